@@ -1,0 +1,376 @@
+"""The failure library: loading and validating signature files.
+
+A signature is one YAML file ``signatures/<category>/<id>.yaml`` (the file name is
+the id, the folder is the category). Files are parsed with ``yaml.safe_load`` (no
+code execution) and every field is checked here; a wrong file raises
+:class:`SignatureError` naming the file and the field. Fixtures sit beside each
+signature: ``<id>.positive.log`` and ``<id>.near-miss.log``.
+
+The schema (all keys required unless marked optional)::
+
+    id: str                      # == file stem, [a-z0-9-]+
+    title: str
+    failure_class: str           # a slug from taxonomy.md (see TAXONOMY below)
+    category: str                # == the folder name
+    severity: error | warning
+    role: cause | symptom        # symptom: usually collateral (watchdog timeout, SIGTERM...)
+    specificity: int 0..100      # how much it explains; the best cause wins
+    tags: [str]
+    affects: [str]               # pytorch, nccl, cuda, deepspeed, hf, megatron, vllm, ...
+    patterns:                    # at least one
+      - literal: str             # a substring every matching line contains (case-sensitive,
+                                 # or lower-case when ignorecase) -- checked before the regex
+        regex: str               # `regex` module syntax, matched with search() on the cleaned
+                                 # line; named groups are captures (rank, seqnum, optype, numel,
+                                 # size, port, device, ...)
+        ignorecase: bool         # optional, default false
+    min_count: int               # optional, default 1: lines needed before it is a finding
+    entry: {summary: str, mechanism: str, symptoms: [{text: str, meaning: str}]}
+    fix: {steps: [str], code: {pytorch|hf|deepspeed|megatron|vllm: str}}  # code optional
+    confirm: [str]
+    verify: str
+    references: [str]            # URLs of the docs/issues that establish the facts
+    related: [str]               # other signature ids (optional)
+    fixture: {initiating_rank: int|null, line: int}   # what the positive fixture must give
+
+Templates in ``fix``/``verify`` may use ``{name}`` for any capture, ``{rank}`` and
+``{host}``; a missing value renders as ``<name>``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import regex
+import yaml
+
+#: The failure classes of ``shared/taxonomy.md``; slugs are exact and never renamed.
+TAXONOMY: frozenset[str] = frozenset(
+    """
+    collective-timeout collective-shape-mismatch collective-desync divergent-model-across-ranks
+    nccl-system-error nccl-internal-or-invalid-usage rank-environment-mismatch
+    network-fabric-error rendezvous-failure port-in-use elastic-child-failed preemption-sigterm
+    data-error user-code-exception cuda-oom host-oom-killed cpu-oom cuda-illegal-memory-access
+    cuda-device-side-assert cublas-cudnn-error gpu-unavailable cuda-driver-or-arch-mismatch
+    gpu-hardware-xid-ecc nan-or-fp16-overflow ddp-unused-parameters ddp-marked-ready-twice
+    fsdp-state-dict-or-wrapping-error device-mismatch dtype-mismatch index-out-of-range
+    autograd-inplace-or-double-backward checkpoint-load-mismatch unsupported-shape-or-dtype
+    compile-dynamo-error config-error dependency-version-mismatch
+    dataloader-worker-killed-or-shm too-many-open-files filesystem-permission disk-full segfault
+    """.split()
+)
+
+STACKS = ("pytorch", "hf", "deepspeed", "megatron", "vllm")
+
+#: Limits that keep a hostile signature folder from hurting the engine.
+MAX_SIGNATURE_FILES = 2000
+MAX_FILE_BYTES = 256 * 1024
+MAX_PATTERN_CHARS = 2000
+
+_ID = regex.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+class SignatureError(ValueError):
+    """A signature file is wrong. ``str(e)`` is ``"<file>: <field>: <what is wrong>"``."""
+
+    def __init__(self, path: str | os.PathLike[str], field_name: str, problem: str) -> None:
+        self.path = str(path)
+        self.field = field_name
+        self.problem = problem
+        super().__init__(f"{self.path}: {field_name}: {problem}")
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """One way a signature shows in a log line: a cheap literal and the regex behind it."""
+
+    literal: str
+    regex: Any  # a compiled ``regex.Pattern``
+    ignorecase: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """One failure pattern with its entry. Built only by :func:`load_signature`."""
+
+    id: str
+    title: str
+    failure_class: str
+    category: str
+    severity: str
+    role: str
+    specificity: int
+    tags: tuple[str, ...]
+    affects: tuple[str, ...]
+    patterns: tuple[Pattern, ...]
+    min_count: int
+    entry: dict[str, Any]
+    fix: dict[str, Any]
+    confirm: tuple[str, ...]
+    verify: str
+    references: tuple[str, ...]
+    related: tuple[str, ...]
+    fixture: dict[str, Any]
+    path: str
+    data: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    def to_entry(self) -> dict[str, Any]:
+        """The signature as a JSON-ready entry (what ``rootrank.signature`` returns)."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "failure_class": self.failure_class,
+            "category": self.category,
+            "severity": self.severity,
+            "role": self.role,
+            "tags": list(self.tags),
+            "affects": list(self.affects),
+            "entry": self.entry,
+            "fix": self.fix,
+            "confirm": list(self.confirm),
+            "verify": self.verify,
+            "references": list(self.references),
+            "related": list(self.related),
+            "patterns": [p.regex.pattern for p in self.patterns],
+        }
+
+
+def _need(d: dict[str, Any], key: str, typ: type | tuple[type, ...], path: Path) -> Any:
+    if key not in d:
+        raise SignatureError(path, key, "missing")
+    value = d[key]
+    if not isinstance(value, typ) or (isinstance(value, bool) and typ is int):
+        name = typ.__name__ if isinstance(typ, type) else "/".join(t.__name__ for t in typ)
+        raise SignatureError(path, key, f"must be {name}, got {type(value).__name__}")
+    if isinstance(value, str) and not value.strip():
+        raise SignatureError(path, key, "must not be empty")
+    return value
+
+
+def _str_list(d: dict[str, Any], key: str, path: Path, *, required: bool = True) -> tuple[str, ...]:
+    if key not in d and not required:
+        return ()
+    items = _need(d, key, list, path)
+    for i, item in enumerate(items):
+        if not isinstance(item, str) or not item.strip():
+            raise SignatureError(path, f"{key}[{i}]", "must be a non-empty string")
+    return tuple(items)
+
+
+def _compile_pattern(raw: Any, where: str, path: Path) -> Pattern:
+    if not isinstance(raw, dict):
+        raise SignatureError(path, where, "must be a mapping with literal and regex")
+    literal = _need(raw, "literal", str, path)
+    source = _need(raw, "regex", str, path)
+    ignorecase = raw.get("ignorecase", False)
+    if not isinstance(ignorecase, bool):
+        raise SignatureError(path, f"{where}.ignorecase", "must be true or false")
+    if len(source) > MAX_PATTERN_CHARS:
+        raise SignatureError(path, f"{where}.regex", f"longer than {MAX_PATTERN_CHARS} characters")
+    try:
+        compiled = regex.compile(source, regex.IGNORECASE if ignorecase else 0)
+    except regex.error as exc:
+        raise SignatureError(path, f"{where}.regex", f"does not compile: {exc}") from None
+    lit = literal.lower() if ignorecase else literal
+    # The literal is a pre-filter: every line the regex matches must contain it.
+    probe = regex.sub(r"\\(.)", r"\1", lit)
+    if ignorecase and literal != literal.lower():
+        raise SignatureError(path, f"{where}.literal", "must be lower-case when ignorecase")
+    if not probe:
+        raise SignatureError(path, f"{where}.literal", "must not be empty")
+    return Pattern(literal=lit, regex=compiled, ignorecase=ignorecase)
+
+
+def load_signature(path: str | os.PathLike[str]) -> Signature:
+    """Load and validate one signature file.
+
+    Raises:
+        SignatureError: naming the file and the field that is wrong.
+    """
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_FILE_BYTES:
+            raise SignatureError(p, "(file)", f"larger than {MAX_FILE_BYTES} bytes")
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except SignatureError:
+        raise
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SignatureError(p, "(file)", f"cannot be read: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise SignatureError(p, "(file)", f"is not valid YAML: {exc}".replace("\n", " ")) from None
+    if not isinstance(data, dict):
+        raise SignatureError(p, "(file)", "must be a YAML mapping")
+
+    sig_id = _need(data, "id", str, p)
+    if sig_id != p.stem or not _ID.match(sig_id):
+        raise SignatureError(p, "id", f"must equal the file name {p.stem!r} and be [a-z0-9-]")
+    category = _need(data, "category", str, p)
+    if category != p.parent.name:
+        raise SignatureError(p, "category", f"must equal the folder name {p.parent.name!r}")
+    failure_class = _need(data, "failure_class", str, p)
+    if failure_class not in TAXONOMY:
+        raise SignatureError(p, "failure_class", f"{failure_class!r} is not in taxonomy.md")
+    severity = _need(data, "severity", str, p)
+    if severity not in ("error", "warning"):
+        raise SignatureError(p, "severity", "must be error or warning")
+    role = _need(data, "role", str, p)
+    if role not in ("cause", "symptom"):
+        raise SignatureError(p, "role", "must be cause or symptom")
+    specificity = _need(data, "specificity", int, p)
+    if not 0 <= specificity <= 100:
+        raise SignatureError(p, "specificity", "must be 0..100")
+    raw_patterns = _need(data, "patterns", list, p)
+    if not raw_patterns:
+        raise SignatureError(p, "patterns", "must have at least one pattern")
+    patterns = tuple(
+        _compile_pattern(raw, f"patterns[{i}]", p) for i, raw in enumerate(raw_patterns)
+    )
+    min_count = data.get("min_count", 1)
+    if not isinstance(min_count, int) or isinstance(min_count, bool) or min_count < 1:
+        raise SignatureError(p, "min_count", "must be an integer >= 1")
+
+    entry = _need(data, "entry", dict, p)
+    for key in ("summary", "mechanism"):
+        _need(entry, key, str, p)
+    symptoms = entry.get("symptoms", [])
+    if not isinstance(symptoms, list) or not all(
+        isinstance(s, dict) and isinstance(s.get("text"), str) and isinstance(s.get("meaning"), str)
+        for s in symptoms
+    ):
+        raise SignatureError(p, "entry.symptoms", "must be a list of {text, meaning}")
+    fix = _need(data, "fix", dict, p)
+    _str_list(fix, "steps", p)
+    code = fix.get("code", {})
+    if not isinstance(code, dict):
+        raise SignatureError(p, "fix.code", "must be a mapping of stack to code")
+    for stack, snippet in code.items():
+        if stack not in STACKS:
+            raise SignatureError(p, f"fix.code.{stack}", f"stack must be one of {', '.join(STACKS)}")
+        if not isinstance(snippet, str) or not snippet.strip():
+            raise SignatureError(p, f"fix.code.{stack}", "must be non-empty text")
+    confirm = _str_list(data, "confirm", p)
+    verify = _need(data, "verify", str, p)
+    references = _str_list(data, "references", p)
+    if not references:
+        raise SignatureError(p, "references", "must name at least one doc or issue")
+    for i, ref in enumerate(references):
+        if not ref.startswith("https://"):
+            raise SignatureError(p, f"references[{i}]", "must be an https:// URL")
+    related = _str_list(data, "related", p, required=False)
+    fixture = _need(data, "fixture", dict, p)
+    if "initiating_rank" not in fixture or not (
+        fixture["initiating_rank"] is None or isinstance(fixture["initiating_rank"], int)
+    ):
+        raise SignatureError(p, "fixture.initiating_rank", "must be an integer or null")
+    if not isinstance(fixture.get("line"), int) or fixture["line"] < 1:
+        raise SignatureError(p, "fixture.line", "must be a 1-based line number")
+
+    return Signature(
+        id=sig_id,
+        title=_need(data, "title", str, p),
+        failure_class=failure_class,
+        category=category,
+        severity=severity,
+        role=role,
+        specificity=specificity,
+        tags=_str_list(data, "tags", p),
+        affects=_str_list(data, "affects", p),
+        patterns=patterns,
+        min_count=min_count,
+        entry=entry,
+        fix=fix,
+        confirm=confirm,
+        verify=verify,
+        references=references,
+        related=related,
+        fixture=fixture,
+        path=str(p),
+        data=data,
+    )
+
+
+def builtin_dir() -> Path:
+    """The bundled library: ``rootrank/signatures`` in a wheel, else ``<repo>/signatures``."""
+    here = Path(__file__).resolve().parent
+    packaged = here / "signatures"
+    if packaged.is_dir():
+        return packaged
+    return here.parents[1] / "signatures"
+
+
+@dataclass(slots=True)
+class Library:
+    """A loaded set of signatures, by id, with the problems met while loading."""
+
+    signatures: dict[str, Signature]
+    problems: list[SignatureError] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.signatures)
+
+    def get(self, sig_id: str) -> Signature | None:
+        return self.signatures.get(sig_id)
+
+
+def load_library(extra_dirs: list[str | os.PathLike[str]] | None = None, *, strict: bool = False) -> Library:
+    """Load the built-in signatures and any extra folders (a team's own signatures).
+
+    A bad file in an extra folder is skipped and recorded in ``Library.problems``; the
+    rest still load. A folder with more than ``MAX_SIGNATURE_FILES`` files is refused
+    whole (one problem). An extra signature with the id of a built-in one replaces it.
+
+    Raises:
+        SignatureError: with ``strict=True``, on the first bad file (the built-in library
+            is always loaded strictly: a broken built-in file is a bug).
+    """
+    lib = Library(signatures={})
+    _load_dir(builtin_dir(), lib, strict=True)
+    for extra in extra_dirs or []:
+        _load_dir(Path(extra), lib, strict=strict)
+    for sig in lib.signatures.values():
+        for rel in sig.related:
+            if rel not in lib.signatures and sig.path.startswith(str(builtin_dir())):
+                raise SignatureError(sig.path, "related", f"unknown signature id {rel!r}")
+    return lib
+
+
+def _load_dir(root: Path, lib: Library, *, strict: bool) -> None:
+    if not root.is_dir():
+        err = SignatureError(root, "(folder)", "is not a folder")
+        if strict:
+            raise err
+        lib.problems.append(err)
+        return
+    files: list[Path] = []
+    for dirpath, _dirs, names in os.walk(root, followlinks=False):
+        for name in names:
+            if name.endswith((".yaml", ".yml")):
+                files.append(Path(dirpath) / name)
+                if len(files) > MAX_SIGNATURE_FILES:
+                    err = SignatureError(
+                        root, "(folder)", f"more than {MAX_SIGNATURE_FILES} signature files"
+                    )
+                    if strict:
+                        raise err
+                    lib.problems.append(err)
+                    return
+    seen: dict[str, str] = {}
+    for f in sorted(files):
+        try:
+            sig = load_signature(f)
+        except SignatureError as err:
+            if strict:
+                raise
+            lib.problems.append(err)
+            continue
+        if sig.id in seen:
+            err = SignatureError(f, "id", f"duplicate of {seen[sig.id]}")
+            if strict:
+                raise err
+            lib.problems.append(err)
+            continue
+        seen[sig.id] = str(f)
+        lib.signatures[sig.id] = sig
