@@ -30,7 +30,7 @@ The schema (all keys required unless marked optional)::
     confirm: [str]
     verify: str
     references: [str]            # URLs of the docs/issues that establish the facts
-    related: [str]               # other signature ids (optional)
+    related: [str]               # other signature ids (optional; unknown ids are not shown)
     fixture: {initiating_rank: int|null, line: int}   # what the positive fixture must give
 
 Templates in ``fix``/``verify`` may use ``{name}`` for any capture, ``{rank}`` and
@@ -330,10 +330,6 @@ def load_library(extra_dirs: list[str | os.PathLike[str]] | None = None, *, stri
     _load_dir(builtin_dir(), lib, strict=True)
     for extra in extra_dirs or []:
         _load_dir(Path(extra), lib, strict=strict)
-    for sig in lib.signatures.values():
-        for rel in sig.related:
-            if rel not in lib.signatures and sig.path.startswith(str(builtin_dir())):
-                raise SignatureError(sig.path, "related", f"unknown signature id {rel!r}")
     return lib
 
 

@@ -1,0 +1,366 @@
+"""Causal analysis: from findings to the root cause, the initiating rank and the collateral.
+
+The rules, each kept as a sentence of reasoning for the report:
+
+1. A finding of role ``cause`` explains findings of role ``symptom`` (watchdog timeouts,
+   connection resets, SIGTERMs from the agent, torchrun's summary). The cause with the
+   highest specificity is the root cause; ties go to the earliest event (timestamps where
+   the log has them, else the order in the log). A symptom is the root cause only when no
+   cause is found (a bare watchdog timeout is a ``collective-timeout``).
+2. Warnings (``severity: warning``) count only when the log also shows a failure.
+3. The initiating rank is the root cause's rank. When the same signature fires on several
+   ranks: the rank whose OpType/shape/Numel/SeqNum differs from the rest (the odd one out;
+   between two ranks, the one that is behind: a lower SeqNum, or a BARRIER against a
+   training collective); for symptoms such as timeouts, the one known rank that is
+   missing from the set; else the earliest by timestamp.
+4. torchelastic's "Root Cause (first observed failure)" is evidence, not truth: it is used
+   only when nothing above names a rank, and preferring a real failure exit code over a
+   SIGTERM/SIGKILL from the agent.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import regex
+from collections import Counter
+from typing import Any
+
+from rootrank.model import Diagnosis, Finding
+from rootrank.scan import ScanState
+from rootrank.signatures import Library, Signature
+
+_COMPARE_KEYS = ("optype", "shape", "numel", "dtype", "seqnum")
+_PLACEHOLDER = regex.compile(r"\{([a-z_][a-z0-9_]*)\}")
+_SIGTERM_CODES = (-15, 15, 143, -9, 9, 137)
+
+
+def _fmt_time(t: float | None) -> str:
+    if t is None:
+        return ""
+    stamp = _dt.datetime(2000, 1, 1) + _dt.timedelta(seconds=t)
+    return stamp.strftime("%H:%M:%S")
+
+
+def format_ranks(ranks: list[int]) -> str:
+    """``[0, 1, 2, 3, 6, 7]`` -> ``"0-3, 6, 7"``."""
+    out: list[str] = []
+    values = sorted(set(ranks))
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
+            j += 1
+        if j - i >= 2:
+            out.append(f"{values[i]}-{values[j]}")
+        else:
+            out.extend(str(v) for v in values[i : j + 1])
+        i = j + 1
+    return ", ".join(out)
+
+
+def render(template: str, values: dict[str, Any]) -> str:
+    """Fill ``{name}`` placeholders from ``values``; unknown names become ``<name>``.
+    Other braces (JSON, shell ``${VAR}``) are left alone."""
+
+    def sub(m: regex.Match[str]) -> str:
+        value = values.get(m.group(1))
+        if value is None:
+            return f"<{m.group(1)}>"
+        return str(value)
+
+    return _PLACEHOLDER.sub(sub, template)
+
+
+def _sort_key(f: Finding) -> tuple[Any, ...]:
+    return (-f.specificity, f.time if f.time is not None else float("inf"), f.order)
+
+
+def _odd_one_out(group: list[Finding]) -> tuple[int | None, str]:
+    by_rank = {f.rank: f for f in group if f.rank is not None}
+    if len(by_rank) < 2:
+        return None, ""
+    for key in _COMPARE_KEYS:
+        values = {r: f.captures.get(key) for r, f in by_rank.items() if f.captures.get(key)}
+        if len(values) < 2 or len(set(values.values())) < 2:
+            continue
+        counts = Counter(values.values())
+        if len(values) >= 3:
+            least = min(counts.values())
+            minority = [r for r, v in values.items() if counts[v] == least]
+            if len(minority) == 1 and least < max(counts.values()):
+                r = minority[0]
+                return r, f"rank {r} passed {key} {values[r]} where the other ranks passed {counts.most_common(1)[0][0]}"
+        if key == "seqnum":
+            try:
+                numeric = {r: int(v) for r, v in values.items()}
+            except ValueError:
+                continue
+            low = min(numeric.values())
+            behind = [r for r, v in numeric.items() if v == low]
+            if len(behind) == 1:
+                r = behind[0]
+                return r, f"rank {r} is behind (SeqNum {low}; the others are at {max(numeric.values())})"
+        if key == "optype" and len(values) == 2:
+            barrier = [r for r, v in values.items() if v.upper() == "BARRIER"]
+            if len(barrier) == 1:
+                r = barrier[0]
+                other = next(v for rr, v in values.items() if rr != r)
+                return r, f"rank {r} entered BARRIER while the other rank ran {other}: it left the loop early"
+    return None, ""
+
+
+def _known_ranks(state: ScanState) -> set[int]:
+    known = set(state.ranks_seen)
+    known.update(e.rank for e in state.elastic if e.rank is not None and e.rank >= 0)
+    if state.world_size:
+        known.update(range(state.world_size))
+    return known
+
+
+def _elastic_rank(state: ScanState) -> tuple[int | None, str]:
+    entries = [e for e in state.elastic if e.rank is not None and e.rank >= 0]
+    if not entries:
+        return None, ""
+    real = [e for e in entries if e.exitcode is not None and e.exitcode not in _SIGTERM_CODES and e.exitcode != 0]
+    pool = real or entries
+    ranks = {e.rank for e in pool}
+    if len(ranks) == 1:
+        e = pool[0]
+        return e.rank, f"torchelastic's summary shows rank {e.rank} exited with code {e.exitcode} while the others were stopped by the agent"
+    flagged = [e for e in pool if e.root_cause]
+    if len(flagged) == 1:
+        e = flagged[0]
+        return e.rank, f"torchelastic's summary names rank {e.rank} as the first observed failure (exit code {e.exitcode})"
+    return None, ""
+
+
+def analyze(state: ScanState, library: Library) -> Diagnosis:
+    """Turn a finished scan into a :class:`Diagnosis` (unmasked; the engine masks it)."""
+    totals: Counter[str] = Counter()
+    for f in state.findings.values():
+        totals[f.signature] += f.count
+    findings = [
+        f for f in state.findings.values()
+        if totals[f.signature] >= library.signatures[f.signature].min_count
+    ]
+    findings.sort(key=lambda f: f.order)
+    failure_present = (
+        any(f.severity == "error" for f in findings)
+        or bool(state.exceptions)
+        or any(e.exitcode not in (None, 0) for e in state.elastic)
+    )
+    usable = [f for f in findings if f.severity == "error" or failure_present]
+    causes = [f for f in usable if f.role == "cause" and (f.severity == "error" or failure_present)]
+    symptoms = [f for f in usable if f.role == "symptom" and f.severity == "error"]
+    reasoning: list[str] = []
+    root: Finding | None = None
+    if causes:
+        root = min(causes, key=_sort_key)
+    elif symptoms:
+        root = min(symptoms, key=_sort_key)
+
+    ranks_info = {
+        "seen": sorted(_known_ranks(state)),
+        "hosts": {str(r): h for r, h in sorted(state.hosts.items())},
+        "world_size": state.world_size,
+    }
+    diag = Diagnosis(
+        sources=list(state.sources),
+        root_cause=None,
+        initiating_rank=None,
+        initiating_host=None,
+        reasoning=reasoning,
+        collateral=[],
+        findings=findings,
+        ranks=ranks_info,
+        stack=sorted(state.stacks),
+        lines_read=state.lines_read,
+    )
+    if root is None:
+        if state.exceptions:
+            last = state.exceptions[-1]
+            exc = last.exc
+            diag.unclassified = Finding(
+                signature="unclassified",
+                failure_class="unclassified",
+                title=f"{exc.type}: {exc.message}"[:300],
+                role="cause",
+                severity="error",
+                specificity=0,
+                rank=last.rank,
+                host=last.host,
+                time=last.time,
+                order=last.order,
+                evidence=[_evidence_of(last)],
+            )
+            diag.initiating_rank = last.rank
+            reasoning.append(
+                "No known failure found. The last exception"
+                + (f" (rank {last.rank})" if last.rank is not None else "")
+                + f" is {exc.type} at {last.path}:{exc.log_line}."
+            )
+        diag.timeline = _timeline(findings, None)
+        return diag
+
+    sig = library.signatures[root.signature]
+    group = [f for f in findings if f.signature == root.signature]
+    initiating, why = _initiating_rank(root, group, state, sig)
+    if initiating is not None and initiating != root.rank:
+        same = [f for f in group if f.rank == initiating]
+        if same:
+            root = same[0]
+    diag.initiating_rank = initiating
+    diag.initiating_host = state.hosts.get(initiating) if initiating is not None else None
+    if diag.initiating_host is None and initiating is not None and root.rank == initiating:
+        diag.initiating_host = root.host
+
+    where = f"rank {root.rank}" if root.rank is not None else "a process with no rank in the log"
+    when = f" at {_fmt_time(root.time)}" if root.time is not None else ""
+    ev = root.evidence[0]
+    reasoning.append(f"{where[:1].upper()}{where[1:]} hit \"{root.title}\"{when} ({ev.path}:{ev.line}).")
+    if why:
+        reasoning.append(why[:1].upper() + why[1:] + ".")
+    collateral = [f for f in findings if f is not root]
+    victims = sorted({f.rank for f in collateral if f.role == "symptom" and f.rank is not None and f.rank != initiating})
+    if victims:
+        kinds = Counter(f.title for f in collateral if f.role == "symptom" and f.rank in victims)
+        kind = kinds.most_common(1)[0][0]
+        detail = ""
+        for f in collateral:
+            if f.title == kind and f.captures.get("optype"):
+                detail = f" in {f.captures['optype']}" + (f" SeqNum {f.captures['seqnum']}" if f.captures.get("seqnum") else "")
+                break
+        reasoning.append(f"Rank{'s' if len(victims) > 1 else ''} {format_ranks(victims)} then showed \"{kind}\"{detail}: collateral.")
+    elastic_root = [e for e in state.elastic if e.root_cause and e.rank is not None]
+    if elastic_root and initiating is not None and elastic_root[0].rank != initiating:
+        reasoning.append(
+            f"torchrun's \"first observed failure\" names rank {elastic_root[0].rank}, which was a victim, not the initiator."
+        )
+
+    values: dict[str, Any] = dict(root.captures)
+    values.update({"rank": root.rank if root.rank is not None else initiating, "host": diag.initiating_host or root.host})
+    if state.world_size:
+        values["world_size"] = state.world_size
+    evidence = [e.to_dict() for e in root.evidence[:3]]
+    for f in findings:  # supporting lines of the same class (a warning before the error)
+        if f is not root and f.failure_class == root.failure_class and f.rank in (root.rank, None) and len(evidence) < 5:
+            evidence.extend(e.to_dict() for e in f.evidence[:1])
+    confidence = 0.4 + 0.0055 * sig.specificity if root.role == "cause" else 0.25 + 0.004 * sig.specificity
+    if len({f.rank for f in group}) > 1 and initiating is None:
+        confidence -= 0.1
+    diag.root_cause = {
+        "signature": sig.id,
+        "failure_class": sig.failure_class,
+        "title": sig.title,
+        "category": sig.category,
+        "confidence": round(max(0.05, min(0.99, confidence)), 2),
+        "rank": root.rank,
+        "host": root.host or (state.hosts.get(root.rank) if root.rank is not None else None),
+        "time": root.time,
+        "count": sum(f.count for f in group),
+        "ranks": sorted({f.rank for f in group if f.rank is not None}),
+        "evidence": evidence,
+        "captures": dict(root.captures),
+        "summary": render(sig.entry["summary"], values),
+        "mechanism": render(sig.entry["mechanism"], values),
+        "symptoms": sig.entry.get("symptoms", []),
+        "fix": {
+            "steps": [render(s, values) for s in sig.fix["steps"]],
+            "code": {k: render(v, values) for k, v in sig.fix.get("code", {}).items()},
+        },
+        "confirm": [render(c, values) for c in sig.confirm],
+        "verify": render(sig.verify, values),
+        "references": list(sig.references),
+        "related": [
+            {"id": r, "title": library.signatures[r].title} for r in sig.related if r in library.signatures
+        ],
+    }
+    diag.collateral = _group(collateral)
+    diag.timeline = _timeline(findings, root)
+    return diag
+
+
+def _initiating_rank(root: Finding, group: list[Finding], state: ScanState, sig: Signature) -> tuple[int | None, str]:
+    ranks_with = sorted({f.rank for f in group if f.rank is not None})
+    odd, why = _odd_one_out(group)
+    if odd is not None:
+        return odd, why
+    if root.role == "symptom" and ranks_with:
+        missing = sorted(_known_ranks(state) - set(ranks_with))
+        if len(missing) == 1:
+            r = missing[0]
+            return r, (
+                f"ranks {format_ranks(ranks_with)} report \"{sig.title}\"; rank {r} is the one known rank "
+                "that does not, so it is the one the others waited for"
+            )
+    if len(ranks_with) == 1:
+        return ranks_with[0], ""
+    if len(ranks_with) > 1:
+        timed = [f for f in group if f.rank is not None and f.time is not None]
+        if len(timed) == len([f for f in group if f.rank is not None]):
+            first = min(timed, key=lambda f: f.time or 0.0)
+            if sum(1 for f in timed if f.time == first.time) == 1:
+                return first.rank, f"rank {first.rank} reported it first, at {_fmt_time(first.time)}"
+        if root.role == "symptom":
+            r, why = _elastic_rank(state)
+            if r is not None:
+                return r, why
+        return None, f"ranks {format_ranks(ranks_with)} all report it and the log does not tell which one started"
+    r, why = _elastic_rank(state)
+    return r, why
+
+
+def _group(collateral: list[Finding]) -> list[dict[str, Any]]:
+    groups: dict[str, dict[str, Any]] = {}
+    for f in collateral:
+        g = groups.get(f.signature)
+        if g is None:
+            g = groups[f.signature] = {
+                "signature": f.signature,
+                "failure_class": f.failure_class,
+                "title": f.title,
+                "role": f.role,
+                "ranks": [],
+                "count": 0,
+                "evidence": [],
+                "captures": dict(f.captures),
+            }
+        if f.rank is not None and f.rank not in g["ranks"]:
+            g["ranks"].append(f.rank)
+        g["count"] += f.count
+        if len(g["evidence"]) < 8:
+            g["evidence"].extend(e.to_dict() for e in f.evidence[:1])
+    for g in groups.values():
+        g["ranks"].sort()
+    return list(groups.values())
+
+
+def _timeline(findings: list[Finding], root: Finding | None) -> list[dict[str, Any]]:
+    out = []
+    for f in findings:
+        out.append({
+            "rank": f.rank,
+            "time": f.time,
+            "order": f.order,
+            "signature": f.signature,
+            "title": f.title,
+            "kind": "root" if f is root else ("collateral" if root is not None else "finding"),
+            "path": f.evidence[0].path if f.evidence else None,
+            "line": f.evidence[0].line if f.evidence else None,
+        })
+    return out
+
+
+def _evidence_of(seen: Any) -> Any:
+    from rootrank.model import Evidence
+
+    text = f"{seen.exc.type}: {seen.exc.message}" if seen.exc.message else seen.exc.type
+    col = seen.raw.find(seen.exc.type)
+    return Evidence(
+        path=seen.path,
+        line=seen.exc.log_line,
+        text=text,
+        rank=seen.rank,
+        column_start=col if col >= 0 else None,
+        column_end=len(seen.raw) if col >= 0 else None,
+    )

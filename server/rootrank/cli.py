@@ -1,0 +1,181 @@
+"""The ``rootrank`` command.
+
+Exit codes (also in ``--help``):
+    0  a root cause was diagnosed
+    1  no known failure found (healthy run, or an unclassified exception only)
+    2  usage or input error (missing file, binary data, bad signature folder)
+    130 interrupted
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from rootrank import __version__
+
+EXIT_DIAGNOSED = 0
+EXIT_NOTHING_FOUND = 1
+EXIT_INPUT_ERROR = 2
+
+_EPILOG = """\
+exit codes:
+  0  a root cause was diagnosed
+  1  no known failure found (a healthy run, or only an unclassified exception)
+  2  usage or input error (missing or unreadable file, binary data, bad signature folder)
+
+Nothing leaves the machine: rootrank opens no network connection and writes nothing
+unless asked. Secrets, e-mail addresses, user names, IPs and host names are masked in
+every output unless --no-mask is given.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="rootrank",
+        description="Find the root cause and the initiating rank of a failed multi-GPU training run.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"rootrank {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    d = sub.add_parser(
+        "diagnose",
+        help="diagnose log files, folders of per-rank logs, or - for standard input",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    d.add_argument("paths", nargs="+", metavar="PATH", help="a log file, a folder of logs, or - (stdin)")
+    d.add_argument("--format", "-f", choices=("text", "json", "markdown"), default="text")
+    d.add_argument("--no-mask", action="store_true", help="show raw text (secrets and hosts unmasked)")
+    d.add_argument("--signatures", action="append", default=[], metavar="DIR", help="an extra signature folder (repeatable)")
+    d.add_argument("--all-stacks", action="store_true", help="show the fix's code for every stack, not only the one seen")
+    d.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+
+    e = sub.add_parser("eval", help="score the engine on labelled case folders (input.log + expected.json)")
+    e.add_argument("paths", nargs="+", metavar="DIR")
+    e.add_argument("--format", "-f", choices=("text", "json"), default="text")
+    e.add_argument("--signatures", action="append", default=[], metavar="DIR")
+
+    s = sub.add_parser("signatures", help="list the failure library (or check a signature folder)")
+    s.add_argument("--check", metavar="DIR", help="validate a signature folder and report every problem")
+    s.add_argument("--format", "-f", choices=("text", "json"), default="text")
+
+    sub.add_parser("serve", help="run the language server over stdio (for editors)")
+    return p
+
+
+def _library(extra: list[str]):  # type: ignore[no-untyped-def]
+    from rootrank.signatures import load_library
+
+    if not extra:
+        from rootrank.engine import default_library
+
+        return default_library()
+    lib = load_library(extra, strict=False)
+    for problem in lib.problems:
+        print(f"rootrank: warning: {problem}", file=sys.stderr)
+    return lib
+
+
+def _cmd_diagnose(args: argparse.Namespace) -> int:
+    from rootrank import report
+    from rootrank.engine import diagnose_paths
+
+    diag = diagnose_paths(args.paths, library=_library(args.signatures), mask=not args.no_mask)
+    if args.format == "json":
+        out = report.to_json(diag) + "\n"
+    elif args.format == "markdown":
+        out = report.to_markdown(diag)
+    else:
+        color = args.color == "always" or (
+            args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        )
+        out = report.to_text(diag, color=color, all_stacks=args.all_stacks)
+    sys.stdout.write(out)
+    sys.stdout.flush()
+    return EXIT_DIAGNOSED if diag.root_cause else EXIT_NOTHING_FOUND
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from rootrank import evaluate
+
+    rep = evaluate.evaluate(args.paths, library=_library(args.signatures))
+    if args.format == "json":
+        print(json.dumps(rep.to_dict(), indent=2))
+    else:
+        sys.stdout.write(evaluate.to_text(rep))
+    return 0
+
+
+def _cmd_signatures(args: argparse.Namespace) -> int:
+    from rootrank.signatures import SignatureError, _load_dir, Library, load_library
+
+    if args.check:
+        lib = Library(signatures={})
+        _load_dir(__import__("pathlib").Path(args.check), lib, strict=False)
+        for problem in lib.problems:
+            print(problem)
+        print(f"{len(lib)} signature(s) valid, {len(lib.problems)} problem(s)")
+        return EXIT_INPUT_ERROR if lib.problems else 0
+    try:
+        lib = load_library()
+    except SignatureError as exc:
+        print(f"rootrank: {exc}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    rows = sorted(lib.signatures.values(), key=lambda s: (s.category, s.id))
+    if args.format == "json":
+        print(json.dumps([{"id": s.id, "title": s.title, "failure_class": s.failure_class, "category": s.category} for s in rows], indent=2))
+    else:
+        for s in rows:
+            print(f"{s.category:12} {s.id:44} {s.failure_class:34} {s.title}")
+        print(f"{len(rows)} signatures")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (see the module docstring)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_INPUT_ERROR
+    from rootrank.ingest import InputError
+    from rootrank.signatures import SignatureError
+
+    try:
+        if args.command == "diagnose":
+            return _cmd_diagnose(args)
+        if args.command == "eval":
+            return _cmd_eval(args)
+        if args.command == "signatures":
+            return _cmd_signatures(args)
+        if args.command == "serve":
+            from rootrank.lsp import main as serve
+
+            serve()
+            return 0
+    except (InputError, SignatureError) as exc:
+        print(f"rootrank: {exc}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    except KeyboardInterrupt:
+        print("rootrank: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout.close()
+        except OSError:
+            pass
+        return 0
+    except MemoryError:
+        print("rootrank: out of memory while reading the input", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    parser.print_help()
+    return EXIT_INPUT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

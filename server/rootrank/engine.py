@@ -1,0 +1,195 @@
+"""The engine's entry points: diagnose files, folders, streams or text.
+
+Everything the other faces (CLI, language server, VS Code) show comes from here, already
+masked when ``mask=True`` (the default): evidence text, captures, hosts and reasoning pass
+through :class:`rootrank.mask.Masker` before they leave.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from rootrank.analyze import analyze
+from rootrank.ingest import InputError, RawLine, open_log, read_lines, read_text
+from rootrank.mask import Masker
+from rootrank.match import Matcher
+from rootrank.model import Diagnosis
+from rootrank.scan import Scanner
+from rootrank.signatures import Library, load_library
+
+#: Names of files a folder scan reads (torchrun --log-dir trees, SLURM, plain logs).
+LOG_SUFFIXES = (".log", ".out", ".err", ".txt", ".json")
+#: A folder scan stops after this many files (a hostile folder cannot make it run forever).
+MAX_FOLDER_FILES = 10_000
+
+
+@lru_cache(maxsize=1)
+def default_library() -> Library:
+    """The built-in library, loaded once per process."""
+    return load_library()
+
+
+_MATCHERS: dict[int, Matcher] = {}
+
+
+def matcher_for(library: Library) -> Matcher:
+    """A :class:`Matcher` for ``library``, cached per library object."""
+    m = _MATCHERS.get(id(library))
+    if m is None or m is not _MATCHERS.get(id(library)):
+        m = Matcher.from_library(library)
+        _MATCHERS.clear()
+        _MATCHERS[id(library)] = m
+    return m
+
+
+def expand_paths(paths: Iterable[str]) -> list[str]:
+    """Turn files and folders into the list of log files to read, in a stable order.
+
+    A folder yields its log files (by :data:`LOG_SUFFIXES`, recursively, symlinks to folders
+    not followed); ``-`` stays as standard input.
+
+    Raises:
+        InputError: a path does not exist, or a folder holds no log file or too many files.
+    """
+    out: list[str] = []
+    for p in paths:
+        if p == "-":
+            out.append(p)
+            continue
+        try:
+            st = os.stat(p)
+        except FileNotFoundError:
+            raise InputError(f"{p}: no such file or folder") from None
+        except OSError as exc:
+            raise InputError(f"{p}: cannot be read ({exc.strerror or exc})") from None
+        if stat.S_ISDIR(st.st_mode):
+            found: list[str] = []
+            seen = 0
+            for dirpath, dirs, names in os.walk(p, followlinks=False):
+                dirs.sort()
+                for name in sorted(names):
+                    seen += 1
+                    if seen > MAX_FOLDER_FILES:
+                        raise InputError(f"{p}: more than {MAX_FOLDER_FILES} files; name the log files instead")
+                    full = os.path.join(dirpath, name)
+                    if name.lower().endswith(LOG_SUFFIXES) and os.path.isfile(full):
+                        found.append(full)
+            if not found:
+                raise InputError(f"{p}: no log files (*{', *'.join(LOG_SUFFIXES)}) in this folder")
+            out.extend(found)
+        else:
+            out.append(p)
+    return out
+
+
+def _finish(scanner: Scanner, library: Library, mask: bool) -> Diagnosis:
+    diag = analyze(scanner.state, library)
+    if scanner.matcher.timeouts:
+        diag.warnings.extend(
+            f"signature {sid}: pattern timed out on {n} line(s) and was skipped"
+            for sid, n in sorted(scanner.matcher.timeouts.items())
+        )
+        scanner.matcher.timeouts.clear()
+    if mask:
+        mask_diagnosis(diag, Masker(enabled=True))
+    return diag
+
+
+def diagnose_lines(sources: Iterable[tuple[str, Iterable[RawLine]]], *, library: Library | None = None, mask: bool = True) -> Diagnosis:
+    """Diagnose already-split sources: ``(name, lines)`` pairs, scanned in order."""
+    lib = library or default_library()
+    scanner = Scanner(matcher_for(lib))
+    for name, lines in sources:
+        scanner.scan_source(name, lines)
+    return _finish(scanner, lib, mask)
+
+
+def diagnose_text(text: str, name: str = "<text>", *, library: Library | None = None, mask: bool = True) -> Diagnosis:
+    """Diagnose text already in memory (a selection, terminal output, an editor buffer).
+
+    ``name`` is used as the path in evidence (and may name the rank, e.g. ``rank3.log``).
+    """
+    return diagnose_lines([(name, read_text(text))], library=library, mask=mask)
+
+
+def diagnose_stream(stream: BinaryIO, name: str = "<stdin>", *, library: Library | None = None, mask: bool = True) -> Diagnosis:
+    """Diagnose a binary stream read line by line (standard input, a pipe).
+
+    Raises:
+        InputError: the stream holds binary data.
+    """
+    return diagnose_lines([(name, read_lines(stream))], library=library, mask=mask)
+
+
+def diagnose_paths(paths: list[str], *, library: Library | None = None, mask: bool = True) -> Diagnosis:
+    """Diagnose files and folders (``-`` is standard input), streaming each file once.
+
+    Raises:
+        InputError: a path is missing, unreadable, binary, or a folder with no logs.
+    """
+    import sys
+
+    lib = library or default_library()
+    scanner = Scanner(matcher_for(lib))
+    for path in expand_paths(paths):
+        if path == "-":
+            scanner.scan_source("<stdin>", read_lines(sys.stdin.buffer))
+            continue
+        with open_log(path) as fh:
+            try:
+                scanner.scan_source(path, read_lines(fh))
+            except InputError as exc:
+                raise InputError(f"{path}: {exc}") from None
+            except OSError as exc:
+                raise InputError(f"{path}: read failed ({exc.strerror or exc})") from None
+    return _finish(scanner, lib, mask)
+
+
+_UNMASKED_KEYS = frozenset({
+    "schema", "signature", "failure_class", "category", "role", "severity", "id", "kind",
+    "references", "title", "stack",
+})
+
+
+def _mask_value(value: Any, masker: Masker, key: str | None = None) -> Any:
+    if key in _UNMASKED_KEYS:
+        return value
+    if isinstance(value, str):
+        return masker.text(value)
+    if isinstance(value, list):
+        return [_mask_value(v, masker) for v in value]
+    if isinstance(value, dict):
+        return {k: _mask_value(v, masker, k) for k, v in value.items()}
+    return value
+
+
+def mask_diagnosis(diag: Diagnosis, masker: Masker) -> None:
+    """Mask, in place, every text of ``diag`` that came from the log (hosts become stable
+    pseudonyms ``host-1``...; the mapping stays in ``masker``)."""
+    for f in [*diag.findings, *([diag.unclassified] if diag.unclassified else [])]:
+        for e in f.evidence:
+            e.text = masker.text(e.text)  # columns still index the original line
+            e.path = masker.text(e.path)
+        f.captures = {k: masker.text(v) for k, v in f.captures.items()}
+        if f.host:
+            f.host = masker.host(f.host)
+        if f.signature == "unclassified":
+            f.title = masker.text(f.title)
+    if diag.root_cause:
+        rc = diag.root_cause
+        if rc.get("host"):
+            rc["host"] = masker.host(rc["host"])
+        diag.root_cause = _mask_value(rc, masker)
+    if diag.initiating_host:
+        diag.initiating_host = masker.host(diag.initiating_host)
+    hosts = diag.ranks.get("hosts", {})
+    diag.ranks["hosts"] = {r: masker.host(h) for r, h in hosts.items()}
+    diag.collateral = _mask_value(diag.collateral, masker)
+    diag.reasoning = [masker.text(r) for r in diag.reasoning]
+    diag.sources = [masker.text(s) for s in diag.sources]
+    diag.timeline = _mask_value(diag.timeline, masker)

@@ -1,0 +1,175 @@
+"""Scoring the engine on labelled cases (``rootrank eval``).
+
+A case is a folder with ``input.log`` and ``expected.json`` holding ``failure_class``
+(``null``/``"healthy"`` for a run that did not fail), optional ``also_acceptable`` (other
+classes a careful reader could defend) and ``initiating_rank`` (int, or ``null`` where the
+log cannot tell). Folders of cases are searched one level deep.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from rootrank.engine import diagnose_paths
+from rootrank.ingest import InputError
+from rootrank.signatures import Library
+
+HEALTHY = (None, "", "none", "healthy")
+
+
+@dataclass
+class CaseResult:
+    """One case: what was expected and what the engine said."""
+
+    name: str
+    expected_class: str | None
+    acceptable: list[str]
+    expected_rank: int | None
+    got_class: str | None
+    got_rank: int | None
+    got_signature: str | None
+    error: str | None = None
+
+    @property
+    def healthy(self) -> bool:
+        return self.expected_class in HEALTHY
+
+    @property
+    def class_ok(self) -> bool:
+        if self.healthy:
+            return self.got_class is None
+        return self.got_class == self.expected_class or self.got_class in self.acceptable
+
+    @property
+    def rank_labelled(self) -> bool:
+        return self.expected_rank is not None
+
+    @property
+    def rank_ok(self) -> bool:
+        return self.got_rank == self.expected_rank
+
+
+@dataclass
+class EvalReport:
+    """All case results with the summary figures (fractions in 0..1)."""
+
+    cases: list[CaseResult] = field(default_factory=list)
+
+    @property
+    def failing(self) -> list[CaseResult]:
+        return [c for c in self.cases if not c.healthy]
+
+    @property
+    def class_accuracy(self) -> float:
+        cases = self.failing
+        return sum(c.class_ok for c in cases) / len(cases) if cases else 1.0
+
+    @property
+    def rank_accuracy(self) -> float:
+        cases = [c for c in self.failing if c.rank_labelled]
+        return sum(c.rank_ok for c in cases) / len(cases) if cases else 1.0
+
+    @property
+    def healthy_claims(self) -> int:
+        return sum(1 for c in self.cases if c.healthy and c.got_class is not None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cases": len(self.cases),
+            "class_accuracy": round(self.class_accuracy, 4),
+            "rank_accuracy": round(self.rank_accuracy, 4),
+            "rank_labelled": sum(1 for c in self.failing if c.rank_labelled),
+            "healthy_cases": sum(1 for c in self.cases if c.healthy),
+            "healthy_claims": self.healthy_claims,
+            "misses": [
+                {
+                    "case": c.name,
+                    "expected_class": c.expected_class,
+                    "got_class": c.got_class,
+                    "got_signature": c.got_signature,
+                    "expected_rank": c.expected_rank,
+                    "got_rank": c.got_rank,
+                    "error": c.error,
+                }
+                for c in self.cases
+                if not c.class_ok or (c.rank_labelled and not c.rank_ok) or c.error
+            ],
+        }
+
+
+def find_cases(paths: list[str]) -> list[str]:
+    """Case folders under ``paths`` (a case folder itself, or a folder of case folders)."""
+    out: list[str] = []
+    for p in paths:
+        if os.path.isfile(os.path.join(p, "expected.json")):
+            out.append(p)
+            continue
+        if os.path.isdir(p):
+            for name in sorted(os.listdir(p)):
+                sub = os.path.join(p, name)
+                if os.path.isfile(os.path.join(sub, "expected.json")):
+                    out.append(sub)
+    return out
+
+
+def evaluate(paths: list[str], *, library: Library | None = None) -> EvalReport:
+    """Diagnose every case under ``paths`` and compare with its ``expected.json``.
+
+    Raises:
+        InputError: no case folder was found.
+    """
+    cases = find_cases(paths)
+    if not cases:
+        raise InputError(f"no case folders (with expected.json) under {', '.join(paths)}")
+    report = EvalReport()
+    for case in cases:
+        with open(os.path.join(case, "expected.json"), encoding="utf-8") as fh:
+            expected = json.load(fh)
+        result = CaseResult(
+            name=os.path.basename(os.path.normpath(case)),
+            expected_class=expected.get("failure_class"),
+            acceptable=list(expected.get("also_acceptable") or []),
+            expected_rank=expected.get("initiating_rank"),
+            got_class=None,
+            got_rank=None,
+            got_signature=None,
+        )
+        try:
+            diag = diagnose_paths([os.path.join(case, "input.log")], library=library, mask=False)
+        except InputError as exc:
+            result.error = str(exc)
+        else:
+            if diag.root_cause:
+                result.got_class = diag.root_cause["failure_class"]
+                result.got_signature = diag.root_cause["signature"]
+            result.got_rank = diag.initiating_rank
+        report.cases.append(result)
+    return report
+
+
+def to_text(report: EvalReport) -> str:
+    """The human summary: figures first, then every miss with what was expected."""
+    d = report.to_dict()
+    failing = len(report.failing)
+    lines = [
+        f"cases: {d['cases']} ({failing} failing runs, {d['healthy_cases']} healthy)",
+        f"class accuracy: {report.class_accuracy:.1%} ({sum(c.class_ok for c in report.failing)}/{failing})",
+        f"initiating-rank accuracy: {report.rank_accuracy:.1%} "
+        f"({sum(c.rank_ok for c in report.failing if c.rank_labelled)}/{d['rank_labelled']} labelled)",
+        f"root causes claimed on healthy logs: {d['healthy_claims']}",
+    ]
+    if d["misses"]:
+        lines.append("misses:")
+        for m in d["misses"]:
+            parts = []
+            if m["error"]:
+                parts.append(f"error: {m['error']}")
+            if m["expected_class"] != m["got_class"]:
+                parts.append(f"class {m['got_class']} ({m['got_signature']}), expected {m['expected_class']}")
+            if m["expected_rank"] is not None and m["expected_rank"] != m["got_rank"]:
+                parts.append(f"rank {m['got_rank']}, expected {m['expected_rank']}")
+            lines.append(f"  {m['case']}: " + "; ".join(parts))
+    return "\n".join(lines) + "\n"

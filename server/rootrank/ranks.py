@@ -1,0 +1,327 @@
+"""Attribution of log lines to ranks, hosts and times, from what real launchers print.
+
+Prefixes peeled off the start of a line (repeatedly, so stacked tags work):
+
+- torchrun ``[rank3]:`` (global rank) and ``[default3]:`` / ``[<role>3]:`` (``--tee`` /
+  ``--redirects``: the *local* rank). Stacked ``[default0]:[rank12]:`` teaches that local
+  rank 0 of this source is global rank 12, so continuation lines that carry only
+  ``[default0]:`` get rank 12;
+- SLURM ``srun --label``: ``3: `` and ``0 :``;
+- Open MPI ``--tag-output``: ``[1,3]<stderr>:`` (the second number is the rank);
+- pdsh / the DeepSpeed launcher: ``node01: `` (a host name).
+
+Evidence inside the message:
+
+- ``[Rank 3]`` in ProcessGroupNCCL messages, and ``[PG 0 (default_pg) Rank 3]`` /
+  ``[PG ID 0 PG GUID 0(default_pg) Rank 3]``: the global rank; ``[PG 1 Rank 0]`` is a rank
+  inside a subgroup and is *not* taken as the global rank;
+- NCCL's ``node01:15325:16199 [2] NCCL INFO``: host ``node01``, pid 15325; ``[2]`` is the CUDA
+  device, not the rank. The rank comes from ``comm 0x... rank 3 nranks 8 cudaDev 2`` lines,
+  which map (host, pid) to a rank for every other line of that process;
+- torchelastic failure summaries (``rank : 3 (local_rank: 3)``, ``host :``, ``exitcode :``,
+  ``time :``), kept as :class:`ElasticFailure` records;
+- ``mp.spawn``'s ``-- Process 1 terminated with the following error:``: the traceback that
+  follows belongs to process 1.
+
+Timestamps: glog (``E1129 10:02:11.123456``), ISO 8601 and Python logging
+(``2024-11-29 10:02:11,123``), torchelastic (``2024-11-29_10:02:11``). All are turned into
+seconds in a fixed year (glog prints none), which orders events within one run.
+
+A line with no rank evidence belongs to no rank: nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+import regex
+
+_PREFIX = regex.compile(
+    r"""
+    \[(?P<tag>[A-Za-z_][A-Za-z_-]*?)(?P<tagn>\d{1,6})\]:\ ?          # [rank3]: [default3]:
+  | \[(?P<mpijob>\d+),(?P<mpirank>\d{1,6})\]<std(?:out|err)>:\ ?     # [1,3]<stderr>:
+  | (?P<slurm>\d{1,6})\ ?:(?!\d)\ ?                                  # 3: / 0 :
+  | (?P<host>(?=[A-Za-z0-9_.-]*\d)[A-Za-z][A-Za-z0-9_.-]{0,62}):\ (?!\s)  # node01:
+    """,
+    regex.VERBOSE,
+)
+
+# Words that look like "name1: " but are messages, not pdsh host prefixes.
+_NOT_HOSTS = frozenset({"python3", "python2", "cuda0", "cuda1", "md5", "sha256", "utf-8"})
+
+_INLINE_RANK = regex.compile(
+    r"\[(?:PG (?:ID )?(?P<pg>\d+)(?: \((?P<name1>[^)]*)\))?(?: PG GUID (?P<guid>[^ \]]*?)(?:\((?P<name2>[^)]*)\))?)? )?Rank (?P<rank>\d{1,6})\]"
+)
+_NCCL_HEADER = regex.compile(r"^(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] NCCL ")
+_NCCL_COMM = regex.compile(r"\bcomm 0x[0-9a-f]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+)")
+_NCCL_INIT = regex.compile(r"\bRank (?P<rank>\d+) nranks (?P<nranks>\d+)|\bInit COMPLETE comm \S+ rank (?P<rank2>\d+) nranks (?P<nranks2>\d+)")
+_SPAWN = regex.compile(r"^-- Process (?P<proc>\d+) terminated with the following error:")
+_WORLD = regex.compile(r"\b(?:world_size|WORLD_SIZE|world size)\s*[=:]\s*(?P<n>\d{1,6})\b")
+
+_SUMMARY_START = regex.compile(r"^(?:Failures:|Root Cause \(first observed failure\):)\s*$")
+_SUMMARY_ITEM = regex.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
+_SUMMARY_FIELD = regex.compile(r"^\s{1,8}(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
+_SUMMARY_RANK = regex.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<local>\d+)\))?")
+_SUMMARY_EXIT = regex.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?")
+
+_TS_GLOG = regex.compile(r"(?<![\w])[IWEF](?P<mo>1[0-2]|0?[1-9])(?P<d>[0-3]\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:\.(?P<f>\d{1,9}))?\b")
+_TS_ISO = regex.compile(
+    r"(?<!\d)(?P<y>(?:19|20)\d\d)-(?P<mo>\d\d)-(?P<d>\d\d)[T _](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,9}))?"
+)
+
+_FILE_RANK = regex.compile(
+    r"(?:^|[/\\])(?:attempt_\d+[/\\](?P<ldir>\d+)[/\\](?:stdout|stderr|error)\.(?:log|json)$)"
+    r"|slurm-\d+-(?P<task>\d+)\.(?:out|err|log)$"
+    r"|(?:^|[/_.-])(?:rank|worker|proc)[_.-]?(?P<rank>\d+)(?:[/_.-]|$)",
+    regex.IGNORECASE,
+)
+
+
+def rank_from_path(path: str) -> tuple[int | None, bool]:
+    """The rank a file's path names, if any, and whether it is a *local* rank.
+
+    torchrun ``--log-dir`` trees (``.../attempt_0/3/stderr.log``) name the local rank;
+    ``slurm-%j-%t.out`` names the task (the global rank); ``rank3.log`` / ``rank_3/...`` /
+    ``worker-3.log`` name the rank.
+    """
+    norm = str(PurePath(path)).replace("\\", "/")
+    m = _FILE_RANK.search(norm)
+    if not m:
+        return None, False
+    if m.group("ldir") is not None:
+        return int(m.group("ldir")), True
+    if m.group("task") is not None:
+        return int(m.group("task")), False
+    return int(m.group("rank")), False
+
+
+def parse_time(text: str) -> float | None:
+    """Seconds (in a fixed year) of the first glog/ISO/torchelastic timestamp in ``text``."""
+    if ":" not in text:
+        return None
+    head = text[:160]
+    m = _TS_ISO.search(head) or _TS_GLOG.search(head)
+    if not m:
+        return None
+    try:
+        month, day = int(m.group("mo")), int(m.group("d"))
+        stamp = _dt.datetime(2000, month, day, int(m.group("h")), int(m.group("mi")), int(m.group("s")))
+    except ValueError:
+        return None
+    frac = m.group("f")
+    seconds = (stamp - _dt.datetime(2000, 1, 1)).total_seconds()
+    return seconds + (int(frac) / 10 ** len(frac) if frac else 0.0)
+
+
+@dataclass(slots=True)
+class ElasticFailure:
+    """One entry of torchelastic's failure summary ("Root Cause (first observed failure)")."""
+
+    rank: int | None = None
+    local_rank: int | None = None
+    host: str | None = None
+    exitcode: int | None = None
+    pid: int | None = None
+    time: float | None = None
+    traceback: str | None = None
+    root_cause: bool = False
+    line: int = 0
+    path: str = ""
+
+
+@dataclass(slots=True)
+class Tagged:
+    """What :meth:`RankTagger.tag` learnt of one line."""
+
+    text: str
+    rank: int | None
+    local_rank: int | None
+    host: str | None
+    pid: int | None
+    time: float | None
+
+
+@dataclass
+class RankTagger:
+    """Per-source state for rank attribution. Feed lines in order with :meth:`tag`.
+
+    ``path_rank`` / ``path_rank_is_local`` come from :func:`rank_from_path`.
+    """
+
+    path: str = ""
+    path_rank: int | None = None
+    path_rank_is_local: bool = False
+    local_to_global: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    pid_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    world_size: int | None = None
+    hosts: dict[int, str] = field(default_factory=dict)
+    elastic: list[ElasticFailure] = field(default_factory=list)
+    _summary: bool = False
+    _summary_root: bool = False
+    _spawn_proc: int | None = None
+    _spawn_left: int = 0
+    _spawn_exc: bool = False
+    _last_time: dict[int | None, float] = field(default_factory=dict)
+
+    def tag(self, text: str, number: int) -> Tagged:
+        """Peel prefixes off ``text`` and attribute it. ``number`` is the 1-based line."""
+        rank: int | None = None
+        local: int | None = None
+        host: str | None = None
+        pid: int | None = None
+        body = text
+        # Peel launcher prefixes (up to a few stacked ones).
+        for _ in range(4):
+            m = _PREFIX.match(body)
+            if not m:
+                break
+            if m.group("tag") is not None:
+                tag = m.group("tag")
+                n = int(m.group("tagn"))
+                if tag.lower() == "rank":
+                    rank = n
+                elif tag.lower() in ("e", "w", "i"):  # a glog header, not a prefix
+                    break
+                else:
+                    local = n
+            elif m.group("mpirank") is not None:
+                rank = int(m.group("mpirank"))
+            elif m.group("slurm") is not None:
+                if rank is not None or local is not None:
+                    break
+                rank = int(m.group("slurm"))
+            else:
+                h = m.group("host")
+                if h.lower() in _NOT_HOSTS or h.endswith(("Error", "Exception", "Warning")):
+                    break
+                if host is not None:
+                    break
+                host = h
+            body = body[m.end() :]
+        # Continuation lines of a stacked prefix carry only the local tag.
+        if local is not None:
+            key = (host, local)
+            if rank is not None:
+                self.local_to_global[key] = rank
+            else:
+                rank = self.local_to_global.get(key)
+        # Evidence inside the message.
+        if "NCCL" in body and ":" in body:
+            nm = _NCCL_HEADER.match(body)
+            if nm:
+                host = host or nm.group("host")
+                pid = int(nm.group("pid"))
+                cm = _NCCL_COMM.search(body) or None
+                if cm:
+                    self.pid_rank[(host, pid)] = int(cm.group("rank"))
+                    self.world_size = self.world_size or int(cm.group("nranks"))
+                if rank is None:
+                    rank = self.pid_rank.get((host, pid))
+        if "Rank " in body:
+            im = _INLINE_RANK.search(body)
+            if im:
+                pg = im.group("pg")
+                name = im.group("name1") or im.group("name2") or ""
+                default_pg = pg is None or pg == "0" or "default_pg" in name
+                if default_pg and rank is None:
+                    rank = int(im.group("rank"))
+        if "world" in body.lower() or "WORLD" in body:
+            wm = _WORLD.search(body)
+            if wm:
+                self.world_size = max(self.world_size or 0, int(wm.group("n")))
+        # mp.spawn: the traceback after the banner belongs to that process, up to the
+        # first blank line after its exception line.
+        if body.startswith("-- Process "):
+            sm = _SPAWN.match(body)
+            if sm:
+                self._spawn_proc = int(sm.group("proc"))
+                self._spawn_left = 400
+                self._spawn_exc = False
+        elif self._spawn_proc is not None:
+            if rank is None:
+                rank = self._spawn_proc
+            self._spawn_left -= 1
+            if _is_exception_line(body):
+                self._spawn_exc = True
+            elif (self._spawn_exc and not body.strip()) or self._spawn_left <= 0:
+                self._spawn_proc = None
+        self._track_summary(body, number)
+        if rank is None and self._summary:
+            rank = self.summary_rank(number)
+        if rank is None and self.path_rank is not None:
+            if self.path_rank_is_local:
+                rank = self.local_to_global.get((host, self.path_rank), self.path_rank)
+                local = self.path_rank if local is None else local
+            else:
+                rank = self.path_rank
+        time = parse_time(body) if ":" in body else None
+        if time is not None:
+            self._last_time[rank] = time
+        if rank is not None and host is not None:
+            self.hosts.setdefault(rank, host)
+        return Tagged(body, rank, local, host, pid, time)
+
+    def last_time(self, rank: int | None) -> float | None:
+        """The latest timestamp seen so far on a line of ``rank`` (a lower bound for an
+        untimed line of that rank)."""
+        return self._last_time.get(rank)
+
+    def _track_summary(self, body: str, number: int) -> None:
+        if not self._summary:
+            if body.startswith(("Failures:", "Root Cause")) and _SUMMARY_START.match(body):
+                self._summary = True
+                self._summary_root = body.startswith("Root Cause")
+            return
+        if _SUMMARY_ITEM.match(body):
+            self.elastic.append(ElasticFailure(root_cause=self._summary_root, line=number, path=self.path))
+            return
+        fm = _SUMMARY_FIELD.match(body)
+        if fm and self.elastic:
+            item = self.elastic[-1]
+            key, value = fm.group("key"), fm.group("value").strip()
+            if key == "time":
+                item.time = parse_time(value)
+            elif key == "host":
+                item.host = value or None
+            elif key == "rank":
+                rm = _SUMMARY_RANK.match(value)
+                if rm:
+                    item.rank = int(rm.group("rank"))
+                    if rm.group("local") is not None:
+                        item.local_rank = int(rm.group("local"))
+                    if item.host and item.rank is not None and item.rank >= 0:
+                        self.hosts.setdefault(item.rank, item.host)
+            elif key == "exitcode":
+                em = _SUMMARY_EXIT.match(value)
+                if em:
+                    item.exitcode = int(em.group("code"))
+                    if em.group("pid"):
+                        item.pid = int(em.group("pid"))
+            elif key == "traceback":
+                item.traceback = value
+            return
+        stripped = body.strip()
+        if stripped.startswith(("=====", "-----", "<NO_OTHER_FAILURES>", "error_file")) or not stripped:
+            if stripped.startswith("====") and self.elastic and self.elastic[-1].rank is not None:
+                self._summary = False
+            return
+        if _SUMMARY_START.match(body):
+            self._summary_root = body.startswith("Root Cause")
+            return
+        self._summary = False
+
+    def summary_rank(self, number: int) -> int | None:
+        """The rank of the summary entry that a line inside a failure summary belongs to."""
+        if self._summary and self.elastic and self.elastic[-1].rank is not None:
+            rank = self.elastic[-1].rank
+            return rank if rank >= 0 else None
+        return None
+
+
+_EXC_LINE = regex.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Exit|Interrupt|Failed|Unsupported|Warning)\b")
+
+
+def _is_exception_line(body: str) -> bool:
+    return bool(_EXC_LINE.match(body))

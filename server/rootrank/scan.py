@@ -1,0 +1,184 @@
+"""One streaming pass over the lines of one or more logs, collecting findings.
+
+Memory is bounded by the findings, not by the log: a finding keeps a count and its first
+:data:`MAX_EVIDENCE` lines; the last :data:`MAX_EXCEPTIONS` Python exceptions are kept for
+the "unclassified" answer; per-stream state is a few small dicts.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from rootrank.ingest import RawLine
+from rootrank.match import Hit, Matcher
+from rootrank.model import Evidence, Finding
+from rootrank.ranks import ElasticFailure, RankTagger, rank_from_path
+from rootrank.tracebacks import PyException, TracebackReader
+
+MAX_EVIDENCE = 5
+MAX_EXCEPTIONS = 64
+
+#: Words that tell which framework the log comes from (for the fix's code), by stack.
+_STACK_WORDS = (
+    ("deepspeed", ("deepspeed", "DeepSpeed")),
+    ("megatron", ("megatron", "Megatron")),
+    ("vllm", ("vllm", "vLLM")),
+    ("hf", ("transformers", "accelerate", "Trainer")),
+)
+
+
+@dataclass(slots=True)
+class SeenException:
+    """A Python exception with where it was seen."""
+
+    exc: PyException
+    path: str
+    rank: int | None
+    host: str | None
+    time: float | None
+    raw: str
+    order: int
+
+
+@dataclass
+class ScanState:
+    """Everything one pass learns; :class:`Scanner` fills it, the analysis reads it."""
+
+    findings: dict[tuple[str, int | None, str | None], Finding] = field(default_factory=dict)
+    exceptions: deque[SeenException] = field(default_factory=lambda: deque(maxlen=MAX_EXCEPTIONS))
+    elastic: list[ElasticFailure] = field(default_factory=list)
+    ranks_seen: set[int] = field(default_factory=set)
+    hosts: dict[int, str] = field(default_factory=dict)
+    world_size: int | None = None
+    stacks: set[str] = field(default_factory=set)
+    lines_read: int = 0
+    sources: list[str] = field(default_factory=list)
+    # exception line (path, number) -> exception, for findings on exception lines
+    exception_at: dict[tuple[str, int], PyException] = field(default_factory=dict)
+    pending_pid: list[tuple[Finding, str | None, int]] = field(default_factory=list)
+
+
+class Scanner:
+    """Feeds lines through rank attribution, traceback reading and matching.
+
+    Use one Scanner per diagnosis: :meth:`scan_source` once per file (or text), then read
+    :attr:`state`.
+    """
+
+    def __init__(self, matcher: Matcher) -> None:
+        self.matcher = matcher
+        self.state = ScanState()
+        self._order = 0
+
+    def scan_source(self, path: str, lines: Iterable[RawLine]) -> None:
+        """Scan one source. ``path`` names it in evidence; its rank may come from the path."""
+        st = self.state
+        st.sources.append(path)
+        path_rank, is_local = rank_from_path(path)
+        tagger = RankTagger(path=path, path_rank=path_rank, path_rank_is_local=is_local)
+        readers: dict[int | None, TracebackReader] = {}
+        match = self.matcher.match
+        stack_check = 400  # look for framework names in the first lines and in frames
+        for raw in lines:
+            st.lines_read += 1
+            tagged = tagger.tag(raw.text, raw.number)
+            text = tagged.text
+            rank = tagged.rank
+            if tagged.time is None and rank is not None:
+                tagged.time = tagger.last_time(rank)
+            if rank is not None:
+                st.ranks_seen.add(rank)
+            reader = readers.get(rank)
+            if reader is None:
+                reader = readers[rank] = TracebackReader()
+            exc = reader.feed(text, raw.number)
+            if exc is not None:
+                self._order += 1
+                st.exceptions.append(
+                    SeenException(exc, path, rank, tagged.host, tagged.time, raw.raw, self._order)
+                )
+                st.exception_at[(path, raw.number)] = exc
+                if len(st.exception_at) > 4 * MAX_EXCEPTIONS:
+                    st.exception_at.pop(next(iter(st.exception_at)))
+            if stack_check > 0 or 'File "' in text:
+                stack_check -= 1
+                for stack, words in _STACK_WORDS:
+                    if stack not in st.stacks and any(w in text for w in words):
+                        st.stacks.add(stack)
+            for hit in match(text):
+                self._record(hit, raw, tagged.rank, tagged.host, tagged.pid, tagged.time, path, text)
+        st.elastic.extend(tagger.elastic)
+        for rank, host in tagger.hosts.items():
+            st.hosts.setdefault(rank, host)
+        if tagger.world_size:
+            st.world_size = max(st.world_size or 0, tagger.world_size)
+        # Findings whose rank is only known from a later NCCL "comm ... rank R" line.
+        for finding, host, pid in st.pending_pid:
+            if finding.rank is None and (host, pid) in tagger.pid_rank:
+                finding.rank = tagger.pid_rank[(host, pid)]
+        st.pending_pid.clear()
+
+    def _record(
+        self,
+        hit: Hit,
+        raw: RawLine,
+        rank: int | None,
+        host: str | None,
+        pid: int | None,
+        time: float | None,
+        path: str,
+        text: str,
+    ) -> None:
+        st = self.state
+        sig = hit.signature
+        if "rank" in hit.captures:
+            try:
+                rank = int(hit.captures["rank"])
+            except ValueError:
+                pass
+        if "host" in hit.captures and host is None:
+            host = hit.captures["host"]
+        key = (sig.id, rank, path if rank is None else None)
+        self._order += 1
+        col = raw.raw.find(hit.matched) if hit.matched else -1
+        evidence = Evidence(
+            path=path,
+            line=raw.number,
+            text=raw.text if raw.text == text else text,
+            rank=rank,
+            column_start=col if col >= 0 else None,
+            column_end=col + len(hit.matched) if col >= 0 else None,
+        )
+        finding = st.findings.get(key)
+        if finding is None:
+            finding = Finding(
+                signature=sig.id,
+                failure_class=sig.failure_class,
+                title=sig.title,
+                role=sig.role,
+                severity=sig.severity,
+                specificity=sig.specificity,
+                rank=rank,
+                host=host,
+                time=time,
+                order=self._order,
+                count=1,
+                evidence=[evidence],
+                captures=dict(hit.captures),
+            )
+            st.findings[key] = finding
+            if rank is None and pid is not None:
+                st.pending_pid.append((finding, host, pid))
+        else:
+            finding.count += 1
+            if len(finding.evidence) < MAX_EVIDENCE:
+                finding.evidence.append(evidence)
+            if finding.time is None and time is not None:
+                finding.time = time
+            if finding.host is None and host is not None:
+                finding.host = host
+            for k, v in hit.captures.items():
+                finding.captures.setdefault(k, v)
+
