@@ -75,11 +75,11 @@ def _sort_key(f: Finding) -> tuple[Any, ...]:
     return (-f.specificity, f.time if f.time is not None else float("inf"), f.order)
 
 
-def _odd_one_out(group: list[Finding]) -> tuple[int | None, str]:
+def _odd_one_out(group: list[Finding], keys: tuple[str, ...] = _COMPARE_KEYS) -> tuple[int | None, str]:
     by_rank = {f.rank: f for f in group if f.rank is not None}
     if len(by_rank) < 2:
         return None, ""
-    for key in _COMPARE_KEYS:
+    for key in keys:
         values = {r: f.captures.get(key) for r, f in by_rank.items() if f.captures.get(key)}
         if len(values) < 2 or len(set(values.values())) < 2:
             continue
@@ -107,6 +107,31 @@ def _odd_one_out(group: list[Finding]) -> tuple[int | None, str]:
                 other = next(v for rr, v in values.items() if rr != r)
                 return r, f"rank {r} entered BARRIER while the other rank ran {other}: it left the loop early"
     return None, ""
+
+
+def _infer(findings: list[Finding], library: Library) -> list[Finding]:
+    """Findings of ``inferred`` signatures: the rank whose capture differs from the others'
+    among the findings of the signatures named in ``inferred.from`` (at the same SeqNum
+    when the findings carry one)."""
+    out: list[Finding] = []
+    for sig in library.signatures.values():
+        if not sig.inferred:
+            continue
+        group = [f for f in findings if f.signature in sig.inferred["from"]]
+        seqnums = {f.captures.get("seqnum") for f in group}
+        if len(seqnums) > 1:
+            continue
+        odd, why = _odd_one_out(group, (sig.inferred["differs"],))
+        if odd is None:
+            continue
+        base = next(f for f in group if f.rank == odd)
+        out.append(Finding(
+            signature=sig.id, failure_class=sig.failure_class, title=sig.title, role=sig.role,
+            severity=sig.severity, specificity=sig.specificity, rank=odd, host=base.host,
+            time=base.time, order=base.order, count=1, evidence=list(base.evidence[:1]),
+            captures={**base.captures, "why": why},
+        ))
+    return out
 
 
 def _known_ranks(state: ScanState) -> set[int]:
@@ -143,6 +168,7 @@ def analyze(state: ScanState, library: Library) -> Diagnosis:
         f for f in state.findings.values()
         if totals[f.signature] >= library.signatures[f.signature].min_count
     ]
+    findings.extend(_infer(findings, library))
     findings.sort(key=lambda f: f.order)
     failure_present = (
         any(f.severity == "error" for f in findings)
@@ -205,6 +231,7 @@ def analyze(state: ScanState, library: Library) -> Diagnosis:
     sig = library.signatures[root.signature]
     group = [f for f in findings if f.signature == root.signature]
     initiating, why = _initiating_rank(root, group, state, sig)
+    why = why or root.captures.pop("why", "")
     if initiating is not None and initiating != root.rank:
         same = [f for f in group if f.rank == initiating]
         if same:
@@ -296,8 +323,10 @@ def _initiating_rank(root: Finding, group: list[Finding], state: ScanState, sig:
     if len(ranks_with) == 1:
         return ranks_with[0], ""
     if len(ranks_with) > 1:
+        # The first rank to report a *cause* started it; the first to report a timeout
+        # only started waiting first, so times say nothing for symptoms.
         timed = [f for f in group if f.rank is not None and f.time is not None]
-        if len(timed) == len([f for f in group if f.rank is not None]):
+        if root.role == "cause" and len(timed) == len([f for f in group if f.rank is not None]):
             first = min(timed, key=lambda f: f.time or 0.0)
             if sum(1 for f in timed if f.time == first.time) == 1:
                 return first.rank, f"rank {first.rank} reported it first, at {_fmt_time(first.time)}"

@@ -115,7 +115,7 @@ def _sniff(head: bytes) -> str:
     """Pick the decoding for a file from its first bytes.
 
     Raises:
-        InputError: when the bytes look binary (NUL bytes that are not UTF-16).
+        InputError: when the bytes look binary (over 10% control or undecodable bytes).
     """
     if head.startswith(codecs.BOM_UTF16_LE) or head.startswith(codecs.BOM_UTF16_BE):
         return "utf-16"
@@ -130,7 +130,13 @@ def _sniff(head: bytes) -> str:
             return "utf-16-le"
         if even > 0.4 * half and odd < 0.05 * half:
             return "utf-16-be"
-        if sample.count(0) > len(sample) // 100:
+    # Zero-filled blocks (a log cut by a node crash) are not binary; other control bytes
+    # and undecodable bytes are counted.
+    sample = regex.sub(rb"\x00{16,}", b"", head[:8192])
+    if sample:
+        decoded = sample.decode("utf-8", errors="replace")
+        bad = sum(1 for ch in decoded if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\t\n\r\f\v\x1b") or ch == "\x7f")
+        if bad > 0.1 * len(decoded):
             raise InputError("binary data, not a text log")
     return "utf-8"
 

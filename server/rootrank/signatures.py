@@ -25,6 +25,10 @@ The schema (all keys required unless marked optional)::
                                  # size, port, device, ...)
         ignorecase: bool         # optional, default false
     min_count: int               # optional, default 1: lines needed before it is a finding
+    inferred:                    # optional: a finding made by comparing other findings
+      from: [str]                # signature ids whose findings are compared across ranks
+      differs: str               # the capture that differs on one rank (optype, numel...)
+                                 # (with `inferred`, `patterns` may be an empty list)
     entry: {summary: str, mechanism: str, symptoms: [{text: str, meaning: str}]}
     fix: {steps: [str], code: {pytorch|hf|deepspeed|megatron|vllm: str}}  # code optional
     confirm: [str]
@@ -69,6 +73,10 @@ STACKS = ("pytorch", "hf", "deepspeed", "megatron", "vllm")
 MAX_SIGNATURE_FILES = 2000
 MAX_FILE_BYTES = 256 * 1024
 MAX_PATTERN_CHARS = 2000
+
+# libyaml's safe loader when PyYAML was built with it, else the pure-Python one: both
+# build only plain data (no Python objects, no code).
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _ID = regex.compile(r"^[a-z0-9][a-z0-9-]*$")
 
@@ -115,6 +123,7 @@ class Signature:
     related: tuple[str, ...]
     fixture: dict[str, Any]
     path: str
+    inferred: dict[str, Any] | None = None
     data: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def to_entry(self) -> dict[str, Any]:
@@ -194,7 +203,7 @@ def load_signature(path: str | os.PathLike[str]) -> Signature:
     try:
         if p.stat().st_size > MAX_FILE_BYTES:
             raise SignatureError(p, "(file)", f"larger than {MAX_FILE_BYTES} bytes")
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = yaml.load(p.read_text(encoding="utf-8"), Loader=_SafeLoader)  # noqa: S506 - safe loader
     except SignatureError:
         raise
     except (OSError, UnicodeDecodeError) as exc:
@@ -223,7 +232,16 @@ def load_signature(path: str | os.PathLike[str]) -> Signature:
     if not 0 <= specificity <= 100:
         raise SignatureError(p, "specificity", "must be 0..100")
     raw_patterns = _need(data, "patterns", list, p)
-    if not raw_patterns:
+    inferred = data.get("inferred")
+    if inferred is not None:
+        if not isinstance(inferred, dict):
+            raise SignatureError(p, "inferred", "must be a mapping with from and differs")
+        sources = _str_list(inferred, "from", p)
+        if not sources:
+            raise SignatureError(p, "inferred.from", "must name at least one signature id")
+        _need(inferred, "differs", str, p)
+        inferred = {"from": sources, "differs": inferred["differs"]}
+    if not raw_patterns and inferred is None:
         raise SignatureError(p, "patterns", "must have at least one pattern")
     patterns = tuple(
         _compile_pattern(raw, f"patterns[{i}]", p) for i, raw in enumerate(raw_patterns)
@@ -288,6 +306,7 @@ def load_signature(path: str | os.PathLike[str]) -> Signature:
         related=related,
         fixture=fixture,
         path=str(p),
+        inferred=inferred,
         data=data,
     )
 

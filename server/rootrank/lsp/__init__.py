@@ -1,0 +1,21 @@
+"""The language server (the only pygls-aware code): a thin adapter from LSP to the engine.
+
+Start it with ``rootrank serve``, ``python -m rootrank.server`` or :func:`main`; it speaks
+LSP over stdio. See :mod:`rootrank.lsp.server` for what it serves.
+"""
+
+from __future__ import annotations
+
+
+def main() -> None:
+    """Run the rootrank language server over stdin/stdout until the client exits.
+
+    Takes no arguments (the CLI's ``serve`` subcommand calls it). Imports pygls only
+    here, so the engine and CLI never pay for it.
+    """
+    from .server import serve
+
+    serve()
+
+
+__all__ = ["main"]

@@ -1,0 +1,217 @@
+"""Engine results (``rootrank.diagnosis/1`` dicts) to LSP diagnostics, and the per-line
+index that hover and code actions read.
+
+- The root cause is one Error on its first evidence line, its range the matched text;
+  ``code`` = signature id, ``codeDescription.href`` = the signature's first reference,
+  ``source`` = ``rootrank``, ``relatedInformation`` = the collateral lines.
+- Each collateral group gives one Information diagnostic per signature per rank, at that
+  rank's first matching line, pointing back at the root cause.
+- No root cause: no diagnostics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsprotocol import types
+
+from rootrank.signatures import Library
+
+from .documents import LogDocument
+from .lines import LineMap
+
+SOURCE = "rootrank"
+
+
+@dataclass(slots=True)
+class FindingAt:
+    """A finding that a document line belongs to.
+
+    ``kind`` is ``"root"`` (the root cause), ``"collateral"`` (explained by it) or
+    ``"finding"`` (matched but neither). ``finding`` is the finding dict of the JSON
+    contract (for ``"root"``, the ``root_cause`` dict).
+    """
+
+    kind: str
+    finding: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Analysis:
+    """One analysed version of one document.
+
+    Attributes:
+        uri: the document.
+        version: the document version that was analysed.
+        diagnosis: the engine's ``rootrank.diagnosis/1`` dict.
+        diagnostics: what was published.
+        by_line: 0-based editor line -> the findings whose evidence is on it.
+        first_error: where the initiating rank's first error is (editor range), if known.
+        line_map: the position converter used.
+    """
+
+    uri: str
+    version: int
+    diagnosis: dict[str, Any]
+    diagnostics: list[types.Diagnostic] = field(default_factory=list)
+    by_line: dict[int, list[FindingAt]] = field(default_factory=dict)
+    first_error: types.Range | None = None
+    line_map: LineMap | None = None
+
+
+def _where(rank: Any, host: Any) -> str:
+    parts = []
+    if rank is not None:
+        parts.append(f"rank {rank}")
+    if host:
+        parts.append(f"host {host}")
+    return ", ".join(parts)
+
+
+def collateral_label(finding: dict[str, Any], rank: Any) -> str:
+    """``"rank 3: <title> in ALLREDUCE SeqNum 4120 (collateral)"`` for a collateral line."""
+    captures = finding.get("captures") or {}
+    label = f"rank {rank if rank is not None else '?'}: {finding.get('title') or finding.get('signature')}"
+    if captures.get("optype"):
+        label += f" in {captures['optype']}"
+    if captures.get("seqnum"):
+        label += f" SeqNum {captures['seqnum']}"
+    return label + " (collateral)"
+
+
+def build_analysis(
+    uri: str,
+    document: LogDocument,
+    diagnosis: dict[str, Any],
+    library: Library,
+    encoding: str,
+) -> Analysis:
+    """Turn one diagnosis of ``document`` into diagnostics and a per-line index.
+
+    Evidence lines are 1-based engine lines and columns 0-based code points; ranges come
+    out 0-based in the client's ``encoding``.
+    """
+    line_map = LineMap(document, encoding)
+    analysis = Analysis(uri, document.version, diagnosis, line_map=line_map)
+    findings: list[dict[str, Any]] = list(diagnosis.get("findings") or [])
+    root = diagnosis.get("root_cause")
+    collateral_ids = {group.get("signature") for group in diagnosis.get("collateral") or []}
+
+    def index(evidence: dict[str, Any], at: FindingAt) -> None:
+        line = line_map.editor_line(int(evidence["line"]))
+        entries = analysis.by_line.setdefault(line, [])
+        if all(e.finding is not at.finding for e in entries):
+            entries.append(at)
+
+    for finding in findings:
+        if root and finding.get("signature") == root.get("signature") and finding.get("rank") == root.get("rank"):
+            kind = "root"
+        elif finding.get("signature") in collateral_ids:
+            kind = "collateral"
+        else:
+            kind = "finding"
+        for evidence in finding.get("evidence") or []:
+            index(evidence, FindingAt(kind, finding))
+
+    initiating = diagnosis.get("initiating_rank")
+    first: tuple[int, dict[str, Any]] | None = None
+    for finding in findings:
+        if initiating is None or finding.get("rank") != initiating:
+            continue
+        for evidence in finding.get("evidence") or []:
+            if first is None or int(evidence["line"]) < first[0]:
+                first = (int(evidence["line"]), evidence)
+    if first is not None:
+        ev = first[1]
+        analysis.first_error = line_map.range(int(ev["line"]), ev.get("column_start"), ev.get("column_end"))
+
+    if not root or not root.get("evidence"):
+        return analysis
+
+    root_evidence = root["evidence"][0]
+    for evidence in root["evidence"]:
+        index(evidence, FindingAt("root", root))
+    root_range = line_map.range(
+        int(root_evidence["line"]), root_evidence.get("column_start"), root_evidence.get("column_end")
+    )
+    if analysis.first_error is None:
+        analysis.first_error = root_range
+    signature = library.get(str(root.get("signature")))
+    references = list(signature.references) if signature else list(root.get("references") or [])
+    root_location = types.Location(uri=uri, range=root_range)
+    where = _where(root.get("rank"), root.get("host"))
+    root_title = root.get("title") or root.get("signature")
+
+    related: list[types.DiagnosticRelatedInformation] = []
+    for evidence in root["evidence"][1:]:
+        related.append(
+            types.DiagnosticRelatedInformation(
+                location=types.Location(
+                    uri=uri,
+                    range=line_map.range(int(evidence["line"]), evidence.get("column_start"), evidence.get("column_end")),
+                ),
+                message=f"rank {evidence.get('rank', '?')}: {root_title} (same error)",
+            )
+        )
+
+    collateral_diagnostics: list[types.Diagnostic] = []
+    for group in diagnosis.get("collateral") or []:
+        sig_id = group.get("signature")
+        ranks = group.get("ranks") or [None]
+        for rank in ranks:
+            finding = next(
+                (f for f in findings if f.get("signature") == sig_id and f.get("rank") == rank and f.get("evidence")),
+                None,
+            )
+            if finding is None:
+                evidence_list = [e for e in group.get("evidence") or [] if e.get("rank") == rank]
+                if not evidence_list:
+                    continue
+                finding = {**group, "rank": rank, "evidence": evidence_list, "title": group.get("title")}
+            evidence = finding["evidence"][0]
+            rng = line_map.range(int(evidence["line"]), evidence.get("column_start"), evidence.get("column_end"))
+            related.append(
+                types.DiagnosticRelatedInformation(
+                    location=types.Location(uri=uri, range=rng), message=collateral_label(finding, rank)
+                )
+            )
+            count = int(finding.get("count") or 1)
+            title = finding.get("title") or sig_id
+            message = f"{title} on rank {rank if rank is not None else '?'}"
+            if count > 1:
+                message += f" ({count} lines)"
+            message += f": collateral of {root_title}" + (f" on {where}" if where else "")
+            collateral_sig = library.get(str(sig_id))
+            collateral_diagnostics.append(
+                types.Diagnostic(
+                    range=rng,
+                    message=message,
+                    severity=types.DiagnosticSeverity.Information,
+                    code=str(sig_id),
+                    code_description=types.CodeDescription(href=collateral_sig.references[0])
+                    if collateral_sig and collateral_sig.references
+                    else None,
+                    source=SOURCE,
+                    related_information=[
+                        types.DiagnosticRelatedInformation(
+                            location=root_location, message=f"root cause: {root_title}" + (f" ({where})" if where else "")
+                        )
+                    ],
+                    data={"signature": sig_id, "rank": rank, "kind": "collateral"},
+                )
+            )
+
+    message = f"{root_title}" + (f" ({where})" if where else "")
+    root_diagnostic = types.Diagnostic(
+        range=root_range,
+        message=message,
+        severity=types.DiagnosticSeverity.Error,
+        code=str(root.get("signature")),
+        code_description=types.CodeDescription(href=references[0]) if references else None,
+        source=SOURCE,
+        related_information=related or None,
+        data={"signature": root.get("signature"), "rank": root.get("rank"), "kind": "root"},
+    )
+    analysis.diagnostics = [root_diagnostic, *collateral_diagnostics]
+    return analysis

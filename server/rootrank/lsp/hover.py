@@ -1,0 +1,162 @@
+"""The hover text: a finding's library entry as Markdown.
+
+Sections, in the order an engineer reads them at 3 a.m.: what happened (and on which
+rank, host, when), why (the mechanism), the fix (steps, then code for the stack seen in
+the log), how to confirm, the verification command in a code block, related failures.
+The text comes from the signature (``rootrank.signatures``) and the diagnosis; nothing
+here matches log text.
+"""
+
+from __future__ import annotations
+
+import re
+import time as _time
+from typing import Any
+
+from rootrank.signatures import STACKS, Library, Signature
+
+from .diagnostics import FindingAt
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def render_template(text: str, values: dict[str, Any]) -> str:
+    """Fill ``{name}`` placeholders (signature template syntax); a missing value renders
+    as ``<name>``, as :mod:`rootrank.signatures` specifies."""
+
+    def fill(match: re.Match[str]) -> str:
+        value = values.get(match.group(1))
+        return f"<{match.group(1)}>" if value is None or value == "" else str(value)
+
+    return _PLACEHOLDER.sub(fill, text)
+
+
+def template_values(finding: dict[str, Any], diagnosis: dict[str, Any]) -> dict[str, Any]:
+    """The values a finding offers to templates: its captures, ``rank`` and ``host``."""
+    values: dict[str, Any] = dict(finding.get("captures") or {})
+    if not values:
+        for other in diagnosis.get("findings") or []:
+            if other.get("signature") == finding.get("signature") and other.get("rank") == finding.get("rank"):
+                values = dict(other.get("captures") or {})
+                break
+    values["rank"] = finding.get("rank")
+    values["host"] = finding.get("host")
+    return values
+
+
+def pick_stack(signature: Signature, diagnosis: dict[str, Any]) -> str | None:
+    """The ``fix.code`` stack to show: the first stack the log shows that has code, else
+    ``pytorch``, else the first one the signature has."""
+    code = signature.fix.get("code") or {}
+    for stack in diagnosis.get("stack") or []:
+        if stack in code:
+            return str(stack)
+    if "pytorch" in code:
+        return "pytorch"
+    return next((s for s in STACKS if s in code), None)
+
+
+def format_time(seconds: Any) -> str | None:
+    """A UTC time for a finding (``None`` when unknown); a log that printed only the
+    time of day (dated 1970-01-01 by the engine) shows only the time."""
+    if not isinstance(seconds, (int, float)):
+        return None
+    stamp = _time.gmtime(seconds)
+    if stamp.tm_year == 1970:
+        return _time.strftime("%H:%M:%S", stamp)
+    return _time.strftime("%Y-%m-%d %H:%M:%S UTC", stamp)
+
+
+def verify_command(signature: Signature, finding: dict[str, Any], diagnosis: dict[str, Any]) -> str:
+    """The verification command with the finding's values filled in."""
+    if finding is diagnosis.get("root_cause") and isinstance(finding.get("verify"), str):
+        return str(finding["verify"])
+    return render_template(signature.verify, template_values(finding, diagnosis))
+
+
+def hover_markdown(at: FindingAt, diagnosis: dict[str, Any], library: Library) -> str:
+    """The Markdown shown when hovering a line of ``at``'s finding."""
+    finding = at.finding
+    sig_id = str(finding.get("signature"))
+    signature = library.get(sig_id)
+    title = finding.get("title") or (signature.title if signature else sig_id)
+    root = diagnosis.get("root_cause") or {}
+    out: list[str] = [f"### {title}", ""]
+    facts = [f"`{sig_id}`"]
+    if finding.get("failure_class"):
+        facts.append(f"class `{finding['failure_class']}`")
+    out.append(" · ".join(facts))
+    out.append("")
+
+    where = []
+    if finding.get("rank") is not None:
+        where.append(f"rank **{finding['rank']}**")
+    if finding.get("host"):
+        where.append(f"host **{finding['host']}**")
+    when = format_time(finding.get("time"))
+    if when:
+        where.append(f"at {when}")
+    if at.kind == "root":
+        line = "**Root cause**"
+        if isinstance(finding.get("confidence"), (int, float)):
+            line += f" (confidence {finding['confidence']:.2f})"
+    elif at.kind == "collateral":
+        line = "**Collateral**: explained by the root cause " + (
+            f"`{root.get('signature')}`" + (f" on rank {root.get('rank')}" if root.get("rank") is not None else "")
+        )
+    else:
+        line = "**Also seen**"
+    if where:
+        line += " — " + ", ".join(where)
+    count = finding.get("count")
+    if isinstance(count, int) and count > 1:
+        line += f" ({count} lines)"
+    out += [line, ""]
+
+    if signature is None:
+        return "\n".join(out).rstrip() + "\n"
+    values = template_values(finding, diagnosis)
+    # The root cause arrives with its entry already rendered by the engine; other
+    # findings are rendered here from their signature.
+    rendered = at.kind == "root"
+    entry = signature.entry
+
+    def field(name: str, fallback: Any) -> Any:
+        value = finding.get(name) if rendered else None
+        return value if value else fallback
+
+    summary = field("summary", render_template(str(entry.get("summary", "")), values))
+    mechanism = field("mechanism", render_template(str(entry.get("mechanism", "")), values))
+    out += ["#### What happened", str(summary).strip(), ""]
+    out += ["#### Why", str(mechanism).strip(), ""]
+    symptoms = field("symptoms", entry.get("symptoms") or [])
+    if symptoms:
+        out += [f"- `{s.get('text')}`: {s.get('meaning')}" for s in symptoms if isinstance(s, dict)]
+        out.append("")
+    out.append("#### Fix")
+    fix = field("fix", None)
+    fix = fix if isinstance(fix, dict) else {}
+    steps = fix.get("steps") or [render_template(str(s), values) for s in signature.fix.get("steps") or []]
+    for number, step in enumerate(steps, start=1):
+        out.append(f"{number}. {step}")
+    stack = pick_stack(signature, diagnosis)
+    if stack:
+        code = (fix.get("code") or {}).get(stack) or signature.fix["code"][stack]
+        language = "json" if stack == "deepspeed" else "sh" if stack == "megatron" else "python"
+        out += ["", f"For **{stack}**:", f"```{language}", str(code).rstrip(), "```"]
+    out.append("")
+    confirm = field("confirm", [render_template(c, values) for c in signature.confirm])
+    if confirm:
+        out.append("#### Confirm")
+        out += [f"- {c}" for c in confirm]
+        out.append("")
+    out += ["#### Verify", "```sh", verify_command(signature, finding, diagnosis), "```", ""]
+    if signature.related:
+        related = []
+        for rel in signature.related:
+            other = library.get(rel)
+            related.append(f"`{rel}`" + (f" ({other.title})" if other else ""))
+        out += ["#### Related", ", ".join(related), ""]
+    if signature.references:
+        out.append("References: " + " · ".join(f"<{ref}>" for ref in signature.references))
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,366 @@
+"""The rootrank language server: LSP wiring only (pygls 2, ``from lsprotocol import types``).
+
+Handlers are named after the LSP method they serve and take the server as ``ls`` (as in
+pygls' ``examples/servers``). Matching is the engine's (:mod:`rootrank.engine`, run in
+child processes by :mod:`.worker`); this module turns documents into engine calls and
+engine results into LSP messages.
+
+Commands served (``workspace/executeCommand``):
+
+- ``rootrank.diagnose`` ``{text, name?}`` -> the ``rootrank.diagnosis/1`` dict, exactly as
+  ``rootrank diagnose --format json`` prints it for the same text;
+- ``rootrank.signature`` ``id`` -> the signature's entry (``Signature.to_entry()``), or null;
+- ``rootrank.signatures`` -> ``[{id, title, failure_class, category, keys}]``;
+- ``rootrank.showLocation`` ``uri, range`` -> asks the client to show it (``window/showDocument``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import sys
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+from pygls.uris import to_fs_path
+
+from rootrank import __version__
+from rootrank.signatures import Library, SignatureError, load_library
+
+from .actions import SHOW_LOCATION, code_actions, quickfixes
+from .analysis import DEBOUNCE_SECONDS, Analyser
+from .documents import DocumentStore, LogDocument, is_log_document
+from .hover import hover_markdown
+from .positions import normalise_encoding
+from .settings import Settings
+from .worker import EngineError, EnginePool
+
+#: Most ``window/showMessage`` notices sent for one load of the signature folders.
+MAX_PROBLEM_MESSAGES = 5
+#: Most characters ``rootrank.diagnose`` accepts (a terminal selection, not a whole disk).
+MAX_DIAGNOSE_CHARS = 256 * 1024 * 1024
+
+
+class RootrankProtocol(LanguageServerProtocol):
+    """pygls' protocol with a cheaper document store and cancellable commands.
+
+    - ``didOpen``/``didChange``/``didClose`` go to :class:`DocumentStore` (line lists;
+      an edit splices only its lines) instead of pygls' ``Workspace``, whose documents
+      re-split their whole text on every incremental change.
+    - ``workspace/executeCommand`` runs as a coroutine keyed by the request id, so a
+      client's ``$/cancelRequest`` cancels a running ``rootrank.diagnose``.
+    """
+
+    _server: RootrankServer
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> Any:
+        self._server.documents.put(LogDocument.open(params.text_document))
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
+        document = self._server.documents.get(params.text_document.uri)
+        if document is not None:
+            encoding = normalise_encoding(self.workspace.position_encoding)
+            for change in params.content_changes:
+                document.apply(change, encoding)
+            document.version = params.text_document.version
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> Any:
+        self._server.documents.remove(params.text_document.uri)
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    async def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:
+        handler = self.fm.commands.get(params.command)
+        if handler is None:
+            raise JsonRpcInvalidParams.of(ValueError(f"Command name {params.command!r} is not defined"))
+        result = handler(*(params.arguments or []))
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+
+class RootrankServer(LanguageServer):
+    """The server object handed to every handler as ``ls``.
+
+    Attributes:
+        documents: the open documents.
+        settings: current settings (:class:`Settings`).
+        library: the signatures in use (built-in + ``settings.signature_folders``).
+        generation: bumped whenever the library is reloaded (tells the engine processes).
+        pool: the engine processes.
+        analyser: per-document scheduling and results.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(
+            "rootrank",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=RootrankProtocol,
+        )
+        self.documents = DocumentStore()
+        self.settings = Settings()
+        self.library: Library = Library(signatures={})
+        self.generation = 0
+        self.pool = EnginePool()
+        self.analyser = Analyser(self)
+
+    # ---------------------------------------------------------------- helpers
+    def log(self, level: types.MessageType, message: str) -> None:
+        """Send ``window/logMessage`` (the server never prints: stdout is the protocol)."""
+        self.window_log_message(types.LogMessageParams(type=level, message=message))
+
+    def is_diagnosed(self, document: LogDocument) -> bool:
+        """Whether ``document`` is a log this server diagnoses (see :func:`is_log_document`)."""
+        return is_log_document(document.uri, document.language_id, self.settings.document_globs)
+
+    def workspace_roots(self) -> list[str]:
+        """Local paths of the workspace folders (the root URI when there are none)."""
+        try:
+            folders = list(self.workspace.folders.values())
+            root_uri = self.workspace.root_uri
+        except RuntimeError:
+            return []
+        paths = [to_fs_path(f.uri) for f in folders]
+        if not paths and root_uri:
+            paths = [to_fs_path(root_uri)]
+        return [p for p in paths if p]
+
+    def load_signatures(self) -> list[str]:
+        """(Re)load the library with the extra folders; returns the problems found."""
+        problems: list[str] = []
+        try:
+            library = load_library(list(self.settings.signature_folders), strict=False)
+        except SignatureError as exc:  # a broken built-in file: keep serving, say so
+            problems.append(f"rootrank: built-in signatures failed to load: {exc}")
+            library = Library(signatures={})
+        problems += [f"rootrank: signature file skipped: {err}" for err in library.problems]
+        for signature in library.signatures.values():
+            problems += [f"rootrank: signature file skipped: {p}" for p in quickfixes(signature)[1]]
+        self.library = library
+        self.generation += 1
+        return problems
+
+    def show_problems(self, problems: list[str]) -> None:
+        """One ``window/showMessage`` per problem (at most :data:`MAX_PROBLEM_MESSAGES`)."""
+        for problem in problems[:MAX_PROBLEM_MESSAGES]:
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=problem))
+        if len(problems) > MAX_PROBLEM_MESSAGES:
+            self.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"rootrank: {len(problems) - MAX_PROBLEM_MESSAGES} more signature problems (see the log)",
+                )
+            )
+        for problem in problems:
+            self.log(types.MessageType.Warning, problem)
+
+    def reanalyse_all(self) -> None:
+        """Analyse every open log again; clear diagnostics of documents no longer diagnosed."""
+        for uri in self.documents.uris():
+            document = self.documents.get(uri)
+            if document is None:
+                continue
+            if self.is_diagnosed(document):
+                self.analyser.schedule(uri)
+            else:
+                self.analyser.forget(uri)
+
+
+server = RootrankServer()
+_pending_problems: list[str] = []
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: RootrankServer, params: types.InitializeParams) -> None:
+    roots = ls.workspace_roots()
+    ls.settings = ls.settings.updated(params.initialization_options, roots[0] if roots else None)
+    _pending_problems[:] = [*ls.settings.problems, *ls.load_signatures()]
+
+
+@server.feature(types.INITIALIZED)
+async def initialized(ls: RootrankServer, params: types.InitializedParams) -> None:
+    ls.show_problems(_pending_problems)
+    _pending_problems.clear()
+    await ls.pool.warm_up()
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def workspace_did_change_configuration(ls: RootrankServer, params: types.DidChangeConfigurationParams) -> None:
+    roots = ls.workspace_roots()
+    old = ls.settings
+    ls.settings = old.updated(params.settings, roots[0] if roots else None)
+    problems = list(ls.settings.problems)
+    if ls.settings.signature_folders != old.signature_folders:
+        problems += ls.load_signatures()
+    ls.show_problems(problems)
+    if ls.settings != old:
+        ls.reanalyse_all()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def text_document_did_open(ls: RootrankServer, params: types.DidOpenTextDocumentParams) -> None:
+    document = ls.documents.get(params.text_document.uri)
+    if document is not None and ls.is_diagnosed(document):
+        ls.analyser.schedule(document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def text_document_did_change(ls: RootrankServer, params: types.DidChangeTextDocumentParams) -> None:
+    document = ls.documents.get(params.text_document.uri)
+    if document is not None and ls.is_diagnosed(document):
+        ls.analyser.schedule(document.uri, DEBOUNCE_SECONDS)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def text_document_did_save(ls: RootrankServer, params: types.DidSaveTextDocumentParams) -> None:
+    document = ls.documents.get(params.text_document.uri)
+    if document is not None and ls.is_diagnosed(document):
+        current = ls.analyser.current(document.uri)
+        if current is None:
+            ls.analyser.schedule(document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def text_document_did_close(ls: RootrankServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.analyser.forget(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def text_document_hover(ls: RootrankServer, params: types.HoverParams) -> types.Hover | None:
+    analysis = ls.analyser.current(params.text_document.uri)
+    if analysis is None:
+        return None
+    entries = analysis.by_line.get(params.position.line)
+    if not entries:
+        return None
+    order = {"root": 0, "collateral": 1, "finding": 2}
+    at = min(entries, key=lambda e: order.get(e.kind, 3))
+    document = ls.documents.get(params.text_document.uri)
+    line = document.line(params.position.line) if document else ""
+    encoding = normalise_encoding(ls.workspace.position_encoding)
+    from .positions import to_client_units
+
+    return types.Hover(
+        contents=types.MarkupContent(
+            kind=types.MarkupKind.Markdown, value=hover_markdown(at, analysis.diagnosis, ls.library)
+        ),
+        range=types.Range(
+            start=types.Position(line=params.position.line, character=0),
+            end=types.Position(line=params.position.line, character=to_client_units(line, len(line), encoding)),
+        ),
+    )
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+)
+async def text_document_code_action(ls: RootrankServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    if not any(d.source == "rootrank" for d in params.context.diagnostics):
+        return []
+    analysis = ls.analyser.current(params.text_document.uri) or ls.analyser.results.get(params.text_document.uri)
+    encoding = normalise_encoding(ls.workspace.position_encoding)
+    return await asyncio.to_thread(
+        code_actions, params, analysis, ls.library, ls.documents, ls.workspace_roots(), encoding
+    )
+
+
+@server.command("rootrank.diagnose")
+async def diagnose_command(ls: RootrankServer, *args: Any) -> dict[str, Any]:
+    """``{text, name?}`` -> the CLI's JSON for the same text (``rootrank.diagnosis/1``)."""
+    request = args[0] if args else None
+    if isinstance(request, str):
+        request = {"text": request}
+    if not isinstance(request, dict) or not isinstance(request.get("text"), str):
+        raise JsonRpcInvalidParams.of(ValueError("rootrank.diagnose takes {text: string, name?: string}"))
+    text: str = request["text"]
+    if len(text) > MAX_DIAGNOSE_CHARS:
+        raise JsonRpcInvalidParams.of(ValueError(f"text longer than {MAX_DIAGNOSE_CHARS} characters"))
+    name = request.get("name") if isinstance(request.get("name"), str) else "<text>"
+    try:
+        return await ls.pool.diagnose(
+            text, name, folders=ls.settings.signature_folders, mask=ls.settings.mask, generation=ls.generation
+        )
+    except EngineError as exc:
+        ls.log(types.MessageType.Error, f"rootrank.diagnose failed: {exc}")
+        raise
+
+
+@server.command("rootrank.signature")
+def signature_command(ls: RootrankServer, *args: Any) -> dict[str, Any] | None:
+    """``id`` (or ``{id}``) -> the signature's entry, or ``None`` when unknown."""
+    sig_id = args[0] if args else None
+    if isinstance(sig_id, dict):
+        sig_id = sig_id.get("id")
+    signature = ls.library.get(str(sig_id)) if sig_id is not None else None
+    if signature is None:
+        return None
+    entry = signature.to_entry()
+    fixes, _ = quickfixes(signature)
+    entry["quickfix"] = [{"title": f.title} for f in fixes]
+    return entry
+
+
+@server.command("rootrank.signatures")
+def signatures_command(ls: RootrankServer, *args: Any) -> list[dict[str, Any]]:
+    """Every signature: ``{id, title, failure_class, category, keys}``; ``keys`` are the
+    words to search by (tags, affected stacks, pattern literals)."""
+    listing = []
+    for signature in sorted(ls.library.signatures.values(), key=lambda s: (s.category, s.id)):
+        keys = sorted({*signature.tags, *signature.affects, *(p.literal for p in signature.patterns)})
+        listing.append(
+            {
+                "id": signature.id,
+                "title": signature.title,
+                "failure_class": signature.failure_class,
+                "category": signature.category,
+                "keys": keys,
+            }
+        )
+    return listing
+
+
+@server.command(SHOW_LOCATION)
+async def show_location_command(ls: RootrankServer, *args: Any) -> bool:
+    """``uri, range`` -> ``window/showDocument`` with that selection; returns its success."""
+    if len(args) < 2 or not isinstance(args[0], str):
+        raise JsonRpcInvalidParams.of(ValueError("rootrank.showLocation takes uri, range"))
+    selection = ls.protocol._converter.structure(args[1], types.Range)
+    result = await ls.window_show_document_async(
+        types.ShowDocumentParams(uri=args[0], take_focus=True, selection=selection)
+    )
+    return bool(result and result.success)
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: RootrankServer, params: None) -> None:
+    ls.pool.close()
+
+
+def serve() -> None:
+    """Run the server over stdio until the client exits or disappears.
+
+    The real stdout is kept for the protocol and file descriptor 1 is pointed at stderr,
+    so a stray ``print`` anywhere cannot corrupt the stream.
+    """
+    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    try:
+        server.start_io(sys.stdin.buffer, protocol_out)
+    finally:
+        server.pool.close()

@@ -1,0 +1,256 @@
+"""Engine runs in child processes, so that a 50 MB log never blocks the protocol thread.
+
+Why processes and not threads: the engine is CPU-bound Python; in a thread it would hold
+the GIL between bytecodes and a long regex call can hold it for seconds, stalling hovers.
+A process can also be stopped at once when a newer document version (or a client's
+``$/cancelRequest``) makes its run useless, and its memory goes back to the system when
+it is recycled. This module never imports pygls.
+
+Child side: ``python -m rootrank.lsp.worker`` reads requests on stdin and answers on
+stdout (its own stdout is moved to stderr first, so a stray ``print`` cannot corrupt
+the channel). Framing: 1 byte kind + 8-byte big-endian length + payload.
+
+- parent -> child: ``R`` (JSON ``{"name", "mask", "folders", "generation"}``) then ``T``
+  (the text, UTF-8 with ``surrogatepass``);
+- child -> parent: ``P`` (JSON ``{"done", "total"}``, only when the engine reports
+  progress), then ``D`` (the ``rootrank.diagnosis/1`` JSON) or ``E`` (a traceback).
+
+The child exits when its stdin closes, so it never outlives the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import os
+import struct
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+_HEADER = struct.Struct(">cQ")
+
+#: Texts longer than this (code points) recycle their worker afterwards, so the memory
+#: a large run touched is given back to the system.
+RECYCLE_AFTER_CHARS = 8 * 1024 * 1024
+
+
+class EngineError(RuntimeError):
+    """The engine failed on a text (``str(e)`` holds its traceback), or its process died."""
+
+
+# --------------------------------------------------------------------------- child side
+
+
+def _read_frame(stream: BinaryIO) -> tuple[bytes, bytes] | None:
+    head = stream.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        return None
+    kind, length = _HEADER.unpack(head)
+    payload = stream.read(length)
+    if len(payload) < length:
+        return None
+    return kind, payload
+
+
+def _write_frame(stream: BinaryIO, kind: bytes, payload: bytes) -> None:
+    stream.write(_HEADER.pack(kind, len(payload)))
+    stream.write(payload)
+    stream.flush()
+
+
+def child_main() -> None:
+    """Serve diagnosis requests on stdin/stdout until stdin closes."""
+    channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    source = sys.stdin.buffer
+
+    from rootrank.engine import diagnose_text
+    from rootrank.signatures import load_library
+
+    takes_progress = "progress" in inspect.signature(diagnose_text).parameters
+    libraries: dict[tuple[Any, ...], Any] = {}
+    while True:
+        request = _read_frame(source)
+        text_frame = _read_frame(source) if request else None
+        if request is None or text_frame is None:
+            return
+        try:
+            header = json.loads(request[1])
+            text = text_frame[1].decode("utf-8", "surrogatepass")
+            key = (tuple(header.get("folders") or ()), header.get("generation", 0))
+            if key not in libraries:
+                libraries.clear()
+                libraries[key] = load_library(list(key[0]), strict=False)
+            kwargs: dict[str, Any] = {"library": libraries[key], "mask": bool(header.get("mask", True))}
+            if takes_progress:
+                kwargs["progress"] = _progress_sender(channel)
+            diagnosis = diagnose_text(text, header.get("name") or "<text>", **kwargs)
+            body = json.dumps(diagnosis.to_dict(), default=str).encode("utf-8", "surrogatepass")
+            _write_frame(channel, b"D", body)
+        except Exception:
+            _write_frame(channel, b"E", traceback.format_exc().encode("utf-8", "replace"))
+        finally:
+            text = ""
+
+
+def _progress_sender(channel: BinaryIO) -> Callable[[int, int], None]:
+    last = [-1]
+
+    def send(done: int, total: int) -> None:
+        percent = int(100 * done / total) if total else 0
+        if percent != last[0]:
+            last[0] = percent
+            _write_frame(channel, b"P", json.dumps({"done": done, "total": total}).encode())
+
+    return send
+
+
+# -------------------------------------------------------------------------- parent side
+
+
+class _Worker:
+    """One child process, started lazily, killed on cancellation."""
+
+    def __init__(self) -> None:
+        self.process: asyncio.subprocess.Process | None = None
+
+    async def _ensure(self) -> asyncio.subprocess.Process:
+        if self.process is None or self.process.returncode is not None:
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "rootrank.lsp.worker",
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=None,
+            )
+        return self.process
+
+    async def run(
+        self,
+        header: dict[str, Any],
+        text: str,
+        on_progress: Callable[[int, int], None] | None,
+    ) -> dict[str, Any]:
+        process = await self._ensure()
+        assert process.stdin is not None and process.stdout is not None
+        request = json.dumps(header).encode()
+        body = text.encode("utf-8", "surrogatepass")
+        process.stdin.write(_HEADER.pack(b"R", len(request)) + request)
+        process.stdin.write(_HEADER.pack(b"T", len(body)))
+        process.stdin.write(body)
+        del body
+        await process.stdin.drain()
+        while True:
+            kind, length = _HEADER.unpack(await process.stdout.readexactly(_HEADER.size))
+            payload = await process.stdout.readexactly(length)
+            if kind == b"P":
+                if on_progress is not None:
+                    values = json.loads(payload)
+                    on_progress(int(values["done"]), int(values["total"]))
+                continue
+            if kind == b"D":
+                result: dict[str, Any] = json.loads(payload)
+                return result
+            raise EngineError(payload.decode("utf-8", "replace"))
+
+    def kill(self) -> None:
+        """Stop the child now (a no-op when it is not running)."""
+        if self.process is not None and self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+        self.process = None
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id, or ``None`` when not started."""
+        return self.process.pid if self.process is not None else None
+
+
+class EnginePool:
+    """A few engine processes shared by all documents and commands.
+
+    ``size`` is the number of runs that go on at once (default: 2, or 1 on one core);
+    further runs wait for a free process. Cancelling the task that awaits
+    :meth:`diagnose` kills the process doing that run and a fresh one is started for
+    the next run.
+    """
+
+    def __init__(self, size: int | None = None) -> None:
+        self.size = size or max(1, min(2, os.cpu_count() or 1))
+        self._idle: asyncio.Queue[_Worker] | None = None
+        self._workers: list[_Worker] = []
+
+    def _queue(self) -> asyncio.Queue[_Worker]:
+        if self._idle is None:
+            self._idle = asyncio.Queue()
+            for _ in range(self.size):
+                worker = _Worker()
+                self._workers.append(worker)
+                self._idle.put_nowait(worker)
+        return self._idle
+
+    async def warm_up(self) -> None:
+        """Start one process ahead of the first run (saves the interpreter's start-up)."""
+        queue = self._queue()
+        worker = await queue.get()
+        try:
+            await worker._ensure()
+        finally:
+            queue.put_nowait(worker)
+
+    async def diagnose(
+        self,
+        text: str,
+        name: str,
+        *,
+        folders: tuple[str, ...] = (),
+        mask: bool = True,
+        generation: int = 0,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """Run ``rootrank.engine.diagnose_text(text, name)`` in a child process.
+
+        Returns:
+            the ``rootrank.diagnosis/1`` dict (``Diagnosis.to_dict()``), exactly as the
+            CLI prints it with ``--format json``.
+        Raises:
+            EngineError: the engine raised (message = its traceback) or its process died.
+            asyncio.CancelledError: the run was cancelled (its process is killed).
+        """
+        queue = self._queue()
+        worker = await queue.get()
+        try:
+            header = {"name": name, "mask": mask, "folders": list(folders), "generation": generation}
+            try:
+                result = await worker.run(header, text, on_progress)
+            except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError) as exc:
+                worker.kill()
+                raise EngineError(f"the engine process stopped: {exc!r}") from None
+            if len(text) > RECYCLE_AFTER_CHARS:
+                worker.kill()
+            return result
+        except BaseException:
+            if not isinstance(sys.exc_info()[1], EngineError):
+                worker.kill()
+            raise
+        finally:
+            queue.put_nowait(worker)
+
+    def pids(self) -> list[int]:
+        """Process ids of the running children (for tests and memory checks)."""
+        return [pid for pid in (w.pid for w in self._workers) if pid is not None]
+
+    def close(self) -> None:
+        """Kill every child."""
+        for worker in self._workers:
+            worker.kill()
+
+
+if __name__ == "__main__":
+    child_main()

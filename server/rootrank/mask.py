@@ -1,0 +1,663 @@
+"""Masking: secrets and personal details are replaced before any text leaves the engine.
+
+Every string the engine shows, returns or writes (evidence lines, messages, paths, hosts) goes
+through one :class:`Masker` per diagnosis. It runs on the bounded set of lines that are shown
+(evidence, reasoning, report fields), never on every log line, so the cost is a few regex passes
+per shown line (see ``tests/test_mask.py`` for the measured rate).
+
+Placeholders (chosen so a reader still sees *what* was there, and so that masking masked text
+changes nothing):
+
+=================================  ============================================================
+what                               becomes
+=================================  ============================================================
+token with a known prefix          the prefix and ``***``: ``hf_***``, ``sk-***``, ``ghp_***``,
+                                   ``github_pat_***``, ``AKIA***``, ``xoxb-***``, ``AIza***``,
+                                   ``glpat-***``, ``pypi-***``, ``npm_***``, ``eyJ***`` (JWT)...
+``key=value`` for a secret key     ``HF_TOKEN=***``, ``"password": "***"``, ``--api-key ***``
+private key block                  ``-----BEGIN RSA PRIVATE KEY-----***``
+``Authorization: Bearer x``        ``Authorization: Bearer ***``
+credentials in a URL               ``https://***:***@host-1/...`` (user and password both go)
+e-mail address                     ``<email>``
+user name in a home path           ``/home/<user>/...``, ``/Users/<user>/``, ``C:\\Users\\<user>\\``
+``USER=alice`` and the like        ``USER=<user>``
+host name                          ``host-1``, ``host-2``... stable within one Masker
+IPv4 / IPv6 address                ``ip-1``, ``ip-2``... stable within one Masker
+SLURM node list ``node[01-04]``    the expanded hosts' pseudonyms: ``host-1,host-2,...``
+a line whose masking timed out     ``<line withheld: masking timed out>`` (fails closed)
+text past 64 KiB in one string     cut, ending ``…[N characters not shown]``
+=================================  ============================================================
+
+Kept on purpose: ``localhost``, loopback and unspecified addresses (``127.0.0.1``,
+``0.0.0.0``, ``::1``; a wrong ``MASTER_ADDR=localhost`` *is* a diagnosis), public
+documentation hosts (``pytorch.org``, ``github.com``...), hex hashes, commit ids, pointers,
+tensor values and version numbers (they are not secrets, and error text needs them).
+
+Why patterns of our own and not ``detect-secrets`` (Yelp, PyPI): its scanner reports secret
+*values* per file line rather than spans to replace; its catch-all high-entropy plugins flag
+every commit id, ``sha256:`` digest and pointer in a training log (measured: a NCCL line
+with a commit id gave 6 "secrets"), while it has no detector for Hugging Face, Weights &
+Biases or Google API keys; it also pulls in ``requests``. The token formats below are the ones
+the issuers document (Hugging Face ``hf_``, OpenAI ``sk-``/``sk-proj-``, GitHub's 2021 token
+formats ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_`` and ``github_pat_``, AWS ``AKIA``/``ASIA``
+key ids, Slack ``xox[abprs]-``, Google ``AIza`` + 35, RFC 7519 JWTs, RFC 7468 PEM blocks), with
+the same rule set gitleaks and detect-secrets use for the keyword (``password=``) cases.
+
+The host mapping lives only in the instance: it is never returned, serialised, logged or
+written, and a Masker refuses to be pickled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import regex
+
+#: Seconds one masking pass over one string may take before the string is withheld.
+TIMEOUT_S = 0.5
+
+#: The most hosts a SLURM node list is expanded to (``node[1-100000]`` is not expanded).
+MAX_NODELIST = 256
+
+#: Longer strings are cut here before masking (the cut is marked); shown text is never this
+#: long, and the cut bounds the masking time of a hostile 200 MB line.
+MAX_TEXT = 64 * 1024
+
+WITHHELD = "<line withheld: masking timed out>"
+EMAIL = "<email>"
+USER = "<user>"
+STARS = "***"
+
+#: Hosts that are not personal and are themselves a diagnosis (``MASTER_ADDR=localhost``).
+KEEP_HOSTS = frozenset({"localhost", "localhost.localdomain", "127.0.0.1", "0.0.0.0", "::1", "::"})
+
+#: Public hosts that error messages link to; never pseudonymised (subdomains included).
+PUBLIC_DOMAINS = (
+    "pytorch.org", "github.com", "githubusercontent.com", "huggingface.co", "hf.co",
+    "nvidia.com", "python.org", "pypi.org", "wandb.ai", "readthedocs.io", "readthedocs.org",
+    "deepspeed.ai", "microsoft.com", "google.com", "googleapis.com", "tensorflow.org",
+    "anaconda.org", "conda.io", "kaggle.com", "openai.com", "stackoverflow.com", "slack.com",
+    "amazon.com", "amazonaws.com", "docker.io", "docker.com", "ubuntu.com", "debian.org",
+)
+
+#: Domain suffixes that only name machines inside a site; such a name is a host anywhere.
+_INTERNAL_SUFFIX = (
+    r"(?:local|internal|lan|localdomain|cluster|corp|intranet|intra|priv|private|svc)"
+)
+
+_PSEUDONYM = regex.compile(r"(?:host|ip)-\d+")
+_IPV4_FULL = regex.compile(
+    r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}"
+)
+
+# --- secrets -------------------------------------------------------------------------------
+
+# Known token formats: (regex, number of leading characters to keep as the visible prefix is
+# given by the named group "p"). The bodies are bounded ({n,400}) so no pattern can run away.
+_TOKEN = regex.compile(
+    r"(?<![\w-])(?:"
+    r"(?P<p>hf_)[A-Za-z0-9]{20,200}"  # Hugging Face user access token
+    r"|(?P<p>api_org_)[A-Za-z0-9]{20,200}"  # Hugging Face org token (legacy)
+    r"|(?P<p>sk-)(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_-]{20,300}"  # OpenAI / Anthropic
+    r"|(?P<p>(?:sk|rk|pk)_(?:live|test)_)[A-Za-z0-9]{16,200}"  # Stripe
+    r"|(?P<p>gh[pousr]_)[A-Za-z0-9]{30,255}"  # GitHub tokens
+    r"|(?P<p>github_pat_)[A-Za-z0-9_]{22,255}"  # GitHub fine-grained PAT
+    r"|(?P<p>glpat-)[A-Za-z0-9_-]{20,100}"  # GitLab PAT
+    r"|(?P<p>(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA))[A-Z0-9]{16}(?![A-Za-z0-9])"  # AWS ids
+    r"|(?P<p>xox[abposr]-)[A-Za-z0-9-]{10,250}"  # Slack tokens
+    r"|(?P<p>xapp-)[A-Za-z0-9-]{10,250}"  # Slack app-level token
+    r"|(?P<p>AIza)[A-Za-z0-9_-]{35}"  # Google API key
+    r"|(?P<p>ya29\.)[A-Za-z0-9_-]{20,2000}"  # Google OAuth access token
+    r"|(?P<p>eyJ)[A-Za-z0-9_-]{8,4000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{0,2000}"  # JWT
+    r"|(?P<p>pypi-)AgE[A-Za-z0-9_-]{40,400}"  # PyPI upload token
+    r"|(?P<p>npm_)[A-Za-z0-9]{36}"  # npm token
+    r"|(?P<p>r8_)[A-Za-z0-9]{30,60}"  # Replicate
+    r"|(?P<p>dapi)[a-f0-9]{32}(?:-\d)?"  # Databricks
+    r"|(?P<p>SG\.)[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,60}"  # SendGrid
+    r"|(?P<p>key-)[a-f0-9]{32}"  # Mailgun
+    r"|(?P<p>SK)[0-9a-f]{32}(?![0-9a-f])"  # Twilio API key sid
+    r"|(?P<p>\d{8,10}:AA)[A-Za-z0-9_-]{33}"  # Telegram bot
+    r"|(?P<p>hooks\.slack\.com/services/)[A-Za-z0-9/]{20,120}"  # Slack webhook
+    r"|(?P<p>discord(?:app)?\.com/api/webhooks/)[0-9]{10,20}/[A-Za-z0-9_-]{20,100}"
+    r")"
+)
+
+_PEM_BEGIN = regex.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = regex.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+
+# A line (or quoted value) that is only a long run of base64 with upper, lower and digits: a
+# PEM body line, a kubeconfig certificate, a service-account key. Never diagnosis text.
+_BASE64_LINE = regex.compile(
+    r"^\s*(?=[A-Za-z0-9+/]{0,200}[A-Z])(?=[A-Za-z0-9+/]{0,200}[a-z])(?=[A-Za-z0-9+/]{0,200}\d)"
+    r"[A-Za-z0-9+/]{40,200}={0,2}\s*$"
+)
+
+_AUTH_HEADER = regex.compile(
+    r"(?i)(?P<p>\b(?:authorization|proxy-authorization)\s*[:=]\s*['\"]?(?:bearer|basic|token|"
+    r"digest)?\s*|\bbearer\s+(?=[A-Za-z0-9._~+/=-]{0,4000}[\d._~+/=-]))"
+    r"(?P<v>[A-Za-z0-9._~+/=-]{8,4000})"
+)
+
+# A secret-named key and its value: env dumps (HF_TOKEN=...), config prints ('api_key': '...',
+# password: ...), INI (aws_secret_access_key = ...), JSON ("private_key": "...").
+_SECRET_WORD = (
+    r"(?:token|secret|passw(?:or)?d|pwd|passphrase|credentials?|private[_-]?key(?:[_-]?id)?"
+    r"|[a-z0-9][_-]?key|world_info|connection[_-]?string)"
+)
+_SECRET_HINTS = ("token", "secret", "pass", "pwd", "key", "credential", "world_info", "connection")
+_KEYWORD = regex.compile(
+    r"(?i)(?<![\w.-])(?P<k>[A-Za-z0-9_.-]{0,60}?" + _SECRET_WORD + r")(?![\w-])"
+    r"(?P<sep>['\"]?\s{0,8}(?P<op>=|:)\s{0,8})"
+    r"(?:(?P<q>['\"])(?P<qv>[^'\"\n]{1,4000})(?P=q)|(?P<v>[^\s'\",;&)}\]]{1,4000}))"
+)
+# Command-line flags: --token X, --hf_token=X, --wandb-key X, --password X.
+_FLAG = regex.compile(
+    r"(?i)(?P<k>(?<![\w-])--?[A-Za-z0-9_-]{0,40}?" + _SECRET_WORD + r")(?P<sep>[ =])"
+    r"(?P<v>[^\s'\"]{1,4000})"
+)
+# Bare URL query parameters that carry signatures: ?sig=..., &X-Amz-Signature=..., &code=...
+_QUERY = regex.compile(
+    r"(?i)(?P<k>[?&](?:sig|signature|x-amz-signature|x-amz-credential|x-goog-signature"
+    r"|x-goog-credential|code|key|access_token|refresh_token|client_secret))=(?P<v>[^&\s#'\"]{1,4000})"
+)
+# ~/.netrc as printed: "machine api.wandb.ai login user password KEY"; "wandb login KEY".
+_NETRC = regex.compile(
+    r"(?i)\b(?P<k>(?:password|passwd)\s{1,8})(?P<v>[^\s]{4,4000})|"
+    r"\b(?P<k>wandb\s{1,4}login\s{1,4}(?:--relogin\s{1,4})?)(?P<v>[A-Za-z0-9_-]{20,200})"
+)
+
+_URL_CREDS = regex.compile(
+    r"(?P<s>\b[A-Za-z][A-Za-z0-9+.-]{1,20}://)(?P<u>[^\s/@:?#]{1,400})(?::(?P<pw>[^\s/@]{0,400}))?@"
+)
+
+# Values that are never secrets: literals, numbers, placeholders, code (a call or an index).
+_NOT_SECRET = regex.compile(
+    r"(?i)(?:true|false|none|null|nil|undefined|yes|no|on|off|lambda|self|cls|required"
+    r"|optional|\*+|<[^>]{0,80}>|\$\{?[A-Za-z_]\w{0,80}\}?|-?\d{1,40}(?:\.\d{1,40})?)"
+)
+
+# Key names that end like a secret's but hold none (sorting, caching, dict and tokenizer keys).
+_NOT_SECRET_KEY = regex.compile(
+    r"(?i)(?:sort|cache|primary|foreign|dict|hot|mon|lookup|group|partition|routing|shard|layer"
+    r"|param|state|metric|input|output|label|hash|map|sub|pad|bos|eos|unk|sep|cls|mask"
+    r"|special|start|end|max|min|num|n|next|prev|first|last)[_-]?(?:key|token)$"
+)
+
+# --- personal details ------------------------------------------------------------------------
+
+_EMAIL = regex.compile(
+    r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![\w-])"
+)
+_HOME = regex.compile(
+    r"(?P<p>(?<![\w.])(?:/(?:[\w.-]{1,40}/){0,3}?(?:home|Users|homes|u)/|[A-Za-z]:(?:\\\\|\\)"
+    r"(?:Users|Documents and Settings)(?:\\\\|\\)))"
+    r"(?P<u>[A-Za-z0-9._-]{1,64})(?=[/\\:\s'\"),\]]|$)"
+    r"|(?P<p>(?<![\w./])~)(?P<u>[A-Za-z][A-Za-z0-9._-]{0,63})(?=/)"
+)
+_USER_VAR = regex.compile(
+    r"(?P<p>\b(?:USER|LOGNAME|USERNAME|SUDO_USER|SLURM_JOB_USER|PBS_O_LOGNAME|"
+    r"JUPYTERHUB_USER)\s{0,4}[=:]\s{0,4}['\"]?)(?P<u>[A-Za-z0-9._-]{1,64})"
+)
+
+# --- hosts ------------------------------------------------------------------------------------
+
+_HOSTNAME = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63}){0,8}"
+_NAME_WITH_DIGIT = r"[A-Za-z][A-Za-z0-9-]{0,62}\d[A-Za-z0-9-]{0,20}(?:\.[A-Za-z0-9-]{1,63}){0,8}"
+
+# Where host names stand in logs: (name, cheap test on the line, pattern whose group "h" is the
+# host). The cheap test skips a pattern on lines that cannot match it.
+_HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
+    # NCCL: "node01:12345:12345 [0] NCCL INFO ..."
+    ("host_nccl", lambda s: " [" in s, regex.compile(
+        r"(?<![\w.:-])(?P<h>" + _HOSTNAME + r"):\d{1,10}:\d{1,10} \[\d{1,4}\]")),
+    # torchelastic ChildFailedError table / key-value prints: "host : node03.cluster.local"
+    ("host_key", lambda s: any(w in s.lower() for w in ("host", "node", "addr", "endpoint")),
+     regex.compile(
+        r"(?i:\b(?:host|hostname|host_name|nodename|node_name|master_addr|master-addr|"
+        r"SLURMD_NODENAME|SLURM_SUBMIT_HOST|SLURM_LAUNCH_NODE_IPADDR|SLURM_TOPOLOGY_ADDR|"
+        r"local_addr|rdzv_endpoint|rdzv-endpoint|rendezvous_endpoint|endpoint)\b)"
+        r"['\"]?\s{0,12}[:=]\s{0,12}['\"]?(?P<h>" + _HOSTNAME + r")(?![\w-])")),
+    # launcher flags: "--master_addr node01", "--rdzv-endpoint=node01:29500"
+    ("host_flag", lambda s: "--" in s, regex.compile(
+        r"(?i:--(?:master[_-]addr|rdzv[_-]endpoint|hostname|host))[ =](?P<h>" + _HOSTNAME + r")"
+        r"(?![\w-])")),
+    # SLURM: "srun: error: node03: task 3: Exited", "*** STEP 12.0 ON node01 CANCELLED AT"
+    ("host_slurm", lambda s: "srun" in s or "CANCELLED" in s, regex.compile(
+        r"\bsrun: error: (?P<h>" + _HOSTNAME + r"): task"
+        r"|\b(?:STEP|JOB) [\d.]{1,20} ON (?P<h>" + _HOSTNAME + r") CANCELLED")),
+    # ssh: "connect to host node05 port 22"
+    ("host_ssh", lambda s: "host " in s, regex.compile(
+        r"\bhost (?P<h>" + _HOSTNAME + r") port\b")),
+    # c10d: "(node01, 29500)", "[node02.cluster.local]:29500"
+    ("host_c10d", lambda s: ", " in s or "]:" in s, regex.compile(
+        r"\((?P<h>" + _HOSTNAME + r"), \d{1,5}\)|\[(?P<h>" + _HOSTNAME + r")\]:\d{1,5}")),
+    # a URL's host: tcp://node01:29500, http://mlflow.corp.example.com/...
+    ("host_url", lambda s: "://" in s, regex.compile(
+        r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://(?:\*{3}(?::\*{3})?@)?(?P<h>" + _HOSTNAME + r")"
+        r"(?=[:/?#\s'\")\]]|$)")),
+    # pdsh / DeepSpeed prefix at the start: "node01: [2024-..."; hostfile "node01 slots=8"
+    ("host_prefix", lambda s: ": " in s[:80] or "slots=" in s, regex.compile(
+        r"^(?P<h>" + _NAME_WITH_DIGIT + r"): |^(?P<h>" + _HOSTNAME + r") slots=\d")),
+    # a name with a digit and a port: "node02:29500" (not file.cpp:123, not cuda:0)
+    ("host_port", lambda s: ":" in s, regex.compile(
+        r"(?<![\w./:-])(?P<h>" + _NAME_WITH_DIGIT + r"):\d{2,5}(?![\d.\w])")),
+    # a site-internal FQDN anywhere: node03.cluster.local, ip-10-0-1-5.ec2.internal
+    ("host_fqdn", lambda s: "." in s, regex.compile(
+        r"(?<![\w.@-])(?P<f>[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63}){0,8}\."
+        + _INTERNAL_SUFFIX
+        + r")(?![\w(-]|\.[A-Za-z0-9])")),
+]
+# "ssh bob@node05", "alice@gpu-3:~$": a user at a machine (an e-mail needs a dotted domain).
+_USER_AT_HOST = regex.compile(
+    r"(?<![\w.+-])(?P<u>[A-Za-z_][A-Za-z0-9._-]{0,31})@(?P<h>[A-Za-z][A-Za-z0-9-]{0,62})"
+    r"(?![\w.-])"
+)
+_NODELIST = regex.compile(
+    r"(?P<p>\b(?:SLURM_(?:JOB_|STEP_)?NODELIST|SLURM_NODELIST|NODELIST)\s{0,4}[=:]\s{0,4})"
+    r"(?P<v>[A-Za-z0-9.,\[\]-]{1,4000})"
+)
+_NODELIST_ITEM = regex.compile(r"(?P<base>[A-Za-z0-9.-]{0,64})(?:\[(?P<r>[0-9,-]{1,400})\])?(?:,|$)")
+_SOURCE_EXT = regex.compile(r"(?i)\.(?:py|pyx|cpp|cc|cxx|c|h|hpp|cu|cuh|so|js|ts|rs|go|java)$")
+
+_IPV4 = regex.compile(
+    r"(?<![\w.]|==|(?i:\b(?:version|ver|v|cudnn|cuda|nccl|driver|torch|python|tensorrt|trt))"
+    r"[\s:=_-]{0,3})"
+    r"(?P<ip>(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})"
+    r"(?![\w]|\.\d|\+)"
+)
+# IPv6 with a "::" or all eight groups; at least three hex digits overall and free-standing,
+# so C++ scopes (c10::Error, at::cuda) and times (12:34:56) never match.
+_IPV6 = regex.compile(
+    r"(?<![\w:.])(?P<ip>(?=[0-9A-Fa-f:]{0,60}[0-9A-Fa-f][0-9A-Fa-f:]{0,60}[0-9A-Fa-f]"
+    r"[0-9A-Fa-f:]{0,60}[0-9A-Fa-f])"
+    r"(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){7}"
+    r"|(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?::(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?))"
+    r"(?![\w:]|\.\d)"
+)
+
+_HAS_DIGIT_DOT = regex.compile(r"\d\.\d{1,3}\.\d")
+
+#: Every pattern the masker uses, by name: the regex-safety test checks each one.
+PATTERNS: dict[str, Any] = {
+    "token": _TOKEN,
+    "pem_begin": _PEM_BEGIN,
+    "pem_end": _PEM_END,
+    "base64_line": _BASE64_LINE,
+    "auth_header": _AUTH_HEADER,
+    "keyword": _KEYWORD,
+    "flag": _FLAG,
+    "query": _QUERY,
+    "netrc": _NETRC,
+    "url_creds": _URL_CREDS,
+    "email": _EMAIL,
+    "home": _HOME,
+    "user_var": _USER_VAR,
+    "user_at_host": _USER_AT_HOST,
+    "nodelist": _NODELIST,
+    "ipv4": _IPV4,
+    "ipv6": _IPV6,
+    **{name: pattern for name, _test, pattern in _HOST_RULES},
+}
+
+
+def _mask_pem(s: str) -> str:
+    """Replace everything from each ``-----BEGIN ... PRIVATE KEY-----`` marker through its END
+    marker (or, with no END, through the end of ``s``: fail closed) by the marker and ``***``."""
+    out: list[str] = []
+    pos = 0
+    while True:
+        begin = _PEM_BEGIN.search(s, pos, timeout=TIMEOUT_S)
+        if begin is None:
+            out.append(s[pos:])
+            return "".join(out)
+        out.append(s[pos : begin.end()] + STARS)
+        end = _PEM_END.search(s, begin.end(), timeout=TIMEOUT_S)
+        if end is None:
+            return "".join(out)
+        pos = end.end()
+
+
+def _public(name: str) -> bool:
+    low = name.lower().rstrip(".")
+    return any(low == d or low.endswith("." + d) for d in PUBLIC_DOMAINS)
+
+
+def _masked_already(value: str) -> bool:
+    return STARS in value or value.startswith("<") or bool(_PSEUDONYM.fullmatch(value))
+
+
+class Masker:
+    """Masks secrets and personal details in text shown to a user, one diagnosis at a time.
+
+    Args:
+        enabled: ``False`` (``--no-mask``, the ``rootrank.mask`` setting) makes every method
+            return its input unchanged.
+
+    The instance holds the host and IP pseudonyms it has handed out, so that the same host is
+    ``host-1`` in every line of one report; use one Masker per report. The mapping is private:
+    there is no accessor, ``repr`` does not show it, and pickling raises ``TypeError``.
+    Not thread-safe: share one instance between threads only under a lock.
+    """
+
+    __slots__ = ("enabled", "_names", "_ip_count", "_host_count", "_users", "_known")
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self._names: dict[str, str] = {}  # real host/IP (lower-case) -> pseudonym
+        self._host_count = 0
+        self._ip_count = 0
+        self._users: set[str] = set()
+        self._known: Any = None  # compiled alternation of known host names, rebuilt lazily
+
+    def __repr__(self) -> str:
+        return f"Masker(enabled={self.enabled})"
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("a Masker holds a private host mapping and cannot be serialised")
+
+    # -- hosts ----------------------------------------------------------------------------
+
+    def host(self, name: str) -> str:
+        """The pseudonym of a host name or IP address: ``host-1``, ``host-2``... for names and
+        ``ip-1``, ``ip-2``... for addresses, numbered in order of first sight and stable for the
+        life of this instance (case-insensitive; ``node01`` and ``NODE01`` are one host).
+
+        ``localhost``, loopback/unspecified addresses, public hosts (``github.com``...) and
+        strings that are already pseudonyms or placeholders come back unchanged, as does
+        everything when the masker is disabled. An empty name returns ``""``.
+        """
+        if not self.enabled or not name:
+            return name
+        key = name.strip().lower().rstrip(".")
+        if not key or key in KEEP_HOSTS or _masked_already(key) or _public(key):
+            return name
+        if key in self._names:
+            return self._names[key]
+        if key.startswith("[") and key.endswith("]"):
+            return "[" + self.host(name.strip()[1:-1]) + "]"
+        if _IPV4_FULL.fullmatch(key) or (":" in key and regex.fullmatch(r"[0-9a-f:]{2,45}", key)):
+            if key.startswith("127.") or key.startswith("0.0.0.0"):
+                return name
+            self._ip_count += 1
+            pseudonym = f"ip-{self._ip_count}"
+        else:
+            self._host_count += 1
+            pseudonym = f"host-{self._host_count}"
+            while pseudonym in self._names.values():  # a real host literally named host-N
+                self._host_count += 1
+                pseudonym = f"host-{self._host_count}"
+            short = key.split(".", 1)[0]
+            # node03.cluster.local and node03 are one machine: share the pseudonym.
+            if "." in key and short in self._names and not short.isdigit():
+                pseudonym = self._names[short]
+            elif "." in key and not short.isdigit():
+                self._names.setdefault(short, pseudonym)
+        self._names[key] = pseudonym
+        self._known = None
+        return pseudonym
+
+    def _known_pattern(self) -> Any:
+        # Host names learned earlier (with a digit, a dot or a dash, so "gpu" never becomes a
+        # host everywhere) are replaced wherever they stand alone; longest first.
+        if self._known is None:
+            names = sorted(
+                (
+                    n
+                    for n in self._names
+                    if not _IPV4_FULL.fullmatch(n)
+                    and ":" not in n
+                    and len(n) >= 3
+                    and regex.search(r"[\d.-]", n)
+                ),
+                key=len,
+                reverse=True,
+            )
+            if names:
+                alt = "|".join(regex.escape(n) for n in names)
+                self._known = regex.compile(
+                    r"(?i)(?<![\w.-])(?:" + alt + r")(?![\w-]|\.[A-Za-z0-9])"
+                )
+            else:
+                self._known = False
+        return self._known
+
+    # -- text -----------------------------------------------------------------------------
+
+    def text(self, s: str) -> str:
+        """Mask one line or message (it may hold newlines). Idempotent: masking masked text
+        returns it unchanged; never un-masks. Returns ``s`` unchanged when disabled.
+
+        If any pattern takes longer than :data:`TIMEOUT_S` on ``s`` (a hostile line), the whole
+        string is replaced by :data:`WITHHELD`: masking fails closed, never open.
+        """
+        if not self.enabled or not s:
+            return s
+        if len(s) > MAX_TEXT:
+            s = s[:MAX_TEXT] + f" …[{len(s) - MAX_TEXT} characters not shown]"
+        try:
+            return self._text(s)
+        except TimeoutError:
+            return WITHHELD
+
+    def lines(self, items: Iterable[str]) -> list[str]:
+        """:meth:`text` over several strings, sharing this instance's pseudonyms."""
+        return [self.text(s) for s in items]
+
+    def json(self, obj: Any) -> Any:
+        """A copy of a JSON-ready value with every string masked; values under the keys
+        ``host``, ``initiating_host``, ``hostname`` and the values of ``hosts`` mappings are
+        treated as host names (:meth:`host`). Keys are masked like text, except plain
+        identifiers. Returns ``obj`` itself when disabled."""
+        if not self.enabled:
+            return obj
+        return self._json(obj, None)
+
+    def _json(self, obj: Any, key: str | None) -> Any:
+        if isinstance(obj, str):
+            if key in ("host", "initiating_host", "hostname", "hosts") and " " not in obj:
+                return self.host(obj)
+            return self.text(obj)
+        if isinstance(obj, dict):
+            out = {}
+            for k, v in obj.items():
+                nk = k if not isinstance(k, str) or k.isidentifier() else self.text(k)
+                child_key = "hosts" if key == "hosts" else (k if isinstance(k, str) else None)
+                out[nk] = self._json(v, child_key)
+            return out
+        if isinstance(obj, (list, tuple)):
+            return [self._json(v, key) for v in obj]
+        return obj
+
+    def _sub(self, pattern: Any, repl: Callable[[Any], str], s: str) -> str:
+        return pattern.sub(repl, s, timeout=TIMEOUT_S)
+
+    def _text(self, s: str) -> str:
+        # 1. Secrets. Order matters: whole blocks, then known formats, then keyword values,
+        #    so "HF_TOKEN=hf_abc" keeps its shape as "HF_TOKEN=hf_***".
+        if "PRIVATE KEY" in s:
+            s = _mask_pem(s)
+        if "\n" in s:
+            s = "\n".join(self._line_secrets(part) for part in s.split("\n"))
+        else:
+            s = self._line_secrets(s)
+        # 2. Personal details.
+        if "@" in s:
+            s = self._sub(_EMAIL, lambda m: EMAIL, s)
+        if "home" in s or "Users" in s or "~" in s or "/u/" in s or "Documents and" in s:
+            s = self._sub(_HOME, self._home, s)
+        if "USER" in s or "LOGNAME" in s:
+            s = self._sub(_USER_VAR, self._user_var, s)
+        if self._users:
+            s = self._user_paths(s)
+        # 3. Hosts and addresses.
+        if "@" in s:
+            s = self._sub(_USER_AT_HOST, self._user_at_host, s)
+        s = self._sub(_NODELIST, self._nodelist, s)
+        for _name, may_match, pattern in _HOST_RULES:
+            if may_match(s):
+                s = self._sub(pattern, self._host_ctx, s)
+        known = self._known_pattern()
+        if known:
+            s = known.sub(lambda m: self.host(m[0]), s, timeout=TIMEOUT_S)
+        if "." in s and _HAS_DIGIT_DOT.search(s):
+            s = self._sub(_IPV4, lambda m: self.host(m["ip"]), s)
+        if "::" in s or s.count(":") >= 7:
+            s = self._sub(_IPV6, lambda m: self.host(m["ip"]), s)
+        return s
+
+    def _line_secrets(self, s: str) -> str:
+        s = self._sub(_TOKEN, lambda m: m["p"] + STARS, s)
+        if _BASE64_LINE.match(s, timeout=TIMEOUT_S):
+            return "<base64>"
+        s = self._sub(_URL_CREDS, self._url_creds, s)
+        s = self._sub(_AUTH_HEADER, lambda m: m["p"] + STARS, s)
+        low = s.lower()
+        if any(w in low for w in _SECRET_HINTS):
+            s = self._sub(_KEYWORD, self._keyword, s)
+        if "-" in s and any(w in low for w in _SECRET_HINTS):
+            s = self._sub(_FLAG, self._flag, s)
+        if "=" in s:
+            s = self._sub(_QUERY, lambda m: m["k"] + "=" + STARS, s)
+        if "pass" in low or "login" in low:
+            s = self._sub(_NETRC, self._netrc, s)
+        return s
+
+    # -- replacement callbacks ----------------------------------------------------------------
+
+    @staticmethod
+    def _url_creds(m: Any) -> str:
+        if m["u"] == STARS and (m["pw"] is None or m["pw"] == STARS):
+            return m[0]
+        return m["s"] + STARS + (":" + STARS if m["pw"] is not None else "") + "@"
+
+    @staticmethod
+    def _keyword(m: Any) -> str:
+        if _NOT_SECRET_KEY.search(m["k"]):
+            return m[0]
+        if m["q"]:
+            value = m["qv"]
+            if _masked_already(value) or _NOT_SECRET.fullmatch(value.strip()):
+                return m[0]
+            return m["k"] + m["sep"] + m["q"] + STARS + m["q"]
+        value = m["v"]
+        end = m.end()
+        rest = m.string[end : end + 1]
+        if _masked_already(value) or _NOT_SECRET.fullmatch(value) or rest in ("(", "["):
+            return m[0]
+        if "(" in value or "[" in value:  # code: token = tokenizer(x), key=os.environ["X"]
+            return m[0]
+        if m["op"] == ":" and regex.fullmatch(r"[a-z]{1,20}\.?", value):
+            return m[0]  # prose: "Invalid token: expired"
+        return m["k"] + m["sep"] + STARS
+
+    @staticmethod
+    def _flag(m: Any) -> str:
+        value = m["v"]
+        if _masked_already(value) or _NOT_SECRET.fullmatch(value) or value.startswith("-"):
+            return m[0]
+        return m["k"] + m["sep"] + STARS
+
+    @staticmethod
+    def _netrc(m: Any) -> str:
+        value = m["v"]
+        if _masked_already(value) or _NOT_SECRET.fullmatch(value):
+            return m[0]
+        if m["k"].lower().startswith("pass") and regex.fullmatch(r"[a-z]{1,20}[.,:]?", value):
+            return m[0]  # prose: "password authentication failed"
+        return m["k"] + STARS
+
+    def _home(self, m: Any) -> str:
+        user = m["u"]
+        if user in (USER.strip("<>"),) or user.startswith("<") or user in (".", ".."):
+            return m[0]
+        if m["p"] == "~" and not user:
+            return m[0]
+        if user.lower() in ("shared", "public", "default", "all users"):
+            return m[0]
+        self._users.add(user)
+        return m["p"] + USER
+
+    def _user_var(self, m: Any) -> str:
+        user = m["u"]
+        if user == "root":
+            return m[0]
+        self._users.add(user)
+        return m["p"] + USER
+
+    def _user_paths(self, s: str) -> str:
+        # A user name learned from a home path is also masked where it is a path component
+        # elsewhere (/scratch/alice/run1, /gpfs/data/alice).
+        names = [u for u in self._users if len(u) >= 3 and u not in ("user", "root")]
+        if not names:
+            return s
+        alt = "|".join(regex.escape(u) for u in sorted(names, key=len, reverse=True))
+        pat = regex.compile(r"(?<=[/\\])(?:" + alt + r")(?=[/\\:\s'\")]|$)")
+        return pat.sub(USER, s, timeout=TIMEOUT_S)
+
+    def _host_ctx(self, m: Any) -> str:
+        fqdn = m.captures("f")
+        if fqdn:
+            # "node03.cluster.local" or "gpu7.local", not "threading.local": three labels or
+            # a digit in the first one.
+            name = fqdn[-1]
+            if name.count(".") < 2 and not any(c.isdigit() for c in name.split(".")[0]):
+                return m[0]
+        for name in ("h", "f"):
+            spans = m.spans(name)
+            caps = m.captures(name)
+            if not caps:
+                continue
+            host = caps[-1]
+            start, end = spans[-1]
+            if self._not_a_host(host):
+                return m[0]
+            rel_s, rel_e = start - m.start(), end - m.start()
+            return m[0][:rel_s] + self.host(host) + m[0][rel_e:]
+        return m[0]
+
+    @staticmethod
+    def _not_a_host(name: str) -> bool:
+        low = name.lower()
+        return (
+            _masked_already(low)
+            or low in KEEP_HOSTS
+            or low.isdigit()
+            or _public(low)
+            or bool(_SOURCE_EXT.search(low))
+            or bool(regex.fullmatch(r"rank\d+|cuda\d*|gpu\d*|step\d+|epoch\d+|v\d[\w.]*", low))
+            or low in ("none", "null", "true", "false", "unknown", "localhost")
+            or bool(regex.fullmatch(r"(?:\d+\.)+\d+", low)) and not _IPV4_FULL.fullmatch(low)
+        )
+
+    def _user_at_host(self, m: Any) -> str:
+        host = m["h"]
+        if self._not_a_host(host) or m["u"] in ("git",):
+            return m[0]
+        return USER + "@" + self.host(host)
+
+    def _nodelist(self, m: Any) -> str:
+        value = m["v"]
+        if _masked_already(value):
+            return m[0]
+        hosts: list[str] = []
+        for item in _NODELIST_ITEM.finditer(value, timeout=TIMEOUT_S):
+            base, ranges = item["base"], item["r"]
+            if not base and not ranges:
+                continue
+            if ranges is None:
+                hosts.append(base)
+                continue
+            for part in ranges.split(","):
+                lo, _, hi = part.partition("-")
+                if not lo.isdigit() or (hi and not hi.isdigit()):
+                    continue
+                width = len(lo)
+                a, b = int(lo), int(hi) if hi else int(lo)
+                if b - a > MAX_NODELIST or len(hosts) > MAX_NODELIST:
+                    return m["p"] + "<nodelist>"
+                hosts.extend(f"{base}{i:0{width}d}" for i in range(a, b + 1))
+        if not hosts or len(hosts) > MAX_NODELIST:
+            return m["p"] + "<nodelist>"
+        return m["p"] + ",".join(self.host(h) for h in hosts)

@@ -1,0 +1,81 @@
+"""The ``rootrank`` command as a user types it: formats, exit codes, folders, stdin."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import ROOT, run_cli
+
+OOM = ROOT / "signatures" / "memory" / "cuda-oom.positive.log"
+
+
+def test_diagnose_json_contract_and_exit_code():
+    proc = run_cli("diagnose", str(OOM), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    d = json.loads(proc.stdout)
+    assert d["schema"] == "rootrank.diagnosis/1"
+    assert d["root_cause"]["signature"] == "cuda-oom"
+    assert d["initiating_rank"] == 5
+    assert d["root_cause"]["evidence"][0]["line"] == 9
+
+
+def test_text_report_order_and_no_colour_when_piped():
+    proc = run_cli("diagnose", str(OOM))
+    out = proc.stdout.decode()
+    assert proc.returncode == 0
+    assert "\x1b[" not in out
+    order = [out.index(h) for h in ("Root cause:", "Initiating rank: 5", "Collateral:", "Fix:", "Confirm:", "Verify:")]
+    assert order == sorted(order)
+
+
+def test_markdown_report():
+    proc = run_cli("diagnose", str(OOM), "--format", "markdown")
+    out = proc.stdout.decode()
+    assert out.startswith("## Root cause: CUDA out of memory")
+    assert "### Initiating rank" in out and "**Rank 5**" in out
+
+
+def test_stdin_and_nothing_found_exit_code():
+    proc = run_cli("diagnose", "-", stdin=b"step 1 loss 0.5\nstep 2 loss 0.4\n")
+    assert proc.returncode == 1
+    assert "No known failure found." in proc.stdout.decode()
+
+
+def test_folder_of_per_rank_files_takes_the_rank_from_the_path(tmp_path):
+    run = tmp_path / "logs" / "abc123" / "attempt_0"
+    for r in range(3):
+        (run / str(r)).mkdir(parents=True)
+        (run / str(r) / "stdout.log").write_text(f"step 1 loss 0.5 on local rank {r}\n")
+    (run / "2" / "stderr.log").write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/proj/train.py", line 10, in <module>\n'
+        "    x = torch.empty(1 << 40, device='cuda')\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 TiB. GPU 2 has a total capacity of 79.14 GiB of which 70.00 GiB is free.\n"
+    )
+    proc = run_cli("diagnose", str(tmp_path / "logs"), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    d = json.loads(proc.stdout)
+    assert d["initiating_rank"] == 2
+    assert d["root_cause"]["evidence"][0]["line"] == 4
+    assert d["root_cause"]["evidence"][0]["path"].endswith("attempt_0/2/stderr.log")
+
+
+def test_missing_file_is_one_readable_line_and_exit_2():
+    proc = run_cli("diagnose", "/nonexistent/train.log")
+    assert proc.returncode == 2
+    err = proc.stderr.decode().strip().splitlines()
+    assert err == ["rootrank: /nonexistent/train.log: no such file or folder"]
+
+
+def test_help_documents_exit_codes():
+    proc = run_cli("diagnose", "--help")
+    out = proc.stdout.decode()
+    assert "0  a root cause was diagnosed" in out
+    assert "1  no known failure found" in out
+    assert "2  usage or input error" in out
+
+
+def test_signatures_listing():
+    proc = run_cli("signatures", "--format", "json")
+    rows = json.loads(proc.stdout)
+    assert "cuda-oom" in {r["id"] for r in rows}

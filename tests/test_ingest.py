@@ -1,0 +1,77 @@
+"""Ingestion: decoding, ANSI, progress bars, glued ranks, JSON tracebacks, line numbers."""
+
+from __future__ import annotations
+
+import codecs
+import io
+
+import pytest
+
+from rootrank.ingest import MAX_LINE_BYTES, InputError, clean, read_lines, read_text, strip_ansi
+
+
+def lines_of(data: bytes):
+    return list(read_lines(io.BytesIO(data)))
+
+
+def test_invalid_utf8_is_kept_as_replacement_and_numbers_hold():
+    out = lines_of(b"ok\nbad \xff\xfe byte\nlast\n")
+    assert [(l.number, l.text) for l in out] == [(1, "ok"), (2, "bad \ufffd\ufffd byte"), (3, "last")]
+
+
+def test_ansi_codes_and_escapeless_leftovers_are_removed():
+    assert strip_ansi("\x1b[1;31mRuntimeError\x1b[0m: boom") == "RuntimeError: boom"
+    assert strip_ansi("[1;36mINFO[0m started") == "INFO started"
+    assert strip_ansi("1;36mwarning text") == "warning text"
+    # ordinary text with digits and 'm' is untouched
+    assert strip_ansi("timeout 10m at [rank3]: step 5") == "timeout 10m at [rank3]: step 5"
+
+
+def test_progress_bar_overwrites_collapse_to_last_frame():
+    raw = " 10%|#         | 1/10\r 50%|#####     | 5/10\r100%|##########| 10/10"
+    assert clean(raw) == [("100%|##########| 10/10", raw.rindex("\r") + 1)]
+    # CRLF: the trailing \r is dropped, nothing else changes
+    out = lines_of(b"first\r\nsecond\r\n")
+    assert [l.text for l in out] == ["first", "second"]
+
+
+def test_glued_rank_output_is_split_and_keeps_the_line_number():
+    out = lines_of(b"x\n[rank0]: step 3 loss 0.1[rank1]: Traceback (most recent call last):\n")
+    assert [(l.number, l.text) for l in out] == [
+        (1, "x"),
+        (2, "[rank0]: step 3 loss 0.1"),
+        (2, "[rank1]: Traceback (most recent call last):"),
+    ]
+    assert out[2].offset == len("[rank0]: step 3 loss 0.1")
+
+
+def test_json_traceback_is_expanded_into_lines():
+    line = '{"message": {"message": "ValueError: bad", "extraInfo": {"py_callstack": "Traceback (most recent call last):\\n  File \\"/w/train.py\\", line 3, in <module>\\n    main()\\nValueError: bad\\n"}}}'
+    out = list(read_text(line))
+    texts = [l.text for l in out]
+    assert "ValueError: bad" in texts
+    assert '  File "/w/train.py", line 3, in <module>' in texts
+    assert {l.number for l in out} == {1}
+
+
+def test_utf16_log_is_decoded():
+    data = codecs.BOM_UTF16_LE + "line one\r\nRuntimeError: CUDA error: out of memory\r\n".encode("utf-16-le")
+    out = lines_of(data)
+    assert [l.text for l in out] == ["line one", "RuntimeError: CUDA error: out of memory"]
+
+
+def test_binary_data_is_refused_with_one_clear_error():
+    with pytest.raises(InputError, match="binary"):
+        lines_of(bytes(range(256)) * 64)
+
+
+def test_overlong_line_is_cut_and_the_next_line_keeps_its_number():
+    data = b"a" * (MAX_LINE_BYTES * 2 + 10) + b"\nnext\n"
+    out = lines_of(data)
+    assert [l.number for l in out] == [1, 2]
+    assert len(out[0].text) == MAX_LINE_BYTES
+    assert out[1].text == "next"
+
+
+def test_empty_input_yields_nothing():
+    assert lines_of(b"") == []

@@ -1,0 +1,107 @@
+"""Rank, host and time attribution for what real launchers print."""
+
+from __future__ import annotations
+
+from rootrank.ranks import RankTagger, parse_time, rank_from_path
+
+
+def tag_all(lines, **kw):
+    t = RankTagger(**kw)
+    return t, [t.tag(line, i + 1) for i, line in enumerate(lines)]
+
+
+def test_torchrun_stacked_prefix_teaches_continuation_lines():
+    _, out = tag_all([
+        "[default0]:[rank12]:[E817 17:40:34.227531918 ProcessGroupNCCL.cpp:1515] [PG 0 (default_pg) Rank 12] watchdog",
+        "[default0]:frame #0: c10::Error::Error",
+        "[default1]:frame #0: other process",
+    ])
+    assert [(o.rank, o.local_rank) for o in out] == [(12, 0), (12, 0), (None, 1)]
+    assert out[1].text == "frame #0: c10::Error::Error"
+
+
+def test_slurm_label_mpi_tag_and_pdsh_host():
+    _, out = tag_all(["3: RuntimeError: x", "0 :Error in compute_loss", "[1,5]<stderr>: Traceback", "node07: [rank9]: boom"])
+    assert [(o.rank, o.host, o.text) for o in out] == [
+        (3, None, "RuntimeError: x"),
+        (0, None, "Error in compute_loss"),
+        (5, None, "Traceback"),
+        (9, "node07", "boom"),
+    ]
+
+
+def test_time_of_day_is_not_a_slurm_label():
+    _, out = tag_all(["12:34:56 INFO started"])
+    assert out[0].rank is None
+
+
+def test_subgroup_rank_is_not_the_global_rank():
+    _, out = tag_all([
+        "[PG 1 Rank 0] Watchdog caught collective operation timeout",
+        "[PG ID 0 PG GUID 0(default_pg) Rank 3] Watchdog caught collective operation timeout",
+        "[Rank 6] Watchdog caught collective operation timeout",
+    ])
+    assert [o.rank for o in out] == [None, 3, 6]
+
+
+def test_nccl_device_is_not_the_rank_comm_line_maps_pid():
+    t, out = tag_all([
+        "node01:15325:16199 [2] NCCL INFO Channel 00/02 : 0 1",
+        "node01:15325:16199 [2] NCCL INFO comm 0x55d5a0 rank 6 nranks 8 cudaDev 2 busId 41000 commId 0x1 - Init START",
+        "node01:15325:16199 [2] NCCL INFO [Service thread] Connection closed by localRank 2",
+    ])
+    assert [o.rank for o in out] == [None, 6, 6]
+    assert out[0].host == "node01" and out[0].pid == 15325
+    assert t.world_size == 8
+
+
+def test_elastic_summary_entries():
+    t, _ = tag_all([
+        "Failures:",
+        "[1]:",
+        "  time      : 2026-11-29_13:34:28",
+        "  host      : node01",
+        "  rank      : 2 (local_rank: 2)",
+        "  exitcode  : -15 (pid: 25062)",
+        "  traceback : Signal 15 (SIGTERM) received by PID 25062",
+        "------------------------------------------------------------",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2026-11-29_13:34:27",
+        "  host      : node02",
+        "  rank      : 1 (local_rank: 1)",
+        "  exitcode  : 1 (pid: 25061)",
+        "============================================================",
+    ])
+    got = [(e.rank, e.local_rank, e.host, e.exitcode, e.root_cause) for e in t.elastic]
+    assert got == [(2, 2, "node01", -15, False), (1, 1, "node02", 1, True)]
+    assert t.hosts == {2: "node01", 1: "node02"}
+
+
+def test_mp_spawn_banner_names_the_process_of_the_traceback():
+    _, out = tag_all([
+        "-- Process 1 terminated with the following error:",
+        "Traceback (most recent call last):",
+        '  File "/w/train.py", line 9, in run',
+        "ValueError: bad shard",
+        "",
+        "unrelated line",
+    ])
+    assert [o.rank for o in out] == [None, 1, 1, 1, 1, None]
+
+
+def test_rank_from_path_layouts():
+    assert rank_from_path("logs/run/attempt_0/3/stderr.log") == (3, True)
+    assert rank_from_path("slurm-81234-5.out") == (5, False)
+    assert rank_from_path("out/rank_7.log") == (7, False)
+    assert rank_from_path("train.log") == (None, False)
+
+
+def test_timestamps_order_across_formats():
+    glog = parse_time("[E1129 10:02:11.500000 ProcessGroupNCCL.cpp:632] x")
+    iso = parse_time("2024-11-29 10:02:12,000 - INFO - y")
+    elastic = parse_time("2026-11-29_10:02:13")
+    assert glog is not None and iso is not None and elastic is not None
+    assert glog < iso < elastic
+    assert iso - glog == 0.5
+    assert parse_time("[E817 17:40:34.227531918 ProcessGroupNCCL.cpp:1515]") is not None
