@@ -288,6 +288,7 @@ def analyze(state: ScanState, library: Library) -> Diagnosis:
         "ranks": sorted({f.rank for f in group if f.rank is not None}),
         "evidence": evidence,
         "captures": dict(root.captures),
+        "frames": list(root.frames),
         "summary": render(sig.entry["summary"], values),
         "mechanism": render(sig.entry["mechanism"], values),
         "symptoms": sig.entry.get("symptoms", []),

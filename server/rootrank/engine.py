@@ -176,6 +176,7 @@ def mask_diagnosis(diag: Diagnosis, masker: Masker) -> None:
             e.text = masker.text(e.text)  # columns still index the original line
             e.path = masker.text(e.path)
         f.captures = {k: masker.text(v) for k, v in f.captures.items()}
+        f.frames = _mask_value(f.frames, masker)
         if f.host:
             f.host = masker.host(f.host)
         if f.signature == "unclassified":

@@ -90,6 +90,9 @@ class Finding:
         count: how many lines matched.
         evidence: the first few matched lines (bounded).
         captures: named groups captured by the first match (``seqnum``, ``optype``, ``size``...).
+        frames: when the first match is a Python exception line, that traceback's frames,
+            innermost last, as ``{"file", "line" (1-based in that file), "func", "user"}``
+            (``user`` is false for site-packages, the standard library and torch).
     """
 
     signature: str
@@ -105,6 +108,7 @@ class Finding:
     count: int = 1
     evidence: list[Evidence] = field(default_factory=list)
     captures: dict[str, str] = field(default_factory=dict)
+    frames: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -119,6 +123,7 @@ class Finding:
             "count": self.count,
             "captures": dict(self.captures),
             "evidence": [e.to_dict() for e in self.evidence],
+            "frames": list(self.frames),
         }
 
 

@@ -108,7 +108,11 @@ class Scanner:
                     if stack not in st.stacks and any(w in text for w in words):
                         st.stacks.add(stack)
             for hit in match(text):
-                self._record(hit, raw, tagged.rank, tagged.host, tagged.pid, tagged.time, path, text)
+                finding = self._record(hit, raw, tagged.rank, tagged.host, tagged.pid, tagged.time, path, text)
+                if exc is not None and not finding.frames and exc.frames:
+                    finding.frames = [
+                        {"file": f.file, "line": f.line, "func": f.func, "user": f.user} for f in exc.frames[-12:]
+                    ]
         st.elastic.extend(tagger.elastic)
         for rank, host in tagger.hosts.items():
             st.hosts.setdefault(rank, host)
@@ -130,7 +134,7 @@ class Scanner:
         time: float | None,
         path: str,
         text: str,
-    ) -> None:
+    ) -> Finding:
         st = self.state
         sig = hit.signature
         if "rank" in hit.captures:
@@ -171,6 +175,7 @@ class Scanner:
             st.findings[key] = finding
             if rank is None and pid is not None:
                 st.pending_pid.append((finding, host, pid))
+            return finding
         else:
             finding.count += 1
             if len(finding.evidence) < MAX_EVIDENCE:
@@ -181,4 +186,5 @@ class Scanner:
                 finding.host = host
             for k, v in hit.captures.items():
                 finding.captures.setdefault(k, v)
+        return finding
 
