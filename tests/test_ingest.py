@@ -7,11 +7,37 @@ import io
 
 import pytest
 
-from rootrank.ingest import MAX_LINE_BYTES, InputError, clean, read_lines, read_text, strip_ansi
+from rootrank.ingest import (
+    MAX_LINE_BYTES,
+    InputError,
+    clean,
+    logical_lines,
+    read_blocks,
+    strip_ansi,
+    text_blocks,
+)
 
 
-def lines_of(data: bytes):
-    return list(read_lines(io.BytesIO(data)))
+def _flatten(blocks):
+    out = []
+    for block in blocks:
+        for i, physical in enumerate(block.text.split("\n")):
+            out.extend(logical_lines(block.first_line + i, physical))
+    return out
+
+
+def lines_of(data: bytes, **kw):
+    return _flatten(read_blocks(io.BytesIO(data), **kw))
+
+
+def test_blocks_end_on_line_boundaries_and_number_lines_across_blocks():
+    data = b"".join(b"line %d\n" % i for i in range(1, 2001))
+    blocks = list(read_blocks(io.BytesIO(data), block_bytes=1000))
+    assert len(blocks) > 5
+    assert all(not b.text.endswith("\n") for b in blocks)
+    got = lines_of(data, block_bytes=1000)
+    assert [(l.number, l.text) for l in got] == [(i, f"line {i}") for i in range(1, 2001)]
+    assert all(len(b.lower) == len(b.text) for b in blocks)
 
 
 def test_invalid_utf8_is_kept_as_replacement_and_numbers_hold():
@@ -47,7 +73,7 @@ def test_glued_rank_output_is_split_and_keeps_the_line_number():
 
 def test_json_traceback_is_expanded_into_lines():
     line = '{"message": {"message": "ValueError: bad", "extraInfo": {"py_callstack": "Traceback (most recent call last):\\n  File \\"/w/train.py\\", line 3, in <module>\\n    main()\\nValueError: bad\\n"}}}'
-    out = list(read_text(line))
+    out = _flatten(text_blocks(line))
     texts = [l.text for l in out]
     assert "ValueError: bad" in texts
     assert '  File "/w/train.py", line 3, in <module>' in texts
@@ -69,7 +95,7 @@ def test_overlong_line_is_cut_and_the_next_line_keeps_its_number():
     data = b"a" * (MAX_LINE_BYTES * 2 + 10) + b"\nnext\n"
     out = lines_of(data)
     assert [l.number for l in out] == [1, 2]
-    assert len(out[0].text) == MAX_LINE_BYTES
+    assert MAX_LINE_BYTES <= len(out[0].text) <= MAX_LINE_BYTES * 6
     assert out[1].text == "next"
 
 

@@ -78,3 +78,8 @@ def test_schema_error_names_file_and_field(tmp_path):
     bad.write_text(src.replace("regex: 'CUDA error: out of memory'", "regex: '(unclosed'"))
     with pytest.raises(SignatureError, match=r"patterns\[1\]\.regex"):
         load_signature(bad)
+
+
+def test_every_builtin_pattern_compiles():
+    for sig in SIGNATURES:
+        load_signature(sig.path, eager=True)  # raises SignatureError naming the field

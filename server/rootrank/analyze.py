@@ -200,7 +200,7 @@ def analyze(state: ScanState, library: Library) -> Diagnosis:
         findings=findings,
         ranks=ranks_info,
         stack=sorted(state.stacks),
-        lines_read=state.lines_read,
+        lines_read=state.lines_total,
     )
     if root is None:
         if state.exceptions:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from rootrank.analyze import analyze
-from rootrank.ingest import InputError, RawLine, open_log, read_lines, read_text
+from rootrank.ingest import Block, InputError, open_log, read_blocks, text_blocks
 from rootrank.mask import Masker
 from rootrank.match import Matcher
 from rootrank.model import Diagnosis
@@ -100,12 +100,12 @@ def _finish(scanner: Scanner, library: Library, mask: bool) -> Diagnosis:
     return diag
 
 
-def diagnose_lines(sources: Iterable[tuple[str, Iterable[RawLine]]], *, library: Library | None = None, mask: bool = True) -> Diagnosis:
-    """Diagnose already-split sources: ``(name, lines)`` pairs, scanned in order."""
+def diagnose_blocks(sources: Iterable[tuple[str, Iterable[Block]]], *, library: Library | None = None, mask: bool = True) -> Diagnosis:
+    """Diagnose sources given as ``(name, blocks)`` pairs, scanned in order."""
     lib = library or default_library()
     scanner = Scanner(matcher_for(lib))
-    for name, lines in sources:
-        scanner.scan_source(name, lines)
+    for name, blocks in sources:
+        scanner.scan_source(name, blocks)
     return _finish(scanner, lib, mask)
 
 
@@ -114,7 +114,7 @@ def diagnose_text(text: str, name: str = "<text>", *, library: Library | None = 
 
     ``name`` is used as the path in evidence (and may name the rank, e.g. ``rank3.log``).
     """
-    return diagnose_lines([(name, read_text(text))], library=library, mask=mask)
+    return diagnose_blocks([(name, text_blocks(text))], library=library, mask=mask)
 
 
 def diagnose_stream(stream: BinaryIO, name: str = "<stdin>", *, library: Library | None = None, mask: bool = True) -> Diagnosis:
@@ -123,7 +123,7 @@ def diagnose_stream(stream: BinaryIO, name: str = "<stdin>", *, library: Library
     Raises:
         InputError: the stream holds binary data.
     """
-    return diagnose_lines([(name, read_lines(stream))], library=library, mask=mask)
+    return diagnose_blocks([(name, read_blocks(stream))], library=library, mask=mask)
 
 
 def diagnose_paths(paths: list[str], *, library: Library | None = None, mask: bool = True) -> Diagnosis:
@@ -138,11 +138,11 @@ def diagnose_paths(paths: list[str], *, library: Library | None = None, mask: bo
     scanner = Scanner(matcher_for(lib))
     for path in expand_paths(paths):
         if path == "-":
-            scanner.scan_source("<stdin>", read_lines(sys.stdin.buffer))
+            scanner.scan_source("<stdin>", read_blocks(sys.stdin.buffer))
             continue
         with open_log(path) as fh:
             try:
-                scanner.scan_source(path, read_lines(fh))
+                scanner.scan_source(path, read_blocks(fh))
             except InputError as exc:
                 raise InputError(f"{path}: {exc}") from None
             except OSError as exc:

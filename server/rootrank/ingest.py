@@ -14,8 +14,8 @@ What real terminals and launchers leave in a log, and what happens to it here:
   line is expanded into one logical line per escaped line, all with the original number;
 - a line longer than :data:`MAX_LINE_BYTES` is cut there (the rest is skipped, not kept).
 
-Memory is bounded by one line (:data:`MAX_LINE_BYTES`) plus the reader's buffer; files are
-never read whole.
+Memory is bounded by one block (:data:`BLOCK_BYTES`) plus one line (:data:`MAX_LINE_BYTES`);
+files are never read whole.
 """
 
 from __future__ import annotations
@@ -141,65 +141,96 @@ def _sniff(head: bytes) -> str:
     return "utf-8"
 
 
-def read_lines(stream: BinaryIO) -> Iterator[RawLine]:
-    """Yield the cleaned logical lines of a binary stream, one physical line at a time.
+#: Bytes read per block; a block always ends at a line boundary.
+BLOCK_BYTES = 4 << 20
+
+
+@dataclass(slots=True)
+class Block:
+    """Whole physical lines of a log, decoded.
+
+    ``text`` holds the lines joined by ``\\n``; ``lower`` is the same text with ASCII letters
+    lower-cased (same length, same offsets: the gate searches it); ``first_line`` is the
+    1-based number of the block's first line.
+    """
+
+    text: str
+    lower: str
+    first_line: int
+
+
+def read_blocks(stream: BinaryIO, *, block_bytes: int = BLOCK_BYTES, sniff: bool = True) -> Iterator[Block]:
+    """Read a binary stream as blocks of whole lines, never holding more than one block
+    plus one line (:data:`MAX_LINE_BYTES`; a longer line's excess is skipped) in memory.
 
     Raises:
-        InputError: the stream holds binary data (see :func:`_sniff`).
+        InputError: ``sniff`` is on and the stream holds binary data.
     """
     buffered = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[arg-type]
-    head = buffered.peek(8192)[:8192]
-    encoding = _sniff(head)
+    encoding = _sniff(buffered.peek(8192)[:8192]) if sniff else "utf-8"
     if encoding != "utf-8":
-        text_stream = io.TextIOWrapper(buffered, encoding=encoding, errors="replace", newline="\n")
-        number = 0
-        while True:
-            line = text_stream.readline(MAX_LINE_BYTES)
-            if not line:
-                return
-            number += 1
-            if not line.endswith("\n"):
-                rest = line
-                while rest and not rest.endswith("\n"):
-                    rest = text_stream.readline(MAX_LINE_BYTES)
-            yield from _logical(number, line.rstrip("\n"))
+        yield from _reencoded_blocks(buffered, encoding, block_bytes)
         return
-    number = 0
-    readline = buffered.readline
+    number = 1
+    first = True
     while True:
-        chunk = readline(MAX_LINE_BYTES)
+        buf = buffered.read(block_bytes)
+        if not buf:
+            return
+        if first:
+            first = False
+            if buf.startswith(codecs.BOM_UTF8):
+                buf = buf[3:]
+        if not buf.endswith(b"\n"):
+            tail = buffered.readline(MAX_LINE_BYTES)
+            buf += tail
+            if tail and not tail.endswith(b"\n"):
+                while True:  # skip the rest of an over-long line
+                    rest = buffered.readline(MAX_LINE_BYTES)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+                buf += b"\n"
+        block = _block(buf, number)
+        number += buf.count(b"\n")
+        yield block
+
+
+def _block(buf: bytes, number: int) -> Block:
+    if buf.endswith(b"\n"):
+        buf = buf[:-1]
+    return Block(buf.decode("utf-8", errors="replace"), buf.lower().decode("utf-8", errors="replace"), number)
+
+
+def _reencoded_blocks(buffered: io.BufferedReader, encoding: str, block_bytes: int) -> Iterator[Block]:
+    text_stream = io.TextIOWrapper(buffered, encoding=encoding, errors="replace", newline="\n")
+    number = 1
+    while True:
+        chunk = text_stream.read(block_bytes // 2)
         if not chunk:
             return
-        number += 1
-        if not chunk.endswith(b"\n"):
-            rest = chunk
-            while rest and not rest.endswith(b"\n"):
-                rest = readline(MAX_LINE_BYTES)
-        else:
-            chunk = chunk[:-1]
-        if number == 1 and chunk.startswith(codecs.BOM_UTF8):
-            chunk = chunk[3:]
-        raw = chunk.decode("utf-8", errors="replace")
-        if "\x00" in raw:
-            raw = raw.replace("\x00", "")
-        yield from _logical(number, raw)
+        if not chunk.endswith("\n"):
+            chunk += text_stream.readline(MAX_LINE_BYTES)
+        data = chunk.encode("utf-8", errors="replace")
+        if not data.endswith(b"\n"):
+            data += b"\n"
+        yield _block(data, number)
+        number += data.count(b"\n")
 
 
-def _logical(number: int, raw: str) -> Iterator[RawLine]:
+def text_blocks(text: str) -> Iterator[Block]:
+    """Blocks of text already in memory (an editor buffer, a selection): no binary check."""
+    yield from read_blocks(io.BytesIO(text.encode("utf-8", errors="replace")), sniff=False)
+
+
+def logical_lines(number: int, raw: str) -> list[RawLine]:
+    """Clean one physical line (1-based ``number``) into its logical lines."""
+    if len(raw) > MAX_LINE_BYTES:
+        raw = raw[:MAX_LINE_BYTES]
+    if "\x00" in raw:
+        raw = raw.replace("\x00", "")
     if "\r" not in raw and "]:" not in raw and "\\n" not in raw and not _may_have_ansi(raw):
-        yield RawLine(number, raw, raw, 0)
-        return
-    for text, offset in clean(raw):
-        yield RawLine(number, raw, text, offset)
-
-
-def read_text(text: str) -> Iterator[RawLine]:
-    """Yield the cleaned logical lines of text already in memory (an editor buffer)."""
-    number = 0
-    for physical in text.split("\n"):
-        number += 1
-        yield from _logical(number, physical[:MAX_LINE_BYTES])
-    return
+        return [RawLine(number, raw, raw, 0)]
+    return [RawLine(number, raw, text, offset) for text, offset in clean(raw)]
 
 
 def open_log(path: str | os.PathLike[str]) -> BinaryIO:

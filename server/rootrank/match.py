@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import regex
+import ahocorasick
 
 from rootrank.signatures import Library, Pattern, Signature
 
@@ -38,6 +38,7 @@ class Matcher:
     sensitive: list[tuple[str, list[tuple[Pattern, Signature]]]]
     insensitive: list[tuple[str, list[tuple[Pattern, Signature]]]]
     timeouts: dict[str, int] = field(default_factory=dict)
+    gate: Gate | None = None
 
     @classmethod
     def from_library(cls, library: Library) -> Matcher:
@@ -47,7 +48,9 @@ class Matcher:
                 by_literal.setdefault((pattern.literal, pattern.ignorecase), []).append((pattern, sig))
         sensitive = [(lit, pats) for (lit, ic), pats in by_literal.items() if not ic]
         insensitive = [(lit, pats) for (lit, ic), pats in by_literal.items() if ic]
-        return cls(sensitive=sensitive, insensitive=insensitive)
+        matcher = cls(sensitive=sensitive, insensitive=insensitive)
+        matcher.gate = Gate(matcher.literals())
+        return matcher
 
     def literals(self) -> list[str]:
         """Every literal (case-sensitive ones as written, insensitive ones lower-case)."""
@@ -95,8 +98,48 @@ class Matcher:
         return Hit(sig, m.span(), captures, m.group(0))
 
 
-def compile_literal_gate(literals: list[str]) -> regex.Pattern[str]:
-    """One regex that matches any of ``literals`` (case-insensitively): a line that does not
-    match it cannot match any signature."""
-    alternatives = sorted({regex.escape(lit.lower()) for lit in literals}, key=len, reverse=True)
-    return regex.compile("|".join(alternatives), regex.IGNORECASE)
+#: Lines that change rank/traceback state must reach the scanner even when no signature
+#: literal is on them (lower-case, as the gate searches the lower-cased text).
+STATE_WORDS = (
+    "traceback (most recent call last)",  # a traceback starts; the scanner then follows it
+    "the above exception was the direct cause",
+    "during handling of the above exception",
+    "]:[rank",  # stacked torchrun prefix: teaches local rank -> global rank
+    "nccl info comm 0x",  # NCCL: (host, pid) -> rank, nranks
+    "init complete comm",
+    "failures:",  # torchelastic failure summary
+    "root cause (first observed failure)",
+    "-- process ",  # mp.spawn banner
+    "world_size",
+    "world size",
+)
+
+
+class Gate:
+    """A multi-literal search (Aho-Corasick, pyahocorasick) over a lower-cased block that
+    finds the lines worth the per-line path: every line a signature could match (its
+    literal, case-folded) and every line that changes rank or traceback state.
+
+    Built once per :class:`Matcher`; :meth:`line_starts` costs one C pass over the block.
+    """
+
+    def __init__(self, literals: list[str]) -> None:
+        self.automaton = ahocorasick.Automaton()
+        words = {lit.lower() for lit in literals} | set(STATE_WORDS)
+        for word in sorted(words):
+            self.automaton.add_word(word, len(word))
+        self.automaton.make_automaton()
+
+    def line_starts(self, lower: str) -> Iterator[int]:
+        """Offsets (0-based, ascending, no repeats) in ``lower`` where a line holding a
+        gate word starts."""
+        line_end = -1
+        for end, length in self.automaton.iter(lower):
+            if end <= line_end:
+                continue
+            start = end - length + 1
+            line_start = lower.rfind("\n", 0, start) + 1
+            line_end = lower.find("\n", end)
+            if line_end == -1:
+                line_end = len(lower)
+            yield line_start

@@ -79,6 +79,23 @@ _FILE_RANK = regex.compile(
 )
 
 
+_LINE_RANK = regex.compile(
+    r"^(?:\[rank(\d{1,6})\]:|\[\d+,(\d{1,6})\]<std(?:out|err)>:|(\d{1,6}) ?:(?!\d))", regex.MULTILINE
+)
+
+
+def ranks_in(text: str) -> set[int]:
+    """Global ranks named by launcher prefixes at the start of the lines of ``text``
+    (``[rank3]:``, ``[1,3]<stderr>:``, ``3: ``): a cheap sweep used to learn which ranks
+    exist from lines that need no other work."""
+    found: set[int] = set()
+    for groups in _LINE_RANK.findall(text):
+        for g in groups:
+            if g:
+                found.add(int(g))
+    return found
+
+
 def rank_from_path(path: str) -> tuple[int | None, bool]:
     """The rank a file's path names, if any, and whether it is a *local* rank.
 
@@ -262,6 +279,10 @@ class RankTagger:
         if rank is not None and host is not None:
             self.hosts.setdefault(rank, host)
         return Tagged(body, rank, local, host, pid, time)
+
+    def following(self) -> bool:
+        """``True`` while a torchelastic summary or an ``mp.spawn`` traceback is open."""
+        return self._summary or self._spawn_proc is not None
 
     def last_time(self, rank: int | None) -> float | None:
         """The latest timestamp seen so far on a line of ``rank`` (a lower bound for an

@@ -11,14 +11,16 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from rootrank.ingest import RawLine
+from rootrank.ingest import Block, RawLine, logical_lines
 from rootrank.match import Hit, Matcher
 from rootrank.model import Evidence, Finding
-from rootrank.ranks import ElasticFailure, RankTagger, rank_from_path
+from rootrank.ranks import ElasticFailure, RankTagger, rank_from_path, ranks_in
 from rootrank.tracebacks import PyException, TracebackReader
 
 MAX_EVIDENCE = 5
 MAX_EXCEPTIONS = 64
+#: Characters at the head of each block (after the first) swept for rank prefixes.
+RANK_SWEEP_CHARS = 65536
 
 #: Words that tell which framework the log comes from (for the fix's code), by stack.
 _STACK_WORDS = (
@@ -53,7 +55,8 @@ class ScanState:
     hosts: dict[int, str] = field(default_factory=dict)
     world_size: int | None = None
     stacks: set[str] = field(default_factory=set)
-    lines_read: int = 0
+    lines_read: int = 0  # physical lines that went through the per-line path
+    lines_total: int = 0  # physical lines in all sources
     sources: list[str] = field(default_factory=list)
     # exception line (path, number) -> exception, for findings on exception lines
     exception_at: dict[tuple[str, int], PyException] = field(default_factory=dict)
@@ -72,47 +75,50 @@ class Scanner:
         self.state = ScanState()
         self._order = 0
 
-    def scan_source(self, path: str, lines: Iterable[RawLine]) -> None:
-        """Scan one source. ``path`` names it in evidence; its rank may come from the path."""
+    def scan_source(self, path: str, blocks: Iterable[Block]) -> None:
+        """Scan one source given as blocks of whole lines. ``path`` names it in evidence;
+        its rank may come from the path.
+
+        Only lines the :class:`~rootrank.match.Gate` selects go through the per-line path,
+        plus every line after them while a traceback, a torchelastic summary or an
+        ``mp.spawn`` banner is open (those states need consecutive lines).
+        """
         st = self.state
         st.sources.append(path)
         path_rank, is_local = rank_from_path(path)
         tagger = RankTagger(path=path, path_rank=path_rank, path_rank_is_local=is_local)
         readers: dict[int | None, TracebackReader] = {}
-        match = self.matcher.match
-        stack_check = 400  # look for framework names in the first lines and in frames
-        for raw in lines:
-            st.lines_read += 1
-            tagged = tagger.tag(raw.text, raw.number)
-            text = tagged.text
-            rank = tagged.rank
-            if tagged.time is None and rank is not None:
-                tagged.time = tagger.last_time(rank)
-            if rank is not None:
-                st.ranks_seen.add(rank)
-            reader = readers.get(rank)
-            if reader is None:
-                reader = readers[rank] = TracebackReader()
-            exc = reader.feed(text, raw.number)
-            if exc is not None:
-                self._order += 1
-                st.exceptions.append(
-                    SeenException(exc, path, rank, tagged.host, tagged.time, raw.raw, self._order)
-                )
-                st.exception_at[(path, raw.number)] = exc
-                if len(st.exception_at) > 4 * MAX_EXCEPTIONS:
-                    st.exception_at.pop(next(iter(st.exception_at)))
-            if stack_check > 0 or 'File "' in text:
-                stack_check -= 1
-                for stack, words in _STACK_WORDS:
-                    if stack not in st.stacks and any(w in text for w in words):
-                        st.stacks.add(stack)
-            for hit in match(text):
-                finding = self._record(hit, raw, tagged.rank, tagged.host, tagged.pid, tagged.time, path, text)
-                if exc is not None and not finding.frames and exc.frames:
-                    finding.frames = [
-                        {"file": f.file, "line": f.line, "func": f.func, "user": f.user} for f in exc.frames[-12:]
-                    ]
+        gate = self.matcher.gate
+        assert gate is not None
+        following = False
+        for block in blocks:
+            text = block.text
+            size = len(text)
+            number = block.first_line
+            counted = 0  # offset up to which newlines are counted into `number`
+            # Which ranks exist: the whole first block and the head of every later one
+            # (a sweep over every line would cost as much as the gate itself).
+            st.ranks_seen.update(ranks_in(text if block.first_line == 1 else text[:RANK_SWEEP_CHARS]))
+            starts = gate.line_starts(block.lower)
+            cur = 0 if following else next(starts, -1)
+            while cur != -1 and cur < size:
+                number += text.count("\n", counted, cur)
+                counted = cur
+                end = text.find("\n", cur)
+                if end == -1:
+                    end = size
+                st.lines_read += 1
+                for raw in logical_lines(number, text[cur:end]):
+                    self._line(raw, path, tagger, readers)
+                following = tagger.following() or any(r.open for r in readers.values())
+                nxt = end + 1
+                if following:
+                    cur = nxt
+                else:
+                    cur = next(starts, -1)
+                    while cur != -1 and cur < nxt:
+                        cur = next(starts, -1)
+            st.lines_total += text.count("\n") + 1
         st.elastic.extend(tagger.elastic)
         for rank, host in tagger.hosts.items():
             st.hosts.setdefault(rank, host)
@@ -123,6 +129,35 @@ class Scanner:
             if finding.rank is None and (host, pid) in tagger.pid_rank:
                 finding.rank = tagger.pid_rank[(host, pid)]
         st.pending_pid.clear()
+
+    def _line(self, raw: RawLine, path: str, tagger: RankTagger, readers: dict[int | None, TracebackReader]) -> None:
+        st = self.state
+        tagged = tagger.tag(raw.text, raw.number)
+        text = tagged.text
+        rank = tagged.rank
+        if tagged.time is None and rank is not None:
+            tagged.time = tagger.last_time(rank)
+        if rank is not None:
+            st.ranks_seen.add(rank)
+        reader = readers.get(rank)
+        if reader is None:
+            reader = readers[rank] = TracebackReader()
+        exc = reader.feed(text, raw.number)
+        if exc is not None:
+            self._order += 1
+            st.exceptions.append(SeenException(exc, path, rank, tagged.host, tagged.time, raw.raw, self._order))
+            st.exception_at[(path, raw.number)] = exc
+            if len(st.exception_at) > 4 * MAX_EXCEPTIONS:
+                st.exception_at.pop(next(iter(st.exception_at)))
+        for stack, words in _STACK_WORDS:
+            if stack not in st.stacks and any(w in text for w in words):
+                st.stacks.add(stack)
+        for hit in self.matcher.match(text):
+            finding = self._record(hit, raw, tagged.rank, tagged.host, tagged.pid, tagged.time, path, text)
+            if exc is not None and not finding.frames and exc.frames:
+                finding.frames = [
+                    {"file": f.file, "line": f.line, "func": f.func, "user": f.user} for f in exc.frames[-12:]
+                ]
 
     def _record(
         self,

@@ -91,13 +91,31 @@ class SignatureError(ValueError):
         super().__init__(f"{self.path}: {field_name}: {problem}")
 
 
-@dataclass(frozen=True, slots=True)
 class Pattern:
-    """One way a signature shows in a log line: a cheap literal and the regex behind it."""
+    """One way a signature shows in a log line: a cheap literal and the regex behind it.
 
-    literal: str
-    regex: Any  # a compiled ``regex.Pattern``
-    ignorecase: bool = False
+    ``regex`` is compiled on first use (most patterns never see a line that holds their
+    literal, and compiling ~200 patterns would cost half a second at every start);
+    :func:`load_signature` with ``eager=True`` compiles at load to validate.
+    """
+
+    __slots__ = ("literal", "source", "ignorecase", "_compiled")
+
+    def __init__(self, literal: str, source: str, ignorecase: bool = False, compiled: Any = None) -> None:
+        self.literal = literal
+        self.source = source
+        self.ignorecase = ignorecase
+        self._compiled = compiled
+
+    @property
+    def regex(self) -> Any:
+        """The compiled ``regex.Pattern``."""
+        if self._compiled is None:
+            self._compiled = regex.compile(self.source, regex.IGNORECASE if self.ignorecase else 0)
+        return self._compiled
+
+    def __repr__(self) -> str:
+        return f"Pattern(literal={self.literal!r}, source={self.source!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +161,7 @@ class Signature:
             "verify": self.verify,
             "references": list(self.references),
             "related": list(self.related),
-            "patterns": [p.regex.pattern for p in self.patterns],
+            "patterns": [p.source for p in self.patterns],
         }
 
 
@@ -169,7 +187,7 @@ def _str_list(d: dict[str, Any], key: str, path: Path, *, required: bool = True)
     return tuple(items)
 
 
-def _compile_pattern(raw: Any, where: str, path: Path) -> Pattern:
+def _compile_pattern(raw: Any, where: str, path: Path, eager: bool) -> Pattern:
     if not isinstance(raw, dict):
         raise SignatureError(path, where, "must be a mapping with literal and regex")
     literal = _need(raw, "literal", str, path)
@@ -179,10 +197,12 @@ def _compile_pattern(raw: Any, where: str, path: Path) -> Pattern:
         raise SignatureError(path, f"{where}.ignorecase", "must be true or false")
     if len(source) > MAX_PATTERN_CHARS:
         raise SignatureError(path, f"{where}.regex", f"longer than {MAX_PATTERN_CHARS} characters")
-    try:
-        compiled = regex.compile(source, regex.IGNORECASE if ignorecase else 0)
-    except regex.error as exc:
-        raise SignatureError(path, f"{where}.regex", f"does not compile: {exc}") from None
+    compiled = None
+    if eager:
+        try:
+            compiled = regex.compile(source, regex.IGNORECASE if ignorecase else 0)
+        except regex.error as exc:
+            raise SignatureError(path, f"{where}.regex", f"does not compile: {exc}") from None
     lit = literal.lower() if ignorecase else literal
     # The literal is a pre-filter: every line the regex matches must contain it.
     probe = regex.sub(r"\\(.)", r"\1", lit)
@@ -190,11 +210,13 @@ def _compile_pattern(raw: Any, where: str, path: Path) -> Pattern:
         raise SignatureError(path, f"{where}.literal", "must be lower-case when ignorecase")
     if not probe:
         raise SignatureError(path, f"{where}.literal", "must not be empty")
-    return Pattern(literal=lit, regex=compiled, ignorecase=ignorecase)
+    return Pattern(lit, source, ignorecase, compiled)
 
 
-def load_signature(path: str | os.PathLike[str]) -> Signature:
-    """Load and validate one signature file.
+def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signature:
+    """Load and validate one signature file (``eager``: compile its regexes now, so a bad
+    one is reported at load; the built-in library is compiled lazily, and its tests
+    compile every pattern).
 
     Raises:
         SignatureError: naming the file and the field that is wrong.
@@ -244,7 +266,7 @@ def load_signature(path: str | os.PathLike[str]) -> Signature:
     if not raw_patterns and inferred is None:
         raise SignatureError(p, "patterns", "must have at least one pattern")
     patterns = tuple(
-        _compile_pattern(raw, f"patterns[{i}]", p) for i, raw in enumerate(raw_patterns)
+        _compile_pattern(raw, f"patterns[{i}]", p, eager) for i, raw in enumerate(raw_patterns)
     )
     min_count = data.get("min_count", 1)
     if not isinstance(min_count, int) or isinstance(min_count, bool) or min_count < 1:
@@ -346,13 +368,13 @@ def load_library(extra_dirs: list[str | os.PathLike[str]] | None = None, *, stri
             is always loaded strictly: a broken built-in file is a bug).
     """
     lib = Library(signatures={})
-    _load_dir(builtin_dir(), lib, strict=True)
+    _load_dir(builtin_dir(), lib, strict=True, eager=False)
     for extra in extra_dirs or []:
-        _load_dir(Path(extra), lib, strict=strict)
+        _load_dir(Path(extra), lib, strict=strict, eager=True)
     return lib
 
 
-def _load_dir(root: Path, lib: Library, *, strict: bool) -> None:
+def _load_dir(root: Path, lib: Library, *, strict: bool, eager: bool = True) -> None:
     if not root.is_dir():
         err = SignatureError(root, "(folder)", "is not a folder")
         if strict:
@@ -375,7 +397,7 @@ def _load_dir(root: Path, lib: Library, *, strict: bool) -> None:
     seen: dict[str, str] = {}
     for f in sorted(files):
         try:
-            sig = load_signature(f)
+            sig = load_signature(f, eager=eager)
         except SignatureError as err:
             if strict:
                 raise

@@ -84,6 +84,11 @@ class TracebackReader:
         self._chain_index = 0
         self._expect_code = False
 
+    @property
+    def open(self) -> bool:
+        """``True`` while a traceback is being read (its next lines are needed)."""
+        return self._in_tb
+
     def feed(self, text: str, number: int) -> PyException | None:
         """Feed one cleaned line (``number`` 1-based); returns the exception it completes."""
         if not self._in_tb:
