@@ -65,3 +65,18 @@ def test_is_user_frame():
 
 def test_a_cut_traceback_yields_nothing():
     assert read("Traceback (most recent call last):\n  File \"x.py\", line 1, in f\n") == []
+
+
+def test_exception_ignored_in_del_is_marked_ignored():
+    text = (
+        "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f2b1c8a3e20>\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.11/multiprocessing/process.py", line 160, in is_alive\n'
+        "AssertionError: can only test a child process\n"
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/train.py", line 3, in <module>\n'
+        "ValueError: real failure\n"
+    )
+    first, second = read(text)
+    assert (first.type, first.ignored) == ("AssertionError", True)
+    assert (second.type, second.ignored) == ("ValueError", False)

@@ -29,7 +29,7 @@ from rootrank.model import Diagnosis, Finding
 from rootrank.scan import ScanState
 from rootrank.signatures import Library, Signature
 
-_COMPARE_KEYS = ("optype", "shape", "numel", "dtype", "seqnum")
+_COMPARE_KEYS = ("optype", "shape", "numel", "dtype", "seqnum", "collective")
 _PLACEHOLDER = regex.compile(r"\{([a-z_][a-z0-9_]*)\}")
 _SIGTERM_CODES = (-15, 15, 143, -9, 9, 137)
 
@@ -89,7 +89,10 @@ def _odd_one_out(group: list[Finding], keys: tuple[str, ...] = _COMPARE_KEYS) ->
             minority = [r for r, v in values.items() if counts[v] == least]
             if len(minority) == 1 and least < max(counts.values()):
                 r = minority[0]
-                return r, f"rank {r} passed {key} {values[r]} where the other ranks passed {counts.most_common(1)[0][0]}"
+                majority = counts.most_common(1)[0][0]
+                if key == "collective":
+                    return r, f"rank {r} was waiting in {values[r]} while the other ranks were in {majority}"
+                return r, f"rank {r} passed {key} {values[r]} where the other ranks passed {majority}"
         if key == "seqnum":
             try:
                 numeric = {r: int(v) for r, v in values.items()}
@@ -100,12 +103,12 @@ def _odd_one_out(group: list[Finding], keys: tuple[str, ...] = _COMPARE_KEYS) ->
             if len(behind) == 1:
                 r = behind[0]
                 return r, f"rank {r} is behind (SeqNum {low}; the others are at {max(numeric.values())})"
-        if key == "optype" and len(values) == 2:
-            barrier = [r for r, v in values.items() if v.upper() == "BARRIER"]
+        if key in ("optype", "collective") and len(values) == 2:
+            barrier = [r for r, v in values.items() if v.upper() in ("BARRIER", "MONITORED_BARRIER")]
             if len(barrier) == 1:
                 r = barrier[0]
                 other = next(v for rr, v in values.items() if rr != r)
-                return r, f"rank {r} entered BARRIER while the other rank ran {other}: it left the loop early"
+                return r, f"rank {r} entered {values[r]} while the other rank was in {other}: it left the loop early"
     return None, ""
 
 
@@ -337,6 +340,8 @@ def _initiating_rank(root: Finding, group: list[Finding], state: ScanState, sig:
                 return r, why
         return None, f"ranks {format_ranks(ranks_with)} all report it and the log does not tell which one started"
     r, why = _elastic_rank(state)
+    if r is None and sig.implied_rank is not None:
+        return sig.implied_rank, f"this failure happens on rank {sig.implied_rank} by design ({sig.implied_rank_reason})"
     return r, why
 
 

@@ -104,6 +104,7 @@ STATE_WORDS = (
     "traceback (most recent call last)",  # a traceback starts; the scanner then follows it
     "the above exception was the direct cause",
     "during handling of the above exception",
+    "exception ignored",  # Python ignored the exception that follows
     "]:[rank",  # stacked torchrun prefix: teaches local rank -> global rank
     "nccl info comm 0x",  # NCCL: (host, pid) -> rank, nranks
     "init complete comm",
@@ -125,7 +126,8 @@ class Gate:
 
     def __init__(self, literals: list[str]) -> None:
         self.automaton = ahocorasick.Automaton()
-        words = {lit.lower() for lit in literals} | set(STATE_WORDS)
+        # ASCII-only lower-casing, as bytes.lower() does for the block: "Убито" stays "Убито".
+        words = {lit.encode("utf-8").lower().decode("utf-8") for lit in literals} | set(STATE_WORDS)
         for word in sorted(words):
             self.automaton.add_word(word, len(word))
         self.automaton.make_automaton()

@@ -15,7 +15,7 @@ from rootrank.ingest import Block, RawLine, logical_lines
 from rootrank.match import Hit, Matcher
 from rootrank.model import Evidence, Finding
 from rootrank.ranks import ElasticFailure, RankTagger, rank_from_path, ranks_in
-from rootrank.tracebacks import PyException, TracebackReader
+from rootrank.tracebacks import PyException, TracebackReader, collective_call
 
 MAX_EVIDENCE = 5
 MAX_EXCEPTIONS = 64
@@ -143,6 +143,8 @@ class Scanner:
         if reader is None:
             reader = readers[rank] = TracebackReader()
         exc = reader.feed(text, raw.number)
+        if exc is not None and exc.ignored:
+            return  # an exception Python ignored (in __del__...) ended nothing
         if exc is not None:
             self._order += 1
             st.exceptions.append(SeenException(exc, path, rank, tagged.host, tagged.time, raw.raw, self._order))
@@ -158,6 +160,9 @@ class Scanner:
                 finding.frames = [
                     {"file": f.file, "line": f.line, "func": f.func, "user": f.user} for f in exc.frames[-12:]
                 ]
+                call = collective_call(exc.frames)
+                if call:
+                    finding.captures.setdefault("collective", call)
 
     def _record(
         self,

@@ -25,6 +25,9 @@ The schema (all keys required unless marked optional)::
                                  # size, port, device, ...)
         ignorecase: bool         # optional, default false
     min_count: int               # optional, default 1: lines needed before it is a finding
+    implied_rank: {rank: int, reason: str}  # optional: the rank this failure happens on by
+                                 # design when the log names none (the TCPStore server
+                                 # that fails to bind is hosted by rank 0)
     inferred:                    # optional: a finding made by comparing other findings
       from: [str]                # signature ids whose findings are compared across ranks
       differs: str               # the capture that differs on one rank (optype, numel...)
@@ -142,6 +145,8 @@ class Signature:
     fixture: dict[str, Any]
     path: str
     inferred: dict[str, Any] | None = None
+    implied_rank: int | None = None
+    implied_rank_reason: str = ""
     data: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def to_entry(self) -> dict[str, Any]:
@@ -263,6 +268,14 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
             raise SignatureError(p, "inferred.from", "must name at least one signature id")
         _need(inferred, "differs", str, p)
         inferred = {"from": sources, "differs": inferred["differs"]}
+    implied = data.get("implied_rank")
+    implied_rank: int | None = None
+    implied_reason = ""
+    if implied is not None:
+        if not isinstance(implied, dict):
+            raise SignatureError(p, "implied_rank", "must be a mapping with rank and reason")
+        implied_rank = _need(implied, "rank", int, p)
+        implied_reason = _need(implied, "reason", str, p)
     if not raw_patterns and inferred is None:
         raise SignatureError(p, "patterns", "must have at least one pattern")
     patterns = tuple(
@@ -329,6 +342,8 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
         fixture=fixture,
         path=str(p),
         inferred=inferred,
+        implied_rank=implied_rank,
+        implied_rank_reason=implied_reason,
         data=data,
     )
 

@@ -37,6 +37,22 @@ def is_user_frame(path: str) -> bool:
     return not any(marker in path for marker in _LIBRARY_MARKERS)
 
 
+def collective_call(frames: "list[Frame]") -> str | None:
+    """The collective a traceback was waiting in, from its frames: the function called in
+    ``torch/distributed/distributed_c10d.py`` (``all_reduce``, ``barrier``, ...), or
+    ``backward`` when it waited in autograd (DDP all-reduces gradients during backward).
+    ``None`` when the traceback shows neither."""
+    for frame in reversed(frames):
+        path = frame.file.replace("\\", "/")
+        if path.endswith("distributed/distributed_c10d.py") and frame.func and not frame.func.startswith("_"):
+            return frame.func
+    for frame in reversed(frames):
+        path = frame.file.replace("\\", "/")
+        if frame.func == "backward" or path.endswith("torch/autograd/__init__.py"):
+            return "backward"
+    return None
+
+
 @dataclass(slots=True)
 class Frame:
     """One traceback frame; ``line`` is the 1-based line in ``file``."""
@@ -62,6 +78,7 @@ class PyException:
     frames: list[Frame] = field(default_factory=list)
     chain_index: int = 0
     chained: str | None = None
+    ignored: bool = False  # printed after "Exception ignored in: ..." (a __del__ etc.)
 
     @property
     def user_frame(self) -> Frame | None:
@@ -75,7 +92,7 @@ class PyException:
 class TracebackReader:
     """Stateful reader for one stream; :meth:`feed` returns an exception when one ends."""
 
-    __slots__ = ("_frames", "_in_tb", "_chain_next", "_chain_index", "_expect_code")
+    __slots__ = ("_frames", "_in_tb", "_chain_next", "_chain_index", "_expect_code", "_ignored", "_ignored_next")
 
     def __init__(self) -> None:
         self._frames: list[Frame] = []
@@ -83,6 +100,8 @@ class TracebackReader:
         self._chain_next: str | None = None
         self._chain_index = 0
         self._expect_code = False
+        self._ignored = False
+        self._ignored_next = False
 
     @property
     def open(self) -> bool:
@@ -96,8 +115,13 @@ class TracebackReader:
                 self._in_tb = True
                 self._frames = []
                 self._expect_code = False
+                self._ignored = self._ignored_next
+                self._ignored_next = False
                 return None
             stripped = text.strip()
+            # Python prints exceptions it ignores (in __del__, atexit, threads at exit)
+            # after "Exception ignored in: <obj>": they did not end the process.
+            self._ignored_next = stripped.startswith("Exception ignored")
             if stripped == _CHAIN_CAUSE:
                 self._chain_next = "cause"
             elif stripped == _CHAIN_CONTEXT:
@@ -131,6 +155,7 @@ class TracebackReader:
             frames=self._frames,
             chain_index=index,
             chained=chained,
+            ignored=self._ignored,
         )
         self._chain_index = index
         self._chain_next = None

@@ -195,7 +195,7 @@ def initialize(ls: RootrankServer, params: types.InitializeParams) -> None:
 async def initialized(ls: RootrankServer, params: types.InitializedParams) -> None:
     ls.show_problems(_pending_problems)
     _pending_problems.clear()
-    await ls.pool.warm_up()
+    await ls.pool.warm_up(ls.settings.signature_folders, ls.generation)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

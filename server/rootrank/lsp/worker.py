@@ -195,14 +195,11 @@ class EnginePool:
                 self._idle.put_nowait(worker)
         return self._idle
 
-    async def warm_up(self) -> None:
-        """Start one process ahead of the first run (saves the interpreter's start-up)."""
-        queue = self._queue()
-        worker = await queue.get()
-        try:
-            await worker._ensure()
-        finally:
-            queue.put_nowait(worker)
+    async def warm_up(self, folders: tuple[str, ...] = (), generation: int = 0) -> None:
+        """Start one process ahead of the first run and have it import the engine and load
+        the library (an empty text), so the first document pays neither."""
+        with contextlib.suppress(EngineError):
+            await self.diagnose("", "<warm-up>", folders=folders, generation=generation)
 
     async def diagnose(
         self,
