@@ -244,14 +244,24 @@ def analyze(state: ScanState, library: Library) -> Diagnosis:
     if diag.initiating_host is None and initiating is not None and root.rank == initiating:
         diag.initiating_host = root.host
 
-    where = f"rank {root.rank}" if root.rank is not None else "a process with no rank in the log"
-    when = f" at {_fmt_time(root.time)}" if root.time is not None else ""
     ev = root.evidence[0]
-    reasoning.append(f"{where[:1].upper()}{where[1:]} hit \"{root.title}\"{when} ({ev.path}:{ev.line}).")
+    when = f" at {_fmt_time(root.time)}" if root.time is not None else ""
+    group_ranks = sorted({f.rank for f in group if f.rank is not None})
+    if root.role == "symptom" and initiating is not None and initiating not in group_ranks:
+        # A hang: the reporters are the victims; the initiator is the rank they waited for.
+        reasoning.append(
+            f"Rank{'s' if len(group_ranks) > 1 else ''} {format_ranks(group_ranks)} reported \"{root.title}\"{when} ({ev.path}:{ev.line})."
+        )
+    else:
+        where = f"rank {root.rank}" if root.rank is not None else "a process with no rank in the log"
+        reasoning.append(f"{where[:1].upper()}{where[1:]} hit \"{root.title}\"{when} ({ev.path}:{ev.line}).")
     if why:
         reasoning.append(why[:1].upper() + why[1:] + ".")
     collateral = [f for f in findings if f is not root]
-    victims = sorted({f.rank for f in collateral if f.role == "symptom" and f.rank is not None and f.rank != initiating})
+    victims = sorted({
+        f.rank for f in collateral
+        if f.role == "symptom" and f.rank is not None and f.rank != initiating and f.rank not in group_ranks
+    })
     if victims:
         kinds = Counter(f.title for f in collateral if f.role == "symptom" and f.rank in victims)
         kind = kinds.most_common(1)[0][0]
@@ -268,7 +278,8 @@ def analyze(state: ScanState, library: Library) -> Diagnosis:
         )
 
     values: dict[str, Any] = dict(root.captures)
-    values.update({"rank": root.rank if root.rank is not None else initiating, "host": diag.initiating_host or root.host})
+    rc_rank = initiating if initiating is not None else root.rank
+    values.update({"rank": rc_rank, "host": diag.initiating_host or root.host})
     if state.world_size:
         values["world_size"] = state.world_size
     evidence = [e.to_dict() for e in root.evidence[:3]]
@@ -284,8 +295,8 @@ def analyze(state: ScanState, library: Library) -> Diagnosis:
         "title": sig.title,
         "category": sig.category,
         "confidence": round(max(0.05, min(0.99, confidence)), 2),
-        "rank": root.rank,
-        "host": root.host or (state.hosts.get(root.rank) if root.rank is not None else None),
+        "rank": rc_rank,
+        "host": (state.hosts.get(rc_rank) if rc_rank is not None else None) or (root.host if rc_rank == root.rank else None),
         "time": root.time,
         "count": sum(f.count for f in group),
         "ranks": sorted({f.rank for f in group if f.rank is not None}),
@@ -320,10 +331,7 @@ def _initiating_rank(root: Finding, group: list[Finding], state: ScanState, sig:
         missing = sorted(_known_ranks(state) - set(ranks_with))
         if len(missing) == 1:
             r = missing[0]
-            return r, (
-                f"ranks {format_ranks(ranks_with)} report \"{sig.title}\"; rank {r} is the one known rank "
-                "that does not, so it is the one the others waited for"
-            )
+            return r, f"rank {r} is the one known rank that did not report it, so it is the rank the others waited for"
     if len(ranks_with) == 1:
         return ranks_with[0], ""
     if len(ranks_with) > 1:

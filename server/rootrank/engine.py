@@ -34,17 +34,19 @@ def default_library() -> Library:
     return load_library()
 
 
-_MATCHERS: dict[int, Matcher] = {}
+_MATCHERS: list[tuple[Library, Matcher]] = []
 
 
 def matcher_for(library: Library) -> Matcher:
-    """A :class:`Matcher` for ``library``, cached per library object."""
-    m = _MATCHERS.get(id(library))
-    if m is None or m is not _MATCHERS.get(id(library)):
-        m = Matcher.from_library(library)
-        _MATCHERS.clear()
-        _MATCHERS[id(library)] = m
-    return m
+    """A :class:`Matcher` for ``library``, built once and kept for the last few libraries
+    (the language server reloads the library when its settings change)."""
+    for lib, matcher in _MATCHERS:
+        if lib is library:
+            return matcher
+    matcher = Matcher.from_library(library)
+    _MATCHERS.insert(0, (library, matcher))
+    del _MATCHERS[4:]
+    return matcher
 
 
 def expand_paths(paths: Iterable[str]) -> list[str]:

@@ -103,10 +103,10 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
         out.append("")
         out.append(st.bold("Collateral:"))
         for g in diag.collateral:
-            ranks = f"ranks {format_ranks(g['ranks'])}" if g["ranks"] else "no rank"
+            ranks = (f"rank{'s' if len(g['ranks']) > 1 else ''} {format_ranks(g['ranks'])}") if g["ranks"] else "no rank"
             first = g["evidence"][0] if g["evidence"] else None
             loc = f" (first at {_loc(first)})" if first else ""
-            out.append(f"  - {g['title']}: {ranks}, {g['count']} line{'s' if g['count'] != 1 else ''}{loc}")
+            out.append(f"  - {g['title']} — {ranks} ({g['count']} line{'s' if g['count'] != 1 else ''}){loc}")
     out.append("")
     out.append(st.bold("Fix:"))
     for i, step in enumerate(rc["fix"]["steps"], 1):

@@ -58,8 +58,6 @@ class ScanState:
     lines_read: int = 0  # physical lines that went through the per-line path
     lines_total: int = 0  # physical lines in all sources
     sources: list[str] = field(default_factory=list)
-    # exception line (path, number) -> exception, for findings on exception lines
-    exception_at: dict[tuple[str, int], PyException] = field(default_factory=dict)
     pending_pid: list[tuple[Finding, str | None, int]] = field(default_factory=list)
 
 
@@ -148,9 +146,6 @@ class Scanner:
         if exc is not None:
             self._order += 1
             st.exceptions.append(SeenException(exc, path, rank, tagged.host, tagged.time, raw.raw, self._order))
-            st.exception_at[(path, raw.number)] = exc
-            if len(st.exception_at) > 4 * MAX_EXCEPTIONS:
-                st.exception_at.pop(next(iter(st.exception_at)))
         for stack, words in _STACK_WORDS:
             if stack not in st.stacks and any(w in text for w in words):
                 st.stacks.add(stack)

@@ -27,7 +27,8 @@ class Settings:
         signature_folders: extra signature folders (a team's own), absolute or relative
             to the first workspace folder; ``~`` is expanded.
         mask: mask personal data (user names, hosts, IPs) in results; on by default.
-        document_globs: file-name globs of the documents that are diagnosed.
+        document_globs: file-name globs of the documents that are diagnosed (an empty
+            list sent by the client means :data:`DEFAULT_GLOBS`).
         problems: messages about values that were ignored.
     """
 
@@ -60,7 +61,9 @@ class Settings:
                 problems.append("rootrank.mask must be true or false")
         globs = raw.get("documentGlobs")
         if globs is not None:
-            if isinstance(globs, list) and all(isinstance(g, str) and g for g in globs):
+            if isinstance(globs, list) and not globs:
+                new = replace(new, document_globs=DEFAULT_GLOBS)  # an unset list means the defaults
+            elif isinstance(globs, list) and all(isinstance(g, str) and g for g in globs):
                 new = replace(new, document_globs=tuple(globs))
             else:
                 problems.append("rootrank.documentGlobs must be a list of glob strings")
