@@ -75,12 +75,22 @@ def _sort_key(f: Finding) -> tuple[Any, ...]:
     return (-f.specificity, f.time if f.time is not None else float("inf"), f.order)
 
 
-def _odd_one_out(group: list[Finding], keys: tuple[str, ...] = _COMPARE_KEYS) -> tuple[int | None, str]:
+def _odd_one_out(group: list[Finding], keys: tuple[str, ...] = _COMPARE_KEYS) -> tuple[int | None, str, bool]:
+    """The rank whose capture differs from the others' in ``group``.
+
+    A finding may also describe a peer (``peer_rank`` with ``peer_<key>`` captures, as
+    TORCH_DISTRIBUTED_DEBUG=DETAIL's fingerprint reports do); a peer's own report, when
+    present, wins over what another rank said of it. Returns ``(rank, why, undecided)``:
+    ``undecided`` is true when ranks differ but nothing tells which one diverged (two
+    ranks, no SeqNum or BARRIER to break the tie).
+    """
     by_rank = {f.rank: f for f in group if f.rank is not None}
-    if len(by_rank) < 2:
-        return None, ""
     for key in keys:
-        values = {r: f.captures.get(key) for r, f in by_rank.items() if f.captures.get(key)}
+        values = {r: f.captures[key] for r, f in by_rank.items() if f.captures.get(key)}
+        for f in group:
+            peer, value = f.captures.get("peer_rank"), f.captures.get(f"peer_{key}")
+            if peer is not None and value and peer.isdigit() and int(peer) not in values:
+                values[int(peer)] = value
         if len(values) < 2 or len(set(values.values())) < 2:
             continue
         counts = Counter(values.values())
@@ -91,8 +101,8 @@ def _odd_one_out(group: list[Finding], keys: tuple[str, ...] = _COMPARE_KEYS) ->
                 r = minority[0]
                 majority = counts.most_common(1)[0][0]
                 if key == "collective":
-                    return r, f"rank {r} was waiting in {values[r]} while the other ranks were in {majority}"
-                return r, f"rank {r} passed {key} {values[r]} where the other ranks passed {majority}"
+                    return r, f"rank {r} was waiting in {values[r]} while the other ranks were in {majority}", False
+                return r, f"rank {r} passed {key} {values[r]} where the other ranks passed {majority}", False
         if key == "seqnum":
             try:
                 numeric = {r: int(v) for r, v in values.items()}
@@ -102,14 +112,19 @@ def _odd_one_out(group: list[Finding], keys: tuple[str, ...] = _COMPARE_KEYS) ->
             behind = [r for r, v in numeric.items() if v == low]
             if len(behind) == 1:
                 r = behind[0]
-                return r, f"rank {r} is behind (SeqNum {low}; the others are at {max(numeric.values())})"
+                return r, f"rank {r} is behind (SeqNum {low}; the others are at {max(numeric.values())})", False
         if key in ("optype", "collective") and len(values) == 2:
             barrier = [r for r, v in values.items() if v.upper() in ("BARRIER", "MONITORED_BARRIER")]
             if len(barrier) == 1:
                 r = barrier[0]
                 other = next(v for rr, v in values.items() if rr != r)
-                return r, f"rank {r} entered {values[r]} while the other rank was in {other}: it left the loop early"
-    return None, ""
+                return r, f"rank {r} entered {values[r]} while the other rank was in {other}: it left the loop early", False
+        if len(values) == 2:
+            a, b = sorted(values)
+            return None, (
+                f"ranks {a} and {b} disagree ({key} {values[a]} vs {values[b]}) and the log does not tell which one diverged"
+            ), True
+    return None, "", False
 
 
 def _infer(findings: list[Finding], library: Library) -> list[Finding]:
@@ -124,7 +139,7 @@ def _infer(findings: list[Finding], library: Library) -> list[Finding]:
         seqnums = {f.captures.get("seqnum") for f in group}
         if len(seqnums) > 1:
             continue
-        odd, why = _odd_one_out(group, (sig.inferred["differs"],))
+        odd, why, _ = _odd_one_out(group, (sig.inferred["differs"],))
         if odd is None:
             continue
         base = next(f for f in group if f.rank == odd)
@@ -156,10 +171,13 @@ def _elastic_rank(state: ScanState) -> tuple[int | None, str]:
         e = pool[0]
         return e.rank, f"torchelastic's summary shows rank {e.rank} exited with code {e.exitcode} while the others were stopped by the agent"
     flagged = [e for e in pool if e.root_cause]
-    if len(flagged) == 1:
+    others = [e for e in pool if not e.root_cause]
+    if len(flagged) == 1 and all(
+        e.time is not None and flagged[0].time is not None and e.time > flagged[0].time for e in others
+    ):
         e = flagged[0]
-        return e.rank, f"torchelastic's summary names rank {e.rank} as the first observed failure (exit code {e.exitcode})"
-    return None, ""
+        return e.rank, f"torchelastic's summary names rank {e.rank} as the first observed failure (exit code {e.exitcode}), before the others failed"
+    return None, f"ranks {format_ranks(sorted(ranks))} all failed at the same time (torchelastic's summary); the log does not tell which one started"
 
 
 def analyze(state: ScanState, library: Library) -> Diagnosis:
@@ -324,8 +342,8 @@ def analyze(state: ScanState, library: Library) -> Diagnosis:
 
 def _initiating_rank(root: Finding, group: list[Finding], state: ScanState, sig: Signature) -> tuple[int | None, str]:
     ranks_with = sorted({f.rank for f in group if f.rank is not None})
-    odd, why = _odd_one_out(group)
-    if odd is not None:
+    odd, why, undecided = _odd_one_out(group)
+    if odd is not None or undecided:
         return odd, why
     if root.role == "symptom" and ranks_with:
         missing = sorted(_known_ranks(state) - set(ranks_with))

@@ -73,6 +73,11 @@ class EvalReport:
         return sum(c.rank_ok for c in cases) / len(cases) if cases else 1.0
 
     @property
+    def rank_overclaims(self) -> int:
+        """Failing cases labelled "the log cannot tell" where a rank was claimed anyway."""
+        return sum(1 for c in self.failing if not c.rank_labelled and c.got_rank is not None)
+
+    @property
     def healthy_claims(self) -> int:
         return sum(1 for c in self.cases if c.healthy and c.got_class is not None)
 
@@ -84,6 +89,7 @@ class EvalReport:
             "rank_labelled": sum(1 for c in self.failing if c.rank_labelled),
             "healthy_cases": sum(1 for c in self.cases if c.healthy),
             "healthy_claims": self.healthy_claims,
+            "rank_overclaims": self.rank_overclaims,
             "misses": [
                 {
                     "case": c.name,
@@ -160,6 +166,7 @@ def to_text(report: EvalReport) -> str:
         f"initiating-rank accuracy: {report.rank_accuracy:.1%} "
         f"({sum(c.rank_ok for c in report.failing if c.rank_labelled)}/{d['rank_labelled']} labelled)",
         f"root causes claimed on healthy logs: {d['healthy_claims']}",
+        f"ranks claimed where the label says the log cannot tell: {d['rank_overclaims']}",
     ]
     if d["misses"]:
         lines.append("misses:")

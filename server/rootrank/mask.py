@@ -174,12 +174,13 @@ _URL_CREDS = regex.compile(
 # Values that are never secrets: literals, numbers, placeholders, code (a call or an index).
 _NOT_SECRET = regex.compile(
     r"(?i)(?:true|false|none|null|nil|undefined|yes|no|on|off|lambda|self|cls|required"
-    r"|optional|\*+|<[^>]{0,80}>|\$\{?[A-Za-z_]\w{0,80}\}?|-?\d{1,40}(?:\.\d{1,40})?)"
+    r"|optional|\*+|<[^>]{0,80}>|\$\{?[A-Za-z_]\w{0,80}\}?|-?\d{1,40}(?:\.\d{1,40})?"
+    r"|[A-Za-z_]{1,40}(?:\.[A-Za-z_]{1,40}){1,4})"  # code: args.token, self.api_key
 )
 
 # Key names that end like a secret's but hold none (sorting, caching, dict and tokenizer keys).
 _NOT_SECRET_KEY = regex.compile(
-    r"(?i)(?:sort|cache|primary|foreign|dict|hot|mon|lookup|group|partition|routing|shard|layer"
+    r"(?i)(?:^|[_.-])(?:sort|cache|primary|foreign|dict|hot|mon|lookup|group|partition|routing|shard|layer"
     r"|param|state|metric|input|output|label|hash|map|sub|pad|bos|eos|unk|sep|cls|mask"
     r"|special|start|end|max|min|num|n|next|prev|first|last)[_-]?(?:key|token)$"
 )
@@ -233,6 +234,9 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     # c10d: "(node01, 29500)", "[node02.cluster.local]:29500"
     ("host_c10d", lambda s: ", " in s or "]:" in s, regex.compile(
         r"\((?P<h>" + _HOSTNAME + r"), \d{1,5}\)|\[(?P<h>" + _HOSTNAME + r")\]:\d{1,5}")),
+    # DeepSpeed's WORLD INFO DICT / hostfile dicts: {'node01': [0, 1], 'node02': [0, 1]}
+    ("host_dict", lambda s: "': [" in s or '": [' in s, regex.compile(
+        r"(?<=['\"])(?P<h>" + _NAME_WITH_DIGIT + r")(?=['\"]:\s?\[)")),
     # a URL's host: tcp://node01:29500, http://mlflow.corp.example.com/...
     ("host_url", lambda s: "://" in s, regex.compile(
         r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://(?:\*{3}(?::\*{3})?@)?(?P<h>" + _HOSTNAME + r")"
@@ -270,7 +274,7 @@ _IPV4 = regex.compile(
 # IPv6 with a "::" or all eight groups; at least three hex digits overall and free-standing,
 # so C++ scopes (c10::Error, at::cuda) and times (12:34:56) never match.
 _IPV6 = regex.compile(
-    r"(?<![\w:.])(?P<ip>(?=[0-9A-Fa-f:]{0,60}[0-9A-Fa-f][0-9A-Fa-f:]{0,60}[0-9A-Fa-f]"
+    r"(?<![\w.])(?P<ip>(?=[0-9A-Fa-f:]{0,60}[0-9A-Fa-f][0-9A-Fa-f:]{0,60}[0-9A-Fa-f]"
     r"[0-9A-Fa-f:]{0,60}[0-9A-Fa-f])"
     r"(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){7}"
     r"|(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?::(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?))"
@@ -597,7 +601,8 @@ class Masker:
         return pat.sub(USER, s, timeout=TIMEOUT_S)
 
     def _host_ctx(self, m: Any) -> str:
-        fqdn = m.captures("f")
+        groups = m.re.groupindex
+        fqdn = m.captures("f") if "f" in groups else []
         if fqdn:
             # "node03.cluster.local" or "gpu7.local", not "threading.local": three labels or
             # a digit in the first one.
@@ -605,6 +610,8 @@ class Masker:
             if name.count(".") < 2 and not any(c.isdigit() for c in name.split(".")[0]):
                 return m[0]
         for name in ("h", "f"):
+            if name not in groups:
+                continue
             spans = m.spans(name)
             caps = m.captures(name)
             if not caps:

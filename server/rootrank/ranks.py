@@ -54,7 +54,7 @@ _NOT_HOSTS = frozenset({"python3", "python2", "cuda0", "cuda1", "md5", "sha256",
 _INLINE_RANK = regex.compile(
     r"\[(?:PG (?:ID )?(?P<pg>\d+)(?: \((?P<name1>[^)]*)\))?(?: PG GUID (?P<guid>[^ \]]*?)(?:\((?P<name2>[^)]*)\))?)? )?Rank (?P<rank>\d{1,6})\]"
 )
-_NCCL_HEADER = regex.compile(r"^(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] NCCL ")
+_NCCL_HEADER = regex.compile(r"^(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?:\S+:\d+ )?NCCL ")
 _NCCL_COMM = regex.compile(r"\bcomm 0x[0-9a-f]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+)")
 _NCCL_INIT = regex.compile(r"\bRank (?P<rank>\d+) nranks (?P<nranks>\d+)|\bInit COMPLETE comm \S+ rank (?P<rank2>\d+) nranks (?P<nranks2>\d+)")
 _SPAWN = regex.compile(r"^-- Process (?P<proc>\d+) terminated with the following error:")
@@ -264,8 +264,7 @@ class RankTagger:
                 self._spawn_exc = True
             elif (self._spawn_exc and not body.strip()) or self._spawn_left <= 0:
                 self._spawn_proc = None
-        self._track_summary(body, number)
-        if rank is None and self._summary:
+        if self._track_summary(body, number) and rank is None:
             rank = self.summary_rank(number)
         if rank is None and self.path_rank is not None:
             if self.path_rank_is_local:
@@ -289,15 +288,17 @@ class RankTagger:
         untimed line of that rank)."""
         return self._last_time.get(rank)
 
-    def _track_summary(self, body: str, number: int) -> None:
+    def _track_summary(self, body: str, number: int) -> bool:
+        """Follow torchelastic's failure summary; ``True`` when ``body`` is one of an
+        entry's field lines (``rank :``, ``exitcode :``, ``traceback :``...)."""
         if not self._summary:
             if body.startswith(("Failures:", "Root Cause")) and _SUMMARY_START.match(body):
                 self._summary = True
                 self._summary_root = body.startswith("Root Cause")
-            return
+            return False
         if _SUMMARY_ITEM.match(body):
             self.elastic.append(ElasticFailure(root_cause=self._summary_root, line=number, path=self.path))
-            return
+            return False
         fm = _SUMMARY_FIELD.match(body)
         if fm and self.elastic:
             item = self.elastic[-1]
@@ -322,16 +323,17 @@ class RankTagger:
                         item.pid = int(em.group("pid"))
             elif key == "traceback":
                 item.traceback = value
-            return
+            return True
         stripped = body.strip()
-        if stripped.startswith(("=====", "-----", "<NO_OTHER_FAILURES>", "error_file")) or not stripped:
-            if stripped.startswith("====") and self.elastic and self.elastic[-1].rank is not None:
-                self._summary = False
-            return
         if _SUMMARY_START.match(body):
             self._summary_root = body.startswith("Root Cause")
-            return
+            return False
+        if stripped.startswith(("=====", "-----", "<NO_OTHER_FAILURES>")) or not stripped:
+            if stripped.startswith("====") and self.elastic and self.elastic[-1].rank is not None:
+                self._summary = False
+            return False
         self._summary = False
+        return False
 
     def summary_rank(self, number: int) -> int | None:
         """The rank of the summary entry that a line inside a failure summary belongs to."""

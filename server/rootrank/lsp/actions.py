@@ -47,7 +47,18 @@ OPEN_ENTRY = "rootrank.openEntry"
 #: Server-side command: asks the client to show a location (``window/showDocument``).
 SHOW_LOCATION = "rootrank.showLocation"
 
-_SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache", "site-packages"}
+_SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    "node_modules",
+    "__pycache__",
+    ".tox",
+    ".mypy_cache",
+    "site-packages",
+}
 MAX_FILES = 5000
 MAX_FILE_BYTES = 2 * 1024 * 1024
 
@@ -127,14 +138,20 @@ def workspace_files(roots: list[str]) -> list[str]:
     return found
 
 
-def frame_files(frames: list[dict[str, Any]], roots: list[str], files: list[str]) -> list[tuple[str, int]]:
-    """Map traceback frames (innermost first) onto workspace files: ``(path, 1-based line)``.
+def frame_files(
+    frames: list[dict[str, Any]], roots: list[str], files: list[str]
+) -> list[tuple[str, int]]:
+    """Map the user's traceback frames (innermost first) onto workspace files:
+    ``(path, 1-based line)``. ``frames`` are the engine's ``root_cause.frames``
+    (``{file, line, func, user}``, outermost first, as Python prints them).
 
     A frame path that exists inside a workspace folder is used as is; otherwise (a log
     from another machine) the longest path suffix that names a workspace file wins.
     """
     mapped: list[tuple[str, int]] = []
     for frame in reversed(frames):
+        if frame.get("user") is False:  # a library or Python frame: never the user's file
+            continue
         file = str(frame.get("file") or "")
         line = int(frame.get("line") or 1)
         if not file:
@@ -191,8 +208,12 @@ def find_edit(
                 return None
             edit = types.TextEdit(
                 range=types.Range(
-                    start=types.Position(line=number, character=to_client_units(content, match.start(), encoding)),
-                    end=types.Position(line=number, character=to_client_units(content, match.end(), encoding)),
+                    start=types.Position(
+                        line=number, character=to_client_units(content, match.start(), encoding)
+                    ),
+                    end=types.Position(
+                        line=number, character=to_client_units(content, match.end(), encoding)
+                    ),
                 ),
                 new_text=new_text,
             )
@@ -226,15 +247,31 @@ def code_actions(
         if is_root and roots:
             if files is None:
                 files = workspace_files(roots)
-            actions += _fix_actions(diagnostic, signature, finding, diagnosis, documents, roots, files, encoding)
+            actions += _fix_actions(
+                diagnostic, signature, finding, diagnosis, documents, roots, files, encoding
+            )
         verify = verify_command(signature, finding, diagnosis)
-        actions.append(_command_action(f"Copy the verification command ({signature.id})", COPY_VERIFY, [verify], diagnostic))
-        actions.append(_command_action("Run the verification command in a terminal", RUN_VERIFY, [verify], diagnostic))
-        actions.append(_command_action(f"Open the full entry: {signature.title}", OPEN_ENTRY, [signature.id], diagnostic))
+        actions.append(
+            _command_action(
+                f"Copy the verification command ({signature.id})", COPY_VERIFY, [verify], diagnostic
+            )
+        )
+        actions.append(
+            _command_action(
+                "Run the verification command in a terminal", RUN_VERIFY, [verify], diagnostic
+            )
+        )
+        actions.append(
+            _command_action(
+                f"Open the full entry: {signature.title}", OPEN_ENTRY, [signature.id], diagnostic
+            )
+        )
         first = analysis.first_error
         if first is not None and first != diagnostic.range:
             rank = diagnosis.get("initiating_rank")
-            label = f"Go to rank {rank}'s first error" if rank is not None else "Go to the first error"
+            label = (
+                f"Go to rank {rank}'s first error" if rank is not None else "Go to the first error"
+            )
             actions.append(_command_action(label, SHOW_LOCATION, [analysis.uri, first], diagnostic))
     return actions
 
@@ -242,7 +279,9 @@ def code_actions(
 def _finding_for(diagnostic: types.Diagnostic, analysis: Analysis) -> dict[str, Any]:
     root = analysis.diagnosis.get("root_cause") or {}
     data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
-    if data.get("kind") == "root" or (not data and diagnostic.severity == types.DiagnosticSeverity.Error):
+    if data.get("kind") == "root" or (
+        not data and diagnostic.severity == types.DiagnosticSeverity.Error
+    ):
         return root
     for entries in analysis.by_line.values():
         for at in entries:
@@ -253,7 +292,9 @@ def _finding_for(diagnostic: types.Diagnostic, analysis: Analysis) -> dict[str, 
     return root
 
 
-def _command_action(title: str, command: str, arguments: list[Any], diagnostic: types.Diagnostic) -> types.CodeAction:
+def _command_action(
+    title: str, command: str, arguments: list[Any], diagnostic: types.Diagnostic
+) -> types.CodeAction:
     return types.CodeAction(
         title=title,
         kind=types.CodeActionKind.QuickFix,
@@ -281,7 +322,11 @@ def _fix_actions(
         ordered: list[str] = []
         for path, _line in framed:
             root = _inside(path, roots)
-            if root and _matches(os.path.relpath(path, root).replace(os.sep, "/"), fix.files) and path not in ordered:
+            if (
+                root
+                and _matches(os.path.relpath(path, root).replace(os.sep, "/"), fix.files)
+                and path not in ordered
+            ):
                 ordered.append(path)
         for path in files:
             root = _inside(path, roots)
@@ -311,6 +356,11 @@ def _fix_actions(
             end=types.Position(line=max(0, line - 1), character=0),
         )
         actions.append(
-            _command_action(f"Open the frame {name}:{line}", SHOW_LOCATION, [from_fs_path(path), location], diagnostic)
+            _command_action(
+                f"Open the frame {name}:{line}",
+                SHOW_LOCATION,
+                [from_fs_path(path), location],
+                diagnostic,
+            )
         )
     return actions

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -51,7 +52,7 @@ class Analyser:
             old.cancel()
         task = asyncio.ensure_future(self._run(uri, delay))
         self._tasks[uri] = task
-        task.add_done_callback(lambda t, uri=uri: self._done(uri, t))
+        task.add_done_callback(functools.partial(self._done, uri))
 
     def _done(self, uri: str, task: asyncio.Task[None]) -> None:
         if self._tasks.get(uri) is task:
@@ -66,7 +67,9 @@ class Analyser:
             task.cancel()
         had = self.results.pop(uri, None)
         if clear and had is not None and had.diagnostics:
-            self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+            self.server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
 
     def current(self, uri: str) -> Analysis | None:
         """The result for the document's current version, or ``None`` (not yet analysed)."""
@@ -120,17 +123,25 @@ class Analyser:
             return
         try:
             encoding = normalise_encoding(server.workspace.position_encoding)
-            analysis = build_analysis(uri, document, diagnosis, server.library, encoding) if diagnosis else Analysis(uri, version, {})
+            analysis = (
+                build_analysis(uri, document, diagnosis, server.library, encoding)
+                if diagnosis
+                else Analysis(uri, version, {})
+            )
         except Exception as exc:  # a result the adapter cannot place must not stop the server
             logger.exception("building diagnostics failed")
-            server.log(types.MessageType.Error, f"rootrank could not place the results for {name}: {exc!r}")
+            server.log(
+                types.MessageType.Error, f"rootrank could not place the results for {name}: {exc!r}"
+            )
             analysis = Analysis(uri, version, {})
         root = (analysis.diagnosis or {}).get("root_cause")
         if root:
             outcome = f"root cause: {root.get('title') or root.get('signature')}"
         self.results[uri] = analysis
         server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=analysis.diagnostics)
+            types.PublishDiagnosticsParams(
+                uri=uri, version=version, diagnostics=analysis.diagnostics
+            )
         )
         if progress is not None:
             progress.end(outcome)
@@ -153,7 +164,7 @@ class _Progress:
         token = f"rootrank/{uuid.uuid4()}"
         try:
             await asyncio.wait_for(self.server.work_done_progress.create_async(token), 5)
-        except Exception:  # the client refused or did not answer: no progress, still analyse
+        except Exception:  # noqa: BLE001 -- the client refused or did not answer: analyse without progress
             return
         self.token = token
         self.server.work_done_progress.begin(
@@ -176,7 +187,10 @@ class _Progress:
         if percent > self._last:
             self._last = percent
             self.server.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(percentage=percent, message=f"{done:,} of {total:,} lines")
+                self.token,
+                types.WorkDoneProgressReport(
+                    percentage=percent, message=f"{done:,} of {total:,} lines"
+                ),
             )
 
     def end(self, message: str) -> None:

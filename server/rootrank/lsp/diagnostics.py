@@ -105,7 +105,11 @@ def build_analysis(
             entries.append(at)
 
     for finding in findings:
-        if root and finding.get("signature") == root.get("signature") and finding.get("rank") == root.get("rank"):
+        if (
+            root
+            and finding.get("signature") == root.get("signature")
+            and finding.get("rank") == root.get("rank")
+        ):
             kind = "root"
         elif finding.get("signature") in collateral_ids:
             kind = "collateral"
@@ -124,7 +128,9 @@ def build_analysis(
                 first = (int(evidence["line"]), evidence)
     if first is not None:
         ev = first[1]
-        analysis.first_error = line_map.range(int(ev["line"]), ev.get("column_start"), ev.get("column_end"))
+        analysis.first_error = line_map.range(
+            int(ev["line"]), ev.get("column_start"), ev.get("column_end")
+        )
 
     if not root or not root.get("evidence"):
         return analysis
@@ -133,7 +139,9 @@ def build_analysis(
     for evidence in root["evidence"]:
         index(evidence, FindingAt("root", root))
     root_range = line_map.range(
-        int(root_evidence["line"]), root_evidence.get("column_start"), root_evidence.get("column_end")
+        int(root_evidence["line"]),
+        root_evidence.get("column_start"),
+        root_evidence.get("column_end"),
     )
     if analysis.first_error is None:
         analysis.first_error = root_range
@@ -149,7 +157,11 @@ def build_analysis(
             types.DiagnosticRelatedInformation(
                 location=types.Location(
                     uri=uri,
-                    range=line_map.range(int(evidence["line"]), evidence.get("column_start"), evidence.get("column_end")),
+                    range=line_map.range(
+                        int(evidence["line"]),
+                        evidence.get("column_start"),
+                        evidence.get("column_end"),
+                    ),
                 ),
                 message=f"rank {evidence.get('rank', '?')}: {root_title} (same error)",
             )
@@ -160,20 +172,31 @@ def build_analysis(
         sig_id = group.get("signature")
         ranks = group.get("ranks") or [None]
         for rank in ranks:
-            finding = next(
-                (f for f in findings if f.get("signature") == sig_id and f.get("rank") == rank and f.get("evidence")),
-                None,
-            )
-            if finding is None:
+            matching = [
+                f
+                for f in findings
+                if f.get("signature") == sig_id and f.get("rank") == rank and f.get("evidence")
+            ]
+            if matching:
+                finding = matching[0]
+            else:  # the group's own evidence for that rank
                 evidence_list = [e for e in group.get("evidence") or [] if e.get("rank") == rank]
                 if not evidence_list:
                     continue
-                finding = {**group, "rank": rank, "evidence": evidence_list, "title": group.get("title")}
+                finding = {
+                    **group,
+                    "rank": rank,
+                    "evidence": evidence_list,
+                    "title": group.get("title"),
+                }
             evidence = finding["evidence"][0]
-            rng = line_map.range(int(evidence["line"]), evidence.get("column_start"), evidence.get("column_end"))
+            rng = line_map.range(
+                int(evidence["line"]), evidence.get("column_start"), evidence.get("column_end")
+            )
             related.append(
                 types.DiagnosticRelatedInformation(
-                    location=types.Location(uri=uri, range=rng), message=collateral_label(finding, rank)
+                    location=types.Location(uri=uri, range=rng),
+                    message=collateral_label(finding, rank),
                 )
             )
             count = int(finding.get("count") or 1)
@@ -195,7 +218,8 @@ def build_analysis(
                     source=SOURCE,
                     related_information=[
                         types.DiagnosticRelatedInformation(
-                            location=root_location, message=f"root cause: {root_title}" + (f" ({where})" if where else "")
+                            location=root_location,
+                            message=f"root cause: {root_title}" + (f" ({where})" if where else ""),
                         )
                     ],
                     data={"signature": sig_id, "rank": rank, "kind": "collateral"},

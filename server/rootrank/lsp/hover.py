@@ -36,7 +36,9 @@ def template_values(finding: dict[str, Any], diagnosis: dict[str, Any]) -> dict[
     values: dict[str, Any] = dict(finding.get("captures") or {})
     if not values:
         for other in diagnosis.get("findings") or []:
-            if other.get("signature") == finding.get("signature") and other.get("rank") == finding.get("rank"):
+            if other.get("signature") == finding.get("signature") and other.get(
+                "rank"
+            ) == finding.get("rank"):
                 values = dict(other.get("captures") or {})
                 break
     values["rank"] = finding.get("rank")
@@ -102,7 +104,8 @@ def hover_markdown(at: FindingAt, diagnosis: dict[str, Any], library: Library) -
             line += f" (confidence {finding['confidence']:.2f})"
     elif at.kind == "collateral":
         line = "**Collateral**: explained by the root cause " + (
-            f"`{root.get('signature')}`" + (f" on rank {root.get('rank')}" if root.get("rank") is not None else "")
+            f"`{root.get('signature')}`"
+            + (f" on rank {root.get('rank')}" if root.get("rank") is not None else "")
         )
     else:
         line = "**Also seen**"
@@ -136,7 +139,9 @@ def hover_markdown(at: FindingAt, diagnosis: dict[str, Any], library: Library) -
     out.append("#### Fix")
     fix = field("fix", None)
     fix = fix if isinstance(fix, dict) else {}
-    steps = fix.get("steps") or [render_template(str(s), values) for s in signature.fix.get("steps") or []]
+    steps = fix.get("steps") or [
+        render_template(str(s), values) for s in signature.fix.get("steps") or []
+    ]
     for number, step in enumerate(steps, start=1):
         out.append(f"{number}. {step}")
     stack = pick_stack(signature, diagnosis)

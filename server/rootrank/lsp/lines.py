@@ -33,12 +33,7 @@ class LineMap:
         self._engine_starts: list[int] = []
         if not self._identity:
             self._editor_starts = [0, *accumulate(map(len, document.lines))]
-            starts = [0]
-            index = text.find("\n")
-            while index != -1:
-                starts.append(index + 1)
-                index = text.find("\n", index + 1)
-            self._engine_starts = starts
+            self._engine_starts = [0, *accumulate(len(part) + 1 for part in text.split("\n"))]
 
     def editor_position(self, line: int, column: int | None) -> tuple[int, int]:
         """Editor ``(line, code-point column)``, both 0-based, of an engine position.
@@ -68,7 +63,11 @@ class LineMap:
         """
         if start is None or end is None or end < start:
             first, _ = self.editor_position(line, 0)
-            content = strip_break(self.document.lines[first]) if 0 <= first < len(self.document.lines) else ""
+            content = (
+                strip_break(self.document.lines[first])
+                if 0 <= first < len(self.document.lines)
+                else ""
+            )
             left = len(content) - len(content.lstrip())
             return self._lsp_range(first, left, first, len(content))
         first, first_col = self.editor_position(line, start)
@@ -80,6 +79,10 @@ class LineMap:
         text1 = doc.line(line1)
         text2 = text1 if line2 == line1 else doc.line(line2)
         return types.Range(
-            start=types.Position(line=max(0, line1), character=to_client_units(text1, col1, self.encoding)),
-            end=types.Position(line=max(0, line2), character=to_client_units(text2, col2, self.encoding)),
+            start=types.Position(
+                line=max(0, line1), character=to_client_units(text1, col1, self.encoding)
+            ),
+            end=types.Position(
+                line=max(0, line2), character=to_client_units(text2, col2, self.encoding)
+            ),
         )

@@ -82,10 +82,14 @@ class RootrankProtocol(LanguageServerProtocol):
             yield handler, (params,), None
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
-    async def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Any:
+    async def lsp_workspace__execute_command(  # type: ignore[override]
+        self, params: types.ExecuteCommandParams
+    ) -> Any:
         handler = self.fm.commands.get(params.command)
         if handler is None:
-            raise JsonRpcInvalidParams.of(ValueError(f"Command name {params.command!r} is not defined"))
+            raise JsonRpcInvalidParams.of(
+                ValueError(f"Command name {params.command!r} is not defined")
+            )
         result = handler(*(params.arguments or []))
         if inspect.isawaitable(result):
             result = await result
@@ -157,7 +161,9 @@ class RootrankServer(LanguageServer):
     def show_problems(self, problems: list[str]) -> None:
         """One ``window/showMessage`` per problem (at most :data:`MAX_PROBLEM_MESSAGES`)."""
         for problem in problems[:MAX_PROBLEM_MESSAGES]:
-            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=problem))
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=problem)
+            )
         if len(problems) > MAX_PROBLEM_MESSAGES:
             self.window_show_message(
                 types.ShowMessageParams(
@@ -199,7 +205,9 @@ async def initialized(ls: RootrankServer, params: types.InitializedParams) -> No
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-def workspace_did_change_configuration(ls: RootrankServer, params: types.DidChangeConfigurationParams) -> None:
+def workspace_did_change_configuration(
+    ls: RootrankServer, params: types.DidChangeConfigurationParams
+) -> None:
     roots = ls.workspace_roots()
     old = ls.settings
     ls.settings = old.updated(params.settings, roots[0] if roots else None)
@@ -260,19 +268,27 @@ def text_document_hover(ls: RootrankServer, params: types.HoverParams) -> types.
         ),
         range=types.Range(
             start=types.Position(line=params.position.line, character=0),
-            end=types.Position(line=params.position.line, character=to_client_units(line, len(line), encoding)),
+            end=types.Position(
+                line=params.position.line, character=to_client_units(line, len(line), encoding)
+            ),
         ),
     )
 
 
 @server.feature(
     types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+    types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False
+    ),
 )
-async def text_document_code_action(ls: RootrankServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+async def text_document_code_action(
+    ls: RootrankServer, params: types.CodeActionParams
+) -> list[types.CodeAction]:
     if not any(d.source == "rootrank" for d in params.context.diagnostics):
         return []
-    analysis = ls.analyser.current(params.text_document.uri) or ls.analyser.results.get(params.text_document.uri)
+    analysis = ls.analyser.current(params.text_document.uri) or ls.analyser.results.get(
+        params.text_document.uri
+    )
     encoding = normalise_encoding(ls.workspace.position_encoding)
     return await asyncio.to_thread(
         code_actions, params, analysis, ls.library, ls.documents, ls.workspace_roots(), encoding
@@ -286,14 +302,22 @@ async def diagnose_command(ls: RootrankServer, *args: Any) -> dict[str, Any]:
     if isinstance(request, str):
         request = {"text": request}
     if not isinstance(request, dict) or not isinstance(request.get("text"), str):
-        raise JsonRpcInvalidParams.of(ValueError("rootrank.diagnose takes {text: string, name?: string}"))
+        raise JsonRpcInvalidParams.of(
+            ValueError("rootrank.diagnose takes {text: string, name?: string}")
+        )
     text: str = request["text"]
     if len(text) > MAX_DIAGNOSE_CHARS:
-        raise JsonRpcInvalidParams.of(ValueError(f"text longer than {MAX_DIAGNOSE_CHARS} characters"))
-    name = request.get("name") if isinstance(request.get("name"), str) else "<text>"
+        raise JsonRpcInvalidParams.of(
+            ValueError(f"text longer than {MAX_DIAGNOSE_CHARS} characters")
+        )
+    name = str(request["name"]) if isinstance(request.get("name"), str) else "<text>"
     try:
         return await ls.pool.diagnose(
-            text, name, folders=ls.settings.signature_folders, mask=ls.settings.mask, generation=ls.generation
+            text,
+            name,
+            folders=ls.settings.signature_folders,
+            mask=ls.settings.mask,
+            generation=ls.generation,
         )
     except EngineError as exc:
         ls.log(types.MessageType.Error, f"rootrank.diagnose failed: {exc}")
@@ -321,7 +345,9 @@ def signatures_command(ls: RootrankServer, *args: Any) -> list[dict[str, Any]]:
     words to search by (tags, affected stacks, pattern literals)."""
     listing = []
     for signature in sorted(ls.library.signatures.values(), key=lambda s: (s.category, s.id)):
-        keys = sorted({*signature.tags, *signature.affects, *(p.literal for p in signature.patterns)})
+        keys = sorted(
+            {*signature.tags, *signature.affects, *(p.literal for p in signature.patterns)}
+        )
         listing.append(
             {
                 "id": signature.id,

@@ -86,13 +86,16 @@ def child_main() -> None:
             if key not in libraries:
                 libraries.clear()
                 libraries[key] = load_library(list(key[0]), strict=False)
-            kwargs: dict[str, Any] = {"library": libraries[key], "mask": bool(header.get("mask", True))}
+            kwargs: dict[str, Any] = {
+                "library": libraries[key],
+                "mask": bool(header.get("mask", True)),
+            }
             if takes_progress:
                 kwargs["progress"] = _progress_sender(channel)
             diagnosis = diagnose_text(text, header.get("name") or "<text>", **kwargs)
             body = json.dumps(diagnosis.to_dict(), default=str).encode("utf-8", "surrogatepass")
             _write_frame(channel, b"D", body)
-        except Exception:
+        except Exception:  # noqa: BLE001 -- any engine failure is reported, the worker lives on
             _write_frame(channel, b"E", traceback.format_exc().encode("utf-8", "replace"))
         finally:
             text = ""
@@ -223,7 +226,12 @@ class EnginePool:
         queue = self._queue()
         worker = await queue.get()
         try:
-            header = {"name": name, "mask": mask, "folders": list(folders), "generation": generation}
+            header = {
+                "name": name,
+                "mask": mask,
+                "folders": list(folders),
+                "generation": generation,
+            }
             try:
                 result = await worker.run(header, text, on_progress)
             except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError) as exc:
