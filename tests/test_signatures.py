@@ -22,6 +22,14 @@ def _fixture(sig, kind: str) -> Path:
 @pytest.mark.parametrize("sig", SIGNATURES, ids=lambda s: s.id)
 def test_positive_fixture_is_diagnosed_as_this_signature(sig):
     diag = diagnose_paths([str(_fixture(sig, "positive"))], mask=False)
+    if sig.severity == "warning" and sig.role == "symptom":
+        # A warning symptom is never a root cause (it only ever accompanies one): its
+        # positive fixture must show it as a finding on the stated line and rank.
+        found = [f for f in diag.findings if f.signature == sig.id]
+        assert found, "no finding"
+        assert found[0].evidence[0].line == sig.fixture["line"]
+        assert found[0].rank == sig.fixture["initiating_rank"]
+        return
     assert diag.root_cause is not None, "no root cause"
     assert diag.root_cause["signature"] == sig.id
     assert diag.root_cause["failure_class"] == sig.failure_class

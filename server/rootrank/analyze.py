@@ -58,14 +58,19 @@ def format_ranks(ranks: list[int]) -> str:
     return ", ".join(out)
 
 
-def render(template: str, values: dict[str, Any]) -> str:
-    """Fill ``{name}`` placeholders from ``values``; unknown names become ``<name>``.
-    Other braces (JSON, shell ``${VAR}``) are left alone."""
+_UNKNOWN = {"rank": "the failing rank", "host": "the failing host"}
+
+
+def render(template: str, values: dict[str, Any], *, keep_unknown: bool = False) -> str:
+    """Fill ``{name}`` placeholders from ``values``. An unknown name becomes ``<name>``
+    (``rank``/``host``: "the failing rank"/"the failing host"), or stays as written with
+    ``keep_unknown`` (code, where braces may be Python's). Other braces (JSON, shell
+    ``${VAR}``) are left alone."""
 
     def sub(m: regex.Match[str]) -> str:
         value = values.get(m.group(1))
         if value is None:
-            return f"<{m.group(1)}>"
+            return m.group(0) if keep_unknown else _UNKNOWN.get(m.group(1), f"<{m.group(1)}>")
         return str(value)
 
     return _PLACEHOLDER.sub(sub, template)
@@ -326,7 +331,7 @@ def analyze(state: ScanState, library: Library) -> Diagnosis:
         "symptoms": sig.entry.get("symptoms", []),
         "fix": {
             "steps": [render(s, values) for s in sig.fix["steps"]],
-            "code": {k: render(v, values) for k, v in sig.fix.get("code", {}).items()},
+            "code": {k: render(v, values, keep_unknown=True) for k, v in sig.fix.get("code", {}).items()},
         },
         "confirm": [render(c, values) for c in sig.confirm],
         "verify": render(sig.verify, values),

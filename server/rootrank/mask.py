@@ -317,10 +317,20 @@ def _mask_pem(s: str) -> str:
             out.append(s[pos:])
             return "".join(out)
         out.append(s[pos : begin.end()] + STARS)
+        if s.startswith(STARS, begin.end()):  # already masked: keep what follows
+            pos = begin.end() + len(STARS)
+            continue
         end = _PEM_END.search(s, begin.end(), timeout=TIMEOUT_S)
         if end is None:
             return "".join(out)
         pos = end.end()
+
+
+def _email(m: Any) -> str:
+    local, _, domain = m[0].partition("@")
+    if local == "git" and _public(domain):  # git@github.com:org/repo is a public remote
+        return m[0]
+    return EMAIL
 
 
 def _public(name: str) -> bool:
@@ -387,17 +397,18 @@ class Masker:
             self._ip_count += 1
             pseudonym = f"ip-{self._ip_count}"
         else:
-            self._host_count += 1
-            pseudonym = f"host-{self._host_count}"
-            while pseudonym in self._names.values():  # a real host literally named host-N
+            short = key.split(".", 1)[0]
+            if "." in key and short in self._names and not short.isdigit():
+                # node03.cluster.local and node03 are one machine: share the pseudonym.
+                pseudonym = self._names[short]
+            else:
                 self._host_count += 1
                 pseudonym = f"host-{self._host_count}"
-            short = key.split(".", 1)[0]
-            # node03.cluster.local and node03 are one machine: share the pseudonym.
-            if "." in key and short in self._names and not short.isdigit():
-                pseudonym = self._names[short]
-            elif "." in key and not short.isdigit():
-                self._names.setdefault(short, pseudonym)
+                while pseudonym in self._names.values():  # a real host literally named host-N
+                    self._host_count += 1
+                    pseudonym = f"host-{self._host_count}"
+                if "." in key and not short.isdigit():
+                    self._names.setdefault(short, pseudonym)
         self._names[key] = pseudonym
         self._known = None
         return pseudonym
@@ -488,7 +499,7 @@ class Masker:
             s = self._line_secrets(s)
         # 2. Personal details.
         if "@" in s:
-            s = self._sub(_EMAIL, lambda m: EMAIL, s)
+            s = self._sub(_EMAIL, _email, s)
         if "home" in s or "Users" in s or "~" in s or "/u/" in s or "Documents and" in s:
             s = self._sub(_HOME, self._home, s)
         if "USER" in s or "LOGNAME" in s:

@@ -149,7 +149,10 @@ class Scanner:
         for stack, words in _STACK_WORDS:
             if stack not in st.stacks and any(w in text for w in words):
                 st.stacks.add(stack)
-        for hit in self.matcher.match(text):
+        hits = list(self.matcher.match(text))
+        if len(hits) > 1:  # one line, one explanation: the most specific signature
+            hits = [max(hits, key=lambda h: h.signature.specificity)]
+        for hit in hits:
             finding = self._record(hit, raw, tagged.rank, tagged.host, tagged.pid, tagged.time, path, text)
             if exc is not None and not finding.frames and exc.frames:
                 finding.frames = [
