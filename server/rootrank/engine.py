@@ -49,8 +49,10 @@ def matcher_for(library: Library) -> Matcher:
     return matcher
 
 
-def expand_paths(paths: Iterable[str]) -> list[str]:
-    """Turn files and folders into the list of log files to read, in a stable order.
+def expand_paths(paths: Iterable[str]) -> list[tuple[str, bool]]:
+    """Turn files and folders into the log files to read, in a stable order, each with
+    ``True`` when it was found in a folder (such a file is skipped, not fatal, when it
+    turns out unreadable or binary).
 
     A folder yields its log files (by :data:`LOG_SUFFIXES`, recursively, symlinks to folders
     not followed); ``-`` stays as standard input.
@@ -58,10 +60,10 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
     Raises:
         InputError: a path does not exist, or a folder holds no log file or too many files.
     """
-    out: list[str] = []
+    out: list[tuple[str, bool]] = []
     for p in paths:
         if p == "-":
-            out.append(p)
+            out.append((p, False))
             continue
         try:
             st = os.stat(p)
@@ -83,9 +85,9 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
                         found.append(full)
             if not found:
                 raise InputError(f"{p}: no log files (*{', *'.join(LOG_SUFFIXES)}) in this folder")
-            out.extend(found)
+            out.extend((f, True) for f in found)
         else:
-            out.append(p)
+            out.append((p, False))
     return out
 
 
@@ -138,18 +140,30 @@ def diagnose_paths(paths: list[str], *, library: Library | None = None, mask: bo
 
     lib = library or default_library()
     scanner = Scanner(matcher_for(lib))
-    for path in expand_paths(paths):
+    skipped: list[str] = []
+    files = expand_paths(paths)
+    for path, in_folder in files:
         if path == "-":
             scanner.scan_source("<stdin>", read_blocks(sys.stdin.buffer))
             continue
-        with open_log(path) as fh:
-            try:
-                scanner.scan_source(path, read_blocks(fh))
-            except InputError as exc:
-                raise InputError(f"{path}: {exc}") from None
-            except OSError as exc:
-                raise InputError(f"{path}: read failed ({exc.strerror or exc})") from None
-    return _finish(scanner, lib, mask)
+        try:
+            with open_log(path) as fh:
+                try:
+                    scanner.scan_source(path, read_blocks(fh))
+                except InputError as exc:
+                    raise InputError(f"{path}: {exc}") from None
+                except OSError as exc:
+                    raise InputError(f"{path}: read failed ({exc.strerror or exc})") from None
+        except InputError as exc:
+            if not in_folder:
+                raise
+            skipped.append(str(exc))
+    if skipped and len(skipped) == len(files):
+        raise InputError(f"no readable log: {skipped[0]}" + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""))
+    diag = _finish(scanner, lib, mask)
+    masker_text = Masker(enabled=mask).text
+    diag.warnings.extend(f"skipped {masker_text(s)}" for s in skipped)
+    return diag
 
 
 _UNMASKED_KEYS = frozenset({
