@@ -10,12 +10,22 @@ PY=${PYTHON:-python3}
 echo "== Python environment"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[test]'
-# A CPU build of torch for the real torchrun scenarios (pip takes it from this machine's disk).
-.venv/bin/python -m pip install -q torch==2.13.0
+# The package, its test tools, and a CPU build of torch for the real torchrun scenarios
+# (pip takes torch==2.13.0 from this machine's disk).
+.venv/bin/python -m pip install -q -e '.[test,scenarios]'
 
 echo "== Engine, signatures, corpus, language server, safety"
 .venv/bin/python -m pytest -q -p no:cacheprovider
 
 echo "== Real torchrun scenarios (gloo on CPU)"
-.venv/bin/python -m pytest -q -p no:cacheprovider -m scenarios
+.venv/bin/python -m pytest -q -p no:cacheprovider -m scenarios --durations=5
+
+echo "== VS Code extension: unit tests, checks, the .vsix"
+npm ci --no-audit --no-fund
+npm test
+npm run check
+npm run package
+
+echo "== The .vsix in a real (headless) VS Code, with an empty Python venv"
+bash tests/e2e/setup.sh
+bash tests/e2e/run.sh

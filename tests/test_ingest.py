@@ -51,6 +51,8 @@ def test_ansi_codes_and_escapeless_leftovers_are_removed():
     assert strip_ansi("1;36mwarning text") == "warning text"
     # ordinary text with digits and 'm' is untouched
     assert strip_ansi("timeout 10m at [rank3]: step 5") == "timeout 10m at [rank3]: step 5"
+    assert strip_ansi("op_0 [missing ranks: 0] [model]") == "op_0 [missing ranks: 0] [model]"
+    assert strip_ansi("[0mINFO done") == "INFO done"
 
 
 def test_progress_bar_overwrites_collapse_to_last_frame():

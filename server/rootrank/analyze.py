@@ -32,6 +32,9 @@ from rootrank.signatures import Library, Signature
 _COMPARE_KEYS = ("optype", "shape", "numel", "dtype", "seqnum", "collective")
 _PLACEHOLDER = regex.compile(r"\{([a-z_][a-z0-9_]*)\}")
 _SIGTERM_CODES = (-15, 15, 143, -9, 9, 137)
+#: A rank this many collectives behind the others is lagging; further apart, the SeqNums
+#: come from different process groups (old watchdog messages do not name the group).
+MAX_SEQNUM_LAG = 8
 
 
 def _fmt_time(t: float | None) -> str:
@@ -115,7 +118,8 @@ def _odd_one_out(group: list[Finding], keys: tuple[str, ...] = _COMPARE_KEYS) ->
                 continue
             low = min(numeric.values())
             behind = [r for r, v in numeric.items() if v == low]
-            if len(behind) == 1:
+            # SeqNums far apart belong to different process groups, not to a lagging rank.
+            if len(behind) == 1 and max(numeric.values()) - low <= MAX_SEQNUM_LAG:
                 r = behind[0]
                 return r, f"rank {r} is behind (SeqNum {low}; the others are at {max(numeric.values())})", False
         if key in ("optype", "collective") and len(values) == 2:
@@ -166,23 +170,28 @@ def _known_ranks(state: ScanState) -> set[int]:
 
 
 def _elastic_rank(state: ScanState) -> tuple[int | None, str]:
+    """The rank torchelastic's failure summaries point at, when they can tell: the only rank
+    with a real failure exit code (not a SIGTERM/SIGKILL the agent sent), or the one whose
+    failure is strictly the earliest. Several summaries (one per node agent) are merged."""
     entries = [e for e in state.elastic if e.rank is not None and e.rank >= 0]
     if not entries:
         return None, ""
     real = [e for e in entries if e.exitcode is not None and e.exitcode not in _SIGTERM_CODES and e.exitcode != 0]
     pool = real or entries
-    ranks = {e.rank for e in pool}
+    ranks = sorted({e.rank for e in pool if e.rank is not None})
     if len(ranks) == 1:
         e = pool[0]
-        return e.rank, f"torchelastic's summary shows rank {e.rank} exited with code {e.exitcode} while the others were stopped by the agent"
-    flagged = [e for e in pool if e.root_cause]
-    others = [e for e in pool if not e.root_cause]
-    if len(flagged) == 1 and all(
-        e.time is not None and flagged[0].time is not None and e.time > flagged[0].time for e in others
-    ):
-        e = flagged[0]
-        return e.rank, f"torchelastic's summary names rank {e.rank} as the first observed failure (exit code {e.exitcode}), before the others failed"
-    return None, f"ranks {format_ranks(sorted(ranks))} all failed at the same time (torchelastic's summary); the log does not tell which one started"
+        if len(entries) > 1 and real:
+            return e.rank, f"torchelastic's summary shows rank {e.rank} exited with code {e.exitcode} while the others were stopped by the agent"
+        return e.rank, f"torchelastic's summary names rank {e.rank} (exit code {e.exitcode}); no other rank's failure is in the log"
+    if all(e.time is not None for e in pool):
+        first = min(pool, key=lambda e: e.time or 0.0)
+        if sum(1 for e in pool if e.time == first.time) == 1:
+            return first.rank, (
+                f"torchelastic's summaries show rank {first.rank} failed first (exit code {first.exitcode}), "
+                f"before ranks {format_ranks([r for r in ranks if r != first.rank])}"
+            )
+    return None, f"ranks {format_ranks(ranks)} all failed at the same time (torchelastic's summary); the log does not tell which one started"
 
 
 def analyze(state: ScanState, library: Library) -> Diagnosis:
@@ -256,7 +265,7 @@ def analyze(state: ScanState, library: Library) -> Diagnosis:
 
     sig = library.signatures[root.signature]
     group = [f for f in findings if f.signature == root.signature]
-    initiating, why = _initiating_rank(root, group, state, sig)
+    initiating, why = _initiating_rank(root, group, findings, state, sig)
     why = why or root.captures.pop("why", "")
     if initiating is not None and initiating != root.rank:
         same = [f for f in group if f.rank == initiating]
@@ -270,7 +279,7 @@ def analyze(state: ScanState, library: Library) -> Diagnosis:
     ev = root.evidence[0]
     when = f" at {_fmt_time(root.time)}" if root.time is not None else ""
     group_ranks = sorted({f.rank for f in group if f.rank is not None})
-    if root.role == "symptom" and initiating is not None and initiating not in group_ranks:
+    if root.role == "symptom" and initiating is not None and group_ranks and initiating not in group_ranks:
         # A hang: the reporters are the victims; the initiator is the rank they waited for.
         reasoning.append(
             f"Rank{'s' if len(group_ranks) > 1 else ''} {format_ranks(group_ranks)} reported \"{root.title}\"{when} ({ev.path}:{ev.line})."
@@ -345,35 +354,58 @@ def analyze(state: ScanState, library: Library) -> Diagnosis:
     return diag
 
 
-def _initiating_rank(root: Finding, group: list[Finding], state: ScanState, sig: Signature) -> tuple[int | None, str]:
+def _initiating_rank(
+    root: Finding, group: list[Finding], findings: list[Finding], state: ScanState, sig: Signature
+) -> tuple[int | None, str]:
     ranks_with = sorted({f.rank for f in group if f.rank is not None})
+    suspects = _suspect_ranks(root)
+    if len(suspects) > 1:
+        return None, f"ranks {format_ranks(suspects)} are named together and the log does not tell which one started"
     odd, why, undecided = _odd_one_out(group)
     if odd is not None or undecided:
         return odd, why
-    if root.role == "symptom" and ranks_with:
-        missing = sorted(_known_ranks(state) - set(ranks_with))
-        if len(missing) == 1:
-            r = missing[0]
-            return r, f"rank {r} is the one known rank that did not report it, so it is the rank the others waited for"
+    if root.role == "symptom":
+        # Timeouts are reported by the victims: the reporters are never the answer. The
+        # suspect is the one known rank that reported no failure of this kind at all.
+        reporters = {f.rank for f in findings if f.failure_class == root.failure_class and f.rank is not None}
+        if reporters:
+            known = _known_ranks(state)
+            if len(reporters) >= 2:
+                known |= set(range(max(reporters) + 1))  # ranks are 0..world_size-1
+            missing = sorted(known - reporters)
+            if len(missing) == 1:
+                r = missing[0]
+                return r, f"rank {r} is the one known rank that did not report it, so it is the rank the others waited for"
+        r, why = _elastic_rank(state)
+        if r is not None:
+            return r, why
+        if ranks_with:
+            return None, (
+                f"rank{'s' if len(ranks_with) > 1 else ''} {format_ranks(ranks_with)} only reported the consequence "
+                "(a victim's view); the log does not show which rank started it"
+            )
+        return None, why
     if len(ranks_with) == 1:
         return ranks_with[0], ""
     if len(ranks_with) > 1:
-        # The first rank to report a *cause* started it; the first to report a timeout
-        # only started waiting first, so times say nothing for symptoms.
+        # The first rank to report a *cause* started it.
         timed = [f for f in group if f.rank is not None and f.time is not None]
-        if root.role == "cause" and len(timed) == len([f for f in group if f.rank is not None]):
+        if len(timed) == len([f for f in group if f.rank is not None]):
             first = min(timed, key=lambda f: f.time or 0.0)
             if sum(1 for f in timed if f.time == first.time) == 1:
                 return first.rank, f"rank {first.rank} reported it first, at {_fmt_time(first.time)}"
-        if root.role == "symptom":
-            r, why = _elastic_rank(state)
-            if r is not None:
-                return r, why
         return None, f"ranks {format_ranks(ranks_with)} all report it and the log does not tell which one started"
     r, why = _elastic_rank(state)
     if r is None and sig.implied_rank is not None:
         return sig.implied_rank, f"this failure happens on rank {sig.implied_rank} by design ({sig.implied_rank_reason})"
     return r, why
+
+
+def _suspect_ranks(finding: Finding) -> list[int]:
+    """Ranks a message names as the faulty ones (a ``ranks`` capture such as
+    ``Ranks 4, 5, 6, 7 failed to pass monitoredBarrier``)."""
+    raw = finding.captures.get("ranks", "")
+    return sorted({int(x) for x in regex.findall(r"\d+", raw)}) if raw else []
 
 
 def _group(collateral: list[Finding]) -> list[dict[str, Any]]:

@@ -38,7 +38,7 @@ _ANSI = regex.compile(
     r"|\x1b[@-Z\\-_]"  # two-byte escapes
     r"|\[(?:\d{1,3};)*\d{1,3}m"  # leftover "[1;36m" after the ESC was stripped
     r"|(?<![\w.:/])(?:\d{1,3};)+\d{1,3}m(?=\S|$)"  # leftover "1;36m" (needs a ';')
-    r"|\[0?m"  # leftover reset "[0m" / "[m"
+    r"|\[0m|\[m(?![a-z])"  # leftover reset "[0m" / "[m" (not the "[m" of "[missing")
 )
 
 #: A launcher rank prefix that may start mid-line when two ranks' writes are glued.

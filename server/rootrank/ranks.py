@@ -72,9 +72,11 @@ _TS_ISO = regex.compile(
 )
 
 _FILE_RANK = regex.compile(
-    r"(?:^|[/\\])(?:attempt_\d+[/\\](?P<ldir>\d+)[/\\](?:stdout|stderr|error)\.(?:log|json)$)"
-    r"|slurm-\d+-(?P<task>\d+)\.(?:out|err|log)$"
-    r"|(?:^|[/_.-])(?:rank|worker|proc)[_.-]?(?P<rank>\d+)(?:[/_.-]|$)",
+    r"(?:^|/)attempt_\d+/(?P<ldir>\d+)/(?:stdout|stderr|error)\.(?:log|json)$"  # torchrun --log-dir
+    r"|(?:^|/)slurm-\d+-(?P<task>\d+)\.(?:out|err|log)$"  # slurm-%j-%t.out
+    # the file name (rank3.log, worker_3.out) or its own folder (rank_3/stdout.log)
+    r"|(?:^|/)(?:[^/]*?[_.-])?(?:rank|worker|proc)[_.-]?(?P<rank>\d+)(?:[_.-][^/]*)?\.(?:log|out|err|txt)$"
+    r"|(?:^|/)(?:rank|worker|proc)[_.-]?(?P<dir>\d+)/[^/]+$",
     regex.IGNORECASE,
 )
 
@@ -96,12 +98,17 @@ def ranks_in(text: str) -> set[int]:
     return found
 
 
+#: Foreign lines in a row that end a torchelastic failure summary.
+MAX_SUMMARY_NOISE = 4
+
+
 def rank_from_path(path: str) -> tuple[int | None, bool]:
     """The rank a file's path names, if any, and whether it is a *local* rank.
 
     torchrun ``--log-dir`` trees (``.../attempt_0/3/stderr.log``) name the local rank;
     ``slurm-%j-%t.out`` names the task (the global rank); ``rank3.log`` / ``rank_3/...`` /
-    ``worker-3.log`` name the rank.
+    ``worker-3.log`` name the rank. Only the file name and its own folder are read: a
+    folder higher up (``runs/rank12-debug/train.log``) says nothing about the lines.
     """
     norm = str(PurePath(path)).replace("\\", "/")
     m = _FILE_RANK.search(norm)
@@ -111,7 +118,7 @@ def rank_from_path(path: str) -> tuple[int | None, bool]:
         return int(m.group("ldir")), True
     if m.group("task") is not None:
         return int(m.group("task")), False
-    return int(m.group("rank")), False
+    return int(m.group("rank") if m.group("rank") is not None else m.group("dir")), False
 
 
 def parse_time(text: str) -> float | None:
@@ -177,6 +184,7 @@ class RankTagger:
     elastic: list[ElasticFailure] = field(default_factory=list)
     _summary: bool = False
     _summary_root: bool = False
+    _summary_noise: int = 0
     _spawn_proc: int | None = None
     _spawn_left: int = 0
     _spawn_exc: bool = False
@@ -300,6 +308,8 @@ class RankTagger:
             self.elastic.append(ElasticFailure(root_cause=self._summary_root, line=number, path=self.path))
             return False
         fm = _SUMMARY_FIELD.match(body)
+        if fm:
+            self._summary_noise = 0
         if fm and self.elastic:
             item = self.elastic[-1]
             key, value = fm.group("key"), fm.group("value").strip()
@@ -332,7 +342,12 @@ class RankTagger:
             if stripped.startswith("====") and self.elastic and self.elastic[-1].rank is not None:
                 self._summary = False
             return False
-        self._summary = False
+        # Other processes keep printing while the agent writes the summary: a few foreign
+        # lines inside it do not end it; a run of them does.
+        self._summary_noise += 1
+        if self._summary_noise > MAX_SUMMARY_NOISE:
+            self._summary = False
+            self._summary_noise = 0
         return False
 
     def summary_rank(self, number: int) -> int | None:

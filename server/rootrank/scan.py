@@ -11,6 +11,8 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import regex
+
 from rootrank.ingest import Block, RawLine, logical_lines
 from rootrank.match import Hit, Matcher
 from rootrank.model import Evidence, Finding
@@ -180,6 +182,10 @@ class Scanner:
                 rank = int(hit.captures["rank"])
             except ValueError:
                 pass
+        elif "ranks" in hit.captures:
+            # The message names the faulty ranks; the line's own rank only reported them.
+            named = regex.findall(r"\d+", hit.captures["ranks"])
+            rank = int(named[0]) if len(set(named)) == 1 else None
         if "host" in hit.captures and host is None:
             host = hit.captures["host"]
         key = (sig.id, rank, path if rank is None else None)

@@ -71,6 +71,12 @@ class Analyser:
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
             )
 
+    def cancel_all(self) -> None:
+        """Cancel every scheduled or running analysis (the client is gone)."""
+        for task in list(self._tasks.values()):
+            task.cancel()
+        self._tasks.clear()
+
     def current(self, uri: str) -> Analysis | None:
         """The result for the document's current version, or ``None`` (not yet analysed)."""
         analysis = self.results.get(uri)
@@ -189,7 +195,7 @@ class _Progress:
             self.server.work_done_progress.report(
                 self.token,
                 types.WorkDoneProgressReport(
-                    percentage=percent, message=f"{done:,} of {total:,} lines"
+                    percentage=percent, message=f"{done / 1e6:.1f} of {total / 1e6:.1f} MB read"
                 ),
             )
 

@@ -9,7 +9,8 @@ the map is the identity; otherwise positions go through absolute offsets.
 from __future__ import annotations
 
 import bisect
-from itertools import accumulate
+import operator
+from itertools import accumulate, count
 
 from lsprotocol import types
 
@@ -33,7 +34,9 @@ class LineMap:
         self._engine_starts: list[int] = []
         if not self._identity:
             self._editor_starts = [0, *accumulate(map(len, document.lines))]
-            self._engine_starts = [0, *accumulate(len(part) + 1 for part in text.split("\n"))]
+            # start of line i+1 = lengths of lines 0..i + their i+1 "\n" (C-level loops only)
+            lengths = accumulate(map(len, text.split("\n")))
+            self._engine_starts = [0, *map(operator.add, lengths, count(1))]
 
     def editor_position(self, line: int, column: int | None) -> tuple[int, int]:
         """Editor ``(line, code-point column)``, both 0-based, of an engine position.

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import os
 import sys
-from typing import Any
+import threading
+from typing import Any, BinaryIO
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -42,8 +45,13 @@ from .worker import EngineError, EnginePool
 
 #: Most ``window/showMessage`` notices sent for one load of the signature folders.
 MAX_PROBLEM_MESSAGES = 5
+#: Seconds the process may take to end once the client is gone.
+EXIT_GRACE_SECONDS = 3.0
 #: Most characters ``rootrank.diagnose`` accepts (a terminal selection, not a whole disk).
 MAX_DIAGNOSE_CHARS = 256 * 1024 * 1024
+
+
+logger = logging.getLogger(__name__)
 
 
 class RootrankProtocol(LanguageServerProtocol):
@@ -377,16 +385,43 @@ def shutdown(ls: RootrankServer, params: None) -> None:
     ls.pool.close()
 
 
+async def _serve_stdio(stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """pygls' stdio loop, then our own cleanup while the event loop still runs."""
+    server._stop_event = threading.Event()
+    server.protocol.set_writer(StdoutWriter(stdout))
+    try:
+        await run_async(
+            stop_event=server._stop_event,
+            reader=StdinAsyncReader(stdin, server.thread_pool),
+            protocol=server.protocol,
+            logger=logger,
+            error_handler=server.report_server_error,
+        )
+    finally:
+        # The client exited or disappeared (stdin closed). Stop the engine processes now,
+        # and make sure the process ends even if a cancelled task never finishes.
+        code = 0 if server.protocol._shutdown else 1
+        watchdog = threading.Timer(EXIT_GRACE_SECONDS, os._exit, args=(code,))
+        watchdog.daemon = True
+        watchdog.start()
+        server.analyser.cancel_all()
+        await server.pool.aclose()
+
+
 def serve() -> None:
     """Run the server over stdio until the client exits or disappears.
 
     The real stdout is kept for the protocol and file descriptor 1 is pointed at stderr,
-    so a stray ``print`` anywhere cannot corrupt the stream.
+    so a stray ``print`` anywhere cannot corrupt the stream. When stdin closes (the
+    client is gone) the engine processes are killed and the process exits within
+    :data:`EXIT_GRACE_SECONDS`.
     """
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
     try:
-        server.start_io(sys.stdin.buffer, protocol_out)
+        asyncio.run(_serve_stdio(sys.stdin.buffer, protocol_out))
+    except (BrokenPipeError, KeyboardInterrupt, SystemExit):
+        pass
     finally:
         server.pool.close()

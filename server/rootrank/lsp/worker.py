@@ -12,8 +12,9 @@ the channel). Framing: 1 byte kind + 8-byte big-endian length + payload.
 
 - parent -> child: ``R`` (JSON ``{"name", "mask", "folders", "generation"}``) then ``T``
   (the text, UTF-8 with ``surrogatepass``);
-- child -> parent: ``P`` (JSON ``{"done", "total"}``, only when the engine reports
-  progress), then ``D`` (the ``rootrank.diagnosis/1`` JSON) or ``E`` (a traceback).
+- child -> parent: ``P`` (JSON ``{"done", "total"}``, characters of the text read so
+  far and in all, only when ``diagnose_text`` takes a ``progress(done, total)``
+  callback), then ``D`` (the ``rootrank.diagnosis/1`` JSON) or ``E`` (a traceback).
 
 The child exits when its stdin closes, so it never outlives the server.
 """
@@ -255,6 +256,15 @@ class EnginePool:
         """Kill every child."""
         for worker in self._workers:
             worker.kill()
+
+    async def aclose(self, timeout: float = 2.0) -> None:
+        """Kill every child and wait (at most ``timeout`` seconds) until each is reaped,
+        so that their pipes close while the event loop still runs."""
+        processes = [w.process for w in self._workers if w.process is not None]
+        self.close()
+        if processes:
+            with contextlib.suppress(asyncio.TimeoutError, ProcessLookupError):
+                await asyncio.wait_for(asyncio.gather(*(p.wait() for p in processes)), timeout)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,58 @@
+/**
+ * Actions the report, the quick fixes and the notifications share: copy text, run a
+ * verification command in a terminal, reveal a log line. Running a command is refused in an
+ * untrusted workspace and asks first: the first time (per workspace) with a modal that can
+ * also allow it for the rest of the session of this workspace.
+ */
+import * as vscode from 'vscode';
+import { info } from './log';
+
+const ALLOW_KEY = 'rootrank.runAllowed';
+
+/** Copy `text` to the clipboard. */
+export async function copyText(text: string): Promise<void> {
+  await vscode.env.clipboard.writeText(text);
+  vscode.window.setStatusBarMessage('rootrank: copied to the clipboard', 2500);
+}
+
+/**
+ * Run `command` in a terminal named "rootrank", after asking. Returns whether it ran.
+ * `commandLine` is sent as typed text (`Terminal.sendText`), so the user's shell runs it.
+ */
+export async function runInTerminal(context: vscode.ExtensionContext, command: string): Promise<boolean> {
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showWarningMessage('rootrank does not run commands in an untrusted workspace. Copy the command instead.');
+    return false;
+  }
+  const trimmed = command.trim();
+  if (!trimmed) {
+    return false;
+  }
+  if (!context.workspaceState.get<boolean>(ALLOW_KEY, false)) {
+    const choice = await vscode.window.showWarningMessage(
+      'Run this command in a terminal?',
+      { modal: true, detail: trimmed },
+      'Run',
+      'Run and Do Not Ask Again',
+    );
+    if (!choice) {
+      return false;
+    }
+    if (choice === 'Run and Do Not Ask Again') {
+      await context.workspaceState.update(ALLOW_KEY, true);
+    }
+  }
+  const terminal =
+    vscode.window.terminals.find((t) => t.name === 'rootrank' && t.exitStatus === undefined) ??
+    vscode.window.createTerminal({ name: 'rootrank' });
+  terminal.show();
+  terminal.sendText(trimmed, true);
+  info(`Ran in terminal: ${trimmed}`);
+  return true;
+}
+
+/** Open `uri` with the cursor at 1-based `line` (and 0-based `column`). */
+export async function revealLine(uri: vscode.Uri, line: number, column = 0): Promise<void> {
+  const position = new vscode.Position(Math.max(0, line - 1), Math.max(0, column));
+  await vscode.window.showTextDocument(uri, { selection: new vscode.Range(position, position) });
+}

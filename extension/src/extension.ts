@@ -1,0 +1,256 @@
+/**
+ * rootrank for VS Code: starts the bundled language server (diagnostics, hover and quick
+ * fixes on log files) and adds what only an editor can do: diagnose a selection or a
+ * terminal's output, notice failed commands, link failure lines in terminals, browse the
+ * failure library, and show a report with a rank timeline.
+ */
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { copyText, runInTerminal } from './actions';
+import { LibraryCache, pickSignature } from './library';
+import { info, outputChannel } from './log';
+import { Diagnosis, headline } from './report/diagnosis';
+import type { Entry } from './report/html';
+import { ReportPanel } from './report/panel';
+import { ServerManager } from './server';
+import { readSettings, RESTART_SETTINGS } from './settings';
+import { matchLine } from './terminal/matchers';
+import { CommandOutput, TerminalWatcher } from './terminal/watch';
+
+/** Where a diagnosed text came from, by the name given to the server. */
+interface Source {
+  uri: vscode.Uri;
+  /** 0-based line of the document where the text starts. */
+  lineOffset: number;
+}
+
+/** What `activate` returns: used by the end-to-end tests. */
+export interface RootrankApi {
+  server: ServerManager;
+  watcher: TerminalWatcher;
+  library: LibraryCache;
+  /** Every failure notification shown, newest last. */
+  notifications: string[];
+  /** The last diagnosis shown in the report. */
+  lastReport(): Diagnosis | undefined;
+  lastReportHtml(): string | undefined;
+}
+
+let sequence = 0;
+
+/** Activate: called once by VS Code. */
+export async function activate(context: vscode.ExtensionContext): Promise<RootrankApi> {
+  const channel = outputChannel();
+  context.subscriptions.push(channel);
+  info(`rootrank ${context.extension.packageJSON.version} activating (VS Code ${vscode.version}, ${vscode.env.uiKind === vscode.UIKind.Web ? 'web' : 'desktop'} UI)`);
+  const server = new ServerManager(context);
+  const library = new LibraryCache(server);
+  const sources = new Map<string, Source>();
+  const notifications: string[] = [];
+  context.subscriptions.push(server);
+
+  const remember = (name: string, source: Source): string => {
+    sources.set(name, source);
+    if (sources.size > 200) {
+      sources.delete(sources.keys().next().value as string);
+    }
+    return name;
+  };
+
+  const host = {
+    extensionUri: context.extensionUri,
+    openEntry: (id: string) => openEntry(id),
+    runInTerminal: async (command: string) => {
+      await runInTerminal(context, command);
+    },
+    resolveSource: (p: string) => sources.get(p),
+  };
+
+  const showReport = (d: Diagnosis): void => {
+    ReportPanel.show(host, `rootrank: ${d.root_cause ? d.root_cause.title : 'no known failure'}`).showDiagnosis(d);
+  };
+
+  async function openEntry(id: string): Promise<void> {
+    const entry = (await server.signature(id)) as Entry | null;
+    if (!entry) {
+      void vscode.window.showWarningMessage(`rootrank: no signature "${id}" in the library.`);
+      return;
+    }
+    ReportPanel.show(host, `rootrank: ${entry.title ?? id}`).showEntry(entry);
+  }
+
+  const diagnoseAndShow = async (text: string, name: string): Promise<Diagnosis | undefined> => {
+    try {
+      const d = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: 'rootrank: diagnosing' },
+        () => server.diagnose(text, name),
+      );
+      info(`Diagnosed ${name}: ${headline(d) ?? 'no known failure'}`);
+      showReport(d);
+      return d;
+    } catch (e) {
+      void vscode.window.showErrorMessage(`rootrank: ${e instanceof Error ? e.message : String(e)}`);
+      return undefined;
+    }
+  };
+
+  const diagnoseDocument = async (editor: vscode.TextEditor | undefined, selectionOnly: boolean) => {
+    if (!editor) {
+      void vscode.window.showInformationMessage('rootrank: open a log or select a traceback first.');
+      return undefined;
+    }
+    const doc = editor.document;
+    const base = path.basename(doc.uri.path) || 'untitled';
+    const selection = editor.selection;
+    if (selectionOnly && !selection.isEmpty) {
+      const range = new vscode.Range(selection.start.line, 0, selection.end.line, doc.lineAt(selection.end.line).text.length);
+      const name = remember(`${base}:${selection.start.line + 1}-${selection.end.line + 1}`, {
+        uri: doc.uri,
+        lineOffset: selection.start.line,
+      });
+      return diagnoseAndShow(doc.getText(range), name);
+    }
+    const name = remember(base, { uri: doc.uri, lineOffset: 0 });
+    return diagnoseAndShow(doc.getText(), name);
+  };
+
+  const notifyFailure = (output: CommandOutput, d: Diagnosis, terminal: vscode.Terminal) => {
+    const line = headline(d);
+    if (!line) {
+      return;
+    }
+    notifications.push(line);
+    void vscode.window
+      .showInformationMessage(`rootrank: ${line} (exit ${output.exitCode} in "${terminal.name}")`, 'Show Diagnosis')
+      .then((choice) => {
+        if (choice) {
+          showReport(d);
+        }
+      });
+  };
+
+  const watcher = new TerminalWatcher((text, name) => server.diagnose(text, name), notifyFailure);
+  context.subscriptions.push(watcher);
+
+  const terminalSelection = async (): Promise<string> => {
+    // Terminal.selection is not stable API in 1.100: copy the selection and read the clipboard
+    // (restored afterwards). A clipboard the browser refuses (web UI) counts as no selection.
+    const withTimeout = <T>(p: Thenable<T>): Promise<T> =>
+      Promise.race([Promise.resolve(p), new Promise<T>((_, reject) => setTimeout(() => reject(new Error('clipboard timeout')), 2000))]);
+    try {
+      const saved = await withTimeout(vscode.env.clipboard.readText());
+      const marker = `rootrank-no-selection-${Date.now()}`;
+      await withTimeout(vscode.env.clipboard.writeText(marker));
+      await vscode.commands.executeCommand('workbench.action.terminal.copySelection');
+      const copied = await withTimeout(vscode.env.clipboard.readText());
+      await withTimeout(vscode.env.clipboard.writeText(saved));
+      return copied === marker ? '' : copied;
+    } catch (e) {
+      info(`Terminal selection unavailable: ${e instanceof Error ? e.message : String(e)}`);
+      return '';
+    }
+  };
+
+  const diagnoseTerminal = async (terminal?: vscode.Terminal, preferLine?: string) => {
+    const active = terminal ?? vscode.window.activeTerminal;
+    if (!active) {
+      void vscode.window.showInformationMessage('rootrank: no terminal is open.');
+      return undefined;
+    }
+    const selected = terminal ? '' : await terminalSelection();
+    if (selected.trim()) {
+      return diagnoseAndShow(selected, `terminal selection ${++sequence}`);
+    }
+    const last = watcher.lastOutput(active);
+    if (last && (!preferLine || last.text.includes(preferLine.trim()))) {
+      return diagnoseAndShow(last.text, `terminal: ${last.commandLine || active.name}`);
+    }
+    if (preferLine) {
+      return diagnoseAndShow(preferLine, `terminal line ${++sequence}`);
+    }
+    void vscode.window.showInformationMessage(
+      'rootrank: select text in the terminal, or run a command in a terminal with shell integration first.',
+    );
+    return undefined;
+  };
+
+  const trySample = async () => {
+    const uri = vscode.Uri.joinPath(context.extensionUri, 'extension', 'samples', 'torchrun-8gpu-oom.log');
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const editor = await vscode.window.showTextDocument(doc, vscode.ViewColumn.One);
+    return diagnoseDocument(editor, false);
+  };
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand('rootrank.diagnoseSelection', () => diagnoseDocument(vscode.window.activeTextEditor, true)),
+    vscode.commands.registerCommand('rootrank.diagnoseFile', () => diagnoseDocument(vscode.window.activeTextEditor, false)),
+    vscode.commands.registerCommand('rootrank.diagnoseTerminalOutput', () => diagnoseTerminal()),
+    vscode.commands.registerCommand('rootrank.browseLibrary', async () => {
+      const id = await pickSignature(library);
+      if (id) {
+        await openEntry(id);
+      }
+      return id;
+    }),
+    vscode.commands.registerCommand('rootrank.trySample', trySample),
+    vscode.commands.registerCommand('rootrank.showOutput', () => channel.show(true)),
+    vscode.commands.registerCommand('rootrank.restartServer', async () => {
+      library.reset();
+      await server.restart();
+    }),
+    // Client-side commands the server's code actions name (server/rootrank/lsp/actions.py).
+    vscode.commands.registerCommand('rootrank.copyVerifyCommand', (command: string) => copyText(String(command ?? ''))),
+    vscode.commands.registerCommand('rootrank.runVerifyCommand', (command: string) => runInTerminal(context, String(command ?? ''))),
+    vscode.commands.registerCommand('rootrank.openEntry', (id: string) => openEntry(String(id ?? ''))),
+    vscode.window.registerTerminalLinkProvider({
+      provideTerminalLinks: (ctx: vscode.TerminalLinkContext) => {
+        if (!readSettings().terminalLinks) {
+          return [];
+        }
+        const match = matchLine(ctx.line, library.currentMatchers());
+        if (!match) {
+          return [];
+        }
+        const link: vscode.TerminalLink & { line: string; terminal: vscode.Terminal } = {
+          startIndex: match.start,
+          length: match.length,
+          tooltip: `rootrank: diagnose (${match.title})`,
+          line: ctx.line,
+          terminal: ctx.terminal,
+        };
+        return [link];
+      },
+      handleTerminalLink: async (link: vscode.TerminalLink & { line: string; terminal: vscode.Terminal }) => {
+        await diagnoseTerminal(link.terminal, link.line);
+      },
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {
+        info('Settings changed: restarting the server');
+        library.reset();
+        void server.restart().then(() => library.loadMatchers().catch(() => undefined));
+      }
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => info('Workspace trusted: Run in Terminal is enabled')),
+  );
+
+  void server.start().then((client) => {
+    if (client) {
+      library.loadMatchers().catch((e) => info(`Terminal links unavailable: ${e instanceof Error ? e.message : String(e)}`));
+    }
+  });
+
+  return {
+    server,
+    watcher,
+    library,
+    notifications,
+    lastReport: () => ReportPanel.lastDiagnosis,
+    lastReportHtml: () => ReportPanel.lastHtml,
+  };
+}
+
+/** Deactivate: the client is stopped by the disposables. */
+export function deactivate(): void {
+  // Disposables registered on the context stop the server and the watchers.
+}

@@ -1,0 +1,450 @@
+"""End-to-end tests of the language server over real stdio (pytest-lsp)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from lsp_client import (
+    FIXTURES,
+    LOG,
+    command_of,
+    copy_workspace,
+    open_document,
+    started,
+    wait_for_diagnostics,
+)
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+SIGNATURES = str(FIXTURES / "signatures")
+OPTIONS = {"signatureFolders": [SIGNATURES]}
+ROOT_LINE = 12  # 0-based editor line of "RuntimeError: Expected to have finished reduction ..."
+WATCHDOG_LINES = {0: 14, 1: 15, 3: 16}  # first watchdog line of each collateral rank
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A fresh copy of the fixture workspace."""
+    return copy_workspace(tmp_path)
+
+
+def hover_params(uri: str, line: int) -> types.HoverParams:
+    return types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        position=types.Position(line=line, character=3),
+    )
+
+
+async def test_root_cause_and_collateral_diagnostics(workspace: Path) -> None:
+    async with started(workspace, OPTIONS) as client:
+        uri = open_document(client, workspace / "logs" / LOG)
+        diagnostics = await wait_for_diagnostics(client, uri)
+
+    root = [d for d in diagnostics if d.severity == types.DiagnosticSeverity.Error]
+    assert len(root) == 1
+    root_cause = root[0]
+    assert root_cause.code == "ddp-unused-parameters"
+    assert root_cause.source == "rootrank"
+    # The range covers the matched text, not the line: "[rank2]: RuntimeError: " is 23 characters.
+    assert root_cause.range == types.Range(
+        start=types.Position(line=ROOT_LINE, character=23),
+        end=types.Position(line=ROOT_LINE, character=107),
+    )
+    assert "rank 2" in root_cause.message and "DDP found parameters" in root_cause.message
+    assert root_cause.code_description is not None
+    assert (
+        root_cause.code_description.href
+        == "https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html"
+    )
+    related = {r.location.range.start.line: r.message for r in root_cause.related_information or []}
+    assert related == {
+        line: f"rank {rank}: NCCL watchdog caught a collective operation timeout in ALLREDUCE SeqNum 118 (collateral)"
+        for rank, line in WATCHDOG_LINES.items()
+    }
+
+    # One Information per kind per rank (ranks 0 and 3 printed the watchdog line twice).
+    collateral = [d for d in diagnostics if d.severity == types.DiagnosticSeverity.Information]
+    assert sorted(d.range.start.line for d in collateral) == sorted(WATCHDOG_LINES.values())
+    for diagnostic in collateral:
+        assert diagnostic.code == "nccl-watchdog-timeout"
+        assert (
+            diagnostic.range.start.character == 64
+        )  # the match starts at "[Rank N] Watchdog caught"
+        (back,) = diagnostic.related_information or []
+        assert back.location.uri == uri and back.location.range == root_cause.range
+    assert len(diagnostics) == 4
+
+
+async def test_nothing_found_gives_no_diagnostics(workspace: Path) -> None:
+    healthy = workspace / "logs" / "healthy.log"
+    healthy.write_text(
+        "".join(
+            f"[rank{r}]: step {s} loss {2.0 - s / 100:.4f}\n" for s in range(50) for r in range(4)
+        )
+    )
+    async with started(workspace, OPTIONS) as client:
+        uri = open_document(client, healthy)
+        assert await wait_for_diagnostics(client, uri) == []
+        assert await client.text_document_hover_async(hover_params(uri, 3)) is None
+
+
+async def test_hover_shows_the_entry_fast(workspace: Path) -> None:
+    async with started(workspace, OPTIONS) as client:
+        uri = open_document(client, workspace / "logs" / LOG)
+        await wait_for_diagnostics(client, uri)
+        hover = await client.text_document_hover_async(hover_params(uri, ROOT_LINE))
+        assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+        text = hover.contents.value
+        assert hover.contents.kind == types.MarkupKind.Markdown
+        assert text.startswith("### DDP found parameters that received no gradient")
+        assert "**Root cause**" in text and "rank **2**" in text
+        for section in (
+            "#### What happened",
+            "#### Why",
+            "#### Fix",
+            "#### Confirm",
+            "#### Verify",
+        ):
+            assert section in text
+        assert "model = DDP(model, device_ids=[local_rank], find_unused_parameters=True)" in text
+        assert (
+            "```sh\nTORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node=<gpus> train.py  # no 'Expected to have finished reduction' on rank 2\n```"
+            in text
+        )
+
+        collateral = await client.text_document_hover_async(hover_params(uri, WATCHDOG_LINES[3]))
+        assert collateral is not None
+        assert (
+            "**Collateral**: explained by the root cause `ddp-unused-parameters` on rank 2"
+            in collateral.contents.value
+        )
+        assert "rank **3**" in collateral.contents.value
+        assert await client.text_document_hover_async(hover_params(uri, 1)) is None
+
+        timings = []
+        for _ in range(30):
+            start = time.perf_counter()
+            await client.text_document_hover_async(hover_params(uri, ROOT_LINE))
+            timings.append(time.perf_counter() - start)
+        assert statistics.median(timings) < 0.020, timings
+
+
+async def test_quick_fix_edits_the_workspace_file(workspace: Path) -> None:
+    async with started(workspace, OPTIONS) as client:
+        uri = open_document(client, workspace / "logs" / LOG)
+        diagnostics = await wait_for_diagnostics(client, uri)
+        root = next(d for d in diagnostics if d.severity == types.DiagnosticSeverity.Error)
+        actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=root.range,
+                context=types.CodeActionContext(diagnostics=[root]),
+            )
+        )
+        assert actions
+        fixes = [a for a in actions if isinstance(a, types.CodeAction) and a.edit is not None]
+        assert [a.title for a in fixes] == [
+            "Pass find_unused_parameters=True to DistributedDataParallel"
+        ]
+        assert fixes[0].is_preferred and fixes[0].kind == types.CodeActionKind.QuickFix
+        commands = dict(command_of(a) for a in actions if a not in fixes)
+        assert (
+            "TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun" in commands["rootrank.copyVerifyCommand"][0]
+        )
+        assert commands["rootrank.runVerifyCommand"] == commands["rootrank.copyVerifyCommand"]
+        assert commands["rootrank.openEntry"] == ["ddp-unused-parameters"]
+
+        # A diagnostic from another tool gets nothing from us.
+        foreign = types.Diagnostic(range=root.range, message="x", source="flake8", code="E501")
+        none = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=root.range,
+                context=types.CodeActionContext(diagnostics=[foreign]),
+            )
+        )
+        assert not none
+
+        # The collateral diagnostics offer a jump to the initiating rank's first error.
+        watchdog = next(d for d in diagnostics if d.range.start.line == WATCHDOG_LINES[0])
+        collateral_actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=watchdog.range,
+                context=types.CodeActionContext(diagnostics=[watchdog]),
+            )
+        )
+        jumps = dict(command_of(a) for a in collateral_actions or [])
+        target_uri, target_range = jumps["rootrank.showLocation"]
+        assert target_uri == uri and target_range["start"] == {"line": ROOT_LINE, "character": 23}
+        shown = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="rootrank.showLocation", arguments=[target_uri, target_range]
+            )
+        )
+        assert shown is True
+        assert (
+            client.shown_documents[-1].uri == uri
+            and client.shown_documents[-1].selection.start.line == ROOT_LINE
+        )
+
+    ((edit_uri, edits),) = fixes[0].edit.changes.items()
+    target = workspace / "train.py"
+    assert edit_uri == from_fs_path(str(target))
+    lines = target.read_text().splitlines(keepends=True)
+    (edit,) = edits
+    assert edit.range.start.line == edit.range.end.line == 12
+    line = lines[12]
+    lines[12] = (
+        line[: edit.range.start.character] + edit.new_text + line[edit.range.end.character :]
+    )
+    assert "".join(lines) == (workspace / "train.fixed.py").read_text()
+
+
+async def test_open_the_frame_when_the_fix_text_is_missing(workspace: Path) -> None:
+    """train.py without a DDP call: no edit; the innermost user frame is offered instead."""
+    train = workspace / "train.py"
+    train.write_text(
+        train.read_text().replace(
+            "    model = DDP(model, device_ids=[torch.cuda.current_device()])\n", ""
+        )
+    )
+    async with started(workspace, OPTIONS) as client:
+        uri = open_document(client, workspace / "logs" / LOG)
+        diagnostics = await wait_for_diagnostics(client, uri)
+        root = next(d for d in diagnostics if d.severity == types.DiagnosticSeverity.Error)
+        actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=root.range,
+                context=types.CodeActionContext(diagnostics=[root]),
+            )
+        )
+    assert actions
+    assert not [a for a in actions if isinstance(a, types.CodeAction) and a.edit is not None]
+    titles = {command_of(a)[0]: a.title for a in actions}
+    assert titles["rootrank.showLocation"] == "Open the frame train.py:16"
+    (frame_uri, frame_range) = dict(command_of(a) for a in actions)["rootrank.showLocation"]
+    assert frame_uri == from_fs_path(str(train)) and frame_range["start"]["line"] == 15
+
+
+async def test_no_edit_outside_the_workspace(tmp_path: Path) -> None:
+    """The fixture's train.py is outside this workspace: no edit, only the other actions."""
+    workspace = tmp_path / "only-logs"
+    workspace.mkdir()
+    log = workspace / LOG
+    log.write_text((FIXTURES / "workspace" / "logs" / LOG).read_text())
+    async with started(workspace, OPTIONS) as client:
+        uri = open_document(client, log)
+        diagnostics = await wait_for_diagnostics(client, uri)
+        root = next(d for d in diagnostics if d.severity == types.DiagnosticSeverity.Error)
+        actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=root.range,
+                context=types.CodeActionContext(diagnostics=[root]),
+            )
+        )
+    assert actions
+    assert not [a for a in actions if isinstance(a, types.CodeAction) and a.edit is not None]
+    assert {command_of(a)[0] for a in actions} == {
+        "rootrank.copyVerifyCommand",
+        "rootrank.runVerifyCommand",
+        "rootrank.openEntry",
+    }
+
+
+async def test_diagnose_command_equals_the_cli(workspace: Path) -> None:
+    log = workspace / "logs" / LOG
+    cli = await asyncio.to_thread(
+        subprocess.run,
+        [
+            sys.executable,
+            "-m",
+            "rootrank",
+            "diagnose",
+            str(log),
+            "--format",
+            "json",
+            "--signatures",
+            SIGNATURES,
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert cli.returncode == 0, cli.stderr
+    expected = json.loads(cli.stdout)
+    async with started(workspace, OPTIONS) as client:
+        result = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="rootrank.diagnose", arguments=[{"text": log.read_text(), "name": str(log)}]
+            )
+        )
+        unnamed = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="rootrank.diagnose", arguments=[{"text": "[rank1]: hello\n"}]
+            )
+        )
+        entry = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="rootrank.signature", arguments=["ddp-unused-parameters"]
+            )
+        )
+        listing = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="rootrank.signatures")
+        )
+        unknown = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="rootrank.signature", arguments=["no-such-signature"]
+            )
+        )
+    assert result == expected
+    assert (
+        result["schema"] == "rootrank.diagnosis/1"
+        and result["root_cause"]["signature"] == "ddp-unused-parameters"
+    )
+    assert unnamed["root_cause"] is None and unnamed["sources"] == ["<text>"]
+    assert entry["id"] == "ddp-unused-parameters" and entry["quickfix"] == [
+        {"title": "Pass find_unused_parameters=True to DistributedDataParallel"}
+    ]
+    assert entry["verify"].startswith("TORCH_DISTRIBUTED_DEBUG=DETAIL")
+    assert unknown is None
+    by_id = {item["id"]: item for item in listing}
+    assert by_id["ddp-unused-parameters"] == {
+        "id": "ddp-unused-parameters",
+        "title": "DDP found parameters that received no gradient",
+        "failure_class": "ddp-unused-parameters",
+        "category": "parallel",
+        "keys": sorted(
+            {
+                "ddp",
+                "reducer",
+                "unused-parameters",
+                "pytorch",
+                "hf",
+                "Expected to have finished reduction in the prior iteration",
+            }
+        ),
+    }
+    assert by_id["cuda-oom"]["failure_class"] == "cuda-oom"
+
+
+async def test_bad_signature_folder_is_named_and_the_rest_loads(workspace: Path) -> None:
+    async with started(
+        workspace, {"signatureFolders": [str(FIXTURES / "bad-signatures")]}
+    ) as client:
+        uri = open_document(client, workspace / "logs" / LOG)
+        diagnostics = await wait_for_diagnostics(client, uri)
+        messages = list(client.messages)
+    assert len(messages) == 1
+    assert messages[0].type == types.MessageType.Warning
+    assert "broken-oom.yaml" in messages[0].message and "failure_class" in messages[0].message
+    # The good file of the same folder is in use.
+    assert [d.code for d in diagnostics if d.severity == types.DiagnosticSeverity.Error] == [
+        "ddp-unused-parameters"
+    ]
+
+
+async def test_which_documents_are_diagnosed(workspace: Path) -> None:
+    text = (workspace / "logs" / LOG).read_text()
+    async with started(workspace, OPTIONS) as client:
+        python_uri = open_document(
+            client, workspace / "train_copy.py", text=text, language_id="python"
+        )
+        slurm_uri = open_document(client, workspace / "slurm-4242.out", text=text)
+        log_id_uri = open_document(client, workspace / "console", text=text, language_id="log")
+        other_uri = open_document(client, workspace / "notes.md", text=text, language_id="markdown")
+        assert (await wait_for_diagnostics(client, slurm_uri))[0].code == "ddp-unused-parameters"
+        assert (await wait_for_diagnostics(client, log_id_uri))[0].code == "ddp-unused-parameters"
+        await asyncio.sleep(1.0)
+        assert python_uri not in client.diagnostics and other_uri not in client.diagnostics
+
+        # The globs are a setting: *.md now counts, *.out no longer does.
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(
+                settings={"rootrank": {"documentGlobs": ["*.md"], "signatureFolders": [SIGNATURES]}}
+            )
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (
+            client.diagnostics.get(other_uri) and list(client.diagnostics.get(slurm_uri, [1])) == []
+        ):
+            await asyncio.sleep(0.05)
+        assert client.diagnostics[other_uri][0].code == "ddp-unused-parameters"
+        assert list(client.diagnostics[slurm_uri]) == []
+
+
+async def test_changes_are_debounced_and_the_newest_version_wins(workspace: Path) -> None:
+    log = workspace / "logs" / LOG
+    text = log.read_text()
+    async with started(workspace, OPTIONS) as client:
+        uri = open_document(client, log, text="[rank0]: step 1 loss 2.0\n")
+        await wait_for_diagnostics(client, uri, version=1)
+        before = client.publish_count
+        for version in range(2, 12):  # ten quick edits; only the last must be analysed
+            client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[
+                        types.TextDocumentContentChangeWholeDocument(
+                            text=text if version % 2 else "[rank0]: ok\n"
+                        )
+                    ],
+                )
+            )
+        diagnostics = await wait_for_diagnostics(client, uri, version=11)
+        await asyncio.sleep(0.6)
+        assert client.publish_count == before + 1
+        assert [d.code for d in diagnostics if d.severity == types.DiagnosticSeverity.Error] == [
+            "ddp-unused-parameters"
+        ]
+
+        # An incremental edit that removes the error line clears the diagnostics.
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=12),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(
+                        range=types.Range(
+                            start=types.Position(line=ROOT_LINE, character=0),
+                            end=types.Position(line=ROOT_LINE + 1, character=0),
+                        ),
+                        text="",
+                    )
+                ],
+            )
+        )
+        after = await wait_for_diagnostics(client, uri, version=12)
+        assert not [d for d in after if d.code == "ddp-unused-parameters"]
+
+
+async def test_cancel_request_stops_a_long_diagnose(workspace: Path) -> None:
+    big = "[rank1]: step 1 loss 2.0 " + "x" * 80 + "\n"
+    text = big * 400_000  # ~43 MB
+    async with started(workspace, OPTIONS) as client:
+        task = asyncio.ensure_future(
+            client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command="rootrank.diagnose", arguments=[{"text": text}])
+            )
+        )
+        await asyncio.sleep(1.5)
+        task.cancel()  # pygls' client sends $/cancelRequest
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        start = time.monotonic()
+        small = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="rootrank.diagnose",
+                arguments=[{"text": (workspace / "logs" / LOG).read_text()}],
+            )
+        )
+        assert small["root_cause"]["signature"] == "ddp-unused-parameters"
+        assert time.monotonic() - start < 30  # a fresh engine process, not the 43 MB run

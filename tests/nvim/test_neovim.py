@@ -1,0 +1,65 @@
+"""A second, independent client: Neovim's built-in LSP client, headless (``nvim``,
+Debian package ``neovim``), drives the server and reports what it received."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE.parent / "lsp" / "fixtures"
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("nvim") is None, reason="nvim is not installed (apt-get install neovim)"
+)
+
+
+def test_neovim_receives_the_root_cause(tmp_path: Path) -> None:
+    log = tmp_path / "ddp-unused-rank2.log"
+    log.write_text((FIXTURES / "workspace" / "logs" / "ddp-unused-rank2.log").read_text())
+    env = {
+        **os.environ,
+        "ROOTRANK_LOG": str(log),
+        "ROOTRANK_PYTHON": sys.executable,
+        "ROOTRANK_SIGNATURES": str(FIXTURES / "signatures"),
+        "HOME": str(tmp_path),  # no user config, no shada in the real home
+    }
+    run = subprocess.run(
+        [
+            "nvim",
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-c",
+            f"luafile {HERE / 'diagnose.lua'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        check=False,
+    )
+    lines = [line for line in run.stdout.splitlines() if line.startswith("{")]
+    assert lines, (run.stdout, run.stderr)
+    result = json.loads(lines[-1])
+    print(json.dumps(result["diagnostics"], indent=1))
+    assert result["received"] is True
+    errors = [d for d in result["diagnostics"] if d["severity"] == 1]
+    assert [(d["line"], d["col"], d["end_col"], d["code"], d["source"]) for d in errors] == [
+        (12, 23, 107, "ddp-unused-parameters", "rootrank")
+    ]
+    infos = sorted((d["line"], d["code"]) for d in result["diagnostics"] if d["severity"] == 3)
+    assert infos == [
+        (14, "nccl-watchdog-timeout"),
+        (15, "nccl-watchdog-timeout"),
+        (16, "nccl-watchdog-timeout"),
+    ]
+    assert "#### What happened" in result["hover"] and "rank **2**" in result["hover"]

@@ -1,0 +1,418 @@
+"""Real PyTorch failures under torchrun (gloo, CPU), diagnosed by the real ``rootrank`` CLI.
+
+Each test runs one ``scenarios/<name>.py`` script under ``python -m torch.distributed.run``
+(see ``scenarios/run.py``), writes the merged terminal output to a file, runs
+``python -m rootrank diagnose --format json`` on it, and checks the answer against what the
+scenario really did: the failure class, the rank that was made to fail, and the line of the
+captured text that holds the error (found here in the text itself, 1-based).
+
+Marked ``scenarios``: the default ``pytest`` run skips them; run them with ``pytest -m scenarios``.
+The module is skipped when torch is not installed (checked without importing it).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Skip cleanly without torch. find_spec instead of importorskip: the tests run torch only in
+# subprocesses, and importing it here would cost every default (deselected) pytest run seconds.
+if importlib.util.find_spec("torch") is None:
+    pytest.skip("torch is not installed (pip install torch==2.13.0)", allow_module_level=True)
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.scenarios
+
+
+def _load_runner():
+    spec = importlib.util.spec_from_file_location("scenario_run", ROOT / "scenarios" / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+runner = _load_runner()
+
+# Short enough that a hung collective fails in seconds, long enough for 2 busy cores.
+HANG_TIMEOUT = {"SCENARIO_GLOO_TIMEOUT": "8"}
+
+
+def run(name: str, **kwargs):
+    """Run a scenario; fail the test (with the output) when it timed out or succeeded by mistake."""
+    result = runner.run_scenario(name, python=sys.executable, **kwargs)
+    assert not result.timed_out, f"{name} did not finish in time:\n{result.output[-3000:]}"
+    return result
+
+
+def diagnose(*paths: Path) -> tuple[dict, int]:
+    """``rootrank diagnose --format json PATH...`` as a user runs it; returns (JSON, exit code)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "rootrank", "diagnose", "--format", "json", *map(str, paths)],
+        capture_output=True,
+        check=False,
+        timeout=120,
+        cwd=ROOT,
+    )
+    err = proc.stderr.decode(errors="replace")[-3000:]
+    assert proc.returncode in (0, 1), f"rootrank exited {proc.returncode}:\n{err}"
+    assert proc.stdout.strip(), f"rootrank printed no JSON (exit {proc.returncode}):\n{err}"
+    return json.loads(proc.stdout), proc.returncode
+
+
+def lines_matching(text: str, pattern: str) -> list[int]:
+    """1-based numbers of the lines of ``text`` where ``pattern`` (a regex) is found."""
+    rx = re.compile(pattern)
+    return [i for i, line in enumerate(text.splitlines(), start=1) if rx.search(line)]
+
+
+def save(tmp_path: Path, result) -> Path:
+    """Write the run's merged terminal output to ``tmp_path/<scenario>.log``; return the path."""
+    path = tmp_path / f"{result.name}.log"
+    path.write_text(result.output, encoding="utf-8")
+    return path
+
+
+def assert_diagnosis(
+    diag: dict,
+    code: int,
+    *,
+    failure_class: str,
+    rank: int | None,
+    lines: list[int],
+    text: str,
+    path: Path | None = None,
+) -> None:
+    """The root cause has ``failure_class``, the initiating rank is ``rank``, and the root
+    cause's first evidence line is one of ``lines`` (1-based, non-empty: the scenario really
+    printed it). On failure the message shows what the engine answered and the real lines."""
+    assert lines, "the scenario did not print the line the test looks for"
+    shown = "\n".join(f"{n}: {text.splitlines()[n - 1]}" for n in lines[:6])
+    rc = diag["root_cause"]
+    answer = (
+        f"engine: root_cause={None if rc is None else (rc['signature'], rc['failure_class'])}, "
+        f"initiating_rank={diag['initiating_rank']}, "
+        f"evidence={None if rc is None else [(e['line'], e['text'][:120]) for e in rc['evidence'][:2]]}\n"
+        f"expected lines:\n{shown}"
+    )
+    assert code == 0, answer
+    assert rc is not None, answer
+    assert rc["failure_class"] == failure_class, answer
+    assert diag["initiating_rank"] == rank, answer
+    evidence = rc["evidence"][0]
+    assert evidence["line"] in lines, answer
+    if path is not None:
+        assert Path(evidence["path"]).resolve() == path.resolve(), answer
+
+
+@pytest.mark.parametrize("fault", [1, 2])
+def test_rank_raises_value_error_while_others_wait_in_all_reduce(tmp_path, fault):
+    result = run("bad_data_raise", nproc=3, fault_rank=fault)
+    assert result.returncode == 1
+    diag, code = diagnose(save(tmp_path, result))
+    assert_diagnosis(
+        diag,
+        code,
+        failure_class="user-code-exception",
+        rank=fault,
+        lines=lines_matching(
+            result.output, rf"^\[rank{fault}\]: ValueError: shard-0000{fault}\.csv"
+        ),
+        text=result.output,
+    )
+
+
+REDIRECTED_FAULT_RANK = 1
+
+
+@pytest.fixture(scope="module")
+def redirected_run(tmp_path_factory):
+    """One ``bad_data_raise`` run with ``--log-dir --redirects 3`` (3 ranks, rank 1 at fault),
+    shared by the two tests below: the worker output goes only to the per-rank files, the
+    terminal keeps torchrun's own lines and the ChildFailedError summary."""
+    log_dir = tmp_path_factory.mktemp("redirected") / "torchrun-logs"
+    result = run(
+        "bad_data_raise",
+        nproc=3,
+        fault_rank=REDIRECTED_FAULT_RANK,
+        log_dir=log_dir,
+        redirects="3",
+    )
+    assert result.returncode == 1
+    assert "ValueError" not in result.output  # redirected away from the terminal
+    return result
+
+
+def test_log_dir_per_rank_files_bad_data(redirected_run):
+    """Diagnose the ``--log-dir`` folder: the fault rank's ``stderr.log`` holds the error."""
+    fault = REDIRECTED_FAULT_RANK
+    stderr_files = [p for p in redirected_run.files_for_local_rank(fault) if p.name == "stderr.log"]
+    assert len(stderr_files) == 1, redirected_run.rank_files
+    culprit = stderr_files[0]
+    text = culprit.read_text(encoding="utf-8")
+    diag, code = diagnose(redirected_run.log_dir)
+    assert_diagnosis(
+        diag,
+        code,
+        failure_class="user-code-exception",
+        rank=fault,
+        lines=lines_matching(text, rf"ValueError: shard-0000{fault}\.csv"),
+        text=text,
+        path=culprit,
+    )
+
+
+def test_redirected_terminal_shows_only_the_elastic_summary(redirected_run, tmp_path):
+    """The same run's terminal text: nothing deeper than torchrun's summary is visible, so the
+    answer is elastic-child-failed, and the rank is the one the summary blames (exit 1, while
+    the others were SIGTERMed by the agent)."""
+    fault = REDIRECTED_FAULT_RANK
+    out = redirected_run.output
+    diag, code = diagnose(save(tmp_path, redirected_run))
+    lines = lines_matching(out, rf"failed \(exitcode: 1\) local_rank: {fault} ")
+    lines += lines_matching(out, r"^Root Cause \(first observed failure\):")
+    lines += lines_matching(out, rf"^  rank\s*: {fault} \(local_rank: {fault}\)")
+    root_block = out.split("Root Cause (first observed failure):", 1)[1]
+    offset = out.count("\n", 0, len(out) - len(root_block))
+    lines += [offset + n for n in lines_matching(root_block, r"^  exitcode\s*: 1 ")]
+    assert_diagnosis(
+        diag, code, failure_class="elastic-child-failed", rank=fault, lines=sorted(lines), text=out
+    )
+
+
+def test_rank_sigkilled_mid_step(tmp_path):
+    """Launched with the c10d rendezvous backend (the others use the static one)."""
+    fault = 2
+    result = run("sigkill_mid_step", nproc=3, fault_rank=fault, rdzv="c10d")
+    assert result.returncode == 1
+    diag, code = diagnose(save(tmp_path, result))
+    out = result.output
+    # torchrun names the killed worker twice: the agent's "failed (exitcode: -9) local_rank: N"
+    # line, and the "Root Cause" block's exitcode/traceback lines.
+    lines = lines_matching(out, rf"failed \(exitcode: -9\) local_rank: {fault} ")
+    lines += lines_matching(
+        out, r"exitcode\s*: -9 .*\(SIGKILL\)|Signal 9 \(SIGKILL\) received by PID"
+    )
+    assert_diagnosis(
+        diag, code, failure_class="host-oom-killed", rank=fault, lines=sorted(lines), text=out
+    )
+
+
+def test_all_gather_size_differs_on_one_rank(tmp_path):
+    fault = 2
+    result = run(
+        "collective_size_mismatch", nproc=3, fault_rank=fault, script_args=("--op", "all_gather")
+    )
+    assert result.returncode == 1
+    diag, code = diagnose(save(tmp_path, result))
+    assert_diagnosis(
+        diag,
+        code,
+        failure_class="collective-shape-mismatch",
+        rank=fault,
+        lines=lines_matching(
+            result.output,
+            rf"^\[rank{fault}\]: RuntimeError: ProcessGroupGloo::allgather: invalid tensor size",
+        ),
+        text=result.output,
+    )
+
+
+def test_all_reduce_size_differs_on_one_rank(tmp_path):
+    """gloo aborts the rank that receives more bytes than its (smaller) buffer holds: the
+    fault rank. Its message is printed by C++ (no ``[rankN]:`` prefix); torchrun's summary
+    names the rank (SIGABRT)."""
+    fault = 1
+    result = run(
+        "collective_size_mismatch", nproc=3, fault_rank=fault, script_args=("--op", "all_reduce")
+    )
+    assert result.returncode == 1
+    assert re.search(rf"failed \(exitcode: -6\) local_rank: {fault} ", result.output), (
+        result.output[-2000:]
+    )
+    diag, code = diagnose(save(tmp_path, result))
+    assert_diagnosis(
+        diag,
+        code,
+        failure_class="collective-shape-mismatch",
+        rank=fault,
+        lines=lines_matching(result.output, r"op\.preamble\.length <= op\.nbytes"),
+        text=result.output,
+    )
+
+
+def test_rank_skips_a_collective(tmp_path):
+    """Without debug: every rank times out; only the tracebacks show the fault rank waiting in
+    ``barrier`` while the others wait in ``all_reduce``."""
+    fault = 1
+    result = run("skip_collective", nproc=3, fault_rank=fault, env=HANG_TIMEOUT)
+    assert result.returncode == 1
+    out = result.output
+    diag, code = diagnose(save(tmp_path, result))
+    lines = lines_matching(out, rf"^\[rank{fault}\]: RuntimeError: .*Timed out waiting")
+    lines += lines_matching(out, rf"^\[rank{fault}\]:   File .*, in barrier$")
+    assert_diagnosis(
+        diag, code, failure_class="collective-desync", rank=fault, lines=sorted(lines), text=out
+    )
+
+
+def test_rank_skips_a_collective_debug_detail(tmp_path):
+    """With TORCH_DISTRIBUTED_DEBUG=DETAIL the fingerprint check names the ranks and op types."""
+    fault = 2
+    result = run(
+        "skip_collective",
+        nproc=3,
+        fault_rank=fault,
+        env={**HANG_TIMEOUT, "TORCH_DISTRIBUTED_DEBUG": "DETAIL"},
+    )
+    assert result.returncode == 1
+    out = result.output
+    diag, code = diagnose(save(tmp_path, result))
+    assert_diagnosis(
+        diag,
+        code,
+        failure_class="collective-desync",
+        rank=fault,
+        lines=lines_matching(out, r"RuntimeError: Detected mismatch between collectives on ranks"),
+        text=out,
+    )
+
+
+def test_ddp_unused_parameters(tmp_path):
+    fault = 2
+    result = run("ddp_unused_parameters", nproc=3, fault_rank=fault, env=HANG_TIMEOUT)
+    assert result.returncode == 1
+    out = result.output
+    diag, code = diagnose(save(tmp_path, result))
+    lines = lines_matching(
+        out,
+        rf"^\[rank{fault}\]: RuntimeError: Expected to have finished reduction in the prior iteration",
+    )
+    lines += lines_matching(
+        out, rf"^\[rank{fault}\]: Parameter indices which did not receive grad for rank {fault}:"
+    )
+    assert_diagnosis(
+        diag, code, failure_class="ddp-unused-parameters", rank=fault, lines=sorted(lines), text=out
+    )
+
+
+def test_ddp_rank_dependent_layer_size(tmp_path):
+    fault = 3
+    result = run("ddp_divergent_model", nproc=4, fault_rank=fault, env=HANG_TIMEOUT)
+    assert result.returncode == 1
+    out = result.output
+    diag, code = diagnose(save(tmp_path, result))
+    assert_diagnosis(
+        diag,
+        code,
+        failure_class="divergent-model-across-ranks",
+        rank=fault,
+        lines=lines_matching(
+            out,
+            rf"^\[rank{fault}\]: RuntimeError: \[{fault}\]: params\[0\] in this process with sizes",
+        ),
+        text=out,
+    )
+
+
+def test_master_port_already_in_use(tmp_path):
+    """torchrun's agent cannot create the TCPStore on MASTER_PORT, so no worker ever starts.
+    The store is the one rank 0's launcher hosts (static rendezvous, node rank 0), so the
+    initiating rank is 0, as in the corpus's port-in-use case: it names the host to fix."""
+    result = run("healthy_ddp", nproc=2, hold_port=True)
+    assert result.returncode == 1
+    out = result.output
+    diag, code = diagnose(save(tmp_path, result))
+    assert_diagnosis(
+        diag,
+        code,
+        failure_class="port-in-use",
+        rank=0,
+        lines=lines_matching(out, rf"port: {result.master_port}, .*EADDRINUSE"),
+        text=out,
+    )
+
+
+def test_nan_loss_under_detect_anomaly(tmp_path):
+    fault = 2
+    result = run("nan_loss_anomaly", nproc=3, fault_rank=fault)
+    assert result.returncode == 1
+    out = result.output
+    diag, code = diagnose(save(tmp_path, result))
+    lines = lines_matching(
+        out, rf"^\[rank{fault}\]: RuntimeError: Function 'LogBackward0' returned nan values"
+    )
+    # The anomaly warning (no rank prefix) names the same op; it is the same error, printed first.
+    lines += lines_matching(out, r"UserWarning: Error detected in LogBackward0")
+    assert_diagnosis(
+        diag, code, failure_class="nan-or-fp16-overflow", rank=fault, lines=sorted(lines), text=out
+    )
+
+
+def test_load_state_dict_size_mismatch(tmp_path):
+    fault = 1
+    result = run("checkpoint_size_mismatch", nproc=2, fault_rank=fault)
+    assert result.returncode == 1
+    out = result.output
+    diag, code = diagnose(save(tmp_path, result))
+    lines = lines_matching(
+        out, rf"^\[rank{fault}\]: RuntimeError: Error\(s\) in loading state_dict for TinyNet"
+    )
+    lines += lines_matching(out, rf"^\[rank{fault}\]: \tsize mismatch for ")
+    assert_diagnosis(
+        diag,
+        code,
+        failure_class="checkpoint-load-mismatch",
+        rank=fault,
+        lines=sorted(lines),
+        text=out,
+    )
+
+
+def test_dataloader_worker_sigkilled(tmp_path):
+    fault = 1
+    result = run("dataloader_worker_killed", nproc=2, fault_rank=fault)
+    assert result.returncode == 1
+    out = result.output
+    assert "The above exception was the direct cause of the following exception" in out
+    diag, code = diagnose(save(tmp_path, result))
+    lines = lines_matching(
+        out,
+        rf"^\[rank{fault}\]: RuntimeError: DataLoader worker \(pid \d+\) is killed by signal: Killed",
+    )
+    lines += lines_matching(
+        out,
+        rf"^\[rank{fault}\]: RuntimeError: DataLoader worker \(pid\(s\) \d+\) exited unexpectedly",
+    )
+    assert_diagnosis(
+        diag,
+        code,
+        failure_class="dataloader-worker-killed-or-shm",
+        rank=fault,
+        lines=sorted(lines),
+        text=out,
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "nproc", "env"),
+    [
+        ("healthy_ddp", 3, {}),
+        ("healthy_resume", 2, {"TORCH_DISTRIBUTED_DEBUG": "INFO", "TORCH_CPP_LOG_LEVEL": "INFO"}),
+    ],
+    ids=["ddp-amp-warnings", "resume-debug-info"],
+)
+def test_healthy_run_has_no_root_cause(tmp_path, name, nproc, env):
+    result = run(name, nproc=nproc, env=env)
+    assert result.returncode == 0, result.output[-3000:]
+    diag, code = diagnose(save(tmp_path, result))
+    rc = diag["root_cause"]
+    assert rc is None, (rc["signature"], rc["evidence"][:2])
+    assert code == 1
