@@ -103,3 +103,16 @@ def test_json_contract_fields():
     assert d["initiating_rank"] == 1
     assert d["collateral"][0]["ranks"] == [0]
     assert set(d["ranks"]) >= {"seen", "hosts", "world_size"}
+
+
+def test_source_code_quoted_in_a_traceback_is_not_a_message():
+    text = "\n".join([
+        "Traceback (most recent call last):",
+        '  File "/home/user/proj/train.py", line 12, in <module>',
+        '    raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")',
+        "KeyError: 'labels'",
+    ])
+    diag = diagnose_text(text, "t.log")
+    assert "cuda-oom" not in {f.signature for f in diag.findings}
+    assert diag.root_cause["failure_class"] == "user-code-exception"
+    assert diag.root_cause["evidence"][0]["line"] == 4

@@ -105,3 +105,24 @@ def test_timestamps_order_across_formats():
     assert glog < iso < elastic
     assert iso - glog == 0.5
     assert parse_time("[E817 17:40:34.227531918 ProcessGroupNCCL.cpp:1515]") is not None
+
+
+def test_logger_headers_are_removed_after_their_time_is_read():
+    _, out = tag_all([
+        "ERROR 04-29 00:53:54 [core.py:398] ModuleNotFoundError: No module named 'flash_attn'",
+        "2024-05-29T11:23:16Z [rank3]: torch.OutOfMemoryError: CUDA out of memory.",
+        "[rank1]:[E1129 10:12:01.554000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation timeout",
+        "(RayWorkerWrapper pid=4242, ip=10.0.0.3) ValueError: bad shard",
+        "vllm-1  | Traceback (most recent call last):",
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 1)",
+    ])
+    assert [o.text for o in out] == [
+        "ModuleNotFoundError: No module named 'flash_attn'",
+        "torch.OutOfMemoryError: CUDA out of memory.",
+        "[Rank 1] Watchdog caught collective operation timeout",
+        "ValueError: bad shard",
+        "Traceback (most recent call last):",
+        "failed (exitcode: -9) local_rank: 0 (pid: 1)",
+    ]
+    assert [o.rank for o in out[:3]] == [None, 3, 1]
+    assert out[1].time is not None and out[2].time is not None

@@ -370,8 +370,11 @@ def _initiating_rank(
         reporters = {f.rank for f in findings if f.failure_class == root.failure_class and f.rank is not None}
         if reporters:
             known = _known_ranks(state)
-            if len(reporters) >= 2:
-                known |= set(range(max(reporters) + 1))  # ranks are 0..world_size-1
+            if len(reporters) >= 3:
+                # Ranks are 0..world_size-1: with three or more reporters, a single gap
+                # below the highest is the rank that printed nothing (a pasted excerpt
+                # with two ranks says too little to fill gaps).
+                known |= set(range(max(reporters) + 1))
             missing = sorted(known - reporters)
             if len(missing) == 1:
                 r = missing[0]

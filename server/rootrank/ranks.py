@@ -102,6 +102,36 @@ def ranks_in(text: str) -> set[int]:
 MAX_SUMMARY_NOISE = 4
 
 
+_LEADING_STAMP = regex.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) (?=\[|\d+ ?:)")
+
+_LOG_HEADER = regex.compile(
+    r"""
+    \[[IWEF](?:\d{3,4}\ \d\d:\d\d:\d\d(?:\.\d+)?)?(?:\ +\d+)?\ ?[\w./<>-]+:\d+\]\ ?   # [E1129 10:12:01.5 x.cpp:632]
+  | [IWEF]\d{4}\ \d\d:\d\d:\d\d\.\d+\ +\d+\ [\w./<>-]+:\d+\]\ ?                   # E1129 13:34:28.5 25034 api.py:1002]
+  | \[?\d{4}-\d\d-\d\d[T\ _]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?           # ISO / logging time
+      (?:\s*[-|]?\s*\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?)?
+      (?:\s*\[[\w.]+:\d+(?::\w+)?\])?(?:\s*[-:|])?\ +
+  | (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\ \d\d-\d\d\ \d\d:\d\d:\d\d(?:\.\d+)?\ \[?[\w./-]+:\d+\]?\ +  # vLLM
+  | (?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:                                         # logging basicConfig
+  | \((?:[\w.-]+\ )?pid=\d+(?:,\ ip=[\d.]+)?\)\ +|\(raylet\)\ +                          # Ray / vLLM workers
+  | [\w.-]+-\d+\ +\|\ +                                                                  # docker compose
+    """,
+    regex.VERBOSE,
+)
+
+
+def strip_log_header(text: str) -> str:
+    """Remove logger headers in front of a message (glog, ISO/``logging`` timestamps with a
+    level, vLLM, Ray ``(pid=N)``, docker compose ``svc-1 |``), so signatures anchored at the
+    message start match whatever logger printed it. Timestamps are read before this."""
+    for _ in range(3):
+        m = _LOG_HEADER.match(text)
+        if not m or m.end() == 0:
+            return text
+        text = text[m.end():]
+    return text
+
+
 def rank_from_path(path: str) -> tuple[int | None, bool]:
     """The rank a file's path names, if any, and whether it is a *local* rank.
 
@@ -197,6 +227,13 @@ class RankTagger:
         host: str | None = None
         pid: int | None = None
         body = text
+        lead_time: float | None = None
+        if body[:2].isdigit():
+            # a collector's timestamp in front of everything (kubectl logs --timestamps)
+            lm = _LEADING_STAMP.match(body)
+            if lm:
+                lead_time = parse_time(lm.group(0))
+                body = body[lm.end() :]
         # Peel launcher prefixes (up to a few stacked ones).
         for _ in range(4):
             m = _PREFIX.match(body)
@@ -281,11 +318,13 @@ class RankTagger:
             else:
                 rank = self.path_rank
         time = parse_time(body) if ":" in body else None
+        if time is None:
+            time = lead_time
         if time is not None:
             self._last_time[rank] = time
         if rank is not None and host is not None:
             self.hosts.setdefault(rank, host)
-        return Tagged(body, rank, local, host, pid, time)
+        return Tagged(strip_log_header(body), rank, local, host, pid, time)
 
     def following(self) -> bool:
         """``True`` while a torchelastic summary or an ``mp.spawn`` traceback is open."""

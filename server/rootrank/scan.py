@@ -148,6 +148,8 @@ class Scanner:
         if exc is not None:
             self._order += 1
             st.exceptions.append(SeenException(exc, path, rank, tagged.host, tagged.time, raw.raw, self._order))
+        if reader.code_line:
+            return  # source code quoted in a traceback is not a message
         for stack, words in _STACK_WORDS:
             if stack not in st.stacks and any(w in text for w in words):
                 st.stacks.add(stack)

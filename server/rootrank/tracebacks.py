@@ -92,7 +92,7 @@ class PyException:
 class TracebackReader:
     """Stateful reader for one stream; :meth:`feed` returns an exception when one ends."""
 
-    __slots__ = ("_frames", "_in_tb", "_chain_next", "_chain_index", "_expect_code", "_ignored", "_ignored_next")
+    __slots__ = ("_frames", "_in_tb", "_chain_next", "_chain_index", "_expect_code", "_ignored", "_ignored_next", "code_line")
 
     def __init__(self) -> None:
         self._frames: list[Frame] = []
@@ -102,6 +102,9 @@ class TracebackReader:
         self._expect_code = False
         self._ignored = False
         self._ignored_next = False
+        #: ``True`` when the last line fed was source code quoted under a frame (its text
+        #: is the program's, not a message: ``raise ValueError("CUDA out of memory")``).
+        self.code_line = False
 
     @property
     def open(self) -> bool:
@@ -110,6 +113,7 @@ class TracebackReader:
 
     def feed(self, text: str, number: int) -> PyException | None:
         """Feed one cleaned line (``number`` 1-based); returns the exception it completes."""
+        self.code_line = False
         if not self._in_tb:
             if "Traceback" in text and _START.match(text):
                 self._in_tb = True
@@ -138,6 +142,7 @@ class TracebackReader:
                 return None
         if not text.strip() or text[:1].isspace():
             # code lines, carets, blank separators inside the traceback
+            self.code_line = bool(self._frames) and bool(text.strip())
             if len(self._frames) > 200:
                 del self._frames[:100]
             return None
