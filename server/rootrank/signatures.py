@@ -28,6 +28,12 @@ The schema (all keys required unless marked optional)::
     implied_rank: {rank: int, reason: str}  # optional: the rank this failure happens on by
                                  # design when the log names none (the TCPStore server
                                  # that fails to bind is hosted by rank 0)
+    quickfix:                    # optional: one edit (or a list) the editor can apply
+      - title: str               #   the code action's title
+        find: str                #   regex searched on each source line (first match edited)
+        replace: str             #   Match.expand template; {capture}/{rank}/{host} filled first
+        files: [glob]            #   optional, workspace-relative, default ["**/*.py"]
+        skip_if: str             #   optional regex: a file matching it already has the fix
     inferred:                    # optional: a finding made by comparing other findings
       from: [str]                # signature ids whose findings are compared across ranks
       differs: str               # the capture that differs on one rank (optype, numel...)
@@ -218,6 +224,27 @@ def _compile_pattern(raw: Any, where: str, path: Path, eager: bool) -> Pattern:
     return Pattern(lit, source, ignorecase, compiled)
 
 
+def _check_quickfix(raw: Any, path: Path) -> None:
+    if raw is None:
+        return
+    items = raw if isinstance(raw, list) else [raw]
+    for i, item in enumerate(items):
+        where = f"quickfix[{i}]"
+        if not isinstance(item, dict):
+            raise SignatureError(path, where, "must be a mapping with title, find and replace")
+        for key in ("title", "find", "replace"):
+            _need(item, key, str, path)
+        for key in ("find", "skip_if"):
+            if key in item:
+                try:
+                    regex.compile(item[key])
+                except (regex.error, TypeError) as exc:
+                    raise SignatureError(path, f"{where}.{key}", f"does not compile: {exc}") from None
+        files = item.get("files", [])
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise SignatureError(path, f"{where}.files", "must be a list of globs")
+
+
 def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signature:
     """Load and validate one signature file (``eager``: compile its regexes now, so a bad
     one is reported at load; the built-in library is compiled lazily, and its tests
@@ -276,6 +303,7 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
             raise SignatureError(p, "implied_rank", "must be a mapping with rank and reason")
         implied_rank = _need(implied, "rank", int, p)
         implied_reason = _need(implied, "reason", str, p)
+    _check_quickfix(data.get("quickfix"), p)
     if not raw_patterns and inferred is None:
         raise SignatureError(p, "patterns", "must have at least one pattern")
     patterns = tuple(
