@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -113,12 +113,32 @@ def diagnose_blocks(sources: Iterable[tuple[str, Iterable[Block]]], *, library: 
     return _finish(scanner, lib, mask)
 
 
-def diagnose_text(text: str, name: str = "<text>", *, library: Library | None = None, mask: bool = True) -> Diagnosis:
+def diagnose_text(
+    text: str,
+    name: str = "<text>",
+    *,
+    library: Library | None = None,
+    mask: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> Diagnosis:
     """Diagnose text already in memory (a selection, terminal output, an editor buffer).
 
     ``name`` is used as the path in evidence (and may name the rank, e.g. ``rank3.log``).
+    ``progress``, when given, is called after each block with (characters read, total
+    characters), for a client's progress bar.
     """
-    return diagnose_blocks([(name, text_blocks(text))], library=library, mask=mask)
+    blocks: Iterable[Block] = text_blocks(text)
+    if progress is not None:
+        blocks = _reporting(blocks, len(text), progress)
+    return diagnose_blocks([(name, blocks)], library=library, mask=mask)
+
+
+def _reporting(blocks: Iterable[Block], total: int, progress: Callable[[int, int], None]) -> Iterable[Block]:
+    done = 0
+    for block in blocks:
+        yield block
+        done = min(total, done + len(block.text) + 1)
+        progress(done, total)
 
 
 def diagnose_stream(stream: BinaryIO, name: str = "<stdin>", *, library: Library | None = None, mask: bool = True) -> Diagnosis:
