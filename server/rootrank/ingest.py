@@ -23,6 +23,7 @@ from __future__ import annotations
 import codecs
 import io
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -240,7 +241,7 @@ def open_log(path: str | os.PathLike[str]) -> BinaryIO:
         InputError: the path is missing, a folder, unreadable or not a regular file or pipe.
     """
     try:
-        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+        fh = open(path, "rb")  # noqa: SIM115 - the caller closes it
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -249,3 +250,8 @@ def open_log(path: str | os.PathLike[str]) -> BinaryIO:
         raise InputError(f"{path}: permission denied") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    mode = os.fstat(fh.fileno()).st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        fh.close()  # a device (/dev/zero, a tty) would never end
+        raise InputError(f"{path}: not a regular file or pipe")
+    return fh

@@ -25,7 +25,7 @@ host name                          ``host-1``, ``host-2``... stable within one M
 IPv4 / IPv6 address                ``ip-1``, ``ip-2``... stable within one Masker
 SLURM node list ``node[01-04]``    the expanded hosts' pseudonyms: ``host-1,host-2,...``
 a line whose masking timed out     ``<line withheld: masking timed out>`` (fails closed)
-text past 64 KiB in one string     cut, ending ``…[N characters not shown]``
+text past 16 KiB in one string     cut, ending ``…[N characters not shown]``
 =================================  ============================================================
 
 Kept on purpose: ``localhost``, loopback and unspecified addresses (``127.0.0.1``,
@@ -49,6 +49,7 @@ written, and a Masker refuses to be pickled.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -62,7 +63,7 @@ MAX_NODELIST = 256
 
 #: Longer strings are cut here before masking (the cut is marked); shown text is never this
 #: long, and the cut bounds the masking time of a hostile 200 MB line.
-MAX_TEXT = 64 * 1024
+MAX_TEXT = 16 * 1024
 
 WITHHELD = "<line withheld: masking timed out>"
 EMAIL = "<email>"
@@ -74,11 +75,34 @@ KEEP_HOSTS = frozenset({"localhost", "localhost.localdomain", "127.0.0.1", "0.0.
 
 #: Public hosts that error messages link to; never pseudonymised (subdomains included).
 PUBLIC_DOMAINS = (
-    "pytorch.org", "github.com", "githubusercontent.com", "huggingface.co", "hf.co",
-    "nvidia.com", "python.org", "pypi.org", "wandb.ai", "readthedocs.io", "readthedocs.org",
-    "deepspeed.ai", "microsoft.com", "google.com", "googleapis.com", "tensorflow.org",
-    "anaconda.org", "conda.io", "kaggle.com", "openai.com", "stackoverflow.com", "slack.com",
-    "amazon.com", "amazonaws.com", "docker.io", "docker.com", "ubuntu.com", "debian.org",
+    "pytorch.org",
+    "github.com",
+    "githubusercontent.com",
+    "huggingface.co",
+    "hf.co",
+    "nvidia.com",
+    "python.org",
+    "pypi.org",
+    "wandb.ai",
+    "readthedocs.io",
+    "readthedocs.org",
+    "deepspeed.ai",
+    "microsoft.com",
+    "google.com",
+    "googleapis.com",
+    "tensorflow.org",
+    "anaconda.org",
+    "conda.io",
+    "kaggle.com",
+    "openai.com",
+    "stackoverflow.com",
+    "slack.com",
+    "amazon.com",
+    "amazonaws.com",
+    "docker.io",
+    "docker.com",
+    "ubuntu.com",
+    "debian.org",
 )
 
 #: Domain suffixes that only name machines inside a site; such a name is a host anywhere.
@@ -134,8 +158,9 @@ _BASE64_LINE = regex.compile(
 )
 
 _AUTH_HEADER = regex.compile(
-    r"(?i)(?P<p>\b(?:authorization|proxy-authorization)\s*[:=]\s*['\"]?(?:bearer|basic|token|"
-    r"digest)?\s*|\bbearer\s+(?=[A-Za-z0-9._~+/=-]{0,4000}[\d._~+/=-]))"
+    r"(?i)(?P<p>\b(?:authorization|proxy-authorization)['\"]?[ \t]{0,8}[:=][ \t]{0,8}['\"]?"
+    r"(?:(?:bearer|basic|token|digest)[ \t]{1,8})?"
+    r"|\bbearer[ \t]{1,8}(?=[A-Za-z0-9._~+/=-]{0,4000}[\d._~+/=-]))"
     r"(?P<v>[A-Za-z0-9._~+/=-]{8,4000})"
 )
 
@@ -146,14 +171,17 @@ _SECRET_WORD = (
     r"|[a-z0-9][_-]?key|world_info|connection[_-]?string)"
 )
 _SECRET_HINTS = ("token", "secret", "pass", "pwd", "key", "credential", "world_info", "connection")
+_SECRET_NAME = regex.compile(r"(?i)" + _SECRET_WORD + r"$")
+# The key is any name (checked against _SECRET_NAME in the callback, which keeps the pattern
+# linear: one greedy run per word, no lazy prefix tried against every secret word).
 _KEYWORD = regex.compile(
-    r"(?i)(?<![\w.-])(?P<k>[A-Za-z0-9_.-]{0,60}?" + _SECRET_WORD + r")(?![\w-])"
+    r"(?<![\w.-])(?P<k>[A-Za-z0-9_.-]{1,80}+)"
     r"(?P<sep>['\"]?\s{0,8}(?P<op>=|:)\s{0,8})"
     r"(?:(?P<q>['\"])(?P<qv>[^'\"\n]{1,4000})(?P=q)|(?P<v>[^\s'\",;&)}\]]{1,4000}))"
 )
 # Command-line flags: --token X, --hf_token=X, --wandb-key X, --password X.
 _FLAG = regex.compile(
-    r"(?i)(?P<k>(?<![\w-])--?[A-Za-z0-9_-]{0,40}?" + _SECRET_WORD + r")(?P<sep>[ =])"
+    r"(?P<k>(?<![\w-])--?[A-Za-z0-9_-]{1,60}+)(?P<sep>[ =])"
     r"(?P<v>[^\s'\"]{1,4000})"
 )
 # Bare URL query parameters that carry signatures: ?sig=..., &X-Amz-Signature=..., &code=...
@@ -211,47 +239,87 @@ _NAME_WITH_DIGIT = r"[A-Za-z][A-Za-z0-9-]{0,62}\d[A-Za-z0-9-]{0,20}(?:\.[A-Za-z0
 # host). The cheap test skips a pattern on lines that cannot match it.
 _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     # NCCL: "node01:12345:12345 [0] NCCL INFO ..."
-    ("host_nccl", lambda s: " [" in s, regex.compile(
-        r"(?<![\w.:-])(?P<h>" + _HOSTNAME + r"):\d{1,10}:\d{1,10} \[\d{1,4}\]")),
+    (
+        "host_nccl",
+        lambda s: " [" in s,
+        regex.compile(r"(?<![\w.:-])(?P<h>" + _HOSTNAME + r"):\d{1,10}:\d{1,10} \[\d{1,4}\]"),
+    ),
     # torchelastic ChildFailedError table / key-value prints: "host : node03.cluster.local"
-    ("host_key", lambda s: any(w in s.lower() for w in ("host", "node", "addr", "endpoint")),
-     regex.compile(
-        r"(?i:\b(?:host|hostname|host_name|nodename|node_name|master_addr|master-addr|"
-        r"SLURMD_NODENAME|SLURM_SUBMIT_HOST|SLURM_LAUNCH_NODE_IPADDR|SLURM_TOPOLOGY_ADDR|"
-        r"local_addr|rdzv_endpoint|rdzv-endpoint|rendezvous_endpoint|endpoint)\b)"
-        r"['\"]?\s{0,12}[:=]\s{0,12}['\"]?(?P<h>" + _HOSTNAME + r")(?![\w-])")),
+    (
+        "host_key",
+        lambda s: any(w in s.lower() for w in ("host", "node", "addr", "endpoint")),
+        regex.compile(
+            r"(?i:\b(?:host|hostname|host_name|nodename|node_name|master_addr|master-addr|"
+            r"SLURMD_NODENAME|SLURM_SUBMIT_HOST|SLURM_LAUNCH_NODE_IPADDR|SLURM_TOPOLOGY_ADDR|"
+            r"local_addr|rdzv_endpoint|rdzv-endpoint|rendezvous_endpoint|endpoint)\b)"
+            r"['\"]?\s{0,12}[:=]\s{0,12}['\"]?(?P<h>" + _HOSTNAME + r")(?![\w-])"
+        ),
+    ),
     # launcher flags: "--master_addr node01", "--rdzv-endpoint=node01:29500"
-    ("host_flag", lambda s: "--" in s, regex.compile(
-        r"(?i:--(?:master[_-]addr|rdzv[_-]endpoint|hostname|host))[ =](?P<h>" + _HOSTNAME + r")"
-        r"(?![\w-])")),
+    (
+        "host_flag",
+        lambda s: "--" in s,
+        regex.compile(
+            r"(?i:--(?:master[_-]addr|rdzv[_-]endpoint|hostname|host))[ =](?P<h>" + _HOSTNAME + r")"
+            r"(?![\w-])"
+        ),
+    ),
     # SLURM: "srun: error: node03: task 3: Exited", "*** STEP 12.0 ON node01 CANCELLED AT"
-    ("host_slurm", lambda s: "srun" in s or "CANCELLED" in s, regex.compile(
-        r"\bsrun: error: (?P<h>" + _HOSTNAME + r"): task"
-        r"|\b(?:STEP|JOB) [\d.]{1,20} ON (?P<h>" + _HOSTNAME + r") CANCELLED")),
+    (
+        "host_slurm",
+        lambda s: "srun" in s or "CANCELLED" in s,
+        regex.compile(
+            r"\bsrun: error: (?P<h>" + _HOSTNAME + r"): task"
+            r"|\b(?:STEP|JOB) [\d.]{1,20} ON (?P<h>" + _HOSTNAME + r") CANCELLED"
+        ),
+    ),
     # ssh: "connect to host node05 port 22"
-    ("host_ssh", lambda s: "host " in s, regex.compile(
-        r"\bhost (?P<h>" + _HOSTNAME + r") port\b")),
+    ("host_ssh", lambda s: "host " in s, regex.compile(r"\bhost (?P<h>" + _HOSTNAME + r") port\b")),
     # c10d: "(node01, 29500)", "[node02.cluster.local]:29500"
-    ("host_c10d", lambda s: ", " in s or "]:" in s, regex.compile(
-        r"\((?P<h>" + _HOSTNAME + r"), \d{1,5}\)|\[(?P<h>" + _HOSTNAME + r")\]:\d{1,5}")),
+    (
+        "host_c10d",
+        lambda s: ", " in s or "]:" in s,
+        regex.compile(
+            r"\((?P<h>" + _HOSTNAME + r"), \d{1,5}\)|\[(?P<h>" + _HOSTNAME + r")\]:\d{1,5}"
+        ),
+    ),
     # DeepSpeed's WORLD INFO DICT / hostfile dicts: {'node01': [0, 1], 'node02': [0, 1]}
-    ("host_dict", lambda s: "': [" in s or '": [' in s, regex.compile(
-        r"(?<=['\"])(?P<h>" + _NAME_WITH_DIGIT + r")(?=['\"]:\s?\[)")),
+    (
+        "host_dict",
+        lambda s: "': [" in s or '": [' in s,
+        regex.compile(r"(?<=['\"])(?P<h>" + _NAME_WITH_DIGIT + r")(?=['\"]:\s?\[)"),
+    ),
     # a URL's host: tcp://node01:29500, http://mlflow.corp.example.com/...
-    ("host_url", lambda s: "://" in s, regex.compile(
-        r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://(?:\*{3}(?::\*{3})?@)?(?P<h>" + _HOSTNAME + r")"
-        r"(?=[:/?#\s'\")\]]|$)")),
+    (
+        "host_url",
+        lambda s: "://" in s,
+        regex.compile(
+            r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://(?:\*{3}(?::\*{3})?@)?(?P<h>" + _HOSTNAME + r")"
+            r"(?=[:/?#\s'\")\]]|$)"
+        ),
+    ),
     # pdsh / DeepSpeed prefix at the start: "node01: [2024-..."; hostfile "node01 slots=8"
-    ("host_prefix", lambda s: ": " in s[:80] or "slots=" in s, regex.compile(
-        r"^(?P<h>" + _NAME_WITH_DIGIT + r"): |^(?P<h>" + _HOSTNAME + r") slots=\d")),
+    (
+        "host_prefix",
+        lambda s: ": " in s[:80] or "slots=" in s,
+        regex.compile(r"^(?P<h>" + _NAME_WITH_DIGIT + r"): |^(?P<h>" + _HOSTNAME + r") slots=\d"),
+    ),
     # a name with a digit and a port: "node02:29500" (not file.cpp:123, not cuda:0)
-    ("host_port", lambda s: ":" in s, regex.compile(
-        r"(?<![\w./:-])(?P<h>" + _NAME_WITH_DIGIT + r"):\d{2,5}(?![\d.\w])")),
+    (
+        "host_port",
+        lambda s: ":" in s,
+        regex.compile(r"(?<![\w./:-])(?P<h>" + _NAME_WITH_DIGIT + r"):\d{2,5}(?![\d.\w])"),
+    ),
     # a site-internal FQDN anywhere: node03.cluster.local, ip-10-0-1-5.ec2.internal
-    ("host_fqdn", lambda s: "." in s, regex.compile(
-        r"(?<![\w.@-])(?P<f>[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63}){0,8}\."
-        + _INTERNAL_SUFFIX
-        + r")(?![\w(-]|\.[A-Za-z0-9])")),
+    (
+        "host_fqdn",
+        lambda s: "." in s,
+        regex.compile(
+            r"(?<![\w.@-])(?P<f>[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63}){0,8}\."
+            + _INTERNAL_SUFFIX
+            + r")(?![\w(-]|\.[A-Za-z0-9])"
+        ),
+    ),
 ]
 # "ssh bob@node05", "alice@gpu-3:~$": a user at a machine (an e-mail needs a dotted domain).
 _USER_AT_HOST = regex.compile(
@@ -262,8 +330,12 @@ _NODELIST = regex.compile(
     r"(?P<p>\b(?:SLURM_(?:JOB_|STEP_)?NODELIST|SLURM_NODELIST|NODELIST)\s{0,4}[=:]\s{0,4})"
     r"(?P<v>[A-Za-z0-9.,\[\]-]{1,4000})"
 )
-_NODELIST_ITEM = regex.compile(r"(?P<base>[A-Za-z0-9.-]{0,64})(?:\[(?P<r>[0-9,-]{1,400})\])?(?:,|$)")
-_SOURCE_EXT = regex.compile(r"(?i)\.(?:py|pyx|cpp|cc|cxx|c|h|hpp|cu|cuh|so|js|ts|rs|go|java)$")
+_NODELIST_ITEM = regex.compile(
+    r"(?P<base>[A-Za-z0-9.-]{0,64})(?:\[(?P<r>[0-9,-]{1,400})\])?(?:,|$)"
+)
+_SOURCE_EXT = regex.compile(
+    r"(?i)\.(?:py|pyx|cpp|cc|cxx|c|h|hpp|cu|cuh|so|js|ts|rs|go|java|log|out|err|txt|json|ya?ml|toml|cfg|ini|sh|md|csv|jsonl)$"
+)  # "file.ext:NN" is a file and a line, not a host and a port
 
 _IPV4 = regex.compile(
     r"(?<![\w.]|==|(?i:\b(?:version|ver|v|cudnn|cuda|nccl|driver|torch|python|tensorrt|trt))"
@@ -271,15 +343,10 @@ _IPV4 = regex.compile(
     r"(?P<ip>(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})"
     r"(?![\w]|\.\d|\+)"
 )
-# IPv6 with a "::" or all eight groups; at least three hex digits overall and free-standing,
-# so C++ scopes (c10::Error, at::cuda) and times (12:34:56) never match.
-_IPV6 = regex.compile(
-    r"(?<![\w.])(?P<ip>(?=[0-9A-Fa-f:]{0,60}[0-9A-Fa-f][0-9A-Fa-f:]{0,60}[0-9A-Fa-f]"
-    r"[0-9A-Fa-f:]{0,60}[0-9A-Fa-f])"
-    r"(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){7}"
-    r"|(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?::(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?))"
-    r"(?![\w:]|\.\d)"
-)
+# IPv6: a free-standing run of hex digits and colons (possessive: linear), kept only when
+# ipaddress parses it, it has a "::" or eight groups, and at least three hex digits, so C++
+# scopes (c10::Error, at::cuda) and times (12:34:56) never match.
+_IPV6 = regex.compile(r"(?<![\w.])(?P<ip>[0-9A-Fa-f:]{2,39}+)(?![\w:]|\.\d)")
 
 _HAS_DIGIT_DOT = regex.compile(r"\d\.\d{1,3}\.\d")
 
@@ -355,7 +422,7 @@ class Masker:
     Not thread-safe: share one instance between threads only under a lock.
     """
 
-    __slots__ = ("enabled", "_names", "_ip_count", "_host_count", "_users", "_known")
+    __slots__ = ("_host_count", "_ip_count", "_known", "_names", "_users", "enabled")
 
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
@@ -392,7 +459,7 @@ class Masker:
         if key.startswith("[") and key.endswith("]"):
             return "[" + self.host(name.strip()[1:-1]) + "]"
         if _IPV4_FULL.fullmatch(key) or (":" in key and regex.fullmatch(r"[0-9a-f:]{2,45}", key)):
-            if key.startswith("127.") or key.startswith("0.0.0.0"):
+            if key.startswith(("127.", "0.0.0.0")):
                 return name
             self._ip_count += 1
             pseudonym = f"ip-{self._ip_count}"
@@ -519,7 +586,7 @@ class Masker:
         if "." in s and _HAS_DIGIT_DOT.search(s):
             s = self._sub(_IPV4, lambda m: self.host(m["ip"]), s)
         if "::" in s or s.count(":") >= 7:
-            s = self._sub(_IPV6, lambda m: self.host(m["ip"]), s)
+            s = self._sub(_IPV6, self._ipv6, s)
         return s
 
     def _line_secrets(self, s: str) -> str:
@@ -549,7 +616,7 @@ class Masker:
 
     @staticmethod
     def _keyword(m: Any) -> str:
-        if _NOT_SECRET_KEY.search(m["k"]):
+        if not _SECRET_NAME.search(m["k"]) or _NOT_SECRET_KEY.search(m["k"]):
             return m[0]
         if m["q"]:
             value = m["qv"]
@@ -569,6 +636,8 @@ class Masker:
 
     @staticmethod
     def _flag(m: Any) -> str:
+        if not _SECRET_NAME.search(m["k"]) or _NOT_SECRET_KEY.search(m["k"].lstrip("-")):
+            return m[0]
         value = m["v"]
         if _masked_already(value) or _NOT_SECRET.fullmatch(value) or value.startswith("-"):
             return m[0]
@@ -646,8 +715,19 @@ class Masker:
             or bool(_SOURCE_EXT.search(low))
             or bool(regex.fullmatch(r"rank\d+|cuda\d*|gpu\d*|step\d+|epoch\d+|v\d[\w.]*", low))
             or low in ("none", "null", "true", "false", "unknown", "localhost")
-            or bool(regex.fullmatch(r"(?:\d+\.)+\d+", low)) and not _IPV4_FULL.fullmatch(low)
+            or bool(regex.fullmatch(r"(?:\d+\.)+\d+", low))
+            and not _IPV4_FULL.fullmatch(low)
         )
+
+    def _ipv6(self, m: Any) -> str:
+        text = m["ip"]
+        if ("::" not in text and text.count(":") != 7) or sum(c != ":" for c in text) < 3:
+            return text
+        try:
+            ipaddress.IPv6Address(text)
+        except ValueError:
+            return text
+        return self.host(text)
 
     def _user_at_host(self, m: Any) -> str:
         host = m["h"]

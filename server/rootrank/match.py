@@ -17,6 +17,9 @@ from rootrank.signatures import Library, Pattern, Signature
 #: Seconds one regex may spend on one line before it is abandoned (and reported).
 REGEX_TIMEOUT_S = 0.05
 
+#: Distinct lines whose hits are remembered (then the memory is dropped and refilled).
+MATCH_CACHE = 4096
+
 #: Lines longer than this (characters) are matched on their first part only.
 MAX_MATCH_CHARS = 16384
 
@@ -39,6 +42,7 @@ class Matcher:
     insensitive: list[tuple[str, list[tuple[Pattern, Signature]]]]
     timeouts: dict[str, int] = field(default_factory=dict)
     gate: Gate | None = None
+    _cache: dict[str, list[Hit]] = field(default_factory=dict)
 
     @classmethod
     def from_library(cls, library: Library) -> Matcher:
@@ -56,10 +60,22 @@ class Matcher:
         """Every literal (case-sensitive ones as written, insensitive ones lower-case)."""
         return [lit for lit, _ in self.sensitive] + [lit for lit, _ in self.insensitive]
 
-    def match(self, text: str) -> Iterator[Hit]:
-        """Yield every signature that matches ``text`` (at most one hit per signature)."""
+    def match(self, text: str) -> list[Hit]:
+        """Every signature that matches ``text`` (at most one hit per signature).
+
+        Results are remembered for the last :data:`MATCH_CACHE` distinct lines: a log that
+        repeats one failure line a million times costs one regex pass, not a million."""
         if len(text) > MAX_MATCH_CHARS:
             text = text[:MAX_MATCH_CHARS]
+        cached = self._cache.get(text)
+        if cached is None:
+            cached = list(self._match(text))
+            if len(self._cache) >= MATCH_CACHE:
+                self._cache.clear()
+            self._cache[text] = cached
+        return cached
+
+    def _match(self, text: str) -> Iterator[Hit]:
         seen: set[str] | None = None
         for literal, patterns in self.sensitive:
             if literal in text:
@@ -106,7 +122,7 @@ STATE_WORDS = (
     "during handling of the above exception",
     "exception ignored",  # Python ignored the exception that follows
     "]:[rank",  # stacked torchrun prefix: teaches local rank -> global rank
-    "nccl info comm 0x",  # NCCL: (host, pid) -> rank, nranks
+    " nranks ",  # NCCL "[ncclCommInitRank |ncclCommSplit ]comm 0x.. rank R nranks N ...": (host, pid) -> rank
     "init complete comm",
     "failures:",  # torchelastic failure summary
     "root cause (first observed failure)",

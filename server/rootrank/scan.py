@@ -16,11 +16,13 @@ import regex
 from rootrank.ingest import Block, RawLine, logical_lines
 from rootrank.match import Hit, Matcher
 from rootrank.model import Evidence, Finding
-from rootrank.ranks import ElasticFailure, RankTagger, rank_from_path, ranks_in
+from rootrank.ranks import ElasticFailure, RankTagger, parse_time, rank_from_path, ranks_in
 from rootrank.tracebacks import PyException, TracebackReader, collective_call
 
 MAX_EVIDENCE = 5
 MAX_EXCEPTIONS = 64
+#: Lines looked back over (in the current block) for an untimed finding's rank's time.
+MAX_LOOKBACK_LINES = 20000
 #: Characters at the head of each block (after the first) swept for rank prefixes.
 RANK_SWEEP_CHARS = 65536
 
@@ -74,6 +76,11 @@ class Scanner:
         self.matcher = matcher
         self.state = ScanState()
         self._order = 0
+        self._block_text: str | None = None
+        self._line_start = 0
+        self._path_rank: int | None = None
+        # rank -> (block text, line start the last walk began at, time it found)
+        self._walks: dict[int, tuple[str, int, float | None]] = {}
 
     def scan_source(self, path: str, blocks: Iterable[Block]) -> None:
         """Scan one source given as blocks of whole lines. ``path`` names it in evidence;
@@ -87,6 +94,7 @@ class Scanner:
         st.sources.append(path)
         path_rank, is_local = rank_from_path(path)
         tagger = RankTagger(path=path, path_rank=path_rank, path_rank_is_local=is_local)
+        self._path_rank = path_rank
         readers: dict[int | None, TracebackReader] = {}
         gate = self.matcher.gate
         assert gate is not None
@@ -99,6 +107,10 @@ class Scanner:
             # Which ranks exist: the whole first block and the head of every later one
             # (a sweep over every line would cost as much as the gate itself).
             st.ranks_seen.update(ranks_in(text if block.first_line == 1 else text[:RANK_SWEEP_CHARS]))
+            if block.first_line == 1:  # framework names: the first block, then gated lines
+                for stack, words in _STACK_WORDS:
+                    if stack not in st.stacks and any(w in text for w in words):
+                        st.stacks.add(stack)
             starts = gate.line_starts(block.lower)
             cur = 0 if following else next(starts, -1)
             while cur != -1 and cur < size:
@@ -108,6 +120,7 @@ class Scanner:
                 if end == -1:
                     end = size
                 st.lines_read += 1
+                self._block_text, self._line_start = text, cur
                 for raw in logical_lines(number, text[cur:end]):
                     self._line(raw, path, tagger, readers)
                 following = tagger.following() or any(r.open for r in readers.values())
@@ -119,6 +132,8 @@ class Scanner:
                     while cur != -1 and cur < nxt:
                         cur = next(starts, -1)
             st.lines_total += text.count("\n") + 1
+        if path_rank is not None and st.lines_total:
+            st.ranks_seen.add(tagger.local_to_global.get((None, path_rank), path_rank) if is_local else path_rank)
         st.elastic.extend(tagger.elastic)
         for rank, host in tagger.hosts.items():
             st.hosts.setdefault(rank, host)
@@ -135,8 +150,7 @@ class Scanner:
         tagged = tagger.tag(raw.text, raw.number)
         text = tagged.text
         rank = tagged.rank
-        if tagged.time is None and rank is not None:
-            tagged.time = tagger.last_time(rank)
+        need_time = tagged.time is None and rank is not None
         if rank is not None:
             st.ranks_seen.add(rank)
         reader = readers.get(rank)
@@ -146,6 +160,9 @@ class Scanner:
         if exc is not None and exc.ignored:
             return  # an exception Python ignored (in __del__...) ended nothing
         if exc is not None:
+            if need_time:
+                tagged.time = self._time_before(rank, tagger)
+                need_time = False
             self._order += 1
             st.exceptions.append(SeenException(exc, path, rank, tagged.host, tagged.time, raw.raw, self._order))
         if reader.code_line:
@@ -156,6 +173,8 @@ class Scanner:
         hits = list(self.matcher.match(text))
         if len(hits) > 1:  # one line, one explanation: the most specific signature
             hits = [max(hits, key=lambda h: h.signature.specificity)]
+        if hits and need_time:
+            tagged.time = self._time_before(rank, tagger)
         for hit in hits:
             finding = self._record(hit, raw, tagged.rank, tagged.host, tagged.pid, tagged.time, path, text)
             if exc is not None and not finding.frames and exc.frames:
@@ -165,6 +184,43 @@ class Scanner:
                 call = collective_call(exc.frames)
                 if call:
                     finding.captures.setdefault("collective", call)
+
+    def _time_before(self, rank: int | None, tagger: RankTagger) -> float | None:
+        """The latest timestamp of ``rank`` before the current line, looking back through
+        the lines of the current block the gate skipped (``[rankN]:`` lines, or every line
+        of a file whose path names the rank), then what the tagger saw on gated lines.
+
+        A walk stops where the previous walk for the same rank in the same block started,
+        so a block is walked at most once per rank.
+        """
+        text = self._block_text
+        found: float | None = None
+        if text is not None and rank is not None:
+            memo = self._walks.get(rank)
+            floor = memo[1] if memo is not None and memo[0] is text else -1
+            prefix = f"[rank{rank}]:"
+            whole_file = (
+                self._path_rank is not None
+                and tagger.local_to_global.get((None, self._path_rank), self._path_rank) == rank
+            )
+            end = self._line_start - 1
+            for _ in range(MAX_LOOKBACK_LINES):
+                if end < 0:
+                    break
+                if end < floor:
+                    found = memo[2] if memo is not None else None
+                    break
+                start = text.rfind("\n", 0, end) + 1
+                line = text[start:end]
+                body = line[len(prefix) :] if line.startswith(prefix) else (line if whole_file else None)
+                if body is not None and ":" in body:
+                    t = parse_time(body)
+                    if t is not None:
+                        found = t
+                        break
+                end = start - 1
+            self._walks[rank] = (text, self._line_start, found)
+        return found if found is not None else tagger.last_time(rank)
 
     def _record(
         self,

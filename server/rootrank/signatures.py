@@ -221,6 +221,14 @@ def _compile_pattern(raw: Any, where: str, path: Path, eager: bool) -> Pattern:
         raise SignatureError(path, f"{where}.literal", "must be lower-case when ignorecase")
     if not probe:
         raise SignatureError(path, f"{where}.literal", "must not be empty")
+    if compiled is not None:
+        # A pattern from a team's folder is probed for catastrophic backtracking before it
+        # is accepted (the built-in ones are probed by the test suite).
+        from rootrank.regex_safety import check
+
+        problem = check(compiled, lit, budget_s=0.05, length=4096)
+        if problem:
+            raise SignatureError(path, f"{where}.regex", problem)
     return Pattern(lit, source, ignorecase, compiled)
 
 

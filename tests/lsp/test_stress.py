@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -261,3 +263,41 @@ def test_server_exits_when_the_client_disappears(tmp_path: Path) -> None:
     while time.monotonic() < deadline and any(alive(c) for c in children):
         time.sleep(0.1)
     assert not [c for c in children if alive(c)]
+
+
+def cpu_ticks(pid: int) -> int:
+    """User + system CPU time of ``pid`` in clock ticks (Linux /proc), 0 when gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
+async def test_engine_crash_becomes_a_log_message(workspace: Path) -> None:
+    """The engine process dies in the middle of a run: a window/logMessage, no
+    diagnostics for that version, and the server goes on serving."""
+    text, _root_line = big_log(40 * 1024 * 1024)
+    async with started(workspace, OPTIONS) as client:
+        pid = server_pid(client)
+        await asyncio.sleep(1.0)
+        idle = {child: cpu_ticks(child) for child in children_of(pid)}
+        uri = open_document(client, workspace / "logs" / "crash.log", text=text)
+        victim = None
+        deadline = time.monotonic() + 60
+        while victim is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+            for child in children_of(pid):
+                if cpu_ticks(child) - idle.get(child, 0) > 20:  # busy for 0.2 s: it is analysing
+                    victim = child
+        assert victim is not None, "no engine process started analysing"
+        os.kill(victim, signal.SIGKILL)
+        assert list(await wait_for_diagnostics(client, uri, timeout=60)) == []
+        errors = [m.message for m in client.log_messages if m.type == types.MessageType.Error]
+        assert any(
+            "rootrank could not analyse" in m and "crash.log" in m and "engine process stopped" in m
+            for m in errors
+        ), errors
+
+        small = open_document(client, workspace / "logs" / LOG)
+        assert (await wait_for_diagnostics(client, small))[0].code == "ddp-unused-parameters"

@@ -4,7 +4,9 @@
   change restarts the wait;
 - a newer version cancels the run of an older one (its engine process is killed);
 - a run over more than :data:`PROGRESS_MIN_CHARS` reports ``$/progress`` (server-created
-  token, cancellable by the client, when the client supports ``window.workDoneProgress``);
+  token, cancellable by the client, when the client supports ``window.workDoneProgress``):
+  begin, a report each :data:`TICK_SECONDS` (with a percentage when the engine gives one),
+  end with the outcome;
 - an engine error becomes a ``window/logMessage`` and an empty result; the server keeps
   serving;
 - results are kept per document for the version they were made from, and dropped when
@@ -17,6 +19,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
 
 DEBOUNCE_SECONDS = 0.3
 PROGRESS_MIN_CHARS = 1024 * 1024
+TICK_SECONDS = 1.0
 
 logger = logging.getLogger(__name__)
 
@@ -162,6 +166,7 @@ class _Progress:
         self.size = size
         self.token: str | None = None
         self._last = -1
+        self._ticker: asyncio.Task[None] | None = None
 
     async def begin(self, task: asyncio.Task[Any] | None) -> None:
         caps = self.server.client_capabilities.window
@@ -185,6 +190,22 @@ class _Progress:
         future = self.server.work_done_progress.tokens.get(token)
         if future is not None and task is not None:
             future.add_done_callback(lambda f: task.cancel() if f.cancelled() else None)
+        self._ticker = asyncio.ensure_future(self._tick())
+
+    async def _tick(self) -> None:
+        """A report every :data:`TICK_SECONDS` while the engine works, so a long run shows
+        that it is alive even when the engine reports no percentage."""
+        started = time.monotonic()
+        while self.token is not None:
+            await asyncio.sleep(TICK_SECONDS)
+            if self.token is None:
+                return
+            self.server.work_done_progress.report(
+                self.token,
+                types.WorkDoneProgressReport(
+                    message=f"analysing ({time.monotonic() - started:.0f} s)"
+                ),
+            )
 
     def report(self, done: int, total: int) -> None:
         if self.token is None or not total:
@@ -203,6 +224,8 @@ class _Progress:
         if self.token is None:
             return
         token, self.token = self.token, None
+        if self._ticker is not None:
+            self._ticker.cancel()
         with contextlib.suppress(Exception):
             self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
         self.server.work_done_progress.tokens.pop(token, None)

@@ -39,7 +39,7 @@ from .actions import SHOW_LOCATION, code_actions, quickfixes
 from .analysis import DEBOUNCE_SECONDS, Analyser
 from .documents import DocumentStore, LogDocument, is_log_document
 from .hover import hover_markdown
-from .positions import normalise_encoding
+from .positions import normalise_encoding, to_client_units
 from .settings import Settings
 from .worker import EngineError, EnginePool
 
@@ -257,6 +257,8 @@ def text_document_did_close(ls: RootrankServer, params: types.DidCloseTextDocume
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def text_document_hover(ls: RootrankServer, params: types.HoverParams) -> types.Hover | None:
+    """The entry of the finding on the hovered line (root cause first), from the cached
+    analysis of the current version; ``None`` elsewhere or while a new version runs."""
     analysis = ls.analyser.current(params.text_document.uri)
     if analysis is None:
         return None
@@ -268,8 +270,6 @@ def text_document_hover(ls: RootrankServer, params: types.HoverParams) -> types.
     document = ls.documents.get(params.text_document.uri)
     line = document.line(params.position.line) if document else ""
     encoding = normalise_encoding(ls.workspace.position_encoding)
-    from .positions import to_client_units
-
     return types.Hover(
         contents=types.MarkupContent(
             kind=types.MarkupKind.Markdown, value=hover_markdown(at, analysis.diagnosis, ls.library)
@@ -292,6 +292,8 @@ def text_document_hover(ls: RootrankServer, params: types.HoverParams) -> types.
 async def text_document_code_action(
     ls: RootrankServer, params: types.CodeActionParams
 ) -> list[types.CodeAction]:
+    """Actions for our diagnostics only (``source == "rootrank"``); computed off the event
+    loop because finding a quick fix's target reads workspace files."""
     if not any(d.source == "rootrank" for d in params.context.diagnostics):
         return []
     analysis = ls.analyser.current(params.text_document.uri) or ls.analyser.results.get(
