@@ -46,8 +46,11 @@ def _diagnose(
         "finally:\n"
         "    sys.stderr.write('\\n@@maxrss=%d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
     )
+    # Linux keeps a process's RSS high-water mark across exec, and a forked child starts
+    # from its parent's: a child forked straight from this (large) pytest process would
+    # report pytest's size. /bin/sh forks the real child from its own small image instead.
     done = subprocess.run(
-        [sys.executable, "-c", wrapper, "diagnose", *args],
+        ["/bin/sh", "-c", '"$@"; exit $?', "sh", sys.executable, "-c", wrapper, "diagnose", *args],
         input=stdin,
         capture_output=True,
         check=False,

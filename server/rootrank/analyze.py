@@ -110,6 +110,8 @@ def _odd_one_out(group: list[Finding], keys: tuple[str, ...] = _COMPARE_KEYS) ->
                 majority = counts.most_common(1)[0][0]
                 if key == "collective":
                     return r, f"rank {r} was waiting in {values[r]} while the other ranks were in {majority}", False
+                if key == "optype":
+                    return r, f"rank {r} was running {values[r]} while the other ranks were running {majority}", False
                 return r, f"rank {r} passed {key} {values[r]} where the other ranks passed {majority}", False
         if key == "seqnum":
             try:
@@ -158,7 +160,13 @@ def _infer(findings: list[Finding], library: Library) -> list[Finding]:
             time=base.time, order=base.order, count=1, evidence=list(base.evidence[:1]),
             captures={**base.captures, "why": why},
         ))
-    return out
+    # Several comparisons may single out the same rank (its OpType and its size differ):
+    # one explanation per rank, the most specific.
+    best: dict[int | None, Finding] = {}
+    for f in out:
+        if f.rank not in best or f.specificity > best[f.rank].specificity:
+            best[f.rank] = f
+    return list(best.values())
 
 
 def _known_ranks(state: ScanState) -> set[int]:

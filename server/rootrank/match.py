@@ -76,31 +76,21 @@ class Matcher:
         return cached
 
     def _match(self, text: str) -> Iterator[Hit]:
-        seen: set[str] | None = None
-        for literal, patterns in self.sensitive:
-            if literal in text:
+        seen: set[str] = set()
+        groups = [(self.sensitive, text)]
+        if self.insensitive:
+            groups.append((self.insensitive, text.lower()))
+        for by_literal, haystack in groups:
+            for literal, patterns in by_literal:
+                if literal not in haystack:
+                    continue
                 for pattern, sig in patterns:
-                    if seen is not None and sig.id in seen:
+                    if sig.id in seen:
                         continue
                     hit = self._run(pattern, sig, text)
                     if hit is not None:
-                        if seen is None:
-                            seen = set()
                         seen.add(sig.id)
                         yield hit
-        if self.insensitive:
-            lower = text.lower()
-            for literal, patterns in self.insensitive:
-                if literal in lower:
-                    for pattern, sig in patterns:
-                        if seen is not None and sig.id in seen:
-                            continue
-                        hit = self._run(pattern, sig, text)
-                        if hit is not None:
-                            if seen is None:
-                                seen = set()
-                            seen.add(sig.id)
-                            yield hit
 
     def _run(self, pattern: Pattern, sig: Signature, text: str) -> Hit | None:
         try:
