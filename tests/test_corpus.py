@@ -12,8 +12,8 @@ from rootrank.evaluate import evaluate
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 
-CLASS_FLOOR = 0.80
-RANK_FLOOR = 0.80
+CLASS_FLOOR = 0.90
+RANK_FLOOR = 0.90
 
 
 def test_corpus_class_and_rank_accuracy():
@@ -22,6 +22,7 @@ def test_corpus_class_and_rank_accuracy():
     assert report.healthy_claims == 0, summary["misses"]
     assert report.class_accuracy >= CLASS_FLOOR, summary["misses"]
     assert report.rank_accuracy >= RANK_FLOOR, summary["misses"]
+    assert report.rank_overclaims <= 1, summary["misses"]
 
 
 def test_eval_command_prints_the_figures():
