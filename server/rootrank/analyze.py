@@ -61,7 +61,8 @@ def format_ranks(ranks: list[int]) -> str:
     return ", ".join(out)
 
 
-_UNKNOWN = {"rank": "the failing rank", "host": "the failing host"}
+_UNKNOWN = {"rank": "<rank>", "host": "<host>"}
+#: "rank {rank}" / "host {host}" when the log does not tell: a phrase, not a placeholder.
 
 
 def render(template: str, values: dict[str, Any], *, keep_unknown: bool = False) -> str:
@@ -69,6 +70,11 @@ def render(template: str, values: dict[str, Any], *, keep_unknown: bool = False)
     (``rank``/``host``: "the failing rank"/"the failing host"), or stays as written with
     ``keep_unknown`` (code, where braces may be Python's). Other braces (JSON, shell
     ``${VAR}``) are left alone."""
+
+    if not keep_unknown:
+        for key, phrase in (("rank", "the failing rank"), ("host", "the failing host")):
+            if values.get(key) is None:
+                template = regex.sub(r"\b[Rr]ank \{" + key + r"\}" if key == "rank" else r"\b[Hh]ost \{host\}", phrase, template)
 
     def sub(m: regex.Match[str]) -> str:
         value = values.get(m.group(1))
@@ -202,8 +208,12 @@ def _elastic_rank(state: ScanState) -> tuple[int | None, str]:
     return None, f"ranks {format_ranks(ranks)} all failed at the same time (torchelastic's summary); the log does not tell which one started"
 
 
-def analyze(state: ScanState, library: Library) -> Diagnosis:
-    """Turn a finished scan into a :class:`Diagnosis` (unmasked; the engine masks it)."""
+def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis:
+    """Turn a finished scan into a :class:`Diagnosis`.
+
+    ``masker`` (a :class:`rootrank.mask.Masker`, optional) masks the values taken from the
+    log before they fill the entry's templates, so the fix and verification text (ours)
+    is never itself rewritten; the engine masks the rest of the log-derived text after."""
     totals: Counter[str] = Counter()
     for f in state.findings.values():
         totals[f.signature] += f.count
@@ -292,9 +302,10 @@ def analyze(state: ScanState, library: Library) -> Diagnosis:
         reasoning.append(
             f"Rank{'s' if len(group_ranks) > 1 else ''} {format_ranks(group_ranks)} reported \"{root.title}\"{when} ({ev.path}:{ev.line})."
         )
+    elif root.rank is None:
+        reasoning.append(f"The log reports \"{root.title}\"{when} ({ev.path}:{ev.line}), on no named rank.")
     else:
-        where = f"rank {root.rank}" if root.rank is not None else "a process with no rank in the log"
-        reasoning.append(f"{where[:1].upper()}{where[1:]} hit \"{root.title}\"{when} ({ev.path}:{ev.line}).")
+        reasoning.append(f"Rank {root.rank} hit \"{root.title}\"{when} ({ev.path}:{ev.line}).")
     if why:
         reasoning.append(why[:1].upper() + why[1:] + ".")
     collateral = [f for f in findings if f is not root]
@@ -317,9 +328,10 @@ def analyze(state: ScanState, library: Library) -> Diagnosis:
             f"torchrun's \"first observed failure\" names rank {elastic_root[0].rank}, which was a victim, not the initiator."
         )
 
-    values: dict[str, Any] = dict(root.captures)
+    values: dict[str, Any] = {k: (masker.text(v) if masker else v) for k, v in root.captures.items()}
     rc_rank = initiating if initiating is not None else root.rank
-    values.update({"rank": rc_rank, "host": diag.initiating_host or root.host})
+    host_value = diag.initiating_host or root.host
+    values.update({"rank": rc_rank, "host": masker.host(host_value) if masker and host_value else host_value})
     if state.world_size:
         values["world_size"] = state.world_size
     evidence = [e.to_dict() for e in root.evidence[:3]]
@@ -376,7 +388,9 @@ def _initiating_rank(
         # Timeouts are reported by the victims: the reporters are never the answer. The
         # suspect is the one known rank that reported no failure of this kind at all.
         reporters = {f.rank for f in findings if f.failure_class == root.failure_class and f.rank is not None}
-        if reporters:
+        # A hang or a lost peer: who never reported? (Not for the launcher's own reports
+        # about workers, which name the ranks it stopped.)
+        if reporters and root.failure_class not in ("elastic-child-failed", "preemption-sigterm"):
             known = _known_ranks(state)
             if len(reporters) >= 3:
                 # Ranks are 0..world_size-1: with three or more reporters, a single gap

@@ -3,7 +3,7 @@
 Exit codes (also in ``--help``):
     0  a root cause was diagnosed
     1  no known failure found (healthy run, or an unclassified exception only)
-    2  usage or input error (missing file, binary data, bad signature folder)
+    2  usage or input error (missing file, binary data, a device)
     130 interrupted
 """
 
@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+from typing import NoReturn
 
 from rootrank import __version__
 
@@ -24,7 +25,10 @@ _EPILOG = """\
 exit codes:
   0  a root cause was diagnosed
   1  no known failure found (a healthy run, or only an unclassified exception)
-  2  usage or input error (missing or unreadable file, binary data, bad signature folder)
+  2  usage or input error (missing or unreadable file, binary data, a device)
+
+A bad file in a --signatures folder is reported on stderr and skipped; the rest of the
+library keeps working.
 
 Nothing leaves the machine: rootrank opens no network connection and writes nothing
 unless asked. Secrets, e-mail addresses, user names, IPs and host names are masked in
@@ -32,15 +36,22 @@ every output unless --no-mask is given.
 """
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors are one line (and exit code 2), like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_INPUT_ERROR, f"rootrank: {message} (see '{self.prog} --help')\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="rootrank",
         description="Find the root cause and the initiating rank of a failed multi-GPU training run.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"rootrank {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     d = sub.add_parser(
         "diagnose",
@@ -75,7 +86,7 @@ def _library(extra: list[str]):  # type: ignore[no-untyped-def]
         from rootrank.engine import default_library
 
         return default_library()
-    lib = load_library(extra, strict=False)
+    lib = load_library(extra, strict=False)  # a bad file is reported and skipped
     for problem in lib.problems:
         print(f"rootrank: warning: {problem}", file=sys.stderr)
     return lib
@@ -154,8 +165,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "signatures":
             return _cmd_signatures(args)
         if args.command == "serve":
-            from rootrank.lsp import main as serve
-
+            try:
+                from rootrank.lsp import main as serve
+            except ImportError as exc:
+                print(
+                    f"rootrank: the language server needs pygls and lsprotocol ({exc.name} is missing):"
+                    " pip install 'rootrank[lsp]'",
+                    file=sys.stderr,
+                )
+                return EXIT_INPUT_ERROR
             serve()
             return 0
     except (InputError, SignatureError) as exc:
@@ -170,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             pass
         return 0
+    except OSError as exc:  # stdout on a full disk, a closed terminal...
+        print(f"rootrank: cannot write the output ({exc.strerror or exc})", file=sys.stderr)
+        return EXIT_INPUT_ERROR
     except MemoryError:
         print("rootrank: out of memory while reading the input", file=sys.stderr)
         return EXIT_INPUT_ERROR

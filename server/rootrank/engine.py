@@ -22,8 +22,10 @@ from rootrank.model import Diagnosis
 from rootrank.scan import Scanner
 from rootrank.signatures import Library, load_library
 
-#: Names of files a folder scan reads (torchrun --log-dir trees, SLURM, plain logs).
-LOG_SUFFIXES = (".log", ".out", ".err", ".txt", ".json")
+#: Names of files a folder scan reads (torchrun --log-dir trees, SLURM, plain logs); of
+#: JSON files only torchelastic's error files (``error.json``) are logs.
+LOG_SUFFIXES = (".log", ".out", ".err", ".txt")
+LOG_NAMES = ("error.json",)
 #: A folder scan stops after this many files (a hostile folder cannot make it run forever).
 MAX_FOLDER_FILES = 10_000
 
@@ -81,10 +83,11 @@ def expand_paths(paths: Iterable[str]) -> list[tuple[str, bool]]:
                     if seen > MAX_FOLDER_FILES:
                         raise InputError(f"{p}: more than {MAX_FOLDER_FILES} files; name the log files instead")
                     full = os.path.join(dirpath, name)
-                    if name.lower().endswith(LOG_SUFFIXES) and os.path.isfile(full):
+                    low = name.lower()
+                    if (low.endswith(LOG_SUFFIXES) or low in LOG_NAMES) and os.path.isfile(full):
                         found.append(full)
             if not found:
-                raise InputError(f"{p}: no log files (*{', *'.join(LOG_SUFFIXES)}) in this folder")
+                raise InputError(f"{p}: no log files (*{', *'.join(LOG_SUFFIXES)}, error.json) in this folder")
             out.extend((f, True) for f in found)
         else:
             out.append((p, False))
@@ -92,15 +95,20 @@ def expand_paths(paths: Iterable[str]) -> list[tuple[str, bool]]:
 
 
 def _finish(scanner: Scanner, library: Library, mask: bool) -> Diagnosis:
-    diag = analyze(scanner.state, library)
+    masker = Masker(enabled=True) if mask else None
+    if masker is not None:
+        hosts = scanner.state.hosts
+        for r in sorted(hosts):  # host-1 is the host of the lowest rank
+            masker.host(hosts[r])
+    diag = analyze(scanner.state, library, masker)
     if scanner.matcher.timeouts:
         diag.warnings.extend(
             f"signature {sid}: pattern timed out on {n} line(s) and was skipped"
             for sid, n in sorted(scanner.matcher.timeouts.items())
         )
         scanner.matcher.timeouts.clear()
-    if mask:
-        mask_diagnosis(diag, Masker(enabled=True))
+    if masker is not None:
+        mask_diagnosis(diag, masker)
     return diag
 
 
@@ -224,12 +232,17 @@ def mask_diagnosis(diag: Diagnosis, masker: Masker) -> None:
         rc = diag.root_cause
         if rc.get("host"):
             rc["host"] = masker.host(rc["host"])
-        diag.root_cause = _mask_value(rc, masker)
+        # Only what came from the log: the entry's own text (summary, fix, verify...) was
+        # filled with masked values already and is never rewritten.
+        for key in ("evidence", "captures", "frames"):
+            rc[key] = _mask_value(rc[key], masker)
     if diag.initiating_host:
         diag.initiating_host = masker.host(diag.initiating_host)
     hosts = diag.ranks.get("hosts", {})
     diag.ranks["hosts"] = {r: masker.host(h) for r, h in hosts.items()}
-    diag.collateral = _mask_value(diag.collateral, masker)
+    for group in diag.collateral:
+        for key in ("evidence", "captures"):
+            group[key] = _mask_value(group[key], masker)
     diag.reasoning = [masker.text(r) for r in diag.reasoning]
     diag.sources = [masker.text(s) for s in diag.sources]
     diag.timeline = _mask_value(diag.timeline, masker)

@@ -132,8 +132,13 @@ def evaluate(paths: list[str], *, library: Library | None = None) -> EvalReport:
         raise InputError(f"no case folders (with expected.json) under {', '.join(paths)}")
     report = EvalReport()
     for case in cases:
-        with open(os.path.join(case, "expected.json"), encoding="utf-8") as fh:
-            expected = json.load(fh)
+        try:
+            with open(os.path.join(case, "expected.json"), encoding="utf-8") as fh:
+                expected = json.load(fh)
+            if not isinstance(expected, dict):
+                raise ValueError("expected.json must hold one JSON object")
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{case}: expected.json: {exc}") from None
         result = CaseResult(
             name=os.path.basename(os.path.normpath(case)),
             expected_class=expected.get("failure_class"),
@@ -165,7 +170,8 @@ def to_text(report: EvalReport) -> str:
         f"class accuracy: {report.class_accuracy:.1%} ({sum(c.class_ok for c in report.failing)}/{failing})",
         f"initiating-rank accuracy: {report.rank_accuracy:.1%} "
         f"({sum(c.rank_ok for c in report.failing if c.rank_labelled)}/{d['rank_labelled']} labelled)",
-        f"root causes claimed on healthy logs: {d['healthy_claims']}",
+        f"root causes claimed on healthy logs: {d['healthy_claims']}"
+        + (" (no healthy cases)" if not d["healthy_cases"] else f" of {d['healthy_cases']}"),
         f"ranks claimed where the label says the log cannot tell: {d['rank_overclaims']}",
     ]
     if d["misses"]:

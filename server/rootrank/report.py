@@ -56,6 +56,10 @@ class _Style:
         return self._wrap("36", s)
 
 
+def _cut(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _loc(e: dict[str, Any]) -> str:
     return f"{e['path']}:{e['line']}"
 
@@ -90,7 +94,7 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
         + (f" · {', '.join(where)}" if where else "")
     )
     for e in rc["evidence"]:
-        out.append(st.dim(f"  {_loc(e)}: ") + e["text"].strip()[:300])
+        out.append(st.dim(f"  {_loc(e)}: ") + _cut(e["text"].strip()))
     out.append("")
     if diag.initiating_rank is not None:
         host = f" on {diag.initiating_host}" if diag.initiating_host else ""
@@ -148,7 +152,7 @@ def to_markdown(diag: Diagnosis) -> str:
         meta.append(f"host `{rc['host']}`")
     out.append(" · ".join(meta) + "\n")
     out.append("```text")
-    out.extend(f"{_loc(e)}: {e['text'].strip()[:300]}" for e in rc["evidence"])
+    out.extend(f"{_loc(e)}: {_cut(e['text'].strip())}" for e in rc["evidence"])
     out.append("```\n")
     out.append(f"{rc['summary']}\n")
     out.append("### Initiating rank\n")
