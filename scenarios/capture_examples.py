@@ -34,10 +34,21 @@ class Capture:
 
 
 CAPTURES = {
-    # Rank 2's forward skips a head; DDP's reducer on rank 2 raises, ranks 0, 1 and 3 wait for
-    # its gradient bucket and die with "Connection closed by peer", then torchrun SIGTERMs them.
+    # Rank 2's validation shard is empty, so it skips the all_reduce the others issue and
+    # waits in barrier; every rank hangs until gloo's timeout: the cause sits on rank 2.
     "multi-rank-hang": Capture(
         "examples/multi-rank-hang.log",
+        "skip_collective",
+        nproc=4,
+        fault_rank=2,
+        healthy=False,
+        env={"SCENARIO_GLOO_TIMEOUT": "15"},
+        must_contain=("Timed out waiting",),
+    ),
+    # Rank 2's forward skips a head; DDP's reducer on rank 2 raises, ranks 0, 1 and 3 wait for
+    # its gradient bucket and die with "Connection closed by peer", then torchrun SIGTERMs them.
+    "ddp-unused-parameters": Capture(
+        "examples/ddp-unused-parameters.log",
         "ddp_unused_parameters",
         nproc=4,
         fault_rank=2,

@@ -79,3 +79,15 @@ def test_signatures_listing():
     proc = run_cli("signatures", "--format", "json")
     rows = json.loads(proc.stdout)
     assert "cuda-oom" in {r["id"] for r in rows}
+
+
+def test_bundled_examples_are_diagnosed():
+    hang = json.loads(run_cli("diagnose", str(ROOT / "examples" / "multi-rank-hang.log"), "-f", "json").stdout)
+    assert hang["root_cause"]["failure_class"] == "collective-desync"
+    assert hang["initiating_rank"] == 2
+    chained = json.loads(run_cli("diagnose", str(ROOT / "examples" / "chained-traceback.log"), "-f", "json").stdout)
+    assert chained["root_cause"]["failure_class"] == "dataloader-worker-killed-or-shm"
+    assert chained["initiating_rank"] == 1
+    ddp = json.loads(run_cli("diagnose", str(ROOT / "examples" / "ddp-unused-parameters.log"), "-f", "json").stdout)
+    assert ddp["root_cause"]["failure_class"] == "ddp-unused-parameters"
+    assert ddp["initiating_rank"] == 2
