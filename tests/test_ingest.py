@@ -37,7 +37,7 @@ def test_blocks_end_on_line_boundaries_and_number_lines_across_blocks():
     assert all(not b.text.endswith("\n") for b in blocks)
     got = lines_of(data, block_bytes=1000)
     assert [(l.number, l.text) for l in got] == [(i, f"line {i}") for i in range(1, 2001)]
-    assert all(len(b.lower) == len(b.text) for b in blocks)
+    assert all(b.lower_bytes == b.text.encode().lower() for b in blocks)
 
 
 def test_invalid_utf8_is_kept_as_replacement_and_numbers_hold():

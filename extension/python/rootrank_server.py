@@ -5,7 +5,7 @@ The extension runs ``python -I rootrank_server.py``: isolated mode (``-I``) igno
 this file are the ones imported, whatever the user's environment holds. Child engine
 processes get ``libs/`` through ``PYTHONPATH`` (set here). ``libs/`` has
 the pure-Python dependencies installed for Python 3.10 plus the extension modules of
-``regex`` and ``pyahocorasick`` for each supported CPython (``manifest.json`` lists them). stdout is the LSP channel:
+``regex`` and ``ahocorasick_rs`` for each supported CPython (``manifest.json`` lists them). stdout is the LSP channel:
 this file prints nothing; a problem goes to stderr and exit code 3.
 """
 
@@ -34,7 +34,7 @@ def main() -> None:
     os.environ["PYTHONNOUSERSITE"] = "1"
     os.environ["PYTHONSAFEPATH"] = "1"
     try:
-        import ahocorasick  # noqa: F401  (the compiled dependencies)
+        import ahocorasick_rs  # noqa: F401  (the compiled dependencies)
         import regex  # noqa: F401
     except ImportError as error:
         try:
@@ -43,7 +43,7 @@ def main() -> None:
         except OSError:
             manifest = {}
         sys.stderr.write(
-            "rootrank: this build carries its compiled modules (regex, pyahocorasick) for Python %s on %s, "
+            "rootrank: this build carries its compiled modules (regex, ahocorasick_rs) for Python %s on %s, "
             "not for Python %d.%d on this machine (%s). Set rootrank.interpreter to one of those "
             "Pythons, or install the .vsix built for this platform.\n"
             % (

@@ -5,7 +5,7 @@
 //                                    + pinned dependencies (extension/python/requirements.txt),
 //                                    installed with `pip install --target` for Python 3.10 wheels of
 //                                    the target platform, then the compiled packages' extension
-//                                    modules (regex, pyahocorasick) added for every CPython in PYTHONS
+//                                    modules (regex, ahocorasick_rs) added for every CPython in PYTHONS
 //                                    (one file each, tagged by ABI, so one package serves them all)
 //   dist/python/manifest.json        {target, pythons, regex}
 // Usage: node extension/scripts/bundle-python.js [--target linux-x64] [--python python3]
@@ -90,7 +90,7 @@ function installDependencies(python, dest, platformArgs, compiled) {
   ]);
 
   // 2. the compiled packages' extension modules for each other CPython: their file names carry
-  //    the ABI tag (_regex.cpython-312-x86_64-linux-gnu.so, ahocorasick.cp312-win_amd64.pyd), so
+  //    the ABI tag (_regex.cpython-312-x86_64-linux-gnu.so, ahocorasick_rs.cp312-win_amd64.pyd), so
   //    the modules of several Pythons sit side by side and each Python imports its own.
   const scratch = path.join(dest, '..', 'scratch');
   for (const version of PYTHONS.slice(1)) {

@@ -150,13 +150,13 @@ BLOCK_BYTES = 4 << 20
 class Block:
     """Whole physical lines of a log, decoded.
 
-    ``text`` holds the lines joined by ``\\n``; ``lower`` is the same text with ASCII letters
-    lower-cased (same length, same offsets: the gate searches it); ``first_line`` is the
+    ``text`` holds the lines joined by ``\\n``; ``lower_bytes`` is the block's UTF-8 bytes with
+    ASCII letters lower-cased (the gate searches it); ``first_line`` is the
     1-based number of the block's first line.
     """
 
     text: str
-    lower: str
+    lower_bytes: bytes
     first_line: int
 
 
@@ -199,7 +199,7 @@ def read_blocks(stream: BinaryIO, *, block_bytes: int = BLOCK_BYTES, sniff: bool
 def _block(buf: bytes, number: int) -> Block:
     if buf.endswith(b"\n"):
         buf = buf[:-1]
-    return Block(buf.decode("utf-8", errors="replace"), buf.lower().decode("utf-8", errors="replace"), number)
+    return Block(buf.decode("utf-8", errors="replace"), buf.lower(), number)
 
 
 def _reencoded_blocks(buffered: io.BufferedReader, encoding: str, block_bytes: int) -> Iterator[Block]:

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import ahocorasick
+import ahocorasick_rs
 
+from rootrank.ingest import Block
 from rootrank.signatures import Library, Pattern, Signature
 
 #: Seconds one regex may spend on one line before it is abandoned (and reported).
@@ -123,31 +124,38 @@ STATE_WORDS = (
 
 
 class Gate:
-    """A multi-literal search (Aho-Corasick, pyahocorasick) over a lower-cased block that
-    finds the lines worth the per-line path: every line a signature could match (its
-    literal, case-folded) and every line that changes rank or traceback state.
+    """A multi-literal search (Aho-Corasick, the Rust ``aho-corasick`` crate through
+    ``ahocorasick_rs``) over a block's lower-cased bytes, that finds the lines worth the
+    per-line path: every line a signature could match (its literal, case-folded) and every
+    line that changes rank or traceback state.
 
-    Built once per :class:`Matcher`; :meth:`line_starts` costs one C pass over the block.
+    Built once per :class:`Matcher`; :meth:`line_starts` costs one native pass over the block.
     """
 
     def __init__(self, literals: list[str]) -> None:
-        self.automaton = ahocorasick.Automaton()
         # ASCII-only lower-casing, as bytes.lower() does for the block: "Убито" stays "Убито".
-        words = {lit.encode("utf-8").lower().decode("utf-8") for lit in literals} | set(STATE_WORDS)
-        for word in sorted(words):
-            self.automaton.add_word(word, len(word))
-        self.automaton.make_automaton()
+        words = {lit.encode("utf-8").lower() for lit in literals} | {w.encode("utf-8") for w in STATE_WORDS}
+        self.automaton = ahocorasick_rs.BytesAhoCorasick(sorted(words))
 
-    def line_starts(self, lower: str) -> Iterator[int]:
-        """Offsets (0-based, ascending, no repeats) in ``lower`` where a line holding a
-        gate word starts."""
+    def line_starts(self, block: Block) -> Iterator[int]:
+        """Offsets in ``block.text`` (0-based, ascending, no repeats) where a line holding a
+        gate word starts. The search runs on the block's lower-cased UTF-8 bytes; byte
+        offsets become text offsets by decoding only the bytes between gated lines (the
+        same for an ASCII block)."""
+        data = block.lower_bytes
+        ascii_only = data.isascii()
         line_end = -1
-        for end, length in self.automaton.iter(lower):
-            if end <= line_end:
+        byte_pos = char_pos = 0
+        for _, start, end in self.automaton.find_matches_as_indexes(data):
+            if start <= line_end:
                 continue
-            start = end - length + 1
-            line_start = lower.rfind("\n", 0, start) + 1
-            line_end = lower.find("\n", end)
+            line_start = data.rfind(b"\n", 0, start) + 1
+            line_end = data.find(b"\n", end)
             if line_end == -1:
-                line_end = len(lower)
-            yield line_start
+                line_end = len(data)
+            if ascii_only:
+                yield line_start
+            else:
+                char_pos += len(data[byte_pos:line_start].decode("utf-8", errors="replace"))
+                byte_pos = line_start
+                yield char_pos

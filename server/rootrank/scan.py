@@ -111,7 +111,7 @@ class Scanner:
                 for stack, words in _STACK_WORDS:
                     if stack not in st.stacks and any(w in text for w in words):
                         st.stacks.add(stack)
-            starts = gate.line_starts(block.lower)
+            starts = gate.line_starts(block)
             cur = 0 if following else next(starts, -1)
             while cur != -1 and cur < size:
                 number += text.count("\n", counted, cur)

@@ -427,7 +427,9 @@ async def test_changes_are_debounced_and_the_newest_version_wins(workspace: Path
 
 
 async def test_cancel_request_stops_a_long_diagnose(workspace: Path) -> None:
-    big = "[rank1]: step 1 loss 2.0 " + "x" * 80 + "\n"
+    # Every line holds a gate word ("world_size"), so every line takes the engine's slow
+    # per-line path: seconds of work to cancel, whatever the machine.
+    big = "[rank1]: step 1 loss 2.0 world_size=4 " + "x" * 64 + "\n"
     text = big * 400_000  # ~43 MB
     async with started(workspace, OPTIONS) as client:
         task = asyncio.ensure_future(
