@@ -85,7 +85,8 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
         return "\n".join(out) + "\n"
     where = []
     if rc["rank"] is not None:
-        where.append(f"rank {rc['rank']}")
+        same = diag.initiating_rank == rc["rank"]
+        where.append(f"rank {rc['rank']}" if same else f"reported on rank {rc['rank']}")
     if rc.get("host"):
         where.append(f"host {rc['host']}")
     out.append(st.red("Root cause: ") + st.bold(rc["title"]))
