@@ -6,8 +6,8 @@ for both figures (see the README)."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import CORPUS, run_cli
+
 from rootrank.evaluate import evaluate
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")

@@ -21,9 +21,10 @@ The rules, each kept as a sentence of reasoning for the report:
 from __future__ import annotations
 
 import datetime as _dt
-import regex
 from collections import Counter
 from typing import Any
+
+import regex
 
 from rootrank.model import Diagnosis, Finding
 from rootrank.scan import ScanState

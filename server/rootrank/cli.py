@@ -123,7 +123,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_signatures(args: argparse.Namespace) -> int:
-    from rootrank.signatures import SignatureError, _load_dir, Library, load_library
+    from rootrank.signatures import Library, SignatureError, _load_dir, load_library
 
     if args.check:
         lib = Library(signatures={})

@@ -11,7 +11,6 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, BinaryIO
 
 from rootrank.analyze import analyze

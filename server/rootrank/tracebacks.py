@@ -37,7 +37,7 @@ def is_user_frame(path: str) -> bool:
     return not any(marker in path for marker in _LIBRARY_MARKERS)
 
 
-def collective_call(frames: "list[Frame]") -> str | None:
+def collective_call(frames: list[Frame]) -> str | None:
     """The collective a traceback was waiting in, from its frames: the function called in
     ``torch/distributed/distributed_c10d.py`` (``all_reduce``, ``barrier``, ...), or
     ``backward`` when it waited in autograd (DDP all-reduces gradients during backward).
@@ -92,7 +92,7 @@ class PyException:
 class TracebackReader:
     """Stateful reader for one stream; :meth:`feed` returns an exception when one ends."""
 
-    __slots__ = ("_frames", "_in_tb", "_chain_next", "_chain_index", "_expect_code", "_ignored", "_ignored_next", "code_line")
+    __slots__ = ("_chain_index", "_chain_next", "_expect_code", "_frames", "_ignored", "_ignored_next", "_in_tb", "code_line")
 
     def __init__(self) -> None:
         self._frames: list[Frame] = []

@@ -3,9 +3,8 @@ import os
 
 import torch
 import torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel
-
 from model import MultiTaskModel
+from torch.nn.parallel import DistributedDataParallel
 
 
 def main() -> None:
