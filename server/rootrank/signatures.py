@@ -62,7 +62,18 @@ import yaml
 
 #: The failure classes of ``shared/taxonomy.md``; slugs are exact and never renamed.
 TAXONOMY: frozenset[str] = frozenset(
-    ["collective-timeout", "collective-shape-mismatch", "collective-desync", "divergent-model-across-ranks", "nccl-system-error", "nccl-internal-or-invalid-usage", "rank-environment-mismatch", "network-fabric-error", "rendezvous-failure", "port-in-use", "elastic-child-failed", "preemption-sigterm", "data-error", "user-code-exception", "cuda-oom", "host-oom-killed", "cpu-oom", "cuda-illegal-memory-access", "cuda-device-side-assert", "cublas-cudnn-error", "gpu-unavailable", "cuda-driver-or-arch-mismatch", "gpu-hardware-xid-ecc", "nan-or-fp16-overflow", "ddp-unused-parameters", "ddp-marked-ready-twice", "fsdp-state-dict-or-wrapping-error", "device-mismatch", "dtype-mismatch", "index-out-of-range", "autograd-inplace-or-double-backward", "checkpoint-load-mismatch", "unsupported-shape-or-dtype", "compile-dynamo-error", "config-error", "dependency-version-mismatch", "dataloader-worker-killed-or-shm", "too-many-open-files", "filesystem-permission", "disk-full", "segfault"]
+    """
+    collective-timeout collective-shape-mismatch collective-desync divergent-model-across-ranks
+    nccl-system-error nccl-internal-or-invalid-usage rank-environment-mismatch
+    network-fabric-error rendezvous-failure port-in-use elastic-child-failed preemption-sigterm
+    data-error user-code-exception cuda-oom host-oom-killed cpu-oom cuda-illegal-memory-access
+    cuda-device-side-assert cublas-cudnn-error gpu-unavailable cuda-driver-or-arch-mismatch
+    gpu-hardware-xid-ecc nan-or-fp16-overflow ddp-unused-parameters ddp-marked-ready-twice
+    fsdp-state-dict-or-wrapping-error device-mismatch dtype-mismatch index-out-of-range
+    autograd-inplace-or-double-backward checkpoint-load-mismatch unsupported-shape-or-dtype
+    compile-dynamo-error config-error dependency-version-mismatch
+    dataloader-worker-killed-or-shm too-many-open-files filesystem-permission disk-full segfault
+    """.split()
 )
 
 STACKS = ("pytorch", "hf", "deepspeed", "megatron", "vllm")
@@ -97,7 +108,7 @@ class Pattern:
     :func:`load_signature` with ``eager=True`` compiles at load to validate.
     """
 
-    __slots__ = ("_compiled", "ignorecase", "literal", "source")
+    __slots__ = ("literal", "source", "ignorecase", "_compiled")
 
     def __init__(self, literal: str, source: str, ignorecase: bool = False, compiled: Any = None) -> None:
         self.literal = literal
@@ -254,7 +265,7 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
     try:
         if p.stat().st_size > MAX_FILE_BYTES:
             raise SignatureError(p, "(file)", f"larger than {MAX_FILE_BYTES} bytes")
-        data = yaml.load(p.read_text(encoding="utf-8"), Loader=_SafeLoader)
+        data = yaml.load(p.read_text(encoding="utf-8"), Loader=_SafeLoader)  # noqa: S506 - safe loader
     except SignatureError:
         raise
     except (OSError, UnicodeDecodeError) as exc:

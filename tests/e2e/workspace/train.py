@@ -3,8 +3,9 @@ import os
 
 import torch
 import torch.distributed as dist
-from model import MultiTaskModel
 from torch.nn.parallel import DistributedDataParallel
+
+from model import MultiTaskModel
 
 
 def main() -> None:
