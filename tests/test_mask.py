@@ -400,3 +400,13 @@ def test_language_server_outputs_leak_nothing(tmp_path: Path) -> None:
         if isinstance(m.get("result"), dict) and "contents" in m["result"]
     ]
     assert hovers, "hover answered on the evidence lines"
+
+
+def test_a_secret_inside_another_key_value_is_masked():
+    from rootrank.mask import Masker
+
+    masker = Masker()
+    out = masker.text("mylib.Weird: token=abc123secretvalue")
+    assert "abc123secretvalue" not in out
+    assert out == "mylib.Weird: token=***"
+    assert masker.text(out) == out

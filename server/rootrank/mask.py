@@ -617,7 +617,12 @@ class Masker:
     @staticmethod
     def _keyword(m: Any) -> str:
         if not _SECRET_NAME.search(m["k"]) or _NOT_SECRET_KEY.search(m["k"]):
-            return m[0]
+            # Not a secret's key, but its value may hold one ("Error: token=abc"): the match
+            # consumed it, so look inside the value too.
+            group = "qv" if m["q"] else "v"
+            start, end = m.span(group)
+            inner = _KEYWORD.sub(Masker._keyword, m[group], timeout=TIMEOUT_S) if "=" in m[group] or ":" in m[group] else m[group]
+            return m.string[m.start() : start] + inner + m.string[end : m.end()]
         if m["q"]:
             value = m["qv"]
             if _masked_already(value) or _NOT_SECRET.fullmatch(value.strip()):
