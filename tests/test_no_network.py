@@ -115,7 +115,8 @@ def _guard_report(stderr: bytes) -> tuple[str, list[list[str]]]:
     text = stderr.decode("utf-8", "replace")
     body, _, tail = text.rpartition("\n@@guard=")
     assert tail, f"the guard did not report: {text[-2000:]}"
-    return body, json.loads(tail.strip())
+    # The report is one JSON line; the interpreter may print warnings after it at exit.
+    return body, json.loads(tail.strip().splitlines()[0])
 
 
 def _files_in(folder: Path) -> list[str]:

@@ -383,8 +383,10 @@ async def show_location_command(ls: RootrankServer, *args: Any) -> bool:
 
 
 @server.feature(types.SHUTDOWN)
-def shutdown(ls: RootrankServer, params: None) -> None:
-    ls.pool.close()
+async def shutdown(ls: RootrankServer, params: None) -> None:
+    # Kill the engine processes and reap them while the event loop runs, so their pipes
+    # close cleanly (no "Event loop is closed" noise at exit).
+    await ls.pool.aclose()
 
 
 async def _serve_stdio(stdin: BinaryIO, stdout: BinaryIO) -> None:
