@@ -126,3 +126,8 @@ def test_logger_headers_are_removed_after_their_time_is_read():
     ]
     assert [o.rank for o in out[:3]] == [None, 3, 1]
     assert out[1].time is not None and out[2].time is not None
+
+
+def test_accelerate_stream_tags_are_peeled_without_a_rank():
+    _, out = tag_all(["stderr: Traceback (most recent call last):", "stdout: [rank3]: step 1"])
+    assert [(o.text, o.rank) for o in out] == [("Traceback (most recent call last):", None), ("step 1", 3)]

@@ -42,6 +42,7 @@ _PREFIX = regex.compile(
     r"""
     \[(?P<tag>[A-Za-z_][A-Za-z_-]*?)(?P<tagn>\d{1,6})\]:\ ?          # [rank3]: [default3]:
   | \[(?P<mpijob>\d+),(?P<mpirank>\d{1,6})\]<std(?:out|err)>:\ ?     # [1,3]<stderr>:
+  | (?P<stream>std(?:out|err)):\ {1,2}(?=\S|\ \ )                      # accelerate: "stderr: "
   | (?P<slurm>\d{1,6})\ ?:(?!\d)\ ?                                  # 3: / 0 :
   | (?P<host>(?=[A-Za-z0-9_.-]*\d)[A-Za-z][A-Za-z0-9_.-]{0,62}):\ (?!\s)  # node01:
     """,
@@ -250,6 +251,8 @@ class RankTagger:
                     local = n
             elif m.group("mpirank") is not None:
                 rank = int(m.group("mpirank"))
+            elif m.group("stream") is not None:
+                pass  # a stream tag (accelerate launch): no rank, just peel it
             elif m.group("slurm") is not None:
                 if rank is not None or local is not None:
                     break
