@@ -26,6 +26,10 @@ echo "== Real torchrun scenarios (gloo on CPU)"
 .venv/bin/python -m pytest -q -p no:cacheprovider -m scenarios --durations=5
 
 echo "== VS Code extension: unit tests, checks, the .vsix"
+# Native modules (code-server's) build against Debian's Node headers, never downloaded ones.
+if [ -d /usr/include/node ] && [ -z "${npm_config_nodedir:-}" ]; then
+  export npm_config_nodedir=/usr
+fi
 npm ci --no-audit --no-fund
 npm test
 npm run check
