@@ -213,10 +213,8 @@ def _mask_value(value: Any, masker: Masker, key: str | None = None) -> Any:
 
 def mask_diagnosis(diag: Diagnosis, masker: Masker) -> None:
     """Mask, in place, every text of ``diag`` that came from the log (hosts become stable
-    pseudonyms ``host-1``...; the mapping stays in ``masker``)."""
-    hosts = diag.ranks.get("hosts", {})
-    for r in sorted(hosts, key=int):  # host-1 is the host of the lowest rank
-        masker.host(hosts[r])
+    pseudonyms ``host-1``...; the mapping stays in ``masker``, which the engine seeds in
+    rank order before the analysis, so ``host-1`` is the host of the lowest rank)."""
     for f in [*diag.findings, *([diag.unclassified] if diag.unclassified else [])]:
         for e in f.evidence:
             e.text = masker.text(e.text)  # columns still index the original line

@@ -50,13 +50,12 @@ _JSON_TRACEBACK = regex.compile(r"Traceback \(most recent call last\):\\n")
 
 @dataclass(slots=True)
 class RawLine:
-    """One logical line: ``number`` is 1-based in the file; ``offset`` is the 0-based index
-    in ``raw`` where ``text`` starts when ``text`` is a substring of ``raw`` (else ``None``)."""
+    """One logical line: ``number`` is 1-based in the file, ``raw`` the physical line as
+    decoded, ``text`` the cleaned message (evidence columns index ``raw``)."""
 
     number: int
     raw: str
     text: str
-    offset: int | None
 
 
 class InputError(Exception):
@@ -74,14 +73,9 @@ def _may_have_ansi(s: str) -> bool:
     return "\x1b" in s or ("m" in s and ("[" in s or ";" in s))
 
 
-def clean(raw: str) -> list[tuple[str, int | None]]:
-    """Clean one physical line into logical lines.
-
-    Returns a list of ``(text, offset)``; ``offset`` is where ``text`` starts in ``raw``
-    when cleaning removed nothing inside it, else ``None``.
-    """
+def clean(raw: str) -> list[str]:
+    """Clean one physical line into the texts of its logical lines."""
     s = raw
-    base = 0
     if "\r" in s:
         s = s.rstrip("\r")
         cut = s.rfind("\r")
@@ -90,26 +84,19 @@ def clean(raw: str) -> list[tuple[str, int | None]]:
             s = s[:cut]
             cut = s.rfind("\r")
         if cut != -1:
-            base = cut + 1
             s = s[cut + 1 :]
-    if _may_have_ansi(s):
-        stripped = _ANSI.sub("", s)
-        exact = stripped == s
-        s = stripped
-    else:
-        exact = True
+    s = strip_ansi(s)
     if "\\n" in s and _JSON_TRACEBACK.search(s):
-        parts = s.replace("\\t", "\t").replace('\\"', '"').split("\\n")
-        return [(p, None) for p in parts]
+        return s.replace("\\t", "\t").replace('\\"', '"').split("\\n")
     if "]:" in s and _GLUED.search(s):
-        out: list[tuple[str, int | None]] = []
+        out: list[str] = []
         start = 0
         for m in _GLUED.finditer(s):
-            out.append((s[start : m.start()], base + start if exact else None))
+            out.append(s[start : m.start()])
             start = m.start()
-        out.append((s[start:], base + start if exact else None))
+        out.append(s[start:])
         return out
-    return [(s, base if exact else None)]
+    return [s]
 
 
 def _sniff(head: bytes) -> str:
@@ -230,8 +217,8 @@ def logical_lines(number: int, raw: str) -> list[RawLine]:
     if "\x00" in raw:
         raw = raw.replace("\x00", "")
     if "\r" not in raw and "]:" not in raw and "\\n" not in raw and not _may_have_ansi(raw):
-        return [RawLine(number, raw, raw, 0)]
-    return [RawLine(number, raw, text, offset) for text, offset in clean(raw)]
+        return [RawLine(number, raw, raw)]
+    return [RawLine(number, raw, text) for text in clean(raw)]
 
 
 def open_log(path: str | os.PathLike[str]) -> BinaryIO:

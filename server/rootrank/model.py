@@ -18,35 +18,6 @@ SCHEMA = "rootrank.diagnosis/1"
 
 
 @dataclass(slots=True)
-class Line:
-    """One line of a log after cleaning, with what is known of where it came from.
-
-    Attributes:
-        path: the file it came from (``"<stdin>"`` or a document name for text).
-        number: 1-based line number in the original file.
-        raw: the original line as decoded (ANSI codes kept), without the newline.
-        text: the cleaned message: ANSI removed, ``\\r`` overwrites collapsed and
-            launcher prefixes (``[rank3]:``, ``3: ``, ``[1,3]<stderr>:``...) stripped.
-        offset: index in ``raw`` where ``text`` starts when ``text`` is a plain
-            suffix of ``raw``, else ``None`` (cleaning changed the characters).
-        rank: global rank, or ``None`` when the line carries no rank evidence.
-        local_rank: local rank when a launcher names it.
-        host: host name when the line or its file names one.
-        time: seconds since the epoch from the line's timestamp, if any.
-    """
-
-    path: str
-    number: int
-    raw: str
-    text: str
-    offset: int | None = None
-    rank: int | None = None
-    local_rank: int | None = None
-    host: str | None = None
-    time: float | None = None
-
-
-@dataclass(slots=True)
 class Evidence:
     """A line that supports a finding.
 

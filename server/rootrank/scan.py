@@ -59,7 +59,6 @@ class ScanState:
     hosts: dict[int, str] = field(default_factory=dict)
     world_size: int | None = None
     stacks: set[str] = field(default_factory=set)
-    lines_read: int = 0  # physical lines that went through the per-line path
     lines_total: int = 0  # physical lines in all sources
     sources: list[str] = field(default_factory=list)
     pending_pid: list[tuple[Finding, str | None, int]] = field(default_factory=list)
@@ -119,7 +118,6 @@ class Scanner:
                 end = text.find("\n", cur)
                 if end == -1:
                     end = size
-                st.lines_read += 1
                 self._block_text, self._line_start = text, cur
                 for raw in logical_lines(number, text[cur:end]):
                     self._line(raw, path, tagger, readers)

@@ -92,14 +92,13 @@ class PyException:
 class TracebackReader:
     """Stateful reader for one stream; :meth:`feed` returns an exception when one ends."""
 
-    __slots__ = ("_chain_index", "_chain_next", "_expect_code", "_frames", "_ignored", "_ignored_next", "_in_tb", "code_line")
+    __slots__ = ("_chain_index", "_chain_next", "_frames", "_ignored", "_ignored_next", "_in_tb", "code_line")
 
     def __init__(self) -> None:
         self._frames: list[Frame] = []
         self._in_tb = False
         self._chain_next: str | None = None
         self._chain_index = 0
-        self._expect_code = False
         self._ignored = False
         self._ignored_next = False
         #: ``True`` when the last line fed was source code quoted under a frame (its text
@@ -118,7 +117,6 @@ class TracebackReader:
             if "Traceback" in text and _START.match(text):
                 self._in_tb = True
                 self._frames = []
-                self._expect_code = False
                 self._ignored = self._ignored_next
                 self._ignored_next = False
                 return None
@@ -138,7 +136,6 @@ class TracebackReader:
             if fm:
                 file = fm.group("file")
                 self._frames.append(Frame(file, int(fm.group("line")), (fm.group("func") or "").strip(), is_user_frame(file)))
-                self._expect_code = True
                 return None
         if not text.strip() or text[:1].isspace():
             # code lines, carets, blank separators inside the traceback
@@ -170,4 +167,3 @@ class TracebackReader:
     def _reset_tb(self) -> None:
         self._in_tb = False
         self._frames = []
-        self._expect_code = False
