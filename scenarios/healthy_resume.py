@@ -69,7 +69,7 @@ def main() -> None:
     os.remove(ckpt)
     os.rmdir(ckpt_dir)
     if rank == 0:
-        print("done", flush=True)
+        print("training finished", flush=True)
     dist.destroy_process_group()
 
 

@@ -401,6 +401,23 @@ def test_dataloader_worker_sigkilled(tmp_path):
     )
 
 
+def _aborted_at_teardown(result) -> bool:
+    """Whether a healthy scenario finished training and then one rank aborted while exiting.
+
+    torch 2.13 with gloo sometimes ends a finished run with ``terminate called without an active
+    exception`` (SIGABRT, exitcode -6) in one rank's interpreter teardown, after
+    ``destroy_process_group``: seen about once in 60 runs on a busy 2-core machine, never in the
+    training itself. That run is no longer healthy, so the healthy test runs the scenario again.
+    """
+    out = result.output
+    return (
+        result.returncode != 0
+        and "terminate called without an active exception" in out
+        and "training finished" in out
+        and "exitcode: -6" in out
+    )
+
+
 @pytest.mark.parametrize(
     ("name", "nproc", "env"),
     [
@@ -411,6 +428,10 @@ def test_dataloader_worker_sigkilled(tmp_path):
 )
 def test_healthy_run_has_no_root_cause(tmp_path, name, nproc, env):
     result = run(name, nproc=nproc, env=env)
+    for _ in range(2):
+        if not _aborted_at_teardown(result):
+            break
+        result = run(name, nproc=nproc, env=env)
     assert result.returncode == 0, result.output[-3000:]
     diag, code = diagnose(save(tmp_path, result))
     rc = diag["root_cause"]
