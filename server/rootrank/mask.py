@@ -137,6 +137,9 @@ _TOKEN = regex.compile(
     r"|(?P<p>pypi-)AgE[A-Za-z0-9_-]{40,400}"  # PyPI upload token
     r"|(?P<p>npm_)[A-Za-z0-9]{36}"  # npm token
     r"|(?P<p>r8_)[A-Za-z0-9]{30,60}"  # Replicate
+    r"|(?P<p>gsk_)[A-Za-z0-9]{40,80}"  # Groq
+    r"|(?P<p>xai-)[A-Za-z0-9]{40,120}"  # xAI
+    r"|(?P<p>nvapi-)[A-Za-z0-9_-]{40,100}"  # NVIDIA NGC / build.nvidia.com
     r"|(?P<p>dapi)[a-f0-9]{32}(?:-\d)?"  # Databricks
     r"|(?P<p>SG\.)[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,60}"  # SendGrid
     r"|(?P<p>key-)[a-f0-9]{32}"  # Mailgun
@@ -168,9 +171,11 @@ _AUTH_HEADER = regex.compile(
 # password: ...), INI (aws_secret_access_key = ...), JSON ("private_key": "...").
 _SECRET_WORD = (
     r"(?:token|secret|passw(?:or)?d|pwd|passphrase|credentials?|private[_-]?key(?:[_-]?id)?"
-    r"|[a-z0-9][_-]?key|world_info|connection[_-]?string)"
+    r"|[a-z0-9][_-]?key|(?<![a-z0-9])key|(?<![a-z0-9])auth|world_info|connection[_-]?string)"
 )
-_SECRET_HINTS = ("token", "secret", "pass", "pwd", "key", "credential", "world_info", "connection")
+_SECRET_HINTS = (
+    "token", "secret", "pass", "pwd", "key", "credential", "world_info", "connection", "auth"
+)
 _SECRET_NAME = regex.compile(r"(?i)" + _SECRET_WORD + r"$")
 # The key is any name (checked against _SECRET_NAME in the callback, which keeps the pattern
 # linear: one greedy run per word, no lazy prefix tried against every secret word).
@@ -196,8 +201,21 @@ _NETRC = regex.compile(
 )
 
 _URL_CREDS = regex.compile(
-    r"(?P<s>\b[A-Za-z][A-Za-z0-9+.-]{1,20}://)(?P<u>[^\s/@:?#]{1,400})(?::(?P<pw>[^\s/@]{0,400}))?@"
+    r"(?P<s>\b[A-Za-z][A-Za-z0-9+.-]{1,20}://)"
+    r"(?:(?P<u>[^\s/@:?#]{1,400})(?::(?P<pw>[^\s/@]{0,400}))?|(?P<u>):(?P<pw>[^\s/@]{1,400}))@"
 )
+# A secret-named environment variable printed with a space instead of "=" ("WANDB_API_KEY
+# 0123..."), as `set`/`declare -x`-style dumps and some loggers print it: only an upper-case
+# name and a value with a digit in it, so prose ("the API_KEY is missing") never matches.
+_SPACED = regex.compile(
+    r"\b(?P<k>[A-Z][A-Z0-9_]{0,60}(?:KEY|TOKEN|SECRET|PASSWORD))(?P<sep>[ \t]{1,40})"
+    r"(?P<v>(?=[A-Za-z0-9_+/=.-]{0,4000}\d)(?=[A-Za-z0-9_+/=.-]{0,4000}[A-Za-z])"
+    r"[A-Za-z0-9_+/=.-]{16,4000})(?![^\s])"
+)
+
+# What a bare "key"/"auth" must hold to be a secret (kaggle.json's "key", a Docker config's
+# "auth"): one run of 16+ token characters with a letter and a digit, no dots or spaces.
+_TOKEN_LIKE = regex.compile(r"(?=[A-Za-z0-9_+/=-]{0,4000}\d)(?=[A-Za-z0-9_+/=-]{0,4000}[A-Za-z])[A-Za-z0-9_+/=-]{16,4000}")
 
 # Values that are never secrets: literals, numbers, placeholders, code (a call or an index).
 _NOT_SECRET = regex.compile(
@@ -227,7 +245,8 @@ _HOME = regex.compile(
 )
 _USER_VAR = regex.compile(
     r"(?P<p>\b(?:USER|LOGNAME|USERNAME|SUDO_USER|SLURM_JOB_USER|PBS_O_LOGNAME|"
-    r"JUPYTERHUB_USER)\s{0,4}[=:]\s{0,4}['\"]?)(?P<u>[A-Za-z0-9._-]{1,64})"
+    r"JUPYTERHUB_USER|(?i:user_?name|login))['\"]?\s{0,4}[=:]\s{0,4}['\"]?"
+    r"|(?i:\blogged in as):?\s{1,4})(?P<u>[A-Za-z0-9._-]{1,64})"
 )
 
 # --- hosts ------------------------------------------------------------------------------------
@@ -362,6 +381,8 @@ PATTERNS: dict[str, Any] = {
     "query": _QUERY,
     "netrc": _NETRC,
     "url_creds": _URL_CREDS,
+    "spaced": _SPACED,
+    "token_like": _TOKEN_LIKE,
     "email": _EMAIL,
     "home": _HOME,
     "user_var": _USER_VAR,
@@ -569,7 +590,8 @@ class Masker:
             s = self._sub(_EMAIL, _email, s)
         if "home" in s or "Users" in s or "~" in s or "/u/" in s or "Documents and" in s:
             s = self._sub(_HOME, self._home, s)
-        if "USER" in s or "LOGNAME" in s:
+        low = s.lower()
+        if "user" in low or "logname" in low or "login" in low or "logged in as" in low:
             s = self._sub(_USER_VAR, self._user_var, s)
         if self._users:
             s = self._user_paths(s)
@@ -604,6 +626,8 @@ class Masker:
             s = self._sub(_QUERY, lambda m: m["k"] + "=" + STARS, s)
         if "pass" in low or "login" in low:
             s = self._sub(_NETRC, self._netrc, s)
+        if any(w in s for w in ("KEY", "TOKEN", "SECRET", "PASSWORD")):
+            s = self._sub(_SPACED, lambda m: m["k"] + m["sep"] + STARS, s)
         return s
 
     # -- replacement callbacks ----------------------------------------------------------------
@@ -627,8 +651,12 @@ class Masker:
             value = m["qv"]
             if _masked_already(value) or _NOT_SECRET.fullmatch(value.strip()):
                 return m[0]
+            if m["k"].lower() in ("key", "auth") and not _TOKEN_LIKE.fullmatch(value):
+                return m[0]
             return m["k"] + m["sep"] + m["q"] + STARS + m["q"]
         value = m["v"]
+        if m["k"].lower() in ("key", "auth") and not _TOKEN_LIKE.fullmatch(value):
+            return m[0]  # a state-dict or mapping key ("key: layers.0.weight"), not a secret
         end = m.end()
         rest = m.string[end : end + 1]
         if _masked_already(value) or _NOT_SECRET.fullmatch(value) or rest in ("(", "["):
@@ -670,7 +698,7 @@ class Masker:
 
     def _user_var(self, m: Any) -> str:
         user = m["u"]
-        if user == "root":
+        if user in ("root", USER.strip("<>")) or _NOT_SECRET.fullmatch(user):
             return m[0]
         self._users.add(user)
         return m["p"] + USER

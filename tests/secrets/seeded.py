@@ -149,6 +149,13 @@ class _Secrets:
             "telegram-bot-token": s(string.digits, 10) + _j(":A", "A") + s(URLSAFE, 33),
             "azure-account-key": s(B64, 86) + "==",
             "bearer-token": s(URLSAFE, 40),
+            "groq-key": _j("gs", "k_") + s(ALNUM, 52),
+            "xai-key": _j("xa", "i-") + s(ALNUM, 80),
+            "nvidia-api-key": _j("nva", "pi-") + s(URLSAFE, 64),
+            "docker-auth": base64.b64encode(("$oauthtoken:" + s(ALNUM, 40)).encode()).decode(),
+            "kaggle-json-key": s(HEX, 32),
+            "redis-url-password": s(ALNUM, 20),
+            "wandb-key-spaced": s(HEX, 40),
         }
 
 
@@ -263,6 +270,19 @@ def _oom_log(
     for line in pem.split("\n"):
         planted.append(Planted("private-key", line, "config"))
     netrc = f"machine api.wandb.ai login user password {put('wandb-key-netrc', 'config')}"
+    # Files and commands users print before a run, where secrets sit with no "KEY=" before them.
+    dotfiles = [
+        f"+ docker login nvcr.io -u '$oauthtoken' -p {put('nvidia-api-key', 'cmdline')}",
+        f"+ cat {home}/.docker/config.json",
+        '{"auths": {"nvcr.io": {"auth": "' + put("docker-auth", "config") + '"}}}',
+        f"+ cat {home}/.kaggle/kaggle.json",
+        '{"username":"' + user + '","key":"' + put("kaggle-json-key", "config") + '"}',
+        f"+ env | sort | column -t -s=",
+        f"WANDB_API_KEY              {put('wandb-key-spaced', 'env')}",
+        f"RAY_REDIS_ADDRESS=redis://:{put('redis-url-password', 'url')}@{ip1}:6379",
+        f'    client = Groq("{put("groq-key", "traceback")}")',
+        f"    grok = XAI(\"{put('xai-key', 'traceback')}\", timeout=30)",
+    ]
     urls = [
         f"Cloning into 'llm'... https://x-access-token:{put('github-oauth-in-url', 'url')}@github.com/org/llm.git",
         f"remote: https://oauth2:{put('gitlab-pat', 'url')}@gitlab.corp.example.com/ml/llm.git",
@@ -329,6 +349,7 @@ def _oom_log(
         config,
         f"+ cat {home}/.netrc",
         netrc,
+        *dotfiles,
         f"+ cat {home}/sa.json",
         sa_json,
         *urls,
