@@ -221,16 +221,6 @@ def test_long_text_is_cut_and_still_masked() -> None:
     assert out.endswith(f"[{len(line) - MAX_TEXT} characters not shown]")
 
 
-def test_fast_enough_for_evidence_lines() -> None:
-    lines = [ln for log in seeded.build(1) for ln in log.text.splitlines()] * 5
-    m = Masker()
-    start = time.perf_counter()
-    for ln in lines:
-        m.text(ln)
-    per_line = (time.perf_counter() - start) / len(lines)
-    assert per_line < 0.005, f"{per_line * 1e6:.0f} us per line"  # measured ~0.2 ms on 2 cores
-
-
 # -- the seeded corpus: zero leaks -----------------------------------------------------------
 
 

@@ -174,7 +174,15 @@ _SECRET_WORD = (
     r"|[a-z0-9][_-]?key|(?<![a-z0-9])key|(?<![a-z0-9])auth|world_info|connection[_-]?string)"
 )
 _SECRET_HINTS = (
-    "token", "secret", "pass", "pwd", "key", "credential", "world_info", "connection", "auth"
+    "token",
+    "secret",
+    "pass",
+    "pwd",
+    "key",
+    "credential",
+    "world_info",
+    "connection",
+    "auth",
 )
 _SECRET_NAME = regex.compile(r"(?i)" + _SECRET_WORD + r"$")
 # The key is any name (checked against _SECRET_NAME in the callback, which keeps the pattern
@@ -215,7 +223,9 @@ _SPACED = regex.compile(
 
 # What a bare "key"/"auth" must hold to be a secret (kaggle.json's "key", a Docker config's
 # "auth"): one run of 16+ token characters with a letter and a digit, no dots or spaces.
-_TOKEN_LIKE = regex.compile(r"(?=[A-Za-z0-9_+/=-]{0,4000}\d)(?=[A-Za-z0-9_+/=-]{0,4000}[A-Za-z])[A-Za-z0-9_+/=-]{16,4000}")
+_TOKEN_LIKE = regex.compile(
+    r"(?=[A-Za-z0-9_+/=-]{0,4000}\d)(?=[A-Za-z0-9_+/=-]{0,4000}[A-Za-z])[A-Za-z0-9_+/=-]{16,4000}"
+)
 
 # Values that are never secrets: literals, numbers, placeholders, code (a call or an index).
 _NOT_SECRET = regex.compile(
@@ -645,7 +655,11 @@ class Masker:
             # consumed it, so look inside the value too.
             group = "qv" if m["q"] else "v"
             start, end = m.span(group)
-            inner = _KEYWORD.sub(Masker._keyword, m[group], timeout=TIMEOUT_S) if "=" in m[group] or ":" in m[group] else m[group]
+            inner = (
+                _KEYWORD.sub(Masker._keyword, m[group], timeout=TIMEOUT_S)
+                if "=" in m[group] or ":" in m[group]
+                else m[group]
+            )
             return m.string[m.start() : start] + inner + m.string[end : m.end()]
         if m["q"]:
             value = m["qv"]

@@ -281,7 +281,7 @@ def _oom_log(
         f"WANDB_API_KEY              {put('wandb-key-spaced', 'env')}",
         f"RAY_REDIS_ADDRESS=redis://:{put('redis-url-password', 'url')}@{ip1}:6379",
         f'    client = Groq("{put("groq-key", "traceback")}")',
-        f"    grok = XAI(\"{put('xai-key', 'traceback')}\", timeout=30)",
+        f'    grok = XAI("{put("xai-key", "traceback")}", timeout=30)',
     ]
     urls = [
         f"Cloning into 'llm'... https://x-access-token:{put('github-oauth-in-url', 'url')}@github.com/org/llm.git",
