@@ -151,13 +151,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
     }
   };
 
-  const diagnoseTerminal = async (terminal?: vscode.Terminal, preferLine?: string) => {
+  // `readSelection`: false when the terminal has no selection (the `terminalTextSelected`
+  // context), so VS Code does not warn "The terminal has no selection to copy".
+  const diagnoseTerminal = async (terminal?: vscode.Terminal, preferLine?: string, readSelection = true) => {
     const active = terminal ?? vscode.window.activeTerminal;
     if (!active) {
       void vscode.window.showInformationMessage('rootrank: no terminal is open.');
       return undefined;
     }
-    const selected = terminal ? '' : await terminalSelection();
+    const selected = terminal || !readSelection ? '' : await terminalSelection();
     if (selected.trim()) {
       return diagnoseAndShow(selected, `terminal selection ${++sequence}`);
     }
@@ -185,6 +187,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
     vscode.commands.registerCommand('rootrank.diagnoseSelection', () => diagnoseDocument(vscode.window.activeTextEditor, true)),
     vscode.commands.registerCommand('rootrank.diagnoseFile', () => diagnoseDocument(vscode.window.activeTextEditor, false)),
     vscode.commands.registerCommand('rootrank.diagnoseTerminalOutput', () => diagnoseTerminal()),
+    vscode.commands.registerCommand('rootrank.diagnoseLastCommand', () => diagnoseTerminal(undefined, undefined, false)),
     vscode.commands.registerCommand('rootrank.browseLibrary', async () => {
       const id = await pickSignature(library);
       if (id) {

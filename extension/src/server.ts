@@ -79,6 +79,7 @@ export class ServerManager implements vscode.Disposable {
   private readonly status: vscode.StatusBarItem;
   private readonly stderr = new OutputTail(4000);
   private interpreter: Interpreter | undefined;
+  private child: ChildProcess | undefined;
   private readonly stateEmitter = new vscode.EventEmitter<string>();
   /** Fires with `running`, `stopped`, `starting` or `failed`. */
   readonly onDidChangeState = this.stateEmitter.event;
@@ -158,6 +159,7 @@ export class ServerManager implements vscode.Disposable {
         outputChannel().append(chunk);
       });
       child.on('exit', (code, signal) => info(`Server process exited (code ${code}, signal ${signal ?? 'none'})`));
+      this.child = child;
       return child;
     };
     const selector = [
@@ -198,6 +200,11 @@ export class ServerManager implements vscode.Disposable {
   /** The interpreter of the running server, or undefined while it is not running. */
   interpreterInfo(): Interpreter | undefined {
     return this.client?.isRunning() ? this.interpreter : undefined;
+  }
+
+  /** The process id of the running server, or undefined while it is not running. */
+  pid(): number | undefined {
+    return this.client?.isRunning() && this.child?.exitCode === null ? this.child.pid : undefined;
   }
 
   /** Stop and start again (after a settings change, or on the user's request). */

@@ -19,7 +19,7 @@ interface Api {
   notifications: string[];
   lastReport(): { initiating_rank: number | null; root_cause: { signature: string } | null } | undefined;
   lastReportHtml(): string | undefined;
-  server: { interpreterInfo(): { executable: string; version: number[] } | undefined };
+  server: { interpreterInfo(): { executable: string; version: number[] } | undefined; pid(): number | undefined };
 }
 
 function log(message: string): void {
@@ -206,12 +206,51 @@ describe('rootrank extension (installed .vsix, real VS Code)', function () {
     await new Promise((r) => setTimeout(r, 1000));
     await shot('terminal-notification');
 
-    // Diagnose Terminal Output: no selection, so the last command's output (shell integration).
+    // Diagnose Terminal Output with no selection (the terminal menu's entry then): the last
+    // command's output, read through shell integration.
     const before = api.lastReport();
-    await vscode.commands.executeCommand('rootrank.diagnoseTerminalOutput');
+    await vscode.commands.executeCommand('rootrank.diagnoseLastCommand');
     const report = await waitFor('the terminal report', () => (api.lastReport() !== before ? api.lastReport() : undefined));
     assert.equal(report.root_cause?.signature, 'cuda-oom');
     assert.equal(report.initiating_rank, 5);
     terminal.dispose();
+  });
+
+  it('Browse Failure Library lists the signatures and opens the picked entry', async function () {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const picked = vscode.commands.executeCommand<string | undefined>('rootrank.browseLibrary');
+    await new Promise((r) => setTimeout(r, 2000)); // the quick pick fills from rootrank.signatures
+    await shot('failure-library');
+    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    const id = await picked;
+    log(`picked: ${id}`);
+    assert.ok(typeof id === 'string' && /^[a-z0-9-]+$/.test(id), `a signature id, got ${String(id)}`);
+    const html = await waitFor('the entry page', () => {
+      const h = api.lastReportHtml();
+      return h?.includes('class="report entry"') && h.includes(id) ? h : undefined;
+    });
+    assert.match(html, /Verify/);
+  });
+
+  it('restarts a server that crashed, and diagnoses again', async function () {
+    const pid = await waitFor('the server pid', () => api.server.pid());
+    process.kill(pid, 'SIGKILL');
+    const next = await waitFor('a restarted server', () => {
+      const p = api.server.pid();
+      return p !== undefined && p !== pid ? p : undefined;
+    });
+    log(`server ${pid} killed; restarted as ${next}`);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const uri = vscode.Uri.file(path.join(WORKSPACE, 'notes.md'));
+    const editor = await vscode.window.showTextDocument(uri);
+    const lines = editor.document.getText().split('\n');
+    const first = lines.findIndex((l) => l.startsWith('[rank2]: step 912'));
+    const last = lines.findIndex((l) => l.includes('Watchdog caught collective operation timeout'));
+    editor.selection = new vscode.Selection(first, 0, last, lines[last].length);
+    const before = api.lastReport();
+    await vscode.commands.executeCommand('rootrank.diagnoseSelection');
+    const report = await waitFor('a report from the new server', () => (api.lastReport() !== before ? api.lastReport() : undefined));
+    assert.equal(report.root_cause?.signature, 'cuda-oom');
+    assert.equal(report.initiating_rank, 3);
   });
 });
