@@ -26,12 +26,12 @@ const PYTHONS = ['3.10', '3.11', '3.12', '3.13', '3.14'];
 const PLATFORMS = {
   'linux-x64': ['manylinux2014_x86_64', 'manylinux_2_17_x86_64', 'manylinux_2_28_x86_64'],
   'linux-arm64': ['manylinux2014_aarch64', 'manylinux_2_17_aarch64', 'manylinux_2_28_aarch64'],
-  'alpine-x64': ['musllinux_1_2_x86_64', 'musllinux_1_1_x86_64'],
-  'darwin-x64': ['macosx_10_9_x86_64', 'macosx_10_13_x86_64'],
   'darwin-arm64': ['macosx_11_0_arm64'],
   'win32-x64': ['win_amd64'],
-  'win32-arm64': ['win_arm64'],
 };
+// Not built (checked on PyPI on 2026-11-29): darwin-x64 (the pinned regex has no Intel macOS
+// wheel for CPython 3.14), win32-arm64 and alpine-x64 (ahocorasick-rs publishes no win_arm64 or
+// musllinux wheels). Users there run the CLI from `pip install .` instead.
 
 /** The vsce target of this machine (the default). */
 function hostTarget() {
@@ -80,14 +80,19 @@ function listFiles(dir) {
 }
 
 /** Steps 1-3: pinned dependencies for the floor Python, plus the compiled modules for the others. */
-function installDependencies(python, dest, platformArgs, compiled) {
-  // 1. dependencies for the floor Python (3.10): pure-Python packages plus 3.10 backports.
+function installDependencies(python, dest, platformArgs, compiled, anyPlatform) {
+  // 1. dependencies for the floor Python (3.10): pure-Python packages plus 3.10 backports; the
+  //    `# any-platform` pins come from this machine's wheels (only their pure-Python part stays).
   const [floorMajor, floorMinor] = PYTHONS[0].split('.');
-  pip(python, [
-    '--target', dest, '--only-binary=:all:', '--implementation', 'cp',
-    '--python-version', PYTHONS[0], '--abi', `cp${floorMajor}${floorMinor}`, ...platformArgs,
-    '-r', REQUIREMENTS,
-  ]);
+  const floor = ['--only-binary=:all:', '--implementation', 'cp', '--python-version', PYTHONS[0], '--abi', `cp${floorMajor}${floorMinor}`];
+  const pins = fs.readFileSync(REQUIREMENTS, 'utf8').split('\n').filter((l) => /^[A-Za-z]/.test(l) && !/#\s*any-platform/.test(l));
+  const targetRequirements = path.join(dest, '..', `requirements-${path.basename(dest)}.txt`);
+  fs.writeFileSync(targetRequirements, pins.join('\n') + '\n');
+  pip(python, ['--target', dest, ...floor, ...platformArgs, '-r', targetRequirements]);
+  fs.rmSync(targetRequirements);
+  if (anyPlatform.length) {
+    pip(python, ['--target', dest, '--no-deps', ...floor, ...anyPlatform]);
+  }
 
   // 2. the compiled packages' extension modules for each other CPython: their file names carry
   //    the ABI tag (_regex.cpython-312-x86_64-linux-gnu.so, ahocorasick_rs.cp312-win_amd64.pyd), so
@@ -114,7 +119,8 @@ function installDependencies(python, dest, platformArgs, compiled) {
   fs.rmSync(scratch, { recursive: true, force: true });
 
   // 3. trim: tests, caches, console scripts, and PyYAML's optional libyaml binding (built for one
-  //    Python only; rootrank uses yaml.safe_load, the pure-Python loader, on every version).
+  //    Python and, as an `any-platform` pin, for this machine only; rootrank falls back to the
+  //    pure-Python SafeLoader on every version).
   removeMatching(dest, (name, isDir) =>
     (isDir && (name === '__pycache__' || name === 'tests' || name === 'bin')) || /^_yaml\..*\.(so|pyd)$/.test(name),
   );
@@ -134,6 +140,10 @@ function requiredByPyproject() {
 }
 
 function main() {
+  if (process.argv.includes('--list')) {
+    console.log(Object.keys(PLATFORMS).join('\n'));
+    return;
+  }
   const target = arg('--target', process.env.ROOTRANK_TARGET || hostTarget());
   const python = arg('--python', process.env.ROOTRANK_BUILD_PYTHON || (process.platform === 'win32' ? 'python' : 'python3'));
   const platforms = PLATFORMS[target];
@@ -155,10 +165,11 @@ function main() {
     throw new Error(`pyproject.toml needs ${missing.join(', ')}: pin them in ${path.relative(ROOT, REQUIREMENTS)}`);
   }
   const compiled = pins.filter((l) => !l.trim().startsWith('#') && /#\s*compiled/.test(l)).map((l) => l.split('#')[0].trim());
+  const anyPlatform = pins.filter((l) => !l.trim().startsWith('#') && /#\s*any-platform/.test(l)).map((l) => l.split('#')[0].trim());
   if (!fs.existsSync(path.join(cache, '.complete'))) {
     fs.rmSync(cache, { recursive: true, force: true });
     fs.mkdirSync(cache, { recursive: true });
-    installDependencies(python, cache, platformArgs, compiled);
+    installDependencies(python, cache, platformArgs, compiled, anyPlatform);
     fs.writeFileSync(path.join(cache, '.complete'), '');
   } else {
     console.log(`bundle-python: dependencies from ${path.relative(ROOT, cache)}`);
