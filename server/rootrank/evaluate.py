@@ -167,8 +167,9 @@ def to_text(report: EvalReport) -> str:
     failing = len(report.failing)
     lines = [
         f"cases: {d['cases']} ({failing} failing runs, {d['healthy_cases']} healthy)",
-        f"class accuracy: {report.class_accuracy:.1%} ({sum(c.class_ok for c in report.failing)}/{failing})",
-        f"initiating-rank accuracy: {report.rank_accuracy:.1%} "
+        f"class accuracy: {_percent(report.class_accuracy, failing)} "
+        f"({sum(c.class_ok for c in report.failing)}/{failing})",
+        f"initiating-rank accuracy: {_percent(report.rank_accuracy, d['rank_labelled'])} "
         f"({sum(c.rank_ok for c in report.failing if c.rank_labelled)}/{d['rank_labelled']} labelled)",
         f"root causes claimed on healthy logs: {d['healthy_claims']}"
         + (" (no healthy cases)" if not d["healthy_cases"] else f" of {d['healthy_cases']}"),
@@ -186,3 +187,8 @@ def to_text(report: EvalReport) -> str:
                 parts.append(f"rank {m['got_rank']}, expected {m['expected_rank']}")
             lines.append(f"  {m['case']}: " + "; ".join(parts))
     return "\n".join(lines) + "\n"
+
+
+def _percent(value: float, n: int) -> str:
+    """``value`` as a percentage, or ``n/a`` when there was nothing to score (``n == 0``)."""
+    return f"{value:.1%}" if n else "n/a"
