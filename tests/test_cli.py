@@ -91,3 +91,18 @@ def test_bundled_examples_are_diagnosed():
     ddp = json.loads(run_cli("diagnose", str(ROOT / "examples" / "ddp-unused-parameters.log"), "-f", "json").stdout)
     assert ddp["root_cause"]["failure_class"] == "ddp-unused-parameters"
     assert ddp["initiating_rank"] == 2
+
+
+def test_eval_says_na_when_no_case_has_a_rank_label(tmp_path):
+    case = tmp_path / "c01-oom"
+    case.mkdir()
+    src = ROOT / "signatures" / "memory" / "cuda-oom.positive.log"
+    (case / "input.log").write_bytes(src.read_bytes())
+    (case / "expected.json").write_text(
+        '{"failure_class": "cuda-oom", "also_acceptable": [], "initiating_rank": null}'
+    )
+    proc = run_cli("eval", str(tmp_path))
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, proc.stderr
+    assert "class accuracy: 100.0% (1/1)" in out
+    assert "initiating-rank accuracy: n/a (0/0 labelled)" in out
