@@ -115,6 +115,7 @@ def test_logger_headers_are_removed_after_their_time_is_read():
         "(RayWorkerWrapper pid=4242, ip=10.0.0.3) ValueError: bad shard",
         "vllm-1  | Traceback (most recent call last):",
         "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 1)",
+        "!!! Exception during processing !!! No CUDA GPUs are available",
     ])
     assert [o.text for o in out] == [
         "ModuleNotFoundError: No module named 'flash_attn'",
@@ -123,6 +124,7 @@ def test_logger_headers_are_removed_after_their_time_is_read():
         "ValueError: bad shard",
         "Traceback (most recent call last):",
         "failed (exitcode: -9) local_rank: 0 (pid: 1)",
+        "No CUDA GPUs are available",
     ]
     assert [o.rank for o in out[:3]] == [None, 3, 1]
     assert out[1].time is not None and out[2].time is not None

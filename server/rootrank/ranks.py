@@ -9,6 +9,15 @@ Prefixes peeled off the start of a line (repeatedly, so stacked tags work):
 - SLURM ``srun --label``: ``3: `` and ``0 :``;
 - Open MPI ``--tag-output``: ``[1,3]<stderr>:`` (the second number is the rank);
 - pdsh / the DeepSpeed launcher: ``node01: `` (a host name).
+- Ray actors and vLLM workers: ``(RayWorkerWrapper pid=4009, ip=10.0.0.2) ``,
+  ``(VllmWorker rank=2 pid=384550) ``, ``(Worker_TP1 pid=2211) ``, ``(raylet) ``, possibly
+  nested (``(EngineCore_DP0 pid=1088) (RayWorkerWrapper pid=285) ``). vLLM's ``rank=N`` is
+  the worker's global rank (vLLM ``multiproc_executor``); ``Worker_TP<n>`` (no ``_DP``/``_PP``
+  part, so tensor parallel only) names rank ``n``; ``ip=`` is taken as the host. A rank seen
+  once for an actor (from ``rank=`` or a following ``[rankN]:``) is remembered for its later
+  lines that carry only ``(Actor pid=N)``;
+- collectors that put a time column in front: ``kubectl logs --timestamps``
+  (``2024-11-29T10:02:11.123Z ``) and the CloudWatch console's ``  | 2024-...Z | ``.
 
 Evidence inside the message:
 
@@ -50,13 +59,14 @@ _PREFIX = regex.compile(
 )
 
 # Words that look like "name1: " but are messages, not pdsh host prefixes.
-_NOT_HOSTS = frozenset({"python3", "python2", "cuda0", "cuda1", "md5", "sha256", "utf-8"})
+# ("mlx5: <host>: got completion with error:" is rdma-core's mlx5 driver tag, not a pdsh host.)
+_NOT_HOSTS = frozenset({"python3", "python2", "cuda0", "cuda1", "md5", "sha256", "utf-8", "mlx4", "mlx5"})
 
 _INLINE_RANK = regex.compile(
     r"\[(?:PG (?:ID )?(?P<pg>\d+)(?: \((?P<name1>[^)]*)\))?(?: PG GUID (?P<guid>[^ \]]*?)(?:\((?P<name2>[^)]*)\))?)? )?Rank (?P<rank>\d{1,6})\]"
 )
 _NCCL_HEADER = regex.compile(r"^(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?:\S+:\d+ )?NCCL ")
-_NCCL_COMM = regex.compile(r"\bcomm 0x[0-9a-f]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+)")
+_NCCL_COMM = regex.compile(r"\bcomm 0x[0-9a-f]+ rank (?P<rank>\d+) n[Rr]anks (?P<nranks>\d+)")  # NCCL >= 2.19: "nRanks"
 _NCCL_INIT = regex.compile(r"\bRank (?P<rank>\d+) nranks (?P<nranks>\d+)|\bInit COMPLETE comm \S+ rank (?P<rank2>\d+) nranks (?P<nranks2>\d+)")
 _SPAWN = regex.compile(r"^-- Process (?P<proc>\d+) terminated with the following error:")
 _WORLD = regex.compile(r"\b(?:world_size|WORLD_SIZE|world size)\s*[=:]\s*(?P<n>\d{1,6})\b")
@@ -105,6 +115,25 @@ MAX_SUMMARY_NOISE = 4
 
 _LEADING_STAMP = regex.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) (?=\[|\d+ ?:)")
 
+# CloudWatch console / table copies: "  | 2024-08-23T22:22:51.871Z | message".
+_PIPE_STAMP = regex.compile(
+    r"\s*\|\s*(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s*\|\s?"
+)
+
+# Ray actor / vLLM worker prefixes (python/ray/_private/log_monitor.py prints
+# "(<actor> pid=<pid>, ip=<ip>)"; vLLM's multiproc executor decorates worker logs with
+# "(VllmWorker rank=<r> pid=<pid>)" and, newer, "(Worker_DP<d>_PP<p>_TP<t> pid=<pid>)").
+_ACTOR = regex.compile(
+    r"""\(
+    (?:
+      (?:pid=)?(?:raylet|gcs_server|dashboard_agent|autoscaler(?:\ \+[\w.]+)?)(?:,\ ?ip=(?P<rip>[^\s),]+))?
+    | (?:(?P<actor>[A-Za-z_][\w.:-]{0,80})\ )?(?:rank=(?P<arank>\d{1,6})\ )?pid=(?P<apid>\d{1,9})(?:,\ ?ip=(?P<aip>[^\s),]+))?
+    )
+    \)\ +""",
+    regex.VERBOSE,
+)
+_ACTOR_TP = regex.compile(r"Worker_TP(?P<tp>\d{1,6})(?:_EP\d+)?")
+
 _LOG_HEADER = regex.compile(
     r"""
     \[[IWEF](?:\d{3,4}\ \d\d:\d\d:\d\d(?:\.\d+)?)?(?:\ +\d+)?\ ?[\w./<>-]+:\d+\]\ ?   # [E1129 10:12:01.5 x.cpp:632]
@@ -115,6 +144,7 @@ _LOG_HEADER = regex.compile(
   | (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\ \d\d-\d\d\ \d\d:\d\d:\d\d(?:\.\d+)?\ \[?[\w./-]+:\d+\]?\ +  # vLLM
   | (?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:                                         # logging basicConfig
   | \((?:[\w.-]+\ )?pid=\d+(?:,\ ip=[\d.]+)?\)\ +|\(raylet\)\ +                          # Ray / vLLM workers
+  | !!!\ Exception\ during\ processing\ !!!\ +                                           # ComfyUI
   | [\w.-]+-\d+\ +\|\ +                                                                  # docker compose
     """,
     regex.VERBOSE,
@@ -123,7 +153,8 @@ _LOG_HEADER = regex.compile(
 
 def strip_log_header(text: str) -> str:
     """Remove logger headers in front of a message (glog, ISO/``logging`` timestamps with a
-    level, vLLM, Ray ``(pid=N)``, docker compose ``svc-1 |``), so signatures anchored at the
+    level, vLLM, Ray ``(pid=N)``, ComfyUI ``!!! Exception during processing !!!``, docker
+    compose ``svc-1 |``), so signatures anchored at the
     message start match whatever logger printed it. Timestamps are read before this."""
     for _ in range(3):
         m = _LOG_HEADER.match(text)
@@ -203,6 +234,9 @@ class RankTagger:
     """Per-source state for rank attribution. Feed lines in order with :meth:`tag`.
 
     ``path_rank`` / ``path_rank_is_local`` come from :func:`rank_from_path`.
+    ``actor_rank`` maps a Ray actor / vLLM worker, keyed ``(ip or None, pid)`` from its
+    ``(Name pid=N, ip=X)`` prefix, to the global rank it showed once (``rank=N`` in the
+    prefix or a ``[rankN]:`` tag after it), for its later lines that show none.
     """
 
     path: str = ""
@@ -220,6 +254,7 @@ class RankTagger:
     _spawn_left: int = 0
     _spawn_exc: bool = False
     _last_time: dict[int | None, float] = field(default_factory=dict)
+    actor_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
 
     def tag(self, text: str, number: int) -> Tagged:
         """Peel prefixes off ``text`` and attribute it. ``number`` is the 1-based line."""
@@ -235,8 +270,32 @@ class RankTagger:
             if lm:
                 lead_time = parse_time(lm.group(0))
                 body = body[lm.end() :]
+        elif body.lstrip(" ")[:1] == "|":
+            pm = _PIPE_STAMP.match(body)
+            if pm:
+                lead_time = parse_time(pm.group("ts"))
+                body = body[pm.end() :]
+        actor_key: tuple[str | None, int] | None = None
+        actor_ip: str | None = None
+        actor_rank: int | None = None
         # Peel launcher prefixes (up to a few stacked ones).
-        for _ in range(4):
+        for _ in range(5):
+            if body[:1] == "(":
+                am = _ACTOR.match(body)
+                if am:
+                    if am.group("apid") is not None:
+                        actor_ip = am.group("aip") or actor_ip
+                        actor_key = (am.group("aip"), int(am.group("apid")))
+                        if am.group("arank") is not None:
+                            actor_rank = int(am.group("arank"))
+                        elif am.group("actor"):
+                            tm = _ACTOR_TP.fullmatch(am.group("actor"))
+                            if tm:
+                                actor_rank = int(tm.group("tp"))
+                    else:
+                        actor_ip = am.group("rip") or actor_ip
+                    body = body[am.end() :]
+                    continue
             m = _PREFIX.match(body)
             if not m:
                 break
@@ -265,6 +324,16 @@ class RankTagger:
                     break
                 host = h
             body = body[m.end() :]
+        # A Ray actor / vLLM worker: its rank tag, else the rank it showed before.
+        if actor_key is not None:
+            if rank is None and actor_rank is not None:
+                rank = actor_rank
+            if rank is not None:
+                self.actor_rank[actor_key] = rank
+            else:
+                rank = self.actor_rank.get(actor_key)
+            if pid is None:
+                pid = actor_key[1]
         # Continuation lines of a stacked prefix carry only the local tag.
         if local is not None:
             key = (host, local)
@@ -292,6 +361,8 @@ class RankTagger:
                 default_pg = pg is None or pg == "0" or "default_pg" in name
                 if default_pg and rank is None:
                     rank = int(im.group("rank"))
+        if host is None and actor_ip is not None:
+            host = actor_ip
         if "world" in body.lower() or "WORLD" in body:
             wm = _WORLD.search(body)
             if wm:
