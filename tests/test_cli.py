@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 from conftest import ROOT, run_cli
 
@@ -24,7 +27,10 @@ def test_text_report_order_and_no_colour_when_piped():
     out = proc.stdout.decode()
     assert proc.returncode == 0
     assert "\x1b[" not in out
-    order = [out.index(h) for h in ("Root cause:", "Initiating rank: 5", "Collateral:", "Fix:", "Confirm:", "Verify:")]
+    order = [
+        out.index(h)
+        for h in ("Root cause:", "Initiating rank: 5", "Collateral:", "Fix:", "Confirm:", "Verify:")
+    ]
     assert order == sorted(order)
 
 
@@ -82,13 +88,21 @@ def test_signatures_listing():
 
 
 def test_bundled_examples_are_diagnosed():
-    hang = json.loads(run_cli("diagnose", str(ROOT / "examples" / "multi-rank-hang.log"), "-f", "json").stdout)
+    hang = json.loads(
+        run_cli("diagnose", str(ROOT / "examples" / "multi-rank-hang.log"), "-f", "json").stdout
+    )
     assert hang["root_cause"]["failure_class"] == "collective-desync"
     assert hang["initiating_rank"] == 2
-    chained = json.loads(run_cli("diagnose", str(ROOT / "examples" / "chained-traceback.log"), "-f", "json").stdout)
+    chained = json.loads(
+        run_cli("diagnose", str(ROOT / "examples" / "chained-traceback.log"), "-f", "json").stdout
+    )
     assert chained["root_cause"]["failure_class"] == "dataloader-worker-killed-or-shm"
     assert chained["initiating_rank"] == 1
-    ddp = json.loads(run_cli("diagnose", str(ROOT / "examples" / "ddp-unused-parameters.log"), "-f", "json").stdout)
+    ddp = json.loads(
+        run_cli(
+            "diagnose", str(ROOT / "examples" / "ddp-unused-parameters.log"), "-f", "json"
+        ).stdout
+    )
     assert ddp["root_cause"]["failure_class"] == "ddp-unused-parameters"
     assert ddp["initiating_rank"] == 2
 
@@ -106,3 +120,48 @@ def test_eval_says_na_when_no_case_has_a_rank_label(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "class accuracy: 100.0% (1/1)" in out
     assert "initiating-rank accuracy: n/a (0/0 labelled)" in out
+
+
+def test_serve_without_the_lsp_extra_is_one_line_and_exit_2():
+    # lsprotocol blocked as if `pip install .` had been run without the [lsp] extra.
+    code = "import sys; sys.modules['lsprotocol'] = None; from rootrank.cli import main; sys.exit(main(['serve']))"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, stdin=subprocess.DEVNULL, timeout=60
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.decode().strip().splitlines() == [
+        "rootrank: the language server needs pygls and lsprotocol (lsprotocol is missing):"
+        " pip install 'rootrank[lsp]'"
+    ]
+
+
+def test_legacy_output_encoding_replaces_what_it_cannot_print(tmp_path):
+    log = tmp_path / "emoji.log"
+    oom = (ROOT / "signatures" / "memory" / "cuda-oom.positive.log").read_text(encoding="utf-8")
+    log.write_text("gloo: GLHF! \U0001f3d6\ufe0f\n" + oom, encoding="utf-8")
+    env = {**os.environ, "PYTHONIOENCODING": "cp1252"}
+    for fmt in ("text", "json"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "rootrank", "diagnose", "--format", fmt, str(log)],
+            capture_output=True,
+            env=env,
+            timeout=120,
+            cwd=ROOT,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert b"Traceback" not in proc.stderr
+    assert json.loads(proc.stdout.decode("cp1252"))["root_cause"]["signature"] == "cuda-oom"
+
+
+def test_a_missing_signature_folder_is_an_input_error(tmp_path):
+    proc = run_cli(
+        "diagnose",
+        "--signatures",
+        str(tmp_path / "nope"),
+        str(ROOT / "examples" / "multi-rank-hang.log"),
+    )
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.decode().strip()
+        == f"rootrank: --signatures {tmp_path / 'nope'}: no such folder"
+    )

@@ -26,6 +26,7 @@ exit codes:
   0  a root cause was diagnosed
   1  no known failure found (a healthy run, or only an unclassified exception)
   2  usage or input error (missing or unreadable file, binary data, a device)
+  130  interrupted (Ctrl-C)
 
 A bad file in a --signatures folder is reported on stderr and skipped; the rest of the
 library keeps working.
@@ -59,20 +60,38 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    d.add_argument("paths", nargs="+", metavar="PATH", help="a log file, a folder of logs, or - (stdin)")
+    d.add_argument(
+        "paths", nargs="+", metavar="PATH", help="a log file, a folder of logs, or - (stdin)"
+    )
     d.add_argument("--format", "-f", choices=("text", "json", "markdown"), default="text")
-    d.add_argument("--no-mask", action="store_true", help="show raw text (secrets and hosts unmasked)")
-    d.add_argument("--signatures", action="append", default=[], metavar="DIR", help="an extra signature folder (repeatable)")
-    d.add_argument("--all-stacks", action="store_true", help="show the fix's code for every stack, not only the one seen")
+    d.add_argument(
+        "--no-mask", action="store_true", help="show raw text (secrets and hosts unmasked)"
+    )
+    d.add_argument(
+        "--signatures",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="an extra signature folder (repeatable)",
+    )
+    d.add_argument(
+        "--all-stacks",
+        action="store_true",
+        help="show the fix's code for every stack, not only the one seen",
+    )
     d.add_argument("--color", choices=("auto", "always", "never"), default="auto")
 
-    e = sub.add_parser("eval", help="score the engine on labelled case folders (input.log + expected.json)")
+    e = sub.add_parser(
+        "eval", help="score the engine on labelled case folders (input.log + expected.json)"
+    )
     e.add_argument("paths", nargs="+", metavar="DIR")
     e.add_argument("--format", "-f", choices=("text", "json"), default="text")
     e.add_argument("--signatures", action="append", default=[], metavar="DIR")
 
     s = sub.add_parser("signatures", help="list the failure library (or check a signature folder)")
-    s.add_argument("--check", metavar="DIR", help="validate a signature folder and report every problem")
+    s.add_argument(
+        "--check", metavar="DIR", help="validate a signature folder and report every problem"
+    )
     s.add_argument("--format", "-f", choices=("text", "json"), default="text")
 
     sub.add_parser("serve", help="run the language server over stdio (for editors)")
@@ -86,6 +105,18 @@ def _library(extra: list[str]):  # type: ignore[no-untyped-def]
         from rootrank.engine import default_library
 
         return default_library()
+    from rootrank.ingest import InputError
+
+    for folder in extra:
+        if not os.path.isdir(folder):
+            raise InputError(f"--signatures {folder}: no such folder")
+        if not any(
+            name.endswith((".yaml", ".yml")) for _, _, names in os.walk(folder) for name in names
+        ):
+            print(
+                f"rootrank: warning: --signatures {folder}: no .yaml signature files in it",
+                file=sys.stderr,
+            )
     lib = load_library(extra, strict=False)  # a bad file is reported and skipped
     for problem in lib.problems:
         print(f"rootrank: warning: {problem}", file=sys.stderr)
@@ -139,7 +170,20 @@ def _cmd_signatures(args: argparse.Namespace) -> int:
         return EXIT_INPUT_ERROR
     rows = sorted(lib.signatures.values(), key=lambda s: (s.category, s.id))
     if args.format == "json":
-        print(json.dumps([{"id": s.id, "title": s.title, "failure_class": s.failure_class, "category": s.category} for s in rows], indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        "id": s.id,
+                        "title": s.title,
+                        "failure_class": s.failure_class,
+                        "category": s.category,
+                    }
+                    for s in rows
+                ],
+                indent=2,
+            )
+        )
     else:
         for s in rows:
             print(f"{s.category:12} {s.id:44} {s.failure_class:34} {s.title}")
@@ -149,6 +193,14 @@ def _cmd_signatures(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (see the module docstring)."""
+    for stream in (sys.stdout, sys.stderr):
+        # A console or redirect in a legacy encoding (cp1252 on Windows) must not turn an
+        # emoji in the log or a "·" in the report into a UnicodeEncodeError.
+        if hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="replace")
+            except (ValueError, OSError):
+                pass
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -166,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_signatures(args)
         if args.command == "serve":
             try:
-                from rootrank.lsp import main as serve
+                from rootrank.lsp.server import serve  # imports pygls and lsprotocol
             except ImportError as exc:
                 print(
                     f"rootrank: the language server needs pygls and lsprotocol ({exc.name} is missing):"

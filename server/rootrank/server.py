@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from rootrank.lsp import main
+import sys
+
+from rootrank.cli import main
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(["serve"]))
