@@ -126,12 +126,16 @@ def test_serve_without_the_lsp_extra_is_one_line_and_exit_2():
     # lsprotocol blocked as if `pip install .` had been run without the [lsp] extra.
     code = "import sys; sys.modules['lsprotocol'] = None; from rootrank.cli import main; sys.exit(main(['serve']))"
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, stdin=subprocess.DEVNULL, timeout=60
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
     )
     assert proc.returncode == 2
     assert proc.stderr.decode().strip().splitlines() == [
-        "rootrank: the language server needs pygls and lsprotocol (lsprotocol is missing):"
-        " pip install 'rootrank[lsp]'"
+        "rootrank: the language server needs pygls and lsprotocol (lsprotocol is missing): "
+        + "pip install 'rootrank[lsp]'"
     ]
 
 
@@ -143,6 +147,7 @@ def test_legacy_output_encoding_replaces_what_it_cannot_print(tmp_path):
     for fmt in ("text", "json"):
         proc = subprocess.run(
             [sys.executable, "-m", "rootrank", "diagnose", "--format", fmt, str(log)],
+            check=False,
             capture_output=True,
             env=env,
             timeout=120,
