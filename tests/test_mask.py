@@ -157,6 +157,23 @@ def test_kept_hosts() -> None:
         assert m.host(name) == name
 
 
+def test_machine_fqdns_in_prose_are_hosts_file_names_are_not() -> None:
+    m = Masker()
+    line = "[rank1]: torch.OutOfMemoryError: CUDA out of memory on gpu-node-17.cluster.example.com"
+    assert m.text(line) == "[rank1]: torch.OutOfMemoryError: CUDA out of memory on host-1"
+    assert m.text("a100-03.hpc.uni-x.de:29500 refused") == "host-2:29500 refused"
+    for kept in (
+        "loading config-v2.model.json",
+        "model-00001-of-00002.safetensors.index.json",
+        "torch-2.1.0.dist-info",
+        "libcudnn8.so.8",
+        "https://download.pytorch.org/whl/cu121",
+        "s3.us-east-1.amazonaws.com",
+        "python3.10/site-packages",
+    ):
+        assert m.text(kept) == kept
+
+
 def test_mapping_never_leaves() -> None:
     m = Masker()
     m.host("secret-node-01")

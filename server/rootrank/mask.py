@@ -339,6 +339,17 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
         lambda s: ":" in s,
         regex.compile(r"(?<![\w./:-])(?P<h>" + _NAME_WITH_DIGIT + r"):\d{2,5}(?![\d.\w])"),
     ),
+    # any FQDN whose first label carries a digit, as machine names do: gpu-node-17.cluster.
+    # example.com, a100-03.hpc.uni-x.de (three labels or more, an alphabetic last label that is
+    # not a file extension, public documentation domains kept)
+    (
+        "host_fqdn_digit",
+        lambda s: "." in s,
+        regex.compile(
+            r"(?<![\w.@/\\-])(?P<f>[A-Za-z][A-Za-z0-9-]{0,62}(?<=\d[A-Za-z0-9-]{0,20})"
+            r"(?:\.[A-Za-z0-9-]{1,63}){1,7}\.[A-Za-z]{2,24})(?![\w(-]|\.[A-Za-z0-9])"
+        ),
+    ),
     # a site-internal FQDN anywhere: node03.cluster.local, ip-10-0-1-5.ec2.internal
     (
         "host_fqdn",
@@ -363,7 +374,8 @@ _NODELIST_ITEM = regex.compile(
     r"(?P<base>[A-Za-z0-9.-]{0,64})(?:\[(?P<r>[0-9,-]{1,400})\])?(?:,|$)"
 )
 _SOURCE_EXT = regex.compile(
-    r"(?i)\.(?:py|pyx|cpp|cc|cxx|c|h|hpp|cu|cuh|so|js|ts|rs|go|java|log|out|err|txt|json|ya?ml|toml|cfg|ini|sh|md|csv|jsonl)$"
+    r"(?i)\.(?:py|pyx|cpp|cc|cxx|c|h|hpp|cu|cuh|so|js|ts|rs|go|java|log|out|err|txt|json|ya?ml|toml|cfg|ini|sh|md|csv|jsonl"
+    r"|pt|pth|bin|ckpt|safetensors|index|html?|gz|tgz|tar|zip|parquet|arrow|npy|npz|pkl|whl|lock|png|jpe?g|onnx|engine)$"
 )  # "file.ext:NN" is a file and a line, not a host and a port
 
 _IPV4 = regex.compile(
