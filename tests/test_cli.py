@@ -170,3 +170,20 @@ def test_a_missing_signature_folder_is_an_input_error(tmp_path):
         proc.stderr.decode().strip()
         == f"rootrank: --signatures {tmp_path / 'nope'}: no such folder"
     )
+
+
+def test_verify_blanks_are_pointed_out_in_text_and_markdown():
+    hang = str(ROOT / "examples" / "multi-rank-hang.log")
+    text = run_cli("diagnose", hang).stdout.decode().splitlines()
+    verify = next(i for i, line in enumerate(text) if line.startswith("Verify: "))
+    assert "--nproc-per-node=<n>" in text[verify]
+    assert text[verify + 1] == "  (fill in <n> before running it)"
+    md = run_cli("diagnose", hang, "--format", "markdown").stdout.decode()
+    assert "Fill in `<n>` before running it." in md
+    from rootrank.report import unfilled_placeholders
+
+    assert unfilled_placeholders("python a.py 2>&1 | grep -c 'x < 3' > out.txt") == []
+    assert unfilled_placeholders("torchrun <gpus> a.py --steps <failing step + 10> <gpus>") == [
+        "<gpus>",
+        "<failing step + 10>",
+    ]

@@ -6,6 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { info } from './log';
+import { unfilledPlaceholders } from './placeholders';
 
 const ALLOW_KEY = 'rootrank.runAllowed';
 
@@ -46,6 +47,16 @@ export async function runInTerminal(context: vscode.ExtensionContext, command: s
     vscode.window.terminals.find((t) => t.name === 'rootrank' && t.exitStatus === undefined) ??
     vscode.window.createTerminal({ name: 'rootrank' });
   terminal.show();
+  const blanks = unfilledPlaceholders(trimmed);
+  if (blanks.length) {
+    // Typed into the terminal but not run: the user fills in the blanks, then presses Enter.
+    terminal.sendText(trimmed, false);
+    void vscode.window.showInformationMessage(
+      `rootrank: fill in ${blanks.join(', ')} in the terminal, then press Enter to run the command.`,
+    );
+    info(`Typed in terminal (not run: ${blanks.join(', ')} to fill in): ${trimmed}`);
+    return false;
+  }
   terminal.sendText(trimmed, true);
   info(`Ran in terminal: ${trimmed}`);
   return true;

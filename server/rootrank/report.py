@@ -10,8 +10,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import regex
+
 from rootrank.analyze import format_ranks
 from rootrank.model import Diagnosis
+
+# A blank the user fills in (<gpus>, <failing step + 10>): never to be run as it stands, since
+# a shell reads "<gpus> train.py" as redirections (it would truncate train.py).
+_PLACEHOLDER = regex.compile(r"<[A-Za-z][^<>\n]{0,60}>")
+
+
+def unfilled_placeholders(command: str) -> list[str]:
+    """The ``<placeholder>`` blanks in ``command``, in order, each once."""
+    return list(dict.fromkeys(_PLACEHOLDER.findall(command)))
 
 _STACK_NAMES = {
     "pytorch": "PyTorch",
@@ -124,6 +135,8 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
     out.append(st.bold("Confirm:"))
     out.extend(f"  - {c}" for c in rc["confirm"])
     out.append(st.bold("Verify: ") + rc["verify"])
+    if blanks := unfilled_placeholders(rc["verify"]):
+        out.append(st.dim(f"  (fill in {', '.join(blanks)} before running it)"))
     if rc["related"]:
         out.append(st.bold("Related: ") + ", ".join(f"{r['title']} ({r['id']})" for r in rc["related"]))
     if rc["references"]:
@@ -186,6 +199,8 @@ def to_markdown(diag: Diagnosis) -> str:
     out.append("```bash")
     out.append(rc["verify"])
     out.append("```\n")
+    if blanks := unfilled_placeholders(rc["verify"]):
+        out.append(f"Fill in {', '.join(f'`{b}`' for b in blanks)} before running it.\n")
     if rc["related"]:
         out.append("### Related\n")
         out.extend(f"- {r['title']} (`{r['id']}`)" for r in rc["related"])

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { toSelectorPattern } from '../../src/globs';
+import { unfilledPlaceholders } from '../../src/placeholders';
 import { meetsFloor, parseProbe } from '../../src/pythonVersion';
 import { buildMatchers, matchLine } from '../../src/terminal/matchers';
 
@@ -54,5 +55,20 @@ describe('terminal link matchers', () => {
 
   it('returns nothing for a normal line', () => {
     assert.equal(matchLine('step 4119 loss 2.3141', matchers), undefined);
+  });
+});
+
+describe('unfilledPlaceholders', () => {
+  it('finds the blanks a verification command leaves, once each', () => {
+    assert.deepEqual(
+      unfilledPlaceholders('torchrun --nproc-per-node=<gpus> train.py --max-steps <failing step + 10> # <gpus>'),
+      ['<gpus>', '<failing step + 10>'],
+    );
+    assert.deepEqual(unfilledPlaceholders(`python -c "import torch; torch.load('<ckpt>')"`), ['<ckpt>']);
+  });
+
+  it('leaves comparisons and redirections alone', () => {
+    assert.deepEqual(unfilledPlaceholders('test $(nproc) -gt 1 && python a.py 2>&1 | grep -c "x < 3" > out.txt'), []);
+    assert.deepEqual(unfilledPlaceholders('TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node=8 train.py'), []);
   });
 });
