@@ -223,9 +223,16 @@ _SPACED = regex.compile(
 
 # What a bare "key"/"auth" must hold to be a secret (kaggle.json's "key", a Docker config's
 # "auth"): one run of 16+ token characters with a letter and a digit, no dots or spaces.
-_TOKEN_LIKE = regex.compile(
-    r"(?=[A-Za-z0-9_+/=-]{0,4000}\d)(?=[A-Za-z0-9_+/=-]{0,4000}[A-Za-z])[A-Za-z0-9_+/=-]{16,4000}"
-)
+_TOKEN_CHARS = regex.compile(r"[A-Za-z0-9_+/=-]{16,4000}")
+
+
+def _token_like(value: str) -> bool:
+    return (
+        bool(_TOKEN_CHARS.fullmatch(value))
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+    )
+
 
 # Values that are never secrets: literals, numbers, placeholders, code (a call or an index).
 _NOT_SECRET = regex.compile(
@@ -404,7 +411,7 @@ PATTERNS: dict[str, Any] = {
     "netrc": _NETRC,
     "url_creds": _URL_CREDS,
     "spaced": _SPACED,
-    "token_like": _TOKEN_LIKE,
+    "token_chars": _TOKEN_CHARS,
     "email": _EMAIL,
     "home": _HOME,
     "user_var": _USER_VAR,
@@ -677,11 +684,11 @@ class Masker:
             value = m["qv"]
             if _masked_already(value) or _NOT_SECRET.fullmatch(value.strip()):
                 return m[0]
-            if m["k"].lower() in ("key", "auth") and not _TOKEN_LIKE.fullmatch(value):
+            if m["k"].lower() in ("key", "auth") and not _token_like(value):
                 return m[0]
             return m["k"] + m["sep"] + m["q"] + STARS + m["q"]
         value = m["v"]
-        if m["k"].lower() in ("key", "auth") and not _TOKEN_LIKE.fullmatch(value):
+        if m["k"].lower() in ("key", "auth") and not _token_like(value):
             return m[0]  # a state-dict or mapping key ("key: layers.0.weight"), not a secret
         end = m.end()
         rest = m.string[end : end + 1]
