@@ -16,6 +16,10 @@ The rules, each kept as a sentence of reasoning for the report:
 4. torchelastic's "Root Cause (first observed failure)" is evidence, not truth: it is used
    only when nothing above names a rank, and preferring a real failure exit code over a
    SIGTERM/SIGKILL from the agent.
+5. A torchrun agent's ``failed (exitcode: -9) local_rank: 3 (pid: 123)`` names a *local*
+   rank. It becomes a global rank only when the log proves it: the summary entry with the
+   same pid (its ``rank`` field is global), or a run that provably had one node (see
+   :func:`single_node_proof`); otherwise the finding keeps no rank.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Any
 import regex
 
 from rootrank.model import Diagnosis, Finding
-from rootrank.scan import ScanState
+from rootrank.scan import MAX_EVIDENCE, ScanState
 from rootrank.signatures import Library, Signature
 
 _COMPARE_KEYS = ("optype", "shape", "numel", "dtype", "seqnum", "collective")
@@ -209,6 +213,85 @@ def _elastic_rank(state: ScanState) -> tuple[int | None, str]:
     return None, f"ranks {format_ranks(ranks)} all failed at the same time (torchelastic's summary); the log does not tell which one started"
 
 
+def single_node_proof(state: ScanState) -> str | None:
+    """Why the log shows a single-node run (so a local rank is the global rank), or ``None``.
+
+    Proofs, any one of which is enough unless the log shows several nodes (``--nnodes=2``,
+    ``group_rank=1``, ``max_nodes : 4``, two hosts among the ranks or in torchelastic's
+    summaries): ``--nnodes=1`` / ``--nnodes 1:1`` / ``nnodes=1`` / ``max_nodes : 1`` /
+    ``group_world_size=1`` (torchrun's agent) or ``--standalone``; the world size equal to
+    ``--nproc-per-node``; one agent that stopped or lost at least world-size workers (so it
+    ran them all); a printed ``torchrun``/``torch.distributed.run``/``launch`` command with
+    no node flag anywhere in the log (``--nnodes`` defaults to ``1:1``). One host in a
+    summary is *not* a proof: every agent's summary lists only its own node's workers.
+    """
+    facts = state.launch
+    hosts = set(state.hosts.values()) | {e.host for e in state.elastic if e.host}
+    if facts.multi_node or len(hosts) > 1:
+        return None
+    if facts.single_node:
+        return f"the log sets one node ({facts.single_node[0]})"
+    world = state.world_size
+    if world and facts.nproc_per_node and world == facts.nproc_per_node:
+        return f"the world size {world} equals --nproc-per-node {facts.nproc_per_node}"
+    if facts.nproc_per_node and world and world > facts.nproc_per_node:
+        return None
+    sizes = facts.parallel_sizes
+    if world is None and len(sizes) == 3:
+        world = sizes["data"] * sizes["pipeline"] * sizes["tensor"]
+    if world and len(facts.agent_pids) >= world:
+        return f"torchrun's agent ran all {world} workers of the job itself (pids {', '.join(str(p) for p in sorted(facts.agent_pids))})"
+    if facts.launch_command and not facts.node_flags:
+        return f"the torchrun command ({facts.launch_command}) sets no --nnodes, which defaults to one node"
+    return None
+
+
+def _global_ranks_from_local(findings: list[Finding], state: ScanState) -> str:
+    """Give a global rank to findings that only carry torchrun's ``local_rank`` capture
+    (rule 5), merging a mapped finding into the rank's own finding of the same signature
+    (``findings`` is changed in place). Returns the sentence of reasoning, or ``""`` when
+    nothing was mapped."""
+    local_only = [f for f in findings if f.rank is None and f.captures.get("local_rank", "").isdigit()]
+    if not local_only:
+        return ""
+    by_pid = {e.pid: e for e in state.elastic if e.pid is not None and e.rank is not None and e.rank >= 0}
+    proof: str | None | bool = False  # False: not computed yet
+    why = ""
+    for f in local_only:
+        local = int(f.captures["local_rank"])
+        pid = f.captures.get("pid", "")
+        entry = by_pid.get(int(pid)) if pid.isdigit() else None
+        if entry is not None and (entry.local_rank is None or entry.local_rank == local):
+            f.rank = entry.rank
+            why = why or f"torchrun's summary gives pid {pid} (local_rank {local}) the global rank {entry.rank}"
+            continue
+        if proof is False:
+            proof = single_node_proof(state)
+        if proof:
+            f.rank = local
+            why = why or f"local_rank {local} is global rank {local}: {proof}"
+    if why:
+        for f in local_only:
+            if f.rank is None:
+                continue
+            for e in f.evidence:
+                e.rank = f.rank
+            state.ranks_seen.add(f.rank)
+            # The rank's own finding of the same signature stays the one reported; the
+            # agent's line joins it as further evidence.
+            own = next((g for g in findings if g is not f and g.signature == f.signature and g.rank == f.rank), None)
+            if own is not None:
+                own.count += f.count
+                own.evidence.extend(f.evidence[: max(0, MAX_EVIDENCE - len(own.evidence))])
+                own.order = min(own.order, f.order)
+                if own.time is None:
+                    own.time = f.time
+                for k, v in f.captures.items():
+                    own.captures.setdefault(k, v)
+                findings.remove(f)
+    return why
+
+
 def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis:
     """Turn a finished scan into a :class:`Diagnosis`.
 
@@ -222,6 +305,7 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         f for f in state.findings.values()
         if totals[f.signature] >= library.signatures[f.signature].min_count
     ]
+    local_why = _global_ranks_from_local(findings, state)
     findings.extend(_infer(findings, library))
     findings.sort(key=lambda f: f.order)
     failure_present = (
@@ -309,6 +393,8 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         reasoning.append(f"Rank {root.rank} hit \"{root.title}\"{when} ({ev.path}:{ev.line}).")
     if why:
         reasoning.append(why[:1].upper() + why[1:] + ".")
+    if local_why and root.captures.get("local_rank") and root.rank is not None:
+        reasoning.append(local_why[:1].upper() + local_why[1:] + ".")
     collateral = [f for f in findings if f is not root]
     victims = sorted({
         f.rank for f in collateral
@@ -480,6 +566,8 @@ def _evidence_of(seen: Any) -> Any:
 
     text = f"{seen.exc.type}: {seen.exc.message}" if seen.exc.message else seen.exc.type
     col = seen.raw.find(seen.exc.type)
+    if col < 0 and seen.exc.message:  # a C++ abort's what() line does not repeat the type
+        col = seen.raw.find(seen.exc.message[:60])
     return Evidence(
         path=seen.path,
         line=seen.exc.log_line,

@@ -120,6 +120,13 @@ STATE_WORDS = (
     "-- process ",  # mp.spawn banner
     "world_size",
     "world size",
+    "xception has occurred",  # a debugger's exception header (VS Code / debugpy)
+    "terminate called after throwing",  # a C++ exception aborted the process; what() follows
+    # the job's layout (one node or several): launcher flags, agent config and its workers
+    "nnodes", "max_nodes", "num_nodes", "group_world_size", "group_rank", "node_rank", "node-rank",
+    "--standalone", "nproc", "torchrun", "torch.distributed.run", "torch.distributed.launch",
+    "master_addr", "master-addr", "rdzv_endpoint", "rdzv-endpoint", "closing signal", "local_rank: ",
+    "parallel size",
 )
 
 

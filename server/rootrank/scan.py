@@ -17,9 +17,20 @@ from rootrank.ingest import Block, RawLine, logical_lines
 from rootrank.match import Hit, Matcher
 from rootrank.model import Evidence, Finding
 from rootrank.ranks import ElasticFailure, RankTagger, parse_time, rank_from_path, ranks_in
-from rootrank.tracebacks import PyException, TracebackReader, collective_call
+from rootrank.tracebacks import (
+    Frame,
+    PyException,
+    TracebackReader,
+    collective_call,
+    continues_message,
+    qualified_names,
+)
 
 MAX_EVIDENCE = 5
+#: Lines after an exception line that may continue its message (hard-wrapped or multi-line).
+MAX_CONTINUATION_LINES = 12
+#: Characters of a joined exception message handed to the matcher.
+MAX_JOINED_CHARS = 4096
 MAX_EXCEPTIONS = 64
 #: Lines looked back over (in the current block) for an untimed finding's rank's time.
 MAX_LOOKBACK_LINES = 20000
@@ -48,6 +59,114 @@ class SeenException:
     order: int
 
 
+# How many nodes the job had, from what launchers print (torchrun's flags and its agent's
+# config/rendezvous logs: torch/distributed/run.py, elastic/agent/server/api.py).
+_NNODES = regex.compile(
+    r"(?:--nnodes[= ]|\bnnodes['\"]?\s*[=:]\s*|\bgroup_world_size[=:]\s*|\bmax_nodes\s*[=:]\s*|\bnum_nodes\s*[=:]\s*)"
+    r"['\"]?(?P<n>\d+)(?::(?P<max>\d+))?\b"
+)
+_NODE_RANK = regex.compile(r"--node[_-]rank[= ](?P<n>\d+)|\bgroup_rank[=:]\s*(?P<g>\d+)|--rdzv[_-]endpoint|--master[_-]addr")
+_STANDALONE = regex.compile(r"--standalone\b")
+_NPROC = regex.compile(r"(?:--nproc[_-]per[_-]node[= ]|\bnproc_per_node['\"]?\s*[=:]\s*)['\"]?(?P<n>\d+)\b")
+_LAUNCH_CMD = regex.compile(
+    r"(?:^|[$#>]\s*|\s)(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch))\s+(?:-|\S+\.py\b)"
+)
+_AGENT_PID = regex.compile(r"Sending process (?P<pid>\d+) closing signal|failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: (?P<fpid>\d+)\)")
+# ColossalAI / InternLM: "Distributed environment is initialized, data parallel size: 4,
+# pipeline parallel size: 1, tensor parallel size: 1" (world size = their product; rich
+# logging may wrap it over lines, so each size is read on its own).
+_PARALLEL_SIZE = regex.compile(r"\b(?P<kind>data|pipeline|tensor) parallel size: (?P<n>\d+)")
+
+
+@dataclass
+class LaunchFacts:
+    """What the log says about the job's layout, for mapping local ranks to global ranks.
+
+    ``single_node`` / ``multi_node`` hold the phrases (with 1-based line numbers) that show
+    one node / several nodes; ``nproc_per_node`` is the launcher's ``--nproc-per-node``;
+    ``agent_pids`` are the worker pids one torchrun agent stopped or saw fail;
+    ``parallel_sizes`` the ColossalAI-style data/pipeline/tensor sizes; ``launch_command`` a
+    printed torchrun command line, and ``node_flags`` whether any multi-node flag appears.
+    """
+
+    single_node: list[str] = field(default_factory=list)
+    multi_node: list[str] = field(default_factory=list)
+    nproc_per_node: int | None = None
+    agent_pids: set[int] = field(default_factory=set)
+    parallel_sizes: dict[str, int] = field(default_factory=dict)
+    launch_command: str | None = None
+    node_flags: bool = False
+
+    def read(self, text: str, number: int) -> None:
+        """Learn from one cleaned line (``number`` 1-based)."""
+        if "nodes" in text or "group_world_size" in text:
+            for m in _NNODES.finditer(text):
+                n, top = int(m.group("n")), m.group("max")
+                where = f"'{m.group(0).strip()}' (line {number})"
+                self.node_flags = True
+                if n == 1 and (top is None or top == "1"):
+                    self.single_node.append(where)
+                elif n > 1 or (top is not None and int(top) > 1):
+                    self.multi_node.append(where)
+        if "node" in text or "rdzv" in text or "master" in text or "group_rank" in text:
+            for m in _NODE_RANK.finditer(text):
+                self.node_flags = True
+                rank = m.group("n") or m.group("g")
+                if rank is not None and int(rank) > 0:
+                    self.multi_node.append(f"'{m.group(0)}' (line {number})")
+        if "--standalone" in text and _STANDALONE.search(text):
+            self.single_node.append(f"'--standalone' (line {number})")
+        if "nproc" in text:
+            m = _NPROC.search(text)
+            if m:
+                self.nproc_per_node = int(m.group("n"))
+        if ("torchrun" in text or "torch.distributed." in text) and 'File "' not in text:
+            m = _LAUNCH_CMD.search(text)
+            if m and self.launch_command is None:
+                self.launch_command = f"line {number}"
+        if "closing signal" in text or "local_rank: " in text:
+            m = _AGENT_PID.search(text)
+            if m:
+                self.agent_pids.add(int(m.group("pid") or m.group("fpid")))
+        if "parallel size" in text:
+            for m in _PARALLEL_SIZE.finditer(text):
+                self.parallel_sizes[m.group("kind")] = int(m.group("n"))
+
+
+@dataclass(slots=True)
+class PendingMessage:
+    """An exception message that may continue on the lines after its first line.
+
+    ``parts`` are the texts of its lines (the first is the exception line, or ``"Type:"``
+    for a debugger header), ``numbers`` their 1-based line numbers; ``first`` is the line
+    evidence points at. ``sigs`` are the signatures already found on these lines (a joined
+    match only adds what no single line showed).
+    """
+
+    exc_type: str
+    parts: list[str]
+    numbers: list[int]
+    first: RawLine
+    path: str
+    rank: int | None
+    host: str | None
+    pid: int | None
+    time: float | None
+    frames: list[Frame]
+    sigs: set[str] = field(default_factory=set)
+    #: Signatures found on the first line itself (a joined match of one of them adds nothing).
+    first_sigs: set[str] = field(default_factory=set)
+    #: ``True`` for a traceback's exception message: a signature that matched only a wrapped
+    #: tail line is re-pointed at the first line when the joined message matches it too.
+    supersede: bool = True
+
+
+def _weight(hit: Hit) -> tuple[int, int, int]:
+    """How much a hit explains: its signature's specificity, then its captures, then the
+    length of the matched text."""
+    return hit.signature.specificity, len(hit.captures), hit.span[1] - hit.span[0]
+
+
 @dataclass
 class ScanState:
     """Everything one pass learns; :class:`Scanner` fills it, the analysis reads it."""
@@ -62,6 +181,7 @@ class ScanState:
     lines_total: int = 0  # physical lines in all sources
     sources: list[str] = field(default_factory=list)
     pending_pid: list[tuple[Finding, str | None, int]] = field(default_factory=list)
+    launch: LaunchFacts = field(default_factory=LaunchFacts)
 
 
 class Scanner:
@@ -80,6 +200,10 @@ class Scanner:
         self._path_rank: int | None = None
         # rank -> (block text, line start the last walk began at, time it found)
         self._walks: dict[int, tuple[str, int, float | None]] = {}
+        # The exception message that may continue on the next line (one per source).
+        self._pending: PendingMessage | None = None
+        # Signatures found on the last few lines: 1-based line number -> signature ids.
+        self._line_sigs: dict[int, set[str]] = {}
 
     def scan_source(self, path: str, blocks: Iterable[Block]) -> None:
         """Scan one source given as blocks of whole lines. ``path`` names it in evidence;
@@ -121,7 +245,9 @@ class Scanner:
                 self._block_text, self._line_start = text, cur
                 for raw in logical_lines(number, text[cur:end]):
                     self._line(raw, path, tagger, readers)
-                following = tagger.following() or any(r.open for r in readers.values())
+                following = (
+                    tagger.following() or self._pending is not None or any(r.open for r in readers.values())
+                )
                 nxt = end + 1
                 if following:
                     cur = nxt
@@ -130,6 +256,18 @@ class Scanner:
                     while cur != -1 and cur < nxt:
                         cur = next(starts, -1)
             st.lines_total += text.count("\n") + 1
+        self._close_pending()
+        for rank, reader in readers.items():
+            exc = reader.finish()
+            header = reader.take_header_message()
+            if header is not None:
+                self._header_message(header, path, rank)
+            if exc is not None and not exc.ignored:
+                self._order += 1
+                st.exceptions.append(
+                    SeenException(exc, path, rank, None, tagger.last_time(rank), exc.line_text or exc.type, self._order)
+                )
+        self._line_sigs.clear()
         if path_rank is not None and st.lines_total:
             st.ranks_seen.add(tagger.local_to_global.get((None, path_rank), path_rank) if is_local else path_rank)
         st.elastic.extend(tagger.elastic)
@@ -151,10 +289,30 @@ class Scanner:
         need_time = tagged.time is None and rank is not None
         if rank is not None:
             st.ranks_seen.add(rank)
+        st.launch.read(text, raw.number)
+        pending = self._pending
+        if pending is not None:
+            if (
+                raw.number == pending.numbers[-1] + 1
+                and rank in (pending.rank, None)
+                and tagged.time is None
+                and len(pending.parts) <= MAX_CONTINUATION_LINES
+                and continues_message(text)
+            ):
+                pending.parts.append(text)
+                pending.numbers.append(raw.number)
+                if rank is None and pending.rank is not None:
+                    # A wrapped tail carries no launcher prefix: it is still that rank's message.
+                    rank = tagged.rank = pending.rank
+                    tagged.host = tagged.host or pending.host
+            else:
+                self._close_pending()
+                pending = None
         reader = readers.get(rank)
         if reader is None:
             reader = readers[rank] = TracebackReader()
-        exc = reader.feed(text, raw.number)
+        exc = reader.feed(text, raw.number, raw.raw)
+        header = reader.take_header_message()
         if exc is not None and exc.ignored:
             return  # an exception Python ignored (in __del__...) ended nothing
         if exc is not None:
@@ -162,7 +320,14 @@ class Scanner:
                 tagged.time = self._time_before(rank, tagger)
                 need_time = False
             self._order += 1
-            st.exceptions.append(SeenException(exc, path, rank, tagged.host, tagged.time, raw.raw, self._order))
+            seen_raw = exc.line_text if exc.header == "debugger" else raw.raw
+            st.exceptions.append(SeenException(exc, path, rank, tagged.host, tagged.time, seen_raw, self._order))
+            if exc.log_line == raw.number and pending is None:
+                if self._pending is not None:
+                    self._close_pending()
+                self._pending = PendingMessage(
+                    exc.type, [text], [raw.number], raw, path, rank, tagged.host, tagged.pid, tagged.time, exc.frames
+                )
         if reader.code_line:
             return  # source code quoted in a traceback is not a message
         for stack, words in _STACK_WORDS:
@@ -182,6 +347,123 @@ class Scanner:
                 call = collective_call(exc.frames)
                 if call:
                     finding.captures.setdefault("collective", call)
+        if hits:
+            if len(self._line_sigs) > 64:  # only the last few lines are ever looked up
+                for n in [n for n in self._line_sigs if n < raw.number - MAX_CONTINUATION_LINES]:
+                    del self._line_sigs[n]
+            self._line_sigs.setdefault(raw.number, set()).update(h.signature.id for h in hits)
+            if self._pending is not None and raw.number in self._pending.numbers:
+                self._pending.sigs.update(h.signature.id for h in hits)
+                if raw.number == self._pending.numbers[0]:
+                    self._pending.first_sigs.update(h.signature.id for h in hits)
+        if header is not None:
+            self._header_message(header, path, rank, tagged.host, tagged.time)
+
+    def _header_message(
+        self,
+        header: tuple[str, int, str, list[tuple[int, str]]],
+        path: str,
+        rank: int | None,
+        host: str | None = None,
+        time: float | None = None,
+    ) -> None:
+        """Match a debugger header's ``"Type: message"`` as the exception line it stands for
+        (evidence on the header's line), also with the module a traceback would print for a
+        bare PyTorch exception name."""
+        exc_type, number, raw, lines = header
+        if not lines:
+            return
+        first = RawLine(number, raw, raw)
+        message = PendingMessage(
+            exc_type, [f"{exc_type}:", *(t for _, t in lines)], [number, *(n for n, _ in lines)],
+            first, path, rank, host, None, time, [], supersede=False,
+        )
+        for n in message.numbers:
+            message.sigs |= self._line_sigs.get(n, set())
+        message.first_sigs = message.sigs
+        for name in qualified_names(exc_type):  # "Unsupported" is torch._dynamo.exc.Unsupported
+            message.parts[0] = f"{name}:"
+            self._match_joined(message)
+
+    def _close_pending(self) -> None:
+        """The pending exception message ended: match its joined lines once."""
+        pending, self._pending = self._pending, None
+        if pending is None or len(pending.parts) < 2:
+            return
+        self._match_joined(pending)
+
+    def _match_joined(self, message: PendingMessage) -> None:
+        """Run the matcher on a message's lines joined with a space (a wrap at a word
+        boundary) and with nothing (a terminal's fixed-width wrap inside a word); record the
+        most specific signature unless one of the lines already showed it. Evidence points
+        at the message's first line; its columns cover the part of the match on that line."""
+        parts = message.parts
+        spaced = " ".join([parts[0].rstrip(), *(p.strip() for p in parts[1:])])[:MAX_JOINED_CHARS]
+        glued = "".join([parts[0].rstrip(" "), *(p.strip() for p in parts[1:])])[:MAX_JOINED_CHARS]
+        best: tuple[Hit, str, int] | None = None
+        for joined, first_len in ((spaced, len(parts[0].rstrip())), (glued, len(parts[0].rstrip(" ")))):
+            for hit in self.matcher.match(joined):
+                # the most specific signature; between two matches of it, the one that read more
+                if best is None or _weight(hit) > _weight(best[0]):
+                    best = (hit, joined, first_len)
+        if best is None:
+            return
+        hit, joined, first_len = best
+        sid = hit.signature.id
+        if sid in message.first_sigs or (sid in message.sigs and not message.supersede):
+            return
+        start, end = hit.span
+        raw = message.first.raw
+        columns: tuple[int, int] | None = None
+        if start < first_len:
+            head = joined[start : min(end, first_len)]
+            col = raw.find(head) if head else -1
+            if col >= 0:
+                columns = (col, col + len(head))
+        if columns is None:
+            col = raw.find(message.exc_type.rsplit(".", 1)[-1])
+            if col >= 0:
+                columns = (col, len(raw.rstrip()))
+        first = RawLine(message.first.number, raw, joined)
+        if sid in message.sigs:
+            if start < first_len:  # the match needs the first line: the wrap split it
+                self._repoint(hit, message, first, columns)
+            return
+        finding = self._record(hit, first, message.rank, message.host, message.pid, message.time, message.path, joined, columns)
+        if not finding.frames and message.frames:
+            finding.frames = [{"file": f.file, "line": f.line, "func": f.func, "user": f.user} for f in message.frames[-12:]]
+            call = collective_call(message.frames)
+            if call:
+                finding.captures.setdefault("collective", call)
+        message.sigs.add(hit.signature.id)
+
+    def _repoint(self, hit: Hit, message: PendingMessage, first: RawLine, columns: tuple[int, int] | None) -> None:
+        """A signature matched a wrapped tail line on its own and the joined message too:
+        its evidence from the tail lines becomes one line of evidence on the exception's
+        first line (the count is unchanged), and the joined match's captures win."""
+        sid = hit.signature.id
+        key = (sid, message.rank, message.path if message.rank is None else None)
+        finding = self.state.findings.get(key)
+        if finding is None:
+            return
+        tail = set(message.numbers[1:])
+        keep = [e for e in finding.evidence if not (e.path == message.path and e.line in tail)]
+        if len(keep) == len(finding.evidence):
+            return
+        evidence = Evidence(
+            path=message.path,
+            line=first.number,
+            text=first.text,
+            rank=message.rank,
+            column_start=columns[0] if columns else None,
+            column_end=columns[1] if columns else None,
+        )
+        at = next((i for i, e in enumerate(keep) if e.path == message.path and e.line > first.number), len(keep))
+        keep.insert(at, evidence)
+        finding.evidence = keep[:MAX_EVIDENCE]
+        finding.captures.update(hit.captures)
+        if message.frames and not finding.frames:
+            finding.frames = [{"file": f.file, "line": f.line, "func": f.func, "user": f.user} for f in message.frames[-12:]]
 
     def _time_before(self, rank: int | None, tagger: RankTagger) -> float | None:
         """The latest timestamp of ``rank`` before the current line, looking back through
@@ -230,7 +512,11 @@ class Scanner:
         time: float | None,
         path: str,
         text: str,
+        columns: tuple[int, int] | None = None,
     ) -> Finding:
+        """Count ``hit`` into its finding (one per signature, rank and, with no rank, source).
+        ``columns`` (0-based [start, end) in ``raw.raw``) overrides where the matched text is
+        found on the line (a match over joined lines)."""
         st = self.state
         sig = hit.signature
         if "rank" in hit.captures:
@@ -246,14 +532,20 @@ class Scanner:
             host = hit.captures["host"]
         key = (sig.id, rank, path if rank is None else None)
         self._order += 1
-        col = raw.raw.find(hit.matched) if hit.matched else -1
+        if columns is not None:
+            col_start: int | None = columns[0]
+            col_end: int | None = columns[1]
+        else:
+            col = raw.raw.find(hit.matched) if hit.matched else -1
+            col_start = col if col >= 0 else None
+            col_end = col + len(hit.matched) if col >= 0 else None
         evidence = Evidence(
             path=path,
             line=raw.number,
             text=raw.text if raw.text == text else text,
             rank=rank,
-            column_start=col if col >= 0 else None,
-            column_end=col + len(hit.matched) if col >= 0 else None,
+            column_start=col_start,
+            column_end=col_end,
         )
         finding = st.findings.get(key)
         if finding is None:

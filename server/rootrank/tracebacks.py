@@ -5,11 +5,25 @@ in order. It recognises:
 
 - ``Traceback (most recent call last):`` and the DataLoader's ``Original Traceback (most
   recent call last):``;
-- frames ``File "path", line N, in func`` (and the code / ``^^^^`` lines under them);
+- frames ``File "path", line N, in func`` (and the code / ``^^^^`` lines under them), also
+  when a terminal's fixed-width wrap cut the frame line in two;
 - the exception line ``pkg.mod.SomeError: message`` and its continuation lines;
 - chains: "The above exception was the direct cause of the following exception:" and
   "During handling of the above exception, another exception occurred:"; the first
-  exception of a chain is the deepest cause.
+  exception of a chain is the deepest cause;
+- IPython/Jupyter tracebacks: a ``KeyError      Traceback (most recent call last)`` header,
+  frames ``Cell In[3], line 5`` / ``File /path/mod.py:12, in func(...)`` / (IPython 7)
+  ``<ipython-input-3-...> in <module>`` and ``/path/mod.py in func(...)``, code lines marked
+  ``---->``, then the usual ``KeyError: 'a'`` (IPython's ``ultratb``);
+- C++ aborts: ``terminate called after throwing an instance of 'c10::Error'`` and the
+  ``  what():  ...`` line under it (libstdc++'s verbose terminate handler);
+- debugger pastes: VS Code's exception widget ``Exception has occurred: KeyError`` (or
+  ``User-unhandled exception has occurred: ...``; ``exceptionId`` is the type's
+  ``__qualname__``, possibly followed by debugpy's ``(note: full exception trace is shown but
+  execution is paused at: ...)``), the message on the next line(s), then debugpy's
+  ``File "..."`` frames and, in newer debugpy, a final ``module.Type: message`` line. When
+  that final line is missing, the exception is made from the header (type) and the lines
+  after it (message), at the header's line.
 
 A frame is the user's code unless its path is inside ``site-packages``/``dist-packages``,
 the standard library, or a ``torch``/``<frozen ...>`` path.
@@ -26,6 +40,31 @@ _FRAME = regex.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (
 _EXC = regex.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failed|Unsupported|Warning|Timeout|Fault|Iteration|Stop\w*)?)(?::\s?(?P<msg>.*))?$"
 )
+# VS Code's exception widget title ('Exception has occurred: {0}' with debugpy's exceptionId).
+_DEBUGGER = regex.compile(
+    r"^\s*(?:User-unhandled e|E)xception has occurred: (?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)"
+    r"(?:\s+\(note: full exception trace is shown but execution is paused at: [^)]*\))?\s*$"
+)
+# IPython's ultratb header: the type, padding, then "Traceback (most recent call last)".
+_IPY_START = regex.compile(
+    r"^(?!Original\b)(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s+Traceback \(most recent call last\)\s*$"
+)
+_IPY_FRAME = regex.compile(
+    r"^(?:Cell (?P<cell>In ?\[\d*\]), line (?P<cline>\d+)(?:, in (?P<cfunc>.+?))?"
+    r"|Input (?P<input>In ?\[\d*\]), in (?P<ifunc>.+?)"
+    r"|File (?P<file>\S.*?):(?P<line>\d+)(?:, in (?P<func>.+?))?"
+    r"|(?P<old><ipython-input-[\w-]+>|(?:/|~|[A-Za-z]:\\)\S*?\.py) in (?P<ofunc>[^\s(]+).*?)\s*$"
+)
+# The current line of a frame ("----> 5 x = d[k]", "---> 12 raise ...": the arrow shortens
+# as the line number grows) and IPython's "[... skipping hidden 1 frame]".
+_IPY_CODE = regex.compile(r"^(?:-{1,8}>\s|\[\.\.\. skipping)")
+# libstdc++'s verbose terminate handler: the C++ exception that ended the process and, on the
+# next line, its what() text (c10::Error, std::runtime_error, gloo::EnforceNotMet...).
+_TERMINATE = regex.compile(r"^\s*terminate called after throwing an instance of '(?P<type>[^']{1,200})'\s*$")
+_WHAT = regex.compile(r"^\s*what\(\):\s+(?P<msg>.*)$")
+#: Message lines after a debugger header that are read before giving up on frames.
+MAX_HEADER_MESSAGE_LINES = 8
+
 _CHAIN_CAUSE = "The above exception was the direct cause of the following exception:"
 _CHAIN_CONTEXT = "During handling of the above exception, another exception occurred:"
 
@@ -79,6 +118,14 @@ class PyException:
     chain_index: int = 0
     chained: str | None = None
     ignored: bool = False  # printed after "Exception ignored in: ..." (a __del__ etc.)
+    #: ``"ipython"`` for an IPython/Jupyter traceback, ``"debugger"`` for one made from a
+    #: debugger's ``Exception has occurred: T`` header (no exception line in the paste),
+    #: ``"terminate"`` for a C++ exception that aborted the process (``terminate called after
+    #: throwing an instance of 'T'`` then ``what():  message``, at the ``what()`` line);
+    #: ``None`` for a plain Python traceback.
+    header: str | None = None
+    #: For ``header == "debugger"``: the header's physical line (evidence columns index it).
+    line_text: str = ""
 
     @property
     def user_frame(self) -> Frame | None:
@@ -90,64 +137,205 @@ class PyException:
 
 
 class TracebackReader:
-    """Stateful reader for one stream; :meth:`feed` returns an exception when one ends."""
+    """Stateful reader for one stream; :meth:`feed` returns an exception when one ends.
 
-    __slots__ = ("_chain_index", "_chain_next", "_frames", "_ignored", "_ignored_next", "_in_tb", "code_line")
+    Call :meth:`finish` after the stream's last line: a debugger paste's exception that had
+    no exception line is only complete then. :meth:`take_header_message` hands over the
+    type and message lines of a debugger header once its message has ended, so the caller
+    can match ``"Type: message"`` as if it were an exception line.
+    """
+
+    __slots__ = (
+        "_chain_index",
+        "_chain_next",
+        "_frames",
+        "_header",
+        "_header_done",
+        "_header_line",
+        "_header_msg",
+        "_header_raw",
+        "_header_reading",
+        "_header_ready",
+        "_header_type",
+        "_ignored",
+        "_ignored_next",
+        "_in_tb",
+        "_mode",
+        "_partial_frame",
+        "_terminate",
+        "code_line",
+    )
 
     def __init__(self) -> None:
         self._frames: list[Frame] = []
         self._in_tb = False
+        self._mode = "python"  # or "ipython", "debugger"
+        # A frame line cut by a terminal's fixed-width wrap ('  File "x.py", line 12, i'),
+        # waiting for its tail on the next line ('n load').
+        self._partial_frame: str | None = None
+        # "terminate called after throwing an instance of 'T'": T, waiting for its what() line.
+        self._terminate: str | None = None
         self._chain_next: str | None = None
         self._chain_index = 0
         self._ignored = False
         self._ignored_next = False
+        # Debugger header state: its type, line, raw text, message lines (1-based number, text).
+        self._header: bool = False
+        self._header_type = ""
+        self._header_line = 0
+        self._header_raw = ""
+        self._header_msg: list[tuple[int, str]] = []
+        self._header_reading = False  # still reading the message lines under the header
+        self._header_done = False  # an exception line of the header's type was seen
+        self._header_ready: tuple[str, int, str, list[tuple[int, str]]] | None = None
         #: ``True`` when the last line fed was source code quoted under a frame (its text
         #: is the program's, not a message: ``raise ValueError("CUDA out of memory")``).
         self.code_line = False
 
     @property
     def open(self) -> bool:
-        """``True`` while a traceback is being read (its next lines are needed)."""
-        return self._in_tb
+        """``True`` while a traceback is being read, or a C++ abort's ``what()`` line is
+        awaited (its next lines are needed)."""
+        return self._in_tb or self._terminate is not None
 
-    def feed(self, text: str, number: int) -> PyException | None:
-        """Feed one cleaned line (``number`` 1-based); returns the exception it completes."""
+    def take_header_message(self) -> tuple[str, int, str, list[tuple[int, str]]] | None:
+        """The debugger header whose message just ended, once: ``(type, header line (1-based),
+        header raw text, [(line (1-based), message text), ...])``; ``None`` otherwise."""
+        ready, self._header_ready = self._header_ready, None
+        return ready
+
+    def feed(self, text: str, number: int, raw: str | None = None) -> PyException | None:
+        """Feed one cleaned line (``number`` 1-based; ``raw`` the physical line, kept for a
+        debugger header's evidence); returns the exception it completes."""
         self.code_line = False
-        if not self._in_tb:
-            if "Traceback" in text and _START.match(text):
-                self._in_tb = True
-                self._frames = []
-                self._ignored = self._ignored_next
-                self._ignored_next = False
+        if self._in_tb:
+            done, exc = self._feed_tb(text, number)
+            if done:
+                return exc
+            # The line ended the traceback without being part of it: it may start another.
+            if exc is not None:
+                self._start(text, number, raw)
+                return exc
+        terminate, self._terminate = self._terminate, None
+        if terminate is not None and "what():" in text:
+            wm = _WHAT.match(text)
+            if wm:
+                return PyException(type=terminate, message=wm.group("msg").strip(), log_line=number, header="terminate")
+        if "terminate called after throwing" in text:
+            tm = _TERMINATE.match(text)
+            if tm:
+                self._terminate = tm.group("type")
                 return None
+        self._start(text, number, raw)
+        return None
+
+    def finish(self) -> PyException | None:
+        """End of the stream: the exception of a debugger header still open, if any."""
+        exc = self._end_header() if self._in_tb and self._mode == "debugger" else None
+        self._reset_tb()
+        return exc
+
+    def _start(self, text: str, number: int, raw: str | None) -> None:
+        """Out of a traceback: does ``text`` start one (or a chain)?"""
+        if "Traceback" in text:
+            if _START.match(text):
+                self._begin("python")
+                return
+            im = _IPY_START.match(text)
+            if im:
+                self._begin("ipython")
+                return
+        if "xception has occurred" in text:
+            dm = _DEBUGGER.match(text)
+            if dm:
+                self._begin("debugger")
+                self._header = True
+                self._header_type = dm.group("type")
+                self._header_line = number
+                self._header_raw = raw if raw is not None else text
+                self._header_msg = []
+                self._header_reading = True
+                self._header_done = False
+                return
+        stripped = text.strip()
+        # Python prints exceptions it ignores (in __del__, atexit, threads at exit)
+        # after "Exception ignored in: <obj>": they did not end the process.
+        self._ignored_next = stripped.startswith("Exception ignored")
+        if stripped == _CHAIN_CAUSE:
+            self._chain_next = "cause"
+        elif stripped == _CHAIN_CONTEXT:
+            self._chain_next = "context"
+        elif stripped and not stripped.startswith(("[", "-----")) and self._chain_next is None:
+            self._chain_index = 0
+
+    def _begin(self, mode: str) -> None:
+        self._in_tb = True
+        self._mode = mode
+        self._frames = []
+        self._header = False
+        self._ignored = self._ignored_next
+        self._ignored_next = False
+
+    def _feed_tb(self, text: str, number: int) -> tuple[bool, PyException | None]:
+        """One line inside a traceback. Returns ``(consumed, exception)``: ``consumed`` is
+        false when the line is not part of the traceback (which it ended)."""
+        if self._mode == "debugger" and self._header_reading:
             stripped = text.strip()
-            # Python prints exceptions it ignores (in __del__, atexit, threads at exit)
-            # after "Exception ignored in: <obj>": they did not end the process.
-            self._ignored_next = stripped.startswith("Exception ignored")
-            if stripped == _CHAIN_CAUSE:
-                self._chain_next = "cause"
-            elif stripped == _CHAIN_CONTEXT:
-                self._chain_next = "context"
-            elif stripped and not stripped.startswith("[") and self._chain_next is None:
-                self._chain_index = 0
-            return None
+            if (
+                stripped
+                and not text[:1].isspace()
+                and len(self._header_msg) < MAX_HEADER_MESSAGE_LINES
+                and (not self._header_msg or continues_message(text))
+            ):
+                self._header_msg.append((number, stripped))
+                return True, None
+            self._header_reading = False
+            self._header_ready = (self._header_type, self._header_line, self._header_raw, list(self._header_msg))
+        partial, self._partial_frame = self._partial_frame, None
+        if partial is not None and text.strip() and not text[:1].isspace():
+            tail = text.rstrip()
+            fm = _FRAME.match(partial + tail) or _FRAME.match(partial.rstrip() + tail)
+            if fm and fm.group("func"):  # the tail of a wrapped frame line
+                if self._frames and partial.rstrip().endswith(f"line {self._frames[-1].line}"):
+                    self._frames.pop()  # "line 11" + "9, in f" was read as line 11
+                file = fm.group("file")
+                self._frames.append(Frame(file, int(fm.group("line")), fm.group("func").strip(), is_user_frame(file)))
+                return True, None
         if 'File "' in text:
             fm = _FRAME.match(text)
             if fm:
                 file = fm.group("file")
                 self._frames.append(Frame(file, int(fm.group("line")), (fm.group("func") or "").strip(), is_user_frame(file)))
-                return None
+                if not fm.group("func"):  # Python always prints ", in <func>": maybe cut
+                    self._partial_frame = text
+                return True, None
+            if text.lstrip().startswith('File "'):
+                self._partial_frame = text
         if not text.strip() or text[:1].isspace():
             # code lines, carets, blank separators inside the traceback
             self.code_line = bool(self._frames) and bool(text.strip())
             if len(self._frames) > 200:
                 del self._frames[:100]
-            return None
-        em = _EXC.match(text.strip())
+            return True, None
+        if self._mode == "ipython":
+            if text[:1] in "-[" and _IPY_CODE.match(text):
+                self.code_line = True
+                return True, None
+            fm = _IPY_FRAME.match(text)
+            if fm and not _EXC.match(text.strip()):
+                self._frames.append(_ipython_frame(fm))
+                return True, None
+        stripped = text.strip()
+        if self._mode == "debugger" and stripped in (_CHAIN_CAUSE, _CHAIN_CONTEXT):
+            # debugpy's stack text chains exceptions without "Traceback" lines.
+            self._chain_next = "cause" if stripped == _CHAIN_CAUSE else "context"
+            return True, None
+        em = _EXC.match(stripped)
         if not em:
-            # A non-indented line that is not an exception: the traceback was cut.
+            # A non-indented line that is not an exception: the traceback ended or was cut.
+            exc = self._end_header() if self._mode == "debugger" else None
             self._reset_tb()
-            return None
+            return False, exc
         chained = self._chain_next
         index = self._chain_index + 1 if chained else 0
         exc = PyException(
@@ -158,12 +346,132 @@ class TracebackReader:
             chain_index=index,
             chained=chained,
             ignored=self._ignored,
+            header=self._mode if self._mode == "ipython" else None,
         )
         self._chain_index = index
         self._chain_next = None
+        if self._mode == "debugger":
+            if exc.type.rsplit(".", 1)[-1] == self._header_type.rsplit(".", 1)[-1]:
+                self._header_done = True
+                self._reset_tb()
+            else:  # an earlier exception of a chain: its successor's frames follow directly
+                self._frames = []
+            return True, exc
         self._reset_tb()
-        return exc
+        return True, exc
+
+    def _end_header(self) -> PyException | None:
+        """The exception of a debugger header whose paste had no exception line of its type."""
+        if self._header_reading:
+            self._header_reading = False
+            self._header_ready = (self._header_type, self._header_line, self._header_raw, list(self._header_msg))
+        if not self._header or self._header_done:
+            return None
+        self._header = False
+        chained = self._chain_next
+        index = self._chain_index + 1 if chained else 0
+        self._chain_index = index
+        self._chain_next = None
+        return PyException(
+            type=self._header_type,
+            message=" ".join(t for _, t in self._header_msg),
+            log_line=self._header_line,
+            frames=self._frames,
+            chain_index=index,
+            chained=chained,
+            ignored=self._ignored,
+            header="debugger",
+            line_text=self._header_raw,
+        )
 
     def _reset_tb(self) -> None:
+        self._partial_frame = None
         self._in_tb = False
+        self._mode = "python"
         self._frames = []
+        self._header = False
+
+
+def _ipython_frame(fm: regex.Match[str]) -> Frame:
+    """A :class:`Frame` from an IPython frame line (a notebook cell is the user's code)."""
+    if fm.group("cell") is not None:
+        return Frame(f"Cell {fm.group('cell')}", int(fm.group("cline")), (fm.group("cfunc") or "").strip(), True)
+    if fm.group("input") is not None:
+        return Frame(f"Input {fm.group('input')}", 0, fm.group("ifunc").strip(), True)
+    if fm.group("file") is not None:
+        file = fm.group("file")
+        return Frame(file, int(fm.group("line")), (fm.group("func") or "").strip(), is_user_frame(file))
+    old = fm.group("old")
+    return Frame(old, 0, fm.group("ofunc"), old.startswith("<ipython-input") or is_user_frame(old))
+
+
+#: Modules of PyTorch's exception classes (their ``__module__`` in torch 2.x), for names a
+#: debugger prints bare: debugpy's ``exceptionId`` is the ``__qualname__`` only, while
+#: tracebacks (and signatures) name ``torch._dynamo.exc.Unsupported``. ``OutOfMemoryError``
+#: is ``torch.OutOfMemoryError`` from 2.5 and ``torch.cuda.OutOfMemoryError`` before.
+TORCH_EXCEPTION_MODULES: dict[str, tuple[str, ...]] = {
+    "OutOfMemoryError": ("torch", "torch.cuda"),
+    **{name: ("torch.distributed",) for name in ("DistError", "DistBackendError", "DistNetworkError", "DistStoreError")},
+    **{
+        name: ("torch._dynamo.exc",)
+        for name in (
+            "BackendCompilerFailed", "Unsupported", "UserError", "TorchRuntimeError", "InternalTorchDynamoError",
+            "UncapturedHigherOrderOpError", "FailOnRecompileLimitHit",
+        )
+    },
+    **{
+        name: ("torch._inductor.exc",)
+        for name in (
+            "InductorError", "LoweringException", "CppCompileError", "CUDACompileError",
+            "MissingOperatorWithoutDecomp", "MissingOperatorWithDecomp",
+        )
+    },
+    "ChildFailedError": ("torch.distributed.elastic.multiprocessing.errors",),
+    "ProcessRaisedException": ("torch.multiprocessing.spawn",),
+    "ProcessExitedException": ("torch.multiprocessing.spawn",),
+    **{
+        name: ("torch.distributed.elastic.rendezvous.api",)
+        for name in ("RendezvousError", "RendezvousClosedError", "RendezvousTimeoutError", "RendezvousConnectionError", "RendezvousStateError")
+    },
+}
+
+
+def qualified_names(exc_type: str) -> list[str]:
+    """``exc_type`` as printed, then with the module a traceback would print for it when
+    it is a bare PyTorch exception name (see :data:`TORCH_EXCEPTION_MODULES`)."""
+    if "." in exc_type:
+        return [exc_type]
+    return [exc_type, *(f"{module}.{exc_type}" for module in TORCH_EXCEPTION_MODULES.get(exc_type, ()))]
+
+
+_CONTINUATION_STOP = regex.compile(
+    r"""^(?:
+        \s*File\ "                                                        # a frame
+      | \s*(?:Original\ )?Traceback\b | .*\bTraceback\ \(most\ recent\ call\ last\)
+      | The\ above\ exception | During\ handling\ of | Exception\ ignored
+      | (?:User-unhandled\ e|E)xception\ has\ occurred
+      | (?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failed)\b   # another exception/warning
+      | \[                                                                # [W ...] [rank3]: [2024-...]
+      | [IWEF]\d{4}\ \d\d:                                                # glog
+      | (?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|NOTICE)\b            # logging levels
+      | terminate\ called | \s*what\(\): | Exception\ raised\ from | frame\ \#\d
+      | [=\-*#~_+]{4,} | \$\  | >>>\  | \(\S+\)\ \S+@
+    )""",
+    regex.VERBOSE,
+)
+
+
+def continues_message(text: str) -> bool:
+    """``True`` when ``text`` (a cleaned line with launcher prefixes and logger headers
+    removed) can be the continuation of the exception message on the line before it: a
+    hard-wrapped message (a terminal copy or a pasted issue) or a message of several lines.
+
+    It is not when it is blank, indented as a frame, or starts anything with structure of
+    its own: a traceback, a frame, a chain sentence, another exception or warning, a log
+    record (``[...]`` tags, glog, ``INFO``...), C++ abort output, a ruler or a shell prompt.
+    The caller also requires the line to follow the exception's line directly, on the same
+    rank (or on no rank: a wrapped tail carries no launcher prefix) and with no timestamp.
+    """
+    if not text.strip():
+        return False
+    return _CONTINUATION_STOP.match(text) is None
