@@ -18,6 +18,7 @@ from rootrank.ingest import Block, InputError, open_log, read_blocks, text_block
 from rootrank.mask import Masker
 from rootrank.match import Matcher
 from rootrank.model import Diagnosis
+from rootrank.runs import pick_run
 from rootrank.scan import Scanner
 from rootrank.signatures import Library, load_library
 
@@ -50,17 +51,21 @@ def matcher_for(library: Library) -> Matcher:
     return matcher
 
 
-def expand_paths(paths: Iterable[str]) -> list[tuple[str, bool]]:
+def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[tuple[str, bool]]:
     """Turn files and folders into the log files to read, in a stable order, each with
     ``True`` when it was found in a folder (such a file is skipped, not fatal, when it
     turns out unreadable or binary).
 
     A folder yields its log files (by :data:`LOG_SUFFIXES`, recursively, symlinks to folders
-    not followed); ``-`` stays as standard input.
+    not followed) of one run only: the newest when it holds several SLURM jobs or torchrun
+    attempts (:func:`rootrank.runs.pick_run`); ``-`` stays as standard input. What was left
+    out (older runs, subfolders that cannot be read) is appended to ``notes`` as sentences.
 
     Raises:
         InputError: a path does not exist, or a folder holds no log file or too many files.
     """
+    if notes is None:
+        notes = []
     out: list[tuple[str, bool]] = []
     for p in paths:
         if p == "-":
@@ -75,7 +80,12 @@ def expand_paths(paths: Iterable[str]) -> list[tuple[str, bool]]:
         if stat.S_ISDIR(st.st_mode):
             found: list[str] = []
             seen = 0
-            for dirpath, dirs, names in os.walk(p, followlinks=False):
+            unreadable: list[str] = []
+
+            def _unreadable(exc: OSError, unreadable: list[str] = unreadable) -> None:
+                unreadable.append(f"{exc.filename}: {exc.strerror or exc}")
+
+            for dirpath, dirs, names in os.walk(p, followlinks=False, onerror=_unreadable):
                 dirs.sort()
                 for name in sorted(names):
                     seen += 1
@@ -85,8 +95,12 @@ def expand_paths(paths: Iterable[str]) -> list[tuple[str, bool]]:
                     low = name.lower()
                     if (low.endswith(LOG_SUFFIXES) or low in LOG_NAMES) and os.path.isfile(full):
                         found.append(full)
+            notes.extend(f"skipped the folder {u} (its logs were not read)" for u in unreadable)
             if not found:
                 raise InputError(f"{p}: no log files (*{', *'.join(LOG_SUFFIXES)}, error.json) in this folder")
+            found, note = pick_run(found)
+            if note:
+                notes.append(f"{p}: {note}")
             out.extend((f, True) for f in found)
         else:
             out.append((p, False))
@@ -168,7 +182,8 @@ def diagnose_paths(paths: list[str], *, library: Library | None = None, mask: bo
     lib = library or default_library()
     scanner = Scanner(matcher_for(lib))
     skipped: list[str] = []
-    files = expand_paths(paths)
+    notes: list[str] = []
+    files = expand_paths(paths, notes)
     for path, in_folder in files:
         if path == "-":
             scanner.scan_source("<stdin>", read_blocks(sys.stdin.buffer))
@@ -189,6 +204,7 @@ def diagnose_paths(paths: list[str], *, library: Library | None = None, mask: bo
         raise InputError(f"no readable log: {skipped[0]}" + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""))
     diag = _finish(scanner, lib, mask)
     masker_text = Masker(enabled=mask).text
+    diag.warnings.extend(masker_text(n) for n in notes)
     diag.warnings.extend(f"skipped {masker_text(s)}" for s in skipped)
     return diag
 

@@ -1,0 +1,97 @@
+"""A folder of several runs: the newest is diagnosed, the others are named, never merged."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from conftest import ROOT, run_cli
+
+from rootrank.runs import RunKey, pick_run, run_key
+
+OOM = (ROOT / "signatures" / "memory" / "cuda-oom.positive.log").read_text(encoding="utf-8")
+
+
+def test_run_keys_from_slurm_names_and_torchrun_log_dirs():
+    assert run_key("/d/slurm-1234.out") == RunKey("slurm", "1234")
+    assert run_key("/d/slurm-1234-3.out") == RunKey("slurm", "1234")
+    assert run_key("/d/slurm-1234_7-0.err") == RunKey("slurm", "1234_7")
+    log_dir = os.path.join("logs", "r1_abc")
+    key = run_key(os.path.join(log_dir, "attempt_2", "3", "stderr.log"))
+    assert key == RunKey("torchrun", log_dir, 2)
+    assert key.label() == "torchrun run r1_abc attempt 2"
+    assert run_key("/d/train.log") is None
+    assert run_key("/d/rank3.log") is None
+
+
+def test_the_newest_run_is_kept_with_the_files_that_name_no_run():
+    files = ["/d/launcher.log", "/d/slurm-100-0.out", "/d/slurm-100-1.out", "/d/slurm-200-0.out"]
+    times = {
+        "/d/launcher.log": 5.0,
+        "/d/slurm-100-0.out": 10.0,
+        "/d/slurm-100-1.out": 11.0,
+        "/d/slurm-200-0.out": 20.0,
+    }
+    kept, note = pick_run(files, mtime=times.__getitem__)
+    assert kept == ["/d/launcher.log", "/d/slurm-200-0.out"]
+    assert note == (
+        "the folder holds 2 runs: diagnosed SLURM job 200 (the newest); "
+        "left out SLURM job 100 (name their files to diagnose them)"
+    )
+
+
+def test_same_times_fall_back_to_the_larger_attempt_and_one_run_is_left_alone():
+    files = [f"/l/r1/attempt_{k}/0/stderr.log" for k in (0, 1)]
+    kept, note = pick_run(files, mtime=lambda f: 1.0)
+    assert kept == ["/l/r1/attempt_1/0/stderr.log"]
+    assert (
+        "diagnosed torchrun run r1 attempt 1" in note
+        and "left out torchrun run r1 attempt 0" in note
+    )
+    one = ["/d/slurm-7-0.out", "/d/slurm-7-1.out"]
+    assert pick_run(one, mtime=lambda f: 1.0) == (one, None)
+
+
+def test_cli_on_a_folder_of_two_slurm_jobs_diagnoses_the_newest(tmp_path: Path):
+    old = "step 10 loss 0.3\n" + OOM
+    new = (
+        "[rank1]:[E1129 10:12:01.554000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=41, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+        "Timeout(ms)=600000) ran for 600001 milliseconds before timing out.\n"
+    )
+    for name, text, when in (
+        ("slurm-100-0.out", old, 1_000_000),
+        ("slurm-200-0.out", new, 2_000_000),
+    ):
+        f = tmp_path / name
+        f.write_text(text, encoding="utf-8")
+        os.utime(f, (when, when))
+    import json
+
+    proc = run_cli("diagnose", "--format", "json", str(tmp_path))
+    diag = json.loads(proc.stdout)
+    assert diag["root_cause"]["failure_class"] == "collective-timeout"
+    assert all(s.endswith("slurm-200-0.out") for s in diag["sources"])
+    assert any(
+        "diagnosed SLURM job 200 (the newest); left out SLURM job 100" in w
+        for w in diag["warnings"]
+    )
+
+
+def test_an_unreadable_subfolder_is_named_not_silently_dropped(tmp_path: Path, monkeypatch):
+    from rootrank import engine
+
+    (tmp_path / "rank0.log").write_text(OOM, encoding="utf-8")
+    real_walk = os.walk
+
+    def walk(top, **kwargs):
+        kwargs["onerror"](PermissionError(13, "Permission denied", str(tmp_path / "sub")))
+        yield from real_walk(top, **kwargs)
+
+    monkeypatch.setattr(engine.os, "walk", walk)
+    notes: list[str] = []
+    files = engine.expand_paths([str(tmp_path)], notes)
+    assert files == [(str(tmp_path / "rank0.log"), True)]
+    assert notes == [
+        f"skipped the folder {tmp_path / 'sub'}: Permission denied (its logs were not read)"
+    ]
