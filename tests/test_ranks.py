@@ -133,3 +133,12 @@ def test_logger_headers_are_removed_after_their_time_is_read():
 def test_accelerate_stream_tags_are_peeled_without_a_rank():
     _, out = tag_all(["stderr: Traceback (most recent call last):", "stdout: [rank3]: step 1"])
     assert [(o.text, o.rank) for o in out] == [("Traceback (most recent call last):", None), ("step 1", 3)]
+
+
+def test_stacked_prefixes_are_learnt_per_block_for_lines_that_show_only_the_local_tag():
+    t = RankTagger()
+    block = "[default1]:[rank9]: step 1\nnode02: [default2]:[rank10]: step 1\n[default0]:[rank8]: step 1\n"
+    assert t.learn_stacked(block) == {8, 9, 10}
+    assert t.tag("[default1]:Traceback (most recent call last):", 7).rank == 9
+    assert t.tag("node02: [default2]:RuntimeError: x", 8).rank == 10
+    assert t.learn_stacked("[rank3]: no stacked prefix here\n") == set()

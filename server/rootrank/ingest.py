@@ -43,7 +43,7 @@ _ANSI = regex.compile(
 )
 
 #: A launcher rank prefix that may start mid-line when two ranks' writes are glued.
-_GLUED = regex.compile(r"(?<=\S)(?=\[(?:rank|default)\d{1,6}\]:)")
+_GLUED = regex.compile(r"(?<=\S)(?<!\]:)(?=\[(?:rank|default)\d{1,6}\]:)")
 
 _JSON_TRACEBACK = regex.compile(r"Traceback \(most recent call last\):\\n")
 
@@ -105,7 +105,7 @@ def _sniff(head: bytes) -> str:
     Raises:
         InputError: when the bytes look binary (over 10% control or undecodable bytes).
     """
-    if head.startswith(codecs.BOM_UTF16_LE) or head.startswith(codecs.BOM_UTF16_BE):
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return "utf-16"
     if head.startswith(codecs.BOM_UTF8):
         return "utf-8-sig"

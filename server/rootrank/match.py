@@ -1,8 +1,8 @@
 """Matching signature patterns against cleaned lines: cheap literals before any regex.
 
-Patterns are grouped by their literal. For each line, only the literals are checked
-(``in``, a C substring search); a regex runs only on lines that contain its literal, with
-the ``regex`` module's ``timeout`` so a pathological line can never hang the caller.
+Patterns are grouped by their literal. For each line, one Aho-Corasick pass finds which
+literals it contains; a regex runs only on lines that contain its literal, with the ``regex``
+module's ``timeout`` so a pathological line can never hang the caller.
 """
 
 from __future__ import annotations
@@ -44,6 +44,17 @@ class Matcher:
     timeouts: dict[str, int] = field(default_factory=dict)
     gate: Gate | None = None
     _cache: dict[str, list[Hit]] = field(default_factory=dict)
+    # One automaton per group over its literals (lower-case for the insensitive group): which
+    # literals a line holds, found in one pass instead of one substring search per literal.
+    _finders: list[ahocorasick_rs.AhoCorasick | None] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._finders = [
+            ahocorasick_rs.AhoCorasick([lit for lit, _ in group])
+            if group and all(lit for lit, _ in group)
+            else None
+            for group in (self.sensitive, self.insensitive)
+        ]
 
     @classmethod
     def from_library(cls, library: Library) -> Matcher:
@@ -78,13 +89,16 @@ class Matcher:
 
     def _match(self, text: str) -> Iterator[Hit]:
         seen: set[str] = set()
-        groups = [(self.sensitive, text)]
+        groups = [(self.sensitive, text, self._finders[0])]
         if self.insensitive:
-            groups.append((self.insensitive, text.lower()))
-        for by_literal, haystack in groups:
-            for literal, patterns in by_literal:
-                if literal not in haystack:
-                    continue
+            groups.append((self.insensitive, text.lower(), self._finders[1]))
+        for by_literal, haystack, finder in groups:
+            if finder is None:  # an empty literal somewhere: check each one
+                present = [i for i, (literal, _) in enumerate(by_literal) if literal in haystack]
+            else:  # library order kept: the first pattern of a signature that matches wins
+                present = sorted({m[0] for m in finder.find_matches_as_indexes(haystack, overlapping=True)})
+            for i in present:
+                _, patterns = by_literal[i]
                 for pattern, sig in patterns:
                     if sig.id in seen:
                         continue
@@ -112,7 +126,6 @@ STATE_WORDS = (
     "the above exception was the direct cause",
     "during handling of the above exception",
     "exception ignored",  # Python ignored the exception that follows
-    "]:[rank",  # stacked torchrun prefix: teaches local rank -> global rank
     " nranks ",  # NCCL "[ncclCommInitRank |ncclCommSplit ]comm 0x.. rank R nranks N ...": (host, pid) -> rank
     "init complete comm",
     "failures:",  # torchelastic failure summary

@@ -109,6 +109,10 @@ def ranks_in(text: str) -> set[int]:
     return found
 
 
+# torchrun's --tee/--redirects tag before torch's own rank prefix, at a line start:
+# "[default3]:[rank3]: ...", "node02: [default3]:[rank11]: ..." (pdsh host first).
+_STACKED = regex.compile(r"(?m)^(?:([A-Za-z][\w.-]{0,62}): )?\[default(\d{1,6})\]:\[rank(\d{1,6})\]:")
+
 #: Foreign lines in a row that end a torchelastic failure summary.
 MAX_SUMMARY_NOISE = 4
 
@@ -399,6 +403,19 @@ class RankTagger:
         if rank is not None and host is not None:
             self.hosts.setdefault(rank, host)
         return Tagged(strip_log_header(body), rank, local, host, pid, time)
+
+    def learn_stacked(self, text: str) -> set[int]:
+        """Learn local -> global rank from every stacked ``[defaultN]:[rankM]:`` prefix in
+        ``text`` (a block of lines, optionally ``host: ``-prefixed), so that lines which show
+        only ``[defaultN]:`` get rank M without each stacked line being read on its own.
+        Returns the global ranks seen."""
+        if "]:[rank" not in text:
+            return set()
+        seen: set[int] = set()
+        for host, local, rank in set(_STACKED.findall(text)):
+            self.local_to_global.setdefault((host or None, int(local)), int(rank))
+            seen.add(int(rank))
+        return seen
 
     def following(self) -> bool:
         """``True`` while a torchelastic summary or an ``mp.spawn`` traceback is open."""
