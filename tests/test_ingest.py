@@ -102,3 +102,21 @@ def test_overlong_line_is_cut_and_the_next_line_keeps_its_number():
 
 def test_empty_input_yields_nothing():
     assert lines_of(b"") == []
+
+
+def test_an_error_after_megabytes_of_progress_frames_on_one_line_is_kept():
+    import io
+
+    from rootrank.ingest import MAX_LINE_BYTES, logical_lines, read_blocks
+
+    frames = "".join(f"\r {i}%|{'#' * (i // 5)}| {i}/100" for i in range(100))
+    oom = "[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+    for copies in (MAX_LINE_BYTES // len(frames) + 2, 6 * MAX_LINE_BYTES // len(frames)):
+        data = ("step 1\n" + frames * copies + "\r" + oom + "\nstep 2\n").encode()
+        lines = [
+            (raw.number, raw.text)
+            for block in read_blocks(io.BytesIO(data))
+            for n, physical in enumerate(block.text.split("\n"), block.first_line)
+            for raw in logical_lines(n, physical)
+        ]
+        assert lines == [(1, "step 1"), (2, oom), (3, "step 2")], copies

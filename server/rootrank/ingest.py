@@ -173,10 +173,15 @@ def read_blocks(stream: BinaryIO, *, block_bytes: int = BLOCK_BYTES, sniff: bool
             tail = buffered.readline(MAX_LINE_BYTES)
             buf += tail
             if tail and not tail.endswith(b"\n"):
+                rest = b""
                 while True:  # skip the rest of an over-long line
-                    rest = buffered.readline(MAX_LINE_BYTES)
-                    if not rest or rest.endswith(b"\n"):
+                    piece = buffered.readline(MAX_LINE_BYTES)
+                    rest = piece or rest
+                    if not piece or piece.endswith(b"\n"):
                         break
+                cr = rest.rfind(b"\r", 0, len(rest) - 1)
+                if cr != -1:  # \r progress frames: the line's last frame is what it shows
+                    buf += rest[cr:].rstrip(b"\n")
                 buf += b"\n"
         block = _block(buf, number)
         number += buf.count(b"\n")
@@ -213,7 +218,8 @@ def text_blocks(text: str) -> Iterator[Block]:
 def logical_lines(number: int, raw: str) -> list[RawLine]:
     """Clean one physical line (1-based ``number``) into its logical lines."""
     if len(raw) > MAX_LINE_BYTES:
-        raw = raw[:MAX_LINE_BYTES]
+        # \r progress frames overwrite each other: the end holds what the terminal showed.
+        raw = raw[-MAX_LINE_BYTES:] if "\r" in raw[-MAX_LINE_BYTES:] else raw[:MAX_LINE_BYTES]
     if "\x00" in raw:
         raw = raw.replace("\x00", "")
     if "\r" not in raw and "]:" not in raw and "\\n" not in raw and not _may_have_ansi(raw):
