@@ -417,3 +417,18 @@ def test_a_secret_inside_another_key_value_is_masked():
     assert "abc123secretvalue" not in out
     assert out == "mylib.Weird: token=***"
     assert masker.text(out) == out
+
+
+def test_a_host_named_in_passing_reads_the_same_as_where_the_launcher_names_it() -> None:
+    text = (
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB on gpunode17\n"
+        "MASTER_ADDR=gpunode17\n"
+        "[rank0]:[E1129 10:12:01.554000 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=41, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+        "Timeout(ms)=600000) ran for 600001 milliseconds before timing out.\n"
+    )
+    d = diagnose_text(text, "run.log").to_dict()
+    shown = json.dumps(d)
+    assert "gpunode17" not in shown
+    assert d["root_cause"]["evidence"][0]["text"].endswith("on host-1")
+    assert d["findings"][0]["evidence"][0]["text"] == d["root_cause"]["evidence"][0]["text"]

@@ -113,6 +113,8 @@ def _finish(scanner: Scanner, library: Library, mask: bool) -> Diagnosis:
         hosts = scanner.state.hosts
         for r in sorted(hosts):  # host-1 is the host of the lowest rank
             masker.host(hosts[r])
+        for h in sorted(scanner.state.launch.hosts):
+            masker.host(h)
     diag = analyze(scanner.state, library, masker)
     if scanner.matcher.timeouts:
         diag.warnings.extend(
@@ -231,6 +233,11 @@ def mask_diagnosis(diag: Diagnosis, masker: Masker) -> None:
     """Mask, in place, every text of ``diag`` that came from the log (hosts become stable
     pseudonyms ``host-1``...; the mapping stays in ``masker``, which the engine seeds in
     rank order before the analysis, so ``host-1`` is the host of the lowest rank)."""
+    # First learn every host the shown lines name (a MASTER_ADDR= line may come after the
+    # line that names the same host in passing), so one host reads the same everywhere.
+    for f in [*diag.findings, *([diag.unclassified] if diag.unclassified else [])]:
+        for e in f.evidence:
+            masker.text(e.text)
     for f in [*diag.findings, *([diag.unclassified] if diag.unclassified else [])]:
         for e in f.evidence:
             e.text = masker.text(e.text)  # columns still index the original line

@@ -67,6 +67,14 @@ _NNODES = regex.compile(
 )
 _NODE_RANK = regex.compile(r"--node[_-]rank[= ](?P<n>\d+)|\bgroup_rank[=:]\s*(?P<g>\d+)|--rdzv[_-]endpoint|--master[_-]addr")
 _STANDALONE = regex.compile(r"--standalone\b")
+# The rendezvous host as launchers print it: MASTER_ADDR=node01, --master_addr node01,
+# --rdzv-endpoint=node01:29500, master_addr: node01 (for the masker: a host named in passing
+# elsewhere in the log then reads the same everywhere).
+_MASTER_HOST = regex.compile(
+    r"(?i:\b(?:master[_-]addr|rdzv[_-]endpoint))['\"]?\s{0,4}[=: ]\s{0,4}['\"]?(?P<h>[A-Za-z][\w.-]{0,252})"
+)
+#: The most launcher-named hosts remembered per log.
+MAX_NAMED_HOSTS = 64
 _NPROC = regex.compile(r"(?:--nproc[_-]per[_-]node[= ]|\bnproc_per_node['\"]?\s*[=:]\s*)['\"]?(?P<n>\d+)\b")
 _LAUNCH_CMD = regex.compile(
     r"(?:^|[$#>]\s*|\s)(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch))\s+(?:-|\S+\.py\b)"
@@ -86,7 +94,8 @@ class LaunchFacts:
     one node / several nodes; ``nproc_per_node`` is the launcher's ``--nproc-per-node``;
     ``agent_pids`` are the worker pids one torchrun agent stopped or saw fail;
     ``parallel_sizes`` the ColossalAI-style data/pipeline/tensor sizes; ``launch_command`` a
-    printed torchrun command line, and ``node_flags`` whether any multi-node flag appears.
+    printed torchrun command line, and ``node_flags`` whether any multi-node flag appears;
+    ``hosts`` the rendezvous hosts launchers name (``MASTER_ADDR=``, ``--rdzv-endpoint``).
     """
 
     single_node: list[str] = field(default_factory=list)
@@ -96,6 +105,7 @@ class LaunchFacts:
     parallel_sizes: dict[str, int] = field(default_factory=dict)
     launch_command: str | None = None
     node_flags: bool = False
+    hosts: set[str] = field(default_factory=set)
 
     def read(self, text: str, number: int) -> None:
         """Learn from one cleaned line (``number`` 1-based)."""
@@ -108,6 +118,8 @@ class LaunchFacts:
                     self.single_node.append(where)
                 elif n > 1 or (top is not None and int(top) > 1):
                     self.multi_node.append(where)
+        if ("master" in text or "rdzv" in text or "MASTER" in text) and len(self.hosts) < MAX_NAMED_HOSTS:
+            self.hosts.update(m.group("h") for m in _MASTER_HOST.finditer(text))
         if "node" in text or "rdzv" in text or "master" in text or "group_rank" in text:
             for m in _NODE_RANK.finditer(text):
                 self.node_flags = True
