@@ -116,3 +116,23 @@ def test_source_code_quoted_in_a_traceback_is_not_a_message():
     assert "cuda-oom" not in {f.signature for f in diag.findings}
     assert diag.root_cause["failure_class"] == "user-code-exception"
     assert diag.root_cause["evidence"][0]["line"] == 4
+
+
+def test_verify_and_fix_name_the_script_the_log_names():
+    from rootrank.engine import diagnose_text
+
+    oom = (
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+        "GPU 1 has a total capacity of 79.15 GiB of which 1.21 GiB is free.\n"
+    )
+    launched = "+ torchrun --nnodes 1 --nproc-per-node 4 recipes/sft_llama.py --lr 1e-4\n" + oom
+    assert "torchrun --nproc-per-node=<gpus> recipes/sft_llama.py" in diagnose_text(launched).root_cause["verify"]
+    summary = oom + "===\ntools/pretrain.py FAILED\n---\nFailures:\n  <NO_OTHER_FAILURES>\n"
+    assert " tools/pretrain.py " in diagnose_text(summary).root_cause["verify"]
+    framed = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/proj/finetune.py", line 88, in <module>\n'
+        "    main()\n" + oom.replace("[rank1]: ", "")
+    )
+    assert " finetune.py " in diagnose_text(framed).root_cause["verify"]
+    assert " train.py " in diagnose_text(oom).root_cause["verify"]

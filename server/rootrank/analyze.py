@@ -90,6 +90,30 @@ def render(template: str, values: dict[str, Any], *, keep_unknown: bool = False)
     return _PLACEHOLDER.sub(sub, template)
 
 
+#: Entries write the user's entry script as ``train.py`` (verify commands, fix code).
+_TRAIN_PY = regex.compile(r"(?<![\w./-])train\.py\b")
+
+
+def entry_script(state: ScanState, root: Finding) -> str | None:
+    """The entry script: as the launcher names it (torchelastic's ``x.py FAILED`` title, a
+    printed ``torchrun ... x.py``), else the file name of the user's ``<module>`` frame in the
+    root cause's traceback; ``None`` when the log names none."""
+    if state.launch.script:
+        return state.launch.script
+    for frame in root.frames:
+        name = str(frame.get("file", "")).replace("\\", "/").rsplit("/", 1)[-1]
+        if frame.get("func") == "<module>" and frame.get("user") and name.endswith(".py"):
+            return name
+    return None
+
+
+def with_script(text: str, script: str | None) -> str:
+    """``text`` with the entries' stand-in ``train.py`` replaced by the log's own script."""
+    if not script or script == "train.py" or "train.py" not in text:
+        return text
+    return _TRAIN_PY.sub(script.replace("\\", "\\\\"), text)
+
+
 def _sort_key(f: Finding) -> tuple[Any, ...]:
     return (-f.specificity, f.time if f.time is not None else float("inf"), f.order)
 
@@ -421,6 +445,9 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     values.update({"rank": rc_rank, "host": masker.host(host_value) if masker and host_value else host_value})
     if state.world_size:
         values["world_size"] = state.world_size
+    script = entry_script(state, root)
+    if script and masker:
+        script = masker.text(script)
     evidence = [e.to_dict() for e in root.evidence[:3]]
     for f in findings:  # supporting lines of the same class (a warning before the error)
         if f is not root and f.failure_class == root.failure_class and f.rank in (root.rank, None) and len(evidence) < 5:
@@ -446,11 +473,13 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         "mechanism": render(sig.entry["mechanism"], values),
         "symptoms": sig.entry.get("symptoms", []),
         "fix": {
-            "steps": [render(s, values) for s in sig.fix["steps"]],
-            "code": {k: render(v, values, keep_unknown=True) for k, v in sig.fix.get("code", {}).items()},
+            "steps": [with_script(render(s, values), script) for s in sig.fix["steps"]],
+            "code": {
+                k: with_script(render(v, values, keep_unknown=True), script) for k, v in sig.fix.get("code", {}).items()
+            },
         },
-        "confirm": [render(c, values) for c in sig.confirm],
-        "verify": render(sig.verify, values),
+        "confirm": [with_script(render(c, values), script) for c in sig.confirm],
+        "verify": with_script(render(sig.verify, values), script),
         "references": list(sig.references),
         "related": [
             {"id": r, "title": library.signatures[r].title} for r in sig.related if r in library.signatures

@@ -73,6 +73,12 @@ _STANDALONE = regex.compile(r"--standalone\b")
 _MASTER_HOST = regex.compile(
     r"(?i:\b(?:master[_-]addr|rdzv[_-]endpoint))['\"]?\s{0,4}[=: ]\s{0,4}['\"]?(?P<h>[A-Za-z][\w.-]{0,252})"
 )
+# The entry script: torchelastic's summary title "train_x.py FAILED" (elastic/multiprocessing/
+# errors/__init__.py) or the first .py after a printed launcher command.
+_SCRIPT_FAILED = regex.compile(r"^(?P<s>\S{1,300}\.py) FAILED\s*$")
+_SCRIPT_AFTER_LAUNCHER = regex.compile(
+    r"(?:torchrun|torch\.distributed\.(?:run|launch)|accelerate launch|deepspeed)\b[^\n]{0,400}?\s(?P<s>[\w./-]{1,300}\.py)\b"
+)
 #: The most launcher-named hosts remembered per log.
 MAX_NAMED_HOSTS = 64
 _NPROC = regex.compile(r"(?:--nproc[_-]per[_-]node[= ]|\bnproc_per_node['\"]?\s*[=:]\s*)['\"]?(?P<n>\d+)\b")
@@ -95,7 +101,8 @@ class LaunchFacts:
     ``agent_pids`` are the worker pids one torchrun agent stopped or saw fail;
     ``parallel_sizes`` the ColossalAI-style data/pipeline/tensor sizes; ``launch_command`` a
     printed torchrun command line, and ``node_flags`` whether any multi-node flag appears;
-    ``hosts`` the rendezvous hosts launchers name (``MASTER_ADDR=``, ``--rdzv-endpoint``).
+    ``hosts`` the rendezvous hosts launchers name (``MASTER_ADDR=``, ``--rdzv-endpoint``);
+    ``script`` the entry script as the launcher names it (``scenarios/train_x.py``).
     """
 
     single_node: list[str] = field(default_factory=list)
@@ -106,6 +113,7 @@ class LaunchFacts:
     launch_command: str | None = None
     node_flags: bool = False
     hosts: set[str] = field(default_factory=set)
+    script: str | None = None
 
     def read(self, text: str, number: int) -> None:
         """Learn from one cleaned line (``number`` 1-based)."""
@@ -118,6 +126,10 @@ class LaunchFacts:
                     self.single_node.append(where)
                 elif n > 1 or (top is not None and int(top) > 1):
                     self.multi_node.append(where)
+        if self.script is None and ".py" in text:
+            m = _SCRIPT_FAILED.match(text) or _SCRIPT_AFTER_LAUNCHER.search(text)
+            if m and 'File "' not in text:
+                self.script = m.group("s")  # as the user typed it (relative or absolute)
         if ("master" in text or "rdzv" in text or "MASTER" in text) and len(self.hosts) < MAX_NAMED_HOSTS:
             self.hosts.update(m.group("h") for m in _MASTER_HOST.finditer(text))
         if "node" in text or "rdzv" in text or "master" in text or "group_rank" in text:
