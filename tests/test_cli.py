@@ -187,3 +187,14 @@ def test_verify_blanks_are_pointed_out_in_text_and_markdown():
         "<gpus>",
         "<failing step + 10>",
     ]
+
+
+def test_eval_gates_on_a_minimum(tmp_path):
+    case = tmp_path / "c01-oom"
+    case.mkdir()
+    (case / "input.log").write_text("step 1 loss 0.5\n")  # nothing to find: a miss
+    (case / "expected.json").write_text('{"failure_class": "cuda-oom", "initiating_rank": null}')
+    assert run_cli("eval", str(tmp_path)).returncode == 0
+    gated = run_cli("eval", str(tmp_path), "--min-class", "0.5")
+    assert gated.returncode == 1
+    assert gated.stderr.decode().strip() == "rootrank: below the bar: class accuracy 0.0% < 50.0%"

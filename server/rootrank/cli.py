@@ -87,6 +87,20 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("paths", nargs="+", metavar="DIR")
     e.add_argument("--format", "-f", choices=("text", "json"), default="text")
     e.add_argument("--signatures", action="append", default=[], metavar="DIR")
+    e.add_argument(
+        "--min-class",
+        type=float,
+        default=None,
+        metavar="FRACTION",
+        help="exit 1 when the class accuracy is below FRACTION (0..1), for CI gates",
+    )
+    e.add_argument(
+        "--min-rank",
+        type=float,
+        default=None,
+        metavar="FRACTION",
+        help="exit 1 when the initiating-rank accuracy is below FRACTION (0..1)",
+    )
 
     s = sub.add_parser("signatures", help="list the failure library (or check a signature folder)")
     s.add_argument(
@@ -150,6 +164,16 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         print(json.dumps(rep.to_dict(), indent=2))
     else:
         sys.stdout.write(evaluate.to_text(rep))
+    below = []
+    if args.min_class is not None and rep.class_accuracy < args.min_class:
+        below.append(f"class accuracy {rep.class_accuracy:.1%} < {args.min_class:.1%}")
+    if args.min_rank is not None and rep.rank_accuracy < args.min_rank:
+        below.append(f"initiating-rank accuracy {rep.rank_accuracy:.1%} < {args.min_rank:.1%}")
+    if rep.healthy_claims and (args.min_class is not None or args.min_rank is not None):
+        below.append(f"{rep.healthy_claims} root cause(s) claimed on healthy logs")
+    if below:
+        print(f"rootrank: below the bar: {'; '.join(below)}", file=sys.stderr)
+        return EXIT_NOTHING_FOUND
     return 0
 
 
