@@ -412,7 +412,7 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
             f"Rank{'s' if len(group_ranks) > 1 else ''} {format_ranks(group_ranks)} reported \"{root.title}\"{when} ({ev.path}:{ev.line})."
         )
     elif root.rank is None:
-        reasoning.append(f"The log reports \"{root.title}\"{when} ({ev.path}:{ev.line}), on no named rank.")
+        reasoning.append(f"The log reports \"{root.title}\"{when} ({ev.path}:{ev.line}), with no rank named on that line.")
     else:
         reasoning.append(f"Rank {root.rank} hit \"{root.title}\"{when} ({ev.path}:{ev.line}).")
     if why:
