@@ -39,6 +39,7 @@ import datetime as _dt
 import json
 import os
 import random
+import re
 import sys
 from dataclasses import asdict, dataclass, field
 
@@ -135,11 +136,15 @@ class Clock:
         return f"{d.year}-{d.month:02d}-{d.day:02d}_{d.hour:02d}:{d.minute:02d}:{d.second:02d}"
 
 
+_RANK_PREFIX = re.compile(r"(?m)^\[rank(\d+)\]:")
+
+
 class Writer:
     """Buffers lines and writes them in ~1 MiB blocks; counts physical lines and bytes."""
 
-    def __init__(self, fh) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, fh, stacked: bool = False) -> None:  # type: ignore[no-untyped-def]
         self.fh = fh
+        self.stacked = stacked
         self.buf: list[str] = []
         self.pending = 0
         self.lines = 0
@@ -156,7 +161,10 @@ class Writer:
 
     def flush(self) -> None:
         if self.buf:
-            data = ("\n".join(self.buf) + "\n").encode("utf-8")
+            text = "\n".join(self.buf) + "\n"
+            if self.stacked:  # torchrun --tee's local tag before torch's rank prefix
+                text = _RANK_PREFIX.sub(lambda m: f"[default{int(m[1]) % GPUS_PER_NODE}]:{m[0]}", text)
+            data = text.encode("utf-8")
             self.fh.write(data)
             self.bytes += len(data)
             self.buf.clear()
@@ -579,13 +587,20 @@ def failure(w: Writer, job: Job, clock: Clock, fail_rank: int, step: int) -> Met
 
 
 def generate(
-    path: str, size: int, seed: int = 1129, world: int = 16, fail_rank: int | None = None
+    path: str,
+    size: int,
+    seed: int = 1129,
+    world: int = 16,
+    fail_rank: int | None = None,
+    stacked: bool = False,
 ) -> Meta:
     """Write a log of about ``size`` bytes (at least the failure tail) to ``path``.
 
     ``world`` is the number of ranks (8..64, ``GPUS_PER_NODE`` per node); ``fail_rank``
     defaults to a rank chosen by the seed outside node 0 (so the failing rank is never the
-    one that prints most). Returns the :class:`Meta` also written to ``path + ".meta.json"``.
+    one that prints most); ``stacked`` writes ``[defaultN]:[rankM]:`` (torchrun ``--tee``
+    under torch's own prefix) for ``[rankM]:``. Returns the :class:`Meta` also written to
+    ``path + ".meta.json"``.
 
     Raises:
         ValueError: ``world`` or ``fail_rank`` out of range.
@@ -601,7 +616,7 @@ def generate(
     clock = Clock(9 * 3600 + rng.random() * 600)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "wb") as fh:
-        w = Writer(fh)
+        w = Writer(fh, stacked)
         launcher_banner(w, job, clock)
         clock.advance(4.2)
         nccl_init(w, job, clock, list(range(world)), "world")
@@ -648,14 +663,18 @@ def main(argv: list[str] | None = None) -> int:
         help="the rank that runs out of memory (default: chosen by the seed)",
     )
     ap.add_argument("--seed", type=int, default=1129)
+    ap.add_argument("--stacked", action="store_true", help="[defaultN]:[rankM]: prefixes")
     ap.add_argument(
         "--out", default=None, help="output path (default bench/.data/train-<size>.log)"
     )
     args = ap.parse_args(argv)
     size = (1 << 30) if args.gb else args.size
-    out = args.out or os.path.join(DATA_DIR, f"train-{size >> 20}M-r{args.ranks}-s{args.seed}.log")
+    stacked = "-stacked" if args.stacked else ""
+    out = args.out or os.path.join(DATA_DIR, f"train-{size >> 20}M-r{args.ranks}-s{args.seed}{stacked}.log")
     try:
-        meta = generate(out, size, seed=args.seed, world=args.ranks, fail_rank=args.fail_rank)
+        meta = generate(
+            out, size, seed=args.seed, world=args.ranks, fail_rank=args.fail_rank, stacked=args.stacked
+        )
     except ValueError as exc:
         print(f"gen_log: {exc}", file=sys.stderr)
         return 2

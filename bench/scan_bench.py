@@ -123,7 +123,9 @@ def engine_literals(python: str) -> tuple[list[str], list[str]]:
     return data["sensitive"], data["insensitive"]
 
 
-def ensure_log(path: str | None, size: int, seed: int, ranks: int) -> tuple[str, dict]:
+def ensure_log(
+    path: str | None, size: int, seed: int, ranks: int, stacked: bool = False
+) -> tuple[str, dict]:
     """The log to benchmark and its metadata; generates it (cached under ``bench/.data``).
 
     Raises:
@@ -137,7 +139,8 @@ def ensure_log(path: str | None, size: int, seed: int, ranks: int) -> tuple[str,
             )
         with open(meta_path, encoding="utf-8") as fh:
             return path, json.load(fh)
-    path = os.path.join(gen_log.DATA_DIR, f"train-{size >> 20}M-r{ranks}-s{seed}.log")
+    tag = "-stacked" if stacked else ""
+    path = os.path.join(gen_log.DATA_DIR, f"train-{size >> 20}M-r{ranks}-s{seed}{tag}.log")
     meta_path = path + ".meta.json"
     if os.path.exists(path) and os.path.exists(meta_path):
         with open(meta_path, encoding="utf-8") as fh:
@@ -149,7 +152,7 @@ def ensure_log(path: str | None, size: int, seed: int, ranks: int) -> tuple[str,
         ):
             return path, meta
     start = time.perf_counter()
-    meta_obj = gen_log.generate(path, size, seed=seed, world=ranks)
+    meta_obj = gen_log.generate(path, size, seed=seed, world=ranks, stacked=stacked)
     print(
         f"generated {path} ({meta_obj.size_bytes / 1e6:.0f} MB, {meta_obj.lines} lines) in {time.perf_counter() - start:.1f} s"
     )
@@ -250,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ranks", type=int, default=16, help="world size of the generated log (8..64)")
     ap.add_argument("--seed", type=int, default=1129)
     ap.add_argument(
+        "--stacked", action="store_true", help="[defaultN]:[rankM]: prefixes (torchrun --tee)"
+    )
+    ap.add_argument(
         "--repeat", type=int, default=3, help="ripgrep runs per command; the best counts"
     )
     ap.add_argument("--profile-size", type=gen_log.parse_size, default=gen_log.parse_size("50M"))
@@ -270,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     python = sys.executable
     extra = ["--no-mask"] if args.no_mask else []
     size = (1 << 30) if args.gb else args.size
-    path, meta = ensure_log(args.file, size, args.seed, args.ranks)
+    path, meta = ensure_log(args.file, size, args.seed, args.ranks, args.stacked)
     nbytes = os.path.getsize(path)
     mb = nbytes / 1e6
     rg_version = subprocess.run(
@@ -333,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
 
     prof_report = None
     if not args.no_profile:
-        ppath, _ = ensure_log(None, args.profile_size, args.seed, args.ranks)
+        ppath, _ = ensure_log(None, args.profile_size, args.seed, args.ranks, args.stacked)
         plain = timed(
             "rootrank (profile file)",
             [python, "-m", "rootrank", "diagnose", ppath, "--format", "json", *extra],

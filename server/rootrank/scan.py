@@ -254,8 +254,9 @@ class Scanner:
             # Which ranks exist: the whole first block and the head of every later one
             # (a sweep over every line would cost as much as the gate itself).
             st.ranks_seen.update(ranks_in(text if block.first_line == 1 else text[:RANK_SWEEP_CHARS]))
-            # Stacked [defaultN]:[rankM]: prefixes are not gated: learnt here, per block.
-            st.ranks_seen.update(tagger.learn_stacked(text))
+            # Stacked [defaultN]:[rankM]: prefixes are not gated: learnt here, from the same
+            # sweep (a gated stacked line teaches its own pair too).
+            st.ranks_seen.update(tagger.learn_stacked(text if block.first_line == 1 else text[:RANK_SWEEP_CHARS]))
             if block.first_line == 1:  # framework names: the first block, then gated lines
                 for stack, words in _STACK_WORDS:
                     if stack not in st.stacks and any(w in text for w in words):
