@@ -62,6 +62,18 @@ function hoverText(hovers: vscode.Hover[]): string {
     .join('\n');
 }
 
+/** Open notes.md and select its pasted rank-2/rank-3 traceback (0-based first/last lines). */
+async function selectNotesTraceback(): Promise<{ lines: string[]; first: number; last: number }> {
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  const editor = await vscode.window.showTextDocument(vscode.Uri.file(path.join(WORKSPACE, 'notes.md')));
+  const lines = editor.document.getText().split('\n');
+  const first = lines.findIndex((l) => l.startsWith('[rank2]: step 912'));
+  const last = lines.findIndex((l) => l.includes('Watchdog caught collective operation timeout'));
+  assert.ok(first > 0 && last > first);
+  editor.selection = new vscode.Selection(first, 0, last, lines[last].length);
+  return { lines, first, last };
+}
+
 describe('rootrank extension (installed .vsix, real VS Code)', function () {
   let api: Api;
 
@@ -169,14 +181,7 @@ describe('rootrank extension (installed .vsix, real VS Code)', function () {
   });
 
   it('Diagnose Selection on a selected traceback reports the initiating rank', async function () {
-    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    const uri = vscode.Uri.file(path.join(WORKSPACE, 'notes.md'));
-    const editor = await vscode.window.showTextDocument(uri);
-    const lines = editor.document.getText().split('\n');
-    const first = lines.findIndex((l) => l.startsWith('[rank2]: step 912'));
-    const last = lines.findIndex((l) => l.includes('Watchdog caught collective operation timeout'));
-    assert.ok(first > 0 && last > first);
-    editor.selection = new vscode.Selection(first, 0, last, lines[last].length);
+    const { lines, first } = await selectNotesTraceback();
     const before = api.lastReport();
     await vscode.commands.executeCommand('rootrank.diagnoseSelection');
     const report = await waitFor('a new report', () => (api.lastReport() !== before ? api.lastReport() : undefined));
@@ -240,13 +245,7 @@ describe('rootrank extension (installed .vsix, real VS Code)', function () {
       return p !== undefined && p !== pid ? p : undefined;
     });
     log(`server ${pid} killed; restarted as ${next}`);
-    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    const uri = vscode.Uri.file(path.join(WORKSPACE, 'notes.md'));
-    const editor = await vscode.window.showTextDocument(uri);
-    const lines = editor.document.getText().split('\n');
-    const first = lines.findIndex((l) => l.startsWith('[rank2]: step 912'));
-    const last = lines.findIndex((l) => l.includes('Watchdog caught collective operation timeout'));
-    editor.selection = new vscode.Selection(first, 0, last, lines[last].length);
+    await selectNotesTraceback();
     const before = api.lastReport();
     await vscode.commands.executeCommand('rootrank.diagnoseSelection');
     const report = await waitFor('a report from the new server', () => (api.lastReport() !== before ? api.lastReport() : undefined));
