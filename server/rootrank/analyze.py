@@ -419,7 +419,13 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         reasoning.append(why[:1].upper() + why[1:] + ".")
     if local_why and root.captures.get("local_rank") and root.rank is not None:
         reasoning.append(local_why[:1].upper() + local_why[1:] + ".")
-    collateral = [f for f in findings if f is not root]
+    # A finding on nothing but the root cause's own lines is the same report read by a more
+    # general signature (rank 3's watchdog line under the desync one), not collateral.
+    root_lines = {(e.path, e.line) for e in root.evidence}
+    collateral = [
+        f for f in findings
+        if f is not root and not (f.evidence and all((e.path, e.line) in root_lines for e in f.evidence))
+    ]
     victims = sorted({
         f.rank for f in collateral
         if f.role == "symptom" and f.rank is not None and f.rank != initiating and f.rank not in group_ranks
