@@ -198,3 +198,39 @@ def test_eval_gates_on_a_minimum(tmp_path):
     gated = run_cli("eval", str(tmp_path), "--min-class", "0.5")
     assert gated.returncode == 1
     assert gated.stderr.decode().strip() == "rootrank: below the bar: class accuracy 0.0% < 50.0%"
+
+
+def test_closed_standard_streams_and_bad_bars_are_one_line_errors(tmp_path):
+    hang = str(ROOT / "examples" / "multi-rank-hang.log")
+    closed_out = subprocess.run(
+        [sys.executable, "-m", "rootrank", "diagnose", hang],
+        check=False,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        timeout=120,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert closed_out.returncode == 2
+    assert (
+        closed_out.stderr.decode().strip()
+        == "rootrank: standard output is closed; nothing can be written"
+    )
+    closed_in = subprocess.run(
+        [sys.executable, "-m", "rootrank", "diagnose", "-"],
+        check=False,
+        capture_output=True,
+        timeout=120,
+        preexec_fn=lambda: os.close(0),
+    )
+    assert closed_in.returncode == 2
+    assert (
+        closed_in.stderr.decode().strip()
+        == "rootrank: standard input is closed; nothing to read from '-'"
+    )
+    bar = run_cli("eval", str(tmp_path), "--min-class", "96")
+    assert bar.returncode == 2
+    assert "must be between 0 and 1" in bar.stderr.decode()
+    assert (
+        run_cli("eval", str(tmp_path / "nope")).stderr.decode().strip()
+        == f"rootrank: {tmp_path / 'nope'}: no such folder"
+    )

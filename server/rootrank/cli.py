@@ -37,6 +37,17 @@ every output unless --no-mask is given.
 """
 
 
+def _fraction(text: str) -> float:
+    """An accuracy bar: a number from 0 to 1 (argparse type; raises ArgumentTypeError)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} must be between 0 and 1 (0.9 for 90%)")
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     """Usage errors are one line (and exit code 2), like every other error."""
 
@@ -89,14 +100,14 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--signatures", action="append", default=[], metavar="DIR")
     e.add_argument(
         "--min-class",
-        type=float,
+        type=_fraction,
         default=None,
         metavar="FRACTION",
         help="exit 1 when the class accuracy is below FRACTION (0..1), for CI gates",
     )
     e.add_argument(
         "--min-rank",
-        type=float,
+        type=_fraction,
         default=None,
         metavar="FRACTION",
         help="exit 1 when the initiating-rank accuracy is below FRACTION (0..1)",
@@ -123,7 +134,8 @@ def _library(extra: list[str]):  # type: ignore[no-untyped-def]
 
     for folder in extra:
         if not os.path.isdir(folder):
-            raise InputError(f"--signatures {folder}: no such folder")
+            what = "not a folder" if os.path.exists(folder) else "no such folder"
+            raise InputError(f"--signatures {folder}: {what}")
         if not any(
             name.endswith((".yaml", ".yml")) for _, _, names in os.walk(folder) for name in names
         ):
@@ -225,8 +237,15 @@ def main(argv: list[str] | None = None) -> int:
                 stream.reconfigure(errors="replace")
             except (ValueError, OSError):
                 pass
+    if sys.stdout is None:  # started with stdout closed (`rootrank ... >&-`)
+        if sys.stderr is not None:
+            print("rootrank: standard output is closed; nothing can be written", file=sys.stderr)
+        return EXIT_INPUT_ERROR
     parser = _parser()
     args = parser.parse_args(argv)
+    if getattr(args, "paths", None) and "-" in args.paths and sys.stdin is None:
+        print("rootrank: standard input is closed; nothing to read from '-'", file=sys.stderr)
+        return EXIT_INPUT_ERROR
     if args.command is None:
         parser.print_help()
         return EXIT_INPUT_ERROR

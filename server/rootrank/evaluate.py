@@ -129,6 +129,9 @@ def evaluate(paths: list[str], *, library: Library | None = None) -> EvalReport:
     """
     cases = find_cases(paths)
     if not cases:
+        missing = [p for p in paths if not os.path.exists(p)]
+        if missing:
+            raise InputError(f"{missing[0]}: no such folder")
         raise InputError(f"no case folders (with expected.json) under {', '.join(paths)}")
     report = EvalReport()
     for case in cases:
