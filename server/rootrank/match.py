@@ -135,6 +135,7 @@ STATE_WORDS = (
     "world size",
     "xception has occurred",  # a debugger's exception header (VS Code / debugpy)
     ".py failed",  # torchelastic summary title: names the entry script
+    "accelerate launch", "deepspeed --",  # other launchers' command lines (the entry script)
     "terminate called after throwing",  # a C++ exception aborted the process; what() follows
     # the job's layout (one node or several): launcher flags, agent config and its workers
     "nnodes", "max_nodes", "num_nodes", "group_world_size", "group_rank", "node_rank", "node-rank",

@@ -17,12 +17,13 @@ from rootrank.model import Diagnosis
 
 # A blank the user fills in (<gpus>, <failing step + 10>): never to be run as it stands, since
 # a shell reads "<gpus> train.py" as redirections (it would truncate train.py).
-_PLACEHOLDER = regex.compile(r"<[A-Za-z][^<>\n]{0,60}>")
+# A bare "..." word stands for the rest of the user's command line.
+_PLACEHOLDER = regex.compile(r"<[A-Za-z][^<>\n]{0,60}>|(?<![^\s])\.\.\.(?![^\s])")
 
 
 def unfilled_placeholders(command: str) -> list[str]:
-    """The ``<placeholder>`` blanks in ``command``, in order, each once."""
-    return list(dict.fromkeys(_PLACEHOLDER.findall(command)))
+    """The blanks in ``command`` (``<placeholder>`` and a bare ``...``), in order, each once."""
+    return list(dict.fromkeys(_PLACEHOLDER.findall(command.split("  # ", 1)[0])))
 
 _STACK_NAMES = {
     "pytorch": "PyTorch",

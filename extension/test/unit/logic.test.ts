@@ -65,6 +65,8 @@ describe('unfilledPlaceholders', () => {
       ['<gpus>', '<failing step + 10>'],
     );
     assert.deepEqual(unfilledPlaceholders(`python -c "import torch; torch.load('<ckpt>')"`), ['<ckpt>']);
+    assert.deepEqual(unfilledPlaceholders('NCCL_DEBUG=INFO torchrun --nnodes=<n> ... 2>&1 | grep -c WARN'), ['<n>', '...']);
+    assert.deepEqual(unfilledPlaceholders('python a.py  # loss... stays finite <ok>'), []);
   });
 
   it('leaves comparisons and redirections alone', () => {
