@@ -301,3 +301,28 @@ async def test_engine_crash_becomes_a_log_message(workspace: Path) -> None:
 
         small = open_document(client, workspace / "logs" / LOG)
         assert (await wait_for_diagnostics(client, small))[0].code == "ddp-unused-parameters"
+
+
+def test_exit_right_after_shutdown_is_clean() -> None:
+    proc = subprocess.Popen(
+        SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+    def send(message: dict) -> bytes:
+        body = json.dumps(message).encode()
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"processId": None, "rootUri": None, "capabilities": {}},
+        },
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    ]
+    _, err = proc.communicate(b"".join(send(r) for r in requests), timeout=60)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert b"Traceback" not in err, err.decode()[-2000:]

@@ -383,10 +383,11 @@ async def show_location_command(ls: RootrankServer, *args: Any) -> bool:
 
 
 @server.feature(types.SHUTDOWN)
-async def shutdown(ls: RootrankServer, params: None) -> None:
-    # Kill the engine processes and reap them while the event loop runs, so their pipes
-    # close cleanly (no "Event loop is closed" noise at exit).
-    await ls.pool.aclose()
+def shutdown(ls: RootrankServer, params: None) -> None:
+    # Answer at once (a client may send `exit` right after): stop the running analyses now;
+    # the engine processes are reaped in _serve_stdio's cleanup while the event loop still
+    # runs, so their pipes close cleanly.
+    ls.analyser.cancel_all()
 
 
 async def _serve_stdio(stdin: BinaryIO, stdout: BinaryIO) -> None:
