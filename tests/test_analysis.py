@@ -126,7 +126,7 @@ def test_verify_and_fix_name_the_script_the_log_names():
         "GPU 1 has a total capacity of 79.15 GiB of which 1.21 GiB is free.\n"
     )
     launched = "+ torchrun --nnodes 1 --nproc-per-node 4 recipes/sft_llama.py --lr 1e-4\n" + oom
-    assert "torchrun --nproc-per-node=<gpus> recipes/sft_llama.py" in diagnose_text(launched).root_cause["verify"]
+    assert "torchrun --nproc-per-node=4 recipes/sft_llama.py" in diagnose_text(launched).root_cause["verify"]
     summary = oom + "===\ntools/pretrain.py FAILED\n---\nFailures:\n  <NO_OTHER_FAILURES>\n"
     assert " tools/pretrain.py " in diagnose_text(summary).root_cause["verify"]
     framed = (

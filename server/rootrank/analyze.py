@@ -24,6 +24,7 @@ The rules, each kept as a sentence of reasoning for the report:
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 from collections import Counter
 from typing import Any
@@ -31,6 +32,7 @@ from typing import Any
 import regex
 
 from rootrank.model import Diagnosis, Finding
+from rootrank.ranks import ElasticFailure
 from rootrank.scan import MAX_EVIDENCE, ScanState
 from rootrank.signatures import Library, Signature
 
@@ -100,15 +102,21 @@ def entry_script(state: ScanState, root: Finding) -> str | None:
     root cause's traceback; ``None`` when the log names none."""
     if state.launch.script:
         return state.launch.script
-    for frame in root.frames:
-        name = str(frame.get("file", "")).replace("\\", "/").rsplit("/", 1)[-1]
-        if frame.get("func") == "<module>" and frame.get("user") and name.endswith(".py"):
+    frames = [(str(f.get("file", "")), f.get("func"), f.get("user")) for f in root.frames]
+    # A chained traceback keeps its <module> frame in another link of the chain.
+    frames += [(f.file, f.func, f.user) for seen in state.exceptions for f in seen.exc.frames]
+    for file, func, user in frames:
+        name = file.replace("\\", "/").rsplit("/", 1)[-1]
+        if func == "<module>" and user and name.endswith(".py"):
             return name
     return None
 
 
-def with_script(text: str, script: str | None) -> str:
-    """``text`` with the entries' stand-in ``train.py`` replaced by the log's own script."""
+def with_script(text: str, script: str | None, gpus: int | None = None) -> str:
+    """``text`` with the entries' stand-ins filled from the log: ``train.py`` becomes the log's
+    own entry script, ``<gpus>`` the launcher's ``--nproc-per-node`` (when the log shows them)."""
+    if gpus is not None and "<gpus>" in text:
+        text = text.replace("<gpus>", str(gpus))
     if not script or script == "train.py" or "train.py" not in text:
         return text
     return _TRAIN_PY.sub(script.replace("\\", "\\\\"), text)
@@ -212,10 +220,27 @@ def _known_ranks(state: ScanState) -> set[int]:
     return known
 
 
+def _summary_root_of(entry: ElasticFailure, entries: list[ElasticFailure]) -> ElasticFailure | None:
+    """The "Root Cause (first observed failure)" entry of the summary ``entry`` sits in.
+
+    torchelastic prints one agent's ``Failures:`` entries first, then its root cause: the
+    failure with the smallest timestamp (``ChildFailedError.get_first_failure`` in
+    ``torch/distributed/elastic/multiprocessing/errors/__init__.py``). So the first root
+    entry after ``entry`` in the same file, with no summary end in between that we can see,
+    bounds ``entry``'s time from below. ``None`` when no root entry follows."""
+    later = [e for e in entries if e.root_cause and e.path == entry.path and e.line > entry.line]
+    return min(later, key=lambda e: e.line) if later else None
+
+
 def _elastic_rank(state: ScanState) -> tuple[int | None, str]:
     """The rank torchelastic's failure summaries point at, when they can tell: the only rank
     with a real failure exit code (not a SIGTERM/SIGKILL the agent sent), or the one whose
-    failure is strictly the earliest. Several summaries (one per node agent) are merged."""
+    failure is strictly the earliest. Several summaries (one per node agent) are merged.
+
+    An entry whose ``time`` field is not in the log (a paste cut inside ``Failures:``) is
+    not earlier than its own summary's root-cause entry (torchelastic picks the minimum
+    timestamp), so it does not stand in the way of that root entry or of an earlier one; an
+    entry with neither a time nor a following root entry leaves the order unknown."""
     entries = [e for e in state.elastic if e.rank is not None and e.rank >= 0]
     if not entries:
         return None, ""
@@ -227,12 +252,33 @@ def _elastic_rank(state: ScanState) -> tuple[int | None, str]:
         if len(entries) > 1 and real:
             return e.rank, f"torchelastic's summary shows rank {e.rank} exited with code {e.exitcode} while the others were stopped by the agent"
         return e.rank, f"torchelastic's summary names rank {e.rank} (exit code {e.exitcode}); no other rank's failure is in the log"
-    if all(e.time is not None for e in pool):
-        first = min(pool, key=lambda e: e.time or 0.0)
-        if sum(1 for e in pool if e.time == first.time) == 1:
+    timed = [e for e in pool if e.time is not None]
+    if timed:
+        first = min(timed, key=lambda e: e.time or 0.0)
+        unique = sum(1 for e in timed if e.time == first.time and e.rank != first.rank) == 0
+        bounded = True
+        siblings: list[int] = []  # untimed entries of `first`'s own summary
+        for e in pool:
+            if e.time is not None or e.rank == first.rank:
+                continue
+            root = _summary_root_of(e, entries)
+            if root is None or root.time is None:
+                bounded = False
+            elif root is first:
+                siblings.append(e.rank or 0)
+            elif root.time <= (first.time or 0.0):
+                bounded = False  # it may have failed as early as `first`
+        if unique and bounded:
+            others = format_ranks([r for r in ranks if r != first.rank])
+            if siblings:
+                return first.rank, (
+                    f"torchelastic's summary names rank {first.rank} (exit code {first.exitcode}) as the first observed "
+                    f"failure: the earliest timestamp of its summary, which also lists rank{'s' if len(siblings) > 1 else ''} "
+                    f"{format_ranks(sorted(siblings))}"
+                )
             return first.rank, (
                 f"torchelastic's summaries show rank {first.rank} failed first (exit code {first.exitcode}), "
-                f"before ranks {format_ranks([r for r in ranks if r != first.rank])}"
+                f"before ranks {others}"
             )
     return None, f"ranks {format_ranks(ranks)} all failed at the same time (torchelastic's summary); the log does not tell which one started"
 
@@ -419,13 +465,21 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         reasoning.append(why[:1].upper() + why[1:] + ".")
     if local_why and root.captures.get("local_rank") and root.rank is not None:
         reasoning.append(local_why[:1].upper() + local_why[1:] + ".")
-    # A finding on nothing but the root cause's own lines is the same report read by a more
-    # general signature (rank 3's watchdog line under the desync one), not collateral.
+    # The root cause's own lines read by a more general signature (rank 3's watchdog line
+    # under the desync one) are not collateral: they leave the collateral groups.
     root_lines = {(e.path, e.line) for e in root.evidence}
-    collateral = [
-        f for f in findings
-        if f is not root and not (f.evidence and all((e.path, e.line) in root_lines for e in f.evidence))
-    ]
+    collateral = []
+    for f in findings:
+        if f is root:
+            continue
+        own = [e for e in f.evidence if (e.path, e.line) in root_lines]
+        if own:
+            if len(own) == len(f.evidence) and f.count <= len(own):
+                continue
+            f = dataclasses.replace(
+                f, evidence=[e for e in f.evidence if e not in own], count=max(1, f.count - len(own))
+            )
+        collateral.append(f)
     victims = sorted({
         f.rank for f in collateral
         if f.role == "symptom" and f.rank is not None and f.rank != initiating and f.rank not in group_ranks
@@ -452,6 +506,7 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     if state.world_size:
         values["world_size"] = state.world_size
     script = entry_script(state, root)
+    gpus = state.launch.nproc_per_node
     if script and masker:
         script = masker.text(script)
     evidence = [e.to_dict() for e in root.evidence[:3]]
@@ -479,13 +534,13 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         "mechanism": render(sig.entry["mechanism"], values),
         "symptoms": sig.entry.get("symptoms", []),
         "fix": {
-            "steps": [with_script(render(s, values), script) for s in sig.fix["steps"]],
+            "steps": [with_script(render(s, values), script, gpus) for s in sig.fix["steps"]],
             "code": {
-                k: with_script(render(v, values, keep_unknown=True), script) for k, v in sig.fix.get("code", {}).items()
+                k: with_script(render(v, values, keep_unknown=True), script, gpus) for k, v in sig.fix.get("code", {}).items()
             },
         },
-        "confirm": [with_script(render(c, values), script) for c in sig.confirm],
-        "verify": with_script(render(sig.verify, values), script),
+        "confirm": [with_script(render(c, values), script, gpus) for c in sig.confirm],
+        "verify": with_script(render(sig.verify, values), script, gpus),
         "references": list(sig.references),
         "related": [
             {"id": r, "title": library.signatures[r].title} for r in sig.related if r in library.signatures

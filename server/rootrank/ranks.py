@@ -76,6 +76,11 @@ _SUMMARY_ITEM = regex.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
 _SUMMARY_FIELD = regex.compile(r"^\s{1,8}(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
 _SUMMARY_RANK = regex.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<local>\d+)\))?")
 _SUMMARY_EXIT = regex.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?")
+# Entry fields that appear once per entry: a repeat starts the next entry.
+_ENTRY_FIELD_ATTR = {"time": "time", "host": "host", "rank": "rank"}
+# torchelastic's entry field "rank : 5 (local_rank: 5)": distinctive enough to open a summary
+# whose header was cut off (a pasted fragment that starts inside "Failures:").
+_SUMMARY_RANK_FIELD = regex.compile(r"^\s{1,8}rank\s*:\s?-?\d+ \(local_rank: \d+\)\s*$")
 
 _TS_GLOG = regex.compile(r"(?<![\w])[IWEF](?P<mo>1[0-2]|0?[1-9])(?P<d>[0-3]\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:\.(?P<f>\d{1,9}))?\b")
 _TS_ISO = regex.compile(
@@ -254,6 +259,7 @@ class RankTagger:
     _summary: bool = False
     _summary_root: bool = False
     _summary_noise: int = 0
+    _summary_item_line: int | None = None
     _spawn_proc: int | None = None
     _spawn_left: int = 0
     _spawn_exc: bool = False
@@ -433,7 +439,10 @@ class RankTagger:
             if body.startswith(("Failures:", "Root Cause")) and _SUMMARY_START.match(body):
                 self._summary = True
                 self._summary_root = body.startswith("Root Cause")
-            return False
+                self._summary_item_line = None
+                return False
+            if not self._open_cut_summary(body, number):
+                return False
         if _SUMMARY_ITEM.match(body):
             self.elastic.append(ElasticFailure(root_cause=self._summary_root, line=number, path=self.path))
             return False
@@ -443,6 +452,12 @@ class RankTagger:
         if fm and self.elastic:
             item = self.elastic[-1]
             key, value = fm.group("key"), fm.group("value").strip()
+            attr = _ENTRY_FIELD_ATTR.get(key)
+            if attr is not None and getattr(item, attr) is not None:
+                # A second "time"/"host"/"rank" without an "[N]:" header between them (a paste
+                # that lost the header line) starts the next entry.
+                item = ElasticFailure(root_cause=self._summary_root, line=number, path=self.path)
+                self.elastic.append(item)
             if key == "time":
                 item.time = parse_time(value)
             elif key == "host":
@@ -479,6 +494,30 @@ class RankTagger:
             self._summary = False
             self._summary_noise = 0
         return False
+
+    def _open_cut_summary(self, body: str, number: int) -> bool:
+        """Open a torchelastic summary whose ``Failures:`` header is not in the log (a
+        pasted fragment that starts inside it). An entry header ``[N]:`` followed on the
+        next line by an entry field, or a lone ``rank : R (local_rank: L)`` field, opens
+        it as a ``Failures:`` section (``root_cause`` false). Returns ``True`` when the
+        summary is now open and ``body`` is a field line to record.
+
+        In a diagnosis the scanner's gate passes the ``local_rank: `` line but not the
+        ``[N]:`` or ``time`` lines before it, so a cut entry opens on its ``rank`` field and
+        its time stays unknown (:func:`rootrank.analyze._elastic_rank` bounds it by its
+        summary's root-cause entry)."""
+        if _SUMMARY_ITEM.match(body):
+            self._summary_item_line = number
+            return False
+        item_line, self._summary_item_line = self._summary_item_line, None
+        after_item = item_line is not None and item_line == number - 1 and _SUMMARY_FIELD.match(body)
+        if not after_item and not _SUMMARY_RANK_FIELD.match(body):
+            return False
+        self._summary = True
+        self._summary_root = False
+        self._summary_noise = 0
+        self.elastic.append(ElasticFailure(root_cause=False, line=item_line or number, path=self.path))
+        return True
 
     def summary_rank(self, number: int) -> int | None:
         """The rank of the summary entry that a line inside a failure summary belongs to."""

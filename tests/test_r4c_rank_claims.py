@@ -1,0 +1,182 @@
+"""Initiating-rank claims on multi-rank fragments (round 4, helper c).
+
+A pasted fragment often starts inside torchelastic's failure summary, below its
+``Failures:`` header (``torch/distributed/elastic/multiprocessing/errors/__init__.py``
+prints ``[N]:`` entry headers followed by ``time``/``host``/``rank``/``exitcode``/
+``error_file``/``traceback`` fields). Those entries must still count, or the one entry
+under ``Root Cause (first observed failure)`` looks like the only failed rank and is
+claimed as the initiator. The other tests pin the cases where the log cannot tell and the
+engine must say so (``initiating_rank`` ``None``), and the ones where it can.
+
+Every log here is written for this file in the shape the tools print.
+"""
+
+from __future__ import annotations
+
+from rootrank.engine import diagnose_text
+from rootrank.ranks import RankTagger
+
+_SEP = "-" * 60
+_END = "=" * 60
+
+
+def _entry(
+    index: int, rank: int, exitcode: int, pid: int, when: str = "2025-03-02_10:41:07"
+) -> list[str]:
+    tb = (
+        f"Signal {-exitcode} (SIGTERM) received by PID {pid}"
+        if exitcode == -15
+        else "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"
+    )
+    return [
+        f"[{index}]:",
+        f"  time      : {when}",
+        "  host      : node02",
+        f"  rank      : {rank} (local_rank: {rank % 4})",
+        f"  exitcode  : {exitcode} (pid: {pid})",
+        "  error_file: <N/A>",
+        f"  traceback : {tb}",
+    ]
+
+
+def _root(rank: int, exitcode: int, pid: int, when: str = "2025-03-02_10:41:07") -> list[str]:
+    return [
+        _SEP,
+        "Root Cause (first observed failure):",
+        *_entry(0, rank, exitcode, pid, when),
+        _END,
+    ]
+
+
+def test_entries_below_a_cut_failures_header_are_read():
+    # The fragment starts at entry [1]; its "Failures:" header was not pasted.
+    lines = [*_entry(1, 6, 1, 3312), *_entry(2, 7, 1, 3313), *_root(5, 1, 3311)]
+    tagger = RankTagger()
+    for i, line in enumerate(lines, 1):
+        tagger.tag(line, i)
+    got = sorted((e.rank, e.exitcode, e.root_cause, e.line) for e in tagger.elastic)
+    assert got == [(5, 1, True, 17), (6, 1, False, 1), (7, 1, False, 8)]
+
+
+def test_a_cut_summary_whose_ranks_all_failed_together_names_no_initiator():
+    d = diagnose_text(
+        "\n".join([*_entry(3, 6, 1, 3312), *_entry(4, 7, 1, 3313), *_root(5, 1, 3311)]) + "\n"
+    )
+    out = d.to_dict()
+    assert out["root_cause"]["failure_class"] == "elastic-child-failed"
+    assert out["root_cause"]["evidence"][0]["line"] == 16
+    assert out["initiating_rank"] is None
+    assert out["ranks"]["seen"] == [5, 6, 7]
+
+
+def test_a_cut_summary_with_sigtermed_siblings_names_the_rank_that_really_failed():
+    lines = [*_entry(1, 5, -15, 3311), *_entry(2, 6, -15, 3312), *_root(4, 1, 3310)]
+    out = diagnose_text("\n".join(lines) + "\n").to_dict()
+    assert out["root_cause"]["failure_class"] == "elastic-child-failed"
+    assert out["initiating_rank"] == 4
+
+
+def test_a_fragment_starting_at_an_entry_field_opens_the_summary():
+    # Cut even higher: the first entry's header and time are missing.
+    lines = [
+        "  host      : node02",
+        "  rank      : 3 (local_rank: 3)",
+        "  exitcode  : 1 (pid: 871)",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+        *_root(0, 1, 868),
+    ]
+    tagger = RankTagger()
+    for i, line in enumerate(lines, 1):
+        tagger.tag(line, i)
+    assert sorted((e.rank, e.exitcode) for e in tagger.elastic) == [(0, 1), (3, 1)]
+
+
+def test_a_bracketed_index_outside_a_summary_opens_nothing():
+    lines = [
+        "[0]:",
+        "  loss      : 0.4312",
+        "[1]:",
+        "epoch 3 finished",
+        "  rank: 2",
+    ]
+    tagger = RankTagger()
+    for i, line in enumerate(lines, 1):
+        tagger.tag(line, i)
+    assert tagger.elastic == []
+
+
+def test_two_ranks_lagging_together_are_not_an_initiator():
+    # Ranks 4 and 5 are three collectives behind the four others: a pair, not one rank.
+    lines = []
+    for rank in (0, 4, 1, 5, 2, 3):
+        seq, op = (897, "BROADCAST") if rank in (4, 5) else (900, "ALLREDUCE")
+        lines.append(
+            f"[E ProcessGroupNCCL.cpp:828] [Rank {rank}] Watchdog caught collective operation timeout: "
+            f"WorkNCCL(SeqNum={seq}, OpType={op}, Timeout(ms)=1800000) ran for 180{rank}711 milliseconds before timing out."
+        )
+    out = diagnose_text("\n".join(lines) + "\n").to_dict()
+    assert out["root_cause"]["failure_class"] == "collective-timeout"
+    assert out["root_cause"]["evidence"][0]["line"] == 1
+    assert out["initiating_rank"] is None
+
+
+def test_the_single_rank_behind_the_others_is_named():
+    lines = []
+    for rank in (0, 1, 2, 3):
+        seq = 411 if rank == 2 else 412
+        lines.append(
+            f"[rank{rank}]:[E302 10:41:07.1{rank}0000000 ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught collective "
+            f"operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+            f"ran for 60002{rank} milliseconds before timing out."
+        )
+    out = diagnose_text("\n".join(lines) + "\n").to_dict()
+    assert out["root_cause"]["failure_class"] == "collective-timeout"
+    assert out["initiating_rank"] == 2
+
+
+def _cut_entry(rank: int, exitcode: int, pid: int) -> list[str]:
+    """An entry whose header and ``time`` field are above the pasted fragment."""
+    return [
+        "  host      : node01",
+        f"  rank      : {rank} (local_rank: {rank})",
+        f"  exitcode  : {exitcode} (pid: {pid})",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+    ]
+
+
+def test_an_untimed_sibling_cannot_be_earlier_than_its_own_summary_root():
+    # torchelastic's root cause is the minimum timestamp of its summary: rank 7's cut entry
+    # (time not in the log) failed no earlier than rank 0.
+    out = diagnose_text("\n".join([*_cut_entry(7, 1, 4227), *_root(0, 1, 4220)]) + "\n").to_dict()
+    assert out["ranks"]["seen"] == [0, 7]
+    assert out["initiating_rank"] == 0
+
+
+def test_an_untimed_entry_with_no_root_after_it_leaves_the_order_unknown():
+    # Node 1's complete summary names rank 1; the paste then stops inside node 2's
+    # "Failures:" list: rank 6's time and its summary's root are both missing.
+    lines = [
+        "Root Cause (first observed failure):",
+        *_entry(0, 1, 1, 5101, "2025-03-02_10:41:07"),
+        _END,
+        "Failures:",
+        *_cut_entry(6, 1, 5206),
+    ]
+    out = diagnose_text("\n".join(lines) + "\n").to_dict()
+    assert out["ranks"]["seen"] == [1, 6]
+    assert out["initiating_rank"] is None
+
+
+def test_an_entry_earlier_than_every_summary_root_is_named():
+    # The two-agent shape: node 1's ranks (one cut) fail together 51 s after node 2's rank 4.
+    lines = [
+        *_cut_entry(3, 1, 19418),
+        *_root(0, 1, 19414, "2025-03-02_10:41:58"),
+        "Failures:",
+        "  <NO_OTHER_FAILURES>",
+        *_root(4, 1, 19401, "2025-03-02_10:41:07"),
+    ]
+    out = diagnose_text("\n".join(lines) + "\n").to_dict()
+    assert out["initiating_rank"] == 4
