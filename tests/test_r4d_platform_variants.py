@@ -257,3 +257,30 @@ def test_near_miss_is_not_claimed(case):
     diag = diagnose_text(text, mask=False).to_dict()
     found = {f["signature"] for f in diag["findings"]}
     assert signature not in found, (_id, found)
+
+
+@pytest.mark.parametrize(
+    ("text", "signature", "failure_class"),
+    [
+        ("Epoch 1:  43%|####      | 300/700 [01:38<02:11, 3.06it/s]Killed\n", "worker-sigkill-exit", "host-oom-killed"),
+        ("$ python train.py &\n[1]+  Killed                  python train.py\n", "worker-sigkill-exit", "host-oom-killed"),
+        ("zsh: killed     python train.py --bs 64\n", "worker-sigkill-exit", "host-oom-killed"),
+        ("Process finished with exit code 137 (interrupted by signal 9: SIGKILL)\n", "worker-sigkill-exit", "host-oom-killed"),
+        (
+            "ValueError: `FlatParameter` requires uniform dtype but got torch.float32 and torch.bfloat16\n",
+            "fsdp-flat-param-uniformity",
+            "fsdp-state-dict-or-wrapping-error",
+        ),
+    ],
+    ids=["tqdm-glued", "job-control", "zsh", "pycharm-137", "fsdp-torch2.0-dtype"],
+)
+def test_shell_and_ide_kill_messages_and_the_torch_2_0_fsdp_wording(text, signature, failure_class):
+    rc = diagnose_text(text, mask=False).root_cause
+    assert rc is not None and (rc["signature"], rc["failure_class"]) == (signature, failure_class)
+    assert rc["evidence"][0]["line"] == len(text.splitlines())
+
+
+@pytest.mark.parametrize("text", ["Process Killed by user\n", "[rank: 1] Killed\n", "OOM Killed\n"])
+def test_killed_in_prose_is_not_a_sigkill(text):
+    d = diagnose_text(text, mask=False).to_dict()
+    assert not any(f["signature"] == "worker-sigkill-exit" for f in d["findings"])
