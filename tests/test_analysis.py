@@ -61,7 +61,9 @@ def test_earliest_timestamp_wins_between_ranks_with_the_same_cause():
 
 
 def test_healthy_output_has_no_root_cause():
-    text = "\n".join(f"[rank{r}]: step {s} loss {1.0 / (s + 1):.4f}" for s in range(50) for r in range(4))
+    text = "\n".join(
+        f"[rank{r}]: step {s} loss {1.0 / (s + 1):.4f}" for s in range(50) for r in range(4)
+    )
     diag = diagnose_text(text, "ok.log")
     assert diag.root_cause is None
     assert diag.unclassified is None
@@ -69,12 +71,14 @@ def test_healthy_output_has_no_root_cause():
 
 
 def test_unknown_exception_is_unclassified_not_a_verdict():
-    text = "\n".join([
-        "[rank2]: Traceback (most recent call last):",
-        '[rank2]:   File "/home/user/proj/train.py", line 7, in <module>',
-        "[rank2]:     frobnicate()",
-        "[rank2]: mylib.FrobnicationHalted: the frobnicator halted",
-    ])
+    text = "\n".join(
+        [
+            "[rank2]: Traceback (most recent call last):",
+            '[rank2]:   File "/home/user/proj/train.py", line 7, in <module>',
+            "[rank2]:     frobnicate()",
+            "[rank2]: mylib.FrobnicationHalted: the frobnicator halted",
+        ]
+    )
     diag = diagnose_text(text, "u.log")
     assert diag.root_cause is None
     assert diag.unclassified is not None
@@ -91,12 +95,24 @@ def test_json_contract_fields():
     d = diagnose_text("\n".join(lines), "c.log").to_dict()
     assert d["schema"] == "rootrank.diagnosis/1"
     rc = d["root_cause"]
-    for key in ("signature", "failure_class", "title", "confidence", "rank", "host", "evidence", "fix", "verify"):
+    for key in (
+        "signature",
+        "failure_class",
+        "title",
+        "confidence",
+        "rank",
+        "host",
+        "evidence",
+        "fix",
+        "verify",
+    ):
         assert key in rc
     assert 0 <= rc["confidence"] <= 1
     assert rc["evidence"][0] == {
-        "path": "c.log", "line": 1, "rank": 1,
-        "text": lines[0][len("[rank1]: "):],
+        "path": "c.log",
+        "line": 1,
+        "rank": 1,
+        "text": lines[0][len("[rank1]: ") :],
         "column_start": lines[0].index("CUDA out of memory"),
         "column_end": rc["evidence"][0]["column_end"],
     }
@@ -106,12 +122,14 @@ def test_json_contract_fields():
 
 
 def test_source_code_quoted_in_a_traceback_is_not_a_message():
-    text = "\n".join([
-        "Traceback (most recent call last):",
-        '  File "/home/user/proj/train.py", line 12, in <module>',
-        '    raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")',
-        "KeyError: 'labels'",
-    ])
+    text = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/home/user/proj/train.py", line 12, in <module>',
+            '    raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")',
+            "KeyError: 'labels'",
+        ]
+    )
     diag = diagnose_text(text, "t.log")
     assert "cuda-oom" not in {f.signature for f in diag.findings}
     assert diag.root_cause["failure_class"] == "user-code-exception"
@@ -126,7 +144,10 @@ def test_verify_and_fix_name_the_script_the_log_names():
         "GPU 1 has a total capacity of 79.15 GiB of which 1.21 GiB is free.\n"
     )
     launched = "+ torchrun --nnodes 1 --nproc-per-node 4 recipes/sft_llama.py --lr 1e-4\n" + oom
-    assert "torchrun --nproc-per-node=4 recipes/sft_llama.py" in diagnose_text(launched).root_cause["verify"]
+    assert (
+        "torchrun --nproc-per-node=4 recipes/sft_llama.py"
+        in diagnose_text(launched).root_cause["verify"]
+    )
     summary = oom + "===\ntools/pretrain.py FAILED\n---\nFailures:\n  <NO_OTHER_FAILURES>\n"
     assert " tools/pretrain.py " in diagnose_text(summary).root_cause["verify"]
     framed = (
@@ -136,3 +157,23 @@ def test_verify_and_fix_name_the_script_the_log_names():
     )
     assert " finetune.py " in diagnose_text(framed).root_cause["verify"]
     assert " train.py " in diagnose_text(oom).root_cause["verify"]
+
+
+def test_a_rank_is_not_named_when_another_rank_failed_in_a_way_the_log_cuts_or_nothing_explains():
+    from rootrank.engine import diagnose_text
+
+    oom = (
+        "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 56.00 MiB. "
+        "GPU 5 has a total capacity of 79.33 GiB of which 49.81 MiB is free.\n"
+    )
+    cut = '[rank6]: Traceback (most recent call last):\n[rank6]:   File "/w/train.py", line 9, in <module>\n[rank6]:     main()\n'
+    d = diagnose_text(oom + cut)
+    assert d.root_cause["signature"] == "cuda-oom" and d.initiating_rank is None
+    assert any(r.startswith("Rank 6 also failed") for r in d.reasoning)
+    unknown = '[rank2]: Traceback (most recent call last):\n[rank2]:   File "/w/train.py", line 9, in <module>\n[rank2]: mylib.WeirdError: boom\n'
+    assert diagnose_text(unknown + oom).initiating_rank is None
+    watchdog = (
+        "[rank2]: torch.distributed.DistBackendError: NCCL communicator was aborted on rank 2.\n"
+    )
+    assert diagnose_text(oom + watchdog).initiating_rank == 5  # explained: collateral
+    assert diagnose_text(oom).initiating_rank == 5

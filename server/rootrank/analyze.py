@@ -588,6 +588,12 @@ def _initiating_rank(
             )
         return None, why
     if len(ranks_with) == 1:
+        other = _unexplained_failure_elsewhere(ranks_with[0], root, findings, state)
+        if other is not None:
+            return None, (
+                f"rank {other} also failed with an exception no signature explains, and the log does not "
+                f"show which of ranks {format_ranks(sorted({other, ranks_with[0]}))} failed first"
+            )
         return ranks_with[0], ""
     if len(ranks_with) > 1:
         # The first rank to report a *cause* started it.
@@ -601,6 +607,24 @@ def _initiating_rank(
     if r is None and sig.implied_rank is not None:
         return sig.implied_rank, f"this failure happens on rank {sig.implied_rank} by design ({sig.implied_rank_reason})"
     return r, why
+
+
+def _unexplained_failure_elsewhere(rank: int, root: Finding, findings: list[Finding], state: ScanState) -> int | None:
+    """Another rank whose Python exception no finding covers (an error no signature knows,
+    printed no later than the root cause as far as the log shows) or whose traceback the log
+    cuts before its exception line: then ``rank`` is not proven to be the first. ``None`` when
+    there is none."""
+    explained = {(e.path, e.line) for f in findings for e in f.evidence}
+    for seen in state.exceptions:
+        if seen.rank is None or seen.rank == rank or seen.exc.ignored:
+            continue
+        if (seen.path, seen.exc.log_line) in explained:
+            continue
+        if root.time is not None and seen.time is not None and seen.time > root.time:
+            continue
+        return seen.rank
+    cut = sorted(state.cut_traceback_ranks - {rank})
+    return cut[0] if cut else None
 
 
 def _suspect_ranks(finding: Finding) -> list[int]:

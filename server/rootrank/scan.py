@@ -206,6 +206,8 @@ class ScanState:
     sources: list[str] = field(default_factory=list)
     pending_pid: list[tuple[Finding, str | None, int]] = field(default_factory=list)
     launch: LaunchFacts = field(default_factory=LaunchFacts)
+    #: Ranks whose traceback the log cuts before its exception line (a paste that ends early).
+    cut_traceback_ranks: set[int] = field(default_factory=set)
 
 
 class Scanner:
@@ -285,6 +287,8 @@ class Scanner:
             st.lines_total += text.count("\n") + 1
         self._close_pending()
         for rank, reader in readers.items():
+            if reader.open and rank is not None:
+                st.cut_traceback_ranks.add(rank)  # the log ends inside this rank's traceback
             exc = reader.finish()
             header = reader.take_header_message()
             if header is not None:
