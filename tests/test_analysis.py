@@ -177,3 +177,22 @@ def test_a_rank_is_not_named_when_another_rank_failed_in_a_way_the_log_cuts_or_n
     )
     assert diagnose_text(oom + watchdog).initiating_rank == 5  # explained: collateral
     assert diagnose_text(oom).initiating_rank == 5
+
+
+def test_verify_speaks_the_launcher_the_log_used():
+    from rootrank.engine import diagnose_text
+
+    oom = (
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+        "GPU 1 has a total capacity of 79.15 GiB of which 1.21 GiB is free.\n"
+    )
+    ds = diagnose_text(
+        "+ deepspeed --num_gpus 8 train_ds.py --deepspeed ds.json\n" + oom
+    ).root_cause["verify"]
+    assert " deepspeed --num_gpus 8 train_ds.py " in ds and "torchrun" not in ds
+    acc = diagnose_text("$ accelerate launch --num_processes 4 run_clm.py\n" + oom).root_cause[
+        "verify"
+    ]
+    assert " accelerate launch --num_processes <gpus> run_clm.py " in acc
+    tr = diagnose_text("+ torchrun --nproc-per-node 4 sft.py\n" + oom).root_cause["verify"]
+    assert " torchrun --nproc-per-node=4 sft.py " in tr

@@ -112,11 +112,21 @@ def entry_script(state: ScanState, root: Finding) -> str | None:
     return None
 
 
-def with_script(text: str, script: str | None, gpus: int | None = None) -> str:
+#: The entries' launch command, and how the other launchers spell it (their CLIs' own flags:
+#: ``deepspeed --num_gpus``, ``accelerate launch --num_processes``).
+_TORCHRUN = regex.compile(r"\btorchrun --nproc-per-node=(?P<n>\S+)")
+_LAUNCH_AS = {"deepspeed": "deepspeed --num_gpus {n}", "accelerate": "accelerate launch --num_processes {n}"}
+
+
+def with_script(text: str, script: str | None, gpus: int | None = None, launcher: str | None = None) -> str:
     """``text`` with the entries' stand-ins filled from the log: ``train.py`` becomes the log's
-    own entry script, ``<gpus>`` the launcher's ``--nproc-per-node`` (when the log shows them)."""
+    own entry script, ``<gpus>`` the launcher's ``--nproc-per-node``, and ``torchrun
+    --nproc-per-node=N`` the launcher the log used (``deepspeed``/``accelerate``), when the
+    log shows them."""
     if gpus is not None and "<gpus>" in text:
         text = text.replace("<gpus>", str(gpus))
+    if launcher in _LAUNCH_AS and "torchrun --nproc-per-node=" in text:
+        text = _TORCHRUN.sub(lambda m: _LAUNCH_AS[launcher].format(n=m["n"]), text)
     if not script or script == "train.py" or "train.py" not in text:
         return text
     return _TRAIN_PY.sub(script.replace("\\", "\\\\"), text)
@@ -507,6 +517,7 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         values["world_size"] = state.world_size
     script = entry_script(state, root)
     gpus = state.launch.nproc_per_node
+    launcher = state.launch.launcher
     if script and masker:
         script = masker.text(script)
     evidence = [e.to_dict() for e in root.evidence[:3]]
@@ -534,13 +545,13 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         "mechanism": render(sig.entry["mechanism"], values),
         "symptoms": sig.entry.get("symptoms", []),
         "fix": {
-            "steps": [with_script(render(s, values), script, gpus) for s in sig.fix["steps"]],
+            "steps": [with_script(render(s, values), script, gpus, launcher) for s in sig.fix["steps"]],
             "code": {
-                k: with_script(render(v, values, keep_unknown=True), script, gpus) for k, v in sig.fix.get("code", {}).items()
+                k: with_script(render(v, values, keep_unknown=True), script, gpus, launcher) for k, v in sig.fix.get("code", {}).items()
             },
         },
-        "confirm": [with_script(render(c, values), script, gpus) for c in sig.confirm],
-        "verify": with_script(render(sig.verify, values), script, gpus),
+        "confirm": [with_script(render(c, values), script, gpus, launcher) for c in sig.confirm],
+        "verify": with_script(render(sig.verify, values), script, gpus, launcher),
         "references": list(sig.references),
         "related": [
             {"id": r, "title": library.signatures[r].title} for r in sig.related if r in library.signatures

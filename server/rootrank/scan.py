@@ -77,11 +77,15 @@ _MASTER_HOST = regex.compile(
 # errors/__init__.py) or the first .py after a printed launcher command.
 _SCRIPT_FAILED = regex.compile(r"^(?P<s>\S{1,300}\.py) FAILED\s*$")
 _SCRIPT_AFTER_LAUNCHER = regex.compile(
-    r"(?:torchrun|torch\.distributed\.(?:run|launch)|accelerate launch|deepspeed)\b[^\n]{0,400}?\s(?P<s>[\w./-]{1,300}\.py)\b"
+    r"(?P<launcher>torchrun|torch\.distributed\.(?:run|launch)|accelerate launch|deepspeed)\b[^\n]{0,400}?"
+    r"\s(?P<s>[\w./-]{1,300}\.py)\b"
 )
 #: The most launcher-named hosts remembered per log.
 MAX_NAMED_HOSTS = 64
-_NPROC = regex.compile(r"(?:--nproc[_-]per[_-]node[= ]|\bnproc_per_node['\"]?\s*[=:]\s*)['\"]?(?P<n>\d+)\b")
+# torchrun's --nproc-per-node, and deepspeed's --num_gpus (GPUs per node, like it)
+_NPROC = regex.compile(
+    r"(?:--nproc[_-]per[_-]node[= ]|\bnproc_per_node['\"]?\s*[=:]\s*|--num[_-]gpus[= ])['\"]?(?P<n>\d+)\b"
+)
 _LAUNCH_CMD = regex.compile(
     r"(?:^|[$#>]\s*|\s)(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch))\s+(?:-|\S+\.py\b)"
 )
@@ -102,7 +106,8 @@ class LaunchFacts:
     ``parallel_sizes`` the ColossalAI-style data/pipeline/tensor sizes; ``launch_command`` a
     printed torchrun command line, and ``node_flags`` whether any multi-node flag appears;
     ``hosts`` the rendezvous hosts launchers name (``MASTER_ADDR=``, ``--rdzv-endpoint``);
-    ``script`` the entry script as the launcher names it (``scenarios/train_x.py``).
+    ``script`` the entry script as the launcher names it (``scenarios/train_x.py``);
+    ``launcher`` ``"deepspeed"`` or ``"accelerate"`` when that launcher started it.
     """
 
     single_node: list[str] = field(default_factory=list)
@@ -114,6 +119,7 @@ class LaunchFacts:
     node_flags: bool = False
     hosts: set[str] = field(default_factory=set)
     script: str | None = None
+    launcher: str | None = None
 
     def read(self, text: str, number: int) -> None:
         """Learn from one cleaned line (``number`` 1-based)."""
@@ -130,6 +136,9 @@ class LaunchFacts:
             m = _SCRIPT_FAILED.match(text) or _SCRIPT_AFTER_LAUNCHER.search(text)
             if m and 'File "' not in text:
                 self.script = m.group("s")  # as the user typed it (relative or absolute)
+                launcher = m.groupdict().get("launcher") or ""
+                if launcher.startswith(("deepspeed", "accelerate")):
+                    self.launcher = launcher.split()[0]
         if ("master" in text or "rdzv" in text or "MASTER" in text) and len(self.hosts) < MAX_NAMED_HOSTS:
             self.hosts.update(m.group("h") for m in _MASTER_HOST.finditer(text))
         if "node" in text or "rdzv" in text or "master" in text or "group_rank" in text:
@@ -140,7 +149,7 @@ class LaunchFacts:
                     self.multi_node.append(f"'{m.group(0)}' (line {number})")
         if "--standalone" in text and _STANDALONE.search(text):
             self.single_node.append(f"'--standalone' (line {number})")
-        if "nproc" in text:
+        if "nproc" in text or "num_gpus" in text or "num-gpus" in text:
             m = _NPROC.search(text)
             if m:
                 self.nproc_per_node = int(m.group("n"))
