@@ -107,7 +107,8 @@ def test_a_bracketed_index_outside_a_summary_opens_nothing():
 
 
 def test_two_ranks_lagging_together_are_not_an_initiator():
-    # Ranks 4 and 5 are three collectives behind the four others: a pair, not one rank.
+    # Ranks 4 and 5 are three collectives behind the four others, in another collective: the
+    # streams diverged (a desync), but a pair, not one rank, so no initiator is named.
     lines = []
     for rank in (0, 4, 1, 5, 2, 3):
         seq, op = (897, "BROADCAST") if rank in (4, 5) else (900, "ALLREDUCE")
@@ -116,9 +117,10 @@ def test_two_ranks_lagging_together_are_not_an_initiator():
             f"WorkNCCL(SeqNum={seq}, OpType={op}, Timeout(ms)=1800000) ran for 180{rank}711 milliseconds before timing out."
         )
     out = diagnose_text("\n".join(lines) + "\n").to_dict()
-    assert out["root_cause"]["failure_class"] == "collective-timeout"
-    assert out["root_cause"]["evidence"][0]["line"] == 1
+    assert out["root_cause"]["failure_class"] == "collective-desync"
+    assert out["root_cause"]["evidence"][0]["line"] == 2  # rank 4, the smaller group
     assert out["initiating_rank"] is None
+    assert "ranks 4, 5 in BROADCAST (SeqNum 897)" in " ".join(out["reasoning"])
 
 
 def test_the_single_rank_behind_the_others_is_named():

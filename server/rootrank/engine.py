@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any, BinaryIO
 
-from rootrank.analyze import analyze
+from rootrank.analysis import analyze
 from rootrank.ingest import Block, InputError, open_log, read_blocks, text_blocks
 from rootrank.mask import Masker
 from rootrank.match import Matcher

@@ -122,6 +122,10 @@ class Diagnosis:
     timeline: list[dict[str, Any]] = field(default_factory=list)
     lines_read: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: The causal edges that decided: ``{"cause", "effect", "rule", "why"}`` (EventRefs).
+    explanations: list[dict[str, Any]] = field(default_factory=list)
+    #: How the initiating rank was found: ``{"rank", "strategy", "why", "candidates", "agreeing"}``.
+    initiator: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``rootrank.diagnosis/1`` JSON object."""
@@ -140,4 +144,6 @@ class Diagnosis:
             "timeline": self.timeline,
             "lines_read": self.lines_read,
             "warnings": list(self.warnings),
+            "explanations": list(self.explanations),
+            "initiator": self.initiator,
         }

@@ -12,7 +12,7 @@ from typing import Any
 
 import regex
 
-from rootrank.analyze import format_ranks
+from rootrank.analysis.reasons import format_ranks
 from rootrank.model import Diagnosis
 
 # A blank the user fills in (<gpus>, <failing step + 10>): never to be run as it stands, since

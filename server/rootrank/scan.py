@@ -120,6 +120,8 @@ class LaunchFacts:
     hosts: set[str] = field(default_factory=set)
     script: str | None = None
     launcher: str | None = None
+    #: pids the agent sent a closing signal to (``Sending process N closing signal SIGTERM``).
+    closing_pids: set[int] = field(default_factory=set)
 
     def read(self, text: str, number: int) -> None:
         """Learn from one cleaned line (``number`` 1-based)."""
@@ -161,6 +163,8 @@ class LaunchFacts:
             m = _AGENT_PID.search(text)
             if m:
                 self.agent_pids.add(int(m.group("pid") or m.group("fpid")))
+                if m.group("pid"):
+                    self.closing_pids.add(int(m.group("pid")))
         if "parallel size" in text:
             for m in _PARALLEL_SIZE.finditer(text):
                 self.parallel_sizes[m.group("kind")] = int(m.group("n"))

@@ -14,7 +14,15 @@ The schema (all keys required unless marked optional)::
     category: str                # == the folder name
     severity: error | warning
     role: cause | symptom        # symptom: usually collateral (watchdog timeout, SIGTERM...)
-    specificity: int 0..100      # how much it explains; the best cause wins
+    specificity: int 0..100      # which signature reads a line (or one message) when
+                                 # several match it; it never decides between causes
+    kind: cause | symptom | terminal | hardware   # optional, default = role: terminal
+                                 # events end the story (time limit, preemption, the
+                                 # agent's kill, MPI abort) and an earlier fault explains
+                                 # them; hardware events explain the GPU errors after them
+    explained_by: [str]          # optional: what may explain this finding (a kind, a
+                                 # failure class, a signature id, or `peer`: a fault on
+                                 # another rank), read by rootrank.analysis.rules
     tags: [str]
     affects: [str]               # pytorch, nccl, cuda, deepspeed, hf, megatron, vllm, ...
     patterns:                    # at least one
@@ -90,6 +98,10 @@ _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ID = regex.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
+#: What a finding is in a causal chain (``kind:`` in a signature; its role by default).
+KINDS = ("cause", "symptom", "terminal", "hardware")
+
+
 class SignatureError(ValueError):
     """A signature file is wrong. ``str(e)`` is ``"<file>: <field>: <what is wrong>"``."""
 
@@ -153,6 +165,8 @@ class Signature:
     inferred: dict[str, Any] | None = None
     implied_rank: int | None = None
     implied_rank_reason: str = ""
+    kind: str = ""
+    explained_by: tuple[str, ...] = ()
     data: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def to_entry(self) -> dict[str, Any]:
@@ -293,6 +307,10 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
     specificity = _need(data, "specificity", int, p)
     if not 0 <= specificity <= 100:
         raise SignatureError(p, "specificity", "must be 0..100")
+    kind = data.get("kind", role)
+    if kind not in KINDS:
+        raise SignatureError(p, "kind", f"must be one of {', '.join(KINDS)}")
+    explained_by = _str_list(data, "explained_by", p, required=False)
     raw_patterns = _need(data, "patterns", list, p)
     inferred = data.get("inferred")
     if inferred is not None:
@@ -380,6 +398,8 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
         inferred=inferred,
         implied_rank=implied_rank,
         implied_rank_reason=implied_reason,
+        kind=kind,
+        explained_by=explained_by,
         data=data,
     )
 

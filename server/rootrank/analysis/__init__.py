@@ -1,0 +1,182 @@
+"""Causal analysis: from a finished scan to the root cause, the initiating rank and the
+collateral.
+
+The steps, in order (each a module of this package):
+
+1. :func:`~rootrank.analysis.prepare.prepare`: the findings that count (``min_count``,
+   local ranks made global where the log proves it, inferred findings);
+2. :func:`~rootrank.analysis.graph.explain`: the explanation rules
+   (:data:`~rootrank.analysis.rules.RULES`) draw edges ``(cause, effect, rule, why)``;
+3. :func:`~rootrank.analysis.graph.pick_root`: the cause nothing explains, the one that
+   explains most, then the earliest;
+4. :func:`~rootrank.analysis.initiator.find_initiator`: the initiating rank from ordered
+   strategies, or none when they cannot tell;
+5. the entry filled for this job (:func:`rootrank.entry.fill_entry`), the collateral, the
+   timeline and the reasoning, every sentence from :mod:`~rootrank.analysis.reasons`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from rootrank.analysis.collateral import collateral_of, explanations, group, timeline, unclassified
+from rootrank.analysis.graph import Graph, explain, pick_root
+from rootrank.analysis.initiator import Initiator, find_initiator
+from rootrank.analysis.prepare import Context, prepare, single_node_proof
+from rootrank.analysis.reasons import fmt_time, format_ranks, ranks_word, say, sentence
+from rootrank.entry import fill_entry
+from rootrank.model import Diagnosis, Finding
+from rootrank.scan import ScanState
+from rootrank.signatures import Library
+
+__all__ = ["analyze", "format_ranks", "single_node_proof"]
+
+
+def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis:
+    """Turn a finished scan into a :class:`~rootrank.model.Diagnosis`.
+
+    ``masker`` (a :class:`rootrank.mask.Masker`, optional) masks the values taken from the
+    log before they fill the entry's templates, so the fix and verification text (ours)
+    is never itself rewritten; the engine masks the rest of the log-derived text after."""
+    ctx = prepare(state, library)
+    graph = explain(ctx)
+    root = pick_root(graph)
+    diag = _empty_diagnosis(ctx)
+    if root is None:
+        return _no_known_failure(ctx, diag)
+    initiator = find_initiator(ctx, root)
+    group_of_root = [f for f in ctx.findings if f.signature == root.signature]
+    if initiator.rank is not None and initiator.rank != root.rank:
+        root = next((f for f in group_of_root if f.rank == initiator.rank), root)
+    diag.initiating_rank = initiator.rank
+    diag.initiator = initiator.to_dict()
+    host = state.hosts.get(initiator.rank) if initiator.rank is not None else None
+    if host is None and initiator.rank is not None and root.rank == initiator.rank:
+        host = root.host
+    diag.initiating_host = host
+    collateral = collateral_of(ctx.findings, root)
+    diag.reasoning.extend(_reasoning(ctx, graph, root, initiator, group_of_root, collateral))
+    diag.root_cause = fill_entry(
+        library.signatures[root.signature], root, group=group_of_root, findings=ctx.findings, state=state,
+        library=library, initiating=initiator.rank, initiating_host=host, masker=masker,
+    )
+    diag.root_cause["confidence"] = _confidence(root, initiator, graph, group_of_root)
+    diag.collateral = group(collateral)
+    diag.timeline = timeline(ctx.findings, root)
+    diag.explanations = explanations(graph, root)
+    return diag
+
+
+def _empty_diagnosis(ctx: Context) -> Diagnosis:
+    st = ctx.state
+    return Diagnosis(
+        sources=list(st.sources),
+        root_cause=None,
+        initiating_rank=None,
+        initiating_host=None,
+        reasoning=[],
+        collateral=[],
+        findings=ctx.findings,
+        ranks={
+            "seen": sorted(ctx.known_ranks()),
+            "hosts": {str(r): h for r, h in sorted(st.hosts.items())},
+            "world_size": st.world_size,
+        },
+        stack=sorted(st.stacks),
+        lines_read=st.lines_total,
+    )
+
+
+def _no_known_failure(ctx: Context, diag: Diagnosis) -> Diagnosis:
+    """No signature explains the failure: the last exception is shown as unclassified."""
+    if ctx.state.exceptions:
+        last = ctx.state.exceptions[-1]
+        diag.unclassified = unclassified(last)
+        diag.initiating_rank = last.rank
+        diag.reasoning.append(say(
+            "no_known_failure",
+            rank_part=f" (rank {last.rank})" if last.rank is not None else "",
+            type=last.exc.type,
+            where=f"{last.path}:{last.exc.log_line}",
+        ))
+    diag.timeline = timeline(ctx.findings, None)
+    return diag
+
+
+def _reasoning(
+    ctx: Context, graph: Graph, root: Finding, initiator: Initiator, group_of_root: list[Finding],
+    collateral: list[Finding],
+) -> list[str]:
+    """The report's sentences, in the order a reader checks them."""
+    out: list[str] = []
+    ev = root.evidence[0]
+    when = f" at {fmt_time(root.time)}" if root.time is not None else ""
+    where = f"{ev.path}:{ev.line}"
+    group_ranks = sorted({f.rank for f in group_of_root if f.rank is not None})
+    initiating = initiator.rank
+    if root.role == "symptom" and initiating is not None and group_ranks and initiating not in group_ranks:
+        out.append(say("root_reported_by", Reporters=ranks_word(group_ranks), title=root.title, when=when, where=where))
+    elif root.rank is None:
+        out.append(say("root_no_rank", title=root.title, when=when, where=where))
+    else:
+        out.append(say("root_on_rank", rank=root.rank, title=root.title, when=when, where=where))
+    why = initiator.why or root.captures.pop("why", "")
+    if why:
+        out.append(sentence(why) + (f" [{initiator.strategy}]" if initiator.strategy else ""))
+    if initiator.agreeing:
+        out.append(sentence(say("agree", strategies=", ".join(initiator.agreeing))))
+    if ctx.local_why and root.captures.get("local_rank") and root.rank is not None:
+        out.append(sentence(ctx.local_why))
+    # Why the other candidate causes are not the root: what explains them.
+    for f in graph.nodes:
+        if f is root or f.role != "cause":
+            continue
+        edges = graph.explained(f)
+        if not edges:
+            continue
+        e = next((x for x in edges if x.cause is root), edges[0])
+        fev = f.evidence[0] if f.evidence else None
+        out.append(say(
+            "explained",
+            cause_title=f'"{e.cause.title}"' + (f" (rank {e.cause.rank})" if e.cause.rank is not None else ""),
+            effect_title=f'"{f.title}"',
+            effect_where=f" ({fev.path}:{fev.line})" if fev else "",
+            why=e.why,
+            rule=e.rule,
+        ))
+        if len(out) > 12:
+            break
+    victims = sorted({
+        f.rank for f in collateral
+        if f.role == "symptom" and f.rank is not None and f.rank != initiating and f.rank not in group_ranks
+    })
+    if victims:
+        kinds = Counter(f.title for f in collateral if f.role == "symptom" and f.rank in victims)
+        kind = kinds.most_common(1)[0][0]
+        detail = ""
+        for f in collateral:
+            if f.title == kind and f.captures.get("optype"):
+                detail = f" in {f.captures['optype']}" + (f" SeqNum {f.captures['seqnum']}" if f.captures.get("seqnum") else "")
+                break
+        out.append(say("victims", Victims=ranks_word(victims), kind=kind, detail=detail))
+    elastic_root = [e for e in ctx.state.elastic if e.root_cause and e.rank is not None]
+    if elastic_root and initiating is not None and elastic_root[0].rank != initiating:
+        out.append(say("elastic_named_victim", rank=elastic_root[0].rank))
+    return out
+
+
+def _confidence(root: Finding, initiator: Initiator, graph: Graph, group_of_root: list[Finding]) -> float:
+    """0.05..0.99 from the evidence: a cause (not a bare symptom) that explains what else
+    failed, an initiating rank named by a strategy, and other strategies agreeing; less
+    when several ranks report it and none is named."""
+    score = 0.55 if root.role == "cause" else 0.35
+    effects = len(graph.effects(root))
+    others = len(graph.nodes) - 1
+    if others > 0:
+        score += 0.15 * effects / others
+    if initiator.rank is not None:
+        score += 0.1 + 0.05 * min(3, len(initiator.agreeing))
+    elif len({f.rank for f in group_of_root}) > 1:
+        score -= 0.1
+    return round(max(0.05, min(0.99, score)), 2)

@@ -1,0 +1,133 @@
+"""Step 5: what the root cause explains, as the report shows it: collateral groups, the
+timeline, the edges, and the unclassified exception when nothing is known."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from rootrank.analysis.graph import Graph
+from rootrank.model import Evidence, Finding
+from rootrank.scan import ScanState, SeenException
+
+
+def collateral_of(findings: list[Finding], root: Finding) -> list[Finding]:
+    """Every finding but the root; the root's own lines read by a more general signature
+    (rank 3's watchdog line under the desync one) leave the collateral."""
+    root_lines = {(e.path, e.line) for e in root.evidence}
+    out = []
+    for f in findings:
+        if f is root:
+            continue
+        own = [e for e in f.evidence if (e.path, e.line) in root_lines]
+        if own:
+            if len(own) == len(f.evidence) and f.count <= len(own):
+                continue
+            f = dataclasses.replace(
+                f, evidence=[e for e in f.evidence if e not in own], count=max(1, f.count - len(own))
+            )
+        out.append(f)
+    return out
+
+
+def group(collateral: list[Finding]) -> list[dict[str, Any]]:
+    """Collateral findings grouped by signature, each with its ranks (sorted), count and
+    up to 8 evidence lines."""
+    groups: dict[str, dict[str, Any]] = {}
+    for f in collateral:
+        g = groups.get(f.signature)
+        if g is None:
+            g = groups[f.signature] = {
+                "signature": f.signature,
+                "failure_class": f.failure_class,
+                "title": f.title,
+                "role": f.role,
+                "ranks": [],
+                "count": 0,
+                "evidence": [],
+                "captures": dict(f.captures),
+            }
+        if f.rank is not None and f.rank not in g["ranks"]:
+            g["ranks"].append(f.rank)
+        g["count"] += f.count
+        if len(g["evidence"]) < 8:
+            g["evidence"].extend(e.to_dict() for e in f.evidence[:1])
+    for g in groups.values():
+        g["ranks"].sort()
+    return list(groups.values())
+
+
+def timeline(findings: list[Finding], root: Finding | None) -> list[dict[str, Any]]:
+    """One mark per finding: rank, time, order, kind (``root``/``collateral``/``finding``)
+    and its first line (1-based)."""
+    out = []
+    for f in findings:
+        out.append({
+            "rank": f.rank,
+            "time": f.time,
+            "order": f.order,
+            "signature": f.signature,
+            "title": f.title,
+            "kind": "root" if f is root else ("collateral" if root is not None else "finding"),
+            "path": f.evidence[0].path if f.evidence else None,
+            "line": f.evidence[0].line if f.evidence else None,
+        })
+    return out
+
+
+def event_ref(f: Finding) -> dict[str, Any]:
+    """A finding as the contract's EventRef."""
+    ev = f.evidence[0] if f.evidence else None
+    return {
+        "kind": "finding",
+        "signature": f.signature,
+        "rank": f.rank,
+        "path": ev.path if ev else None,
+        "line": ev.line if ev else None,
+    }
+
+
+def explanations(graph: Graph, root: Finding, limit: int = 40) -> list[dict[str, Any]]:
+    """The edges that decided, for the JSON ``explanations``: every edge into a candidate
+    cause (why it is not the root), then the root's own edges; at most ``limit``."""
+    decided = [e for e in graph.edges if e.effect.role == "cause" and e.effect is not root]
+    own = [e for e in graph.edges if e.cause is root and e not in decided]
+    return [
+        {"cause": event_ref(e.cause), "effect": event_ref(e.effect), "rule": e.rule, "why": e.why}
+        for e in (decided + own)[:limit]
+    ]
+
+
+def unclassified(last: SeenException) -> Finding:
+    """The last exception as a finding with signature ``unclassified``."""
+    exc = last.exc
+    text = f"{exc.type}: {exc.message}" if exc.message else exc.type
+    col = last.raw.find(exc.type)
+    if col < 0 and exc.message:  # a C++ abort's what() line does not repeat the type
+        col = last.raw.find(exc.message[:60])
+    evidence = Evidence(
+        path=last.path,
+        line=exc.log_line,
+        text=text,
+        rank=last.rank,
+        column_start=col if col >= 0 else None,
+        column_end=len(last.raw) if col >= 0 else None,
+    )
+    return Finding(
+        signature="unclassified",
+        failure_class="unclassified",
+        title=f"{exc.type}: {exc.message}"[:300],
+        role="cause",
+        severity="error",
+        specificity=0,
+        rank=last.rank,
+        host=last.host,
+        time=last.time,
+        order=last.order,
+        evidence=[evidence],
+    )
+
+
+def last_unexplained_exception(state: ScanState) -> SeenException | None:
+    """The last exception the scan saw, or ``None``."""
+    return state.exceptions[-1] if state.exceptions else None

@@ -1,0 +1,92 @@
+"""Comparing what ranks report: the odd one out among their captures.
+
+Used by inferred signatures (``inferred.from``/``differs`` in the YAML) and by the
+``odd_value_out`` initiating-rank strategy.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from rootrank.analysis.reasons import say
+from rootrank.model import Finding
+
+#: Captures compared across ranks, most telling first.
+COMPARE_KEYS = ("optype", "shape", "numel", "dtype", "seqnum", "collective")
+#: A rank this many collectives behind the others is lagging; further apart, the SeqNums
+#: come from different process groups (old watchdog messages do not name the group).
+MAX_SEQNUM_LAG = 8
+
+
+@dataclass(frozen=True, slots=True)
+class OddOne:
+    """The result of a comparison: ``rank`` (or ``None``), the reason, and ``undecided``
+    when ranks differ but nothing tells which one diverged (two ranks, no SeqNum)."""
+
+    rank: int | None
+    why: str
+    undecided: bool = False
+    key: str = ""
+
+
+def values_by_rank(group: list[Finding], key: str) -> dict[int, str]:
+    """Each rank's ``key`` capture in ``group``; a peer's own report wins over what another
+    rank said of it (``peer_rank`` with ``peer_<key>``, as TORCH_DISTRIBUTED_DEBUG=DETAIL's
+    fingerprint reports do)."""
+    values = {f.rank: f.captures[key] for f in group if f.rank is not None and f.captures.get(key)}
+    for f in group:
+        peer, value = f.captures.get("peer_rank"), f.captures.get(f"peer_{key}")
+        if peer is not None and value and peer.isdigit() and int(peer) not in values:
+            values[int(peer)] = value
+    return values
+
+
+def odd_one_out(group: list[Finding], keys: tuple[str, ...] = COMPARE_KEYS) -> OddOne:
+    """The rank whose capture differs from the others' in ``group``.
+
+    With three or more ranks, the single rank in the minority; between two, the one that
+    is behind (a lower SeqNum within :data:`MAX_SEQNUM_LAG`, or a BARRIER against a
+    training collective). Returns ``OddOne(None, "")`` when all agree or nothing differs.
+    """
+    for key in keys:
+        values = values_by_rank(group, key)
+        if len(values) < 2 or len(set(values.values())) < 2:
+            continue
+        counts = Counter(values.values())
+        if len(values) >= 3:
+            least = min(counts.values())
+            minority = [r for r, v in values.items() if counts[v] == least]
+            if len(minority) == 1 and least < max(counts.values()):
+                r = minority[0]
+                majority = counts.most_common(1)[0][0]
+                kind = {"collective": "odd_collective", "optype": "odd_optype"}.get(key, "odd_capture")
+                return OddOne(r, say(kind, rank=r, value=values[r], majority=majority, key=key), key=key)
+        if key == "seqnum":
+            try:
+                numeric = {r: int(v) for r, v in values.items()}
+            except ValueError:
+                continue
+            low = min(numeric.values())
+            behind = [r for r, v in numeric.items() if v == low]
+            if len(behind) == 1 and max(numeric.values()) - low <= MAX_SEQNUM_LAG:
+                r = behind[0]
+                return OddOne(r, say("seqnum_behind", rank=r, low=low, high=max(numeric.values())), key=key)
+        if key in ("optype", "collective") and len(values) == 2:
+            barrier = [r for r, v in values.items() if v.upper() in ("BARRIER", "MONITORED_BARRIER")]
+            if len(barrier) == 1:
+                r = barrier[0]
+                other = next(v for rr, v in values.items() if rr != r)
+                return OddOne(r, say("barrier_early", rank=r, value=values[r], other=other), key=key)
+        if len(values) == 2:
+            a, b = sorted(values)
+            return OddOne(None, say("two_disagree", a=a, b=b, key=key, va=values[a], vb=values[b]), True, key)
+    return OddOne(None, "")
+
+
+def split_groups(group: list[Finding], key: str) -> dict[str, list[int]]:
+    """Ranks by their ``key`` capture: ``{"15170": [6, 7], "15173": [0, 1, 2, 3]}``."""
+    out: dict[str, list[int]] = {}
+    for rank, value in sorted(values_by_rank(group, key).items()):
+        out.setdefault(value, []).append(rank)
+    return out

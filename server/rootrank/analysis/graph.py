@@ -1,0 +1,66 @@
+"""Step 2 and 3: draw the explanation edges, then pick the root cause.
+
+The root cause is the cause that nothing explains; among several, the one that explains
+most, then the earliest (timestamps, else log order). A symptom is the root only when no
+cause is left (a bare watchdog timeout is a ``collective-timeout``). ``specificity`` only
+breaks a tie between findings of the same time and line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rootrank.analysis.prepare import Context
+from rootrank.analysis.rules import RULES, Edge
+from rootrank.model import Finding
+
+
+@dataclass
+class Graph:
+    """The findings the rules reasoned about (``nodes``) and the edges they drew."""
+
+    nodes: list[Finding]
+    edges: list[Edge] = field(default_factory=list)
+
+    def explained(self, f: Finding) -> list[Edge]:
+        """The edges that explain ``f`` (from another finding)."""
+        return [e for e in self.edges if e.effect is f and e.cause is not f]
+
+    def effects(self, f: Finding) -> list[Edge]:
+        """The edges from ``f`` to what it explains."""
+        return [e for e in self.edges if e.cause is f and e.effect is not f]
+
+
+def explain(ctx: Context) -> Graph:
+    """Run every rule of :data:`~rootrank.analysis.rules.RULES` over the failure findings;
+    one edge per (cause, effect) pair, from the first rule that drew it."""
+    nodes = [
+        f for f in ctx.usable()
+        if f.role == "cause" or (f.role == "symptom" and f.severity == "error")
+    ]
+    graph = Graph(nodes)
+    seen: set[tuple[int, int]] = set()
+    for rule in RULES:
+        for edge in rule(ctx, nodes):
+            key = (id(edge.cause), id(edge.effect))
+            if edge.cause is edge.effect or key in seen:
+                continue
+            seen.add(key)
+            graph.edges.append(edge)
+    return graph
+
+
+def _when(f: Finding) -> tuple[float, int, int]:
+    return (f.time if f.time is not None else float("inf"), f.order, -f.specificity)
+
+
+def pick_root(graph: Graph) -> Finding | None:
+    """The root cause of ``graph``, or ``None`` when it holds no failure."""
+    causes = [f for f in graph.nodes if f.role == "cause"]
+    symptoms = [f for f in graph.nodes if f.role == "symptom"]
+    for pool in (causes, symptoms):
+        free = [f for f in pool if not graph.explained(f)]
+        if free:
+            return min(free, key=lambda f: (-len(graph.effects(f)), *_when(f)))
+    pool = causes or symptoms  # everything explains everything else: a cycle; the earliest
+    return min(pool, key=_when) if pool else None

@@ -1,0 +1,307 @@
+"""Step 4: the initiating rank, from ordered strategies.
+
+Each strategy reads the root cause, its group (the findings of the same signature) and the
+scan, and returns a :class:`Verdict` (a rank and its reason), an undecided verdict (ranks
+differ and the log does not tell which one started: no rank is named), or ``None`` (it
+does not apply). The first verdict wins; the others are run too, to report which
+strategies agree (confidence) and which ranks were candidates. A wrong rank costs a user
+more than no rank, so a strategy that cannot tell says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import regex
+
+from rootrank.analysis.compare import odd_one_out
+from rootrank.analysis.prepare import Context
+from rootrank.analysis.reasons import fmt_time, format_ranks, ranks_word, say
+from rootrank.model import Finding
+from rootrank.ranks import ElasticFailure
+
+#: Exit codes of a worker stopped by a signal (negative: torchelastic's -N; 128+N: a shell's).
+SIGNAL_CODES = {-15: "SIGTERM", 15: "SIGTERM", 143: "SIGTERM", -9: "SIGKILL", 9: "SIGKILL", 137: "SIGKILL"}
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A strategy's answer: ``rank`` (``None`` with ``undecided`` when ranks differ and the
+    log does not tell), the reason, the strategy's name and the ranks it considered."""
+
+    rank: int | None
+    why: str
+    strategy: str
+    candidates: tuple[int, ...] = ()
+    undecided: bool = False
+
+
+@dataclass
+class Initiator:
+    """The outcome: the chosen verdict, the strategies that agree with it, and every
+    candidate rank any strategy named."""
+
+    rank: int | None
+    why: str
+    strategy: str | None
+    agreeing: list[str] = field(default_factory=list)
+    candidates: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "rank": self.rank,
+            "strategy": self.strategy,
+            "why": self.why,
+            "candidates": sorted(self.candidates),
+            "agreeing": list(self.agreeing),
+        }
+
+
+@dataclass
+class Case:
+    """What the strategies look at."""
+
+    ctx: Context
+    root: Finding
+    group: list[Finding]
+
+    @property
+    def ranks_with(self) -> list[int]:
+        return sorted({f.rank for f in self.group if f.rank is not None})
+
+
+Strategy = Callable[[Case], Verdict | None]
+
+
+def named_together(case: Case) -> Verdict | None:
+    """A message that names several faulty ranks at once (``Ranks 4, 5 failed to pass
+    monitoredBarrier``) does not say which one started."""
+    raw = case.root.captures.get("ranks", "")
+    suspects = sorted({int(x) for x in regex.findall(r"\d+", raw)}) if raw else []
+    if len(suspects) > 1:
+        return Verdict(None, say("named_together", ranks=format_ranks(suspects)), "named_together", tuple(suspects), True)
+    return None
+
+
+def odd_value_out(case: Case) -> Verdict | None:
+    """The rank whose OpType, collective, shape, Numel, dtype or SeqNum differs from the
+    others' reports of the same failure (:func:`~rootrank.analysis.compare.odd_one_out`)."""
+    odd = odd_one_out(case.group)
+    if odd.rank is not None:
+        return Verdict(odd.rank, odd.why, "odd_value_out", (odd.rank,))
+    if odd.undecided:
+        return Verdict(None, odd.why, "odd_value_out", tuple(case.ranks_with), True)
+    why = case.root.captures.get("why", "")
+    if why and case.root.rank is not None and case.ctx.library.signatures[case.root.signature].inferred:
+        return Verdict(case.root.rank, why, "odd_value_out", (case.root.rank,))
+    return None
+
+
+def missing_reporter(case: Case) -> Verdict | None:
+    """In a hang every rank but the one the others wait for reports the timeout: the one
+    known rank that reported no failure of this class is the suspect (not for the
+    launcher's own reports, which name the ranks it stopped)."""
+    root = case.root
+    if root.role != "symptom" or root.failure_class in ("elastic-child-failed", "preemption-sigterm"):
+        return None
+    reporters = {f.rank for f in case.ctx.findings if f.failure_class == root.failure_class and f.rank is not None}
+    if not reporters:
+        return None
+    known = case.ctx.known_ranks()
+    if len(reporters) >= 3:
+        # Ranks are 0..world_size-1: with three or more reporters, a single gap below the
+        # highest is the rank that printed nothing (two ranks of a paste say too little).
+        known |= set(range(max(reporters) + 1))
+    missing = sorted(known - reporters)
+    if len(missing) == 1:
+        return Verdict(missing[0], say("missing_reporter", rank=missing[0]), "missing_reporter", (missing[0],))
+    return None
+
+
+def signal_not_sent_by_agent(case: Case) -> Verdict | None:
+    """A worker that exited by SIGKILL/SIGTERM although torchrun's agent never sent it a
+    closing signal (its pid is not among the agent's ``Sending process N closing signal``
+    lines) was killed from outside the job: the OOM killer, a preemption, a person. The
+    agent signals the *other* workers only after the first one failed
+    (torch/distributed/elastic/multiprocessing/api.py ``_close``)."""
+    st = case.ctx.state
+    closing = st.launch.closing_pids
+    if not closing:
+        return None
+    killed = [
+        e for e in st.elastic
+        if e.rank is not None and e.rank >= 0 and e.exitcode in SIGNAL_CODES and e.pid is not None and e.pid not in closing
+    ]
+    ranks = sorted({e.rank for e in killed if e.rank is not None})
+    if len(ranks) != 1:
+        return None
+    e = next(k for k in killed if k.rank == ranks[0])
+    return Verdict(e.rank, say("signal_not_sent", rank=e.rank, signal=SIGNAL_CODES[e.exitcode or 0], pid=e.pid),
+                   "signal_not_sent_by_agent", (ranks[0],))
+
+
+def named_by_root(case: Case) -> Verdict | None:
+    """A cause reported by one rank happened on that rank (an OOM, an exception), unless
+    another rank failed with an exception nothing explains, no later as far as the log
+    shows, or its traceback is cut: then the log does not prove which came first."""
+    if case.root.role != "cause" or len(case.ranks_with) != 1:
+        return None
+    rank = case.ranks_with[0]
+    other = unexplained_failure_elsewhere(rank, case)
+    if other is not None:
+        return Verdict(None, say("unexplained_elsewhere", other=other, ranks=format_ranks(sorted({other, rank}))),
+                       "named_by_root", (rank, other), True)
+    return Verdict(rank, "", "named_by_root", (rank,))
+
+
+def earliest_time(case: Case) -> Verdict | None:
+    """Several ranks report the same cause: the first by timestamp started it; without
+    times (or a tie) the log does not tell."""
+    if case.root.role != "cause" or len(case.ranks_with) < 2:
+        return None
+    ranked = [f for f in case.group if f.rank is not None]
+    timed = [f for f in ranked if f.time is not None]
+    if len(timed) == len(ranked):
+        first = min(timed, key=lambda f: f.time or 0.0)
+        if sum(1 for f in timed if f.time == first.time) == 1 and first.rank is not None:
+            return Verdict(first.rank, say("reported_first", rank=first.rank, time=fmt_time(first.time)),
+                           "earliest_time", (first.rank,))
+    return Verdict(None, say("all_report", Ranks=ranks_word(case.ranks_with)), "earliest_time",
+                   tuple(case.ranks_with), True)
+
+
+def elastic_summary(case: Case) -> Verdict | None:
+    """torchelastic's failure summary, last: the only rank with a real failure exit code,
+    or the one whose failure is strictly the earliest (see :func:`elastic_rank`)."""
+    rank, why = elastic_rank(case.ctx.state.elastic)
+    if rank is not None:
+        return Verdict(rank, why, "elastic_summary", (rank,))
+    if why:
+        return Verdict(None, why, "elastic_summary", (), True)
+    return None
+
+
+def implied_rank(case: Case) -> Verdict | None:
+    """A failure that by design happens on one rank (the signature's ``implied_rank``)."""
+    sig = case.ctx.library.signatures[case.root.signature]
+    if case.ranks_with or sig.implied_rank is None:
+        return None
+    return Verdict(sig.implied_rank, say("implied_rank", rank=sig.implied_rank, reason=sig.implied_rank_reason),
+                   "implied_rank", (sig.implied_rank,))
+
+
+def victims_only(case: Case) -> Verdict | None:
+    """A symptom reported by some ranks, with no strategy naming another: they are the
+    victims, and the log does not show who started it."""
+    if case.root.role == "symptom" and case.ranks_with:
+        return Verdict(None, say("victims_only", Ranks=ranks_word(case.ranks_with)), "victims_only",
+                       tuple(case.ranks_with), True)
+    return None
+
+
+#: The strategies, strongest first.
+STRATEGIES: tuple[Strategy, ...] = (
+    named_together,
+    odd_value_out,
+    missing_reporter,
+    named_by_root,
+    earliest_time,
+    signal_not_sent_by_agent,
+    elastic_summary,
+    implied_rank,
+    victims_only,
+)
+
+
+def find_initiator(ctx: Context, root: Finding) -> Initiator:
+    """Run :data:`STRATEGIES` for ``root``; the first verdict decides."""
+    case = Case(ctx, root, [f for f in ctx.findings if f.signature == root.signature])
+    verdicts: list[Verdict] = []
+    for strategy in STRATEGIES:
+        v = strategy(case)
+        if v is not None:
+            verdicts.append(v)
+    if not verdicts:
+        return Initiator(None, "", None)
+    first = verdicts[0]
+    candidates = sorted({r for v in verdicts for r in v.candidates})
+    agreeing = [v.strategy for v in verdicts[1:] if first.rank is not None and v.rank == first.rank]
+    return Initiator(first.rank, first.why, first.strategy, agreeing, candidates)
+
+
+def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
+    """Another rank whose Python exception no finding covers (printed no later than the
+    root cause as far as the log shows) or whose traceback the log cuts before its
+    exception line. ``None`` when there is none."""
+    st, root = case.ctx.state, case.root
+    explained = {(e.path, e.line) for f in case.ctx.findings for e in f.evidence}
+    for seen in st.exceptions:
+        if seen.rank is None or seen.rank == rank or seen.exc.ignored:
+            continue
+        if (seen.path, seen.exc.log_line) in explained:
+            continue
+        if root.time is not None and seen.time is not None and seen.time > root.time:
+            continue
+        return seen.rank
+    cut = sorted(st.cut_traceback_ranks - {rank})
+    return cut[0] if cut else None
+
+
+def summary_root_of(entry: ElasticFailure, entries: list[ElasticFailure]) -> ElasticFailure | None:
+    """The "Root Cause (first observed failure)" entry of the summary ``entry`` sits in.
+
+    torchelastic prints one agent's ``Failures:`` entries first, then its root cause: the
+    failure with the smallest timestamp (``ChildFailedError.get_first_failure`` in
+    ``torch/distributed/elastic/multiprocessing/errors/__init__.py``). So the first root
+    entry after ``entry`` in the same file, with no summary end in between that we can see,
+    bounds ``entry``'s time from below. ``None`` when no root entry follows."""
+    later = [e for e in entries if e.root_cause and e.path == entry.path and e.line > entry.line]
+    return min(later, key=lambda e: e.line) if later else None
+
+
+def elastic_rank(elastic: list[ElasticFailure]) -> tuple[int | None, str]:
+    """The rank torchelastic's failure summaries point at, when they can tell: the only rank
+    with a real failure exit code (not a SIGTERM/SIGKILL the agent sent), or the one whose
+    failure is strictly the earliest. Several summaries (one per node agent) are merged.
+
+    An entry whose ``time`` field is not in the log (a paste cut inside ``Failures:``) is
+    not earlier than its own summary's root-cause entry (torchelastic picks the minimum
+    timestamp), so it does not stand in the way of that root entry or of an earlier one; an
+    entry with neither a time nor a following root entry leaves the order unknown."""
+    entries = [e for e in elastic if e.rank is not None and e.rank >= 0]
+    if not entries:
+        return None, ""
+    real = [e for e in entries if e.exitcode is not None and e.exitcode not in SIGNAL_CODES and e.exitcode != 0]
+    pool = real or entries
+    ranks = sorted({e.rank for e in pool if e.rank is not None})
+    if len(ranks) == 1:
+        e = pool[0]
+        if len(entries) > 1 and real:
+            return e.rank, say("elastic_only_real", rank=e.rank, code=e.exitcode)
+        return e.rank, say("elastic_single", rank=e.rank, code=e.exitcode)
+    timed = [e for e in pool if e.time is not None]
+    if timed:
+        first = min(timed, key=lambda e: e.time or 0.0)
+        unique = sum(1 for e in timed if e.time == first.time and e.rank != first.rank) == 0
+        bounded = True
+        siblings: list[int] = []  # untimed entries of `first`'s own summary
+        for e in pool:
+            if e.time is not None or e.rank == first.rank:
+                continue
+            root = summary_root_of(e, entries)
+            if root is None or root.time is None:
+                bounded = False
+            elif root is first:
+                siblings.append(e.rank or 0)
+            elif root.time <= (first.time or 0.0):
+                bounded = False  # it may have failed as early as `first`
+        if unique and bounded:
+            others = format_ranks([r for r in ranks if r != first.rank])
+            if siblings:
+                return first.rank, say(
+                    "elastic_first_with_siblings", rank=first.rank, code=first.exitcode,
+                    siblings=ranks_word(sorted(siblings)),
+                )
+            return first.rank, say("elastic_first", rank=first.rank, code=first.exitcode, others=others)
+    return None, say("elastic_same_time", ranks=format_ranks(ranks))

@@ -1,0 +1,225 @@
+"""Step 1 of the analysis: from a finished scan to the findings the rules reason about.
+
+Applies ``min_count``, gives a global rank to findings that only carry torchrun's
+``local_rank`` where the log proves it, and adds the findings of ``inferred`` signatures.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from rootrank.analysis.compare import MAX_SEQNUM_LAG, odd_one_out, split_groups
+from rootrank.analysis.reasons import ranks_word, say
+from rootrank.model import Finding
+from rootrank.scan import MAX_EVIDENCE, ScanState
+from rootrank.signatures import Library, Signature
+
+
+@dataclass
+class Context:
+    """What every rule and strategy reads: the scan, the library and the findings.
+
+    ``findings`` are in log order; ``failure_present`` is true when the log shows a
+    failure at all (an error finding, an exception, a failed exit), so warnings count;
+    ``local_why`` is the sentence that justified a local-to-global rank mapping.
+    """
+
+    state: ScanState
+    library: Library
+    findings: list[Finding]
+    failure_present: bool
+    local_why: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def kind(self, f: Finding) -> str:
+        """The finding's kind from its signature (``cause``, ``symptom``, ``terminal``,
+        ``hardware``); a finding made by the analysis itself keeps its role."""
+        sig = self.library.signatures.get(f.signature)
+        return getattr(sig, "kind", None) or f.role
+
+    def peer_report(self, f: Finding) -> bool:
+        """Whether ``f`` only reports that a peer went away (``explained_by: [peer]``)."""
+        sig = self.library.signatures.get(f.signature)
+        return "peer" in (getattr(sig, "explained_by", ()) or ())
+
+    def usable(self) -> list[Finding]:
+        """Findings that count: errors, and warnings when the log shows a failure."""
+        return [f for f in self.findings if f.severity == "error" or self.failure_present]
+
+    def known_ranks(self) -> set[int]:
+        """Every rank the log shows exists (printed, in summaries, or below the world size)."""
+        st = self.state
+        known = set(st.ranks_seen)
+        known.update(e.rank for e in st.elastic if e.rank is not None and e.rank >= 0)
+        if st.world_size:
+            known.update(range(st.world_size))
+        return known
+
+
+def prepare(state: ScanState, library: Library) -> Context:
+    """Build the :class:`Context` for ``state`` (``state`` itself is not changed, except
+    that mapped findings' evidence learns its global rank)."""
+    totals: Counter[str] = Counter()
+    for f in state.findings.values():
+        totals[f.signature] += f.count
+    findings = [
+        f for f in state.findings.values()
+        if totals[f.signature] >= library.signatures[f.signature].min_count
+    ]
+    local_why = global_ranks_from_local(findings, state)
+    findings.extend(infer(findings, library))
+    findings.sort(key=lambda f: f.order)
+    failure_present = (
+        any(f.severity == "error" for f in findings)
+        or bool(state.exceptions)
+        or any(e.exitcode not in (None, 0) for e in state.elastic)
+    )
+    return Context(state, library, findings, failure_present, local_why)
+
+
+def infer(findings: list[Finding], library: Library) -> list[Finding]:
+    """Findings of ``inferred`` signatures, from comparing the findings of the signatures
+    named in ``inferred.from`` across ranks:
+
+    - the rank whose ``differs`` capture is the odd one out (at one SeqNum when the
+      findings carry one) gets the finding;
+    - ranks that split into groups on ``differs`` (two or more ranks each: ranks 6 and 7 in
+      BROADCAST at SeqNum 15170, ranks 0-3 in ALLREDUCE at 15173) give a finding with no
+      rank: the streams diverged and the log does not tell which side started. SeqNums
+      further apart than :data:`~rootrank.analysis.compare.MAX_SEQNUM_LAG` belong to
+      different process groups and prove nothing.
+
+    Several comparisons may single out the same rank: one finding per rank, the most
+    specific."""
+    out: list[Finding] = []
+    for sig in library.signatures.values():
+        if not sig.inferred:
+            continue
+        group = [f for f in findings if f.signature in sig.inferred["from"]]
+        key = sig.inferred["differs"]
+        seqnums = {f.captures.get("seqnum") for f in group}
+        if len(seqnums) == 1:
+            odd = odd_one_out(group, (key,))
+            if odd.rank is not None:
+                base = next(f for f in group if f.rank == odd.rank)
+                out.append(_inferred(sig, base, odd.rank, odd.why))
+                continue
+        split = _diverged(group, key)
+        if split is not None:
+            base, why = split
+            out.append(_inferred(sig, base, None, why))
+    best: dict[int | None, Finding] = {}
+    for f in out:
+        if f.rank not in best or f.specificity > best[f.rank].specificity:
+            best[f.rank] = f
+    return list(best.values())
+
+
+def _inferred(sig: Signature, base: Finding, rank: int | None, why: str) -> Finding:
+    return Finding(
+        signature=sig.id, failure_class=sig.failure_class, title=sig.title, role=sig.role,
+        severity=sig.severity, specificity=sig.specificity, rank=rank, host=base.host if rank is not None else None,
+        time=base.time, order=base.order, count=1, evidence=list(base.evidence[:1]),
+        captures={**base.captures, "why": why},
+    )
+
+
+def _diverged(group: list[Finding], key: str) -> tuple[Finding, str] | None:
+    """When ranks split into groups of two or more on ``key`` within a SeqNum window:
+    the first finding of the smallest group and the sentence that describes the split."""
+    if key not in ("optype", "collective"):
+        return None
+    groups = split_groups(group, key)
+    if len(groups) < 2 or min(len(r) for r in groups.values()) < 2:
+        return None
+    seq = [int(f.captures["seqnum"]) for f in group if f.captures.get("seqnum", "").isdigit()]
+    if seq and max(seq) - min(seq) > MAX_SEQNUM_LAG:
+        return None
+    seq_of = {f.rank: f.captures.get("seqnum") for f in group if f.rank is not None}
+    parts = []
+    for value, ranks in sorted(groups.items(), key=lambda kv: len(kv[1])):
+        at = {seq_of.get(r) for r in ranks} - {None}
+        parts.append(f"{ranks_word(ranks)} in {value}" + (f" (SeqNum {at.pop()})" if len(at) == 1 else ""))
+    smallest = min(groups.values(), key=len)
+    base = next(f for f in group if f.rank == smallest[0])
+    return base, say("diverged_groups", groups=" while ".join(parts))
+
+
+def single_node_proof(state: ScanState) -> str | None:
+    """Why the log shows a single-node run (so a local rank is the global rank), or ``None``.
+
+    Proofs, any one of which is enough unless the log shows several nodes (``--nnodes=2``,
+    ``group_rank=1``, ``max_nodes : 4``, two hosts among the ranks or in torchelastic's
+    summaries): ``--nnodes=1`` / ``--nnodes 1:1`` / ``nnodes=1`` / ``max_nodes : 1`` /
+    ``group_world_size=1`` (torchrun's agent) or ``--standalone``; the world size equal to
+    ``--nproc-per-node``; one agent that stopped or lost at least world-size workers (so it
+    ran them all); a printed ``torchrun``/``torch.distributed.run``/``launch`` command with
+    no node flag anywhere in the log (``--nnodes`` defaults to ``1:1``). One host in a
+    summary is *not* a proof: every agent's summary lists only its own node's workers.
+    """
+    facts = state.launch
+    hosts = set(state.hosts.values()) | {e.host for e in state.elastic if e.host}
+    if facts.multi_node or len(hosts) > 1:
+        return None
+    if facts.single_node:
+        return f"the log sets one node ({facts.single_node[0]})"
+    world = state.world_size
+    if world and facts.nproc_per_node and world == facts.nproc_per_node:
+        return f"the world size {world} equals --nproc-per-node {facts.nproc_per_node}"
+    if facts.nproc_per_node and world and world > facts.nproc_per_node:
+        return None
+    sizes = facts.parallel_sizes
+    if world is None and len(sizes) == 3:
+        world = sizes["data"] * sizes["pipeline"] * sizes["tensor"]
+    if world and len(facts.agent_pids) >= world:
+        return f"torchrun's agent ran all {world} workers of the job itself (pids {', '.join(str(p) for p in sorted(facts.agent_pids))})"
+    if facts.launch_command and not facts.node_flags:
+        return f"the torchrun command ({facts.launch_command}) sets no --nnodes, which defaults to one node"
+    return None
+
+
+def global_ranks_from_local(findings: list[Finding], state: ScanState) -> str:
+    """Give a global rank to findings that only carry torchrun's ``local_rank`` capture
+    (rule 5), merging a mapped finding into the rank's own finding of the same signature
+    (``findings`` is changed in place). Returns the sentence of reasoning, or ``""`` when
+    nothing was mapped."""
+    local_only = [f for f in findings if f.rank is None and f.captures.get("local_rank", "").isdigit()]
+    if not local_only:
+        return ""
+    by_pid = {e.pid: e for e in state.elastic if e.pid is not None and e.rank is not None and e.rank >= 0}
+    proof: str | None | bool = False  # False: not computed yet
+    why = ""
+    for f in local_only:
+        local = int(f.captures["local_rank"])
+        pid = f.captures.get("pid", "")
+        entry = by_pid.get(int(pid)) if pid.isdigit() else None
+        if entry is not None and (entry.local_rank is None or entry.local_rank == local):
+            f.rank = entry.rank
+            why = why or say("local_rank_summary", pid=pid, local=local, rank=entry.rank)
+            continue
+        if proof is False:
+            proof = single_node_proof(state)
+        if proof:
+            f.rank = local
+            why = why or say("local_rank_single_node", local=local, proof=proof)
+    if why:
+        for f in local_only:
+            if f.rank is None:
+                continue
+            for e in f.evidence:
+                e.rank = f.rank
+            state.ranks_seen.add(f.rank)
+            # The rank's own finding of the same signature stays the one reported; the
+            # agent's line joins it as further evidence.
+            own = next((g for g in findings if g is not f and g.signature == f.signature and g.rank == f.rank), None)
+            if own is not None:
+                own.count += f.count
+                own.evidence.extend(f.evidence[: max(0, MAX_EVIDENCE - len(own.evidence))])
+                own.order = min(own.order, f.order)
+                if own.time is None:
+                    own.time = f.time
+                for k, v in f.captures.items():
+                    own.captures.setdefault(k, v)
+                findings.remove(f)
+    return why

@@ -1,0 +1,143 @@
+"""Every sentence of reasoning the analysis writes, in one place.
+
+A reason is a kind (the name of a template below) and its parameters; :func:`say` turns it
+into English. Rules and strategies return reasons, never finished text, so the wording can
+change (or be translated) here without touching the logic, and a test can assert the kind.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+
+def format_ranks(ranks: list[int] | set[int]) -> str:
+    """``[0, 1, 2, 3, 6, 7]`` -> ``"0-3, 6, 7"``."""
+    out: list[str] = []
+    values = sorted(set(ranks))
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
+            j += 1
+        if j - i >= 2:
+            out.append(f"{values[i]}-{values[j]}")
+        else:
+            out.extend(str(v) for v in values[i : j + 1])
+        i = j + 1
+    return ", ".join(out)
+
+
+def fmt_time(t: float | None) -> str:
+    """A log time (seconds, see :mod:`rootrank.model`) as ``HH:MM:SS``; ``""`` when unknown."""
+    if t is None:
+        return ""
+    stamp = _dt.datetime(2000, 1, 1) + _dt.timedelta(seconds=t)
+    return stamp.strftime("%H:%M:%S")
+
+
+def fmt_span(seconds: float) -> str:
+    """``4000.0`` -> ``"1 h 6 min"``; ``75`` -> ``"1 min 15 s"``."""
+    s = int(round(seconds))
+    if s >= 3600:
+        return f"{s // 3600} h {s % 3600 // 60} min"
+    if s >= 60:
+        return f"{s // 60} min {s % 60} s" if s % 60 else f"{s // 60} min"
+    return f"{s} s"
+
+
+def ranks_word(ranks: list[int] | set[int]) -> str:
+    """``"rank 3"`` or ``"ranks 0-2"``."""
+    return ("ranks " if len(set(ranks)) > 1 else "rank ") + format_ranks(ranks)
+
+
+_TEMPLATES: dict[str, str] = {
+    # --- what happened (the root cause's own line)
+    "root_on_rank": 'Rank {rank} hit "{title}"{when} ({where}).',
+    "root_no_rank": 'The log reports "{title}"{when} ({where}), with no rank named on that line.',
+    "root_reported_by": '{Reporters} reported "{title}"{when} ({where}).',
+    "victims": '{Victims} then showed "{kind}"{detail}: collateral.',
+    "elastic_named_victim": (
+        'torchrun\'s "first observed failure" names rank {rank}, which was a victim, not the initiator.'
+    ),
+    "explained": "{cause_title} explains {effect_title}{effect_where}: {why} [{rule}].",
+    "root_choice": "It is the root cause: nothing else in the log explains it{most}.",
+    # --- progress (a hang or a time limit)
+    "progress_stopped": (
+        "The last progress line was step {step}{rank_part} at {time}; the log then stayed silent for "
+        "{silent} before the end: the job hung, it did not run out of time while training."
+    ),
+    "progress_behind": "{Behind} stopped at step {step} while the other ranks reached step {others}.",
+    # --- initiating-rank strategies
+    "named_together": "ranks {ranks} are named together and the log does not tell which one started",
+    "odd_collective": "rank {rank} was waiting in {value} while the other ranks were in {majority}",
+    "odd_optype": "rank {rank} was running {value} while the other ranks were running {majority}",
+    "odd_capture": "rank {rank} passed {key} {value} where the other ranks passed {majority}",
+    "odd_printed": (
+        "every rank printed \"{shape}\" and rank {rank} printed {value} where the others printed {majority} "
+        "({where})"
+    ),
+    "seqnum_behind": "rank {rank} is behind (SeqNum {low}; the others are at {high})",
+    "barrier_early": "rank {rank} entered {value} while the other rank was in {other}: it left the loop early",
+    "diverged_groups": "the ranks' collective streams diverged: {groups}; the log does not tell which side started",
+    "two_disagree": "ranks {a} and {b} disagree ({key} {va} vs {vb}) and the log does not tell which one diverged",
+    "missing_reporter": "rank {rank} is the one known rank that did not report it, so it is the rank the others waited for",
+    "missing_progress": (
+        "rank {rank} is the one rank missing from the last progress (step {step}); the other ranks went on and "
+        "waited for it"
+    ),
+    "victims_only": "{Ranks} only reported the consequence (a victim's view); the log does not show which rank started it",
+    "signal_not_sent": (
+        "rank {rank} was killed by signal {signal} (pid {pid}) that torchrun's agent did not send: something outside "
+        "the job killed it first (the kernel's OOM killer, a preemption, a person)"
+    ),
+    "unexplained_elsewhere": (
+        "rank {other} also failed with an exception no signature explains, and the log does not show which of ranks "
+        "{ranks} failed first"
+    ),
+    "reported_first": "rank {rank} reported it first, at {time}",
+    "all_report": "{Ranks} all report it and the log does not tell which one started",
+    "implied_rank": "this failure happens on rank {rank} by design ({reason})",
+    "elastic_only_real": (
+        "torchelastic's summary shows rank {rank} exited with code {code} while the others were stopped by the agent"
+    ),
+    "elastic_single": "torchelastic's summary names rank {rank} (exit code {code}); no other rank's failure is in the log",
+    "elastic_first_with_siblings": (
+        "torchelastic's summary names rank {rank} (exit code {code}) as the first observed failure: the earliest "
+        "timestamp of its summary, which also lists {siblings}"
+    ),
+    "elastic_first": "torchelastic's summaries show rank {rank} failed first (exit code {code}), before ranks {others}",
+    "elastic_same_time": (
+        "ranks {ranks} all failed at the same time (torchelastic's summary); the log does not tell which one started"
+    ),
+    "strategies_disagree": (
+        "the evidence points at different ranks ({candidates}); rootrank names none rather than a wrong one"
+    ),
+    "agree": "Other evidence points at the same rank ({strategies})",
+    "no_known_failure": "No known failure found. The last exception{rank_part} is {type} at {where}.",
+    "local_rank_summary": "torchrun's summary gives pid {pid} (local_rank {local}) the global rank {rank}",
+    "local_rank_single_node": "local_rank {local} is global rank {local}: {proof}",
+}
+
+
+def say(reason: str, /, **params: Any) -> str:
+    """The sentence for ``reason`` with ``params`` filled in.
+
+    A parameter whose name starts with a capital (``Ranks``) is filled with its value with
+    the first letter upper-cased (sentence start). Raises ``KeyError`` for an unknown kind.
+    """
+    text = _TEMPLATES[reason]
+    values = dict(params)
+    for key, value in params.items():
+        if isinstance(value, str) and key[:1].isupper():
+            values[key] = value[:1].upper() + value[1:]
+    return text.format(**values)
+
+
+def sentence(text: str) -> str:
+    """``text`` as a sentence: first letter upper-case, one final period."""
+    text = text.strip()
+    if not text:
+        return text
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."

@@ -1,0 +1,177 @@
+"""Explanation rules: which event explains which.
+
+Each rule is a small function ``rule(ctx, nodes) -> Iterable[Edge]`` for one mechanism,
+registered in :data:`RULES` in the order the report lists them. A rule reads facts about a
+signature from its YAML (``role``, ``kind``, ``explained_by``) and the events' ranks, times
+and captures; it never matches log text itself. The root cause is then the cause nothing
+explains (:mod:`rootrank.analysis.graph`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from rootrank.analysis.prepare import Context
+from rootrank.model import Finding
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """``cause`` explains ``effect`` by ``rule`` (a rule's function name); ``why`` is the
+    mechanism in a few words."""
+
+    cause: Finding
+    effect: Finding
+    rule: str
+    why: str
+
+
+def before(a: Finding, b: Finding) -> bool | None:
+    """Whether ``a`` happened before ``b``: by timestamps when both have one (ties by log
+    order), else by log order within one file; ``None`` when the log cannot tell (two
+    files without times)."""
+    if a.time is not None and b.time is not None and a.time != b.time:
+        return a.time < b.time
+    pa = a.evidence[0].path if a.evidence else None
+    pb = b.evidence[0].path if b.evidence else None
+    if a.time is not None and b.time is not None or pa == pb:
+        return a.order < b.order
+    return None
+
+
+def not_after(a: Finding, b: Finding) -> bool:
+    """``a`` is not known to come after ``b``."""
+    return before(b, a) is not True
+
+
+Rule = Callable[[Context, list[Finding]], Iterable[Edge]]
+
+
+def cause_explains_symptoms(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
+    """A fault on one rank explains the symptoms the others show: its peers' collectives
+    time out (the NCCL/gloo watchdog), their connections to it reset, and the launcher
+    reports failed children and SIGTERMs the rest (torch/distributed/elastic/agent/server/
+    api.py: one failed worker stops the whole group). A scheduler limit explains them only
+    when it came first (see :func:`terminal_after_fault`)."""
+    causes = [f for f in nodes if f.role == "cause"]
+    symptoms = [f for f in nodes if f.role == "symptom"]
+    for c in causes:
+        terminal = ctx.kind(c) == "terminal"
+        for s in symptoms:
+            if terminal and before(s, c) is True:
+                continue
+            yield Edge(c, s, "cause_explains_symptoms", "the other ranks only saw its consequence")
+
+
+def terminal_after_fault(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
+    """A terminal event (a scheduler's time limit or cancellation, a preemption, the
+    launcher's kill of a worker, an MPI abort banner, restarts exhausted) ends the story;
+    an earlier real fault (a transport error, a collective timeout, an exception) is what
+    stopped the job, and the limit only ended a job that was already hung or failing.
+    Slurm's slurmstepd kills at the limit whatever the job was doing (slurm.conf KillWait)."""
+    terminals = [f for f in nodes if ctx.kind(f) == "terminal"]
+    # A message that only reports that a peer went away is not a fault of its own.
+    faults = [f for f in nodes if ctx.kind(f) != "terminal" and f.severity == "error" and not ctx.peer_report(f)]
+    for t in terminals:
+        for f in faults:
+            if before(f, t) is True or (before(f, t) is None and f.role == "cause"):
+                yield Edge(f, t, "terminal_after_fault", "the job was already failing before it was stopped")
+
+
+def declared_explanations(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
+    """What a signature's YAML says may explain it (``explained_by``): a failure kind
+    (``hardware``), a failure class or a signature id whose finding, anywhere in the log,
+    is the more precise reading of the same fault (ENOSPC from a semaphore when the
+    DataLoader's shared memory is exhausted is ``/dev/shm``, not the disk); or ``peer``: a
+    fault on another rank, for a message that only reports that a peer went away (NCCL's
+    "remote process exited or there was a network error", gloo's "Connection reset by
+    peer"): no later by timestamps; log order does not count, since the launcher reports a
+    worker's death after its peers noticed it."""
+    for e in nodes:
+        sig = ctx.library.signatures.get(e.signature)
+        wanted = set(getattr(sig, "explained_by", ()) or ())
+        if not wanted:
+            continue
+        for c in nodes:
+            if c is e or c.severity != "error" or ctx.peer_report(c):
+                continue
+            kind = ctx.kind(c)
+            if c.signature in wanted or kind in wanted or (c.failure_class in wanted and c.signature != e.signature):
+                named = c.signature if c.signature in wanted else kind if kind in wanted else c.failure_class
+                yield Edge(c, e, "declared_explanations", f"{e.signature} is read as {named} when both are in the log")
+            elif "wrapped" in wanted and c.role == "cause" and _wrapped_in(e, c):
+                yield Edge(c, e, "declared_explanations", "it re-raises the exception printed after it")
+            elif (
+                "peer" in wanted and c.role == "cause" and kind != "terminal" and c.rank != e.rank
+                and c.failure_class != e.failure_class
+                and not (c.time is not None and e.time is not None and c.time > e.time)
+            ):
+                yield Edge(c, e, "declared_explanations", "it only reports that a peer went away")
+
+
+#: How many lines after a wrapper exception (``explained_by: [wrapped]``) the exception it
+#: re-raises may be printed (its "Original Traceback").
+WRAP_SPAN = 60
+
+
+def _wrapped_in(wrapper: Finding, inner: Finding) -> bool:
+    """``inner`` is printed within :data:`WRAP_SPAN` lines after ``wrapper``, on its rank
+    and in its file."""
+    if wrapper.rank != inner.rank or not wrapper.evidence or not inner.evidence:
+        return False
+    w, i = wrapper.evidence[0], inner.evidence[0]
+    return w.path == i.path and 0 < i.line - w.line <= WRAP_SPAN
+
+
+def one_fault_one_explanation(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
+    """Two causes that are one fault are one event: read from one exception message (its
+    first line and the lines it continues on, same rank and file, at most
+    :data:`MESSAGE_SPAN` lines apart: ``AssertionError:`` then "The NVIDIA driver on your
+    system is too old"), or of the same failure class on the same rank (DeepSpeed's loss
+    scale halving, then its "Current loss scale already at minimum"). The more specific
+    reading explains the other; this is the one place ``specificity`` decides, as it does
+    for two signatures on one line."""
+    causes = [f for f in nodes if f.role == "cause" and f.evidence]
+    for a in causes:
+        for b in causes:
+            if a is b or a.rank != b.rank or a.specificity <= b.specificity:
+                continue
+            if a.failure_class == b.failure_class and a.rank is not None:
+                yield Edge(a, b, "one_fault_one_explanation", "both are the same fault on this rank")
+                continue
+            ea, eb = a.evidence[0], b.evidence[0]
+            if ea.path != eb.path or abs(ea.line - eb.line) > MESSAGE_SPAN:
+                continue
+            if a.time is not None and b.time is not None and a.time != b.time:
+                continue
+            yield Edge(a, b, "one_fault_one_explanation", "both read the same exception message")
+
+
+#: How many lines one exception message may span for :func:`one_fault_one_explanation`.
+MESSAGE_SPAN = 3
+
+
+def hardware_explains_gpu_faults(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
+    """A hardware event (an Xid the driver attributes to the GPU, ECC, NVLink, a GPU
+    fallen off the bus) explains every later non-hardware failure: the processes on that
+    GPU fail with CUDA errors and their peers time out (NVIDIA's Xid catalog: Xid 45 and
+    CUDA errors after 48, 63, 64, 74, 79, 92-95, 119, 120, 145, 149 are consequences)."""
+    hardware = [f for f in nodes if ctx.kind(f) == "hardware" and f.severity == "error"]
+    for h in hardware:
+        for e in nodes:
+            if e is h or ctx.kind(e) in ("hardware", "terminal") or not not_after(h, e):
+                continue
+            if h.host and e.host and h.host != e.host:
+                continue
+            yield Edge(h, e, "hardware_explains_gpu_faults", "a GPU hardware fault makes the work on it fail")
+
+
+#: The rules, in the order the report lists their edges.
+RULES: tuple[Rule, ...] = (
+    one_fault_one_explanation,
+    hardware_explains_gpu_faults,
+    declared_explanations,
+    terminal_after_fault,
+    cause_explains_symptoms,
+)
