@@ -122,7 +122,7 @@ _STACKED = regex.compile(r"(?m)^(?:([A-Za-z][\w.-]{0,62}): )?\[default(\d{1,6})\
 MAX_SUMMARY_NOISE = 4
 
 
-_LEADING_STAMP = regex.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) (?=\[|\d+ ?:)")
+_LEADING_STAMP = regex.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? (?=\[|\d+ ?:)")
 
 # CloudWatch console / table copies: "  | 2024-08-23T22:22:51.871Z | message".
 _PIPE_STAMP = regex.compile(

@@ -141,13 +141,26 @@ def signal_not_sent_by_agent(case: Case) -> Verdict | None:
                    "signal_not_sent_by_agent", (ranks[0],))
 
 
+#: Failure classes that come from the job's own set-up, so every rank hits them the same
+#: way (a config check, a checkpoint that does not fit the model, a GPU the kernel does not
+#: support): one rank's copy in a log that shows no other rank says nothing of who was first.
+SAME_ON_EVERY_RANK = frozenset({
+    "config-error", "unsupported-shape-or-dtype", "gpu-unavailable", "checkpoint-load-mismatch",
+    "dependency-version-mismatch", "fsdp-state-dict-or-wrapping-error", "cuda-driver-or-arch-mismatch",
+})
+
+
 def named_by_root(case: Case) -> Verdict | None:
     """A cause reported by one rank happened on that rank (an OOM, an exception), unless
     another rank failed with an exception nothing explains, no later as far as the log
-    shows, or its traceback is cut: then the log does not prove which came first."""
+    shows, or its traceback is cut: then the log does not prove which came first. A
+    failure of the job's set-up (:data:`SAME_ON_EVERY_RANK`) in a log that shows no other
+    rank at all is every rank's, not one rank's."""
     if case.root.role != "cause" or len(case.ranks_with) != 1:
         return None
     rank = case.ranks_with[0]
+    if case.root.failure_class in SAME_ON_EVERY_RANK and not (case.ctx.state.ranks_seen - {rank}):
+        return Verdict(None, say("same_on_every_rank", rank=rank), "named_by_root", (rank,), True)
     other = unexplained_failure_elsewhere(rank, case)
     if other is not None:
         return Verdict(None, say("unexplained_elsewhere", other=other, ranks=format_ranks(sorted({other, rank}))),
@@ -175,6 +188,9 @@ def elastic_summary(case: Case) -> Verdict | None:
     """torchelastic's failure summary, last: the only rank with a real failure exit code,
     or the one whose failure is strictly the earliest (see :func:`elastic_rank`)."""
     rank, why = elastic_rank(case.ctx.state.elastic)
+    aborted = [e for e in case.ctx.state.elastic if e.rank == rank and e.exitcode in (-6, 134)]
+    if rank is not None and aborted and case.root.failure_class == "collective-timeout":
+        return Verdict(None, say("watchdog_abort", rank=rank), "elastic_summary", (rank,), True)
     if rank is not None:
         return Verdict(rank, why, "elastic_summary", (rank,))
     if why:

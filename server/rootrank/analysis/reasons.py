@@ -95,6 +95,14 @@ _TEMPLATES: dict[str, str] = {
         "rank {other} also failed with an exception no signature explains, and the log does not show which of ranks "
         "{ranks} failed first"
     ),
+    "same_on_every_rank": (
+        "only rank {rank}'s copy of this set-up error is in the log, and every rank runs the same set-up: "
+        "the log does not show which rank hit it first"
+    ),
+    "watchdog_abort": (
+        "torchelastic's summary names rank {rank}, but its exit (SIGABRT) is how the NCCL watchdog ends a rank "
+        "whose collective timed out: the first rank to time out, not the one the others waited for"
+    ),
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",
     "implied_rank": "this failure happens on rank {rank} by design ({reason})",
