@@ -234,3 +234,19 @@ def test_closed_standard_streams_and_bad_bars_are_one_line_errors(tmp_path):
         run_cli("eval", str(tmp_path / "nope")).stderr.decode().strip()
         == f"rootrank: {tmp_path / 'nope'}: no such folder"
     )
+
+
+def test_an_unclassified_failure_exits_3_not_like_a_healthy_run():
+    log = (
+        b"[rank1]: Traceback (most recent call last):\n"
+        b'[rank1]:   File "/home/u/train.py", line 12, in <module>\n'
+        b"[rank1]:     raise MyPipelineFault('shard 7 lost')\n"
+        b"[rank1]: MyPipelineFault: shard 7 lost\n"
+    )
+    proc = run_cli("diagnose", "-", "--format", "json", stdin=log)
+    assert proc.returncode == 3
+    out = json.loads(proc.stdout)
+    assert out["root_cause"] is None
+    assert out["unclassified"]["title"] == "MyPipelineFault: shard 7 lost"
+    assert out["unclassified"]["rank"] == 1
+    assert out["unclassified"]["evidence"][0]["line"] == 4

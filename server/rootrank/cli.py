@@ -20,6 +20,8 @@ from rootrank import __version__
 EXIT_DIAGNOSED = 0
 EXIT_NOTHING_FOUND = 1
 EXIT_INPUT_ERROR = 2
+#: The log shows a failure (an exception) that no signature names: not a healthy run.
+EXIT_UNCLASSIFIED = 3
 
 _EPILOG = """\
 exit codes:
@@ -165,7 +167,9 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
         out = report.to_text(diag, color=color, all_stacks=args.all_stacks)
     sys.stdout.write(out)
     sys.stdout.flush()
-    return EXIT_DIAGNOSED if diag.root_cause else EXIT_NOTHING_FOUND
+    if diag.root_cause:
+        return EXIT_DIAGNOSED
+    return EXIT_UNCLASSIFIED if diag.unclassified else EXIT_NOTHING_FOUND
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:

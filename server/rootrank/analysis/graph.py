@@ -50,8 +50,22 @@ def explain(ctx: Context) -> Graph:
     return graph
 
 
-def _when(f: Finding) -> tuple[float, int, int]:
-    return (f.time if f.time is not None else float("inf"), f.order, -f.specificity)
+def _earliest(pool: list[Finding]) -> Finding:
+    """The first of ``pool``: by timestamps where both findings have one, else by log
+    order (a timed line is not earlier than an untimed one printed before it); the more
+    specific on a tie."""
+
+    def first(a: Finding, b: Finding) -> Finding:
+        if a.time is not None and b.time is not None and a.time != b.time:
+            return a if a.time < b.time else b
+        if a.order != b.order:
+            return a if a.order < b.order else b
+        return a if a.specificity >= b.specificity else b
+
+    best = pool[0]
+    for f in pool[1:]:
+        best = first(best, f)
+    return best
 
 
 def pick_root(graph: Graph) -> Finding | None:
@@ -61,6 +75,7 @@ def pick_root(graph: Graph) -> Finding | None:
     for pool in (causes, symptoms):
         free = [f for f in pool if not graph.explained(f)]
         if free:
-            return min(free, key=lambda f: (-len(graph.effects(f)), *_when(f)))
+            most = max(len(graph.effects(f)) for f in free)
+            return _earliest([f for f in free if len(graph.effects(f)) == most])
     pool = causes or symptoms  # everything explains everything else: a cycle; the earliest
-    return min(pool, key=_when) if pool else None
+    return _earliest(pool) if pool else None

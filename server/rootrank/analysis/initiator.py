@@ -207,6 +207,25 @@ def implied_rank(case: Case) -> Verdict | None:
                    "implied_rank", (sig.implied_rank,))
 
 
+def reported_by_launcher(case: Case) -> Verdict | None:
+    """The launcher's report of one worker's own failure names that worker: srun's ``task 3:
+    Exited with exit code 1``, mp.spawn's ``process 2 terminated with exit code 1``. Only
+    a real exit code counts: a worker stopped by a signal may have been stopped by the
+    launcher itself."""
+    root = case.root
+    if root.role != "symptom" or case.ctx.kind(root) != "terminal" or len(case.ranks_with) != 1:
+        return None
+    code = root.captures.get("exitcode", "")
+    try:
+        exitcode = int(code)
+    except ValueError:
+        return None
+    if exitcode == 0 or exitcode in SIGNAL_CODES or exitcode in (-6, 134):
+        return None
+    rank = case.ranks_with[0]
+    return Verdict(rank, say("reported_by_launcher", rank=rank, code=exitcode), "reported_by_launcher", (rank,))
+
+
 def victims_only(case: Case) -> Verdict | None:
     """A symptom reported by some ranks, with no strategy naming another: they are the
     victims, and the log does not show who started it."""
@@ -224,6 +243,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     named_by_root,
     earliest_time,
     signal_not_sent_by_agent,
+    reported_by_launcher,
     elastic_summary,
     implied_rank,
     victims_only,

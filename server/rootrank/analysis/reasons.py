@@ -103,6 +103,7 @@ _TEMPLATES: dict[str, str] = {
         "torchelastic's summary names rank {rank}, but its exit (SIGABRT) is how the NCCL watchdog ends a rank "
         "whose collective timed out: the first rank to time out, not the one the others waited for"
     ),
+    "reported_by_launcher": "the launcher reports that rank {rank} exited by itself with code {code}",
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",
     "implied_rank": "this failure happens on rank {rank} by design ({reason})",

@@ -75,7 +75,13 @@ def terminal_after_fault(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
     faults = [f for f in nodes if ctx.kind(f) != "terminal" and f.severity == "error" and not ctx.peer_report(f)]
     for t in terminals:
         for f in faults:
-            if before(f, t) is True or (before(f, t) is None and f.role == "cause"):
+            if t.role == "symptom":
+                # The launcher's own report (a failed child, its SIGTERMs) is printed when it
+                # notices, often before the failing rank's output is flushed: log order does
+                # not count, only timestamps that put the fault after it.
+                if not (f.time is not None and t.time is not None and f.time > t.time):
+                    yield Edge(f, t, "terminal_after_fault", "the launcher only reported what had already failed")
+            elif before(f, t) is True or (before(f, t) is None and f.role == "cause"):
                 yield Edge(f, t, "terminal_after_fault", "the job was already failing before it was stopped")
 
 
