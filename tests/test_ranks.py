@@ -142,3 +142,37 @@ def test_stacked_prefixes_are_learnt_per_block_for_lines_that_show_only_the_loca
     assert t.tag("[default1]:Traceback (most recent call last):", 7).rank == 9
     assert t.tag("node02: [default2]:RuntimeError: x", 8).rank == 10
     assert t.learn_stacked("[rank3]: no stacked prefix here\n") == set()
+
+
+def test_application_rank_tags_name_the_rank_and_are_peeled():
+    from rootrank.ranks import RankTagger
+
+    tagger = RankTagger()
+    lines = [
+        "[rank 0] step 10 loss 2.1",
+        "[RANK 1] step 10 loss 2.2",
+        "2024-05-01 10:00:00 INFO [Rank 3/8] Traceback (most recent call last):",
+        "rank=4: saving checkpoint",
+        "the ranks 5 and 6 agree",  # prose, not a tag
+    ]
+    tagged = [tagger.tag(line, n) for n, line in enumerate(lines, 1)]
+    assert [t.rank for t in tagged] == [0, 1, 3, 4, None]
+    assert tagged[2].text == "Traceback (most recent call last):"
+
+
+def test_an_application_tagged_traceback_is_that_ranks(tmp_path):
+    from rootrank.engine import diagnose_paths
+
+    log = tmp_path / "app.log"
+    log.write_text(
+        "[rank 0] step 10 loss 2.1\n"
+        "[rank 2] Traceback (most recent call last):\n"
+        '[rank 2]   File "/home/u/train.py", line 3, in <module>\n'
+        '[rank 2]     x = torch.empty(10**12, device="cuda")\n'
+        "[rank 2] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.64 TiB. GPU 2 has a total "
+        "capacity of 79.10 GiB of which 78.00 GiB is free.\n"
+    )
+    d = diagnose_paths([str(log)], mask=False)
+    assert d.root_cause["failure_class"] == "cuda-oom"
+    assert d.initiating_rank == 2
+    assert d.root_cause["evidence"][0]["line"] == 5

@@ -98,7 +98,17 @@ _FILE_RANK = regex.compile(
 
 
 _LINE_RANK = regex.compile(
-    r"^(?:\[rank(\d{1,6})\]:|\[\d+,(\d{1,6})\]<std(?:out|err)>:|(\d{1,6}) ?:(?!\d))", regex.MULTILINE
+    r"^(?:\[rank(\d{1,6})\]:|\[\d+,(\d{1,6})\]<std(?:out|err)>:|(\d{1,6}) ?:(?!\d)"
+    r"|\[(?:rank|RANK|Rank)[ =](\d{1,6})(?:/\d{1,6})?\] )",
+    regex.MULTILINE,
+)
+
+# An application's own rank tag at the start of its message (after any logger header):
+# "[rank 3] step 10", "[RANK 3] loss", "[Rank 3/8] ...", "[rank=3] ...", "rank 3: ...",
+# "rank=3: ...". (torch's "[rank3]:" is a launcher prefix, read above; "[Rank 3]" inside
+# ProcessGroupNCCL messages is read by _INLINE_RANK.)
+_APP_RANK = regex.compile(
+    r"\[(?:rank|RANK|Rank)[ =](?P<n>\d{1,6})(?:/\d{1,6})?\][ :]|(?:rank|RANK)[ =](?P<m>\d{1,6})(?:/\d{1,6})?: "
 )
 
 
@@ -401,6 +411,12 @@ class RankTagger:
                 local = self.path_rank if local is None else local
             else:
                 rank = self.path_rank
+        message = strip_log_header(body)
+        if rank is None and message[:5].lower() in ("[rank", "rank ", "rank="):
+            am = _APP_RANK.match(message)
+            if am:
+                rank = int(am.group("n") or am.group("m"))
+                message = message[am.end() :].lstrip(" ")
         time = parse_time(body) if ":" in body else None
         if time is None:
             time = lead_time
@@ -408,7 +424,7 @@ class RankTagger:
             self._last_time[rank] = time
         if rank is not None and host is not None:
             self.hosts.setdefault(rank, host)
-        return Tagged(strip_log_header(body), rank, local, host, pid, time)
+        return Tagged(message, rank, local, host, pid, time)
 
     def learn_stacked(self, text: str) -> set[int]:
         """Learn local -> global rank from every stacked ``[defaultN]:[rankM]:`` prefix in
