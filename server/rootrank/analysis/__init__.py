@@ -115,7 +115,10 @@ def _reasoning(
     where = f"{ev.path}:{ev.line}"
     group_ranks = sorted({f.rank for f in group_of_root if f.rank is not None})
     initiating = initiator.rank
-    if root.role == "symptom" and initiating is not None and group_ranks and initiating not in group_ranks:
+    reporters = sorted({int(f.captures["reporter"]) for f in group_of_root if f.captures.get("reporter", "").isdigit()})
+    if reporters:  # the message names the faulty rank; these ranks printed it
+        out.append(say("root_reported_by", Reporters=ranks_word(reporters), title=root.title, when=when, where=where))
+    elif root.role == "symptom" and initiating is not None and group_ranks and initiating not in group_ranks:
         out.append(say("root_reported_by", Reporters=ranks_word(group_ranks), title=root.title, when=when, where=where))
     elif root.rank is None:
         out.append(say("root_no_rank", title=root.title, when=when, where=where))
