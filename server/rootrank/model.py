@@ -122,6 +122,10 @@ class Diagnosis:
     timeline: list[dict[str, Any]] = field(default_factory=list)
     lines_read: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: Training progress (the contract's ``progress`` object, or ``None``) and metric series
+    #: (``metrics``), from :mod:`rootrank.progress` and :mod:`rootrank.metrics`.
+    progress: dict[str, Any] | None = None
+    metrics: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``rootrank.diagnosis/1`` JSON object."""
@@ -140,4 +144,6 @@ class Diagnosis:
             "timeline": self.timeline,
             "lines_read": self.lines_read,
             "warnings": list(self.warnings),
+            "progress": self.progress,
+            "metrics": self.metrics,
         }

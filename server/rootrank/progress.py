@@ -86,6 +86,78 @@ _PLAIN = regex.compile(
 _NOT_CURRENT = regex.compile(r"(?i)\b(?:warm-?up|max|total|num|every|until|decay|scheduler|save_steps|eval_steps)\b[^,;|]{0,20}$")
 
 
+# Numbers in a line, for its shape: the line with every number cut out. Lines of one shape differ
+# only in their numbers, so what a regex read from one (which number is the step, which the loss)
+# holds for all: :func:`read_step` and :func:`rootrank.metrics.read_metrics` remember it per
+# shape and read the next line of that shape by position (a log of ten million
+# "step N loss X" lines costs one regex pass per line, not a dozen).
+_NUMBER = regex.compile(r"([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+#: Shapes remembered (then the memory is dropped and refilled).
+MAX_SHAPES = 512
+_last_shape: list = ["", ("", [])]
+
+
+def shape(text: str) -> tuple[str, list[str]]:
+    """``(key, numbers)``: the text with its numbers replaced by a marker, and the numbers as
+    printed (signed, decimal or exponent). The last result is remembered (both readers ask for
+    the same line in a row)."""
+    if _last_shape[0] is text:
+        return _last_shape[1]
+    parts = _NUMBER.split(text)
+    got = ("\x00".join(parts[0::2]), parts[1::2])
+    _last_shape[0], _last_shape[1] = text, got
+    return got
+
+
+def _unique_index(numbers: list[str], value: float, factor: float = 1.0, integer: bool = False) -> int | None:
+    """The index of the one number that reads as ``value`` (times ``factor``), or ``None`` when
+    none or several do."""
+    found = None
+    for i, n in enumerate(numbers):
+        if integer and not n.isdigit():
+            continue
+        try:
+            v = float(n) * factor
+        except ValueError:
+            continue
+        if v == value or (value != 0 and abs(v - value) <= 1e-9 * abs(value)):
+            if found is not None:
+                return None
+            found = i
+    return found
+
+
+_STEP_PLANS: dict[str, tuple[str, int, int | None] | None] = {}
+_NO_PLAN = ("", -1, None)
+
+
+def _plan_step(text: str) -> tuple[int, int | None, str] | None:
+    key, numbers = shape(text)
+    plan = _STEP_PLANS.get(key, _NO_PLAN)
+    if plan is None:
+        return None
+    if plan is not _NO_PLAN and plan[0] != "slow":
+        kind, i, j = plan
+        try:
+            return int(numbers[i]), (int(numbers[j]) if j is not None else None), kind
+        except (IndexError, ValueError):
+            pass
+    got = _read_step(text)
+    if plan is _NO_PLAN:
+        if len(_STEP_PLANS) >= MAX_SHAPES:
+            _STEP_PLANS.clear()
+        if got is None:
+            _STEP_PLANS[key] = None
+        else:
+            step, total, kind = got
+            i = _unique_index(numbers, step, integer=True)
+            j = _unique_index(numbers, total, integer=True) if total is not None else None
+            if kind != "lightning" and i is not None and (total is None or (j is not None and j != i)):
+                _STEP_PLANS[key] = (kind, i, j)
+            # else: no plan yet (a number repeated, or a step computed): try the next line
+    return got
+
+
 @dataclass(frozen=True, slots=True)
 class Progress:
     """The latest step one rank reached.
@@ -122,6 +194,13 @@ def read_step(text: str) -> tuple[int, int | None, str] | None:
     ``text`` is one line's body with its launcher rank prefix already removed (a logger header
     and timestamp in front are fine). ``kind`` is as in :class:`Progress`. Never raises.
     """
+    if len(text) > 4096:
+        text = text[:4096]
+    return _plan_step(text)
+
+
+def _read_step(text: str) -> tuple[int, int | None, str] | None:
+    """:func:`read_step` by the regexes (no memory of shapes)."""
     if len(text) > 4096:
         text = text[:4096]
     low = text.lower() if "%|" not in text else ""

@@ -45,6 +45,8 @@ The schema (all keys required unless marked optional)::
     references: [str]            # URLs of the docs/issues that establish the facts
     related: [str]               # other signature ids (optional; unknown ids are not shown)
     fixture: {initiating_rank: int|null, line: int}   # what the positive fixture must give
+    detector: metrics            # optional, instead of `patterns`: found by the training-curve
+                                 # detectors (rootrank.metrics), the id is the onset's kind
 
 Templates in ``fix``/``verify`` may use ``{name}`` for any capture, ``{rank}`` and
 ``{host}``; a missing value renders as ``<name>``.
@@ -73,6 +75,7 @@ TAXONOMY: frozenset[str] = frozenset(
     autograd-inplace-or-double-backward checkpoint-load-mismatch unsupported-shape-or-dtype
     compile-dynamo-error config-error dependency-version-mismatch
     dataloader-worker-killed-or-shm too-many-open-files filesystem-permission disk-full segfault
+    straggler-or-slowdown
     """.split()
 )
 
@@ -151,6 +154,7 @@ class Signature:
     fixture: dict[str, Any]
     path: str
     inferred: dict[str, Any] | None = None
+    detector: str | None = None
     implied_rank: int | None = None
     implied_rank_reason: str = ""
     data: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
@@ -293,7 +297,7 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
     specificity = _need(data, "specificity", int, p)
     if not 0 <= specificity <= 100:
         raise SignatureError(p, "specificity", "must be 0..100")
-    raw_patterns = _need(data, "patterns", list, p)
+    raw_patterns = data.get("patterns", []) if data.get("detector") is not None else _need(data, "patterns", list, p)
     inferred = data.get("inferred")
     if inferred is not None:
         if not isinstance(inferred, dict):
@@ -312,7 +316,15 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
         implied_rank = _need(implied, "rank", int, p)
         implied_reason = _need(implied, "reason", str, p)
     _check_quickfix(data.get("quickfix"), p)
-    if not raw_patterns and inferred is None:
+    # Onsets of the training curves (rootrank.metrics) have no patterns: a detector finds them.
+    detector = data.get("detector")
+    if detector is not None and detector != "metrics":
+        raise SignatureError(p, "detector", "must be metrics")
+    if detector is not None:
+        raw_patterns = data.get("patterns", [])
+        if raw_patterns:
+            raise SignatureError(p, "patterns", "must be absent with detector: metrics")
+    elif not raw_patterns and inferred is None:
         raise SignatureError(p, "patterns", "must have at least one pattern")
     patterns = tuple(
         _compile_pattern(raw, f"patterns[{i}]", p, eager) for i, raw in enumerate(raw_patterns)
@@ -378,6 +390,7 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
         fixture=fixture,
         path=str(p),
         inferred=inferred,
+        detector=detector,
         implied_rank=implied_rank,
         implied_rank_reason=implied_reason,
         data=data,
