@@ -16,6 +16,7 @@ from typing import Any, BinaryIO
 from rootrank.analysis import analyze
 from rootrank.ingest import Block, InputError, open_log, read_blocks, text_blocks
 from rootrank.mask import Masker
+from rootrank.metrics import onset_findings
 from rootrank.match import Matcher
 from rootrank.model import Diagnosis
 from rootrank.runs import pick_run
@@ -115,7 +116,17 @@ def _finish(scanner: Scanner, library: Library, mask: bool) -> Diagnosis:
             masker.host(hosts[r])
         for h in sorted(scanner.state.launch.hosts):
             masker.host(h)
-    diag = analyze(scanner.state, library, masker)
+    # Training curves: onsets join the findings (causes that explain what follows them); the
+    # progress and the series go into the diagnosis, their paths masked like evidence paths.
+    state = scanner.state
+    for onset in onset_findings(state.metrics, library):
+        state.findings.setdefault((onset.signature, onset.rank, onset.evidence[0].path if onset.rank is None else None), onset)
+    diag = analyze(state, library, masker)
+    diag.progress = state.progress.to_dict(state.end_time)
+    diag.metrics = state.metrics.to_list()
+    if masker is not None:
+        for item in [*(diag.progress or {}).get("ranks", []), *(o for m in diag.metrics for o in m["onsets"])]:
+            item["path"] = masker.text(item["path"])
     if scanner.matcher.timeouts:
         diag.warnings.extend(
             f"signature {sid}: pattern timed out on {n} line(s) and was skipped"

@@ -154,9 +154,9 @@ class Gate:
     Built once per :class:`Matcher`; :meth:`line_starts` costs one native pass over the block.
     """
 
-    def __init__(self, literals: list[str]) -> None:
+    def __init__(self, literals: list[str] | tuple[str, ...], state_words: tuple[str, ...] = STATE_WORDS) -> None:
         # ASCII-only lower-casing, as bytes.lower() does for the block: "Убито" stays "Убито".
-        words = {lit.encode("utf-8").lower() for lit in literals} | {w.encode("utf-8") for w in STATE_WORDS}
+        words = {lit.encode("utf-8").lower() for lit in literals} | {w.encode("utf-8") for w in state_words}
         self.automaton = ahocorasick_rs.BytesAhoCorasick(sorted(words))
 
     def line_starts(self, block: Block) -> Iterator[int]:

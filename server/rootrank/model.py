@@ -126,6 +126,10 @@ class Diagnosis:
     explanations: list[dict[str, Any]] = field(default_factory=list)
     #: How the initiating rank was found: ``{"rank", "strategy", "why", "candidates", "agreeing"}``.
     initiator: dict[str, Any] | None = None
+    #: Training progress (the contract's ``progress`` object, or ``None``) and metric series
+    #: (``metrics``), from :mod:`rootrank.progress` and :mod:`rootrank.metrics`.
+    progress: dict[str, Any] | None = None
+    metrics: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``rootrank.diagnosis/1`` JSON object."""
@@ -146,4 +150,6 @@ class Diagnosis:
             "warnings": list(self.warnings),
             "explanations": list(self.explanations),
             "initiator": self.initiator,
+            "progress": self.progress,
+            "metrics": self.metrics,
         }

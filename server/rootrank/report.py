@@ -13,6 +13,7 @@ from typing import Any
 import regex
 
 from rootrank.analysis.reasons import format_ranks
+from rootrank.charts import svg_data_uri, text_lines
 from rootrank.model import Diagnosis
 
 # A blank the user fills in (<gpus>, <failing step + 10>): never to be run as it stands, since
@@ -93,6 +94,9 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
             out.append("Only warnings were found; nothing in the log shows a failure:")
             for f in diag.findings[:5]:
                 out.append(f"  - {f.title} ({f.evidence[0].path}:{f.evidence[0].line})")
+        if diag.metrics:  # training curves (rootrank.charts)
+            out.append(st.bold("Training curves:"))
+            out.extend(text_lines(diag.metrics))
         out.append(st.dim(f"{diag.lines_read} lines read from {len(diag.sources)} source(s)."))
         return "\n".join(out) + "\n"
     where = []
@@ -142,6 +146,9 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
         out.append(st.bold("Related: ") + ", ".join(f"{r['title']} ({r['id']})" for r in rc["related"]))
     if rc["references"]:
         out.append(st.dim("References: " + " ".join(rc["references"])))
+    if diag.metrics:  # training curves (rootrank.charts)
+        out.append(st.bold("Training curves:"))
+        out.extend(text_lines(diag.metrics))
     for w in diag.warnings:
         out.append(st.dim(f"warning: {w}"))
     return "\n".join(out) + "\n"
@@ -158,6 +165,7 @@ def to_markdown(diag: Diagnosis) -> str:
             ev = u.evidence[0]
             rank = f" on rank {u.rank}" if u.rank is not None else ""
             out.append(f"Last exception{rank} (unclassified): `{u.title}` at `{ev.path}:{ev.line}`\n")
+        out.extend(_markdown_curves(diag))
         return "\n".join(out)
     out.append(f"## Root cause: {rc['title']}\n")
     meta = [f"class `{rc['failure_class']}`", f"signature `{rc['signature']}`", f"confidence {rc['confidence']:.2f}"]
@@ -206,6 +214,22 @@ def to_markdown(diag: Diagnosis) -> str:
         out.append("### Related\n")
         out.extend(f"- {r['title']} (`{r['id']}`)" for r in rc["related"])
         out.append("")
+    out.extend(_markdown_curves(diag))
     if rc["references"]:
         out.append("References: " + ", ".join(f"<{u}>" for u in rc["references"]))
     return "\n".join(out) + "\n"
+
+
+def _markdown_curves(diag: Diagnosis) -> list[str]:
+    """The training curves as an embedded SVG image and their onsets as a list."""
+    uri = svg_data_uri(diag.metrics) if diag.metrics else None
+    if uri is None:
+        return []
+    out = ["### Training curves\n", f"![training curves]({uri})\n"]
+    out.extend(
+        f"- `{o['kind']}` in {m['name']}" + (f" (rank {o['rank']})" if o["rank"] is not None else "")
+        + f" at step {o['step']}, `{o['path']}:{o['line']}`: {o['why']}"
+        for m in diag.metrics for o in m["onsets"]
+    )
+    out.append("")
+    return out

@@ -8,14 +8,18 @@ the "unclassified" answer; per-stream state is a few small dicts.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+import ahocorasick_rs
 import regex
 
 from rootrank.ingest import Block, RawLine, logical_lines
-from rootrank.match import Hit, Matcher
+from rootrank.match import Gate, Hit, Matcher
+from rootrank.metrics import MetricsReader
 from rootrank.model import Evidence, Finding
+from rootrank.progress import LITERALS as PROGRESS_LITERALS
+from rootrank.progress import ProgressModel
 from rootrank.ranks import ElasticFailure, RankTagger, parse_time, rank_from_path, ranks_in
 from rootrank.tracebacks import (
     Frame,
@@ -221,6 +225,44 @@ class ScanState:
     launch: LaunchFacts = field(default_factory=LaunchFacts)
     #: Ranks whose traceback the log cuts before its exception line (a paste that ends early).
     cut_traceback_ranks: set[int] = field(default_factory=set)
+    #: Training progress per rank and the metric series (rootrank.progress, rootrank.metrics).
+    progress: ProgressModel = field(default_factory=ProgressModel)
+    metrics: MetricsReader = field(default_factory=MetricsReader)
+    #: The latest timestamp (seconds since the epoch) on any line the scan read, or None.
+    end_time: float | None = None
+
+
+#: Lines that may show progress or a metric (one Aho-Corasick pass per block, like the main gate).
+_CURVE_GATE = Gate(PROGRESS_LITERALS, state_words=())
+_CURVE_WORDS = ahocorasick_rs.AhoCorasick(list(PROGRESS_LITERALS))
+
+
+class _CurveMerge:
+    """The main gate's line starts merged (ascending, no repeats) with the curve gate's; after
+    each ``next``, ``curve`` tells whether that line holds a progress/metric word and ``light``
+    whether only the curve gate chose it. Holds two offsets, not the block's lines."""
+
+    def __init__(self, main: Iterator[int], curves: Iterator[int]) -> None:
+        self._main, self._curves = main, curves
+        self._m, self._c = next(main, -1), next(curves, -1)
+        self.curve = self.light = False
+
+    def __iter__(self) -> _CurveMerge:
+        return self
+
+    def __next__(self) -> int:
+        m, c = self._m, self._c
+        if m == -1 and c == -1:
+            raise StopIteration
+        if c == -1 or (m != -1 and m < c):
+            self._m = next(self._main, -1)
+            self.curve = self.light = False
+            return m
+        self._c = next(self._curves, -1)
+        if m == c:
+            self._m = next(self._main, -1)
+        self.curve, self.light = True, m != c
+        return c
 
 
 class Scanner:
@@ -243,6 +285,10 @@ class Scanner:
         self._pending: PendingMessage | None = None
         # Signatures found on the last few lines: 1-based line number -> signature ids.
         self._line_sigs: dict[int, set[str]] = {}
+        # Whether the current line holds a progress/metric literal; the last line whose tqdm
+        # frames were read.
+        self._curve_line = False
+        self._frames_line = -1
 
     def scan_source(self, path: str, blocks: Iterable[Block]) -> None:
         """Scan one source given as blocks of whole lines. ``path`` names it in evidence;
@@ -276,7 +322,7 @@ class Scanner:
                 for stack, words in _STACK_WORDS:
                     if stack not in st.stacks and any(w in text for w in words):
                         st.stacks.add(stack)
-            starts = gate.line_starts(block)
+            starts = _CurveMerge(gate.line_starts(block), _CURVE_GATE.line_starts(block))
             cur = 0 if following else next(starts, -1)
             while cur != -1 and cur < size:
                 number += text.count("\n", counted, cur)
@@ -285,8 +331,20 @@ class Scanner:
                 if end == -1:
                     end = size
                 self._block_text, self._line_start = text, cur
-                for raw in logical_lines(number, text[cur:end]):
-                    self._line(raw, path, tagger, readers)
+                if following:  # a line no gate chose: look for a progress/metric word on it
+                    self._curve_line = _CURVE_WORDS.find_matches_as_indexes(text[cur:end].lower()) != []
+                    light = False
+                else:
+                    self._curve_line, light = starts.curve, starts.light
+                if light:  # only a progress/metric line: no matching
+                    for raw in logical_lines(number, text[cur:end]):
+                        tagged = tagger.tag(raw.text, raw.number)
+                        if tagged.rank is not None:
+                            st.ranks_seen.add(tagged.rank)
+                        self._curves(raw, tagged.text, tagged.rank if tagged.rank is not None else tagged.local_rank, tagged.time, path)
+                else:
+                    for raw in logical_lines(number, text[cur:end]):
+                        self._line(raw, path, tagger, readers)
                 following = (
                     tagger.following() or self._pending is not None or any(r.open for r in readers.values())
                 )
@@ -333,6 +391,10 @@ class Scanner:
         need_time = tagged.time is None and rank is not None
         if rank is not None:
             st.ranks_seen.add(rank)
+        if self._curve_line:
+            self._curves(raw, text, rank if rank is not None else tagged.local_rank, tagged.time, path)
+        elif tagged.time is not None and (st.end_time is None or tagged.time > st.end_time):
+            st.end_time = tagged.time
         st.launch.read(text, raw.number)
         pending = self._pending
         if pending is not None:
@@ -402,6 +464,27 @@ class Scanner:
                     self._pending.first_sigs.update(h.signature.id for h in hits)
         if header is not None:
             self._header_message(header, path, rank, tagged.host, tagged.time)
+
+    def _curves(self, raw: RawLine, text: str, rank: int | None, time: float | None, path: str) -> None:
+        """Feed one line body (rank prefix removed) to the progress model and the metrics reader.
+        ``rank`` is the global rank, else the local one (``[defaultN]:`` of ``torchrun --tee``:
+        the same on one node, the common case of a log that names no global rank).
+
+        A physical line of tqdm redraws (``\\r`` frames, of which ingestion keeps the last) is
+        read for its first bar frame too: tqdm redraws the bar right after a ``tqdm.write``, so
+        that frame holds the step of the line before it (Hugging Face's metric dict)."""
+        st = self.state
+        if time is not None and (st.end_time is None or time > st.end_time):
+            st.end_time = time
+        if "\r" in raw.raw and "%|" in raw.raw and self._frames_line != raw.number:
+            self._frames_line = raw.number
+            for frame in raw.raw.split("\r")[1:-1]:
+                p = st.progress.observe(frame, rank=rank, time=time, path=path, line=raw.number)
+                if p is not None:
+                    st.metrics.observe("", rank=rank, time=time, path=path, line=raw.number, progress=p)
+                    break
+        p = st.progress.observe(text, rank=rank, time=time, path=path, line=raw.number)
+        st.metrics.observe(text, rank=rank, time=time, path=path, line=raw.number, progress=p, order=self._order)
 
     def _header_message(
         self,

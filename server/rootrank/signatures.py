@@ -53,6 +53,9 @@ The schema (all keys required unless marked optional)::
     references: [str]            # URLs of the docs/issues that establish the facts
     related: [str]               # other signature ids (optional; unknown ids are not shown)
     fixture: {initiating_rank: int|null, line: int}   # what the positive fixture must give
+    detector: metrics | progress # optional, instead of `patterns`: found by the training-curve
+                                 # detectors (rootrank.metrics; the id is the onset's kind) or
+                                 # by the causal analysis from the progress model (a stall)
 
 Templates in ``fix``/``verify`` may use ``{name}`` for any capture, ``{rank}`` and
 ``{host}``; a missing value renders as ``<name>``.
@@ -81,6 +84,7 @@ TAXONOMY: frozenset[str] = frozenset(
     autograd-inplace-or-double-backward checkpoint-load-mismatch unsupported-shape-or-dtype
     compile-dynamo-error config-error dependency-version-mismatch
     dataloader-worker-killed-or-shm too-many-open-files filesystem-permission disk-full segfault
+    straggler-or-slowdown
     """.split()
 )
 
@@ -97,6 +101,10 @@ _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _ID = regex.compile(r"^[a-z0-9][a-z0-9-]*$")
 
+
+#: Who finds a signature that has no patterns: the training-curve detectors
+#: (:mod:`rootrank.metrics`) or the causal analysis from progress (:mod:`rootrank.analysis.stall`).
+DETECTORS = ("metrics", "progress")
 
 #: What a finding is in a causal chain (``kind:`` in a signature; its role by default).
 KINDS = ("cause", "symptom", "terminal", "hardware")
@@ -163,6 +171,7 @@ class Signature:
     fixture: dict[str, Any]
     path: str
     inferred: dict[str, Any] | None = None
+    detector: str | None = None
     implied_rank: int | None = None
     implied_rank_reason: str = ""
     kind: str = ""
@@ -311,7 +320,7 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
     if kind not in KINDS:
         raise SignatureError(p, "kind", f"must be one of {', '.join(KINDS)}")
     explained_by = _str_list(data, "explained_by", p, required=False)
-    raw_patterns = _need(data, "patterns", list, p)
+    raw_patterns = data.get("patterns", []) if data.get("detector") is not None else _need(data, "patterns", list, p)
     inferred = data.get("inferred")
     if inferred is not None:
         if not isinstance(inferred, dict):
@@ -330,7 +339,15 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
         implied_rank = _need(implied, "rank", int, p)
         implied_reason = _need(implied, "reason", str, p)
     _check_quickfix(data.get("quickfix"), p)
-    if not raw_patterns and inferred is None:
+    # Onsets of the training curves (rootrank.metrics) have no patterns: a detector finds them.
+    detector = data.get("detector")
+    if detector is not None and detector not in DETECTORS:
+        raise SignatureError(p, "detector", f"must be one of {', '.join(DETECTORS)}")
+    if detector is not None:
+        raw_patterns = data.get("patterns", [])
+        if raw_patterns:
+            raise SignatureError(p, "patterns", f"must be absent with detector: {detector}")
+    elif not raw_patterns and inferred is None:
         raise SignatureError(p, "patterns", "must have at least one pattern")
     patterns = tuple(
         _compile_pattern(raw, f"patterns[{i}]", p, eager) for i, raw in enumerate(raw_patterns)
@@ -396,6 +413,7 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
         fixture=fixture,
         path=str(p),
         inferred=inferred,
+        detector=detector,
         implied_rank=implied_rank,
         implied_rank_reason=implied_reason,
         kind=kind,

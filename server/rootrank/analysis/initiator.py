@@ -119,6 +119,21 @@ def missing_reporter(case: Case) -> Verdict | None:
     return None
 
 
+def missing_progress(case: Case) -> Verdict | None:
+    """In a hang, the rank stuck in Python (a deadlock, slow I/O, rank-0-only work before a
+    barrier) is the one whose last step is behind the others', or the one known rank that
+    printed no progress while the others did; the others' timeouts are collateral
+    (:func:`rootrank.analysis.stall.stalled_rank`)."""
+    if case.root.role != "symptom" and case.root.failure_class != "collective-timeout":
+        return None
+    from rootrank.analysis.stall import stalled_rank
+
+    rank, why = stalled_rank(case.ctx)
+    if rank is None:
+        return None
+    return Verdict(rank, why, "missing_progress", (rank,))
+
+
 def signal_not_sent_by_agent(case: Case) -> Verdict | None:
     """A worker that exited by SIGKILL/SIGTERM although torchrun's agent never sent it a
     closing signal (its pid is not among the agent's ``Sending process N closing signal``
@@ -240,6 +255,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     named_together,
     odd_value_out,
     missing_reporter,
+    missing_progress,
     named_by_root,
     earliest_time,
     signal_not_sent_by_agent,

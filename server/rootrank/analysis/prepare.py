@@ -75,7 +75,14 @@ def prepare(state: ScanState, library: Library) -> Context:
         or bool(state.exceptions)
         or any(e.exitcode not in (None, 0) for e in state.elastic)
     )
-    return Context(state, library, findings, failure_present, local_why)
+    ctx = Context(state, library, findings, failure_present, local_why)
+    from rootrank.analysis.stall import stall_finding  # stall reads the Context defined here
+
+    stall = stall_finding(ctx)
+    if stall is not None:
+        findings.append(stall)
+        findings.sort(key=lambda f: f.order)
+    return ctx
 
 
 def infer(findings: list[Finding], library: Library) -> list[Finding]:

@@ -64,10 +64,13 @@ _TEMPLATES: dict[str, str] = {
     "root_choice": "It is the root cause: nothing else in the log explains it{most}.",
     # --- progress (a hang or a time limit)
     "progress_stopped": (
-        "The last progress line was step {step}{rank_part} at {time}; the log then stayed silent for "
-        "{silent} before the end: the job hung, it did not run out of time while training."
+        "the last progress line was step {step}{rank_part} at {time}; no rank made progress for {silent} before the "
+        "job was stopped: it had hung, it did not run out of time while training"
     ),
-    "progress_behind": "{Behind} stopped at step {step} while the other ranks reached step {others}.",
+    "progress_behind_rank": (
+        "rank {rank} stopped making progress at step {step} while the other ranks reached step {others}: they "
+        "waited for it"
+    ),
     # --- initiating-rank strategies
     "named_together": "ranks {ranks} are named together and the log does not tell which one started",
     "odd_collective": "rank {rank} was waiting in {value} while the other ranks were in {majority}",

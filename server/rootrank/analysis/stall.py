@@ -1,0 +1,86 @@
+"""A hang read from progress: what the last progress lines say about a job that stopped.
+
+A scheduler's limit (or a cancellation, a preemption) ends every job it meets; it is the
+cause only when the job was still making progress until then. When the last progress line
+is far older than the kill (:func:`stall_finding`), the job had hung, and the hang is the
+root cause the limit only ended. Which rank stopped first is the rank behind the others or
+the one missing from the progress (:func:`stalled_rank`).
+"""
+
+from __future__ import annotations
+
+from rootrank.analysis.prepare import Context
+from rootrank.analysis.reasons import fmt_span, fmt_time, say
+from rootrank.model import Evidence, Finding
+from rootrank.progress import Progress
+
+#: The signature that describes a hang found from progress (``detector: progress``).
+STALL_SIGNATURE = "progress-stalled"
+#: A silence before the kill at least this long (s), and ...
+STALL_MIN_SECONDS = 600.0
+#: ... at least this many typical intervals between progress lines, is a hang.
+STALL_INTERVALS = 10
+
+
+def stalled_rank(ctx: Context) -> tuple[int | None, str]:
+    """The rank that stopped making progress first, and why: the one rank whose last step
+    is below every other rank's, or the one known rank that printed no progress while two or
+    more others did. ``(None, "")`` when progress does not single one out."""
+    last = {r: p for r, p in ctx.state.progress.last().items() if r is not None}
+    if len(last) < 2:
+        return None, ""
+    top = max(p.step for p in last.values())
+    behind = [r for r, p in last.items() if p.step < top]
+    silent = sorted(ctx.known_ranks() - set(last))
+    if len(behind) == 1 and not silent:
+        r = behind[0]
+        others = sorted({p.step for q, p in last.items() if q != r})
+        return r, say("progress_behind_rank", rank=r, step=last[r].step, others=others[-1])
+    if not behind and len(silent) == 1:
+        r = silent[0]
+        return r, say("missing_progress", rank=r, step=top)
+    return None, ""
+
+
+def stall_finding(ctx: Context) -> Finding | None:
+    """A finding of :data:`STALL_SIGNATURE` when a terminal event of the scheduler (a cause
+    of kind ``terminal`` with a timestamp) came at least :data:`STALL_MIN_SECONDS` and
+    :data:`STALL_INTERVALS` typical progress intervals after the last progress line, and no
+    other fault is in the log (then that fault explains the kill). ``None`` otherwise."""
+    if STALL_SIGNATURE not in ctx.library.signatures:
+        return None
+    terminals = [f for f in ctx.findings if f.role == "cause" and ctx.kind(f) == "terminal" and f.time is not None]
+    if not terminals:
+        return None
+    faults = [
+        f for f in ctx.findings
+        if f.severity == "error" and ctx.kind(f) != "terminal" and not ctx.peer_report(f) and f.role == "cause"
+    ]
+    if faults:
+        return None
+    kill = min(terminals, key=lambda f: f.time or 0.0)
+    timed = [p for p in ctx.state.progress.last().values() if p.time is not None]
+    if not timed:
+        return None
+    newest = max(timed, key=lambda p: p.time or 0.0)
+    silent = (kill.time or 0.0) - (newest.time or 0.0)
+    gap = ctx.state.progress.typical_gap()
+    if silent < STALL_MIN_SECONDS or (gap is not None and silent < STALL_INTERVALS * gap):
+        return None
+    rank, why = stalled_rank(ctx)
+    at: Progress = ctx.state.progress.last().get(rank) or newest if rank is not None else newest
+    sig = ctx.library.signatures[STALL_SIGNATURE]
+    return Finding(
+        signature=sig.id, failure_class=sig.failure_class, title=sig.title, role=sig.role,
+        severity=sig.severity, specificity=sig.specificity, rank=rank, host=None, time=at.time,
+        order=max(0, kill.order - 1),
+        evidence=[Evidence(path=at.path, line=at.line, text=f"step {at.step}", rank=at.rank)],
+        captures={
+            "step": str(at.step),
+            "last_time": fmt_time(newest.time),
+            "silent": fmt_span(silent),
+            "stopped_by": kill.title,
+            "why": why or say("progress_stopped", step=newest.step, silent=fmt_span(silent), time=fmt_time(newest.time),
+                              rank_part=""),
+        },
+    )

@@ -1,0 +1,688 @@
+"""Training curves: metric series per rank read from the log, and the onsets where training went wrong.
+
+What is read (one line at a time, the rank prefix already removed):
+
+- Hugging Face Trainer's dicts ``{'loss': '6.369', 'grad_norm': '5.263', 'learning_rate': '0.009',
+  'epoch': '0.1562'}`` (values quoted since transformers 5, bare before); they carry no step: the
+  step is the one the Trainer's bar shows when it is redrawn right after the dict (tqdm's
+  ``write`` redraws the bar), i.e. the next progress line of the rank;
+- Megatron-LM's ``|``-separated ``training_log`` (``lm loss: 1.051E+01 | loss scale: 1.0 | grad norm: 12.1``);
+- torchtitan's ``step: 1  loss: 12.2265  grad_norm: 4.1  memory: 10.12GiB(10.65%)  tps: 562``;
+- tqdm / Lightning postfixes (``loss=2.310, lr=0.0001``), DeepSpeed's ``step=10, skipped=2, lr=[...]``,
+  ``CurrSamplesPerSec=..., MemAllocated=1.2GB``, and its / Apex's / Megatron's fp16 overflow lines
+  (``Attempted loss scale: 65536, reducing to 32768``, ``reducing loss scale to 32768.0``);
+- plain ``key=value`` / ``key: value`` prints, and ``key value`` for metric words (nanoGPT's
+  ``iter 100: loss 4.1234, time 30.12ms``).
+
+Names are normalised: ``loss``, ``grad_norm``, ``loss_scale``, ``lr``, ``throughput``,
+``step_time`` (seconds), ``memory`` (GiB); any other key keeps its own lower-case name. A series is
+reported when it has at least :data:`MIN_POINTS` points.
+
+Memory is bounded whatever the log's length: at most :data:`MAX_SERIES` series, each kept as at
+most :data:`MAX_BUCKETS` buckets (a bucket keeps its lowest, highest and first non-finite point;
+two neighbours merge when the buckets run out), and constant-size detector state per series.
+
+Onsets (kind, the signature id under ``signatures/training/``):
+
+- ``metric-nonfinite``: the first NaN/Inf loss (or perplexity) of a rank;
+- ``loss-spike``: a loss far above its rolling median (more than :data:`SPIKE_Z` robust deviations
+  -- 1.4826 x MAD -- and more than :data:`SPIKE_RATIO` x the median), after :data:`MIN_HISTORY` points;
+- ``grad-norm-explosion``: a finite gradient norm :data:`EXPLOSION_RATIO` x its rolling median and
+  :data:`SPIKE_Z` robust deviations above it;
+- ``loss-scale-collapse``: the fp16 loss scale fell to 1 or less, or, once settled, fell
+  :data:`COLLAPSE_FACTOR` x in one run of halvings; or :data:`SKIP_RUN` logged gradient norms in
+  a row were non-finite (every step skipped). Warm-up halvings (from 2^16 or DeepSpeed's 2^32
+  down to where the gradients fit) stay silent;
+- ``resume-divergence``: a spike, explosion or non-finite value within :data:`RESUME_POINTS` points
+  after the run resumed (the step went back, or a "resuming from checkpoint" line);
+- ``straggler-rank``: one rank's throughput, compared with the other ranks' median at the same
+  step, below :data:`STRAGGLER_RATIO` of it (or its step time above 1/that) in the median of
+  :data:`SUSTAIN` logged steps;
+- ``training-slowdown``: every rank's throughput (the median of :data:`SUSTAIN` logged steps)
+  fell below :data:`SLOWDOWN_RATIO` x its own early baseline (or its step time above 1/that).
+
+A pace is judged on a median of several steps because a shared machine's single steps vary by
+several times (measured on the scenario runs: 2,700 to 22,000 samples/s within ten steps).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from functools import lru_cache
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Any
+
+import regex
+
+from rootrank.model import Evidence, Finding
+from rootrank.progress import MAX_SHAPES, Progress, _unique_index, shape
+
+#: Points a series needs before it is reported.
+MIN_POINTS = 3
+#: Series kept per scan (later new names are ignored).
+MAX_SERIES = 64
+#: Buckets kept per series (each yields up to 3 points: <= 480 points, plus the last and onsets).
+MAX_BUCKETS = 160
+#: Points emitted per series at most (the contract's bound).
+MAX_POINTS = 500
+#: Rolling window (points) for the median and MAD of the loss and grad norm.
+WINDOW = 25
+#: Values the window may change by before its median and spread are recomputed for the cheap test.
+STATS_EVERY = 4
+#: Points of history before a spike can be called.
+MIN_HISTORY = 8
+SPIKE_Z = 10.0
+SPIKE_RATIO = 2.0
+EXPLOSION_RATIO = 10.0
+COLLAPSE_FACTOR = 2.0**8
+#: Non-finite gradient norms in a row that mean every step is skipped (from the series' first
+#: point, warm-up skips from an initial 2^32 scale can reach 32: then :data:`WARMUP_SKIP_RUN`).
+SKIP_RUN = 10
+WARMUP_SKIP_RUN = 40
+RESUME_POINTS = 10
+STRAGGLER_RATIO = 0.6
+SLOWDOWN_RATIO = 0.5
+#: Logged steps over which a pace (throughput or step time) is judged: its median must be slow.
+SUSTAIN = 8
+#: Steps of per-step values kept for comparing the ranks' pace at the same step.
+PACE_STEPS = 64
+#: Points skipped at the start of a throughput series (warm-up, compilation) before its baseline.
+WARMUP_POINTS = 3
+BASELINE_POINTS = 8
+
+_NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
+_END = r"(?=$|[\s,;|)\]}'\"/(])"
+_UNIT = r"(?P<u>ms|s|GiB|GB|MiB|MB|%)?"
+_DICT_PAIR = regex.compile(r"""['"](?P<k>[^'"]{1,60})['"]\s*:\s*['"]?(?P<v>""" + _NUM + r""")['"]?""" + _END)
+_KV = regex.compile(
+    r"(?<![\w./-])(?P<k>[A-Za-z_][\w./-]{0,40}?)\s{0,3}(?P<sep>[=:])\s{0,3}\[?\s{0,2}(?P<v>" + _NUM + r")" + _UNIT + _END
+)
+# "key value" for metric words only (nanoGPT's "loss 4.1234, time 30.12ms, mfu 12.34%")
+_SPACED = regex.compile(
+    r"(?i)(?<![\w./-])(?P<k>loss|lm loss|lr|grad[_ ]norm|gnorm|scale|loss scale|time|dt|mfu|tps|ppl|mem(?:ory)?)"
+    r"\s{1,3}(?P<v>" + _NUM + r")" + _UNIT + _END
+)
+_MEGATRON_PART = regex.compile(r"^\s*(?P<k>[A-Za-z][\w /().-]{0,60}?)\s*:?\s+(?P<v>" + _NUM + r")\s*$")
+_OVERFLOW = regex.compile(
+    r"Attempted loss scale: (?P<a>[\d.eE+-]+), reducing to (?P<v>[\d.eE+-]+)"
+    r"|reducing loss scale to (?P<w>[\d.eE+-]+)"
+)
+_RESUME = regex.compile(
+    r"(?i)\b(?:resum(?:e|ed|ing)\s(?:training|from)|continuing training from|loaded checkpoint|"
+    r"loading checkpoint (?:from|at)|restored from checkpoint)"
+)
+
+_ALIASES = {
+    "loss": ("loss", "lm_loss", "train_loss", "training_loss", "train/loss", "total_loss", "step_loss",
+             "avg_loss", "train/lm_loss", "loss_train"),
+    "grad_norm": ("grad_norm", "gradient_norm", "grad_norm_total", "gnorm", "train/grad_norm", "total_norm"),
+    "loss_scale": ("loss_scale", "scale", "cur_scale", "loss_scaler", "grad_scale", "scaler_scale"),
+    "lr": ("lr", "learning_rate", "train/learning_rate", "train/lr"),
+    "throughput": ("tps", "tokens/sec", "tokens_per_sec", "tokens_per_second", "samples/sec", "samples_per_sec",
+                   "samples_per_second", "throughput", "currsamplespersec", "tok/s", "tokens/s",
+                   "throughput_(token/sec/gpu)", "throughput_per_gpu_(tflop/s/gpu)", "it/s", "samples/s"),
+    "step_time": ("elapsed_time_per_iteration_(ms)", "step_time", "iter_time_(s)", "time", "dt", "batch_time",
+                  "iteration_time", "time_per_step", "elapsed_time_per_step"),
+    "memory": ("memory", "mem", "memallocated", "max_memory_allocated", "memory_allocated", "max_mem",
+               "maxmemallocated", "mem_gb", "max_reserved"),
+}
+_CANON = {alias: name for name, aliases in _ALIASES.items() for alias in aliases}
+#: Keys that count or identify, never a curve.
+_SKIP = frozenset(
+    "epoch step steps global_step iter iteration iterations micro_step v_num skipped rank local_rank world_size "
+    "consumed_samples global_batch_size batch_size number_of_skipped_iterations number_of_nan_iterations "
+    "train_runtime total_flos pid seed mom runningavgsamplespersec consumed_tokens skipped_samples "
+    "elapsed remaining it num_zeros".split()
+)
+_LOSSY = ("loss", "ppl", "perplexity")
+
+
+def _value(text: str) -> float:
+    t = text.replace(",", "").lower()
+    if "nan" in t:
+        return math.nan
+    if "inf" in t:
+        return -math.inf if t.startswith("-") else math.inf
+    return float(t)
+
+
+@lru_cache(maxsize=4096)
+def _name(key: str) -> str | None:
+    """The series name of a printed key (``None``: a counter or an id, not a curve)."""
+    k = "_".join(key.lower().split())
+    if not k or k in _SKIP:
+        return None
+    return _CANON.get(k, k)
+
+
+def _canonical(key: str, unit: str | None, value: float) -> tuple[str, float] | None:
+    name = _name(key)
+    if name is None:
+        return None
+    k = key
+    if name == "step_time" and ("ms" in k or unit == "ms"):
+        value = value / 1000.0
+    elif name == "memory" and unit in ("MiB", "MB"):
+        value = value / 1024.0
+    return name, value
+
+
+_PLANS: dict[str, tuple[tuple[str, int, float], ...] | None] = {}
+_NO_PLAN: tuple = ()
+_FACTORS = (1.0, 1e-3, 1.0 / 1024.0)
+
+
+def read_metrics(text: str) -> list[tuple[str, float]]:
+    """The numeric metrics one line prints, as ``(name, value)`` in line order, each name once.
+
+    ``text`` is one line body (rank prefix removed). Values may be NaN or +/-Inf. Names are
+    normalised as the module docstring says. A Trainer summary dict (``train_runtime``) is not a
+    training point and yields nothing. Never raises.
+
+    What the regexes read from a line is remembered for its shape (:func:`rootrank.progress.shape`):
+    the next line of the same shape is read by the positions of its numbers.
+    """
+    if len(text) > 4096:
+        text = text[:4096]
+    key, numbers = shape(text)
+    plan = _PLANS.get(key, _NO_PLAN)
+    if plan is None:
+        return []
+    if plan is not _NO_PLAN:
+        try:
+            return [(name, float(numbers[i]) * f) for name, i, f in plan]
+        except (IndexError, ValueError):
+            pass
+    got = _read_metrics(text)
+    if plan is _NO_PLAN:
+        if len(_PLANS) >= MAX_SHAPES:
+            _PLANS.clear()
+        if not got:
+            _PLANS[key] = None
+        else:
+            built = []
+            for name, value in got:
+                idx = next(((i, f) for f in _FACTORS if (i := _unique_index(numbers, value, f)) is not None), None)
+                if idx is None or any(idx[0] == b[1] for b in built):
+                    break  # a repeated or computed number: try again on the next line of this shape
+                built.append((name, idx[0], idx[1]))
+            else:
+                _PLANS[key] = tuple(built)
+    return got
+
+
+def _read_metrics(text: str) -> list[tuple[str, float]]:
+    """:func:`read_metrics` by the regexes (no memory of shapes)."""
+    out: dict[str, float] = {}
+
+    def put(key: str, raw: str, unit: str | None = None) -> None:
+        try:
+            v = _value(raw)
+        except ValueError:
+            return
+        got = _canonical(key, unit, v)
+        if got is not None and got[0] not in out:
+            out[got[0]] = got[1]
+
+    stripped = text.lstrip()
+    if stripped.startswith("{") and ("':" in text or '":' in text):
+        if "train_runtime" in text:
+            return []
+        for m in _DICT_PAIR.finditer(text):
+            put(m.group("k"), m.group("v"))
+        return list(out.items())
+    if "reducing" in text:
+        m = _OVERFLOW.search(text)
+        if m:
+            put("loss_scale", m.group("v") or m.group("w"))
+            return list(out.items())
+    if " | " in text and "iteration" in text:
+        for part in text.split("|")[1:]:
+            m = _MEGATRON_PART.match(part)
+            if m:
+                put(m.group("k"), m.group("v"))
+        return list(out.items())
+    for m in _KV.finditer(text):
+        put(m.group("k"), m.group("v"), m.group("u"))
+    for m in _SPACED.finditer(text):
+        put(m.group("k"), m.group("v"), m.group("u"))
+    return list(out.items())
+
+
+@dataclass(slots=True)
+class Point:
+    """One value of a series: ``step`` as the log counts it, ``line`` 1-based in ``path``, ``text``
+    the line's body (cut at 240 characters), ``order`` the scanner's event counter at that line."""
+
+    step: int
+    value: float
+    line: int
+    path: str
+    time: float | None = None
+    text: str = ""
+    order: int = 0
+
+
+@dataclass(slots=True)
+class Onset:
+    """Where a series went wrong: ``kind`` is the signature id, ``why`` a sentence with the values."""
+
+    kind: str
+    name: str
+    rank: int | None
+    point: Point
+    why: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "step": self.point.step, "rank": self.rank, "line": self.point.line,
+                "path": self.point.path, "why": self.why}
+
+
+@dataclass(slots=True)
+class _Bucket:
+    lo: Point | None = None
+    hi: Point | None = None
+    bad: Point | None = None
+    n: int = 0
+
+    def add(self, p: Point) -> None:
+        self.n += 1
+        if not math.isfinite(p.value):
+            if self.bad is None:
+                self.bad = p
+            return
+        if self.lo is None or p.value < self.lo.value:
+            self.lo = p
+        if self.hi is None or p.value > self.hi.value:
+            self.hi = p
+
+    def merge(self, other: _Bucket) -> _Bucket:
+        out = _Bucket(n=self.n + other.n, bad=self.bad or other.bad)
+        for p in (self.lo, other.lo):
+            if p is not None and (out.lo is None or p.value < out.lo.value):
+                out.lo = p
+        for p in (self.hi, other.hi):
+            if p is not None and (out.hi is None or p.value > out.hi.value):
+                out.hi = p
+        return out
+
+
+def _median(values) -> float:
+    """The median of a small collection (faster than ``statistics.median`` for 25 values)."""
+    xs = sorted(values)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2.0
+
+
+def _slow_stretch(window: deque, ratio: float, higher: bool) -> Point | None:
+    """The first slow point of ``window`` (``(point, relative pace)`` pairs) when the window is
+    full and its median pace is slow (below ``ratio``, or above ``1 / ratio`` when a higher value
+    is slower), else ``None``."""
+    if len(window) < (window.maxlen or 0):
+        return None
+    rel = median(r for _, r in window)
+    slow = rel > 1.0 / ratio if higher else rel < ratio
+    if not slow:
+        return None
+    return next(p for p, r in window if (r > 1.0 / ratio if higher else r < ratio))
+
+
+def _fmt(v: float) -> str:
+    if not math.isfinite(v):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    return f"{v:.4g}"
+
+
+@dataclass
+class Series:
+    """One metric of one rank, downsampled as it streams, with its own detectors (see the module
+    docstring). Memory: :data:`MAX_BUCKETS` buckets plus a :data:`WINDOW`-value deque."""
+
+    name: str
+    rank: int | None
+    buckets: list[_Bucket] = field(default_factory=list)
+    width: int = 1
+    count: int = 0
+    last: Point | None = None
+    onsets: list[Onset] = field(default_factory=list)
+    window: deque = field(default_factory=lambda: deque(maxlen=WINDOW))
+    resumed_at: int | None = None  # self.count when the run resumed
+    scale_max: float = 0.0
+    scale_last: float | None = None
+    scale_run_start: Point | None = None
+    scale_settled: bool = False
+    bad_run: int = 0
+    bad_run_start: Point | None = None
+    bad_run_first: bool = False  # the run began at the series' first point (warm-up)
+    early: list = field(default_factory=list)  # first WARMUP_POINTS + BASELINE_POINTS values
+    pace: deque = field(default_factory=lambda: deque(maxlen=SUSTAIN))  # (point, value / baseline)
+    slow_from: Point | None = None  # first slow point of the first slow stretch
+    behind: deque = field(default_factory=lambda: deque(maxlen=SUSTAIN))  # (point, value / others)
+    cached: tuple[float, float] | None = None  # window median and spread, recomputed now and then
+    role: str = ""  # which detectors run: "loss", "grad", "scale", "pace" or "" (none)
+    cached_age: int = 0
+
+    def add(self, p: Point, per_epoch: bool = False) -> None:
+        """Add one point (``per_epoch``: its step counts within an epoch, so a step that goes
+        back is a new epoch, not a resumed run)."""
+        if self.last is not None and p.step < self.last.step and not per_epoch:
+            self.resumed_at = self.count
+        self.count += 1
+        self.last = p
+        if not self.buckets or self.buckets[-1].n >= self.width:
+            if len(self.buckets) >= MAX_BUCKETS:
+                b = self.buckets
+                self.buckets = [b[i].merge(b[i + 1]) if i + 1 < len(b) else b[i] for i in range(0, len(b), 2)]
+                self.width *= 2
+            if not self.buckets or self.buckets[-1].n >= self.width:
+                self.buckets.append(_Bucket())
+        self.buckets[-1].add(p)
+        self._detect(p)
+
+    def has(self, kind: str) -> bool:
+        return any(o.kind == kind for o in self.onsets)
+
+    def onset(self, kind: str, p: Point, why: str) -> None:
+        if self.resumed_at is not None and self.count - self.resumed_at <= RESUME_POINTS and kind in (
+            "loss-spike", "grad-norm-explosion", "metric-nonfinite"
+        ):
+            why = f"{why}, {self.count - self.resumed_at} logged step(s) after the run resumed"
+            kind = "resume-divergence"
+        if not self.has(kind):
+            self.onsets.append(Onset(kind, self.name, self.rank, p, why))
+
+    def __post_init__(self) -> None:
+        n = self.name
+        self.role = ("scale" if n == "loss_scale" else "grad" if n == "grad_norm" else
+                     "loss" if any(w in n for w in _LOSSY) else "pace" if n in ("throughput", "step_time") else "")
+
+    def _detect(self, p: Point) -> None:
+        role = self.role
+        if not role:
+            return
+        name, v = self.name, p.value
+        if role == "scale":
+            self._scale(p)
+            return
+        lossy = role == "loss"
+        if not math.isfinite(v):
+            if name == "grad_norm":
+                if self.bad_run == 0:
+                    self.bad_run_start = p
+                    self.bad_run_first = self.count == 1
+                self.bad_run += 1
+                need = WARMUP_SKIP_RUN if self.bad_run_first else SKIP_RUN
+                if self.bad_run == need and self.bad_run_start is not None:
+                    self.onset("loss-scale-collapse", self.bad_run_start,
+                               f"grad_norm was non-finite on {need} logged steps in a row from step "
+                               f"{self.bad_run_start.step}: the loss scaler skips every step")
+            elif lossy:
+                self.onset("metric-nonfinite", p, f"{name} became {_fmt(v)} at step {p.step}")
+            return
+        self.bad_run = 0
+        if lossy or name == "grad_norm":
+            w = self.window
+            kind = "grad-norm-explosion" if name == "grad_norm" else "loss-spike"
+            resuming = self.resumed_at is not None and self.count - self.resumed_at <= RESUME_POINTS
+            if len(w) >= MIN_HISTORY and (resuming or not self.has(kind)) and self._candidate(v, name):
+                med, spread = self._stats()
+                z = (v - med) / spread
+                if name == "grad_norm":
+                    if z > SPIKE_Z and v > EXPLOSION_RATIO * abs(med):
+                        self.onset("grad-norm-explosion", p,
+                                   f"grad_norm {_fmt(v)} at step {p.step} is {v / med:.3g}x its rolling median {_fmt(med)}")
+                elif z > SPIKE_Z and v - med > (SPIKE_RATIO - 1.0) * abs(med):
+                    self.onset("loss-spike", p,
+                               f"{name} {_fmt(v)} at step {p.step} against a rolling median of {_fmt(med)} "
+                               f"({min(z, 1e6):.0f} robust deviations above it)")
+            w.append(v)
+        elif name in ("throughput", "step_time"):
+            self._pace(p, slower_is_higher=name == "step_time")
+
+    def _stats(self) -> tuple[float, float]:
+        """Median and robust spread (1.4826 x MAD) of the window, remembered until it changes
+        by :data:`STATS_EVERY` values."""
+        w = self.window
+        med = _median(w)
+        spread = 1.4826 * _median([abs(x - med) for x in w]) + 1e-9 * max(1.0, abs(med))
+        self.cached = (med, spread)
+        self.cached_age = 0
+        return med, spread
+
+    def _candidate(self, v: float, name: str) -> bool:
+        """Whether ``v`` may be a spike: checked against the remembered median and spread with
+        half the thresholds (only a candidate gets the exact test)."""
+        self.cached_age += 1
+        if self.cached is None or self.cached_age > STATS_EVERY:
+            self._stats()
+        med, spread = self.cached  # type: ignore[misc]
+        ratio = EXPLOSION_RATIO if name == "grad_norm" else SPIKE_RATIO
+        return v - med > 0.5 * max(SPIKE_Z * spread, (ratio - 1.0) * abs(med))
+
+    def _pace(self, p: Point, slower_is_higher: bool) -> None:
+        if len(self.early) < WARMUP_POINTS + BASELINE_POINTS:
+            self.early.append(p.value)
+            return
+        base = self.baseline()
+        if base is None or base <= 0 or self.slow_from is not None:
+            return
+        self.pace.append((p, p.value / base))
+        slow = _slow_stretch(self.pace, SLOWDOWN_RATIO, slower_is_higher)
+        if slow is not None:
+            self.slow_from = slow
+
+    def _scale(self, p: Point) -> None:
+        """Collapse: the scale reached 1 or less, or -- once it had settled (held or grown at
+        least once: the first halvings from the initial 2^16 or 2^32 are warm-up) -- fell
+        :data:`COLLAPSE_FACTOR` below the value it fell from."""
+        v = p.value
+        if not math.isfinite(v):
+            return
+        last = self.scale_last
+        if last is None or v > last:
+            self.scale_run_start = p
+        if last is not None and v >= last:
+            self.scale_settled = True
+        self.scale_last = v
+        self.scale_max = max(self.scale_max, v)
+        start = self.scale_run_start or p
+        top = start.value
+        if (v <= 1.0 < self.scale_max) or (self.scale_settled and top / max(v, 1e-300) >= COLLAPSE_FACTOR):
+            self.onset("loss-scale-collapse", start,
+                       f"the loss scale fell from {_fmt(top)} to {_fmt(v)} by step {p.step}, "
+                       f"halving from step {start.step}")
+
+    def baseline(self) -> float | None:
+        vals = self.early[WARMUP_POINTS:]
+        return median(vals) if len(vals) >= BASELINE_POINTS else None
+
+    def points(self) -> list[list[Any]]:
+        """The downsampled points ``[[step, value], ...]`` in log order (non-finite values as
+        ``"nan"`` / ``"inf"`` / ``"-inf"``), at most :data:`MAX_POINTS`: each bucket's lowest,
+        highest and first non-finite point, the last point and every onset's point."""
+        keep: dict[int, Point] = {}
+        for b in self.buckets:
+            for p in (b.lo, b.hi, b.bad):
+                if p is not None:
+                    keep[id(p)] = p
+        for p in [*(o.point for o in self.onsets), *([self.last] if self.last else [])]:
+            keep[id(p)] = p
+        pts = sorted(keep.values(), key=lambda p: (p.order, p.path, p.line))
+        if len(pts) > MAX_POINTS:
+            pts = pts[: MAX_POINTS - 1] + pts[-1:]
+        return [[p.step, p.value if math.isfinite(p.value) else _fmt(p.value)] for p in pts]
+
+
+class MetricsReader:
+    """Metric series per rank from metric lines, with their onsets. Feed it with :meth:`observe`
+    (every gated line, in log order), call :meth:`finish` once at the end, read :meth:`to_list`.
+    """
+
+    def __init__(self) -> None:
+        self.series: dict[tuple[str, int | None], Series] = {}
+        self._pending: dict[int | None, list[Point | tuple[str, Point]]] = {}
+        self._step: dict[int | None, int] = {}
+        self.dropped = 0  # values of series beyond MAX_SERIES, not kept
+        self._finished = False
+        # per pace series name: step -> {rank: point}, the last PACE_STEPS steps
+        self._by_step: dict[str, dict[int, dict[int, Point]]] = {}
+
+    def observe(self, text: str, *, rank: int | None, time: float | None, path: str, line: int,
+                progress: Progress | None = None, order: int = 0) -> None:
+        """Read one line body (``line`` 1-based). ``progress`` is what the progress model read on
+        the same line (its step is the step of this line's metrics); ``order`` the scanner's event
+        counter (for sorting onsets among findings)."""
+        if progress is not None:
+            self._step[rank] = progress.step
+            pend = self._pending.pop(rank, None)
+            if pend:
+                for name, p in pend:
+                    p.step = progress.step
+                    self._add(name, rank, p)
+        if ("esum" in text or "ontinuing training" in text or "checkpoint" in text or "estored from" in text) \
+                and _RESUME.search(text):
+            for s in self.series.values():
+                if s.rank == rank and s.last is not None:
+                    s.resumed_at = s.count
+        metrics = read_metrics(text)
+        if not metrics:
+            return
+        body = text[:240]
+        if progress is not None:
+            per_epoch = progress.kind == "plain" and "epoch" in text.lower()
+            for name, v in metrics:
+                self._add(name, rank, Point(progress.step, v, line, path, time, body, order), per_epoch)
+            return
+        step = self._step.get(rank)
+        if step is None or text.lstrip().startswith("{"):
+            # a Trainer dict: its step is the one of the bar redrawn right after it
+            pend = self._pending.setdefault(rank, [])
+            if len(pend) < 4 * MAX_SERIES:
+                pend.extend((name, Point(-1, v, line, path, time, body, order)) for name, v in metrics)
+            return
+        for name, v in metrics:
+            self._add(name, rank, Point(step, v, line, path, time, body, order))
+
+    def _add(self, name: str, rank: int | None, p: Point, per_epoch: bool = False) -> None:
+        s = self.series.get((name, rank))
+        if s is None:
+            if len(self.series) >= MAX_SERIES:
+                self.dropped += 1
+                return
+            s = self.series[(name, rank)] = Series(name, rank)
+        s.add(p, per_epoch)
+        if rank is not None and name in ("throughput", "step_time") and s.count > WARMUP_POINTS \
+                and math.isfinite(p.value):
+            self._straggler(name, rank, p)
+
+    def _straggler(self, name: str, rank: int, p: Point) -> None:
+        """Put ``p`` in the per-step table; once every rank with this series has reported a step
+        (or the step leaves the table), compare each rank's value there with the others' median."""
+        table = self._by_step.setdefault(name, {})
+        table.setdefault(p.step, {})[rank] = p
+        ranks = {r for (n, r) in self.series if n == name and r is not None}
+        done = [st for st, row in table.items() if len(row) >= len(ranks) or st < p.step - PACE_STEPS]
+        for st in sorted(done):
+            row = table.pop(st)
+            if len(row) < 2:
+                continue
+            for r, q in row.items():
+                ref = median(o.value for rr, o in row.items() if rr != r)
+                if ref > 0:
+                    self._behind(name, r, q, q.value / ref, ref)
+
+    def _behind(self, name: str, rank: int, q: Point, rel: float, ref: float) -> None:
+        s = self.series[(name, rank)]
+        higher = name == "step_time"
+        s.behind.append((q, rel))
+        first = _slow_stretch(s.behind, STRAGGLER_RATIO, higher)
+        if first is not None and not any(o.has("straggler-rank") for o in self.series.values()):
+            what = "step time" if higher else "throughput"
+            pace = median(r for _, r in s.behind)
+            s.onsets.append(Onset(
+                "straggler-rank", s.name, s.rank, first,
+                f"rank {s.rank}'s {what} from step {first.step} is {pace:.2g}x the other ranks' "
+                f"({_fmt(first.value)} against {_fmt(ref)}), the median of {SUSTAIN} logged steps"))
+
+    def finish(self) -> None:
+        """Place the metrics still waiting for a step (one past the series' last step, or 1, 2,
+        3... when the log printed no step at all) and run the whole-job detector. Idempotent."""
+        if self._finished:
+            return
+        self._finished = True
+        for rank, pend in self._pending.items():
+            for name, p in pend:
+                s = self.series.get((name, rank))
+                last = s.last.step if s is not None and s.last is not None else self._step.get(rank, 0)
+                p.step = last + 1
+                self._add(name, rank, p)
+        self._pending.clear()
+        for name, higher in (("throughput", False), ("step_time", True)):
+            group = [s for (n, _r), s in self.series.items() if n == name and s.baseline() is not None]
+            if not group or any(s.slow_from is None for s in group):
+                continue  # no such series, or one rank kept its pace: not the whole job
+            s = min(group, key=lambda s: (s.slow_from.step, s.slow_from.order))  # type: ignore[union-attr]
+            p = s.slow_from
+            assert p is not None
+            base = s.baseline() or 0.0
+            what = "step time" if higher else "throughput"
+            every = " (every rank slowed)" if len(group) > 1 else ""
+            s.onsets.append(Onset(
+                "training-slowdown", s.name, None, p,
+                f"{what} {_fmt(p.value)} from step {p.step} against an early {_fmt(base)}{every}, "
+                f"the median of {SUSTAIN} logged steps"))
+
+    def onsets(self) -> list[Onset]:
+        """Every onset, earliest step first (after :meth:`finish`)."""
+        self.finish()
+        out = [o for s in self.series.values() for o in s.onsets]
+        return sorted(out, key=lambda o: (o.point.step, o.point.order, o.point.line))
+
+    def to_list(self) -> list[dict[str, Any]]:
+        """The contract's ``metrics`` list: one entry per series with at least :data:`MIN_POINTS`
+        points (or an onset): loss, grad_norm, loss_scale, lr, throughput, step_time, memory first,
+        then the others by name; within a name, by rank."""
+        self.finish()
+        order = {"loss": 0, "grad_norm": 1, "loss_scale": 2, "lr": 3, "throughput": 4, "step_time": 5, "memory": 6}
+        out = []
+        for (name, rank), s in sorted(self.series.items(), key=lambda kv: (
+                order.get(kv[0][0], 9), kv[0][0], kv[0][1] is not None, kv[0][1] or 0)):
+            if s.count < MIN_POINTS and not s.onsets:
+                continue
+            out.append({"name": name, "rank": rank, "points": s.points(),
+                        "onsets": [o.to_dict() for o in s.onsets]})
+        return out
+
+
+def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
+    """The onsets as findings (role and specificity from their ``detector: metrics`` signatures in
+    ``library``), for the causal analysis: one per kind, the earliest, with evidence at the onset's
+    line; its rank is the onset's, or ``None`` when several ranks showed it at the same step (a
+    learning rate too high diverges every rank at once). Onsets whose signature the library lacks are left out. ``time`` is the
+    onset line's timestamp (or ``None``); ``order`` the scanner's event counter at that line.
+    """
+    out: list[Finding] = []
+    first: dict[str, list[Onset]] = {}
+    for o in model.onsets():  # earliest step first
+        same = first.setdefault(o.kind, [])
+        if not same or o.point.step == same[0].point.step:
+            same.append(o)
+    for kind, group in first.items():
+        sig = library.signatures.get(kind)
+        if sig is None:
+            continue
+        o = group[0]
+        ranks = {g.rank for g in group}
+        rank = o.rank if len(ranks) == 1 else None  # several ranks at once: none started it
+        why = o.why if rank is not None or len(group) == 1 else f"{o.why} (ranks {', '.join(str(r) for r in sorted(r for r in ranks if r is not None))} at the same step)"
+        p = o.point
+        out.append(Finding(
+            signature=sig.id, failure_class=sig.failure_class, title=sig.title, role=sig.role,
+            severity=sig.severity, specificity=sig.specificity, rank=rank, host=None, time=p.time,
+            order=p.order, count=1,
+            evidence=[Evidence(path=p.path, line=p.line, text=p.text or why, rank=rank)],
+            captures={"step": str(p.step), "metric": o.name, "value": _fmt(p.value), "why": why},
+        ))
+    return out

@@ -1,0 +1,100 @@
+"""Training curves (rootrank.metrics): series from real metric lines, bounded points, onsets.
+
+The logs under tests/curves/ and signatures/training/ were captured from real runs of
+scenarios/curves_train.py (torchrun, gloo, CPU; see scenarios/curves_capture.py) and from
+transformers' Trainer; the formats of the other frameworks are the ones their sources print.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+
+import pytest
+
+from rootrank.engine import default_library, diagnose_paths, diagnose_text
+from rootrank.metrics import MAX_POINTS, MetricsReader, onset_findings, read_metrics
+from rootrank.progress import ProgressModel
+from rootrank.report import to_markdown, to_text
+
+ROOT = Path(__file__).resolve().parents[1]
+CURVES = ROOT / "tests" / "curves"
+TRAINING = ROOT / "signatures" / "training"
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("{'loss': '6.369', 'grad_norm': '5.263', 'learning_rate': '0.009', 'epoch': '0.1562'}",
+         [("loss", 6.369), ("grad_norm", 5.263), ("lr", 0.009)]),
+        (" iteration      120/    1000 | consumed samples:        7680 | elapsed time per iteration (ms): 812.3 | "
+         "learning rate: 3.000E-05 | global batch size:    32 | lm loss: 7.112E+00 | loss scale: 1.0 | "
+         "grad norm: 2.301 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+         [("step_time", 0.8123), ("lr", 3e-05), ("loss", 7.112), ("loss_scale", 1.0), ("grad_norm", 2.301)]),
+        ("step:  7  loss: 12.2265  grad_norm:  4.1000  memory: 10.12GiB(10.65%)  tps: 1,562  tflops: 3.26  mfu: 0.33%",
+         [("loss", 12.2265), ("grad_norm", 4.1), ("memory", 10.12), ("throughput", 1562.0), ("tflops", 3.26),
+          ("mfu", 0.33)]),
+        ("Epoch 3:  45%|████▌     | 45/100 [00:01<00:02, 25.00it/s, v_num=0, train_loss=2.310]", [("loss", 2.31)]),
+        ("[Rank 0] step=120, skipped=3, lr=[0.0001], mom=[(0.9, 0.999)]", [("lr", 0.0001)]),
+        ("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768",
+         [("loss_scale", 32768.0)]),
+        ("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 16384.0", [("loss_scale", 16384.0)]),
+        ("iter 100: loss 4.1234, time 30.12ms, mfu 12.34%", [("loss", 4.1234), ("step_time", 0.03012), ("mfu", 12.34)]),
+        ("step 12 loss=nan grad_norm=inf lr=0.01 samples/sec=812.3 scale=2.0",
+         [("loss", math.nan), ("grad_norm", math.inf), ("lr", 0.01), ("throughput", 812.3), ("loss_scale", 2.0)]),
+        ("{'train_runtime': 0.0883, 'train_samples_per_second': 3624.1, 'train_loss': 5.98, 'epoch': 1.0}", []),
+    ],
+)
+def test_read_metrics_real_formats(text, expected):
+    got = read_metrics(text)
+    assert [n for n, _ in got] == [n for n, _ in expected]
+    for (_, v), (_, e) in zip(got, expected):
+        assert (math.isnan(v) and math.isnan(e)) or v == pytest.approx(e)
+
+
+def _json(path: Path) -> dict:
+    return diagnose_paths([str(path)], mask=False).to_dict()
+
+
+def _onsets(d: dict) -> list[tuple[str, str, int | None, int]]:
+    return sorted({(o["kind"], m["name"], o["rank"], o["step"]) for m in d["metrics"] for o in m["onsets"]})
+
+
+def test_hf_trainer_dict_steps_come_from_the_bar():
+    """Trainer's dicts carry no step: each takes the step of the bar redrawn right after it."""
+    d = _json(CURVES / "hf-trainer-tiny.log")
+    loss = next(m for m in d["metrics"] if m["name"] == "loss")
+    assert [p[0] for p in loss["points"]] == [5, 10, 15, 20, 25, 30, 35, 40]
+    assert loss["points"][0][1] == pytest.approx(6.369)
+    assert loss["rank"] is None and loss["onsets"] == []
+    assert d["progress"]["ranks"][0]["step"] == 40
+
+
+def test_points_bounded_and_keep_extremes_and_nonfinite():
+    reader = MetricsReader()
+    progress = ProgressModel()
+    rng = random.Random(3)
+    n = 200_000
+    for step in range(1, n + 1):
+        v = 2.0 + rng.random() * 0.1
+        if step == 123_457:
+            v = float("nan")
+        if step == 77_777:
+            v = 50.0  # the highest value
+        if step == 150_001:
+            v = 0.001  # the lowest
+        text = f"step {step} loss={v:.4f}"
+        p = progress.observe(text, rank=0, time=None, path="big.log", line=step)
+        reader.observe(text, rank=0, time=None, path="big.log", line=step, progress=p)
+    (series,) = [s for s in reader.to_list() if s["name"] == "loss"]
+    pts = series["points"]
+    assert len(pts) <= MAX_POINTS
+    assert [77_777, 50.0] in pts and [150_001, 0.001] in pts and [123_457, "nan"] in pts
+    assert pts[-1][0] == n  # the last point is always kept
+    assert [p[0] for p in pts] == sorted(p[0] for p in pts)
+    kinds = {o["kind"] for o in series["onsets"]}
+    assert kinds == {"loss-spike", "metric-nonfinite"}
+    spike = next(o for o in series["onsets"] if o["kind"] == "loss-spike")
+    assert (spike["step"], spike["line"]) == (77_777, 77_777)
