@@ -4,7 +4,8 @@ A signature is one YAML file ``signatures/<category>/<id>.yaml`` (the file name 
 the id, the folder is the category). Files are parsed with ``yaml.safe_load`` (no
 code execution) and every field is checked here; a wrong file raises
 :class:`SignatureError` naming the file and the field. Fixtures sit beside each
-signature: ``<id>.positive.log`` and ``<id>.near-miss.log``.
+signature: ``<id>.positive.log`` and ``<id>.near-miss.log``, plus wording variants
+``<id>.positive-2.log``, ``<id>.near-miss-2.log``... (see ``fixture`` below).
 
 The schema (all keys required unless marked optional)::
 
@@ -53,6 +54,10 @@ The schema (all keys required unless marked optional)::
     references: [str]            # URLs of the docs/issues that establish the facts
     related: [str]               # other signature ids (optional; unknown ids are not shown)
     fixture: {initiating_rank: int|null, line: int}   # what the positive fixture must give
+      # or a list of cases, one per positive log beside the signature (wording variants):
+      # - {case: positive, initiating_rank: int|null, line: int}     # <id>.positive.log
+      # - {case: positive-2, initiating_rank: int|null, line: int}   # <id>.positive-2.log
+      # near-miss logs need no entry: every <id>.near-miss*.log must yield no finding of it
     detector: metrics | progress # optional, instead of `patterns`: found by the training-curve
                                  # detectors (rootrank.metrics; the id is the onset's kind) or
                                  # by the causal analysis from the progress model (a stall)
@@ -105,10 +110,6 @@ _ID = regex.compile(r"^[a-z0-9][a-z0-9-]*$")
 #: Who finds a signature that has no patterns: the training-curve detectors
 #: (:mod:`rootrank.metrics`) or the causal analysis from progress (:mod:`rootrank.analysis.stall`).
 DETECTORS = ("metrics", "progress")
-
-#: What a finding is in a causal chain (``kind:`` in a signature; its role by default).
-KINDS = ("cause", "symptom", "terminal", "hardware")
-
 
 class SignatureError(ValueError):
     """A signature file is wrong. ``str(e)`` is ``"<file>: <field>: <what is wrong>"``."""
@@ -174,9 +175,12 @@ class Signature:
     detector: str | None = None
     implied_rank: int | None = None
     implied_rank_reason: str = ""
-    kind: str = ""
     explained_by: tuple[str, ...] = ()
     data: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+    #: What the finding is in the causal story (see KINDS); defaults to ``role``.
+    kind: str = ""
+    #: Every positive fixture case: ``{"case": "positive-2", "initiating_rank", "line"}``.
+    fixtures: tuple[dict[str, Any], ...] = ()
 
     def to_entry(self) -> dict[str, Any]:
         """The signature as a JSON-ready entry (what ``rootrank.signature`` returns)."""
@@ -316,9 +320,6 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
     specificity = _need(data, "specificity", int, p)
     if not 0 <= specificity <= 100:
         raise SignatureError(p, "specificity", "must be 0..100")
-    kind = data.get("kind", role)
-    if kind not in KINDS:
-        raise SignatureError(p, "kind", f"must be one of {', '.join(KINDS)}")
     explained_by = _str_list(data, "explained_by", p, required=False)
     raw_patterns = data.get("patterns", []) if data.get("detector") is not None else _need(data, "patterns", list, p)
     inferred = data.get("inferred")
@@ -384,13 +385,9 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
         if not ref.startswith("https://"):
             raise SignatureError(p, f"references[{i}]", "must be an https:// URL")
     related = _str_list(data, "related", p, required=False)
-    fixture = _need(data, "fixture", dict, p)
-    if "initiating_rank" not in fixture or not (
-        fixture["initiating_rank"] is None or isinstance(fixture["initiating_rank"], int)
-    ):
-        raise SignatureError(p, "fixture.initiating_rank", "must be an integer or null")
-    if not isinstance(fixture.get("line"), int) or fixture["line"] < 1:
-        raise SignatureError(p, "fixture.line", "must be a 1-based line number")
+    fixtures = _fixture_cases(data, p)
+    fixture = fixtures[0]
+    kind = _kind(data, role, p)
 
     return Signature(
         id=sig_id,
@@ -416,10 +413,61 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
         detector=detector,
         implied_rank=implied_rank,
         implied_rank_reason=implied_reason,
-        kind=kind,
         explained_by=explained_by,
         data=data,
+        kind=kind,
+        fixtures=fixtures,
     )
+
+
+# -- Library v2: fixture cases and kind ---------------------------------------------------------
+
+#: ``kind`` values: ``cause``/``symptom`` (as ``role``), ``terminal`` (the end of the story: a
+#: time limit, a preemption, the agent's SIGKILL, an MPI abort banner, restarts exhausted;
+#: an earlier fault explains it) and ``hardware`` (a device or fabric fault: an Xid, ECC, a
+#: GPU off the bus; it explains the CUDA/NCCL errors that follow).
+KINDS = ("cause", "symptom", "terminal", "hardware")
+_CASE = regex.compile(r"^positive(?:-[a-z0-9][a-z0-9-]*)?$")
+
+
+def _kind(data: dict[str, Any], role: str, path: Path) -> str:
+    """``kind`` from the file, else ``role``. Raises SignatureError on an unknown value."""
+    kind = data.get("kind", role)
+    if kind not in KINDS:
+        raise SignatureError(path, "kind", f"must be one of {', '.join(KINDS)}")
+    return kind
+
+
+def _fixture_cases(data: dict[str, Any], path: Path) -> tuple[dict[str, Any], ...]:
+    """The positive fixture cases: ``fixture`` as one mapping (the case ``positive``) or a
+    list of mappings each naming its ``case`` (the log ``<id>.<case>.log``), every one with
+    ``initiating_rank`` (int or null) and ``line`` (1-based). Raises SignatureError."""
+    raw = data.get("fixture")
+    if raw is None:
+        raise SignatureError(path, "fixture", "missing")
+    items = [dict(raw, case=raw.get("case", "positive"))] if isinstance(raw, dict) else raw
+    if not isinstance(items, list) or not items:
+        raise SignatureError(path, "fixture", "must be a mapping or a non-empty list of cases")
+    seen: set[str] = set()
+    cases = []
+    for i, case in enumerate(items):
+        where = "fixture" if isinstance(raw, dict) else f"fixture[{i}]"
+        if not isinstance(case, dict):
+            raise SignatureError(path, where, "must be a mapping with case, initiating_rank, line")
+        name = case.get("case")
+        if not isinstance(name, str) or not _CASE.match(name) or name in seen:
+            raise SignatureError(path, f"{where}.case", "must be a unique positive[-suffix] name")
+        seen.add(name)
+        if "initiating_rank" not in case or not (
+            case["initiating_rank"] is None
+            or (isinstance(case["initiating_rank"], int) and not isinstance(case["initiating_rank"], bool))
+        ):
+            raise SignatureError(path, f"{where}.initiating_rank", "must be an integer or null")
+        line = case.get("line")
+        if not isinstance(line, int) or isinstance(line, bool) or line < 1:
+            raise SignatureError(path, f"{where}.line", "must be a 1-based line number")
+        cases.append({"case": name, "initiating_rank": case["initiating_rank"], "line": line})
+    return tuple(cases)
 
 
 def builtin_dir() -> Path:

@@ -280,8 +280,17 @@ async def test_engine_crash_becomes_a_log_message(workspace: Path) -> None:
     text, _root_line = big_log(40 * 1024 * 1024)
     async with started(workspace, OPTIONS) as client:
         pid = server_pid(client)
+        # The engine process loads the signature library when it starts: wait until it is
+        # idle (its CPU time stops growing), so the busy process found below is analysing.
         await asyncio.sleep(1.0)
         idle = {child: cpu_ticks(child) for child in children_of(pid)}
+        settle = time.monotonic() + 30
+        while time.monotonic() < settle:
+            await asyncio.sleep(0.5)
+            now = {child: cpu_ticks(child) for child in children_of(pid)}
+            if now == idle:
+                break
+            idle = now
         uri = open_document(client, workspace / "logs" / "crash.log", text=text)
         victim = None
         deadline = time.monotonic() + 60

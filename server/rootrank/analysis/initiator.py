@@ -157,11 +157,12 @@ def signal_not_sent_by_agent(case: Case) -> Verdict | None:
 
 
 #: Failure classes that come from the job's own set-up, so every rank hits them the same
-#: way (a config check, a checkpoint that does not fit the model, a GPU the kernel does not
-#: support): one rank's copy in a log that shows no other rank says nothing of who was first.
+#: way (a config check, a checkpoint that does not fit the model, a driver too old): one
+#: rank's copy in a log that shows no other rank says nothing of who was first. (Shapes and
+#: dtypes are not here: a batch of another shape on one rank is that rank's.)
 SAME_ON_EVERY_RANK = frozenset({
-    "config-error", "unsupported-shape-or-dtype", "gpu-unavailable", "checkpoint-load-mismatch",
-    "dependency-version-mismatch", "fsdp-state-dict-or-wrapping-error", "cuda-driver-or-arch-mismatch",
+    "config-error", "gpu-unavailable", "checkpoint-load-mismatch", "dependency-version-mismatch",
+    "fsdp-state-dict-or-wrapping-error", "cuda-driver-or-arch-mismatch",
 })
 
 
