@@ -98,3 +98,81 @@ def test_points_bounded_and_keep_extremes_and_nonfinite():
     assert kinds == {"loss-spike", "metric-nonfinite"}
     spike = next(o for o in series["onsets"] if o["kind"] == "loss-spike")
     assert (spike["step"], spike["line"]) == (77_777, 77_777)
+
+
+# Captured runs of scenarios/curves_train.py (torchrun --tee 3, gloo, CPU), kept as the
+# signatures' fixtures: what each must show, and the healthy run nothing.
+CAPTURED = [
+    ("loss-spike.positive.log", {("loss-spike", "loss", 1, 30)}),  # bad batch on rank 1 at step 30
+    ("metric-nonfinite.positive.log", {("loss-spike", "loss", 0, 37), ("loss-spike", "loss", 1, 37),
+                                       ("metric-nonfinite", "loss", 0, 58), ("metric-nonfinite", "loss", 1, 58)}),
+    ("loss-scale-collapse.positive.log", {("loss-scale-collapse", "loss_scale", 0, 1),
+                                          ("loss-scale-collapse", "loss_scale", 1, 1)}),
+    ("straggler-rank.positive.log", {("straggler-rank", "throughput", 2, 30)}),  # rank 2 slowed from step 30
+    ("training-slowdown.positive.log", {("training-slowdown", "throughput", None, 30)}),
+    ("resume-divergence.positive.log", {("resume-divergence", "loss", 0, 22), ("resume-divergence", "loss", 1, 22)}),
+]
+
+
+@pytest.mark.parametrize("name,expected", CAPTURED, ids=[c[0] for c in CAPTURED])
+def test_captured_runs_onsets(name, expected):
+    got = set(_onsets(_json(TRAINING / name)))
+    assert expected <= got
+
+
+def test_captured_healthy_run_is_silent():
+    """Noisy loss (batch of 8, label noise) and fp16 warm-up overflow skips (grad_norm nan/inf on
+    the first 4 steps, the scale halved 65536 -> 4096, later one more skip): nothing reported."""
+    d = _json(TRAINING / "loss-spike.near-miss.log")
+    assert d["root_cause"] is None
+    assert _onsets(d) == []
+    names = {(m["name"], m["rank"]) for m in d["metrics"]}
+    assert {("loss", 0), ("loss", 1), ("grad_norm", 0), ("loss_scale", 1), ("lr", 0)} <= names
+    gn = next(m for m in d["metrics"] if m["name"] == "grad_norm" and m["rank"] == 0)
+    skipped = [s for s, v in gn["points"] if isinstance(v, str)]
+    assert skipped[:4] == [1, 2, 3, 4]  # the warm-up overflow skips, kept as non-finite points
+    assert d["progress"]["ranks"] == [
+        {"rank": 0, "step": 60, "time": None, "path": str(TRAINING / "loss-spike.near-miss.log"), "line": d["progress"]["ranks"][0]["line"]},
+        {"rank": 1, "step": 60, "time": None, "path": str(TRAINING / "loss-spike.near-miss.log"), "line": d["progress"]["ranks"][1]["line"]},
+    ]
+
+
+def test_lr_too_high_root_cause_is_the_spike_not_the_guard():
+    """The spike at step 37 (every rank) explains the NaN at step 58 and the guard's RuntimeError."""
+    d = _json(TRAINING / "metric-nonfinite.positive.log")
+    rc = d["root_cause"]
+    assert rc["signature"] == "loss-spike" and rc["rank"] is None
+    assert rc["evidence"][0]["line"] == 76
+    assert rc["captures"]["step"] == "37"
+
+
+def test_onset_findings_name_the_first_rank():
+    path = TRAINING / "loss-spike.positive.log"
+    d = diagnose_paths([str(path)], mask=False)
+    spike = next(f for f in d.findings if f.signature == "loss-spike")
+    assert (spike.rank, spike.evidence[0].line, spike.captures["step"]) == (1, 67, "30")
+    assert spike.role == "cause" and spike.failure_class == "nan-or-fp16-overflow"
+
+
+def test_reports_draw_the_curves():
+    diag = diagnose_paths([str(TRAINING / "straggler-rank.positive.log")], mask=False)
+    text = to_text(diag)
+    line = next(l for l in text.splitlines() if l.strip().startswith("throughput (rank 2)"))
+    assert "straggler-rank at step 30 (line 92)" in line
+    assert any(c in line for c in "▁▂▃▄▅▆▇█")
+    md = to_markdown(diag)
+    assert "![training curves](data:image/svg+xml;base64," in md
+    import base64
+    import xml.etree.ElementTree as ET
+
+    uri = md.split("](data:image/svg+xml;base64,", 1)[1].split(")", 1)[0]
+    svg = base64.b64decode(uri).decode("utf-8")
+    root = ET.fromstring(svg)
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert "straggler-rank @ 30" in texts
+    assert json.loads(json.dumps(diag.to_dict()))["metrics"][0]["name"] == "loss"
+
+
+def test_text_input_and_no_metrics():
+    d = diagnose_text("hello\nworld\n").to_dict()
+    assert d["progress"] is None and d["metrics"] == []

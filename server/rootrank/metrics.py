@@ -71,6 +71,8 @@ MAX_POINTS = 500
 WINDOW = 25
 #: Values the window may change by before its median and spread are recomputed for the cheap test.
 STATS_EVERY = 4
+#: Steps remembered per series where a value passed half the spike thresholds.
+MAX_ELEVATED = 256
 #: Points of history before a spike can be called.
 MIN_HISTORY = 8
 SPIKE_Z = 10.0
@@ -362,27 +364,32 @@ class Series:
     behind: deque = field(default_factory=lambda: deque(maxlen=SUSTAIN))  # (point, value / others)
     cached: tuple[float, float] | None = None  # window median and spread, recomputed now and then
     role: str = ""  # which detectors run: "loss", "grad", "scale", "pace" or "" (none)
+    kinds: set = field(default_factory=set)  # the kinds in self.onsets
+    elevated: set = field(default_factory=set)  # steps whose value passed half the spike thresholds
     cached_age: int = 0
 
     def add(self, p: Point, per_epoch: bool = False) -> None:
         """Add one point (``per_epoch``: its step counts within an epoch, so a step that goes
         back is a new epoch, not a resumed run)."""
-        if self.last is not None and p.step < self.last.step and not per_epoch:
+        last = self.last
+        if last is not None and p.step < last.step and not per_epoch:
             self.resumed_at = self.count
         self.count += 1
         self.last = p
-        if not self.buckets or self.buckets[-1].n >= self.width:
-            if len(self.buckets) >= MAX_BUCKETS:
-                b = self.buckets
-                self.buckets = [b[i].merge(b[i + 1]) if i + 1 < len(b) else b[i] for i in range(0, len(b), 2)]
+        buckets = self.buckets
+        if not buckets or buckets[-1].n >= self.width:
+            if len(buckets) >= MAX_BUCKETS:
+                b = buckets
+                self.buckets = buckets = [b[i].merge(b[i + 1]) if i + 1 < len(b) else b[i] for i in range(0, len(b), 2)]
                 self.width *= 2
-            if not self.buckets or self.buckets[-1].n >= self.width:
-                self.buckets.append(_Bucket())
-        self.buckets[-1].add(p)
-        self._detect(p)
+            if not buckets or buckets[-1].n >= self.width:
+                buckets.append(_Bucket())
+        buckets[-1].add(p)
+        if self.role:
+            self._detect(p)
 
     def has(self, kind: str) -> bool:
-        return any(o.kind == kind for o in self.onsets)
+        return kind in self.kinds
 
     def onset(self, kind: str, p: Point, why: str) -> None:
         if self.resumed_at is not None and self.count - self.resumed_at <= RESUME_POINTS and kind in (
@@ -391,7 +398,11 @@ class Series:
             why = f"{why}, {self.count - self.resumed_at} logged step(s) after the run resumed"
             kind = "resume-divergence"
         if not self.has(kind):
-            self.onsets.append(Onset(kind, self.name, self.rank, p, why))
+            self.add_onset(Onset(kind, self.name, self.rank, p, why))
+
+    def add_onset(self, onset: Onset) -> None:
+        self.onsets.append(onset)
+        self.kinds.add(onset.kind)
 
     def __post_init__(self) -> None:
         n = self.name
@@ -427,6 +438,8 @@ class Series:
             kind = "grad-norm-explosion" if name == "grad_norm" else "loss-spike"
             resuming = self.resumed_at is not None and self.count - self.resumed_at <= RESUME_POINTS
             if len(w) >= MIN_HISTORY and (resuming or not self.has(kind)) and self._candidate(v, name):
+                if len(self.elevated) < MAX_ELEVATED:
+                    self.elevated.add(p.step)
                 med, spread = self._stats()
                 z = (v - med) / spread
                 if name == "grad_norm":
@@ -601,7 +614,7 @@ class MetricsReader:
         if first is not None and not any(o.has("straggler-rank") for o in self.series.values()):
             what = "step time" if higher else "throughput"
             pace = median(r for _, r in s.behind)
-            s.onsets.append(Onset(
+            s.add_onset(Onset(
                 "straggler-rank", s.name, s.rank, first,
                 f"rank {s.rank}'s {what} from step {first.step} is {pace:.2g}x the other ranks' "
                 f"({_fmt(first.value)} against {_fmt(ref)}), the median of {SUSTAIN} logged steps"))
@@ -629,7 +642,7 @@ class MetricsReader:
             base = s.baseline() or 0.0
             what = "step time" if higher else "throughput"
             every = " (every rank slowed)" if len(group) > 1 else ""
-            s.onsets.append(Onset(
+            s.add_onset(Onset(
                 "training-slowdown", s.name, None, p,
                 f"{what} {_fmt(p.value)} from step {p.step} against an early {_fmt(base)}{every}, "
                 f"the median of {SUSTAIN} logged steps"))
@@ -675,8 +688,14 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
             continue
         o = group[0]
         ranks = {g.rank for g in group}
-        rank = o.rank if len(ranks) == 1 else None  # several ranks at once: none started it
-        why = o.why if rank is not None or len(group) == 1 else f"{o.why} (ranks {', '.join(str(r) for r in sorted(r for r in ranks if r is not None))} at the same step)"
+        # Several ranks at once, or the other ranks already well above their median at that
+        # step (a global cause, e.g. the learning rate; one rank merely crossed first): no rank
+        # started it. A bad batch leaves the other ranks normal at its step.
+        others_up = [r for (n, r), s in model.series.items()
+                     if n == o.name and r not in ranks and r is not None and o.point.step in s.elevated]
+        rank = o.rank if len(ranks) == 1 and not others_up else None
+        shown = sorted(r for r in ranks | set(others_up) if r is not None)
+        why = o.why if rank is not None or len(shown) < 2 else f"{o.why} (ranks {', '.join(map(str, shown))} at the same step)"
         p = o.point
         out.append(Finding(
             signature=sig.id, failure_class=sig.failure_class, title=sig.title, role=sig.role,

@@ -137,7 +137,7 @@ def _plan_step(text: str) -> tuple[int, int | None, str] | None:
     plan = _STEP_PLANS.get(key, _NO_PLAN)
     if plan is None:
         return None
-    if plan is not _NO_PLAN and plan[0] != "slow":
+    if plan is not _NO_PLAN:
         kind, i, j = plan
         try:
             return int(numbers[i]), (int(numbers[j]) if j is not None else None), kind
