@@ -10,11 +10,12 @@ tell the user to do* about it.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import regex
 
-from rootrank.entry.commands import fit, launch_of
+from rootrank.entry.commands import fit, launch_of, ready
 from rootrank.entry.frames import call_sites, location_step, root_exception, user_frame
 from rootrank.entry.variants import Facts, choose
 from rootrank.model import Finding
@@ -86,7 +87,11 @@ def fill_entry(
     script = entry_script(state, root)
     if script and masker:
         script = masker.text(script)
-    launch = launch_of(state, script)
+    shown = [e.text for e in root.evidence] + [str(f.get("file", "")) for f in root.frames]
+    shown += [f.file for seen_exc in state.exceptions for f in seen_exc.exc.frames] + list(root.captures.values())
+    launch = launch_of(state, script, shown)
+    if masker and launch.command:  # the printed command line carries tokens, user names...
+        launch = dataclasses.replace(launch, command=masker.text(launch.command))
 
     seen = root_exception(state, root, rc_rank)
     frame = user_frame(state, root, rc_rank, masker)
@@ -115,6 +120,8 @@ def fill_entry(
         },
     )
     variant, chosen = choose(sig.fix, facts)
+    if chosen is not None and masker:  # "why" quotes what the log said
+        chosen = {"id": chosen["id"], "why": masker.text(chosen["why"])}
     is_default = chosen is None or variant is sig.fix.get("variants", [None])[-1]
     code = variant.get("code", sig.fix.get("code", {}) if is_default else {})
 
@@ -160,7 +167,7 @@ def fill_entry(
             "variant": chosen,
         },
         "confirm": [fit(render(c, values), launch) for c in variant.get("confirm", sig.confirm)],
-        "verify": fit(render(variant.get("verify", sig.verify), values), launch),
+        "verify": ready(fit(render(variant.get("verify", sig.verify), values), launch), launch),
         "references": list(sig.references),
         "related": [
             {"id": r, "title": library.signatures[r].title} for r in sig.related if r in library.signatures

@@ -15,6 +15,7 @@ Facts come from :class:`rootrank.scan.LaunchFacts` (``launchers``, ``command``,
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import regex
@@ -43,6 +44,8 @@ PRECEDENCE = ("deepspeed", "accelerate", "horovodrun", "mpirun", "torchrun", "mp
 #: A world size above this is not taken for one node's process count (8 GPUs per node).
 MAX_PER_NODE = 8
 _BLANK = regex.compile(r"^<[^<>]+>$")
+#: A file a command names (script, config, checkpoint): it must be one the log shows.
+_FILE = regex.compile(r"(?<![\w./<-])(?:[\w.-]+/)*[\w-]+\.(?:py|ya?ml|json|sh|toml|cfg|ini|pt|pth|ckpt|bin|safetensors)\b(?![>/])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +59,14 @@ class Launch:
     script: str | None
     per_node: int | None
     world: int | None
+    #: File names (base names) the log shows: a command may name only these.
+    known: frozenset[str] = frozenset()
 
 
-def launch_of(state: ScanState, script: str | None) -> Launch:
+def launch_of(state: ScanState, script: str | None, seen_text: Iterable[str] = ()) -> Launch:
     """The :class:`Launch` of the log scanned into ``state`` (``script`` as
-    :func:`rootrank.entry.entry_script` found it)."""
+    :func:`rootrank.entry.entry_script` found it; ``seen_text``: lines and paths of the log
+    the entry may quote, whose file names a command may name)."""
     facts = state.launch
     shown = set(facts.launchers)
     if facts.launcher:
@@ -75,7 +81,21 @@ def launch_of(state: ScanState, script: str | None) -> Launch:
     hosts = set(state.hosts.values()) | facts.hosts
     if per_node is None and world and world <= MAX_PER_NODE and not facts.multi_node and len(hosts) <= 1:
         per_node = world  # no sign of a second node: every rank ran on this one
-    return Launch(launcher, facts.command, script, per_node, world)
+    known = {_base(m.group(0)) for text in [*seen_text, facts.command or "", script or ""] for m in _FILE.finditer(text)}
+    return Launch(launcher, facts.command, script, per_node, world, frozenset(known))
+
+
+def _base(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def ready(command: str, launch: Launch) -> str:
+    """``command`` (a fitted verification command) with every file it names that the log
+    never shows turned into a visible blank (``<ds_config.json>``): it is then typed, not
+    run as it stands. The part after ``  # `` (the comment) is left alone."""
+    head, sep, comment = command.partition("  # ")
+    head = _FILE.sub(lambda m: m.group(0) if _base(m.group(0)) in launch.known else f"<{m.group(0)}>", head)
+    return head + sep + comment
 
 
 def fit(text: str, launch: Launch) -> str:

@@ -48,17 +48,18 @@ def root_exception(state: ScanState, root: Finding, rank: int | None) -> SeenExc
     if not pool:
         return None
     lines = {(e.path, e.line) for e in root.evidence}
-    exact = [s for s in pool if (s.path, s.exc.log_line) in lines]
-    if exact:
-        return exact[0]
+    ordered = [s for s in pool if (s.path, s.exc.log_line) in lines]
     if root.evidence:
         ev = root.evidence[0]
         near = [
             s for s in pool
-            if s.path == ev.path and ev.line - NEAR_BEFORE <= s.exc.log_line <= ev.line + NEAR_AFTER
+            if s.path == ev.path and ev.line - NEAR_BEFORE <= s.exc.log_line <= ev.line + NEAR_AFTER and s not in ordered
         ]
-        if near:
-            return min(near, key=lambda s: abs(s.exc.log_line - ev.line))
+        ordered += sorted(near, key=lambda s: abs(s.exc.log_line - ev.line))
+    if ordered:
+        # the first that shows the user's code (the main process's traceback printed beside
+        # a worker's), else the closest
+        return next((s for s in ordered if s.exc.user_frame is not None), ordered[0])
     if rank is not None:
         with_user = [s for s in pool if s.exc.user_frame is not None]
         if with_user:
@@ -82,6 +83,16 @@ def user_frame(state: ScanState, root: Finding, rank: int | None, masker: Any | 
                 return _frame_dict(str(f["file"]), int(f["line"]), str(f.get("func") or ""), masker)
     seen = root_exception(state, root, rank)
     frame = seen.exc.user_frame if seen is not None else None
+    if seen is not None and frame is None:
+        # "The above exception was the direct cause of the following exception:": the
+        # library's exception is the cause, the user's frames are in the links that follow.
+        chain = list(state.exceptions)
+        for later in chain[chain.index(seen) + 1 :]:
+            if later.path != seen.path or later.rank != seen.rank or later.exc.chained is None:
+                break
+            if later.exc.user_frame is not None:
+                frame = later.exc.user_frame
+                break
     if frame is None or frame.line <= 0:
         return None
     return _frame_dict(frame.file, frame.line, frame.func, masker)
