@@ -83,3 +83,14 @@ def test_no_verify_command_tests_success_with_grep_c(library):
         verifies = [sig.verify, *(v.get("verify", "") for v in sig.fix.get("variants", []))]
         for verify in verifies:
             assert "grep -c" not in verify.split("  # ", 1)[0], sig.id
+
+
+def test_a_module_the_log_never_shows_is_a_blank():
+    from rootrank.entry.commands import Launch, ready
+
+    launch = Launch(None, None, None, None, None, frozenset({"utils.py"}))
+    command = 'python -c "from train import loader; next(iter(loader))"  # one batch collates'
+    assert ready(command, launch) == 'python -c "from <train> import loader; next(iter(loader))"  # one batch collates'
+    assert ready('python -c "from utils import collate"', launch) == 'python -c "from utils import collate"'
+    assert ready('python -c "import torch.distributed as d"', launch) == 'python -c "import torch.distributed as d"'
+    assert unfilled_placeholders(ready(command, launch)) == ["<train>"]

@@ -44,6 +44,13 @@ PRECEDENCE = ("deepspeed", "accelerate", "horovodrun", "mpirun", "torchrun", "mp
 #: A world size above this is not taken for one node's process count (8 GPUs per node).
 MAX_PER_NODE = 8
 _BLANK = regex.compile(r"^<[^<>]+>$")
+#: ``from train import loader`` in a ``python -c`` command: a user module must be one the log
+#: shows (its ``.py`` file); libraries are always there.
+_IMPORT = regex.compile(r"(?P<kw>\bfrom |(?<!\bfrom \S+ )\bimport )(?P<mod>[A-Za-z_]\w*)(?=[\s.;,\"'])")
+LIBRARIES = frozenset(
+    "torch transformers accelerate deepspeed vllm triton numpy xformers flash_attn peft trl datasets megatron "
+    "apex bitsandbytes safetensors tokenizers os sys json math time pathlib".split()
+)
 #: A file a command names (script, config, checkpoint): it must be one the log shows.
 _FILE = regex.compile(r"(?<![\w./<-])(?:[\w.-]+/)*[\w-]+\.(?:py|ya?ml|json|sh|toml|cfg|ini|pt|pth|ckpt|bin|safetensors)\b(?![>/])")
 
@@ -90,11 +97,16 @@ def _base(path: str) -> str:
 
 
 def ready(command: str, launch: Launch) -> str:
-    """``command`` (a fitted verification command) with every file it names that the log
-    never shows turned into a visible blank (``<ds_config.json>``): it is then typed, not
-    run as it stands. The part after ``  # `` (the comment) is left alone."""
+    """``command`` (a fitted verification command) with every file, and every module it
+    imports, that the log never shows turned into a visible blank (``<ds_config.json>``,
+    ``from <train> import``): it is then typed, not run as it stands. The part after
+    ``  # `` (the comment) is left alone."""
     head, sep, comment = command.partition("  # ")
     head = _FILE.sub(lambda m: m.group(0) if _base(m.group(0)) in launch.known else f"<{m.group(0)}>", head)
+    head = _IMPORT.sub(
+        lambda m: m.group(0) if m["mod"] in LIBRARIES or f"{m['mod']}.py" in launch.known else f"{m['kw']}<{m['mod']}>",
+        head,
+    )
     return head + sep + comment
 
 
