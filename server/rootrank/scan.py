@@ -99,15 +99,19 @@ _PARALLEL_SIZE = regex.compile(r"\b(?P<kind>data|pipeline|tensor) parallel size:
 # Which launcher ran the job, from what each prints (a launcher's own lines, its console
 # script in a traceback, the Open MPI --tag-output prefix "[1,0]<stderr>:", mp.spawn's
 # "-- Process 1 terminated with the following error:").
-_LAUNCHER_SIGNS = (
-    ("mp.spawn", regex.compile(r"torch[/\\.]multiprocessing[/\\.]spawn|ProcessRaisedException|-- Process \d+ terminated with the following error")),
-    ("horovodrun", regex.compile(r"\bhorovodrun\b")),
-    ("mpirun", regex.compile(r"\b(?:mpirun|mpiexec|prterun)\b|OMPI_COMM_WORLD|^\[\d+,\d+\]<std(?:out|err)>:|Primary job\s+terminated")),
-    ("srun", regex.compile(r"^srun: |\bslurmstepd\b|(?:^|[$#>+]\s*)srun\s")),
-    ("deepspeed", regex.compile(r"deepspeed[/.]launcher|(?:^|[$#>+]\s*)deepspeed\s")),
-    ("accelerate", regex.compile(r"accelerate[/.]commands[/.]launch|\baccelerate launch\b")),
-    ("torchrun", regex.compile(r"\btorchrun\b|torch[/.]distributed[/.](?:run|launch|elastic)\b|ChildFailedError")),
+_LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
+    ("mp.spawn", ("spawn", "ProcessRaised", "-- Process "),
+     regex.compile(r"torch[/\\.]multiprocessing[/\\.]spawn|ProcessRaisedException|-- Process \d+ terminated with the following error")),
+    ("horovodrun", ("horovodrun",), regex.compile(r"\bhorovodrun\b")),
+    ("mpirun", ("mpirun", "mpiexec", "prterun", "OMPI_COMM_WORLD", "]<std", "Primary job"),
+     regex.compile(r"\b(?:mpirun|mpiexec|prterun)\b|OMPI_COMM_WORLD|^\[\d+,\d+\]<std(?:out|err)>:|Primary job\s+terminated")),
+    ("srun", ("srun", "slurmstepd"), regex.compile(r"^srun: |\bslurmstepd\b|(?:^|[$#>+]\s*)srun\s")),
+    ("deepspeed", ("deepspeed",), regex.compile(r"deepspeed[/.]launcher|(?:^|[$#>+]\s*)deepspeed\s")),
+    ("accelerate", ("accelerate",), regex.compile(r"accelerate[/.]commands[/.]launch|\baccelerate launch\b")),
+    ("torchrun", ("torchrun", "torch/distributed", "torch.distributed", "ChildFailedError"),
+     regex.compile(r"\btorchrun\b|torch[/.]distributed[/.](?:run|launch|elastic)\b|ChildFailedError")),
 )
+_COMMAND_WORDS = ("torchrun", "python", "deepspeed", "accelerate", "mpirun", "mpiexec", "srun", "horovodrun")
 # A launch command as a shell or job script prints it (a prompt, `set -x`'s "+ "), up to the
 # end of the line: it must name a .py script or a -m module.
 _COMMAND = regex.compile(
@@ -148,12 +152,11 @@ class LaunchFacts:
 
     def read(self, text: str, number: int) -> None:
         """Learn from one cleaned line (``number`` 1-based)."""
-        if len(self.launchers) < len(_LAUNCHER_SIGNS):
-            for name, sign in _LAUNCHER_SIGNS:
-                if name not in self.launchers and sign.search(text):
-                    self.launchers.add(name)
-        if self.command is None and ("python" in text or "run" in text or "launch" in text or "deepspeed" in text):
-            m = _COMMAND.search(text) if 'File "' not in text and "Error" not in text else None
+        for name, literals, sign in _LAUNCHER_SIGNS:
+            if name not in self.launchers and any(lit in text for lit in literals) and sign.search(text):
+                self.launchers.add(name)
+        if self.command is None and 'File "' not in text and any(w in text for w in _COMMAND_WORDS):
+            m = _COMMAND.search(text) if "Error" not in text else None
             if m:
                 self.command = m.group("cmd").strip()
                 if regex.match(r"python[\d.]*\s(?!\s*-m\s+torch\.distributed)", self.command):
