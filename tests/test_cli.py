@@ -172,14 +172,19 @@ def test_a_missing_signature_folder_is_an_input_error(tmp_path):
     )
 
 
-def test_verify_blanks_are_pointed_out_in_text_and_markdown():
-    hang = str(ROOT / "examples" / "multi-rank-hang.log")
-    text = run_cli("diagnose", hang).stdout.decode().splitlines()
+def test_verify_blanks_are_pointed_out_in_text_and_markdown(tmp_path):
+    # one rank's OOM line: nothing in the log tells how many processes per node
+    oom = tmp_path / "oom.log"
+    oom.write_text(
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+        "GPU 1 has a total capacity of 79.15 GiB of which 1.21 GiB is free.\n"
+    )
+    text = run_cli("diagnose", str(oom)).stdout.decode().splitlines()
     verify = next(i for i, line in enumerate(text) if line.startswith("Verify: "))
-    assert "--nproc-per-node=<n>" in text[verify]
-    assert text[verify + 1] == "  (fill in <n> before running it)"
-    md = run_cli("diagnose", hang, "--format", "markdown").stdout.decode()
-    assert "Fill in `<n>` before running it." in md
+    assert "--nproc-per-node=<gpus> <train.py>" in text[verify]
+    assert text[verify + 1] == "  (fill in <gpus>, <train.py> before running it)"
+    md = run_cli("diagnose", str(oom), "--format", "markdown").stdout.decode()
+    assert "Fill in `<gpus>`, `<train.py>` before running it." in md
     from rootrank.report import unfilled_placeholders
 
     assert unfilled_placeholders("python a.py 2>&1 | grep -c 'x < 3' > out.txt") == []

@@ -112,6 +112,8 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
     )
     for e in rc["evidence"]:
         out.append(st.dim(f"  {_loc(e)}: ") + _cut(e["text"].strip()))
+    if uf := rc.get("user_frame"):  # the user's own line (issue 15)
+        out.append(f"  in your code: {uf['file']}:{uf['line']}" + (f" ({uf['func']})" if uf.get("func") else ""))
     out.append("")
     if diag.initiating_rank is not None:
         host = f" on {diag.initiating_host}" if diag.initiating_host else ""
@@ -129,7 +131,8 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
             loc = f" (first at {_loc(first)})" if first else ""
             out.append(f"  - {g['title']} — {ranks} ({g['count']} line{'s' if g['count'] != 1 else ''}){loc}")
     out.append("")
-    out.append(st.bold("Fix:"))
+    variant = rc["fix"].get("variant")
+    out.append(st.bold("Fix:") + (st.dim(f" ({variant['id']}: {variant['why']})") if variant else ""))
     for i, step in enumerate(rc["fix"]["steps"], 1):
         out.append(f"  {i}. {step}")
     code = rc["fix"].get("code", {})
@@ -194,6 +197,8 @@ def to_markdown(diag: Diagnosis) -> str:
             out.append(f"| {g['title']} | {format_ranks(g['ranks']) or '-'} | {g['count']} |")
         out.append("")
     out.append("### Fix\n")
+    if variant := rc["fix"].get("variant"):
+        out.append(f"_Variant `{variant['id']}`: {variant['why']}._\n")
     out.extend(f"{i}. {s}" for i, s in enumerate(rc["fix"]["steps"], 1))
     out.append("")
     code = rc["fix"].get("code", {})

@@ -100,6 +100,30 @@ _AGENT_PID = regex.compile(r"Sending process (?P<pid>\d+) closing signal|failed 
 _PARALLEL_SIZE = regex.compile(r"\b(?P<kind>data|pipeline|tensor) parallel size: (?P<n>\d+)")
 
 
+# Which launcher ran the job, from what each prints (a launcher's own lines, its console
+# script in a traceback, the Open MPI --tag-output prefix "[1,0]<stderr>:", mp.spawn's
+# "-- Process 1 terminated with the following error:").
+_LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
+    ("mp.spawn", ("spawn", "ProcessRaised", "-- Process "),
+     regex.compile(r"torch[/\\.]multiprocessing[/\\.]spawn|ProcessRaisedException|-- Process \d+ terminated with the following error")),
+    ("horovodrun", ("horovodrun",), regex.compile(r"\bhorovodrun\b")),
+    ("mpirun", ("mpirun", "mpiexec", "prterun", "OMPI_COMM_WORLD", "]<std", "Primary job"),
+     regex.compile(r"\b(?:mpirun|mpiexec|prterun)\b|OMPI_COMM_WORLD|^\[\d+,\d+\]<std(?:out|err)>:|Primary job\s+terminated")),
+    ("srun", ("srun", "slurmstepd"), regex.compile(r"^srun: |\bslurmstepd\b|(?:^|[$#>+]\s*)srun\s")),
+    ("deepspeed", ("deepspeed",), regex.compile(r"deepspeed[/.]launcher|(?:^|[$#>+]\s*)deepspeed\s")),
+    ("accelerate", ("accelerate",), regex.compile(r"accelerate[/.]commands[/.]launch|\baccelerate launch\b")),
+    ("torchrun", ("torchrun", "torch/distributed", "torch.distributed", "ChildFailedError"),
+     regex.compile(r"\btorchrun\b|torch[/.]distributed[/.](?:run|launch|elastic)\b|ChildFailedError")),
+)
+_COMMAND_WORDS = ("torchrun", "python", "deepspeed", "accelerate", "mpirun", "mpiexec", "srun", "horovodrun")
+# A launch command as a shell or job script prints it (a prompt, `set -x`'s "+ "), up to the
+# end of the line: it must name a .py script or a -m module.
+_COMMAND = regex.compile(
+    r"(?:^|[$#>+]\s)\s*(?P<cmd>(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch)|deepspeed|accelerate\s+launch"
+    r"|mpirun|mpiexec|srun|horovodrun|python[\d.]*)(?=\s)[^\n]{0,500}?(?:\S+\.py|(?<!\S)-m\s+[\w.]+)\b[^\n]{0,300})$"
+)
+
+
 @dataclass
 class LaunchFacts:
     """What the log says about the job's layout, for mapping local ranks to global ranks.
@@ -112,6 +136,7 @@ class LaunchFacts:
     ``hosts`` the rendezvous hosts launchers name (``MASTER_ADDR=``, ``--rdzv-endpoint``);
     ``script`` the entry script as the launcher names it (``scenarios/train_x.py``);
     ``launcher`` ``"deepspeed"`` or ``"accelerate"`` when that launcher started it.
+    ``launchers``/``command``: see the fields (read by :mod:`rootrank.entry.commands`).
     """
 
     single_node: list[str] = field(default_factory=list)
@@ -126,9 +151,22 @@ class LaunchFacts:
     launcher: str | None = None
     #: pids the agent sent a closing signal to (``Sending process N closing signal SIGTERM``).
     closing_pids: set[int] = field(default_factory=set)
+    #: Every launcher the log shows signs of (``torchrun``, ``mp.spawn``, ``mpirun``...).
+    launchers: set[str] = field(default_factory=set)
+    #: The launch command as printed (``torchrun --nproc-per-node=4 train.py --lr 1``).
+    command: str | None = None
 
     def read(self, text: str, number: int) -> None:
         """Learn from one cleaned line (``number`` 1-based)."""
+        for name, literals, sign in _LAUNCHER_SIGNS:
+            if name not in self.launchers and any(lit in text for lit in literals) and sign.search(text):
+                self.launchers.add(name)
+        if self.command is None and 'File "' not in text and any(w in text for w in _COMMAND_WORDS):
+            m = _COMMAND.search(text) if "Error" not in text else None
+            if m:
+                self.command = m.group("cmd").strip()
+                if regex.match(r"python[\d.]*\s(?!\s*-m\s+torch\.distributed)", self.command):
+                    self.launchers.add("python")
         if "nodes" in text or "group_world_size" in text:
             for m in _NNODES.finditer(text):
                 n, top = int(m.group("n")), m.group("max")

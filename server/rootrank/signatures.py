@@ -49,6 +49,9 @@ The schema (all keys required unless marked optional)::
                                  # (with `inferred`, `patterns` may be an empty list)
     entry: {summary: str, mechanism: str, symptoms: [{text: str, meaning: str}]}
     fix: {steps: [str], code: {pytorch|hf|deepspeed|megatron|vllm: str}}  # code optional
+                                 # optional fix.variants: [{id, when, steps, code?, confirm?,
+                                 # verify?}], the default last with no when; steps/code then
+                                 # default to the default variant's (rootrank.entry.variants)
     confirm: [str]
     verify: str
     references: [str]            # URLs of the docs/issues that establish the facts
@@ -280,6 +283,49 @@ def _check_quickfix(raw: Any, path: Path) -> None:
             raise SignatureError(path, f"{where}.files", "must be a list of globs")
 
 
+def _check_variants(fix: dict[str, Any], path: Path) -> None:
+    """Validate ``fix.variants`` (see :mod:`rootrank.entry.variants`): a list of ``{id,
+    when, steps, code?, confirm?, verify?}`` with unique ids, every ``when`` valid, the last
+    one the default (no ``when``). The default's ``steps``/``code`` become ``fix.steps`` /
+    ``fix.code`` when those are not written (readers that know no variants see the default).
+    """
+    from rootrank.entry.variants import check_when
+
+    variants = fix["variants"]
+    if not isinstance(variants, list) or len(variants) < 2:
+        raise SignatureError(path, "fix.variants", "must be a list of at least two variants (the default last)")
+    seen: set[str] = set()
+    for i, v in enumerate(variants):
+        where = f"fix.variants[{i}]"
+        if not isinstance(v, dict):
+            raise SignatureError(path, where, "must be a mapping with id, when and steps")
+        unknown = set(v) - {"id", "when", "steps", "code", "confirm", "verify"}
+        if unknown:
+            raise SignatureError(path, f"{where}.{sorted(unknown)[0]}", "unknown key")
+        vid = v.get("id")
+        if not isinstance(vid, str) or not _ID.match(vid) or vid in seen:
+            raise SignatureError(path, f"{where}.id", "must be a unique [a-z0-9-] id")
+        seen.add(vid)
+        _str_list(v, "steps", path)
+        if "confirm" in v:
+            _str_list(v, "confirm", path)
+        if "verify" in v and (not isinstance(v["verify"], str) or not v["verify"].strip()):
+            raise SignatureError(path, f"{where}.verify", "must be non-empty text")
+        code = v.get("code", {})
+        if not isinstance(code, dict) or any(k not in STACKS or not isinstance(c, str) for k, c in code.items()):
+            raise SignatureError(path, f"{where}.code", f"must map a stack ({', '.join(STACKS)}) to code")
+        last = i == len(variants) - 1
+        if last and "when" in v:
+            raise SignatureError(path, f"{where}.when", "the last variant is the default: it has no when")
+        if not last:
+            problem = check_when(v.get("when"))
+            if problem:
+                raise SignatureError(path, f"{where}.when", problem)
+    fix.setdefault("steps", list(variants[-1]["steps"]))
+    if "code" in variants[-1]:
+        fix.setdefault("code", dict(variants[-1]["code"]))
+
+
 def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signature:
     """Load and validate one signature file (``eager``: compile its regexes now, so a bad
     one is reported at load; the built-in library is compiled lazily, and its tests
@@ -367,6 +413,8 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
     ):
         raise SignatureError(p, "entry.symptoms", "must be a list of {text, meaning}")
     fix = _need(data, "fix", dict, p)
+    if "variants" in fix:
+        _check_variants(fix, p)
     _str_list(fix, "steps", p)
     code = fix.get("code", {})
     if not isinstance(code, dict):

@@ -26,7 +26,8 @@ in order. It recognises:
   after it (message), at the header's line.
 
 A frame is the user's code unless its path is inside ``site-packages``/``dist-packages``,
-the standard library, or a ``torch``/``<frozen ...>`` path.
+the standard library, a ``torch``/``<frozen ...>`` path, or a launcher's console script
+(``.../bin/torchrun``, ``bin/deepspeed``, ``bin/accelerate``: pip's entry-point wrappers).
 """
 
 from __future__ import annotations
@@ -71,9 +72,16 @@ _CHAIN_CONTEXT = "During handling of the above exception, another exception occu
 _LIBRARY_MARKERS = ("site-packages", "dist-packages", "/lib/python", "\\lib\\python", "<frozen", "/torch/", "\\torch\\")
 
 
+# pip's console-script wrappers of launchers (``/venv/bin/torchrun``, line 8, in <module>).
+_LAUNCHER_SCRIPT = regex.compile(
+    r"[/\\](?:bin|Scripts)[/\\](?:torchrun|deepspeed|accelerate|horovodrun|ds|python[\d.]*|ipython|jupyter[\w-]*|pytest|lightning|colossalai|llamafactory-cli|tune)(?:\.exe)?$"
+)
+
+
 def is_user_frame(path: str) -> bool:
-    """``True`` when a frame's file is the user's code, not a library's or Python's."""
-    return not any(marker in path for marker in _LIBRARY_MARKERS)
+    """``True`` when a frame's file is the user's code, not a library's, Python's or a
+    launcher's console script."""
+    return not any(marker in path for marker in _LIBRARY_MARKERS) and not _LAUNCHER_SCRIPT.search(path)
 
 
 def collective_call(frames: list[Frame]) -> str | None:

@@ -1,20 +1,30 @@
 """The entry filled for this job: the root cause's signature entry (summary, mechanism,
 fix, confirm, verify) rendered with the values the log gives (captures, rank, host, world
-size) and the launch facts the scan saw (entry script, launcher, processes per node).
+size, the exception's own message), the fix variant the evidence selects
+(:mod:`.variants`), the user's own location (:mod:`.frames`) and commands that fit the job
+(:mod:`.commands`).
 
-Moved out of :mod:`rootrank.analyze`, which decides *what* the root cause is; this module
-decides *what to tell the user to do* about it.
+:mod:`rootrank.analyze` decides *what* the root cause is; this package decides *what to
+tell the user to do* about it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import regex
 
+from rootrank.entry.commands import fit, launch_of, ready
+from rootrank.entry.frames import call_sites, location_step, root_exception, user_frame
+from rootrank.entry.variants import Facts, choose
 from rootrank.model import Finding
 from rootrank.scan import ScanState
 from rootrank.signatures import Library, Signature
+from rootrank.tracebacks import collective_call
+
+#: Characters of the exception message a fix may quote (``{message}``).
+MAX_MESSAGE_CHARS = 300
 
 _PLACEHOLDER = regex.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
@@ -42,10 +52,6 @@ def render(template: str, values: dict[str, Any], *, keep_unknown: bool = False)
     return _PLACEHOLDER.sub(sub, template)
 
 
-#: Entries write the user's entry script as ``train.py`` (verify commands, fix code).
-_TRAIN_PY = regex.compile(r"(?<![\w./-])train\.py\b")
-
-
 def entry_script(state: ScanState, root: Finding) -> str | None:
     """The entry script: as the launcher names it (torchelastic's ``x.py FAILED`` title, a
     printed ``torchrun ... x.py``), else the file name of the user's ``<module>`` frame in the
@@ -60,26 +66,6 @@ def entry_script(state: ScanState, root: Finding) -> str | None:
         if func == "<module>" and user and name.endswith(".py"):
             return name
     return None
-
-
-#: The entries' launch command, and how the other launchers spell it (their CLIs' own flags:
-#: ``deepspeed --num_gpus``, ``accelerate launch --num_processes``).
-_TORCHRUN = regex.compile(r"\btorchrun --nproc-per-node=(?P<n>\S+)")
-_LAUNCH_AS = {"deepspeed": "deepspeed --num_gpus {n}", "accelerate": "accelerate launch --num_processes {n}"}
-
-
-def with_script(text: str, script: str | None, gpus: int | None = None, launcher: str | None = None) -> str:
-    """``text`` with the entries' stand-ins filled from the log: ``train.py`` becomes the log's
-    own entry script, ``<gpus>`` the launcher's ``--nproc-per-node``, and ``torchrun
-    --nproc-per-node=N`` the launcher the log used (``deepspeed``/``accelerate``), when the
-    log shows them."""
-    if gpus is not None and "<gpus>" in text:
-        text = text.replace("<gpus>", str(gpus))
-    if launcher in _LAUNCH_AS and "torchrun --nproc-per-node=" in text:
-        text = _TORCHRUN.sub(lambda m: _LAUNCH_AS[launcher].format(n=m["n"]), text)
-    if not script or script == "train.py" or "train.py" not in text:
-        return text
-    return _TRAIN_PY.sub(script.replace("\\", "\\\\"), text)
 
 
 def fill_entry(
@@ -99,10 +85,56 @@ def fill_entry(
     if state.world_size:
         values["world_size"] = state.world_size
     script = entry_script(state, root)
-    gpus = state.launch.nproc_per_node
-    launcher = state.launch.launcher
     if script and masker:
         script = masker.text(script)
+    shown = [e.text for e in root.evidence] + [str(f.get("file", "")) for f in root.frames]
+    shown += [f.file for seen_exc in state.exceptions for f in seen_exc.exc.frames] + list(root.captures.values())
+    launch = launch_of(state, script, shown)
+    if masker and launch.command:  # the printed command line carries tokens, user names...
+        launch = dataclasses.replace(launch, command=masker.text(launch.command))
+
+    seen = root_exception(state, root, rc_rank)
+    frame = user_frame(state, root, rc_rank, masker)
+    sites = call_sites(state, root, masker)
+    frames = list(root.frames) if root.frames and root.rank == rc_rank else (
+        [{"file": f.file, "line": f.line, "func": f.func, "user": f.user} for f in seen.exc.frames[-12:]] if seen else []
+    )
+    message = seen.exc.message if seen is not None and seen.exc.message else (root.evidence[0].text.strip() if root.evidence else "")
+    if message:
+        message = message[:MAX_MESSAGE_CHARS]
+        values.setdefault("message", masker.text(message) if masker else message)
+    if frame is not None:
+        values["user_loc"] = f"{frame['file']}:{frame['line']}"
+
+    facts = Facts(
+        captures=dict(root.captures),
+        texts=[e.text for e in root.evidence] + ([seen.exc.message] if seen is not None and seen.exc.message else []),
+        frames=[f"{f['file']}:{f.get('func', '')}" for f in frames],
+        call_sites_differ=bool(sites),
+        user_frame=frame is not None,
+        launchers=sorted(state.launch.launchers | ({launch.launcher} if launch.launcher else set())),
+        stacks=sorted(state.stacks),
+        findings={
+            key: f.title for f in findings if f is not root and f.signature != root.signature
+            for key in (f.signature, f.failure_class)
+        },
+    )
+    variant, chosen = choose(sig.fix, facts)
+    if chosen is not None and masker:  # "why" quotes what the log said
+        chosen = {"id": chosen["id"], "why": masker.text(chosen["why"])}
+    is_default = chosen is None or variant is sig.fix.get("variants", [None])[-1]
+    code = variant.get("code", sig.fix.get("code", {}) if is_default else {})
+
+    steps = [fit(render(s, values), launch) for s in variant["steps"]]
+    if seen is not None:
+        call = collective_call(seen.exc.frames)
+        action = f"was in {call}" if call else f"raised {seen.exc.type.rsplit('.', 1)[-1]}"
+    else:
+        action = None
+    where = location_step(frame, sites, rc_rank, action)
+    if where:
+        steps.insert(0, where)
+
     evidence = [e.to_dict() for e in root.evidence[:3]]
     for f in findings:  # supporting lines of the same class (a warning before the error)
         if f is not root and f.failure_class == root.failure_class and f.rank in (root.rank, None) and len(evidence) < 5:
@@ -123,18 +155,19 @@ def fill_entry(
         "ranks": sorted({f.rank for f in group if f.rank is not None}),
         "evidence": evidence,
         "captures": dict(root.captures),
-        "frames": list(root.frames),
+        "frames": frames,
+        "user_frame": frame,
+        "call_sites": sites,
         "summary": render(sig.entry["summary"], values),
         "mechanism": render(sig.entry["mechanism"], values),
         "symptoms": sig.entry.get("symptoms", []),
         "fix": {
-            "steps": [with_script(render(s, values), script, gpus, launcher) for s in sig.fix["steps"]],
-            "code": {
-                k: with_script(render(v, values, keep_unknown=True), script, gpus, launcher) for k, v in sig.fix.get("code", {}).items()
-            },
+            "steps": steps,
+            "code": {k: fit(render(v, values, keep_unknown=True), launch) for k, v in code.items()},
+            "variant": chosen,
         },
-        "confirm": [with_script(render(c, values), script, gpus, launcher) for c in sig.confirm],
-        "verify": with_script(render(sig.verify, values), script, gpus, launcher),
+        "confirm": [fit(render(c, values), launch) for c in variant.get("confirm", sig.confirm)],
+        "verify": ready(fit(render(variant.get("verify", sig.verify), values), launch), launch),
         "references": list(sig.references),
         "related": [
             {"id": r, "title": library.signatures[r].title} for r in sig.related if r in library.signatures

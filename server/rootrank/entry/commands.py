@@ -1,0 +1,132 @@
+"""Commands that fit the job: the entries' launch commands rewritten with what the log tells.
+
+Entries write their commands for a torchrun job (``torchrun --nproc-per-node=<gpus>
+train.py``). :func:`fit` turns that into the command the user ran: the entry script the
+log names, the launcher the log shows (``deepspeed``, ``accelerate launch``, ``mpirun``,
+``horovodrun``, ``srun``, or plain ``python`` for a script that calls ``mp.spawn`` itself
+or runs one process), the processes per node from ``--nproc-per-node`` (or the world size
+when the log shows one node), and the whole printed command line when the log has one.
+What the log does not tell stays a visible ``<blank>`` (``report.unfilled_placeholders``
+flags it as not ready to run).
+
+Facts come from :class:`rootrank.scan.LaunchFacts` (``launchers``, ``command``,
+``nproc_per_node``, ``script``) and :class:`rootrank.scan.ScanState` (``world_size``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import regex
+
+from rootrank.scan import ScanState
+
+#: Entries write the user's entry script as ``train.py`` (verify commands, fix code).
+TRAIN_PY = regex.compile(r"(?<![\w./-])train\.py\b")
+#: The entries' launch command: ``torchrun --nproc-per-node=N`` (``N`` may be a blank).
+TORCHRUN = regex.compile(r"\btorchrun --nproc-per-node=(?P<n>\S+)")
+#: ``torchrun [--nproc-per-node=N] train.py``: the part a printed command replaces whole.
+TORCHRUN_SCRIPT = regex.compile(r"\btorchrun(?: --nproc-per-node=\S+)? (?:\.\.\. )?train\.py\b")
+#: How the other launchers spell the processes per node (their CLIs' own flags).
+LAUNCH_AS = {
+    "deepspeed": "deepspeed --num_gpus {n}",
+    "accelerate": "accelerate launch --num_processes {n}",
+    "mpirun": "mpirun -np {world} python",
+    "horovodrun": "horovodrun -np {world} python",
+    "srun": "srun --ntasks={world} python",
+    "mp.spawn": "python",
+    "python": "python",
+}
+#: The launcher that started the workers when the log shows several (mpirun under srun...):
+#: the innermost first.
+PRECEDENCE = ("deepspeed", "accelerate", "horovodrun", "mpirun", "torchrun", "mp.spawn", "srun", "python")
+#: A world size above this is not taken for one node's process count (8 GPUs per node).
+MAX_PER_NODE = 8
+_BLANK = regex.compile(r"^<[^<>]+>$")
+#: ``from train import loader`` in a ``python -c`` command: a user module must be one the log
+#: shows (its ``.py`` file); libraries are always there.
+_IMPORT = regex.compile(r"(?P<kw>\bfrom |(?<!\bfrom \S+ )\bimport )(?P<mod>[A-Za-z_]\w*)(?=[\s.;,\"'])")
+LIBRARIES = frozenset(
+    "torch transformers accelerate deepspeed vllm triton numpy xformers flash_attn peft trl datasets megatron "
+    "apex bitsandbytes safetensors tokenizers os sys json math time pathlib".split()
+)
+#: A file a command names (script, config, checkpoint): it must be one the log shows.
+_FILE = regex.compile(r"(?<![\w./<-])(?:[\w.-]+/)*[\w-]+\.(?:py|ya?ml|json|sh|toml|cfg|ini|pt|pth|ckpt|bin|safetensors)\b(?![>/])")
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """What the log says about how the job was started (any field ``None`` when not told):
+    ``launcher`` one of :data:`PRECEDENCE`; ``command`` the printed launch command;
+    ``script`` the entry script; ``per_node`` processes per node; ``world`` the world size."""
+
+    launcher: str | None
+    command: str | None
+    script: str | None
+    per_node: int | None
+    world: int | None
+    #: File names (base names) the log shows: a command may name only these.
+    known: frozenset[str] = frozenset()
+
+
+def launch_of(state: ScanState, script: str | None, seen_text: Iterable[str] = ()) -> Launch:
+    """The :class:`Launch` of the log scanned into ``state`` (``script`` as
+    :func:`rootrank.entry.entry_script` found it; ``seen_text``: lines and paths of the log
+    the entry may quote, whose file names a command may name)."""
+    facts = state.launch
+    shown = set(facts.launchers)
+    if facts.launcher:
+        shown.add(facts.launcher)
+    launcher = next((name for name in PRECEDENCE if name in shown), None)
+    per_node = facts.nproc_per_node
+    world = state.world_size
+    seen = sorted(state.ranks_seen)
+    if world is None and state.elastic and len(seen) >= 2 and seen == list(range(len(seen))):
+        # torchrun's own terminal output (its failure summary is there): the ranks it ran
+        world = len(seen)
+    hosts = set(state.hosts.values()) | facts.hosts
+    if per_node is None and world and world <= MAX_PER_NODE and not facts.multi_node and len(hosts) <= 1:
+        per_node = world  # no sign of a second node: every rank ran on this one
+    known = {_base(m.group(0)) for text in [*seen_text, facts.command or "", script or ""] for m in _FILE.finditer(text)}
+    return Launch(launcher, facts.command, script, per_node, world, frozenset(known))
+
+
+def _base(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def ready(command: str, launch: Launch) -> str:
+    """``command`` (a fitted verification command) with every file, and every module it
+    imports, that the log never shows turned into a visible blank (``<ds_config.json>``,
+    ``from <train> import``): it is then typed, not run as it stands. The part after
+    ``  # `` (the comment) is left alone."""
+    head, sep, comment = command.partition("  # ")
+    head = _FILE.sub(lambda m: m.group(0) if _base(m.group(0)) in launch.known else f"<{m.group(0)}>", head)
+    head = _IMPORT.sub(
+        lambda m: m.group(0) if m["mod"] in LIBRARIES or f"{m['mod']}.py" in launch.known else f"{m['kw']}<{m['mod']}>",
+        head,
+    )
+    return head + sep + comment
+
+
+def fit(text: str, launch: Launch) -> str:
+    """``text`` (an entry's step, code or command) with its stand-ins filled from ``launch``:
+    ``train.py`` becomes the entry script, ``<gpus>``/``<n>`` in ``--nproc-per-node`` the
+    processes per node, ``torchrun --nproc-per-node=N train.py`` the printed command (when it
+    runs the same script) or the launcher the log used."""
+    script = launch.script
+    command = launch.command
+    if command and "torchrun" in text and script and script.rsplit("/", 1)[-1] in command:
+        text = TORCHRUN_SCRIPT.sub(lambda m: command.replace("\\", "\\\\"), text, count=1)
+    if launch.per_node is not None:
+        text = TORCHRUN.sub(lambda m: f"torchrun --nproc-per-node={launch.per_node}" if _BLANK.match(m["n"]) else m[0], text)
+        text = text.replace("<gpus>", str(launch.per_node))
+    form = LAUNCH_AS.get(launch.launcher or "")
+    if form and launch.launcher != "torchrun" and "torchrun" in text:
+        world = str(launch.world) if launch.world else "<np>"
+        text = TORCHRUN.sub(lambda m: form.format(n=m["n"], world=world), text)
+        text = regex.sub(r"\btorchrun(?= \.\.\.)", form.format(n="<n>", world=world), text)
+    if script and script != "train.py" and "train.py" in text:
+        text = TRAIN_PY.sub(script.replace("\\", "\\\\"), text)
+    return text

@@ -1,0 +1,167 @@
+"""The user's own location: where the root cause's traceback leaves the user's code, and,
+for collectives, where each rank called in.
+
+Facts come from the scan: :attr:`rootrank.scan.ScanState.exceptions` (every traceback the
+log shows, with its rank) and the root finding's own ``frames``. A frame is the user's when
+:func:`rootrank.tracebacks.is_user_frame` says so (not site-packages, the standard library,
+torch, or a launcher's console script). Lines are 1-based, as the traceback prints them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rootrank.model import Finding
+from rootrank.scan import ScanState, SeenException
+from rootrank.tracebacks import collective_call
+
+#: Failure classes whose tracebacks are waits in a collective (call sites are compared).
+COLLECTIVE_CLASSES = frozenset({
+    "collective-desync", "collective-shape-mismatch", "collective-timeout", "divergent-model-across-ranks",
+})
+#: How far (lines) an exception line may sit from the root cause's evidence line and still
+#: be its traceback: a message printed over several lines, or a WARN line just before it.
+NEAR_BEFORE = 30
+NEAR_AFTER = 60
+
+
+def _is_launcher(seen: SeenException) -> bool:
+    """torchelastic's own ChildFailedError / mp.spawn's re-raise in the parent: a report of
+    a worker's failure, not the failure."""
+    name = seen.exc.type.rsplit(".", 1)[-1]
+    return name in ("ChildFailedError", "ProcessRaisedException", "ProcessExitedException")
+
+
+def root_exception(state: ScanState, root: Finding, rank: int | None) -> SeenException | None:
+    """The exception (traceback) that belongs to the root cause, or ``None``.
+
+    With a known ``rank``: that rank's exception at (or near) the root cause's evidence line,
+    else that rank's first exception that shows the user's code. With no rank: an
+    exception with no rank at or near the evidence line. Launcher re-raises
+    (``ChildFailedError``) never count, and another rank's traceback is never taken (a
+    victim's stack is not the cause's)."""
+    pool = [s for s in state.exceptions if not s.exc.ignored and not _is_launcher(s)]
+    if rank is not None:
+        pool = [s for s in pool if s.rank == rank]
+    else:
+        pool = [s for s in pool if s.rank is None]
+    if not pool:
+        return None
+    lines = {(e.path, e.line) for e in root.evidence}
+    ordered = [s for s in pool if (s.path, s.exc.log_line) in lines]
+    if root.evidence:
+        ev = root.evidence[0]
+        near = [
+            s for s in pool
+            if s.path == ev.path and ev.line - NEAR_BEFORE <= s.exc.log_line <= ev.line + NEAR_AFTER and s not in ordered
+        ]
+        ordered += sorted(near, key=lambda s: abs(s.exc.log_line - ev.line))
+    if ordered:
+        # the first that shows the user's code (the main process's traceback printed beside
+        # a worker's), else the closest
+        return next((s for s in ordered if s.exc.user_frame is not None), ordered[0])
+    if rank is not None:
+        with_user = [s for s in pool if s.exc.user_frame is not None]
+        if with_user:
+            return with_user[0]
+    return None
+
+
+def _frame_dict(file: str, line: int, func: str, masker: Any | None) -> dict[str, Any]:
+    # A function name has no spaces: a log that ran frame lines together leaves text after it.
+    func = func.split(None, 1)[0] if func.strip() else ""
+    return {"file": masker.text(file) if masker else file, "line": line, "func": func}
+
+
+def user_frame(state: ScanState, root: Finding, rank: int | None, masker: Any | None = None) -> dict[str, Any] | None:
+    """``{"file", "line" (1-based), "func"}``: the innermost frame in the user's code of the
+    root cause's traceback (the finding's own frames first, else :func:`root_exception`);
+    ``None`` when the log shows none. ``file`` is masked with ``masker`` when given."""
+    if rank is None or root.rank == rank:  # the finding's own traceback is the rank's
+        for f in reversed(root.frames):
+            if f.get("user") and int(f.get("line") or 0) > 0:
+                return _frame_dict(str(f["file"]), int(f["line"]), str(f.get("func") or ""), masker)
+    seen = root_exception(state, root, rank)
+    frame = seen.exc.user_frame if seen is not None else None
+    if seen is not None and frame is None:
+        # "The above exception was the direct cause of the following exception:": the
+        # library's exception is the cause, the user's frames are in the links that follow.
+        chain = list(state.exceptions)
+        for later in chain[chain.index(seen) + 1 :]:
+            if later.path != seen.path or later.rank != seen.rank or later.exc.chained is None:
+                break
+            if later.exc.user_frame is not None:
+                frame = later.exc.user_frame
+                break
+    if frame is None or frame.line <= 0:
+        return None
+    return _frame_dict(frame.file, frame.line, frame.func, masker)
+
+
+def call_sites(state: ScanState, root: Finding, masker: Any | None = None) -> list[dict[str, Any]]:
+    """For a collective failure: each rank's call site ``{"rank", "file", "line", "func",
+    "collective"}`` (the innermost user frame of the rank's first traceback, and the
+    collective it waited in), sorted by rank, when at least two ranks show one and they
+    differ (another line, or another collective); else ``[]``."""
+    if root.failure_class not in COLLECTIVE_CLASSES:
+        return []
+    sites: dict[int, dict[str, Any]] = {}
+    for seen in state.exceptions:
+        if seen.rank is None or seen.rank in sites or seen.exc.ignored or _is_launcher(seen):
+            continue
+        frame = seen.exc.user_frame
+        if frame is None or frame.line <= 0:
+            continue
+        site = _frame_dict(frame.file, frame.line, frame.func, masker)
+        sites[seen.rank] = {"rank": seen.rank, **site, "collective": collective_call(seen.exc.frames)}
+    if len(sites) < 2:
+        return []
+    if len({(s["file"], s["line"], s["collective"]) for s in sites.values()}) < 2:
+        return []
+    return [sites[r] for r in sorted(sites)]
+
+
+def short(path: str) -> str:
+    """A path as a fix sentence shows it: relative paths as printed, absolute ones by their
+    file name (the JSON keeps the whole path)."""
+    p = path.replace("\\", "/")
+    return p.rsplit("/", 1)[-1] if p.startswith(("/", "~")) or (len(p) > 2 and p[1] == ":") else path
+
+
+def _ranks(ranks: list[int]) -> str:
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    return "ranks " + ", ".join(str(r) for r in ranks[:-1]) + f" and {ranks[-1]}"
+
+
+def location_step(
+    frame: dict[str, Any] | None, sites: list[dict[str, Any]], rank: int | None, action: str | None
+) -> str | None:
+    """The fix's first step when the log shows the user's code: where each rank called a
+    collective (``train.py:57: rank 2 calls broadcast here while ranks 0 and 1 call
+    all_reduce at train.py:44``), else where the initiating rank's traceback leaves the
+    user's code (``action``: what the rank did there, "raised ValueError", "waited in
+    all_reduce"); ``None`` when neither is known."""
+    if sites:
+        groups: dict[tuple[str, int, str | None], list[int]] = {}
+        for s in sites:
+            groups.setdefault((s["file"], s["line"], s["collective"]), []).append(s["rank"])
+
+        def what(key: tuple[str, int, str | None]) -> str:
+            return f"call{'s' if len(groups[key]) == 1 else ''} {key[2]}" if key[2] else "wait" + ("s" if len(groups[key]) == 1 else "")
+
+        mine = next((k for k, rs in groups.items() if rank in rs), None)
+        if mine is not None:
+            others = [k for k in groups if k != mine]
+            rest = "; ".join(f"{_ranks(groups[k])} {what(k)} at {short(k[0])}:{k[1]}" for k in others)
+            return (
+                f"{short(mine[0])}:{mine[1]}: {_ranks(groups[mine])} {what(mine)} here while {rest}: "
+                "make every rank reach the same collectives in the same order from these lines."
+            )
+        listed = "; ".join(f"{_ranks(rs)} {what(k)} at {short(k[0])}:{k[1]}" for k, rs in groups.items())
+        return f"The ranks stopped at different call sites: {listed}: make every rank reach the same collectives in the same order."
+    if frame is None:
+        return None
+    who = f"rank {rank}" if rank is not None else "the failing process"
+    func = f" (in {frame['func']})" if frame.get("func") else ""
+    return f"{short(frame['file'])}:{frame['line']}{func}: your code where {who} {action or 'failed'}; the fix below applies there."

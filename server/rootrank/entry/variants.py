@@ -1,0 +1,166 @@
+"""Fix variants chosen by evidence.
+
+A signature's ``fix`` may hold ``variants``: a list of ``{id, when, steps, code?, confirm?,
+verify?}``, the default last (it has no ``when``). The first variant whose ``when`` holds
+is the fix; :func:`choose` also says why, in words taken from the facts that held.
+
+``when`` is a mapping; every key must hold (and), a list value holds when any item does
+(or). Keys (see :data:`WHEN_KEYS`):
+
+- ``captures: {name: regex}``: the root finding captured ``name`` and its value matches
+  (``""`` only asks that it is present);
+- ``message: regex``: the root cause's evidence lines or its exception message match
+  (case-insensitive);
+- ``frames: regex``: a frame of the root cause's traceback (``file:func``) matches;
+- ``call_sites_differ: bool``: the ranks' tracebacks stop at different call sites;
+- ``user_frame: bool``: the root cause's traceback shows the user's own code;
+- ``launcher: [name]``: the job was launched by one of :data:`LAUNCHERS`;
+- ``stack: [name]``: the log shows one of these stacks (``hf``, ``deepspeed``...);
+- ``findings: [id or class]`` / ``no_findings: [...]``: another finding of that signature
+  id or failure class is (is not) in the log.
+
+Values are checked at load (:func:`check_when`); matching is pure Python over
+:class:`Facts`, no code from the signature is run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+LAUNCHERS = ("torchrun", "mp.spawn", "mpirun", "deepspeed", "accelerate", "srun", "horovodrun", "python")
+STACK_NAMES = ("pytorch", "hf", "deepspeed", "megatron", "vllm")
+#: ``when`` keys and the type of their value.
+WHEN_KEYS: dict[str, type] = {
+    "captures": dict,
+    "message": str,
+    "frames": str,
+    "call_sites_differ": bool,
+    "user_frame": bool,
+    "launcher": list,
+    "stack": list,
+    "findings": list,
+    "no_findings": list,
+}
+
+
+@dataclass
+class Facts:
+    """What the log shows about this failure, for the ``when`` conditions.
+
+    ``texts``: the root cause's evidence lines and its exception message; ``frames``:
+    ``file:func`` of every frame of its traceback; ``findings``: signature id and failure
+    class of every other finding, mapped to its title.
+    """
+
+    captures: dict[str, str] = field(default_factory=dict)
+    texts: list[str] = field(default_factory=list)
+    frames: list[str] = field(default_factory=list)
+    call_sites_differ: bool = False
+    user_frame: bool = False
+    launchers: list[str] = field(default_factory=list)
+    stacks: list[str] = field(default_factory=list)
+    findings: dict[str, str] = field(default_factory=dict)
+
+
+def check_when(when: Any) -> str | None:
+    """What is wrong with a ``when`` mapping (``"key: problem"``), or ``None`` when it is
+    valid: known keys, value types, regexes that compile, known launchers and stacks."""
+    if not isinstance(when, dict) or not when:
+        return "must be a non-empty mapping"
+    for key, value in when.items():
+        typ = WHEN_KEYS.get(key)
+        if typ is None:
+            return f"{key}: unknown condition (one of {', '.join(WHEN_KEYS)})"
+        if not isinstance(value, typ):
+            return f"{key}: must be {typ.__name__}"
+        patterns: list[Any] = []
+        if key == "captures":
+            patterns = list(value.values())
+            if not value or not all(isinstance(k, str) for k in value):
+                return f"{key}: must map capture names to regexes"
+        elif typ is str:
+            patterns = [value]
+        elif typ is list:
+            if not value or not all(isinstance(v, str) and v for v in value):
+                return f"{key}: must be a non-empty list of names"
+            allowed = {"launcher": LAUNCHERS, "stack": STACK_NAMES}.get(key)
+            bad = [v for v in value if allowed is not None and v not in allowed]
+            if bad:
+                return f"{key}: {bad[0]!r} is not one of {', '.join(allowed or ())}"
+        for pattern in patterns:
+            if not isinstance(pattern, str):
+                return f"{key}: must be a regex string"
+            try:
+                regex.compile(pattern)
+            except regex.error as exc:
+                return f"{key}: regex does not compile: {exc}"
+    return None
+
+
+def _holds(key: str, value: Any, facts: Facts) -> str | None:
+    """The reason ``key: value`` holds for ``facts``, or ``None`` when it does not."""
+    if key == "captures":
+        said = []
+        for name, pattern in value.items():
+            got = facts.captures.get(name)
+            if got is None or not regex.search(pattern, str(got), regex.IGNORECASE):
+                return None
+            said.append(f"{name} {got}")
+        return "the log gives " + ", ".join(said)
+    if key == "message":
+        for text in facts.texts:
+            m = regex.search(value, text, regex.IGNORECASE)
+            if m:
+                return f"the message says \"{m.group(0).strip()[:120]}\""
+        return None
+    if key == "frames":
+        for frame in reversed(facts.frames):
+            if regex.search(value, frame):
+                return f"the traceback runs through {frame}"
+        return None
+    if key == "call_sites_differ":
+        if facts.call_sites_differ != value:
+            return None
+        return "the ranks' tracebacks stop at different call sites" if value else "the tracebacks show no ranks at different call sites"
+    if key == "user_frame":
+        if facts.user_frame != value:
+            return None
+        return "the traceback shows your own code" if value else "the traceback shows none of your code"
+    if key == "launcher":
+        hit = [v for v in value if v in facts.launchers]
+        return f"the job was launched with {hit[0]}" if hit else None
+    if key == "stack":
+        hit = [v for v in value if v in facts.stacks]
+        return f"the log shows {hit[0]}" if hit else None
+    if key == "findings":
+        hit = [v for v in value if v in facts.findings]
+        return f"the log also shows \"{facts.findings[hit[0]]}\"" if hit else None
+    if key == "no_findings":
+        hit = [v for v in value if v in facts.findings]
+        return None if hit else "nothing else in the log points elsewhere"
+    return None
+
+
+def choose(fix: dict[str, Any], facts: Facts) -> tuple[dict[str, Any], dict[str, str] | None]:
+    """The variant of ``fix`` that fits ``facts``, and ``{"id", "why"}`` for the report;
+    a fix with no ``variants`` is its own answer (``None`` for the variant)."""
+    variants = fix.get("variants")
+    if not variants:
+        return fix, None
+    for variant in variants:
+        when = variant.get("when")
+        if not when:
+            return variant, {"id": variant["id"], "why": "no other variant's condition holds: the general fix"}
+        reasons = []
+        for key, value in when.items():
+            reason = _holds(key, value, facts)
+            if reason is None:
+                break
+            reasons.append(reason)
+        else:
+            return variant, {"id": variant["id"], "why": "; ".join(reasons)}
+    last = variants[-1]
+    return last, {"id": last["id"], "why": "no other variant's condition holds: the general fix"}

@@ -1,0 +1,88 @@
+"""The user's own location in the root cause (issue 15): ``root_cause.user_frame``, the
+ranks' ``call_sites`` for collectives, the fix's first step, and the CLI's ``file:line``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import run_cli
+
+from rootrank.engine import diagnose_paths, diagnose_text
+from rootrank.tracebacks import is_user_frame
+
+BRANCH = Path(__file__).resolve().parent / "fix_variants" / "timeout-call-site-divergence" / "rank-branch.log"
+SP = "/home/user/venv/lib/python3.11/site-packages"
+
+
+def test_call_sites_of_a_branch_desync_name_each_rank_line():
+    rc = diagnose_paths([str(BRANCH)]).root_cause
+    assert rc["user_frame"] == {"file": "/home/user/project/branch_desync.py", "line": 15, "func": "main"}
+    assert [(c["rank"], c["line"], c["collective"]) for c in rc["call_sites"]] == [
+        (0, 17, "all_reduce"), (1, 15, "broadcast"), (2, 17, "all_reduce"),
+    ]
+    assert rc["fix"]["steps"][0] == (
+        "branch_desync.py:15: rank 1 calls broadcast here while ranks 0 and 2 call all_reduce at "
+        "branch_desync.py:17: make every rank reach the same collectives in the same order from these lines."
+    )
+    assert rc["frames"] and all({"file", "line", "func", "user"} <= set(f) for f in rc["frames"])
+    assert [f["line"] for f in rc["frames"] if f["user"]] == [23, 15]
+
+
+def test_the_cli_prints_the_user_line():
+    out = run_cli("diagnose", str(BRANCH)).stdout.decode()
+    assert "  in your code: /home/user/project/branch_desync.py:15 (main)\n" in out
+    assert "Fix: (rank-branch: the ranks' tracebacks stop at different call sites)" in out
+
+
+def _tb(rank: int, line: int, call: str, lib_line: int) -> str:
+    p = f"[rank{rank}]: "
+    return "".join(
+        p + t + "\n"
+        for t in (
+            "Traceback (most recent call last):",
+            '  File "/home/user/project/train.py", line 80, in <module>',
+            "    main()",
+            f'  File "/home/user/project/train.py", line {line}, in main',
+            f"    dist.{call}(t)",
+            f'  File "{SP}/torch/distributed/distributed_c10d.py", line {lib_line}, in {call}',
+            "    work.wait()",
+            "RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] "
+            "Timed out waiting 30000ms for recv operation to complete",
+        )
+    )
+
+
+def test_a_victims_traceback_is_not_the_initiators_location():
+    # ranks 0 and 1 time out in the same all_reduce; rank 2 (of 3) printed nothing: it is the
+    # rank they waited for, and its own line is not in the log
+    log = "world_size=3\n" + _tb(0, 41, "all_reduce", 3252) + _tb(1, 41, "all_reduce", 3252)
+    d = diagnose_text(log)
+    assert d.initiating_rank == 2
+    assert d.root_cause["user_frame"] is None
+    assert d.root_cause["frames"] == []
+    assert d.root_cause["call_sites"] == []
+    assert not d.root_cause["fix"]["steps"][0].startswith("train.py:")
+
+
+def test_an_exception_names_the_innermost_user_frame_not_the_library():
+    log = (
+        "[rank3]: Traceback (most recent call last):\n"
+        '[rank3]:   File "/home/user/project/train.py", line 200, in <module>\n'
+        "[rank3]:     main()\n"
+        '[rank3]:   File "/home/user/project/data.py", line 57, in load_batch\n'
+        "[rank3]:     return torch.load(path)\n"
+        f'[rank3]:   File "{SP}/torch/serialization.py", line 1484, in load\n'
+        "[rank3]:     with _open_file_like(f, 'rb') as opened_file:\n"
+        "[rank3]: FileNotFoundError: [Errno 2] No such file or directory: '/data/shard_0007.pt'\n"
+    )
+    rc = diagnose_text(log).root_cause
+    assert rc["user_frame"] == {"file": "/home/user/project/data.py", "line": 57, "func": "load_batch"}
+    assert rc["fix"]["steps"][0].startswith("data.py:57 (in load_batch): your code where rank 3 raised FileNotFoundError")
+
+
+def test_launcher_console_scripts_are_not_user_code():
+    assert not is_user_frame("/home/user/venv/bin/torchrun")
+    assert not is_user_frame("/usr/local/bin/deepspeed")
+    assert not is_user_frame("C:\\Users\\me\\venv\\Scripts\\accelerate.exe")
+    assert is_user_frame("/usr/local/bin/train_job.py")
+    assert is_user_frame("/home/user/project/bin/train.py")

@@ -1,0 +1,129 @@
+"""Fix variants chosen by evidence (issue 15): every variant of every signature has a log
+under tests/fix_variants/<signature>/<variant>.log that selects it (the default included),
+and the loader refuses a wrong ``when``.
+
+The logs are written from what torch, NCCL, the kernel and the launchers print; two are
+real captures (torch 2.13 CPU/gloo): ``timeout-call-site-divergence/rank-branch.log``
+(torchrun, rank 1 broadcasts from its own branch while ranks 0 and 2 all-reduce) and
+``env-rendezvous-var-missing/mp-spawn.log`` (a script calling mp.spawn without MASTER_ADDR).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rootrank.engine import diagnose_paths
+from rootrank.signatures import SignatureError, load_signature
+
+HERE = Path(__file__).resolve().parent / "fix_variants"
+FIXTURES = sorted(HERE.glob("*/*.log"))
+
+
+def _variants(library):
+    return {s.id: [v["id"] for v in s.fix["variants"]] for s in library.signatures.values() if "variants" in s.fix}
+
+
+def test_every_variant_and_every_default_has_a_fixture(library):
+    variants = _variants(library)
+    assert len(variants) >= 10
+    have = {(p.parent.name, p.stem) for p in FIXTURES}
+    want = {(sig, vid) for sig, ids in variants.items() for vid in ids}
+    assert want - have == set(), "variants with no fixture"
+    assert have - want == set(), "fixtures of variants that do not exist"
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_fixture_selects_its_variant(path, library):
+    diag = diagnose_paths([str(path)])
+    rc = diag.root_cause
+    assert rc is not None and rc["signature"] == path.parent.name
+    chosen = rc["fix"]["variant"]
+    assert chosen["id"] == path.stem
+    variant = next(v for v in library.signatures[rc["signature"]].fix["variants"] if v["id"] == path.stem)
+    if "when" in variant:
+        assert "general fix" not in chosen["why"] and chosen["why"]
+    else:
+        assert chosen["why"] == "no other variant's condition holds: the general fix"
+    # the variant's own steps are the fix (after the user's location, when the log shows it)
+    first = variant["steps"][0].split("{", 1)[0][:40]
+    assert any(step.startswith(first) for step in rc["fix"]["steps"][:2])
+
+
+def test_why_names_the_evidence():
+    d = diagnose_paths([str(HERE / "nccl-watchdog-timeout" / "first-collectives.log")])
+    assert d.root_cause["fix"]["variant"] == {"id": "first-collectives", "why": "the log gives seqnum 1"}
+    d = diagnose_paths([str(HERE / "env-rendezvous-var-missing" / "mpirun.log")])
+    assert d.root_cause["fix"]["variant"] == {"id": "mpirun", "why": "the job was launched with mpirun"}
+    # an mpirun job is not told to use torchrun (its script reads OMPI_COMM_WORLD_RANK)
+    assert not any("Launch with torchrun" in s for s in d.root_cause["fix"]["steps"])
+    assert "torchrun" not in " ".join(d.root_cause["fix"]["code"].values())
+    assert "Keep mpirun" in d.root_cause["fix"]["steps"][-1]
+
+
+def test_the_fix_quotes_the_message_that_says_what_to_change():
+    d = diagnose_paths([str(HERE / "env-rendezvous-var-missing" / "general.log")])
+    message = (
+        "Error initializing torch.distributed using env:// rendezvous: environment variable MASTER_ADDR "
+        "expected, but not set"
+    )
+    assert any(f'The message says: "{message}"' in s for s in d.root_cause["fix"]["steps"])
+    d = diagnose_paths([str(HERE / "accelerate-config-error" / "mixed-precision-device.log")])
+    step = d.root_cause["fix"]["steps"][1]
+    assert step.startswith("The message says: \"fp16 mixed precision requires a GPU (not 'mps').\"")
+    assert "this run is on mps" in step
+
+
+def test_hardware_xid_gets_drain_the_node_not_kernel_debugging():
+    d = diagnose_paths([str(HERE / "nvrm-xid-application" / "caused-by-hardware-xid.log")])
+    fix = " ".join(d.root_cause["fix"]["steps"])
+    assert "Drain the node" in fix and "CUDA_LAUNCH_BLOCKING will not find it" in fix
+    assert d.root_cause["verify"].startswith("dcgmi diag -r 3")
+    general = diagnose_paths([str(HERE / "nvrm-xid-application" / "general.log")])
+    assert general.root_cause["fix"]["variant"]["id"] == "general"
+
+
+def _write(tmp_path: Path, variants: str) -> Path:
+    src = Path(__file__).resolve().parents[1] / "signatures" / "collective" / "gloo-size-mismatch.yaml"
+    text = src.read_text(encoding="utf-8")
+    head, rest = text.split("\nfix:\n", 1)
+    tail = rest[rest.index("\nconfirm:") :]
+    folder = tmp_path / "collective"
+    folder.mkdir(exist_ok=True)
+    out = folder / "gloo-size-mismatch.yaml"
+    out.write_text(head + "\nfix:\n  variants:\n" + variants + tail, encoding="utf-8")
+    return out
+
+
+GOOD_DEFAULT = "    - id: general\n      steps: [\"do the general thing\"]\n"
+
+
+def test_a_valid_variant_list_loads_and_the_default_fills_fix_steps(tmp_path):
+    sig = load_signature(_write(tmp_path, (
+        "    - id: mpi\n      when: {launcher: [mpirun], captures: {size: '^\\d+$'}}\n      steps: [\"use -x\"]\n" + GOOD_DEFAULT
+    )))
+    assert [v["id"] for v in sig.fix["variants"]] == ["mpi", "general"]
+    assert sig.fix["steps"] == ["do the general thing"]
+
+
+@pytest.mark.parametrize(
+    ("variants", "field", "problem"),
+    [
+        ("    - id: a\n      when: {colour: red}\n      steps: [x]\n" + GOOD_DEFAULT, "fix.variants[0].when", "colour: unknown condition"),
+        ("    - id: a\n      when: {launcher: [slurm]}\n      steps: [x]\n" + GOOD_DEFAULT, "fix.variants[0].when", "'slurm' is not one of"),
+        ("    - id: a\n      when: {message: '(unclosed'}\n      steps: [x]\n" + GOOD_DEFAULT, "fix.variants[0].when", "does not compile"),
+        ("    - id: a\n      when: {call_sites_differ: 'yes'}\n      steps: [x]\n" + GOOD_DEFAULT, "fix.variants[0].when", "must be bool"),
+        ("    - id: a\n      steps: [x]\n" + GOOD_DEFAULT, "fix.variants[0].when", "non-empty mapping"),
+        ("    - id: a\n      when: {user_frame: true}\n      steps: [x]\n    - id: b\n      when: {user_frame: false}\n      steps: [y]\n",
+         "fix.variants[1].when", "the last variant is the default"),
+        (GOOD_DEFAULT, "fix.variants", "at least two variants"),
+        ("    - id: general\n      when: {user_frame: true}\n      steps: [x]\n" + GOOD_DEFAULT, "fix.variants[1].id", "unique"),
+        ("    - id: a\n      when: {user_frame: true}\n      stepz: [x]\n" + GOOD_DEFAULT, "fix.variants[0].stepz", "unknown key"),
+    ],
+)
+def test_a_wrong_variant_is_refused_naming_the_field(tmp_path, variants, field, problem):
+    with pytest.raises(SignatureError) as err:
+        load_signature(_write(tmp_path, variants))
+    assert err.value.field == field
+    assert problem in err.value.problem
