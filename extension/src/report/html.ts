@@ -304,18 +304,34 @@ function verdictSection(d: Diagnosis, cause: RootCause, ctx: PageContext, ids: {
   return parts.join('');
 }
 
-function initiatorSection(d: Diagnosis, cause: RootCause): string {
+/**
+ * Engine prose names lines as `<source>:<line>` (`notes.md:7-12:5` for a selection): read
+ * them through the page's location label (`notes.md:11`).
+ */
+export function relabelLocations(text: string, sources: string[], location: LocationLabel): string {
+  let out = text;
+  for (const source of [...sources].sort((a, b) => b.length - a.length)) {
+    if (!source) {
+      continue;
+    }
+    const escaped = source.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    out = out.replace(new RegExp(`${escaped}:(\\d+)`, 'g'), (_, line: string) => location(source, Number(line)));
+  }
+  return out;
+}
+
+function initiatorSection(d: Diagnosis, cause: RootCause, ctx: PageContext): string {
   const rank = d.initiating_rank ?? cause.rank;
   const host = d.initiating_host ?? cause.host;
   const init = d.initiator;
   const why: string[] = [];
   if (init?.why) {
     why.push(
-      esc(init.why) +
+      esc(relabelLocations(init.why, d.sources ?? [], ctx.location ?? defaultLocation)) +
         (init.agreeing?.length ? ` <span class="muted">(agreeing: ${esc(init.agreeing.join(', '))})</span>` : ''),
     );
   }
-  why.push(...(d.reasoning ?? []).map((r) => esc(r)));
+  why.push(...(d.reasoning ?? []).map((r) => esc(relabelLocations(r, d.sources ?? [], ctx.location ?? defaultLocation))));
   const sites = (cause.call_sites ?? []).filter((s) => s && typeof s.file === 'string');
   return (
     `<section class="initiating" aria-labelledby="h-init"><h2 id="h-init">Initiating rank</h2>` +
@@ -443,7 +459,7 @@ export function renderReportHtml(d: Diagnosis, ctx: PageContext): string {
   );
   parts.push(curvesSection(d, ctx));
   if (cause) {
-    parts.push(initiatorSection(d, cause));
+    parts.push(initiatorSection(d, cause, ctx));
     parts.push(
       `<section class="about" aria-labelledby="h-about"><h2 id="h-about">What happened</h2>` +
         (cause.summary ? `<p>${esc(cause.summary)}</p>` : '') +

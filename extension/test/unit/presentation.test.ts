@@ -53,3 +53,14 @@ describe('chartData (training curves from metrics)', () => {
     assert.deepEqual(chartData([{ name: 'loss', rank: null, points: [] }]), []);
   });
 });
+
+describe('relabelLocations', () => {
+  it('reads a selection\'s engine locations as file:line', async () => {
+    const { relabelLocations } = await import('../../src/report/html');
+    const label = (p: string, line: number) => (p === 'notes.md:7-12' ? `notes.md:${line + 6}` : `${p}:${line}`);
+    assert.equal(
+      relabelLocations('Rank 3 hit "CUDA out of memory" (notes.md:7-12:5); rank 0 at notes.md:7-12:6.', ['notes.md:7-12'], label),
+      'Rank 3 hit "CUDA out of memory" (notes.md:11); rank 0 at notes.md:12.',
+    );
+  });
+});

@@ -119,10 +119,13 @@ def hover_markdown(at: FindingAt, diagnosis: dict[str, Any], library: Library) -
     The verdict comes first (the finding's title, its role with rank and host, then the
     root cause's one-line fix and verification command); the entry's details follow a rule."""
     finding = at.finding
+    root = diagnosis.get("root_cause") or {}
+    if at.kind == "root" and root:
+        # The root cause's own facts (confidence, host) over the matching finding's.
+        finding = {**finding, **{k: root[k] for k in ("confidence", "host", "title") if root.get(k) is not None}}
     sig_id = str(finding.get("signature"))
     signature = library.get(sig_id)
     title = finding.get("title") or (signature.title if signature else sig_id)
-    root = diagnosis.get("root_cause") or {}
     out: list[str] = [f"### {title}", ""]
 
     where = []
