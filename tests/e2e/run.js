@@ -50,7 +50,7 @@ async function probeReport(page, name, width) {
     const doc = document.documentElement;
     const tl = document.querySelector('.tl');
     const mark = document.querySelector('.tl-mark.tl-initiating');
-    const row = mark && mark.closest('.tl-lane') && mark.closest('.tl-lane').parentElement;
+    const row = mark && mark.closest('.tl-row');
     const lanes = [...document.querySelectorAll('.tl-lane')];
     const outside = [...document.querySelectorAll('.tl .tl-mark')].filter((m) => {
       const lane = m.closest('.tl-lane').getBoundingClientRect();

@@ -362,7 +362,8 @@ function tip(m: TimelineMark, id: string, location: LocationLabel): string {
 }
 
 /**
- * The timeline as responsive HTML: a `div.tl` grid of rows (label | lane), each mark a
+ * The timeline as responsive HTML: a `div.tl` grid of rows (label | lane), each lane's
+ * `div.tl-track` inset by half a mark so marks at either end stay inside it, each mark a
  * `<button>` with `data-x` (percent; `media/report.js` sets `left` from it, since the CSP
  * forbids inline styles), `data-path`/`data-line` to open its line, `aria-describedby` its
  * HTML tooltip. The initiating rank's row has class `tl-row-initiating`.
@@ -388,7 +389,7 @@ export function renderTimelineHtml(layout: TimelineLayout, location: LocationLab
         `<div class="tl-label"><span class="tl-rank">${esc(row.label)}</span>` +
         (row.host ? `<span class="tl-host">${esc(row.host)}</span>` : '') +
         (row.initiating ? `<span class="tl-flag">initiating</span>` : '') +
-        `</div><div class="tl-lane">`,
+        `</div><div class="tl-lane"><div class="tl-track">`,
     );
     for (const m of rowMarks) {
       const id = `tltip${++tipId}`;
@@ -399,13 +400,13 @@ export function renderTimelineHtml(layout: TimelineLayout, location: LocationLab
           tip(m, id, location),
       );
     }
-    out.push(`</div></div>`);
+    out.push(`</div></div></div>`);
   });
-  out.push(`<div class="tl-row tl-axis-row"><div class="tl-label"></div><div class="tl-axis">`);
+  out.push(`<div class="tl-row tl-axis-row"><div class="tl-label"></div><div class="tl-axis"><div class="tl-track">`);
   ticks.forEach((t, i) => {
     const align = i === 0 && ticks.length > 1 ? 'tl-tick-start' : i === ticks.length - 1 && ticks.length > 1 ? 'tl-tick-end' : 'tl-tick-mid';
     out.push(`<span class="tl-tick ${align}" data-x="${t.x}">${esc(t.label)}</span>`);
   });
-  out.push(`</div></div></div>`);
+  out.push(`</div></div></div></div>`);
   return out.join('');
 }
