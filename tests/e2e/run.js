@@ -2,7 +2,8 @@
 // the extension-host tests (out/tests/e2e/suite) through the workbench's `payload` URL
 // parameter, the recipe of ../shared/vscode-e2e. It also takes the screenshots the tests ask
 // for: a console line "[e2e-shot] NAME" -> ARTIFACTS/NAME.png, then ARTIFACTS/NAME.png.done; and
-// "[e2e-probe] NAME WIDTH" measures the report webview's DOM at WIDTH px -> ARTIFACTS/NAME.json.
+// "[e2e-probe] NAME WIDTH [TEXT]" measures the report webview's DOM at WIDTH px -> ARTIFACTS/NAME.json
+// (WIDTH 0: waits until the webview showing TEXT is drawn, then takes the screenshot only).
 // Env: CS_URL, WORKSPACE, EXT_DEV_PATH, EXT_TESTS_PATH, ARTIFACTS, PW_CORE, CHROMIUM, E2E_TIMEOUT_MS.
 'use strict';
 const fs = require('node:fs');
@@ -19,9 +20,14 @@ const t0 = Date.now();
 const log = (...a) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
 
 /** The webview frame that shows the report (it holds `main.report`), or undefined. */
-async function reportFrame(page) {
+async function reportFrame(page, text) {
   for (const frame of page.frames()) {
-    const found = await frame.evaluate(() => Boolean(document.querySelector('main.report:not(.entry)'))).catch(() => false);
+    const found = await frame
+      .evaluate((t) => {
+        const main = document.querySelector(t ? 'main.report' : 'main.report:not(.entry)');
+        return Boolean(main && (!t || main.innerText.includes(t.replace(/_/g, ' '))));
+      }, text)
+      .catch(() => false);
     if (found) return frame;
   }
   return undefined;
@@ -34,12 +40,20 @@ async function reportFrame(page) {
  * whether every mark lies inside its lane, and the tooltip shown when the initiating mark has
  * keyboard focus. Screenshot NAME.png at that size; the window size is restored after.
  */
-async function probeReport(page, name, width) {
+async function probeReport(page, name, width, text) {
   const before = page.viewportSize();
   let frame0;
-  for (let i = 0; i < 40 && !frame0; i++) {
-    frame0 = await reportFrame(page);
+  for (let i = 0; i < 60 && !frame0; i++) {
+    frame0 = await reportFrame(page, text);
     if (!frame0) await page.waitForTimeout(250);
+  }
+  if (frame0 && !width) {
+    // Only wait until the page (the one showing TEXT, `_` for spaces) is drawn, then screenshot it.
+    await page.waitForTimeout(500);
+    await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+    fs.writeFileSync(path.join(ARTIFACTS, `${name}.json`), JSON.stringify({ innerWidth: await frame0.evaluate(() => window.innerWidth) }));
+    log(`screenshot ${name} (webview drawn)`);
+    return;
   }
   if (!frame0) throw new Error(`no report webview found among frames: ${page.frames().map((f) => f.url().slice(0, 80)).join(' | ')}`);
   const inner0 = await frame0.evaluate(() => window.innerWidth);
@@ -120,10 +134,10 @@ async function probeReport(page, name, width) {
     }
     // "[e2e-probe] NAME WIDTH": measure the report webview as a person sees it (see probeReport),
     // with the window sized so the webview is about WIDTH px wide; -> ARTIFACTS/NAME.json.
-    const probe = text.match(/\[e2e-probe\] ([\w-]+) (\d+)/);
+    const probe = text.match(/\[e2e-probe\] ([\w-]+) (\d+)(?: (\S+))?/);
     if (probe) {
-      const [, name, width] = probe;
-      shots = shots.then(() => probeReport(page, name, Number(width))).catch((e) => {
+      const [, name, width, text] = probe;
+      shots = shots.then(() => probeReport(page, name, Number(width), text)).catch((e) => {
         fs.writeFileSync(path.join(ARTIFACTS, `${name}.json`), JSON.stringify({ error: e.message }));
         log(`probe ${name} failed: ${e.message}`);
       });

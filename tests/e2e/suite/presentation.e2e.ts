@@ -70,10 +70,10 @@ interface Probe {
 }
 
 /** Ask the Playwright runner to measure the report webview at `width` px (and screenshot it). */
-async function probe(name: string, width: number): Promise<Probe> {
+async function probe(name: string, width: number, text = ''): Promise<Probe> {
   const file = path.join(ARTIFACTS, `${name}.json`);
   fs.rmSync(file, { force: true });
-  console.log(`[e2e-probe] ${name} ${width}`);
+  console.log(`[e2e-probe] ${name} ${width}${text ? ` ${text.replace(/ /g, '_')}` : ''}`);
   const result = await waitFor(`probe ${name}`, () => (fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as Probe) : undefined), 40_000);
   assert.equal(result.error, undefined, `probe ${name}: ${result.error}`);
   return result;
@@ -170,6 +170,7 @@ describe('what a person sees (issue 10)', function () {
       assert.doesNotMatch(h.split('```')[0], RAW, `hover at line ${d.range.start.line + 1}`);
     }
     // The real hover widget, for the record.
+    await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
     editor.selection = new vscode.Selection(root.range.start.translate(0, 2), root.range.start.translate(0, 2));
     await vscode.commands.executeCommand('editor.action.showHover');
     await new Promise((r) => setTimeout(r, 1500));
@@ -184,6 +185,7 @@ describe('what a person sees (issue 10)', function () {
 
   it('timeline: initiating mark on rank 5\'s emphasised row, no sideways scroll at 540 px, HTML tooltip on focus', async function () {
     // The report alone in the editor area (the probe sizes the window around it).
+    await vscode.commands.executeCommand('workbench.action.focusSecondEditorGroup');
     await vscode.commands.executeCommand('workbench.action.closeEditorsInOtherGroups');
     const tabs = reportTabs();
     log(`tabs: ${JSON.stringify(tabs)}`);
@@ -230,7 +232,7 @@ describe('what a person sees (issue 10)', function () {
     assert.equal(tabs.reports, 1, 'one report tab');
     assert.equal(tabs.groups, 1, 'in one column');
     assert.ok(tabs.allGroups <= 2, `two columns at most (editor + report), got ${tabs.allGroups}`);
-    await shot('selection-report');
+    await probe('selection-report', 0, 'notes.md:11');
   });
 
   it('a library entry opens in its own tab, with placeholders as words', async function () {
@@ -247,7 +249,6 @@ describe('what a person sees (issue 10)', function () {
     assert.equal(tabs.entries, 1, 'the entry has its own tab');
     assert.equal(tabs.groups, 1, 'beside it, in the same column');
     assert.equal(api.lastReport(), before, 'the diagnosis was not replaced');
-    await new Promise((r) => setTimeout(r, 1000));
-    await shot('library-entry-tab');
+    await probe('library-entry-tab', 0, 'SeqNum N');
   });
 });
