@@ -39,6 +39,8 @@ export interface RootrankApi {
   lastEntryHtml(): string | undefined;
   /** The tooltips of the terminal links made, newest last. */
   terminalLinks: string[];
+  /** Show a diagnosis in the report (as a diagnose command does). */
+  showReport(d: Diagnosis): void;
 }
 
 let sequence = 0;
@@ -306,6 +308,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
     lastReportHtml: () => ReportPanel.lastHtml,
     lastEntryHtml: () => ReportPanel.lastEntryHtml,
     terminalLinks,
+    showReport,
   };
 }
 

@@ -97,6 +97,12 @@ async function probeReport(page, name, width, text) {
       bodyBackground: getComputedStyle(document.body).backgroundColor,
       tip,
       firstHeading: (document.querySelector('main h1') || {}).textContent || null,
+      charts: [...document.querySelectorAll('figure.chart')].map((f) => ({
+        metric: f.dataset.metric,
+        canvases: f.querySelectorAll('.uplot canvas').length,
+        width: f.querySelector('.chart-body') ? f.querySelector('.chart-body').getBoundingClientRect().width : 0,
+        label: f.querySelector('.chart-body') ? f.querySelector('.chart-body').getAttribute('aria-label') : null,
+      })),
       bodyText: document.body.innerText,
     };
   });

@@ -252,3 +252,33 @@ describe('what a person sees (issue 10)', function () {
     await probe('library-entry-tab', 0, 'SeqNum N');
   });
 });
+
+describe('training curves in the report (metrics of the contract)', function () {
+  it('draws one uPlot chart per metric from the bundled script, fitting 540 px, onsets listed with their line', async function () {
+    const api = await vscode.extensions.getExtension<Api & { showReport(d: unknown): void }>('rootrank.rootrank')!.activate();
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('rootrank.trySample');
+    const base = await waitFor('the sample report', () => (api.lastReport()?.root_cause?.signature === 'cuda-oom' ? api.lastReport() : undefined));
+    // The sample's own progress lines (rank 0: steps 4100, 4110, 4119; loss and lr), as the
+    // engine's `metrics` writes them, plus a second rank whose loss turns NaN at step 4119.
+    const d = {
+      ...base,
+      metrics: [
+        { name: 'loss', rank: 0, points: [[4100, 2.3198], [4110, 2.316], [4119, 2.3141]], onsets: [] },
+        { name: 'loss', rank: 5, points: [[4100, 2.3201], [4110, 2.3302], [4119, 'nan']], onsets: [{ kind: 'nan', step: 4119, rank: 5, line: 18, path: (base as unknown as { sources: string[] }).sources[0], why: 'loss became NaN' }] },
+        { name: 'lr', rank: 0, points: [[4100, 0.00029], [4110, 0.00029], [4119, 0.00029]], onsets: [] },
+      ],
+    };
+    api.showReport(d);
+    await vscode.commands.executeCommand('workbench.action.focusSecondEditorGroup');
+    await vscode.commands.executeCommand('workbench.action.closeEditorsInOtherGroups');
+    const p = await probe('report-curves-540', 540) as Probe & { charts: Array<{ metric: string; canvases: number; width: number; label: string }> };
+    log(`charts: ${JSON.stringify(p.charts)}`);
+    assert.deepEqual(p.charts.map((c) => c.metric), ['loss', 'lr']);
+    assert.ok(p.charts.every((c) => c.canvases >= 1), 'uPlot drew a canvas for each chart');
+    assert.ok(p.charts.every((c) => c.width > 300 && c.width <= p.innerWidth), 'charts fit the column');
+    assert.match(p.charts[0].label, /^loss against step, rank 0; rank 5; onset at step 4119/);
+    assert.ok(p.pageScrollWidth <= p.pageClientWidth, 'no horizontal scroll with the charts');
+    assert.match(p.bodyText, /nan at step 4119 on rank 5: loss became NaN torchrun-8gpu-oom\.log:18/);
+  });
+});
