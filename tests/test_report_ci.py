@@ -108,3 +108,16 @@ def test_plurals_when_nothing_found():
     out = run_cli("diagnose", "-", stdin=b"step 1 loss 0.5\n").stdout.decode()
     assert "1 line read from 1 source." in out
     assert "lines read" not in out and "source(s)" not in out
+
+
+def test_markdown_opens_only_the_detected_stack():
+    md = run_cli("diagnose", str(OOM_SAMPLE), "--format", "markdown").stdout.decode()
+    # A plain PyTorch run: PyTorch's code shown, the other four stacks folded.
+    assert "**PyTorch**\n" in md
+    folded = [line for line in md.splitlines() if line.startswith("<details><summary>")]
+    assert folded == [
+        "<details><summary>Hugging Face Trainer / Accelerate</summary>",
+        "<details><summary>DeepSpeed</summary>",
+        "<details><summary>Megatron-LM</summary>",
+        "<details><summary>vLLM</summary>",
+    ]

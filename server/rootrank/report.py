@@ -270,11 +270,19 @@ def to_markdown(diag: Diagnosis) -> str:
     out.extend(f"{i}. {s}" for i, s in enumerate(rc["fix"]["steps"], 1))
     out.append("")
     code = rc["fix"].get("code", {})
-    for stack in code:
+    shown = _stacks_to_show(diag, code)
+    for stack in shown:
         out.append(f"**{_STACK_NAMES.get(stack, stack)}**\n")
         out.append("```")
         out.append(code[stack].rstrip())
         out.append("```\n")
+    # The other stacks' code one click away (GitHub renders <details>).
+    for stack in (s for s in code if s not in shown):
+        out.append(f"<details><summary>{_STACK_NAMES.get(stack, stack)}</summary>\n")
+        out.append("```")
+        out.append(code[stack].rstrip())
+        out.append("```\n")
+        out.append("</details>\n")
     out.append("### Confirm\n")
     out.extend(f"- [ ] {c}" for c in rc["confirm"])
     out.append("\n**Verification command:**\n")
