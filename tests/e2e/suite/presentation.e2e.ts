@@ -79,6 +79,20 @@ async function probe(name: string, width: number, text = ''): Promise<Probe> {
   return result;
 }
 
+/** WCAG contrast ratio of two CSS `rgb(...)`/`rgba(...)` colours (1..21). */
+function contrast(a: string, b: string): number {
+  const lum = (css: string): number => {
+    const [r, g, bl] = (css.match(/[\d.]+/g) ?? ['0', '0', '0']).slice(0, 3).map(Number);
+    const lin = (c: number) => {
+      const v = c / 255;
+      return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    };
+    return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(bl);
+  };
+  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
 function hoverText(hovers: vscode.Hover[]): string {
   return hovers
     .flatMap((h) => h.contents)
@@ -202,7 +216,23 @@ describe('what a person sees (issue 10)', function () {
     assert.ok(p.tip && p.tip.display === 'block' && p.tip.role === 'tooltip', 'an HTML tooltip shows on keyboard focus');
     assert.match(p.tip!.text, /CUDA out of memory in the caching allocator\s+Initiating event · rank 5/);
     assert.ok(p.tip!.left >= 0 && p.tip!.right <= p.innerWidth + 1, `tooltip inside the page: ${p.tip!.left}..${p.tip!.right}`);
-    assert.notEqual(p.collateralBorder, p.bodyBackground, 'collateral marks stand out from the background');
+    const dark = contrast(p.collateralBorder!, p.bodyBackground);
+    log(`collateral mark contrast (dark theme): ${dark.toFixed(1)}:1`);
+    assert.ok(dark >= 3, `collateral marks legible on the dark theme: ${dark.toFixed(1)}:1`);
+    // The same report in a light theme.
+    const config = vscode.workspace.getConfiguration('workbench');
+    await config.update('colorTheme', 'Default Light Modern', vscode.ConfigurationTarget.Global);
+    try {
+      await new Promise((r) => setTimeout(r, 1500));
+      const light = await probe('report-540-light', 540);
+      const ratio = contrast(light.collateralBorder!, light.bodyBackground);
+      log(`collateral mark contrast (light theme): ${ratio.toFixed(1)}:1 (${light.collateralBorder} on ${light.bodyBackground})`);
+      assert.notEqual(light.bodyBackground, p.bodyBackground, 'the theme changed');
+      assert.ok(ratio >= 3, `collateral marks legible on the light theme: ${ratio.toFixed(1)}:1`);
+      assert.equal(light.initiatingRowRank, '5');
+    } finally {
+      await config.update('colorTheme', undefined, vscode.ConfigurationTarget.Global);
+    }
     assert.equal(p.firstHeading, 'CUDA out of memory in the caching allocator');
     assert.doesNotMatch(p.bodyText, RAW);
   });
