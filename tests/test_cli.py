@@ -27,9 +27,13 @@ def test_text_report_order_and_no_colour_when_piped():
     out = proc.stdout.decode()
     assert proc.returncode == 0
     assert "\x1b[" not in out
+    # The verdict first (root cause, rank and host, one-line fix, verification), then details.
+    lines = out.splitlines()
+    assert lines[0].startswith("Root cause: CUDA out of memory") and "rank 5" in lines[0]
+    assert lines[2].startswith("Fix: ") and lines[3].startswith("Verify: ")
     order = [
         out.index(h)
-        for h in ("Root cause:", "Initiating rank: 5", "Collateral:", "Fix:", "Confirm:", "Verify:")
+        for h in ("Root cause:", "Verify:", "Details", "Initiating rank: 5", "Collateral:", "Fix:\n", "Confirm:")
     ]
     assert order == sorted(order)
 

@@ -28,10 +28,39 @@
   document.addEventListener('click', (event) => {
     if (activate(event.target)) event.preventDefault();
   });
-  document.addEventListener('keydown', (event) => {
-    if ((event.key === 'Enter' || event.key === ' ') && event.target.closest && event.target.closest('.tl-mark')) {
-      if (activate(event.target)) event.preventDefault();
-    }
-  });
+  // Marks are <button>s and links <a href>: Enter and Space reach the click handler natively.
+  // Timeline: the CSP forbids inline styles in the markup, so positions (percent of the
+  // lane) come from data-x and are set through the CSSOM here.
+  function place() {
+    document.querySelectorAll('.tl-mark[data-x], .tl-tick[data-x]').forEach((el) => {
+      el.style.left = `${Number(el.dataset.x)}%`;
+    });
+    document.querySelectorAll('.tl-tip[data-x]').forEach((el) => {
+      const x = Number(el.dataset.x);
+      if (el.classList.contains('tl-tip-end')) {
+        el.style.right = `${100 - x}%`;
+      } else {
+        el.style.left = `${x}%`;
+      }
+    });
+  }
+  // Keep a shown tooltip inside the page (no sideways scroll at any width).
+  function fit(tip) {
+    tip.style.transform = '';
+    const r = tip.getBoundingClientRect();
+    const width = document.documentElement.clientWidth;
+    let dx = 0;
+    if (r.right > width - 4) dx = width - 4 - r.right;
+    if (r.left + dx < 4) dx = 4 - r.left;
+    if (dx) tip.style.transform = `translateX(${dx}px)`;
+  }
+  function showTip(event) {
+    const mark = event.target.closest && event.target.closest('.tl-mark');
+    const tip = mark && mark.nextElementSibling;
+    if (tip && tip.classList.contains('tl-tip')) requestAnimationFrame(() => fit(tip));
+  }
+  document.addEventListener('mouseover', showTip);
+  document.addEventListener('focusin', showTip);
+  place();
   vscode.postMessage({ type: 'ready' });
 })();

@@ -43,10 +43,12 @@ export async function runInTerminal(context: vscode.ExtensionContext, command: s
       await context.workspaceState.update(ALLOW_KEY, true);
     }
   }
-  const terminal =
-    vscode.window.terminals.find((t) => t.name === 'rootrank' && t.exitStatus === undefined) ??
-    vscode.window.createTerminal({ name: 'rootrank' });
+  const existing = vscode.window.terminals.find((t) => t.name === 'rootrank' && t.exitStatus === undefined);
+  const terminal = existing ?? vscode.window.createTerminal({ name: 'rootrank' });
   terminal.show();
+  // A new terminal: wait until its shell is at the prompt (shell integration activates then),
+  // so the text is not typed ahead of the prompt (where it would show twice).
+  const integration = await waitForShellIntegration(terminal, existing ? 500 : SHELL_READY_MS);
   const blanks = unfilledPlaceholders(trimmed);
   if (blanks.length) {
     // Typed into the terminal but not run: the user fills in the blanks, then presses Enter.
@@ -57,9 +59,42 @@ export async function runInTerminal(context: vscode.ExtensionContext, command: s
     info(`Typed in terminal (not run: ${blanks.join(', ')} to fill in): ${trimmed}`);
     return false;
   }
-  terminal.sendText(trimmed, true);
-  info(`Ran in terminal: ${trimmed}`);
+  if (integration) {
+    integration.executeCommand(trimmed);
+  } else {
+    terminal.sendText(trimmed, true);
+  }
+  info(`Ran in terminal${integration ? ' (shell integration)' : ''}: ${trimmed}`);
   return true;
+}
+
+/** How long a new terminal's shell gets to reach its prompt (ms). */
+const SHELL_READY_MS = 4000;
+
+/**
+ * The terminal's shell integration once the shell is at its prompt, or undefined after
+ * `timeoutMs` (a shell without integration): then a short pause lets the prompt print.
+ */
+export async function waitForShellIntegration(
+  terminal: vscode.Terminal,
+  timeoutMs: number,
+): Promise<vscode.TerminalShellIntegration | undefined> {
+  if (terminal.shellIntegration) {
+    return terminal.shellIntegration;
+  }
+  return new Promise((resolve) => {
+    const done = (value: vscode.TerminalShellIntegration | undefined) => {
+      clearTimeout(timer);
+      listener.dispose();
+      resolve(value);
+    };
+    const listener = vscode.window.onDidChangeTerminalShellIntegration((e) => {
+      if (e.terminal === terminal) {
+        done(e.shellIntegration);
+      }
+    });
+    const timer = setTimeout(() => done(terminal.shellIntegration), timeoutMs);
+  });
 }
 
 /** Open `uri` with the cursor at 1-based `line` (and 0-based `column`). */

@@ -9,12 +9,12 @@ import * as vscode from 'vscode';
 import { copyText, runInTerminal } from './actions';
 import { LibraryCache, pickSignature } from './library';
 import { info, outputChannel } from './log';
-import { Diagnosis, headline } from './report/diagnosis';
+import { Diagnosis, headline, oneLineFix } from './report/diagnosis';
 import type { Entry } from './report/html';
 import { ReportPanel } from './report/panel';
 import { ServerManager } from './server';
 import { readSettings, RESTART_SETTINGS } from './settings';
-import { matchLine } from './terminal/matchers';
+import { linkSpan, matchLine } from './terminal/matchers';
 import { CommandOutput, TerminalWatcher } from './terminal/watch';
 
 /** Where a diagnosed text came from, by the name given to the server. */
@@ -33,7 +33,14 @@ export interface RootrankApi {
   notifications: string[];
   /** The last diagnosis shown in the report. */
   lastReport(): Diagnosis | undefined;
+  /** The last page rendered (a report or an entry). */
   lastReportHtml(): string | undefined;
+  /** The last library-entry page rendered. */
+  lastEntryHtml(): string | undefined;
+  /** The tooltips of the terminal links made, newest last. */
+  terminalLinks: string[];
+  /** Show a diagnosis in the report (as a diagnose command does). */
+  showReport(d: Diagnosis): void;
 }
 
 let sequence = 0;
@@ -76,7 +83,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
       void vscode.window.showWarningMessage(`rootrank: no signature "${id}" in the library.`);
       return;
     }
-    ReportPanel.show(host, `rootrank: ${entry.title ?? id}`).showEntry(entry);
+    ReportPanel.showEntryPanel(host, `rootrank: ${entry.title ?? id}`).showEntry(entry);
   }
 
   const diagnoseAndShow = async (text: string, name: string): Promise<Diagnosis | undefined> => {
@@ -119,14 +126,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
     if (!line) {
       return;
     }
-    notifications.push(line);
-    void vscode.window
-      .showInformationMessage(`rootrank: ${line} (exit ${output.exitCode} in "${terminal.name}")`, 'Show Diagnosis')
-      .then((choice) => {
-        if (choice) {
-          showReport(d);
-        }
-      });
+    // The answer first: what failed and where, then the one-line fix; the exit status last.
+    const fix = oneLineFix(d);
+    const message = `rootrank: ${line}.${fix ? ` Fix: ${fix}` : ''} (exit ${output.exitCode} in "${terminal.name}")`;
+    notifications.push(message);
+    const verify = d.root_cause?.verify;
+    const buttons = verify ? ['Show Diagnosis', 'Copy Verify Command'] : ['Show Diagnosis'];
+    void vscode.window.showInformationMessage(message, ...buttons).then((choice) => {
+      if (choice === 'Show Diagnosis') {
+        showReport(d);
+      } else if (choice === 'Copy Verify Command' && verify) {
+        void copyText(verify);
+      }
+    });
   };
 
   const watcher = new TerminalWatcher((text, name) => server.diagnose(text, name), notifyFailure);
@@ -176,6 +188,35 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
     return undefined;
   };
 
+  // Terminal links: each link diagnoses what it labels, so its tooltip is the diagnosis it
+  // opens. The text diagnosed is the last command's output when the line is in it, else the
+  // line alone; one server call per output (or line), cached.
+  const terminalLinks: string[] = [];
+  const outputDiagnoses = new WeakMap<CommandOutput, Promise<Diagnosis | undefined>>();
+  const lineDiagnoses = new Map<string, Promise<Diagnosis | undefined>>();
+  const quietly = (p: Promise<Diagnosis>): Promise<Diagnosis | undefined> => p.catch(() => undefined);
+  const linkDiagnosis = (terminal: vscode.Terminal, line: string): { diagnosis: Promise<Diagnosis | undefined>; name: string } => {
+    const last = watcher.lastOutput(terminal);
+    if (last && last.text.includes(line.trim())) {
+      const name = `terminal: ${last.commandLine || terminal.name}`;
+      let p = outputDiagnoses.get(last);
+      if (!p) {
+        p = quietly(server.diagnose(last.text, name));
+        outputDiagnoses.set(last, p);
+      }
+      return { diagnosis: p, name };
+    }
+    let p = lineDiagnoses.get(line);
+    if (!p) {
+      p = quietly(server.diagnose(line, `terminal line ${++sequence}`));
+      lineDiagnoses.set(line, p);
+      if (lineDiagnoses.size > 200) {
+        lineDiagnoses.delete(lineDiagnoses.keys().next().value as string);
+      }
+    }
+    return { diagnosis: p, name: 'terminal line' };
+  };
+
   const trySample = async () => {
     const uri = vscode.Uri.joinPath(context.extensionUri, 'extension', 'samples', 'torchrun-8gpu-oom.log');
     const doc = await vscode.workspace.openTextDocument(uri);
@@ -206,7 +247,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
     vscode.commands.registerCommand('rootrank.runVerifyCommand', (command: string) => runInTerminal(context, String(command ?? ''))),
     vscode.commands.registerCommand('rootrank.openEntry', (id: string) => openEntry(String(id ?? ''))),
     vscode.window.registerTerminalLinkProvider({
-      provideTerminalLinks: (ctx: vscode.TerminalLinkContext) => {
+      provideTerminalLinks: async (ctx: vscode.TerminalLinkContext) => {
         if (!readSettings().terminalLinks) {
           return [];
         }
@@ -214,17 +255,32 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
         if (!match) {
           return [];
         }
-        const link: vscode.TerminalLink & { line: string; terminal: vscode.Terminal } = {
-          startIndex: match.start,
-          length: match.length,
-          tooltip: `rootrank: diagnose (${match.title})`,
-          line: ctx.line,
-          terminal: ctx.terminal,
+        const d = await linkDiagnosis(ctx.terminal, ctx.line).diagnosis;
+        const label = d && headline(d);
+        if (!d || !label) {
+          return []; // the server explains nothing here: no link that would promise otherwise
+        }
+        // The span starts where the diagnosis's evidence on this line matched, at a word start.
+        const onLine = [
+          ...(d.root_cause?.evidence ?? []),
+          ...(d.findings ?? []).flatMap((f) => f.evidence ?? []),
+        ];
+        const span = linkSpan(ctx.line, onLine, match);
+        if (!span) {
+          return [];
+        }
+        const tooltip = `rootrank: ${label}`;
+        terminalLinks.push(tooltip);
+        const link: vscode.TerminalLink & { diagnosis: Diagnosis } = {
+          startIndex: span.start,
+          length: span.length,
+          tooltip,
+          diagnosis: d,
         };
         return [link];
       },
-      handleTerminalLink: async (link: vscode.TerminalLink & { line: string; terminal: vscode.Terminal }) => {
-        await diagnoseTerminal(link.terminal, link.line);
+      handleTerminalLink: (link: vscode.TerminalLink & { diagnosis: Diagnosis }) => {
+        showReport(link.diagnosis);
       },
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -250,6 +306,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
     notifications,
     lastReport: () => ReportPanel.lastDiagnosis,
     lastReportHtml: () => ReportPanel.lastHtml,
+    lastEntryHtml: () => ReportPanel.lastEntryHtml,
+    terminalLinks,
+    showReport,
   };
 }
 

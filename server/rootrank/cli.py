@@ -76,7 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument(
         "paths", nargs="+", metavar="PATH", help="a log file, a folder of logs, or - (stdin)"
     )
-    d.add_argument("--format", "-f", choices=("text", "json", "markdown"), default="text")
+    d.add_argument(
+        "--format", "-f", choices=("text", "json", "markdown", "sarif", "github"), default="text"
+    )
     d.add_argument(
         "--no-mask", action="store_true", help="show raw text (secrets and hosts unmasked)"
     )
@@ -160,6 +162,10 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
         out = report.to_json(diag) + "\n"
     elif args.format == "markdown":
         out = report.to_markdown(diag)
+    elif args.format in ("sarif", "github"):
+        from rootrank import report_sarif
+
+        out = report_sarif.to_sarif(diag) if args.format == "sarif" else report_sarif.to_github(diag)
     else:
         color = args.color == "always" or (
             args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")

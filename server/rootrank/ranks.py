@@ -520,7 +520,7 @@ class RankTagger:
 
         In a diagnosis the scanner's gate passes the ``local_rank: `` line but not the
         ``[N]:`` or ``time`` lines before it, so a cut entry opens on its ``rank`` field and
-        its time stays unknown (:func:`rootrank.analyze._elastic_rank` bounds it by its
+        its time stays unknown (:func:`rootrank.analysis.initiator.elastic_rank` bounds it by its
         summary's root-cause entry)."""
         if _SUMMARY_ITEM.match(body):
             self._summary_item_line = number

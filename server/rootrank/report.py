@@ -77,12 +77,69 @@ def _loc(e: dict[str, Any]) -> str:
     return f"{e['path']}:{e['line']}"
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``"1 line"``, ``"2 lines"`` (``many`` for irregular plurals)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def user_frame(finding: dict[str, Any]) -> dict[str, Any] | None:
+    """The innermost frame in the user's own code: ``root_cause.user_frame`` when the engine
+    sends it, else the last ``frames`` entry with ``user`` true (frames are innermost last).
+    ``{"file", "line" (1-based), "func"}`` or ``None`` when the traceback has none."""
+    frame = finding.get("user_frame")
+    if isinstance(frame, dict) and frame.get("file") and isinstance(frame.get("line"), int):
+        return frame
+    for f in reversed(finding.get("frames") or []):
+        if isinstance(f, dict) and f.get("user") and f.get("file") and isinstance(f.get("line"), int):
+            return f
+    return None
+
+
+def verdict(diag: Diagnosis) -> dict[str, Any] | None:
+    """The answer in a few facts, for the first lines of every face: ``title``, ``where``
+    ("rank 5 on host node-b", or ``None`` when the log tells neither), ``rank``, ``host``,
+    ``fix`` (the first fix step, or ``None``), ``verify`` (the command, or ``None``),
+    ``blanks`` (its unfilled placeholders), ``log`` (``path:line`` of the first evidence line)
+    and ``code`` (``file:line`` of the user's own frame, or ``None``). ``None`` without a
+    root cause."""
+    rc = diag.root_cause
+    if rc is None:
+        return None
+    rank = diag.initiating_rank if diag.initiating_rank is not None else rc.get("rank")
+    host = diag.initiating_host or rc.get("host")
+    parts = []
+    if rank is not None:
+        parts.append(f"rank {rank}")
+    if host:
+        parts.append(f"host {host}")
+    steps = (rc.get("fix") or {}).get("steps") or []
+    verify = rc.get("verify") or None
+    first = (rc.get("evidence") or [None])[0]
+    frame = user_frame(rc)
+    return {
+        "title": rc["title"],
+        "rank": rank,
+        "host": host,
+        "where": ", ".join(parts) if parts else None,
+        "fix": steps[0] if steps else None,
+        "verify": verify,
+        "blanks": unfilled_placeholders(verify) if verify else [],
+        "log": _loc(first) if first else None,
+        "code": f"{frame['file']}:{frame['line']}" if frame else None,
+        "func": frame.get("func") if frame else None,
+    }
+
+
 def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -> str:
-    """A compact report for a terminal; ``color`` adds ANSI colour (use only on a TTY)."""
+    """A compact report for a terminal; ``color`` adds ANSI colour (use only on a TTY).
+
+    The first lines are the verdict (root cause, initiating rank and host, the one-line
+    fix, the verification command); the details follow."""
     st = _Style(color)
     out: list[str] = []
     rc = diag.root_cause
-    if rc is None:
+    v = verdict(diag)
+    if rc is None or v is None:
         out.append(st.bold("No known failure found."))
         if diag.unclassified:
             u = diag.unclassified
@@ -97,15 +154,28 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
         if diag.metrics:  # training curves (rootrank.charts)
             out.append(st.bold("Training curves:"))
             out.extend(text_lines(diag.metrics))
-        out.append(st.dim(f"{diag.lines_read} lines read from {len(diag.sources)} source(s)."))
+        out.append(
+            st.dim(f"{plural(diag.lines_read, 'line')} read from {plural(len(diag.sources), 'source')}.")
+        )
         return "\n".join(out) + "\n"
+    out.append(st.red("Root cause: ") + st.bold(v["title"]) + (f" on {v['where']}" if v["where"] else ""))
+    at = [x for x in (v["code"], v["log"]) if x]
+    if at:
+        out.append(st.dim("  at " + " · ".join(at)))
+    if v["fix"]:
+        out.append(st.bold("Fix: ") + v["fix"])
+    if v["verify"]:
+        out.append(st.bold("Verify: ") + v["verify"])
+        if v["blanks"]:
+            out.append(st.dim(f"  (fill in {', '.join(v['blanks'])} before running it)"))
+    out.append("")
     where = []
     if rc["rank"] is not None:
         same = diag.initiating_rank == rc["rank"]
         where.append(f"rank {rc['rank']}" if same else f"reported on rank {rc['rank']}")
     if rc.get("host"):
         where.append(f"host {rc['host']}")
-    out.append(st.red("Root cause: ") + st.bold(rc["title"]))
+    out.append(st.bold("Details"))
     out.append(
         f"  class {rc['failure_class']} · signature {rc['signature']} · confidence {rc['confidence']:.2f}"
         + (f" · {', '.join(where)}" if where else "")
@@ -129,7 +199,7 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
             ranks = (f"rank{'s' if len(g['ranks']) > 1 else ''} {format_ranks(g['ranks'])}") if g["ranks"] else "no rank"
             first = g["evidence"][0] if g["evidence"] else None
             loc = f" (first at {_loc(first)})" if first else ""
-            out.append(f"  - {g['title']} — {ranks} ({g['count']} line{'s' if g['count'] != 1 else ''}){loc}")
+            out.append(f"  - {g['title']} — {ranks} ({plural(g['count'], 'line')}){loc}")
     out.append("")
     variant = rc["fix"].get("variant")
     out.append(st.bold("Fix:") + (st.dim(f" ({variant['id']}: {variant['why']})") if variant else ""))
@@ -142,9 +212,6 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
     out.append("")
     out.append(st.bold("Confirm:"))
     out.extend(f"  - {c}" for c in rc["confirm"])
-    out.append(st.bold("Verify: ") + rc["verify"])
-    if blanks := unfilled_placeholders(rc["verify"]):
-        out.append(st.dim(f"  (fill in {', '.join(blanks)} before running it)"))
     if rc["related"]:
         out.append(st.bold("Related: ") + ", ".join(f"{r['title']} ({r['id']})" for r in rc["related"]))
     if rc["references"]:
@@ -170,7 +237,21 @@ def to_markdown(diag: Diagnosis) -> str:
             out.append(f"Last exception{rank} (unclassified): `{u.title}` at `{ev.path}:{ev.line}`\n")
         out.extend(_markdown_curves(diag))
         return "\n".join(out)
-    out.append(f"## Root cause: {rc['title']}\n")
+    v = verdict(diag)
+    assert v is not None
+    out.append(f"## Root cause: {rc['title']}" + (f" on {v['where']}" if v["where"] else "") + "\n")
+    verdict_lines = []
+    at = [f"`{x}`" for x in (v["code"], v["log"]) if x]
+    if at:
+        verdict_lines.append(f"- **At:** {' · '.join(at)}")
+    if v["fix"]:
+        verdict_lines.append(f"- **Fix:** {v['fix']}")
+    if v["verify"]:
+        verdict_lines.append(f"- **Verify:** `{v['verify']}`")
+    if verdict_lines:
+        out.extend(verdict_lines)
+        out.append("")
+    out.append("### Details\n")
     meta = [f"class `{rc['failure_class']}`", f"signature `{rc['signature']}`", f"confidence {rc['confidence']:.2f}"]
     if rc["rank"] is not None:
         meta.append(f"rank {rc['rank']}")
@@ -202,14 +283,22 @@ def to_markdown(diag: Diagnosis) -> str:
     out.extend(f"{i}. {s}" for i, s in enumerate(rc["fix"]["steps"], 1))
     out.append("")
     code = rc["fix"].get("code", {})
-    for stack in code:
+    shown = _stacks_to_show(diag, code)
+    for stack in shown:
         out.append(f"**{_STACK_NAMES.get(stack, stack)}**\n")
         out.append("```")
         out.append(code[stack].rstrip())
         out.append("```\n")
+    # The other stacks' code one click away (GitHub renders <details>).
+    for stack in (s for s in code if s not in shown):
+        out.append(f"<details><summary>{_STACK_NAMES.get(stack, stack)}</summary>\n")
+        out.append("```")
+        out.append(code[stack].rstrip())
+        out.append("```\n")
+        out.append("</details>\n")
     out.append("### Confirm\n")
     out.extend(f"- [ ] {c}" for c in rc["confirm"])
-    out.append("\n**Verify:**\n")
+    out.append("\n**Verification command:**\n")
     out.append("```bash")
     out.append(rc["verify"])
     out.append("```\n")

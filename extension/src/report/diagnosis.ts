@@ -37,6 +37,76 @@ export interface Finding {
 export interface Fix {
   steps?: string[];
   code?: Record<string, string>;
+  /** Which fix variant the engine chose and why (newer engines). */
+  variant?: { id: string; why?: string } | null;
+}
+
+/** A frame of the user's own code: `line` 1-based. */
+export interface UserFrame {
+  file: string;
+  line: number;
+  func?: string;
+}
+
+/** One rank's call site of a collective (newer engines). */
+export interface CallSite {
+  rank: number | null;
+  file: string;
+  line: number;
+  func?: string;
+  collective?: string | null;
+}
+
+/** An event an explanation points at (`line` 1-based). */
+export interface EventRef {
+  kind: string;
+  signature: string | null;
+  rank: number | null;
+  path: string | null;
+  line: number | null;
+}
+
+/** An edge the causal analysis drew: `cause` explains `effect` by `rule`. */
+export interface Explanation {
+  cause: EventRef;
+  effect: EventRef;
+  rule: string;
+  why: string;
+}
+
+/** How the initiating rank was chosen (newer engines). */
+export interface Initiator {
+  rank: number | null;
+  strategy: string | null;
+  why: string;
+  candidates?: number[];
+  agreeing?: string[];
+}
+
+/** A change in a training curve (a NaN, a spike) at `step`, found on `path:line` (1-based). */
+export interface MetricOnset {
+  kind: string;
+  step: number;
+  rank: number | null;
+  line: number;
+  path: string;
+  why: string;
+}
+
+/** One training curve: `points` are `[step, value]`, value a number or "nan"/"inf"/"-inf". */
+export interface MetricSeries {
+  name: string;
+  rank: number | null;
+  points: Array<[number, number | string]>;
+  onsets?: MetricOnset[];
+}
+
+/** Per-rank training progress (newer engines). */
+export interface Progress {
+  ranks: Array<{ rank: number | null; step: number; time: number | null; path: string; line: number }>;
+  end_time: number | null;
+  silent_seconds: number | null;
+  behind: number[];
 }
 
 /** The explaining finding, with the entry's fix, confirm checklist and verification command. */
@@ -57,6 +127,9 @@ export interface RootCause {
   summary?: string;
   mechanism?: string;
   references?: string[];
+  /** The innermost frame in the user's own code (newer engines; else read from `frames`). */
+  user_frame?: UserFrame | null;
+  call_sites?: CallSite[];
   [key: string]: unknown;
 }
 
@@ -112,6 +185,12 @@ export interface Diagnosis {
   timeline: TimelineEvent[];
   lines_read?: number;
   warnings?: string[];
+  /** Fields added in round 6 of the contract: optional for readers. */
+  initiator?: Initiator | null;
+  explanations?: Explanation[];
+  progress?: Progress | null;
+  metrics?: MetricSeries[];
+  attempts?: number;
 }
 
 /** The schema id this extension reads. */
@@ -161,4 +240,11 @@ export function headline(d: Diagnosis): string | undefined {
     return `${cause.title} on rank ${rank}${host ? ` (${host})` : ''}`;
   }
   return host ? `${cause.title} on ${host}` : cause.title;
+}
+
+/** The first fix step (the one-line fix), or undefined. */
+export function oneLineFix(d: Diagnosis): string | undefined {
+  const fix = d.root_cause?.fix;
+  const steps = Array.isArray(fix) ? fix : fix?.steps;
+  return steps && steps.length ? steps[0] : undefined;
 }

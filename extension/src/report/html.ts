@@ -6,9 +6,10 @@
  * `media/report.js` turns into messages: `open` (path, 1-based line), `copy`, `run`,
  * `entry` (signature id).
  */
-import type { Collateral, Diagnosis, Evidence, RelatedEntry, RootCause } from './diagnosis';
+import { unfilledPlaceholders } from '../placeholders';
+import type { Collateral, Diagnosis, EventRef, Evidence, RelatedEntry, RootCause } from './diagnosis';
 import { escapeHtml as esc } from './escape';
-import { layoutTimeline, renderTimelineSvg } from './timeline';
+import { LocationLabel, layoutTimeline, renderTimelineHtml } from './timeline';
 
 /** What the page needs from its host. */
 export interface PageContext {
@@ -19,8 +20,16 @@ export interface PageContext {
   /** `webview.asWebviewUri(...)` of `media/report.css` and `media/report.js`. */
   styleUri: string;
   scriptUri: string;
+  /** The bundled charts script and style (`dist/webview/charts.js`/`.css`); no curves without them. */
+  chartsScriptUri?: string;
+  chartsStyleUri?: string;
   /** False in an untrusted workspace: Run buttons are disabled with a reason. */
   canRun: boolean;
+  /**
+   * How a report location reads, `file:line` (a selection's line 5 of `notes.md:7-12` is
+   * `notes.md:11`). Default: the path's base name and the line.
+   */
+  location?: LocationLabel;
 }
 
 /** The Content-Security-Policy of every page (VS Code webview guide, "Content security policy"). */
@@ -34,13 +43,17 @@ export function contentSecurityPolicy(ctx: Pick<PageContext, 'cspSource' | 'nonc
   ].join('; ');
 }
 
-function page(ctx: PageContext, title: string, body: string): string {
+function page(ctx: PageContext, title: string, body: string, charts = false): string {
+  const withCharts = charts && ctx.chartsScriptUri;
   return (
     `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">` +
     `<meta http-equiv="Content-Security-Policy" content="${esc(contentSecurityPolicy(ctx))}">` +
     `<meta name="viewport" content="width=device-width, initial-scale=1.0">` +
+    (withCharts && ctx.chartsStyleUri ? `<link rel="stylesheet" href="${esc(ctx.chartsStyleUri)}">` : '') +
     `<link rel="stylesheet" href="${esc(ctx.styleUri)}"><title>${esc(title)}</title></head>` +
-    `<body>${body}<script nonce="${esc(ctx.nonce)}" src="${esc(ctx.scriptUri)}"></script></body></html>`
+    `<body>${body}<script nonce="${esc(ctx.nonce)}" src="${esc(ctx.scriptUri)}"></script>` +
+    (withCharts ? `<script nonce="${esc(ctx.nonce)}" src="${esc(ctx.chartsScriptUri!)}"></script>` : '') +
+    `</body></html>`
   );
 }
 
@@ -48,11 +61,18 @@ function basename(path: string): string {
   return path.split(/[\\/]/).pop() || path;
 }
 
-/** A link to a log line (`path:line`), or plain text when the path is not a file. */
-function evidenceLink(e: Evidence, label?: string): string {
-  const text = label ?? `${basename(e.path)}:${e.line}`;
+const defaultLocation: LocationLabel = (p, line) => `${basename(p)}:${line}`;
+
+/** `n word(s)` with the right plural. */
+export function plural(n: number, word: string, many = `${word}s`): string {
+  return `${n} ${n === 1 ? word : many}`;
+}
+
+/** A link to a log line (`file:line`), opened by the page script. */
+function evidenceLink(e: Evidence, ctx: PageContext, label?: string): string {
+  const text = label ?? (ctx.location ?? defaultLocation)(e.path, e.line);
   return `<a href="#" class="evidence-link" data-path="${esc(e.path)}" data-line="${e.line}" title="${esc(
-    `${e.path}:${e.line}`,
+    (ctx.location ?? defaultLocation)(e.path, e.line),
   )}">${esc(text)}</a>`;
 }
 
@@ -70,8 +90,36 @@ function percent(confidence: number): string {
   return `${Math.round(Math.max(0, Math.min(1, confidence)) * 100)}%`;
 }
 
-function fixSection(cause: RootCause, ctx: PageContext, ids: { next: () => string }): string {
-  const fix = cause.fix;
+const STACK_NAMES: Record<string, string> = {
+  pytorch: 'PyTorch',
+  hf: 'Hugging Face Trainer / Accelerate',
+  deepspeed: 'DeepSpeed',
+  megatron: 'Megatron-LM',
+  vllm: 'vLLM',
+};
+
+/**
+ * The stacks whose fix code opens by default: those the log shows (`d.stack`) that have
+ * code, else `pytorch`, else the first one (as the CLI's text report chooses).
+ */
+export function detectedStacks(stack: string[] | undefined, code: Record<string, string>): string[] {
+  const chosen = (stack ?? []).filter((s) => s in code);
+  if (chosen.length) {
+    return chosen;
+  }
+  if ('pytorch' in code) {
+    return ['pytorch'];
+  }
+  const first = Object.keys(code)[0];
+  return first ? [first] : [];
+}
+
+function fixSection(
+  fix: RootCause['fix'],
+  stack: string[] | undefined,
+  ctx: PageContext,
+  ids: { next: () => string },
+): string {
   const steps = Array.isArray(fix) ? fix : (fix?.steps ?? []);
   const code = Array.isArray(fix) ? {} : (fix?.code ?? {});
   if (!steps.length && !Object.keys(code).length) {
@@ -81,43 +129,52 @@ function fixSection(cause: RootCause, ctx: PageContext, ids: { next: () => strin
   if (steps.length) {
     parts.push(`<ol>${steps.map((s) => `<li>${esc(s)}</li>`).join('')}</ol>`);
   }
-  const stacks = Object.keys(code);
-  const preferred = cause.stack && typeof cause.stack === 'string' ? [cause.stack] : [];
-  stacks.sort((a, b) => Number(preferred.includes(b)) - Number(preferred.includes(a)));
-  for (const stack of stacks) {
+  const open = detectedStacks(stack, code);
+  const stacks = Object.keys(code).sort((a, b) => Number(open.includes(b)) - Number(open.includes(a)));
+  for (const name of stacks) {
     const id = ids.next();
+    const detected = open.includes(name);
     parts.push(
-      `<div class="code-block"><div class="code-head"><span class="stack">${esc(stack)}</span>${copyButton(
-        id,
-        `${stack} code`,
-      )}</div><pre><code id="${id}">${esc(code[stack].replace(/\n$/, ''))}</code></pre></div>`,
+      `<details class="code-block"${detected ? ' open' : ''}><summary><span class="stack">${esc(STACK_NAMES[name] ?? name)}</span>` +
+        (detected ? ` <span class="muted">(${stack?.includes(name) ? 'seen in the log' : 'default'})</span>` : '') +
+        `</summary><div class="code-head">${copyButton(id, `${name} code`)}</div>` +
+        `<pre><code id="${id}">${esc(code[name].replace(/\n$/, ''))}</code></pre></details>`,
     );
   }
   parts.push('</section>');
   return parts.join('');
 }
 
-function collateralTable(rows: Collateral[]): string {
-  if (!rows.length) {
+function sameLine(a: Evidence, b: Evidence): boolean {
+  return a.path === b.path && a.line === b.line;
+}
+
+function collateralTable(rows: Collateral[], rootEvidence: Evidence[], ctx: PageContext): string {
+  // A line that is the root cause's own evidence is never its collateral.
+  const kept = rows
+    .map((c) => ({ group: c, evidence: (c.evidence ?? []).filter((e) => !rootEvidence.some((r) => sameLine(r, e))) }))
+    .filter(({ group, evidence }) => evidence.length > 0 || !(group.evidence ?? []).length)
+    .map(({ group, evidence }) => ({ ...group, evidence }));
+  if (!kept.length) {
     return '';
   }
-  const body = rows
+  const body = kept
     .map((c) => {
       const first = c.evidence?.[0];
       const ranks = ranksLabel(c.ranks);
-      const lines = (c.evidence ?? []).slice(0, 6).map((e) => evidenceLink(e)).join(' ');
+      const lines = (c.evidence ?? []).slice(0, 6).map((e) => evidenceLink(e, ctx)).join(' ');
       return (
-        `<tr><td>${first ? evidenceLink(first, c.title ?? c.signature) : esc(c.title ?? c.signature)}` +
+        `<tr><td>${first ? evidenceLink(first, ctx, c.title ?? c.signature) : esc(c.title ?? c.signature)}` +
         `<div class="muted">${esc(c.failure_class)}</div></td><td>${esc(ranks)}</td>` +
-        `<td class="num">${c.count}</td><td>${lines}</td></tr>`
+        `<td class="num">${c.count}</td><td class="lines">${lines}</td></tr>`
       );
     })
     .join('');
   return (
     `<section class="collateral" aria-labelledby="h-coll"><h2 id="h-coll">Collateral</h2>` +
     `<p class="muted">Failures the root cause explains: they happened because of it.</p>` +
-    `<table><thead><tr><th scope="col">Kind</th><th scope="col">Ranks</th><th scope="col">Count</th>` +
-    `<th scope="col">Lines</th></tr></thead><tbody>${body}</tbody></table></section>`
+    `<div class="table-wrap"><table><thead><tr><th scope="col">Kind</th><th scope="col">Ranks</th><th scope="col">Count</th>` +
+    `<th scope="col">Lines</th></tr></thead><tbody>${body}</tbody></table></div></section>`
   );
 }
 
@@ -165,7 +222,7 @@ function relatedSection(related: Array<RelatedEntry | string> | undefined): stri
 
 const LEGEND: Array<[string, string]> = [
   ['initiating', 'initiating event'],
-  ['cause', 'root cause, another rank'],
+  ['cause', 'same error, another rank'],
   ['other', 'other finding'],
   ['collateral', 'collateral'],
 ];
@@ -175,62 +232,238 @@ function legend(kinds: Set<string>): string {
   return (
     `<div class="legend" aria-hidden="true">` +
     LEGEND.filter(([kind]) => kinds.has(kind))
-      .map(([kind, label]) => `<span class="key tl-${kind}-key">${label}</span>`)
+      .map(([kind, label]) => `<span class="key"><span class="tl-mark tl-${kind} tl-key"><span class="tl-shape"></span></span>${label}</span>`)
       .join('') +
     `</div>`
   );
 }
 
+/** The user's own frame of the root cause (`user_frame`, else the innermost frame with `user`). */
+export function userFrame(cause: RootCause): { file: string; line: number; func?: string } | undefined {
+  const f = cause.user_frame;
+  if (f && typeof f.file === 'string' && typeof f.line === 'number') {
+    return f;
+  }
+  const frames = Array.isArray(cause.frames) ? (cause.frames as Array<Record<string, unknown>>) : [];
+  for (let i = frames.length - 1; i >= 0; i--) {
+    const fr = frames[i];
+    if (fr && fr.user === true && typeof fr.file === 'string' && typeof fr.line === 'number') {
+      return { file: fr.file, line: fr.line, func: typeof fr.func === 'string' ? fr.func : undefined };
+    }
+  }
+  return undefined;
+}
+
+/** The answer first: root cause, initiating rank and host, the one-line fix, the verification command. */
+function verdictSection(d: Diagnosis, cause: RootCause, ctx: PageContext, ids: { next: () => string }): string {
+  const rank = d.initiating_rank ?? cause.rank;
+  const host = d.initiating_host ?? cause.host;
+  const where: string[] = [];
+  if (rank !== null && rank !== undefined) {
+    where.push(`on <strong class="verdict-rank">rank ${rank}</strong>`);
+  }
+  if (host) {
+    where.push(`host <strong>${esc(host)}</strong>`);
+  }
+  const frame = userFrame(cause);
+  if (frame) {
+    where.push(
+      `<code title="${esc(`${frame.file}:${frame.line}`)}">${esc(`${basename(frame.file)}:${frame.line}`)}</code>` +
+        (frame.func ? ` <span class="muted">in ${esc(frame.func)}</span>` : ''),
+    );
+  }
+  const first = cause.evidence?.[0];
+  if (first) {
+    where.push(evidenceLink(first, ctx));
+  }
+  const steps = Array.isArray(cause.fix) ? cause.fix : (cause.fix?.steps ?? []);
+  const parts = [
+    `<section class="verdict" aria-labelledby="h-cause"><p class="eyebrow">Root cause</p>` +
+      `<h1 id="h-cause">${esc(cause.title)}</h1>` +
+      (where.length ? `<p class="where">${where.join(' · ')}</p>` : '') +
+      (steps.length ? `<p class="fix-line"><strong>Fix:</strong> ${esc(steps[0])}</p>` : ''),
+  ];
+  if (cause.verify) {
+    const id = ids.next();
+    const blanks = unfilledPlaceholders(cause.verify);
+    parts.push(
+      `<div class="verify-line"><strong>Verify:</strong><pre><code id="${id}">${esc(cause.verify)}</code></pre>` +
+        `<div class="actions">${copyButton(id, 'verification command')}${runButton(id, ctx)}</div>` +
+        (blanks.length ? `<p class="muted">Fill in ${esc(blanks.join(', '))} before running it.</p>` : '') +
+        `</div>`,
+    );
+  }
+  const variant = cause.fix && !Array.isArray(cause.fix) ? cause.fix.variant : undefined;
+  parts.push(
+    `<div class="badges"><span class="badge class">${esc(cause.failure_class)}</span>` +
+      `<span class="badge confidence" title="How sure the engine is">confidence ${percent(cause.confidence)}</span>` +
+      `<a href="#" class="badge entry-link" data-signature="${esc(cause.signature)}">${esc(cause.signature)}</a>` +
+      (variant?.id ? `<span class="badge" title="${esc(variant.why ?? '')}">fix: ${esc(variant.id)}</span>` : '') +
+      `</div></section>`,
+  );
+  return parts.join('');
+}
+
 /**
- * The report page for a diagnosis.
+ * Engine prose names lines as `<source>:<line>` (`notes.md:7-12:5` for a selection): read
+ * them through the page's location label (`notes.md:11`).
+ */
+export function relabelLocations(text: string, sources: string[], location: LocationLabel): string {
+  let out = text;
+  for (const source of [...sources].sort((a, b) => b.length - a.length)) {
+    if (!source) {
+      continue;
+    }
+    const escaped = source.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    out = out.replace(new RegExp(`${escaped}:(\\d+)`, 'g'), (_, line: string) => location(source, Number(line)));
+  }
+  return out;
+}
+
+function initiatorSection(d: Diagnosis, cause: RootCause, ctx: PageContext): string {
+  const rank = d.initiating_rank ?? cause.rank;
+  const host = d.initiating_host ?? cause.host;
+  const init = d.initiator;
+  const why: string[] = [];
+  if (init?.why) {
+    why.push(
+      esc(relabelLocations(init.why, d.sources ?? [], ctx.location ?? defaultLocation)) +
+        (init.agreeing?.length ? ` <span class="muted">(agreeing: ${esc(init.agreeing.join(', '))})</span>` : ''),
+    );
+  }
+  why.push(...(d.reasoning ?? []).map((r) => esc(relabelLocations(r, d.sources ?? [], ctx.location ?? defaultLocation))));
+  const sites = (cause.call_sites ?? []).filter((s) => s && typeof s.file === 'string');
+  return (
+    `<section class="initiating" aria-labelledby="h-init"><h2 id="h-init">Initiating rank</h2>` +
+    `<p class="big">${rank === null || rank === undefined ? 'unknown: the log does not tell' : `rank ${rank}`}` +
+    `${host ? ` on <strong>${esc(host)}</strong>` : ''}</p>` +
+    (why.length ? `<ul class="reasoning">${why.map((r) => `<li>${r}</li>`).join('')}</ul>` : '') +
+    (sites.length
+      ? `<h3>Call sites</h3><ul class="call-sites">` +
+        sites
+          .map(
+            (s) =>
+              `<li>${s.rank !== null && s.rank !== undefined ? `rank ${s.rank}: ` : ''}<code>${esc(`${basename(s.file)}:${s.line}`)}</code>` +
+              `${s.func ? ` in ${esc(s.func)}` : ''}${s.collective ? ` <span class="muted">(${esc(s.collective)})</span>` : ''}</li>`,
+          )
+          .join('') +
+        `</ul>`
+      : '') +
+    `</section>`
+  );
+}
+
+function explanationsSection(d: Diagnosis, ctx: PageContext): string {
+  const edges = (d.explanations ?? []).filter((e) => e && e.cause && e.effect);
+  if (!edges.length) {
+    return '';
+  }
+  const ref = (r: EventRef): string => {
+    const what = r.signature ?? r.kind;
+    const rank = r.rank !== null && r.rank !== undefined ? `rank ${r.rank}: ` : '';
+    const at = r.path && r.line ? ` (${evidenceLink({ path: r.path, line: r.line, text: '', rank: r.rank ?? null, column_start: null, column_end: null }, ctx)})` : '';
+    return `${esc(rank + what)}${at}`;
+  };
+  return (
+    `<details class="explanations"><summary>Why each failure is collateral (${plural(edges.length, 'link')})</summary><ul>` +
+    edges.map((e) => `<li>${ref(e.cause)} → ${ref(e.effect)}: ${esc(e.why)}</li>`).join('') +
+    `</ul></details>`
+  );
+}
+
+/** JSON for a `<script type="application/json">` block: `<` escaped so no tag can close it. */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+function curvesSection(d: Diagnosis, ctx: PageContext): string {
+  const series = (d.metrics ?? []).filter((s) => s && typeof s.name === 'string' && Array.isArray(s.points) && s.points.length);
+  if (!series.length || !ctx.chartsScriptUri) {
+    return '';
+  }
+  const names = [...new Set(series.map((s) => s.name))];
+  const onsets = series.flatMap((s) => (s.onsets ?? []).map((o) => ({ ...o, metric: s.name })));
+  const seen = new Set<string>();
+  const uniqueOnsets = onsets.filter((o) => {
+    const key = `${o.kind}|${o.step}|${o.rank}|${o.path}|${o.line}`;
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
+  return (
+    `<section class="curves" aria-labelledby="h-curves"><h2 id="h-curves">Training curves</h2>` +
+    `<div class="charts" id="charts">` +
+    names.map((n) => `<figure class="chart" data-metric="${esc(n)}"><figcaption>${esc(n)}</figcaption><div class="chart-body"></div></figure>`).join('') +
+    `</div>` +
+    (uniqueOnsets.length
+      ? `<ul class="onsets">` +
+        uniqueOnsets
+          .map(
+            (o) =>
+              `<li><span class="onset-key" aria-hidden="true"></span>${esc(o.kind)} at step ${o.step}` +
+              `${o.rank !== null && o.rank !== undefined ? ` on rank ${o.rank}` : ''}: ${esc(o.why)} ` +
+              evidenceLink({ path: o.path, line: o.line, text: '', rank: o.rank ?? null, column_start: null, column_end: null }, ctx) +
+              `</li>`,
+          )
+          .join('') +
+        `</ul>`
+      : '') +
+    `<script type="application/json" id="metrics-data">${jsonForScript(series)}</script></section>`
+  );
+}
+
+/**
+ * The report page for a diagnosis: the verdict first, then the timeline (and the training
+ * curves when the engine sends `metrics`), the initiating rank's reasoning, evidence,
+ * collateral, the fix (the detected stack's code open, the others one click away), confirm,
+ * related entries.
  *
  * @param d the `rootrank.diagnosis/1` object.
- * @param ctx URIs, nonce and whether Run is allowed.
+ * @param ctx URIs, nonce, whether Run is allowed, how locations read.
  */
 export function renderReportHtml(d: Diagnosis, ctx: PageContext): string {
   let counter = 0;
   const ids = { next: () => `blk${++counter}` };
   const cause = d.root_cause;
   const parts: string[] = [];
-  const layout = layoutTimeline(d);
-  parts.push(
-    `<section class="timeline-wrap" aria-labelledby="h-tl"><h2 id="h-tl">Rank timeline</h2>` +
-      (layout.marks.length
-        ? `<div class="timeline-scroll">${renderTimelineSvg(layout)}</div>${legend(new Set(layout.marks.map((m) => m.kind)))}` +
-          `<p class="muted hint">${layout.mode === 'time' ? 'Marks are placed by time.' : 'Marks are placed in log order (not every line has a timestamp).'} Hover or focus a mark for details; click or press Enter to open its line.</p>`
-        : `<p class="muted">No events to draw.</p>`) +
-      `</section>`,
-  );
   if (!cause) {
-    parts.push(`<section class="cause none"><h1>No known failure found</h1>`);
+    parts.push(`<section class="verdict none"><h1 id="h-cause">No known failure found</h1>`);
     if (d.unclassified) {
       const u = d.unclassified;
       const ev = u.evidence?.[0];
       parts.push(
-        `<p>The last exception seen${u.rank !== null ? ` (rank ${u.rank})` : ''} matches no signature:</p>` +
-          (ev ? `<pre class="evidence">${esc(ev.text)}</pre><p>${evidenceLink(ev)}</p>` : ''),
+        `<p>The last exception seen${u.rank !== null && u.rank !== undefined ? ` (rank ${u.rank})` : ''} matches no signature:</p>` +
+          (ev ? `<pre class="evidence">${esc(ev.text)}</pre><p>${evidenceLink(ev, ctx)}</p>` : ''),
       );
     }
+    const sources = d.sources.length;
     parts.push(
-      `<p class="muted">${d.lines_read ?? 0} lines read from ${esc(d.sources.join(', ') || 'the text')}.</p></section>`,
+      `<p class="muted">${plural(d.lines_read ?? 0, 'line')} read from ${sources ? plural(sources, 'source') : 'the text'}.</p></section>`,
     );
   } else {
-    const rank = d.initiating_rank ?? cause.rank;
-    const host = d.initiating_host ?? cause.host;
+    parts.push(verdictSection(d, cause, ctx, ids));
+  }
+  const layout = layoutTimeline(d);
+  parts.push(
+    `<section class="timeline-wrap" aria-labelledby="h-tl"><h2 id="h-tl">Rank timeline</h2>` +
+      (layout.marks.length
+        ? renderTimelineHtml(layout, ctx.location ?? defaultLocation) +
+          legend(new Set(layout.marks.map((m) => m.kind))) +
+          `<p class="muted hint">${
+            layout.mode === 'time'
+              ? 'Marks are placed by time.'
+              : layout.mode === 'spread'
+                ? 'Marks are in time order, spread evenly because they cluster; the axis gives their real times.'
+                : 'Marks are placed in log order (not every line has a timestamp).'
+          } Hover or focus a mark for details; click or press Enter to open its line.</p>`
+        : `<p class="muted">No events to draw.</p>`) +
+      `</section>`,
+  );
+  parts.push(curvesSection(d, ctx));
+  if (cause) {
+    parts.push(initiatorSection(d, cause, ctx));
     parts.push(
-      `<section class="cause" aria-labelledby="h-cause"><h1 id="h-cause">${esc(cause.title)}</h1>` +
-        `<div class="badges"><span class="badge class">${esc(cause.failure_class)}</span>` +
-        `<span class="badge confidence" title="How sure the engine is">confidence ${percent(cause.confidence)}</span>` +
-        `<a href="#" class="badge entry-link" data-signature="${esc(cause.signature)}">${esc(cause.signature)}</a></div>` +
+      `<section class="about" aria-labelledby="h-about"><h2 id="h-about">What happened</h2>` +
         (cause.summary ? `<p>${esc(cause.summary)}</p>` : '') +
         (cause.mechanism ? `<details><summary>Why this happens</summary><p>${esc(cause.mechanism)}</p></details>` : '') +
-        `</section>`,
-    );
-    parts.push(
-      `<section class="initiating" aria-labelledby="h-init"><h2 id="h-init">Initiating rank</h2>` +
-        `<p class="big">${rank === null || rank === undefined ? 'unknown' : `rank ${rank}`}` +
-        `${host ? ` on <strong>${esc(host)}</strong>` : ''}</p>` +
-        (d.reasoning?.length ? `<ul class="reasoning">${d.reasoning.map((r) => `<li>${esc(r)}</li>`).join('')}</ul>` : '') +
         `</section>`,
     );
     if (cause.evidence?.length) {
@@ -239,15 +472,16 @@ export function renderReportHtml(d: Diagnosis, ctx: PageContext): string {
           cause.evidence
             .map(
               (e) =>
-                `<li>${evidenceLink(e)}${e.rank !== null ? ` <span class="muted">rank ${e.rank}</span>` : ''}` +
+                `<li>${evidenceLink(e, ctx)}${e.rank !== null && e.rank !== undefined ? ` <span class="muted">rank ${e.rank}</span>` : ''}` +
                 `<pre class="evidence">${esc(e.text)}</pre></li>`,
             )
             .join('') +
           `</ul></section>`,
       );
     }
-    parts.push(collateralTable(d.collateral ?? []));
-    parts.push(fixSection(cause, ctx, ids));
+    parts.push(collateralTable(d.collateral ?? [], cause.evidence ?? [], ctx));
+    parts.push(explanationsSection(d, ctx));
+    parts.push(fixSection(cause.fix, d.stack, ctx, ids));
     if (cause.confirm?.length) {
       parts.push(
         `<section class="confirm" aria-labelledby="h-confirm"><h2 id="h-confirm">Confirm</h2><ul class="checklist">` +
@@ -257,21 +491,13 @@ export function renderReportHtml(d: Diagnosis, ctx: PageContext): string {
           `</ul></section>`,
       );
     }
-    if (cause.verify) {
-      const id = ids.next();
-      parts.push(
-        `<section class="verify" aria-labelledby="h-verify"><h2 id="h-verify">Verify</h2>` +
-          `<pre><code id="${id}">${esc(cause.verify)}</code></pre>` +
-          `<div class="actions">${copyButton(id, 'verification command')}${runButton(id, ctx)}</div></section>`,
-      );
-    }
     parts.push(relatedSection(cause.related));
   }
   if (d.warnings?.length) {
     parts.push(`<section class="warnings"><h2>Warnings</h2><ul>${d.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul></section>`);
   }
   const title = cause ? `rootrank: ${cause.title}` : 'rootrank: no known failure';
-  return page(ctx, title, `<main class="report">${parts.join('')}</main>`);
+  return page(ctx, title, `<main class="report">${parts.join('')}</main>`, Boolean(d.metrics?.length));
 }
 
 /** A signature entry as `rootrank.signature` returns it (fields optional). */
@@ -309,13 +535,7 @@ export function renderEntryHtml(e: Entry, ctx: PageContext): string {
         `</dl></section>`,
     );
   }
-  parts.push(
-    fixSection(
-      { signature: e.id, title: e.title ?? e.id, failure_class: e.failure_class ?? '', confidence: 1, rank: null, host: null, evidence: [], fix: e.fix },
-      ctx,
-      ids,
-    ),
-  );
+  parts.push(fixSection(e.fix, undefined, ctx, ids));
   if (e.confirm?.length) {
     parts.push(`<section><h2>Confirm</h2><ul>${e.confirm.map((c) => `<li>${esc(c)}</li>`).join('')}</ul></section>`);
   }

@@ -1,6 +1,7 @@
 /**
- * The report webview: one panel, reused, opened beside the editor. It shows a diagnosis
- * (`renderReportHtml`) or a library entry (`renderEntryHtml`) and answers the page's
+ * The report webviews: the diagnosis report and the library entry, each one panel reused,
+ * opened beside the editor in one column. They show a diagnosis (`renderReportHtml`) or a
+ * library entry (`renderEntryHtml`) and answer the page's
  * messages: open a log line, copy text, run a command in a terminal (asks first, never in
  * an untrusted workspace), open an entry.
  */
@@ -31,43 +32,94 @@ type Message =
   | { type: 'entry'; id: string }
   | { type: 'ready' };
 
-/** The single report panel. */
+/**
+ * Where a report path reads as `file:line`: a diagnosed selection `notes.md:7-12` with its
+ * line 5 is `notes.md:11`; other paths read as their base name and the line.
+ */
+export function locationLabel(
+  resolve: PanelHost['resolveSource'],
+): (p: string, line: number) => string {
+  return (p, line) => {
+    const source = resolve(p);
+    if (source) {
+      return `${path.basename(source.uri.path)}:${source.lineOffset + line}`;
+    }
+    return `${p.split(/[\\/]/).pop()}:${line}`;
+  };
+}
+
+/**
+ * A report panel. Two kinds, each one panel reused: the diagnosis report (`show`) and library
+ * entries (`showEntryPanel`), so an entry opens in its own tab beside the diagnosis instead of
+ * replacing it. Both stay in the column the report first opened in: a second diagnosis
+ * reuses that column (no new editor column per report).
+ */
 export class ReportPanel {
   private static current: ReportPanel | undefined;
+  private static entry: ReportPanel | undefined;
   /** The last diagnosis shown (tests read it). */
   static lastDiagnosis: Diagnosis | undefined;
   /** The last HTML rendered (tests read it). */
   static lastHtml: string | undefined;
+  /** The last diagnosis report's HTML (tests read it). */
+  static lastReportHtml: string | undefined;
+  /** The last entry page's HTML (tests read it). */
+  static lastEntryHtml: string | undefined;
 
   private constructor(
     private readonly panel: vscode.WebviewPanel,
     private readonly host: PanelHost,
+    private readonly kind: 'report' | 'entry',
   ) {
     panel.onDidDispose(() => {
-      if (ReportPanel.current === this) {
+      if (kind === 'report' && ReportPanel.current === this) {
         ReportPanel.current = undefined;
+      }
+      if (kind === 'entry' && ReportPanel.entry === this) {
+        ReportPanel.entry = undefined;
       }
     });
     panel.webview.onDidReceiveMessage((m: Message) => this.onMessage(m));
   }
 
-  /** Show (or reuse) the panel beside the active editor. */
+  /** The column a new panel opens in: the other panel's column, else beside the active editor. */
+  private static column(): vscode.ViewColumn {
+    return ReportPanel.current?.panel.viewColumn ?? ReportPanel.entry?.panel.viewColumn ?? vscode.ViewColumn.Beside;
+  }
+
+  private static create(host: PanelHost, title: string, kind: 'report' | 'entry'): ReportPanel {
+    const media = vscode.Uri.joinPath(host.extensionUri, 'extension', 'media');
+    const webviewDist = vscode.Uri.joinPath(host.extensionUri, 'dist', 'webview');
+    const panel = vscode.window.createWebviewPanel(
+      kind === 'report' ? 'rootrank.report' : 'rootrank.entry',
+      title,
+      { viewColumn: ReportPanel.column(), preserveFocus: false },
+      { enableScripts: true, localResourceRoots: [media, webviewDist], retainContextWhenHidden: false },
+    );
+    panel.iconPath = vscode.Uri.joinPath(media, 'icon.svg');
+    return new ReportPanel(panel, host, kind);
+  }
+
+  /** Show (or reuse, in its column) the diagnosis report panel. */
   static show(host: PanelHost, title: string): ReportPanel {
     if (ReportPanel.current) {
       ReportPanel.current.panel.title = title;
-      ReportPanel.current.panel.reveal(vscode.ViewColumn.Beside, false);
+      ReportPanel.current.panel.reveal(ReportPanel.current.panel.viewColumn, false);
       return ReportPanel.current;
     }
-    const media = vscode.Uri.joinPath(host.extensionUri, 'extension', 'media');
-    const panel = vscode.window.createWebviewPanel(
-      'rootrank.report',
-      title,
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
-      { enableScripts: true, localResourceRoots: [media], retainContextWhenHidden: false },
-    );
-    panel.iconPath = vscode.Uri.joinPath(media, 'icon.svg');
-    ReportPanel.current = new ReportPanel(panel, host);
+    ReportPanel.current = ReportPanel.create(host, title, 'report');
     return ReportPanel.current;
+  }
+
+  /** Show (or reuse) the library-entry panel: its own tab, in the report's column. */
+  static showEntryPanel(host: PanelHost, title: string): ReportPanel {
+    if (ReportPanel.entry) {
+      ReportPanel.entry.panel.title = title;
+      ReportPanel.entry.panel.reveal(ReportPanel.entry.panel.viewColumn, false);
+      return ReportPanel.entry;
+    }
+    ReportPanel.entry = ReportPanel.create(host, title, 'entry');
+    return ReportPanel.entry;
   }
 
   /** Whether the report panel is open. */
@@ -78,12 +130,16 @@ export class ReportPanel {
   private context(): PageContext {
     const webview = this.panel.webview;
     const media = vscode.Uri.joinPath(this.host.extensionUri, 'extension', 'media');
+    const dist = vscode.Uri.joinPath(this.host.extensionUri, 'dist', 'webview');
     return {
       cspSource: webview.cspSource,
       nonce: randomBytes(16).toString('base64'),
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'report.css')).toString(),
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'report.js')).toString(),
+      chartsScriptUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'charts.js')).toString(),
+      chartsStyleUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'charts.css')).toString(),
       canRun: vscode.workspace.isTrusted,
+      location: locationLabel((p) => this.host.resolveSource(p)),
     };
   }
 
@@ -92,6 +148,7 @@ export class ReportPanel {
     const html = renderReportHtml(d, this.context());
     ReportPanel.lastDiagnosis = d;
     ReportPanel.lastHtml = html;
+    ReportPanel.lastReportHtml = html;
     this.panel.webview.html = html;
   }
 
@@ -99,8 +156,14 @@ export class ReportPanel {
   showEntry(e: Entry): void {
     const html = renderEntryHtml(e, this.context());
     ReportPanel.lastHtml = html;
+    ReportPanel.lastEntryHtml = html;
     this.panel.title = `rootrank: ${e.title ?? e.id}`;
     this.panel.webview.html = html;
+  }
+
+  /** The panel's editor column (tests read it). */
+  get viewColumn(): vscode.ViewColumn | undefined {
+    return this.panel.viewColumn;
   }
 
   private async onMessage(m: Message): Promise<void> {
@@ -131,8 +194,10 @@ export class ReportPanel {
     }
     const { uri } = source;
     const position = new vscode.Position(Math.max(0, source.lineOffset + line - 1), 0);
+    // Open the line in the first editor group, never in the report's column.
+    const column = this.panel.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Two : vscode.ViewColumn.One;
     await vscode.window.showTextDocument(uri, {
-      viewColumn: vscode.ViewColumn.One,
+      viewColumn: column,
       selection: new vscode.Range(position, position),
       preserveFocus: false,
     });

@@ -1,33 +1,37 @@
 /**
- * The rank timeline of the report: one row per rank, one mark per finding at its time
- * (or at its order in the log when the log has no timestamps), the initiating event
- * highlighted and collateral marks dimmed. `layoutTimeline` computes positions in SVG user
- * units (pixels at 100% zoom); `renderTimelineSvg` draws them. Pure: no `vscode` import.
+ * The rank timeline of the report: one row per rank, one mark per event at its time (or at
+ * its order in the log when the log has no timestamps). Responsive HTML, not a fixed-size
+ * picture: `layoutTimeline` places marks in percent of the lane's width (0..100), so the
+ * chart fits any column (no horizontal scroll); `renderTimelineHtml` writes rows as a CSS
+ * grid with focusable mark buttons whose details (time, rank, title, role, file:line) are
+ * real HTML shown on hover and keyboard focus. The initiating mark is always on the row of
+ * the rank the headline names, and that row is emphasised. Pure: no `vscode` import.
  */
 import type { Diagnosis, Evidence, TimelineEvent } from './diagnosis';
-import { escapeHtml } from './escape';
+import { escapeHtml as esc } from './escape';
 
 /** How a mark is drawn. */
 export type MarkKind = 'initiating' | 'cause' | 'collateral' | 'other';
 
 /** One event placed on the timeline. */
 export interface TimelineMark {
-  /** Centre, in SVG units. */
+  /** Position along the lane, percent of its width (0..100). */
   x: number;
-  y: number;
+  /** Index of its row in `rows`. */
+  row: number;
   kind: MarkKind;
   rank: number | null;
   signature: string;
   title: string;
   /** Seconds since the epoch, or null. */
   time: number | null;
-  /** 0-based position in the log order used when there are no timestamps. */
+  /** 0-based position in the log order. */
   order: number;
   /** Where the event's first line is (1-based line), when known. */
   path?: string;
   line?: number;
   text?: string;
-  /** The tooltip (plain text). */
+  /** One line of plain text: time, rank, title, role, location. */
   label: string;
 }
 
@@ -36,11 +40,11 @@ export interface TimelineRow {
   rank: number | null;
   label: string;
   host: string | null;
-  /** Row centre, SVG units. */
-  y: number;
+  /** The rank the diagnosis names as initiating. */
+  initiating: boolean;
 }
 
-/** A labelled tick on the x axis. */
+/** A labelled tick on the x axis, `x` in percent. */
 export interface TimelineTick {
   x: number;
   label: string;
@@ -48,24 +52,20 @@ export interface TimelineTick {
 
 /** The computed picture. */
 export interface TimelineLayout {
-  width: number;
-  height: number;
-  /** `time`: x is proportional to seconds; `order`: marks are evenly spaced in log order. */
-  mode: 'time' | 'order';
+  /**
+   * `time`: x proportional to seconds; `spread`: events in time order with the gaps between
+   * distinct times evened out (used when events cluster, so each stays apart; ticks keep
+   * the real times); `order`: evenly spaced in log order (not every event has a time).
+   */
+  mode: 'time' | 'spread' | 'order';
   rows: TimelineRow[];
   marks: TimelineMark[];
   ticks: TimelineTick[];
-  /** Left edge and right edge of the plotting area. */
-  plotLeft: number;
-  plotRight: number;
 }
 
-/** Geometry options (SVG units). */
+/** Layout options. */
 export interface TimelineOptions {
-  width?: number;
-  rowHeight?: number;
-  labelWidth?: number;
-  /** Rows above this number are folded into the layout anyway; the SVG scrolls. */
+  /** Most rows drawn (the rest are summarised). Default 64. */
   maxRows?: number;
 }
 
@@ -128,27 +128,42 @@ export function timelineEvents(d: Diagnosis): NormalEvent[] {
         text: ev?.text,
       };
     });
-    if (events.some((e) => e.order === undefined)) {
-      events.forEach((e, i) => (e.order = i));
-    }
   }
-  // The engine's order is the order of first occurrence across all sources; time only
-  // breaks ties (positions in time mode come from the times themselves).
   return events.sort(
     (a, b) => a.order - b.order || (a.time ?? Infinity) - (b.time ?? Infinity) || (a.line ?? 0) - (b.line ?? 0),
   );
 }
 
+/** The rank the diagnosis names (`initiating_rank`, else the root cause's rank), or null. */
+export function namedRank(d: Diagnosis): number | null {
+  const r = d.initiating_rank ?? d.root_cause?.rank;
+  return typeof r === 'number' ? r : null;
+}
+
+/**
+ * Which event is the initiating mark: on the named rank's row, the first root-cause event
+ * there (a root event that names no rank is counted on the named rank: the diagnosis
+ * attributes it); with no named rank, the first root-cause event. -1 when none.
+ */
+function initiatingIndex(events: NormalEvent[], d: Diagnosis, named: number | null): number {
+  const cause = d.root_cause;
+  if (!cause) {
+    return -1;
+  }
+  const isCause = (e: NormalEvent) => e.flaggedInitiating || e.signature === cause.signature;
+  if (named === null) {
+    return events.findIndex(isCause);
+  }
+  const onRow = events.findIndex((e) => e.rank === named && isCause(e));
+  if (onRow >= 0) {
+    return onRow;
+  }
+  return events.findIndex((e) => e.rank === null && isCause(e));
+}
+
 function classify(e: NormalEvent, d: Diagnosis, collateral: Set<string>): MarkKind {
   const cause = d.root_cause;
-  if (e.flaggedInitiating) {
-    return 'initiating';
-  }
-  if (cause && e.signature === cause.signature) {
-    const rank = d.initiating_rank ?? cause.rank;
-    if (rank === null || rank === undefined || e.rank === rank) {
-      return 'initiating';
-    }
+  if (cause && (e.signature === cause.signature || e.flaggedInitiating)) {
     return 'cause';
   }
   if (e.flaggedCollateral || collateral.has(e.signature)) {
@@ -157,7 +172,8 @@ function classify(e: NormalEvent, d: Diagnosis, collateral: Set<string>): MarkKi
   return 'other';
 }
 
-function formatSeconds(seconds: number): string {
+/** `+250 ms`, `+4.2 s`, `+12 s`, `+3.5 min`, `+1.2 h`. */
+export function formatSeconds(seconds: number): string {
   if (seconds < 1) {
     return `+${Math.round(seconds * 1000)} ms`;
   }
@@ -176,21 +192,41 @@ export function clock(epochSeconds: number): string {
 }
 
 /**
- * Place the events. Rows are the ranks seen (from `ranks.seen` and the events), sorted,
- * then one row "no rank" when some event names no rank. Time mode is used when every
- * event has a time and at least two distinct times exist; otherwise order mode.
+ * Whether marks placed proportionally to time would bunch: more than half of the gaps
+ * between consecutive distinct times are under 3% of the span (they would overlap at any
+ * column width).
+ */
+export function clustered(times: number[]): boolean {
+  const distinct = [...new Set(times)].sort((a, b) => a - b);
+  if (distinct.length < 3) {
+    return false;
+  }
+  const span = distinct[distinct.length - 1] - distinct[0];
+  let small = 0;
+  for (let i = 1; i < distinct.length; i++) {
+    if (distinct[i] - distinct[i - 1] < span * 0.03) {
+      small++;
+    }
+  }
+  return small > (distinct.length - 1) / 2;
+}
+
+const round = (x: number): number => Math.round(x * 100) / 100;
+
+/**
+ * Place the events. Rows are the ranks seen (from `ranks.seen`, the events and the named
+ * rank), sorted, then one row "no rank" when an event that is not the initiating one names
+ * no rank. Time mode when every event has a time and at least two distinct times exist
+ * (`spread` when they cluster); otherwise order mode. Marks stay within 2..98% so a mark at
+ * either end is whole.
  */
 export function layoutTimeline(d: Diagnosis, options: TimelineOptions = {}): TimelineLayout {
-  const width = options.width ?? 760;
-  const rowHeight = options.rowHeight ?? 24;
-  const labelWidth = options.labelWidth ?? 96;
-  const top = 8;
-  const axisHeight = 26;
-  // Marks are inset from the plot's ends so the initiating ring (r = 8) never touches a label.
-  const plotLeft = labelWidth + 22;
-  const plotRight = width - 16;
   const events = timelineEvents(d);
   const collateral = new Set((d.collateral ?? []).map((c) => c.signature));
+  const named = namedRank(d);
+  const initiating = initiatingIndex(events, d, named);
+  // The event the diagnosis attributes to the named rank is drawn on that rank's row.
+  const rankOf = (e: NormalEvent, i: number): number | null => (i === initiating && named !== null ? named : e.rank);
 
   const rankSet = new Set<number>();
   for (const r of d.ranks?.seen ?? []) {
@@ -198,137 +234,179 @@ export function layoutTimeline(d: Diagnosis, options: TimelineOptions = {}): Tim
       rankSet.add(r);
     }
   }
+  if (named !== null) {
+    rankSet.add(named);
+  }
   let rankless = false;
-  for (const e of events) {
-    if (e.rank === null) {
+  events.forEach((e, i) => {
+    const r = rankOf(e, i);
+    if (r === null) {
       rankless = true;
     } else {
-      rankSet.add(e.rank);
+      rankSet.add(r);
     }
-  }
+  });
   const hosts = d.ranks?.hosts ?? {};
   const hostOf = (rank: number): string | null => {
     const fromEvents = events.find((e) => e.rank === rank && e.host)?.host;
-    return hosts[String(rank)] ?? fromEvents ?? null;
+    return hosts[String(rank)] ?? fromEvents ?? (rank === named ? d.initiating_host : null) ?? null;
   };
   const rows: TimelineRow[] = [...rankSet]
     .sort((a, b) => a - b)
-    .slice(0, options.maxRows ?? 512)
-    .map((rank) => ({ rank, label: `rank ${rank}`, host: hostOf(rank), y: 0 }));
-  if (rankless) {
-    rows.push({ rank: null, label: 'no rank', host: null, y: 0 });
+    .slice(0, options.maxRows ?? 64)
+    .map((rank) => ({ rank, label: `rank ${rank}`, host: hostOf(rank), initiating: rank === named }));
+  if (named !== null && !rows.some((r) => r.rank === named)) {
+    rows.push({ rank: named, label: `rank ${named}`, host: hostOf(named), initiating: true });
   }
-  rows.forEach((row, i) => (row.y = top + rowHeight * i + rowHeight / 2));
-  const rowY = new Map(rows.map((r) => [r.rank, r.y]));
-  const height = top + rowHeight * Math.max(rows.length, 1) + axisHeight;
+  if (rankless) {
+    rows.push({ rank: null, label: 'no rank', host: null, initiating: false });
+  }
+  const rowIndex = new Map(rows.map((r, i) => [r.rank, i]));
 
-  const times = events.map((e) => e.time);
+  const placed = events.map((e, i) => ({ e, i, rank: rankOf(e, i) })).filter((p) => rowIndex.has(p.rank));
+  const times = placed.map((p) => p.e.time);
   const timed = times.length > 0 && times.every((t) => typeof t === 'number');
   const tMin = timed ? Math.min(...(times as number[])) : 0;
   const tMax = timed ? Math.max(...(times as number[])) : 0;
-  const mode: 'time' | 'order' = timed && tMax > tMin ? 'time' : 'order';
-  const span = plotRight - plotLeft;
+  const mode: TimelineLayout['mode'] =
+    timed && tMax > tMin ? (clustered(times as number[]) ? 'spread' : 'time') : 'order';
+  const lo = 2;
+  const hi = 98;
+  const distinct = timed ? [...new Set(times as number[])].sort((a, b) => a - b) : [];
+  const xOfTime = (t: number): number =>
+    mode === 'time'
+      ? lo + ((t - tMin) / (tMax - tMin)) * (hi - lo)
+      : lo + (distinct.indexOf(t) / Math.max(1, distinct.length - 1)) * (hi - lo);
 
-  const marks: TimelineMark[] = events
-    .filter((e) => rowY.has(e.rank))
-    .map((e, index) => {
-      const x =
-        mode === 'time'
-          ? plotLeft + ((e.time! - tMin) / (tMax - tMin)) * span
-          : events.length === 1
-            ? plotLeft + span / 2
-            : plotLeft + (index / (events.length - 1)) * span;
-      const kind = classify(e, d, collateral);
-      const where = e.path && e.line ? ` — ${e.path.split(/[\\/]/).pop()}:${e.line}` : '';
-      const when = e.time !== null ? `${clock(e.time)} ` : '';
-      const role = kind === 'initiating' ? ' [initiating]' : kind === 'collateral' ? ' [collateral]' : '';
-      return {
-        x: Math.round(x * 10) / 10,
-        y: rowY.get(e.rank)!,
-        kind,
-        rank: e.rank,
-        signature: e.signature,
-        title: e.title,
-        time: e.time,
-        order: index,
-        path: e.path,
-        line: e.line,
-        text: e.text,
-        label: `${when}${e.rank === null ? '' : `rank ${e.rank}: `}${e.title}${role}${where}`,
-      };
-    });
+  const marks: TimelineMark[] = placed.map(({ e, i, rank }, index) => {
+    const x =
+      mode !== 'order'
+        ? xOfTime(e.time!)
+        : placed.length === 1
+          ? 50
+          : lo + (index / (placed.length - 1)) * (hi - lo);
+    const kind: MarkKind = i === initiating ? 'initiating' : classify(e, d, collateral);
+    const where = e.path && e.line ? ` — ${e.path.split(/[\\/]/).pop()}:${e.line}` : '';
+    const when = e.time !== null ? `${clock(e.time)} ` : '';
+    const role =
+      kind === 'initiating'
+        ? ' [initiating]'
+        : kind === 'collateral'
+          ? ' [collateral]'
+          : kind === 'cause'
+            ? ' [same error, another rank]'
+            : '';
+    return {
+      x: round(x),
+      row: rowIndex.get(rank)!,
+      kind,
+      rank,
+      signature: e.signature,
+      title: e.title,
+      time: e.time,
+      order: index,
+      path: e.path,
+      line: e.line,
+      text: e.text,
+      label: `${when}${rank === null ? '' : `rank ${rank}: `}${e.title}${role}${where}`,
+    };
+  });
 
   const ticks: TimelineTick[] = [];
   if (mode === 'time') {
     const count = 4;
     for (let i = 0; i <= count; i++) {
       const t = tMin + ((tMax - tMin) * i) / count;
-      ticks.push({
-        x: Math.round((plotLeft + (span * i) / count) * 10) / 10,
-        label: i === 0 ? clock(t) : formatSeconds(t - tMin),
-      });
+      ticks.push({ x: round(lo + ((hi - lo) * i) / count), label: i === 0 ? clock(t) : formatSeconds(t - tMin) });
+    }
+  } else if (mode === 'spread') {
+    // At most five ticks, at distinct times, evenly chosen, each labelled with its real time.
+    const count = Math.min(5, distinct.length);
+    const picked = [...new Set(Array.from({ length: count }, (_, i) => Math.round((i * (distinct.length - 1)) / Math.max(1, count - 1))))];
+    for (const k of picked) {
+      const t = distinct[k];
+      ticks.push({ x: round(xOfTime(t)), label: k === 0 ? clock(t) : formatSeconds(t - tMin) });
     }
   } else if (marks.length) {
-    ticks.push({ x: plotLeft, label: 'first in log' });
+    ticks.push({ x: lo, label: 'first in log' });
     if (marks.length > 1) {
-      ticks.push({ x: plotRight, label: 'last' });
+      ticks.push({ x: hi, label: 'last' });
     }
   }
-  return { width, height, mode, rows, marks, ticks, plotLeft, plotRight };
+  return { mode, rows, marks, ticks };
+}
+
+/** Where a file:line link of a mark should read (the panel maps selections to file lines). */
+export type LocationLabel = (path: string, line: number) => string;
+
+const defaultLocation: LocationLabel = (p, line) => `${p.split(/[\\/]/).pop()}:${line}`;
+
+function tip(m: TimelineMark, id: string, location: LocationLabel): string {
+  const role =
+    m.kind === 'initiating'
+      ? 'Initiating event'
+      : m.kind === 'collateral'
+        ? 'Collateral'
+        : m.kind === 'cause'
+          ? 'Same error on another rank'
+          : 'Also seen';
+  const side = m.x > 60 ? 'tl-tip-end' : 'tl-tip-start';
+  return (
+    `<div class="tl-tip ${side}" role="tooltip" id="${id}" data-x="${m.x}">` +
+    `<div class="tl-tip-title">${esc(m.title)}</div>` +
+    `<div>${esc(role)}${m.rank !== null ? ` · rank ${m.rank}` : ''}${m.time !== null ? ` · ${clock(m.time)} UTC` : ''}</div>` +
+    (m.path && m.line ? `<div class="muted">${esc(location(m.path, m.line))}</div>` : '') +
+    (m.text ? `<code class="tl-tip-text">${esc(m.text.length > 160 ? m.text.slice(0, 159) + '…' : m.text)}</code>` : '') +
+    `</div>`
+  );
 }
 
 /**
- * Draw a layout as an accessible SVG string: `role="img"` with a summary label, a
- * `<title>` per mark for hover, marks focusable (`tabindex="0"`) with `data-path` and
- * `data-line` so the webview script can open the log line on click or Enter. Colours come
- * from CSS classes (`tl-*`) styled with VS Code theme variables.
+ * The timeline as responsive HTML: a `div.tl` grid of rows (label | lane), each lane's
+ * `div.tl-track` inset by half a mark so marks at either end stay inside it, each mark a
+ * `<button>` with `data-x` (percent; `media/report.js` sets `left` from it, since the CSP
+ * forbids inline styles), `data-path`/`data-line` to open its line, `aria-describedby` its
+ * HTML tooltip. The initiating rank's row has class `tl-row-initiating`.
+ *
+ * @param location how a mark's `path:line` reads (default: `basename:line`).
  */
-export function renderTimelineSvg(layout: TimelineLayout): string {
-  const { width, height, rows, marks, ticks, plotLeft, plotRight, mode } = layout;
-  const out: string[] = [];
+export function renderTimelineHtml(layout: TimelineLayout, location: LocationLabel = defaultLocation): string {
+  const { rows, marks, ticks, mode } = layout;
   const initiating = marks.find((m) => m.kind === 'initiating');
   const summary =
-    `Rank timeline, ${rows.length} rows, ${marks.length} events, ` +
-    (mode === 'time' ? 'positioned by time' : 'positioned by order in the log') +
+    `Rank timeline, ${rows.length} ${rows.length === 1 ? 'row' : 'rows'}, ${marks.length} ${marks.length === 1 ? 'event' : 'events'}, ` +
+    (mode === 'order' ? 'in log order' : mode === 'spread' ? 'in time order' : 'positioned by time') +
     (initiating ? `; initiating event: ${initiating.label}` : '');
-  out.push(
-    `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" ` +
-      `viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeHtml(summary)}">`,
-  );
-  for (const row of rows) {
-    const hostLabel = row.host ? ` ${row.host}` : '';
+  const out: string[] = [`<div class="tl tl-${mode}" role="group" aria-label="${esc(summary)}">`];
+  let tipId = 0;
+  rows.forEach((row, index) => {
+    const rowMarks = marks
+      .filter((m) => m.row === index)
+      // The initiating mark last, so nothing covers it.
+      .sort((a, b) => Number(a.kind === 'initiating') - Number(b.kind === 'initiating'));
     out.push(
-      `<g class="tl-row"><line class="tl-lane" x1="${plotLeft - 12}" x2="${plotRight + 12}" y1="${row.y}" y2="${row.y}"/>` +
-        `<text class="tl-label" x="${plotLeft - 18}" y="${row.y + 4}" text-anchor="end">${escapeHtml(row.label)}` +
-        (hostLabel ? `<title>${escapeHtml(row.label + ' on' + hostLabel)}</title>` : '') +
-        `</text></g>`,
+      `<div class="tl-row${row.initiating ? ' tl-row-initiating' : ''}" data-rank="${row.rank === null ? '' : row.rank}">` +
+        `<div class="tl-label"><span class="tl-rank">${esc(row.label)}</span>` +
+        (row.host ? `<span class="tl-host">${esc(row.host)}</span>` : '') +
+        (row.initiating ? `<span class="tl-flag">initiating</span>` : '') +
+        `</div><div class="tl-lane"><div class="tl-track">`,
     );
-  }
-  const axisY = height - 18;
-  out.push(`<line class="tl-axis" x1="${plotLeft}" x2="${plotRight}" y1="${axisY}" y2="${axisY}"/>`);
-  for (const tick of ticks) {
-    const anchor = tick.x <= plotLeft + 1 ? 'start' : tick.x >= plotRight - 1 ? 'end' : 'middle';
-    out.push(
-      `<line class="tl-axis" x1="${tick.x}" x2="${tick.x}" y1="${axisY}" y2="${axisY + 4}"/>` +
-        `<text class="tl-tick" x="${tick.x}" y="${axisY + 15}" text-anchor="${anchor}">${escapeHtml(tick.label)}</text>`,
-    );
-  }
-  // Draw the initiating mark last so nothing covers it.
-  const ordered = [...marks].sort((a, b) => Number(a.kind === 'initiating') - Number(b.kind === 'initiating'));
-  for (const m of ordered) {
-    const data =
-      (m.path ? ` data-path="${escapeHtml(m.path)}"` : '') + (m.line ? ` data-line="${m.line}"` : '');
-    const shape =
-      m.kind === 'initiating'
-        ? `<circle cx="${m.x}" cy="${m.y}" r="8" class="tl-ring"/><circle cx="${m.x}" cy="${m.y}" r="5"/>`
-        : m.kind === 'collateral'
-          ? `<rect x="${m.x - 4}" y="${m.y - 4}" width="8" height="8" rx="1"/>`
-          : `<circle cx="${m.x}" cy="${m.y}" r="5"/>`;
-    out.push(
-      `<g class="tl-mark tl-${m.kind}" tabindex="0" role="button" aria-label="${escapeHtml(m.label)}"${data}>` +
-        `<title>${escapeHtml(m.label)}</title>${shape}</g>`,
-    );
-  }
-  out.push('</svg>');
+    for (const m of rowMarks) {
+      const id = `tltip${++tipId}`;
+      const data = (m.path ? ` data-path="${esc(m.path)}"` : '') + (m.line ? ` data-line="${m.line}"` : '');
+      out.push(
+        `<button type="button" class="tl-mark tl-${m.kind}" data-x="${m.x}"${data} aria-label="${esc(m.label)}" aria-describedby="${id}">` +
+          `<span class="tl-shape" aria-hidden="true"></span></button>` +
+          tip(m, id, location),
+      );
+    }
+    out.push(`</div></div></div>`);
+  });
+  out.push(`<div class="tl-row tl-axis-row"><div class="tl-label"></div><div class="tl-axis"><div class="tl-track">`);
+  ticks.forEach((t, i) => {
+    const align = i === 0 && ticks.length > 1 ? 'tl-tick-start' : i === ticks.length - 1 && ticks.length > 1 ? 'tl-tick-end' : 'tl-tick-mid';
+    out.push(`<span class="tl-tick ${align}" data-x="${t.x}">${esc(t.label)}</span>`);
+  });
+  out.push(`</div></div></div></div>`);
   return out.join('');
 }

@@ -87,3 +87,54 @@ export function matchLine(line: string, matchers: LiteralMatcher[]): LineMatch |
   }
   return best;
 }
+
+/**
+ * The start of the word that holds `index` in `line`: moves left over letters, digits, `_`
+ * and `.` (so `torch.OutOfMemoryError` is linked whole, not from `OutOfMemoryError`).
+ */
+export function wordStart(line: string, index: number): number {
+  let i = Math.max(0, Math.min(index, line.length));
+  while (i > 0 && /[\w.]/.test(line[i - 1])) {
+    i--;
+  }
+  return i;
+}
+
+/** Evidence of a diagnosis, as far as a terminal link needs it (`column_start` 0-based). */
+interface LinkEvidence {
+  text: string;
+  column_start: number | null;
+}
+
+/**
+ * The link span on a terminal `line` for a diagnosis: from the word where the diagnosis's
+ * evidence on that line matched (else where `fallback` matched) to the end of the line's
+ * text. `undefined` when neither places it.
+ */
+export function linkSpan(
+  line: string,
+  evidence: LinkEvidence[],
+  fallback: LineMatch | undefined,
+): { start: number; length: number } | undefined {
+  const end = line.trimEnd().length;
+  const body = line.trim();
+  for (const e of evidence) {
+    const text = (e.text ?? '').trim();
+    if (!text || typeof e.column_start !== 'number') {
+      continue;
+    }
+    // The evidence line is this terminal line (a terminal may cut or indent it).
+    const offset = line.indexOf(text.slice(0, Math.min(text.length, 40)));
+    if (offset >= 0 || text === body) {
+      const start = wordStart(line, Math.max(0, offset) + e.column_start - (text.length - text.trimStart().length));
+      if (start < end) {
+        return { start, length: end - start };
+      }
+    }
+  }
+  if (fallback) {
+    const start = wordStart(line, fallback.start);
+    return { start, length: Math.max(1, end - start) };
+  }
+  return undefined;
+}

@@ -4,7 +4,7 @@ size, the exception's own message), the fix variant the evidence selects
 (:mod:`.variants`), the user's own location (:mod:`.frames`) and commands that fit the job
 (:mod:`.commands`).
 
-:mod:`rootrank.analyze` decides *what* the root cause is; this package decides *what to
+:mod:`rootrank.analysis` decides *what* the root cause is; this package decides *what to
 tell the user to do* about it.
 """
 

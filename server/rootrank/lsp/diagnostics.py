@@ -70,9 +70,11 @@ def _where(rank: Any, host: Any) -> str:
 
 
 def collateral_label(finding: dict[str, Any], rank: Any) -> str:
-    """``"rank 3: <title> in ALLREDUCE SeqNum 4120 (collateral)"`` for a collateral line."""
+    """``"rank 3: <title> in ALLREDUCE SeqNum 4120 (collateral)"`` for a collateral line
+    (no ``rank`` prefix when the line names no rank)."""
     captures = finding.get("captures") or {}
-    label = f"rank {rank if rank is not None else '?'}: {finding.get('title') or finding.get('signature')}"
+    title = finding.get("title") or finding.get("signature")
+    label = f"rank {rank}: {title}" if rank is not None else str(title)
     if captures.get("optype"):
         label += f" in {captures['optype']}"
     if captures.get("seqnum"):
@@ -163,7 +165,11 @@ def build_analysis(
                         evidence.get("column_end"),
                     ),
                 ),
-                message=f"rank {evidence.get('rank', '?')}: {root_title} (same error)",
+                message=(
+                    f"rank {evidence['rank']}: {root_title} (same error)"
+                    if evidence.get("rank") is not None
+                    else f"{root_title} (same error)"
+                ),
             )
         )
 
@@ -201,7 +207,7 @@ def build_analysis(
             )
             count = int(finding.get("count") or 1)
             title = finding.get("title") or sig_id
-            message = f"{title} on rank {rank if rank is not None else '?'}"
+            message = f"{title} on rank {rank}" if rank is not None else str(title)
             if count > 1:
                 message += f" ({count} lines)"
             message += f": collateral of {root_title}" + (f" on {where}" if where else "")
@@ -226,7 +232,19 @@ def build_analysis(
                 )
             )
 
-    message = f"{root_title}" + (f" ({where})" if where else "")
+    # The verdict first: the hover shows this message above everything else.
+    initiating = diagnosis.get("initiating_rank")
+    verdict_where = _where(
+        initiating if initiating is not None else root.get("rank"),
+        diagnosis.get("initiating_host") or root.get("host"),
+    )
+    message = f"Root cause: {root_title}" + (f" ({verdict_where})" if verdict_where else "")
+    fix = root.get("fix")
+    steps = fix.get("steps") if isinstance(fix, dict) else None
+    if steps:
+        message += f"\nFix: {steps[0]}"
+    if root.get("verify"):
+        message += f"\nVerify: {root['verify']}"
     root_diagnostic = types.Diagnostic(
         range=root_range,
         message=message,

@@ -1,8 +1,10 @@
 """The hover text: a finding's library entry as Markdown.
 
-Sections, in the order an engineer reads them at 3 a.m.: what happened (and on which
-rank, host, when), why (the mechanism), the fix (steps, then code for the stack seen in
-the log), how to confirm, the verification command in a code block, related failures.
+The verdict first, as an engineer reads it at 3 a.m.: the finding's title and role (on
+which rank, host, when), the root cause's one-line fix and its verification command; then,
+after a rule, the entry: what happened, why (the mechanism), the fix (steps, then code for
+the stack seen in the log), how to confirm, related failures. Placeholders the log does
+not fill read as words (``rootrank.entry.render``), never ``None``.
 The text comes from the signature (``rootrank.signatures``) and the diagnosis; nothing
 here matches log text.
 """
@@ -13,6 +15,7 @@ import re
 import time as _time
 from typing import Any
 
+from rootrank.entry import render
 from rootrank.signatures import STACKS, Library, Signature
 
 from .diagnostics import FindingAt
@@ -76,19 +79,54 @@ def verify_command(signature: Signature, finding: dict[str, Any], diagnosis: dic
     return render_template(signature.verify, template_values(finding, diagnosis))
 
 
+def _where(rank: Any, host: Any, bold: bool = True) -> str:
+    b = "**" if bold else ""
+    parts = []
+    if rank is not None:
+        parts.append(f"rank {b}{rank}{b}")
+    if host:
+        parts.append(f"host {b}{host}{b}")
+    return ", ".join(parts)
+
+
+def verdict_markdown(diagnosis: dict[str, Any], library: Library) -> list[str]:
+    """The diagnosis's answer in three lines of Markdown: the root cause with its
+    initiating rank and host, the one-line fix (the first fix step), the verification
+    command (a code block). ``[]`` without a root cause."""
+    root = diagnosis.get("root_cause") or {}
+    if not root:
+        return []
+    rank = diagnosis.get("initiating_rank")
+    rank = rank if rank is not None else root.get("rank")
+    host = diagnosis.get("initiating_host") or root.get("host")
+    where = _where(rank, host)
+    out = [f"**Root cause:** {root.get('title') or root.get('signature')}" + (f" — {where}" if where else "")]
+    steps = (root.get("fix") or {}).get("steps") if isinstance(root.get("fix"), dict) else None
+    if steps:
+        out += ["", f"**Fix:** {steps[0]}"]
+    verify = root.get("verify")
+    if not verify:
+        signature = library.get(str(root.get("signature")))
+        verify = signature.verify if signature else None
+    if verify:
+        out += ["", "**Verify:**", "```sh", str(verify), "```"]
+    return out
+
+
 def hover_markdown(at: FindingAt, diagnosis: dict[str, Any], library: Library) -> str:
-    """The Markdown shown when hovering a line of ``at``'s finding."""
+    """The Markdown shown when hovering a line of ``at``'s finding.
+
+    The verdict comes first (the finding's title, its role with rank and host, then the
+    root cause's one-line fix and verification command); the entry's details follow a rule."""
     finding = at.finding
+    root = diagnosis.get("root_cause") or {}
+    if at.kind == "root" and root:
+        # The root cause's own facts (confidence, host) over the matching finding's.
+        finding = {**finding, **{k: root[k] for k in ("confidence", "host", "title") if root.get(k) is not None}}
     sig_id = str(finding.get("signature"))
     signature = library.get(sig_id)
     title = finding.get("title") or (signature.title if signature else sig_id)
-    root = diagnosis.get("root_cause") or {}
     out: list[str] = [f"### {title}", ""]
-    facts = [f"`{sig_id}`"]
-    if finding.get("failure_class"):
-        facts.append(f"class `{finding['failure_class']}`")
-    out.append(" · ".join(facts))
-    out.append("")
 
     where = []
     if finding.get("rank") is not None:
@@ -115,6 +153,18 @@ def hover_markdown(at: FindingAt, diagnosis: dict[str, Any], library: Library) -
     if isinstance(count, int) and count > 1:
         line += f" ({count} lines)"
     out += [line, ""]
+    verdict = verdict_markdown(diagnosis, library)
+    if at.kind == "root":
+        verdict = verdict[1:]  # the title and the rank are already above
+        while verdict and not verdict[0]:
+            verdict = verdict[1:]
+        verdict = ["#### Verify" if v == "**Verify:**" else v for v in verdict]
+    if verdict:
+        out += [*verdict, ""]
+    facts = [f"`{sig_id}`"]
+    if finding.get("failure_class"):
+        facts.append(f"class `{finding['failure_class']}`")
+    out += ["---", "", " · ".join(facts), ""]
 
     if signature is None:
         return "\n".join(out).rstrip() + "\n"
@@ -128,8 +178,8 @@ def hover_markdown(at: FindingAt, diagnosis: dict[str, Any], library: Library) -
         value = finding.get(name) if rendered else None
         return value if value else fallback
 
-    summary = field("summary", render_template(str(entry.get("summary", "")), values))
-    mechanism = field("mechanism", render_template(str(entry.get("mechanism", "")), values))
+    summary = field("summary", render(str(entry.get("summary", "")), values))
+    mechanism = field("mechanism", render(str(entry.get("mechanism", "")), values))
     out += ["#### What happened", str(summary).strip(), ""]
     out += ["#### Why", str(mechanism).strip(), ""]
     symptoms = field("symptoms", entry.get("symptoms") or [])
@@ -140,7 +190,7 @@ def hover_markdown(at: FindingAt, diagnosis: dict[str, Any], library: Library) -
     fix = field("fix", None)
     fix = fix if isinstance(fix, dict) else {}
     steps = fix.get("steps") or [
-        render_template(str(s), values) for s in signature.fix.get("steps") or []
+        render(str(s), values) for s in signature.fix.get("steps") or []
     ]
     for number, step in enumerate(steps, start=1):
         out.append(f"{number}. {step}")
@@ -150,12 +200,13 @@ def hover_markdown(at: FindingAt, diagnosis: dict[str, Any], library: Library) -
         language = "json" if stack == "deepspeed" else "sh" if stack == "megatron" else "python"
         out += ["", f"For **{stack}**:", f"```{language}", str(code).rstrip(), "```"]
     out.append("")
-    confirm = field("confirm", [render_template(c, values) for c in signature.confirm])
+    confirm = field("confirm", [render(c, values) for c in signature.confirm])
     if confirm:
         out.append("#### Confirm")
         out += [f"- {c}" for c in confirm]
         out.append("")
-    out += ["#### Verify", "```sh", verify_command(signature, finding, diagnosis), "```", ""]
+    if at.kind != "root":  # the root cause's command is in the verdict above
+        out += ["#### Verify", "```sh", verify_command(signature, finding, diagnosis), "```", ""]
     if signature.related:
         related = []
         for rel in signature.related:

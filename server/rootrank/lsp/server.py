@@ -343,7 +343,9 @@ def signature_command(ls: RootrankServer, *args: Any) -> dict[str, Any] | None:
     signature = ls.library.get(str(sig_id)) if sig_id is not None else None
     if signature is None:
         return None
-    entry = signature.to_entry()
+    from .entry_view import readable_entry
+
+    entry = readable_entry(signature.to_entry())
     fixes, _ = quickfixes(signature)
     entry["quickfix"] = [{"title": f.title} for f in fixes]
     return entry

@@ -1,0 +1,91 @@
+"""A library entry as a person reads it when no log fills it (Browse Failure Library, and
+"Open the full entry" on a finding): every ``{placeholder}`` of the signature's prose
+becomes words ("the requested size"), every placeholder of a command or code becomes a
+visible blank (``<size>``) that the user types, never raw template syntax. Filling is
+``rootrank.entry.render``; only the words for names live here (presentation text).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rootrank.entry import render
+
+#: Names whose plain-words reading is not "the <name with spaces>".
+_WORDS = {
+    "size": "the requested size",
+    "expected_size": "the expected size",
+    "seqnum": "N",
+    "optype": "its OpType",
+    "op": "the operation",
+    "timeout_ms": "N",
+    "rank": "the failing rank",
+    "peer_rank": "the peer rank",
+    "host": "the failing host",
+    "port": "the port",
+    "pid": "the process id",
+    "xid": "the Xid code",
+    "pci": "the GPU's PCI address",
+    "hca": "the InfiniBand adapter",
+    "iface": "the network interface",
+    "numel": "the element count",
+    "jobid": "the job id",
+    "exc_type": "the exception type",
+    "exc": "the exception",
+    "kv_tokens": "the KV-cache size in tokens",
+    "world_size": "the world size",
+}
+
+
+def words_for(name: str) -> str:
+    """The reading of placeholder ``name`` in prose: ``"size"`` -> ``"the requested size"``,
+    an unlisted ``"param_index"`` -> ``"the param index"``."""
+    return _WORDS.get(name) or "the " + name.replace("_", " ")
+
+
+class _Words(dict):  # type: ignore[type-arg]
+    """Template values that read every name as words (``render`` asks ``.get``)."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        # rank/host: None, so render() writes its phrases ("rank {rank}" -> "the failing rank").
+        return None if key in ("rank", "host") else words_for(str(key))
+
+
+class _Blanks(dict):  # type: ignore[type-arg]
+    """Template values that leave every name as a visible blank ``<name>``."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return f"<{key}>"
+
+
+def readable_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """``Signature.to_entry()`` with its templates filled for reading: prose (summary,
+    mechanism, symptom meanings, fix steps, confirm) in words, code and the verification
+    command with ``<name>`` blanks. Returns a new dict; ``entry`` is not changed."""
+    words, blanks = _Words(), _Blanks()
+
+    def prose(text: Any) -> str:
+        out = render(str(text), words)
+        return out.replace("<rank>", words_for("rank")).replace("<host>", words_for("host"))
+
+    out = dict(entry)
+    body = dict(entry.get("entry") or {})
+    for key in ("summary", "mechanism"):
+        if isinstance(body.get(key), str):
+            body[key] = prose(body[key])
+    if isinstance(body.get("symptoms"), list):
+        body["symptoms"] = [
+            {**s, "meaning": prose(s.get("meaning", ""))} if isinstance(s, dict) else s
+            for s in body["symptoms"]
+        ]
+    out["entry"] = body
+    fix = dict(entry.get("fix") or {})
+    if isinstance(fix.get("steps"), list):
+        fix["steps"] = [prose(s) for s in fix["steps"]]
+    if isinstance(fix.get("code"), dict):
+        fix["code"] = {k: render(str(v), blanks) for k, v in fix["code"].items()}
+    out["fix"] = fix
+    out["confirm"] = [prose(c) for c in entry.get("confirm") or []]
+    if isinstance(entry.get("verify"), str):
+        out["verify"] = render(entry["verify"], blanks)
+    return out

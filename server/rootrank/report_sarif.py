@@ -1,0 +1,267 @@
+"""CI renderers for a :class:`~rootrank.model.Diagnosis`: SARIF 2.1.0 and GitHub Actions
+workflow commands.
+
+- :func:`to_sarif`: one SARIF 2.1.0 log (OASIS standard, schema in
+  ``tests/data/sarif-schema-2.1.0.json``) with one run. The root cause is an ``error``
+  result, each collateral group a ``note`` result. A result is located at the user's own
+  frame when its traceback has one (``root_cause.user_frame``, or the innermost frame with
+  ``user`` true), else at the log line; the log line is then a related location. Each
+  signature used is a rule (``tool.driver.rules``) with its title, summary and fix steps.
+- :func:`to_github`: ``::error file=..,line=..,title=..::message`` lines (one for the
+  root cause, ``::notice`` for collateral) that GitHub Actions turns into annotations.
+
+Paths: an absolute path under the current directory is written relative to it (so code
+scanning maps it to the repository), as is one whose tail names a file under it (a
+traceback printed on another machine); other absolute paths become ``file://`` URIs in
+SARIF and stay as they are in workflow commands. Lines are 1-based everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import PurePosixPath
+from typing import Any
+from urllib.parse import quote
+
+from rootrank import __version__
+from rootrank.analysis.reasons import format_ranks
+from rootrank.model import Diagnosis
+from rootrank.report import user_frame, verdict
+
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SARIF_VERSION = "2.1.0"
+
+
+def _relative(path: str, cwd: str | None = None) -> str:
+    """``path`` relative to ``cwd`` (default: the current directory) when it lies under it."""
+    cwd = cwd or os.getcwd()
+    if os.path.isabs(path):
+        try:
+            rel = os.path.relpath(path, cwd)
+        except ValueError:  # another drive (Windows)
+            return path
+        if not rel.startswith(".."):
+            return rel.replace(os.sep, "/")
+        # A traceback from another machine (/home/user/project/scenarios/x.py): the longest
+        # tail of the path that exists under cwd (scenarios/x.py), so the result maps to the
+        # repository's file.
+        parts = PurePosixPath(path.replace("\\", "/")).parts[1:]
+        for i in range(1, len(parts)):
+            tail = "/".join(parts[i:])
+            if os.path.isfile(os.path.join(cwd, tail)):
+                return tail
+    return path
+
+
+def _uri(path: str) -> str:
+    """A SARIF ``artifactLocation.uri``: a relative reference, or a ``file://`` URI."""
+    rel = _relative(path)
+    if os.path.isabs(rel):
+        return "file://" + quote(PurePosixPath(rel.replace("\\", "/")).as_posix())
+    return quote(rel.replace("\\", "/"))
+
+
+def _location(path: str, line: int, message: str | None = None) -> dict[str, Any]:
+    loc: dict[str, Any] = {
+        "physicalLocation": {
+            "artifactLocation": {"uri": _uri(path)},
+            "region": {"startLine": max(1, int(line))},
+        }
+    }
+    if message:
+        loc["message"] = {"text": message}
+    return loc
+
+
+def _rule(sig: str, title: str, failure_class: str, summary: str | None, steps: list[str], refs: list[str]) -> dict[str, Any]:
+    rule: dict[str, Any] = {
+        "id": sig,
+        "name": sig,
+        "shortDescription": {"text": title},
+        "properties": {"failure_class": failure_class, "tags": ["training-failure", failure_class]},
+    }
+    if summary:
+        rule["fullDescription"] = {"text": summary}
+    if steps:
+        rule["help"] = {"text": "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1))}
+    http = [r for r in refs if r.startswith(("https://", "http://"))]
+    if http:
+        rule["helpUri"] = http[0]
+    return rule
+
+
+def to_sarif_dict(diag: Diagnosis) -> dict[str, Any]:
+    """The SARIF 2.1.0 log as a dict (see the module docstring)."""
+    rules: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    rc = diag.root_cause
+    v = verdict(diag)
+    if rc is not None and v is not None:
+        rules.append(
+            _rule(
+                rc["signature"], rc["title"], rc["failure_class"], rc.get("summary"),
+                list((rc.get("fix") or {}).get("steps") or []), list(rc.get("references") or []),
+            )
+        )
+        text = f"Root cause: {v['title']}" + (f" on {v['where']}" if v["where"] else "") + "."
+        if v["fix"]:
+            text += f" Fix: {v['fix']}"
+        if v["verify"]:
+            text += f" Verify: {v['verify']}"
+        evidence = rc.get("evidence") or []
+        frame = user_frame(rc)
+        related = [
+            _location(e["path"], e["line"], f"log line{'' if e.get('rank') is None else ' of rank ' + str(e['rank'])}")
+            for e in evidence[:5]
+        ]
+        if frame:
+            locations = [_location(frame["file"], frame["line"], f"in {frame.get('func') or 'the user code'}")]
+        elif evidence:
+            locations = [_location(evidence[0]["path"], evidence[0]["line"])]
+            related = related[1:]
+        else:
+            locations = []
+        result: dict[str, Any] = {
+            "ruleId": rc["signature"],
+            "ruleIndex": 0,
+            "level": "error",
+            "kind": "fail",
+            "message": {"text": text},
+            "locations": locations,
+            "properties": {
+                "role": "root_cause",
+                "failure_class": rc["failure_class"],
+                "rank": v["rank"],
+                "host": v["host"],
+                "confidence": rc.get("confidence"),
+                "verify": v["verify"],
+            },
+        }
+        if related:
+            result["relatedLocations"] = [dict(r, id=i) for i, r in enumerate(related)]
+        results.append(result)
+    for group in diag.collateral:
+        sig = group["signature"]
+        if all(r["id"] != sig for r in rules):
+            rules.append(_rule(sig, group.get("title") or sig, group.get("failure_class") or "", None, [], []))
+        index = next(i for i, r in enumerate(rules) if r["id"] == sig)
+        ranks = group.get("ranks") or []
+        on = f" on rank{'s' if len(ranks) > 1 else ''} {format_ranks(ranks)}" if ranks else ""
+        text = f"Collateral: {group.get('title') or sig}{on}, explained by the root cause"
+        text += f" ({rc['title']})." if rc else "."
+        evidence = group.get("evidence") or []
+        # A collateral finding's own user frame, when a finding of that signature has one.
+        frame = next(
+            (
+                user_frame(f.to_dict())
+                for f in diag.findings
+                if f.signature == sig and user_frame(f.to_dict()) is not None
+            ),
+            None,
+        )
+        if frame:
+            locations = [_location(frame["file"], frame["line"], f"in {frame.get('func') or 'the user code'}")]
+            related = [_location(e["path"], e["line"]) for e in evidence[:5]]
+        elif evidence:
+            locations = [_location(evidence[0]["path"], evidence[0]["line"])]
+            related = [_location(e["path"], e["line"]) for e in evidence[1:5]]
+        else:
+            locations, related = [], []
+        result = {
+            "ruleId": sig,
+            "ruleIndex": index,
+            "level": "note",
+            "kind": "informational",
+            "message": {"text": text},
+            "locations": locations,
+            "properties": {"role": "collateral", "ranks": ranks, "count": group.get("count")},
+        }
+        if related:
+            result["relatedLocations"] = [dict(r, id=i) for i, r in enumerate(related)]
+        results.append(result)
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": SARIF_VERSION,
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "rootrank",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "rules": rules,
+                    }
+                },
+                "artifacts": [{"location": {"uri": _uri(s)}} for s in diag.sources if s and s != "-"],
+                "results": results,
+                "columnKind": "unicodeCodePoints",
+            }
+        ],
+    }
+
+
+def to_sarif(diag: Diagnosis) -> str:
+    """The SARIF 2.1.0 log as indented JSON text."""
+    return json.dumps(to_sarif_dict(diag), indent=2, ensure_ascii=False) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    # GitHub's workflow-command escaping (actions/toolkit, command.ts escapeData).
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _command(kind: str, message: str, path: str | None, line: int | None, title: str) -> str:
+    props = []
+    if path:
+        props.append(f"file={_escape_property(_relative(path))}")
+        if line:
+            props.append(f"line={int(line)}")
+    props.append(f"title={_escape_property(title)}")
+    return f"::{kind} {','.join(props)}::{_escape_data(message)}"
+
+
+def to_github(diag: Diagnosis) -> str:
+    """GitHub Actions workflow commands: ``::error`` for the root cause (at the user's frame
+    when the traceback has one, else the log line), ``::notice`` per collateral group. With
+    no root cause: one ``::notice`` saying so (the unclassified exception when there is one)."""
+    out: list[str] = []
+    rc = diag.root_cause
+    v = verdict(diag)
+    if rc is None or v is None:
+        u = diag.unclassified
+        if u is not None and u.evidence:
+            ev = u.evidence[0]
+            out.append(_command("notice", f"No known failure; last exception: {u.title}", ev.path, ev.line, "rootrank: unclassified"))
+        else:
+            out.append("::notice title=rootrank::No known failure found")
+        return "\n".join(out) + "\n"
+    frame = user_frame(rc)
+    evidence = (rc.get("evidence") or [None])[0]
+    path, line = (frame["file"], frame["line"]) if frame else (evidence["path"], evidence["line"]) if evidence else (None, None)
+    message = f"{v['title']}" + (f" on {v['where']}" if v["where"] else "") + "."
+    if frame and evidence:
+        message += f"\nLog: {evidence['path']}:{evidence['line']}"
+    if v["fix"]:
+        message += f"\nFix: {v['fix']}"
+    if v["verify"]:
+        message += f"\nVerify: {v['verify']}"
+    out.append(_command("error", message, path, line, f"rootrank: {v['title']}"))
+    for group in diag.collateral:
+        ev = (group.get("evidence") or [None])[0]
+        ranks = group.get("ranks") or []
+        on = f" on rank{'s' if len(ranks) > 1 else ''} {format_ranks(ranks)}" if ranks else ""
+        out.append(
+            _command(
+                "notice",
+                f"{group.get('title') or group['signature']}{on}: collateral of {v['title']}.",
+                ev["path"] if ev else None,
+                ev["line"] if ev else None,
+                "rootrank: collateral",
+            )
+        )
+    return "\n".join(out) + "\n"

@@ -1,0 +1,123 @@
+"""CI faces of ``rootrank diagnose``: ``--format sarif`` (validated against the official
+SARIF 2.1.0 JSON schema, vendored from github.com/oasis-tcs/sarif-spec
+``sarif-2.1/schema/sarif-schema-2.1.0.json`` into tests/data) and ``--format github``
+(workflow commands); and the verdict-first text and Markdown."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from conftest import ROOT, run_cli
+
+SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
+DDP = ROOT / "examples" / "ddp-unused-parameters.log"
+HANG = ROOT / "examples" / "multi-rank-hang.log"
+OOM_SAMPLE = ROOT / "extension" / "samples" / "torchrun-8gpu-oom.log"
+
+
+def sarif(path) -> dict:
+    proc = run_cli("diagnose", str(path), "--format", "sarif")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("log", [DDP, HANG, OOM_SAMPLE, ROOT / "examples" / "chained-traceback.log"])
+def test_sarif_validates_against_the_official_schema(log):
+    doc = sarif(log)
+    jsonschema.Draft4Validator.check_schema(SCHEMA)
+    errors = sorted(jsonschema.Draft4Validator(SCHEMA).iter_errors(doc), key=lambda e: list(e.path))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors]
+    assert doc["version"] == "2.1.0"
+
+
+def test_sarif_root_cause_at_the_user_frame_and_collateral_at_log_lines():
+    doc = sarif(DDP)
+    run = doc["runs"][0]
+    results = run["results"]
+    root = results[0]
+    assert root["level"] == "error" and root["ruleId"] == "ddp-unused-parameters"
+    assert root["properties"]["rank"] == 2
+    # The traceback's innermost user frame: /home/user/project/scenarios/ddp_unused_parameters.py
+    # line 45, mapped to the repository's scenarios/ file.
+    loc = root["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"] == "scenarios/ddp_unused_parameters.py"
+    assert loc["region"]["startLine"] == 45
+    # The log line is a related location.
+    related = root["relatedLocations"][0]["physicalLocation"]
+    assert related["artifactLocation"]["uri"] == "examples/ddp-unused-parameters.log"
+    assert related["region"]["startLine"] == 24
+    collateral = [r for r in results if r["properties"]["role"] == "collateral"]
+    assert collateral and all(r["level"] == "note" for r in collateral)
+    first = collateral[0]
+    assert first["ruleId"] == "connection-reset-by-peer"
+    # Its traceback has a user frame too (main, line 50); the log line is related.
+    at = first["locations"][0]["physicalLocation"]
+    assert (at["artifactLocation"]["uri"], at["region"]["startLine"]) == ("scenarios/ddp_unused_parameters.py", 50)
+    assert first["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] == 41
+    rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert all(rule_ids[r["ruleIndex"]] == r["ruleId"] for r in results)
+
+
+def test_sarif_without_user_frame_is_at_the_log_line():
+    root = sarif(HANG)["runs"][0]["results"][0]
+    loc = root["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"] == "examples/multi-rank-hang.log"
+    assert loc["region"]["startLine"] == 19
+    assert root["message"]["text"].startswith("Root cause: Ranks timed out waiting in different collectives")
+
+
+def test_github_annotations():
+    proc = run_cli("diagnose", str(HANG), "--format", "github")
+    assert proc.returncode == 0
+    lines = proc.stdout.decode().splitlines()
+    assert lines[0].startswith(
+        "::error file=examples/multi-rank-hang.log,line=19,title=rootrank%3A Ranks timed out"
+    )
+    # One message, newlines escaped: the verdict, then the fix and the verification command.
+    message = lines[0].split("::", 2)[2]
+    assert "\n" not in message and "%0AFix: " in message and "%0AVerify: " in message
+    assert lines[1].startswith("::notice file=examples/multi-rank-hang.log,line=30,")
+    assert "on ranks 0, 1, 3: collateral of" in lines[1]
+
+
+def test_github_nothing_found_exits_1():
+    proc = run_cli("diagnose", "-", "--format", "github", stdin=b"step 1 loss 0.5\n")
+    assert proc.returncode == 1
+    assert proc.stdout.decode() == "::notice title=rootrank::No known failure found\n"
+
+
+def test_text_and_markdown_lead_with_the_verdict():
+    text = run_cli("diagnose", str(DDP)).stdout.decode().splitlines()
+    assert text[0] == (
+        "Root cause: DDP reduction did not finish because some parameters received no gradient"
+        " on rank 2, host localhost"
+    )
+    assert text[1].startswith("  at /home/user/project/scenarios/ddp_unused_parameters.py:45 · ")
+    assert text[1].endswith("examples/ddp-unused-parameters.log:24")
+    assert text[2].startswith("Fix: Rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL")
+    assert text[3].startswith("Verify: TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node=2")
+    md = run_cli("diagnose", str(DDP), "--format", "markdown").stdout.decode().splitlines()
+    assert md[0].startswith("## Root cause: DDP reduction did not finish") and md[0].endswith("on rank 2, host localhost")
+    assert md[2].startswith("- **At:** `/home/user/project/scenarios/ddp_unused_parameters.py:45`")
+    assert md[3].startswith("- **Fix:** ") and md[4].startswith("- **Verify:** `TORCH_DISTRIBUTED_DEBUG=DETAIL")
+
+
+def test_plurals_when_nothing_found():
+    out = run_cli("diagnose", "-", stdin=b"step 1 loss 0.5\n").stdout.decode()
+    assert "1 line read from 1 source." in out
+    assert "lines read" not in out and "source(s)" not in out
+
+
+def test_markdown_opens_only_the_detected_stack():
+    md = run_cli("diagnose", str(OOM_SAMPLE), "--format", "markdown").stdout.decode()
+    # A plain PyTorch run: PyTorch's code shown, the other four stacks folded.
+    assert "**PyTorch**\n" in md
+    folded = [line for line in md.splitlines() if line.startswith("<details><summary>")]
+    assert folded == [
+        "<details><summary>Hugging Face Trainer / Accelerate</summary>",
+        "<details><summary>DeepSpeed</summary>",
+        "<details><summary>Megatron-LM</summary>",
+        "<details><summary>vLLM</summary>",
+    ]

@@ -1,0 +1,35 @@
+"""Library entries as a person reads them without a log (Browse Failure Library, "Open the
+full entry"): no raw ``{placeholder}`` anywhere, words in prose, ``<blank>`` in commands."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from rootrank.lsp.entry_view import readable_entry, words_for
+
+RAW = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
+
+
+def test_every_library_entry_reads_without_raw_placeholders(library):
+    for signature in library.signatures.values():
+        entry = readable_entry(signature.to_entry())
+        text = json.dumps({k: entry[k] for k in ("entry", "fix", "confirm", "verify")})
+        assert not RAW.search(text), (signature.id, RAW.findall(text))
+        assert "rank None" not in text and "rank ?" not in text, signature.id
+
+
+def test_placeholders_read_as_words_in_prose_and_blanks_in_commands(library):
+    oom = readable_entry(library.get("cuda-oom").to_entry())
+    assert "could not find the requested size of free device memory" in oom["entry"]["summary"]
+    assert oom["verify"].startswith("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True torchrun --nproc-per-node=<gpus>")
+    watchdog = readable_entry(library.get("nccl-watchdog-timeout").to_entry())
+    assert watchdog["entry"]["summary"].startswith("A collective (SeqNum N, its OpType) did not complete")
+    assert "(N ms)" in watchdog["entry"]["summary"]
+    # The signature itself is unchanged (the entry is a copy).
+    assert "{seqnum}" in library.get("nccl-watchdog-timeout").entry["summary"]
+
+
+def test_words_for_unlisted_names():
+    assert words_for("param_index") == "the param index"
+    assert words_for("size") == "the requested size"

@@ -1,0 +1,62 @@
+"""What the editor shows first: the hover and the root-cause diagnostic lead with the
+verdict (root cause, initiating rank and host, one-line fix, verification command), and no
+``rank None`` / ``rank ?`` / raw ``{placeholder}`` reaches a hover or a diagnostic."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import ROOT
+
+from rootrank.engine import diagnose_paths
+from rootrank.lsp.diagnostics import FindingAt, build_analysis
+from rootrank.lsp.documents import LogDocument
+from rootrank.lsp.hover import hover_markdown
+
+SAMPLE = ROOT / "extension" / "samples" / "torchrun-8gpu-oom.log"
+RAW = re.compile(r"\{[A-Za-z_]\w*\}|rank None|rank \?|\bNone\b")
+
+
+def _diagnosis(library):
+    return diagnose_paths([str(SAMPLE)], library=library).to_dict()
+
+
+def test_root_hover_starts_with_the_verdict(library):
+    d = _diagnosis(library)
+    text = hover_markdown(FindingAt("root", d["root_cause"]), d, library)
+    lines = text.splitlines()
+    assert lines[0] == "### CUDA out of memory in the caching allocator"
+    assert lines[2].startswith("**Root cause** (confidence 0.90) — rank **5**, host **host-1**")
+    assert lines[4].startswith("**Fix:** Lower the peak memory on rank 5")
+    assert lines[6:8] == ["#### Verify", "```sh"]
+    assert lines[8].startswith("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True torchrun")
+    # Details after the rule; the command is shown once.
+    assert text.index("---") > text.index("#### Verify") and text.count(lines[8]) == 1
+    assert "#### What happened" in text and not RAW.search(text)
+
+
+def test_collateral_hover_leads_with_the_root_cause(library):
+    d = _diagnosis(library)
+    rankless = next(f for f in d["findings"] if f["rank"] is None)
+    text = hover_markdown(FindingAt("collateral", rankless), d, library)
+    lines = text.splitlines()
+    assert lines[2].startswith("**Collateral**: explained by the root cause `cuda-oom` on rank 5")
+    assert lines[4] == "**Root cause:** CUDA out of memory in the caching allocator — rank **5**, host **host-1**"
+    assert not RAW.search(text.split("---", 1)[0])
+
+
+def test_diagnostics_lead_with_the_verdict_and_never_say_rank_none(library):
+    d = _diagnosis(library)
+    text = SAMPLE.read_text()
+    doc = LogDocument(uri=SAMPLE.as_uri(), language_id="log", version=1, lines=text.splitlines(keepends=True))
+    analysis = build_analysis(SAMPLE.as_uri(), doc, d, library, "utf-16")
+    root = analysis.diagnostics[0]
+    first, fix, verify = root.message.splitlines()
+    assert first == "Root cause: CUDA out of memory in the caching allocator (rank 5, host host-1)"
+    assert fix.startswith("Fix: Lower the peak memory on rank 5")
+    assert verify.startswith("Verify: PYTORCH_CUDA_ALLOC_CONF=")
+    messages = [root.message] + [r.message for r in root.related_information or []]
+    messages += [c.message for c in analysis.diagnostics[1:]]
+    assert not [m for m in messages if RAW.search(m)]
+    # The rankless torchrun-agent line reads without a rank prefix.
+    assert any(m.startswith("The torchrun agent stopped the remaining workers") for m in messages)
