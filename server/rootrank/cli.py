@@ -120,7 +120,42 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--format", "-f", choices=("text", "json"), default="text")
 
     sub.add_parser("serve", help="run the language server over stdio (for editors)")
+    _live_parsers(sub)
     return p
+
+
+def _seconds(text: str) -> float:
+    """A positive number of seconds (argparse type; raises ArgumentTypeError)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} must be more than 0 seconds")
+    return value
+
+
+def _live_parsers(sub) -> None:  # type: ignore[no-untyped-def]
+    """``rootrank run`` and ``rootrank watch`` (docs/live.md)."""
+    common = _Parser(add_help=False)
+    common.add_argument("--format", "-f", choices=("text", "json"), default="text",
+                        help="json: one event per line (stall, straggler, failure, exit)")
+    common.add_argument("--stall", type=_seconds, default=None, metavar="SECONDS",
+                        help="report a stall after this long without progress (default: from the step "
+                             "interval, at least 180)")
+    common.add_argument("--progress-every", type=_seconds, default=None, metavar="SECONDS",
+                        help="with --format json, a progress event at most this often while steps change")
+    common.add_argument("--no-mask", action="store_true", help="show raw text (secrets and hosts unmasked)")
+    common.add_argument("--signatures", action="append", default=[], metavar="DIR")
+    common.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    r = sub.add_parser("run", parents=[common], help="run a training command and watch it live (-- CMD ARGS...)",
+                       usage="rootrank run [options] -- CMD ARGS...")
+    r.add_argument("--log", metavar="FILE", help="also save the command's output to FILE")
+    r.add_argument("--on-stall", choices=("report", "dump"), default="report",
+                   help="dump: collect every rank's Python stack with py-spy when a stall is found")
+    r.add_argument("cmd", nargs=argparse.REMAINDER, metavar="CMD ARGS...")
+    w = sub.add_parser("watch", parents=[common], help="follow log files or folders written by a running job")
+    w.add_argument("paths", nargs="+", metavar="PATH", help="a log file, a folder of logs, or - (stdin)")
 
 
 def _library(extra: list[str]):  # type: ignore[no-untyped-def]
@@ -166,6 +201,23 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
     sys.stdout.write(out)
     sys.stdout.flush()
     return EXIT_DIAGNOSED if diag.root_cause else EXIT_NOTHING_FOUND
+
+
+def _cmd_live(args: argparse.Namespace) -> int:
+    color = args.color == "always" or (
+        args.color == "auto" and sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+    )
+    lib = _library(args.signatures)
+    if args.command == "run":
+        from rootrank.live.runner import run_command
+
+        cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+        return run_command(cmd, log=args.log, fmt=args.format, stall=args.stall, on_stall=args.on_stall,
+                           progress_every=args.progress_every, library=lib, mask=not args.no_mask, color=color)
+    from rootrank.live.watch import watch_paths
+
+    return watch_paths(args.paths, out=sys.stdout, fmt=args.format, stall=args.stall,
+                       progress_every=args.progress_every, library=lib, mask=not args.no_mask, color=color)
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -259,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_eval(args)
         if args.command == "signatures":
             return _cmd_signatures(args)
+        if args.command in ("run", "watch"):
+            return _cmd_live(args)
         if args.command == "serve":
             try:
                 from rootrank.lsp.server import serve  # imports pygls and lsprotocol
