@@ -39,6 +39,8 @@ from rootrank.signatures import Library
 POLL = 0.5
 #: Seconds between two scans of a watched folder for new files.
 RESCAN = 2.0
+#: Bytes at the start of a file compared at each poll (a truncated and rewritten file).
+HEAD_BYTES = 256
 #: Bytes read from one file per poll at most (a huge backlog is read over several polls).
 READ_BYTES = 8 << 20
 
@@ -54,6 +56,7 @@ class Followed:
     src: Source
     splitter: LineSplitter
     fh: IO[bytes]
+    head: bytes = b""  # the file's first bytes, to tell a rewritten file from an appended one
 
 
 class Watcher:
@@ -108,13 +111,24 @@ class Watcher:
         except OSError:
             st = None  # removed: keep reading the open file to its end
         same = st is not None and (st.st_ino, st.st_dev) == (f.ino, f.dev)
-        if same and st is not None and st.st_size < f.offset:
+        if same and st is not None and (st.st_size < f.offset or self._rewritten(f)):
             self._restart(f)  # truncated: a new run writes the file from its start
             return 0
         total = self._drain(f)
         if st is not None and not same:
             self._restart(f)  # rotated: the old file was read to its end above
         return total
+
+    def _rewritten(self, f: Followed) -> bool:
+        """The file's first bytes changed: it was truncated and written again past the point
+        read so far, between two polls."""
+        if not f.head:
+            return False
+        try:
+            f.fh.seek(0)
+            return f.fh.read(len(f.head)) != f.head
+        except OSError:
+            return False
 
     def _drain(self, f: Followed) -> int:
         try:
@@ -123,6 +137,8 @@ class Watcher:
         except OSError:
             return 0
         if data:
+            if len(f.head) < HEAD_BYTES and f.offset == len(f.head):
+                f.head += data[: HEAD_BYTES - len(f.head)]
             f.offset += len(data)
             self.scan.feed(f.src, f.splitter.feed(data))
             frame = f.splitter.frame()
