@@ -130,14 +130,21 @@ def _is_python(pid: int) -> bool:
 
 
 def _where(frames: list[dict[str, Any]]) -> tuple[str | None, str]:
-    for f in frames:
+    for i, f in enumerate(frames):
         path = f["file"].replace("\\", "/")
         if f["func"] in _COLLECTIVES and ("torch/distributed" in path or "deepspeed/comm" in path):
-            return f["func"], f"in {f['func']}"
+            caller = next((c for c in frames[i + 1 :] if not _library_frame(c["file"])), None)
+            at = f" called from {caller['func']} ({caller['file']}:{caller['line']})" if caller else ""
+            return f["func"], f"in {f['func']}{at}"
     if not frames:
         return None, "in native code"
     f = frames[0]
     return None, f"in {f['func']} ({f['file']}:{f['line']})"
+
+
+def _library_frame(path: str) -> bool:
+    p = path.replace("\\", "/")
+    return "site-packages/" in p or "dist-packages/" in p or "/lib/python3" in p
 
 
 def dump_one(exe: str, pid: int) -> tuple[RankStack | None, str | None]:

@@ -10,7 +10,7 @@ What real frameworks print (the step is the number a user would quote):
 - plain prints: ``step 10``, ``Step 10/500``, ``iter 10``, ``iteration 10``, ``global_step=10``.
 
 The rank comes from the launcher prefix (:class:`rootrank.ranks.RankTagger`: ``[rank3]:``,
-``[default3]:``, ``3:``...), else from the line itself (``[rank 3]``, ``rank 3:``,
+``3:``..., or torchrun's local ``[default3]:`` when no global rank is known), else from the line itself (``[rank 3]``, ``rank 3:``,
 ``[Rank 3]``), else from the file's path; ``None`` when nothing names it.
 
 This is the minimal reader the live commands need; the post-mortem progress model
@@ -75,7 +75,9 @@ def read_step(text: str, tagger: RankTagger, number: int = 0) -> Step | None:
         if m is None:
             return None
     total = m.group("total")
-    rank = tagged.rank
+    # A local rank tag alone ([default3]: from torchrun --tee) is taken as the rank: on one
+    # node they are the same, and on several the stacked [default3]:[rank11]: gives the global.
+    rank = tagged.rank if tagged.rank is not None else tagged.local_rank
     if rank is None:
         rm = _INLINE_RANK.search(body)
         if rm is not None:

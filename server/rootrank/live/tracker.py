@@ -175,7 +175,7 @@ class ProgressTracker:
             r = lowest[0]
             others = sorted({named[o].step for o in named if o != r})
             return r, (
-                f"rank {r} is behind: its last step is {named[r].step} while the other ranks reached "
+                f"rank {r} is behind at step {named[r].step} while the other ranks reached "
                 f"step {others[0] if len(others) == 1 else f'{others[0]}-{others[-1]}'}"
             )
         times = sorted((rp.time, r) for r, rp in named.items())
