@@ -247,11 +247,12 @@ def run_command(
     exited_at: float | None = None
     last_tick = 0.0
 
-    def take(lines: list[bytes]) -> None:
+    def take(lines: list[bytes], last: bool = False) -> None:
+        """Lines to the log and the scan; ``last``: a stream's unfinished last line."""
         if not lines:
             return
         if logfh is not None:
-            logfh.write(b"\n".join(lines) + b"\n")
+            logfh.write(b"\n".join(lines) + (b"" if last else b"\n"))
             logfh.flush()
         scan.feed(src, lines)
 
@@ -271,7 +272,7 @@ def run_command(
                 if not data:
                     sel.unregister(fd)
                     del streams[fd]
-                    take([r] if (r := splitter.flush()) else [])
+                    take([r] if (r := splitter.flush()) else [], last=True)
                     continue
                 if writable[target]:
                     writable[target] = _write_all(target, data)
@@ -291,7 +292,7 @@ def run_command(
         code = child.wait()
     finally:
         for fd, (_, splitter) in list(streams.items()):
-            take([r] if (r := splitter.flush()) else [])
+            take([r] if (r := splitter.flush()) else [], last=True)
             sel.unregister(fd)
         sel.close()
         if master is not None:
