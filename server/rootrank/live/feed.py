@@ -27,7 +27,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from rootrank.engine import _finish, default_library, matcher_for
-from rootrank.ingest import Block, logical_lines, strip_ansi
+from rootrank.ingest import Block, strip_ansi
 from rootrank.live.steps import read_step
 from rootrank.live.tracker import ProgressTracker
 from rootrank.match import Matcher
@@ -194,9 +194,13 @@ class LiveScan:
                     continue
                 for ln in data:
                     lines.append(ln)
-                    n = number + len(lines) - 1
-                    for raw in logical_lines(n, ln.decode("utf-8", errors="replace")):
-                        self._step(src, raw.text, n, now)
+                    text = ln.decode("utf-8", errors="replace")
+                    if "\r" in text:  # a progress bar's frames: the last one is what shows
+                        text = text.rstrip("\r")
+                        text = text[text.rfind("\r") + 1 :]
+                    if "\x1b" in text:  # colours: real escape sequences only (a live stream)
+                        text = strip_ansi(text)
+                    self._step(src, text, number + len(lines) - 1, now)
             if lines:
                 buf = b"\n".join(lines)
                 src.lines += len(lines)
