@@ -1,0 +1,228 @@
+"""Training progress per rank: the step each rank reached and when, from what frameworks print.
+
+One model for the live commands (``rootrank run`` / ``watch``, times are arrival times) and the
+post-mortem engine (times are the log's own timestamps). Formats read (each from the
+framework's source; the examples are what they print):
+
+- ``megatron``: Megatron-LM ``training_log`` (``megatron/training/training.py``):
+  `` [2024-05-01 10:00:00] iteration      120/    1000 | consumed samples: ...``;
+- ``deepspeed``: the engine's ``log_dist`` step line ``step=120, skipped=3, lr=[...], mom=[...]``,
+  its ThroughputTimer ``epoch=0/micro_step=480/global_step=120, RunningAvgSamplesPerSec=...``
+  and the pipeline engine's ``steps: 120 loss: 2.31 iter time (s): ...``;
+- ``torchtitan``: ``metrics.py`` ``step: 120  loss:  2.3100  grad_norm: ...  memory: ...`` (ANSI
+  colours are removed by ingestion before this module sees the line);
+- ``lightning``: Lightning's tqdm bar ``Epoch 3:  45%|████▌     | 45/100 [00:01<00:02, 25.00it/s, v_num=0]``
+  (the step in the bar counts batches within the epoch; ``epoch * total + n`` is returned when the
+  total is known);
+- ``tqdm``: any other training bar as tqdm's ``format_meter`` draws it, with no description (Hugging
+  Face Trainer's bar ``  12%|█▎        | 5/40 [00:00<00:00, 106.26it/s]``) or a training-like one
+  (``Steps``, ``Training``, ``train``, ``Iteration``); bars of data preparation, evaluation or
+  downloads (``Map``, ``Validation``, ``Evaluating``...) are not progress;
+- ``plain``: ``step 120``, ``Step 120/1000``, ``iter 120: loss ...`` (nanoGPT), ``[step 120]``,
+  ``global_step=120``, ``Epoch [2/10], Step [100/600]`` (the PyTorch tutorials' format, turned
+  into a global step when both totals are printed).
+
+Hugging Face Trainer's metric dicts (``{'loss': '6.369', 'grad_norm': ...}``) carry no step: the
+metrics reader takes it from the bar, see :mod:`rootrank.metrics`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import regex
+
+#: Lower-case substrings one of which every progress or metric line contains: the scanner runs
+#: :meth:`ProgressModel.observe` and the metrics reader only on lines holding one of them
+#: (found with the same Aho-Corasick pass as the signatures' literals).
+LITERALS: tuple[str, ...] = (
+    "step",  # step N, global_step=, steps:, Skipping step (loss-scale overflow)
+    "iter",  # iteration N/ M, iter N:
+    "%|",  # a tqdm bar
+    "loss",  # every loss print, loss scale, 'loss':
+    "grad_norm",
+    "grad norm",
+    "learning_rate",
+    "learning rate",
+    "lr=",
+    "lr:",
+    "overflow",  # fp16 loss-scale overflow lines
+    "throughput",
+    "samples/sec",
+    "tokens/sec",
+)
+
+# Megatron-LM training_log: " iteration      120/    1000 |"
+_MEGATRON = regex.compile(r"\biteration\s{1,12}(?P<n>\d{1,12})/\s{0,12}(?P<t>\d{1,12})\s{0,4}\|")
+# DeepSpeed engine: "step=120, skipped=3, lr=[...]"; ThroughputTimer "global_step=120,";
+# pipeline engine "steps: 120 loss: 2.3100 iter time (s): ..."
+_DEEPSPEED = regex.compile(
+    r"(?:^|\s|\])step=(?P<n>\d{1,12}), skipped=\d+"
+    r"|\bmicro_step=\d+/global_step=(?P<g>\d{1,12}),"
+    r"|^steps: (?P<p>\d{1,12}) loss: "
+)
+# torchtitan metrics.py: "step: 120  loss: ..." (also "step:  1  loss:")
+_TITAN = regex.compile(r"(?:^|\s)step:\s{1,8}(?P<n>\d{1,12})\s{2}\S")
+# tqdm format_meter: "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate}{postfix}]"
+_BAR = regex.compile(
+    r"^(?:(?P<desc>[^|\r\n]{0,120}?):\s{1,3})?\s{0,3}(?P<pct>\d{1,3})%\|[^|]{0,200}\|\s{0,3}"
+    r"(?P<n>\d{1,12})/(?P<t>\d{1,12}|\?)\s\["
+)
+_LIGHTNING_DESC = regex.compile(r"^Epoch (?P<e>\d{1,9})$")
+# Bar descriptions of a training loop (accelerate/diffusers "Steps", "Training", "train",
+# "Iteration", "global step"); any other description is not training progress.
+_TRAIN_DESC = regex.compile(r"(?i)^(?:steps?|training|train|iterations?|iters?|global[ _]steps?|optimization steps)$")
+# PyTorch tutorial style: "Epoch [2/10], Step [100/600], Loss: 0.21"
+_EPOCH_STEP = regex.compile(
+    r"(?i)\bepoch\s{0,2}\[?\s{0,2}(?P<e>\d{1,9})\s{0,2}/\s{0,2}(?P<et>\d{1,9})\]?\W{1,4}step\s{0,2}\[?\s{0,2}"
+    r"(?P<n>\d{1,12})\s{0,2}/\s{0,2}(?P<t>\d{1,12})\]?"
+)
+# Plain prints: the word first (after an optional "[" or "|"), or a key=value / key: value.
+_PLAIN = regex.compile(
+    r"(?i)(?:^[\[|(]?\s{0,2}|[\s,|\[(])(?:global[_ ]step|step|iter(?:ation)?)"
+    r"(?:\s{0,2}[=:#]\s{0,2}|\s{1,3})(?P<n>\d{1,12})(?:\s{0,2}/\s{0,2}(?P<t>\d{1,12}))?(?=$|[\s,;:|\])])"
+)
+# Phrases in which "step N" is not the current step of the run.
+_NOT_CURRENT = regex.compile(r"(?i)\b(?:warm-?up|max|total|num|every|until|decay|scheduler|save_steps|eval_steps)\b[^,;|]{0,20}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """The latest step one rank reached.
+
+    Attributes:
+        rank: global rank, or ``None`` when the line names none.
+        step: the step (iteration, global batch) the rank reported, as printed (0- or 1-based as
+            the framework counts; Lightning's per-epoch count turned global when the total is known).
+        total: the total the line printed (``1000`` of ``iteration 120/ 1000``), or ``None``.
+        time: seconds since the epoch of that line (its timestamp, or its arrival when live), or
+            ``None``.
+        path: the source the line came from.
+        line: its 1-based line number.
+        kind: the format that printed it: ``"megatron"``, ``"deepspeed"``, ``"torchtitan"``,
+            ``"lightning"``, ``"tqdm"`` or ``"plain"``.
+    """
+
+    rank: int | None
+    step: int
+    total: int | None
+    time: float | None
+    path: str
+    line: int
+    kind: str
+
+    def to_dict(self) -> dict:
+        """The contract's per-rank progress entry (``rootrank.diagnosis/1`` ``progress.ranks[]``)."""
+        return {"rank": self.rank, "step": self.step, "time": self.time, "path": self.path, "line": self.line}
+
+
+def read_step(text: str) -> tuple[int, int | None, str] | None:
+    """The step one line reports, as ``(step, total or None, kind)``, or ``None``.
+
+    ``text`` is one line's body with its launcher rank prefix already removed (a logger header
+    and timestamp in front are fine). ``kind`` is as in :class:`Progress`. Never raises.
+    """
+    if len(text) > 4096:
+        text = text[:4096]
+    low = text.lower() if "%|" not in text else ""
+    if "%|" in text:
+        m = _BAR.search(text)
+        if m is None:
+            return None
+        total = None if m.group("t") == "?" else int(m.group("t"))
+        n = int(m.group("n"))
+        desc = (m.group("desc") or "").strip()
+        if desc:
+            lm = _LIGHTNING_DESC.match(desc)
+            if lm:
+                epoch = int(lm.group("e"))
+                return (epoch * total + n if total else n), total, "lightning"
+            # a description ends in the word before ": NN%|" (tqdm puts "desc: " first)
+            if not _TRAIN_DESC.match(desc):
+                return None
+        return n, total, "tqdm"
+    if "iteration" in low:
+        m = _MEGATRON.search(text)
+        if m:
+            return int(m.group("n")), int(m.group("t")), "megatron"
+    if "step" in low:
+        m = _DEEPSPEED.search(text)
+        if m:
+            n = m.group("n") or m.group("g") or m.group("p")
+            return int(n), None, "deepspeed"
+        m = _TITAN.search(text)
+        if m:
+            return int(m.group("n")), None, "torchtitan"
+        if "epoch" in low:
+            m = _EPOCH_STEP.search(text)
+            if m:
+                e, n, t = int(m.group("e")), int(m.group("n")), int(m.group("t"))
+                return max(e - 1, 0) * t + n, int(m.group("et")) * t, "plain"
+    if "step" in low or "iter" in low:
+        for m in _PLAIN.finditer(text):
+            if _NOT_CURRENT.search(text, 0, m.start()):
+                continue
+            t = m.group("t")
+            return int(m.group("n")), int(t) if t else None, "plain"
+    return None
+
+
+class ProgressModel:
+    """The last step per rank, fed one line at a time.
+
+    Bars without a description are locked to one bar per rank (the one with the largest total):
+    Hugging Face's evaluation bars, drawn while the training bar exists, are not progress.
+    Memory: one :class:`Progress` per rank and one integer per rank.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[int | None, Progress] = {}
+        self._bar_total: dict[int | None, int] = {}
+
+    def observe(self, text: str, *, rank: int | None, time: float | None, path: str, line: int) -> Progress | None:
+        """Read one line body (rank prefix removed; ``line`` 1-based); return the progress it
+        shows (now the rank's last), or ``None`` when it shows none."""
+        got = read_step(text)
+        if got is None:
+            return None
+        step, total, kind = got
+        if kind == "tqdm" and total is not None:
+            locked = self._bar_total.get(rank)
+            if locked is not None and total < locked:
+                return None  # an evaluation bar under the training bar
+            self._bar_total[rank] = total
+        p = Progress(rank, step, total, time, path, line, kind)
+        self._last[rank] = p
+        return p
+
+    def last(self) -> dict[int | None, Progress]:
+        """The last progress per rank (``None`` for lines that named no rank)."""
+        return dict(self._last)
+
+    def to_dict(self, end_time: float | None) -> dict | None:
+        """The contract's ``progress`` object, or ``None`` when no progress was seen.
+
+        ``end_time`` (seconds since the epoch) is the time of the log's last timestamped line;
+        ``silent_seconds`` is ``end_time`` minus the latest progress time (``None`` when either is
+        unknown, never negative). ``behind`` lists the ranks whose last step is below every other
+        rank's (with at least two ranks known).
+        """
+        if not self._last:
+            return None
+        entries = sorted(self._last.values(), key=lambda p: (p.rank is not None, p.rank or 0))
+        times = [p.time for p in entries if p.time is not None]
+        silent = None
+        if end_time is not None and times:
+            silent = max(0.0, end_time - max(times))
+        ranked = {p.rank: p.step for p in entries if p.rank is not None}
+        behind = []
+        if len(ranked) >= 2:
+            for r, s in ranked.items():
+                if all(s < o for q, o in ranked.items() if q != r):
+                    behind.append(r)
+        return {
+            "ranks": [p.to_dict() for p in entries],
+            "end_time": end_time,
+            "silent_seconds": silent,
+            "behind": sorted(behind),
+        }
