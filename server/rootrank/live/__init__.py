@@ -4,7 +4,7 @@ Modules, each named for what it does:
 
 - :mod:`~rootrank.live.lines`: bytes as they arrive -> whole lines (and the last ``\\r`` frame
   of a progress bar still being drawn);
-- :mod:`~rootrank.live.steps`: a step (or iteration) and its rank read from one line;
+- :mod:`~rootrank.live.steps`: the rank of a line, and its step read by :mod:`rootrank.progress`;
 - :mod:`~rootrank.live.tracker`: per-rank progress, stall and straggler detection;
 - :mod:`~rootrank.live.feed`: the engine's own :class:`~rootrank.scan.Scanner` fed block by
   block as lines arrive (one pass, never re-reading the log), and diagnoses taken mid-stream;

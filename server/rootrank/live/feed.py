@@ -12,7 +12,7 @@ Memory is bounded as in the engine (findings keep counts and a few evidence line
 queue (:data:`QUEUE_CHUNKS` chunks): when the scan falls that far behind, :meth:`feed`
 blocks (the job's output is not lost, it waits).
 
-Each line's step, if it shows one (:mod:`rootrank.live.steps`), goes to a
+Each line's step, if it shows one (:mod:`rootrank.live.steps` over :mod:`rootrank.progress`), goes to a
 :class:`~rootrank.live.tracker.ProgressTracker` with the line's arrival time.
 """
 
@@ -32,6 +32,7 @@ from rootrank.live.steps import read_step
 from rootrank.live.tracker import ProgressTracker
 from rootrank.match import Matcher
 from rootrank.model import Diagnosis
+from rootrank.progress import ProgressModel
 from rootrank.ranks import RankTagger, rank_from_path
 from rootrank.scan import Scanner, ScanState
 from rootrank.signatures import Library
@@ -84,6 +85,8 @@ class LiveScan:
         self.library = library or default_library()
         self.mask = mask
         self.tracker = tracker
+        #: The progress model (rootrank.progress) the steps are read with, shared by the sources.
+        self.progress = ProgressModel()
         self.matcher = matcher_for(self.library)
         self.state = ScanState()
         self.lock = threading.Lock()
@@ -210,6 +213,6 @@ class LiveScan:
                 return
 
     def _step(self, src: Source, text: str, number: int, now: float) -> None:
-        step = read_step(text, src.tagger, number)
-        if step is not None:
-            self.tracker.update(step.rank, step.step, step.total, step.epoch, now, src.name, number)
+        p = read_step(text, src.tagger, number, model=self.progress, time=now, path=src.name)
+        if p is not None:
+            self.tracker.update(p.rank, p.step, p.total, None, now, src.name, number)
