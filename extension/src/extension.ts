@@ -117,7 +117,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
     return diagnoseAndShow(doc.getText(), name);
   };
 
-  const live = new LiveWatcher(server, showReport);
+  const live = new LiveWatcher(server, showReport, notifications);
   context.subscriptions.push(
     live,
     vscode.commands.registerCommand('rootrank.watchLogFile', (uri?: vscode.Uri) => live.watchFile(uri)),

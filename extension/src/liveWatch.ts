@@ -103,14 +103,17 @@ export class LiveWatcher implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private readonly status: vscode.StatusBarItem;
   private shown: LiveJob | undefined;
-  /** Every live notification shown, newest last (the end-to-end tests read it). */
-  readonly notifications: string[] = [];
   private readonly eventEmitter = new vscode.EventEmitter<{ job: LiveJob; event: LiveEvent }>();
   readonly onDidReceiveEvent = this.eventEmitter.event;
 
+  /**
+   * `notifications`: the extension's list of every notification shown (newest last; the
+   * end-to-end tests read it); live ones are added to it too.
+   */
   constructor(
     private readonly server: ServerManager,
     private readonly showReport: (d: Diagnosis) => void,
+    readonly notifications: string[] = [],
   ) {
     this.status = vscode.window.createStatusBarItem('rootrank.live', vscode.StatusBarAlignment.Left, 50);
     this.status.name = 'rootrank live';
@@ -155,6 +158,10 @@ export class LiveWatcher implements vscode.Disposable {
     const args = [...cmd.args, 'watch', '--format', 'json', '--progress-every', String(PROGRESS_EVERY)];
     if (!readSettings().mask) {
       args.push('--no-mask');
+    }
+    const stall = vscode.workspace.getConfiguration('rootrank').get<number>('live.stallSeconds', 0);
+    if (stall > 0) {
+      args.push('--stall', String(stall));
     }
     args.push(target);
     const job = new LiveJob(name, cmd.command, args, cmd.cwd, (j, e) => this.onEvent(j, e, terminal));
@@ -264,7 +271,8 @@ export class LiveWatcher implements vscode.Disposable {
       this.notifications.push(message);
       info(message);
       void vscode.window.showWarningMessage(message);
-    } else if (e.event === 'failure' && e.diagnosis?.root_cause) {
+    } else if (e.event === 'failure' && e.diagnosis?.root_cause && !(terminal && e.final)) {
+      // A terminal command's diagnosis at its end is the terminal watcher's to show.
       const line = headline(e.diagnosis);
       if (!line) {
         return;
