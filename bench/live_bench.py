@@ -5,8 +5,9 @@
    ``/dev/null`` directly and under ``rootrank run``; lines per second each way and the ratio.
    The same for ``cat`` of the same file (a job as fast as a pipe can go: the upper bound of
    what rootrank must keep up with). Each job is timed ``--repeat`` times, the best kept.
-   The run under rootrank must also report the log's failure (``cuda-oom`` on the rank the
-   generator made fail) as a ``failure`` event: the scan kept up and read every line.
+   The run under rootrank must also report the log's failure as a ``failure`` event with the
+   same root cause, initiating rank and number of lines read as ``rootrank diagnose`` of the
+   same file: the scan kept up and read every line.
 2. **Idle watching**: ``rootrank watch`` on a log nobody writes to, for ``--idle`` seconds;
    CPU time it used over that wall time (percent of one core), from ``/proc/PID/stat``.
 3. **Memory**: peak RSS (``VmHWM``) of the ``rootrank run`` process itself (not the job) at
@@ -40,7 +41,8 @@ import gen_log  # noqa: E402
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PRINTER = (
     "import sys\n"
-    "with open(sys.argv[1], encoding='utf-8', errors='replace') as fh:\n"
+    "sys.stdout.reconfigure(errors='surrogateescape')\n"
+    "with open(sys.argv[1], encoding='utf-8', errors='surrogateescape', newline='') as fh:\n"
     "    for line in fh:\n"
     "        print(line, end='')\n"
 )
@@ -50,12 +52,11 @@ def env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT / "server")}
 
 
-def log_of(size: int) -> tuple[Path, dict]:
+def log_of(size: int) -> Path:
     path = HERE / ".data" / f"live-{size}.log"
-    meta_path = Path(str(path) + ".meta.json")
-    if not (path.exists() and meta_path.exists()):
+    if not path.exists():
         gen_log.generate(str(path), size, seed=1129, world=16)
-    return path, json.loads(meta_path.read_text())
+    return path
 
 
 def peak_rss_kib(pid: int, stop: threading.Event, out: list[int]) -> None:
@@ -93,17 +94,21 @@ def timed(cmd: list[str], repeat: int) -> tuple[float, bytes, int]:
     return best, err, rss
 
 
-def throughput(path: Path, meta: dict, repeat: int) -> dict:
+def throughput(path: Path, repeat: int) -> dict:
     lines = sum(1 for _ in path.open("rb"))
     rr = [sys.executable, "-m", "rootrank", "run", "--format", "json", "--"]
     out: dict = {"bytes": path.stat().st_size, "lines": lines}
+    # The answer the live scan must give: the post-mortem diagnosis of the same file.
+    want = json.loads(subprocess.run([sys.executable, "-m", "rootrank", "diagnose", "--format", "json", str(path)],
+                                     capture_output=True, env=env(), cwd=ROOT, check=False).stdout)
     for name, job in (("print", [sys.executable, "-c", PRINTER, str(path)]), ("cat", ["cat", str(path)])):
         direct, _, _ = timed(job, repeat)
         under, err, rss = timed(rr + job, repeat)
         events = [json.loads(x) for x in err.decode().splitlines() if x.startswith("{")]
         failures = [e for e in events if e["event"] == "failure"]
-        ok = bool(failures) and failures[-1]["diagnosis"]["root_cause"]["failure_class"] == meta["failure_class"] and \
-            failures[-1]["diagnosis"]["initiating_rank"] == meta["rank"]
+        got = failures[-1]["diagnosis"] if failures else None
+        ok = got is not None and got["root_cause"]["signature"] == want["root_cause"]["signature"] and \
+            got["initiating_rank"] == want["initiating_rank"] and got["lines_read"] == want["lines_read"]
         out[name] = {
             "direct_s": round(direct, 3),
             "rootrank_s": round(under, 3),
@@ -147,8 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     report: dict = {}
     for label, size in (("small", args.small), ("large", args.large)):
-        path, meta = log_of(size)
-        report[label] = throughput(path, meta, args.repeat if label == "small" else 1)
+        path = log_of(size)
+        report[label] = throughput(path, args.repeat if label == "small" else 1)
     report["idle"] = idle_cpu(args.idle)
     print(f"{'log':6} {'job':6} {'lines':>9} {'direct l/s':>11} {'rootrank l/s':>13} {'ratio':>6} {'RSS MiB':>8} right")
     for label in ("small", "large"):

@@ -13,7 +13,9 @@ queue (:data:`QUEUE_CHUNKS` chunks): when the scan falls that far behind, :meth:
 blocks (the job's output is not lost, it waits).
 
 Each line's step, if it shows one (:mod:`rootrank.live.steps` over :mod:`rootrank.progress`), goes to a
-:class:`~rootrank.live.tracker.ProgressTracker` with the line's arrival time.
+:class:`~rootrank.live.tracker.ProgressTracker` with the line's arrival time; of a chunk that
+arrived at once only its last :data:`MAX_STEP_LINES` candidate lines are read (they share one
+arrival time, and each rank's last step is what counts), so a chatty job costs the scan little.
 """
 
 from __future__ import annotations
@@ -41,6 +43,24 @@ from rootrank.signatures import Library
 QUEUE_CHUNKS = 512
 #: Bytes merged into one block at most.
 BLOCK_BYTES = 4 << 20
+
+
+#: Lines that may show a step read per arriving chunk at most: the last ones (all share the
+#: chunk's arrival time, and only each rank's last step counts).
+MAX_STEP_LINES = 64
+
+
+def _step_candidates(lines: list[bytes]) -> list[int]:
+    """Indexes of the last :data:`MAX_STEP_LINES` lines that may show a step, in order."""
+    out: list[int] = []
+    for i in range(len(lines) - 1, -1, -1):
+        ln = lines[i]
+        if b"tep" in ln or b"ter" in ln or b"%|" in ln or b"TEP" in ln or b"TER" in ln:
+            out.append(i)
+            if len(out) >= MAX_STEP_LINES:
+                break
+    out.reverse()
+    return out
 
 
 class _SharedOrderScanner(Scanner):
@@ -135,6 +155,13 @@ class LiveScan:
         """A number that grows whenever a finding or an exception is recorded."""
         return self._counter[0]
 
+    def changes(self) -> tuple[int, int, int]:
+        """What can change the diagnosis: new kinds of findings (signature and rank), new
+        exceptions, failure summaries. Repeats of a finding already seen do not count."""
+        st = self.state
+        last_exc = st.exceptions[-1].order if st.exceptions else 0
+        return len(st.findings), last_exc, len(st.elastic)
+
     def snapshot(self) -> Diagnosis:
         """The diagnosis of what was scanned so far (the running scan is not disturbed:
         the analysis runs on a copy of the state)."""
@@ -195,15 +222,16 @@ class LiveScan:
                 if kind == "frame":
                     self._step(src, strip_ansi(data.decode("utf-8", errors="replace")), number + len(lines), now)
                     continue
-                for ln in data:
-                    lines.append(ln)
-                    text = ln.decode("utf-8", errors="replace")
+                first = number + len(lines)
+                lines.extend(data)
+                for i in _step_candidates(data):
+                    text = data[i].decode("utf-8", errors="replace")
                     if "\r" in text:  # a progress bar's frames: the last one is what shows
                         text = text.rstrip("\r")
                         text = text[text.rfind("\r") + 1 :]
                     if "\x1b" in text:  # colours: real escape sequences only (a live stream)
                         text = strip_ansi(text)
-                    self._step(src, text, number + len(lines) - 1, now)
+                    self._step(src, text, first + i, now)
             if lines:
                 buf = b"\n".join(lines)
                 src.lines += len(lines)

@@ -25,7 +25,7 @@ from rootrank.model import Diagnosis
 SETTLE = 1.5
 #: ... or this many seconds after it was first seen, whatever the output does.
 MAX_SETTLE = 10.0
-#: Seconds between two mid-stream analyses at most once per this.
+#: Seconds between two mid-stream analyses at least (more when one takes long).
 MIN_SNAPSHOT_GAP = 1.0
 
 
@@ -60,6 +60,7 @@ class Monitor:
         self.reported: tuple[str, int | None] | None = None
         self._seen_order = 0
         self._last_snapshot = 0.0
+        self._gap = MIN_SNAPSHOT_GAP
         self._candidate: tuple[tuple[str, int | None], float, Diagnosis] | None = None
         self._last_heartbeat = 0.0
         self._heartbeat_state: list[object] | None = None
@@ -87,11 +88,14 @@ class Monitor:
                 self.reporter.progress(ranks)
 
     def _check_failure(self, now: float) -> None:
-        order = self.scan.order
-        if order != self._seen_order and now - self._last_snapshot >= MIN_SNAPSHOT_GAP:
+        order = self.scan.changes()
+        if order != self._seen_order and now - self._last_snapshot >= self._gap:
             self._seen_order = order
             self._last_snapshot = now
+            t0 = time.perf_counter()
             diag = self.scan.snapshot()
+            # an analysis never takes more than a tenth of the time
+            self._gap = max(MIN_SNAPSHOT_GAP, 10 * (time.perf_counter() - t0))
             key = failure_key(diag)
             if key is None or key == self.reported:
                 self._candidate = None
@@ -102,7 +106,7 @@ class Monitor:
         if self._candidate is not None:
             key, first, diag = self._candidate
             quiet = now - self.scan.last_arrival >= SETTLE
-            if (quiet and self._seen_order == self.scan.order) or now - first >= MAX_SETTLE:
+            if (quiet and self._seen_order == self.scan.changes()) or now - first >= MAX_SETTLE:
                 self.reported = key
                 self._candidate = None
                 self.reporter.failure(diag, final=False)

@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import termios
+import threading
 import time
 from typing import IO
 
@@ -138,6 +139,16 @@ def stop_leftovers(pgid: int) -> list[int]:
     return sorted(left)
 
 
+def _tick_until(monitor: Monitor, stop: threading.Event, err: IO[str]) -> None:
+    """Run the monitor's checks every :data:`TICK` seconds until ``stop`` is set."""
+    while not stop.wait(TICK):
+        try:
+            monitor.tick()
+        except Exception as exc:  # noqa: BLE001 - the job must go on; say why checks stopped
+            print(f"rootrank: live checks stopped ({type(exc).__name__}: {exc})", file=err)
+            return
+
+
 def run_command(
     argv: list[str],
     *,
@@ -245,7 +256,10 @@ def run_command(
         sel.register(fd, selectors.EVENT_READ)
     writable = {1: True, 2: True}
     exited_at: float | None = None
-    last_tick = 0.0
+    # The checks run in their own thread: the passthrough never waits for the scan.
+    ticking = threading.Event()
+    ticker = threading.Thread(target=_tick_until, args=(monitor, ticking, err), name="rootrank-monitor", daemon=True)
+    ticker.start()
 
     def take(lines: list[bytes], last: bool = False) -> None:
         """Lines to the log and the scan; ``last``: a stream's unfinished last line."""
@@ -282,9 +296,6 @@ def run_command(
                 if frame:
                     scan.feed_frame(src, frame)
             now = time.time()
-            if now - last_tick >= TICK:
-                last_tick = now
-                monitor.tick(now)
             if exited_at is None and child.poll() is not None:
                 exited_at = now
             if exited_at is not None and now - exited_at > DRAIN_AFTER_EXIT:
@@ -304,6 +315,8 @@ def run_command(
                 old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
                 os.tcsetpgrp(tty_fd, restore_pgrp)
                 signal.signal(signal.SIGTTOU, old)
+    ticking.set()
+    ticker.join()
     stop_leftovers(pgid)
     for s, h in saved.items():
         signal.signal(s, h)
