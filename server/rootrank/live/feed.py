@@ -51,11 +51,19 @@ MAX_STEP_LINES = 64
 
 
 def _step_candidates(lines: list[bytes]) -> list[int]:
-    """Indexes of the last :data:`MAX_STEP_LINES` lines that may show a step, in order."""
+    """Indexes of the last :data:`MAX_STEP_LINES` lines that may show a step, in order; of
+    lines behind the same launcher prefix (``[rank3]:``) only the last one."""
     out: list[int] = []
+    seen: set[bytes] = set()
     for i in range(len(lines) - 1, -1, -1):
         ln = lines[i]
         if b"tep" in ln or b"ter" in ln or b"%|" in ln or b"TEP" in ln or b"TER" in ln:
+            if ln[:1] == b"[":
+                end = ln.find(b"]:", 0, 48)
+                if end != -1:
+                    if ln[:end] in seen:
+                        continue
+                    seen.add(ln[:end])
             out.append(i)
             if len(out) >= MAX_STEP_LINES:
                 break
