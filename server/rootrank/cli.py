@@ -149,12 +149,16 @@ def _live_parsers(sub) -> None:  # type: ignore[no-untyped-def]
     common.add_argument("--signatures", action="append", default=[], metavar="DIR")
     common.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     r = sub.add_parser("run", parents=[common], help="run a training command and watch it live (-- CMD ARGS...)",
-                       usage="rootrank run [options] -- CMD ARGS...")
+                       usage="rootrank run [options] -- CMD ARGS...",
+                       epilog="exit code: the command's own (128+N when signal N ended it, 127 not found, "
+                              "126 not runnable); 2 for a usage error. See docs/live.md.")
     r.add_argument("--log", metavar="FILE", help="also save the command's output to FILE")
     r.add_argument("--on-stall", choices=("report", "dump"), default="report",
                    help="dump: collect every rank's Python stack with py-spy when a stall is found")
     r.add_argument("cmd", nargs=argparse.REMAINDER, metavar="CMD ARGS...")
-    w = sub.add_parser("watch", parents=[common], help="follow log files or folders written by a running job")
+    w = sub.add_parser("watch", parents=[common], help="follow log files or folders written by a running job",
+                       epilog="runs until Ctrl-C (exit 130), or reading only -, until its end: exit 0 when a "
+                              "failure was reported, 1 when none. See docs/live.md.")
     w.add_argument("paths", nargs="+", metavar="PATH", help="a log file, a folder of logs, or - (stdin)")
 
 
@@ -209,7 +213,12 @@ def _cmd_live(args: argparse.Namespace) -> int:
     )
     lib = _library(args.signatures)
     if args.command == "run":
-        from rootrank.live.runner import run_command
+        try:
+            from rootrank.live.runner import run_command  # POSIX only: ptys, process groups
+        except ImportError as exc:
+            print(f"rootrank: 'rootrank run' needs Linux or macOS ({exc}); use 'rootrank watch' on the log",
+                  file=sys.stderr)
+            return EXIT_INPUT_ERROR
 
         cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
         return run_command(cmd, log=args.log, fmt=args.format, stall=args.stall, on_stall=args.on_stall,
