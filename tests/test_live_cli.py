@@ -148,7 +148,7 @@ def test_run_reports_a_stall_with_the_rank_behind(tmp_path):
     assert stall["suspect_rank"] == 1
     assert {r["rank"]: r["step"] for r in stall["ranks"]} == {0: 9, 1: 8}
     last = max(r["time"] for r in stall["ranks"] if r["rank"] == 1)
-    assert 2 <= stall["time"] - last <= 2 * 2 + 3  # py-spy takes a moment
+    assert 2 <= stall["time"] - last <= 2 * 2 + 5  # py-spy takes a moment (more on a loaded machine)
     dumped = stall["stacks"]
     assert dumped is not None
     if dumped["stacks"]:  # py-spy could attach: the job's Python process is in time.sleep's caller
