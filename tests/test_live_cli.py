@@ -338,3 +338,21 @@ def test_watch_a_missing_path_is_an_input_error(tmp_path):
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 2
     assert b"no such file or folder" in err
+
+
+def test_watch_a_folder_follows_the_newest_attempt_only(tmp_path):
+    old = tmp_path / "run" / "attempt_0" / "1"
+    old.mkdir(parents=True)
+    (old / "stderr.log").write_text(OOM.replace("[rank1]: ", ""))  # the failure of an older attempt
+    os.utime(old / "stderr.log", (time.time() - 600, time.time() - 600))
+    new = tmp_path / "run" / "attempt_1" / "0"
+    new.mkdir(parents=True)
+    (new / "stdout.log").write_text("step 1 loss 1.0\n")
+    proc = rootrank("watch", "--format", "json", "--stall", "2", str(tmp_path))
+    try:
+        first = EventReader(proc).next(timeout=30)
+        assert first["event"] == "stall"  # not the old attempt's failure
+        assert [r["path"].split("/run/")[1] for r in first["ranks"]] == ["attempt_1/0/stdout.log"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)

@@ -7,7 +7,9 @@ logs live. For each file:
 
 - appended bytes are read (at most :data:`READ_BYTES` per poll) and scanned as they come;
 - a new file under a watched folder (by :data:`rootrank.engine.LOG_SUFFIXES`, recursively,
-  every :data:`RESCAN` s) is followed from its start;
+  every :data:`RESCAN` s) is followed from its start; of a folder holding several SLURM jobs
+  or torchrun attempts only the newest run's files are followed (:func:`rootrank.runs.pick_run`,
+  as ``rootrank diagnose`` reads a folder), and a newer run appearing is followed too;
 - rotation (the path now names another file: a new inode) and truncation (the file shrank)
   start a new source at the new file's start; the old one's lines stay in the diagnosis, and
   the progress seen so far is forgotten (a new run started).
@@ -33,6 +35,7 @@ from rootrank.live.feed import LiveScan, Source
 from rootrank.live.lines import LineSplitter
 from rootrank.live.monitor import Monitor, failure_key
 from rootrank.live.tracker import ProgressTracker
+from rootrank.runs import pick_run
 from rootrank.signatures import Library
 
 #: Seconds between two polls of the watched files.
@@ -84,7 +87,8 @@ class Watcher:
             for path in self.explicit:
                 self._follow(path)
             for folder in self.folders:
-                for path in _log_files(folder):
+                newest, _ = pick_run(_log_files(folder))  # an older SLURM job or attempt is history
+                for path in newest:
                     self._follow(path)
         return sum(self._read(f) for f in list(self.files.values()))
 
