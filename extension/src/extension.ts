@@ -16,6 +16,7 @@ import { ServerManager } from './server';
 import { readSettings, RESTART_SETTINGS } from './settings';
 import { linkSpan, matchLine } from './terminal/matchers';
 import { CommandOutput, TerminalWatcher } from './terminal/watch';
+import { LiveWatcher } from './liveWatch';
 
 /** Where a diagnosed text came from, by the name given to the server. */
 interface Source {
@@ -28,6 +29,8 @@ interface Source {
 export interface RootrankApi {
   server: ServerManager;
   watcher: TerminalWatcher;
+  /** Live watching of running commands and log files (`rootrank watch`). */
+  live: LiveWatcher;
   library: LibraryCache;
   /** Every failure notification shown, newest last. */
   notifications: string[];
@@ -121,10 +124,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
     return diagnoseAndShow(doc.getText(), name);
   };
 
+  const live = new LiveWatcher(server, showReport, notifications);
+  context.subscriptions.push(
+    live,
+    vscode.commands.registerCommand('rootrank.watchLogFile', (uri?: vscode.Uri) => live.watchFile(uri)),
+    vscode.commands.registerCommand('rootrank.stopWatching', () => live.stopAll()),
+    vscode.commands.registerCommand('rootrank.showLiveJob', () => live.showShown()),
+  );
+
   const notifyFailure = (output: CommandOutput, d: Diagnosis, terminal: vscode.Terminal) => {
     const line = headline(d);
-    if (!line) {
-      return;
+    if (!line || live.alreadyNotified(terminal, line)) {
+      return; // the live watch named this failure while the command ran
     }
     // The answer first: what failed and where, then the one-line fix; the exit status last.
     const fix = oneLineFix(d);
@@ -302,6 +313,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
   return {
     server,
     watcher,
+    live,
     library,
     notifications,
     lastReport: () => ReportPanel.lastDiagnosis,

@@ -1,0 +1,103 @@
+"""What the live commands say: stall, straggler, failure and exit events.
+
+``--format json`` writes one JSON object per line per event (``rootrank.live/1``)::
+
+    {"event": "stall", "time": float (s since the epoch), "suspect_rank": int|null, "why": str,
+     "seconds": float (no progress for), "threshold": float (s), "stalled": [int|null],
+     "ranks": [{"rank": int|null, "step": int, "total": int|null, "epoch": int|null,
+                "time": float, "path": str, "line": int (1-based)}],
+     "stacks": {"stacks": [...], "notes": [str]} | null}
+    {"event": "straggler", "time": ..., "suspect_rank": int, "why": str, "ranks": [...]}
+    {"event": "failure", "time": ..., "diagnosis": {rootrank.diagnosis/1}, "final": bool}
+    {"event": "progress", "time": ..., "ranks": [...]}            (only with --progress-every)
+    {"event": "exit", "time": ..., "code": int}                    (rootrank run only)
+
+``final`` is ``false`` for a failure seen while the job still runs and ``true`` for the
+diagnosis at its end. The text form is one or a few lines per event, each starting with
+``rootrank:``; a failure at the end of ``rootrank run`` is the full report of
+``rootrank diagnose``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import IO, Any
+
+from rootrank import report
+from rootrank.live.stacks import StackDump
+from rootrank.live.tracker import Verdict
+from rootrank.model import Diagnosis
+
+
+def _fmt_rank(r: int | None) -> str:
+    return "the job" if r is None else f"rank {r}"
+
+
+class Reporter:
+    """Writes events to ``out`` as ``"text"`` or ``"json"``; ``color`` for the text report.
+
+    ``before_text`` is called before text is written (the runner uses it to start on a fresh
+    line when the job's output stopped mid-line). Thread-safe.
+    """
+
+    def __init__(self, out: IO[str], fmt: str = "text", *, color: bool = False, before_text: Any = None) -> None:
+        self.out = out
+        self.fmt = fmt
+        self.color = color
+        self.before_text = before_text
+        self._lock = threading.Lock()
+        self.emitted: list[dict[str, Any]] = []  # every event, as its JSON object (newest last)
+
+    def _emit(self, event: dict[str, Any], text: str) -> None:
+        event = {"event": event.pop("event"), "time": round(time.time(), 3), **event}
+        with self._lock:
+            self.emitted.append(event)
+            if self.fmt == "json":
+                self.out.write(json.dumps(event, ensure_ascii=False) + "\n")
+            else:
+                if self.before_text is not None:
+                    self.before_text()
+                self.out.write(text if text.endswith("\n") else text + "\n")
+            self.out.flush()
+
+    def verdict(self, v: Verdict, stacks: StackDump | None = None) -> None:
+        """A stall or a straggler."""
+        event: dict[str, Any] = {"event": v.kind, "suspect_rank": v.suspect_rank, "why": v.why, "ranks": v.ranks}
+        if v.kind == "stall":
+            event.update(seconds=round(v.seconds, 1), threshold=v.threshold, stalled=v.stalled,
+                         stacks=stacks.to_dict() if stacks is not None else None)
+        lines = [f"rootrank: {v.kind}: {v.why}"]
+        if v.kind == "stall":
+            now = time.time()
+            for r in v.ranks:
+                total = f"/{r['total']}" if r.get("total") else ""
+                lines.append(f"rootrank:   {_fmt_rank(r['rank'])}: step {r['step']}{total}, {now - r['time']:.0f} s ago")
+            if stacks is not None:
+                for s in sorted(stacks.stacks, key=lambda s: (s.rank is None, s.rank or 0)):
+                    who = f"rank {s.rank}" if s.rank is not None else f"pid {s.pid} (no rank)"
+                    lines.append(f"rootrank:   {who} is {s.where}")
+                lines.extend(f"rootrank:   stacks: {n}" for n in stacks.notes)
+        self._emit(event, "\n".join(lines))
+
+    def failure(self, diag: Diagnosis, *, final: bool) -> None:
+        """A failure: while the job runs (``final`` False) a headline, at its end the report."""
+        d = diag.to_dict()
+        rc = diag.root_cause or {}
+        if final:
+            text = report.to_text(diag, color=self.color)
+        else:
+            where = f" on rank {diag.initiating_rank}" if diag.initiating_rank is not None else ""
+            text = f"rootrank: failure while the job runs: {rc.get('title', 'an error')}{where} ({rc.get('failure_class', '?')})"
+        self._emit({"event": "failure", "final": final, "diagnosis": d}, text)
+
+    def progress(self, ranks: list[dict[str, Any]]) -> None:
+        """A progress heartbeat (``--progress-every``; JSON only, for the editor's status bar)."""
+        if self.fmt == "json":
+            self._emit({"event": "progress", "ranks": ranks}, "")
+
+    def exit(self, code: int) -> None:
+        """The command's exit code (JSON only: in text the shell shows it)."""
+        if self.fmt == "json":
+            self._emit({"event": "exit", "code": code}, "")

@@ -1,0 +1,139 @@
+"""The live loop's checks, run about once a second (:meth:`Monitor.tick`).
+
+- A failure is reported once the lines show a root cause and the output has been quiet for
+  :data:`SETTLE` seconds (the lines of one crash arrive within a moment of each other, and
+  the first of them rarely tell the whole story), or :data:`MAX_SETTLE` seconds after it was
+  first seen; again only if a later root cause differs (another signature or rank).
+- Stalls and stragglers come from the :class:`~rootrank.live.tracker.ProgressTracker`; with
+  ``on_stall="dump"`` each rank's stack is collected first (in a thread, so the job's output
+  keeps flowing) and may name the suspect.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from rootrank.live.events import Reporter
+from rootrank.live.feed import LiveScan
+from rootrank.live.stacks import StackDump, dump_job
+from rootrank.live.tracker import Verdict
+from rootrank.model import Diagnosis
+
+#: Quiet seconds after a root cause is seen before it is reported.
+SETTLE = 1.5
+#: ... or this many seconds after it was first seen, whatever the output does.
+MAX_SETTLE = 10.0
+#: Seconds between two mid-stream analyses at least (more when one takes long).
+MIN_SNAPSHOT_GAP = 1.0
+
+
+def failure_key(diag: Diagnosis) -> tuple[str, int | None] | None:
+    """What identifies a reported failure: its root cause's signature and rank."""
+    if not diag.root_cause:
+        return None
+    return diag.root_cause.get("signature", "?"), diag.initiating_rank
+
+
+class Monitor:
+    """Checks a :class:`LiveScan` and reports through a :class:`Reporter`.
+
+    ``job_pid`` (for ``on_stall="dump"``) is the root process of the job; ``progress_every``
+    (s, or None) sends a progress heartbeat that often while steps change.
+    """
+
+    def __init__(
+        self,
+        scan: LiveScan,
+        reporter: Reporter,
+        *,
+        on_stall: str = "report",
+        job_pid: Callable[[], int | None] | None = None,
+        progress_every: float | None = None,
+    ) -> None:
+        self.scan = scan
+        self.reporter = reporter
+        self.on_stall = on_stall
+        self.job_pid = job_pid
+        self.progress_every = progress_every
+        self.reported: tuple[str, int | None] | None = None
+        self._seen_order = 0
+        self._last_snapshot = 0.0
+        self._gap = MIN_SNAPSHOT_GAP
+        self._candidate: tuple[tuple[str, int | None], float, Diagnosis] | None = None
+        self._last_heartbeat = 0.0
+        self._heartbeat_state: list[object] | None = None
+        self._dumps: list[threading.Thread] = []
+
+    def tick(self, now: float | None = None) -> None:
+        """Run the checks (call about once a second)."""
+        now = time.time() if now is None else now
+        self._check_failure(now)
+        with self.scan.lock:
+            verdicts = self.scan.tracker.check(now)
+            ranks = self.scan.tracker.snapshot() if self.progress_every else None
+        for v in verdicts:
+            if v.kind == "stall" and self.on_stall == "dump" and self.job_pid is not None and self.job_pid():
+                t = threading.Thread(target=self._dump_and_report, args=(v, self.job_pid()), daemon=True)
+                self._dumps.append(t)
+                t.start()
+            else:
+                self.reporter.verdict(v)
+        if ranks is not None and self.progress_every is not None and now - self._last_heartbeat >= self.progress_every:
+            state = [(r["rank"], r["step"]) for r in ranks]
+            if state != self._heartbeat_state:
+                self._heartbeat_state = state
+                self._last_heartbeat = now
+                self.reporter.progress(ranks)
+
+    def _check_failure(self, now: float) -> None:
+        order = self.scan.changes()
+        if order != self._seen_order and now - self._last_snapshot >= self._gap:
+            self._seen_order = order
+            self._last_snapshot = now
+            t0 = time.perf_counter()
+            diag = self.scan.snapshot()
+            # an analysis never takes more than a tenth of the time
+            self._gap = max(MIN_SNAPSHOT_GAP, 10 * (time.perf_counter() - t0))
+            key = failure_key(diag)
+            if key is None or key == self.reported:
+                self._candidate = None
+            elif self._candidate is None or self._candidate[0] != key:
+                self._candidate = (key, now, diag)
+            else:
+                self._candidate = (key, self._candidate[1], diag)
+        if self._candidate is not None:
+            key, first, diag = self._candidate
+            quiet = now - self.scan.last_arrival >= SETTLE
+            if (quiet and self._seen_order == self.scan.changes()) or now - first >= MAX_SETTLE:
+                self.reported = key
+                self._candidate = None
+                self.reporter.failure(diag, final=False)
+
+    def _dump_and_report(self, v: Verdict, pid: int) -> None:
+        dump = dump_job(pid)
+        suspect, why = dump.suspect()
+        if suspect is not None:
+            if v.suspect_rank not in (None, suspect):
+                v.why += f"; but the stacks point elsewhere: {why}"
+            else:
+                v.why += f"; {why}"
+            v.suspect_rank = suspect
+        self.reporter.verdict(v, dump)
+
+    def wait_dumps(self, timeout: float = 30.0) -> None:
+        """Wait for stack dumps still running (so their stall is reported before exit)."""
+        end = time.time() + timeout
+        for t in self._dumps:
+            t.join(max(0.0, end - time.time()))
+
+    def final(self, diag: Diagnosis, failed: bool) -> None:
+        """At the end: the full diagnosis when the job failed (or a new root cause showed up)."""
+        key = failure_key(diag)
+        if failed or (key is not None and key != self.reported):
+            if key is not None or failed:
+                self.reporter.failure(diag, final=True)
+
+
+__all__ = ["Monitor", "StackDump", "failure_key"]
