@@ -143,10 +143,11 @@ def one_fault_one_explanation(ctx: Context, nodes: list[Finding]) -> Iterable[Ed
         for b in causes:
             if a is b or a.rank != b.rank or a.specificity <= b.specificity:
                 continue
-            if a.failure_class == b.failure_class and a.rank is not None:
+            ea, eb = a.evidence[0], b.evidence[0]
+            if a.failure_class == b.failure_class and (a.rank is not None or ea.path == eb.path):
+                # (no rank: one file is one process's output, as far as the log tells)
                 yield Edge(a, b, "one_fault_one_explanation", "both are the same fault on this rank")
                 continue
-            ea, eb = a.evidence[0], b.evidence[0]
             if ea.path != eb.path or abs(ea.line - eb.line) > MESSAGE_SPAN:
                 continue
             if a.time is not None and b.time is not None and a.time != b.time:

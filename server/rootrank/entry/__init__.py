@@ -132,8 +132,10 @@ def fill_entry(
     else:
         action = None
     where = location_step(frame, sites, rc_rank, action)
-    if where:
+    if where and sites:
         steps.insert(0, where)
+    elif where and steps:
+        steps[0] = f"{where} {steps[0]}"
 
     evidence = [e.to_dict() for e in root.evidence[:3]]
     for f in findings:  # supporting lines of the same class (a warning before the error)

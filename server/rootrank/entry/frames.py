@@ -137,11 +137,12 @@ def _ranks(ranks: list[int]) -> str:
 def location_step(
     frame: dict[str, Any] | None, sites: list[dict[str, Any]], rank: int | None, action: str | None
 ) -> str | None:
-    """The fix's first step when the log shows the user's code: where each rank called a
-    collective (``train.py:57: rank 2 calls broadcast here while ranks 0 and 1 call
-    all_reduce at train.py:44``), else where the initiating rank's traceback leaves the
-    user's code (``action``: what the rank did there, "raised ValueError", "waited in
-    all_reduce"); ``None`` when neither is known."""
+    """Where the fix applies when the log shows the user's code: a first step of its own
+    when the ranks called collectives from different lines (``train.py:57: rank 2 calls
+    broadcast here while ranks 0 and 1 call all_reduce at train.py:44``), else a prefix for
+    the first step naming where the initiating rank's traceback leaves the user's code
+    (``model.py:97 (in forward), where rank 5 raised OutOfMemoryError:``; ``action`` is what
+    the rank did there); ``None`` when neither is known."""
     if sites:
         groups: dict[tuple[str, int, str | None], list[int]] = {}
         for s in sites:
@@ -164,4 +165,4 @@ def location_step(
         return None
     who = f"rank {rank}" if rank is not None else "the failing process"
     func = f" (in {frame['func']})" if frame.get("func") else ""
-    return f"{short(frame['file'])}:{frame['line']}{func}: your code where {who} {action or 'failed'}; the fix below applies there."
+    return f"{short(frame['file'])}:{frame['line']}{func}, where {who} {action or 'failed'}:"

@@ -84,6 +84,16 @@ def readable_entry(entry: dict[str, Any]) -> dict[str, Any]:
         fix["steps"] = [prose(s) for s in fix["steps"]]
     if isinstance(fix.get("code"), dict):
         fix["code"] = {k: render(str(v), blanks) for k, v in fix["code"].items()}
+    if isinstance(fix.get("variants"), list):  # fixes chosen by evidence (rootrank.entry.variants)
+        fix["variants"] = [
+            {
+                **v,
+                "steps": [prose(s) for s in v.get("steps") or []],
+                **({"code": {k: render(str(c), blanks) for k, c in v["code"].items()}} if isinstance(v.get("code"), dict) else {}),
+            }
+            if isinstance(v, dict) else v
+            for v in fix["variants"]
+        ]
     out["fix"] = fix
     out["confirm"] = [prose(c) for c in entry.get("confirm") or []]
     if isinstance(entry.get("verify"), str):
