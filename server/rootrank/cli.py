@@ -120,6 +120,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--format", "-f", choices=("text", "json"), default="text")
 
     sub.add_parser("serve", help="run the language server over stdio (for editors)")
+
+    from rootrank.triage import command as triage_command  # fleet triage (needs rootrank[fleet])
+
+    triage_command.add_parser(sub, _Parser)
     return p
 
 
@@ -259,6 +263,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_eval(args)
         if args.command == "signatures":
             return _cmd_signatures(args)
+        if args.command == "triage":
+            from rootrank.triage import command as triage_command
+
+            return triage_command.run(args, _library)
         if args.command == "serve":
             try:
                 from rootrank.lsp.server import serve  # imports pygls and lsprotocol

@@ -26,7 +26,7 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import regex
 
@@ -247,4 +247,96 @@ def open_log(path: str | os.PathLike[str]) -> BinaryIO:
     if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
         fh.close()  # a device (/dev/zero, a tty) would never end
         raise InputError(f"{path}: not a regular file or pipe")
-    return fh
+    return _decompressing(fh, path) if stat.S_ISREG(mode) else fh
+
+
+# --- compressed logs ----------------------------------------------------------------------
+# Archived logs are often compressed (logrotate's gzip, `xz`, `zstd`). They are recognised by
+# their magic bytes, whatever their name, and decompressed as a stream (memory stays bounded by
+# one block). A truncated file yields what it holds; corrupt data is an InputError.
+
+#: Names of compressed logs a folder scan also reads (``train.log.gz``, ``slurm-12.out.zst``).
+COMPRESSED_SUFFIXES = (".gz", ".zst", ".xz")
+_GZIP_MAGIC = b"\x1f\x8b"
+_XZ_MAGIC = b"\xfd7zXZ\x00"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def strip_compression(name: str) -> str:
+    """``name`` without a compression suffix (``a.log.gz`` -> ``a.log``)."""
+    low = name.lower()
+    for suffix in COMPRESSED_SUFFIXES:
+        if low.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+class _Decompressed(io.RawIOBase):
+    """A decompressing reader over an open file; closing it closes the file.
+
+    ``readinto`` ends at a truncated stream's last complete data (EOFError) and raises
+    :class:`InputError` on corrupt data, so callers see one kind of error."""
+
+    def __init__(self, raw: BinaryIO, reader: Any, what: str, path: str | os.PathLike[str]) -> None:
+        self._raw, self._reader, self._what, self._path = raw, reader, what, path
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: Any) -> int:
+        try:
+            return self._reader.readinto(buf)
+        except EOFError:  # cut short (the job was killed while compressing): keep what came
+            return 0
+        except Exception as exc:  # zlib.error, lzma.LZMAError, zstandard.ZstdError
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"corrupt {self._what} data ({exc})") from None
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._reader.close()
+            finally:
+                self._raw.close()
+        super().close()
+
+
+def _decompressing(fh: BinaryIO, path: str | os.PathLike[str]) -> BinaryIO:
+    """``fh`` itself, or a decompressing reader when its first bytes are gzip, xz or zstd.
+
+    Raises:
+        InputError: a zstd file and neither ``compression.zstd`` (Python 3.14) nor the
+            ``zstandard`` package is available.
+    """
+    head = fh.read(6)
+    fh.seek(0)
+    if head.startswith(_GZIP_MAGIC):
+        import gzip
+
+        reader: Any = gzip.GzipFile(fileobj=fh, mode="rb")
+        what = "gzip"
+    elif head.startswith(_XZ_MAGIC):
+        import lzma
+
+        reader = lzma.LZMAFile(fh, mode="rb")
+        what = "xz"
+    elif head.startswith(_ZSTD_MAGIC):
+        what = "zstd"
+        try:
+            from compression import zstd  # type: ignore[import-not-found]  # Python >= 3.14
+
+            reader = zstd.ZstdFile(fh, mode="rb")
+        except ImportError:
+            try:
+                import zstandard
+            except ImportError:
+                fh.close()
+                raise InputError(
+                    f"{path}: a zstd-compressed log needs the zstandard package"
+                    " (pip install 'rootrank[fleet]') or Python 3.14"
+                ) from None
+            reader = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True)
+    else:
+        return fh
+    return io.BufferedReader(_Decompressed(fh, reader, what, path), buffer_size=1 << 16)  # type: ignore[return-value]
