@@ -105,6 +105,7 @@ def run(args: argparse.Namespace, library_check: Any) -> int:
     def on_result(result: dict[str, Any]) -> None:
         if args.format == "json":
             out.write(render.job_line(result) + "\n")
+            out.flush()  # a pipeline sees each job as soon as it is done
 
     notes: list[str] = []
     summary, stats = triage(

@@ -9,6 +9,8 @@ is folded from.
 
 from __future__ import annotations
 
+import calendar
+import datetime
 import hashlib
 import time
 from dataclasses import dataclass
@@ -22,7 +24,7 @@ from rootrank.signatures import Library, load_library
 from rootrank.triage.discover import Job
 from rootrank.triage.hosts import ArchiveMasker, RawHostMasker
 
-#: A log time before this (2000-01-01 UTC, s since the epoch) is a time of day with no date.
+#: A log time from this on (2000-01-01 UTC, s since the epoch) already has its year.
 DATED_AFTER = 946_684_800.0
 #: An evidence text kept in a record is cut to this many characters.
 MAX_TEXT = 300
@@ -126,17 +128,32 @@ def diagnose_batch(jobs: list[Job], options: Options) -> list[dict[str, Any]]:
     return [diagnose_job(job, options) for job in jobs]
 
 
-def _log_time(diag: dict[str, Any]) -> float | None:
+def with_year(t: float, mtime: float) -> float:
+    """A log time with the file's year: the engine keeps a log's month, day and time but not
+    its year (glog's ``E1129 17:40:34`` has none), as seconds since 2000-01-01 within the year
+    2000 (:func:`rootrank.ranks.parse_time`); the year is the one that puts the time at or
+    before the file's last write (``mtime``, s since the epoch; a day of slack for clocks)."""
+    if t >= DATED_AFTER:
+        return t
+    when = (datetime.datetime(2000, 1, 1) + datetime.timedelta(seconds=t)).timetuple()
+    year = time.gmtime(mtime).tm_year
+    for y in (year, year - 1):
+        try:
+            cand = calendar.timegm((y, when.tm_mon, when.tm_mday, when.tm_hour, when.tm_min, when.tm_sec)) + t % 1
+        except (ValueError, OverflowError):
+            continue
+        if cand <= mtime + 86400:
+            return cand
+    return t
+
+
+def _log_time(diag: dict[str, Any], mtime: float) -> float | None:
+    """When the job failed, from its log: the root cause's time, else the earliest finding's;
+    ``None`` when the log gives at most a time of day (under a day after the epoch)."""
     rc = diag.get("root_cause") or {}
-    t = rc.get("time")
-    if isinstance(t, (int, float)) and t >= DATED_AFTER:
-        return float(t)
-    times = [
-        f["time"]
-        for f in diag.get("findings", [])
-        if isinstance(f.get("time"), (int, float)) and f["time"] >= DATED_AFTER
-    ]
-    return float(min(times)) if times else None
+    times = [rc.get("time")] if rc.get("time") is not None else [f.get("time") for f in diag.get("findings", [])]
+    dated = [float(t) for t in times if isinstance(t, (int, float)) and t >= 86400]
+    return with_year(min(dated), mtime) if dated else None
 
 
 def _cut(text: str) -> str:
@@ -176,7 +193,7 @@ def record(job: Job, job_id: str, diag: dict[str, Any] | None, error: str | None
     }
     if diag is None:
         return rec
-    t = _log_time(diag)
+    t = _log_time(diag, job.mtime)
     if t is not None:
         rec["time"], rec["time_source"] = t, "log"
     hosts = {h for h in (diag.get("ranks") or {}).get("hosts", {}).values() if h}
