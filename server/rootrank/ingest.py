@@ -274,29 +274,60 @@ def strip_compression(name: str) -> str:
 class _Decompressed(io.RawIOBase):
     """A decompressing reader over an open file; closing it closes the file.
 
-    ``readinto`` ends at a truncated stream's last complete data (EOFError) and raises
-    :class:`InputError` on corrupt data, so callers see one kind of error."""
+    ``new`` makes a decompressor (``zlib.decompressobj`` for gzip, ``lzma.LZMADecompressor``
+    for xz, or ``None`` when ``reader`` is already a decompressing file object, for zstd).
+    Concatenated members/streams are read one after another; a stream cut short ends at the
+    last byte that decompressed (a job killed while its log was compressed); corrupt data
+    raises :class:`InputError`, so callers see one kind of error."""
 
-    def __init__(self, raw: BinaryIO, reader: Any, what: str, path: str | os.PathLike[str]) -> None:
-        self._raw, self._reader, self._what, self._path = raw, reader, what, path
+    _CHUNK = 1 << 16
+
+    def __init__(self, raw: BinaryIO, new: Any, what: str, reader: Any = None) -> None:
+        self._raw, self._new, self._what, self._reader = raw, new, what, reader
+        self._dec = new() if new else None
+        self._input = b""
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buf: Any) -> int:
         try:
-            return self._reader.readinto(buf)
-        except EOFError:  # cut short (the job was killed while compressing): keep what came
+            if self._reader is not None:
+                return self._reader.readinto(buf)
+            return self._decode_into(buf)
+        except InputError:
+            raise
+        except EOFError:
             return 0
         except Exception as exc:  # zlib.error, lzma.LZMAError, zstandard.ZstdError
-            if isinstance(exc, InputError):
-                raise
             raise InputError(f"corrupt {self._what} data ({exc})") from None
+
+    def _decode_into(self, buf: Any) -> int:
+        want = len(buf)
+        while want:
+            dec = self._dec
+            if dec.eof:  # the next gzip member / xz stream, if any
+                tail = dec.unused_data or self._raw.read(self._CHUNK)
+                if not tail.strip(b"\0"):  # end of file, or the zero padding of a tape/block device
+                    return 0
+                self._dec, self._input = self._new(), tail
+                continue
+            if not self._input and getattr(dec, "needs_input", True):
+                self._input = self._raw.read(self._CHUNK)
+                if not self._input:
+                    return 0  # cut short: end at what decompressed
+            out = dec.decompress(self._input, want)
+            self._input = getattr(dec, "unconsumed_tail", b"")  # zlib keeps unread input there
+            if out:
+                buf[: len(out)] = out
+                return len(out)
+        return 0
 
     def close(self) -> None:
         if not self.closed:
             try:
-                self._reader.close()
+                if self._reader is not None:
+                    self._reader.close()
             finally:
                 self._raw.close()
         super().close()
@@ -311,18 +342,19 @@ def _decompressing(fh: BinaryIO, path: str | os.PathLike[str]) -> BinaryIO:
     """
     head = fh.read(6)
     fh.seek(0)
+    reader: Any = None
     if head.startswith(_GZIP_MAGIC):
-        import gzip
+        import zlib
 
-        reader: Any = gzip.GzipFile(fileobj=fh, mode="rb")
+        new: Any = lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)  # noqa: E731 - gzip header
         what = "gzip"
     elif head.startswith(_XZ_MAGIC):
         import lzma
 
-        reader = lzma.LZMAFile(fh, mode="rb")
+        new = lzma.LZMADecompressor
         what = "xz"
     elif head.startswith(_ZSTD_MAGIC):
-        what = "zstd"
+        new, what = None, "zstd"
         try:
             from compression import zstd  # type: ignore[import-not-found]  # Python >= 3.14
 
@@ -339,4 +371,4 @@ def _decompressing(fh: BinaryIO, path: str | os.PathLike[str]) -> BinaryIO:
             reader = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True)
     else:
         return fh
-    return io.BufferedReader(_Decompressed(fh, reader, what, path), buffer_size=1 << 16)  # type: ignore[return-value]
+    return io.BufferedReader(_Decompressed(fh, new, what, reader), buffer_size=1 << 16)  # type: ignore[return-value]

@@ -142,7 +142,7 @@ def _batches(jobs: Iterator[Job]) -> Iterator[list[Job]]:
 
 
 def _failed(batch: list[Job], why: str, options: Options) -> list[dict[str, Any]]:
-    from rootrank.triage.work import record
+    from rootrank.triage.work import job_head, record
 
     out = []
     for job in batch:
@@ -151,7 +151,7 @@ def _failed(batch: list[Job], why: str, options: Options) -> list[dict[str, Any]
         error = masker.text(why)
         out.append(
             {
-                "job": {"index": job.index, "id": job_id, "kind": job.kind, "bytes": job.bytes, "files": len(job.files)},
+                "job": job_head(job, masker),
                 "diagnosis": None,
                 "error": error,
                 "record": record(job, job_id, None, error, 0.0),

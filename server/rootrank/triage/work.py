@@ -113,13 +113,27 @@ def diagnose_job(job: Job, options: Options) -> dict[str, Any]:
             hashes = None
     seconds = time.perf_counter() - start
     rec = record(job, job_id, diag, error, seconds)
-    head = {"index": job.index, "id": job_id, "kind": job.kind, "bytes": job.bytes, "files": len(job.files)}
+    head = job_head(job, masker)
     return {
         "job": head,
         "diagnosis": diag if options.full else None,
         "error": error,
         "record": rec,
         "hashes": hashes,
+    }
+
+
+def job_head(job: Job, masker: Masker) -> dict[str, Any]:
+    """The ``"job"`` object of the JSON Lines output: ``index`` (0-based, archive order),
+    ``id``, ``kind``, ``paths`` (what ``rootrank diagnose`` is given to reproduce this job),
+    ``bytes`` (on disk) and ``files``; texts masked by ``masker``."""
+    return {
+        "index": job.index,
+        "id": masker.text(job.id),
+        "kind": job.kind,
+        "paths": [masker.text(p) for p in job.paths],
+        "bytes": job.bytes,
+        "files": len(job.files),
     }
 
 
