@@ -111,6 +111,18 @@ def redate(text: str, day: str) -> str:
     return _ISO_DAY.sub(day, _GLOG_DAY.sub(lambda m: m[1] + mmdd, text))
 
 
+def names_host(f: dict) -> bool:
+    """Whether the engine names the host of the fixture's initiating rank once the fixture is
+    placed in a run (a fixture that prints its own hosts keeps naming those)."""
+    sys.path.insert(0, str(ROOT / "server"))
+    from rootrank.engine import diagnose_text
+
+    world = max(8, -(-(max(f["max_rank"], f["rank"]) + 1) // 8) * 8)
+    hosts = [f"probe-node-{i:03d}" for i in range(world // 8)]
+    text = "\n".join(preamble(world, hosts, "2026-11-01", 0, 3, random.Random(0))) + "\n" + f["text"]
+    return diagnose_text(text, mask=False).initiating_host == hosts[f["rank"] // 8]
+
+
 def padding(target: int, day: str) -> bytes:
     """About ``target`` bytes of Megatron-style progress lines (for the big logs)."""
     block = "".join(
@@ -161,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rng = random.Random(args.seed)
     fx = fixtures()
-    machine = [f for f in fx if f["class"] in MACHINE_CLASSES and f["rank"] is not None]
+    machine = [f for f in fx if f["class"] in MACHINE_CLASSES and f["rank"] is not None and names_host(f)]
     failing = [f for f in fx if f["class"]]
     healthy = [p.read_text(encoding="utf-8", errors="replace") for p in sorted((ROOT / "tests" / "healthy").glob("*.log"))]
     cluster = [f"gpu-node-{i:03d}" for i in range(1, args.hosts + 1)]
@@ -173,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     big = set(rng.sample(sorted(set(range(args.jobs)) - planted), min(args.big, args.jobs - planted_n)))
     t0 = time.time()
     first_day = time.mktime(time.strptime("2026-11-01", "%Y-%m-%d")) - time.timezone
-    truth = {"bad_host": args.bad_host, "planted_jobs": [], "jobs": args.jobs, "healthy": 0, "unclassified": 0, "big": []}
+    truth = {"bad_host": args.bad_host, "planted_jobs": [], "jobs": args.jobs, "healthy": 0, "unclassified": 0, "big": [],
+             "healthy_jobs": [], "unclassified_jobs": []}
     total = 0
     for j in range(args.jobs):
         day_i = j * args.days // args.jobs
@@ -232,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             truth["planted_jobs"].append(job_id)
         elif kind in ("healthy", "unclassified"):
             truth[kind] += 1
+            truth[kind + "_jobs"].append(job_id)
         if j in big:
             truth["big"].append(job_id)
         if j and j % 1000 == 0:

@@ -21,7 +21,8 @@ class Progress:
 
     On a terminal the line is rewritten in place (``\\r``) at most every ``interval_tty``
     seconds; otherwise (a CI log, a file) one line is written every ``interval_file`` seconds.
-    The time left is estimated from the bytes still to read at the rate so far.
+    The time left is the jobs still to do at the rate so far (a few big logs late in the
+    archive make it optimistic).
     """
 
     def __init__(
@@ -50,9 +51,7 @@ class Progress:
         rate = self.jobs / elapsed
         mbs = self.bytes / elapsed / 1e6
         left = ""
-        if self.bytes and self.total_bytes > self.bytes:
-            left = f" · {_duration((self.total_bytes - self.bytes) / (self.bytes / elapsed))} left"
-        elif self.jobs and self.total_jobs > self.jobs:
+        if self.jobs and self.total_jobs > self.jobs:
             left = f" · {_duration((self.total_jobs - self.jobs) / rate)} left"
         cached = f" ({self.cached:,} from the cache)" if self.cached else ""
         return f"triage: {self.jobs:,}/{self.total_jobs:,} jobs{cached} · {rate:.1f} jobs/s · {mbs:.1f} MB/s{left}"

@@ -42,7 +42,8 @@ WINDOW_PER_WORKER = 8
 @dataclass
 class RunStats:
     """What a run did: jobs and bytes done (``bytes``: on disk), ``total_jobs`` found,
-    ``cached`` jobs taken from the cache, ``seconds`` of wall time, ``workers`` used,
+    ``cached`` jobs taken from the cache, ``seconds`` of wall time once the workers were up
+    (``startup_seconds`` before that: starting or connecting to the cluster), ``workers`` used,
     ``interrupted`` (Ctrl-C), and each worker's peak resident memory in bytes
     (``worker_peak_rss``, by worker address; empty when it could not be asked)."""
 
@@ -52,6 +53,7 @@ class RunStats:
     total_bytes: int = 0
     cached: int = 0
     seconds: float = 0.0
+    startup_seconds: float = 0.0
     workers: int = 0
     interrupted: bool = False
     worker_peak_rss: dict[str, int] = field(default_factory=dict)
@@ -217,6 +219,8 @@ def triage(
 
     distributed = _need_dask()
     with dask_client(scheduler, workers) as client:
+        stats.startup_seconds = time.monotonic() - start
+        start = time.monotonic()
         stats.workers = len(client.scheduler_info().get("workers", {})) or (workers or 1)
         window = max(4, WINDOW_PER_WORKER * stats.workers)
         ac = distributed.as_completed(loop=client.loop)

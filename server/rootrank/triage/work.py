@@ -234,7 +234,7 @@ def record(job: Job, job_id: str, diag: dict[str, Any] | None, error: str | None
         rec.update(
             status="unclassified",
             rank=unc.get("rank"),
-            host=unc.get("host"),
+            host=unc.get("host") or (diag.get("ranks") or {}).get("hosts", {}).get(str(unc.get("rank"))),
             exception={
                 "path": ev["path"] if ev else None,
                 "line": ev["line"] if ev else None,
