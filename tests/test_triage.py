@@ -349,3 +349,15 @@ def test_ctrl_c_stops_cleanly_with_the_jobs_done(tmp_path):
     assert 1 <= summary["jobs"] == len(lines) - 1 < 400
     assert summary["failed"] == summary["jobs"]
     assert b"interrupted: the report covers" in err and b"Traceback" not in err
+
+
+def test_no_logs_is_an_input_error_and_nothing_new_since_a_date_is_an_empty_report(tmp_path, archive):
+    (tmp_path / "empty" / "sub").mkdir(parents=True)
+    (tmp_path / "empty" / "notes.md").write_text("not a log")
+    proc = run_cli("triage", str(tmp_path / "empty"))
+    assert proc.returncode == 2 and proc.stderr.decode().startswith(f"rootrank: {tmp_path / 'empty'}: no log files")
+    out, _ = archive
+    proc = run_cli("triage", str(out), "--since", "2030-01-01", "--format", "json", "-q")
+    assert proc.returncode == 0
+    summary = json.loads(proc.stdout)["summary"]
+    assert summary["jobs"] == 0 and summary["jobs_found"] == 0 and summary["hosts"] == []

@@ -123,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
 
     from rootrank.triage import command as triage_command  # fleet triage (needs rootrank[fleet])
 
-    triage_command.add_parser(sub, _Parser)
+    triage_command.add_parser(sub)
     return p
 
 

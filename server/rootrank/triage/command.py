@@ -59,7 +59,7 @@ def _workers(text: str) -> int:
     return n
 
 
-def add_parser(sub: Any, parser_class: Any) -> None:
+def add_parser(sub: Any) -> None:
     """Add ``triage`` to the CLI's subparsers."""
     t = sub.add_parser(
         "triage", help=HELP, description=HELP + ".", epilog=_EPILOG,

@@ -189,6 +189,10 @@ def triage(
     total_jobs, total_bytes = discover.count(paths, since=since)  # raises on a missing path
     summary = Summary()
     stats = RunStats(total_jobs=total_jobs, total_bytes=total_bytes)
+    if total_jobs == 0:
+        if since is None:
+            raise InputError(f"{', '.join(paths)}: no log files (*.log, *.out, *.err, *.txt, error.json, compressed or not)")
+        return summary, stats  # a nightly run with nothing new
     bar: Progress | None
     if progress is True:
         bar = Progress(total_jobs, total_bytes)
