@@ -7,7 +7,7 @@ Each job's failure is one of the repository's signature fixtures (``signatures/*
 real wordings of what PyTorch, NCCL, the kernel and the launchers print), placed in a multi-node
 run: every rank first prints NCCL's ``host:pid:tid [dev] NCCL INFO comm ... rank R nranks N``
 init line (which binds the rank to its host) and a dated progress line, then the fixture's
-lines follow. Hosts come from a cluster of ``--hosts`` machines (``gpu-node-001``...). A few
+lines follow. Hosts come from a cluster of ``--hosts`` machines (jobs / 20 by default) (``gpu-node-001``...). A few
 jobs are healthy (``tests/healthy/*.log``), a few end in an exception no signature knows.
 
 The planted bad host (``--bad-host``, default ``gpu-node-042``) is put at the initiating rank of
@@ -69,6 +69,7 @@ def fixtures() -> list[dict]:
         ranks = [int(a or b) for a, b in _RANK_WORDS.findall(text)]
         out.append(
             {
+                "hosts": own_hosts(text),
                 "id": y.stem,
                 "class": meta.get("failure_class"),
                 "rank": (meta.get("fixture") or {}).get("initiating_rank"),
@@ -109,6 +110,26 @@ def redate(text: str, day: str) -> str:
     """The fixture's glog (``E1129 17:40:34``) and ISO dates moved to the job's ``day``."""
     mmdd = day[5:7] + day[8:10]
     return _ISO_DAY.sub(day, _GLOG_DAY.sub(lambda m: m[1] + mmdd, text))
+
+
+def own_hosts(text: str) -> list[str]:
+    """The host names a fixture prints itself (the engine's rank -> host map of the fixture
+    alone); each job renames them to machines of its cluster, so that one fixture's host does
+    not start failures in every job that uses it."""
+    sys.path.insert(0, str(ROOT / "server"))
+    from rootrank.engine import diagnose_text
+    from rootrank.mask import KEEP_HOSTS
+
+    d = diagnose_text(text, mask=False)
+    names = {h for h in d.ranks.get("hosts", {}).values() if h} | ({d.initiating_host} if d.initiating_host else set())
+    return sorted((h for h in names if h.lower() not in KEEP_HOSTS), key=len, reverse=True)
+
+
+def rehost(text: str, names: list[str], rng: random.Random, pool: list[str]) -> str:
+    """``text`` with each of ``names`` replaced by a random host of ``pool``."""
+    for name in names:
+        text = re.sub(r"(?<![\w.-])" + re.escape(name) + r"(?![\w-])", rng.choice(pool), text)
+    return text
 
 
 def names_host(f: dict) -> bool:
@@ -156,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("out", help="the archive folder to write (outside the repository)")
     p.add_argument("--jobs", type=int, default=10_000)
-    p.add_argument("--hosts", type=int, default=128)
+    p.add_argument("--hosts", type=int, default=0, help="machines in the cluster (default: jobs / 20, at least 64)")
     p.add_argument("--bad-host", default="gpu-node-042")
     p.add_argument("--planted", type=int, default=0, help="jobs the bad host starts (default: 0.5%% of jobs, at least 8)")
     p.add_argument("--big", type=int, default=3, help="jobs padded to --big-mb")
@@ -176,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     machine = [f for f in fx if f["class"] in MACHINE_CLASSES and f["rank"] is not None and names_host(f)]
     failing = [f for f in fx if f["class"]]
     healthy = [p.read_text(encoding="utf-8", errors="replace") for p in sorted((ROOT / "tests" / "healthy").glob("*.log"))]
-    cluster = [f"gpu-node-{i:03d}" for i in range(1, args.hosts + 1)]
+    n_hosts = args.hosts or max(64, args.jobs // 20)
+    cluster = [f"gpu-node-{i:03d}" for i in range(1, n_hosts + 1)]
     if args.bad_host not in cluster:
         cluster[-1] = args.bad_host
     others = [h for h in cluster if h != args.bad_host]
@@ -216,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         steps = rng.randint(5, 150)
         lines = preamble(world, hosts, day, start, steps, rng)
         body = f["text"] if f else (rng.choice(healthy) if kind == "healthy" else "".join(f"[rank3]:{ln}\n" for ln in UNCLASSIFIED.splitlines()))
-        body = redate(body, day)
+        body = redate(rehost(body, f["hosts"], rng, others) if f else body, day)
         head = ("\n".join(lines) + "\n").encode()
         pad = padding(args.big_mb << 20, day) if j in big else b""
         data = head + pad + body.encode()
