@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from rootrank.triage.run import peak_rss, triage  # noqa: E402
-from rootrank.triage.work import Options  # noqa: E402
+from rootrank.triage.run import peak_rss, triage
+from rootrank.triage.work import Options
 
 
 def one(archive: str, workers: int) -> dict:

@@ -44,7 +44,7 @@ MACHINE_CLASSES = {
     "gpu-hardware-xid-ecc", "cuda-illegal-memory-access", "network-fabric-error",
     "nccl-system-error", "host-oom-killed", "cpu-oom",
 }
-_RANK_WORDS = re.compile(r"(?:\[rank|\[default|Rank |rank )(\d{1,4})|^(\d{1,4}): ", re.M)
+_RANK_WORDS = re.compile(r"(?:\[rank|\[default|Rank |rank )(\d{1,4})|^(\d{1,4}): ", re.MULTILINE)
 
 UNCLASSIFIED = """Traceback (most recent call last):
   File "/workspace/train.py", line 212, in <module>

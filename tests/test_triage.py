@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, run_cli
+
 from rootrank import report
 from rootrank.engine import diagnose_paths
 from rootrank.mask import Masker
@@ -42,7 +42,7 @@ def archive(tmp_path_factory):
     out = tmp_path_factory.mktemp("fleet") / "archive"
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "fleet_gen.py"), str(out), "--jobs", "40", "--big", "0", "--planted", "6", "--hosts", "50"],
-        capture_output=True, env=ENV, timeout=120,
+        capture_output=True, env=ENV, timeout=120, check=False,
     )
     assert proc.returncode == 0, proc.stderr.decode()
     truth = json.loads(Path(str(out) + ".truth.json").read_text())
@@ -51,7 +51,7 @@ def archive(tmp_path_factory):
 
 def _triage(*args, timeout=300):
     proc = subprocess.run(
-        [sys.executable, "-m", "rootrank", "triage", *args], capture_output=True, env=ENV, timeout=timeout, cwd=ROOT
+        [sys.executable, "-m", "rootrank", "triage", *args], capture_output=True, env=ENV, timeout=timeout, cwd=ROOT, check=False
     )
     assert proc.returncode == 0, proc.stderr.decode()
     return proc
@@ -265,7 +265,7 @@ def test_reports_text_markdown_and_offline_html(archive):
     out, truth = archive
     text = _triage(str(out), "--keep-hosts", "--workers", "2", "-q").stdout.decode()
     rows = text.split("Hosts that initiated failures")[1].splitlines()
-    assert rows[2].split()[0] == BAD and rows[2].split()[1] == "6"
+    assert rows[2].split()[0] == BAD and rows[2].split()[1] == str(len(truth["planted_jobs"]))
     assert "Failure classes" in text and "By day" in text
     md = _triage(str(out), "--keep-hosts", "--format", "markdown", "--workers", "2", "-q").stdout.decode()
     first_row = next(line for line in md.splitlines() if line.startswith("| ") and "host |" not in line)
@@ -291,11 +291,11 @@ def test_cache_reads_only_new_or_changed_jobs_and_nothing_is_written_without_it(
     assert _tree(arch) == before and sorted(os.listdir(ROOT)) == cwd_before  # nothing written
     cache = tmp_path / "cache"
     first = subprocess.run([sys.executable, "-m", "rootrank", "triage", str(arch), "--format", "json", "--cache", str(cache), "--workers", "2"],
-                           capture_output=True, env=ENV, timeout=300)
+                           capture_output=True, env=ENV, timeout=300, check=False)
     assert first.returncode == 0 and "worker(s), 0 from the cache" in first.stderr.decode()
     assert (cache / "host-key").stat().st_mode & 0o777 == 0o600
     second = subprocess.run([sys.executable, "-m", "rootrank", "triage", str(arch), "--format", "json", "--cache", str(cache), "--workers", "2"],
-                            capture_output=True, env=ENV, timeout=300)
+                            capture_output=True, env=ENV, timeout=300, check=False)
     assert second.stdout == first.stdout  # same pseudonyms: the key is kept in the cache
     assert "worker(s), 40 from the cache" in second.stderr.decode()
     # touched (same bytes): still from the cache; changed: diagnosed again
@@ -308,7 +308,7 @@ def test_cache_reads_only_new_or_changed_jobs_and_nothing_is_written_without_it(
     extra = b"[rank0]: step 99999 loss 0.1\n"
     path.write_bytes(gzip.compress(gzip.decompress(data) + extra) if path.suffix == ".gz" else data + extra)
     third = subprocess.run([sys.executable, "-m", "rootrank", "triage", str(arch), "--format", "json", "--cache", str(cache), "--workers", "2"],
-                           capture_output=True, env=ENV, timeout=300)
+                           capture_output=True, env=ENV, timeout=300, check=False)
     assert "worker(s), 39 from the cache" in third.stderr.decode()
     new_jobs, _ = _jsonl(third)
     again = next(j for j in new_jobs if j["job"]["id"] == changed["job"]["id"])
@@ -321,7 +321,7 @@ def test_since_keeps_the_jobs_written_since_a_date(archive):
     jobs, summary = _jsonl(proc)
     since = calendar.timegm((2026, 11, 16, 0, 0, 0))
     expected = [j for j in discover([str(out)]) if j.mtime >= since]
-    assert 0 < len(jobs) == len(expected) < 40
+    assert 0 < len(jobs) == len(expected) == summary["jobs"] < 40
     assert [j["job"]["id"] for j in jobs] == [j.id for j in expected]
     proc = run_cli("triage", str(out), "--since", "16/11/2026")
     assert proc.returncode == 2 and b"is not a date" in proc.stderr

@@ -8,8 +8,8 @@ import lzma
 import os
 
 import pytest
-
 from conftest import ROOT, run_cli
+
 from rootrank.engine import diagnose_paths
 from rootrank.ingest import InputError, open_log
 

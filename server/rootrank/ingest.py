@@ -299,7 +299,7 @@ class _Decompressed(io.RawIOBase):
             raise
         except EOFError:
             return 0
-        except Exception as exc:  # zlib.error, lzma.LZMAError, zstandard.ZstdError
+        except Exception as exc:  # noqa: BLE001 - zlib.error, lzma.LZMAError, zstandard.ZstdError
             raise InputError(f"corrupt {self._what} data ({exc})") from None
 
     def _decode_into(self, buf: Any) -> int:
@@ -346,7 +346,7 @@ def _decompressing(fh: BinaryIO, path: str | os.PathLike[str]) -> BinaryIO:
     if head.startswith(_GZIP_MAGIC):
         import zlib
 
-        new: Any = lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)  # noqa: E731 - gzip header
+        new: Any = lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)  # gzip header
         what = "gzip"
     elif head.startswith(_XZ_MAGIC):
         import lzma

@@ -251,7 +251,7 @@ def triage(
                 in_window -= 1
                 try:
                     results = fut.result()
-                except Exception as exc:  # the worker died (killed, out of memory)
+                except Exception as exc:  # noqa: BLE001 - the worker died (killed, out of memory)
                     results = _failed(batch, f"the worker was lost ({type(exc).__name__}: {exc})", options)
                 fut.release()
                 for job, r in zip(batch, results):
@@ -269,7 +269,7 @@ def triage(
         if not stats.interrupted:
             try:
                 stats.worker_peak_rss = {k: int(v) for k, v in client.run(peak_rss).items()}
-            except Exception:  # a worker that left; the figures are a report, not a result
+            except Exception:  # noqa: BLE001 - a worker that left; the figures are a report
                 stats.worker_peak_rss = {}
     stats.seconds = time.monotonic() - start
     if bar:
