@@ -341,7 +341,9 @@ def test_ctrl_c_stops_cleanly_with_the_jobs_done(tmp_path):
     first = proc.stdout.readline()  # the first job is done: the cluster is up and working
     assert json.loads(first)["job"]["index"] == 0
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends: the whole group
-    rest, err = proc.communicate(timeout=120)
+    rest = proc.stdout.read()  # the same buffered reader: communicate() would skip its buffer
+    err = proc.stderr.read()
+    proc.wait(timeout=120)
     lines = [json.loads(x) for x in (first + rest).decode().splitlines()]
     summary = lines[-1]["summary"]
     assert proc.returncode == 130, err.decode()

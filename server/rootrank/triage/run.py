@@ -234,31 +234,37 @@ def triage(
         stream = _batches(_uncached(jobs, cache, lambda r: deliver(r, True)) if cache else jobs)
         try:
             exhausted = False
-            while True:
-                while not exhausted and in_window < window:
-                    batch = next(stream, None)
-                    if batch is None:
-                        exhausted = True
+            with _ctrl_c() as stop:
+                while True:
+                    if stop():
+                        raise KeyboardInterrupt
+                    while not exhausted and in_window < window:
+                        batch = next(stream, None)
+                        if batch is None:
+                            exhausted = True
+                            break
+                        fut = client.submit(diagnose_batch, batch, options, pure=False)
+                        batches[fut.key] = batch
+                        ac.add(fut)
+                        in_window += 1
+                    if not batches:
                         break
-                    fut = client.submit(diagnose_batch, batch, options, pure=False)
-                    batches[fut.key] = batch
-                    ac.add(fut)
-                    in_window += 1
-                if not batches:
-                    break
-                fut = next(ac)
-                batch = batches.pop(fut.key)
-                in_window -= 1
-                try:
-                    results = fut.result()
-                except Exception as exc:  # noqa: BLE001 - the worker died (killed, out of memory)
-                    results = _failed(batch, f"the worker was lost ({type(exc).__name__}: {exc})", options)
-                fut.release()
-                for job, r in zip(batch, results):
-                    if cache:
-                        cache.store(job, r)
-                    r.pop("hashes", None)
-                    deliver(r, False)
+                    if not ac.has_ready():  # wait in short steps, so Ctrl-C is seen between results
+                        time.sleep(0.02)
+                        continue
+                    fut = next(ac)
+                    batch = batches.pop(fut.key)
+                    in_window -= 1
+                    try:
+                        results = fut.result()
+                    except Exception as exc:  # noqa: BLE001 - the worker died (killed, out of memory)
+                        results = _failed(batch, f"the worker was lost ({type(exc).__name__}: {exc})", options)
+                    fut.release()
+                    for job, r in zip(batch, results):
+                        if cache:
+                            cache.store(job, r)
+                        r.pop("hashes", None)
+                        deliver(r, False)
         except KeyboardInterrupt:
             stats.interrupted = True
             for f in list(ac.futures):
@@ -275,6 +281,29 @@ def triage(
     if bar:
         bar.finish()
     return summary, stats
+
+
+@contextmanager
+def _ctrl_c() -> Iterator[Callable[[], bool]]:
+    """While inside, the first Ctrl-C (SIGINT) only asks the run to stop: the loop sees it
+    between two results (so no output line is cut in half) and stops cleanly; a second one
+    interrupts at once. Outside the main thread, Ctrl-C is left as it is."""
+    asked = []
+
+    def handler(signum: int, frame: Any) -> None:
+        if asked:
+            raise KeyboardInterrupt
+        asked.append(signum)
+
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread
+        yield lambda: False
+        return
+    try:
+        yield lambda: bool(asked)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _uncached(jobs: Iterator[Job], cache: Cache, hit: Callable[[dict[str, Any]], None]) -> Iterator[Job]:
