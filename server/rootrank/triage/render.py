@@ -184,10 +184,11 @@ def svg_by_day(s: dict[str, Any], width: int = 900, height: int = 260) -> str:
     if not days:
         return ""
     shown = _chart_classes(s)
-    left, bottom, top = 44, 40, 10
+    left, bottom, top = 44, 40, 16
     plot_w, plot_h = width - left - 10, height - bottom - top
     peak = max(max(d["failed"] for d in days), 1)
     bar_w = plot_w / len(days)
+    label = (lambda d: d) if days[0]["day"][:4] != days[-1]["day"][:4] else (lambda d: d[5:])  # MM-DD in one year
     parts = [f'<svg width="{width}" height="{height}" role="img" aria-label="failed jobs per day by class">']
     for frac in (0, 0.5, 1):
         y = top + plot_h * (1 - frac)
@@ -210,7 +211,7 @@ def svg_by_day(s: dict[str, Any], width: int = 900, height: int = 260) -> str:
             )
         if len(days) <= 31 or i % max(1, len(days) // 15) == 0:
             parts.append(
-                f'<text x="{x + bar_w / 2:.1f}" y="{height - bottom + 14}" font-size="10" text-anchor="middle">{_e(d["day"][5:])}</text>'
+                f'<text x="{x + bar_w / 2:.1f}" y="{height - bottom + 14}" font-size="10" text-anchor="middle">{_e(label(d["day"]))}</text>'
             )
     parts.append("</svg>")
     return "".join(parts)
@@ -228,7 +229,7 @@ def svg_classes(s: dict[str, Any], width: int = 900) -> str:
     shown = _chart_classes(s)
     for i, r in enumerate(rows):
         y = 5 + i * bar_h
-        w = (width - label_w - 60) * r["jobs"] / peak
+        w = (width - label_w - 100) * r["jobs"] / peak
         colour = _COLOURS[shown.index(r["failure_class"])] if r["failure_class"] in shown else _COLOURS[-1]
         parts.append(f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end" font-size="12">{_e(r["failure_class"])}</text>')
         parts.append(f'<rect x="{label_w}" y="{y + 3}" width="{max(w, 1):.1f}" height="{bar_h - 6}" fill="{colour}"/>')
@@ -241,7 +242,7 @@ _STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#222;max-width:1100px}
 h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f4f4f4}td.n{text-align:right}code{font:12px ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-all}
+th{background:#f4f4f4}td.n{text-align:right}td b{white-space:nowrap}code{font:12px ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-all}
 .legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}
 .new{color:#b00;font-weight:600}
 """
