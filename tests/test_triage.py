@@ -363,3 +363,22 @@ def test_no_logs_is_an_input_error_and_nothing_new_since_a_date_is_an_empty_repo
     assert proc.returncode == 0
     summary = json.loads(proc.stdout)["summary"]
     assert summary["jobs"] == 0 and summary["jobs_found"] == 0 and summary["hosts"] == []
+
+
+def test_triage_needs_no_network_beyond_loopback(archive):
+    """In a fresh network namespace (no interface but loopback) the report is the same: the
+    local cluster talks over 127.0.0.1 only and nothing is fetched."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        pytest.skip("needs unshare and ip (util-linux, iproute2)")
+    out, _ = archive
+    args = ["-m", "rootrank", "triage", str(out), "--keep-hosts", "--workers", "1", "-q", "--format", "json"]
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot create a network namespace here: {probe.stderr.decode().strip()}")
+    script = "ip link set lo up && exec " + " ".join(f"'{a}'" for a in [sys.executable, *args])
+    isolated = subprocess.run(["unshare", "-n", "sh", "-c", script], capture_output=True, env=ENV, timeout=300, check=False, cwd=ROOT)
+    assert isolated.returncode == 0, isolated.stderr.decode()
+    normal = _triage(*args[3:])
+    assert isolated.stdout == normal.stdout
+    _, summary = _jsonl(normal)
+    assert summary["jobs"] == 40 and summary["hosts"][0]["host"] == BAD
