@@ -15,9 +15,10 @@ fi
 echo "== Python environment"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-# The package, its test tools, and a CPU build of torch for the real torchrun scenarios
-# (pip takes torch==2.13.0 from this machine's disk), and py-spy for the live stall dumps.
-.venv/bin/python -m pip install -q -e '.[test,scenarios,live]'
+# The package, its test tools, a CPU build of torch for the real torchrun scenarios
+# (pip takes torch==2.13.0 from this machine's disk), py-spy for the live stall dumps and
+# Dask for fleet triage.
+.venv/bin/python -m pip install -q -e '.[test,scenarios,live,fleet]'
 
 echo "== Engine, signatures, corpus, language server, safety"
 .venv/bin/python -m pytest -q -p no:cacheprovider

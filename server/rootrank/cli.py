@@ -125,6 +125,10 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("serve", help="run the language server over stdio (for editors)")
     _live_parsers(sub)
+
+    from rootrank.triage import command as triage_command  # fleet triage (needs rootrank[fleet])
+
+    triage_command.add_parser(sub)
     return p
 
 
@@ -332,6 +336,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_signatures(args)
         if args.command in ("run", "watch"):
             return _cmd_live(args)
+        if args.command == "triage":
+            from rootrank.triage import command as triage_command
+
+            return triage_command.run(args, _library)
         if args.command == "serve":
             try:
                 from rootrank.lsp.server import serve  # imports pygls and lsprotocol

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any, BinaryIO
 
 from rootrank.analysis import analyze
-from rootrank.ingest import Block, InputError, open_log, read_blocks, text_blocks
+from rootrank.ingest import Block, InputError, open_log, read_blocks, strip_compression, text_blocks
 from rootrank.mask import Masker
 from rootrank.metrics import onset_findings
 from rootrank.match import Matcher
@@ -93,7 +93,7 @@ def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[t
                     if seen > MAX_FOLDER_FILES:
                         raise InputError(f"{p}: more than {MAX_FOLDER_FILES} files; name the log files instead")
                     full = os.path.join(dirpath, name)
-                    low = name.lower()
+                    low = strip_compression(name.lower())  # train.log.gz is a log too
                     if (low.endswith(LOG_SUFFIXES) or low in LOG_NAMES) and os.path.isfile(full):
                         found.append(full)
             notes.extend(f"skipped the folder {u} (its logs were not read)" for u in unreadable)
@@ -108,8 +108,10 @@ def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[t
     return out
 
 
-def _finish(scanner: Scanner, library: Library, mask: bool) -> Diagnosis:
-    masker = Masker(enabled=True) if mask else None
+def _finish(
+    scanner: Scanner, library: Library, mask: bool, new_masker: Callable[[], Masker] = Masker
+) -> Diagnosis:
+    masker = new_masker() if mask else None
     if masker is not None:
         hosts = scanner.state.hosts
         for r in sorted(hosts):  # host-1 is the host of the lowest rank
@@ -184,8 +186,18 @@ def diagnose_stream(stream: BinaryIO, name: str = "<stdin>", *, library: Library
     return diagnose_blocks([(name, read_blocks(stream))], library=library, mask=mask)
 
 
-def diagnose_paths(paths: list[str], *, library: Library | None = None, mask: bool = True) -> Diagnosis:
+def diagnose_paths(
+    paths: list[str],
+    *,
+    library: Library | None = None,
+    mask: bool = True,
+    new_masker: Callable[[], Masker] = Masker,
+) -> Diagnosis:
     """Diagnose files and folders (``-`` is standard input), streaming each file once.
+
+    ``new_masker`` makes the masker of this diagnosis when ``mask`` is on (fleet triage
+    passes one whose host pseudonyms hold across a whole archive; the default numbers hosts
+    ``host-1``... within this diagnosis).
 
     Raises:
         InputError: a path is missing, unreadable, binary, or a folder with no logs.
@@ -215,8 +227,8 @@ def diagnose_paths(paths: list[str], *, library: Library | None = None, mask: bo
             skipped.append(str(exc))
     if skipped and len(skipped) == len(files):
         raise InputError(f"no readable log: {skipped[0]}" + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""))
-    diag = _finish(scanner, lib, mask)
-    masker_text = Masker(enabled=mask).text
+    diag = _finish(scanner, lib, mask, new_masker)
+    masker_text = new_masker().text if mask else Masker(enabled=False).text
     diag.warnings.extend(masker_text(n) for n in notes)
     diag.warnings.extend(f"skipped {masker_text(s)}" for s in skipped)
     return diag

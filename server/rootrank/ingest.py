@@ -26,7 +26,7 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import regex
 
@@ -251,4 +251,128 @@ def open_log(path: str | os.PathLike[str]) -> BinaryIO:
     if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
         fh.close()  # a device (/dev/zero, a tty) would never end
         raise InputError(f"{path}: not a regular file or pipe")
-    return fh
+    return _decompressing(fh, path) if stat.S_ISREG(mode) else fh
+
+
+# --- compressed logs ----------------------------------------------------------------------
+# Archived logs are often compressed (logrotate's gzip, `xz`, `zstd`). They are recognised by
+# their magic bytes, whatever their name, and decompressed as a stream (memory stays bounded by
+# one block). A truncated file yields what it holds; corrupt data is an InputError.
+
+#: Names of compressed logs a folder scan also reads (``train.log.gz``, ``slurm-12.out.zst``).
+COMPRESSED_SUFFIXES = (".gz", ".zst", ".xz")
+_GZIP_MAGIC = b"\x1f\x8b"
+_XZ_MAGIC = b"\xfd7zXZ\x00"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def strip_compression(name: str) -> str:
+    """``name`` without a compression suffix (``a.log.gz`` -> ``a.log``)."""
+    low = name.lower()
+    for suffix in COMPRESSED_SUFFIXES:
+        if low.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+class _Decompressed(io.RawIOBase):
+    """A decompressing reader over an open file; closing it closes the file.
+
+    ``new`` makes a decompressor (``zlib.decompressobj`` for gzip, ``lzma.LZMADecompressor``
+    for xz, or ``None`` when ``reader`` is already a decompressing file object, for zstd).
+    Concatenated members/streams are read one after another; a stream cut short ends at the
+    last byte that decompressed (a job killed while its log was compressed); corrupt data
+    raises :class:`InputError`, so callers see one kind of error."""
+
+    _CHUNK = 1 << 16
+
+    def __init__(self, raw: BinaryIO, new: Any, what: str, reader: Any = None) -> None:
+        self._raw, self._new, self._what, self._reader = raw, new, what, reader
+        self._dec = new() if new else None
+        self._input = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: Any) -> int:
+        try:
+            if self._reader is not None:
+                return self._reader.readinto(buf)
+            return self._decode_into(buf)
+        except InputError:
+            raise
+        except EOFError:
+            return 0
+        except Exception as exc:  # noqa: BLE001 - zlib.error, lzma.LZMAError, zstandard.ZstdError
+            raise InputError(f"corrupt {self._what} data ({exc})") from None
+
+    def _decode_into(self, buf: Any) -> int:
+        want = len(buf)
+        while want:
+            dec = self._dec
+            if dec.eof:  # the next gzip member / xz stream, if any
+                tail = dec.unused_data or self._raw.read(self._CHUNK)
+                if not tail.strip(b"\0"):  # end of file, or the zero padding of a tape/block device
+                    return 0
+                self._dec, self._input = self._new(), tail
+                continue
+            if not self._input and getattr(dec, "needs_input", True):
+                self._input = self._raw.read(self._CHUNK)
+                if not self._input:
+                    return 0  # cut short: end at what decompressed
+            out = dec.decompress(self._input, want)
+            self._input = getattr(dec, "unconsumed_tail", b"")  # zlib keeps unread input there
+            if out:
+                buf[: len(out)] = out
+                return len(out)
+        return 0
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                if self._reader is not None:
+                    self._reader.close()
+            finally:
+                self._raw.close()
+        super().close()
+
+
+def _decompressing(fh: BinaryIO, path: str | os.PathLike[str]) -> BinaryIO:
+    """``fh`` itself, or a decompressing reader when its first bytes are gzip, xz or zstd.
+
+    Raises:
+        InputError: a zstd file and neither ``compression.zstd`` (Python 3.14) nor the
+            ``zstandard`` package is available.
+    """
+    head = fh.read(6)
+    fh.seek(0)
+    reader: Any = None
+    if head.startswith(_GZIP_MAGIC):
+        import zlib
+
+        new: Any = lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)  # gzip header
+        what = "gzip"
+    elif head.startswith(_XZ_MAGIC):
+        import lzma
+
+        new = lzma.LZMADecompressor
+        what = "xz"
+    elif head.startswith(_ZSTD_MAGIC):
+        new, what = None, "zstd"
+        try:
+            from compression import zstd  # type: ignore[import-not-found]  # Python >= 3.14
+
+            reader = zstd.ZstdFile(fh, mode="rb")
+        except ImportError:
+            try:
+                import zstandard
+            except ImportError:
+                fh.close()
+                raise InputError(
+                    f"{path}: a zstd-compressed log needs the zstandard package"
+                    " (pip install 'rootrank[fleet]') or Python 3.14"
+                ) from None
+            reader = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True)
+    else:
+        return fh
+    return io.BufferedReader(_Decompressed(fh, new, what, reader), buffer_size=1 << 16)  # type: ignore[return-value]

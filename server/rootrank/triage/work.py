@@ -1,0 +1,247 @@
+"""What a worker does with one job: diagnose it as ``rootrank diagnose`` would, masked there.
+
+Runs inside a Dask worker process (or any process): it imports no Dask. What it returns
+already went through the job's masker, so no raw secret, user name or (unless asked) host
+name leaves the worker: the full ``rootrank.diagnosis/1`` object when the output needs it
+(``--format json``), and always a small :func:`record` (a few hundred bytes) that the summary
+is folded from.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime
+import hashlib
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from rootrank.engine import default_library, diagnose_paths
+from rootrank.ingest import InputError
+from rootrank.mask import Masker
+from rootrank.signatures import Library, load_library
+from rootrank.triage.discover import Job
+from rootrank.triage.hosts import ArchiveMasker, RawHostMasker
+
+#: A log time from this on (2000-01-01 UTC, s since the epoch) already has its year.
+DATED_AFTER = 946_684_800.0
+#: An evidence text kept in a record is cut to this many characters.
+MAX_TEXT = 300
+
+
+@dataclass(frozen=True)
+class Options:
+    """How every job of a run is diagnosed (sent once per task; small and picklable).
+
+    Attributes:
+        mask: ``"archive"`` (archive-wide host pseudonyms), ``"keep-hosts"`` (hosts raw, the
+            rest masked) or ``"off"`` (``--no-mask``: everything raw).
+        key: the host key for ``"archive"`` (:func:`rootrank.triage.hosts.new_key`).
+        signatures: extra signature folders (``--signatures``), read by each worker.
+        full: return the full diagnosis (JSON output) or only the record.
+        hashes: return each file's content hash (for ``--cache``).
+    """
+
+    mask: str = "archive"
+    key: bytes = b""
+    signatures: tuple[str, ...] = ()
+    full: bool = True
+    hashes: bool = False
+
+    def new_masker(self) -> Masker:
+        """A fresh masker for one job (a new one per job, as ``rootrank diagnose`` does)."""
+        if self.mask == "keep-hosts":
+            return RawHostMasker()
+        if self.mask == "off":
+            return Masker(enabled=False)
+        return ArchiveMasker(self.key)
+
+
+@lru_cache(maxsize=4)
+def _library(folders: tuple[str, ...]) -> Library:
+    if not folders:
+        return default_library()
+    return load_library(list(folders), strict=False)
+
+
+def content_hash(path: str) -> str:
+    """BLAKE2b (16-byte digest, hex) of a file's bytes as stored (compressed if it is).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def diagnose_job(job: Job, options: Options) -> dict[str, Any]:
+    """Diagnose one job; never raises for a bad job (its error is in the result).
+
+    Returns ``{"job": {"index", "id", "kind", "bytes", "files"}, "diagnosis": dict | None,
+    "error": str | None, "record": dict, "hashes": [str] | None}`` where ``diagnosis`` is
+    ``rootrank.diagnosis/1`` exactly as ``rootrank diagnose PATHS --format json`` prints it
+    (with archive-wide host pseudonyms instead of ``host-1``...), ``None`` when not asked for
+    or when the job could not be read (``error`` says why, masked).
+    """
+    start = time.perf_counter()
+    masker = options.new_masker()
+    job_id = masker.text(job.id)
+    diag: dict[str, Any] | None = None
+    error = None
+    try:
+        diag = diagnose_paths(
+            list(job.paths),
+            library=_library(options.signatures),
+            mask=options.mask != "off",
+            new_masker=options.new_masker,
+        ).to_dict()
+    except InputError as exc:
+        error = masker.text(str(exc))
+    except MemoryError:
+        error = "out of memory while reading this job"
+    except Exception as exc:  # noqa: BLE001 - a bug must not stop the archive; the job says so
+        error = masker.text(f"internal error: {type(exc).__name__}: {exc}")
+    hashes = None
+    if options.hashes:
+        try:
+            hashes = [content_hash(p) for p, _, _ in job.files]
+        except OSError:
+            hashes = None
+    seconds = time.perf_counter() - start
+    rec = record(job, job_id, diag, error, seconds)
+    head = job_head(job, masker)
+    return {
+        "job": head,
+        "diagnosis": diag if options.full else None,
+        "error": error,
+        "record": rec,
+        "hashes": hashes,
+    }
+
+
+def job_head(job: Job, masker: Masker) -> dict[str, Any]:
+    """The ``"job"`` object of the JSON Lines output: ``index`` (0-based, archive order),
+    ``id``, ``kind``, ``paths`` (what ``rootrank diagnose`` is given to reproduce this job),
+    ``bytes`` (on disk) and ``files``; texts masked by ``masker``."""
+    return {
+        "index": job.index,
+        "id": masker.text(job.id),
+        "kind": job.kind,
+        "paths": [masker.text(p) for p in job.paths],
+        "bytes": job.bytes,
+        "files": len(job.files),
+    }
+
+
+def diagnose_batch(jobs: list[Job], options: Options) -> list[dict[str, Any]]:
+    """:func:`diagnose_job` for each job of a batch (one Dask task), in order."""
+    return [diagnose_job(job, options) for job in jobs]
+
+
+def with_year(t: float, mtime: float) -> float:
+    """A log time with the file's year: the engine keeps a log's month, day and time but not
+    its year (glog's ``E1129 17:40:34`` has none), as seconds since 2000-01-01 within the year
+    2000 (:func:`rootrank.ranks.parse_time`); the year is the one that puts the time at or
+    before the file's last write (``mtime``, s since the epoch; a day of slack for clocks)."""
+    if t >= DATED_AFTER:
+        return t
+    when = (datetime.datetime(2000, 1, 1) + datetime.timedelta(seconds=t)).timetuple()
+    year = time.gmtime(mtime).tm_year
+    for y in (year, year - 1):
+        try:
+            cand = calendar.timegm((y, when.tm_mon, when.tm_mday, when.tm_hour, when.tm_min, when.tm_sec)) + t % 1
+        except (ValueError, OverflowError):
+            continue
+        if cand <= mtime + 86400:
+            return cand
+    return t
+
+
+def _log_time(diag: dict[str, Any], mtime: float) -> float | None:
+    """When the job failed, from its log: the root cause's time, else the earliest finding's;
+    ``None`` when the log gives at most a time of day (under a day after the epoch)."""
+    rc = diag.get("root_cause") or {}
+    times = [rc.get("time")] if rc.get("time") is not None else [f.get("time") for f in diag.get("findings", [])]
+    dated = [float(t) for t in times if isinstance(t, (int, float)) and t >= 86400]
+    return with_year(min(dated), mtime) if dated else None
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def record(job: Job, job_id: str, diag: dict[str, Any] | None, error: str | None, seconds: float) -> dict[str, Any]:
+    """The small summary of one job the archive summary is folded from (already masked).
+
+    Keys: ``index``, ``id``, ``bytes``, ``seconds`` (wall time of the diagnosis, s),
+    ``status`` (``"failed"`` a root cause, ``"unclassified"`` only an exception no signature
+    knows, ``"healthy"`` neither, ``"error"`` unreadable), ``failure_class``, ``signature``,
+    ``title``, ``category``, ``rank``, ``host`` (the initiating host), ``hosts`` (every host the
+    job ran on), ``evidence`` (the root cause's first line: ``{"path", "line", "text"}``),
+    ``exception`` (the unclassified exception: ``{"path", "line", "text"}``), ``time`` (s since
+    the epoch) and ``time_source`` (``"log"``: the first dated failure line; ``"mtime"``: the
+    newest file's modification time, when the log carries no date), ``error``.
+    """
+    rec: dict[str, Any] = {
+        "index": job.index,
+        "id": job_id,
+        "bytes": job.bytes,
+        "seconds": round(seconds, 6),
+        "status": "error",
+        "failure_class": None,
+        "signature": None,
+        "title": None,
+        "category": None,
+        "rank": None,
+        "host": None,
+        "hosts": [],
+        "evidence": None,
+        "exception": None,
+        "time": job.mtime,
+        "time_source": "mtime",
+        "error": error,
+    }
+    if diag is None:
+        return rec
+    t = _log_time(diag, job.mtime)
+    if t is not None:
+        rec["time"], rec["time_source"] = t, "log"
+    hosts = {h for h in (diag.get("ranks") or {}).get("hosts", {}).values() if h}
+    if diag.get("initiating_host"):
+        hosts.add(diag["initiating_host"])
+    rec["hosts"] = sorted(hosts)
+    rc = diag.get("root_cause")
+    if rc:
+        ev = (rc.get("evidence") or [None])[0]
+        rec.update(
+            status="failed",
+            failure_class=rc.get("failure_class"),
+            signature=rc.get("signature"),
+            title=rc.get("title"),
+            category=rc.get("category"),
+            rank=diag.get("initiating_rank"),
+            host=diag.get("initiating_host"),
+            evidence={"path": ev["path"], "line": ev["line"], "text": _cut(ev["text"])} if ev else None,
+        )
+        return rec
+    unc = diag.get("unclassified")
+    if unc:
+        ev = (unc.get("evidence") or [None])[0]
+        rec.update(
+            status="unclassified",
+            rank=unc.get("rank"),
+            host=unc.get("host") or (diag.get("ranks") or {}).get("hosts", {}).get(str(unc.get("rank"))),
+            exception={
+                "path": ev["path"] if ev else None,
+                "line": ev["line"] if ev else None,
+                "text": _cut(ev["text"] if ev else unc.get("title") or ""),
+            },
+        )
+        return rec
+    rec["status"] = "healthy"
+    return rec
+
