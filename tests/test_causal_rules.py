@@ -210,3 +210,33 @@ def test_agreeing_strategies_are_reported(library, agree):
     init = find_initiator(context(library, [root], state), root)
     assert init.rank == 2 and init.strategy == "named_by_root"
     assert ("elastic_summary" in init.agreeing) is agree
+
+
+def test_the_one_rank_that_printed_another_value_is_the_initiator():
+    from rootrank.engine import diagnose_text
+
+    log = (
+        "[rank 0] step 0: all_reduce of flat grad buffer numel=4096\n"
+        "[rank 1] step 0: all_reduce of flat grad buffer numel=4096\n"
+        "[rank 2] step 0: all_reduce of flat grad buffer numel=4097\n"
+        "terminate called after throwing an instance of 'gloo::EnforceNotMet'\n"
+        "  what():  [enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:456] "
+        "op.preamble.length <= op.nbytes. 2728 vs 2724. Received data size doesn't match expected size.\n"
+    )
+    d = diagnose_text(log, mask=False)
+    assert d.root_cause["failure_class"] == "collective-shape-mismatch"
+    assert d.initiating_rank == 2
+    assert d.initiator["strategy"] == "odd_printed_value"
+    assert "rank 2 printed 4097 where the others printed 4096" in d.initiator["why"]
+
+
+def test_per_rank_values_that_all_differ_name_no_rank():
+    from rootrank.engine import diagnose_text
+
+    log = "".join(f"[rank {r}] step 0 loss={0.61 + r / 100:.2f}\n" for r in range(3)) + (
+        "  what():  [enforce fail at pair.cc:456] op.preamble.length <= op.nbytes. 2728 vs 2724. "
+        "Received data size doesn't match expected size.\n"
+    )
+    d = diagnose_text(log, mask=False)
+    assert d.root_cause["failure_class"] == "collective-shape-mismatch"
+    assert d.initiator is None or d.initiator["strategy"] != "odd_printed_value"

@@ -10,8 +10,10 @@ more than no rank, so a strategy that cannot tell says so.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import regex
 
@@ -96,6 +98,58 @@ def odd_value_out(case: Case) -> Verdict | None:
     if why and case.root.rank is not None and case.ctx.library.signatures[case.root.signature].inferred:
         return Verdict(case.root.rank, why, "odd_value_out", (case.root.rank,))
     return None
+
+
+#: Failure classes the rank that reports them may only witness: a peer's divergent input
+#: (a size, a collective, a model) is detected by the rank that receives it.
+SEEN_BY_PEERS = frozenset({
+    "collective-shape-mismatch", "collective-desync", "divergent-model-across-ranks", "collective-timeout",
+    "nccl-system-error", "elastic-child-failed",
+})
+
+
+def odd_printed_value(case: Case) -> Verdict | None:
+    """Every rank prints the same value (a numel, a vocab size, a parameter count, a dataset
+    length: a constant of its series) and one rank prints another: that rank diverged, not
+    the rank that happened to detect the mismatch (gloo's receiver aborts on the extra
+    bytes; a desync is reported by whoever waits). Only for :data:`SEEN_BY_PEERS` classes,
+    with at least three ranks printing the series and all but one agreeing."""
+    if case.root.failure_class not in SEEN_BY_PEERS:
+        return None
+    by_name: dict[str, dict[int, Any]] = {}
+    for (name, rank), series in case.ctx.state.metrics.series.items():
+        if rank is not None and _constant(series) is not None:
+            by_name.setdefault(name, {})[rank] = series
+    for name, ranks in sorted(by_name.items()):
+        if len(ranks) < 3:
+            continue
+        values = {r: _constant(s) for r, s in ranks.items()}
+        counts = Counter(values.values())
+        if len(counts) != 2:
+            continue
+        (majority, n_major), (odd_value, n_odd) = counts.most_common(2)
+        if n_odd != 1 or n_major < 2:
+            continue
+        rank = next(r for r, v in values.items() if v == odd_value)
+        last = ranks[rank].last
+        where = f"{last.path}:{last.line}" if last is not None else ""
+        return Verdict(rank, say("odd_printed", shape=name, rank=rank, value=_num(odd_value), majority=_num(majority),
+                                 where=where), "odd_printed_value", (rank,))
+    return None
+
+
+def _constant(series: Any) -> float | None:
+    """The one value a metric series (:class:`rootrank.metrics.Series`) always printed, or
+    ``None`` when it changed (or was never finite)."""
+    lows = [b.lo.value for b in series.buckets if b.lo is not None]
+    highs = [b.hi.value for b in series.buckets if b.hi is not None]
+    if not lows or min(lows) != max(highs):
+        return None
+    return float(lows[0])
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
 
 
 def missing_reporter(case: Case) -> Verdict | None:
@@ -255,6 +309,7 @@ def victims_only(case: Case) -> Verdict | None:
 STRATEGIES: tuple[Strategy, ...] = (
     named_together,
     odd_value_out,
+    odd_printed_value,
     missing_reporter,
     missing_progress,
     named_by_root,

@@ -76,10 +76,7 @@ _TEMPLATES: dict[str, str] = {
     "odd_collective": "rank {rank} was waiting in {value} while the other ranks were in {majority}",
     "odd_optype": "rank {rank} was running {value} while the other ranks were running {majority}",
     "odd_capture": "rank {rank} passed {key} {value} where the other ranks passed {majority}",
-    "odd_printed": (
-        "every rank printed \"{shape}\" and rank {rank} printed {value} where the others printed {majority} "
-        "({where})"
-    ),
+    "odd_printed": "every rank printed {shape} and rank {rank} printed {value} where the others printed {majority} ({where})",
     "seqnum_behind": "rank {rank} is behind (SeqNum {low}; the others are at {high})",
     "barrier_early": "rank {rank} entered {value} while the other rank was in {other}: it left the loop early",
     "diverged_groups": "the ranks' collective streams diverged: {groups}; the log does not tell which side started",
