@@ -303,6 +303,26 @@ class _CurveMerge:
         return c
 
 
+#: Progress/metric-only lines of one source read one by one; past this many, they are sampled
+#: with a stride that doubles each time the count doubles (a 10-million-line log reads about
+#: 400,000 of them), so a log of metric lines costs O(LIGHT_FULL x log n). Lines that print a
+#: NaN or Inf, and the last one, are always read. The series are downsampled to a few hundred
+#: points anyway (rootrank.metrics.MAX_BUCKETS).
+LIGHT_FULL = 50_000
+
+
+def _light_stride(count: int) -> int:
+    """The sampling stride for the ``count``-th progress/metric-only line (1 up to
+    :data:`LIGHT_FULL`, then 2, 4, 8... as the count doubles)."""
+    return 1 << max(0, (count // LIGHT_FULL).bit_length())
+
+
+def _non_finite(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` may print a NaN or an Inf (a cheap substring test)."""
+    line = text[start:end]
+    return "nan" in line or "NaN" in line or "inf" in line or "Inf" in line
+
+
 class Scanner:
     """Feeds lines through rank attribution, traceback reading and matching.
 
@@ -345,6 +365,8 @@ class Scanner:
         gate = self.matcher.gate
         assert gate is not None
         following = False
+        light_lines = 0  # lines only the curve gate chose, in this source
+        skipped: tuple[int, str] | None = None  # the last of them not read (sampling)
         for block in blocks:
             text = block.text
             size = len(text)
@@ -375,11 +397,14 @@ class Scanner:
                 else:
                     self._curve_line, light = starts.curve, starts.light
                 if light:  # only a progress/metric line: no matching
-                    for raw in logical_lines(number, text[cur:end]):
-                        tagged = tagger.tag(raw.text, raw.number)
-                        if tagged.rank is not None:
-                            st.ranks_seen.add(tagged.rank)
-                        self._curves(raw, tagged.text, tagged.rank if tagged.rank is not None else tagged.local_rank, tagged.time, path)
+                    light_lines += 1
+                    if light_lines > LIGHT_FULL and light_lines % _light_stride(light_lines) and not _non_finite(
+                        text, cur, end
+                    ):
+                        skipped = (number, text[cur:end])  # read at the end if it stays the last
+                    else:
+                        skipped = None
+                        self._light(number, text[cur:end], path, tagger)
                 else:
                     for raw in logical_lines(number, text[cur:end]):
                         self._line(raw, path, tagger, readers)
@@ -394,6 +419,8 @@ class Scanner:
                     while cur != -1 and cur < nxt:
                         cur = next(starts, -1)
             st.lines_total += text.count("\n") + 1
+        if skipped is not None:  # the last progress line is always read: the progress ends there
+            self._light(skipped[0], skipped[1], path, tagger)
         self._close_pending()
         for rank, reader in readers.items():
             if reader.open and rank is not None:
@@ -502,6 +529,16 @@ class Scanner:
                     self._pending.first_sigs.update(h.signature.id for h in hits)
         if header is not None:
             self._header_message(header, path, rank, tagged.host, tagged.time)
+
+    def _light(self, number: int, line: str, path: str, tagger: RankTagger) -> None:
+        """A line only the curve gate chose (1-based ``number``): rank tagging and the curves,
+        no matching."""
+        for raw in logical_lines(number, line):
+            tagged = tagger.tag(raw.text, raw.number)
+            if tagged.rank is not None:
+                self.state.ranks_seen.add(tagged.rank)
+            rank = tagged.rank if tagged.rank is not None else tagged.local_rank
+            self._curves(raw, tagged.text, rank, tagged.time, path)
 
     def _curves(self, raw: RawLine, text: str, rank: int | None, time: float | None, path: str) -> None:
         """Feed one line body (rank prefix removed) to the progress model and the metrics reader.
