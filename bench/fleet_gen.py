@@ -57,6 +57,14 @@ recipes.registry.RecipeNotFound: llama-70b-sft-v3
 """
 
 
+def _first_case(fixture: object) -> dict:
+    """The positive fixture's case: ``fixture:`` is one mapping, or a list of cases whose first
+    is ``<id>.positive.log`` (rootrank.signatures)."""
+    if isinstance(fixture, list):
+        return next((c for c in fixture if isinstance(c, dict) and c.get("case") == "positive"), {})
+    return fixture if isinstance(fixture, dict) else {}
+
+
 def fixtures() -> list[dict]:
     """Every positive fixture with its class and initiating rank (from its YAML)."""
     out = []
@@ -72,7 +80,7 @@ def fixtures() -> list[dict]:
                 "hosts": own_hosts(text),
                 "id": y.stem,
                 "class": meta.get("failure_class"),
-                "rank": (meta.get("fixture") or {}).get("initiating_rank"),
+                "rank": _first_case(meta.get("fixture")).get("initiating_rank"),
                 "max_rank": max(ranks, default=0),
                 "text": text,
             }

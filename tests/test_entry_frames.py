@@ -77,7 +77,7 @@ def test_an_exception_names_the_innermost_user_frame_not_the_library():
     )
     rc = diagnose_text(log).root_cause
     assert rc["user_frame"] == {"file": "/home/user/project/data.py", "line": 57, "func": "load_batch"}
-    assert rc["fix"]["steps"][0].startswith("data.py:57 (in load_batch): your code where rank 3 raised FileNotFoundError")
+    assert rc["fix"]["steps"][0].startswith("data.py:57 (in load_batch), where rank 3 raised FileNotFoundError: ")
 
 
 def test_launcher_console_scripts_are_not_user_code():

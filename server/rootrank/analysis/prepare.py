@@ -91,9 +91,10 @@ def infer(findings: list[Finding], library: Library) -> list[Finding]:
 
     - the rank whose ``differs`` capture is the odd one out (at one SeqNum when the
       findings carry one) gets the finding;
-    - ranks that split into groups on ``differs`` (two or more ranks each: ranks 6 and 7 in
-      BROADCAST at SeqNum 15170, ranks 0-3 in ALLREDUCE at 15173) give a finding with no
-      rank: the streams diverged and the log does not tell which side started. SeqNums
+    - ranks that split into groups on ``differs`` with no single odd rank (ranks 6 and 7 in
+      BROADCAST at SeqNum 15170, ranks 0-3 in ALLREDUCE at 15173; or two ranks in two
+      collectives) give a finding with no rank: the streams diverged and the log does not
+      tell which side started. SeqNums
       further apart than :data:`~rootrank.analysis.compare.MAX_SEQNUM_LAG` belong to
       different process groups and prove nothing.
 
@@ -106,7 +107,7 @@ def infer(findings: list[Finding], library: Library) -> list[Finding]:
         group = [f for f in findings if f.signature in sig.inferred["from"]]
         key = sig.inferred["differs"]
         seqnums = {f.captures.get("seqnum") for f in group}
-        if len(seqnums) == 1:
+        if len(seqnums) == 1 or (key in ("optype", "collective") and _within_lag(group)):
             odd = odd_one_out(group, (key,))
             if odd.rank is not None:
                 base = next(f for f in group if f.rank == odd.rank)
@@ -132,16 +133,20 @@ def _inferred(sig: Signature, base: Finding, rank: int | None, why: str) -> Find
     )
 
 
+def _within_lag(group: list[Finding]) -> bool:
+    """Whether the SeqNums ``group`` carries (if any) are within
+    :data:`~rootrank.analysis.compare.MAX_SEQNUM_LAG` of each other (one process group)."""
+    seq = [int(f.captures["seqnum"]) for f in group if f.captures.get("seqnum", "").isdigit()]
+    return not seq or max(seq) - min(seq) <= MAX_SEQNUM_LAG
+
+
 def _diverged(group: list[Finding], key: str) -> tuple[Finding, str] | None:
-    """When ranks split into groups of two or more on ``key`` within a SeqNum window:
+    """When ranks split into groups on ``key`` (another collective) within a SeqNum window:
     the first finding of the smallest group and the sentence that describes the split."""
     if key not in ("optype", "collective"):
         return None
     groups = split_groups(group, key)
-    if len(groups) < 2 or min(len(r) for r in groups.values()) < 2:
-        return None
-    seq = [int(f.captures["seqnum"]) for f in group if f.captures.get("seqnum", "").isdigit()]
-    if seq and max(seq) - min(seq) > MAX_SEQNUM_LAG:
+    if len(groups) < 2 or not _within_lag(group):
         return None
     seq_of = {f.rank: f.captures.get("seqnum") for f in group if f.rank is not None}
     parts = []
