@@ -10,7 +10,7 @@ The schema (all keys required unless marked optional)::
 
     id: str                      # == file stem, [a-z0-9-]+
     title: str
-    failure_class: str           # a slug from taxonomy.md (see TAXONOMY below)
+    failure_class: str           # a slug from signatures/taxonomy.json (rootrank.taxonomy)
     category: str                # == the folder name
     severity: error | warning
     role: cause | symptom        # symptom: usually collateral (watchdog timeout, SIGTERM...)
@@ -60,21 +60,7 @@ from typing import Any
 import regex
 import yaml
 
-#: The failure classes of ``shared/taxonomy.md``; slugs are exact and never renamed.
-TAXONOMY: frozenset[str] = frozenset(
-    """
-    collective-timeout collective-shape-mismatch collective-desync divergent-model-across-ranks
-    nccl-system-error nccl-internal-or-invalid-usage rank-environment-mismatch
-    network-fabric-error rendezvous-failure port-in-use elastic-child-failed preemption-sigterm
-    data-error user-code-exception cuda-oom host-oom-killed cpu-oom cuda-illegal-memory-access
-    cuda-device-side-assert cublas-cudnn-error gpu-unavailable cuda-driver-or-arch-mismatch
-    gpu-hardware-xid-ecc nan-or-fp16-overflow ddp-unused-parameters ddp-marked-ready-twice
-    fsdp-state-dict-or-wrapping-error device-mismatch dtype-mismatch index-out-of-range
-    autograd-inplace-or-double-backward checkpoint-load-mismatch unsupported-shape-or-dtype
-    compile-dynamo-error config-error dependency-version-mismatch
-    dataloader-worker-killed-or-shm too-many-open-files filesystem-permission disk-full segfault
-    """.split()
-)
+from rootrank.taxonomy import failure_classes
 
 STACKS = ("pytorch", "hf", "deepspeed", "megatron", "vllm")
 
@@ -283,7 +269,7 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
         raise SignatureError(p, "category", f"must equal the folder name {p.parent.name!r}")
     failure_class = _need(data, "failure_class", str, p)
     if failure_class not in TAXONOMY:
-        raise SignatureError(p, "failure_class", f"{failure_class!r} is not in taxonomy.md")
+        raise SignatureError(p, "failure_class", f"{failure_class!r} is not in signatures/taxonomy.json")
     severity = _need(data, "severity", str, p)
     if severity not in ("error", "warning"):
         raise SignatureError(p, "severity", "must be error or warning")
@@ -391,6 +377,10 @@ def builtin_dir() -> Path:
     if packaged.is_dir():
         return packaged
     return here.parents[1] / "signatures"
+
+
+#: The slugs of the failure classes (``signatures/taxonomy.json``, see :mod:`rootrank.taxonomy`).
+TAXONOMY: frozenset[str] = frozenset(failure_classes())
 
 
 @dataclass(slots=True)

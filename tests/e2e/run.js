@@ -1,6 +1,6 @@
 // Drives a real VS Code (code-server 4.100.3) in headless Chromium with playwright-core and runs
 // the extension-host tests (out/tests/e2e/suite) through the workbench's `payload` URL
-// parameter, the recipe of ../shared/vscode-e2e. It also takes the screenshots the tests ask
+// parameter (the workbench calls codeAutomationExit(code) when the tests end). It also takes the screenshots the tests ask
 // for: a console line "[e2e-shot] NAME" -> ARTIFACTS/NAME.png, then ARTIFACTS/NAME.png.done.
 // Env: CS_URL, WORKSPACE, EXT_DEV_PATH, EXT_TESTS_PATH, ARTIFACTS, PW_CORE, CHROMIUM, E2E_TIMEOUT_MS.
 'use strict';

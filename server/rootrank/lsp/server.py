@@ -11,6 +11,7 @@ Commands served (``workspace/executeCommand``):
   ``rootrank diagnose --format json`` prints it for the same text;
 - ``rootrank.signature`` ``id`` -> the signature's entry (``Signature.to_entry()``), or null;
 - ``rootrank.signatures`` -> ``[{id, title, failure_class, category, keys}]``;
+- ``rootrank.failureClasses`` -> ``[{slug, description}]`` (the taxonomy);
 - ``rootrank.showLocation`` ``uri, range`` -> asks the client to show it (``window/showDocument``).
 """
 
@@ -34,6 +35,7 @@ from pygls.uris import to_fs_path
 
 from rootrank import __version__
 from rootrank.signatures import Library, SignatureError, load_library
+from rootrank.taxonomy import failure_classes
 
 from .actions import SHOW_LOCATION, code_actions, quickfixes
 from .analysis import DEBOUNCE_SECONDS, Analyser
@@ -368,6 +370,12 @@ def signatures_command(ls: RootrankServer, *args: Any) -> list[dict[str, Any]]:
             }
         )
     return listing
+
+
+@server.command("rootrank.failureClasses")
+def failure_classes_command(ls: RootrankServer, *args: Any) -> list[dict[str, str]]:
+    """The taxonomy (``signatures/taxonomy.json``): ``[{slug, description}]`` in its order."""
+    return [{"slug": c.slug, "description": c.description} for c in failure_classes().values()]
 
 
 @server.command(SHOW_LOCATION)
