@@ -161,7 +161,12 @@ class RootrankServer(LanguageServer):
         except SignatureError as exc:  # a broken built-in file: keep serving, say so
             problems.append(f"rootrank: built-in signatures failed to load: {exc}")
             library = Library(signatures={})
-        problems += [f"rootrank: signature file skipped: {err}" for err in library.problems]
+        by_file: dict[str, list[SignatureError]] = {}
+        for err in library.problems:  # one message per skipped file, however many fields are wrong
+            by_file.setdefault(err.path, []).append(err)
+        for errs in by_file.values():
+            more = f" (and {len(errs) - 1} more problem(s) in this file)" if len(errs) > 1 else ""
+            problems.append(f"rootrank: signature file skipped: {errs[0]}{more}")
         for signature in library.signatures.values():
             problems += [f"rootrank: signature file skipped: {p}" for p in quickfixes(signature)[1]]
         self.library = library
