@@ -21,7 +21,12 @@ echo "== Python environment"
 .venv/bin/python -m pip install -q --upgrade pip
 # The package, its test tools, and a CPU build of torch for the real torchrun scenarios
 # (pip takes torch==2.13.0 from this machine's disk).
-.venv/bin/python -m pip install -q -e '.[test,scenarios]'
+.venv/bin/python -m pip install -q -e '.[test,scenarios,lint]'
+
+echo "== Python lint, format and types (ruff check, ruff format --check, mypy on server/)"
+.venv/bin/ruff check server tests bench scenarios extension/python
+.venv/bin/ruff format --check server tests bench scenarios extension/python
+.venv/bin/mypy
 
 echo "== Engine, signatures, language server, safety (skipped tests listed with their reason)"
 .venv/bin/python -m pytest -q -p no:cacheprovider -rs --ignore=tests/test_corpus.py
@@ -37,7 +42,7 @@ fi
 echo "== Real torchrun scenarios (gloo on CPU)"
 .venv/bin/python -m pytest -q -p no:cacheprovider -m scenarios --durations=5
 
-echo "== VS Code extension: unit tests, checks, the .vsix"
+echo "== VS Code extension: unit tests, checks (generated types, tsc, eslint, prettier), the .vsix"
 # Native modules (code-server's) build against Debian's Node headers, never downloaded ones.
 if [ -d /usr/include/node ] && [ -z "${npm_config_nodedir:-}" ]; then
   export npm_config_nodedir=/usr

@@ -19,7 +19,11 @@ SCHEMA = json.loads((ROOT / "schema" / "diagnosis.schema.json").read_text(encodi
 VALIDATOR = Draft202012Validator(SCHEMA)
 
 LOGS = sorted(
-    [*ROOT.glob("examples/*.log"), *ROOT.glob("signatures/*/*.positive.log"), *ROOT.glob("tests/healthy/*.log")]
+    [
+        *ROOT.glob("examples/*.log"),
+        *ROOT.glob("signatures/*/*.positive.log"),
+        *ROOT.glob("tests/healthy/*.log"),
+    ]
 )
 
 
@@ -30,7 +34,9 @@ def _errors(obj: object) -> list[str]:
     pending = list(VALIDATOR.iter_errors(obj))
     while pending:
         error = pending.pop(0)
-        branches = [e for e in error.context or [] if e.validator != "type" or e.validator_value != "null"]
+        branches = [
+            e for e in error.context or [] if e.validator != "type" or e.validator_value != "null"
+        ]
         if branches:
             pending.extend(branches)
         else:
@@ -65,12 +71,30 @@ def _example() -> dict:
     ("change", "where"),
     [
         (lambda d: d.pop("initiating_rank"), "'initiating_rank' is a required property"),
-        (lambda d: d.update(schema="rootrank.diagnosis/2"), "schema: 'rootrank.diagnosis/1' was expected"),
-        (lambda d: d.update(unknown_field=1), "Additional properties are not allowed ('unknown_field'"),
-        (lambda d: d["root_cause"]["evidence"][0].update(line=0), "root_cause/evidence/0/line: 0 is less than the minimum of 1"),
-        (lambda d: d["root_cause"].update(confidence=1.5), "root_cause/confidence: 1.5 is greater than the maximum of 1"),
-        (lambda d: d["collateral"][0].update(role="victim"), "collateral/0/role: 'victim' is not one of ['cause', 'symptom']"),
-        (lambda d: d["root_cause"]["captures"].update(x=1), "root_cause/captures/x: 1 is not of type 'string'"),
+        (
+            lambda d: d.update(schema="rootrank.diagnosis/2"),
+            "schema: 'rootrank.diagnosis/1' was expected",
+        ),
+        (
+            lambda d: d.update(unknown_field=1),
+            "Additional properties are not allowed ('unknown_field'",
+        ),
+        (
+            lambda d: d["root_cause"]["evidence"][0].update(line=0),
+            "root_cause/evidence/0/line: 0 is less than the minimum of 1",
+        ),
+        (
+            lambda d: d["root_cause"].update(confidence=1.5),
+            "root_cause/confidence: 1.5 is greater than the maximum of 1",
+        ),
+        (
+            lambda d: d["collateral"][0].update(role="victim"),
+            "collateral/0/role: 'victim' is not one of ['cause', 'symptom']",
+        ),
+        (
+            lambda d: d["root_cause"]["captures"].update(x=1),
+            "root_cause/captures/x: 1 is not of type 'string'",
+        ),
     ],
 )
 def test_the_schema_refuses_what_breaks_the_contract(change, where: str):
@@ -81,22 +105,51 @@ def test_the_schema_refuses_what_breaks_the_contract(change, where: str):
 
 def test_the_fields_added_this_round_validate_in_their_documented_shape():
     diag = _example()
-    ref = {"kind": "finding", "signature": "gloo-collective-timeout", "rank": 0, "path": "x.log", "line": 30}
+    ref = {
+        "kind": "finding",
+        "signature": "gloo-collective-timeout",
+        "rank": 0,
+        "path": "x.log",
+        "line": 30,
+    }
     diag.update(
-        explanations=[{"cause": dict(ref, rank=2, line=19), "effect": ref, "rule": "cause_explains_watchdogs", "why": "w"}],
-        initiator={"rank": 2, "strategy": "odd_value_out", "why": "w", "candidates": [2], "agreeing": ["call_site"]},
+        explanations=[
+            {
+                "cause": dict(ref, rank=2, line=19),
+                "effect": ref,
+                "rule": "cause_explains_watchdogs",
+                "why": "w",
+            }
+        ],
+        initiator={
+            "rank": 2,
+            "strategy": "odd_value_out",
+            "why": "w",
+            "candidates": [2],
+            "agreeing": ["call_site"],
+        },
         progress={
             "ranks": [{"rank": 0, "step": 100, "time": 1.5, "path": "x.log", "line": 3}],
             "end_time": 9.0,
             "silent_seconds": 7.5,
             "behind": [2],
         },
-        metrics=[{"name": "loss", "rank": 0, "points": [[1, 2.5], [2, "nan"]], "onsets": [
-            {"kind": "nan", "step": 2, "rank": 0, "line": 9, "path": "x.log", "why": "w"}]}],
+        metrics=[
+            {
+                "name": "loss",
+                "rank": 0,
+                "points": [[1, 2.5], [2, "nan"]],
+                "onsets": [
+                    {"kind": "nan", "step": 2, "rank": 0, "line": 9, "path": "x.log", "why": "w"}
+                ],
+            }
+        ],
         attempts=2,
     )
     diag["root_cause"]["user_frame"] = {"file": "train.py", "line": 40, "func": "main"}
-    diag["root_cause"]["call_sites"] = [{"rank": 2, "file": "train.py", "line": 41, "func": "main", "collective": "barrier"}]
+    diag["root_cause"]["call_sites"] = [
+        {"rank": 2, "file": "train.py", "line": 41, "func": "main", "collective": "barrier"}
+    ]
     diag["root_cause"]["fix"]["variant"] = {"id": "join", "why": "uneven inputs"}
     assert _errors(diag) == []
     bad = copy.deepcopy(diag)

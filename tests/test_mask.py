@@ -331,7 +331,7 @@ def test_cli_leaks_nothing(tmp_path: Path, fmt: str) -> None:
         p.write_text(log.text, encoding="utf-8")
         paths.append(str(p))
     planted = [p for log in logs for p in log.planted]
-    for path, log in zip(paths, logs):
+    for path, log in zip(paths, logs, strict=True):
         masked = run_cli("diagnose", path, "--format", fmt)
         assert masked.returncode == 0, masked.stderr
         out = masked.stdout.decode("utf-8")
@@ -435,8 +435,14 @@ def test_language_server_outputs_leak_nothing(tmp_path: Path) -> None:
 
 def test_a_user_name_learned_from_a_home_path_is_masked_after_words_that_name_a_user() -> None:
     masker = Masker()
-    assert masker.text('File "/home/alice/llm/train.py", line 3') == 'File "/home/<user>/llm/train.py", line 3'
-    assert masker.text("+ srun --user alice -u alice python") == "+ srun --user <user> -u <user> python"
+    assert (
+        masker.text('File "/home/alice/llm/train.py", line 3')
+        == 'File "/home/<user>/llm/train.py", line 3'
+    )
+    assert (
+        masker.text("+ srun --user alice -u alice python")
+        == "+ srun --user <user> -u <user> python"
+    )
     assert masker.text("launching as user alice; owner: alice; USER=alice") == (
         "launching as user <user>; owner: <user>; USER=<user>"
     )

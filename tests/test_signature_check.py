@@ -31,10 +31,17 @@ def team_folder(tmp_path: Path) -> Path:
         tmp_path,
         "memory",
         "cuda-oom",
-        [("severity: error", "severity: fatal"), ("\nverify:", "\nverify_command:"), ("specificity: 90", "specificity: 190")],
+        [
+            ("severity: error", "severity: fatal"),
+            ("\nverify:", "\nverify_command:"),
+            ("specificity: 90", "specificity: 190"),
+        ],
     )
     _broken_copy(
-        tmp_path, "memory", "cpu-alloc-failed", [("failure_class: cpu-oom", "failure_class: ram-oom"), ("role: cause", "role: trigger")]
+        tmp_path,
+        "memory",
+        "cpu-alloc-failed",
+        [("failure_class: cpu-oom", "failure_class: ram-oom"), ("role: cause", "role: trigger")],
     )
     _broken_copy(tmp_path, "memory", "cublas-alloc-failed", [])
     return tmp_path / "team"
@@ -49,7 +56,9 @@ def test_load_signature_lists_every_wrong_field(team_folder: Path):
         ("specificity", "must be 0..100"),
         ("verify", "missing"),
     ]
-    assert str(err.value).endswith("severity: must be error or warning (and 2 more problem(s) in this file)")
+    assert str(err.value).endswith(
+        "severity: must be error or warning (and 2 more problem(s) in this file)"
+    )
 
 
 def test_check_command_reports_all_problems_in_one_run(team_folder: Path):

@@ -20,11 +20,16 @@ def test_the_repository_holds_every_class_with_a_description():
     classes = failure_classes()
     assert len(classes) == 41
     assert set(classes) == TAXONOMY
-    assert describe("cuda-oom") == 'the GPU caching allocator could not allocate ("CUDA out of memory")'
+    assert (
+        describe("cuda-oom")
+        == 'the GPU caching allocator could not allocate ("CUDA out of memory")'
+    )
     assert describe("unclassified") == ""
 
 
-@pytest.mark.skipif(not SHARED_TAXONOMY.is_file(), reason="../shared/taxonomy.md not beside the clone")
+@pytest.mark.skipif(
+    not SHARED_TAXONOMY.is_file(), reason="../shared/taxonomy.md not beside the clone"
+)
 def test_in_step_with_the_shared_taxonomy():
     rows = re.findall(r"^\| ([a-z0-9-]+) \| (.+) \|$", SHARED_TAXONOMY.read_text(), re.M)
     shared = {slug: text for slug, text in rows if slug not in ("failure_class", "---")}
@@ -34,7 +39,10 @@ def test_in_step_with_the_shared_taxonomy():
 def test_docs_page_is_generated_from_the_data():
     page = (ROOT / "docs" / "failure-classes.md").read_text(encoding="utf-8")
     assert page == markdown_page(), "run: python -m rootrank.taxonomy > docs/failure-classes.md"
-    assert "| `disk-full` | \"No space left on device\" while writing checkpoints, logs or caches |" in page
+    assert (
+        '| `disk-full` | "No space left on device" while writing checkpoints, logs or caches |'
+        in page
+    )
 
 
 @pytest.mark.parametrize(
@@ -42,15 +50,24 @@ def test_docs_page_is_generated_from_the_data():
     [
         ("{not json", "cannot be read"),
         ('{"schema": "other/1", "classes": []}', "must be"),
-        ('{"schema": "rootrank.taxonomy/1", "classes": [{"slug": "Bad Slug", "description": "x"}]}',
-         "classes[0].slug: must be [a-z0-9-]+"),
-        ('{"schema": "rootrank.taxonomy/1", "classes": [{"slug": "a", "description": " "}]}',
-         "classes[0].description: must be non-empty text"),
-        ('{"schema": "rootrank.taxonomy/1", "classes": [{"slug": "a", "description": "x"},'
-         ' {"slug": "a", "description": "y"}]}', "classes[1].slug: 'a' appears twice"),
+        (
+            '{"schema": "rootrank.taxonomy/1", "classes": [{"slug": "Bad Slug", "description": "x"}]}',
+            "classes[0].slug: must be [a-z0-9-]+",
+        ),
+        (
+            '{"schema": "rootrank.taxonomy/1", "classes": [{"slug": "a", "description": " "}]}',
+            "classes[0].description: must be non-empty text",
+        ),
+        (
+            '{"schema": "rootrank.taxonomy/1", "classes": [{"slug": "a", "description": "x"},'
+            ' {"slug": "a", "description": "y"}]}',
+            "classes[1].slug: 'a' appears twice",
+        ),
     ],
 )
-def test_a_malformed_taxonomy_is_refused_with_the_problem(tmp_path: Path, content: str, problem: str):
+def test_a_malformed_taxonomy_is_refused_with_the_problem(
+    tmp_path: Path, content: str, problem: str
+):
     path = tmp_path / "taxonomy.json"
     path.write_text(content)
     with pytest.raises(TaxonomyError) as err:
@@ -73,7 +90,8 @@ def test_a_signature_with_a_class_outside_the_taxonomy_is_refused(tmp_path: Path
 
 def test_reports_name_the_class_and_say_what_it_means():
     text = run_cli("diagnose", "examples/multi-rank-hang.log").stdout.decode()
-    assert "  collective-desync: ranks issued different collectives, or in a different order" in text
+    assert (
+        "  collective-desync: ranks issued different collectives, or in a different order" in text
+    )
     md = run_cli("diagnose", "examples/multi-rank-hang.log", "--format", "markdown").stdout.decode()
     assert "*collective-desync*: ranks issued different collectives" in md
-

@@ -124,7 +124,11 @@ def _sniff(head: bytes) -> str:
     sample = regex.sub(rb"\x00{16,}", b"", head[:8192])
     if sample:
         decoded = sample.decode("utf-8", errors="replace")
-        bad = sum(1 for ch in decoded if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\t\n\r\f\v\x1b") or ch == "\x7f")
+        bad = sum(
+            1
+            for ch in decoded
+            if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\t\n\r\f\v\x1b") or ch == "\x7f"
+        )
         if bad > 0.1 * len(decoded):
             raise InputError("binary data, not a text log")
     return "utf-8"
@@ -167,14 +171,18 @@ class Block:
     first_line: int
 
 
-def read_blocks(stream: BinaryIO, *, block_bytes: int = BLOCK_BYTES, sniff: bool = True) -> Iterator[Block]:
+def read_blocks(
+    stream: BinaryIO, *, block_bytes: int = BLOCK_BYTES, sniff: bool = True
+) -> Iterator[Block]:
     """Read a binary stream as blocks of whole lines, never holding more than one block
     plus one line (:data:`MAX_LINE_BYTES`; a longer line's excess is skipped) in memory.
 
     Raises:
         InputError: ``sniff`` is on and the stream holds binary data.
     """
-    buffered = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[arg-type]
+    buffered: io.BufferedReader = (
+        stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[arg-type]
+    )
     encoding = _sniff(buffered.peek(8192)[:8192]) if sniff else "utf-8"
     if encoding != "utf-8":
         yield from _reencoded_blocks(buffered, encoding, block_bytes)
@@ -216,7 +224,9 @@ def _block(buf: bytes, number: int) -> Block:
     return Block(buf.decode("utf-8", errors="replace"), buf.lower(), number)
 
 
-def _reencoded_blocks(buffered: io.BufferedReader, encoding: str, block_bytes: int) -> Iterator[Block]:
+def _reencoded_blocks(
+    buffered: io.BufferedReader, encoding: str, block_bytes: int
+) -> Iterator[Block]:
     text_stream = io.TextIOWrapper(buffered, encoding=encoding, errors="replace", newline="\n")
     number = 1
     while True:

@@ -384,7 +384,9 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
         lambda s: any(c.isdigit() for c in s),
         regex.compile(
             r"(?i:\b(?:on|from|to|at|node|host|machine|server|worker|peer|via))[ \t]{1,4}['\"(]?"
-            r"(?!" + _NOT_MACHINE + r")(?P<h>[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){0,6}-?\d{1,6})(?![\w.-]|:\d|\.\w)"
+            r"(?!"
+            + _NOT_MACHINE
+            + r")(?P<h>[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){0,6}-?\d{1,6})(?![\w.-]|:\d|\.\w)"
         ),
     ),
     # a name with a digit and a port: "node02:29500" (not file.cpp:123, not cuda:0)
@@ -767,8 +769,20 @@ class Masker:
             return m[0]
         if key.lower() in ("key", "auth") and not _token_like(bare):
             return m[0]  # a mapping's "key: layers.0.weight", not a secret
-        quote = value[0] if value[0] in "'\"" and value.endswith(value[0]) and len(value) > 1 else ""
-        return m["pre"] + m["kq"] + key + m["kq"] + m["sep"] + quote + STARS + quote + (m["tail"] or "")
+        quote = (
+            value[0] if value[0] in "'\"" and value.endswith(value[0]) and len(value) > 1 else ""
+        )
+        return (
+            m["pre"]
+            + m["kq"]
+            + key
+            + m["kq"]
+            + m["sep"]
+            + quote
+            + STARS
+            + quote
+            + (m["tail"] or "")
+        )
 
     @staticmethod
     def _flag(m: Any) -> str:

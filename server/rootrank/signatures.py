@@ -304,7 +304,11 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
     entry: dict[str, Any] = {}
     fix: dict[str, Any] = {}
     fixture: dict[str, Any] = {}
-    tags = affects = confirm = references = related = ()
+    tags: tuple[str, ...] = ()
+    affects: tuple[str, ...] = ()
+    confirm: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+    related: tuple[str, ...] = ()
 
     with check.field():
         sig_id = _need(data, "id", str, p)
@@ -530,10 +534,10 @@ def _load_dir(root: Path, lib: Library, *, strict: bool, eager: bool = True) -> 
             lib.problems.extend(err.problems if isinstance(err, SignatureProblems) else [err])
             continue
         if sig.id in seen:
-            err = SignatureError(f, "id", f"duplicate of {seen[sig.id]}")
+            duplicate = SignatureError(f, "id", f"duplicate of {seen[sig.id]}")
             if strict:
-                raise err
-            lib.problems.append(err)
+                raise duplicate
+            lib.problems.append(duplicate)
             continue
         seen[sig.id] = str(f)
         lib.signatures[sig.id] = sig

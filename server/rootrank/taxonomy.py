@@ -51,7 +51,11 @@ def load_taxonomy(path: Path | None = None) -> dict[str, FailureClass]:
         data = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise TaxonomyError(f"{p}: cannot be read: {exc}") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("classes"), list):
+    if (
+        not isinstance(data, dict)
+        or data.get("schema") != SCHEMA
+        or not isinstance(data.get("classes"), list)
+    ):
         raise TaxonomyError(f'{p}: must be {{"schema": "{SCHEMA}", "classes": [...]}}')
     classes: dict[str, FailureClass] = {}
     for i, item in enumerate(data["classes"]):

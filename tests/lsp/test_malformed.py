@@ -22,7 +22,11 @@ def _range(a: int, b: int, c: int, d: int) -> dict[str, Any]:
 
 
 MALFORMED = [
-    ("textDocument/codeAction", {"textDocument": {"uri": "file:///x.log"}}, "required field missing @ $.params.range"),
+    (
+        "textDocument/codeAction",
+        {"textDocument": {"uri": "file:///x.log"}},
+        "required field missing @ $.params.range",
+    ),
     ("textDocument/codeAction", None, "expected CodeActionParams @ $.params"),
     (
         "textDocument/codeAction",
@@ -31,15 +35,27 @@ MALFORMED = [
     ),
     (
         "textDocument/codeAction",
-        {"textDocument": {"uri": "file:///x.log"}, "range": _range(0, 0, 0, 1), "context": {"diagnostics": [{"code": 1}]}},
+        {
+            "textDocument": {"uri": "file:///x.log"},
+            "range": _range(0, 0, 0, 1),
+            "context": {"diagnostics": [{"code": 1}]},
+        },
         "required field missing @ $.params.context.diagnostics[0].range",
     ),
     (
         "textDocument/codeAction",
-        {"textDocument": {"uri": "file:///x.log"}, "range": _range(-1, 0, 2**31, 0), "context": {"diagnostics": []}},
+        {
+            "textDocument": {"uri": "file:///x.log"},
+            "range": _range(-1, 0, 2**31, 0),
+            "context": {"diagnostics": []},
+        },
         "invalid value @ $.params.range.start",
     ),
-    ("textDocument/hover", {"textDocument": {}}, "required field missing @ $.params.text_document.uri"),
+    (
+        "textDocument/hover",
+        {"textDocument": {}},
+        "required field missing @ $.params.text_document.uri",
+    ),
     ("textDocument/hover", [1, 2], "$.params"),
     ("workspace/executeCommand", {"arguments": []}, "required field missing @ $.params.command"),
 ]
@@ -57,8 +73,14 @@ async def _ask(client: Any, method: str, params: Any) -> Any:
         del protocol.get_message_type  # back to the class's typed lookup
 
 
-@pytest.mark.parametrize(("method", "params", "where"), MALFORMED, ids=[f"{m}-{i}" for i, (m, _p, _w) in enumerate(MALFORMED)])
-async def test_a_request_with_malformed_params_gets_invalid_params(tmp_path: Path, method: str, params: Any, where: str):
+@pytest.mark.parametrize(
+    ("method", "params", "where"),
+    MALFORMED,
+    ids=[f"{m}-{i}" for i, (m, _p, _w) in enumerate(MALFORMED)],
+)
+async def test_a_request_with_malformed_params_gets_invalid_params(
+    tmp_path: Path, method: str, params: Any, where: str
+):
     async with started(tmp_path) as client:
         with pytest.raises(JsonRpcException) as err:
             await _ask(client, method, params)
@@ -80,13 +102,23 @@ async def test_the_server_keeps_serving_after_malformed_requests(tmp_path: Path)
         actions = await _ask(
             client,
             "textDocument/codeAction",
-            {"textDocument": {"uri": "file:///never-opened.log"}, "range": _range(5, 0, 1, 0), "context": {"diagnostics": []}},
+            {
+                "textDocument": {"uri": "file:///never-opened.log"},
+                "range": _range(5, 0, 1, 0),
+                "context": {"diagnostics": []},
+            },
         )
         assert list(actions) == []
         hover = await _ask(
-            client, "textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 10**6, "character": 0}}
+            client,
+            "textDocument/hover",
+            {"textDocument": {"uri": uri}, "position": {"line": 10**6, "character": 0}},
         )
         assert hover is None
         with pytest.raises(JsonRpcException) as err:
-            await _ask(client, "textDocument/definition", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}})
+            await _ask(
+                client,
+                "textDocument/definition",
+                {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}},
+            )
         assert err.value.code == -32601  # Method Not Found: still an answer

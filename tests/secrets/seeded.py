@@ -181,7 +181,10 @@ def build(seed: int = 0) -> list[SeededLog]:
     ip1 = f"10.{rng.randrange(1, 250)}.{rng.randrange(0, 250)}.{rng.randrange(2, 250)}"
     ip2 = f"10.{rng.randrange(1, 250)}.{rng.randrange(0, 250)}.{rng.randrange(2, 250)}"
     home = f"/home/{user}"
-    short1, short2 = f"gpu-node-{rng.randrange(100, 500):03d}", f"{stem.rstrip('-')}-{rng.randrange(500, 999)}"
+    short1, short2 = (
+        f"gpu-node-{rng.randrange(100, 500):03d}",
+        f"{stem.rstrip('-')}-{rng.randrange(500, 999)}",
+    )
     return [
         _oom_log(sec, user, email, host1, host2, fqdn1, ip1, home),
         _network_log(sec, host1, host2, ip1, ip2, home, user),
@@ -280,7 +283,7 @@ def _oom_log(
         '{"auths": {"nvcr.io": {"auth": "' + put("docker-auth", "config") + '"}}}',
         f"+ cat {home}/.kaggle/kaggle.json",
         '{"username":"' + user + '","key":"' + put("kaggle-json-key", "config") + '"}',
-        f"+ env | sort | column -t -s=",
+        "+ env | sort | column -t -s=",
         f"WANDB_API_KEY              {put('wandb-key-spaced', 'env')}",
         f"RAY_REDIS_ADDRESS=redis://:{put('redis-url-password', 'url')}@{ip1}:6379",
         f'    client = Groq("{put("groq-key", "traceback")}")',
@@ -423,7 +426,9 @@ def _hub_log(sec: dict[str, str], home: str, user: str, email: str) -> SeededLog
     )
 
 
-def _config_dump_log(rng: random.Random, home: str, user: str, short1: str, short2: str) -> SeededLog:
+def _config_dump_log(
+    rng: random.Random, home: str, user: str, short1: str, short2: str
+) -> SeededLog:
     """A job that cats its configuration files (YAML, INI, TOML: secrets with no ``KEY=`` and
     values that are plain words or hold spaces and punctuation), is launched with the user's
     name as a bare word (``--user alice``, ``user alice``), and fails: CUDA OOM on rank 1
@@ -432,7 +437,11 @@ def _config_dump_log(rng: random.Random, home: str, user: str, short1: str, shor
     words = ("orchid", "lantern", "quartz", "meadow", "falcon", "harbor", "cobalt")
     planted = [
         Planted("yaml-api-key", sec.s(ALNUM, 28), "config"),
-        Planted("yaml-password-words", f"{rng.choice(words)} {rng.choice(words)} {rng.randrange(10, 99)}&x", "config"),
+        Planted(
+            "yaml-password-words",
+            f"{rng.choice(words)} {rng.choice(words)} {rng.randrange(10, 99)}&x",
+            "config",
+        ),
         Planted("yaml-token-word", rng.choice(words) + rng.choice(words), "config"),
         Planted("ini-password", sec.s(ALNUM + "!%^&;,", 14), "config"),
         Planted("toml-secret", sec.s(ALNUM, 30), "config"),
@@ -479,4 +488,6 @@ def _config_dump_log(rng: random.Random, home: str, user: str, short1: str, shor
         "[rank0]: Last error:",
         f"[rank0]: socketProgress: Connection closed by remote peer {short2}<41764>",
     ]
-    return SeededLog("config-dump-with-secrets.log", "\n".join(lines) + "\n", planted, "cuda-oom", 1)
+    return SeededLog(
+        "config-dump-with-secrets.log", "\n".join(lines) + "\n", planted, "cuda-oom", 1
+    )

@@ -25,8 +25,8 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
-from lsprotocol import types
 from cattrs import ClassValidationError, transform_error
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
