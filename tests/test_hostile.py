@@ -122,6 +122,18 @@ def test_powershell_utf16_log(tmp_path: Path, bom: bool) -> None:
     _oom_result(done)
 
 
+@pytest.mark.parametrize("mark", [codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE], ids=["ff-fe", "fe-ff"])
+def test_utf16_mark_before_utf8_text_is_read_as_utf8(tmp_path: Path, mark: bytes) -> None:
+    # A UTF-16 byte-order mark followed by ordinary UTF-8 text (a tool wrote the mark, then
+    # UTF-8; or two files were glued): the content, not the mark, decides. Read as UTF-16 it
+    # would be one line of garbage and "no known failure".
+    p = tmp_path / "bom16-utf8.log"
+    p.write_bytes(mark + OOM.replace("loss", "loss · ü").encode("utf-8"))
+    done, _ = _diagnose(str(p), "--format", "json")
+    diag = _oom_result(done)
+    assert diag["lines_read"] == OOM.count("\n")
+
+
 def test_crlf_keeps_line_numbers(tmp_path: Path) -> None:
     p = tmp_path / "crlf.log"
     p.write_bytes(OOM.replace("\n", "\r\n").encode())

@@ -95,6 +95,20 @@ PLACEHOLDERS = [
     ("connect to [node02.hpc.internal]:29500 (errno: 110", "connect to [host-1]:29500 (errno: 110"),
     ("SLURM_NODELIST=node[01-03]", "SLURM_NODELIST=host-1,host-2,host-3"),
     ("Using [0]ib0:fe80::1ff:fe23:4567:890a<0>", "Using [0]ib0:ip-1<0>"),
+    # configuration dumps: the whole value goes, words, spaces and punctuation included
+    ("  password: orchid lantern 42&x", "  password: ***"),
+    ("[rank0]: db_password: letmein", "[rank0]: db_password: ***"),
+    ('  - token: "meadowfalcon"', '  - token: "***"'),
+    (f"password = {PASSWORD}!%;,", "password = ***"),
+    (f'secret_key = "{PASSWORD}"', 'secret_key = "***"'),
+    ("client_secret = 'harbor-cobalt'  # rotated", "client_secret = '***'  # rotated"),
+    # short, dotless machine names where NCCL and launchers name a machine
+    (
+        "[rank0]: socketProgress: Connection closed by remote peer gpu-node-018<41764>",
+        "[rank0]: socketProgress: Connection closed by remote peer host-1<41764>",
+    ),
+    ("launching as user root on gpu-node-018", "launching as user root on host-1"),
+    ("node dgx-a100-07 is down", "node host-1 is down"),
 ]
 
 
@@ -127,6 +141,13 @@ UNCHANGED = [
     "ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory",
     "sorted(items, key=lambda x: x[1])",
     "git@github.com:pytorch/pytorch.git",
+    "pip install --user torch",
+    "loading weights on cuda-12 then cast to fp16 via eth0 on aarch64 from llama-2-7b at step3",
+    "  max_tokens: 4096",
+    "  pad_token: <pad>",
+    "  password: null",
+    "  token: ${HF_TOKEN}",
+    "key: layers.0.weight",
 ]
 
 
@@ -270,7 +291,7 @@ def test_masker_leaks_nothing_line_by_line(seed: int) -> None:
         assert _leaks(whole, log.planted) == [], log.name
 
 
-@pytest.mark.parametrize("index", range(3))
+@pytest.mark.parametrize("index", range(4))
 def test_engine_outputs_leak_nothing_and_diagnosis_is_unchanged(index: int) -> None:
     log = seeded.build(7)[index]
     raw = diagnose_text(log.text, log.name, mask=False)
@@ -290,11 +311,14 @@ def test_engine_outputs_leak_nothing_and_diagnosis_is_unchanged(index: int) -> N
     raw_json = report.to_json(raw)
     # unmasked, the shown secrets are there: the leak check below looks at the right text
     assert set(_leaks(raw_json, shown)) == {p.kind for p in shown}
-    for name, out in (
+    outputs = [
         ("json", report.to_json(masked)),
         ("text", report.to_text(masked, color=False)),
         ("markdown", report.to_markdown(masked)),
-    ):
+    ]
+    if hasattr(report, "to_sarif"):  # the SARIF output, once the report has one
+        outputs.append(("sarif", report.to_sarif(masked)))
+    for name, out in outputs:
         assert _leaks(out, log.planted) == [], name
 
 
@@ -307,7 +331,7 @@ def test_cli_leaks_nothing(tmp_path: Path, fmt: str) -> None:
         p.write_text(log.text, encoding="utf-8")
         paths.append(str(p))
     planted = [p for log in logs for p in log.planted]
-    for path, log in zip(paths, logs):
+    for path, log in zip(paths, logs, strict=True):
         masked = run_cli("diagnose", path, "--format", fmt)
         assert masked.returncode == 0, masked.stderr
         out = masked.stdout.decode("utf-8")
@@ -407,6 +431,25 @@ def test_language_server_outputs_leak_nothing(tmp_path: Path) -> None:
         if isinstance(m.get("result"), dict) and "contents" in m["result"]
     ]
     assert hovers, "hover answered on the evidence lines"
+
+
+def test_a_user_name_learned_from_a_home_path_is_masked_after_words_that_name_a_user() -> None:
+    masker = Masker()
+    assert (
+        masker.text('File "/home/alice/llm/train.py", line 3')
+        == 'File "/home/<user>/llm/train.py", line 3'
+    )
+    assert (
+        masker.text("+ srun --user alice -u alice python")
+        == "+ srun --user <user> -u <user> python"
+    )
+    assert masker.text("launching as user alice; owner: alice; USER=alice") == (
+        "launching as user <user>; owner: <user>; USER=<user>"
+    )
+    # only where a word names a user: the same letters elsewhere are not a user name
+    assert masker.text("alice-in-wonderland dataset") == "alice-in-wonderland dataset"
+    # and a name never learned stays after "user" (it may be a word: "user code")
+    assert Masker().text("the user code raised") == "the user code raised"
 
 
 def test_a_secret_inside_another_key_value_is_masked():

@@ -3,7 +3,8 @@
 What real terminals and launchers leave in a log, and what happens to it here:
 
 - invalid UTF-8 is kept as U+FFFD (``errors="replace"``); a UTF-16 file (PowerShell's ``>``
-  writes UTF-16LE with a BOM) is decoded as UTF-16;
+  writes UTF-16LE with a BOM) is decoded as UTF-16, once its content confirms the BOM (a
+  UTF-16 mark before UTF-8 text is dropped and the text read as UTF-8);
 - ANSI escape sequences are removed, and so are their escape-less leftovers (``[1;36m``,
   ``1;36m``) that remain when a tool strips the ESC byte only;
 - ``\\r`` progress-bar overwrites are collapsed to what the terminal last showed (the text
@@ -106,7 +107,7 @@ def _sniff(head: bytes) -> str:
     Raises:
         InputError: when the bytes look binary (over 10% control or undecodable bytes).
     """
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and _utf16_content(head[2:]):
         return "utf-16"
     if head.startswith(codecs.BOM_UTF8):
         return "utf-8-sig"
@@ -124,10 +125,33 @@ def _sniff(head: bytes) -> str:
     sample = regex.sub(rb"\x00{16,}", b"", head[:8192])
     if sample:
         decoded = sample.decode("utf-8", errors="replace")
-        bad = sum(1 for ch in decoded if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\t\n\r\f\v\x1b") or ch == "\x7f")
+        bad = sum(
+            1
+            for ch in decoded
+            if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\t\n\r\f\v\x1b") or ch == "\x7f"
+        )
         if bad > 0.1 * len(decoded):
             raise InputError("binary data, not a text log")
     return "utf-8"
+
+
+def _utf16_content(body: bytes) -> bool:
+    """Whether the bytes after a UTF-16 byte-order mark are UTF-16 text, as the mark claims.
+
+    A log's text holds ASCII (digits, spaces, newlines, prefixes), which UTF-16 writes with
+    a zero byte each; a body with no zero byte that is valid UTF-8 (the last character may be
+    cut by the sample's end) is UTF-8 behind two stray bytes (a tool that wrote a BOM and
+    then UTF-8, or a log cut and glued), and decoding it as UTF-16 would turn every line
+    into one of CJK-looking garbage. An empty body trusts the mark.
+    """
+    sample = body[:4096]
+    if not sample or b"\x00" in sample:
+        return True
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 #: Bytes read per block; a block always ends at a line boundary.
@@ -148,14 +172,18 @@ class Block:
     first_line: int
 
 
-def read_blocks(stream: BinaryIO, *, block_bytes: int = BLOCK_BYTES, sniff: bool = True) -> Iterator[Block]:
+def read_blocks(
+    stream: BinaryIO, *, block_bytes: int = BLOCK_BYTES, sniff: bool = True
+) -> Iterator[Block]:
     """Read a binary stream as blocks of whole lines, never holding more than one block
     plus one line (:data:`MAX_LINE_BYTES`; a longer line's excess is skipped) in memory.
 
     Raises:
         InputError: ``sniff`` is on and the stream holds binary data.
     """
-    buffered = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[arg-type]
+    buffered: io.BufferedReader = (
+        stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[arg-type]
+    )
     encoding = _sniff(buffered.peek(8192)[:8192]) if sniff else "utf-8"
     if encoding != "utf-8":
         yield from _reencoded_blocks(buffered, encoding, block_bytes)
@@ -170,6 +198,8 @@ def read_blocks(stream: BinaryIO, *, block_bytes: int = BLOCK_BYTES, sniff: bool
             first = False
             if buf.startswith(codecs.BOM_UTF8):
                 buf = buf[3:]
+            elif buf.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+                buf = buf[2:]  # a UTF-16 mark before UTF-8 text (see _utf16_content): not text
         if not buf.endswith(b"\n"):
             tail = buffered.readline(MAX_LINE_BYTES)
             buf += tail
@@ -195,7 +225,9 @@ def _block(buf: bytes, number: int) -> Block:
     return Block(buf.decode("utf-8", errors="replace"), buf.lower(), number)
 
 
-def _reencoded_blocks(buffered: io.BufferedReader, encoding: str, block_bytes: int) -> Iterator[Block]:
+def _reencoded_blocks(
+    buffered: io.BufferedReader, encoding: str, block_bytes: int
+) -> Iterator[Block]:
     text_stream = io.TextIOWrapper(buffered, encoding=encoding, errors="replace", newline="\n")
     number = 1
     while True:

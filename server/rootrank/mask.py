@@ -197,6 +197,18 @@ _FLAG = regex.compile(
     r"(?P<k>(?<![\w-])--?[A-Za-z0-9_-]{1,60}+)(?P<sep>[ =])"
     r"(?P<v>[^\s'\"]{1,4000})"
 )
+# A key-value line of a configuration dump (YAML ``password: x``, INI ``password = x``, TOML
+# ``secret_key = "x"``), possibly behind a launcher's prefix ("[rank0]: ", "3: ", "node01: ")
+# and a YAML list dash: everything after the separator is the value, spaces and punctuation
+# included ("password: Tr0ub4dor&3 x"), and a plain lower-case word counts (a dump holds no
+# prose). The key is checked against _SECRET_NAME in the callback.
+_CONFIG_LINE = regex.compile(
+    r"^(?P<pre>(?:\[[^\]\n]{1,60}\](?:<\w{1,10}>)?:?[ \t]{0,4}|\d{1,6}:[ \t]{1,4}"
+    r"|[A-Za-z][\w.-]{0,62}\d[\w.-]{0,20}:[ \t]{1,4}){0,3}[ \t]{0,40}(?:-[ \t]{1,8})?)"
+    r"(?P<kq>['\"]?)(?P<k>[A-Za-z_][A-Za-z0-9_.-]{0,80}+)(?P=kq)"
+    r"(?P<sep>[ \t]{0,8}(?::[ \t]{1,8}|:$|=[ \t]{0,8}))"
+    r"(?P<v>[^\n]{1,4000}?)(?P<tail>[ \t]{1,8}#[^\n]{0,400})?[ \t]{0,40}$"
+)
 # Bare URL query parameters that carry signatures: ?sig=..., &X-Amz-Signature=..., &code=...
 _QUERY = regex.compile(
     r"(?i)(?P<k>[?&](?:sig|signature|x-amz-signature|x-amz-credential|x-goog-signature"
@@ -266,10 +278,28 @@ _USER_VAR = regex.compile(
     r"|(?i:\blogged in as):?\s{1,4})(?P<u>[A-Za-z0-9._-]{1,64})"
 )
 
+# A word or key that names a user, before the name: "user alice", "--user alice", "-u alice",
+# "owner: alice", "login=alice". Used only with the names learned from home paths and user
+# variables (a bare word after "user" is often not a name: "user code", "pip install --user").
+_USER_WORD = (
+    r"(?i:(?<![\w-])(?:--?)?(?:user(?:[_-]?name)?|login|owner|account|u)(?:['\"]?[ \t]{0,4}[=:][ \t]{0,4}['\"]?"
+    r"|[ \t]{1,4}['\"]?))"
+)
+
 # --- hosts ------------------------------------------------------------------------------------
 
 _HOSTNAME = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63}){0,8}"
 _NAME_WITH_DIGIT = r"[A-Za-z][A-Za-z0-9-]{0,62}\d[A-Za-z0-9-]{0,20}(?:\.[A-Za-z0-9-]{1,63}){0,8}"
+
+# Words with a number that are not machines, though they follow "on"/"to"/"from": devices,
+# dtypes, architectures, encodings, interfaces, models, versions, loop counters.
+_NOT_MACHINE = (
+    r"(?i:(?:cuda|cu|sm|gpu|cpu|xpu|mps|npu|hpu|tpu|device|dev|rank|local[_-]?rank|step|epoch|iter|layer|block"
+    r"|stage|tp|pp|dp|ep|fp|bf|int|uint|float|bfloat|tf|e[45]m[23]|x86|x64|amd|arm|aarch|win|utf|latin|base|sha"
+    r"|md|ipv|eth|ib|mlx|enp|ens|eno|bond|veth|wlan|hsn|nvme|sd|python|py|torch|nccl|rocm|cudnn|gcc|glibc|ubuntu"
+    r"|version|v|gpt|llama|opt|t5|bert|resnet|vit|phi|qwen|mistral|gemma|bloom|falcon|mixtral|yi|deepseek"
+    r"|top|batch|seq|len|port|line|page|chapter|section|figure|table|issue|pr|pep)[-_]?\d)"
+)
 
 # Where host names stand in logs: (name, cheap test on the line, pattern whose group "h" is the
 # host). The cheap test skips a pattern on lines that cannot match it.
@@ -339,6 +369,25 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
         "host_prefix",
         lambda s: ": " in s[:80] or "slots=" in s,
         regex.compile(r"^(?P<h>" + _NAME_WITH_DIGIT + r"): |^(?P<h>" + _HOSTNAME + r") slots=\d"),
+    ),
+    # NCCL's socket peers: "remote peer gpu-node-018<41764>", "Connect to node07<45421>"
+    (
+        "host_angle_port",
+        lambda s: "<" in s,
+        regex.compile(r"(?<![\w./:-])(?P<h>" + _NAME_WITH_DIGIT + r")<\d{1,5}>"),
+    ),
+    # a short machine name after a word that places something on a machine: "on gpu-node-018",
+    # "from node07", "node dgx-a100-07", "worker trn-12" (a dash or a trailing number run, so
+    # "on cuda0" or "to step3" are never hosts; see _not_a_host)
+    (
+        "host_word",
+        lambda s: any(c.isdigit() for c in s),
+        regex.compile(
+            r"(?i:\b(?:on|from|to|at|node|host|machine|server|worker|peer|via))[ \t]{1,4}['\"(]?"
+            r"(?!"
+            + _NOT_MACHINE
+            + r")(?P<h>[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){0,6}-?\d{1,6})(?![\w.-]|:\d|\.\w)"
+        ),
     ),
     # a name with a digit and a port: "node02:29500" (not file.cpp:123, not cuda:0)
     (
@@ -416,6 +465,7 @@ PATTERNS: dict[str, Any] = {
     "home": _HOME,
     "user_var": _USER_VAR,
     "user_at_host": _USER_AT_HOST,
+    "config_line": _CONFIG_LINE,
     "nodelist": _NODELIST,
     "ipv4": _IPV4,
     "ipv6": _IPV6,
@@ -624,6 +674,7 @@ class Masker:
             s = self._sub(_USER_VAR, self._user_var, s)
         if self._users:
             s = self._user_paths(s)
+            s = self._user_words(s)
         # 3. Hosts and addresses.
         if "@" in s:
             s = self._sub(_USER_AT_HOST, self._user_at_host, s)
@@ -647,6 +698,8 @@ class Masker:
         s = self._sub(_URL_CREDS, self._url_creds, s)
         s = self._sub(_AUTH_HEADER, lambda m: m["p"] + STARS, s)
         low = s.lower()
+        if any(w in low for w in _SECRET_HINTS) and (":" in s or "=" in s):
+            s = self._sub(_CONFIG_LINE, self._config_line, s)
         if any(w in low for w in _SECRET_HINTS):
             s = self._sub(_KEYWORD, self._keyword, s)
         if "-" in s and any(w in low for w in _SECRET_HINTS):
@@ -701,6 +754,37 @@ class Masker:
         return m["k"] + m["sep"] + STARS
 
     @staticmethod
+    def _config_line(m: Any) -> str:
+        key = m["k"]
+        if not _SECRET_NAME.search(key) or _NOT_SECRET_KEY.search(key):
+            return m[0]
+        value = m["v"].strip()
+        bare = value.strip("'\"")
+        if (
+            not bare
+            or value in ("|", ">", "|-", ">-", "{", "[")  # a YAML block or a nested mapping
+            or _masked_already(bare)
+            or _NOT_SECRET.fullmatch(bare)
+        ):
+            return m[0]
+        if key.lower() in ("key", "auth") and not _token_like(bare):
+            return m[0]  # a mapping's "key: layers.0.weight", not a secret
+        quote = (
+            value[0] if value[0] in "'\"" and value.endswith(value[0]) and len(value) > 1 else ""
+        )
+        return (
+            m["pre"]
+            + m["kq"]
+            + key
+            + m["kq"]
+            + m["sep"]
+            + quote
+            + STARS
+            + quote
+            + (m["tail"] or "")
+        )
+
+    @staticmethod
     def _flag(m: Any) -> str:
         if not _SECRET_NAME.search(m["k"]) or _NOT_SECRET_KEY.search(m["k"].lstrip("-")):
             return m[0]
@@ -745,6 +829,16 @@ class Masker:
         alt = "|".join(regex.escape(u) for u in sorted(names, key=len, reverse=True))
         pat = regex.compile(r"(?<=[/\\])(?:" + alt + r")(?=[/\\:\s'\")]|$)")
         return pat.sub(USER, s, timeout=TIMEOUT_S)
+
+    def _user_words(self, s: str) -> str:
+        # A user name learned from a home path or a user variable, where a word or key names
+        # a user: "user alice", "--user alice", "owner: alice".
+        names = [u for u in self._users if len(u) >= 2 and u not in ("user", "root")]
+        if not names:
+            return s
+        alt = "|".join(regex.escape(u) for u in sorted(names, key=len, reverse=True))
+        pat = regex.compile(r"(?P<p>" + _USER_WORD + r")(?:" + alt + r")(?![\w-])")
+        return pat.sub(lambda m: m["p"] + USER, s, timeout=TIMEOUT_S)
 
     def _host_ctx(self, m: Any) -> str:
         groups = m.re.groupindex

@@ -15,6 +15,7 @@ import regex
 from rootrank.analysis.reasons import format_ranks
 from rootrank.charts import svg_data_uri, text_lines
 from rootrank.model import Diagnosis
+from rootrank.taxonomy import describe
 
 # A blank the user fills in (<gpus>, <failing step + 10>): never to be run as it stands, since
 # a shell reads "<gpus> train.py" as redirections (it would truncate train.py).
@@ -180,6 +181,8 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
         f"  class {rc['failure_class']} · signature {rc['signature']} · confidence {rc['confidence']:.2f}"
         + (f" · {', '.join(where)}" if where else "")
     )
+    if about := describe(rc["failure_class"]):
+        out.append(st.dim(f"  {rc['failure_class']}: {about}"))
     for e in rc["evidence"]:
         out.append(st.dim(f"  {_loc(e)}: ") + _cut(e["text"].strip()))
     if uf := rc.get("user_frame"):  # the user's own line (issue 15)
@@ -258,6 +261,8 @@ def to_markdown(diag: Diagnosis) -> str:
     if rc.get("host"):
         meta.append(f"host `{rc['host']}`")
     out.append(" · ".join(meta) + "\n")
+    if about := describe(rc["failure_class"]):
+        out.append(f"*{rc['failure_class']}*: {about}\n")
     out.append("```text")
     out.extend(f"{_loc(e)}: {_cut(e['text'].strip())}" for e in rc["evidence"])
     out.append("```\n")

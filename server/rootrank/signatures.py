@@ -11,7 +11,7 @@ The schema (all keys required unless marked optional)::
 
     id: str                      # == file stem, [a-z0-9-]+
     title: str
-    failure_class: str           # a slug from taxonomy.md (see TAXONOMY below)
+    failure_class: str           # a slug from signatures/taxonomy.json (rootrank.taxonomy)
     category: str                # == the folder name
     severity: error | warning
     role: cause | symptom        # symptom: usually collateral (watchdog timeout, SIGTERM...)
@@ -72,6 +72,8 @@ Templates in ``fix``/``verify`` may use ``{name}`` for any capture, ``{rank}`` a
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,22 +81,7 @@ from typing import Any
 import regex
 import yaml
 
-#: The failure classes of ``shared/taxonomy.md``; slugs are exact and never renamed.
-TAXONOMY: frozenset[str] = frozenset(
-    """
-    collective-timeout collective-shape-mismatch collective-desync divergent-model-across-ranks
-    nccl-system-error nccl-internal-or-invalid-usage rank-environment-mismatch
-    network-fabric-error rendezvous-failure port-in-use elastic-child-failed preemption-sigterm
-    data-error user-code-exception cuda-oom host-oom-killed cpu-oom cuda-illegal-memory-access
-    cuda-device-side-assert cublas-cudnn-error gpu-unavailable cuda-driver-or-arch-mismatch
-    gpu-hardware-xid-ecc nan-or-fp16-overflow ddp-unused-parameters ddp-marked-ready-twice
-    fsdp-state-dict-or-wrapping-error device-mismatch dtype-mismatch index-out-of-range
-    autograd-inplace-or-double-backward checkpoint-load-mismatch unsupported-shape-or-dtype
-    compile-dynamo-error config-error dependency-version-mismatch
-    dataloader-worker-killed-or-shm too-many-open-files filesystem-permission disk-full segfault
-    straggler-or-slowdown
-    """.split()
-)
+from rootrank.taxonomy import failure_classes
 
 STACKS = ("pytorch", "hf", "deepspeed", "megatron", "vllm")
 
@@ -326,13 +313,43 @@ def _check_variants(fix: dict[str, Any], path: Path) -> None:
         fix.setdefault("code", dict(variants[-1]["code"]))
 
 
+class SignatureProblems(SignatureError):
+    """Several fields of one signature file are wrong: ``problems`` lists each (in the
+    file's field order); ``str(e)`` is the first one plus how many more."""
+
+    def __init__(self, problems: list[SignatureError]) -> None:
+        first = problems[0]
+        super().__init__(first.path, first.field, first.problem)
+        self.problems = problems
+        if len(problems) > 1:
+            self.args = (f"{first} (and {len(problems) - 1} more problem(s) in this file)",)
+
+
+class _Collector:
+    """Runs independent field checks and keeps every :class:`SignatureError` they raise."""
+
+    def __init__(self) -> None:
+        self.problems: list[SignatureError] = []
+
+    @contextmanager
+    def field(self) -> Iterator[None]:
+        try:
+            yield
+        except SignatureProblems as exc:
+            self.problems.extend(exc.problems)
+        except SignatureError as exc:
+            self.problems.append(exc)
+
+
 def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signature:
     """Load and validate one signature file (``eager``: compile its regexes now, so a bad
     one is reported at load; the built-in library is compiled lazily, and its tests
-    compile every pattern).
+    compile every pattern). Every field is checked, so one call reports every problem.
 
     Raises:
-        SignatureError: naming the file and the field that is wrong.
+        SignatureError: naming the file and the field that is wrong: a
+            :class:`SignatureProblems` (listing them all) when fields are wrong, a plain
+            one when the file itself cannot be read or parsed.
     """
     p = Path(path)
     try:
@@ -348,105 +365,163 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
     if not isinstance(data, dict):
         raise SignatureError(p, "(file)", "must be a YAML mapping")
 
-    sig_id = _need(data, "id", str, p)
-    if sig_id != p.stem or not _ID.match(sig_id):
-        raise SignatureError(p, "id", f"must equal the file name {p.stem!r} and be [a-z0-9-]")
-    category = _need(data, "category", str, p)
-    if category != p.parent.name:
-        raise SignatureError(p, "category", f"must equal the folder name {p.parent.name!r}")
-    failure_class = _need(data, "failure_class", str, p)
-    if failure_class not in TAXONOMY:
-        raise SignatureError(p, "failure_class", f"{failure_class!r} is not in taxonomy.md")
-    severity = _need(data, "severity", str, p)
-    if severity not in ("error", "warning"):
-        raise SignatureError(p, "severity", "must be error or warning")
-    role = _need(data, "role", str, p)
-    if role not in ("cause", "symptom"):
-        raise SignatureError(p, "role", "must be cause or symptom")
-    specificity = _need(data, "specificity", int, p)
-    if not 0 <= specificity <= 100:
-        raise SignatureError(p, "specificity", "must be 0..100")
-    explained_by = _str_list(data, "explained_by", p, required=False)
-    raw_patterns = data.get("patterns", []) if data.get("detector") is not None else _need(data, "patterns", list, p)
-    inferred = data.get("inferred")
-    if inferred is not None:
-        if not isinstance(inferred, dict):
-            raise SignatureError(p, "inferred", "must be a mapping with from and differs")
-        sources = _str_list(inferred, "from", p)
-        if not sources:
-            raise SignatureError(p, "inferred.from", "must name at least one signature id")
-        _need(inferred, "differs", str, p)
-        inferred = {"from": sources, "differs": inferred["differs"]}
-    implied = data.get("implied_rank")
+    check = _Collector()
+    sig_id = category = failure_class = severity = role = title = verify = ""
+    specificity, min_count = 0, 1
+    raw_patterns: list[Any] = []
+    patterns: tuple[Pattern, ...] = ()
+    inferred: dict[str, Any] | None = None
     implied_rank: int | None = None
     implied_reason = ""
-    if implied is not None:
-        if not isinstance(implied, dict):
-            raise SignatureError(p, "implied_rank", "must be a mapping with rank and reason")
-        implied_rank = _need(implied, "rank", int, p)
-        implied_reason = _need(implied, "reason", str, p)
-    _check_quickfix(data.get("quickfix"), p)
-    # Onsets of the training curves (rootrank.metrics) have no patterns: a detector finds them.
-    detector = data.get("detector")
-    if detector is not None and detector not in DETECTORS:
-        raise SignatureError(p, "detector", f"must be one of {', '.join(DETECTORS)}")
-    if detector is not None:
-        raw_patterns = data.get("patterns", [])
-        if raw_patterns:
-            raise SignatureError(p, "patterns", f"must be absent with detector: {detector}")
-    elif not raw_patterns and inferred is None:
-        raise SignatureError(p, "patterns", "must have at least one pattern")
-    patterns = tuple(
-        _compile_pattern(raw, f"patterns[{i}]", p, eager) for i, raw in enumerate(raw_patterns)
-    )
-    min_count = data.get("min_count", 1)
-    if not isinstance(min_count, int) or isinstance(min_count, bool) or min_count < 1:
-        raise SignatureError(p, "min_count", "must be an integer >= 1")
+    entry: dict[str, Any] = {}
+    fix: dict[str, Any] = {}
+    fixture: dict[str, Any] = {}
+    tags: tuple[str, ...] = ()
+    affects: tuple[str, ...] = ()
+    confirm: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+    related: tuple[str, ...] = ()
+    explained_by: tuple[str, ...] = ()
+    detector: str | None = None
+    fixtures: tuple[dict[str, Any], ...] = ()
+    kind = ""
 
-    entry = _need(data, "entry", dict, p)
+    with check.field():
+        sig_id = _need(data, "id", str, p)
+        if sig_id != p.stem or not _ID.match(sig_id):
+            raise SignatureError(p, "id", f"must equal the file name {p.stem!r} and be [a-z0-9-]")
+    with check.field():
+        title = _need(data, "title", str, p)
+    with check.field():
+        category = _need(data, "category", str, p)
+        if category != p.parent.name:
+            raise SignatureError(p, "category", f"must equal the folder name {p.parent.name!r}")
+    with check.field():
+        failure_class = _need(data, "failure_class", str, p)
+        if failure_class not in TAXONOMY:
+            raise SignatureError(p, "failure_class", f"{failure_class!r} is not in signatures/taxonomy.json")
+    with check.field():
+        severity = _need(data, "severity", str, p)
+        if severity not in ("error", "warning"):
+            raise SignatureError(p, "severity", "must be error or warning")
+    with check.field():
+        role = _need(data, "role", str, p)
+        if role not in ("cause", "symptom"):
+            raise SignatureError(p, "role", "must be cause or symptom")
+    with check.field():
+        specificity = _need(data, "specificity", int, p)
+        if not 0 <= specificity <= 100:
+            raise SignatureError(p, "specificity", "must be 0..100")
+    with check.field():
+        tags = _str_list(data, "tags", p)
+    with check.field():
+        affects = _str_list(data, "affects", p)
+    with check.field():
+        explained_by = _str_list(data, "explained_by", p, required=False)
+    with check.field():
+        # Onsets of the training curves and stalls have no patterns: a detector finds them.
+        detector = data.get("detector")
+        if detector is not None and detector not in DETECTORS:
+            raise SignatureError(p, "detector", f"must be one of {', '.join(DETECTORS)}")
+        if detector is not None and data.get("patterns"):
+            raise SignatureError(p, "patterns", f"must be absent with detector: {detector}")
+    with check.field():
+        raw_patterns = [] if data.get("detector") is not None else _need(data, "patterns", list, p)
+    with check.field():
+        raw_inferred = data.get("inferred")
+        if raw_inferred is not None:
+            if not isinstance(raw_inferred, dict):
+                raise SignatureError(p, "inferred", "must be a mapping with from and differs")
+            sources = _str_list(raw_inferred, "from", p)
+            if not sources:
+                raise SignatureError(p, "inferred.from", "must name at least one signature id")
+            _need(raw_inferred, "differs", str, p)
+            inferred = {"from": sources, "differs": raw_inferred["differs"]}
+    with check.field():
+        implied = data.get("implied_rank")
+        if implied is not None:
+            if not isinstance(implied, dict):
+                raise SignatureError(p, "implied_rank", "must be a mapping with rank and reason")
+            implied_rank = _need(implied, "rank", int, p)
+            implied_reason = _need(implied, "reason", str, p)
+    with check.field():
+        _check_quickfix(data.get("quickfix"), p)
+    with check.field():
+        if not raw_patterns and inferred is None and "patterns" in data:
+            raise SignatureError(p, "patterns", "must have at least one pattern")
+    compiled: list[Pattern] = []
+    for i, raw in enumerate(raw_patterns):
+        with check.field():
+            compiled.append(_compile_pattern(raw, f"patterns[{i}]", p, eager))
+    patterns = tuple(compiled)
+    with check.field():
+        min_count = data.get("min_count", 1)
+        if not isinstance(min_count, int) or isinstance(min_count, bool) or min_count < 1:
+            raise SignatureError(p, "min_count", "must be an integer >= 1")
+
+    with check.field():
+        entry = _need(data, "entry", dict, p)
     for key in ("summary", "mechanism"):
-        _need(entry, key, str, p)
-    symptoms = entry.get("symptoms", [])
-    if not isinstance(symptoms, list) or not all(
-        isinstance(s, dict) and isinstance(s.get("text"), str) and isinstance(s.get("meaning"), str)
-        for s in symptoms
-    ):
-        raise SignatureError(p, "entry.symptoms", "must be a list of {text, meaning}")
-    fix = _need(data, "fix", dict, p)
-    if "variants" in fix:
-        _check_variants(fix, p)
-    _str_list(fix, "steps", p)
-    code = fix.get("code", {})
-    if not isinstance(code, dict):
-        raise SignatureError(p, "fix.code", "must be a mapping of stack to code")
-    for stack, snippet in code.items():
-        if stack not in STACKS:
-            raise SignatureError(p, f"fix.code.{stack}", f"stack must be one of {', '.join(STACKS)}")
-        if not isinstance(snippet, str) or not snippet.strip():
-            raise SignatureError(p, f"fix.code.{stack}", "must be non-empty text")
-    confirm = _str_list(data, "confirm", p)
-    verify = _need(data, "verify", str, p)
-    references = _str_list(data, "references", p)
-    if not references:
-        raise SignatureError(p, "references", "must name at least one doc or issue")
+        with check.field():
+            if isinstance(data.get("entry"), dict):
+                _need(entry, key, str, p)
+    with check.field():
+        symptoms = entry.get("symptoms", [])
+        if not isinstance(symptoms, list) or not all(
+            isinstance(s, dict) and isinstance(s.get("text"), str) and isinstance(s.get("meaning"), str)
+            for s in symptoms
+        ):
+            raise SignatureError(p, "entry.symptoms", "must be a list of {text, meaning}")
+    with check.field():
+        fix = _need(data, "fix", dict, p)
+    with check.field():
+        if isinstance(data.get("fix"), dict) and "variants" in fix:
+            _check_variants(fix, p)  # fills fix.steps/code from the default variant
+    with check.field():
+        if isinstance(data.get("fix"), dict):
+            _str_list(fix, "steps", p)
+    with check.field():
+        code = fix.get("code", {})
+        if not isinstance(code, dict):
+            raise SignatureError(p, "fix.code", "must be a mapping of stack to code")
+    for stack, snippet in (code.items() if isinstance(code, dict) else ()):
+        with check.field():
+            if stack not in STACKS:
+                raise SignatureError(p, f"fix.code.{stack}", f"stack must be one of {', '.join(STACKS)}")
+            if not isinstance(snippet, str) or not snippet.strip():
+                raise SignatureError(p, f"fix.code.{stack}", "must be non-empty text")
+    with check.field():
+        confirm = _str_list(data, "confirm", p)
+    with check.field():
+        verify = _need(data, "verify", str, p)
+    with check.field():
+        references = _str_list(data, "references", p)
+        if not references:
+            raise SignatureError(p, "references", "must name at least one doc or issue")
     for i, ref in enumerate(references):
-        if not ref.startswith("https://"):
-            raise SignatureError(p, f"references[{i}]", "must be an https:// URL")
-    related = _str_list(data, "related", p, required=False)
-    fixtures = _fixture_cases(data, p)
-    fixture = fixtures[0]
-    kind = _kind(data, role, p)
+        with check.field():
+            if not ref.startswith("https://"):
+                raise SignatureError(p, f"references[{i}]", "must be an https:// URL")
+    with check.field():
+        related = _str_list(data, "related", p, required=False)
+    with check.field():
+        fixtures = _fixture_cases(data, p)
+        fixture = fixtures[0]
+    with check.field():
+        kind = _kind(data, role if role in ("cause", "symptom") else "cause", p)
+    if check.problems:
+        raise SignatureProblems(check.problems)
 
     return Signature(
         id=sig_id,
-        title=_need(data, "title", str, p),
+        title=title,
         failure_class=failure_class,
         category=category,
         severity=severity,
         role=role,
         specificity=specificity,
-        tags=_str_list(data, "tags", p),
-        affects=_str_list(data, "affects", p),
+        tags=tags,
+        affects=affects,
         patterns=patterns,
         min_count=min_count,
         entry=entry,
@@ -527,6 +602,10 @@ def builtin_dir() -> Path:
     return here.parents[1] / "signatures"
 
 
+#: The slugs of the failure classes (``signatures/taxonomy.json``, see :mod:`rootrank.taxonomy`).
+TAXONOMY: frozenset[str] = frozenset(failure_classes())
+
+
 @dataclass(slots=True)
 class Library:
     """A loaded set of signatures, by id, with the problems met while loading."""
@@ -586,13 +665,13 @@ def _load_dir(root: Path, lib: Library, *, strict: bool, eager: bool = True) -> 
         except SignatureError as err:
             if strict:
                 raise
-            lib.problems.append(err)
+            lib.problems.extend(err.problems if isinstance(err, SignatureProblems) else [err])
             continue
         if sig.id in seen:
-            err = SignatureError(f, "id", f"duplicate of {seen[sig.id]}")
+            duplicate = SignatureError(f, "id", f"duplicate of {seen[sig.id]}")
             if strict:
-                raise err
-            lib.problems.append(err)
+                raise duplicate
+            lib.problems.append(duplicate)
             continue
         seen[sig.id] = str(f)
         lib.signatures[sig.id] = sig

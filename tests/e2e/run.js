@@ -1,9 +1,10 @@
 // Drives a real VS Code (code-server 4.100.3) in headless Chromium with playwright-core and runs
 // the extension-host tests (out/tests/e2e/suite) through the workbench's `payload` URL
-// parameter, the recipe of ../shared/vscode-e2e. It also takes the screenshots the tests ask
-// for: a console line "[e2e-shot] NAME" -> ARTIFACTS/NAME.png, then ARTIFACTS/NAME.png.done; and
-// "[e2e-probe] NAME WIDTH [TEXT]" measures the report webview's DOM at WIDTH px -> ARTIFACTS/NAME.json
-// (WIDTH 0: waits until the webview showing TEXT is drawn, then takes the screenshot only).
+// parameter (the workbench calls codeAutomationExit(code) when the tests end). It also takes the
+// screenshots the tests ask for: a console line "[e2e-shot] NAME" -> ARTIFACTS/NAME.png, then
+// ARTIFACTS/NAME.png.done; and "[e2e-probe] NAME WIDTH [TEXT]" measures the report webview's DOM
+// at WIDTH px -> ARTIFACTS/NAME.json (WIDTH 0: waits until the webview showing TEXT is drawn, then
+// takes the screenshot only).
 // Env: CS_URL, WORKSPACE, EXT_DEV_PATH, EXT_TESTS_PATH, ARTIFACTS, PW_CORE, CHROMIUM, E2E_TIMEOUT_MS.
 'use strict';
 const fs = require('node:fs');

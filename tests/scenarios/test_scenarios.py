@@ -17,6 +17,7 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -112,23 +113,6 @@ def assert_diagnosis(
         assert Path(evidence["path"]).resolve() == path.resolve(), answer
 
 
-@pytest.mark.parametrize("fault", [1, 2])
-def test_rank_raises_value_error_while_others_wait_in_all_reduce(tmp_path, fault):
-    result = run("bad_data_raise", nproc=3, fault_rank=fault)
-    assert result.returncode == 1
-    diag, code = diagnose(save(tmp_path, result))
-    assert_diagnosis(
-        diag,
-        code,
-        failure_class="user-code-exception",
-        rank=fault,
-        lines=lines_matching(
-            result.output, rf"^\[rank{fault}\]: ValueError: shard-0000{fault}\.csv"
-        ),
-        text=result.output,
-    )
-
-
 REDIRECTED_FAULT_RANK = 1
 
 
@@ -187,216 +171,212 @@ def test_redirected_terminal_shows_only_the_elastic_summary(redirected_run, tmp_
     )
 
 
-def test_rank_sigkilled_mid_step(tmp_path):
-    """Launched with the c10d rendezvous backend (the others use the static one)."""
-    fault = 2
-    result = run("sigkill_mid_step", nproc=3, fault_rank=fault, rdzv="c10d")
-    assert result.returncode == 1
-    diag, code = diagnose(save(tmp_path, result))
-    out = result.output
-    # torchrun names the killed worker twice: the agent's "failed (exitcode: -9) local_rank: N"
-    # line, and the "Root Cause" block's exitcode/traceback lines.
-    lines = lines_matching(out, rf"failed \(exitcode: -9\) local_rank: {fault} ")
-    lines += lines_matching(
-        out, r"exitcode\s*: -9 .*\(SIGKILL\)|Signal 9 \(SIGKILL\) received by PID"
-    )
-    assert_diagnosis(
-        diag, code, failure_class="host-oom-killed", rank=fault, lines=sorted(lines), text=out
-    )
+@dataclass(frozen=True)
+class Failure:
+    """One scenario run that really fails, and what the diagnosis must say about it.
+
+    ``lines`` are regexes for the lines that hold the error (``{fault}`` and ``{port}`` are
+    filled in); the root cause's first evidence must be on one of them (1-based in the
+    captured terminal text). ``printed`` are regexes the run's output must contain before it
+    is diagnosed (the scenario really produced the failure the case is about).
+    """
+
+    id: str
+    scenario: str
+    nproc: int
+    fault: int
+    failure_class: str
+    lines: tuple[str, ...]
+    rank: int | None = -1  # -1: the fault rank
+    printed: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    script_args: tuple[str, ...] = ()
+    rdzv: str = "static"
+    hold_port: bool = False
+    why: str = ""
 
 
-def test_all_gather_size_differs_on_one_rank(tmp_path):
-    fault = 2
-    result = run(
-        "collective_size_mismatch", nproc=3, fault_rank=fault, script_args=("--op", "all_gather")
-    )
-    assert result.returncode == 1
-    diag, code = diagnose(save(tmp_path, result))
-    assert_diagnosis(
-        diag,
-        code,
-        failure_class="collective-shape-mismatch",
-        rank=fault,
-        lines=lines_matching(
-            result.output,
-            rf"^\[rank{fault}\]: RuntimeError: ProcessGroupGloo::allgather: invalid tensor size",
+FAILURES = [
+    Failure(
+        "rank-1-raises-value-error-while-others-wait-in-all-reduce",
+        "bad_data_raise",
+        3,
+        1,
+        "user-code-exception",
+        (r"^\[rank{fault}\]: ValueError: shard-0000{fault}\.csv",),
+    ),
+    Failure(
+        "rank-2-raises-value-error-while-others-wait-in-all-reduce",
+        "bad_data_raise",
+        3,
+        2,
+        "user-code-exception",
+        (r"^\[rank{fault}\]: ValueError: shard-0000{fault}\.csv",),
+    ),
+    Failure(
+        # torchrun names the killed worker twice: the agent's "failed (exitcode: -9)
+        # local_rank: N" line, and the "Root Cause" block's exitcode/traceback lines.
+        "rank-sigkilled-mid-step",
+        "sigkill_mid_step",
+        3,
+        2,
+        "host-oom-killed",
+        (
+            r"failed \(exitcode: -9\) local_rank: {fault} ",
+            r"exitcode\s*: -9 .*\(SIGKILL\)|Signal 9 \(SIGKILL\) received by PID",
         ),
-        text=result.output,
-    )
-
-
-def test_all_reduce_size_differs_on_one_rank(tmp_path):
-    """gloo aborts the rank that receives more bytes than its (smaller) buffer holds: the
-    fault rank. Its message is printed by C++ (no ``[rankN]:`` prefix); torchrun's summary
-    names the rank (SIGABRT)."""
-    fault = 1
-    result = run(
-        "collective_size_mismatch", nproc=3, fault_rank=fault, script_args=("--op", "all_reduce")
-    )
-    assert result.returncode == 1
-    assert re.search(rf"failed \(exitcode: -6\) local_rank: {fault} ", result.output), (
-        result.output[-2000:]
-    )
-    diag, code = diagnose(save(tmp_path, result))
-    assert_diagnosis(
-        diag,
-        code,
-        failure_class="collective-shape-mismatch",
-        rank=fault,
-        lines=lines_matching(result.output, r"op\.preamble\.length <= op\.nbytes"),
-        text=result.output,
-    )
-
-
-def test_rank_skips_a_collective(tmp_path):
-    """Without debug: every rank times out; only the tracebacks show the fault rank waiting in
-    ``barrier`` while the others wait in ``all_reduce``."""
-    fault = 1
-    result = run("skip_collective", nproc=3, fault_rank=fault, env=HANG_TIMEOUT)
-    assert result.returncode == 1
-    out = result.output
-    diag, code = diagnose(save(tmp_path, result))
-    lines = lines_matching(out, rf"^\[rank{fault}\]: RuntimeError: .*Timed out waiting")
-    lines += lines_matching(out, rf"^\[rank{fault}\]:   File .*, in barrier$")
-    assert_diagnosis(
-        diag, code, failure_class="collective-desync", rank=fault, lines=sorted(lines), text=out
-    )
-
-
-def test_rank_skips_a_collective_debug_detail(tmp_path):
-    """With TORCH_DISTRIBUTED_DEBUG=DETAIL the fingerprint check names the ranks and op types."""
-    fault = 2
-    result = run(
+        rdzv="c10d",
+        why="launched with the c10d rendezvous backend (the others use the static one)",
+    ),
+    Failure(
+        "all-gather-size-differs-on-one-rank",
+        "collective_size_mismatch",
+        3,
+        2,
+        "collective-shape-mismatch",
+        (r"^\[rank{fault}\]: RuntimeError: ProcessGroupGloo::allgather: invalid tensor size",),
+        script_args=("--op", "all_gather"),
+    ),
+    Failure(
+        "all-reduce-size-differs-on-one-rank",
+        "collective_size_mismatch",
+        3,
+        1,
+        "collective-shape-mismatch",
+        (r"op\.preamble\.length <= op\.nbytes",),
+        printed=(r"failed \(exitcode: -6\) local_rank: {fault} ",),
+        script_args=("--op", "all_reduce"),
+        why="gloo aborts the rank that receives more bytes than its (smaller) buffer holds: the "
+        "fault rank; its message is printed by C++ (no [rankN]: prefix); torchrun's summary names "
+        "the rank (SIGABRT)",
+    ),
+    Failure(
+        "rank-skips-a-collective",
         "skip_collective",
-        nproc=3,
-        fault_rank=fault,
-        env={**HANG_TIMEOUT, "TORCH_DISTRIBUTED_DEBUG": "DETAIL"},
-    )
-    assert result.returncode == 1
-    out = result.output
-    diag, code = diagnose(save(tmp_path, result))
-    assert_diagnosis(
-        diag,
-        code,
-        failure_class="collective-desync",
-        rank=fault,
-        lines=lines_matching(out, r"RuntimeError: Detected mismatch between collectives on ranks"),
-        text=out,
-    )
-
-
-def test_ddp_unused_parameters(tmp_path):
-    fault = 2
-    result = run("ddp_unused_parameters", nproc=3, fault_rank=fault, env=HANG_TIMEOUT)
-    assert result.returncode == 1
-    out = result.output
-    diag, code = diagnose(save(tmp_path, result))
-    lines = lines_matching(
-        out,
-        rf"^\[rank{fault}\]: RuntimeError: Expected to have finished reduction in the prior iteration",
-    )
-    lines += lines_matching(
-        out, rf"^\[rank{fault}\]: Parameter indices which did not receive grad for rank {fault}:"
-    )
-    assert_diagnosis(
-        diag, code, failure_class="ddp-unused-parameters", rank=fault, lines=sorted(lines), text=out
-    )
-
-
-def test_ddp_rank_dependent_layer_size(tmp_path):
-    fault = 3
-    result = run("ddp_divergent_model", nproc=4, fault_rank=fault, env=HANG_TIMEOUT)
-    assert result.returncode == 1
-    out = result.output
-    diag, code = diagnose(save(tmp_path, result))
-    assert_diagnosis(
-        diag,
-        code,
-        failure_class="divergent-model-across-ranks",
-        rank=fault,
-        lines=lines_matching(
-            out,
-            rf"^\[rank{fault}\]: RuntimeError: \[{fault}\]: params\[0\] in this process with sizes",
+        3,
+        1,
+        "collective-desync",
+        (
+            r"^\[rank{fault}\]: RuntimeError: .*Timed out waiting",
+            r"^\[rank{fault}\]:   File .*, in barrier$",
         ),
-        text=out,
-    )
-
-
-def test_master_port_already_in_use(tmp_path):
-    """torchrun's agent cannot create the TCPStore on MASTER_PORT, so no worker ever starts.
-    The store is the one rank 0's launcher hosts (static rendezvous, node rank 0), so the
-    initiating rank is 0, as in the corpus's port-in-use case: it names the host to fix."""
-    result = run("healthy_ddp", nproc=2, hold_port=True)
-    assert result.returncode == 1
-    out = result.output
-    diag, code = diagnose(save(tmp_path, result))
-    assert_diagnosis(
-        diag,
-        code,
-        failure_class="port-in-use",
+        env=HANG_TIMEOUT,
+        why="without debug every rank times out; only the tracebacks show the fault rank waiting "
+        "in barrier while the others wait in all_reduce",
+    ),
+    Failure(
+        "rank-skips-a-collective-debug-detail",
+        "skip_collective",
+        3,
+        2,
+        "collective-desync",
+        (r"RuntimeError: Detected mismatch between collectives on ranks",),
+        env={**HANG_TIMEOUT, "TORCH_DISTRIBUTED_DEBUG": "DETAIL"},
+        why="with TORCH_DISTRIBUTED_DEBUG=DETAIL the fingerprint check names the ranks and op types",
+    ),
+    Failure(
+        "ddp-unused-parameters",
+        "ddp_unused_parameters",
+        3,
+        2,
+        "ddp-unused-parameters",
+        (
+            r"^\[rank{fault}\]: RuntimeError: Expected to have finished reduction in the prior iteration",
+            r"^\[rank{fault}\]: Parameter indices which did not receive grad for rank {fault}:",
+        ),
+        env=HANG_TIMEOUT,
+    ),
+    Failure(
+        "ddp-rank-dependent-layer-size",
+        "ddp_divergent_model",
+        4,
+        3,
+        "divergent-model-across-ranks",
+        (r"^\[rank{fault}\]: RuntimeError: \[{fault}\]: params\[0\] in this process with sizes",),
+        env=HANG_TIMEOUT,
+    ),
+    Failure(
+        "master-port-already-in-use",
+        "healthy_ddp",
+        2,
+        0,
+        "port-in-use",
+        (r"port: {port}, .*EADDRINUSE",),
         rank=0,
-        lines=lines_matching(out, rf"port: {result.master_port}, .*EADDRINUSE"),
-        text=out,
+        hold_port=True,
+        why="torchrun's agent cannot create the TCPStore on MASTER_PORT, so no worker ever starts; "
+        "the store is the one rank 0's launcher hosts (static rendezvous, node rank 0), so the "
+        "initiating rank is 0, as in the corpus's port-in-use case: it names the host to fix",
+    ),
+    Failure(
+        # The anomaly warning (no rank prefix) names the same op; it is the same error, printed first.
+        "nan-loss-under-detect-anomaly",
+        "nan_loss_anomaly",
+        3,
+        2,
+        "nan-or-fp16-overflow",
+        (
+            r"^\[rank{fault}\]: RuntimeError: Function 'LogBackward0' returned nan values",
+            r"UserWarning: Error detected in LogBackward0",
+        ),
+    ),
+    Failure(
+        "load-state-dict-size-mismatch",
+        "checkpoint_size_mismatch",
+        2,
+        1,
+        "checkpoint-load-mismatch",
+        (
+            r"^\[rank{fault}\]: RuntimeError: Error\(s\) in loading state_dict for TinyNet",
+            r"^\[rank{fault}\]: \tsize mismatch for ",
+        ),
+    ),
+    Failure(
+        "dataloader-worker-sigkilled",
+        "dataloader_worker_killed",
+        2,
+        1,
+        "dataloader-worker-killed-or-shm",
+        (
+            r"^\[rank{fault}\]: RuntimeError: DataLoader worker \(pid \d+\) is killed by signal: Killed",
+            r"^\[rank{fault}\]: RuntimeError: DataLoader worker \(pid\(s\) \d+\) exited unexpectedly",
+        ),
+        printed=(r"The above exception was the direct cause of the following exception",),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", FAILURES, ids=[c.id for c in FAILURES])
+def test_real_failure_is_diagnosed(tmp_path, case: Failure):
+    """Run the scenario (it must fail: exit 1), check it printed what the case is about, then
+    diagnose its terminal text: class, initiating rank and the line of the error."""
+    result = run(
+        case.scenario,
+        nproc=case.nproc,
+        fault_rank=None if case.hold_port else case.fault,
+        env=case.env or None,
+        script_args=case.script_args,
+        rdzv=case.rdzv,
+        hold_port=case.hold_port,
     )
-
-
-def test_nan_loss_under_detect_anomaly(tmp_path):
-    fault = 2
-    result = run("nan_loss_anomaly", nproc=3, fault_rank=fault)
-    assert result.returncode == 1
+    assert result.returncode == 1, result.output[-3000:]
     out = result.output
-    diag, code = diagnose(save(tmp_path, result))
-    lines = lines_matching(
-        out, rf"^\[rank{fault}\]: RuntimeError: Function 'LogBackward0' returned nan values"
-    )
-    # The anomaly warning (no rank prefix) names the same op; it is the same error, printed first.
-    lines += lines_matching(out, r"UserWarning: Error detected in LogBackward0")
-    assert_diagnosis(
-        diag, code, failure_class="nan-or-fp16-overflow", rank=fault, lines=sorted(lines), text=out
-    )
 
+    def fill(pattern: str) -> str:
+        return pattern.replace("{fault}", str(case.fault)).replace(
+            "{port}", str(result.master_port)
+        )
 
-def test_load_state_dict_size_mismatch(tmp_path):
-    fault = 1
-    result = run("checkpoint_size_mismatch", nproc=2, fault_rank=fault)
-    assert result.returncode == 1
-    out = result.output
+    for pattern in case.printed:
+        assert re.search(fill(pattern), out, re.M), (pattern, out[-2000:])
     diag, code = diagnose(save(tmp_path, result))
-    lines = lines_matching(
-        out, rf"^\[rank{fault}\]: RuntimeError: Error\(s\) in loading state_dict for TinyNet"
-    )
-    lines += lines_matching(out, rf"^\[rank{fault}\]: \tsize mismatch for ")
+    lines = sorted({n for pattern in case.lines for n in lines_matching(out, fill(pattern))})
     assert_diagnosis(
         diag,
         code,
-        failure_class="checkpoint-load-mismatch",
-        rank=fault,
-        lines=sorted(lines),
-        text=out,
-    )
-
-
-def test_dataloader_worker_sigkilled(tmp_path):
-    fault = 1
-    result = run("dataloader_worker_killed", nproc=2, fault_rank=fault)
-    assert result.returncode == 1
-    out = result.output
-    assert "The above exception was the direct cause of the following exception" in out
-    diag, code = diagnose(save(tmp_path, result))
-    lines = lines_matching(
-        out,
-        rf"^\[rank{fault}\]: RuntimeError: DataLoader worker \(pid \d+\) is killed by signal: Killed",
-    )
-    lines += lines_matching(
-        out,
-        rf"^\[rank{fault}\]: RuntimeError: DataLoader worker \(pid\(s\) \d+\) exited unexpectedly",
-    )
-    assert_diagnosis(
-        diag,
-        code,
-        failure_class="dataloader-worker-killed-or-shm",
-        rank=fault,
-        lines=sorted(lines),
+        failure_class=case.failure_class,
+        rank=case.fault if case.rank == -1 else case.rank,
+        lines=lines,
         text=out,
     )
 

@@ -165,9 +165,10 @@ DOMAINS = ("cluster.local", "hpc.internal", "ec2.internal", "corp.lan")
 
 
 def build(seed: int = 0) -> list[SeededLog]:
-    """The seeded corpus for ``seed``: three logs (a torchrun OOM with NCCL collateral, an
-    NCCL network failure across two hosts, a 401 from the Hub in a single process), together
-    carrying every kind in :func:`kinds`."""
+    """The seeded corpus for ``seed``: four logs (a torchrun OOM with NCCL collateral, an
+    NCCL network failure across two hosts, a 401 from the Hub in a single process, a job that
+    prints its YAML/INI/TOML configuration and dies of OOM with NCCL collateral naming a
+    short host), together carrying every kind in :func:`kinds`."""
     rng = random.Random(seed)
     sec = _Secrets(rng).all()
     user = rng.choice(USERS)
@@ -180,10 +181,15 @@ def build(seed: int = 0) -> list[SeededLog]:
     ip1 = f"10.{rng.randrange(1, 250)}.{rng.randrange(0, 250)}.{rng.randrange(2, 250)}"
     ip2 = f"10.{rng.randrange(1, 250)}.{rng.randrange(0, 250)}.{rng.randrange(2, 250)}"
     home = f"/home/{user}"
+    short1, short2 = (
+        f"gpu-node-{rng.randrange(100, 500):03d}",
+        f"{stem.rstrip('-')}-{rng.randrange(500, 999)}",
+    )
     return [
         _oom_log(sec, user, email, host1, host2, fqdn1, ip1, home),
         _network_log(sec, host1, host2, ip1, ip2, home, user),
         _hub_log(sec, home, user, email),
+        _config_dump_log(rng, home, user, short1, short2),
     ]
 
 
@@ -277,7 +283,7 @@ def _oom_log(
         '{"auths": {"nvcr.io": {"auth": "' + put("docker-auth", "config") + '"}}}',
         f"+ cat {home}/.kaggle/kaggle.json",
         '{"username":"' + user + '","key":"' + put("kaggle-json-key", "config") + '"}',
-        f"+ env | sort | column -t -s=",
+        "+ env | sort | column -t -s=",
         f"WANDB_API_KEY              {put('wandb-key-spaced', 'env')}",
         f"RAY_REDIS_ADDRESS=redis://:{put('redis-url-password', 'url')}@{ip1}:6379",
         f'    client = Groq("{put("groq-key", "traceback")}")',
@@ -417,4 +423,71 @@ def _hub_log(sec: dict[str, str], home: str, user: str, email: str) -> SeededLog
     ]
     return SeededLog(
         "hub-401-with-token.log", "\n".join(lines) + "\n", planted, "config-error", None
+    )
+
+
+def _config_dump_log(
+    rng: random.Random, home: str, user: str, short1: str, short2: str
+) -> SeededLog:
+    """A job that cats its configuration files (YAML, INI, TOML: secrets with no ``KEY=`` and
+    values that are plain words or hold spaces and punctuation), is launched with the user's
+    name as a bare word (``--user alice``, ``user alice``), and fails: CUDA OOM on rank 1
+    while rank 0's NCCL reports the peer by its short, dotless host name."""
+    sec = _Secrets(rng)
+    words = ("orchid", "lantern", "quartz", "meadow", "falcon", "harbor", "cobalt")
+    planted = [
+        Planted("yaml-api-key", sec.s(ALNUM, 28), "config"),
+        Planted(
+            "yaml-password-words",
+            f"{rng.choice(words)} {rng.choice(words)} {rng.randrange(10, 99)}&x",
+            "config",
+        ),
+        Planted("yaml-token-word", rng.choice(words) + rng.choice(words), "config"),
+        Planted("ini-password", sec.s(ALNUM + "!%^&;,", 14), "config"),
+        Planted("toml-secret", sec.s(ALNUM, 30), "config"),
+        Planted("toml-client-secret", rng.choice(words) + "-" + rng.choice(words), "config"),
+        Planted("username", user, "cmdline"),
+        Planted("home-path-user", home, "traceback", shown=True),
+        Planted("short-hostname", short1, "launcher"),
+        Planted("short-hostname-peer", short2, "nccl", shown=True),
+    ]
+    v = {p.kind: p.value for p in planted}
+    lines = [
+        f"+ cat {home}/configs/train.yaml",
+        "model:",
+        "  name: meta-llama/Llama-2-7b-hf",
+        "  max_tokens: 4096",
+        "wandb:",
+        "  project: llm-sft",
+        f"  api_key: {v['yaml-api-key']}",
+        "storage:",
+        f"  password: {v['yaml-password-words']}",
+        f'  - token: "{v["yaml-token-word"]}"',
+        f"+ cat {home}/.config/mlflow.ini",
+        "[mlflow]",
+        f"username = {user}",
+        f"password = {v['ini-password']}",
+        "+ cat secrets.toml",
+        "[hub]",
+        f'secret_key = "{v["toml-secret"]}"',
+        f"client_secret = '{v['toml-client-secret']}'  # rotated monthly",
+        f"+ srun --user {user} --nodes 2 torchrun --nproc_per_node 2 {home}/llm/train.py",
+        f"launching as user {user} on {short1}",
+        "[rank1]: Traceback (most recent call last):",
+        f'[rank1]:   File "{home}/llm/train.py", line 88, in <module>',
+        "[rank1]:     loss = model(**batch).loss",
+        (
+            "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 1 has a total "
+            "capacity of 39.39 GiB of which 512.00 MiB is free. Of the allocated memory 36.10 GiB is allocated by "
+            "PyTorch, and 1.20 GiB is reserved by PyTorch but unallocated."
+        ),
+        (
+            "[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+            "ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error, NCCL version 2.19.3"
+        ),
+        "[rank0]: Last error:",
+        f"[rank0]: socketProgress: Connection closed by remote peer {short2}<41764>",
+    ]
+    return SeededLog(
+        "config-dump-with-secrets.log", "\n".join(lines) + "\n", planted, "cuda-oom", 1
     )

@@ -5,15 +5,12 @@
  * seconds since the epoch. Every field a newer engine adds is ignored here.
  */
 
-/** A line that supports a finding. `line` is 1-based; columns are 0-based, end exclusive. */
-export interface Evidence {
-  path: string;
-  line: number;
-  text: string;
-  rank: number | null;
-  column_start: number | null;
-  column_end: number | null;
-}
+// Generated from schema/diagnosis.schema.json (npm run gen:types): the types every reader
+// shares with the engine. The reader-side types below stay lenient where the extension also
+// reads older engines' answers and library entries (fields optional, extra fields allowed);
+// diagnosis.contract.ts checks at compile time that what the engine writes fits them.
+import type { Collateral, Evidence } from './diagnosis.generated';
+export type { Collateral, Evidence };
 
 /** One signature matched on one rank (`Finding.to_dict()`). */
 export interface Finding {
@@ -137,16 +134,6 @@ export interface RootCause {
 export interface RelatedEntry {
   id: string;
   title?: string;
-}
-
-/** A group of findings the root cause explains, one per signature. */
-export interface Collateral {
-  signature: string;
-  failure_class: string;
-  title?: string;
-  ranks: number[];
-  count: number;
-  evidence: Evidence[];
 }
 
 /** One event of the ordered timeline (fields optional: older engines send fewer). */

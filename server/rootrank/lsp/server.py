@@ -11,6 +11,7 @@ Commands served (``workspace/executeCommand``):
   ``rootrank diagnose --format json`` prints it for the same text;
 - ``rootrank.signature`` ``id`` -> the signature's entry (``Signature.to_entry()``), or null;
 - ``rootrank.signatures`` -> ``[{id, title, failure_class, category, keys}]``;
+- ``rootrank.failureClasses`` -> ``[{slug, description}]`` (the taxonomy);
 - ``rootrank.showLocation`` ``uri, range`` -> asks the client to show it (``window/showDocument``).
 """
 
@@ -24,16 +25,18 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
+from cattrs import ClassValidationError, transform_error
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from rootrank import __version__
 from rootrank.signatures import Library, SignatureError, load_library
+from rootrank.taxonomy import failure_classes
 
 from .actions import SHOW_LOCATION, code_actions, quickfixes
 from .analysis import DEBOUNCE_SECONDS, Analyser
@@ -52,6 +55,22 @@ MAX_DIAGNOSE_CHARS = 256 * 1024 * 1024
 
 
 logger = logging.getLogger(__name__)
+
+
+#: The internal method a request with malformed params is answered through (see
+#: :meth:`RootrankProtocol.structure_message`).
+INVALID_PARAMS = "$/rootrank/invalidParams"
+
+
+def _validation_problems(exc: BaseException) -> str:
+    """What is wrong with a message's params, from cattrs' validation error behind pygls'
+    exception ("missing required field @ $.params.range"), at most three of them."""
+    cause = exc.__cause__
+    if isinstance(cause, ClassValidationError):
+        problems = transform_error(cause, path="$")
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        return "; ".join(problems[:3]) + more
+    return "the params do not fit the method's type"
 
 
 class RootrankProtocol(LanguageServerProtocol):
@@ -88,6 +107,30 @@ class RootrankProtocol(LanguageServerProtocol):
         self._server.documents.remove(params.text_document.uri)
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """pygls' parsing of one message, plus an answer to a request whose params do not
+        fit its method's type: pygls raises while parsing, before the request has a handler,
+        so nobody would answer and the client would wait for its timeout. Such a request is
+        handed on as a request for :data:`INVALID_PARAMS`, whose handler raises the
+        Invalid Params error (-32602) that pygls then sends for the request's id.
+        A malformed notification needs no answer: it is logged and dropped, as before."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            method = data.get("method") if isinstance(data, dict) else None
+            if not isinstance(method, str) or "id" not in data or "error" in data:
+                raise
+            return JsonRPCRequestMessage(
+                id=data["id"],
+                method=INVALID_PARAMS,
+                jsonrpc=str(data.get("jsonrpc", "2.0")),
+                params={"method": method, "problems": _validation_problems(exc)},
+            )
+
+    @lsp_method(INVALID_PARAMS)
+    def lsp_invalid_params(self, params: dict[str, Any]) -> Any:
+        raise JsonRpcInvalidParams.of(ValueError(f"{params['method']}: {params['problems']}"))
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     async def lsp_workspace__execute_command(  # type: ignore[override]
@@ -159,7 +202,12 @@ class RootrankServer(LanguageServer):
         except SignatureError as exc:  # a broken built-in file: keep serving, say so
             problems.append(f"rootrank: built-in signatures failed to load: {exc}")
             library = Library(signatures={})
-        problems += [f"rootrank: signature file skipped: {err}" for err in library.problems]
+        by_file: dict[str, list[SignatureError]] = {}
+        for err in library.problems:  # one message per skipped file, however many fields are wrong
+            by_file.setdefault(err.path, []).append(err)
+        for errs in by_file.values():
+            more = f" (and {len(errs) - 1} more problem(s) in this file)" if len(errs) > 1 else ""
+            problems.append(f"rootrank: signature file skipped: {errs[0]}{more}")
         for signature in library.signatures.values():
             problems += [f"rootrank: signature file skipped: {p}" for p in quickfixes(signature)[1]]
         self.library = library
@@ -370,6 +418,12 @@ def signatures_command(ls: RootrankServer, *args: Any) -> list[dict[str, Any]]:
             }
         )
     return listing
+
+
+@server.command("rootrank.failureClasses")
+def failure_classes_command(ls: RootrankServer, *args: Any) -> list[dict[str, str]]:
+    """The taxonomy (``signatures/taxonomy.json``): ``[{slug, description}]`` in its order."""
+    return [{"slug": c.slug, "description": c.description} for c in failure_classes().values()]
 
 
 @server.command(SHOW_LOCATION)

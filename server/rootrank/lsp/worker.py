@@ -122,17 +122,27 @@ class _Worker:
 
     def __init__(self) -> None:
         self.process: asyncio.subprocess.Process | None = None
+        # A start in flight: kept (and shielded) so that a cancelled run or the pool's
+        # aclose() can still find the process it creates and stop it.
+        self.spawning: asyncio.Future[asyncio.subprocess.Process] | None = None
 
     async def _ensure(self) -> asyncio.subprocess.Process:
         if self.process is None or self.process.returncode is not None:
-            self.process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "rootrank.lsp.worker",
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=None,
-            )
+            if self.spawning is None:
+                self.spawning = asyncio.ensure_future(
+                    asyncio.create_subprocess_exec(
+                        sys.executable,
+                        "-m",
+                        "rootrank.lsp.worker",
+                        stdin=asyncio.subprocess.PIPE,
+                        stdout=asyncio.subprocess.PIPE,
+                        stderr=None,
+                    )
+                )
+            spawning = self.spawning
+            process = await asyncio.shield(spawning)
+            self.spawning = None
+            self.process = process
         return self.process
 
     async def run(
@@ -259,7 +269,16 @@ class EnginePool:
 
     async def aclose(self, timeout: float = 2.0) -> None:
         """Kill every child and wait (at most ``timeout`` seconds) until each is reaped,
-        so that their pipes close while the event loop still runs."""
+        so that their pipes close while the event loop still runs. A child still being
+        started (the warm-up when the client exits at once) is waited for, then killed."""
+        spawning = [w.spawning for w in self._workers if w.spawning is not None]
+        if spawning:
+            await asyncio.wait(spawning, timeout=timeout)
+        for worker in self._workers:
+            started, worker.spawning = worker.spawning, None
+            if started is not None and started.done() and not started.cancelled():
+                if started.exception() is None and worker.process is None:
+                    worker.process = started.result()
         processes = [w.process for w in self._workers if w.process is not None]
         self.close()
         if processes:

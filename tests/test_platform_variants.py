@@ -1,4 +1,4 @@
-"""Platform and version variants of the least-covered failure classes (round 4, helper d).
+"""Platform and version variants of the least-covered failure classes.
 
 Each case is a fragment written here in the shape PyTorch really prints it on that platform or
 release: Apple MPS (``Placeholder storage ...``, ``Passed CPU tensor to MPS op``, float64 /

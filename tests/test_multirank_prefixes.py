@@ -1,4 +1,4 @@
-"""Multi-rank paste shapes (round 3, helper a): launcher and actor prefixes, hard-wrapped
+"""Multi-rank paste shapes: launcher and actor prefixes, hard-wrapped
 watchdog lines, NCCL proxy failures and the mlx5 driver's completion error.
 
 The rank tests feed lines to :class:`rootrank.ranks.RankTagger` in the shape Ray

@@ -1,4 +1,4 @@
-"""Bug-report paste shapes (round 3, helper b): fragments as people paste them into issues.
+"""Bug-report paste shapes: fragments as people paste them into issues.
 
 Each case is a fragment written here in the shape the tool really prints (ComfyUI's
 ``!!! Exception during processing !!!`` prefix, IPython's bare exception class, vLLM
