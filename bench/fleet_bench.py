@@ -39,7 +39,13 @@ def one(archive: str, workers: int) -> dict:
         rec = result["record"]
         answers[rec["index"]] = (rec["id"], rec["status"], rec["signature"], rec["host"], timed_out)
 
-    summary, stats = triage([archive], Options(mask="keep-hosts", full=True), workers=workers, progress=True, on_result=keep)
+    summary, stats = triage(
+        [archive],
+        Options(mask="keep-hosts", full=True),
+        workers=workers,
+        progress=True,
+        on_result=keep,
+    )
     s = summary.to_dict()
     secs = stats.seconds
     return {
@@ -69,8 +75,12 @@ def main(argv: list[str] | None = None) -> int:
     truth = json.loads(truth_path.read_text()) if truth_path.exists() else {}
     runs = [one(args.archive, w) for w in args.workers]
     base = runs[0]
-    print(f"\narchive {args.archive}: {base['jobs']:,} jobs, {base['bytes'] / 1e6:,.0f} MB on disk; machine: {os.cpu_count()} cores")
-    print(f"{'workers':>7} {'seconds':>8} {'jobs/s':>8} {'MB/s':>7} {'scaling':>8} {'startup s':>9}  worker peak RSS (MiB)")
+    print(
+        f"\narchive {args.archive}: {base['jobs']:,} jobs, {base['bytes'] / 1e6:,.0f} MB on disk; machine: {os.cpu_count()} cores"
+    )
+    print(
+        f"{'workers':>7} {'seconds':>8} {'jobs/s':>8} {'MB/s':>7} {'scaling':>8} {'startup s':>9}  worker peak RSS (MiB)"
+    )
     for r in runs:
         print(
             f"{r['workers']:>7} {r['seconds']:>8.1f} {r['jobs_per_s']:>8.1f} {r['mb_per_s']:>7.1f} "
@@ -84,7 +94,11 @@ def main(argv: list[str] | None = None) -> int:
         timed = [i for i in differ if base["answers"][i][4] or r["answers"][i][4]]
         print(
             f"{r['workers']} worker(s): {len(differ)} job(s) diagnosed differently from 1 worker"
-            + (f", {len(timed)} of them with a signature regex timeout (the engine's 50 ms wall-clock limit, hit on a loaded machine)" if differ else "")
+            + (
+                f", {len(timed)} of them with a signature regex timeout (the engine's 50 ms wall-clock limit, hit on a loaded machine)"
+                if differ
+                else ""
+            )
         )
         for i in differ[:5]:
             print(f"   {base['answers'][i]}  vs  {r['answers'][i]}")
@@ -100,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     same = all(r["summary"] == base["summary"] for r in runs[1:])
     print("summaries identical across worker counts: " + ("yes" if same else "NO"))
     if args.json:
-        Path(args.json).write_text(json.dumps([{k: v for k, v in r.items() if k != "answers"} for r in runs], indent=1))
+        Path(args.json).write_text(
+            json.dumps([{k: v for k, v in r.items() if k != "answers"} for r in runs], indent=1)
+        )
     return 0 if ok and same else 1
 
 

@@ -41,8 +41,12 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 MACHINE_CLASSES = {
-    "gpu-hardware-xid-ecc", "cuda-illegal-memory-access", "network-fabric-error",
-    "nccl-system-error", "host-oom-killed", "cpu-oom",
+    "gpu-hardware-xid-ecc",
+    "cuda-illegal-memory-access",
+    "network-fabric-error",
+    "nccl-system-error",
+    "host-oom-killed",
+    "cpu-oom",
 }
 _RANK_WORDS = re.compile(r"(?:\[rank|\[default|Rank |rank )(\d{1,4})|^(\d{1,4}): ", re.MULTILINE)
 
@@ -88,7 +92,9 @@ def fixtures() -> list[dict]:
     return out
 
 
-def preamble(world: int, hosts: list[str], day: str, start: int, steps: int, rng: random.Random) -> list[str]:
+def preamble(
+    world: int, hosts: list[str], day: str, start: int, steps: int, rng: random.Random
+) -> list[str]:
     """NCCL init lines (rank -> host) and dated progress lines for every rank."""
     lines = []
     comm = f"0x{rng.getrandbits(48):012x}"
@@ -103,10 +109,14 @@ def preamble(world: int, hosts: list[str], day: str, start: int, steps: int, rng
         t += rng.randint(1, 3)
         hh, mm, ss = t // 3600 % 24, t // 60 % 60, t % 60
         loss = 2.5 - step * 0.001 + rng.random() * 0.01
-        lines.append(f"[rank0]:{day} {hh:02d}:{mm:02d}:{ss:02d},{rng.randint(0, 999):03d} INFO train.py:88 step {step * 10} loss {loss:.4f} lr 3.0e-05")
+        lines.append(
+            f"[rank0]:{day} {hh:02d}:{mm:02d}:{ss:02d},{rng.randint(0, 999):03d} INFO train.py:88 step {step * 10} loss {loss:.4f} lr 3.0e-05"
+        )
     for r in range(1, world):
         hh, mm, ss = t // 3600 % 24, t // 60 % 60, t % 60
-        lines.append(f"[rank{r}]:{day} {hh:02d}:{mm:02d}:{ss:02d},000 INFO train.py:88 step {steps * 10} loss 2.41")
+        lines.append(
+            f"[rank{r}]:{day} {hh:02d}:{mm:02d}:{ss:02d},000 INFO train.py:88 step {steps * 10} loss 2.41"
+        )
     return lines
 
 
@@ -129,7 +139,9 @@ def own_hosts(text: str) -> list[str]:
     from rootrank.mask import KEEP_HOSTS
 
     d = diagnose_text(text, mask=False)
-    names = {h for h in d.ranks.get("hosts", {}).values() if h} | ({d.initiating_host} if d.initiating_host else set())
+    names = {h for h in d.ranks.get("hosts", {}).values() if h} | (
+        {d.initiating_host} if d.initiating_host else set()
+    )
     return sorted((h for h in names if h.lower() not in KEEP_HOSTS), key=len, reverse=True)
 
 
@@ -148,7 +160,9 @@ def names_host(f: dict) -> bool:
 
     world = max(8, -(-(max(f["max_rank"], f["rank"]) + 1) // 8) * 8)
     hosts = [f"probe-node-{i:03d}" for i in range(world // 8)]
-    text = "\n".join(preamble(world, hosts, "2026-11-01", 0, 3, random.Random(0))) + "\n" + f["text"]
+    text = (
+        "\n".join(preamble(world, hosts, "2026-11-01", 0, 3, random.Random(0))) + "\n" + f["text"]
+    )
     return diagnose_text(text, mask=False).initiating_host == hosts[f["rank"] // 8]
 
 
@@ -185,9 +199,19 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("out", help="the archive folder to write (outside the repository)")
     p.add_argument("--jobs", type=int, default=10_000)
-    p.add_argument("--hosts", type=int, default=0, help="machines in the cluster (default: jobs / 20, at least 64)")
+    p.add_argument(
+        "--hosts",
+        type=int,
+        default=0,
+        help="machines in the cluster (default: jobs / 20, at least 64)",
+    )
     p.add_argument("--bad-host", default="gpu-node-042")
-    p.add_argument("--planted", type=int, default=0, help="jobs the bad host starts (default: 0.5%% of jobs, at least 8)")
+    p.add_argument(
+        "--planted",
+        type=int,
+        default=0,
+        help="jobs the bad host starts (default: 0.5%% of jobs, at least 8)",
+    )
     p.add_argument("--big", type=int, default=3, help="jobs padded to --big-mb")
     p.add_argument("--big-mb", type=int, default=200)
     p.add_argument("--days", type=int, default=30)
@@ -195,16 +219,23 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     out = Path(args.out).resolve()
     if out == ROOT or ROOT in out.parents:
-        print("fleet_gen: write the archive outside the repository (e.g. /tmp/fleet)", file=sys.stderr)
+        print(
+            "fleet_gen: write the archive outside the repository (e.g. /tmp/fleet)", file=sys.stderr
+        )
         return 2
     if out.exists() and any(out.iterdir()):
         print(f"fleet_gen: {out} exists and is not empty", file=sys.stderr)
         return 2
     rng = random.Random(args.seed)
     fx = fixtures()
-    machine = [f for f in fx if f["class"] in MACHINE_CLASSES and f["rank"] is not None and names_host(f)]
+    machine = [
+        f for f in fx if f["class"] in MACHINE_CLASSES and f["rank"] is not None and names_host(f)
+    ]
     failing = [f for f in fx if f["class"]]
-    healthy = [p.read_text(encoding="utf-8", errors="replace") for p in sorted((ROOT / "tests" / "healthy").glob("*.log"))]
+    healthy = [
+        p.read_text(encoding="utf-8", errors="replace")
+        for p in sorted((ROOT / "tests" / "healthy").glob("*.log"))
+    ]
     n_hosts = args.hosts or max(64, args.jobs // 20)
     cluster = [f"gpu-node-{i:03d}" for i in range(1, n_hosts + 1)]
     if args.bad_host not in cluster:
@@ -212,11 +243,21 @@ def main(argv: list[str] | None = None) -> int:
     others = [h for h in cluster if h != args.bad_host]
     planted_n = args.planted or max(8, args.jobs // 200)
     planted = set(rng.sample(range(args.jobs), planted_n))
-    big = set(rng.sample(sorted(set(range(args.jobs)) - planted), min(args.big, args.jobs - planted_n)))
+    big = set(
+        rng.sample(sorted(set(range(args.jobs)) - planted), min(args.big, args.jobs - planted_n))
+    )
     t0 = time.time()
     first_day = time.mktime(time.strptime("2026-11-01", "%Y-%m-%d")) - time.timezone
-    truth = {"bad_host": args.bad_host, "planted_jobs": [], "jobs": args.jobs, "healthy": 0, "unclassified": 0, "big": [],
-             "healthy_jobs": [], "unclassified_jobs": []}
+    truth = {
+        "bad_host": args.bad_host,
+        "planted_jobs": [],
+        "jobs": args.jobs,
+        "healthy": 0,
+        "unclassified": 0,
+        "big": [],
+        "healthy_jobs": [],
+        "unclassified_jobs": [],
+    }
     total = 0
     for j in range(args.jobs):
         day_i = j * args.days // args.jobs
@@ -225,7 +266,15 @@ def main(argv: list[str] | None = None) -> int:
         start = rng.randint(0, 20 * 3600)
         mtime = day_t + start + 3600
         roll = rng.random()
-        kind = "planted" if j in planted else "healthy" if roll < 0.06 else "unclassified" if roll < 0.10 else "fail"
+        kind = (
+            "planted"
+            if j in planted
+            else "healthy"
+            if roll < 0.06
+            else "unclassified"
+            if roll < 0.10
+            else "fail"
+        )
         if kind == "planted":
             f = rng.choice(machine)
         elif kind == "fail":
@@ -245,7 +294,15 @@ def main(argv: list[str] | None = None) -> int:
                 hosts[rng.choice(spare)] = args.bad_host
         steps = rng.randint(5, 150)
         lines = preamble(world, hosts, day, start, steps, rng)
-        body = f["text"] if f else (rng.choice(healthy) if kind == "healthy" else "".join(f"[rank3]:{ln}\n" for ln in UNCLASSIFIED.splitlines()))
+        body = (
+            f["text"]
+            if f
+            else (
+                rng.choice(healthy)
+                if kind == "healthy"
+                else "".join(f"[rank3]:{ln}\n" for ln in UNCLASSIFIED.splitlines())
+            )
+        )
         body = redate(rehost(body, f["hosts"], rng, others) if f else body, day)
         head = ("\n".join(lines) + "\n").encode()
         pad = padding(args.big_mb << 20, day) if j in big else b""
@@ -261,7 +318,15 @@ def main(argv: list[str] | None = None) -> int:
         elif layout < 0.70:
             # one file per node (srun -o slurm-%j-%t.out): node 0 holds the failure text
             for n in range(nodes):
-                part = [ln for ln in lines if not ln.startswith("gpu-node") or ln.startswith(hosts[n] + ":")] if n else lines
+                part = (
+                    [
+                        ln
+                        for ln in lines
+                        if not ln.startswith("gpu-node") or ln.startswith(hosts[n] + ":")
+                    ]
+                    if n
+                    else lines
+                )
                 chunk = ("\n".join(part) + "\n").encode() + (body.encode() if n == 0 else b"")
                 write(base / f"slurm-{job_id}-{n}.out", chunk, comp if n == 0 else None, mtime)
         elif layout < 0.85:

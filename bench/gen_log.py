@@ -163,7 +163,9 @@ class Writer:
         if self.buf:
             text = "\n".join(self.buf) + "\n"
             if self.stacked:  # torchrun --tee's local tag before torch's rank prefix
-                text = _RANK_PREFIX.sub(lambda m: f"[default{int(m[1]) % GPUS_PER_NODE}]:{m[0]}", text)
+                text = _RANK_PREFIX.sub(
+                    lambda m: f"[default{int(m[1]) % GPUS_PER_NODE}]:{m[0]}", text
+                )
             data = text.encode("utf-8")
             self.fh.write(data)
             self.bytes += len(data)
@@ -670,10 +672,17 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     size = (1 << 30) if args.gb else args.size
     stacked = "-stacked" if args.stacked else ""
-    out = args.out or os.path.join(DATA_DIR, f"train-{size >> 20}M-r{args.ranks}-s{args.seed}{stacked}.log")
+    out = args.out or os.path.join(
+        DATA_DIR, f"train-{size >> 20}M-r{args.ranks}-s{args.seed}{stacked}.log"
+    )
     try:
         meta = generate(
-            out, size, seed=args.seed, world=args.ranks, fail_rank=args.fail_rank, stacked=args.stacked
+            out,
+            size,
+            seed=args.seed,
+            world=args.ranks,
+            fail_rank=args.fail_rank,
+            stacked=args.stacked,
         )
     except ValueError as exc:
         print(f"gen_log: {exc}", file=sys.stderr)

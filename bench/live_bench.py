@@ -81,7 +81,9 @@ def timed(cmd: list[str], repeat: int) -> tuple[float, bytes, int]:
         samples: list[int] = []
         stop = threading.Event()
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env(), cwd=ROOT)
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env(), cwd=ROOT
+        )
         sampler = threading.Thread(target=peak_rss_kib, args=(proc.pid, stop, samples), daemon=True)
         sampler.start()
         _, err = proc.communicate()
@@ -90,7 +92,9 @@ def timed(cmd: list[str], repeat: int) -> tuple[float, bytes, int]:
         sampler.join()
         rss = max(rss, max(samples, default=0))
         if proc.returncode != 0:
-            raise SystemExit(f"{cmd[:6]} exited {proc.returncode}: {err[-2000:].decode(errors='replace')}")
+            raise SystemExit(
+                f"{cmd[:6]} exited {proc.returncode}: {err[-2000:].decode(errors='replace')}"
+            )
     return best, err, rss
 
 
@@ -99,16 +103,30 @@ def throughput(path: Path, repeat: int) -> dict:
     rr = [sys.executable, "-m", "rootrank", "run", "--format", "json", "--"]
     out: dict = {"bytes": path.stat().st_size, "lines": lines}
     # The answer the live scan must give: the post-mortem diagnosis of the same file.
-    want = json.loads(subprocess.run([sys.executable, "-m", "rootrank", "diagnose", "--format", "json", str(path)],
-                                     capture_output=True, env=env(), cwd=ROOT, check=False).stdout)
-    for name, job in (("print", [sys.executable, "-c", PRINTER, str(path)]), ("cat", ["cat", str(path)])):
+    want = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "rootrank", "diagnose", "--format", "json", str(path)],
+            capture_output=True,
+            env=env(),
+            cwd=ROOT,
+            check=False,
+        ).stdout
+    )
+    for name, job in (
+        ("print", [sys.executable, "-c", PRINTER, str(path)]),
+        ("cat", ["cat", str(path)]),
+    ):
         direct, _, _ = timed(job, repeat)
         under, err, rss = timed(rr + job, repeat)
         events = [json.loads(x) for x in err.decode().splitlines() if x.startswith("{")]
         failures = [e for e in events if e["event"] == "failure"]
         got = failures[-1]["diagnosis"] if failures else None
-        ok = got is not None and got["root_cause"]["signature"] == want["root_cause"]["signature"] and \
-            got["initiating_rank"] == want["initiating_rank"] and got["lines_read"] == want["lines_read"]
+        ok = (
+            got is not None
+            and got["root_cause"]["signature"] == want["root_cause"]["signature"]
+            and got["initiating_rank"] == want["initiating_rank"]
+            and got["lines_read"] == want["lines_read"]
+        )
         out[name] = {
             "direct_s": round(direct, 3),
             "rootrank_s": round(under, 3),
@@ -125,8 +143,13 @@ def idle_cpu(seconds: float) -> dict:
     path = HERE / ".data" / "idle.log"
     path.parent.mkdir(exist_ok=True)
     path.write_text("[rank0]: step 1 loss 1.0\n[rank1]: step 1 loss 1.0\n")
-    proc = subprocess.Popen([sys.executable, "-m", "rootrank", "watch", str(path)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=env(), cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rootrank", "watch", str(path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env(),
+        cwd=ROOT,
+    )
     time.sleep(3)  # start-up (imports, the library) is not idle watching
 
     def cpu() -> float:
@@ -139,14 +162,20 @@ def idle_cpu(seconds: float) -> dict:
     c1, t1 = cpu(), time.perf_counter()
     proc.terminate()
     proc.wait()
-    return {"seconds": round(t1 - t0, 1), "cpu_s": round(c1 - c0, 3), "cpu_percent": round(100 * (c1 - c0) / (t1 - t0), 2)}
+    return {
+        "seconds": round(t1 - t0, 1),
+        "cpu_s": round(c1 - c0, 3),
+        "cpu_percent": round(100 * (c1 - c0) / (t1 - t0), 2),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--small", type=gen_log.parse_size, default=gen_log.parse_size("50M"))
     ap.add_argument("--large", type=gen_log.parse_size, default=gen_log.parse_size("200M"))
-    ap.add_argument("--idle", type=float, default=30.0, help="seconds of idle watching (default 30)")
+    ap.add_argument(
+        "--idle", type=float, default=30.0, help="seconds of idle watching (default 30)"
+    )
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--json", help="also write the figures here")
     args = ap.parse_args(argv)
@@ -155,18 +184,24 @@ def main(argv: list[str] | None = None) -> int:
         path = log_of(size)
         report[label] = throughput(path, args.repeat if label == "small" else 1)
     report["idle"] = idle_cpu(args.idle)
-    print(f"{'log':6} {'job':6} {'lines':>9} {'direct l/s':>11} {'rootrank l/s':>13} {'ratio':>6} {'RSS MiB':>8} right")
+    print(
+        f"{'log':6} {'job':6} {'lines':>9} {'direct l/s':>11} {'rootrank l/s':>13} {'ratio':>6} {'RSS MiB':>8} right"
+    )
     for label in ("small", "large"):
         r = report[label]
         for job in ("print", "cat"):
             j = r[job]
-            print(f"{label:6} {job:6} {r['lines']:>9} {j['direct_lines_per_s']:>11} {j['rootrank_lines_per_s']:>13} "
-                  f"{j['ratio']:>6} {j['rootrank_peak_rss_mib']:>8} {j['diagnosis_right']}")
+            print(
+                f"{label:6} {job:6} {r['lines']:>9} {j['direct_lines_per_s']:>11} {j['rootrank_lines_per_s']:>13} "
+                f"{j['ratio']:>6} {j['rootrank_peak_rss_mib']:>8} {j['diagnosis_right']}"
+            )
     i = report["idle"]
     print(f"idle watch: {i['cpu_s']} s CPU in {i['seconds']} s = {i['cpu_percent']}% of one core")
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
-    right = all(report[k][j]["diagnosis_right"] for k in ("small", "large") for j in ("print", "cat"))
+    right = all(
+        report[k][j]["diagnosis_right"] for k in ("small", "large") for j in ("print", "cat")
+    )
     return 0 if right else 1
 
 

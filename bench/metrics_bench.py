@@ -53,19 +53,39 @@ def write_log(path: str, lines: int, ranks: int, seed: int = 13) -> dict:
                 if step == spike_step and r == spike_rank:
                     value = loss * 40
                     spike_line = n + 1
-                fh.write(f"[rank{r}]: step {step} loss={value:.4f} grad_norm={0.8 + rng.random() * 0.4:.4f} "
-                         f"lr={lr:.3e} samples/sec={800 + rng.random() * 40:.1f}\n")
+                fh.write(
+                    f"[rank{r}]: step {step} loss={value:.4f} grad_norm={0.8 + rng.random() * 0.4:.4f} "
+                    f"lr={lr:.3e} samples/sec={800 + rng.random() * 40:.1f}\n"
+                )
                 n += 1
             if step % 50 == 0:
-                fh.write(f"[rank0]: {{'loss': {loss:.4f}, 'grad_norm': {0.9:.4f}, 'learning_rate': {lr:.4e}, "
-                         f"'epoch': {step / steps:.2f}}}\n")
+                fh.write(
+                    f"[rank0]: {{'loss': {loss:.4f}, 'grad_norm': {0.9:.4f}, 'learning_rate': {lr:.4e}, "
+                    f"'epoch': {step / steps:.2f}}}\n"
+                )
                 n += 1
-    return {"lines": n, "spike_rank": spike_rank, "spike_step": spike_step, "spike_line": spike_line}
+    return {
+        "lines": n,
+        "spike_rank": spike_rank,
+        "spike_step": spike_step,
+        "spike_line": spike_line,
+    }
 
 
 def run(path: str) -> tuple[dict, float, float, float]:
     """Diagnose ``path`` in a child process; return (JSON, wall s, CPU s, peak RSS MiB)."""
-    cmd = ["/usr/bin/time", "-f", "%U %S %M", sys.executable, "-m", "rootrank", "diagnose", path, "--format", "json"]
+    cmd = [
+        "/usr/bin/time",
+        "-f",
+        "%U %S %M",
+        sys.executable,
+        "-m",
+        "rootrank",
+        "diagnose",
+        path,
+        "--format",
+        "json",
+    ]
     t = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
     wall = time.perf_counter() - t
@@ -103,15 +123,29 @@ def main(argv: list[str] | None = None) -> int:
             problems = check(d, meta)
             ok = ok and not problems
             pts = [len(m["points"]) for m in d["metrics"]]
-            rows.append({"lines": meta["lines"], "bytes": os.path.getsize(path), "wall_s": round(wall, 2),
-                         "cpu_s": round(cpu, 2), "lines_per_cpu_s": round(meta["lines"] / cpu),
-                         "series": len(pts), "max_points": max(pts, default=0), "total_points": sum(pts),
-                         "peak_rss_mib": round(rss, 1), "problems": problems})
-    print(f"{'lines':>10} {'MB':>7} {'wall s':>7} {'CPU s':>7} {'lines/CPU s':>12} {'series':>6} "
-          f"{'max pts':>7} {'all pts':>7} {'RSS MiB':>8}")
+            rows.append(
+                {
+                    "lines": meta["lines"],
+                    "bytes": os.path.getsize(path),
+                    "wall_s": round(wall, 2),
+                    "cpu_s": round(cpu, 2),
+                    "lines_per_cpu_s": round(meta["lines"] / cpu),
+                    "series": len(pts),
+                    "max_points": max(pts, default=0),
+                    "total_points": sum(pts),
+                    "peak_rss_mib": round(rss, 1),
+                    "problems": problems,
+                }
+            )
+    print(
+        f"{'lines':>10} {'MB':>7} {'wall s':>7} {'CPU s':>7} {'lines/CPU s':>12} {'series':>6} "
+        f"{'max pts':>7} {'all pts':>7} {'RSS MiB':>8}"
+    )
     for r in rows:
-        print(f"{r['lines']:>10} {r['bytes'] / 1e6:>7.1f} {r['wall_s']:>7} {r['cpu_s']:>7} {r['lines_per_cpu_s']:>12} "
-              f"{r['series']:>6} {r['max_points']:>7} {r['total_points']:>7} {r['peak_rss_mib']:>8}")
+        print(
+            f"{r['lines']:>10} {r['bytes'] / 1e6:>7.1f} {r['wall_s']:>7} {r['cpu_s']:>7} {r['lines_per_cpu_s']:>12} "
+            f"{r['series']:>6} {r['max_points']:>7} {r['total_points']:>7} {r['peak_rss_mib']:>8}"
+        )
         for p in r["problems"]:
             print(f"  WRONG: {p}")
     ratio = rows[1]["peak_rss_mib"] / rows[0]["peak_rss_mib"]

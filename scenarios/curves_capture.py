@@ -41,8 +41,20 @@ def capture(mode: str, out: Path, python: str = sys.executable) -> tuple[Path, i
     with tempfile.TemporaryDirectory() as tmp:
         for extra in attempts:
             run = run_scenario(
-                "curves_train", nproc=nproc, fault_rank=fault, tee="3", python=python, timeout=180.0,
-                script_args=("--mode", mode, "--checkpoint", str(Path(tmp) / "ckpt.pt"), *args, *extra),
+                "curves_train",
+                nproc=nproc,
+                fault_rank=fault,
+                tee="3",
+                python=python,
+                timeout=180.0,
+                script_args=(
+                    "--mode",
+                    mode,
+                    "--checkpoint",
+                    str(Path(tmp) / "ckpt.pt"),
+                    *args,
+                    *extra,
+                ),
                 launcher_args=launcher,
             )
             output += run.output

@@ -40,11 +40,27 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 
 def configure(parser) -> None:
-    parser.add_argument("--mode", required=True,
-                        choices=["healthy", "lr-too-high", "scale-collapse", "bad-batch", "straggler", "slowdown", "resume"])
+    parser.add_argument(
+        "--mode",
+        required=True,
+        choices=[
+            "healthy",
+            "lr-too-high",
+            "scale-collapse",
+            "bad-batch",
+            "straggler",
+            "slowdown",
+            "resume",
+        ],
+    )
     parser.add_argument("--fault-step", type=int, default=30)
-    parser.add_argument("--resume", action="store_true", help="resume mode: this is the second attempt")
-    parser.add_argument("--checkpoint", default=os.environ.get("SCENARIO_CHECKPOINT", "/tmp/rootrank-curves-ckpt.pt"))
+    parser.add_argument(
+        "--resume", action="store_true", help="resume mode: this is the second attempt"
+    )
+    parser.add_argument(
+        "--checkpoint",
+        default=os.environ.get("SCENARIO_CHECKPOINT", "/tmp/rootrank-curves-ckpt.pt"),
+    )
 
 
 class Net(nn.Module):
@@ -83,10 +99,16 @@ def main() -> None:
         net.load_state_dict(state["model"])
         start = state["step"] + 1
         if rank == 0:
-            print(f"Resuming training from checkpoint {args.checkpoint} at step {state['step']}", flush=True)
+            print(
+                f"Resuming training from checkpoint {args.checkpoint} at step {state['step']}",
+                flush=True,
+            )
     model = DDP(net)
-    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9) if mode != "resume" else \
-        torch.optim.Adam(model.parameters(), lr=lr)
+    opt = (
+        torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+        if mode != "resume"
+        else torch.optim.Adam(model.parameters(), lr=lr)
+    )
     amp = mode in ("healthy", "scale-collapse")
     # healthy: the default init scale of 2**16 overflows for the first few steps, then settles
     scaler = torch.amp.GradScaler("cpu", init_scale=2.0**16, growth_interval=50, enabled=amp)
@@ -123,8 +145,10 @@ def main() -> None:
         scaler.step(opt)
         scaler.update()
         lr_now = opt.param_groups[0]["lr"]
-        line = (f"step {step} loss={loss.item():.4f} grad_norm={norm.item():.4f} lr={lr_now:.6g} "
-                f"samples/sec={size / compute:.1f}")
+        line = (
+            f"step {step} loss={loss.item():.4f} grad_norm={norm.item():.4f} lr={lr_now:.6g} "
+            f"samples/sec={size / compute:.1f}"
+        )
         if amp:
             line += f" scale={scaler.get_scale():.1f}"
         print(line, flush=True)
@@ -132,7 +156,9 @@ def main() -> None:
             raise RuntimeError(f"loss is nan at step {step}")
         if mode == "resume" and attempt == 0:
             if step == 20 and rank == 0:
-                torch.save({"model": net.state_dict(), "step": step}, args.checkpoint)  # no optimizer state
+                torch.save(
+                    {"model": net.state_dict(), "step": step}, args.checkpoint
+                )  # no optimizer state
             if step == 25:
                 dist.barrier()
                 raise RuntimeError("simulated node failure")

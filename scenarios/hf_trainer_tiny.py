@@ -43,8 +43,15 @@ class Sums(torch.utils.data.Dataset):
 def main() -> None:
     lr = float(sys.argv[1]) if len(sys.argv) > 1 else 1e-2
     args = TrainingArguments(
-        output_dir=tempfile.mkdtemp(), max_steps=40, logging_steps=5, per_device_train_batch_size=8,
-        learning_rate=lr, report_to=[], save_strategy="no", use_cpu=True, disable_tqdm=False,
+        output_dir=tempfile.mkdtemp(),
+        max_steps=40,
+        logging_steps=5,
+        per_device_train_batch_size=8,
+        learning_rate=lr,
+        report_to=[],
+        save_strategy="no",
+        use_cpu=True,
+        disable_tqdm=False,
     )
     Trainer(model=Regressor(), args=args, train_dataset=Sums()).train()
 

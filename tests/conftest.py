@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("ROOTRANK_CORPUS", ROOT.parent / "shared" / "corpus"))
 
 
-def run_cli(*args: str, stdin: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+def run_cli(
+    *args: str, stdin: bytes | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[bytes]:
     """Run ``python -m rootrank ARGS`` as a user would; returns the completed process."""
     return subprocess.run(
         [sys.executable, "-m", "rootrank", *args],

@@ -33,12 +33,22 @@ from rootrank.scan import ScanState
 _ORDER = iter(range(1, 10_000))
 
 
-def finding(library, sig_id: str, *, rank=None, line=1, time=None, path="job.log", **captures) -> Finding:
+def finding(
+    library, sig_id: str, *, rank=None, line=1, time=None, path="job.log", **captures
+) -> Finding:
     sig = library.signatures[sig_id]
     return Finding(
-        signature=sig.id, failure_class=sig.failure_class, title=sig.title, role=sig.role,
-        severity=sig.severity, specificity=sig.specificity, rank=rank, host=None, time=time,
-        order=next(_ORDER), evidence=[Evidence(path=path, line=line, text=sig_id, rank=rank)],
+        signature=sig.id,
+        failure_class=sig.failure_class,
+        title=sig.title,
+        role=sig.role,
+        severity=sig.severity,
+        specificity=sig.specificity,
+        rank=rank,
+        host=None,
+        time=time,
+        order=next(_ORDER),
+        evidence=[Evidence(path=path, line=line, text=sig_id, rank=rank)],
         captures={k: str(v) for k, v in captures.items()},
     )
 
@@ -88,7 +98,9 @@ def test_a_hardware_xid_explains_the_cuda_errors_after_it(library):
     xid = finding(library, "nvrm-xid-hardware", line=2, time=10.0)
     ima = finding(library, "cuda-illegal-memory-access", rank=2, line=5, time=11.0)
     ctx = context(library, [xid, ima])
-    assert edges(hardware_explains_gpu_faults, ctx) == {("nvrm-xid-hardware", "cuda-illegal-memory-access")}
+    assert edges(hardware_explains_gpu_faults, ctx) == {
+        ("nvrm-xid-hardware", "cuda-illegal-memory-access")
+    }
     assert pick_root(explain(ctx)) is xid
 
 
@@ -110,7 +122,9 @@ def test_a_wrapper_exception_is_explained_by_the_one_it_re_raises(library):
     wrapper = finding(library, "dataloader-worker-exception", rank=1, line=4)
     inner = finding(library, "collate-unequal-size", rank=1, line=9)
     ctx = context(library, [wrapper, inner])
-    assert ("collate-unequal-size", "dataloader-worker-exception") in edges(declared_explanations, ctx)
+    assert ("collate-unequal-size", "dataloader-worker-exception") in edges(
+        declared_explanations, ctx
+    )
     assert pick_root(explain(ctx)) is inner
 
 
@@ -124,8 +138,14 @@ def test_two_readings_of_one_message_leave_the_more_specific(library):
 
 def test_diverged_watchdog_groups_are_a_desync_with_no_rank(library):
     group = [
-        finding(library, "nccl-watchdog-timeout", rank=r, line=r + 1,
-                seqnum=15170 if r in (6, 7) else 15173, optype="BROADCAST" if r in (6, 7) else "ALLREDUCE")
+        finding(
+            library,
+            "nccl-watchdog-timeout",
+            rank=r,
+            line=r + 1,
+            seqnum=15170 if r in (6, 7) else 15173,
+            optype="BROADCAST" if r in (6, 7) else "ALLREDUCE",
+        )
         for r in (0, 1, 2, 3, 6, 7)
     ]
     inferred = infer(group, library)
@@ -137,7 +157,14 @@ def test_diverged_watchdog_groups_are_a_desync_with_no_rank(library):
 
 def test_odd_value_out_names_the_single_rank_behind(library):
     group = [
-        finding(library, "nccl-watchdog-timeout", rank=r, line=r + 1, seqnum=411 if r == 2 else 412, optype="ALLREDUCE")
+        finding(
+            library,
+            "nccl-watchdog-timeout",
+            rank=r,
+            line=r + 1,
+            seqnum=411 if r == 2 else 412,
+            optype="ALLREDUCE",
+        )
         for r in range(4)
     ]
     ctx = context(library, group)
@@ -146,7 +173,10 @@ def test_odd_value_out_names_the_single_rank_behind(library):
 
 
 def test_missing_reporter_is_the_rank_the_others_waited_for(library):
-    group = [finding(library, "nccl-watchdog-timeout", rank=r, line=r + 1, seqnum=7, optype="ALLREDUCE") for r in (0, 1, 3)]
+    group = [
+        finding(library, "nccl-watchdog-timeout", rank=r, line=r + 1, seqnum=7, optype="ALLREDUCE")
+        for r in (0, 1, 3)
+    ]
     state = ScanState()
     state.world_size = 4
     ctx = context(library, group, state)

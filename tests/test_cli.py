@@ -31,8 +31,14 @@ def test_text_report_order_and_no_colour_when_piped():
     lines = out.splitlines()
     assert lines[0].startswith("Root cause: CUDA out of memory") and "rank 5" in lines[0]
     assert lines[2].startswith("Fix: ") and lines[3].startswith("Verify: ")
-    order = [out.index(h) for h in ("Root cause:", "Verify:", "Details", "Initiating rank: 5", "Collateral:")]
-    order += [out.index("\nFix:", order[-1]), out.index("Confirm:")]  # the full fix after the details
+    order = [
+        out.index(h)
+        for h in ("Root cause:", "Verify:", "Details", "Initiating rank: 5", "Collateral:")
+    ]
+    order += [
+        out.index("\nFix:", order[-1]),
+        out.index("Confirm:"),
+    ]  # the full fix after the details
     assert order == sorted(order)
 
 

@@ -21,10 +21,22 @@ OOM = (
 @pytest.mark.parametrize(
     ("line", "launchers", "command"),
     [
-        ("$ torchrun --nproc-per-node=4 train.py --lr 1", {"torchrun"}, "torchrun --nproc-per-node=4 train.py --lr 1"),
-        ("+ mpirun -np 4 -x NCCL_DEBUG=INFO python train.py", {"mpirun"}, "mpirun -np 4 -x NCCL_DEBUG=INFO python train.py"),
+        (
+            "$ torchrun --nproc-per-node=4 train.py --lr 1",
+            {"torchrun"},
+            "torchrun --nproc-per-node=4 train.py --lr 1",
+        ),
+        (
+            "+ mpirun -np 4 -x NCCL_DEBUG=INFO python train.py",
+            {"mpirun"},
+            "mpirun -np 4 -x NCCL_DEBUG=INFO python train.py",
+        ),
         ("python3 -m app.trainer --epochs 3", {"python"}, "python3 -m app.trainer --epochs 3"),
-        ("$ python -m torch.distributed.run --nproc-per-node 2 t.py", {"torchrun"}, "python -m torch.distributed.run --nproc-per-node 2 t.py"),
+        (
+            "$ python -m torch.distributed.run --nproc-per-node 2 t.py",
+            {"torchrun"},
+            "python -m torch.distributed.run --nproc-per-node 2 t.py",
+        ),
         ("[1,0]<stderr>:Traceback (most recent call last):", {"mpirun"}, None),
         ("srun: error: node01: tasks 2-3: Exited with exit code 1", {"srun"}, None),
         ('  File "/x/torch/multiprocessing/spawn.py", line 3, in join', {"mp.spawn"}, None),
@@ -57,7 +69,9 @@ def test_processes_per_node_come_from_the_ranks_torchrun_ran():
 
 
 def test_the_printed_command_is_reused_whole():
-    rc = diagnose_text("+ torchrun --nnodes 1 --nproc-per-node 4 recipes/sft.py --lr 1e-4\n" + OOM).root_cause
+    rc = diagnose_text(
+        "+ torchrun --nnodes 1 --nproc-per-node 4 recipes/sft.py --lr 1e-4\n" + OOM
+    ).root_cause
     assert rc["verify"].startswith(
         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True torchrun --nnodes 1 --nproc-per-node 4 recipes/sft.py --lr 1e-4  #"
     )
@@ -90,7 +104,16 @@ def test_a_module_the_log_never_shows_is_a_blank():
 
     launch = Launch(None, None, None, None, None, frozenset({"utils.py"}))
     command = 'python -c "from train import loader; next(iter(loader))"  # one batch collates'
-    assert ready(command, launch) == 'python -c "from <train> import loader; next(iter(loader))"  # one batch collates'
-    assert ready('python -c "from utils import collate"', launch) == 'python -c "from utils import collate"'
-    assert ready('python -c "import torch.distributed as d"', launch) == 'python -c "import torch.distributed as d"'
+    assert (
+        ready(command, launch)
+        == 'python -c "from <train> import loader; next(iter(loader))"  # one batch collates'
+    )
+    assert (
+        ready('python -c "from utils import collate"', launch)
+        == 'python -c "from utils import collate"'
+    )
+    assert (
+        ready('python -c "import torch.distributed as d"', launch)
+        == 'python -c "import torch.distributed as d"'
+    )
     assert unfilled_placeholders(ready(command, launch)) == ["<train>"]

@@ -93,7 +93,10 @@ def test_vscode_unclassified_names_the_header_exception_at_the_header_line():
     u = diag.unclassified
     assert u.title == "ShardMissingError: shard 7 of the training set was never written"
     assert u.evidence[0].line == 1
-    assert VSCODE_UNKNOWN.splitlines()[0][u.evidence[0].column_start : u.evidence[0].column_end] == "ShardMissingError"
+    assert (
+        VSCODE_UNKNOWN.splitlines()[0][u.evidence[0].column_start : u.evidence[0].column_end]
+        == "ShardMissingError"
+    )
 
 
 def test_vscode_paste_with_debugpys_final_line_uses_that_line():
@@ -105,10 +108,15 @@ def test_vscode_paste_with_debugpys_final_line_uses_that_line():
 
 def test_ipython_traceback_is_read_with_its_frames_and_exception():
     reader = TracebackReader()
-    found = [e for i, line in enumerate(IPYTHON_UNKNOWN.split("\n")) if (e := reader.feed(line, i + 1))]
+    found = [
+        e for i, line in enumerate(IPYTHON_UNKNOWN.split("\n")) if (e := reader.feed(line, i + 1))
+    ]
     (exc,) = found
     assert (exc.type, exc.message, exc.log_line, exc.header) == (
-        "ShardMissingError", "shard 7 of the training set was never written", 12, "ipython",
+        "ShardMissingError",
+        "shard 7 of the training set was never written",
+        12,
+        "ipython",
     )
     assert [(f.file, f.line, f.func, f.user) for f in exc.frames] == [
         ("Cell In[4]", 2, "", True),
@@ -116,7 +124,10 @@ def test_ipython_traceback_is_read_with_its_frames_and_exception():
     ]
     diag = diagnose_text(IPYTHON_UNKNOWN, mask=False)
     assert diag.root_cause is None
-    assert diag.unclassified.title == "ShardMissingError: shard 7 of the training set was never written"
+    assert (
+        diag.unclassified.title
+        == "ShardMissingError: shard 7 of the training set was never written"
+    )
     assert diag.unclassified.evidence[0].line == 12
 
 
@@ -175,9 +186,14 @@ def test_bare_pytorch_name_in_the_header_is_matched_with_its_module():
     )
     rc = diagnose_text(text, mask=False).root_cause
     assert (rc["signature"], rc["failure_class"], rc["evidence"][0]["line"]) == (
-        "dynamo-unsupported", "compile-dynamo-error", 1,
+        "dynamo-unsupported",
+        "compile-dynamo-error",
+        1,
     )
-    assert text.splitlines()[0][rc["evidence"][0]["column_start"] : rc["evidence"][0]["column_end"]] == "Unsupported"
+    assert (
+        text.splitlines()[0][rc["evidence"][0]["column_start"] : rc["evidence"][0]["column_end"]]
+        == "Unsupported"
+    )
 
 
 def test_signatures_keyed_on_the_exception_line_fire_on_the_header_and_message():
@@ -189,18 +205,35 @@ def test_signatures_keyed_on_the_exception_line_fire_on_the_header_and_message()
     from rootrank.signatures import Library, Pattern
 
     base = default_library().signatures["cuda-oom"]
-    library = Library(signatures={
-        "probe-runtimeerror": dataclasses.replace(
-            base, id="probe-runtimeerror",
-            patterns=[Pattern("RuntimeError: CUDA out of memory", r"^RuntimeError: CUDA out of memory\.")],
-        ),
-        "probe-torch-oom": dataclasses.replace(
-            base, id="probe-torch-oom",
-            patterns=[Pattern("torch.OutOfMemoryError: CUDA", r"^torch\.OutOfMemoryError: CUDA out of memory\.")],
-        ),
-    })
+    library = Library(
+        signatures={
+            "probe-runtimeerror": dataclasses.replace(
+                base,
+                id="probe-runtimeerror",
+                patterns=[
+                    Pattern(
+                        "RuntimeError: CUDA out of memory", r"^RuntimeError: CUDA out of memory\."
+                    )
+                ],
+            ),
+            "probe-torch-oom": dataclasses.replace(
+                base,
+                id="probe-torch-oom",
+                patterns=[
+                    Pattern(
+                        "torch.OutOfMemoryError: CUDA",
+                        r"^torch\.OutOfMemoryError: CUDA out of memory\.",
+                    )
+                ],
+            ),
+        }
+    )
     old_torch = VSCODE_OOM.replace("OutOfMemoryError ", "RuntimeError ", 1)
     rc = diagnose_text(old_torch, library=library, mask=False).root_cause
     assert (rc["signature"], rc["evidence"][0]["line"]) == ("probe-runtimeerror", 1)
     rc = diagnose_text(VSCODE_OOM, library=library, mask=False).root_cause
-    assert (rc["signature"], rc["failure_class"], rc["evidence"][0]["line"]) == ("probe-torch-oom", "cuda-oom", 1)
+    assert (rc["signature"], rc["failure_class"], rc["evidence"][0]["line"]) == (
+        "probe-torch-oom",
+        "cuda-oom",
+        1,
+    )

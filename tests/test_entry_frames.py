@@ -10,15 +10,26 @@ from conftest import run_cli
 from rootrank.engine import diagnose_paths, diagnose_text
 from rootrank.tracebacks import is_user_frame
 
-BRANCH = Path(__file__).resolve().parent / "fix_variants" / "timeout-call-site-divergence" / "rank-branch.log"
+BRANCH = (
+    Path(__file__).resolve().parent
+    / "fix_variants"
+    / "timeout-call-site-divergence"
+    / "rank-branch.log"
+)
 SP = "/home/user/venv/lib/python3.11/site-packages"
 
 
 def test_call_sites_of_a_branch_desync_name_each_rank_line():
     rc = diagnose_paths([str(BRANCH)]).root_cause
-    assert rc["user_frame"] == {"file": "/home/user/project/branch_desync.py", "line": 15, "func": "main"}
+    assert rc["user_frame"] == {
+        "file": "/home/user/project/branch_desync.py",
+        "line": 15,
+        "func": "main",
+    }
     assert [(c["rank"], c["line"], c["collective"]) for c in rc["call_sites"]] == [
-        (0, 17, "all_reduce"), (1, 15, "broadcast"), (2, 17, "all_reduce"),
+        (0, 17, "all_reduce"),
+        (1, 15, "broadcast"),
+        (2, 17, "all_reduce"),
     ]
     assert rc["fix"]["steps"][0] == (
         "branch_desync.py:15: rank 1 calls broadcast here while ranks 0 and 2 call all_reduce at "
@@ -76,8 +87,14 @@ def test_an_exception_names_the_innermost_user_frame_not_the_library():
         "[rank3]: FileNotFoundError: [Errno 2] No such file or directory: '/data/shard_0007.pt'\n"
     )
     rc = diagnose_text(log).root_cause
-    assert rc["user_frame"] == {"file": "/home/user/project/data.py", "line": 57, "func": "load_batch"}
-    assert rc["fix"]["steps"][0].startswith("data.py:57 (in load_batch), where rank 3 raised FileNotFoundError: ")
+    assert rc["user_frame"] == {
+        "file": "/home/user/project/data.py",
+        "line": 57,
+        "func": "load_batch",
+    }
+    assert rc["fix"]["steps"][0].startswith(
+        "data.py:57 (in load_batch), where rank 3 raised FileNotFoundError: "
+    )
 
 
 def test_launcher_console_scripts_are_not_user_code():

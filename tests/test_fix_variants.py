@@ -23,7 +23,11 @@ FIXTURES = sorted(HERE.glob("*/*.log"))
 
 
 def _variants(library):
-    return {s.id: [v["id"] for v in s.fix["variants"]] for s in library.signatures.values() if "variants" in s.fix}
+    return {
+        s.id: [v["id"] for v in s.fix["variants"]]
+        for s in library.signatures.values()
+        if "variants" in s.fix
+    }
 
 
 def test_every_variant_and_every_default_has_a_fixture(library):
@@ -42,7 +46,9 @@ def test_the_fixture_selects_its_variant(path, library):
     assert rc is not None and rc["signature"] == path.parent.name
     chosen = rc["fix"]["variant"]
     assert chosen["id"] == path.stem
-    variant = next(v for v in library.signatures[rc["signature"]].fix["variants"] if v["id"] == path.stem)
+    variant = next(
+        v for v in library.signatures[rc["signature"]].fix["variants"] if v["id"] == path.stem
+    )
     if "when" in variant:
         assert "general fix" not in chosen["why"] and chosen["why"]
     else:
@@ -54,9 +60,15 @@ def test_the_fixture_selects_its_variant(path, library):
 
 def test_why_names_the_evidence():
     d = diagnose_paths([str(HERE / "nccl-watchdog-timeout" / "first-collectives.log")])
-    assert d.root_cause["fix"]["variant"] == {"id": "first-collectives", "why": "the log gives seqnum 1"}
+    assert d.root_cause["fix"]["variant"] == {
+        "id": "first-collectives",
+        "why": "the log gives seqnum 1",
+    }
     d = diagnose_paths([str(HERE / "env-rendezvous-var-missing" / "mpirun.log")])
-    assert d.root_cause["fix"]["variant"] == {"id": "mpirun", "why": "the job was launched with mpirun"}
+    assert d.root_cause["fix"]["variant"] == {
+        "id": "mpirun",
+        "why": "the job was launched with mpirun",
+    }
     # an mpirun job is not told to use torchrun (its script reads OMPI_COMM_WORLD_RANK)
     assert not any("Launch with torchrun" in s for s in d.root_cause["fix"]["steps"])
     assert "torchrun" not in " ".join(d.root_cause["fix"]["code"].values())
@@ -88,7 +100,12 @@ def test_hardware_xid_gets_drain_the_node_not_kernel_debugging():
 
 
 def _write(tmp_path: Path, variants: str) -> Path:
-    src = Path(__file__).resolve().parents[1] / "signatures" / "collective" / "gloo-size-mismatch.yaml"
+    src = (
+        Path(__file__).resolve().parents[1]
+        / "signatures"
+        / "collective"
+        / "gloo-size-mismatch.yaml"
+    )
     text = src.read_text(encoding="utf-8")
     head, rest = text.split("\nfix:\n", 1)
     tail = rest[rest.index("\nconfirm:") :]
@@ -99,13 +116,19 @@ def _write(tmp_path: Path, variants: str) -> Path:
     return out
 
 
-GOOD_DEFAULT = "    - id: general\n      steps: [\"do the general thing\"]\n"
+GOOD_DEFAULT = '    - id: general\n      steps: ["do the general thing"]\n'
 
 
 def test_a_valid_variant_list_loads_and_the_default_fills_fix_steps(tmp_path):
-    sig = load_signature(_write(tmp_path, (
-        "    - id: mpi\n      when: {launcher: [mpirun], captures: {size: '^\\d+$'}}\n      steps: [\"use -x\"]\n" + GOOD_DEFAULT
-    )))
+    sig = load_signature(
+        _write(
+            tmp_path,
+            (
+                "    - id: mpi\n      when: {launcher: [mpirun], captures: {size: '^\\d+$'}}\n      steps: [\"use -x\"]\n"
+                + GOOD_DEFAULT
+            ),
+        )
+    )
     assert [v["id"] for v in sig.fix["variants"]] == ["mpi", "general"]
     assert sig.fix["steps"] == ["do the general thing"]
 
@@ -113,16 +136,48 @@ def test_a_valid_variant_list_loads_and_the_default_fills_fix_steps(tmp_path):
 @pytest.mark.parametrize(
     ("variants", "field", "problem"),
     [
-        ("    - id: a\n      when: {colour: red}\n      steps: [x]\n" + GOOD_DEFAULT, "fix.variants[0].when", "colour: unknown condition"),
-        ("    - id: a\n      when: {launcher: [slurm]}\n      steps: [x]\n" + GOOD_DEFAULT, "fix.variants[0].when", "'slurm' is not one of"),
-        ("    - id: a\n      when: {message: '(unclosed'}\n      steps: [x]\n" + GOOD_DEFAULT, "fix.variants[0].when", "does not compile"),
-        ("    - id: a\n      when: {call_sites_differ: 'yes'}\n      steps: [x]\n" + GOOD_DEFAULT, "fix.variants[0].when", "must be bool"),
-        ("    - id: a\n      steps: [x]\n" + GOOD_DEFAULT, "fix.variants[0].when", "non-empty mapping"),
-        ("    - id: a\n      when: {user_frame: true}\n      steps: [x]\n    - id: b\n      when: {user_frame: false}\n      steps: [y]\n",
-         "fix.variants[1].when", "the last variant is the default"),
+        (
+            "    - id: a\n      when: {colour: red}\n      steps: [x]\n" + GOOD_DEFAULT,
+            "fix.variants[0].when",
+            "colour: unknown condition",
+        ),
+        (
+            "    - id: a\n      when: {launcher: [slurm]}\n      steps: [x]\n" + GOOD_DEFAULT,
+            "fix.variants[0].when",
+            "'slurm' is not one of",
+        ),
+        (
+            "    - id: a\n      when: {message: '(unclosed'}\n      steps: [x]\n" + GOOD_DEFAULT,
+            "fix.variants[0].when",
+            "does not compile",
+        ),
+        (
+            "    - id: a\n      when: {call_sites_differ: 'yes'}\n      steps: [x]\n"
+            + GOOD_DEFAULT,
+            "fix.variants[0].when",
+            "must be bool",
+        ),
+        (
+            "    - id: a\n      steps: [x]\n" + GOOD_DEFAULT,
+            "fix.variants[0].when",
+            "non-empty mapping",
+        ),
+        (
+            "    - id: a\n      when: {user_frame: true}\n      steps: [x]\n    - id: b\n      when: {user_frame: false}\n      steps: [y]\n",
+            "fix.variants[1].when",
+            "the last variant is the default",
+        ),
         (GOOD_DEFAULT, "fix.variants", "at least two variants"),
-        ("    - id: general\n      when: {user_frame: true}\n      steps: [x]\n" + GOOD_DEFAULT, "fix.variants[1].id", "unique"),
-        ("    - id: a\n      when: {user_frame: true}\n      stepz: [x]\n" + GOOD_DEFAULT, "fix.variants[0].stepz", "unknown key"),
+        (
+            "    - id: general\n      when: {user_frame: true}\n      steps: [x]\n" + GOOD_DEFAULT,
+            "fix.variants[1].id",
+            "unique",
+        ),
+        (
+            "    - id: a\n      when: {user_frame: true}\n      stepz: [x]\n" + GOOD_DEFAULT,
+            "fix.variants[0].stepz",
+            "unknown key",
+        ),
     ],
 )
 def test_a_wrong_variant_is_refused_naming_the_field(tmp_path, variants, field, problem):

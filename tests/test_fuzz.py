@@ -110,7 +110,11 @@ def test_rank_tagger_never_raises(text: str, number: int) -> None:
 def test_rank_prefix_gives_the_rank(rank: int, body: str) -> None:
     # A body that carries its own rank tag (rootrank's, torch's, Open MPI's "[1,3]<stdout>:")
     # would name its own rank.
-    if body.lstrip().startswith(("[rank", "[default")) or body[:1].isdigit() or re.match(r"\[\d+,\d+\]<", body):
+    if (
+        body.lstrip().startswith(("[rank", "[default"))
+        or body[:1].isdigit()
+        or re.match(r"\[\d+,\d+\]<", body)
+    ):
         body = "loss 2.31"
     tagged = RankTagger().tag(f"[rank{rank}]: {body}", 7)
     assert tagged.rank == rank

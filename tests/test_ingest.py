@@ -42,7 +42,11 @@ def test_blocks_end_on_line_boundaries_and_number_lines_across_blocks():
 
 def test_invalid_utf8_is_kept_as_replacement_and_numbers_hold():
     out = lines_of(b"ok\nbad \xff\xfe byte\nlast\n")
-    assert [(l.number, l.text) for l in out] == [(1, "ok"), (2, "bad \ufffd\ufffd byte"), (3, "last")]
+    assert [(l.number, l.text) for l in out] == [
+        (1, "ok"),
+        (2, "bad \ufffd\ufffd byte"),
+        (3, "last"),
+    ]
 
 
 def test_ansi_codes_and_escapeless_leftovers_are_removed():
@@ -82,7 +86,9 @@ def test_json_traceback_is_expanded_into_lines():
 
 
 def test_utf16_log_is_decoded():
-    data = codecs.BOM_UTF16_LE + "line one\r\nRuntimeError: CUDA error: out of memory\r\n".encode("utf-16-le")
+    data = codecs.BOM_UTF16_LE + "line one\r\nRuntimeError: CUDA error: out of memory\r\n".encode(
+        "utf-16-le"
+    )
     out = lines_of(data)
     assert [l.text for l in out] == ["line one", "RuntimeError: CUDA error: out of memory"]
 

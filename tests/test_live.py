@@ -3,11 +3,11 @@ and straggler), and the streaming scan that must give the same diagnosis as ``di
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
 import pytest
+from conftest import CORPUS, ROOT
 
 from rootrank.engine import diagnose_paths
 from rootrank.live.feed import LiveScan
@@ -15,9 +15,6 @@ from rootrank.live.lines import LineSplitter
 from rootrank.live.steps import read_step
 from rootrank.live.tracker import MIN_DEFAULT_STALL, ProgressTracker
 from rootrank.ranks import RankTagger
-
-from conftest import CORPUS, ROOT
-
 
 # -- lines -------------------------------------------------------------------------------
 
@@ -39,7 +36,12 @@ def test_splitter_gives_the_same_lines_whatever_the_chunks():
 
 def test_splitter_shows_the_progress_bar_frame_being_drawn():
     sp = LineSplitter()
-    assert sp.feed(b"Epoch 0:  10%|#   | 10/100 [00:01<00:09]\rEpoch 0:  20%|##  | 20/100 [00:02<00:08]\r") == []
+    assert (
+        sp.feed(
+            b"Epoch 0:  10%|#   | 10/100 [00:01<00:09]\rEpoch 0:  20%|##  | 20/100 [00:02<00:08]\r"
+        )
+        == []
+    )
     assert sp.frame() == b"Epoch 0:  20%|##  | 20/100 [00:02<00:08]"
     assert sp.frame() is None  # once per new frame
     sp.feed(b"Epoch 0:  30%|### | 30/100")  # not finished: no frame yet
@@ -69,8 +71,18 @@ def test_splitter_memory_is_bounded_by_one_line():
 STEP_LINES = [
     # (line, step, total, rank): the step as rootrank.progress reads it, the rank as the live layer does
     (" 45%|████▌     | 45/100 [00:05<00:06,  8.1it/s]", 45, 100, None),
-    ("Epoch 2:  45%|████▌     | 45/100 [00:05<00:06, 8.1it/s, v_num=0, train_loss=1.2]", 245, 100, None),
-    (" iteration       10/     100 | consumed samples:          640 | elapsed time per iteration (ms): 1.2", 10, 100, None),
+    (
+        "Epoch 2:  45%|████▌     | 45/100 [00:05<00:06, 8.1it/s, v_num=0, train_loss=1.2]",
+        245,
+        100,
+        None,
+    ),
+    (
+        " iteration       10/     100 | consumed samples:          640 | elapsed time per iteration (ms): 1.2",
+        10,
+        100,
+        None,
+    ),
     ("[Rank 0] step=10, skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]", 10, None, 0),
     ("[rank3]: step:  10  loss:  7.9375  memory:  0.43GiB(1.37%)  tps: 2,019", 10, None, 3),
     ("2: Step 10/500 loss 1.2", 10, 500, 2),
@@ -90,8 +102,14 @@ def test_steps_from_what_frameworks_print(line, step, total, rank):
 
 @pytest.mark.parametrize(
     "line",
-    ["optimizer.step() was skipped", "lr_scheduler.step()", "{'loss': 1.2, 'epoch': 0.5}", "Stepping into 2 GPUs",
-     "NCCL INFO Channel 00/02 : 0 1", "Evaluating:  10%|####   | 512/5000 [08:32<01:01:52, 1.21it/s]"],
+    [
+        "optimizer.step() was skipped",
+        "lr_scheduler.step()",
+        "{'loss': 1.2, 'epoch': 0.5}",
+        "Stepping into 2 GPUs",
+        "NCCL INFO Channel 00/02 : 0 1",
+        "Evaluating:  10%|####   | 512/5000 [08:32<01:01:52, 1.21it/s]",
+    ],
 )
 def test_lines_that_are_not_steps(line):
     assert read_step(line, RankTagger()) is None

@@ -18,10 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and /proc: Linux")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="process groups and /proc: Linux"
+)
 
 OOM = (
     "[rank1]: Traceback (most recent call last):\n"
@@ -39,8 +40,14 @@ def script(tmp_path: Path, body: str, name: str = "job.py") -> list[str]:
 
 def rootrank(*args: str, extra_env: dict[str, str] | None = None, **kw) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server"), **(extra_env or {})}
-    return subprocess.Popen([sys.executable, "-m", "rootrank", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "rootrank", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **kw,
+    )
 
 
 def events(raw: bytes) -> list[dict]:
@@ -77,12 +84,14 @@ def test_run_output_is_identical_and_the_exit_code_kept(tmp_path):
     assert proc.returncode == 0
     assert out == direct.stdout and err == direct.stderr  # nothing added, nothing lost
     assert out.endswith(b"no newline at the end")
-    failing = rootrank("run", "--log", str(tmp_path / "job.log"), "--", *cmd, extra_env={"CODE": "3"})
+    failing = rootrank(
+        "run", "--log", str(tmp_path / "job.log"), "--", *cmd, extra_env={"CODE": "3"}
+    )
     out3, err3 = failing.communicate(timeout=60)
     assert failing.returncode == 3
     assert out3 == direct.stdout
     assert err3.startswith(direct.stderr)  # the diagnosis follows the command's own stderr
-    assert b"No known failure found" in err3[len(direct.stderr):]
+    assert b"No known failure found" in err3[len(direct.stderr) :]
     saved = (tmp_path / "job.log").read_bytes()
     assert len(saved) == len(direct.stdout) + len(direct.stderr)  # every byte, lines kept whole
     assert saved.count(b"\n") == direct.stdout.count(b"\n") + direct.stderr.count(b"\n")
@@ -90,12 +99,15 @@ def test_run_output_is_identical_and_the_exit_code_kept(tmp_path):
 
 
 def test_run_prints_the_diagnosis_when_the_command_fails(tmp_path):
-    cmd = script(tmp_path, f"""
+    cmd = script(
+        tmp_path,
+        f"""
         import sys
         sys.stdout.write("[rank0]: step 1 loss 2.0\\n")
         sys.stderr.write({OOM!r})
         sys.exit(1)
-    """)
+    """,
+    )
     proc = rootrank("run", "--color", "never", "--", *cmd)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1
@@ -107,18 +119,25 @@ def test_run_prints_the_diagnosis_when_the_command_fails(tmp_path):
 
 
 def test_run_json_events_failure_while_running_then_final_then_exit(tmp_path):
-    cmd = script(tmp_path, f"""
+    cmd = script(
+        tmp_path,
+        f"""
         import sys, time
         sys.stderr.write({OOM!r}); sys.stderr.flush()
         time.sleep(5)
         sys.exit(1)
-    """)
+    """,
+    )
     proc = rootrank("run", "--format", "json", "--", *cmd)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1
     assert out == b""  # stdout stays the command's
     evs = events(err)
-    assert [(e["event"], e.get("final")) for e in evs] == [("failure", False), ("failure", True), ("exit", None)]
+    assert [(e["event"], e.get("final")) for e in evs] == [
+        ("failure", False),
+        ("failure", True),
+        ("exit", None),
+    ]
     live, final, done = evs
     assert live["time"] < done["time"] - 2  # reported while the command still ran
     for e in (live, final):
@@ -129,7 +148,9 @@ def test_run_json_events_failure_while_running_then_final_then_exit(tmp_path):
 
 
 def test_run_reports_a_stall_with_the_rank_behind(tmp_path):
-    cmd = script(tmp_path, """
+    cmd = script(
+        tmp_path,
+        """
         import time
         for step in range(10):
             print(f"[rank0]: step {step} loss 1.0", flush=True)
@@ -138,7 +159,8 @@ def test_run_reports_a_stall_with_the_rank_behind(tmp_path):
             time.sleep(0.1)
         time.sleep(7)
         print("[rank1]: step 9 loss 1.0", flush=True)
-    """)
+    """,
+    )
     proc = rootrank("run", "--format", "json", "--stall", "2", "--on-stall", "dump", "--", *cmd)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0
@@ -148,7 +170,9 @@ def test_run_reports_a_stall_with_the_rank_behind(tmp_path):
     assert stall["suspect_rank"] == 1
     assert {r["rank"]: r["step"] for r in stall["ranks"]} == {0: 9, 1: 8}
     last = max(r["time"] for r in stall["ranks"] if r["rank"] == 1)
-    assert 2 <= stall["time"] - last <= 2 * 2 + 5  # py-spy takes a moment (more on a loaded machine)
+    assert (
+        2 <= stall["time"] - last <= 2 * 2 + 5
+    )  # py-spy takes a moment (more on a loaded machine)
     dumped = stall["stacks"]
     assert dumped is not None
     if dumped["stacks"]:  # py-spy could attach: the job's Python process is in time.sleep's caller
@@ -161,7 +185,9 @@ def test_run_reports_a_stall_with_the_rank_behind(tmp_path):
 def test_run_forwards_sigterm_to_the_process_group_and_keeps_its_code(tmp_path):
     marks = tmp_path / "marks"
     marks.mkdir()
-    cmd = script(tmp_path, f"""
+    cmd = script(
+        tmp_path,
+        f"""
         import os, signal, subprocess, sys, time
         def bye(sig, frame):
             open(os.path.join({str(marks)!r}, str(os.getpid())), "w").write(str(sig))
@@ -171,7 +197,8 @@ def test_run_forwards_sigterm_to_the_process_group_and_keeps_its_code(tmp_path):
             subprocess.Popen([sys.executable, __file__, "child"])  # same process group
         print("ready", flush=True)
         time.sleep(60)
-    """)
+    """,
+    )
     proc = rootrank("run", "--", *cmd)
     assert proc.stdout is not None
     ready = b""
@@ -186,13 +213,16 @@ def test_run_forwards_sigterm_to_the_process_group_and_keeps_its_code(tmp_path):
 
 def test_run_leaves_no_orphan(tmp_path):
     pidfile = tmp_path / "worker.pid"
-    cmd = script(tmp_path, f"""
+    cmd = script(
+        tmp_path,
+        f"""
         import subprocess, sys, time
         # a worker in its own session, as torchrun starts them
         w = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
         open({str(pidfile)!r}, "w").write(str(w.pid))
         sys.exit(1)
-    """)
+    """,
+    )
     proc = rootrank("run", "--", *cmd)
     proc.communicate(timeout=60)
     assert proc.returncode == 1
@@ -203,15 +233,24 @@ def test_run_leaves_no_orphan(tmp_path):
 def test_run_gives_the_command_a_terminal_when_stdout_is_one(tmp_path):
     import pty
 
-    cmd = script(tmp_path, """
+    cmd = script(
+        tmp_path,
+        """
         import os, sys
         print("tty:", os.isatty(1), os.isatty(2), flush=True)
         sys.exit(4)
-    """)
+    """,
+    )
     master, slave = pty.openpty()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
-    proc = subprocess.Popen([sys.executable, "-m", "rootrank", "run", "--", *cmd], cwd=ROOT, env=env,
-                            stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rootrank", "run", "--", *cmd],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=slave,
+    )
     os.close(slave)
     seen = b""
     deadline = time.time() + 60
@@ -311,7 +350,9 @@ def test_watch_follows_new_files_appends_rotation_and_truncation(tmp_path):
         diag = failure["diagnosis"]
         assert diag["initiating_rank"] == 1  # from the file name
         assert diag["root_cause"]["failure_class"] == "cuda-oom"
-        assert [(e["path"].rsplit("/", 1)[-1], e["line"]) for e in diag["root_cause"]["evidence"]][:1] == [("rank1.log", 4)]
+        assert [(e["path"].rsplit("/", 1)[-1], e["line"]) for e in diag["root_cause"]["evidence"]][
+            :1
+        ] == [("rank1.log", 4)]
     finally:
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=30)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from rootrank.engine import default_library, diagnose_paths, diagnose_text
-from rootrank.metrics import MAX_POINTS, MetricsReader, onset_findings, read_metrics
+from rootrank.engine import diagnose_paths, diagnose_text
+from rootrank.metrics import MAX_POINTS, MetricsReader, read_metrics
 from rootrank.progress import ProgressModel
 from rootrank.report import to_markdown, to_text
 
@@ -27,30 +27,70 @@ TRAINING = ROOT / "signatures" / "training"
 @pytest.mark.parametrize(
     "text,expected",
     [
-        ("{'loss': '6.369', 'grad_norm': '5.263', 'learning_rate': '0.009', 'epoch': '0.1562'}",
-         [("loss", 6.369), ("grad_norm", 5.263), ("lr", 0.009)]),
-        (" iteration      120/    1000 | consumed samples:        7680 | elapsed time per iteration (ms): 812.3 | "
-         "learning rate: 3.000E-05 | global batch size:    32 | lm loss: 7.112E+00 | loss scale: 1.0 | "
-         "grad norm: 2.301 | number of skipped iterations:   0 | number of nan iterations:   0 |",
-         [("step_time", 0.8123), ("lr", 3e-05), ("loss", 7.112), ("loss_scale", 1.0), ("grad_norm", 2.301)]),
-        ("step:  7  loss: 12.2265  grad_norm:  4.1000  memory: 10.12GiB(10.65%)  tps: 1,562  tflops: 3.26  mfu: 0.33%",
-         [("loss", 12.2265), ("grad_norm", 4.1), ("memory", 10.12), ("throughput", 1562.0), ("tflops", 3.26),
-          ("mfu", 0.33)]),
-        ("Epoch 3:  45%|████▌     | 45/100 [00:01<00:02, 25.00it/s, v_num=0, train_loss=2.310]", [("loss", 2.31)]),
+        (
+            "{'loss': '6.369', 'grad_norm': '5.263', 'learning_rate': '0.009', 'epoch': '0.1562'}",
+            [("loss", 6.369), ("grad_norm", 5.263), ("lr", 0.009)],
+        ),
+        (
+            " iteration      120/    1000 | consumed samples:        7680 | elapsed time per iteration (ms): 812.3 | "
+            "learning rate: 3.000E-05 | global batch size:    32 | lm loss: 7.112E+00 | loss scale: 1.0 | "
+            "grad norm: 2.301 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+            [
+                ("step_time", 0.8123),
+                ("lr", 3e-05),
+                ("loss", 7.112),
+                ("loss_scale", 1.0),
+                ("grad_norm", 2.301),
+            ],
+        ),
+        (
+            "step:  7  loss: 12.2265  grad_norm:  4.1000  memory: 10.12GiB(10.65%)  tps: 1,562  tflops: 3.26  mfu: 0.33%",
+            [
+                ("loss", 12.2265),
+                ("grad_norm", 4.1),
+                ("memory", 10.12),
+                ("throughput", 1562.0),
+                ("tflops", 3.26),
+                ("mfu", 0.33),
+            ],
+        ),
+        (
+            "Epoch 3:  45%|████▌     | 45/100 [00:01<00:02, 25.00it/s, v_num=0, train_loss=2.310]",
+            [("loss", 2.31)],
+        ),
         ("[Rank 0] step=120, skipped=3, lr=[0.0001], mom=[(0.9, 0.999)]", [("lr", 0.0001)]),
-        ("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768",
-         [("loss_scale", 32768.0)]),
-        ("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 16384.0", [("loss_scale", 16384.0)]),
-        ("iter 100: loss 4.1234, time 30.12ms, mfu 12.34%", [("loss", 4.1234), ("step_time", 0.03012), ("mfu", 12.34)]),
-        ("step 12 loss=nan grad_norm=inf lr=0.01 samples/sec=812.3 scale=2.0",
-         [("loss", math.nan), ("grad_norm", math.inf), ("lr", 0.01), ("throughput", 812.3), ("loss_scale", 2.0)]),
-        ("{'train_runtime': 0.0883, 'train_samples_per_second': 3624.1, 'train_loss': 5.98, 'epoch': 1.0}", []),
+        (
+            "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768",
+            [("loss_scale", 32768.0)],
+        ),
+        (
+            "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 16384.0",
+            [("loss_scale", 16384.0)],
+        ),
+        (
+            "iter 100: loss 4.1234, time 30.12ms, mfu 12.34%",
+            [("loss", 4.1234), ("step_time", 0.03012), ("mfu", 12.34)],
+        ),
+        (
+            "step 12 loss=nan grad_norm=inf lr=0.01 samples/sec=812.3 scale=2.0",
+            [
+                ("loss", math.nan),
+                ("grad_norm", math.inf),
+                ("lr", 0.01),
+                ("throughput", 812.3),
+                ("loss_scale", 2.0),
+            ],
+        ),
+        (
+            "{'train_runtime': 0.0883, 'train_samples_per_second': 3624.1, 'train_loss': 5.98, 'epoch': 1.0}",
+            [],
+        ),
     ],
 )
 def test_read_metrics_real_formats(text, expected):
     got = read_metrics(text)
     assert [n for n, _ in got] == [n for n, _ in expected]
-    for (_, v), (_, e) in zip(got, expected):
+    for (_, v), (_, e) in zip(got, expected, strict=True):
         assert (math.isnan(v) and math.isnan(e)) or v == pytest.approx(e)
 
 
@@ -59,7 +99,9 @@ def _json(path: Path) -> dict:
 
 
 def _onsets(d: dict) -> list[tuple[str, str, int | None, int]]:
-    return sorted({(o["kind"], m["name"], o["rank"], o["step"]) for m in d["metrics"] for o in m["onsets"]})
+    return sorted(
+        {(o["kind"], m["name"], o["rank"], o["step"]) for m in d["metrics"] for o in m["onsets"]}
+    )
 
 
 def test_hf_trainer_dict_steps_come_from_the_bar():
@@ -104,13 +146,28 @@ def test_points_bounded_and_keep_extremes_and_nonfinite():
 # signatures' fixtures: what each must show, and the healthy run nothing.
 CAPTURED = [
     ("loss-spike.positive.log", {("loss-spike", "loss", 1, 30)}),  # bad batch on rank 1 at step 30
-    ("metric-nonfinite.positive.log", {("loss-spike", "loss", 0, 37), ("loss-spike", "loss", 1, 37),
-                                       ("metric-nonfinite", "loss", 0, 58), ("metric-nonfinite", "loss", 1, 58)}),
-    ("loss-scale-collapse.positive.log", {("loss-scale-collapse", "loss_scale", 0, 1),
-                                          ("loss-scale-collapse", "loss_scale", 1, 1)}),
-    ("straggler-rank.positive.log", {("straggler-rank", "throughput", 2, 30)}),  # rank 2 slowed from step 30
+    (
+        "metric-nonfinite.positive.log",
+        {
+            ("loss-spike", "loss", 0, 37),
+            ("loss-spike", "loss", 1, 37),
+            ("metric-nonfinite", "loss", 0, 58),
+            ("metric-nonfinite", "loss", 1, 58),
+        },
+    ),
+    (
+        "loss-scale-collapse.positive.log",
+        {("loss-scale-collapse", "loss_scale", 0, 1), ("loss-scale-collapse", "loss_scale", 1, 1)},
+    ),
+    (
+        "straggler-rank.positive.log",
+        {("straggler-rank", "throughput", 2, 30)},
+    ),  # rank 2 slowed from step 30
     ("training-slowdown.positive.log", {("training-slowdown", "throughput", None, 30)}),
-    ("resume-divergence.positive.log", {("resume-divergence", "loss", 0, 22), ("resume-divergence", "loss", 1, 22)}),
+    (
+        "resume-divergence.positive.log",
+        {("resume-divergence", "loss", 0, 22), ("resume-divergence", "loss", 1, 22)},
+    ),
 ]
 
 
@@ -132,8 +189,20 @@ def test_captured_healthy_run_is_silent():
     skipped = [s for s, v in gn["points"] if isinstance(v, str)]
     assert skipped[:4] == [1, 2, 3, 4]  # the warm-up overflow skips, kept as non-finite points
     assert d["progress"]["ranks"] == [
-        {"rank": 0, "step": 60, "time": None, "path": str(TRAINING / "loss-spike.near-miss.log"), "line": d["progress"]["ranks"][0]["line"]},
-        {"rank": 1, "step": 60, "time": None, "path": str(TRAINING / "loss-spike.near-miss.log"), "line": d["progress"]["ranks"][1]["line"]},
+        {
+            "rank": 0,
+            "step": 60,
+            "time": None,
+            "path": str(TRAINING / "loss-spike.near-miss.log"),
+            "line": d["progress"]["ranks"][0]["line"],
+        },
+        {
+            "rank": 1,
+            "step": 60,
+            "time": None,
+            "path": str(TRAINING / "loss-spike.near-miss.log"),
+            "line": d["progress"]["ranks"][1]["line"],
+        },
     ]
 
 
@@ -157,7 +226,7 @@ def test_onset_findings_name_the_first_rank():
 def test_reports_draw_the_curves():
     diag = diagnose_paths([str(TRAINING / "straggler-rank.positive.log")], mask=False)
     text = to_text(diag)
-    line = next(l for l in text.splitlines() if l.strip().startswith("throughput (rank 2)"))
+    line = next(t for t in text.splitlines() if t.strip().startswith("throughput (rank 2)"))
     assert "straggler-rank at step 30 (line 92)" in line
     assert any(c in line for c in "▁▂▃▄▅▆▇█")
     md = to_markdown(diag)

@@ -15,24 +15,43 @@ CURVES = Path(__file__).parent / "curves"
 # dicts captured from transformers 5.24 + tqdm 4.70, the "Steps" bar from tqdm 4.70 itself).
 LINES = [
     # Megatron-LM training_log (print_rank_last), SLURM --label prefix already removed
-    (" [2024-05-01 10:00:00] iteration      120/    1000 | consumed samples:        7680 | "
-     "elapsed time per iteration (ms): 812.3 | learning rate: 3.000E-05 | lm loss: 7.112E+00 |", (120, 1000, "megatron")),
+    (
+        " [2024-05-01 10:00:00] iteration      120/    1000 | consumed samples:        7680 | "
+        "elapsed time per iteration (ms): 812.3 | learning rate: 3.000E-05 | lm loss: 7.112E+00 |",
+        (120, 1000, "megatron"),
+    ),
     # DeepSpeed engine log_dist, ThroughputTimer, pipeline engine
-    ("[2024-01-01 12:00:00,123] [INFO] [logging.py:96:log_dist] [Rank 0] step=120, skipped=3, lr=[0.0001], "
-     "mom=[(0.9, 0.999)]", (120, None, "deepspeed")),
-    ("epoch=0/micro_step=480/global_step=120, RunningAvgSamplesPerSec=31.2, CurrSamplesPerSec=30.9, "
-     "MemAllocated=1.2GB, MaxMemAllocated=3.4GB", (120, None, "deepspeed")),
+    (
+        "[2024-01-01 12:00:00,123] [INFO] [logging.py:96:log_dist] [Rank 0] step=120, skipped=3, lr=[0.0001], "
+        "mom=[(0.9, 0.999)]",
+        (120, None, "deepspeed"),
+    ),
+    (
+        "epoch=0/micro_step=480/global_step=120, RunningAvgSamplesPerSec=31.2, CurrSamplesPerSec=30.9, "
+        "MemAllocated=1.2GB, MaxMemAllocated=3.4GB",
+        (120, None, "deepspeed"),
+    ),
     ("steps: 120 loss: 2.3100 iter time (s): 0.512 samples/sec: 62.5", (120, None, "deepspeed")),
     # torchtitan metrics.py (after ANSI removal), with and without its logger header
-    ("step:  7  loss: 12.2265  grad_norm:  4.1000  memory: 10.12GiB(10.65%)  tps: 562  tflops: 3.26  mfu: 0.33%",
-     (7, None, "torchtitan")),
-    ("[titan] 2025-01-01 10:00:00,000 - root - INFO - step: 12  loss:  9.8000  memory:  1.01GiB(1.06%)",
-     (12, None, "torchtitan")),
+    (
+        "step:  7  loss: 12.2265  grad_norm:  4.1000  memory: 10.12GiB(10.65%)  tps: 562  tflops: 3.26  mfu: 0.33%",
+        (7, None, "torchtitan"),
+    ),
+    (
+        "[titan] 2025-01-01 10:00:00,000 - root - INFO - step: 12  loss:  9.8000  memory:  1.01GiB(1.06%)",
+        (12, None, "torchtitan"),
+    ),
     # Lightning's bar: per-epoch count made global
-    ("Epoch 3:  45%|████▌     | 45/100 [00:01<00:02, 25.00it/s, v_num=0, train_loss=2.310]", (345, 100, "lightning")),
+    (
+        "Epoch 3:  45%|████▌     | 45/100 [00:01<00:02, 25.00it/s, v_num=0, train_loss=2.310]",
+        (345, 100, "lightning"),
+    ),
     # HF Trainer's bar (no description) and an accelerate/diffusers-style "Steps" bar
     (" 12%|█▎        | 5/40 [00:00<00:00, 106.26it/s]", (5, 40, "tqdm")),
-    ("Steps:  50%|█████     | 15/30 [00:00<00:00, 12713.38it/s, step_loss=0.123, lr=0.0001]", (15, 30, "tqdm")),
+    (
+        "Steps:  50%|█████     | 15/30 [00:00<00:00, 12713.38it/s, step_loss=0.123, lr=0.0001]",
+        (15, 30, "tqdm"),
+    ),
     # plain prints
     ("iter 100: loss 4.1234, time 30.12ms, mfu 12.34%", (100, None, "plain")),
     ("step 10, loss: 2.3", (10, None, "plain")),
@@ -71,7 +90,13 @@ def test_model_per_rank_behind_and_silence():
         for rank in (0, 1, 2):
             if rank == 2 and step > 3:
                 continue  # rank 2 stops after step 3
-            p = m.observe(f"step {step}, loss: 1.0", rank=rank, time=1000.0 + step, path="job.log", line=10 * step + rank)
+            p = m.observe(
+                f"step {step}, loss: 1.0",
+                rank=rank,
+                time=1000.0 + step,
+                path="job.log",
+                line=10 * step + rank,
+            )
             assert p is not None and p.rank == rank and p.step == step
     assert m.observe("no progress here", rank=0, time=2000.0, path="job.log", line=99) is None
     last = m.last()
@@ -91,8 +116,19 @@ def test_model_empty_is_none():
 
 def test_hf_eval_bar_is_not_progress():
     m = ProgressModel()
-    m.observe(" 50%|█████     | 20/40 [00:01<00:01, 20.00it/s]", rank=None, time=None, path="x", line=1)
-    assert m.observe("100%|██████████| 13/13 [00:00<00:00, 30.00it/s]", rank=None, time=None, path="x", line=2) is None
+    m.observe(
+        " 50%|█████     | 20/40 [00:01<00:01, 20.00it/s]", rank=None, time=None, path="x", line=1
+    )
+    assert (
+        m.observe(
+            "100%|██████████| 13/13 [00:00<00:00, 30.00it/s]",
+            rank=None,
+            time=None,
+            path="x",
+            line=2,
+        )
+        is None
+    )
     assert m.last()[None].step == 20
 
 

@@ -11,17 +11,26 @@ def tag_all(lines, **kw):
 
 
 def test_torchrun_stacked_prefix_teaches_continuation_lines():
-    _, out = tag_all([
-        "[default0]:[rank12]:[E817 17:40:34.227531918 ProcessGroupNCCL.cpp:1515] [PG 0 (default_pg) Rank 12] watchdog",
-        "[default0]:frame #0: c10::Error::Error",
-        "[default1]:frame #0: other process",
-    ])
+    _, out = tag_all(
+        [
+            "[default0]:[rank12]:[E817 17:40:34.227531918 ProcessGroupNCCL.cpp:1515] [PG 0 (default_pg) Rank 12] watchdog",
+            "[default0]:frame #0: c10::Error::Error",
+            "[default1]:frame #0: other process",
+        ]
+    )
     assert [(o.rank, o.local_rank) for o in out] == [(12, 0), (12, 0), (None, 1)]
     assert out[1].text == "frame #0: c10::Error::Error"
 
 
 def test_slurm_label_mpi_tag_and_pdsh_host():
-    _, out = tag_all(["3: RuntimeError: x", "0 :Error in compute_loss", "[1,5]<stderr>: Traceback", "node07: [rank9]: boom"])
+    _, out = tag_all(
+        [
+            "3: RuntimeError: x",
+            "0 :Error in compute_loss",
+            "[1,5]<stderr>: Traceback",
+            "node07: [rank9]: boom",
+        ]
+    )
     assert [(o.rank, o.host, o.text) for o in out] == [
         (3, None, "RuntimeError: x"),
         (0, None, "Error in compute_loss"),
@@ -36,57 +45,65 @@ def test_time_of_day_is_not_a_slurm_label():
 
 
 def test_subgroup_rank_is_not_the_global_rank():
-    _, out = tag_all([
-        "[PG 1 Rank 0] Watchdog caught collective operation timeout",
-        "[PG ID 0 PG GUID 0(default_pg) Rank 3] Watchdog caught collective operation timeout",
-        "[Rank 6] Watchdog caught collective operation timeout",
-    ])
+    _, out = tag_all(
+        [
+            "[PG 1 Rank 0] Watchdog caught collective operation timeout",
+            "[PG ID 0 PG GUID 0(default_pg) Rank 3] Watchdog caught collective operation timeout",
+            "[Rank 6] Watchdog caught collective operation timeout",
+        ]
+    )
     assert [o.rank for o in out] == [None, 3, 6]
 
 
 def test_nccl_device_is_not_the_rank_comm_line_maps_pid():
-    t, out = tag_all([
-        "node01:15325:16199 [2] NCCL INFO Channel 00/02 : 0 1",
-        "node01:15325:16199 [2] NCCL INFO comm 0x55d5a0 rank 6 nranks 8 cudaDev 2 busId 41000 commId 0x1 - Init START",
-        "node01:15325:16199 [2] NCCL INFO [Service thread] Connection closed by localRank 2",
-    ])
+    t, out = tag_all(
+        [
+            "node01:15325:16199 [2] NCCL INFO Channel 00/02 : 0 1",
+            "node01:15325:16199 [2] NCCL INFO comm 0x55d5a0 rank 6 nranks 8 cudaDev 2 busId 41000 commId 0x1 - Init START",
+            "node01:15325:16199 [2] NCCL INFO [Service thread] Connection closed by localRank 2",
+        ]
+    )
     assert [o.rank for o in out] == [None, 6, 6]
     assert out[0].host == "node01" and out[0].pid == 15325
     assert t.world_size == 8
 
 
 def test_elastic_summary_entries():
-    t, _ = tag_all([
-        "Failures:",
-        "[1]:",
-        "  time      : 2026-11-29_13:34:28",
-        "  host      : node01",
-        "  rank      : 2 (local_rank: 2)",
-        "  exitcode  : -15 (pid: 25062)",
-        "  traceback : Signal 15 (SIGTERM) received by PID 25062",
-        "------------------------------------------------------------",
-        "Root Cause (first observed failure):",
-        "[0]:",
-        "  time      : 2026-11-29_13:34:27",
-        "  host      : node02",
-        "  rank      : 1 (local_rank: 1)",
-        "  exitcode  : 1 (pid: 25061)",
-        "============================================================",
-    ])
+    t, _ = tag_all(
+        [
+            "Failures:",
+            "[1]:",
+            "  time      : 2026-11-29_13:34:28",
+            "  host      : node01",
+            "  rank      : 2 (local_rank: 2)",
+            "  exitcode  : -15 (pid: 25062)",
+            "  traceback : Signal 15 (SIGTERM) received by PID 25062",
+            "------------------------------------------------------------",
+            "Root Cause (first observed failure):",
+            "[0]:",
+            "  time      : 2026-11-29_13:34:27",
+            "  host      : node02",
+            "  rank      : 1 (local_rank: 1)",
+            "  exitcode  : 1 (pid: 25061)",
+            "============================================================",
+        ]
+    )
     got = [(e.rank, e.local_rank, e.host, e.exitcode, e.root_cause) for e in t.elastic]
     assert got == [(2, 2, "node01", -15, False), (1, 1, "node02", 1, True)]
     assert t.hosts == {2: "node01", 1: "node02"}
 
 
 def test_mp_spawn_banner_names_the_process_of_the_traceback():
-    _, out = tag_all([
-        "-- Process 1 terminated with the following error:",
-        "Traceback (most recent call last):",
-        '  File "/w/train.py", line 9, in run',
-        "ValueError: bad shard",
-        "",
-        "unrelated line",
-    ])
+    _, out = tag_all(
+        [
+            "-- Process 1 terminated with the following error:",
+            "Traceback (most recent call last):",
+            '  File "/w/train.py", line 9, in run',
+            "ValueError: bad shard",
+            "",
+            "unrelated line",
+        ]
+    )
     assert [o.rank for o in out] == [None, 1, 1, 1, 1, None]
 
 
@@ -108,15 +125,17 @@ def test_timestamps_order_across_formats():
 
 
 def test_logger_headers_are_removed_after_their_time_is_read():
-    _, out = tag_all([
-        "ERROR 04-29 00:53:54 [core.py:398] ModuleNotFoundError: No module named 'flash_attn'",
-        "2024-05-29T11:23:16Z [rank3]: torch.OutOfMemoryError: CUDA out of memory.",
-        "[rank1]:[E1129 10:12:01.554000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation timeout",
-        "(RayWorkerWrapper pid=4242, ip=10.0.0.3) ValueError: bad shard",
-        "vllm-1  | Traceback (most recent call last):",
-        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 1)",
-        "!!! Exception during processing !!! No CUDA GPUs are available",
-    ])
+    _, out = tag_all(
+        [
+            "ERROR 04-29 00:53:54 [core.py:398] ModuleNotFoundError: No module named 'flash_attn'",
+            "2024-05-29T11:23:16Z [rank3]: torch.OutOfMemoryError: CUDA out of memory.",
+            "[rank1]:[E1129 10:12:01.554000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation timeout",
+            "(RayWorkerWrapper pid=4242, ip=10.0.0.3) ValueError: bad shard",
+            "vllm-1  | Traceback (most recent call last):",
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 1)",
+            "!!! Exception during processing !!! No CUDA GPUs are available",
+        ]
+    )
     assert [o.text for o in out] == [
         "ModuleNotFoundError: No module named 'flash_attn'",
         "torch.OutOfMemoryError: CUDA out of memory.",
@@ -132,7 +151,10 @@ def test_logger_headers_are_removed_after_their_time_is_read():
 
 def test_accelerate_stream_tags_are_peeled_without_a_rank():
     _, out = tag_all(["stderr: Traceback (most recent call last):", "stdout: [rank3]: step 1"])
-    assert [(o.text, o.rank) for o in out] == [("Traceback (most recent call last):", None), ("step 1", 3)]
+    assert [(o.text, o.rank) for o in out] == [
+        ("Traceback (most recent call last):", None),
+        ("step 1", 3),
+    ]
 
 
 def test_stacked_prefixes_are_learnt_per_block_for_lines_that_show_only_the_local_tag():

@@ -23,7 +23,9 @@ def sarif(path) -> dict:
     return json.loads(proc.stdout)
 
 
-@pytest.mark.parametrize("log", [DDP, HANG, OOM_SAMPLE, ROOT / "examples" / "chained-traceback.log"])
+@pytest.mark.parametrize(
+    "log", [DDP, HANG, OOM_SAMPLE, ROOT / "examples" / "chained-traceback.log"]
+)
 def test_sarif_validates_against_the_official_schema(log):
     doc = sarif(log)
     jsonschema.Draft4Validator.check_schema(SCHEMA)
@@ -54,7 +56,10 @@ def test_sarif_root_cause_at_the_user_frame_and_collateral_at_log_lines():
     assert first["ruleId"] == "connection-reset-by-peer"
     # Its traceback has a user frame too (main, line 50); the log line is related.
     at = first["locations"][0]["physicalLocation"]
-    assert (at["artifactLocation"]["uri"], at["region"]["startLine"]) == ("scenarios/ddp_unused_parameters.py", 50)
+    assert (at["artifactLocation"]["uri"], at["region"]["startLine"]) == (
+        "scenarios/ddp_unused_parameters.py",
+        50,
+    )
     assert first["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] == 41
     rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
     assert all(rule_ids[r["ruleIndex"]] == r["ruleId"] for r in results)
@@ -75,9 +80,15 @@ def test_sarif_without_user_frame_is_at_the_log_line():
 def test_sarif_of_a_hang_is_at_the_initiating_ranks_own_call():
     root = sarif(HANG)["runs"][0]["results"][0]
     loc = root["locations"][0]["physicalLocation"]
-    assert (loc["artifactLocation"]["uri"], loc["region"]["startLine"]) == ("scenarios/skip_collective.py", 45)
+    assert (loc["artifactLocation"]["uri"], loc["region"]["startLine"]) == (
+        "scenarios/skip_collective.py",
+        45,
+    )
     related = root["relatedLocations"][0]["physicalLocation"]
-    assert (related["artifactLocation"]["uri"], related["region"]["startLine"]) == ("examples/multi-rank-hang.log", 19)
+    assert (related["artifactLocation"]["uri"], related["region"]["startLine"]) == (
+        "examples/multi-rank-hang.log",
+        19,
+    )
 
 
 def test_github_annotations():
@@ -109,13 +120,19 @@ def test_text_and_markdown_lead_with_the_verdict():
     )
     assert text[1].startswith("  at /home/user/project/scenarios/ddp_unused_parameters.py:45 · ")
     assert text[1].endswith("examples/ddp-unused-parameters.log:24")
-    assert text[2].startswith("Fix: ddp_unused_parameters.py:45 (in main), where rank 2 raised RuntimeError: ")
+    assert text[2].startswith(
+        "Fix: ddp_unused_parameters.py:45 (in main), where rank 2 raised RuntimeError: "
+    )
     assert "Rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL" in text[2]
     assert text[3].startswith("Verify: TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node=2")
     md = run_cli("diagnose", str(DDP), "--format", "markdown").stdout.decode().splitlines()
-    assert md[0].startswith("## Root cause: DDP reduction did not finish") and md[0].endswith("on rank 2, host localhost")
+    assert md[0].startswith("## Root cause: DDP reduction did not finish") and md[0].endswith(
+        "on rank 2, host localhost"
+    )
     assert md[2].startswith("- **At:** `/home/user/project/scenarios/ddp_unused_parameters.py:45`")
-    assert md[3].startswith("- **Fix:** ") and md[4].startswith("- **Verify:** `TORCH_DISTRIBUTED_DEBUG=DETAIL")
+    assert md[3].startswith("- **Fix:** ") and md[4].startswith(
+        "- **Verify:** `TORCH_DISTRIBUTED_DEBUG=DETAIL"
+    )
 
 
 def test_plurals_when_nothing_found():

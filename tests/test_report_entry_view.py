@@ -22,9 +22,13 @@ def test_every_library_entry_reads_without_raw_placeholders(library):
 def test_placeholders_read_as_words_in_prose_and_blanks_in_commands(library):
     oom = readable_entry(library.get("cuda-oom").to_entry())
     assert "could not find the requested size of free device memory" in oom["entry"]["summary"]
-    assert oom["verify"].startswith("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True torchrun --nproc-per-node=<gpus>")
+    assert oom["verify"].startswith(
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True torchrun --nproc-per-node=<gpus>"
+    )
     watchdog = readable_entry(library.get("nccl-watchdog-timeout").to_entry())
-    assert watchdog["entry"]["summary"].startswith("A collective (SeqNum N, its OpType) did not complete")
+    assert watchdog["entry"]["summary"].startswith(
+        "A collective (SeqNum N, its OpType) did not complete"
+    )
     assert "(N ms)" in watchdog["entry"]["summary"]
     # The signature itself is unchanged (the entry is a copy).
     assert "{seqnum}" in library.get("nccl-watchdog-timeout").entry["summary"]

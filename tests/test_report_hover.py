@@ -26,9 +26,14 @@ def test_root_hover_starts_with_the_verdict(library):
     text = hover_markdown(FindingAt("root", d["root_cause"]), d, library)
     lines = text.splitlines()
     assert lines[0] == "### CUDA out of memory in the caching allocator"
-    assert re.match(r"\*\*Root cause\*\* \(confidence 0\.\d\d\) — rank \*\*5\*\*, host \*\*host-1\*\*", lines[2])
+    assert re.match(
+        r"\*\*Root cause\*\* \(confidence 0\.\d\d\) — rank \*\*5\*\*, host \*\*host-1\*\*", lines[2]
+    )
     # The fix names the user's own line, then the variant the log selects (fragmentation).
-    assert lines[4].startswith("**Fix:** model.py:") and "where rank 5 raised OutOfMemoryError" in lines[4]
+    assert (
+        lines[4].startswith("**Fix:** model.py:")
+        and "where rank 5 raised OutOfMemoryError" in lines[4]
+    )
     assert "expandable_segments:True" in lines[4]
     assert lines[6:8] == ["#### Verify", "```sh"]
     assert lines[8].startswith("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True torchrun")
@@ -43,14 +48,19 @@ def test_collateral_hover_leads_with_the_root_cause(library):
     text = hover_markdown(FindingAt("collateral", rankless), d, library)
     lines = text.splitlines()
     assert lines[2].startswith("**Collateral**: explained by the root cause `cuda-oom` on rank 5")
-    assert lines[4] == "**Root cause:** CUDA out of memory in the caching allocator — rank **5**, host **host-1**"
+    assert (
+        lines[4]
+        == "**Root cause:** CUDA out of memory in the caching allocator — rank **5**, host **host-1**"
+    )
     assert not RAW.search(text.split("---", 1)[0])
 
 
 def test_diagnostics_lead_with_the_verdict_and_never_say_rank_none(library):
     d = _diagnosis(library)
     text = SAMPLE.read_text()
-    doc = LogDocument(uri=SAMPLE.as_uri(), language_id="log", version=1, lines=text.splitlines(keepends=True))
+    doc = LogDocument(
+        uri=SAMPLE.as_uri(), language_id="log", version=1, lines=text.splitlines(keepends=True)
+    )
     analysis = build_analysis(SAMPLE.as_uri(), doc, d, library, "utf-16")
     root = analysis.diagnostics[0]
     first, fix, verify = root.message.splitlines()

@@ -25,11 +25,18 @@ def _fixture(sig, kind: str) -> Path:
 def _near_misses(sig) -> list[Path]:
     folder = Path(sig.path).parent
     cases = folder.glob(f"{sig.id}.near-miss*.log")
-    return sorted(p for p in cases if p.name[len(sig.id) + 1 : -4] == "near-miss" or p.name[len(sig.id) + 1 : -4].startswith("near-miss-"))
+    return sorted(
+        p
+        for p in cases
+        if p.name[len(sig.id) + 1 : -4] == "near-miss"
+        or p.name[len(sig.id) + 1 : -4].startswith("near-miss-")
+    )
 
 
 POSITIVE_CASES = [
-    pytest.param(sig, case, id=f"{sig.id}:{case['case']}") for sig in SIGNATURES for case in sig.fixtures
+    pytest.param(sig, case, id=f"{sig.id}:{case['case']}")
+    for sig in SIGNATURES
+    for case in sig.fixtures
 ]
 NEAR_MISS_CASES = [
     pytest.param(sig, path, id=f"{sig.id}:{path.name[len(sig.id) + 1 : -4]}")
@@ -72,9 +79,16 @@ def test_near_miss_fixture_has_no_finding_of_this_signature(sig, path):
 
 
 def test_every_signature_has_a_positive_and_a_near_miss():
-    missing = [f"{s.id}.{c['case']}.log" for s in SIGNATURES for c in s.fixtures if not _fixture(s, c["case"]).is_file()]
+    missing = [
+        f"{s.id}.{c['case']}.log"
+        for s in SIGNATURES
+        for c in s.fixtures
+        if not _fixture(s, c["case"]).is_file()
+    ]
     missing += [f"{s.id}.positive.log" for s in SIGNATURES if not _fixture(s, "positive").is_file()]
-    missing += [f"{s.id}.near-miss.log" for s in SIGNATURES if not _fixture(s, "near-miss").is_file()]
+    missing += [
+        f"{s.id}.near-miss.log" for s in SIGNATURES if not _fixture(s, "near-miss").is_file()
+    ]
     assert missing == []
 
 
@@ -107,7 +121,12 @@ def test_kind_is_valid_and_marks_the_end_of_the_story():
     # The ones issue 8 names: scheduler limits and preemption, the agent's kill, MPI's abort.
     for sig_id in ("slurm-time-limit", "slurm-preemption", "agent-sigterm-to-workers"):
         assert by_id[sig_id] == "terminal", sig_id
-    for sig_id in ("nvrm-xid-hardware", "gpu-fallen-off-bus", "uncorrectable-ecc-error", "nvlink-error"):
+    for sig_id in (
+        "nvrm-xid-hardware",
+        "gpu-fallen-off-bus",
+        "uncorrectable-ecc-error",
+        "nvlink-error",
+    ):
         assert by_id[sig_id] == "hardware", sig_id
 
 
@@ -117,12 +136,18 @@ def test_fixture_cases_schema(tmp_path):
     src = (builtin_dir() / "memory" / "cuda-oom.yaml").read_text()
     head, _, _ = src.partition("\nfixture:")
     bad = folder / "cuda-oom.yaml"
-    bad.write_text(head + "\nfixture:\n  - {case: positive, initiating_rank: 0, line: 3}\n  - {case: positive-2, initiating_rank: null, line: 1}\n")
+    bad.write_text(
+        head
+        + "\nfixture:\n  - {case: positive, initiating_rank: 0, line: 3}\n  - {case: positive-2, initiating_rank: null, line: 1}\n"
+    )
     sig = load_signature(bad)
     assert [c["case"] for c in sig.fixtures] == ["positive", "positive-2"]
     assert sig.fixture == {"case": "positive", "initiating_rank": 0, "line": 3}
     assert sig.kind == "cause"
-    bad.write_text(head + "\nfixture:\n  - {case: positive, initiating_rank: 0, line: 3}\n  - {case: positive, initiating_rank: 1, line: 2}\n")
+    bad.write_text(
+        head
+        + "\nfixture:\n  - {case: positive, initiating_rank: 0, line: 3}\n  - {case: positive, initiating_rank: 1, line: 2}\n"
+    )
     with pytest.raises(SignatureError, match=r"fixture\[1\]\.case"):
         load_signature(bad)
     bad.write_text(head + "\nfixture:\n  - {case: positive-2, initiating_rank: one, line: 3}\n")

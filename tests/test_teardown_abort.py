@@ -28,7 +28,11 @@ def test_teardown_abort_is_the_root_cause_and_the_rest_is_collateral():
     # SIGTERMed ranks 0 and 2 and named rank 1 (exit -6, SIGABRT) as the root cause.
     diag = diagnose_text(_fixture_text(), "ci.log", mask=False)
     rc = diag.root_cause
-    assert (rc["signature"], rc["failure_class"], rc["rank"]) == ("cpp-terminate-abort", "segfault", 1)
+    assert (rc["signature"], rc["failure_class"], rc["rank"]) == (
+        "cpp-terminate-abort",
+        "segfault",
+        1,
+    )
     assert rc["evidence"][0]["line"] == 9
     assert rc["captures"]["how"] == "without an active exception"
     assert diag.initiating_rank == 1
@@ -40,7 +44,11 @@ def test_prefixed_abort_names_its_rank_itself():
     text = _fixture_text().replace("terminate called without", "[rank1]:terminate called without")
     diag = diagnose_text(text, mask=False)
     rc = diag.root_cause
-    assert (rc["signature"], rc["failure_class"], rc["evidence"][0]["line"]) == ("cpp-terminate-abort", "segfault", 9)
+    assert (rc["signature"], rc["failure_class"], rc["evidence"][0]["line"]) == (
+        "cpp-terminate-abort",
+        "segfault",
+        9,
+    )
     assert rc["evidence"][0]["rank"] == 1
     assert diag.initiating_rank == 1
 
@@ -55,7 +63,11 @@ def test_terminate_with_a_what_text_keeps_the_specific_cause():
     )
     diag = diagnose_text(text, mask=False)
     rc = diag.root_cause
-    assert (rc["failure_class"], rc["rank"], rc["evidence"][0]["line"]) == ("cuda-illegal-memory-access", 2, 2)
+    assert (rc["failure_class"], rc["rank"], rc["evidence"][0]["line"]) == (
+        "cuda-illegal-memory-access",
+        2,
+        2,
+    )
     assert "cpp-terminate-abort" in {c["signature"] for c in diag.collateral}
 
 
@@ -67,7 +79,9 @@ def test_gloo_enforce_abort_stays_a_size_mismatch():
     )
     rc = diagnose_text(text, mask=False).root_cause
     assert (rc["signature"], rc["failure_class"], rc["evidence"][0]["line"]) == (
-        "gloo-size-mismatch", "collective-shape-mismatch", 2,
+        "gloo-size-mismatch",
+        "collective-shape-mismatch",
+        2,
     )
 
 
@@ -90,7 +104,11 @@ def test_unknown_what_text_is_the_unclassified_exception_of_that_rank():
     diag = diagnose_text(text, mask=False)
     assert diag.root_cause is None
     u = diag.unclassified
-    assert (u.title, u.rank, u.evidence[0].line) == ("c10::Error: Trying to free a pointer not allocated here", 1, 2)
+    assert (u.title, u.rank, u.evidence[0].line) == (
+        "c10::Error: Trying to free a pointer not allocated here",
+        1,
+        2,
+    )
     assert text.splitlines()[1][u.evidence[0].column_start :].startswith("Trying to free")
 
 

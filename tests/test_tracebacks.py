@@ -34,9 +34,18 @@ def read(text):
 def test_chain_order_frames_and_user_code():
     first, second = read(CHAINED)
     assert (first.type, first.message, first.log_line, first.chain_index, first.chained) == (
-        "KeyError", "'shard-07'", 4, 0, None,
+        "KeyError",
+        "'shard-07'",
+        4,
+        0,
+        None,
     )
-    assert (second.type, second.log_line, second.chain_index, second.chained) == ("RuntimeError", 14, 1, "cause")
+    assert (second.type, second.log_line, second.chain_index, second.chained) == (
+        "RuntimeError",
+        14,
+        1,
+        "cause",
+    )
     assert [(f.file.rsplit("/", 1)[-1], f.line, f.user) for f in second.frames] == [
         ("train.py", 40, True),
         ("dataloader.py", 631, False),
@@ -64,7 +73,7 @@ def test_is_user_frame():
 
 
 def test_a_cut_traceback_yields_nothing():
-    assert read("Traceback (most recent call last):\n  File \"x.py\", line 1, in f\n") == []
+    assert read('Traceback (most recent call last):\n  File "x.py", line 1, in f\n') == []
 
 
 def test_exception_ignored_in_del_is_marked_ignored():

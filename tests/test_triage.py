@@ -30,10 +30,15 @@ from rootrank.triage.hosts import ArchiveMasker, new_key, pseudonym
 from rootrank.triage.summary import Summary
 from rootrank.triage.work import Options, diagnose_job
 
-distributed = pytest.importorskip("distributed", reason="rootrank triage needs Dask: pip install '.[fleet]'")
+distributed = pytest.importorskip(
+    "distributed", reason="rootrank triage needs Dask: pip install '.[fleet]'"
+)
 
 BAD = "gpu-node-042"
-ENV = {**os.environ, "PYTHONPATH": str(ROOT / "server") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+ENV = {
+    **os.environ,
+    "PYTHONPATH": str(ROOT / "server") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+}
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +46,23 @@ def archive(tmp_path_factory):
     """40 jobs from bench/fleet_gen.py (every layout, compressed files, a planted bad host)."""
     out = tmp_path_factory.mktemp("fleet") / "archive"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "fleet_gen.py"), str(out), "--jobs", "40", "--big", "0", "--planted", "6", "--hosts", "50"],
-        capture_output=True, env=ENV, timeout=120, check=False,
+        [
+            sys.executable,
+            str(ROOT / "bench" / "fleet_gen.py"),
+            str(out),
+            "--jobs",
+            "40",
+            "--big",
+            "0",
+            "--planted",
+            "6",
+            "--hosts",
+            "50",
+        ],
+        capture_output=True,
+        env=ENV,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr.decode()
     truth = json.loads(Path(str(out) + ".truth.json").read_text())
@@ -51,7 +71,12 @@ def archive(tmp_path_factory):
 
 def _triage(*args, timeout=300):
     proc = subprocess.run(
-        [sys.executable, "-m", "rootrank", "triage", *args], capture_output=True, env=ENV, timeout=timeout, cwd=ROOT, check=False
+        [sys.executable, "-m", "rootrank", "triage", *args],
+        capture_output=True,
+        env=ENV,
+        timeout=timeout,
+        cwd=ROOT,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr.decode()
     return proc
@@ -71,12 +96,24 @@ def test_jobs_are_found_by_layout_in_a_stable_order(tmp_path):
     (a / "d1" / "run-7" / "attempt_1" / "0").mkdir(parents=True)
     (a / "d1" / "job-3").mkdir(parents=True)
     (a / ".cache").mkdir()
-    for p in ["d1/run-7/attempt_0/0/stderr.log", "d1/run-7/attempt_1/0/stderr.log", "d1/job-3/rank0.log",
-              "d1/job-3/rank1.log.gz", "d1/slurm-12-0.out", "d1/slurm-12-1.out.zst", "d1/slurm-9.out",
-              "d1/slurm-12_3.out", "d1/notes.md", ".cache/x.log"]:
+    for p in [
+        "d1/run-7/attempt_0/0/stderr.log",
+        "d1/run-7/attempt_1/0/stderr.log",
+        "d1/job-3/rank0.log",
+        "d1/job-3/rank1.log.gz",
+        "d1/slurm-12-0.out",
+        "d1/slurm-12-1.out.zst",
+        "d1/slurm-9.out",
+        "d1/slurm-12_3.out",
+        "d1/notes.md",
+        ".cache/x.log",
+    ]:
         (a / p).write_bytes(b"step 1\n")
     jobs = list(discover([str(a)]))
-    got = [(j.index, j.id, j.kind, [os.path.relpath(p, a) for p in j.paths], len(j.files)) for j in jobs]
+    got = [
+        (j.index, j.id, j.kind, [os.path.relpath(p, a) for p in j.paths], len(j.files))
+        for j in jobs
+    ]
     assert got == [
         (0, "arch/d1/slurm-9", "slurm", ["d1/slurm-9.out"], 1),
         (1, "arch/d1/slurm-12", "slurm", ["d1/slurm-12-0.out", "d1/slurm-12-1.out.zst"], 2),
@@ -85,7 +122,15 @@ def test_jobs_are_found_by_layout_in_a_stable_order(tmp_path):
         (4, "arch/d1/run-7", "torchrun", ["d1/run-7"], 2),
     ]
     # files named on the command line: one job each, SLURM tasks of one job grouped
-    named = list(discover([str(a / "d1/slurm-12-0.out"), str(a / "d1/slurm-12-1.out.zst"), str(a / "d1/job-3/rank0.log")]))
+    named = list(
+        discover(
+            [
+                str(a / "d1/slurm-12-0.out"),
+                str(a / "d1/slurm-12-1.out.zst"),
+                str(a / "d1/job-3/rank0.log"),
+            ]
+        )
+    )
     assert [(j.id, j.kind, len(j.paths)) for j in named] == [
         (str(a / "d1/job-3/rank0.log"), "file", 1),
         ("d1/slurm-12", "slurm", 2),
@@ -109,11 +154,16 @@ def test_a_host_has_one_pseudonym_across_jobs_and_single_reports_are_unchanged()
     p042 = pseudonym(key, "gpu-node-042")
     assert re.fullmatch(r"host-\d{12}", p042)
     assert p042 in a and p042 in b and "gpu-node" not in a + b
-    assert m2.host("GPU-NODE-042") == p042 and m2.host("10.1.2.3") == pseudonym(key, "10.1.2.3", "ip")
+    assert m2.host("GPU-NODE-042") == p042 and m2.host("10.1.2.3") == pseudonym(
+        key, "10.1.2.3", "ip"
+    )
     assert ArchiveMasker(new_key()).host("gpu-node-042") != p042  # the key is per run
     assert m1.host("localhost") == "localhost"
     single = Masker()  # rootrank diagnose: numbered within one report, as before
-    assert single.text("host : gpu-node-042") == "host : host-1" and single.host("gpu-node-007") == "host-2"
+    assert (
+        single.text("host : gpu-node-042") == "host : host-1"
+        and single.host("gpu-node-007") == "host-2"
+    )
     assert m1.host("gpu-node-007") == pseudonym(key, "gpu-node-007") != p042
 
 
@@ -141,10 +191,18 @@ def test_the_summary_is_the_same_in_any_order_and_partition(archive):
         assert merged.to_dict() == whole.to_dict()
     s = whole.to_dict()
     assert s["jobs"] == 40 and s["failed"] + s["healthy"] + s["unclassified"] + s["errors"] == 40
-    by_status = {st: {int(r["id"].rsplit("-", 1)[1]) for r in records if r["status"] == st} for st in ("healthy", "unclassified")}
+    by_status = {
+        st: {int(r["id"].rsplit("-", 1)[1]) for r in records if r["status"] == st}
+        for st in ("healthy", "unclassified")
+    }
     assert set(truth["healthy_jobs"]) <= by_status["healthy"]  # a written-healthy run is healthy
-    assert set(truth["unclassified_jobs"]) == by_status["unclassified"]  # RecipeNotFound, for review
-    assert s["healthy"] == len(by_status["healthy"]) and s["unclassified"] == len(truth["unclassified_jobs"]) > 0
+    assert (
+        set(truth["unclassified_jobs"]) == by_status["unclassified"]
+    )  # RecipeNotFound, for review
+    assert (
+        s["healthy"] == len(by_status["healthy"])
+        and s["unclassified"] == len(truth["unclassified_jobs"]) > 0
+    )
     assert {(u["text"], u["rank"], u["host"] is not None) for u in s["unclassified_jobs"]} == {
         ("recipes.registry.RecipeNotFound: llama-70b-sft-v3", 3, True)
     }
@@ -172,12 +230,29 @@ def dask_cluster():
     """A scheduler and two workers started with the `dask` commands, on localhost."""
     port = _free_port()
     dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
-    sched = subprocess.Popen([*dask, "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"], env=ENV,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sched = subprocess.Popen(
+        [*dask, "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     worker = subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_worker", f"tcp://127.0.0.1:{port}", "--nworkers", "2",
-         "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"],
-        env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "distributed.cli.dask_worker",
+            f"tcp://127.0.0.1:{port}",
+            "--nworkers",
+            "2",
+            "--nthreads",
+            "1",
+            "--no-dashboard",
+            "--host",
+            "127.0.0.1",
+        ],
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     address = f"tcp://127.0.0.1:{port}"
     try:
@@ -218,7 +293,9 @@ def _canonical(obj):
     """Host pseudonyms renamed in order of first appearance (host-1 and host-0123... alike)."""
     text = json.dumps(obj)
     names: dict[str, str] = {}
-    return re.sub(r"\b(host|ip)-\d+\b", lambda m: names.setdefault(m[0], f"{m[1]}#{len(names)}"), text)
+    return re.sub(
+        r"\b(host|ip)-\d+\b", lambda m: names.setdefault(m[0], f"{m[1]}#{len(names)}"), text
+    )
 
 
 def test_masked_results_are_diagnose_with_archive_wide_pseudonyms(archive):
@@ -267,10 +344,16 @@ def test_reports_text_markdown_and_offline_html(archive):
     rows = text.split("Hosts that initiated failures")[1].splitlines()
     assert rows[2].split()[0] == BAD and rows[2].split()[1] == str(len(truth["planted_jobs"]))
     assert "Failure classes" in text and "By day" in text
-    md = _triage(str(out), "--keep-hosts", "--format", "markdown", "--workers", "2", "-q").stdout.decode()
-    first_row = next(line for line in md.splitlines() if line.startswith("| ") and "host |" not in line)
+    md = _triage(
+        str(out), "--keep-hosts", "--format", "markdown", "--workers", "2", "-q"
+    ).stdout.decode()
+    first_row = next(
+        line for line in md.splitlines() if line.startswith("| ") and "host |" not in line
+    )
     assert first_row.startswith(f"| {BAD} | 6 |")
-    page = _triage(str(out), "--keep-hosts", "--format", "html", "--workers", "2", "-q").stdout.decode()
+    page = _triage(
+        str(out), "--keep-hosts", "--format", "html", "--workers", "2", "-q"
+    ).stdout.decode()
     assert page.startswith("<!DOCTYPE html>") and page.count("<svg") == 2
     assert "<script" not in page and not re.search(r"\b(src|href)\s*=", page) and "url(" not in page
     first_cell = re.search(r"<tr><td><b>([^<]+)</b></td><td class=n>(\d+)</td>", page)
@@ -290,12 +373,46 @@ def test_cache_reads_only_new_or_changed_jobs_and_nothing_is_written_without_it(
     _triage(str(arch), "--workers", "1", "-q")
     assert _tree(arch) == before and sorted(os.listdir(ROOT)) == cwd_before  # nothing written
     cache = tmp_path / "cache"
-    first = subprocess.run([sys.executable, "-m", "rootrank", "triage", str(arch), "--format", "json", "--cache", str(cache), "--workers", "2"],
-                           capture_output=True, env=ENV, timeout=300, check=False)
+    first = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rootrank",
+            "triage",
+            str(arch),
+            "--format",
+            "json",
+            "--cache",
+            str(cache),
+            "--workers",
+            "2",
+        ],
+        capture_output=True,
+        env=ENV,
+        timeout=300,
+        check=False,
+    )
     assert first.returncode == 0 and "worker(s), 0 from the cache" in first.stderr.decode()
     assert (cache / "host-key").stat().st_mode & 0o777 == 0o600
-    second = subprocess.run([sys.executable, "-m", "rootrank", "triage", str(arch), "--format", "json", "--cache", str(cache), "--workers", "2"],
-                            capture_output=True, env=ENV, timeout=300, check=False)
+    second = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rootrank",
+            "triage",
+            str(arch),
+            "--format",
+            "json",
+            "--cache",
+            str(cache),
+            "--workers",
+            "2",
+        ],
+        capture_output=True,
+        env=ENV,
+        timeout=300,
+        check=False,
+    )
     assert second.stdout == first.stdout  # same pseudonyms: the key is kept in the cache
     assert "worker(s), 40 from the cache" in second.stderr.decode()
     # touched (same bytes): still from the cache; changed: diagnosed again
@@ -306,9 +423,28 @@ def test_cache_reads_only_new_or_changed_jobs_and_nothing_is_written_without_it(
     path = Path(changed["job"]["paths"][0])
     data = path.read_bytes()
     extra = b"[rank0]: step 99999 loss 0.1\n"
-    path.write_bytes(gzip.compress(gzip.decompress(data) + extra) if path.suffix == ".gz" else data + extra)
-    third = subprocess.run([sys.executable, "-m", "rootrank", "triage", str(arch), "--format", "json", "--cache", str(cache), "--workers", "2"],
-                           capture_output=True, env=ENV, timeout=300, check=False)
+    path.write_bytes(
+        gzip.compress(gzip.decompress(data) + extra) if path.suffix == ".gz" else data + extra
+    )
+    third = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rootrank",
+            "triage",
+            str(arch),
+            "--format",
+            "json",
+            "--cache",
+            str(cache),
+            "--workers",
+            "2",
+        ],
+        capture_output=True,
+        env=ENV,
+        timeout=300,
+        check=False,
+    )
     assert "worker(s), 39 from the cache" in third.stderr.decode()
     new_jobs, _ = _jsonl(third)
     again = next(j for j in new_jobs if j["job"]["id"] == changed["job"]["id"])
@@ -317,7 +453,17 @@ def test_cache_reads_only_new_or_changed_jobs_and_nothing_is_written_without_it(
 
 def test_since_keeps_the_jobs_written_since_a_date(archive):
     out, _ = archive
-    proc = _triage(str(out), "--since", "2026-11-16", "--format", "json", "--workers", "1", "-q", "--keep-hosts")
+    proc = _triage(
+        str(out),
+        "--since",
+        "2026-11-16",
+        "--format",
+        "json",
+        "--workers",
+        "1",
+        "-q",
+        "--keep-hosts",
+    )
     jobs, summary = _jsonl(proc)
     since = calendar.timegm((2026, 11, 16, 0, 0, 0))
     expected = [j for j in discover([str(out)]) if j.mtime >= since]
@@ -335,8 +481,22 @@ def test_ctrl_c_stops_cleanly_with_the_jobs_done(tmp_path):
         d.mkdir(parents=True)
         (d / "train.log").write_bytes(src)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rootrank", "triage", str(arch), "--format", "json", "--workers", "1", "-q"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "rootrank",
+            "triage",
+            str(arch),
+            "--format",
+            "json",
+            "--workers",
+            "1",
+            "-q",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        start_new_session=True,
     )
     first = proc.stdout.readline()  # the first job is done: the cluster is up and working
     assert json.loads(first)["job"]["index"] == 0
@@ -353,11 +513,15 @@ def test_ctrl_c_stops_cleanly_with_the_jobs_done(tmp_path):
     assert b"interrupted: the report covers" in err and b"Traceback" not in err
 
 
-def test_no_logs_is_an_input_error_and_nothing_new_since_a_date_is_an_empty_report(tmp_path, archive):
+def test_no_logs_is_an_input_error_and_nothing_new_since_a_date_is_an_empty_report(
+    tmp_path, archive
+):
     (tmp_path / "empty" / "sub").mkdir(parents=True)
     (tmp_path / "empty" / "notes.md").write_text("not a log")
     proc = run_cli("triage", str(tmp_path / "empty"))
-    assert proc.returncode == 2 and proc.stderr.decode().startswith(f"rootrank: {tmp_path / 'empty'}: no log files")
+    assert proc.returncode == 2 and proc.stderr.decode().startswith(
+        f"rootrank: {tmp_path / 'empty'}: no log files"
+    )
     out, _ = archive
     proc = run_cli("triage", str(out), "--since", "2030-01-01", "--format", "json", "-q")
     assert proc.returncode == 0
@@ -371,12 +535,30 @@ def test_triage_needs_no_network_beyond_loopback(archive):
     if shutil.which("unshare") is None or shutil.which("ip") is None:
         pytest.skip("needs unshare and ip (util-linux, iproute2)")
     out, _ = archive
-    args = ["-m", "rootrank", "triage", str(out), "--keep-hosts", "--workers", "1", "-q", "--format", "json"]
+    args = [
+        "-m",
+        "rootrank",
+        "triage",
+        str(out),
+        "--keep-hosts",
+        "--workers",
+        "1",
+        "-q",
+        "--format",
+        "json",
+    ]
     probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, check=False)
     if probe.returncode != 0:
         pytest.skip(f"cannot create a network namespace here: {probe.stderr.decode().strip()}")
     script = "ip link set lo up && exec " + " ".join(f"'{a}'" for a in [sys.executable, *args])
-    isolated = subprocess.run(["unshare", "-n", "sh", "-c", script], capture_output=True, env=ENV, timeout=300, check=False, cwd=ROOT)
+    isolated = subprocess.run(
+        ["unshare", "-n", "sh", "-c", script],
+        capture_output=True,
+        env=ENV,
+        timeout=300,
+        check=False,
+        cwd=ROOT,
+    )
     assert isolated.returncode == 0, isolated.stderr.decode()
     normal = _triage(*args[3:])
     assert isolated.stdout == normal.stdout

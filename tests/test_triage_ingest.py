@@ -31,7 +31,9 @@ def _comparable(d):
     d = d.to_dict()
     d.pop("sources")
     text = json.dumps(d)
-    return json.loads(text.replace(".log.gz", ".log").replace(".log.xz", ".log").replace(".log.zst", ".log"))
+    return json.loads(
+        text.replace(".log.gz", ".log").replace(".log.xz", ".log").replace(".log.zst", ".log")
+    )
 
 
 @pytest.mark.parametrize("suffix", ["gz", "xz", "zst"])

@@ -22,8 +22,14 @@ def _probe_library() -> Library:
     probe = dataclasses.replace(
         base,
         patterns=[
-            Pattern("out of memory. Tried to allocate", r"out of memory\. Tried to allocate (?P<size>[\d.]+ ?[KMGT]?i?B)"),
-            Pattern("reserved in total by PyTorch", r"(?P<reserved>[\d.]+ ?[KMGT]?i?B) reserved in total by PyTorch\)"),
+            Pattern(
+                "out of memory. Tried to allocate",
+                r"out of memory\. Tried to allocate (?P<size>[\d.]+ ?[KMGT]?i?B)",
+            ),
+            Pattern(
+                "reserved in total by PyTorch",
+                r"(?P<reserved>[\d.]+ ?[KMGT]?i?B) reserved in total by PyTorch\)",
+            ),
         ],
     )
     return Library(signatures={probe.id: probe})
@@ -93,7 +99,9 @@ def test_no_join_when_a_line_comes_between():
         "\n"
         "allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; 6.34 GiB\n"
     )
-    assert "cuda-oom" not in {f.signature for f in diagnose_text(text, library=PROBE, mask=False).findings}
+    assert "cuda-oom" not in {
+        f.signature for f in diagnose_text(text, library=PROBE, mask=False).findings
+    }
 
 
 def test_a_first_line_already_matched_is_not_counted_again_by_the_join():
@@ -166,7 +174,10 @@ def test_frame_lines_cut_by_a_fixed_width_wrap_do_not_end_the_traceback():
     found = [e for i, line in enumerate(text.split("\n")) if (e := reader.feed(line, i + 1))]
     (exc,) = found
     assert exc.log_line == 8
-    assert [(f.line, f.func) for f in exc.frames] == [(1255, "num_nodes_waiting"), (119, "_call_store")]
+    assert [(f.line, f.func) for f in exc.frames] == [
+        (1255, "num_nodes_waiting"),
+        (119, "_call_store"),
+    ]
 
 
 def test_with_the_builtin_library_a_word_wrapped_oom_is_cuda_oom_on_the_exception_line():
@@ -176,4 +187,8 @@ def test_with_the_builtin_library_a_word_wrapped_oom_is_cuda_oom_on_the_exceptio
         "already allocated; 11.44 MiB free)\n"
     )
     rc = diagnose_text(text, mask=False).root_cause
-    assert (rc["failure_class"], rc["evidence"][0]["line"], rc["captures"].get("size")) == ("cuda-oom", 4, "20.00 MiB")
+    assert (rc["failure_class"], rc["evidence"][0]["line"], rc["captures"].get("size")) == (
+        "cuda-oom",
+        4,
+        "20.00 MiB",
+    )

@@ -23,14 +23,18 @@ LIBS = os.path.join(HERE, "libs")
 def main() -> None:
     """Put ``libs/`` first on ``sys.path`` and run ``python -m rootrank.server``."""
     if sys.version_info < (3, 10):
-        sys.stderr.write("rootrank: Python %d.%d is too old; 3.10 or newer is needed.\n" % sys.version_info[:2])
+        sys.stderr.write(
+            "rootrank: Python %d.%d is too old; 3.10 or newer is needed.\n" % sys.version_info[:2]
+        )
         raise SystemExit(3)
     sys.path.insert(0, LIBS)
     # The server starts engine processes with ``sys.executable -m rootrank.lsp.worker``: they
     # find the same libraries through PYTHONPATH, skip the user's site-packages, and (3.11+)
     # do not put the working directory on sys.path (the extension also starts us in our own
     # folder, so on 3.10 the working directory is this bundle, not the user's workspace).
-    os.environ["PYTHONPATH"] = os.pathsep.join([LIBS, *filter(None, [os.environ.get("PYTHONPATH")])])
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [LIBS, *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
     os.environ["PYTHONNOUSERSITE"] = "1"
     os.environ["PYTHONSAFEPATH"] = "1"
     try:

@@ -22,7 +22,9 @@ export async function copyText(text: string): Promise<void> {
  */
 export async function runInTerminal(context: vscode.ExtensionContext, command: string): Promise<boolean> {
   if (!vscode.workspace.isTrusted) {
-    void vscode.window.showWarningMessage('rootrank does not run commands in an untrusted workspace. Copy the command instead.');
+    void vscode.window.showWarningMessage(
+      'rootrank does not run commands in an untrusted workspace. Copy the command instead.',
+    );
     return false;
   }
   const trimmed = command.trim();

@@ -52,7 +52,9 @@ let sequence = 0;
 export async function activate(context: vscode.ExtensionContext): Promise<RootrankApi> {
   const channel = outputChannel();
   context.subscriptions.push(channel);
-  info(`rootrank ${context.extension.packageJSON.version} activating (VS Code ${vscode.version}, ${vscode.env.uiKind === vscode.UIKind.Web ? 'web' : 'desktop'} UI)`);
+  info(
+    `rootrank ${context.extension.packageJSON.version} activating (VS Code ${vscode.version}, ${vscode.env.uiKind === vscode.UIKind.Web ? 'web' : 'desktop'} UI)`,
+  );
   const server = new ServerManager(context);
   const library = new LibraryCache(server);
   const sources = new Map<string, Source>();
@@ -113,7 +115,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
     const base = path.basename(doc.uri.path) || 'untitled';
     const selection = editor.selection;
     if (selectionOnly && !selection.isEmpty) {
-      const range = new vscode.Range(selection.start.line, 0, selection.end.line, doc.lineAt(selection.end.line).text.length);
+      const range = new vscode.Range(
+        selection.start.line,
+        0,
+        selection.end.line,
+        doc.lineAt(selection.end.line).text.length,
+      );
       const name = remember(`${base}:${selection.start.line + 1}-${selection.end.line + 1}`, {
         uri: doc.uri,
         lineOffset: selection.start.line,
@@ -159,7 +166,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
     // Terminal.selection is not stable API in 1.100: copy the selection and read the clipboard
     // (restored afterwards). A clipboard the browser refuses (web UI) counts as no selection.
     const withTimeout = <T>(p: Thenable<T>): Promise<T> =>
-      Promise.race([Promise.resolve(p), new Promise<T>((_, reject) => setTimeout(() => reject(new Error('clipboard timeout')), 2000))]);
+      Promise.race([
+        Promise.resolve(p),
+        new Promise<T>((_, reject) => setTimeout(() => reject(new Error('clipboard timeout')), 2000)),
+      ]);
     try {
       const saved = await withTimeout(vscode.env.clipboard.readText());
       const marker = `rootrank-no-selection-${Date.now()}`;
@@ -206,7 +216,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
   const outputDiagnoses = new WeakMap<CommandOutput, Promise<Diagnosis | undefined>>();
   const lineDiagnoses = new Map<string, Promise<Diagnosis | undefined>>();
   const quietly = (p: Promise<Diagnosis>): Promise<Diagnosis | undefined> => p.catch(() => undefined);
-  const linkDiagnosis = (terminal: vscode.Terminal, line: string): { diagnosis: Promise<Diagnosis | undefined>; name: string } => {
+  const linkDiagnosis = (
+    terminal: vscode.Terminal,
+    line: string,
+  ): { diagnosis: Promise<Diagnosis | undefined>; name: string } => {
     const last = watcher.lastOutput(terminal);
     if (last && last.text.includes(line.trim())) {
       const name = `terminal: ${last.commandLine || terminal.name}`;
@@ -236,10 +249,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
   };
 
   context.subscriptions.push(
-    vscode.commands.registerCommand('rootrank.diagnoseSelection', () => diagnoseDocument(vscode.window.activeTextEditor, true)),
-    vscode.commands.registerCommand('rootrank.diagnoseFile', () => diagnoseDocument(vscode.window.activeTextEditor, false)),
+    vscode.commands.registerCommand('rootrank.diagnoseSelection', () =>
+      diagnoseDocument(vscode.window.activeTextEditor, true),
+    ),
+    vscode.commands.registerCommand('rootrank.diagnoseFile', () =>
+      diagnoseDocument(vscode.window.activeTextEditor, false),
+    ),
     vscode.commands.registerCommand('rootrank.diagnoseTerminalOutput', () => diagnoseTerminal()),
-    vscode.commands.registerCommand('rootrank.diagnoseLastCommand', () => diagnoseTerminal(undefined, undefined, false)),
+    vscode.commands.registerCommand('rootrank.diagnoseLastCommand', () =>
+      diagnoseTerminal(undefined, undefined, false),
+    ),
     vscode.commands.registerCommand('rootrank.browseLibrary', async () => {
       const id = await pickSignature(library);
       if (id) {
@@ -255,7 +274,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
     }),
     // Client-side commands the server's code actions name (server/rootrank/lsp/actions.py).
     vscode.commands.registerCommand('rootrank.copyVerifyCommand', (command: string) => copyText(String(command ?? ''))),
-    vscode.commands.registerCommand('rootrank.runVerifyCommand', (command: string) => runInTerminal(context, String(command ?? ''))),
+    vscode.commands.registerCommand('rootrank.runVerifyCommand', (command: string) =>
+      runInTerminal(context, String(command ?? '')),
+    ),
     vscode.commands.registerCommand('rootrank.openEntry', (id: string) => openEntry(String(id ?? ''))),
     vscode.window.registerTerminalLinkProvider({
       provideTerminalLinks: async (ctx: vscode.TerminalLinkContext) => {
@@ -272,10 +293,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
           return []; // the server explains nothing here: no link that would promise otherwise
         }
         // The span starts where the diagnosis's evidence on this line matched, at a word start.
-        const onLine = [
-          ...(d.root_cause?.evidence ?? []),
-          ...(d.findings ?? []).flatMap((f) => f.evidence ?? []),
-        ];
+        const onLine = [...(d.root_cause?.evidence ?? []), ...(d.findings ?? []).flatMap((f) => f.evidence ?? [])];
         const span = linkSpan(ctx.line, onLine, match);
         if (!span) {
           return [];
@@ -306,7 +324,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
 
   void server.start().then((client) => {
     if (client) {
-      library.loadMatchers().catch((e) => info(`Terminal links unavailable: ${e instanceof Error ? e.message : String(e)}`));
+      library
+        .loadMatchers()
+        .catch((e) => info(`Terminal links unavailable: ${e instanceof Error ? e.message : String(e)}`));
     }
   });
 

@@ -87,7 +87,9 @@ export async function pickSignature(cache: LibraryCache): Promise<string | undef
     }));
   } catch (e) {
     quickPick.hide();
-    void vscode.window.showErrorMessage(`rootrank: could not list the signatures: ${e instanceof Error ? e.message : String(e)}`);
+    void vscode.window.showErrorMessage(
+      `rootrank: could not list the signatures: ${e instanceof Error ? e.message : String(e)}`,
+    );
     return undefined;
   } finally {
     quickPick.busy = false;

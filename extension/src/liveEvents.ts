@@ -115,7 +115,7 @@ export function lastStep(ranks: RankStep[]): number | undefined {
 export function rankList(ranks: Array<number | null>): string {
   const named = [...new Set(ranks.filter((r): r is number => r !== null))].sort((a, b) => a - b);
   const parts: string[] = [];
-  for (let i = 0; i < named.length; ) {
+  for (let i = 0; i < named.length;) {
     let j = i;
     while (j + 1 < named.length && named[j + 1] === named[j] + 1) {
       j++;
@@ -130,7 +130,10 @@ export function rankList(ranks: Array<number | null>): string {
 export function statusText(state: JobState): string {
   const step = lastStep(state.ranks);
   const named = state.ranks.filter((r) => r.rank !== null).length;
-  const progress = [step !== undefined ? `step ${step}` : 'no step yet', named ? `${named} rank${named === 1 ? '' : 's'}` : '']
+  const progress = [
+    step !== undefined ? `step ${step}` : 'no step yet',
+    named ? `${named} rank${named === 1 ? '' : 's'}` : '',
+  ]
     .filter(Boolean)
     .join(' · ');
   const on = state.suspectRank !== null ? ` (rank ${state.suspectRank})` : '';
@@ -154,7 +157,9 @@ export function statusTooltip(name: string, state: JobState, now = Date.now() / 
   }
   for (const r of state.ranks.slice(0, 16)) {
     const total = r.total ? `/${r.total}` : '';
-    lines.push(`${r.rank === null ? 'job' : `rank ${r.rank}`}: step ${r.step}${total}, ${Math.max(0, Math.round(now - r.time))} s ago`);
+    lines.push(
+      `${r.rank === null ? 'job' : `rank ${r.rank}`}: step ${r.step}${total}, ${Math.max(0, Math.round(now - r.time))} s ago`,
+    );
   }
   if (state.ranks.length > 16) {
     lines.push(`... and ${state.ranks.length - 16} more ranks`);
@@ -163,7 +168,8 @@ export function statusTooltip(name: string, state: JobState, now = Date.now() / 
 }
 
 /** Commands worth watching live: launchers and Python (the setting can widen it). */
-export const DEFAULT_LIVE_COMMANDS = '\\b(torchrun|deepspeed|accelerate|python[0-9.]*|srun|mpirun|mpiexec|rootrank|bash|sh)\\b|\\.(sh|py)\\b';
+export const DEFAULT_LIVE_COMMANDS =
+  '\\b(torchrun|deepspeed|accelerate|python[0-9.]*|srun|mpirun|mpiexec|rootrank|bash|sh)\\b|\\.(sh|py)\\b';
 
 /** Whether `commandLine` should be watched, by the `rootrank.live.commands` pattern. */
 export function shouldWatch(commandLine: string, pattern: string = DEFAULT_LIVE_COMMANDS): boolean {

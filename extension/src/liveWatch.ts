@@ -13,7 +13,17 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { EventLineParser, initialState, JobState, LiveEvent, reduce, rankList, shouldWatch, statusText, statusTooltip } from './liveEvents';
+import {
+  EventLineParser,
+  initialState,
+  JobState,
+  LiveEvent,
+  reduce,
+  rankList,
+  shouldWatch,
+  statusText,
+  statusTooltip,
+} from './liveEvents';
 import { info } from './log';
 import { headline, Diagnosis } from './report/diagnosis';
 import type { ServerManager } from './server';
@@ -146,7 +156,11 @@ export class LiveWatcher implements vscode.Disposable {
     // The bundled libraries, as the server's launcher puts them first (-I: nothing of the user's).
     const libs = path.join(this.server.bundledDir(), 'libs');
     const boot = 'import sys; sys.path.insert(0, sys.argv.pop(1)); from rootrank.cli import main; sys.exit(main())';
-    return { command: interpreter.command, args: [...interpreter.args, '-I', '-c', boot, libs], cwd: this.server.bundledDir() };
+    return {
+      command: interpreter.command,
+      args: [...interpreter.args, '-I', '-c', boot, libs],
+      cwd: this.server.bundledDir(),
+    };
   }
 
   private async startJob(name: string, target: string, terminal?: vscode.Terminal): Promise<LiveJob | undefined> {
@@ -176,7 +190,10 @@ export class LiveWatcher implements vscode.Disposable {
   private async started(e: vscode.TerminalShellExecutionStartEvent): Promise<void> {
     const config = vscode.workspace.getConfiguration('rootrank');
     const commandLine = e.execution.commandLine.value;
-    if (!config.get<boolean>('live.terminal', true) || !shouldWatch(commandLine, config.get<string>('live.commands') || undefined)) {
+    if (
+      !config.get<boolean>('live.terminal', true) ||
+      !shouldWatch(commandLine, config.get<string>('live.commands') || undefined)
+    ) {
       return;
     }
     const stream = e.execution.read(); // at once: only data written after the first read() is seen
@@ -220,7 +237,9 @@ export class LiveWatcher implements vscode.Disposable {
       return undefined;
     }
     if (target.scheme !== 'file') {
-      void vscode.window.showWarningMessage('rootrank: only files on this machine (or a mounted shared filesystem) can be watched.');
+      void vscode.window.showWarningMessage(
+        'rootrank: only files on this machine (or a mounted shared filesystem) can be watched.',
+      );
       return undefined;
     }
     return this.startJob(path.basename(target.fsPath), target.fsPath);

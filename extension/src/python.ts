@@ -21,21 +21,29 @@ export class InterpreterError extends Error {}
 
 function probe(command: string, args: string[]): Promise<PythonInfo> {
   return new Promise((resolve, reject) => {
-    execFile(command, [...args, '-I', '-c', VERSION_PROBE], { timeout: 15_000, windowsHide: true }, (error, stdout, stderr) => {
-      if (error) {
-        reject(new Error(`${command}: ${(stderr || error.message).trim().split('\n').pop()}`));
-        return;
-      }
-      try {
-        resolve(parseProbe(stdout));
-      } catch (e) {
-        reject(e);
-      }
-    });
+    execFile(
+      command,
+      [...args, '-I', '-c', VERSION_PROBE],
+      { timeout: 15_000, windowsHide: true },
+      (error, stdout, stderr) => {
+        if (error) {
+          reject(new Error(`${command}: ${(stderr || error.message).trim().split('\n').pop()}`));
+          return;
+        }
+        try {
+          resolve(parseProbe(stdout));
+        } catch (e) {
+          reject(e);
+        }
+      },
+    );
   });
 }
 
-async function fromPythonExtension(resource: vscode.Uri | undefined, log: (m: string) => void): Promise<string | undefined> {
+async function fromPythonExtension(
+  resource: vscode.Uri | undefined,
+  log: (m: string) => void,
+): Promise<string | undefined> {
   if (!vscode.extensions.getExtension('ms-python.python')) {
     return undefined;
   }
@@ -72,14 +80,19 @@ export async function resolveInterpreter(
     if (process.platform === 'win32') {
       candidates.push({ command: 'py', args: ['-3'], source: 'path' }, { command: 'python', args: [], source: 'path' });
     } else {
-      candidates.push({ command: 'python3', args: [], source: 'path' }, { command: 'python', args: [], source: 'path' });
+      candidates.push(
+        { command: 'python3', args: [], source: 'path' },
+        { command: 'python', args: [], source: 'path' },
+      );
     }
   }
   const problems: string[] = [];
   for (const c of candidates) {
     try {
       const info = await probe(c.command, c.args);
-      log(`Python ${info.version.join('.')} at ${info.executable} (from ${c.source}: ${[c.command, ...c.args].join(' ')})`);
+      log(
+        `Python ${info.version.join('.')} at ${info.executable} (from ${c.source}: ${[c.command, ...c.args].join(' ')})`,
+      );
       if (!meetsFloor(info.version)) {
         throw new InterpreterError(
           `rootrank needs Python ${floorLabel()} or newer, but ${[c.command, ...c.args].join(' ')} is Python ` +

@@ -6,7 +6,8 @@
 export const PYTHON_FLOOR: readonly [number, number] = [3, 10];
 
 /** The code the extension runs to learn the interpreter's version and executable. */
-export const VERSION_PROBE = 'import sys, json; print(json.dumps({"version": list(sys.version_info[:3]), "executable": sys.executable, "implementation": sys.implementation.name}))';
+export const VERSION_PROBE =
+  'import sys, json; print(json.dumps({"version": list(sys.version_info[:3]), "executable": sys.executable, "implementation": sys.implementation.name}))';
 
 /** What {@link VERSION_PROBE} prints. */
 export interface PythonInfo {

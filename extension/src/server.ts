@@ -59,7 +59,9 @@ class RestartingErrorHandler implements ErrorHandler {
     this.restarts.push(now);
     const why = this.stderrTail().trim().split('\n').slice(-3).join(' | ');
     if (this.restarts.length <= MAX_RESTARTS) {
-      logError(`The rootrank server stopped (${this.restarts.length}/${MAX_RESTARTS} restarts in 3 minutes); restarting. ${why}`);
+      logError(
+        `The rootrank server stopped (${this.restarts.length}/${MAX_RESTARTS} restarts in 3 minutes); restarting. ${why}`,
+      );
       return { action: CloseAction.Restart, handled: true };
     }
     return {
@@ -93,7 +95,9 @@ export class ServerManager implements vscode.Disposable {
   }
 
   private setStatus(state: 'starting' | 'running' | 'stopped' | 'failed', detail: string): void {
-    const icon = { starting: '$(sync~spin)', running: '$(pulse)', stopped: '$(circle-slash)', failed: '$(error)' }[state];
+    const icon = { starting: '$(sync~spin)', running: '$(pulse)', stopped: '$(circle-slash)', failed: '$(error)' }[
+      state
+    ];
     this.status.text = `${icon} rootrank`;
     this.status.tooltip = `rootrank language server: ${detail}. Click to open its output.`;
     this.status.backgroundColor =
@@ -129,7 +133,11 @@ export class ServerManager implements vscode.Disposable {
       return undefined;
     }
     try {
-      this.interpreter = await resolveInterpreter(settings.interpreter, vscode.workspace.workspaceFolders?.[0]?.uri, info);
+      this.interpreter = await resolveInterpreter(
+        settings.interpreter,
+        vscode.workspace.workspaceFolders?.[0]?.uri,
+        info,
+      );
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       logError(message);

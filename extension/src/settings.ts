@@ -42,4 +42,9 @@ export function serverSettings(s: ExtensionSettings): ServerSettings {
 }
 
 /** Settings whose change needs a server restart (the others are read when used). */
-export const RESTART_SETTINGS = ['rootrank.interpreter', 'rootrank.signatureFolders', 'rootrank.mask', 'rootrank.documentGlobs'];
+export const RESTART_SETTINGS = [
+  'rootrank.interpreter',
+  'rootrank.signatureFolders',
+  'rootrank.mask',
+  'rootrank.documentGlobs',
+];

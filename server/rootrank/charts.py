@@ -20,7 +20,9 @@ _COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7
 
 
 def _finite(points: list[list[Any]]) -> list[tuple[int, float]]:
-    return [(int(s), float(v)) for s, v in points if isinstance(v, (int, float)) and math.isfinite(v)]
+    return [
+        (int(s), float(v)) for s, v in points if isinstance(v, (int, float)) and math.isfinite(v)
+    ]
 
 
 def _log_scale(values: list[float]) -> bool:
@@ -33,7 +35,11 @@ def sparkline(points: list[list[Any]], width: int = 24) -> str:
     if not points:
         return ""
     n = len(points)
-    slices = [points[i * n // width:(i + 1) * n // width] for i in range(min(width, n))] if n > width else [[p] for p in points]
+    slices = (
+        [points[i * n // width : (i + 1) * n // width] for i in range(min(width, n))]
+        if n > width
+        else [[p] for p in points]
+    )
     finite = [v for _, v in _finite(points)]
     log = _log_scale(finite)
     f = (lambda v: math.log10(v)) if log else (lambda v: v)
@@ -60,9 +66,13 @@ def text_lines(metrics: list[dict[str, Any]], limit: int = 12) -> list[str]:
         who = f"{m['name']}" + (f" (rank {m['rank']})" if m["rank"] is not None else "")
         pts = m["points"]
         last = pts[-1][1] if pts else None
-        tail = f" {last}" if isinstance(last, str) else (f" {_fmt(last)}" if last is not None else "")
+        tail = (
+            f" {last}" if isinstance(last, str) else (f" {_fmt(last)}" if last is not None else "")
+        )
         steps = f" steps {pts[0][0]}–{pts[-1][0]}" if pts else ""
-        marks = "; ".join(f"{o['kind']} at step {o['step']} (line {o['line']})" for o in m["onsets"])
+        marks = "; ".join(
+            f"{o['kind']} at step {o['step']} (line {o['line']})" for o in m["onsets"]
+        )
         out.append(f"  {who:<24} {sparkline(pts)}{tail}{steps}" + (f"  ← {marks}" if marks else ""))
     if len(metrics) > limit:
         out.append(f"  ... and {len(metrics) - limit} more series (see --format json)")
@@ -79,8 +89,10 @@ def svg(metrics: list[dict[str, Any]], width: int = 640, panel: int = 120) -> st
         return None
     left, right, top_pad = 70, 12, 22
     height = len(names) * (panel + top_pad) + 24
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="white"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="white"/>'
+    ]
     steps = [int(s) for m in metrics if m["name"] in names for s, _ in m["points"]]
     x0, x1 = (min(steps), max(steps)) if steps else (0, 1)
     x1 = x1 if x1 > x0 else x0 + 1
@@ -100,12 +112,20 @@ def svg(metrics: list[dict[str, Any]], width: int = 640, panel: int = 120) -> st
         def y(v: float, top: int = top, lo: float = lo, hi: float = hi, f: Any = f) -> float:
             return top + panel - (f(v) - lo) / (hi - lo) * panel
 
-        parts.append(f'<text x="4" y="{top - 6}" font-weight="bold">{escape(name)}{" (log)" if log else ""}</text>')
-        parts.append(f'<rect x="{left}" y="{top}" width="{width - left - right}" height="{panel}" fill="none" stroke="#ccc"/>')
-        top_label = 10 ** hi if log else hi
-        low_label = 10 ** lo if log else lo
-        parts.append(f'<text x="{left - 4}" y="{top + 10}" text-anchor="end">{_fmt(top_label)}</text>')
-        parts.append(f'<text x="{left - 4}" y="{top + panel}" text-anchor="end">{_fmt(low_label)}</text>')
+        parts.append(
+            f'<text x="4" y="{top - 6}" font-weight="bold">{escape(name)}{" (log)" if log else ""}</text>'
+        )
+        parts.append(
+            f'<rect x="{left}" y="{top}" width="{width - left - right}" height="{panel}" fill="none" stroke="#ccc"/>'
+        )
+        top_label = 10**hi if log else hi
+        low_label = 10**lo if log else lo
+        parts.append(
+            f'<text x="{left - 4}" y="{top + 10}" text-anchor="end">{_fmt(top_label)}</text>'
+        )
+        parts.append(
+            f'<text x="{left - 4}" y="{top + panel}" text-anchor="end">{_fmt(low_label)}</text>'
+        )
         for i, m in enumerate(series):
             color = _COLORS[i % len(_COLORS)]
             run: list[str] = []
@@ -114,19 +134,31 @@ def svg(metrics: list[dict[str, Any]], width: int = 640, panel: int = 120) -> st
                     run.append(f"{x(int(s)):.1f},{y(float(v)):.1f}")
                 else:
                     if len(run) > 1:
-                        parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.2" points="{" ".join(run)}"/>')
+                        parts.append(
+                            f'<polyline fill="none" stroke="{color}" stroke-width="1.2" points="{" ".join(run)}"/>'
+                        )
                     run = []
                     cx = x(int(s))
-                    parts.append(f'<text x="{cx:.1f}" y="{top + 10}" fill="#d62728" text-anchor="middle">×</text>')
+                    parts.append(
+                        f'<text x="{cx:.1f}" y="{top + 10}" fill="#d62728" text-anchor="middle">×</text>'
+                    )
             if len(run) > 1:
-                parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.2" points="{" ".join(run)}"/>')
+                parts.append(
+                    f'<polyline fill="none" stroke="{color}" stroke-width="1.2" points="{" ".join(run)}"/>'
+                )
             if len(series) > 1:
                 label = f"rank {m['rank']}" if m["rank"] is not None else "all"
-                parts.append(f'<text x="{width - right - 4 - 60 * i}" y="{top - 6}" fill="{color}" text-anchor="end">{escape(label)}</text>')
+                parts.append(
+                    f'<text x="{width - right - 4 - 60 * i}" y="{top - 6}" fill="{color}" text-anchor="end">{escape(label)}</text>'
+                )
             for o in m["onsets"]:
                 ox = x(int(o["step"]))
-                parts.append(f'<line x1="{ox:.1f}" y1="{top}" x2="{ox:.1f}" y2="{top + panel}" stroke="#d62728" stroke-dasharray="4,3"/>')
-                parts.append(f'<text x="{ox + 3:.1f}" y="{top + panel - 4}" fill="#d62728">{escape(o["kind"])} @ {o["step"]}</text>')
+                parts.append(
+                    f'<line x1="{ox:.1f}" y1="{top}" x2="{ox:.1f}" y2="{top + panel}" stroke="#d62728" stroke-dasharray="4,3"/>'
+                )
+                parts.append(
+                    f'<text x="{ox + 3:.1f}" y="{top + panel - 4}" fill="#d62728">{escape(o["kind"])} @ {o["step"]}</text>'
+                )
     parts.append(f'<text x="{left}" y="{height - 6}">step {x0}</text>')
     parts.append(f'<text x="{width - right}" y="{height - 6}" text-anchor="end">step {x1}</text>')
     parts.append("</svg>")

@@ -146,28 +146,59 @@ def _seconds(text: str) -> float:
 def _live_parsers(sub) -> None:  # type: ignore[no-untyped-def]
     """``rootrank run`` and ``rootrank watch`` (docs/live.md)."""
     common = _Parser(add_help=False)
-    common.add_argument("--format", "-f", choices=("text", "json"), default="text",
-                        help="json: one event per line (stall, straggler, failure, exit)")
-    common.add_argument("--stall", type=_seconds, default=None, metavar="SECONDS",
-                        help="report a stall after this long without progress (default: from the step "
-                             "interval, at least 180)")
-    common.add_argument("--progress-every", type=_seconds, default=None, metavar="SECONDS",
-                        help="with --format json, a progress event at most this often while steps change")
-    common.add_argument("--no-mask", action="store_true", help="show raw text (secrets and hosts unmasked)")
+    common.add_argument(
+        "--format",
+        "-f",
+        choices=("text", "json"),
+        default="text",
+        help="json: one event per line (stall, straggler, failure, exit)",
+    )
+    common.add_argument(
+        "--stall",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="report a stall after this long without progress (default: from the step "
+        "interval, at least 180)",
+    )
+    common.add_argument(
+        "--progress-every",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="with --format json, a progress event at most this often while steps change",
+    )
+    common.add_argument(
+        "--no-mask", action="store_true", help="show raw text (secrets and hosts unmasked)"
+    )
     common.add_argument("--signatures", action="append", default=[], metavar="DIR")
     common.add_argument("--color", choices=("auto", "always", "never"), default="auto")
-    r = sub.add_parser("run", parents=[common], help="run a training command and watch it live (-- CMD ARGS...)",
-                       usage="rootrank run [options] -- CMD ARGS...",
-                       epilog="exit code: the command's own (128+N when signal N ended it, 127 not found, "
-                              "126 not runnable); 2 for a usage error. See docs/live.md.")
+    r = sub.add_parser(
+        "run",
+        parents=[common],
+        help="run a training command and watch it live (-- CMD ARGS...)",
+        usage="rootrank run [options] -- CMD ARGS...",
+        epilog="exit code: the command's own (128+N when signal N ended it, 127 not found, "
+        "126 not runnable); 2 for a usage error. See docs/live.md.",
+    )
     r.add_argument("--log", metavar="FILE", help="also save the command's output to FILE")
-    r.add_argument("--on-stall", choices=("report", "dump"), default="report",
-                   help="dump: collect every rank's Python stack with py-spy when a stall is found")
+    r.add_argument(
+        "--on-stall",
+        choices=("report", "dump"),
+        default="report",
+        help="dump: collect every rank's Python stack with py-spy when a stall is found",
+    )
     r.add_argument("cmd", nargs=argparse.REMAINDER, metavar="CMD ARGS...")
-    w = sub.add_parser("watch", parents=[common], help="follow log files or folders written by a running job",
-                       epilog="runs until Ctrl-C (exit 130), or reading only -, until its end: exit 0 when a "
-                              "failure was reported, 1 when none. See docs/live.md.")
-    w.add_argument("paths", nargs="+", metavar="PATH", help="a log file, a folder of logs, or - (stdin)")
+    w = sub.add_parser(
+        "watch",
+        parents=[common],
+        help="follow log files or folders written by a running job",
+        epilog="runs until Ctrl-C (exit 130), or reading only -, until its end: exit 0 when a "
+        "failure was reported, 1 when none. See docs/live.md.",
+    )
+    w.add_argument(
+        "paths", nargs="+", metavar="PATH", help="a log file, a folder of logs, or - (stdin)"
+    )
 
 
 def _library(extra: list[str]):  # type: ignore[no-untyped-def]
@@ -208,7 +239,9 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
     elif args.format in ("sarif", "github"):
         from rootrank import report_sarif
 
-        out = report_sarif.to_sarif(diag) if args.format == "sarif" else report_sarif.to_github(diag)
+        out = (
+            report_sarif.to_sarif(diag) if args.format == "sarif" else report_sarif.to_github(diag)
+        )
     else:
         color = args.color == "always" or (
             args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
@@ -230,17 +263,36 @@ def _cmd_live(args: argparse.Namespace) -> int:
         try:
             from rootrank.live.runner import run_command  # POSIX only: ptys, process groups
         except ImportError as exc:
-            print(f"rootrank: 'rootrank run' needs Linux or macOS ({exc}); use 'rootrank watch' on the log",
-                  file=sys.stderr)
+            print(
+                f"rootrank: 'rootrank run' needs Linux or macOS ({exc}); use 'rootrank watch' on the log",
+                file=sys.stderr,
+            )
             return EXIT_INPUT_ERROR
 
         cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
-        return run_command(cmd, log=args.log, fmt=args.format, stall=args.stall, on_stall=args.on_stall,
-                           progress_every=args.progress_every, library=lib, mask=not args.no_mask, color=color)
+        return run_command(
+            cmd,
+            log=args.log,
+            fmt=args.format,
+            stall=args.stall,
+            on_stall=args.on_stall,
+            progress_every=args.progress_every,
+            library=lib,
+            mask=not args.no_mask,
+            color=color,
+        )
     from rootrank.live.watch import watch_paths
 
-    return watch_paths(args.paths, out=sys.stdout, fmt=args.format, stall=args.stall,
-                       progress_every=args.progress_every, library=lib, mask=not args.no_mask, color=color)
+    return watch_paths(
+        args.paths,
+        out=sys.stdout,
+        fmt=args.format,
+        stall=args.stall,
+        progress_every=args.progress_every,
+        library=lib,
+        mask=not args.no_mask,
+        color=color,
+    )
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:

@@ -16,8 +16,8 @@ from typing import Any, BinaryIO
 from rootrank.analysis import analyze
 from rootrank.ingest import Block, InputError, open_log, read_blocks, strip_compression, text_blocks
 from rootrank.mask import Masker
-from rootrank.metrics import onset_findings
 from rootrank.match import Matcher
+from rootrank.metrics import onset_findings
 from rootrank.model import Diagnosis
 from rootrank.runs import pick_run
 from rootrank.scan import Scanner
@@ -91,14 +91,18 @@ def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[t
                 for name in sorted(names):
                     seen += 1
                     if seen > MAX_FOLDER_FILES:
-                        raise InputError(f"{p}: more than {MAX_FOLDER_FILES} files; name the log files instead")
+                        raise InputError(
+                            f"{p}: more than {MAX_FOLDER_FILES} files; name the log files instead"
+                        )
                     full = os.path.join(dirpath, name)
                     low = strip_compression(name.lower())  # train.log.gz is a log too
                     if (low.endswith(LOG_SUFFIXES) or low in LOG_NAMES) and os.path.isfile(full):
                         found.append(full)
             notes.extend(f"skipped the folder {u} (its logs were not read)" for u in unreadable)
             if not found:
-                raise InputError(f"{p}: no log files (*{', *'.join(LOG_SUFFIXES)}, error.json) in this folder")
+                raise InputError(
+                    f"{p}: no log files (*{', *'.join(LOG_SUFFIXES)}, error.json) in this folder"
+                )
             found, note = pick_run(found)
             if note:
                 notes.append(f"{p}: {note}")
@@ -122,12 +126,18 @@ def _finish(
     # progress and the series go into the diagnosis, their paths masked like evidence paths.
     state = scanner.state
     for onset in onset_findings(state.metrics, library):
-        state.findings.setdefault((onset.signature, onset.rank, onset.evidence[0].path if onset.rank is None else None), onset)
+        state.findings.setdefault(
+            (onset.signature, onset.rank, onset.evidence[0].path if onset.rank is None else None),
+            onset,
+        )
     diag = analyze(state, library, masker)
     diag.progress = state.progress.to_dict(state.end_time)
     diag.metrics = state.metrics.to_list()
     if masker is not None:
-        for item in [*(diag.progress or {}).get("ranks", []), *(o for m in diag.metrics for o in m["onsets"])]:
+        for item in [
+            *(diag.progress or {}).get("ranks", []),
+            *(o for m in diag.metrics for o in m["onsets"]),
+        ]:
             item["path"] = masker.text(item["path"])
     if scanner.matcher.timeouts:
         diag.warnings.extend(
@@ -140,7 +150,12 @@ def _finish(
     return diag
 
 
-def diagnose_blocks(sources: Iterable[tuple[str, Iterable[Block]]], *, library: Library | None = None, mask: bool = True) -> Diagnosis:
+def diagnose_blocks(
+    sources: Iterable[tuple[str, Iterable[Block]]],
+    *,
+    library: Library | None = None,
+    mask: bool = True,
+) -> Diagnosis:
     """Diagnose sources given as ``(name, blocks)`` pairs, scanned in order."""
     lib = library or default_library()
     scanner = Scanner(matcher_for(lib))
@@ -169,7 +184,9 @@ def diagnose_text(
     return diagnose_blocks([(name, blocks)], library=library, mask=mask)
 
 
-def _reporting(blocks: Iterable[Block], total: int, progress: Callable[[int, int], None]) -> Iterable[Block]:
+def _reporting(
+    blocks: Iterable[Block], total: int, progress: Callable[[int, int], None]
+) -> Iterable[Block]:
     done = 0
     for block in blocks:
         yield block
@@ -177,7 +194,9 @@ def _reporting(blocks: Iterable[Block], total: int, progress: Callable[[int, int
         progress(done, total)
 
 
-def diagnose_stream(stream: BinaryIO, name: str = "<stdin>", *, library: Library | None = None, mask: bool = True) -> Diagnosis:
+def diagnose_stream(
+    stream: BinaryIO, name: str = "<stdin>", *, library: Library | None = None, mask: bool = True
+) -> Diagnosis:
     """Diagnose a binary stream read line by line (standard input, a pipe).
 
     Raises:
@@ -226,7 +245,10 @@ def diagnose_paths(
                 raise
             skipped.append(str(exc))
     if skipped and len(skipped) == len(files):
-        raise InputError(f"no readable log: {skipped[0]}" + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""))
+        raise InputError(
+            f"no readable log: {skipped[0]}"
+            + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else "")
+        )
     diag = _finish(scanner, lib, mask, new_masker)
     masker_text = new_masker().text if mask else Masker(enabled=False).text
     diag.warnings.extend(masker_text(n) for n in notes)
@@ -234,10 +256,21 @@ def diagnose_paths(
     return diag
 
 
-_UNMASKED_KEYS = frozenset({
-    "schema", "signature", "failure_class", "category", "role", "severity", "id", "kind",
-    "references", "title", "stack",
-})
+_UNMASKED_KEYS = frozenset(
+    {
+        "schema",
+        "signature",
+        "failure_class",
+        "category",
+        "role",
+        "severity",
+        "id",
+        "kind",
+        "references",
+        "title",
+        "stack",
+    }
+)
 
 
 def _mask_value(value: Any, masker: Masker, key: str | None = None) -> Any:

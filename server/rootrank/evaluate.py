@@ -185,7 +185,9 @@ def to_text(report: EvalReport) -> str:
             if m["error"]:
                 parts.append(f"error: {m['error']}")
             if m["expected_class"] != m["got_class"]:
-                parts.append(f"class {m['got_class']} ({m['got_signature']}), expected {m['expected_class']}")
+                parts.append(
+                    f"class {m['got_class']} ({m['got_signature']}), expected {m['expected_class']}"
+                )
             if m["expected_rank"] is not None and m["expected_rank"] != m["got_rank"]:
                 parts.append(f"rank {m['got_rank']}, expected {m['expected_rank']}")
             lines.append(f"  {m['case']}: " + "; ".join(parts))

@@ -45,7 +45,9 @@ _ANSI = regex.compile(
 
 #: A launcher rank prefix (or an application's ``[rank N] `` tag) that may start mid-line
 #: when two ranks' writes are glued: ``[rank 0] step 3 loss 0.62[rank 1] step 3 loss nan``.
-_GLUED = regex.compile(r"(?<=\S)(?<!\]:)(?=\[(?:rank|default)\d{1,6}\]:|\[(?:rank|RANK|Rank) \d{1,6}\] )")
+_GLUED = regex.compile(
+    r"(?<=\S)(?<!\]:)(?=\[(?:rank|default)\d{1,6}\]:|\[(?:rank|RANK|Rank) \d{1,6}\] )"
+)
 
 _JSON_TRACEBACK = regex.compile(r"Traceback \(most recent call last\):\\n")
 
@@ -256,8 +258,12 @@ def logical_lines(number: int, raw: str) -> list[RawLine]:
     if "\x00" in raw:
         raw = raw.replace("\x00", "")
     if (
-        "\r" not in raw and "]:" not in raw and "\\n" not in raw and not _may_have_ansi(raw)
-        and "ank " not in raw and "ANK " not in raw
+        "\r" not in raw
+        and "]:" not in raw
+        and "\\n" not in raw
+        and not _may_have_ansi(raw)
+        and "ank " not in raw
+        and "ANK " not in raw
     ):
         return [RawLine(number, raw, raw)]
     return [RawLine(number, raw, text) for text in clean(raw)]
@@ -382,7 +388,9 @@ def _decompressing(fh: BinaryIO, path: str | os.PathLike[str]) -> BinaryIO:
     if head.startswith(_GZIP_MAGIC):
         import zlib
 
-        new: Any = lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)  # gzip header
+        def new() -> Any:  # a gzip member (its header included)
+            return zlib.decompressobj(16 + zlib.MAX_WBITS)
+
         what = "gzip"
     elif head.startswith(_XZ_MAGIC):
         import lzma

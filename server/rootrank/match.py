@@ -61,7 +61,9 @@ class Matcher:
         by_literal: dict[tuple[str, bool], list[tuple[Pattern, Signature]]] = {}
         for sig in library.signatures.values():
             for pattern in sig.patterns:
-                by_literal.setdefault((pattern.literal, pattern.ignorecase), []).append((pattern, sig))
+                by_literal.setdefault((pattern.literal, pattern.ignorecase), []).append(
+                    (pattern, sig)
+                )
         sensitive = [(lit, pats) for (lit, ic), pats in by_literal.items() if not ic]
         insensitive = [(lit, pats) for (lit, ic), pats in by_literal.items() if ic]
         matcher = cls(sensitive=sensitive, insensitive=insensitive)
@@ -96,7 +98,9 @@ class Matcher:
             if finder is None:  # an empty literal somewhere: check each one
                 present = [i for i, (literal, _) in enumerate(by_literal) if literal in haystack]
             else:  # library order kept: the first pattern of a signature that matches wins
-                present = sorted({m[0] for m in finder.find_matches_as_indexes(haystack, overlapping=True)})
+                present = sorted(
+                    {m[0] for m in finder.find_matches_as_indexes(haystack, overlapping=True)}
+                )
             for i in present:
                 _, patterns = by_literal[i]
                 for pattern, sig in patterns:
@@ -135,12 +139,28 @@ STATE_WORDS = (
     "world size",
     "xception has occurred",  # a debugger's exception header (VS Code / debugpy)
     ".py failed",  # torchelastic summary title: names the entry script
-    "accelerate launch", "deepspeed --",  # other launchers' command lines (the entry script)
+    "accelerate launch",
+    "deepspeed --",  # other launchers' command lines (the entry script)
     "terminate called after throwing",  # a C++ exception aborted the process; what() follows
     # the job's layout (one node or several): launcher flags, agent config and its workers
-    "nnodes", "max_nodes", "num_nodes", "group_world_size", "group_rank", "node_rank", "node-rank",
-    "--standalone", "nproc", "torchrun", "torch.distributed.run", "torch.distributed.launch",
-    "master_addr", "master-addr", "rdzv_endpoint", "rdzv-endpoint", "closing signal", "local_rank: ",
+    "nnodes",
+    "max_nodes",
+    "num_nodes",
+    "group_world_size",
+    "group_rank",
+    "node_rank",
+    "node-rank",
+    "--standalone",
+    "nproc",
+    "torchrun",
+    "torch.distributed.run",
+    "torch.distributed.launch",
+    "master_addr",
+    "master-addr",
+    "rdzv_endpoint",
+    "rdzv-endpoint",
+    "closing signal",
+    "local_rank: ",
     "parallel size",
 )
 
@@ -154,9 +174,13 @@ class Gate:
     Built once per :class:`Matcher`; :meth:`line_starts` costs one native pass over the block.
     """
 
-    def __init__(self, literals: list[str] | tuple[str, ...], state_words: tuple[str, ...] = STATE_WORDS) -> None:
+    def __init__(
+        self, literals: list[str] | tuple[str, ...], state_words: tuple[str, ...] = STATE_WORDS
+    ) -> None:
         # ASCII-only lower-casing, as bytes.lower() does for the block: "Убито" stays "Убито".
-        words = {lit.encode("utf-8").lower() for lit in literals} | {w.encode("utf-8") for w in state_words}
+        words = {lit.encode("utf-8").lower() for lit in literals} | {
+            w.encode("utf-8") for w in state_words
+        }
         self.automaton = ahocorasick_rs.BytesAhoCorasick(sorted(words))
 
     def line_starts(self, block: Block) -> Iterator[int]:

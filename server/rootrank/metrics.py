@@ -49,8 +49,8 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 from statistics import median
 from typing import Any
 
@@ -97,16 +97,24 @@ BASELINE_POINTS = 8
 _NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
 _END = r"(?=$|[\s,;|)\]}'\"/(])"
 _UNIT = r"(?P<u>ms|s|GiB|GB|MiB|MB|%)?"
-_DICT_PAIR = regex.compile(r"""['"](?P<k>[^'"]{1,60})['"]\s*:\s*['"]?(?P<v>""" + _NUM + r""")['"]?""" + _END)
+_DICT_PAIR = regex.compile(
+    r"""['"](?P<k>[^'"]{1,60})['"]\s*:\s*['"]?(?P<v>""" + _NUM + r""")['"]?""" + _END
+)
 _KV = regex.compile(
-    r"(?<![\w./-])(?P<k>[A-Za-z_][\w./-]{0,40}?)\s{0,3}(?P<sep>[=:])\s{0,3}\[?\s{0,2}(?P<v>" + _NUM + r")" + _UNIT + _END
+    r"(?<![\w./-])(?P<k>[A-Za-z_][\w./-]{0,40}?)\s{0,3}(?P<sep>[=:])\s{0,3}\[?\s{0,2}(?P<v>"
+    + _NUM
+    + r")"
+    + _UNIT
+    + _END
 )
 # "key value" for metric words only (nanoGPT's "loss 4.1234, time 30.12ms, mfu 12.34%")
 _SPACED = regex.compile(
     r"(?i)(?<![\w./-])(?P<k>loss|lm loss|lr|grad[_ ]norm|gnorm|scale|loss scale|time|dt|mfu|tps|ppl|mem(?:ory)?)"
     r"\s{1,3}(?P<v>" + _NUM + r")" + _UNIT + _END
 )
-_MEGATRON_PART = regex.compile(r"^\s*(?P<k>[A-Za-z][\w /().-]{0,60}?)\s*:?\s+(?P<v>" + _NUM + r")\s*$")
+_MEGATRON_PART = regex.compile(
+    r"^\s*(?P<k>[A-Za-z][\w /().-]{0,60}?)\s*:?\s+(?P<v>" + _NUM + r")\s*$"
+)
 _OVERFLOW = regex.compile(
     r"Attempted loss scale: (?P<a>[\d.eE+-]+), reducing to (?P<v>[\d.eE+-]+)"
     r"|reducing loss scale to (?P<w>[\d.eE+-]+)"
@@ -117,18 +125,67 @@ _RESUME = regex.compile(
 )
 
 _ALIASES = {
-    "loss": ("loss", "lm_loss", "train_loss", "training_loss", "train/loss", "total_loss", "step_loss",
-             "avg_loss", "train/lm_loss", "loss_train"),
-    "grad_norm": ("grad_norm", "gradient_norm", "grad_norm_total", "gnorm", "train/grad_norm", "total_norm"),
+    "loss": (
+        "loss",
+        "lm_loss",
+        "train_loss",
+        "training_loss",
+        "train/loss",
+        "total_loss",
+        "step_loss",
+        "avg_loss",
+        "train/lm_loss",
+        "loss_train",
+    ),
+    "grad_norm": (
+        "grad_norm",
+        "gradient_norm",
+        "grad_norm_total",
+        "gnorm",
+        "train/grad_norm",
+        "total_norm",
+    ),
     "loss_scale": ("loss_scale", "scale", "cur_scale", "loss_scaler", "grad_scale", "scaler_scale"),
     "lr": ("lr", "learning_rate", "train/learning_rate", "train/lr"),
-    "throughput": ("tps", "tokens/sec", "tokens_per_sec", "tokens_per_second", "samples/sec", "samples_per_sec",
-                   "samples_per_second", "throughput", "currsamplespersec", "tok/s", "tokens/s",
-                   "throughput_(token/sec/gpu)", "throughput_per_gpu_(tflop/s/gpu)", "it/s", "samples/s"),
-    "step_time": ("elapsed_time_per_iteration_(ms)", "step_time", "iter_time_(s)", "time", "dt", "batch_time",
-                  "iteration_time", "time_per_step", "elapsed_time_per_step"),
-    "memory": ("memory", "mem", "memallocated", "max_memory_allocated", "memory_allocated", "max_mem",
-               "maxmemallocated", "mem_gb", "max_reserved"),
+    "throughput": (
+        "tps",
+        "tokens/sec",
+        "tokens_per_sec",
+        "tokens_per_second",
+        "samples/sec",
+        "samples_per_sec",
+        "samples_per_second",
+        "throughput",
+        "currsamplespersec",
+        "tok/s",
+        "tokens/s",
+        "throughput_(token/sec/gpu)",
+        "throughput_per_gpu_(tflop/s/gpu)",
+        "it/s",
+        "samples/s",
+    ),
+    "step_time": (
+        "elapsed_time_per_iteration_(ms)",
+        "step_time",
+        "iter_time_(s)",
+        "time",
+        "dt",
+        "batch_time",
+        "iteration_time",
+        "time_per_step",
+        "elapsed_time_per_step",
+    ),
+    "memory": (
+        "memory",
+        "mem",
+        "memallocated",
+        "max_memory_allocated",
+        "memory_allocated",
+        "max_mem",
+        "maxmemallocated",
+        "mem_gb",
+        "max_reserved",
+    ),
 }
 _CANON = {alias: name for name, aliases in _ALIASES.items() for alias in aliases}
 #: Keys that count or identify, never a curve.
@@ -206,7 +263,14 @@ def read_metrics(text: str) -> list[tuple[str, float]]:
         else:
             built = []
             for name, value in got:
-                idx = next(((i, f) for f in _FACTORS if (i := _unique_index(numbers, value, f)) is not None), None)
+                idx = next(
+                    (
+                        (i, f)
+                        for f in _FACTORS
+                        if (i := _unique_index(numbers, value, f)) is not None
+                    ),
+                    None,
+                )
                 if idx is None or any(idx[0] == b[1] for b in built):
                     break  # a repeated or computed number: try again on the next line of this shape
                 built.append((name, idx[0], idx[1]))
@@ -278,8 +342,14 @@ class Onset:
     why: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "step": self.point.step, "rank": self.rank, "line": self.point.line,
-                "path": self.point.path, "why": self.why}
+        return {
+            "kind": self.kind,
+            "step": self.point.step,
+            "rank": self.rank,
+            "line": self.point.line,
+            "path": self.point.path,
+            "why": self.why,
+        }
 
 
 @dataclass(slots=True)
@@ -380,7 +450,9 @@ class Series:
         if not buckets or buckets[-1].n >= self.width:
             if len(buckets) >= MAX_BUCKETS:
                 b = buckets
-                self.buckets = buckets = [b[i].merge(b[i + 1]) if i + 1 < len(b) else b[i] for i in range(0, len(b), 2)]
+                self.buckets = buckets = [
+                    b[i].merge(b[i + 1]) if i + 1 < len(b) else b[i] for i in range(0, len(b), 2)
+                ]
                 self.width *= 2
             if not buckets or buckets[-1].n >= self.width:
                 buckets.append(_Bucket())
@@ -392,8 +464,10 @@ class Series:
         return kind in self.kinds
 
     def onset(self, kind: str, p: Point, why: str) -> None:
-        if self.resumed_at is not None and self.count - self.resumed_at <= RESUME_POINTS and kind in (
-            "loss-spike", "grad-norm-explosion", "metric-nonfinite"
+        if (
+            self.resumed_at is not None
+            and self.count - self.resumed_at <= RESUME_POINTS
+            and kind in ("loss-spike", "grad-norm-explosion", "metric-nonfinite")
         ):
             why = f"{why}, {self.count - self.resumed_at} logged step(s) after the run resumed"
             kind = "resume-divergence"
@@ -406,8 +480,17 @@ class Series:
 
     def __post_init__(self) -> None:
         n = self.name
-        self.role = ("scale" if n == "loss_scale" else "grad" if n == "grad_norm" else
-                     "loss" if any(w in n for w in _LOSSY) else "pace" if n in ("throughput", "step_time") else "")
+        self.role = (
+            "scale"
+            if n == "loss_scale"
+            else "grad"
+            if n == "grad_norm"
+            else "loss"
+            if any(w in n for w in _LOSSY)
+            else "pace"
+            if n in ("throughput", "step_time")
+            else ""
+        )
 
     def _detect(self, p: Point) -> None:
         role = self.role
@@ -426,9 +509,12 @@ class Series:
                 self.bad_run += 1
                 need = WARMUP_SKIP_RUN if self.bad_run_first else SKIP_RUN
                 if self.bad_run == need and self.bad_run_start is not None:
-                    self.onset("loss-scale-collapse", self.bad_run_start,
-                               f"grad_norm was non-finite on {need} logged steps in a row from step "
-                               f"{self.bad_run_start.step}: the loss scaler skips every step")
+                    self.onset(
+                        "loss-scale-collapse",
+                        self.bad_run_start,
+                        f"grad_norm was non-finite on {need} logged steps in a row from step "
+                        f"{self.bad_run_start.step}: the loss scaler skips every step",
+                    )
             elif lossy:
                 self.onset("metric-nonfinite", p, f"{name} became {_fmt(v)} at step {p.step}")
             return
@@ -437,19 +523,29 @@ class Series:
             w = self.window
             kind = "grad-norm-explosion" if name == "grad_norm" else "loss-spike"
             resuming = self.resumed_at is not None and self.count - self.resumed_at <= RESUME_POINTS
-            if len(w) >= MIN_HISTORY and (resuming or not self.has(kind)) and self._candidate(v, name):
+            if (
+                len(w) >= MIN_HISTORY
+                and (resuming or not self.has(kind))
+                and self._candidate(v, name)
+            ):
                 if len(self.elevated) < MAX_ELEVATED:
                     self.elevated.add(p.step)
                 med, spread = self._stats()
                 z = (v - med) / spread
                 if name == "grad_norm":
                     if z > SPIKE_Z and v > EXPLOSION_RATIO * abs(med):
-                        self.onset("grad-norm-explosion", p,
-                                   f"grad_norm {_fmt(v)} at step {p.step} is {v / med:.3g}x its rolling median {_fmt(med)}")
+                        self.onset(
+                            "grad-norm-explosion",
+                            p,
+                            f"grad_norm {_fmt(v)} at step {p.step} is {v / med:.3g}x its rolling median {_fmt(med)}",
+                        )
                 elif z > SPIKE_Z and v - med > (SPIKE_RATIO - 1.0) * abs(med):
-                    self.onset("loss-spike", p,
-                               f"{name} {_fmt(v)} at step {p.step} against a rolling median of {_fmt(med)} "
-                               f"({min(z, 1e6):.0f} robust deviations above it)")
+                    self.onset(
+                        "loss-spike",
+                        p,
+                        f"{name} {_fmt(v)} at step {p.step} against a rolling median of {_fmt(med)} "
+                        f"({min(z, 1e6):.0f} robust deviations above it)",
+                    )
             w.append(v)
         elif name in ("throughput", "step_time"):
             self._pace(p, slower_is_higher=name == "step_time")
@@ -502,10 +598,15 @@ class Series:
         self.scale_max = max(self.scale_max, v)
         start = self.scale_run_start or p
         top = start.value
-        if (v <= 1.0 < self.scale_max) or (self.scale_settled and top / max(v, 1e-300) >= COLLAPSE_FACTOR):
-            self.onset("loss-scale-collapse", start,
-                       f"the loss scale fell from {_fmt(top)} to {_fmt(v)} by step {p.step}, "
-                       f"halving from step {start.step}")
+        if (v <= 1.0 < self.scale_max) or (
+            self.scale_settled and top / max(v, 1e-300) >= COLLAPSE_FACTOR
+        ):
+            self.onset(
+                "loss-scale-collapse",
+                start,
+                f"the loss scale fell from {_fmt(top)} to {_fmt(v)} by step {p.step}, "
+                f"halving from step {start.step}",
+            )
 
     def baseline(self) -> float | None:
         vals = self.early[WARMUP_POINTS:]
@@ -542,8 +643,17 @@ class MetricsReader:
         # per pace series name: step -> {rank: point}, the last PACE_STEPS steps
         self._by_step: dict[str, dict[int, dict[int, Point]]] = {}
 
-    def observe(self, text: str, *, rank: int | None, time: float | None, path: str, line: int,
-                progress: Progress | None = None, order: int = 0) -> None:
+    def observe(
+        self,
+        text: str,
+        *,
+        rank: int | None,
+        time: float | None,
+        path: str,
+        line: int,
+        progress: Progress | None = None,
+        order: int = 0,
+    ) -> None:
         """Read one line body (``line`` 1-based). ``progress`` is what the progress model read on
         the same line (its step is the step of this line's metrics); ``order`` the scanner's event
         counter (for sorting onsets among findings)."""
@@ -554,8 +664,12 @@ class MetricsReader:
                 for name, p in pend:
                     p.step = progress.step
                     self._add(name, rank, p)
-        if ("esum" in text or "ontinuing training" in text or "checkpoint" in text or "estored from" in text) \
-                and _RESUME.search(text):
+        if (
+            "esum" in text
+            or "ontinuing training" in text
+            or "checkpoint" in text
+            or "estored from" in text
+        ) and _RESUME.search(text):
             for s in self.series.values():
                 if s.rank == rank and s.last is not None:
                     s.resumed_at = s.count
@@ -566,14 +680,18 @@ class MetricsReader:
         if progress is not None:
             per_epoch = progress.kind == "plain" and "epoch" in text.lower()
             for name, v in metrics:
-                self._add(name, rank, Point(progress.step, v, line, path, time, body, order), per_epoch)
+                self._add(
+                    name, rank, Point(progress.step, v, line, path, time, body, order), per_epoch
+                )
             return
         step = self._step.get(rank)
         if step is None or text.lstrip().startswith("{"):
             # a Trainer dict: its step is the one of the bar redrawn right after it
             pend = self._pending.setdefault(rank, [])
             if len(pend) < 4 * MAX_SERIES:
-                pend.extend((name, Point(-1, v, line, path, time, body, order)) for name, v in metrics)
+                pend.extend(
+                    (name, Point(-1, v, line, path, time, body, order)) for name, v in metrics
+                )
             return
         for name, v in metrics:
             self._add(name, rank, Point(step, v, line, path, time, body, order))
@@ -586,8 +704,12 @@ class MetricsReader:
                 return
             s = self.series[(name, rank)] = Series(name, rank)
         s.add(p, per_epoch)
-        if rank is not None and name in ("throughput", "step_time") and s.count > WARMUP_POINTS \
-                and math.isfinite(p.value):
+        if (
+            rank is not None
+            and name in ("throughput", "step_time")
+            and s.count > WARMUP_POINTS
+            and math.isfinite(p.value)
+        ):
             self._straggler(name, rank, p)
 
     def _straggler(self, name: str, rank: int, p: Point) -> None:
@@ -596,7 +718,9 @@ class MetricsReader:
         table = self._by_step.setdefault(name, {})
         table.setdefault(p.step, {})[rank] = p
         ranks = {r for (n, r) in self.series if n == name and r is not None}
-        done = [st for st, row in table.items() if len(row) >= len(ranks) or st < p.step - PACE_STEPS]
+        done = [
+            st for st, row in table.items() if len(row) >= len(ranks) or st < p.step - PACE_STEPS
+        ]
         for st in sorted(done):
             row = table.pop(st)
             if len(row) < 2:
@@ -614,10 +738,16 @@ class MetricsReader:
         if first is not None and not any(o.has("straggler-rank") for o in self.series.values()):
             what = "step time" if higher else "throughput"
             pace = median(r for _, r in s.behind)
-            s.add_onset(Onset(
-                "straggler-rank", s.name, s.rank, first,
-                f"rank {s.rank}'s {what} from step {first.step} is {pace:.2g}x the other ranks' "
-                f"({_fmt(first.value)} against {_fmt(ref)}), the median of {SUSTAIN} logged steps"))
+            s.add_onset(
+                Onset(
+                    "straggler-rank",
+                    s.name,
+                    s.rank,
+                    first,
+                    f"rank {s.rank}'s {what} from step {first.step} is {pace:.2g}x the other ranks' "
+                    f"({_fmt(first.value)} against {_fmt(ref)}), the median of {SUSTAIN} logged steps",
+                )
+            )
 
     def finish(self) -> None:
         """Place the metrics still waiting for a step (one past the series' last step, or 1, 2,
@@ -628,12 +758,16 @@ class MetricsReader:
         for rank, pend in self._pending.items():
             for name, p in pend:
                 s = self.series.get((name, rank))
-                last = s.last.step if s is not None and s.last is not None else self._step.get(rank, 0)
+                last = (
+                    s.last.step if s is not None and s.last is not None else self._step.get(rank, 0)
+                )
                 p.step = last + 1
                 self._add(name, rank, p)
         self._pending.clear()
         for name, higher in (("throughput", False), ("step_time", True)):
-            group = [s for (n, _r), s in self.series.items() if n == name and s.baseline() is not None]
+            group = [
+                s for (n, _r), s in self.series.items() if n == name and s.baseline() is not None
+            ]
             if not group or any(s.slow_from is None for s in group):
                 continue  # no such series, or one rank kept its pace: not the whole job
             s = min(group, key=lambda s: (s.slow_from.step, s.slow_from.order))  # type: ignore[union-attr]
@@ -642,10 +776,16 @@ class MetricsReader:
             base = s.baseline() or 0.0
             what = "step time" if higher else "throughput"
             every = " (every rank slowed)" if len(group) > 1 else ""
-            s.add_onset(Onset(
-                "training-slowdown", s.name, None, p,
-                f"{what} {_fmt(p.value)} from step {p.step} against an early {_fmt(base)}{every}, "
-                f"the median of {SUSTAIN} logged steps"))
+            s.add_onset(
+                Onset(
+                    "training-slowdown",
+                    s.name,
+                    None,
+                    p,
+                    f"{what} {_fmt(p.value)} from step {p.step} against an early {_fmt(base)}{every}, "
+                    f"the median of {SUSTAIN} logged steps",
+                )
+            )
 
     def onsets(self) -> list[Onset]:
         """Every onset, earliest step first (after :meth:`finish`)."""
@@ -658,14 +798,30 @@ class MetricsReader:
         points (or an onset): loss, grad_norm, loss_scale, lr, throughput, step_time, memory first,
         then the others by name; within a name, by rank."""
         self.finish()
-        order = {"loss": 0, "grad_norm": 1, "loss_scale": 2, "lr": 3, "throughput": 4, "step_time": 5, "memory": 6}
+        order = {
+            "loss": 0,
+            "grad_norm": 1,
+            "loss_scale": 2,
+            "lr": 3,
+            "throughput": 4,
+            "step_time": 5,
+            "memory": 6,
+        }
         out = []
-        for (name, rank), s in sorted(self.series.items(), key=lambda kv: (
-                order.get(kv[0][0], 9), kv[0][0], kv[0][1] is not None, kv[0][1] or 0)):
+        for (name, rank), s in sorted(
+            self.series.items(),
+            key=lambda kv: (order.get(kv[0][0], 9), kv[0][0], kv[0][1] is not None, kv[0][1] or 0),
+        ):
             if s.count < MIN_POINTS and not s.onsets:
                 continue
-            out.append({"name": name, "rank": rank, "points": s.points(),
-                        "onsets": [o.to_dict() for o in s.onsets]})
+            out.append(
+                {
+                    "name": name,
+                    "rank": rank,
+                    "points": s.points(),
+                    "onsets": [o.to_dict() for o in s.onsets],
+                }
+            )
         return out
 
 
@@ -691,17 +847,39 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
         # Several ranks at once, or the other ranks already well above their median at that
         # step (a global cause, e.g. the learning rate; one rank merely crossed first): no rank
         # started it. A bad batch leaves the other ranks normal at its step.
-        others_up = [r for (n, r), s in model.series.items()
-                     if n == o.name and r not in ranks and r is not None and o.point.step in s.elevated]
+        others_up = [
+            r
+            for (n, r), s in model.series.items()
+            if n == o.name and r not in ranks and r is not None and o.point.step in s.elevated
+        ]
         rank = o.rank if len(ranks) == 1 and not others_up else None
         shown = sorted(r for r in ranks | set(others_up) if r is not None)
-        why = o.why if rank is not None or len(shown) < 2 else f"{o.why} (ranks {', '.join(map(str, shown))} at the same step)"
+        why = (
+            o.why
+            if rank is not None or len(shown) < 2
+            else f"{o.why} (ranks {', '.join(map(str, shown))} at the same step)"
+        )
         p = o.point
-        out.append(Finding(
-            signature=sig.id, failure_class=sig.failure_class, title=sig.title, role=sig.role,
-            severity=sig.severity, specificity=sig.specificity, rank=rank, host=None, time=p.time,
-            order=p.order, count=1,
-            evidence=[Evidence(path=p.path, line=p.line, text=p.text or why, rank=rank)],
-            captures={"step": str(p.step), "metric": o.name, "value": _fmt(p.value), "why": why},
-        ))
+        out.append(
+            Finding(
+                signature=sig.id,
+                failure_class=sig.failure_class,
+                title=sig.title,
+                role=sig.role,
+                severity=sig.severity,
+                specificity=sig.specificity,
+                rank=rank,
+                host=None,
+                time=p.time,
+                order=p.order,
+                count=1,
+                evidence=[Evidence(path=p.path, line=p.line, text=p.text or why, rank=rank)],
+                captures={
+                    "step": str(p.step),
+                    "metric": o.name,
+                    "value": _fmt(p.value),
+                    "why": why,
+                },
+            )
+        )
     return out

@@ -72,7 +72,9 @@ _BAR = regex.compile(
 _LIGHTNING_DESC = regex.compile(r"^Epoch (?P<e>\d{1,9})$")
 # Bar descriptions of a training loop (accelerate/diffusers "Steps", "Training", "train",
 # "Iteration", "global step"); any other description is not training progress.
-_TRAIN_DESC = regex.compile(r"(?i)^(?:steps?|training|train|iterations?|iters?|global[ _]steps?|optimization steps)$")
+_TRAIN_DESC = regex.compile(
+    r"(?i)^(?:steps?|training|train|iterations?|iters?|global[ _]steps?|optimization steps)$"
+)
 # PyTorch tutorial style: "Epoch [2/10], Step [100/600], Loss: 0.21"
 _EPOCH_STEP = regex.compile(
     r"(?i)\bepoch\s{0,2}\[?\s{0,2}(?P<e>\d{1,9})\s{0,2}/\s{0,2}(?P<et>\d{1,9})\]?\W{1,4}step\s{0,2}\[?\s{0,2}"
@@ -84,7 +86,9 @@ _PLAIN = regex.compile(
     r"(?:\s{0,2}[=:#]\s{0,2}|\s{1,3})(?P<n>\d{1,12})(?:\s{0,2}/\s{0,2}(?P<t>\d{1,12}))?(?=$|[\s,;:|\])])"
 )
 # Phrases in which "step N" is not the current step of the run.
-_NOT_CURRENT = regex.compile(r"(?i)\b(?:warm-?up|max|total|num|every|until|decay|scheduler|save_steps|eval_steps)\b[^,;|]{0,20}$")
+_NOT_CURRENT = regex.compile(
+    r"(?i)\b(?:warm-?up|max|total|num|every|until|decay|scheduler|save_steps|eval_steps)\b[^,;|]{0,20}$"
+)
 
 
 # Numbers in a line, for its shape: the line with every number cut out. Lines of one shape differ
@@ -110,7 +114,9 @@ def shape(text: str) -> tuple[str, list[str]]:
     return got
 
 
-def _unique_index(numbers: list[str], value: float, factor: float = 1.0, integer: bool = False) -> int | None:
+def _unique_index(
+    numbers: list[str], value: float, factor: float = 1.0, integer: bool = False
+) -> int | None:
     """The index of the one number that reads as ``value`` (times ``factor``), or ``None`` when
     none or several do."""
     found = None
@@ -153,7 +159,11 @@ def _plan_step(text: str) -> tuple[int, int | None, str] | None:
             step, total, kind = got
             i = _unique_index(numbers, step, integer=True)
             j = _unique_index(numbers, total, integer=True) if total is not None else None
-            if kind != "lightning" and i is not None and (total is None or (j is not None and j != i)):
+            if (
+                kind != "lightning"
+                and i is not None
+                and (total is None or (j is not None and j != i))
+            ):
                 _STEP_PLANS[key] = (kind, i, j)
             # else: no plan yet (a number repeated, or a step computed): try the next line
     return got
@@ -186,7 +196,13 @@ class Progress:
 
     def to_dict(self) -> dict:
         """The contract's per-rank progress entry (``rootrank.diagnosis/1`` ``progress.ranks[]``)."""
-        return {"rank": self.rank, "step": self.step, "time": self.time, "path": self.path, "line": self.line}
+        return {
+            "rank": self.rank,
+            "step": self.step,
+            "time": self.time,
+            "path": self.path,
+            "line": self.line,
+        }
 
 
 def read_step(text: str) -> tuple[int, int | None, str] | None:
@@ -261,7 +277,9 @@ class ProgressModel:
         # Seconds between a rank's consecutive timed progress lines (the last 64).
         self._gaps: deque[float] = deque(maxlen=64)
 
-    def observe(self, text: str, *, rank: int | None, time: float | None, path: str, line: int) -> Progress | None:
+    def observe(
+        self, text: str, *, rank: int | None, time: float | None, path: str, line: int
+    ) -> Progress | None:
         """Read one line body (rank prefix removed; ``line`` 1-based); return the progress it
         shows (now the rank's last), or ``None`` when it shows none."""
         got = read_step(text)
@@ -275,7 +293,12 @@ class ProgressModel:
             self._bar_total[rank] = total
         p = Progress(rank, step, total, time, path, line, kind)
         before = self._last.get(rank)
-        if before is not None and before.time is not None and time is not None and step > before.step:
+        if (
+            before is not None
+            and before.time is not None
+            and time is not None
+            and step > before.step
+        ):
             self._gaps.append(time - before.time)
         self._last[rank] = p
         return p

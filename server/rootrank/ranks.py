@@ -60,20 +60,30 @@ _PREFIX = regex.compile(
 
 # Words that look like "name1: " but are messages, not pdsh host prefixes.
 # ("mlx5: <host>: got completion with error:" is rdma-core's mlx5 driver tag, not a pdsh host.)
-_NOT_HOSTS = frozenset({"python3", "python2", "cuda0", "cuda1", "md5", "sha256", "utf-8", "mlx4", "mlx5"})
+_NOT_HOSTS = frozenset(
+    {"python3", "python2", "cuda0", "cuda1", "md5", "sha256", "utf-8", "mlx4", "mlx5"}
+)
 
 _INLINE_RANK = regex.compile(
     r"\[(?:PG (?:ID )?(?P<pg>\d+)(?: \((?P<name1>[^)]*)\))?(?: PG GUID (?P<guid>[^ \]]*?)(?:\((?P<name2>[^)]*)\))?)? )?Rank (?P<rank>\d{1,6})\]"
 )
-_NCCL_HEADER = regex.compile(r"^(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?:\S+:\d+ )?NCCL ")
-_NCCL_COMM = regex.compile(r"\bcomm 0x[0-9a-f]+ rank (?P<rank>\d+) n[Rr]anks (?P<nranks>\d+)")  # NCCL >= 2.19: "nRanks"
-_NCCL_INIT = regex.compile(r"\bRank (?P<rank>\d+) nranks (?P<nranks>\d+)|\bInit COMPLETE comm \S+ rank (?P<rank2>\d+) nranks (?P<nranks2>\d+)")
+_NCCL_HEADER = regex.compile(
+    r"^(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?:\S+:\d+ )?NCCL "
+)
+_NCCL_COMM = regex.compile(
+    r"\bcomm 0x[0-9a-f]+ rank (?P<rank>\d+) n[Rr]anks (?P<nranks>\d+)"
+)  # NCCL >= 2.19: "nRanks"
+_NCCL_INIT = regex.compile(
+    r"\bRank (?P<rank>\d+) nranks (?P<nranks>\d+)|\bInit COMPLETE comm \S+ rank (?P<rank2>\d+) nranks (?P<nranks2>\d+)"
+)
 _SPAWN = regex.compile(r"^-- Process (?P<proc>\d+) terminated with the following error:")
 _WORLD = regex.compile(r"\b(?:world_size|WORLD_SIZE|world size)\s*[=:]\s*(?P<n>\d{1,6})\b")
 
 _SUMMARY_START = regex.compile(r"^(?:Failures:|Root Cause \(first observed failure\):)\s*$")
 _SUMMARY_ITEM = regex.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
-_SUMMARY_FIELD = regex.compile(r"^\s{1,8}(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
+_SUMMARY_FIELD = regex.compile(
+    r"^\s{1,8}(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$"
+)
 _SUMMARY_RANK = regex.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<local>\d+)\))?")
 _SUMMARY_EXIT = regex.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?")
 # Entry fields that appear once per entry: a repeat starts the next entry.
@@ -82,7 +92,9 @@ _ENTRY_FIELD_ATTR = {"time": "time", "host": "host", "rank": "rank"}
 # whose header was cut off (a pasted fragment that starts inside "Failures:").
 _SUMMARY_RANK_FIELD = regex.compile(r"^\s{1,8}rank\s*:\s?-?\d+ \(local_rank: \d+\)\s*$")
 
-_TS_GLOG = regex.compile(r"(?<![\w])[IWEF](?P<mo>1[0-2]|0?[1-9])(?P<d>[0-3]\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:\.(?P<f>\d{1,9}))?\b")
+_TS_GLOG = regex.compile(
+    r"(?<![\w])[IWEF](?P<mo>1[0-2]|0?[1-9])(?P<d>[0-3]\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:\.(?P<f>\d{1,9}))?\b"
+)
 _TS_ISO = regex.compile(
     r"(?<!\d)(?P<y>(?:19|20)\d\d)-(?P<mo>\d\d)-(?P<d>\d\d)[T _](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,9}))?"
 )
@@ -126,13 +138,17 @@ def ranks_in(text: str) -> set[int]:
 
 # torchrun's --tee/--redirects tag before torch's own rank prefix, at a line start:
 # "[default3]:[rank3]: ...", "node02: [default3]:[rank11]: ..." (pdsh host first).
-_STACKED = regex.compile(r"(?m)^(?:([A-Za-z][\w.-]{0,62}): )?\[default(\d{1,6})\]:\[rank(\d{1,6})\]:")
+_STACKED = regex.compile(
+    r"(?m)^(?:([A-Za-z][\w.-]{0,62}): )?\[default(\d{1,6})\]:\[rank(\d{1,6})\]:"
+)
 
 #: Foreign lines in a row that end a torchelastic failure summary.
 MAX_SUMMARY_NOISE = 4
 
 
-_LEADING_STAMP = regex.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? (?=\[|\d+ ?:)")
+_LEADING_STAMP = regex.compile(
+    r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? (?=\[|\d+ ?:)"
+)
 
 # CloudWatch console / table copies: "  | 2024-08-23T22:22:51.871Z | message".
 _PIPE_STAMP = regex.compile(
@@ -179,7 +195,7 @@ def strip_log_header(text: str) -> str:
         m = _LOG_HEADER.match(text)
         if not m or m.end() == 0:
             return text
-        text = text[m.end():]
+        text = text[m.end() :]
     return text
 
 
@@ -212,7 +228,9 @@ def parse_time(text: str) -> float | None:
         return None
     try:
         month, day = int(m.group("mo")), int(m.group("d"))
-        stamp = _dt.datetime(2000, month, day, int(m.group("h")), int(m.group("mi")), int(m.group("s")))
+        stamp = _dt.datetime(
+            2000, month, day, int(m.group("h")), int(m.group("mi")), int(m.group("s"))
+        )
     except ValueError:
         return None
     frac = m.group("f")
@@ -460,7 +478,9 @@ class RankTagger:
             if not self._open_cut_summary(body, number):
                 return False
         if _SUMMARY_ITEM.match(body):
-            self.elastic.append(ElasticFailure(root_cause=self._summary_root, line=number, path=self.path))
+            self.elastic.append(
+                ElasticFailure(root_cause=self._summary_root, line=number, path=self.path)
+            )
             return False
         fm = _SUMMARY_FIELD.match(body)
         if fm:
@@ -526,13 +546,17 @@ class RankTagger:
             self._summary_item_line = number
             return False
         item_line, self._summary_item_line = self._summary_item_line, None
-        after_item = item_line is not None and item_line == number - 1 and _SUMMARY_FIELD.match(body)
+        after_item = (
+            item_line is not None and item_line == number - 1 and _SUMMARY_FIELD.match(body)
+        )
         if not after_item and not _SUMMARY_RANK_FIELD.match(body):
             return False
         self._summary = True
         self._summary_root = False
         self._summary_noise = 0
-        self.elastic.append(ElasticFailure(root_cause=False, line=item_line or number, path=self.path))
+        self.elastic.append(
+            ElasticFailure(root_cause=False, line=item_line or number, path=self.path)
+        )
         return True
 
     def summary_rank(self, number: int) -> int | None:
@@ -543,7 +567,9 @@ class RankTagger:
         return None
 
 
-_EXC_LINE = regex.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Exit|Interrupt|Failed|Unsupported|Warning)\b")
+_EXC_LINE = regex.compile(
+    r"^(?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Exit|Interrupt|Failed|Unsupported|Warning)\b"
+)
 
 
 def _is_exception_line(body: str) -> bool:

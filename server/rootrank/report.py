@@ -27,6 +27,7 @@ def unfilled_placeholders(command: str) -> list[str]:
     """The blanks in ``command`` (``<placeholder>`` and a bare ``...``), in order, each once."""
     return list(dict.fromkeys(_PLACEHOLDER.findall(command.split("  # ", 1)[0])))
 
+
 _STACK_NAMES = {
     "pytorch": "PyTorch",
     "hf": "Hugging Face Trainer / Accelerate",
@@ -91,7 +92,12 @@ def user_frame(finding: dict[str, Any]) -> dict[str, Any] | None:
     if isinstance(frame, dict) and frame.get("file") and isinstance(frame.get("line"), int):
         return frame
     for f in reversed(finding.get("frames") or []):
-        if isinstance(f, dict) and f.get("user") and f.get("file") and isinstance(f.get("line"), int):
+        if (
+            isinstance(f, dict)
+            and f.get("user")
+            and f.get("file")
+            and isinstance(f.get("line"), int)
+        ):
             return f
     return None
 
@@ -156,10 +162,14 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
             out.append(st.bold("Training curves:"))
             out.extend(text_lines(diag.metrics))
         out.append(
-            st.dim(f"{plural(diag.lines_read, 'line')} read from {plural(len(diag.sources), 'source')}.")
+            st.dim(
+                f"{plural(diag.lines_read, 'line')} read from {plural(len(diag.sources), 'source')}."
+            )
         )
         return "\n".join(out) + "\n"
-    out.append(st.red("Root cause: ") + st.bold(v["title"]) + (f" on {v['where']}" if v["where"] else ""))
+    out.append(
+        st.red("Root cause: ") + st.bold(v["title"]) + (f" on {v['where']}" if v["where"] else "")
+    )
     at = [x for x in (v["code"], v["log"]) if x]
     if at:
         out.append(st.dim("  at " + " · ".join(at)))
@@ -186,7 +196,10 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
     for e in rc["evidence"]:
         out.append(st.dim(f"  {_loc(e)}: ") + _cut(e["text"].strip()))
     if uf := rc.get("user_frame"):  # the user's own line (issue 15)
-        out.append(f"  in your code: {uf['file']}:{uf['line']}" + (f" ({uf['func']})" if uf.get("func") else ""))
+        out.append(
+            f"  in your code: {uf['file']}:{uf['line']}"
+            + (f" ({uf['func']})" if uf.get("func") else "")
+        )
     out.append("")
     if diag.initiating_rank is not None:
         host = f" on {diag.initiating_host}" if diag.initiating_host else ""
@@ -199,24 +212,32 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
         out.append("")
         out.append(st.bold("Collateral:"))
         for g in diag.collateral:
-            ranks = (f"rank{'s' if len(g['ranks']) > 1 else ''} {format_ranks(g['ranks'])}") if g["ranks"] else "no rank"
+            ranks = (
+                (f"rank{'s' if len(g['ranks']) > 1 else ''} {format_ranks(g['ranks'])}")
+                if g["ranks"]
+                else "no rank"
+            )
             first = g["evidence"][0] if g["evidence"] else None
             loc = f" (first at {_loc(first)})" if first else ""
             out.append(f"  - {g['title']} — {ranks} ({plural(g['count'], 'line')}){loc}")
     out.append("")
     variant = rc["fix"].get("variant")
-    out.append(st.bold("Fix:") + (st.dim(f" ({variant['id']}: {variant['why']})") if variant else ""))
+    out.append(
+        st.bold("Fix:") + (st.dim(f" ({variant['id']}: {variant['why']})") if variant else "")
+    )
     for i, step in enumerate(rc["fix"]["steps"], 1):
         out.append(f"  {i}. {step}")
     code = rc["fix"].get("code", {})
-    for stack in (list(code) if all_stacks else _stacks_to_show(diag, code)):
+    for stack in list(code) if all_stacks else _stacks_to_show(diag, code):
         out.append(st.cyan(f"  [{_STACK_NAMES.get(stack, stack)}]"))
         out.extend(f"    {line}" for line in code[stack].rstrip().splitlines())
     out.append("")
     out.append(st.bold("Confirm:"))
     out.extend(f"  - {c}" for c in rc["confirm"])
     if rc["related"]:
-        out.append(st.bold("Related: ") + ", ".join(f"{r['title']} ({r['id']})" for r in rc["related"]))
+        out.append(
+            st.bold("Related: ") + ", ".join(f"{r['title']} ({r['id']})" for r in rc["related"])
+        )
     if rc["references"]:
         out.append(st.dim("References: " + " ".join(rc["references"])))
     if diag.metrics:  # training curves (rootrank.charts)
@@ -237,7 +258,9 @@ def to_markdown(diag: Diagnosis) -> str:
             u = diag.unclassified
             ev = u.evidence[0]
             rank = f" on rank {u.rank}" if u.rank is not None else ""
-            out.append(f"Last exception{rank} (unclassified): `{u.title}` at `{ev.path}:{ev.line}`\n")
+            out.append(
+                f"Last exception{rank} (unclassified): `{u.title}` at `{ev.path}:{ev.line}`\n"
+            )
         out.extend(_markdown_curves(diag))
         return "\n".join(out)
     v = verdict(diag)
@@ -255,7 +278,11 @@ def to_markdown(diag: Diagnosis) -> str:
         out.extend(verdict_lines)
         out.append("")
     out.append("### Details\n")
-    meta = [f"class `{rc['failure_class']}`", f"signature `{rc['signature']}`", f"confidence {rc['confidence']:.2f}"]
+    meta = [
+        f"class `{rc['failure_class']}`",
+        f"signature `{rc['signature']}`",
+        f"confidence {rc['confidence']:.2f}",
+    ]
     if rc["rank"] is not None:
         meta.append(f"rank {rc['rank']}")
     if rc.get("host"):
@@ -326,9 +353,11 @@ def _markdown_curves(diag: Diagnosis) -> list[str]:
         return []
     out = ["### Training curves\n", f"![training curves]({uri})\n"]
     out.extend(
-        f"- `{o['kind']}` in {m['name']}" + (f" (rank {o['rank']})" if o["rank"] is not None else "")
+        f"- `{o['kind']}` in {m['name']}"
+        + (f" (rank {o['rank']})" if o["rank"] is not None else "")
         + f" at step {o['step']}, `{o['path']}:{o['line']}`: {o['why']}"
-        for m in diag.metrics for o in m["onsets"]
+        for m in diag.metrics
+        for o in m["onsets"]
     )
     out.append("")
     return out

@@ -29,7 +29,9 @@ from rootrank.analysis.reasons import format_ranks
 from rootrank.model import Diagnosis
 from rootrank.report import user_frame, verdict
 
-SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
 SARIF_VERSION = "2.1.0"
 
 
@@ -74,7 +76,9 @@ def _location(path: str, line: int, message: str | None = None) -> dict[str, Any
     return loc
 
 
-def _rule(sig: str, title: str, failure_class: str, summary: str | None, steps: list[str], refs: list[str]) -> dict[str, Any]:
+def _rule(
+    sig: str, title: str, failure_class: str, summary: str | None, steps: list[str], refs: list[str]
+) -> dict[str, Any]:
     rule: dict[str, Any] = {
         "id": sig,
         "name": sig,
@@ -100,8 +104,12 @@ def to_sarif_dict(diag: Diagnosis) -> dict[str, Any]:
     if rc is not None and v is not None:
         rules.append(
             _rule(
-                rc["signature"], rc["title"], rc["failure_class"], rc.get("summary"),
-                list((rc.get("fix") or {}).get("steps") or []), list(rc.get("references") or []),
+                rc["signature"],
+                rc["title"],
+                rc["failure_class"],
+                rc.get("summary"),
+                list((rc.get("fix") or {}).get("steps") or []),
+                list(rc.get("references") or []),
             )
         )
         text = f"Root cause: {v['title']}" + (f" on {v['where']}" if v["where"] else "") + "."
@@ -112,11 +120,19 @@ def to_sarif_dict(diag: Diagnosis) -> dict[str, Any]:
         evidence = rc.get("evidence") or []
         frame = user_frame(rc)
         related = [
-            _location(e["path"], e["line"], f"log line{'' if e.get('rank') is None else ' of rank ' + str(e['rank'])}")
+            _location(
+                e["path"],
+                e["line"],
+                f"log line{'' if e.get('rank') is None else ' of rank ' + str(e['rank'])}",
+            )
             for e in evidence[:5]
         ]
         if frame:
-            locations = [_location(frame["file"], frame["line"], f"in {frame.get('func') or 'the user code'}")]
+            locations = [
+                _location(
+                    frame["file"], frame["line"], f"in {frame.get('func') or 'the user code'}"
+                )
+            ]
         elif evidence:
             locations = [_location(evidence[0]["path"], evidence[0]["line"])]
             related = related[1:]
@@ -144,7 +160,11 @@ def to_sarif_dict(diag: Diagnosis) -> dict[str, Any]:
     for group in diag.collateral:
         sig = group["signature"]
         if all(r["id"] != sig for r in rules):
-            rules.append(_rule(sig, group.get("title") or sig, group.get("failure_class") or "", None, [], []))
+            rules.append(
+                _rule(
+                    sig, group.get("title") or sig, group.get("failure_class") or "", None, [], []
+                )
+            )
         index = next(i for i, r in enumerate(rules) if r["id"] == sig)
         ranks = group.get("ranks") or []
         on = f" on rank{'s' if len(ranks) > 1 else ''} {format_ranks(ranks)}" if ranks else ""
@@ -161,7 +181,11 @@ def to_sarif_dict(diag: Diagnosis) -> dict[str, Any]:
             None,
         )
         if frame:
-            locations = [_location(frame["file"], frame["line"], f"in {frame.get('func') or 'the user code'}")]
+            locations = [
+                _location(
+                    frame["file"], frame["line"], f"in {frame.get('func') or 'the user code'}"
+                )
+            ]
             related = [_location(e["path"], e["line"]) for e in evidence[:5]]
         elif evidence:
             locations = [_location(evidence[0]["path"], evidence[0]["line"])]
@@ -193,7 +217,9 @@ def to_sarif_dict(diag: Diagnosis) -> dict[str, Any]:
                         "rules": rules,
                     }
                 },
-                "artifacts": [{"location": {"uri": _uri(s)}} for s in diag.sources if s and s != "-"],
+                "artifacts": [
+                    {"location": {"uri": _uri(s)}} for s in diag.sources if s and s != "-"
+                ],
                 "results": results,
                 "columnKind": "unicodeCodePoints",
             }
@@ -236,13 +262,27 @@ def to_github(diag: Diagnosis) -> str:
         u = diag.unclassified
         if u is not None and u.evidence:
             ev = u.evidence[0]
-            out.append(_command("notice", f"No known failure; last exception: {u.title}", ev.path, ev.line, "rootrank: unclassified"))
+            out.append(
+                _command(
+                    "notice",
+                    f"No known failure; last exception: {u.title}",
+                    ev.path,
+                    ev.line,
+                    "rootrank: unclassified",
+                )
+            )
         else:
             out.append("::notice title=rootrank::No known failure found")
         return "\n".join(out) + "\n"
     frame = user_frame(rc)
     evidence = (rc.get("evidence") or [None])[0]
-    path, line = (frame["file"], frame["line"]) if frame else (evidence["path"], evidence["line"]) if evidence else (None, None)
+    path, line = (
+        (frame["file"], frame["line"])
+        if frame
+        else (evidence["path"], evidence["line"])
+        if evidence
+        else (None, None)
+    )
     message = f"{v['title']}" + (f" on {v['where']}" if v["where"] else "") + "."
     if frame and evidence:
         message += f"\nLog: {evidence['path']}:{evidence['line']}"

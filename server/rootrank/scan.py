@@ -69,7 +69,9 @@ _NNODES = regex.compile(
     r"(?:--nnodes[= ]|\bnnodes['\"]?\s*[=:]\s*|\bgroup_world_size[=:]\s*|\bmax_nodes\s*[=:]\s*|\bnum_nodes\s*[=:]\s*)"
     r"['\"]?(?P<n>\d+)(?::(?P<max>\d+))?\b"
 )
-_NODE_RANK = regex.compile(r"--node[_-]rank[= ](?P<n>\d+)|\bgroup_rank[=:]\s*(?P<g>\d+)|--rdzv[_-]endpoint|--master[_-]addr")
+_NODE_RANK = regex.compile(
+    r"--node[_-]rank[= ](?P<n>\d+)|\bgroup_rank[=:]\s*(?P<g>\d+)|--rdzv[_-]endpoint|--master[_-]addr"
+)
 _STANDALONE = regex.compile(r"--standalone\b")
 # The rendezvous host as launchers print it: MASTER_ADDR=node01, --master_addr node01,
 # --rdzv-endpoint=node01:29500, master_addr: node01 (for the masker: a host named in passing
@@ -93,7 +95,9 @@ _NPROC = regex.compile(
 _LAUNCH_CMD = regex.compile(
     r"(?:^|[$#>]\s*|\s)(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch))\s+(?:-|\S+\.py\b)"
 )
-_AGENT_PID = regex.compile(r"Sending process (?P<pid>\d+) closing signal|failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: (?P<fpid>\d+)\)")
+_AGENT_PID = regex.compile(
+    r"Sending process (?P<pid>\d+) closing signal|failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: (?P<fpid>\d+)\)"
+)
 # ColossalAI / InternLM: "Distributed environment is initialized, data parallel size: 4,
 # pipeline parallel size: 1, tensor parallel size: 1" (world size = their product; rich
 # logging may wrap it over lines, so each size is read on its own).
@@ -104,18 +108,54 @@ _PARALLEL_SIZE = regex.compile(r"\b(?P<kind>data|pipeline|tensor) parallel size:
 # script in a traceback, the Open MPI --tag-output prefix "[1,0]<stderr>:", mp.spawn's
 # "-- Process 1 terminated with the following error:").
 _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
-    ("mp.spawn", ("spawn", "ProcessRaised", "-- Process "),
-     regex.compile(r"torch[/\\.]multiprocessing[/\\.]spawn|ProcessRaisedException|-- Process \d+ terminated with the following error")),
+    (
+        "mp.spawn",
+        ("spawn", "ProcessRaised", "-- Process "),
+        regex.compile(
+            r"torch[/\\.]multiprocessing[/\\.]spawn|ProcessRaisedException|-- Process \d+ terminated with the following error"
+        ),
+    ),
     ("horovodrun", ("horovodrun",), regex.compile(r"\bhorovodrun\b")),
-    ("mpirun", ("mpirun", "mpiexec", "prterun", "OMPI_COMM_WORLD", "]<std", "Primary job"),
-     regex.compile(r"\b(?:mpirun|mpiexec|prterun)\b|OMPI_COMM_WORLD|^\[\d+,\d+\]<std(?:out|err)>:|Primary job\s+terminated")),
-    ("srun", ("srun", "slurmstepd"), regex.compile(r"^srun: |\bslurmstepd\b|(?:^|[$#>+]\s*)srun\s")),
-    ("deepspeed", ("deepspeed",), regex.compile(r"deepspeed[/.]launcher|(?:^|[$#>+]\s*)deepspeed\s")),
-    ("accelerate", ("accelerate",), regex.compile(r"accelerate[/.]commands[/.]launch|\baccelerate launch\b")),
-    ("torchrun", ("torchrun", "torch/distributed", "torch.distributed", "ChildFailedError"),
-     regex.compile(r"\btorchrun\b|torch[/.]distributed[/.](?:run|launch|elastic)\b|ChildFailedError")),
+    (
+        "mpirun",
+        ("mpirun", "mpiexec", "prterun", "OMPI_COMM_WORLD", "]<std", "Primary job"),
+        regex.compile(
+            r"\b(?:mpirun|mpiexec|prterun)\b|OMPI_COMM_WORLD|^\[\d+,\d+\]<std(?:out|err)>:|Primary job\s+terminated"
+        ),
+    ),
+    (
+        "srun",
+        ("srun", "slurmstepd"),
+        regex.compile(r"^srun: |\bslurmstepd\b|(?:^|[$#>+]\s*)srun\s"),
+    ),
+    (
+        "deepspeed",
+        ("deepspeed",),
+        regex.compile(r"deepspeed[/.]launcher|(?:^|[$#>+]\s*)deepspeed\s"),
+    ),
+    (
+        "accelerate",
+        ("accelerate",),
+        regex.compile(r"accelerate[/.]commands[/.]launch|\baccelerate launch\b"),
+    ),
+    (
+        "torchrun",
+        ("torchrun", "torch/distributed", "torch.distributed", "ChildFailedError"),
+        regex.compile(
+            r"\btorchrun\b|torch[/.]distributed[/.](?:run|launch|elastic)\b|ChildFailedError"
+        ),
+    ),
 )
-_COMMAND_WORDS = ("torchrun", "python", "deepspeed", "accelerate", "mpirun", "mpiexec", "srun", "horovodrun")
+_COMMAND_WORDS = (
+    "torchrun",
+    "python",
+    "deepspeed",
+    "accelerate",
+    "mpirun",
+    "mpiexec",
+    "srun",
+    "horovodrun",
+)
 # A launch command as a shell or job script prints it (a prompt, `set -x`'s "+ "), up to the
 # end of the line: it must name a .py script or a -m module.
 _COMMAND = regex.compile(
@@ -159,7 +199,11 @@ class LaunchFacts:
     def read(self, text: str, number: int) -> None:
         """Learn from one cleaned line (``number`` 1-based)."""
         for name, literals, sign in _LAUNCHER_SIGNS:
-            if name not in self.launchers and any(lit in text for lit in literals) and sign.search(text):
+            if (
+                name not in self.launchers
+                and any(lit in text for lit in literals)
+                and sign.search(text)
+            ):
                 self.launchers.add(name)
         if self.command is None and 'File "' not in text and any(w in text for w in _COMMAND_WORDS):
             m = _COMMAND.search(text) if "Error" not in text else None
@@ -183,7 +227,9 @@ class LaunchFacts:
                 launcher = m.groupdict().get("launcher") or ""
                 if launcher.startswith(("deepspeed", "accelerate")):
                     self.launcher = launcher.split()[0]
-        if ("master" in text or "rdzv" in text or "MASTER" in text) and len(self.hosts) < MAX_NAMED_HOSTS:
+        if ("master" in text or "rdzv" in text or "MASTER" in text) and len(
+            self.hosts
+        ) < MAX_NAMED_HOSTS:
             self.hosts.update(m.group("h") for m in _MASTER_HOST.finditer(text))
         if "node" in text or "rdzv" in text or "master" in text or "group_rank" in text:
             for m in _NODE_RANK.finditer(text):
@@ -374,10 +420,14 @@ class Scanner:
             counted = 0  # offset up to which newlines are counted into `number`
             # Which ranks exist: the whole first block and the head of every later one
             # (a sweep over every line would cost as much as the gate itself).
-            st.ranks_seen.update(ranks_in(text if block.first_line == 1 else text[:RANK_SWEEP_CHARS]))
+            st.ranks_seen.update(
+                ranks_in(text if block.first_line == 1 else text[:RANK_SWEEP_CHARS])
+            )
             # Stacked [defaultN]:[rankM]: prefixes are not gated: learnt here, from the same
             # sweep (a gated stacked line teaches its own pair too).
-            st.ranks_seen.update(tagger.learn_stacked(text if block.first_line == 1 else text[:RANK_SWEEP_CHARS]))
+            st.ranks_seen.update(
+                tagger.learn_stacked(text if block.first_line == 1 else text[:RANK_SWEEP_CHARS])
+            )
             if block.first_line == 1:  # framework names: the first block, then gated lines
                 for stack, words in _STACK_WORDS:
                     if stack not in st.stacks and any(w in text for w in words):
@@ -392,14 +442,18 @@ class Scanner:
                     end = size
                 self._block_text, self._line_start = text, cur
                 if following:  # a line no gate chose: look for a progress/metric word on it
-                    self._curve_line = _CURVE_WORDS.find_matches_as_indexes(text[cur:end].lower()) != []
+                    self._curve_line = (
+                        _CURVE_WORDS.find_matches_as_indexes(text[cur:end].lower()) != []
+                    )
                     light = False
                 else:
                     self._curve_line, light = starts.curve, starts.light
                 if light:  # only a progress/metric line: no matching
                     light_lines += 1
-                    if light_lines > LIGHT_FULL and light_lines % _light_stride(light_lines) and not _non_finite(
-                        text, cur, end
+                    if (
+                        light_lines > LIGHT_FULL
+                        and light_lines % _light_stride(light_lines)
+                        and not _non_finite(text, cur, end)
                     ):
                         skipped = (number, text[cur:end])  # read at the end if it stays the last
                     else:
@@ -409,7 +463,9 @@ class Scanner:
                     for raw in logical_lines(number, text[cur:end]):
                         self._line(raw, path, tagger, readers)
                 following = (
-                    tagger.following() or self._pending is not None or any(r.open for r in readers.values())
+                    tagger.following()
+                    or self._pending is not None
+                    or any(r.open for r in readers.values())
                 )
                 nxt = end + 1
                 if following:
@@ -432,11 +488,21 @@ class Scanner:
             if exc is not None and not exc.ignored:
                 self._order += 1
                 st.exceptions.append(
-                    SeenException(exc, path, rank, None, tagger.last_time(rank), exc.line_text or exc.type, self._order)
+                    SeenException(
+                        exc,
+                        path,
+                        rank,
+                        None,
+                        tagger.last_time(rank),
+                        exc.line_text or exc.type,
+                        self._order,
+                    )
                 )
         self._line_sigs.clear()
         if path_rank is not None and st.lines_total:
-            st.ranks_seen.add(tagger.local_to_global.get((None, path_rank), path_rank) if is_local else path_rank)
+            st.ranks_seen.add(
+                tagger.local_to_global.get((None, path_rank), path_rank) if is_local else path_rank
+            )
         st.elastic.extend(tagger.elastic)
         for rank, host in tagger.hosts.items():
             st.hosts.setdefault(rank, host)
@@ -448,7 +514,13 @@ class Scanner:
                 finding.rank = tagger.pid_rank[(host, pid)]
         st.pending_pid.clear()
 
-    def _line(self, raw: RawLine, path: str, tagger: RankTagger, readers: dict[int | None, TracebackReader]) -> None:
+    def _line(
+        self,
+        raw: RawLine,
+        path: str,
+        tagger: RankTagger,
+        readers: dict[int | None, TracebackReader],
+    ) -> None:
         st = self.state
         tagged = tagger.tag(raw.text, raw.number)
         text = tagged.text
@@ -457,7 +529,9 @@ class Scanner:
         if rank is not None:
             st.ranks_seen.add(rank)
         if self._curve_line:
-            self._curves(raw, text, rank if rank is not None else tagged.local_rank, tagged.time, path)
+            self._curves(
+                raw, text, rank if rank is not None else tagged.local_rank, tagged.time, path
+            )
         elif tagged.time is not None and (st.end_time is None or tagged.time > st.end_time):
             st.end_time = tagged.time
         st.launch.read(text, raw.number)
@@ -492,12 +566,23 @@ class Scanner:
                 need_time = False
             self._order += 1
             seen_raw = exc.line_text if exc.header == "debugger" else raw.raw
-            st.exceptions.append(SeenException(exc, path, rank, tagged.host, tagged.time, seen_raw, self._order))
+            st.exceptions.append(
+                SeenException(exc, path, rank, tagged.host, tagged.time, seen_raw, self._order)
+            )
             if exc.log_line == raw.number and pending is None:
                 if self._pending is not None:
                     self._close_pending()
                 self._pending = PendingMessage(
-                    exc.type, [text], [raw.number], raw, path, rank, tagged.host, tagged.pid, tagged.time, exc.frames
+                    exc.type,
+                    [text],
+                    [raw.number],
+                    raw,
+                    path,
+                    rank,
+                    tagged.host,
+                    tagged.pid,
+                    tagged.time,
+                    exc.frames,
                 )
         if reader.code_line:
             return  # source code quoted in a traceback is not a message
@@ -510,10 +595,13 @@ class Scanner:
         if hits and need_time:
             tagged.time = self._time_before(rank, tagger)
         for hit in hits:
-            finding = self._record(hit, raw, tagged.rank, tagged.host, tagged.pid, tagged.time, path, text)
+            finding = self._record(
+                hit, raw, tagged.rank, tagged.host, tagged.pid, tagged.time, path, text
+            )
             if exc is not None and not finding.frames and exc.frames:
                 finding.frames = [
-                    {"file": f.file, "line": f.line, "func": f.func, "user": f.user} for f in exc.frames[-12:]
+                    {"file": f.file, "line": f.line, "func": f.func, "user": f.user}
+                    for f in exc.frames[-12:]
                 ]
                 call = collective_call(exc.frames)
                 if call:
@@ -540,7 +628,9 @@ class Scanner:
             rank = tagged.rank if tagged.rank is not None else tagged.local_rank
             self._curves(raw, tagged.text, rank, tagged.time, path)
 
-    def _curves(self, raw: RawLine, text: str, rank: int | None, time: float | None, path: str) -> None:
+    def _curves(
+        self, raw: RawLine, text: str, rank: int | None, time: float | None, path: str
+    ) -> None:
         """Feed one line body (rank prefix removed) to the progress model and the metrics reader.
         ``rank`` is the global rank, else the local one (``[defaultN]:`` of ``torchrun --tee``:
         the same on one node, the common case of a log that names no global rank).
@@ -556,10 +646,14 @@ class Scanner:
             for frame in raw.raw.split("\r")[1:-1]:
                 p = st.progress.observe(frame, rank=rank, time=time, path=path, line=raw.number)
                 if p is not None:
-                    st.metrics.observe("", rank=rank, time=time, path=path, line=raw.number, progress=p)
+                    st.metrics.observe(
+                        "", rank=rank, time=time, path=path, line=raw.number, progress=p
+                    )
                     break
         p = st.progress.observe(text, rank=rank, time=time, path=path, line=raw.number)
-        st.metrics.observe(text, rank=rank, time=time, path=path, line=raw.number, progress=p, order=self._order)
+        st.metrics.observe(
+            text, rank=rank, time=time, path=path, line=raw.number, progress=p, order=self._order
+        )
 
     def _header_message(
         self,
@@ -577,8 +671,17 @@ class Scanner:
             return
         first = RawLine(number, raw, raw)
         message = PendingMessage(
-            exc_type, [f"{exc_type}:", *(t for _, t in lines)], [number, *(n for n, _ in lines)],
-            first, path, rank, host, None, time, [], supersede=False,
+            exc_type,
+            [f"{exc_type}:", *(t for _, t in lines)],
+            [number, *(n for n, _ in lines)],
+            first,
+            path,
+            rank,
+            host,
+            None,
+            time,
+            [],
+            supersede=False,
         )
         for n in message.numbers:
             message.sigs |= self._line_sigs.get(n, set())
@@ -603,7 +706,10 @@ class Scanner:
         spaced = " ".join([parts[0].rstrip(), *(p.strip() for p in parts[1:])])[:MAX_JOINED_CHARS]
         glued = "".join([parts[0].rstrip(" "), *(p.strip() for p in parts[1:])])[:MAX_JOINED_CHARS]
         best: tuple[Hit, str, int] | None = None
-        for joined, first_len in ((spaced, len(parts[0].rstrip())), (glued, len(parts[0].rstrip(" ")))):
+        for joined, first_len in (
+            (spaced, len(parts[0].rstrip())),
+            (glued, len(parts[0].rstrip(" "))),
+        ):
             for hit in self.matcher.match(joined):
                 # the most specific signature; between two matches of it, the one that read more
                 if best is None or _weight(hit) > _weight(best[0]):
@@ -631,15 +737,30 @@ class Scanner:
             if start < first_len:  # the match needs the first line: the wrap split it
                 self._repoint(hit, message, first, columns)
             return
-        finding = self._record(hit, first, message.rank, message.host, message.pid, message.time, message.path, joined, columns)
+        finding = self._record(
+            hit,
+            first,
+            message.rank,
+            message.host,
+            message.pid,
+            message.time,
+            message.path,
+            joined,
+            columns,
+        )
         if not finding.frames and message.frames:
-            finding.frames = [{"file": f.file, "line": f.line, "func": f.func, "user": f.user} for f in message.frames[-12:]]
+            finding.frames = [
+                {"file": f.file, "line": f.line, "func": f.func, "user": f.user}
+                for f in message.frames[-12:]
+            ]
             call = collective_call(message.frames)
             if call:
                 finding.captures.setdefault("collective", call)
         message.sigs.add(hit.signature.id)
 
-    def _repoint(self, hit: Hit, message: PendingMessage, first: RawLine, columns: tuple[int, int] | None) -> None:
+    def _repoint(
+        self, hit: Hit, message: PendingMessage, first: RawLine, columns: tuple[int, int] | None
+    ) -> None:
         """A signature matched a wrapped tail line on its own and the joined message too:
         its evidence from the tail lines becomes one line of evidence on the exception's
         first line (the count is unchanged), and the joined match's captures win."""
@@ -660,12 +781,18 @@ class Scanner:
             column_start=columns[0] if columns else None,
             column_end=columns[1] if columns else None,
         )
-        at = next((i for i, e in enumerate(keep) if e.path == message.path and e.line > first.number), len(keep))
+        at = next(
+            (i for i, e in enumerate(keep) if e.path == message.path and e.line > first.number),
+            len(keep),
+        )
         keep.insert(at, evidence)
         finding.evidence = keep[:MAX_EVIDENCE]
         finding.captures.update(hit.captures)
         if message.frames and not finding.frames:
-            finding.frames = [{"file": f.file, "line": f.line, "func": f.func, "user": f.user} for f in message.frames[-12:]]
+            finding.frames = [
+                {"file": f.file, "line": f.line, "func": f.func, "user": f.user}
+                for f in message.frames[-12:]
+            ]
 
     def _time_before(self, rank: int | None, tagger: RankTagger) -> float | None:
         """The latest timestamp of ``rank`` before the current line, looking back through
@@ -694,7 +821,11 @@ class Scanner:
                     break
                 start = text.rfind("\n", 0, end) + 1
                 line = text[start:end]
-                body = line[len(prefix) :] if line.startswith(prefix) else (line if whole_file else None)
+                body = (
+                    line[len(prefix) :]
+                    if line.startswith(prefix)
+                    else (line if whole_file else None)
+                )
                 if body is not None and ":" in body:
                     t = parse_time(body)
                     if t is not None:
@@ -781,4 +912,3 @@ class Scanner:
             for k, v in hit.captures.items():
                 finding.captures.setdefault(k, v)
         return finding
-

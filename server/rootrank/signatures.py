@@ -101,6 +101,7 @@ _ID = regex.compile(r"^[a-z0-9][a-z0-9-]*$")
 #: (:mod:`rootrank.metrics`) or the causal analysis from progress (:mod:`rootrank.analysis.stall`).
 DETECTORS = ("metrics", "progress")
 
+
 class SignatureError(ValueError):
     """A signature file is wrong. ``str(e)`` is ``"<file>: <field>: <what is wrong>"``."""
 
@@ -121,7 +122,9 @@ class Pattern:
 
     __slots__ = ("literal", "source", "ignorecase", "_compiled")
 
-    def __init__(self, literal: str, source: str, ignorecase: bool = False, compiled: Any = None) -> None:
+    def __init__(
+        self, literal: str, source: str, ignorecase: bool = False, compiled: Any = None
+    ) -> None:
         self.literal = literal
         self.source = source
         self.ignorecase = ignorecase
@@ -264,7 +267,9 @@ def _check_quickfix(raw: Any, path: Path) -> None:
                 try:
                     regex.compile(item[key])
                 except (regex.error, TypeError) as exc:
-                    raise SignatureError(path, f"{where}.{key}", f"does not compile: {exc}") from None
+                    raise SignatureError(
+                        path, f"{where}.{key}", f"does not compile: {exc}"
+                    ) from None
         files = item.get("files", [])
         if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
             raise SignatureError(path, f"{where}.files", "must be a list of globs")
@@ -280,7 +285,9 @@ def _check_variants(fix: dict[str, Any], path: Path) -> None:
 
     variants = fix["variants"]
     if not isinstance(variants, list) or len(variants) < 2:
-        raise SignatureError(path, "fix.variants", "must be a list of at least two variants (the default last)")
+        raise SignatureError(
+            path, "fix.variants", "must be a list of at least two variants (the default last)"
+        )
     seen: set[str] = set()
     for i, v in enumerate(variants):
         where = f"fix.variants[{i}]"
@@ -299,11 +306,17 @@ def _check_variants(fix: dict[str, Any], path: Path) -> None:
         if "verify" in v and (not isinstance(v["verify"], str) or not v["verify"].strip()):
             raise SignatureError(path, f"{where}.verify", "must be non-empty text")
         code = v.get("code", {})
-        if not isinstance(code, dict) or any(k not in STACKS or not isinstance(c, str) for k, c in code.items()):
-            raise SignatureError(path, f"{where}.code", f"must map a stack ({', '.join(STACKS)}) to code")
+        if not isinstance(code, dict) or any(
+            k not in STACKS or not isinstance(c, str) for k, c in code.items()
+        ):
+            raise SignatureError(
+                path, f"{where}.code", f"must map a stack ({', '.join(STACKS)}) to code"
+            )
         last = i == len(variants) - 1
         if last and "when" in v:
-            raise SignatureError(path, f"{where}.when", "the last variant is the default: it has no when")
+            raise SignatureError(
+                path, f"{where}.when", "the last variant is the default: it has no when"
+            )
         if not last:
             problem = check_when(v.get("when"))
             if problem:
@@ -399,7 +412,9 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
     with check.field():
         failure_class = _need(data, "failure_class", str, p)
         if failure_class not in TAXONOMY:
-            raise SignatureError(p, "failure_class", f"{failure_class!r} is not in signatures/taxonomy.json")
+            raise SignatureError(
+                p, "failure_class", f"{failure_class!r} is not in signatures/taxonomy.json"
+            )
     with check.field():
         severity = _need(data, "severity", str, p)
         if severity not in ("error", "warning"):
@@ -468,7 +483,9 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
     with check.field():
         symptoms = entry.get("symptoms", [])
         if not isinstance(symptoms, list) or not all(
-            isinstance(s, dict) and isinstance(s.get("text"), str) and isinstance(s.get("meaning"), str)
+            isinstance(s, dict)
+            and isinstance(s.get("text"), str)
+            and isinstance(s.get("meaning"), str)
             for s in symptoms
         ):
             raise SignatureError(p, "entry.symptoms", "must be a list of {text, meaning}")
@@ -484,10 +501,12 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
         code = fix.get("code", {})
         if not isinstance(code, dict):
             raise SignatureError(p, "fix.code", "must be a mapping of stack to code")
-    for stack, snippet in (code.items() if isinstance(code, dict) else ()):
+    for stack, snippet in code.items() if isinstance(code, dict) else ():
         with check.field():
             if stack not in STACKS:
-                raise SignatureError(p, f"fix.code.{stack}", f"stack must be one of {', '.join(STACKS)}")
+                raise SignatureError(
+                    p, f"fix.code.{stack}", f"stack must be one of {', '.join(STACKS)}"
+                )
             if not isinstance(snippet, str) or not snippet.strip():
                 raise SignatureError(p, f"fix.code.{stack}", "must be non-empty text")
     with check.field():
@@ -583,7 +602,10 @@ def _fixture_cases(data: dict[str, Any], path: Path) -> tuple[dict[str, Any], ..
         seen.add(name)
         if "initiating_rank" not in case or not (
             case["initiating_rank"] is None
-            or (isinstance(case["initiating_rank"], int) and not isinstance(case["initiating_rank"], bool))
+            or (
+                isinstance(case["initiating_rank"], int)
+                and not isinstance(case["initiating_rank"], bool)
+            )
         ):
             raise SignatureError(path, f"{where}.initiating_rank", "must be an integer or null")
         line = case.get("line")
@@ -620,7 +642,9 @@ class Library:
         return self.signatures.get(sig_id)
 
 
-def load_library(extra_dirs: list[str | os.PathLike[str]] | None = None, *, strict: bool = False) -> Library:
+def load_library(
+    extra_dirs: list[str | os.PathLike[str]] | None = None, *, strict: bool = False
+) -> Library:
     """Load the built-in signatures and any extra folders (a team's own signatures).
 
     A bad file in an extra folder is skipped and recorded in ``Library.problems``; the

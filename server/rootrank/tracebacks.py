@@ -61,7 +61,9 @@ _IPY_FRAME = regex.compile(
 _IPY_CODE = regex.compile(r"^(?:-{1,8}>\s|\[\.\.\. skipping)")
 # libstdc++'s verbose terminate handler: the C++ exception that ended the process and, on the
 # next line, its what() text (c10::Error, std::runtime_error, gloo::EnforceNotMet...).
-_TERMINATE = regex.compile(r"^\s*terminate called after throwing an instance of '(?P<type>[^']{1,200})'\s*$")
+_TERMINATE = regex.compile(
+    r"^\s*terminate called after throwing an instance of '(?P<type>[^']{1,200})'\s*$"
+)
 _WHAT = regex.compile(r"^\s*what\(\):\s+(?P<msg>.*)$")
 #: Message lines after a debugger header that are read before giving up on frames.
 MAX_HEADER_MESSAGE_LINES = 8
@@ -69,7 +71,15 @@ MAX_HEADER_MESSAGE_LINES = 8
 _CHAIN_CAUSE = "The above exception was the direct cause of the following exception:"
 _CHAIN_CONTEXT = "During handling of the above exception, another exception occurred:"
 
-_LIBRARY_MARKERS = ("site-packages", "dist-packages", "/lib/python", "\\lib\\python", "<frozen", "/torch/", "\\torch\\")
+_LIBRARY_MARKERS = (
+    "site-packages",
+    "dist-packages",
+    "/lib/python",
+    "\\lib\\python",
+    "<frozen",
+    "/torch/",
+    "\\torch\\",
+)
 
 
 # pip's console-script wrappers of launchers (``/venv/bin/torchrun``, line 8, in <module>).
@@ -81,7 +91,9 @@ _LAUNCHER_SCRIPT = regex.compile(
 def is_user_frame(path: str) -> bool:
     """``True`` when a frame's file is the user's code, not a library's, Python's or a
     launcher's console script."""
-    return not any(marker in path for marker in _LIBRARY_MARKERS) and not _LAUNCHER_SCRIPT.search(path)
+    return not any(marker in path for marker in _LIBRARY_MARKERS) and not _LAUNCHER_SCRIPT.search(
+        path
+    )
 
 
 def collective_call(frames: list[Frame]) -> str | None:
@@ -91,7 +103,11 @@ def collective_call(frames: list[Frame]) -> str | None:
     ``None`` when the traceback shows neither."""
     for frame in reversed(frames):
         path = frame.file.replace("\\", "/")
-        if path.endswith("distributed/distributed_c10d.py") and frame.func and not frame.func.startswith("_"):
+        if (
+            path.endswith("distributed/distributed_c10d.py")
+            and frame.func
+            and not frame.func.startswith("_")
+        ):
             return frame.func
     for frame in reversed(frames):
         path = frame.file.replace("\\", "/")
@@ -228,7 +244,12 @@ class TracebackReader:
         if terminate is not None and "what():" in text:
             wm = _WHAT.match(text)
             if wm:
-                return PyException(type=terminate, message=wm.group("msg").strip(), log_line=number, header="terminate")
+                return PyException(
+                    type=terminate,
+                    message=wm.group("msg").strip(),
+                    log_line=number,
+                    header="terminate",
+                )
         if "terminate called after throwing" in text:
             tm = _TERMINATE.match(text)
             if tm:
@@ -298,7 +319,12 @@ class TracebackReader:
                 self._header_msg.append((number, stripped))
                 return True, None
             self._header_reading = False
-            self._header_ready = (self._header_type, self._header_line, self._header_raw, list(self._header_msg))
+            self._header_ready = (
+                self._header_type,
+                self._header_line,
+                self._header_raw,
+                list(self._header_msg),
+            )
         partial, self._partial_frame = self._partial_frame, None
         if partial is not None and text.strip() and not text[:1].isspace():
             tail = text.rstrip()
@@ -307,13 +333,24 @@ class TracebackReader:
                 if self._frames and partial.rstrip().endswith(f"line {self._frames[-1].line}"):
                     self._frames.pop()  # "line 11" + "9, in f" was read as line 11
                 file = fm.group("file")
-                self._frames.append(Frame(file, int(fm.group("line")), fm.group("func").strip(), is_user_frame(file)))
+                self._frames.append(
+                    Frame(
+                        file, int(fm.group("line")), fm.group("func").strip(), is_user_frame(file)
+                    )
+                )
                 return True, None
         if 'File "' in text:
             fm = _FRAME.match(text)
             if fm:
                 file = fm.group("file")
-                self._frames.append(Frame(file, int(fm.group("line")), (fm.group("func") or "").strip(), is_user_frame(file)))
+                self._frames.append(
+                    Frame(
+                        file,
+                        int(fm.group("line")),
+                        (fm.group("func") or "").strip(),
+                        is_user_frame(file),
+                    )
+                )
                 if not fm.group("func"):  # Python always prints ", in <func>": maybe cut
                     self._partial_frame = text
                 return True, None
@@ -372,7 +409,12 @@ class TracebackReader:
         """The exception of a debugger header whose paste had no exception line of its type."""
         if self._header_reading:
             self._header_reading = False
-            self._header_ready = (self._header_type, self._header_line, self._header_raw, list(self._header_msg))
+            self._header_ready = (
+                self._header_type,
+                self._header_line,
+                self._header_raw,
+                list(self._header_msg),
+            )
         if not self._header or self._header_done:
             return None
         self._header = False
@@ -403,12 +445,19 @@ class TracebackReader:
 def _ipython_frame(fm: regex.Match[str]) -> Frame:
     """A :class:`Frame` from an IPython frame line (a notebook cell is the user's code)."""
     if fm.group("cell") is not None:
-        return Frame(f"Cell {fm.group('cell')}", int(fm.group("cline")), (fm.group("cfunc") or "").strip(), True)
+        return Frame(
+            f"Cell {fm.group('cell')}",
+            int(fm.group("cline")),
+            (fm.group("cfunc") or "").strip(),
+            True,
+        )
     if fm.group("input") is not None:
         return Frame(f"Input {fm.group('input')}", 0, fm.group("ifunc").strip(), True)
     if fm.group("file") is not None:
         file = fm.group("file")
-        return Frame(file, int(fm.group("line")), (fm.group("func") or "").strip(), is_user_frame(file))
+        return Frame(
+            file, int(fm.group("line")), (fm.group("func") or "").strip(), is_user_frame(file)
+        )
     old = fm.group("old")
     return Frame(old, 0, fm.group("ofunc"), old.startswith("<ipython-input") or is_user_frame(old))
 
@@ -419,19 +468,31 @@ def _ipython_frame(fm: regex.Match[str]) -> Frame:
 #: is ``torch.OutOfMemoryError`` from 2.5 and ``torch.cuda.OutOfMemoryError`` before.
 TORCH_EXCEPTION_MODULES: dict[str, tuple[str, ...]] = {
     "OutOfMemoryError": ("torch", "torch.cuda"),
-    **{name: ("torch.distributed",) for name in ("DistError", "DistBackendError", "DistNetworkError", "DistStoreError")},
+    **{
+        name: ("torch.distributed",)
+        for name in ("DistError", "DistBackendError", "DistNetworkError", "DistStoreError")
+    },
     **{
         name: ("torch._dynamo.exc",)
         for name in (
-            "BackendCompilerFailed", "Unsupported", "UserError", "TorchRuntimeError", "InternalTorchDynamoError",
-            "UncapturedHigherOrderOpError", "FailOnRecompileLimitHit",
+            "BackendCompilerFailed",
+            "Unsupported",
+            "UserError",
+            "TorchRuntimeError",
+            "InternalTorchDynamoError",
+            "UncapturedHigherOrderOpError",
+            "FailOnRecompileLimitHit",
         )
     },
     **{
         name: ("torch._inductor.exc",)
         for name in (
-            "InductorError", "LoweringException", "CppCompileError", "CUDACompileError",
-            "MissingOperatorWithoutDecomp", "MissingOperatorWithDecomp",
+            "InductorError",
+            "LoweringException",
+            "CppCompileError",
+            "CUDACompileError",
+            "MissingOperatorWithoutDecomp",
+            "MissingOperatorWithDecomp",
         )
     },
     "ChildFailedError": ("torch.distributed.elastic.multiprocessing.errors",),
@@ -439,7 +500,13 @@ TORCH_EXCEPTION_MODULES: dict[str, tuple[str, ...]] = {
     "ProcessExitedException": ("torch.multiprocessing.spawn",),
     **{
         name: ("torch.distributed.elastic.rendezvous.api",)
-        for name in ("RendezvousError", "RendezvousClosedError", "RendezvousTimeoutError", "RendezvousConnectionError", "RendezvousStateError")
+        for name in (
+            "RendezvousError",
+            "RendezvousClosedError",
+            "RendezvousTimeoutError",
+            "RendezvousConnectionError",
+            "RendezvousStateError",
+        )
     },
 }
 
@@ -449,7 +516,10 @@ def qualified_names(exc_type: str) -> list[str]:
     it is a bare PyTorch exception name (see :data:`TORCH_EXCEPTION_MODULES`)."""
     if "." in exc_type:
         return [exc_type]
-    return [exc_type, *(f"{module}.{exc_type}" for module in TORCH_EXCEPTION_MODULES.get(exc_type, ()))]
+    return [
+        exc_type,
+        *(f"{module}.{exc_type}" for module in TORCH_EXCEPTION_MODULES.get(exc_type, ())),
+    ]
 
 
 _CONTINUATION_STOP = regex.compile(

@@ -25,7 +25,9 @@ pytestmark = pytest.mark.scenarios
 
 def _load_capture():
     sys.path.insert(0, str(ROOT / "scenarios"))
-    spec = importlib.util.spec_from_file_location("curves_capture", ROOT / "scenarios" / "curves_capture.py")
+    spec = importlib.util.spec_from_file_location(
+        "curves_capture", ROOT / "scenarios" / "curves_capture.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -39,8 +41,13 @@ capture = _load_capture()
 def diagnose(mode: str, tmp_path: Path) -> dict:
     path, code = capture.capture(mode, tmp_path, python=sys.executable)
     assert code is not None, f"{mode} timed out"
-    proc = subprocess.run([sys.executable, "-m", "rootrank", "diagnose", "--format", "json", str(path)],
-                          capture_output=True, check=False, cwd=ROOT, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rootrank", "diagnose", "--format", "json", str(path)],
+        capture_output=True,
+        check=False,
+        cwd=ROOT,
+        text=True,
+    )
     return json.loads(proc.stdout)
 
 
@@ -74,7 +81,11 @@ def test_scale_collapse(tmp_path):
 def test_bad_batch_on_one_rank_at_a_known_step(tmp_path):
     d = diagnose("bad-batch", tmp_path)  # rank 1, step 30 (curves_capture.MODES)
     assert ("loss-spike", 1, 30) in onsets(d)
-    assert (d["root_cause"]["signature"], d["root_cause"]["rank"], d["initiating_rank"]) == ("loss-spike", 1, 1)
+    assert (d["root_cause"]["signature"], d["root_cause"]["rank"], d["initiating_rank"]) == (
+        "loss-spike",
+        1,
+        1,
+    )
 
 
 def test_straggler_rank(tmp_path):

@@ -32,7 +32,10 @@ if importlib.util.find_spec("torch") is None:
     pytest.skip("torch is not installed (pip install torch==2.13.0)", allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.scenarios, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")]
+pytestmark = [
+    pytest.mark.scenarios,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc"),
+]
 
 sys.path.insert(0, str(ROOT / "scenarios"))
 import run as scenario_run  # noqa: E402  (scenarios/run.py: the torchrun command line)
@@ -41,18 +44,38 @@ STALL = 8.0
 GLOO_TIMEOUT = 60.0
 
 
-def torchrun(name: str, *, nproc: int, fault: int | None, log_dir: Path | None = None, tee: str | None = None,
-             redirects: str | None = None, args: tuple[str, ...] = ()) -> list[str]:
+def torchrun(
+    name: str,
+    *,
+    nproc: int,
+    fault: int | None,
+    log_dir: Path | None = None,
+    tee: str | None = None,
+    redirects: str | None = None,
+    args: tuple[str, ...] = (),
+) -> list[str]:
     script_args = (("--fault-rank", str(fault)) if fault is not None else ()) + args
     return scenario_run.torchrun_command(
-        Path("scenarios") / f"{name}.py", nproc=nproc, master_port=scenario_run.free_port(), python=sys.executable,
-        log_dir=log_dir, tee=tee, redirects=redirects, script_args=script_args,
+        Path("scenarios") / f"{name}.py",
+        nproc=nproc,
+        master_port=scenario_run.free_port(),
+        python=sys.executable,
+        log_dir=log_dir,
+        tee=tee,
+        redirects=redirects,
+        script_args=script_args,
     )
 
 
 def job_env(marker: str, **extra: str) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT / "server"), "PYTHONUNBUFFERED": "1",
-            "SCENARIO_GLOO_TIMEOUT": str(int(GLOO_TIMEOUT)), "ROOTRANK_TEST_JOB": marker, **extra}
+    return {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "server"),
+        "PYTHONUNBUFFERED": "1",
+        "SCENARIO_GLOO_TIMEOUT": str(int(GLOO_TIMEOUT)),
+        "ROOTRANK_TEST_JOB": marker,
+        **extra,
+    }
 
 
 def job_processes(marker: str) -> list[int]:
@@ -117,15 +140,24 @@ def stop_and_check_no_orphan(proc: subprocess.Popen, marker: str) -> int:
 def test_run_crash_on_rank_2_prints_the_diagnosis_and_keeps_the_exit_code(tmp_path, fmt):
     marker = uuid.uuid4().hex
     cmd = torchrun("bad_data_raise", nproc=3, fault=2)
-    proc = subprocess.run([sys.executable, "-m", "rootrank", "run", "--format", fmt, "--color", "never", "--", *cmd],
-                          cwd=ROOT, env=job_env(marker), capture_output=True, timeout=240)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rootrank", "run", "--format", fmt, "--color", "never", "--", *cmd],
+        cwd=ROOT,
+        env=job_env(marker),
+        capture_output=True,
+        timeout=240,
+    )
     err = proc.stderr.decode(errors="replace")
     assert proc.returncode == 1, err[-3000:]  # torchrun's own exit code for a failed worker
     if fmt == "text":
-        report = err[err.index("Root cause:"):]
-        assert "user code raised an exception" in report.lower() or "user-code-exception" in report, report
+        report = err[err.index("Root cause:") :]
+        assert (
+            "user code raised an exception" in report.lower() or "user-code-exception" in report
+        ), report
         assert "Initiating rank: 2" in report
-        assert "ValueError: shard-00002.csv" in err[: err.index("Root cause:")]  # the job's output first
+        assert (
+            "ValueError: shard-00002.csv" in err[: err.index("Root cause:")]
+        )  # the job's output first
     else:
         evs = [json.loads(x) for x in err.splitlines() if x.startswith("{")]
         finals = [e for e in evs if e["event"] == "failure" and e["final"]]
@@ -137,15 +169,38 @@ def test_run_crash_on_rank_2_prints_the_diagnosis_and_keeps_the_exit_code(tmp_pa
     assert job_processes(marker) == []
 
 
-def test_run_hang_reports_the_sleeping_rank_before_the_timeout_then_ctrl_c_stops_everything(tmp_path):
+def test_run_hang_reports_the_sleeping_rank_before_the_timeout_then_ctrl_c_stops_everything(
+    tmp_path,
+):
     marker = uuid.uuid4().hex
-    cmd = torchrun("live_hang_sleep", nproc=3, fault=1, tee="3", args=("--steps", "12", "--hang-seconds", "300"))
+    cmd = torchrun(
+        "live_hang_sleep",
+        nproc=3,
+        fault=1,
+        tee="3",
+        args=("--steps", "12", "--hang-seconds", "300"),
+    )
     out = (tmp_path / "stdout.log").open("wb")
     started = time.time()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rootrank", "run", "--format", "json", "--stall", str(STALL), "--on-stall", "dump",
-         "--", *cmd],
-        cwd=ROOT, env=job_env(marker), stdout=out, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "rootrank",
+            "run",
+            "--format",
+            "json",
+            "--stall",
+            str(STALL),
+            "--on-stall",
+            "dump",
+            "--",
+            *cmd,
+        ],
+        cwd=ROOT,
+        env=job_env(marker),
+        stdout=out,
+        stderr=subprocess.PIPE,
     )
     try:
         events = Events(proc.stderr)
@@ -162,7 +217,10 @@ def test_run_hang_reports_the_sleeping_rank_before_the_timeout_then_ctrl_c_stops
         stacks = stall["stacks"]
         by_rank = {s["rank"]: s for s in stacks["stacks"] if s["rank"] is not None}
         if by_rank:  # py-spy could attach: ranks 0 and 2 in all_reduce, rank 1 in its data read
-            assert by_rank[0]["collective"] == "all_reduce" and by_rank[2]["collective"] == "all_reduce"
+            assert (
+                by_rank[0]["collective"] == "all_reduce"
+                and by_rank[2]["collective"] == "all_reduce"
+            )
             assert by_rank[1]["collective"] is None and "load_batch" in by_rank[1]["where"]
         else:
             assert stacks["notes"]
@@ -180,8 +238,13 @@ def test_run_healthy_job_is_invisible(tmp_path):
     direct = subprocess.run(cmd, cwd=ROOT, env=job_env(marker), capture_output=True, timeout=240)
     assert direct.returncode == 0, direct.stderr[-2000:]
     cmd = torchrun("healthy_ddp", nproc=2, fault=None)  # another free port
-    proc = subprocess.run([sys.executable, "-m", "rootrank", "run", "--", *cmd], cwd=ROOT, env=job_env(marker),
-                          capture_output=True, timeout=240)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rootrank", "run", "--", *cmd],
+        cwd=ROOT,
+        env=job_env(marker),
+        capture_output=True,
+        timeout=240,
+    )
     assert proc.returncode == 0
     assert proc.stdout == direct.stdout  # byte for byte
     assert b"training finished" in proc.stdout
@@ -191,8 +254,21 @@ def test_run_healthy_job_is_invisible(tmp_path):
 
 def _watch(log_dir: Path, marker: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "rootrank", "watch", "--format", "json", "--stall", str(STALL), str(log_dir)],
-        cwd=ROOT, env=job_env(marker), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "rootrank",
+            "watch",
+            "--format",
+            "json",
+            "--stall",
+            str(STALL),
+            str(log_dir),
+        ],
+        cwd=ROOT,
+        env=job_env(marker),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
 
 
@@ -222,10 +298,22 @@ def test_watch_log_dir_reports_the_stall_of_the_sleeping_rank(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
     watcher = _watch(logs, marker)
-    cmd = torchrun("live_hang_sleep", nproc=3, fault=1, log_dir=logs, redirects="3",
-                   args=("--steps", "12", "--hang-seconds", "300"))
-    job = subprocess.Popen(cmd, cwd=ROOT, env=job_env(marker), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           start_new_session=True)
+    cmd = torchrun(
+        "live_hang_sleep",
+        nproc=3,
+        fault=1,
+        log_dir=logs,
+        redirects="3",
+        args=("--steps", "12", "--hang-seconds", "300"),
+    )
+    job = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env=job_env(marker),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         stall = Events(watcher.stdout).next(timeout=120)
         assert stall is not None and stall["event"] == "stall"

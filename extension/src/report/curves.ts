@@ -25,7 +25,17 @@ export interface ChartData {
   onsets: MetricOnset[];
 }
 
-const ORDER = ['loss', 'lm loss', 'grad_norm', 'grad norm', 'loss_scale', 'loss scale', 'lr', 'learning_rate', 'learning rate'];
+const ORDER = [
+  'loss',
+  'lm loss',
+  'grad_norm',
+  'grad norm',
+  'loss_scale',
+  'loss scale',
+  'lr',
+  'learning_rate',
+  'learning rate',
+];
 
 function finite(v: number | string): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
@@ -70,7 +80,16 @@ export function chartData(metrics: MetricSeries[] | undefined): ChartData[] {
     }
     for (const l of lines) {
       const ranks = l.ranks.filter((r): r is number => typeof r === 'number');
-      l.label = lines.length === 1 ? (ranks.length > 1 ? 'all ranks' : ranks.length ? `rank ${ranks[0]}` : name) : ranks.length ? `rank${ranks.length > 1 ? 's' : ''} ${ranks.join(', ')}` : name;
+      l.label =
+        lines.length === 1
+          ? ranks.length > 1
+            ? 'all ranks'
+            : ranks.length
+              ? `rank ${ranks[0]}`
+              : name
+          : ranks.length
+            ? `rank${ranks.length > 1 ? 's' : ''} ${ranks.join(', ')}`
+            : name;
     }
     const onsets = series.flatMap((s) => s.onsets ?? []);
     return { name, steps, lines, nonFinite, onsets };

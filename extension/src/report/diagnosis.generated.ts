@@ -329,7 +329,7 @@ export interface Metric {
   /**
    * [step, value], at most 500, extremes and non-finite points kept
    */
-  points: [unknown, unknown][];
+  points: [number, number | string][];
   onsets: Onset[];
 }
 /**

@@ -162,7 +162,10 @@ function collateralTable(rows: Collateral[], rootEvidence: Evidence[], ctx: Page
     .map((c) => {
       const first = c.evidence?.[0];
       const ranks = ranksLabel(c.ranks);
-      const lines = (c.evidence ?? []).slice(0, 6).map((e) => evidenceLink(e, ctx)).join(' ');
+      const lines = (c.evidence ?? [])
+        .slice(0, 6)
+        .map((e) => evidenceLink(e, ctx))
+        .join(' ');
       return (
         `<tr><td>${first ? evidenceLink(first, ctx, c.title ?? c.signature) : esc(c.title ?? c.signature)}` +
         `<div class="muted">${esc(c.failure_class)}</div></td><td>${esc(ranks)}</td>` +
@@ -180,9 +183,7 @@ function collateralTable(rows: Collateral[], rootEvidence: Evidence[], ctx: Page
 
 /** "0-4, 6, 7" for a list of ranks (sorted; runs of three or more collapsed, as the engine writes them); "—" when empty. */
 export function ranksLabel(ranks: Array<number | null> | undefined): string {
-  const sorted = [...new Set((ranks ?? []).filter((r): r is number => typeof r === 'number'))].sort(
-    (a, b) => a - b,
-  );
+  const sorted = [...new Set((ranks ?? []).filter((r): r is number => typeof r === 'number'))].sort((a, b) => a - b);
   if (!sorted.length) {
     return '—';
   }
@@ -232,7 +233,10 @@ function legend(kinds: Set<string>): string {
   return (
     `<div class="legend" aria-hidden="true">` +
     LEGEND.filter(([kind]) => kinds.has(kind))
-      .map(([kind, label]) => `<span class="key"><span class="tl-mark tl-${kind} tl-key"><span class="tl-shape"></span></span>${label}</span>`)
+      .map(
+        ([kind, label]) =>
+          `<span class="key"><span class="tl-mark tl-${kind} tl-key"><span class="tl-shape"></span></span>${label}</span>`,
+      )
       .join('') +
     `</div>`
   );
@@ -331,7 +335,9 @@ function initiatorSection(d: Diagnosis, cause: RootCause, ctx: PageContext): str
         (init.agreeing?.length ? ` <span class="muted">(agreeing: ${esc(init.agreeing.join(', '))})</span>` : ''),
     );
   }
-  why.push(...(d.reasoning ?? []).map((r) => esc(relabelLocations(r, d.sources ?? [], ctx.location ?? defaultLocation))));
+  why.push(
+    ...(d.reasoning ?? []).map((r) => esc(relabelLocations(r, d.sources ?? [], ctx.location ?? defaultLocation))),
+  );
   const sites = (cause.call_sites ?? []).filter((s) => s && typeof s.file === 'string');
   return (
     `<section class="initiating" aria-labelledby="h-init"><h2 id="h-init">Initiating rank</h2>` +
@@ -361,7 +367,10 @@ function explanationsSection(d: Diagnosis, ctx: PageContext): string {
   const ref = (r: EventRef): string => {
     const what = r.signature ?? r.kind;
     const rank = r.rank !== null && r.rank !== undefined ? `rank ${r.rank}: ` : '';
-    const at = r.path && r.line ? ` (${evidenceLink({ path: r.path, line: r.line, text: '', rank: r.rank ?? null, column_start: null, column_end: null }, ctx)})` : '';
+    const at =
+      r.path && r.line
+        ? ` (${evidenceLink({ path: r.path, line: r.line, text: '', rank: r.rank ?? null, column_start: null, column_end: null }, ctx)})`
+        : '';
     return `${esc(rank + what)}${at}`;
   };
   return (
@@ -373,11 +382,16 @@ function explanationsSection(d: Diagnosis, ctx: PageContext): string {
 
 /** JSON for a `<script type="application/json">` block: `<` escaped so no tag can close it. */
 export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 function curvesSection(d: Diagnosis, ctx: PageContext): string {
-  const series = (d.metrics ?? []).filter((s) => s && typeof s.name === 'string' && Array.isArray(s.points) && s.points.length);
+  const series = (d.metrics ?? []).filter(
+    (s) => s && typeof s.name === 'string' && Array.isArray(s.points) && s.points.length,
+  );
   if (!series.length || !ctx.chartsScriptUri) {
     return '';
   }
@@ -391,7 +405,12 @@ function curvesSection(d: Diagnosis, ctx: PageContext): string {
   return (
     `<section class="curves" aria-labelledby="h-curves"><h2 id="h-curves">Training curves</h2>` +
     `<div class="charts" id="charts">` +
-    names.map((n) => `<figure class="chart" data-metric="${esc(n)}"><figcaption>${esc(n)}</figcaption><div class="chart-body"></div></figure>`).join('') +
+    names
+      .map(
+        (n) =>
+          `<figure class="chart" data-metric="${esc(n)}"><figcaption>${esc(n)}</figcaption><div class="chart-body"></div></figure>`,
+      )
+      .join('') +
     `</div>` +
     (uniqueOnsets.length
       ? `<ul class="onsets">` +
@@ -400,7 +419,10 @@ function curvesSection(d: Diagnosis, ctx: PageContext): string {
             (o) =>
               `<li><span class="onset-key" aria-hidden="true"></span>${esc(o.kind)} at step ${o.step}` +
               `${o.rank !== null && o.rank !== undefined ? ` on rank ${o.rank}` : ''}: ${esc(o.why)} ` +
-              evidenceLink({ path: o.path, line: o.line, text: '', rank: o.rank ?? null, column_start: null, column_end: null }, ctx) +
+              evidenceLink(
+                { path: o.path, line: o.line, text: '', rank: o.rank ?? null, column_start: null, column_end: null },
+                ctx,
+              ) +
               `</li>`,
           )
           .join('') +
@@ -463,7 +485,9 @@ export function renderReportHtml(d: Diagnosis, ctx: PageContext): string {
     parts.push(
       `<section class="about" aria-labelledby="h-about"><h2 id="h-about">What happened</h2>` +
         (cause.summary ? `<p>${esc(cause.summary)}</p>` : '') +
-        (cause.mechanism ? `<details><summary>Why this happens</summary><p>${esc(cause.mechanism)}</p></details>` : '') +
+        (cause.mechanism
+          ? `<details><summary>Why this happens</summary><p>${esc(cause.mechanism)}</p></details>`
+          : '') +
         `</section>`,
     );
     if (cause.evidence?.length) {
@@ -486,7 +510,9 @@ export function renderReportHtml(d: Diagnosis, ctx: PageContext): string {
       parts.push(
         `<section class="confirm" aria-labelledby="h-confirm"><h2 id="h-confirm">Confirm</h2><ul class="checklist">` +
           cause.confirm
-            .map((c, i) => `<li><input type="checkbox" id="confirm${i}"><label for="confirm${i}">${esc(c)}</label></li>`)
+            .map(
+              (c, i) => `<li><input type="checkbox" id="confirm${i}"><label for="confirm${i}">${esc(c)}</label></li>`,
+            )
             .join('') +
           `</ul></section>`,
       );
@@ -494,7 +520,9 @@ export function renderReportHtml(d: Diagnosis, ctx: PageContext): string {
     parts.push(relatedSection(cause.related));
   }
   if (d.warnings?.length) {
-    parts.push(`<section class="warnings"><h2>Warnings</h2><ul>${d.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul></section>`);
+    parts.push(
+      `<section class="warnings"><h2>Warnings</h2><ul>${d.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul></section>`,
+    );
   }
   const title = cause ? `rootrank: ${cause.title}` : 'rootrank: no known failure';
   return page(ctx, title, `<main class="report">${parts.join('')}</main>`, Boolean(d.metrics?.length));

@@ -36,9 +36,7 @@ type Message =
  * Where a report path reads as `file:line`: a diagnosed selection `notes.md:7-12` with its
  * line 5 is `notes.md:11`; other paths read as their base name and the line.
  */
-export function locationLabel(
-  resolve: PanelHost['resolveSource'],
-): (p: string, line: number) => string {
+export function locationLabel(resolve: PanelHost['resolveSource']): (p: string, line: number) => string {
   return (p, line) => {
     const source = resolve(p);
     if (source) {
@@ -187,7 +185,8 @@ export class ReportPanel {
   }
 
   private async openLine(p: string, line: number): Promise<void> {
-    const source = this.host.resolveSource(p) ?? (path.isAbsolute(p) ? { uri: vscode.Uri.file(p), lineOffset: 0 } : undefined);
+    const source =
+      this.host.resolveSource(p) ?? (path.isAbsolute(p) ? { uri: vscode.Uri.file(p), lineOffset: 0 } : undefined);
     if (!source) {
       void vscode.window.showWarningMessage(`rootrank: ${p} is not a file that can be opened.`);
       return;

@@ -280,11 +280,7 @@ export function layoutTimeline(d: Diagnosis, options: TimelineOptions = {}): Tim
 
   const marks: TimelineMark[] = placed.map(({ e, i, rank }, index) => {
     const x =
-      mode !== 'order'
-        ? xOfTime(e.time!)
-        : placed.length === 1
-          ? 50
-          : lo + (index / (placed.length - 1)) * (hi - lo);
+      mode !== 'order' ? xOfTime(e.time!) : placed.length === 1 ? 50 : lo + (index / (placed.length - 1)) * (hi - lo);
     const kind: MarkKind = i === initiating ? 'initiating' : classify(e, d, collateral);
     const where = e.path && e.line ? ` — ${e.path.split(/[\\/]/).pop()}:${e.line}` : '';
     const when = e.time !== null ? `${clock(e.time)} ` : '';
@@ -322,7 +318,11 @@ export function layoutTimeline(d: Diagnosis, options: TimelineOptions = {}): Tim
   } else if (mode === 'spread') {
     // At most five ticks, at distinct times, evenly chosen, each labelled with its real time.
     const count = Math.min(5, distinct.length);
-    const picked = [...new Set(Array.from({ length: count }, (_, i) => Math.round((i * (distinct.length - 1)) / Math.max(1, count - 1))))];
+    const picked = [
+      ...new Set(
+        Array.from({ length: count }, (_, i) => Math.round((i * (distinct.length - 1)) / Math.max(1, count - 1))),
+      ),
+    ];
     for (const k of picked) {
       const t = distinct[k];
       ticks.push({ x: round(xOfTime(t)), label: k === 0 ? clock(t) : formatSeconds(t - tMin) });
@@ -356,7 +356,9 @@ function tip(m: TimelineMark, id: string, location: LocationLabel): string {
     `<div class="tl-tip-title">${esc(m.title)}</div>` +
     `<div>${esc(role)}${m.rank !== null ? ` · rank ${m.rank}` : ''}${m.time !== null ? ` · ${clock(m.time)} UTC` : ''}</div>` +
     (m.path && m.line ? `<div class="muted">${esc(location(m.path, m.line))}</div>` : '') +
-    (m.text ? `<code class="tl-tip-text">${esc(m.text.length > 160 ? m.text.slice(0, 159) + '…' : m.text)}</code>` : '') +
+    (m.text
+      ? `<code class="tl-tip-text">${esc(m.text.length > 160 ? m.text.slice(0, 159) + '…' : m.text)}</code>`
+      : '') +
     `</div>`
   );
 }
@@ -404,7 +406,12 @@ export function renderTimelineHtml(layout: TimelineLayout, location: LocationLab
   });
   out.push(`<div class="tl-row tl-axis-row"><div class="tl-label"></div><div class="tl-axis"><div class="tl-track">`);
   ticks.forEach((t, i) => {
-    const align = i === 0 && ticks.length > 1 ? 'tl-tick-start' : i === ticks.length - 1 && ticks.length > 1 ? 'tl-tick-end' : 'tl-tick-mid';
+    const align =
+      i === 0 && ticks.length > 1
+        ? 'tl-tick-start'
+        : i === ticks.length - 1 && ticks.length > 1
+          ? 'tl-tick-end'
+          : 'tl-tick-mid';
     out.push(`<span class="tl-tick ${align}" data-x="${t.x}">${esc(t.label)}</span>`);
   });
   out.push(`</div></div></div></div>`);

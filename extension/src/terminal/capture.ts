@@ -81,7 +81,8 @@ export function capOutput(text: string, maxChars: number): string {
 // CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \), DCS/SOS/PM/APC strings, and the
 // remaining two-byte escapes (ECMA-48 5.3/5.6). The OSC 633/133 marks VS Code's shell
 // integration writes are OSC sequences, so they go too.
-const ESCAPES = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]/g;
+const ESCAPES =
+  /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]/g;
 
 /**
  * Turn raw terminal data into log text: escape sequences removed, `\r\n` made `\n`, and a

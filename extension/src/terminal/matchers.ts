@@ -45,7 +45,12 @@ export function buildMatchers(signatures: SignatureLike[]): LiteralMatcher[] {
     const key = `${sig.id}\u0000${ic ? literal.toLowerCase() : literal}`;
     if (!seen.has(key)) {
       seen.add(key);
-      out.push({ signature: sig.id, title: sig.title ?? sig.id, literal: ic ? literal.toLowerCase() : literal, ignorecase: ic });
+      out.push({
+        signature: sig.id,
+        title: sig.title ?? sig.id,
+        literal: ic ? literal.toLowerCase() : literal,
+        ignorecase: ic,
+      });
     }
   };
   for (const sig of signatures) {

@@ -21,7 +21,14 @@ function draw(): void {
     return;
   }
   const metrics = JSON.parse(data.textContent || '[]') as MetricSeries[];
-  const palette = ['--vscode-charts-blue', '--vscode-charts-orange', '--vscode-charts-green', '--vscode-charts-purple', '--vscode-charts-yellow', '--vscode-charts-red'];
+  const palette = [
+    '--vscode-charts-blue',
+    '--vscode-charts-orange',
+    '--vscode-charts-green',
+    '--vscode-charts-purple',
+    '--vscode-charts-yellow',
+    '--vscode-charts-red',
+  ];
   const fg = themeColor('--vscode-descriptionForeground', '#888');
   const grid = themeColor('--vscode-widget-border', 'rgba(128,128,128,0.25)');
   const onsetColor = themeColor('--vscode-errorForeground', '#f14c4c');

@@ -1,5 +1,14 @@
 import * as assert from 'node:assert/strict';
-import { EventLineParser, initialState, LiveEvent, rankList, reduce, shouldWatch, statusText, statusTooltip } from '../../src/liveEvents';
+import {
+  EventLineParser,
+  initialState,
+  LiveEvent,
+  rankList,
+  reduce,
+  shouldWatch,
+  statusText,
+  statusTooltip,
+} from '../../src/liveEvents';
 
 const ranks = [
   { rank: 0, step: 5, time: 100 },
@@ -12,8 +21,17 @@ describe('live event lines', () => {
     const p = new EventLineParser();
     assert.deepEqual(p.push('{"event": "stall", "time": 1, "suspect'), []);
     const got = p.push('_rank": 1}\nnoise\n{"event": "exit", "time": 2, "code": 3}\n{"event": "prog');
-    assert.deepEqual(got.map((e) => [e.event, e.suspect_rank ?? e.code]), [['stall', 1], ['exit', 3]]);
-    assert.deepEqual(p.push('ress", "time": 3, "ranks": []}\n').map((e) => e.event), ['progress']);
+    assert.deepEqual(
+      got.map((e) => [e.event, e.suspect_rank ?? e.code]),
+      [
+        ['stall', 1],
+        ['exit', 3],
+      ],
+    );
+    assert.deepEqual(
+      p.push('ress", "time": 3, "ranks": []}\n').map((e) => e.event),
+      ['progress'],
+    );
     assert.deepEqual(p.push('{not json}\n'), []);
   });
 });

@@ -6,7 +6,9 @@ import { buildMatchers, matchLine } from '../../src/terminal/matchers';
 
 describe('python version', () => {
   it('parses the probe output', () => {
-    const info = parseProbe('noise\n{"version": [3, 12, 4], "executable": "/usr/bin/python3", "implementation": "cpython"}\n');
+    const info = parseProbe(
+      'noise\n{"version": [3, 12, 4], "executable": "/usr/bin/python3", "implementation": "cpython"}\n',
+    );
     assert.deepEqual(info.version, [3, 12, 4]);
     assert.equal(info.executable, '/usr/bin/python3');
   });
@@ -32,11 +34,18 @@ describe('toSelectorPattern', () => {
 describe('terminal link matchers', () => {
   const matchers = buildMatchers([
     { id: 'cuda-oom', title: 'CUDA out of memory', literals: ['CUDA out of memory', 'oom'] },
-    { id: 'nccl-watchdog-timeout', title: 'NCCL watchdog timeout', patterns: [{ literal: 'watchdog caught collective operation timeout', ignorecase: true }] },
+    {
+      id: 'nccl-watchdog-timeout',
+      title: 'NCCL watchdog timeout',
+      patterns: [{ literal: 'watchdog caught collective operation timeout', ignorecase: true }],
+    },
   ]);
 
   it('skips literals too short to mean a failure', () => {
-    assert.deepEqual(matchers.map((m) => m.literal).sort(), ['CUDA out of memory', 'watchdog caught collective operation timeout']);
+    assert.deepEqual(matchers.map((m) => m.literal).sort(), [
+      'CUDA out of memory',
+      'watchdog caught collective operation timeout',
+    ]);
   });
 
   it('links from the literal to the end of the line', () => {
@@ -65,7 +74,10 @@ describe('unfilledPlaceholders', () => {
       ['<gpus>', '<failing step + 10>'],
     );
     assert.deepEqual(unfilledPlaceholders(`python -c "import torch; torch.load('<ckpt>')"`), ['<ckpt>']);
-    assert.deepEqual(unfilledPlaceholders('NCCL_DEBUG=INFO torchrun --nnodes=<n> ... 2>&1 | grep -c WARN'), ['<n>', '...']);
+    assert.deepEqual(unfilledPlaceholders('NCCL_DEBUG=INFO torchrun --nnodes=<n> ... 2>&1 | grep -c WARN'), [
+      '<n>',
+      '...',
+    ]);
     assert.deepEqual(unfilledPlaceholders('python a.py  # loss... stays finite <ok>'), []);
   });
 

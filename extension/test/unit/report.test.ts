@@ -7,7 +7,13 @@ import { contentSecurityPolicy, renderEntryHtml, renderReportHtml, ranksLabel } 
 // A diagnosis made by the engine (rootrank.engine.diagnose_text) from extension/samples/torchrun-8gpu-oom.log.
 const FIXTURE = path.resolve(__dirname, '../../../../extension/test/fixtures/torchrun-8gpu-oom.diagnosis.json');
 const sample = (): Diagnosis => asDiagnosis(JSON.parse(fs.readFileSync(FIXTURE, 'utf8')));
-const ctx = { cspSource: 'vscode-webview://x', nonce: 'N0nce', styleUri: 'vscode-webview://x/report.css', scriptUri: 'vscode-webview://x/report.js', canRun: true };
+const ctx = {
+  cspSource: 'vscode-webview://x',
+  nonce: 'N0nce',
+  styleUri: 'vscode-webview://x/report.css',
+  scriptUri: 'vscode-webview://x/report.js',
+  canRun: true,
+};
 
 describe('asDiagnosis / headline', () => {
   it('accepts the engine output and names the failure and rank', () => {
@@ -63,7 +69,10 @@ describe('renderReportHtml', () => {
 
   it('shows a legend for the kinds of mark drawn only', () => {
     const legend = html.slice(html.indexOf('<div class="legend"'));
-    assert.match(legend, /^<div class="legend" aria-hidden="true"><span class="key"><span class="tl-mark tl-initiating tl-key"><span class="tl-shape"><\/span><\/span>initiating event<\/span><span class="key"><span class="tl-mark tl-collateral tl-key"><span class="tl-shape"><\/span><\/span>collateral<\/span><\/div>/);
+    assert.match(
+      legend,
+      /^<div class="legend" aria-hidden="true"><span class="key"><span class="tl-mark tl-initiating tl-key"><span class="tl-shape"><\/span><\/span>initiating event<\/span><span class="key"><span class="tl-mark tl-collateral tl-key"><span class="tl-shape"><\/span><\/span>collateral<\/span><\/div>/,
+    );
     assert.doesNotMatch(legend.split('</div>')[0], /tl-other/);
     assert.match(html, /placed in log order/);
   });
@@ -101,34 +110,63 @@ describe('renderReportHtml', () => {
 
   it('says when nothing is known', () => {
     const out = renderReportHtml({ ...sample(), root_cause: null, collateral: [] }, ctx);
-    assert.match(out, /<h1 id="h-cause">No known failure found<\/h1><p class="muted">57 lines read from 1 source.<\/p>/);
+    assert.match(
+      out,
+      /<h1 id="h-cause">No known failure found<\/h1><p class="muted">57 lines read from 1 source.<\/p>/,
+    );
     const one = renderReportHtml({ ...sample(), root_cause: null, collateral: [], lines_read: 1 }, ctx);
     assert.match(one, /1 line read from 1 source\./);
   });
 
   it('leads with the verdict: root cause, rank and host, user frame, one-line fix, verification command', () => {
     const main = html.slice(html.indexOf('<main'));
-    const order = ['<h1 id="h-cause">CUDA out of memory', 'rank 5</strong>', 'host <strong>host-1', 'model.py:97</code>', '<strong>Fix:</strong> Lower the peak memory on rank 5', '<strong>Verify:</strong><pre><code id="blk1">PYTORCH_CUDA_ALLOC_CONF', 'id="h-tl"', 'id="h-init"', 'id="h-coll"', 'id="h-fix"'];
+    const order = [
+      '<h1 id="h-cause">CUDA out of memory',
+      'rank 5</strong>',
+      'host <strong>host-1',
+      'model.py:97</code>',
+      '<strong>Fix:</strong> Lower the peak memory on rank 5',
+      '<strong>Verify:</strong><pre><code id="blk1">PYTORCH_CUDA_ALLOC_CONF',
+      'id="h-tl"',
+      'id="h-init"',
+      'id="h-coll"',
+      'id="h-fix"',
+    ];
     const at = order.map((o) => main.indexOf(o));
-    assert.ok(at.every((i) => i > 0), JSON.stringify(at));
-    assert.deepEqual(at, [...at].sort((a, b) => a - b));
+    assert.ok(
+      at.every((i) => i > 0),
+      JSON.stringify(at),
+    );
+    assert.deepEqual(
+      at,
+      [...at].sort((a, b) => a - b),
+    );
     assert.match(main, /<p class="muted">Fill in &lt;gpus&gt; before running it.<\/p>/);
   });
 
-  it('opens only the detected stack\'s fix; the others are one click away', () => {
+  it("opens only the detected stack's fix; the others are one click away", () => {
     const opened = html.match(/<details class="code-block" open>/g) ?? [];
     assert.equal(opened.length, 1);
-    assert.match(html, /<details class="code-block" open><summary><span class="stack">PyTorch<\/span> <span class="muted">\(default\)<\/span>/);
+    assert.match(
+      html,
+      /<details class="code-block" open><summary><span class="stack">PyTorch<\/span> <span class="muted">\(default\)<\/span>/,
+    );
     assert.equal((html.match(/<details class="code-block">/g) ?? []).length, 4);
     const hf = renderReportHtml({ ...sample(), stack: ['hf'] }, ctx);
-    assert.match(hf, /<details class="code-block" open><summary><span class="stack">Hugging Face Trainer \/ Accelerate<\/span> <span class="muted">\(seen in the log\)/);
+    assert.match(
+      hf,
+      /<details class="code-block" open><summary><span class="stack">Hugging Face Trainer \/ Accelerate<\/span> <span class="muted">\(seen in the log\)/,
+    );
   });
 
   it('reads selection locations as file:line and never lists the root line as its own collateral', () => {
     const d = sample();
     d.collateral = [{ ...d.collateral[0], evidence: [d.root_cause!.evidence[0]] }, ...d.collateral.slice(1)];
     const out = renderReportHtml(d, { ...ctx, location: (p, line) => `notes.md:${line + 6}` });
-    assert.match(out, /<a href="#" class="evidence-link" data-path="sample.log" data-line="18" title="notes.md:24">notes.md:24<\/a>/);
+    assert.match(
+      out,
+      /<a href="#" class="evidence-link" data-path="sample.log" data-line="18" title="notes.md:24">notes.md:24<\/a>/,
+    );
     assert.doesNotMatch(out, /sample\.log:\d+-\d+|:\d+-\d+:\d+/);
     const table = out.slice(out.indexOf('h-coll'), out.indexOf('</table>'));
     assert.doesNotMatch(table, /data-line="18"/);
@@ -136,29 +174,70 @@ describe('renderReportHtml', () => {
 
   it('shows the new contract fields when present: initiator, call sites, explanations, fix variant', () => {
     const d = sample();
-    d.initiator = { rank: 5, strategy: 'first_error', why: 'Rank 5 failed first.', candidates: [5], agreeing: ['odd_value_out'] };
+    d.initiator = {
+      rank: 5,
+      strategy: 'first_error',
+      why: 'Rank 5 failed first.',
+      candidates: [5],
+      agreeing: ['odd_value_out'],
+    };
     d.root_cause!.call_sites = [{ rank: 1, file: '/w/train.py', line: 40, func: 'step', collective: 'all_reduce' }];
     (d.root_cause!.fix as { variant?: unknown }).variant = { id: 'expandable-segments', why: 'fragmented' };
-    d.explanations = [{ cause: { kind: 'finding', signature: 'cuda-oom', rank: 5, path: 'sample.log', line: 18 }, effect: { kind: 'finding', signature: 'nccl-watchdog-timeout', rank: 0, path: 'sample.log', line: 20 }, rule: 'cause_explains_watchdogs', why: 'the watchdog fired after rank 5 died' }];
+    d.explanations = [
+      {
+        cause: { kind: 'finding', signature: 'cuda-oom', rank: 5, path: 'sample.log', line: 18 },
+        effect: { kind: 'finding', signature: 'nccl-watchdog-timeout', rank: 0, path: 'sample.log', line: 20 },
+        rule: 'cause_explains_watchdogs',
+        why: 'the watchdog fired after rank 5 died',
+      },
+    ];
     const out = renderReportHtml(d, ctx);
     assert.match(out, /<li>Rank 5 failed first. <span class="muted">\(agreeing: odd_value_out\)<\/span><\/li>/);
     assert.match(out, /<li>rank 1: <code>train.py:40<\/code> in step <span class="muted">\(all_reduce\)<\/span><\/li>/);
     assert.match(out, /<span class="badge" title="fragmented">fix: expandable-segments<\/span>/);
     assert.match(out, /Why each failure is collateral \(1 link\)/);
-    assert.match(out, /rank 5: cuda-oom \(<a [^>]*data-line="18"[^>]*>sample.log:18<\/a>\) → rank 0: nccl-watchdog-timeout/);
+    assert.match(
+      out,
+      /rank 5: cuda-oom \(<a [^>]*data-line="18"[^>]*>sample.log:18<\/a>\) → rank 0: nccl-watchdog-timeout/,
+    );
   });
 
   it('draws training curves from metrics with the bundled charts script, onsets linked to their line', () => {
     const d = sample();
     d.metrics = [
-      { name: 'loss', rank: 0, points: [[1, 2.5], [2, 2.4], [3, 'nan']], onsets: [{ kind: 'nan', step: 3, rank: 0, line: 9, path: 'sample.log', why: 'loss became NaN </script>' }] },
-      { name: 'loss', rank: 1, points: [[1, 2.6], [2, 2.5], [3, 2.4]], onsets: [] },
+      {
+        name: 'loss',
+        rank: 0,
+        points: [
+          [1, 2.5],
+          [2, 2.4],
+          [3, 'nan'],
+        ],
+        onsets: [{ kind: 'nan', step: 3, rank: 0, line: 9, path: 'sample.log', why: 'loss became NaN </script>' }],
+      },
+      {
+        name: 'loss',
+        rank: 1,
+        points: [
+          [1, 2.6],
+          [2, 2.5],
+          [3, 2.4],
+        ],
+        onsets: [],
+      },
     ];
-    const chartsCtx = { ...ctx, chartsScriptUri: 'vscode-webview://x/charts.js', chartsStyleUri: 'vscode-webview://x/charts.css' };
+    const chartsCtx = {
+      ...ctx,
+      chartsScriptUri: 'vscode-webview://x/charts.js',
+      chartsStyleUri: 'vscode-webview://x/charts.css',
+    };
     const out = renderReportHtml(d, chartsCtx);
     assert.match(out, /<figure class="chart" data-metric="loss"><figcaption>loss<\/figcaption>/);
     assert.match(out, /<script nonce="N0nce" src="vscode-webview:\/\/x\/charts.js"><\/script>/);
-    assert.match(out, /nan at step 3 on rank 0: loss became NaN &lt;\/script&gt; <a href="#" class="evidence-link" data-path="sample.log" data-line="9"/);
+    assert.match(
+      out,
+      /nan at step 3 on rank 0: loss became NaN &lt;\/script&gt; <a href="#" class="evidence-link" data-path="sample.log" data-line="9"/,
+    );
     const json = out.match(/<script type="application\/json" id="metrics-data">(.*?)<\/script>/)![1];
     assert.ok(!json.includes('</'), 'no tag can close the data block');
     assert.equal(JSON.parse(json)[0].points[2][1], 'nan');
@@ -183,7 +262,10 @@ describe('renderEntryHtml', () => {
     );
     assert.match(out, /<h1>CUDA out of memory<\/h1>/);
     assert.match(out, /data-signature="nccl-watchdog-timeout"/);
-    assert.match(out, /<details class="code-block" open><summary><span class="stack">PyTorch<\/span> <span class="muted">\(default\)<\/span><\/summary><div class="code-head"><button class="copy" data-copy-target="blk1"[^>]*>Copy<\/button><\/div><pre><code id="blk1">x = 1<\/code><\/pre>/);
+    assert.match(
+      out,
+      /<details class="code-block" open><summary><span class="stack">PyTorch<\/span> <span class="muted">\(default\)<\/span><\/summary><div class="code-head"><button class="copy" data-copy-target="blk1"[^>]*>Copy<\/button><\/div><pre><code id="blk1">x = 1<\/code><\/pre>/,
+    );
     assert.match(out, /<code id="blk2">torchrun train.py<\/code>/);
   });
 });

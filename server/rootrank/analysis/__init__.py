@@ -58,8 +58,15 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     collateral = collateral_of(ctx.findings, root)
     diag.reasoning.extend(_reasoning(ctx, graph, root, initiator, group_of_root, collateral))
     diag.root_cause = fill_entry(
-        library.signatures[root.signature], root, group=group_of_root, findings=ctx.findings, state=state,
-        library=library, initiating=initiator.rank, initiating_host=host, masker=masker,
+        library.signatures[root.signature],
+        root,
+        group=group_of_root,
+        findings=ctx.findings,
+        state=state,
+        library=library,
+        initiating=initiator.rank,
+        initiating_host=host,
+        masker=masker,
     )
     diag.root_cause["confidence"] = _confidence(root, initiator, graph, group_of_root)
     diag.collateral = group(collateral)
@@ -94,18 +101,24 @@ def _no_known_failure(ctx: Context, diag: Diagnosis) -> Diagnosis:
         last = ctx.state.exceptions[-1]
         diag.unclassified = unclassified(last)
         diag.initiating_rank = last.rank
-        diag.reasoning.append(say(
-            "no_known_failure",
-            rank_part=f" (rank {last.rank})" if last.rank is not None else "",
-            type=last.exc.type,
-            where=f"{last.path}:{last.exc.log_line}",
-        ))
+        diag.reasoning.append(
+            say(
+                "no_known_failure",
+                rank_part=f" (rank {last.rank})" if last.rank is not None else "",
+                type=last.exc.type,
+                where=f"{last.path}:{last.exc.log_line}",
+            )
+        )
     diag.timeline = timeline(ctx.findings, None)
     return diag
 
 
 def _reasoning(
-    ctx: Context, graph: Graph, root: Finding, initiator: Initiator, group_of_root: list[Finding],
+    ctx: Context,
+    graph: Graph,
+    root: Finding,
+    initiator: Initiator,
+    group_of_root: list[Finding],
     collateral: list[Finding],
 ) -> list[str]:
     """The report's sentences, in the order a reader checks them."""
@@ -115,11 +128,38 @@ def _reasoning(
     where = f"{ev.path}:{ev.line}"
     group_ranks = sorted({f.rank for f in group_of_root if f.rank is not None})
     initiating = initiator.rank
-    reporters = sorted({int(f.captures["reporter"]) for f in group_of_root if f.captures.get("reporter", "").isdigit()})
+    reporters = sorted(
+        {
+            int(f.captures["reporter"])
+            for f in group_of_root
+            if f.captures.get("reporter", "").isdigit()
+        }
+    )
     if reporters:  # the message names the faulty rank; these ranks printed it
-        out.append(say("root_reported_by", Reporters=ranks_word(reporters), title=root.title, when=when, where=where))
-    elif root.role == "symptom" and initiating is not None and group_ranks and initiating not in group_ranks:
-        out.append(say("root_reported_by", Reporters=ranks_word(group_ranks), title=root.title, when=when, where=where))
+        out.append(
+            say(
+                "root_reported_by",
+                Reporters=ranks_word(reporters),
+                title=root.title,
+                when=when,
+                where=where,
+            )
+        )
+    elif (
+        root.role == "symptom"
+        and initiating is not None
+        and group_ranks
+        and initiating not in group_ranks
+    ):
+        out.append(
+            say(
+                "root_reported_by",
+                Reporters=ranks_word(group_ranks),
+                title=root.title,
+                when=when,
+                where=where,
+            )
+        )
     elif root.rank is None:
         out.append(say("root_no_rank", title=root.title, when=when, where=where))
     else:
@@ -140,27 +180,38 @@ def _reasoning(
             continue
         e = next((x for x in edges if x.cause is root), edges[0])
         fev = f.evidence[0] if f.evidence else None
-        out.append(say(
-            "explained",
-            cause_title=f'"{e.cause.title}"' + (f" (rank {e.cause.rank})" if e.cause.rank is not None else ""),
-            effect_title=f'"{f.title}"',
-            effect_where=f" ({fev.path}:{fev.line})" if fev else "",
-            why=e.why,
-            rule=e.rule,
-        ))
+        out.append(
+            say(
+                "explained",
+                cause_title=f'"{e.cause.title}"'
+                + (f" (rank {e.cause.rank})" if e.cause.rank is not None else ""),
+                effect_title=f'"{f.title}"',
+                effect_where=f" ({fev.path}:{fev.line})" if fev else "",
+                why=e.why,
+                rule=e.rule,
+            )
+        )
         if len(out) > 12:
             break
-    victims = sorted({
-        f.rank for f in collateral
-        if f.role == "symptom" and f.rank is not None and f.rank != initiating and f.rank not in group_ranks
-    })
+    victims = sorted(
+        {
+            f.rank
+            for f in collateral
+            if f.role == "symptom"
+            and f.rank is not None
+            and f.rank != initiating
+            and f.rank not in group_ranks
+        }
+    )
     if victims:
         kinds = Counter(f.title for f in collateral if f.role == "symptom" and f.rank in victims)
         kind = kinds.most_common(1)[0][0]
         detail = ""
         for f in collateral:
             if f.title == kind and f.captures.get("optype"):
-                detail = f" in {f.captures['optype']}" + (f" SeqNum {f.captures['seqnum']}" if f.captures.get("seqnum") else "")
+                detail = f" in {f.captures['optype']}" + (
+                    f" SeqNum {f.captures['seqnum']}" if f.captures.get("seqnum") else ""
+                )
                 break
         out.append(say("victims", Victims=ranks_word(victims), kind=kind, detail=detail))
     elastic_root = [e for e in ctx.state.elastic if e.root_cause and e.rank is not None]
@@ -169,7 +220,9 @@ def _reasoning(
     return out
 
 
-def _confidence(root: Finding, initiator: Initiator, graph: Graph, group_of_root: list[Finding]) -> float:
+def _confidence(
+    root: Finding, initiator: Initiator, graph: Graph, group_of_root: list[Finding]
+) -> float:
     """0.05..0.99 from the evidence: a cause (not a bare symptom) that explains what else
     failed, an initiating rank named by a strategy, and other strategies agreeing; less
     when several ranks report it and none is named."""

@@ -24,7 +24,9 @@ def collateral_of(findings: list[Finding], root: Finding) -> list[Finding]:
             if len(own) == len(f.evidence) and f.count <= len(own):
                 continue
             f = dataclasses.replace(
-                f, evidence=[e for e in f.evidence if e not in own], count=max(1, f.count - len(own))
+                f,
+                evidence=[e for e in f.evidence if e not in own],
+                count=max(1, f.count - len(own)),
             )
         out.append(f)
     return out
@@ -62,16 +64,18 @@ def timeline(findings: list[Finding], root: Finding | None) -> list[dict[str, An
     and its first line (1-based)."""
     out = []
     for f in findings:
-        out.append({
-            "rank": f.rank,
-            "time": f.time,
-            "order": f.order,
-            "signature": f.signature,
-            "title": f.title,
-            "kind": "root" if f is root else ("collateral" if root is not None else "finding"),
-            "path": f.evidence[0].path if f.evidence else None,
-            "line": f.evidence[0].line if f.evidence else None,
-        })
+        out.append(
+            {
+                "rank": f.rank,
+                "time": f.time,
+                "order": f.order,
+                "signature": f.signature,
+                "title": f.title,
+                "kind": "root" if f is root else ("collateral" if root is not None else "finding"),
+                "path": f.evidence[0].path if f.evidence else None,
+                "line": f.evidence[0].line if f.evidence else None,
+            }
+        )
     return out
 
 

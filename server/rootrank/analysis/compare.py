@@ -60,8 +60,12 @@ def odd_one_out(group: list[Finding], keys: tuple[str, ...] = COMPARE_KEYS) -> O
             if len(minority) == 1 and least < max(counts.values()):
                 r = minority[0]
                 majority = counts.most_common(1)[0][0]
-                kind = {"collective": "odd_collective", "optype": "odd_optype"}.get(key, "odd_capture")
-                return OddOne(r, say(kind, rank=r, value=values[r], majority=majority, key=key), key=key)
+                kind = {"collective": "odd_collective", "optype": "odd_optype"}.get(
+                    key, "odd_capture"
+                )
+                return OddOne(
+                    r, say(kind, rank=r, value=values[r], majority=majority, key=key), key=key
+                )
         if key == "seqnum":
             try:
                 numeric = {r: int(v) for r, v in values.items()}
@@ -71,16 +75,24 @@ def odd_one_out(group: list[Finding], keys: tuple[str, ...] = COMPARE_KEYS) -> O
             behind = [r for r, v in numeric.items() if v == low]
             if len(behind) == 1 and max(numeric.values()) - low <= MAX_SEQNUM_LAG:
                 r = behind[0]
-                return OddOne(r, say("seqnum_behind", rank=r, low=low, high=max(numeric.values())), key=key)
+                return OddOne(
+                    r, say("seqnum_behind", rank=r, low=low, high=max(numeric.values())), key=key
+                )
         if key in ("optype", "collective") and len(values) == 2:
-            barrier = [r for r, v in values.items() if v.upper() in ("BARRIER", "MONITORED_BARRIER")]
+            barrier = [
+                r for r, v in values.items() if v.upper() in ("BARRIER", "MONITORED_BARRIER")
+            ]
             if len(barrier) == 1:
                 r = barrier[0]
                 other = next(v for rr, v in values.items() if rr != r)
-                return OddOne(r, say("barrier_early", rank=r, value=values[r], other=other), key=key)
+                return OddOne(
+                    r, say("barrier_early", rank=r, value=values[r], other=other), key=key
+                )
         if len(values) == 2:
             a, b = sorted(values)
-            return OddOne(None, say("two_disagree", a=a, b=b, key=key, va=values[a], vb=values[b]), True, key)
+            return OddOne(
+                None, say("two_disagree", a=a, b=b, key=key, va=values[a], vb=values[b]), True, key
+            )
     return OddOne(None, "")
 
 

@@ -35,7 +35,8 @@ def explain(ctx: Context) -> Graph:
     """Run every rule of :data:`~rootrank.analysis.rules.RULES` over the failure findings;
     one edge per (cause, effect) pair, from the first rule that drew it."""
     nodes = [
-        f for f in ctx.usable()
+        f
+        for f in ctx.usable()
         if f.role == "cause" or (f.role == "symptom" and f.severity == "error")
     ]
     graph = Graph(nodes)

@@ -24,7 +24,14 @@ from rootrank.model import Finding
 from rootrank.ranks import ElasticFailure
 
 #: Exit codes of a worker stopped by a signal (negative: torchelastic's -N; 128+N: a shell's).
-SIGNAL_CODES = {-15: "SIGTERM", 15: "SIGTERM", 143: "SIGTERM", -9: "SIGKILL", 9: "SIGKILL", 137: "SIGKILL"}
+SIGNAL_CODES = {
+    -15: "SIGTERM",
+    15: "SIGTERM",
+    143: "SIGTERM",
+    -9: "SIGKILL",
+    9: "SIGKILL",
+    137: "SIGKILL",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +89,13 @@ def named_together(case: Case) -> Verdict | None:
     raw = case.root.captures.get("ranks", "")
     suspects = sorted({int(x) for x in regex.findall(r"\d+", raw)}) if raw else []
     if len(suspects) > 1:
-        return Verdict(None, say("named_together", ranks=format_ranks(suspects)), "named_together", tuple(suspects), True)
+        return Verdict(
+            None,
+            say("named_together", ranks=format_ranks(suspects)),
+            "named_together",
+            tuple(suspects),
+            True,
+        )
     return None
 
 
@@ -95,17 +108,27 @@ def odd_value_out(case: Case) -> Verdict | None:
     if odd.undecided:
         return Verdict(None, odd.why, "odd_value_out", tuple(case.ranks_with), True)
     why = case.root.captures.get("why", "")
-    if why and case.root.rank is not None and case.ctx.library.signatures[case.root.signature].inferred:
+    if (
+        why
+        and case.root.rank is not None
+        and case.ctx.library.signatures[case.root.signature].inferred
+    ):
         return Verdict(case.root.rank, why, "odd_value_out", (case.root.rank,))
     return None
 
 
 #: Failure classes the rank that reports them may only witness: a peer's divergent input
 #: (a size, a collective, a model) is detected by the rank that receives it.
-SEEN_BY_PEERS = frozenset({
-    "collective-shape-mismatch", "collective-desync", "divergent-model-across-ranks", "collective-timeout",
-    "nccl-system-error", "elastic-child-failed",
-})
+SEEN_BY_PEERS = frozenset(
+    {
+        "collective-shape-mismatch",
+        "collective-desync",
+        "divergent-model-across-ranks",
+        "collective-timeout",
+        "nccl-system-error",
+        "elastic-child-failed",
+    }
+)
 
 
 def odd_printed_value(case: Case) -> Verdict | None:
@@ -123,7 +146,7 @@ def odd_printed_value(case: Case) -> Verdict | None:
     for name, ranks in sorted(by_name.items()):
         if len(ranks) < 3:
             continue
-        values = {r: _constant(s) for r, s in ranks.items()}
+        values = {r: v for r, s in ranks.items() if (v := _constant(s)) is not None}
         counts = Counter(values.values())
         if len(counts) != 2:
             continue
@@ -133,8 +156,19 @@ def odd_printed_value(case: Case) -> Verdict | None:
         rank = next(r for r, v in values.items() if v == odd_value)
         last = ranks[rank].last
         where = f"{last.path}:{last.line}" if last is not None else ""
-        return Verdict(rank, say("odd_printed", shape=name, rank=rank, value=_num(odd_value), majority=_num(majority),
-                                 where=where), "odd_printed_value", (rank,))
+        return Verdict(
+            rank,
+            say(
+                "odd_printed",
+                shape=name,
+                rank=rank,
+                value=_num(odd_value),
+                majority=_num(majority),
+                where=where,
+            ),
+            "odd_printed_value",
+            (rank,),
+        )
     return None
 
 
@@ -157,9 +191,16 @@ def missing_reporter(case: Case) -> Verdict | None:
     known rank that reported no failure of this class is the suspect (not for the
     launcher's own reports, which name the ranks it stopped)."""
     root = case.root
-    if root.role != "symptom" or root.failure_class in ("elastic-child-failed", "preemption-sigterm"):
+    if root.role != "symptom" or root.failure_class in (
+        "elastic-child-failed",
+        "preemption-sigterm",
+    ):
         return None
-    reporters = {f.rank for f in case.ctx.findings if f.failure_class == root.failure_class and f.rank is not None}
+    reporters = {
+        f.rank
+        for f in case.ctx.findings
+        if f.failure_class == root.failure_class and f.rank is not None
+    }
     if not reporters:
         return None
     known = case.ctx.known_ranks()
@@ -169,7 +210,9 @@ def missing_reporter(case: Case) -> Verdict | None:
         known |= set(range(max(reporters) + 1))
     missing = sorted(known - reporters)
     if len(missing) == 1:
-        return Verdict(missing[0], say("missing_reporter", rank=missing[0]), "missing_reporter", (missing[0],))
+        return Verdict(
+            missing[0], say("missing_reporter", rank=missing[0]), "missing_reporter", (missing[0],)
+        )
     return None
 
 
@@ -199,25 +242,40 @@ def signal_not_sent_by_agent(case: Case) -> Verdict | None:
     if not closing:
         return None
     killed = [
-        e for e in st.elastic
-        if e.rank is not None and e.rank >= 0 and e.exitcode in SIGNAL_CODES and e.pid is not None and e.pid not in closing
+        e
+        for e in st.elastic
+        if e.rank is not None
+        and e.rank >= 0
+        and e.exitcode in SIGNAL_CODES
+        and e.pid is not None
+        and e.pid not in closing
     ]
     ranks = sorted({e.rank for e in killed if e.rank is not None})
     if len(ranks) != 1:
         return None
     e = next(k for k in killed if k.rank == ranks[0])
-    return Verdict(e.rank, say("signal_not_sent", rank=e.rank, signal=SIGNAL_CODES[e.exitcode or 0], pid=e.pid),
-                   "signal_not_sent_by_agent", (ranks[0],))
+    return Verdict(
+        e.rank,
+        say("signal_not_sent", rank=e.rank, signal=SIGNAL_CODES[e.exitcode or 0], pid=e.pid),
+        "signal_not_sent_by_agent",
+        (ranks[0],),
+    )
 
 
 #: Failure classes that come from the job's own set-up, so every rank hits them the same
 #: way (a config check, a checkpoint that does not fit the model, a driver too old): one
 #: rank's copy in a log that shows no other rank says nothing of who was first. (Shapes and
 #: dtypes are not here: a batch of another shape on one rank is that rank's.)
-SAME_ON_EVERY_RANK = frozenset({
-    "config-error", "gpu-unavailable", "checkpoint-load-mismatch", "dependency-version-mismatch",
-    "fsdp-state-dict-or-wrapping-error", "cuda-driver-or-arch-mismatch",
-})
+SAME_ON_EVERY_RANK = frozenset(
+    {
+        "config-error",
+        "gpu-unavailable",
+        "checkpoint-load-mismatch",
+        "dependency-version-mismatch",
+        "fsdp-state-dict-or-wrapping-error",
+        "cuda-driver-or-arch-mismatch",
+    }
+)
 
 
 def named_by_root(case: Case) -> Verdict | None:
@@ -233,8 +291,13 @@ def named_by_root(case: Case) -> Verdict | None:
         return Verdict(None, say("same_on_every_rank", rank=rank), "named_by_root", (rank,), True)
     other = unexplained_failure_elsewhere(rank, case)
     if other is not None:
-        return Verdict(None, say("unexplained_elsewhere", other=other, ranks=format_ranks(sorted({other, rank}))),
-                       "named_by_root", (rank, other), True)
+        return Verdict(
+            None,
+            say("unexplained_elsewhere", other=other, ranks=format_ranks(sorted({other, rank}))),
+            "named_by_root",
+            (rank, other),
+            True,
+        )
     return Verdict(rank, "", "named_by_root", (rank,))
 
 
@@ -248,10 +311,19 @@ def earliest_time(case: Case) -> Verdict | None:
     if len(timed) == len(ranked):
         first = min(timed, key=lambda f: f.time or 0.0)
         if sum(1 for f in timed if f.time == first.time) == 1 and first.rank is not None:
-            return Verdict(first.rank, say("reported_first", rank=first.rank, time=fmt_time(first.time)),
-                           "earliest_time", (first.rank,))
-    return Verdict(None, say("all_report", Ranks=ranks_word(case.ranks_with)), "earliest_time",
-                   tuple(case.ranks_with), True)
+            return Verdict(
+                first.rank,
+                say("reported_first", rank=first.rank, time=fmt_time(first.time)),
+                "earliest_time",
+                (first.rank,),
+            )
+    return Verdict(
+        None,
+        say("all_report", Ranks=ranks_word(case.ranks_with)),
+        "earliest_time",
+        tuple(case.ranks_with),
+        True,
+    )
 
 
 def elastic_summary(case: Case) -> Verdict | None:
@@ -273,8 +345,12 @@ def implied_rank(case: Case) -> Verdict | None:
     sig = case.ctx.library.signatures[case.root.signature]
     if case.ranks_with or sig.implied_rank is None:
         return None
-    return Verdict(sig.implied_rank, say("implied_rank", rank=sig.implied_rank, reason=sig.implied_rank_reason),
-                   "implied_rank", (sig.implied_rank,))
+    return Verdict(
+        sig.implied_rank,
+        say("implied_rank", rank=sig.implied_rank, reason=sig.implied_rank_reason),
+        "implied_rank",
+        (sig.implied_rank,),
+    )
 
 
 def reported_by_launcher(case: Case) -> Verdict | None:
@@ -293,15 +369,22 @@ def reported_by_launcher(case: Case) -> Verdict | None:
     if exitcode == 0 or exitcode in SIGNAL_CODES or exitcode in (-6, 134):
         return None
     rank = case.ranks_with[0]
-    return Verdict(rank, say("reported_by_launcher", rank=rank, code=exitcode), "reported_by_launcher", (rank,))
+    return Verdict(
+        rank, say("reported_by_launcher", rank=rank, code=exitcode), "reported_by_launcher", (rank,)
+    )
 
 
 def victims_only(case: Case) -> Verdict | None:
     """A symptom reported by some ranks, with no strategy naming another: they are the
     victims, and the log does not show who started it."""
     if case.root.role == "symptom" and case.ranks_with:
-        return Verdict(None, say("victims_only", Ranks=ranks_word(case.ranks_with)), "victims_only",
-                       tuple(case.ranks_with), True)
+        return Verdict(
+            None,
+            say("victims_only", Ranks=ranks_word(case.ranks_with)),
+            "victims_only",
+            tuple(case.ranks_with),
+            True,
+        )
     return None
 
 
@@ -380,7 +463,11 @@ def elastic_rank(elastic: list[ElasticFailure]) -> tuple[int | None, str]:
     entries = [e for e in elastic if e.rank is not None and e.rank >= 0]
     if not entries:
         return None, ""
-    real = [e for e in entries if e.exitcode is not None and e.exitcode not in SIGNAL_CODES and e.exitcode != 0]
+    real = [
+        e
+        for e in entries
+        if e.exitcode is not None and e.exitcode not in SIGNAL_CODES and e.exitcode != 0
+    ]
     pool = real or entries
     ranks = sorted({e.rank for e in pool if e.rank is not None})
     if len(ranks) == 1:
@@ -408,8 +495,12 @@ def elastic_rank(elastic: list[ElasticFailure]) -> tuple[int | None, str]:
             others = format_ranks([r for r in ranks if r != first.rank])
             if siblings:
                 return first.rank, say(
-                    "elastic_first_with_siblings", rank=first.rank, code=first.exitcode,
+                    "elastic_first_with_siblings",
+                    rank=first.rank,
+                    code=first.exitcode,
                     siblings=ranks_word(sorted(siblings)),
                 )
-            return first.rank, say("elastic_first", rank=first.rank, code=first.exitcode, others=others)
+            return first.rank, say(
+                "elastic_first", rank=first.rank, code=first.exitcode, others=others
+            )
     return None, say("elastic_same_time", ranks=format_ranks(ranks))

@@ -64,7 +64,8 @@ def prepare(state: ScanState, library: Library) -> Context:
     for f in state.findings.values():
         totals[f.signature] += f.count
     findings = [
-        f for f in state.findings.values()
+        f
+        for f in state.findings.values()
         if totals[f.signature] >= library.signatures[f.signature].min_count
     ]
     local_why = global_ranks_from_local(findings, state)
@@ -126,9 +127,18 @@ def infer(findings: list[Finding], library: Library) -> list[Finding]:
 
 def _inferred(sig: Signature, base: Finding, rank: int | None, why: str) -> Finding:
     return Finding(
-        signature=sig.id, failure_class=sig.failure_class, title=sig.title, role=sig.role,
-        severity=sig.severity, specificity=sig.specificity, rank=rank, host=base.host if rank is not None else None,
-        time=base.time, order=base.order, count=1, evidence=list(base.evidence[:1]),
+        signature=sig.id,
+        failure_class=sig.failure_class,
+        title=sig.title,
+        role=sig.role,
+        severity=sig.severity,
+        specificity=sig.specificity,
+        rank=rank,
+        host=base.host if rank is not None else None,
+        time=base.time,
+        order=base.order,
+        count=1,
+        evidence=list(base.evidence[:1]),
         captures={**base.captures, "why": why},
     )
 
@@ -152,7 +162,9 @@ def _diverged(group: list[Finding], key: str) -> tuple[Finding, str] | None:
     parts = []
     for value, ranks in sorted(groups.items(), key=lambda kv: len(kv[1])):
         at = {seq_of.get(r) for r in ranks} - {None}
-        parts.append(f"{ranks_word(ranks)} in {value}" + (f" (SeqNum {at.pop()})" if len(at) == 1 else ""))
+        parts.append(
+            f"{ranks_word(ranks)} in {value}" + (f" (SeqNum {at.pop()})" if len(at) == 1 else "")
+        )
     smallest = min(groups.values(), key=len)
     base = next(f for f in group if f.rank == smallest[0])
     return base, say("diverged_groups", groups=" while ".join(parts))
@@ -196,10 +208,14 @@ def global_ranks_from_local(findings: list[Finding], state: ScanState) -> str:
     (rule 5), merging a mapped finding into the rank's own finding of the same signature
     (``findings`` is changed in place). Returns the sentence of reasoning, or ``""`` when
     nothing was mapped."""
-    local_only = [f for f in findings if f.rank is None and f.captures.get("local_rank", "").isdigit()]
+    local_only = [
+        f for f in findings if f.rank is None and f.captures.get("local_rank", "").isdigit()
+    ]
     if not local_only:
         return ""
-    by_pid = {e.pid: e for e in state.elastic if e.pid is not None and e.rank is not None and e.rank >= 0}
+    by_pid = {
+        e.pid: e for e in state.elastic if e.pid is not None and e.rank is not None and e.rank >= 0
+    }
     proof: str | None | bool = False  # False: not computed yet
     why = ""
     for f in local_only:
@@ -224,7 +240,14 @@ def global_ranks_from_local(findings: list[Finding], state: ScanState) -> str:
             state.ranks_seen.add(f.rank)
             # The rank's own finding of the same signature stays the one reported; the
             # agent's line joins it as further evidence.
-            own = next((g for g in findings if g is not f and g.signature == f.signature and g.rank == f.rank), None)
+            own = next(
+                (
+                    g
+                    for g in findings
+                    if g is not f and g.signature == f.signature and g.rank == f.rank
+                ),
+                None,
+            )
             if own is not None:
                 own.count += f.count
                 own.evidence.extend(f.evidence[: max(0, MAX_EVIDENCE - len(own.evidence))])

@@ -72,7 +72,11 @@ def terminal_after_fault(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
     Slurm's slurmstepd kills at the limit whatever the job was doing (slurm.conf KillWait)."""
     terminals = [f for f in nodes if ctx.kind(f) == "terminal"]
     # A message that only reports that a peer went away is not a fault of its own.
-    faults = [f for f in nodes if ctx.kind(f) != "terminal" and f.severity == "error" and not ctx.peer_report(f)]
+    faults = [
+        f
+        for f in nodes
+        if ctx.kind(f) != "terminal" and f.severity == "error" and not ctx.peer_report(f)
+    ]
     for t in terminals:
         for f in faults:
             if t.role == "symptom":
@@ -80,9 +84,19 @@ def terminal_after_fault(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
                 # notices, often before the failing rank's output is flushed: log order does
                 # not count, only timestamps that put the fault after it.
                 if not (f.time is not None and t.time is not None and f.time > t.time):
-                    yield Edge(f, t, "terminal_after_fault", "the launcher only reported what had already failed")
+                    yield Edge(
+                        f,
+                        t,
+                        "terminal_after_fault",
+                        "the launcher only reported what had already failed",
+                    )
             elif before(f, t) is True or (before(f, t) is None and f.role == "cause"):
-                yield Edge(f, t, "terminal_after_fault", "the job was already failing before it was stopped")
+                yield Edge(
+                    f,
+                    t,
+                    "terminal_after_fault",
+                    "the job was already failing before it was stopped",
+                )
 
 
 def declared_explanations(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
@@ -103,13 +117,33 @@ def declared_explanations(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
             if c is e or c.severity != "error" or ctx.peer_report(c):
                 continue
             kind = ctx.kind(c)
-            if c.signature in wanted or kind in wanted or (c.failure_class in wanted and c.signature != e.signature):
-                named = c.signature if c.signature in wanted else kind if kind in wanted else c.failure_class
-                yield Edge(c, e, "declared_explanations", f"{e.signature} is read as {named} when both are in the log")
+            if (
+                c.signature in wanted
+                or kind in wanted
+                or (c.failure_class in wanted and c.signature != e.signature)
+            ):
+                named = (
+                    c.signature
+                    if c.signature in wanted
+                    else kind
+                    if kind in wanted
+                    else c.failure_class
+                )
+                yield Edge(
+                    c,
+                    e,
+                    "declared_explanations",
+                    f"{e.signature} is read as {named} when both are in the log",
+                )
             elif "wrapped" in wanted and c.role == "cause" and _wrapped_in(e, c):
-                yield Edge(c, e, "declared_explanations", "it re-raises the exception printed after it")
+                yield Edge(
+                    c, e, "declared_explanations", "it re-raises the exception printed after it"
+                )
             elif (
-                "peer" in wanted and c.role == "cause" and kind != "terminal" and c.rank != e.rank
+                "peer" in wanted
+                and c.role == "cause"
+                and kind != "terminal"
+                and c.rank != e.rank
                 and c.failure_class != e.failure_class
                 and not (c.time is not None and e.time is not None and c.time > e.time)
             ):
@@ -146,7 +180,9 @@ def one_fault_one_explanation(ctx: Context, nodes: list[Finding]) -> Iterable[Ed
             ea, eb = a.evidence[0], b.evidence[0]
             if a.failure_class == b.failure_class and (a.rank is not None or ea.path == eb.path):
                 # (no rank: one file is one process's output, as far as the log tells)
-                yield Edge(a, b, "one_fault_one_explanation", "both are the same fault on this rank")
+                yield Edge(
+                    a, b, "one_fault_one_explanation", "both are the same fault on this rank"
+                )
                 continue
             if ea.path != eb.path or abs(ea.line - eb.line) > MESSAGE_SPAN:
                 continue
@@ -171,7 +207,12 @@ def hardware_explains_gpu_faults(ctx: Context, nodes: list[Finding]) -> Iterable
                 continue
             if h.host and e.host and h.host != e.host:
                 continue
-            yield Edge(h, e, "hardware_explains_gpu_faults", "a GPU hardware fault makes the work on it fail")
+            yield Edge(
+                h,
+                e,
+                "hardware_explains_gpu_faults",
+                "a GPU hardware fault makes the work on it fail",
+            )
 
 
 #: The rules, in the order the report lists their edges.

@@ -49,12 +49,20 @@ def stall_finding(ctx: Context) -> Finding | None:
     other fault is in the log (then that fault explains the kill). ``None`` otherwise."""
     if STALL_SIGNATURE not in ctx.library.signatures:
         return None
-    terminals = [f for f in ctx.findings if f.role == "cause" and ctx.kind(f) == "terminal" and f.time is not None]
+    terminals = [
+        f
+        for f in ctx.findings
+        if f.role == "cause" and ctx.kind(f) == "terminal" and f.time is not None
+    ]
     if not terminals:
         return None
     faults = [
-        f for f in ctx.findings
-        if f.severity == "error" and ctx.kind(f) != "terminal" and not ctx.peer_report(f) and f.role == "cause"
+        f
+        for f in ctx.findings
+        if f.severity == "error"
+        and ctx.kind(f) != "terminal"
+        and not ctx.peer_report(f)
+        and f.role == "cause"
     ]
     if faults:
         return None
@@ -71,8 +79,15 @@ def stall_finding(ctx: Context) -> Finding | None:
     at: Progress = ctx.state.progress.last().get(rank) or newest if rank is not None else newest
     sig = ctx.library.signatures[STALL_SIGNATURE]
     return Finding(
-        signature=sig.id, failure_class=sig.failure_class, title=sig.title, role=sig.role,
-        severity=sig.severity, specificity=sig.specificity, rank=rank, host=None, time=at.time,
+        signature=sig.id,
+        failure_class=sig.failure_class,
+        title=sig.title,
+        role=sig.role,
+        severity=sig.severity,
+        specificity=sig.specificity,
+        rank=rank,
+        host=None,
+        time=at.time,
         order=max(0, kill.order - 1),
         evidence=[Evidence(path=at.path, line=at.line, text=f"step {at.step}", rank=at.rank)],
         captures={
@@ -80,7 +95,13 @@ def stall_finding(ctx: Context) -> Finding | None:
             "last_time": fmt_time(newest.time),
             "silent": fmt_span(silent),
             "stopped_by": kill.title,
-            "why": why or say("progress_stopped", step=newest.step, silent=fmt_span(silent), time=fmt_time(newest.time),
-                              rank_part=""),
+            "why": why
+            or say(
+                "progress_stopped",
+                step=newest.step,
+                silent=fmt_span(silent),
+                time=fmt_time(newest.time),
+                rank_part="",
+            ),
         },
     )

@@ -41,7 +41,11 @@ def render(template: str, values: dict[str, Any], *, keep_unknown: bool = False)
     if not keep_unknown:
         for key, phrase in (("rank", "the failing rank"), ("host", "the failing host")):
             if values.get(key) is None:
-                template = regex.sub(r"\b[Rr]ank \{" + key + r"\}" if key == "rank" else r"\b[Hh]ost \{host\}", phrase, template)
+                template = regex.sub(
+                    r"\b[Rr]ank \{" + key + r"\}" if key == "rank" else r"\b[Hh]ost \{host\}",
+                    phrase,
+                    template,
+                )
 
     def sub(m: regex.Match[str]) -> str:
         value = values.get(m.group(1))
@@ -69,8 +73,16 @@ def entry_script(state: ScanState, root: Finding) -> str | None:
 
 
 def fill_entry(
-    sig: Signature, root: Finding, *, group: list[Finding], findings: list[Finding], state: ScanState,
-    library: Library, initiating: int | None, initiating_host: str | None, masker: Any | None,
+    sig: Signature,
+    root: Finding,
+    *,
+    group: list[Finding],
+    findings: list[Finding],
+    state: ScanState,
+    library: Library,
+    initiating: int | None,
+    initiating_host: str | None,
+    masker: Any | None,
 ) -> dict[str, Any]:
     """The ``root_cause`` dict of the diagnosis (schema ``rootrank.diagnosis/1``) for the
     root-cause finding ``root`` of signature ``sig``: ``group`` holds the findings of the
@@ -78,17 +90,23 @@ def fill_entry(
     causal analysis concluded (``None`` when the log does not tell). ``masker`` (a
     :class:`rootrank.mask.Masker`, optional) masks the log's values before they fill the
     templates."""
-    values: dict[str, Any] = {k: (masker.text(v) if masker else v) for k, v in root.captures.items()}
+    values: dict[str, Any] = {
+        k: (masker.text(v) if masker else v) for k, v in root.captures.items()
+    }
     rc_rank = initiating if initiating is not None else root.rank
     host_value = initiating_host or root.host
-    values.update({"rank": rc_rank, "host": masker.host(host_value) if masker and host_value else host_value})
+    values.update(
+        {"rank": rc_rank, "host": masker.host(host_value) if masker and host_value else host_value}
+    )
     if state.world_size:
         values["world_size"] = state.world_size
     script = entry_script(state, root)
     if script and masker:
         script = masker.text(script)
     shown = [e.text for e in root.evidence] + [str(f.get("file", "")) for f in root.frames]
-    shown += [f.file for seen_exc in state.exceptions for f in seen_exc.exc.frames] + list(root.captures.values())
+    shown += [f.file for seen_exc in state.exceptions for f in seen_exc.exc.frames] + list(
+        root.captures.values()
+    )
     launch = launch_of(state, script, shown)
     if masker and launch.command:  # the printed command line carries tokens, user names...
         launch = dataclasses.replace(launch, command=masker.text(launch.command))
@@ -96,10 +114,23 @@ def fill_entry(
     seen = root_exception(state, root, rc_rank)
     frame = user_frame(state, root, rc_rank, masker)
     sites = call_sites(state, root, masker)
-    frames = list(root.frames) if root.frames and root.rank == rc_rank else (
-        [{"file": f.file, "line": f.line, "func": f.func, "user": f.user} for f in seen.exc.frames[-12:]] if seen else []
+    frames = (
+        list(root.frames)
+        if root.frames and root.rank == rc_rank
+        else (
+            [
+                {"file": f.file, "line": f.line, "func": f.func, "user": f.user}
+                for f in seen.exc.frames[-12:]
+            ]
+            if seen
+            else []
+        )
     )
-    message = seen.exc.message if seen is not None and seen.exc.message else (root.evidence[0].text.strip() if root.evidence else "")
+    message = (
+        seen.exc.message
+        if seen is not None and seen.exc.message
+        else (root.evidence[0].text.strip() if root.evidence else "")
+    )
     if message:
         message = message[:MAX_MESSAGE_CHARS]
         values.setdefault("message", masker.text(message) if masker else message)
@@ -108,14 +139,19 @@ def fill_entry(
 
     facts = Facts(
         captures=dict(root.captures),
-        texts=[e.text for e in root.evidence] + ([seen.exc.message] if seen is not None and seen.exc.message else []),
+        texts=[e.text for e in root.evidence]
+        + ([seen.exc.message] if seen is not None and seen.exc.message else []),
         frames=[f"{f['file']}:{f.get('func', '')}" for f in frames],
         call_sites_differ=bool(sites),
         user_frame=frame is not None,
-        launchers=sorted(state.launch.launchers | ({launch.launcher} if launch.launcher else set())),
+        launchers=sorted(
+            state.launch.launchers | ({launch.launcher} if launch.launcher else set())
+        ),
         stacks=sorted(state.stacks),
         findings={
-            key: f.title for f in findings if f is not root and f.signature != root.signature
+            key: f.title
+            for f in findings
+            if f is not root and f.signature != root.signature
             for key in (f.signature, f.failure_class)
         },
     )
@@ -139,9 +175,16 @@ def fill_entry(
 
     evidence = [e.to_dict() for e in root.evidence[:3]]
     for f in findings:  # supporting lines of the same class (a warning before the error)
-        if f is not root and f.failure_class == root.failure_class and f.rank in (root.rank, None) and len(evidence) < 5:
+        if (
+            f is not root
+            and f.failure_class == root.failure_class
+            and f.rank in (root.rank, None)
+            and len(evidence) < 5
+        ):
             evidence.extend(e.to_dict() for e in f.evidence[:1])
-    confidence = 0.4 + 0.0055 * sig.specificity if root.role == "cause" else 0.25 + 0.004 * sig.specificity
+    confidence = (
+        0.4 + 0.0055 * sig.specificity if root.role == "cause" else 0.25 + 0.004 * sig.specificity
+    )
     if len({f.rank for f in group}) > 1 and initiating is None:
         confidence -= 0.1
     return {
@@ -151,7 +194,8 @@ def fill_entry(
         "category": sig.category,
         "confidence": round(max(0.05, min(0.99, confidence)), 2),
         "rank": rc_rank,
-        "host": (state.hosts.get(rc_rank) if rc_rank is not None else None) or (root.host if rc_rank == root.rank else None),
+        "host": (state.hosts.get(rc_rank) if rc_rank is not None else None)
+        or (root.host if rc_rank == root.rank else None),
         "time": root.time,
         "count": sum(f.count for f in group),
         "ranks": sorted({f.rank for f in group if f.rank is not None}),
@@ -172,6 +216,8 @@ def fill_entry(
         "verify": ready(fit(render(variant.get("verify", sig.verify), values), launch), launch),
         "references": list(sig.references),
         "related": [
-            {"id": r, "title": library.signatures[r].title} for r in sig.related if r in library.signatures
+            {"id": r, "title": library.signatures[r].title}
+            for r in sig.related
+            if r in library.signatures
         ],
     }

@@ -40,19 +40,32 @@ LAUNCH_AS = {
 }
 #: The launcher that started the workers when the log shows several (mpirun under srun...):
 #: the innermost first.
-PRECEDENCE = ("deepspeed", "accelerate", "horovodrun", "mpirun", "torchrun", "mp.spawn", "srun", "python")
+PRECEDENCE = (
+    "deepspeed",
+    "accelerate",
+    "horovodrun",
+    "mpirun",
+    "torchrun",
+    "mp.spawn",
+    "srun",
+    "python",
+)
 #: A world size above this is not taken for one node's process count (8 GPUs per node).
 MAX_PER_NODE = 8
 _BLANK = regex.compile(r"^<[^<>]+>$")
 #: ``from train import loader`` in a ``python -c`` command: a user module must be one the log
 #: shows (its ``.py`` file); libraries are always there.
-_IMPORT = regex.compile(r"(?P<kw>\bfrom |(?<!\bfrom \S+ )\bimport )(?P<mod>[A-Za-z_]\w*)(?=[\s.;,\"'])")
+_IMPORT = regex.compile(
+    r"(?P<kw>\bfrom |(?<!\bfrom \S+ )\bimport )(?P<mod>[A-Za-z_]\w*)(?=[\s.;,\"'])"
+)
 LIBRARIES = frozenset(
     "torch transformers accelerate deepspeed vllm triton numpy xformers flash_attn peft trl datasets megatron "
     "apex bitsandbytes safetensors tokenizers os sys json math time pathlib".split()
 )
 #: A file a command names (script, config, checkpoint): it must be one the log shows.
-_FILE = regex.compile(r"(?<![\w./<-])(?:[\w.-]+/)*[\w-]+\.(?:py|ya?ml|json|sh|toml|cfg|ini|pt|pth|ckpt|bin|safetensors)\b(?![>/])")
+_FILE = regex.compile(
+    r"(?<![\w./<-])(?:[\w.-]+/)*[\w-]+\.(?:py|ya?ml|json|sh|toml|cfg|ini|pt|pth|ckpt|bin|safetensors)\b(?![>/])"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +99,19 @@ def launch_of(state: ScanState, script: str | None, seen_text: Iterable[str] = (
         # torchrun's own terminal output (its failure summary is there): the ranks it ran
         world = len(seen)
     hosts = set(state.hosts.values()) | facts.hosts
-    if per_node is None and world and world <= MAX_PER_NODE and not facts.multi_node and len(hosts) <= 1:
+    if (
+        per_node is None
+        and world
+        and world <= MAX_PER_NODE
+        and not facts.multi_node
+        and len(hosts) <= 1
+    ):
         per_node = world  # no sign of a second node: every rank ran on this one
-    known = {_base(m.group(0)) for text in [*seen_text, facts.command or "", script or ""] for m in _FILE.finditer(text)}
+    known = {
+        _base(m.group(0))
+        for text in [*seen_text, facts.command or "", script or ""]
+        for m in _FILE.finditer(text)
+    }
     return Launch(launcher, facts.command, script, per_node, world, frozenset(known))
 
 
@@ -102,9 +125,15 @@ def ready(command: str, launch: Launch) -> str:
     ``from <train> import``): it is then typed, not run as it stands. The part after
     ``  # `` (the comment) is left alone."""
     head, sep, comment = command.partition("  # ")
-    head = _FILE.sub(lambda m: m.group(0) if _base(m.group(0)) in launch.known else f"<{m.group(0)}>", head)
+    head = _FILE.sub(
+        lambda m: m.group(0) if _base(m.group(0)) in launch.known else f"<{m.group(0)}>", head
+    )
     head = _IMPORT.sub(
-        lambda m: m.group(0) if m["mod"] in LIBRARIES or f"{m['mod']}.py" in launch.known else f"{m['kw']}<{m['mod']}>",
+        lambda m: (
+            m.group(0)
+            if m["mod"] in LIBRARIES or f"{m['mod']}.py" in launch.known
+            else f"{m['kw']}<{m['mod']}>"
+        ),
         head,
     )
     return head + sep + comment
@@ -120,7 +149,12 @@ def fit(text: str, launch: Launch) -> str:
     if command and "torchrun" in text and script and script.rsplit("/", 1)[-1] in command:
         text = TORCHRUN_SCRIPT.sub(lambda m: command.replace("\\", "\\\\"), text, count=1)
     if launch.per_node is not None:
-        text = TORCHRUN.sub(lambda m: f"torchrun --nproc-per-node={launch.per_node}" if _BLANK.match(m["n"]) else m[0], text)
+        text = TORCHRUN.sub(
+            lambda m: (
+                f"torchrun --nproc-per-node={launch.per_node}" if _BLANK.match(m["n"]) else m[0]
+            ),
+            text,
+        )
         text = text.replace("<gpus>", str(launch.per_node))
     form = LAUNCH_AS.get(launch.launcher or "")
     if form and launch.launcher != "torchrun" and "torchrun" in text:

@@ -16,9 +16,14 @@ from rootrank.scan import ScanState, SeenException
 from rootrank.tracebacks import collective_call
 
 #: Failure classes whose tracebacks are waits in a collective (call sites are compared).
-COLLECTIVE_CLASSES = frozenset({
-    "collective-desync", "collective-shape-mismatch", "collective-timeout", "divergent-model-across-ranks",
-})
+COLLECTIVE_CLASSES = frozenset(
+    {
+        "collective-desync",
+        "collective-shape-mismatch",
+        "collective-timeout",
+        "divergent-model-across-ranks",
+    }
+)
 #: How far (lines) an exception line may sit from the root cause's evidence line and still
 #: be its traceback: a message printed over several lines, or a WARN line just before it.
 NEAR_BEFORE = 30
@@ -52,8 +57,11 @@ def root_exception(state: ScanState, root: Finding, rank: int | None) -> SeenExc
     if root.evidence:
         ev = root.evidence[0]
         near = [
-            s for s in pool
-            if s.path == ev.path and ev.line - NEAR_BEFORE <= s.exc.log_line <= ev.line + NEAR_AFTER and s not in ordered
+            s
+            for s in pool
+            if s.path == ev.path
+            and ev.line - NEAR_BEFORE <= s.exc.log_line <= ev.line + NEAR_AFTER
+            and s not in ordered
         ]
         ordered += sorted(near, key=lambda s: abs(s.exc.log_line - ev.line))
     if ordered:
@@ -73,7 +81,9 @@ def _frame_dict(file: str, line: int, func: str, masker: Any | None) -> dict[str
     return {"file": masker.text(file) if masker else file, "line": line, "func": func}
 
 
-def user_frame(state: ScanState, root: Finding, rank: int | None, masker: Any | None = None) -> dict[str, Any] | None:
+def user_frame(
+    state: ScanState, root: Finding, rank: int | None, masker: Any | None = None
+) -> dict[str, Any] | None:
     """``{"file", "line" (1-based), "func"}``: the innermost frame in the user's code of the
     root cause's traceback (the finding's own frames first, else :func:`root_exception`);
     ``None`` when the log shows none. ``file`` is masked with ``masker`` when given."""
@@ -113,7 +123,11 @@ def call_sites(state: ScanState, root: Finding, masker: Any | None = None) -> li
         if frame is None or frame.line <= 0:
             continue
         site = _frame_dict(frame.file, frame.line, frame.func, masker)
-        sites[seen.rank] = {"rank": seen.rank, **site, "collective": collective_call(seen.exc.frames)}
+        sites[seen.rank] = {
+            "rank": seen.rank,
+            **site,
+            "collective": collective_call(seen.exc.frames),
+        }
     if len(sites) < 2:
         return []
     if len({(s["file"], s["line"], s["collective"]) for s in sites.values()}) < 2:
@@ -125,7 +139,9 @@ def short(path: str) -> str:
     """A path as a fix sentence shows it: relative paths as printed, absolute ones by their
     file name (the JSON keeps the whole path)."""
     p = path.replace("\\", "/")
-    return p.rsplit("/", 1)[-1] if p.startswith(("/", "~")) or (len(p) > 2 and p[1] == ":") else path
+    return (
+        p.rsplit("/", 1)[-1] if p.startswith(("/", "~")) or (len(p) > 2 and p[1] == ":") else path
+    )
 
 
 def _ranks(ranks: list[int]) -> str:
@@ -149,17 +165,25 @@ def location_step(
             groups.setdefault((s["file"], s["line"], s["collective"]), []).append(s["rank"])
 
         def what(key: tuple[str, int, str | None]) -> str:
-            return f"call{'s' if len(groups[key]) == 1 else ''} {key[2]}" if key[2] else "wait" + ("s" if len(groups[key]) == 1 else "")
+            return (
+                f"call{'s' if len(groups[key]) == 1 else ''} {key[2]}"
+                if key[2]
+                else "wait" + ("s" if len(groups[key]) == 1 else "")
+            )
 
         mine = next((k for k, rs in groups.items() if rank in rs), None)
         if mine is not None:
             others = [k for k in groups if k != mine]
-            rest = "; ".join(f"{_ranks(groups[k])} {what(k)} at {short(k[0])}:{k[1]}" for k in others)
+            rest = "; ".join(
+                f"{_ranks(groups[k])} {what(k)} at {short(k[0])}:{k[1]}" for k in others
+            )
             return (
                 f"{short(mine[0])}:{mine[1]}: {_ranks(groups[mine])} {what(mine)} here while {rest}: "
                 "make every rank reach the same collectives in the same order from these lines."
             )
-        listed = "; ".join(f"{_ranks(rs)} {what(k)} at {short(k[0])}:{k[1]}" for k, rs in groups.items())
+        listed = "; ".join(
+            f"{_ranks(rs)} {what(k)} at {short(k[0])}:{k[1]}" for k, rs in groups.items()
+        )
         return f"The ranks stopped at different call sites: {listed}: make every rank reach the same collectives in the same order."
     if frame is None:
         return None

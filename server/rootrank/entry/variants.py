@@ -30,7 +30,16 @@ from typing import Any
 
 import regex
 
-LAUNCHERS = ("torchrun", "mp.spawn", "mpirun", "deepspeed", "accelerate", "srun", "horovodrun", "python")
+LAUNCHERS = (
+    "torchrun",
+    "mp.spawn",
+    "mpirun",
+    "deepspeed",
+    "accelerate",
+    "srun",
+    "horovodrun",
+    "python",
+)
 STACK_NAMES = ("pytorch", "hf", "deepspeed", "megatron", "vllm")
 #: ``when`` keys and the type of their value.
 WHEN_KEYS: dict[str, type] = {
@@ -114,7 +123,7 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
         for text in facts.texts:
             m = regex.search(value, text, regex.IGNORECASE)
             if m:
-                return f"the message says \"{m.group(0).strip()[:120]}\""
+                return f'the message says "{m.group(0).strip()[:120]}"'
         return None
     if key == "frames":
         for frame in reversed(facts.frames):
@@ -124,11 +133,19 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
     if key == "call_sites_differ":
         if facts.call_sites_differ != value:
             return None
-        return "the ranks' tracebacks stop at different call sites" if value else "the tracebacks show no ranks at different call sites"
+        return (
+            "the ranks' tracebacks stop at different call sites"
+            if value
+            else "the tracebacks show no ranks at different call sites"
+        )
     if key == "user_frame":
         if facts.user_frame != value:
             return None
-        return "the traceback shows your own code" if value else "the traceback shows none of your code"
+        return (
+            "the traceback shows your own code"
+            if value
+            else "the traceback shows none of your code"
+        )
     if key == "launcher":
         hit = [v for v in value if v in facts.launchers]
         return f"the job was launched with {hit[0]}" if hit else None
@@ -137,7 +154,7 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
         return f"the log shows {hit[0]}" if hit else None
     if key == "findings":
         hit = [v for v in value if v in facts.findings]
-        return f"the log also shows \"{facts.findings[hit[0]]}\"" if hit else None
+        return f'the log also shows "{facts.findings[hit[0]]}"' if hit else None
     if key == "no_findings":
         hit = [v for v in value if v in facts.findings]
         return None if hit else "nothing else in the log points elsewhere"
@@ -153,7 +170,10 @@ def choose(fix: dict[str, Any], facts: Facts) -> tuple[dict[str, Any], dict[str,
     for variant in variants:
         when = variant.get("when")
         if not when:
-            return variant, {"id": variant["id"], "why": "no other variant's condition holds: the general fix"}
+            return variant, {
+                "id": variant["id"],
+                "why": "no other variant's condition holds: the general fix",
+            }
         reasons = []
         for key, value in when.items():
             reason = _holds(key, value, facts)

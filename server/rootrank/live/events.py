@@ -42,7 +42,9 @@ class Reporter:
     line when the job's output stopped mid-line). Thread-safe.
     """
 
-    def __init__(self, out: IO[str], fmt: str = "text", *, color: bool = False, before_text: Any = None) -> None:
+    def __init__(
+        self, out: IO[str], fmt: str = "text", *, color: bool = False, before_text: Any = None
+    ) -> None:
         self.out = out
         self.fmt = fmt
         self.color = color
@@ -64,16 +66,27 @@ class Reporter:
 
     def verdict(self, v: Verdict, stacks: StackDump | None = None) -> None:
         """A stall or a straggler."""
-        event: dict[str, Any] = {"event": v.kind, "suspect_rank": v.suspect_rank, "why": v.why, "ranks": v.ranks}
+        event: dict[str, Any] = {
+            "event": v.kind,
+            "suspect_rank": v.suspect_rank,
+            "why": v.why,
+            "ranks": v.ranks,
+        }
         if v.kind == "stall":
-            event.update(seconds=round(v.seconds, 1), threshold=v.threshold, stalled=v.stalled,
-                         stacks=stacks.to_dict() if stacks is not None else None)
+            event.update(
+                seconds=round(v.seconds, 1),
+                threshold=v.threshold,
+                stalled=v.stalled,
+                stacks=stacks.to_dict() if stacks is not None else None,
+            )
         lines = [f"rootrank: {v.kind}: {v.why}"]
         if v.kind == "stall":
             now = time.time()
             for r in v.ranks:
                 total = f"/{r['total']}" if r.get("total") else ""
-                lines.append(f"rootrank:   {_fmt_rank(r['rank'])}: step {r['step']}{total}, {now - r['time']:.0f} s ago")
+                lines.append(
+                    f"rootrank:   {_fmt_rank(r['rank'])}: step {r['step']}{total}, {now - r['time']:.0f} s ago"
+                )
             if stacks is not None:
                 for s in sorted(stacks.stacks, key=lambda s: (s.rank is None, s.rank or 0)):
                     who = f"rank {s.rank}" if s.rank is not None else f"pid {s.pid} (no rank)"

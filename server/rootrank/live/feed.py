@@ -109,7 +109,9 @@ class LiveScan:
     in :func:`rootrank.engine.diagnose_paths`.
     """
 
-    def __init__(self, tracker: ProgressTracker, *, library: Library | None = None, mask: bool = True) -> None:
+    def __init__(
+        self, tracker: ProgressTracker, *, library: Library | None = None, mask: bool = True
+    ) -> None:
         self.library = library or default_library()
         self.mask = mask
         self.tracker = tracker
@@ -127,8 +129,14 @@ class LiveScan:
     def open(self, name: str) -> Source:
         """Start scanning a new source named ``name`` (a path: it may name the rank)."""
         rank, local = rank_from_path(name)
-        src = Source(name, queue.Queue(QUEUE_CHUNKS), tagger=RankTagger(path=name, path_rank=rank, path_rank_is_local=local))
-        src.thread = threading.Thread(target=self._scan, args=(src,), name=f"rootrank-scan {name}", daemon=True)
+        src = Source(
+            name,
+            queue.Queue(QUEUE_CHUNKS),
+            tagger=RankTagger(path=name, path_rank=rank, path_rank_is_local=local),
+        )
+        src.thread = threading.Thread(
+            target=self._scan, args=(src,), name=f"rootrank-scan {name}", daemon=True
+        )
         self._sources.append(src)
         src.thread.start()
         return src
@@ -175,7 +183,11 @@ class LiveScan:
         the analysis runs on a copy of the state)."""
         with self.lock:
             state = copy.deepcopy(self.state)
-        return _finish(SimpleNamespace(state=state, matcher=SimpleNamespace(timeouts={})), self.library, self.mask)  # type: ignore[arg-type]
+        return _finish(
+            SimpleNamespace(state=state, matcher=SimpleNamespace(timeouts={})),
+            self.library,
+            self.mask,
+        )  # type: ignore[arg-type]
 
     def finish(self) -> Diagnosis:
         """Close every source, wait for the scans, and return the final diagnosis."""
@@ -184,8 +196,12 @@ class LiveScan:
         for src in self._sources:
             if src.thread is not None:
                 src.thread.join()
-        diag = _finish(SimpleNamespace(state=self.state, matcher=self.matcher), self.library, self.mask)  # type: ignore[arg-type]
-        diag.warnings.extend(f"{s.name}: the scan stopped early ({s.error})" for s in self._sources if s.error)
+        diag = _finish(
+            SimpleNamespace(state=self.state, matcher=self.matcher), self.library, self.mask
+        )  # type: ignore[arg-type]
+        diag.warnings.extend(
+            f"{s.name}: the scan stopped early ({s.error})" for s in self._sources if s.error
+        )
         return diag
 
     # -- the scanning thread -------------------------------------------------------------
@@ -228,7 +244,12 @@ class LiveScan:
                     break
                 kind, data, now = it
                 if kind == "frame":
-                    self._step(src, strip_ansi(data.decode("utf-8", errors="replace")), number + len(lines), now)
+                    self._step(
+                        src,
+                        strip_ansi(data.decode("utf-8", errors="replace")),
+                        number + len(lines),
+                        now,
+                    )
                     continue
                 first = number + len(lines)
                 lines.extend(data)

@@ -74,13 +74,24 @@ class Monitor:
             verdicts = self.scan.tracker.check(now)
             ranks = self.scan.tracker.snapshot() if self.progress_every else None
         for v in verdicts:
-            if v.kind == "stall" and self.on_stall == "dump" and self.job_pid is not None and self.job_pid():
-                t = threading.Thread(target=self._dump_and_report, args=(v, self.job_pid()), daemon=True)
+            if (
+                v.kind == "stall"
+                and self.on_stall == "dump"
+                and self.job_pid is not None
+                and self.job_pid()
+            ):
+                t = threading.Thread(
+                    target=self._dump_and_report, args=(v, self.job_pid()), daemon=True
+                )
                 self._dumps.append(t)
                 t.start()
             else:
                 self.reporter.verdict(v)
-        if ranks is not None and self.progress_every is not None and now - self._last_heartbeat >= self.progress_every:
+        if (
+            ranks is not None
+            and self.progress_every is not None
+            and now - self._last_heartbeat >= self.progress_every
+        ):
             state = [(r["rank"], r["step"]) for r in ranks]
             if state != self._heartbeat_state:
                 self._heartbeat_state = state

@@ -46,7 +46,14 @@ TICK = 0.5
 KILL_AFTER = 5.0
 #: Seconds output is still read after the command exited (a grandchild may hold the terminal).
 DRAIN_AFTER_EXIT = 2.0
-_FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+_FORWARDED = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGQUIT,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+)
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -241,7 +248,9 @@ def run_command(
     tracker = ProgressTracker(stall)
     scan = LiveScan(tracker, library=library, mask=mask)
     src = scan.open(log or "<command output>")
-    monitor = Monitor(scan, reporter, on_stall=on_stall, job_pid=lambda: child.pid, progress_every=progress_every)
+    monitor = Monitor(
+        scan, reporter, on_stall=on_stall, job_pid=lambda: child.pid, progress_every=progress_every
+    )
 
     sel = selectors.DefaultSelector()
     streams: dict[int, tuple[int, LineSplitter]] = {}
@@ -258,7 +267,9 @@ def run_command(
     exited_at: float | None = None
     # The checks run in their own thread: the passthrough never waits for the scan.
     ticking = threading.Event()
-    ticker = threading.Thread(target=_tick_until, args=(monitor, ticking, err), name="rootrank-monitor", daemon=True)
+    ticker = threading.Thread(
+        target=_tick_until, args=(monitor, ticking, err), name="rootrank-monitor", daemon=True
+    )
     ticker.start()
 
     def take(lines: list[bytes], last: bool = False) -> None:

@@ -28,9 +28,27 @@ MAX_PROCESSES = 64
 
 #: Function names that are a collective or a wait on one (torch.distributed, DeepSpeed's comm).
 _COLLECTIVES = (
-    "all_reduce", "allreduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "reduce_scatter",
-    "reduce_scatter_tensor", "broadcast", "broadcast_object_list", "barrier", "monitored_barrier", "all_to_all",
-    "all_to_all_single", "reduce", "gather", "scatter", "send", "recv", "isend", "irecv", "batch_isend_irecv",
+    "all_reduce",
+    "allreduce",
+    "all_gather",
+    "all_gather_into_tensor",
+    "all_gather_object",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "broadcast",
+    "broadcast_object_list",
+    "barrier",
+    "monitored_barrier",
+    "all_to_all",
+    "all_to_all_single",
+    "reduce",
+    "gather",
+    "scatter",
+    "send",
+    "recv",
+    "isend",
+    "irecv",
+    "batch_isend_irecv",
 )
 
 
@@ -47,8 +65,13 @@ class RankStack:
     where: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pid": self.pid, "rank": self.rank, "collective": self.collective, "where": self.where,
-                "frames": self.frames}
+        return {
+            "pid": self.pid,
+            "rank": self.rank,
+            "collective": self.collective,
+            "where": self.where,
+            "frames": self.frames,
+        }
 
 
 @dataclass
@@ -66,12 +89,20 @@ class StackDump:
         if len(outside) == 1 and inside:
             s = outside[0]
             calls = sorted({i.collective for i in inside if i.collective})
-            return s.rank, f"rank {s.rank} is {s.where}, not in a collective, while the other ranks wait in {', '.join(calls)}"
+            return (
+                s.rank,
+                f"rank {s.rank} is {s.where}, not in a collective, while the other ranks wait in {', '.join(calls)}",
+            )
         return None, ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"stacks": [s.to_dict() for s in sorted(self.stacks, key=lambda s: (s.rank is None, s.rank or 0, s.pid))],
-                "notes": self.notes}
+        return {
+            "stacks": [
+                s.to_dict()
+                for s in sorted(self.stacks, key=lambda s: (s.rank is None, s.rank or 0, s.pid))
+            ],
+            "notes": self.notes,
+        }
 
 
 def py_spy() -> str | None:
@@ -134,7 +165,11 @@ def _where(frames: list[dict[str, Any]]) -> tuple[str | None, str]:
         path = f["file"].replace("\\", "/")
         if f["func"] in _COLLECTIVES and ("torch/distributed" in path or "deepspeed/comm" in path):
             caller = next((c for c in frames[i + 1 :] if not _library_frame(c["file"])), None)
-            at = f" called from {caller['func']} ({caller['file']}:{caller['line']})" if caller else ""
+            at = (
+                f" called from {caller['func']} ({caller['file']}:{caller['line']})"
+                if caller
+                else ""
+            )
             return f["func"], f"in {f['func']}{at}"
     if not frames:
         return None, "in native code"
@@ -150,8 +185,12 @@ def _library_frame(path: str) -> bool:
 def dump_one(exe: str, pid: int) -> tuple[RankStack | None, str | None]:
     """One process's stack, or the reason there is none."""
     try:
-        proc = subprocess.run([exe, "dump", "--json", "--pid", str(pid)], capture_output=True,
-                              timeout=DUMP_TIMEOUT, check=False)
+        proc = subprocess.run(
+            [exe, "dump", "--json", "--pid", str(pid)],
+            capture_output=True,
+            timeout=DUMP_TIMEOUT,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return None, f"pid {pid}: py-spy took longer than {DUMP_TIMEOUT:.0f} s"
     if proc.returncode != 0:
@@ -164,11 +203,15 @@ def dump_one(exe: str, pid: int) -> tuple[RankStack | None, str | None]:
         threads = json.loads(proc.stdout)
     except ValueError:
         return None, f"pid {pid}: py-spy printed no JSON"
-    main = next((t for t in threads if t.get("os_thread_id") == pid), threads[0] if threads else None)
+    main = next(
+        (t for t in threads if t.get("os_thread_id") == pid), threads[0] if threads else None
+    )
     if main is None:
         return None, f"pid {pid}: no Python thread"
-    frames = [{"func": f.get("name", "?"), "file": f.get("filename", "?"), "line": f.get("line", 0)}
-              for f in main.get("frames", [])][:40]
+    frames = [
+        {"func": f.get("name", "?"), "file": f.get("filename", "?"), "line": f.get("line", 0)}
+        for f in main.get("frames", [])
+    ][:40]
     collective, where = _where(frames)
     return RankStack(pid, rank_of(pid), frames, collective, where), None
 
@@ -178,7 +221,9 @@ def dump_job(root: int) -> StackDump:
     out = StackDump()
     exe = py_spy()
     if exe is None:
-        out.notes.append("py-spy is not installed, so no stacks were collected: pip install 'rootrank[live]'")
+        out.notes.append(
+            "py-spy is not installed, so no stacks were collected: pip install 'rootrank[live]'"
+        )
         return out
     pids = [p for p in descendants(root) if _is_python(p)][:MAX_PROCESSES]
     if not pids:

@@ -28,7 +28,9 @@ _FAST_PREFIX = regex.compile(
 #: What may start the other prefixes RankTagger reads (Ray/vLLM ``(``, Open MPI ``[1,3]``,
 #: CloudWatch ``|``, kubectl's timestamp, SLURM's ``3 :``, a pdsh host ``node01: ``).
 _OTHER_PREFIX = regex.compile(r"[(\[]|\s*\|\s*\d|\d|[A-Za-z][\w.-]{0,62}: ")
-_INLINE_RANK = regex.compile(r"(?i)\[rank\s*(?P<r>\d{1,6})\]|(?<![\w.])rank\s*[:=#]?\s*(?P<r2>\d{1,6})\b")
+_INLINE_RANK = regex.compile(
+    r"(?i)\[rank\s*(?P<r>\d{1,6})\]|(?<![\w.])rank\s*[:=#]?\s*(?P<r2>\d{1,6})\b"
+)
 
 
 def may_hold_step(text: str) -> bool:
@@ -66,8 +68,13 @@ def attribute(text: str, tagger: RankTagger, number: int = 0) -> tuple[int | Non
 
 
 def read_step(
-    text: str, tagger: RankTagger, number: int = 0, *, model: ProgressModel | None = None,
-    time: float | None = None, path: str = "",
+    text: str,
+    tagger: RankTagger,
+    number: int = 0,
+    *,
+    model: ProgressModel | None = None,
+    time: float | None = None,
+    path: str = "",
 ) -> Progress | None:
     """The progress ``text`` (one cleaned line, launcher prefixes included) shows, or ``None``.
 

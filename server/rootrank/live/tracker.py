@@ -104,7 +104,14 @@ class ProgressTracker:
         self._stragglers: set[int | None] = set()
 
     def update(
-        self, rank: int | None, step: int, total: int | None, epoch: int | None, now: float, path: str, line: int
+        self,
+        rank: int | None,
+        step: int,
+        total: int | None,
+        epoch: int | None,
+        now: float,
+        path: str,
+        line: int,
     ) -> bool:
         """Record ``rank`` at ``step`` at time ``now`` (s). Returns ``True`` when it is new
         progress (another step or epoch than the last one seen for that rank)."""
@@ -157,8 +164,15 @@ class ProgressTracker:
                 f"(threshold {limit:.0f} s)"
             )
             out.append(
-                Verdict("stall", suspect, f"{head}; {why}" if why else head, self.snapshot(),
-                        sorted(stalled, key=_rank_key), seconds, limit)
+                Verdict(
+                    "stall",
+                    suspect,
+                    f"{head}; {why}" if why else head,
+                    self.snapshot(),
+                    sorted(stalled, key=_rank_key),
+                    seconds,
+                    limit,
+                )
             )
         out.extend(self._check_stragglers(limit))
         return out
@@ -183,7 +197,10 @@ class ProgressTracker:
         medians = [m for m in (rp.median_interval() for rp in named.values()) if m is not None]
         margin = max(FIRST_STOP_MARGIN, 2 * (statistics.median(medians) if medians else 0.0))
         if t1 - t0 > margin:
-            return r0, f"rank {r0} stopped first: its last step ({named[r0].step}) came {t1 - t0:.1f} s before any other rank's"
+            return (
+                r0,
+                f"rank {r0} stopped first: its last step ({named[r0].step}) came {t1 - t0:.1f} s before any other rank's",
+            )
         return None, "every rank stopped at the same step"
 
     def _check_stragglers(self, limit: float) -> list[Verdict]:
@@ -196,13 +213,21 @@ class ProgressTracker:
             if r in self._stragglers:
                 continue
             why = ""
-            others = [o.median_interval() for k, o in named.items() if k != r and len(o.intervals) >= MIN_INTERVALS]
+            others = [
+                o.median_interval()
+                for k, o in named.items()
+                if k != r and len(o.intervals) >= MIN_INTERVALS
+            ]
             mine = rp.median_interval() if len(rp.intervals) >= MIN_INTERVALS else None
             if mine is not None and others:
                 rest = statistics.median([m for m in others if m is not None])
                 if rest > 0 and mine >= STRAGGLER_RATIO * rest and mine - rest > 0.05:
                     why = f"rank {r} takes {mine:.2f} s per step, the other ranks {rest:.2f} s (median of the last {len(rp.intervals)})"
-            lag = lead - rp.step if rp.epoch == max(o.epoch or 0 for o in named.values()) or rp.epoch is None else 0
+            lag = (
+                lead - rp.step
+                if rp.epoch == max(o.epoch or 0 for o in named.values()) or rp.epoch is None
+                else 0
+            )
             if lag >= STRAGGLER_LAG:
                 rp.lag_checks += 1
                 if rp.lag_checks >= 2 and not why:

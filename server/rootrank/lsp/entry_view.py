@@ -89,9 +89,14 @@ def readable_entry(entry: dict[str, Any]) -> dict[str, Any]:
             {
                 **v,
                 "steps": [prose(s) for s in v.get("steps") or []],
-                **({"code": {k: render(str(c), blanks) for k, c in v["code"].items()}} if isinstance(v.get("code"), dict) else {}),
+                **(
+                    {"code": {k: render(str(c), blanks) for k, c in v["code"].items()}}
+                    if isinstance(v.get("code"), dict)
+                    else {}
+                ),
             }
-            if isinstance(v, dict) else v
+            if isinstance(v, dict)
+            else v
             for v in fix["variants"]
         ]
     out["fix"] = fix

@@ -100,7 +100,10 @@ def verdict_markdown(diagnosis: dict[str, Any], library: Library) -> list[str]:
     rank = rank if rank is not None else root.get("rank")
     host = diagnosis.get("initiating_host") or root.get("host")
     where = _where(rank, host)
-    out = [f"**Root cause:** {root.get('title') or root.get('signature')}" + (f" — {where}" if where else "")]
+    out = [
+        f"**Root cause:** {root.get('title') or root.get('signature')}"
+        + (f" — {where}" if where else "")
+    ]
     steps = (root.get("fix") or {}).get("steps") if isinstance(root.get("fix"), dict) else None
     if steps:
         out += ["", f"**Fix:** {steps[0]}"]
@@ -122,7 +125,10 @@ def hover_markdown(at: FindingAt, diagnosis: dict[str, Any], library: Library) -
     root = diagnosis.get("root_cause") or {}
     if at.kind == "root" and root:
         # The root cause's own facts (confidence, host) over the matching finding's.
-        finding = {**finding, **{k: root[k] for k in ("confidence", "host", "title") if root.get(k) is not None}}
+        finding = {
+            **finding,
+            **{k: root[k] for k in ("confidence", "host", "title") if root.get(k) is not None},
+        }
     sig_id = str(finding.get("signature"))
     signature = library.get(sig_id)
     title = finding.get("title") or (signature.title if signature else sig_id)
@@ -189,9 +195,7 @@ def hover_markdown(at: FindingAt, diagnosis: dict[str, Any], library: Library) -
     out.append("#### Fix")
     fix = field("fix", None)
     fix = fix if isinstance(fix, dict) else {}
-    steps = fix.get("steps") or [
-        render(str(s), values) for s in signature.fix.get("steps") or []
-    ]
+    steps = fix.get("steps") or [render(str(s), values) for s in signature.fix.get("steps") or []]
     for number, step in enumerate(steps, start=1):
         out.append(f"{number}. {step}")
     stack = pick_stack(signature, diagnosis)

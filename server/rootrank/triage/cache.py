@@ -58,7 +58,9 @@ class Cache:
         try:
             (self.folder / "jobs").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise InputError(f"--cache {folder}: cannot be created ({exc.strerror or exc})") from None
+            raise InputError(
+                f"--cache {folder}: cannot be created ({exc.strerror or exc})"
+            ) from None
         if not os.access(self.folder / "jobs", os.W_OK):
             raise InputError(f"--cache {folder}: not writable")
         self.mask = mask
@@ -82,7 +84,9 @@ class Cache:
                 fh.write(key)
             return key
         if len(key) != KEY_BYTES:
-            raise InputError(f"{path}: not a rootrank host key ({len(key)} bytes, expected {KEY_BYTES})")
+            raise InputError(
+                f"{path}: not a rootrank host key ({len(key)} bytes, expected {KEY_BYTES})"
+            )
         return key
 
     def _entry(self, job: Job) -> Path:
@@ -121,7 +125,10 @@ class Cache:
         self.stored += 1
 
     def _write(self, job: Job, hashes: list[str], result: dict[str, Any]) -> None:
-        entry = {"files": [[p, s, m, h] for (p, s, m), h in zip(job.files, hashes)], "result": result}
+        entry = {
+            "files": [[p, s, m, h] for (p, s, m), h in zip(job.files, hashes, strict=True)],
+            "result": result,
+        }
         target = self._entry(job)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
         try:

@@ -41,10 +41,14 @@ def since_date(text: str) -> float:
     epoch (argparse type; raises ArgumentTypeError)."""
     m = _DATE.match(text.strip())
     if not m:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD or YYYY-MM-DDTHH:MM, UTC)")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a date (YYYY-MM-DD or YYYY-MM-DDTHH:MM, UTC)"
+        )
     parts = [int(x) if x else 0 for x in m.groups()]
     try:
-        return float(calendar.timegm((parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], 0, 0, 0)))
+        return float(
+            calendar.timegm((parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], 0, 0, 0))
+        )
     except (ValueError, OverflowError):
         raise argparse.ArgumentTypeError(f"{text!r} is not a valid date") from None
 
@@ -62,19 +66,41 @@ def _workers(text: str) -> int:
 def add_parser(sub: Any) -> None:
     """Add ``triage`` to the CLI's subparsers."""
     t = sub.add_parser(
-        "triage", help=HELP, description=HELP + ".", epilog=_EPILOG,
+        "triage",
+        help=HELP,
+        description=HELP + ".",
+        epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     t.add_argument("paths", nargs="+", metavar="PATH", help="archive folders or log files")
     t.add_argument("--format", "-f", choices=("text", "json", "markdown", "html"), default="text")
     masking = t.add_mutually_exclusive_group()
-    masking.add_argument("--no-mask", action="store_true", help="show raw text (secrets and hosts unmasked)")
-    masking.add_argument("--keep-hosts", action="store_true", help="show host names raw; mask everything else")
-    t.add_argument("--since", type=since_date, metavar="DATE", help="only jobs with a file modified since DATE (UTC)")
-    t.add_argument("--cache", metavar="DIR", help="keep results in DIR and skip unchanged jobs next time")
-    t.add_argument("--scheduler", metavar="ADDRESS", help="an existing dask.distributed scheduler (tcp://host:8786)")
-    t.add_argument("--workers", type=_workers, metavar="N", help="local worker processes (default: all cores)")
-    t.add_argument("--signatures", action="append", default=[], metavar="DIR", help="an extra signature folder")
+    masking.add_argument(
+        "--no-mask", action="store_true", help="show raw text (secrets and hosts unmasked)"
+    )
+    masking.add_argument(
+        "--keep-hosts", action="store_true", help="show host names raw; mask everything else"
+    )
+    t.add_argument(
+        "--since",
+        type=since_date,
+        metavar="DATE",
+        help="only jobs with a file modified since DATE (UTC)",
+    )
+    t.add_argument(
+        "--cache", metavar="DIR", help="keep results in DIR and skip unchanged jobs next time"
+    )
+    t.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="an existing dask.distributed scheduler (tcp://host:8786)",
+    )
+    t.add_argument(
+        "--workers", type=_workers, metavar="N", help="local worker processes (default: all cores)"
+    )
+    t.add_argument(
+        "--signatures", action="append", default=[], metavar="DIR", help="an extra signature folder"
+    )
     t.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 
 
@@ -89,7 +115,9 @@ def run(args: argparse.Namespace, library_check: Any) -> int:
     if args.signatures:
         library_check(args.signatures)
     if args.scheduler and args.workers:
-        raise InputError("--workers is for the local cluster; an existing --scheduler has its own workers")
+        raise InputError(
+            "--workers is for the local cluster; an existing --scheduler has its own workers"
+        )
     mask = "off" if args.no_mask else "keep-hosts" if args.keep_hosts else "archive"
     cache = Cache(args.cache, mask=mask, signatures=tuple(args.signatures)) if args.cache else None
     key = cache.host_key() if cache and mask == "archive" else new_key()
@@ -142,6 +170,9 @@ def run(args: argparse.Namespace, library_check: Any) -> int:
             file=sys.stderr,
         )
     if stats.interrupted:
-        print(f"rootrank: interrupted: the report covers {stats.jobs:,} of {stats.total_jobs:,} jobs", file=sys.stderr)
+        print(
+            f"rootrank: interrupted: the report covers {stats.jobs:,} of {stats.total_jobs:,} jobs",
+            file=sys.stderr,
+        )
         return 130
     return 0

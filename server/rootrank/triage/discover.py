@@ -126,14 +126,21 @@ def _folder_jobs(
             yield base, "folder", tuple(p for p, _, _ in loose), loose
         for job_id in sorted(slurm, key=_slurm_order):
             files = slurm[job_id]
-            yield os.path.join(base, f"slurm-{job_id}"), "slurm", tuple(p for p, _, _ in files), files
+            yield (
+                os.path.join(base, f"slurm-{job_id}"),
+                "slurm",
+                tuple(p for p, _, _ in files),
+                files,
+            )
 
 
 def _slurm_order(job_id: str) -> tuple[int, ...]:
     return tuple(int(x) for x in job_id.split("_"))
 
 
-def discover(paths: Iterable[str], *, since: float | None = None, notes: list[str] | None = None) -> Iterator[Job]:
+def discover(
+    paths: Iterable[str], *, since: float | None = None, notes: list[str] | None = None
+) -> Iterator[Job]:
     """The jobs under ``paths`` (files and folders), in a stable order, lazily.
 
     ``since`` (seconds since the epoch) keeps only jobs with a file modified at or after it.

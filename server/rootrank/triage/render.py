@@ -15,7 +15,17 @@ from typing import Any
 MAX_HOSTS_SHOWN = 25
 #: Classes drawn separately in the by-day chart; the rest are summed as "other".
 MAX_CHART_CLASSES = 8
-_COLOURS = ("#d62728", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
+_COLOURS = (
+    "#d62728",
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#17becf",
+    "#7f7f7f",
+)
 
 
 def _mb(n: int) -> str:
@@ -52,9 +62,11 @@ def _date_range(s: dict[str, Any]) -> str:
 
 def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    out = ["  " + "  ".join(str(h).ljust(w) for h, w in zip(header, widths)).rstrip()]
+    out = ["  " + "  ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=False)).rstrip()]
     for r in rows:
-        out.append("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip())
+        out.append(
+            "  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=False)).rstrip()
+        )
     return out
 
 
@@ -62,27 +74,48 @@ def to_text(s: dict[str, Any]) -> str:
     """The terminal report."""
     out = [f"rootrank triage: {headline(s)}", f"  {_date_range(s)}", ""]
     hosts = s["hosts"][:MAX_HOSTS_SHOWN]
-    out.append("Hosts that initiated failures, worst first (machine = hardware, network, memory or storage kinds)")
+    out.append(
+        "Hosts that initiated failures, worst first (machine = hardware, network, memory or storage kinds)"
+    )
     if hosts:
         rows = [
-            [h["host"], h["jobs"], h["jobs"] - h["kinds"].get("software", 0), h["ran_in"], _counts(h["kinds"]), _counts(h["classes"])]
+            [
+                h["host"],
+                h["jobs"],
+                h["jobs"] - h["kinds"].get("software", 0),
+                h["ran_in"],
+                _counts(h["kinds"]),
+                _counts(h["classes"]),
+            ]
             for h in hosts
         ]
         table = _table(rows, ["HOST", "JOBS", "MACHINE", "RAN IN", "KINDS", "CLASSES"])
         out.append(table[0])
-        for h, line in zip(hosts, table[1:]):
+        for h, line in zip(hosts, table[1:], strict=False):
             out.append(line)
             for e in h["evidence"][:2]:
                 out.append(f"      {e['job']}: {e['path']}:{e['line']}: {e['text']}")
         if len(s["hosts"]) > len(hosts):
-            out.append(f"  ... {len(s['hosts']) - len(hosts)} more hosts (--format json lists them all)")
+            out.append(
+                f"  ... {len(s['hosts']) - len(hosts)} more hosts (--format json lists them all)"
+            )
     else:
         out.append("  (no failure named its initiating host)")
     out.append("")
     out.append("Failure classes")
     out.extend(
         _table(
-            [[c["failure_class"], c["kind"], c["jobs"], f"{c['share']:.1%}", c["first_seen"] or "", c["last_seen"] or ""] for c in s["classes"]],
+            [
+                [
+                    c["failure_class"],
+                    c["kind"],
+                    c["jobs"],
+                    f"{c['share']:.1%}",
+                    c["first_seen"] or "",
+                    c["last_seen"] or "",
+                ]
+                for c in s["classes"]
+            ],
             ["CLASS", "KIND", "JOBS", "SHARE", "FIRST SEEN", "LAST SEEN"],
         )
         if s["classes"]
@@ -92,7 +125,17 @@ def to_text(s: dict[str, Any]) -> str:
     out.append("Signatures (new = first seen on the last day of the archive)")
     out.extend(
         _table(
-            [[g["signature"], g["jobs"], f"{g['share']:.1%}", g["first_seen"] or "", g["last_seen"] or "", "new" if g["new"] else ""] for g in s["signatures"]],
+            [
+                [
+                    g["signature"],
+                    g["jobs"],
+                    f"{g['share']:.1%}",
+                    g["first_seen"] or "",
+                    g["last_seen"] or "",
+                    "new" if g["new"] else "",
+                ]
+                for g in s["signatures"]
+            ],
             ["SIGNATURE", "JOBS", "SHARE", "FIRST SEEN", "LAST SEEN", ""],
         )
         if s["signatures"]
@@ -103,7 +146,9 @@ def to_text(s: dict[str, Any]) -> str:
         for u in s["unclassified_jobs"]:
             out.append(f"  {u['job']}: {u.get('path')}:{u.get('line')}: {u.get('text')}")
         if s["unclassified"] > len(s["unclassified_jobs"]):
-            out.append(f"  ... and {s['unclassified'] - len(s['unclassified_jobs'])} more (--format json lists every job)")
+            out.append(
+                f"  ... and {s['unclassified'] - len(s['unclassified_jobs'])} more (--format json lists every job)"
+            )
     if s["error_jobs"]:
         out += ["", f"Jobs that could not be read ({s['errors']:,})"]
         out.extend(f"  {e['job']}: {e['error']}" for e in s["error_jobs"])
@@ -111,7 +156,17 @@ def to_text(s: dict[str, Any]) -> str:
         out += ["", "By day"]
         out.extend(
             _table(
-                [[d["day"], d["jobs"], d["failed"], d["healthy"], d["unclassified"], _counts(dict(list(d["classes"].items())[:3]))] for d in s["days"]],
+                [
+                    [
+                        d["day"],
+                        d["jobs"],
+                        d["failed"],
+                        d["healthy"],
+                        d["unclassified"],
+                        _counts(dict(list(d["classes"].items())[:3])),
+                    ]
+                    for d in s["days"]
+                ],
                 ["DAY", "JOBS", "FAILED", "HEALTHY", "UNCLASSIFIED", "TOP CLASSES"],
             )
         )
@@ -124,21 +179,50 @@ def _md(text: Any) -> str:
 
 def to_markdown(s: dict[str, Any]) -> str:
     """The report as Markdown (tables; evidence lines in code spans)."""
-    out = ["# rootrank triage", "", headline(s) + ".", "", _date_range(s) + ".", "", "## Hosts that initiated failures (worst first)", ""]
+    out = [
+        "# rootrank triage",
+        "",
+        headline(s) + ".",
+        "",
+        _date_range(s) + ".",
+        "",
+        "## Hosts that initiated failures (worst first)",
+        "",
+    ]
     if s["hosts"]:
-        out += ["| host | jobs initiated | machine kinds | ran in | kinds | classes | evidence |", "|---|---:|---:|---:|---|---|---|"]
+        out += [
+            "| host | jobs initiated | machine kinds | ran in | kinds | classes | evidence |",
+            "|---|---:|---:|---:|---|---|---|",
+        ]
         for h in s["hosts"][:MAX_HOSTS_SHOWN]:
-            ev = "<br>".join(f"{_md(e['job'])}: `{_md(e['path'])}:{e['line']}: {_md(e['text'])}`" for e in h["evidence"][:2])
+            ev = "<br>".join(
+                f"{_md(e['job'])}: `{_md(e['path'])}:{e['line']}: {_md(e['text'])}`"
+                for e in h["evidence"][:2]
+            )
             out.append(
                 f"| {_md(h['host'])} | {h['jobs']} | {h['jobs'] - h['kinds'].get('software', 0)} | {h['ran_in']} | "
                 f"{_md(_counts(h['kinds']))} | {_md(_counts(h['classes']))} | {ev} |"
             )
     else:
         out.append("No failure named its initiating host.")
-    out += ["", "## Failure classes", "", "| class | kind | jobs | share | first seen | last seen |", "|---|---|---:|---:|---|---|"]
+    out += [
+        "",
+        "## Failure classes",
+        "",
+        "| class | kind | jobs | share | first seen | last seen |",
+        "|---|---|---:|---:|---|---|",
+    ]
     for c in s["classes"]:
-        out.append(f"| {c['failure_class']} | {c['kind']} | {c['jobs']} | {c['share']:.1%} | {c['first_seen'] or ''} | {c['last_seen'] or ''} |")
-    out += ["", "## Signatures", "", "| signature | class | jobs | share | first seen | last seen | new |", "|---|---|---:|---:|---|---|---|"]
+        out.append(
+            f"| {c['failure_class']} | {c['kind']} | {c['jobs']} | {c['share']:.1%} | {c['first_seen'] or ''} | {c['last_seen'] or ''} |"
+        )
+    out += [
+        "",
+        "## Signatures",
+        "",
+        "| signature | class | jobs | share | first seen | last seen | new |",
+        "|---|---|---:|---:|---|---|---|",
+    ]
     for g in s["signatures"]:
         out.append(
             f"| {g['signature']} | {g['failure_class']} | {g['jobs']} | {g['share']:.1%} | {g['first_seen'] or ''} | "
@@ -146,20 +230,34 @@ def to_markdown(s: dict[str, Any]) -> str:
         )
     if s["unclassified_jobs"]:
         out += ["", f"## Unclassified failures, for review ({s['unclassified']})", ""]
-        out += [f"- {_md(u['job'])}: `{_md(u.get('path'))}:{u.get('line')}: {_md(u.get('text'))}`" for u in s["unclassified_jobs"]]
+        out += [
+            f"- {_md(u['job'])}: `{_md(u.get('path'))}:{u.get('line')}: {_md(u.get('text'))}`"
+            for u in s["unclassified_jobs"]
+        ]
     if s["error_jobs"]:
         out += ["", f"## Jobs that could not be read ({s['errors']})", ""]
         out += [f"- {_md(e['job'])}: {_md(e['error'])}" for e in s["error_jobs"]]
     if s["days"]:
-        out += ["", "## By day", "", "| day | jobs | failed | healthy | unclassified | top classes |", "|---|---:|---:|---:|---:|---|"]
+        out += [
+            "",
+            "## By day",
+            "",
+            "| day | jobs | failed | healthy | unclassified | top classes |",
+            "|---|---:|---:|---:|---:|---|",
+        ]
         for d in s["days"]:
-            out.append(f"| {d['day']} | {d['jobs']} | {d['failed']} | {d['healthy']} | {d['unclassified']} | {_md(_counts(dict(list(d['classes'].items())[:3])))} |")
+            out.append(
+                f"| {d['day']} | {d['jobs']} | {d['failed']} | {d['healthy']} | {d['unclassified']} | {_md(_counts(dict(list(d['classes'].items())[:3])))} |"
+            )
     return "\n".join(out) + "\n"
 
 
 def job_line(result: dict[str, Any]) -> str:
     """One JSON Lines object for a job: ``{"job", "diagnosis", "error"}``."""
-    return json.dumps({"job": result["job"], "diagnosis": result["diagnosis"], "error": result["error"]}, ensure_ascii=False)
+    return json.dumps(
+        {"job": result["job"], "diagnosis": result["diagnosis"], "error": result["error"]},
+        ensure_ascii=False,
+    )
 
 
 def summary_line(s: dict[str, Any]) -> str:
@@ -188,12 +286,20 @@ def svg_by_day(s: dict[str, Any], width: int = 900, height: int = 260) -> str:
     plot_w, plot_h = width - left - 10, height - bottom - top
     peak = max(max(d["failed"] for d in days), 1)
     bar_w = plot_w / len(days)
-    label = (lambda d: d) if days[0]["day"][:4] != days[-1]["day"][:4] else (lambda d: d[5:])  # MM-DD in one year
-    parts = [f'<svg width="{width}" height="{height}" role="img" aria-label="failed jobs per day by class">']
+    label = (
+        (lambda d: d) if days[0]["day"][:4] != days[-1]["day"][:4] else (lambda d: d[5:])
+    )  # MM-DD in one year
+    parts = [
+        f'<svg width="{width}" height="{height}" role="img" aria-label="failed jobs per day by class">'
+    ]
     for frac in (0, 0.5, 1):
         y = top + plot_h * (1 - frac)
-        parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>')
-        parts.append(f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end" font-size="11">{round(peak * frac)}</text>')
+        parts.append(
+            f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>'
+        )
+        parts.append(
+            f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end" font-size="11">{round(peak * frac)}</text>'
+        )
     for i, d in enumerate(days):
         x = left + i * bar_w
         y = top + plot_h
@@ -225,15 +331,27 @@ def svg_classes(s: dict[str, Any], width: int = 900) -> str:
     bar_h, label_w = 20, 260
     height = bar_h * len(rows) + 10
     peak = max(r["jobs"] for r in rows)
-    parts = [f'<svg width="{width}" height="{height}" role="img" aria-label="jobs per failure class">']
+    parts = [
+        f'<svg width="{width}" height="{height}" role="img" aria-label="jobs per failure class">'
+    ]
     shown = _chart_classes(s)
     for i, r in enumerate(rows):
         y = 5 + i * bar_h
         w = (width - label_w - 100) * r["jobs"] / peak
-        colour = _COLOURS[shown.index(r["failure_class"])] if r["failure_class"] in shown else _COLOURS[-1]
-        parts.append(f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end" font-size="12">{_e(r["failure_class"])}</text>')
-        parts.append(f'<rect x="{label_w}" y="{y + 3}" width="{max(w, 1):.1f}" height="{bar_h - 6}" fill="{colour}"/>')
-        parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 14}" font-size="12">{r["jobs"]} ({r["share"]:.1%})</text>')
+        colour = (
+            _COLOURS[shown.index(r["failure_class"])]
+            if r["failure_class"] in shown
+            else _COLOURS[-1]
+        )
+        parts.append(
+            f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end" font-size="12">{_e(r["failure_class"])}</text>'
+        )
+        parts.append(
+            f'<rect x="{label_w}" y="{y + 3}" width="{max(w, 1):.1f}" height="{bar_h - 6}" fill="{colour}"/>'
+        )
+        parts.append(
+            f'<text x="{label_w + w + 4:.1f}" y="{y + 14}" font-size="12">{r["jobs"]} ({r["share"]:.1%})</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -251,12 +369,14 @@ th{background:#f4f4f4}td.n{text-align:right}td b{white-space:nowrap}code{font:12
 def to_html(s: dict[str, Any]) -> str:
     """The report as one HTML page with inline style and SVG charts (no script, no fetch)."""
     shown = _chart_classes(s)
-    legend = "".join(f'<span><i style="background:{_COLOURS[i]}"></i>{_e(c)}</span>' for i, c in enumerate(shown))
+    legend = "".join(
+        f'<span><i style="background:{_COLOURS[i]}"></i>{_e(c)}</span>' for i, c in enumerate(shown)
+    )
     legend += f'<span><i style="background:{_COLOURS[-1]}"></i>other</span>'
     o = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; img-src data:">',
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">",
         "<title>rootrank triage</title>",
         f"<style>{_STYLE}</style></head><body>",
         "<h1>rootrank triage</h1>",
@@ -264,9 +384,14 @@ def to_html(s: dict[str, Any]) -> str:
         "<h2>Hosts that initiated failures (worst first)</h2>",
     ]
     if s["hosts"]:
-        o.append("<table><tr><th>host</th><th>jobs initiated</th><th>machine kinds</th><th>ran in</th><th>kinds</th><th>classes</th><th>evidence</th></tr>")
+        o.append(
+            "<table><tr><th>host</th><th>jobs initiated</th><th>machine kinds</th><th>ran in</th><th>kinds</th><th>classes</th><th>evidence</th></tr>"
+        )
         for h in s["hosts"][:MAX_HOSTS_SHOWN]:
-            ev = "".join(f"<div>{_e(e['job'])}: <code>{_e(e['path'])}:{e['line']}: {_e(e['text'])}</code></div>" for e in h["evidence"][:3])
+            ev = "".join(
+                f"<div>{_e(e['job'])}: <code>{_e(e['path'])}:{e['line']}: {_e(e['text'])}</code></div>"
+                for e in h["evidence"][:3]
+            )
             o.append(
                 f"<tr><td><b>{_e(h['host'])}</b></td><td class=n>{h['jobs']}</td>"
                 f"<td class=n>{h['jobs'] - h['kinds'].get('software', 0)}</td><td class=n>{h['ran_in']}</td>"
@@ -276,39 +401,54 @@ def to_html(s: dict[str, Any]) -> str:
     else:
         o.append("<p>No failure named its initiating host.</p>")
     if s["days"]:
-        o += ["<h2>Failed jobs per day, by class</h2>", f'<div class="legend">{legend}</div>', svg_by_day(s)]
+        o += [
+            "<h2>Failed jobs per day, by class</h2>",
+            f'<div class="legend">{legend}</div>',
+            svg_by_day(s),
+        ]
     o += ["<h2>Failure classes</h2>", svg_classes(s)]
-    o.append("<table><tr><th>class</th><th>kind</th><th>jobs</th><th>share</th><th>first seen</th><th>last seen</th></tr>")
+    o.append(
+        "<table><tr><th>class</th><th>kind</th><th>jobs</th><th>share</th><th>first seen</th><th>last seen</th></tr>"
+    )
     for c in s["classes"]:
         o.append(
             f"<tr><td>{_e(c['failure_class'])}</td><td>{_e(c['kind'])}</td><td class=n>{c['jobs']}</td>"
             f"<td class=n>{c['share']:.1%}</td><td>{_e(c['first_seen'] or '')}</td><td>{_e(c['last_seen'] or '')}</td></tr>"
         )
     o.append("</table><h2>Signatures</h2>")
-    o.append("<table><tr><th>signature</th><th>class</th><th>jobs</th><th>share</th><th>first seen</th><th>last seen</th><th></th></tr>")
+    o.append(
+        "<table><tr><th>signature</th><th>class</th><th>jobs</th><th>share</th><th>first seen</th><th>last seen</th><th></th></tr>"
+    )
     for g in s["signatures"]:
         o.append(
-            f"<tr><td title=\"{_e(g['title'])}\">{_e(g['signature'])}</td><td>{_e(g['failure_class'])}</td><td class=n>{g['jobs']}</td>"
+            f'<tr><td title="{_e(g["title"])}">{_e(g["signature"])}</td><td>{_e(g["failure_class"])}</td><td class=n>{g["jobs"]}</td>'
             f"<td class=n>{g['share']:.1%}</td><td>{_e(g['first_seen'] or '')}</td><td>{_e(g['last_seen'] or '')}</td>"
             f"<td>{'<span class=new>new</span>' if g['new'] else ''}</td></tr>"
         )
     o.append("</table>")
     if s["unclassified_jobs"]:
         o.append(f"<h2>Unclassified failures, for review ({s['unclassified']})</h2><ul>")
-        o += [f"<li>{_e(u['job'])}: <code>{_e(u.get('path'))}:{u.get('line')}: {_e(u.get('text'))}</code></li>" for u in s["unclassified_jobs"]]
+        o += [
+            f"<li>{_e(u['job'])}: <code>{_e(u.get('path'))}:{u.get('line')}: {_e(u.get('text'))}</code></li>"
+            for u in s["unclassified_jobs"]
+        ]
         o.append("</ul>")
     if s["error_jobs"]:
         o.append(f"<h2>Jobs that could not be read ({s['errors']})</h2><ul>")
         o += [f"<li>{_e(e['job'])}: {_e(e['error'])}</li>" for e in s["error_jobs"]]
         o.append("</ul>")
     if s["days"]:
-        o.append("<h2>By day</h2><table><tr><th>day</th><th>jobs</th><th>failed</th><th>healthy</th><th>unclassified</th><th>top classes</th></tr>")
+        o.append(
+            "<h2>By day</h2><table><tr><th>day</th><th>jobs</th><th>failed</th><th>healthy</th><th>unclassified</th><th>top classes</th></tr>"
+        )
         for d in s["days"]:
             o.append(
                 f"<tr><td>{_e(d['day'])}</td><td class=n>{d['jobs']}</td><td class=n>{d['failed']}</td><td class=n>{d['healthy']}</td>"
                 f"<td class=n>{d['unclassified']}</td><td>{_e(_counts(dict(list(d['classes'].items())[:3])))}</td></tr>"
             )
         o.append("</table>")
-    o.append("<p><small>Made by rootrank triage, offline. Host names are pseudonyms unless --keep-hosts was given.</small></p>")
+    o.append(
+        "<p><small>Made by rootrank triage, offline. Host names are pseudonyms unless --keep-hosts was given.</small></p>"
+    )
     o.append("</body></html>")
     return "\n".join(o) + "\n"

@@ -191,7 +191,9 @@ def triage(
     stats = RunStats(total_jobs=total_jobs, total_bytes=total_bytes)
     if total_jobs == 0:
         if since is None:
-            raise InputError(f"{', '.join(paths)}: no log files (*.log, *.out, *.err, *.txt, error.json, compressed or not)")
+            raise InputError(
+                f"{', '.join(paths)}: no log files (*.log, *.out, *.err, *.txt, error.json, compressed or not)"
+            )
         return summary, stats  # a nightly run with nothing new
     bar: Progress | None
     if progress is True:
@@ -258,9 +260,11 @@ def triage(
                     try:
                         results = fut.result()
                     except Exception as exc:  # noqa: BLE001 - the worker died (killed, out of memory)
-                        results = _failed(batch, f"the worker was lost ({type(exc).__name__}: {exc})", options)
+                        results = _failed(
+                            batch, f"the worker was lost ({type(exc).__name__}: {exc})", options
+                        )
                     fut.release()
-                    for job, r in zip(batch, results):
+                    for job, r in zip(batch, results, strict=True):
                         if cache:
                             cache.store(job, r)
                         r.pop("hashes", None)
@@ -306,7 +310,9 @@ def _ctrl_c() -> Iterator[Callable[[], bool]]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _uncached(jobs: Iterator[Job], cache: Cache, hit: Callable[[dict[str, Any]], None]) -> Iterator[Job]:
+def _uncached(
+    jobs: Iterator[Job], cache: Cache, hit: Callable[[dict[str, Any]], None]
+) -> Iterator[Job]:
     for job in jobs:
         result = cache.lookup(job)
         if result is None:

@@ -162,7 +162,9 @@ class Summary:
             self.errors.add(index, {"job": job, "error": rec["error"]})
         elif status == "unclassified":
             exc = rec["exception"] or {}
-            self.unclassified.add(index, {"job": job, **exc, "host": rec["host"], "rank": rec["rank"]})
+            self.unclassified.add(
+                index, {"job": job, **exc, "host": rec["host"], "rank": rec["rank"]}
+            )
         for h in rec["hosts"]:
             if _counts(h):
                 self.hosts.setdefault(h, _Host()).ran_in += 1
@@ -227,7 +229,12 @@ class Summary:
         multi_day = len(self.days) > 1
 
         def span(s: _Span) -> dict[str, Any]:
-            return {"jobs": s.jobs, "share": round(s.jobs / n, 4), "first_seen": iso(s.first), "last_seen": iso(s.last)}
+            return {
+                "jobs": s.jobs,
+                "share": round(s.jobs / n, 4),
+                "first_seen": iso(s.first),
+                "last_seen": iso(s.last),
+            }
 
         classes = [
             {"failure_class": c, "kind": kind_of(c), **span(s)}

@@ -153,7 +153,12 @@ def with_year(t: float, mtime: float) -> float:
     year = time.gmtime(mtime).tm_year
     for y in (year, year - 1):
         try:
-            cand = calendar.timegm((y, when.tm_mon, when.tm_mday, when.tm_hour, when.tm_min, when.tm_sec)) + t % 1
+            cand = (
+                calendar.timegm(
+                    (y, when.tm_mon, when.tm_mday, when.tm_hour, when.tm_min, when.tm_sec)
+                )
+                + t % 1
+            )
         except (ValueError, OverflowError):
             continue
         if cand <= mtime + 86400:
@@ -165,7 +170,11 @@ def _log_time(diag: dict[str, Any], mtime: float) -> float | None:
     """When the job failed, from its log: the root cause's time, else the earliest finding's;
     ``None`` when the log gives at most a time of day (under a day after the epoch)."""
     rc = diag.get("root_cause") or {}
-    times = [rc.get("time")] if rc.get("time") is not None else [f.get("time") for f in diag.get("findings", [])]
+    times = (
+        [rc.get("time")]
+        if rc.get("time") is not None
+        else [f.get("time") for f in diag.get("findings", [])]
+    )
     dated = [float(t) for t in times if isinstance(t, (int, float)) and t >= 86400]
     return with_year(min(dated), mtime) if dated else None
 
@@ -174,7 +183,9 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
-def record(job: Job, job_id: str, diag: dict[str, Any] | None, error: str | None, seconds: float) -> dict[str, Any]:
+def record(
+    job: Job, job_id: str, diag: dict[str, Any] | None, error: str | None, seconds: float
+) -> dict[str, Any]:
     """The small summary of one job the archive summary is folded from (already masked).
 
     Keys: ``index``, ``id``, ``bytes``, ``seconds`` (wall time of the diagnosis, s),
@@ -225,7 +236,9 @@ def record(job: Job, job_id: str, diag: dict[str, Any] | None, error: str | None
             category=rc.get("category"),
             rank=diag.get("initiating_rank"),
             host=diag.get("initiating_host"),
-            evidence={"path": ev["path"], "line": ev["line"], "text": _cut(ev["text"])} if ev else None,
+            evidence={"path": ev["path"], "line": ev["line"], "text": _cut(ev["text"])}
+            if ev
+            else None,
         )
         return rec
     unc = diag.get("unclassified")
@@ -234,7 +247,8 @@ def record(job: Job, job_id: str, diag: dict[str, Any] | None, error: str | None
         rec.update(
             status="unclassified",
             rank=unc.get("rank"),
-            host=unc.get("host") or (diag.get("ranks") or {}).get("hosts", {}).get(str(unc.get("rank"))),
+            host=unc.get("host")
+            or (diag.get("ranks") or {}).get("hosts", {}).get(str(unc.get("rank"))),
             exception={
                 "path": ev["path"] if ev else None,
                 "line": ev["line"] if ev else None,
@@ -244,4 +258,3 @@ def record(job: Job, job_id: str, diag: dict[str, Any] | None, error: str | None
         return rec
     rec["status"] = "healthy"
     return rec
-

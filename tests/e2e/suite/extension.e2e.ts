@@ -26,7 +26,11 @@ function log(message: string): void {
   console.log(`[e2e-log] ${message}`);
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 45_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 45_000,
+): Promise<T> {
   const start = Date.now();
   for (;;) {
     const value = await probe();
@@ -197,7 +201,12 @@ describe('rootrank extension (installed .vsix, real VS Code)', function () {
   it('notifies when a command fails in a bash terminal with a known failure', async function () {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     fs.copyFileSync(
-      path.join(vscode.extensions.getExtension('rootrank.rootrank')!.extensionPath, 'extension', 'samples', 'torchrun-8gpu-oom.log'),
+      path.join(
+        vscode.extensions.getExtension('rootrank.rootrank')!.extensionPath,
+        'extension',
+        'samples',
+        'torchrun-8gpu-oom.log',
+      ),
       path.join(WORKSPACE, 'logs', 'train-8gpu.log'),
     );
     const terminal = vscode.window.createTerminal({ name: 'e2e bash', shellPath: '/bin/bash', cwd: WORKSPACE });
@@ -215,7 +224,9 @@ describe('rootrank extension (installed .vsix, real VS Code)', function () {
     // command's output, read through shell integration.
     const before = api.lastReport();
     await vscode.commands.executeCommand('rootrank.diagnoseLastCommand');
-    const report = await waitFor('the terminal report', () => (api.lastReport() !== before ? api.lastReport() : undefined));
+    const report = await waitFor('the terminal report', () =>
+      api.lastReport() !== before ? api.lastReport() : undefined,
+    );
     assert.equal(report.root_cause?.signature, 'cuda-oom');
     assert.equal(report.initiating_rank, 5);
     terminal.dispose();
@@ -248,7 +259,9 @@ describe('rootrank extension (installed .vsix, real VS Code)', function () {
     await selectNotesTraceback();
     const before = api.lastReport();
     await vscode.commands.executeCommand('rootrank.diagnoseSelection');
-    const report = await waitFor('a report from the new server', () => (api.lastReport() !== before ? api.lastReport() : undefined));
+    const report = await waitFor('a report from the new server', () =>
+      api.lastReport() !== before ? api.lastReport() : undefined,
+    );
     assert.equal(report.root_cause?.signature, 'cuda-oom');
     assert.equal(report.initiating_rank, 3);
   });

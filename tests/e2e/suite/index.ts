@@ -9,7 +9,10 @@ import Mocha from 'mocha';
 /** Called by the workbench; rejects when a test failed. */
 export function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'bdd', timeout: 90_000, color: false, reporter: 'spec' });
-  for (const file of fs.readdirSync(__dirname).filter((f) => f.endsWith('.e2e.js')).sort()) {
+  for (const file of fs
+    .readdirSync(__dirname)
+    .filter((f) => f.endsWith('.e2e.js'))
+    .sort()) {
     mocha.addFile(path.join(__dirname, file));
   }
   return new Promise((resolve, reject) => {

@@ -34,7 +34,9 @@ async function waitFor<T>(what: string, probe: () => T | undefined | false, time
   }
 }
 
-async function bash(name: string): Promise<{ terminal: vscode.Terminal; integration: vscode.TerminalShellIntegration }> {
+async function bash(
+  name: string,
+): Promise<{ terminal: vscode.Terminal; integration: vscode.TerminalShellIntegration }> {
   const terminal = vscode.window.createTerminal({ name, shellPath: '/bin/bash', cwd: WORKSPACE });
   terminal.show();
   const integration = await waitFor(`shell integration in ${name}`, () => terminal.shellIntegration, 30_000);
@@ -50,7 +52,9 @@ describe('rootrank live watching (installed .vsix, real VS Code)', function () {
 
   afterEach(async function () {
     api.live.stopAll();
-    await vscode.workspace.getConfiguration('rootrank').update('live.stallSeconds', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('rootrank')
+      .update('live.stallSeconds', undefined, vscode.ConfigurationTarget.Global);
   });
 
   it('notifies a failure while the command still runs in the terminal', async function () {
@@ -63,7 +67,11 @@ describe('rootrank live watching (installed .vsix, real VS Code)', function () {
     });
     const count = api.notifications.length;
     integration.executeCommand('./live-failing-job.sh');
-    const message = await waitFor('the live failure notification', () => api.notifications.slice(count).find((m) => /while/.test(m)), 60_000);
+    const message = await waitFor(
+      'the live failure notification',
+      () => api.notifications.slice(count).find((m) => /while/.test(m)),
+      60_000,
+    );
     log(`notification: ${message}`);
     assert.match(message, /CUDA out of memory in the caching allocator on rank 1/);
     assert.equal(ended, false, 'the notification came before the command exited');
@@ -73,14 +81,24 @@ describe('rootrank live watching (installed .vsix, real VS Code)', function () {
   });
 
   it('shows a stall and the rank behind in the status bar', async function () {
-    await vscode.workspace.getConfiguration('rootrank').update('live.stallSeconds', 3, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('rootrank')
+      .update('live.stallSeconds', 3, vscode.ConfigurationTarget.Global);
     const { terminal, integration } = await bash('e2e live stall');
     const count = api.notifications.length;
     integration.executeCommand('./live-stalling-job.sh');
-    const text = await waitFor('the stalled status bar', () => (/stalled/.test(api.live.statusBarText()) ? api.live.statusBarText() : undefined), 60_000);
+    const text = await waitFor(
+      'the stalled status bar',
+      () => (/stalled/.test(api.live.statusBarText()) ? api.live.statusBarText() : undefined),
+      60_000,
+    );
     log(`status bar: ${text}`);
     assert.match(text, /stalled \(rank 1\) · step 5 · 2 ranks/);
-    const message = await waitFor('the stall notification', () => api.notifications.slice(count).find((m) => /stall/.test(m)), 10_000);
+    const message = await waitFor(
+      'the stall notification',
+      () => api.notifications.slice(count).find((m) => /stall/.test(m)),
+      10_000,
+    );
     assert.match(message, /rank 1 is behind at step 4/);
     terminal.dispose();
   });
@@ -97,7 +115,11 @@ describe('rootrank live watching (installed .vsix, real VS Code)', function () {
         '[rank3]:   File "train.py", line 42, in <module>\n' +
         '[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.15 GiB of which 1.20 GiB is free.\n',
     );
-    const message = await waitFor('the failure notification', () => api.notifications.slice(count).find((m) => /out of memory/.test(m)), 30_000);
+    const message = await waitFor(
+      'the failure notification',
+      () => api.notifications.slice(count).find((m) => /out of memory/.test(m)),
+      30_000,
+    );
     assert.match(message, /on rank 3 \(while "live-watched.log" runs\)/);
     assert.match(api.live.statusBarText(), /failed \(rank 3\)/);
     fs.rmSync(file);

@@ -28,7 +28,11 @@ function log(message: string): void {
   console.log(`[e2e-log] ${message}`);
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 45_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 45_000,
+): Promise<T> {
   const start = Date.now();
   for (;;) {
     const value = await probe();
@@ -74,7 +78,11 @@ async function probe(name: string, width: number, text = ''): Promise<Probe> {
   const file = path.join(ARTIFACTS, `${name}.json`);
   fs.rmSync(file, { force: true });
   console.log(`[e2e-probe] ${name} ${width}${text ? ` ${text.replace(/ /g, '_')}` : ''}`);
-  const result = await waitFor(`probe ${name}`, () => (fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as Probe) : undefined), 40_000);
+  const result = await waitFor(
+    `probe ${name}`,
+    () => (fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as Probe) : undefined),
+    40_000,
+  );
   assert.equal(result.error, undefined, `probe ${name}: ${result.error}`);
   return result;
 }
@@ -124,7 +132,9 @@ function reportTabs(): { groups: number; reports: number; entries: number; allGr
   let entries = 0;
   let groups = 0;
   for (const group of vscode.window.tabGroups.all) {
-    const here = group.tabs.filter((t) => t.input instanceof vscode.TabInputWebview && /rootrank\.(report|entry)/.test(t.input.viewType));
+    const here = group.tabs.filter(
+      (t) => t.input instanceof vscode.TabInputWebview && /rootrank\.(report|entry)/.test(t.input.viewType),
+    );
     if (here.length) {
       groups++;
     }
@@ -168,7 +178,11 @@ describe('what a person sees (issue 10)', function () {
     const raw = problems.filter((m) => RAW.test(m));
     assert.deepEqual(raw, [], 'no raw text in Problems');
 
-    const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri, new vscode.Position(root.range.start.line, root.range.start.character + 2));
+    const hovers = await vscode.commands.executeCommand<vscode.Hover[]>(
+      'vscode.executeHoverProvider',
+      uri,
+      new vscode.Position(root.range.start.line, root.range.start.character + 2),
+    );
     const text = hoverText(hovers);
     const lines = text.split('\n');
     log(`hover starts: ${lines.slice(0, 9).join(' | ')}`);
@@ -180,7 +194,13 @@ describe('what a person sees (issue 10)', function () {
     assert.doesNotMatch(text, RAW);
     // Every hover on a rootrank line (collateral, rankless) is free of raw text too.
     for (const d of diagnostics) {
-      const h = hoverText(await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri, d.range.start.translate(0, 1)));
+      const h = hoverText(
+        await vscode.commands.executeCommand<vscode.Hover[]>(
+          'vscode.executeHoverProvider',
+          uri,
+          d.range.start.translate(0, 1),
+        ),
+      );
       assert.doesNotMatch(h.split('```')[0], RAW, `hover at line ${d.range.start.line + 1}`);
     }
     // The real hover widget, for the record.
@@ -194,28 +214,42 @@ describe('what a person sees (issue 10)', function () {
     const html = await waitFor('the report', () => api.lastReportHtml());
     const { prose } = visibleText(html.slice(html.indexOf('<main')));
     assert.doesNotMatch(prose, RAW, 'report prose');
-    assert.match(prose.trimStart(), /^Root cause\s+CUDA out of memory in the caching allocator\s+on\s+rank 5\s+· host\s+host-1/);
+    assert.match(
+      prose.trimStart(),
+      /^Root cause\s+CUDA out of memory in the caching allocator\s+on\s+rank 5\s+· host\s+host-1/,
+    );
   });
 
-  it('timeline: initiating mark on rank 5\'s emphasised row, no sideways scroll at 540 px, HTML tooltip on focus', async function () {
+  it("timeline: initiating mark on rank 5's emphasised row, no sideways scroll at 540 px, HTML tooltip on focus", async function () {
     // The report alone in the editor area (the probe sizes the window around it).
     await vscode.commands.executeCommand('workbench.action.focusSecondEditorGroup');
     await vscode.commands.executeCommand('workbench.action.closeEditorsInOtherGroups');
     const tabs = reportTabs();
     log(`tabs: ${JSON.stringify(tabs)}`);
     const p = await probe('report-540', 540);
-    log(`probe: webview ${p.innerWidth} px, page ${p.pageScrollWidth}/${p.pageClientWidth}, timeline ${p.timelineScrollWidth}/${p.timelineClientWidth}, row ${p.initiatingRowLabel}`);
+    log(
+      `probe: webview ${p.innerWidth} px, page ${p.pageScrollWidth}/${p.pageClientWidth}, timeline ${p.timelineScrollWidth}/${p.timelineClientWidth}, row ${p.initiatingRowLabel}`,
+    );
     assert.ok(Math.abs(p.innerWidth - 540) <= 40, `webview about 540 px wide, got ${p.innerWidth}`);
-    assert.ok(p.pageScrollWidth <= p.pageClientWidth, `no horizontal scroll: ${p.pageScrollWidth} > ${p.pageClientWidth}`);
+    assert.ok(
+      p.pageScrollWidth <= p.pageClientWidth,
+      `no horizontal scroll: ${p.pageScrollWidth} > ${p.pageClientWidth}`,
+    );
     assert.ok(p.timelineScrollWidth! <= p.timelineClientWidth!, 'the timeline fits its column');
     assert.equal(p.marksOutsideLane, 0, 'every mark is drawn inside its lane');
     assert.equal(p.initiatingRowRank, '5');
     assert.equal(p.initiatingRowLabel, 'rank 5');
     assert.ok(p.initiatingRowEmphasised);
     assert.notEqual(p.initiatingRowBackground, 'rgba(0, 0, 0, 0)', 'the row has a highlight background');
-    assert.ok(p.tip && p.tip.display === 'block' && p.tip.role === 'tooltip', 'an HTML tooltip shows on keyboard focus');
+    assert.ok(
+      p.tip && p.tip.display === 'block' && p.tip.role === 'tooltip',
+      'an HTML tooltip shows on keyboard focus',
+    );
     assert.match(p.tip!.text, /CUDA out of memory in the caching allocator\s+Initiating event · rank 5/);
-    assert.ok(p.tip!.left >= 0 && p.tip!.right <= p.innerWidth + 1, `tooltip inside the page: ${p.tip!.left}..${p.tip!.right}`);
+    assert.ok(
+      p.tip!.left >= 0 && p.tip!.right <= p.innerWidth + 1,
+      `tooltip inside the page: ${p.tip!.left}..${p.tip!.right}`,
+    );
     const dark = contrast(p.collateralBorder!, p.bodyBackground);
     log(`collateral mark contrast (dark theme): ${dark.toFixed(1)}:1`);
     assert.ok(dark >= 3, `collateral marks legible on the dark theme: ${dark.toFixed(1)}:1`);
@@ -226,7 +260,9 @@ describe('what a person sees (issue 10)', function () {
       await new Promise((r) => setTimeout(r, 1500));
       const light = await probe('report-540-light', 540);
       const ratio = contrast(light.collateralBorder!, light.bodyBackground);
-      log(`collateral mark contrast (light theme): ${ratio.toFixed(1)}:1 (${light.collateralBorder} on ${light.bodyBackground})`);
+      log(
+        `collateral mark contrast (light theme): ${ratio.toFixed(1)}:1 (${light.collateralBorder} on ${light.bodyBackground})`,
+      );
       assert.notEqual(light.bodyBackground, p.bodyBackground, 'the theme changed');
       assert.ok(ratio >= 3, `collateral marks legible on the light theme: ${ratio.toFixed(1)}:1`);
       assert.equal(light.initiatingRowRank, '5');
@@ -241,21 +277,29 @@ describe('what a person sees (issue 10)', function () {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('rootrank.trySample');
     await waitFor('the first report', () => api.lastReport()?.root_cause?.signature === 'cuda-oom');
-    const editor = await vscode.window.showTextDocument(vscode.Uri.file(path.join(WORKSPACE, 'notes.md')), { viewColumn: vscode.ViewColumn.One });
+    const editor = await vscode.window.showTextDocument(vscode.Uri.file(path.join(WORKSPACE, 'notes.md')), {
+      viewColumn: vscode.ViewColumn.One,
+    });
     const lines = editor.document.getText().split('\n');
     const first = lines.findIndex((l) => l.startsWith('[rank2]: step 912'));
     const last = lines.findIndex((l) => l.includes('Watchdog caught collective operation timeout'));
     editor.selection = new vscode.Selection(first, 0, last, lines[last].length);
     const before = api.lastReport();
     await vscode.commands.executeCommand('rootrank.diagnoseSelection');
-    const report = await waitFor('the selection report', () => (api.lastReport() !== before ? api.lastReport() : undefined));
+    const report = await waitFor('the selection report', () =>
+      api.lastReport() !== before ? api.lastReport() : undefined,
+    );
     assert.equal(report.initiating_rank, 3);
     const html = api.lastReportHtml()!;
     // notes.md line 11 holds the OutOfMemoryError (the selection's 5th line).
     assert.match(html, />notes\.md:11<\/a>/);
     assert.doesNotMatch(visibleText(html).prose, /notes\.md:\d+-\d+/, 'no "notes.md:7-12:5" style location');
     const collateral = html.slice(html.indexOf('id="h-coll"'), html.indexOf('</table>'));
-    assert.doesNotMatch(collateral, /OutOfMemoryError|CUDA out of memory|data-line="5"/, 'the selected error is not its own collateral');
+    assert.doesNotMatch(
+      collateral,
+      /OutOfMemoryError|CUDA out of memory|data-line="5"/,
+      'the selected error is not its own collateral',
+    );
     await new Promise((r) => setTimeout(r, 1000));
     const tabs = reportTabs();
     log(`after two diagnoses: ${JSON.stringify(tabs)}`);
@@ -268,11 +312,16 @@ describe('what a person sees (issue 10)', function () {
   it('a library entry opens in its own tab, with placeholders as words', async function () {
     const before = api.lastReport();
     await vscode.commands.executeCommand('rootrank.openEntry', 'nccl-watchdog-timeout');
-    const html = await waitFor('the entry page', () => (api.lastEntryHtml()?.includes('nccl-watchdog-timeout') ? api.lastEntryHtml() : undefined));
+    const html = await waitFor('the entry page', () =>
+      api.lastEntryHtml()?.includes('nccl-watchdog-timeout') ? api.lastEntryHtml() : undefined,
+    );
     const { prose, code } = visibleText(html!);
     assert.doesNotMatch(prose, RAW, 'entry prose');
     assert.doesNotMatch(code, /\{[A-Za-z_]\w*\}/, 'entry code has blanks, not template syntax');
-    assert.match(prose, /A collective \(SeqNum N, its OpType\) did not complete within the process-group timeout \(N ms\)/);
+    assert.match(
+      prose,
+      /A collective \(SeqNum N, its OpType\) did not complete within the process-group timeout \(N ms\)/,
+    );
     const tabs = await waitFor('the entry tab', () => (reportTabs().entries > 0 ? reportTabs() : undefined), 10_000);
     log(`with an entry: ${JSON.stringify(tabs)}`);
     assert.equal(tabs.reports, 1, 'the diagnosis is still open');
@@ -285,28 +334,79 @@ describe('what a person sees (issue 10)', function () {
 
 describe('training curves in the report (metrics of the contract)', function () {
   it('draws one uPlot chart per metric from the bundled script, fitting 540 px, onsets listed with their line', async function () {
-    const api = await vscode.extensions.getExtension<Api & { showReport(d: unknown): void }>('rootrank.rootrank')!.activate();
+    const api = await vscode.extensions
+      .getExtension<Api & { showReport(d: unknown): void }>('rootrank.rootrank')!
+      .activate();
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('rootrank.trySample');
-    const base = await waitFor('the sample report', () => (api.lastReport()?.root_cause?.signature === 'cuda-oom' ? api.lastReport() : undefined));
+    const base = await waitFor('the sample report', () =>
+      api.lastReport()?.root_cause?.signature === 'cuda-oom' ? api.lastReport() : undefined,
+    );
     // The sample's own progress lines (rank 0: steps 4100, 4110, 4119; loss and lr), as the
     // engine's `metrics` writes them, plus a second rank whose loss turns NaN at step 4119.
     const d = {
       ...base,
       metrics: [
-        { name: 'loss', rank: 0, points: [[4100, 2.3198], [4110, 2.316], [4119, 2.3141]], onsets: [] },
-        { name: 'loss', rank: 5, points: [[4100, 2.3201], [4110, 2.3302], [4119, 'nan']], onsets: [{ kind: 'nan', step: 4119, rank: 5, line: 18, path: (base as unknown as { sources: string[] }).sources[0], why: 'loss became NaN' }] },
-        { name: 'lr', rank: 0, points: [[4100, 0.00029], [4110, 0.00029], [4119, 0.00029]], onsets: [] },
+        {
+          name: 'loss',
+          rank: 0,
+          points: [
+            [4100, 2.3198],
+            [4110, 2.316],
+            [4119, 2.3141],
+          ],
+          onsets: [],
+        },
+        {
+          name: 'loss',
+          rank: 5,
+          points: [
+            [4100, 2.3201],
+            [4110, 2.3302],
+            [4119, 'nan'],
+          ],
+          onsets: [
+            {
+              kind: 'nan',
+              step: 4119,
+              rank: 5,
+              line: 18,
+              path: (base as unknown as { sources: string[] }).sources[0],
+              why: 'loss became NaN',
+            },
+          ],
+        },
+        {
+          name: 'lr',
+          rank: 0,
+          points: [
+            [4100, 0.00029],
+            [4110, 0.00029],
+            [4119, 0.00029],
+          ],
+          onsets: [],
+        },
       ],
     };
     api.showReport(d);
     await vscode.commands.executeCommand('workbench.action.focusSecondEditorGroup');
     await vscode.commands.executeCommand('workbench.action.closeEditorsInOtherGroups');
-    const p = await probe('report-curves-540', 540) as Probe & { charts: Array<{ metric: string; canvases: number; width: number; label: string }> };
+    const p = (await probe('report-curves-540', 540)) as Probe & {
+      charts: Array<{ metric: string; canvases: number; width: number; label: string }>;
+    };
     log(`charts: ${JSON.stringify(p.charts)}`);
-    assert.deepEqual(p.charts.map((c) => c.metric), ['loss', 'lr']);
-    assert.ok(p.charts.every((c) => c.canvases >= 1), 'uPlot drew a canvas for each chart');
-    assert.ok(p.charts.every((c) => c.width > 300 && c.width <= p.innerWidth), 'charts fit the column');
+    assert.deepEqual(
+      p.charts.map((c) => c.metric),
+      ['loss', 'lr'],
+    );
+    assert.ok(
+      p.charts.every((c) => c.canvases >= 1),
+      'uPlot drew a canvas for each chart',
+    );
+    assert.ok(
+      p.charts.every((c) => c.width > 300 && c.width <= p.innerWidth),
+      'charts fit the column',
+    );
     assert.match(p.charts[0].label, /^loss against step, rank 0; rank 5; onset at step 4119/);
     assert.ok(p.pageScrollWidth <= p.pageClientWidth, 'no horizontal scroll with the charts');
     assert.match(p.bodyText, /nan at step 4119 on rank 5: loss became NaN torchrun-8gpu-oom\.log:18/);
