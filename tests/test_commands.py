@@ -117,3 +117,12 @@ def test_a_module_the_log_never_shows_is_a_blank():
         == 'python -c "import torch.distributed as d"'
     )
     assert unfilled_placeholders(ready(command, launch)) == ["<train>"]
+
+
+def test_an_option_of_the_users_script_the_log_never_shows_is_a_blank():
+    root = Path(__file__).resolve().parents[1]
+    d = diagnose_paths([str(root / "examples" / "ddp-unused-parameters.log")], mask=False)
+    verify = d.root_cause["verify"]
+    # The entry's "--max-steps 20" is not in the log's command: the script may not take it.
+    assert "scenarios/ddp_unused_parameters.py <--max-steps 20>" in verify
+    assert verify.startswith("TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node=2 ")

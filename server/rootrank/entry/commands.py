@@ -136,7 +136,28 @@ def ready(command: str, launch: Launch) -> str:
         ),
         head,
     )
+    head = _script_flags(head, launch)
     return head + sep + comment
+
+
+#: An option of the user's own script: ``--max-steps 5``, ``--steps=5`` (after the ``.py``).
+_SCRIPT_FLAG = regex.compile(r"(?<=\s)--[A-Za-z][\w-]{0,40}(?:[= ](?!-)[^\s<>|;&]+)?")
+
+
+def _script_flags(head: str, launch: Launch) -> str:
+    """Options after the entry script that the log's own command never passed
+    (``train.py --max-steps 5``) become a visible blank (``<--max-steps 5>``): the script
+    may not take them, so the command is typed, not run as it stands."""
+    m = regex.search(r"\S+\.py\b", head)
+    if m is None:
+        return head
+    seen = launch.command or ""
+
+    def blank(f: regex.Match[str]) -> str:
+        flag = f.group(0).split("=", 1)[0].split(" ", 1)[0]
+        return f.group(0) if flag in seen else f"<{f.group(0)}>"
+
+    return head[: m.end()] + _SCRIPT_FLAG.sub(blank, head[m.end() :])
 
 
 def fit(text: str, launch: Launch) -> str:
