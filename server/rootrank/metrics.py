@@ -861,18 +861,12 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
         )
         p = o.point
         out.append(
-            Finding(
-                signature=sig.id,
-                failure_class=sig.failure_class,
-                title=sig.title,
-                role=sig.role,
-                severity=sig.severity,
-                specificity=sig.specificity,
+            Finding.of(
+                sig,
                 rank=rank,
                 host=None,
                 time=p.time,
                 order=p.order,
-                count=1,
                 evidence=[Evidence(path=p.path, line=p.line, text=p.text or why, rank=rank)],
                 captures={
                     "step": str(p.step),

@@ -81,6 +81,37 @@ class Finding:
     captures: dict[str, str] = field(default_factory=dict)
     frames: list[dict[str, Any]] = field(default_factory=list)
 
+    @classmethod
+    def of(
+        cls,
+        sig: Any,
+        *,
+        rank: int | None,
+        host: str | None,
+        time: float | None,
+        order: int,
+        evidence: list[Evidence],
+        captures: dict[str, str],
+        count: int = 1,
+    ) -> Finding:
+        """A finding of signature ``sig`` (a :class:`rootrank.signatures.Signature`: its id,
+        class, title, role, severity and specificity are copied)."""
+        return cls(
+            signature=sig.id,
+            failure_class=sig.failure_class,
+            title=sig.title,
+            role=sig.role,
+            severity=sig.severity,
+            specificity=sig.specificity,
+            rank=rank,
+            host=host,
+            time=time,
+            order=order,
+            count=count,
+            evidence=evidence,
+            captures=captures,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "signature": self.signature,

@@ -882,18 +882,12 @@ class Scanner:
         )
         finding = st.findings.get(key)
         if finding is None:
-            finding = Finding(
-                signature=sig.id,
-                failure_class=sig.failure_class,
-                title=sig.title,
-                role=sig.role,
-                severity=sig.severity,
-                specificity=sig.specificity,
+            finding = Finding.of(
+                sig,
                 rank=rank,
                 host=host,
                 time=time,
                 order=self._order,
-                count=1,
                 evidence=[evidence],
                 captures=dict(hit.captures),
             )

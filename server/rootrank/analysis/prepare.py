@@ -126,18 +126,12 @@ def infer(findings: list[Finding], library: Library) -> list[Finding]:
 
 
 def _inferred(sig: Signature, base: Finding, rank: int | None, why: str) -> Finding:
-    return Finding(
-        signature=sig.id,
-        failure_class=sig.failure_class,
-        title=sig.title,
-        role=sig.role,
-        severity=sig.severity,
-        specificity=sig.specificity,
+    return Finding.of(
+        sig,
         rank=rank,
         host=base.host if rank is not None else None,
         time=base.time,
         order=base.order,
-        count=1,
         evidence=list(base.evidence[:1]),
         captures={**base.captures, "why": why},
     )

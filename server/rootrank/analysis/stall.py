@@ -78,13 +78,8 @@ def stall_finding(ctx: Context) -> Finding | None:
     rank, why = stalled_rank(ctx)
     at: Progress = ctx.state.progress.last().get(rank) or newest if rank is not None else newest
     sig = ctx.library.signatures[STALL_SIGNATURE]
-    return Finding(
-        signature=sig.id,
-        failure_class=sig.failure_class,
-        title=sig.title,
-        role=sig.role,
-        severity=sig.severity,
-        specificity=sig.specificity,
+    return Finding.of(
+        sig,
         rank=rank,
         host=None,
         time=at.time,
