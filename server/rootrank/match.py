@@ -140,6 +140,7 @@ STATE_WORDS = (
     "xception has occurred",  # a debugger's exception header (VS Code / debugpy)
     ".py failed",  # torchelastic summary title: names the entry script
     "accelerate launch",
+    "omp_num_threads environment variable",  # a launcher starts (a new run in an appended log)
     "deepspeed --",  # other launchers' command lines (the entry script)
     "terminate called after throwing",  # a C++ exception aborted the process; what() follows
     # the job's layout (one node or several): launcher flags, agent config and its workers

@@ -157,6 +157,8 @@ class Diagnosis:
     explanations: list[dict[str, Any]] = field(default_factory=list)
     #: How the initiating rank was found: ``{"rank", "strategy", "why", "candidates", "agreeing"}``.
     initiator: dict[str, Any] | None = None
+    #: How many runs the log holds (appended attempts); the diagnosis is about the last.
+    attempts: int = 1
     #: Training progress (the contract's ``progress`` object, or ``None``) and metric series
     #: (``metrics``), from :mod:`rootrank.progress` and :mod:`rootrank.metrics`.
     progress: dict[str, Any] | None = None
@@ -181,6 +183,7 @@ class Diagnosis:
             "warnings": list(self.warnings),
             "explanations": list(self.explanations),
             "initiator": self.initiator,
+            "attempts": self.attempts,
             "progress": self.progress,
             "metrics": self.metrics,
         }

@@ -164,6 +164,16 @@ _COMMAND = regex.compile(
 )
 
 
+#: A new run of the job in the same file: the launcher's start banner (torchrun and accelerate
+#: print it once per start: torch/distributed/run.py) or a shell prompt that types a launch
+#: command. It starts a new attempt only after the current one failed.
+_RUN_START = regex.compile(
+    r"Setting OMP_NUM_THREADS environment variable for each process"
+    r"|^\S{0,80}[$#] (?:torchrun|accelerate launch|deepspeed|python[\d.]* -m torch\.distributed\.(?:run|launch)"
+    r"|srun|mpirun|sbatch)\b"
+)
+
+
 @dataclass
 class LaunchFacts:
     """What the log says about the job's layout, for mapping local ranks to global ranks.
@@ -314,6 +324,10 @@ class ScanState:
     metrics: MetricsReader = field(default_factory=MetricsReader)
     #: The latest timestamp (seconds since the epoch) on any line the scan read, or None.
     end_time: float | None = None
+    #: Runs appended to one file (``tee -a``, a requeue, a relaunch after a failure): the
+    #: 1-based lines where a later run started, after the earlier one had failed. The findings,
+    #: exceptions and summaries hold the last run only (:meth:`Scanner._new_attempt`).
+    attempt_starts: list[int] = field(default_factory=list)
 
 
 #: Lines that may show progress or a metric (one Aho-Corasick pass per block, like the main gate).
@@ -393,6 +407,9 @@ class Scanner:
         # frames were read.
         self._curve_line = False
         self._frames_line = -1
+        # Whether the current run (attempt) of the job has failed yet: a run that starts after
+        # it begins a new attempt.
+        self._failed = False
 
     def scan_source(self, path: str, blocks: Iterable[Block]) -> None:
         """Scan one source given as blocks of whole lines. ``path`` names it in evidence;
@@ -524,6 +541,9 @@ class Scanner:
         st = self.state
         tagged = tagger.tag(raw.text, raw.number)
         text = tagged.text
+        if self._failed and len(st.sources) == 1 and ("OMP_NUM" in text or " " in text[:90]):
+            if _RUN_START.search(text) or _RUN_START.search(raw.text):
+                self._new_attempt(raw.number, tagger, readers)
         rank = tagged.rank
         need_time = tagged.time is None and rank is not None
         if rank is not None:
@@ -565,6 +585,7 @@ class Scanner:
                 tagged.time = self._time_before(rank, tagger)
                 need_time = False
             self._order += 1
+            self._failed = True
             seen_raw = exc.line_text if exc.header == "debugger" else raw.raw
             st.exceptions.append(
                 SeenException(exc, path, rank, tagged.host, tagged.time, seen_raw, self._order)
@@ -617,6 +638,24 @@ class Scanner:
                     self._pending.first_sigs.update(h.signature.id for h in hits)
         if header is not None:
             self._header_message(header, path, rank, tagged.host, tagged.time)
+
+    def _new_attempt(
+        self, number: int, tagger: RankTagger, readers: dict[int | None, TracebackReader]
+    ) -> None:
+        """A new run starts at line ``number`` (1-based) after the current one failed: what the
+        failed run showed is dropped, so the diagnosis is about the run that ended the job
+        (what the ranks and hosts are stays learnt)."""
+        st = self.state
+        st.attempt_starts.append(number)
+        st.findings.clear()
+        st.exceptions.clear()
+        st.pending_pid.clear()
+        st.cut_traceback_ranks.clear()
+        tagger.elastic.clear()
+        readers.clear()
+        self._pending = None
+        self._line_sigs.clear()
+        self._failed = False
 
     def _light(self, number: int, line: str, path: str, tagger: RankTagger) -> None:
         """A line only the curve gate chose (1-based ``number``): rank tagging and the curves,
@@ -865,6 +904,8 @@ class Scanner:
             host = hit.captures["host"]
         key = (sig.id, rank, path if rank is None else None)
         self._order += 1
+        if sig.severity == "error":
+            self._failed = True
         if columns is not None:
             col_start: int | None = columns[0]
             col_end: int | None = columns[1]

@@ -43,6 +43,8 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     graph = explain(ctx)
     root = pick_root(graph)
     diag = _empty_diagnosis(ctx)
+    if state.attempt_starts:
+        diag.reasoning.append(say("attempts", n=diag.attempts, line=state.attempt_starts[-1]))
     if root is None:
         return _no_known_failure(ctx, diag)
     initiator = find_initiator(ctx, root)
@@ -92,6 +94,7 @@ def _empty_diagnosis(ctx: Context) -> Diagnosis:
         },
         stack=sorted(st.stacks),
         lines_read=st.lines_total,
+        attempts=1 + len(st.attempt_starts),
     )
 
 

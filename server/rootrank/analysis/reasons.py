@@ -123,6 +123,10 @@ _TEMPLATES: dict[str, str] = {
         "the evidence points at different ranks ({candidates}); rootrank names none rather than a wrong one"
     ),
     "agree": "Other evidence points at the same rank ({strategies})",
+    "attempts": (
+        "The log holds {n} runs of the job, each started after the one before had failed; this is the "
+        "diagnosis of the last one (from line {line}), the run that ended the job."
+    ),
     "no_known_failure": "No known failure found. The last exception{rank_part} is {type} at {where}.",
     "local_rank_summary": "torchrun's summary gives pid {pid} (local_rank {local}) the global rank {rank}",
     "local_rank_single_node": "local_rank {local} is global rank {local}: {proof}",
