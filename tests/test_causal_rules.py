@@ -24,6 +24,7 @@ from rootrank.analysis.rules import (
     declared_explanations,
     hardware_explains_gpu_faults,
     one_fault_one_explanation,
+    onset_explains_what_follows,
     terminal_after_fault,
 )
 from rootrank.model import Evidence, Finding
@@ -270,3 +271,16 @@ def test_per_rank_values_that_all_differ_name_no_rank():
     d = diagnose_text(log, mask=False)
     assert d.root_cause["failure_class"] == "collective-shape-mismatch"
     assert d.initiator is None or d.initiator["strategy"] != "odd_printed_value"
+
+
+def test_a_curve_onset_explains_the_guard_but_not_an_unrelated_error(library):
+    onset = finding(library, "metric-nonfinite", rank=1, line=11)
+    guard = finding(library, "nan-guard-exception", rank=1, line=17)
+    ctx = context(library, [onset, guard])
+    assert edges(onset_explains_what_follows, ctx) == {("metric-nonfinite", "nan-guard-exception")}
+    assert pick_root(explain(ctx), ctx) is onset
+    spike = finding(library, "loss-spike", line=40)
+    ddp = finding(library, "ddp-unused-parameters", rank=2, line=9000)
+    ctx = context(library, [spike, ddp])
+    # A spike of the loss curve says nothing of a DDP reduction error: the error ended the job.
+    assert pick_root(explain(ctx), ctx) is ddp

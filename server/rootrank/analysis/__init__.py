@@ -41,7 +41,7 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     is never itself rewritten; the engine masks the rest of the log-derived text after."""
     ctx = prepare(state, library)
     graph = explain(ctx)
-    root = pick_root(graph)
+    root = pick_root(graph, ctx)
     diag = _empty_diagnosis(ctx)
     if state.attempt_starts:
         diag.reasoning.append(say("attempts", n=diag.attempts, line=state.attempt_starts[-1]))

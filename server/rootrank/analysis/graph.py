@@ -69,12 +69,23 @@ def _earliest(pool: list[Finding]) -> Finding:
     return best
 
 
-def pick_root(graph: Graph) -> Finding | None:
-    """The root cause of ``graph``, or ``None`` when it holds no failure."""
+def pick_root(graph: Graph, ctx: Context | None = None) -> Finding | None:
+    """The root cause of ``graph``, or ``None`` when it holds no failure.
+
+    Among causes nothing explains, one the log states in its own words wins over one a
+    detector read from the training curves (a loss spike does not explain a DDP error
+    printed later, nor does the error explain the spike; the error is what ended the job)."""
     causes = [f for f in graph.nodes if f.role == "cause"]
     symptoms = [f for f in graph.nodes if f.role == "symptom"]
     for pool in (causes, symptoms):
         free = [f for f in pool if not graph.explained(f)]
+        if ctx is not None:
+            stated = [
+                f
+                for f in free
+                if getattr(ctx.library.signatures.get(f.signature), "detector", None) is None
+            ]
+            free = stated or free
         if free:
             most = max(len(graph.effects(f)) for f in free)
             return _earliest([f for f in free if len(graph.effects(f)) == most])

@@ -169,14 +169,17 @@ def one_fault_one_explanation(ctx: Context, nodes: list[Finding]) -> Iterable[Ed
     first line and the lines it continues on, same rank and file, at most
     :data:`MESSAGE_SPAN` lines apart: ``AssertionError:`` then "The NVIDIA driver on your
     system is too old"), or of the same failure class on the same rank (DeepSpeed's loss
-    scale halving, then its "Current loss scale already at minimum"). The more specific
-    reading explains the other; this is the one place ``specificity`` decides, as it does
-    for two signatures on one line."""
+    scale halving, then its "Current loss scale already at minimum"; the loss curve's first
+    NaN, then the script's own NaN guard). The more specific reading explains the other (the
+    earlier one when equally specific); this is the one place ``specificity`` decides, as it
+    does for two signatures on one line."""
     causes = [f for f in nodes if f.role == "cause" and f.evidence]
     for a in causes:
         for b in causes:
-            if a is b or a.rank != b.rank or a.specificity <= b.specificity:
+            if a is b or a.rank != b.rank or a.specificity < b.specificity:
                 continue
+            if a.specificity == b.specificity and before(a, b) is not True:
+                continue  # equally specific: the first reading explains the later one
             ea, eb = a.evidence[0], b.evidence[0]
             if a.failure_class == b.failure_class and (a.rank is not None or ea.path == eb.path):
                 # (no rank: one file is one process's output, as far as the log tells)
@@ -215,8 +218,28 @@ def hardware_explains_gpu_faults(ctx: Context, nodes: list[Finding]) -> Iterable
             )
 
 
+def onset_explains_what_follows(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
+    """A training-curve onset (``detector: metrics``: the loss spiked, turned NaN, the loss
+    scale collapsed) explains what the same fault does later: the next onset and the script's
+    NaN guard or the scaler's final error, of the same failure class, on its rank (on any rank
+    when every rank showed it at once). Under DDP a bad update reaches every rank's weights
+    in the next all-reduce, so one onset is the start of all of them (rootrank.metrics)."""
+    onsets = [
+        f
+        for f in nodes
+        if getattr(ctx.library.signatures.get(f.signature), "detector", None) == "metrics"
+    ]
+    for o in onsets:
+        for f in nodes:
+            if f is o or f.failure_class != o.failure_class or before(o, f) is not True:
+                continue
+            if o.rank is None or f.rank in (None, o.rank):
+                yield Edge(o, f, "onset_explains_what_follows", "the curve showed the fault first")
+
+
 #: The rules, in the order the report lists their edges.
 RULES: tuple[Rule, ...] = (
+    onset_explains_what_follows,
     one_fault_one_explanation,
     hardware_explains_gpu_faults,
     declared_explanations,
