@@ -93,6 +93,9 @@ PACE_STEPS = 64
 #: Points skipped at the start of a throughput series (warm-up, compilation) before its baseline.
 WARMUP_POINTS = 3
 BASELINE_POINTS = 8
+#: A step that goes back to at most this (or to 1% of the step before) starts another run;
+#: a resume goes back to a checkpoint's step.
+NEW_RUN_STEP = 10
 
 _NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
 _END = r"(?=$|[\s,;|)\]}'\"/(])"
@@ -443,7 +446,16 @@ class Series:
         back is a new epoch, not a resumed run)."""
         last = self.last
         if last is not None and p.step < last.step and not per_epoch:
-            self.resumed_at = self.count
+            if p.step <= max(NEW_RUN_STEP, last.step // 100):
+                # Back to the start: another run of the job (a relaunch, a log appended to),
+                # not a resume from a checkpoint: its curve is compared with itself only.
+                self.window.clear()
+                self.early.clear()
+                self.elevated.clear()
+                self.cached = None
+                self.resumed_at = None
+            else:
+                self.resumed_at = self.count
         self.count += 1
         self.last = p
         buckets = self.buckets
