@@ -245,3 +245,17 @@ def test_reports_draw_the_curves():
 def test_text_input_and_no_metrics():
     d = diagnose_text("hello\nworld\n").to_dict()
     assert d["progress"] is None and d["metrics"] == []
+
+
+def test_a_nan_grad_norm_with_a_constant_loss_scale_is_the_fault_not_a_skip():
+    # Megatron bf16 prints "loss scale: 1.0" every iteration: no dynamic loss scaling, so a NaN
+    # gradient norm is not an overflow step the scaler skips.
+    lines = [
+        f" iteration {i:8d}/  250000 | consumed samples: {i * 8:12d} | elapsed time per iteration (ms): 4247.9 |"
+        f" learning rate: 2.999E-04 | global batch size:     8 | loss scale: 1.0 | grad norm: nan |"
+        for i in range(5426, 5429)
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", mask=False)
+    assert d.root_cause["signature"] == "metric-nonfinite"
+    assert d.root_cause["evidence"][0]["line"] == 1
+    assert d.root_cause["captures"]["step"] == "5426"

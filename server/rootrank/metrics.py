@@ -320,6 +320,14 @@ def _read_metrics(text: str) -> list[tuple[str, float]]:
     return list(out.items())
 
 
+def _constant_at_most_one(series: Series) -> bool:
+    """Whether a loss-scale series only ever printed one value, at most 1 (no dynamic loss
+    scaling: Megatron's bf16 runs print ``loss scale: 1.0`` every iteration)."""
+    lows = [b.lo.value for b in series.buckets if b.lo is not None]
+    highs = [b.hi.value for b in series.buckets if b.hi is not None]
+    return bool(lows) and min(lows) == max(highs) <= 1.0
+
+
 @dataclass(slots=True)
 class Point:
     """One value of a series: ``step`` as the log counts it, ``line`` 1-based in ``path``, ``text``
@@ -716,6 +724,16 @@ class MetricsReader:
                 return
             s = self.series[(name, rank)] = Series(name, rank)
         s.add(p, per_epoch)
+        if name == "grad_norm" and not math.isfinite(p.value) and not s.has("metric-nonfinite"):
+            scale = self.series.get(("loss_scale", rank))
+            if scale is not None and _constant_at_most_one(scale):
+                # No dynamic loss scaling (bf16/fp32 print a constant scale of 1): a NaN
+                # gradient norm is not a skipped overflow step, it is the fault itself.
+                s.onset(
+                    "metric-nonfinite",
+                    p,
+                    f"grad_norm became {_fmt(p.value)} at step {p.step} with a constant loss scale",
+                )
         if (
             rank is not None
             and name in ("throughput", "step_time")
