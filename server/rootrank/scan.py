@@ -319,6 +319,8 @@ class ScanState:
     launch: LaunchFacts = field(default_factory=LaunchFacts)
     #: Ranks whose traceback the log cuts before its exception line (a paste that ends early).
     cut_traceback_ranks: set[int] = field(default_factory=set)
+    #: Whether the log ends inside a traceback (of any rank, or of none).
+    traceback_cut: bool = False
     #: Training progress per rank and the metric series (rootrank.progress, rootrank.metrics).
     progress: ProgressModel = field(default_factory=ProgressModel)
     metrics: MetricsReader = field(default_factory=MetricsReader)
@@ -496,6 +498,8 @@ class Scanner:
             self._light(skipped[0], skipped[1], path, tagger)
         self._close_pending()
         for rank, reader in readers.items():
+            if reader.open:
+                st.traceback_cut = True  # the log ends inside a traceback: a failure under way
             if reader.open and rank is not None:
                 st.cut_traceback_ranks.add(rank)  # the log ends inside this rank's traceback
             exc = reader.finish()

@@ -74,6 +74,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     failure_present = (
         any(f.severity == "error" for f in findings)
         or bool(state.exceptions)
+        or state.traceback_cut
         or any(e.exitcode not in (None, 0) for e in state.elastic)
     )
     ctx = Context(state, library, findings, failure_present, local_why)
