@@ -84,16 +84,29 @@ mkdir -p "$PREFIX/cs"
 [ -f "$PREFIX/cs/package.json" ] || echo '{"name": "rootrank-e2e-code-server", "private": true}' > "$PREFIX/cs/package.json"
 # As root, code-server's postinstall refuses to run without npm_config_unsafe_perm, and
 # node-pty's `npx node-gyp` aborts without npm_config_yes.
-( cd "$PREFIX/cs" && npm_config_unsafe_perm=true npm_config_yes=true \
-    npm install --no-audit --no-fund "code-server@$CODE_SERVER_VERSION" >npm-install.log 2>&1 ) \
-  || { tail -40 "$PREFIX/cs/npm-install.log" >&2; exit 1; }
+# A node_modules left half-written (a setup killed mid-way, two setups at once before the
+# lock existed) makes npm fail on missing modules: then it is installed again from nothing.
+cs_install() {
+  ( cd "$PREFIX/cs" && npm_config_unsafe_perm=true npm_config_yes=true \
+      npm install --no-audit --no-fund "code-server@$CODE_SERVER_VERSION" >npm-install.log 2>&1 )
+}
+cs_install || {
+  step "npm install failed in an existing folder; installing again from nothing"
+  rm -rf "$PREFIX/cs/node_modules" "$PREFIX/cs/package-lock.json"
+  cs_install
+} || { tail -40 "$PREFIX/cs/npm-install.log" >&2; exit 1; }
 
 step "npm install playwright-core@$PLAYWRIGHT_CORE_VERSION (no browser download)"
 mkdir -p "$PREFIX/tools"
 [ -f "$PREFIX/tools/package.json" ] || echo '{"name": "rootrank-e2e-tools", "private": true}' > "$PREFIX/tools/package.json"
-( cd "$PREFIX/tools" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
-    npm install --no-audit --no-fund "playwright-core@$PLAYWRIGHT_CORE_VERSION" >npm-install.log 2>&1 ) \
-  || { tail -40 "$PREFIX/tools/npm-install.log" >&2; exit 1; }
+tools_install() {
+  ( cd "$PREFIX/tools" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
+      npm install --no-audit --no-fund "playwright-core@$PLAYWRIGHT_CORE_VERSION" >npm-install.log 2>&1 )
+}
+tools_install || {
+  rm -rf "$PREFIX/tools/node_modules" "$PREFIX/tools/package-lock.json"
+  tools_install
+} || { tail -40 "$PREFIX/tools/npm-install.log" >&2; exit 1; }
 
 installed || { echo "e2e setup: $PREFIX is incomplete after installing (see $PREFIX/*/npm-install.log)" >&2; exit 1; }
 step "done: code-server $(cs_version) in $PREFIX"
