@@ -172,7 +172,8 @@ describe('what a person sees (issue 10)', function () {
     const root = diagnostics.find((d) => d.severity === vscode.DiagnosticSeverity.Error)!;
     const [first, fix, verify] = root.message.split('\n');
     assert.equal(first, 'Root cause: CUDA out of memory in the caching allocator (rank 5, host host-1)');
-    assert.match(fix, /^Fix: Lower the peak memory on rank 5/);
+    // The fix names the user's own line first, then the step the log selects (fragmentation).
+    assert.match(fix, /^Fix: model\.py:97 \(in forward\), where rank 5 raised OutOfMemoryError: /);
     assert.match(verify, /^Verify: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True torchrun --nproc-per-node=/);
     const problems = diagnostics.flatMap((d) => [d.message, ...(d.relatedInformation ?? []).map((r) => r.message)]);
     const raw = problems.filter((m) => RAW.test(m));
@@ -188,7 +189,7 @@ describe('what a person sees (issue 10)', function () {
     log(`hover starts: ${lines.slice(0, 9).join(' | ')}`);
     assert.equal(lines[0], '### CUDA out of memory in the caching allocator');
     assert.match(lines[2], /^\*\*Root cause\*\* \(confidence 0\.\d\d\) — rank \*\*5\*\*, host \*\*host-1\*\*/);
-    assert.match(lines[4], /^\*\*Fix:\*\* Lower the peak memory on rank 5/);
+    assert.match(lines[4], /^\*\*Fix:\*\* model\.py:97 \(in forward\), where rank 5 raised OutOfMemoryError/);
     assert.deepEqual(lines.slice(6, 8), ['#### Verify', '```sh']);
     assert.ok(text.indexOf('#### What happened') > text.indexOf('#### Verify'), 'details after the verdict');
     assert.doesNotMatch(text, RAW);
