@@ -37,14 +37,8 @@ _ORDER = iter(range(1, 10_000))
 def finding(
     library, sig_id: str, *, rank=None, line=1, time=None, path="job.log", **captures
 ) -> Finding:
-    sig = library.signatures[sig_id]
-    return Finding(
-        signature=sig.id,
-        failure_class=sig.failure_class,
-        title=sig.title,
-        role=sig.role,
-        severity=sig.severity,
-        specificity=sig.specificity,
+    return Finding.of(
+        library.signatures[sig_id],
         rank=rank,
         host=None,
         time=time,

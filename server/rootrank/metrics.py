@@ -323,9 +323,8 @@ def _read_metrics(text: str) -> list[tuple[str, float]]:
 def _constant_at_most_one(series: Series) -> bool:
     """Whether a loss-scale series only ever printed one value, at most 1 (no dynamic loss
     scaling: Megatron's bf16 runs print ``loss scale: 1.0`` every iteration)."""
-    lows = [b.lo.value for b in series.buckets if b.lo is not None]
-    highs = [b.hi.value for b in series.buckets if b.hi is not None]
-    return bool(lows) and min(lows) == max(highs) <= 1.0
+    value = series.constant()
+    return value is not None and value <= 1.0
 
 
 @dataclass(slots=True)
@@ -479,6 +478,15 @@ class Series:
         buckets[-1].add(p)
         if self.role:
             self._detect(p)
+
+    def constant(self) -> float | None:
+        """The one value this series always printed (a numel, a vocab size, a fixed loss
+        scale), or ``None`` when it changed or was never finite."""
+        lows = [b.lo.value for b in self.buckets if b.lo is not None]
+        highs = [b.hi.value for b in self.buckets if b.hi is not None]
+        if not lows or min(lows) != max(highs):
+            return None
+        return float(lows[0])
 
     def has(self, kind: str) -> bool:
         return kind in self.kinds

@@ -138,26 +138,20 @@ def _reasoning(
             if f.captures.get("reporter", "").isdigit()
         }
     )
-    if reporters:  # the message names the faulty rank; these ranks printed it
-        out.append(
-            say(
-                "root_reported_by",
-                Reporters=ranks_word(reporters),
-                title=root.title,
-                when=when,
-                where=where,
-            )
-        )
-    elif (
+    hang = (
         root.role == "symptom"
         and initiating is not None
         and group_ranks
         and initiating not in group_ranks
-    ):
+    )
+    # Who printed the root's message: the ranks it names as reporters, or in a hang the
+    # victims (the initiator is the rank they waited for).
+    printed_by = reporters or (group_ranks if hang else [])
+    if printed_by:
         out.append(
             say(
                 "root_reported_by",
-                Reporters=ranks_word(group_ranks),
+                Reporters=ranks_word(printed_by),
                 title=root.title,
                 when=when,
                 where=where,

@@ -141,12 +141,12 @@ def odd_printed_value(case: Case) -> Verdict | None:
         return None
     by_name: dict[str, dict[int, Any]] = {}
     for (name, rank), series in case.ctx.state.metrics.series.items():
-        if rank is not None and _constant(series) is not None:
+        if rank is not None and series.constant() is not None:
             by_name.setdefault(name, {})[rank] = series
     for name, ranks in sorted(by_name.items()):
         if len(ranks) < 3:
             continue
-        values = {r: v for r, s in ranks.items() if (v := _constant(s)) is not None}
+        values = {r: v for r, s in ranks.items() if (v := s.constant()) is not None}
         counts = Counter(values.values())
         if len(counts) != 2:
             continue
@@ -170,16 +170,6 @@ def odd_printed_value(case: Case) -> Verdict | None:
             (rank,),
         )
     return None
-
-
-def _constant(series: Any) -> float | None:
-    """The one value a metric series (:class:`rootrank.metrics.Series`) always printed, or
-    ``None`` when it changed (or was never finite)."""
-    lows = [b.lo.value for b in series.buckets if b.lo is not None]
-    highs = [b.hi.value for b in series.buckets if b.hi is not None]
-    if not lows or min(lows) != max(highs):
-        return None
-    return float(lows[0])
 
 
 def _num(v: float) -> str:
