@@ -227,6 +227,22 @@ def run_scenario(
     )
 
 
+def aborted_at_teardown(returncode: int, output: str) -> bool:
+    """Whether a healthy run finished training and then one rank aborted while exiting.
+
+    torch 2.13 with gloo sometimes ends a finished run with ``terminate called without an active
+    exception`` (SIGABRT, exitcode -6) in one rank's interpreter teardown, after
+    ``destroy_process_group``: seen about once in 60 runs on a busy 2-core machine, never in the
+    training itself. That run is no longer healthy, so a test of a healthy run runs it again.
+    """
+    return (
+        returncode != 0
+        and "terminate called without an active exception" in output
+        and "training finished" in output
+        and "exitcode: -6" in output
+    )
+
+
 def anonymize(text: str) -> str:
     """Replace this machine's paths and names with neutral ones, for logs shipped in the repo.
 

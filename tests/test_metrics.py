@@ -259,3 +259,15 @@ def test_a_nan_grad_norm_with_a_constant_loss_scale_is_the_fault_not_a_skip():
     assert d.root_cause["signature"] == "metric-nonfinite"
     assert d.root_cause["evidence"][0]["line"] == 1
     assert d.root_cause["captures"]["step"] == "5426"
+
+
+def test_every_rank_diverged_at_once_even_when_one_rank_exited_first():
+    """A real run where rank 1's NaN guard raised first and the agent stopped rank 0 with
+    SIGTERM: the launcher's summary names rank 1, but both ranks spiked at step 37, so the
+    learning rate (common to every rank) is the cause and no rank is named."""
+    d = _json(TRAINING / "metric-nonfinite.positive-2.log")
+    assert d["root_cause"]["signature"] == "loss-spike"
+    assert d["root_cause"]["rank"] is None
+    assert d["initiator"]["strategy"] == "same_step_everywhere"
+    assert d["initiator"]["candidates"] == [0, 1]
+    assert "step (37)" in d["initiator"]["why"]

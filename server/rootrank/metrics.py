@@ -911,6 +911,7 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
                     "metric": o.name,
                     "value": _fmt(p.value),
                     "why": why,
+                    "same_step_ranks": ", ".join(map(str, shown)) if rank is None else "",
                 },
             )
         )

@@ -235,17 +235,28 @@ def test_run_hang_reports_the_sleeping_rank_before_the_timeout_then_ctrl_c_stops
 def test_run_healthy_job_is_invisible(tmp_path):
     marker = uuid.uuid4().hex
     cmd = torchrun("healthy_ddp", nproc=2, fault=None)
-    direct = subprocess.run(cmd, cwd=ROOT, env=job_env(marker), capture_output=True, timeout=240)
+    for _ in range(3):
+        direct = subprocess.run(
+            cmd, cwd=ROOT, env=job_env(marker), capture_output=True, timeout=240
+        )
+        output = (direct.stdout + direct.stderr).decode(errors="replace")
+        if not scenario_run.aborted_at_teardown(direct.returncode, output):
+            break
+        cmd = torchrun("healthy_ddp", nproc=2, fault=None)
     assert direct.returncode == 0, direct.stderr[-2000:]
-    cmd = torchrun("healthy_ddp", nproc=2, fault=None)  # another free port
-    proc = subprocess.run(
-        [sys.executable, "-m", "rootrank", "run", "--", *cmd],
-        cwd=ROOT,
-        env=job_env(marker),
-        capture_output=True,
-        timeout=240,
-    )
-    assert proc.returncode == 0
+    for _ in range(3):
+        cmd = torchrun("healthy_ddp", nproc=2, fault=None)  # another free port
+        proc = subprocess.run(
+            [sys.executable, "-m", "rootrank", "run", "--", *cmd],
+            cwd=ROOT,
+            env=job_env(marker),
+            capture_output=True,
+            timeout=240,
+        )
+        output = (proc.stdout + proc.stderr).decode(errors="replace")
+        if not scenario_run.aborted_at_teardown(proc.returncode, output):
+            break
+    assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout == direct.stdout  # byte for byte
     assert b"training finished" in proc.stdout
     assert b"rootrank" not in proc.stderr  # nothing reported

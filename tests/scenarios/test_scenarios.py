@@ -381,23 +381,6 @@ def test_real_failure_is_diagnosed(tmp_path, case: Failure):
     )
 
 
-def _aborted_at_teardown(result) -> bool:
-    """Whether a healthy scenario finished training and then one rank aborted while exiting.
-
-    torch 2.13 with gloo sometimes ends a finished run with ``terminate called without an active
-    exception`` (SIGABRT, exitcode -6) in one rank's interpreter teardown, after
-    ``destroy_process_group``: seen about once in 60 runs on a busy 2-core machine, never in the
-    training itself. That run is no longer healthy, so the healthy test runs the scenario again.
-    """
-    out = result.output
-    return (
-        result.returncode != 0
-        and "terminate called without an active exception" in out
-        and "training finished" in out
-        and "exitcode: -6" in out
-    )
-
-
 @pytest.mark.parametrize(
     ("name", "nproc", "env"),
     [
@@ -409,7 +392,7 @@ def _aborted_at_teardown(result) -> bool:
 def test_healthy_run_has_no_root_cause(tmp_path, name, nproc, env):
     result = run(name, nproc=nproc, env=env)
     for _ in range(2):
-        if not _aborted_at_teardown(result):
+        if not runner.aborted_at_teardown(result.returncode, result.output):
             break
         result = run(name, nproc=nproc, env=env)
     assert result.returncode == 0, result.output[-3000:]

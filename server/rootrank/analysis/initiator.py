@@ -99,6 +99,24 @@ def named_together(case: Case) -> Verdict | None:
     return None
 
 
+def same_step_everywhere(case: Case) -> Verdict | None:
+    """A training-curve onset that several ranks showed at the same step (or that the other
+    ranks were already heading into: :func:`rootrank.metrics.onset_findings`) has a cause
+    common to every rank, such as the learning rate: no rank started it, whichever rank's
+    guard then exited first (a race the launcher's summary only records)."""
+    raw = case.root.captures.get("same_step_ranks", "")
+    ranks = sorted({int(x) for x in regex.findall(r"\d+", raw)}) if raw else []
+    if len(ranks) > 1:
+        return Verdict(
+            None,
+            say("same_step", ranks=format_ranks(ranks), step=case.root.captures.get("step", "?")),
+            "same_step_everywhere",
+            tuple(ranks),
+            True,
+        )
+    return None
+
+
 def odd_value_out(case: Case) -> Verdict | None:
     """The rank whose OpType, collective, shape, Numel, dtype or SeqNum differs from the
     others' reports of the same failure (:func:`~rootrank.analysis.compare.odd_one_out`)."""
@@ -381,6 +399,7 @@ def victims_only(case: Case) -> Verdict | None:
 #: The strategies, strongest first.
 STRATEGIES: tuple[Strategy, ...] = (
     named_together,
+    same_step_everywhere,
     odd_value_out,
     odd_printed_value,
     missing_reporter,

@@ -73,6 +73,10 @@ _TEMPLATES: dict[str, str] = {
     ),
     # --- initiating-rank strategies
     "named_together": "ranks {ranks} are named together and the log does not tell which one started",
+    "same_step": (
+        "ranks {ranks} went wrong at the same step ({step}): a cause common to every rank,"
+        " not one rank's"
+    ),
     "odd_collective": "rank {rank} was waiting in {value} while the other ranks were in {majority}",
     "odd_optype": "rank {rank} was running {value} while the other ranks were running {majority}",
     "odd_capture": "rank {rank} passed {key} {value} where the other ranks passed {majority}",
