@@ -290,3 +290,33 @@ def test_two_hosts_veto_a_single_node_claim():
         + AGENT_FAILED
     )
     assert _answer(text)[1:3] == (None, None)
+
+
+AGENT_STOPPED_THREE = (
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 2001 closing signal SIGTERM\n"
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 2003 closing signal SIGTERM\n"
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 2004 closing signal SIGTERM\n"
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 1 (pid: 2002) of binary: /usr/bin/python3\n"
+)
+
+
+def test_the_agent_stopped_every_other_worker_it_ran():
+    # Four workers (three closing signals and the failed one), no node flag, no other rank:
+    # the agent's own node is the whole job, so local rank 1 is rank 1.
+    diag = diagnose_text(AGENT_STOPPED_THREE, mask=False)
+    assert (diag.root_cause["failure_class"], diag.initiating_rank) == ("elastic-child-failed", 1)
+    assert any("stopped or lost 4 workers" in s for s in diag.reasoning)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "[rank5]:[W1129 10:02:10.1 ProcessGroupNCCL.cpp:1] Watchdog caught collective operation timeout\n",
+        "$ torchrun --nnodes=2 --nproc-per-node=4 train.py\n",
+        "launch config: world_size=8\n",
+    ],
+    ids=["a-rank-beyond-the-workers", "two-nodes", "a-larger-world"],
+)
+def test_another_node_shows_and_the_local_rank_stays_unknown(extra):
+    diag = diagnose_text(extra + AGENT_STOPPED_THREE, mask=False)
+    assert diag.initiating_rank is None

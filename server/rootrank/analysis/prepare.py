@@ -165,7 +165,7 @@ def _diverged(group: list[Finding], key: str) -> tuple[Finding, str] | None:
     return base, say("diverged_groups", groups=" while ".join(parts))
 
 
-def single_node_proof(state: ScanState) -> str | None:
+def single_node_proof(state: ScanState, local: int | None = None) -> str | None:
     """Why the log shows a single-node run (so a local rank is the global rank), or ``None``.
 
     Proofs, any one of which is enough unless the log shows several nodes (``--nnodes=2``,
@@ -174,7 +174,10 @@ def single_node_proof(state: ScanState) -> str | None:
     ``group_world_size=1`` (torchrun's agent) or ``--standalone``; the world size equal to
     ``--nproc-per-node``; one agent that stopped or lost at least world-size workers (so it
     ran them all); a printed ``torchrun``/``torch.distributed.run``/``launch`` command with
-    no node flag anywhere in the log (``--nnodes`` defaults to ``1:1``). One host in a
+    no node flag anywhere in the log (``--nnodes`` defaults to ``1:1``); last, an agent that
+    sent closing signals, with no node flag, no larger world size and no rank or local rank
+    at or beyond the count of its workers (a paste of one node's agent lines from a
+    multi-node job would show that node's ranks above it, or its flags). One host in a
     summary is *not* a proof: every agent's summary lists only its own node's workers.
     """
     facts = state.launch
@@ -195,6 +198,24 @@ def single_node_proof(state: ScanState) -> str | None:
         return f"torchrun's agent ran all {world} workers of the job itself (pids {', '.join(str(p) for p in sorted(facts.agent_pids))})"
     if facts.launch_command and not facts.node_flags:
         return f"the torchrun command ({facts.launch_command}) sets no --nnodes, which defaults to one node"
+    workers = len(facts.agent_pids)
+    if (
+        workers >= 2
+        and facts.closing_pids
+        and not facts.node_flags
+        and (world is None or world <= workers)
+        and all(r < workers for r in state.ranks_seen)
+        and (local is None or local < workers)
+        and all(e.local_rank is None or e.local_rank < workers for e in state.elastic)
+    ):
+        # torchrun's agent stops every worker of its node when one fails (api.py ``_close``):
+        # its closing signals plus the failed worker are the node's workers. With no node
+        # flag, no larger world and no rank beyond them, the log shows one node.
+        return (
+            f"torchrun's agent stopped or lost {workers} workers (pids"
+            f" {', '.join(str(p) for p in sorted(facts.agent_pids))}) and the log sets no"
+            f" --nnodes and shows no rank above {workers - 1}"
+        )
     return None
 
 
@@ -211,7 +232,6 @@ def global_ranks_from_local(findings: list[Finding], state: ScanState) -> str:
     by_pid = {
         e.pid: e for e in state.elastic if e.pid is not None and e.rank is not None and e.rank >= 0
     }
-    proof: str | None | bool = False  # False: not computed yet
     why = ""
     for f in local_only:
         local = int(f.captures["local_rank"])
@@ -221,8 +241,7 @@ def global_ranks_from_local(findings: list[Finding], state: ScanState) -> str:
             f.rank = entry.rank
             why = why or say("local_rank_summary", pid=pid, local=local, rank=entry.rank)
             continue
-        if proof is False:
-            proof = single_node_proof(state)
+        proof = single_node_proof(state, local)
         if proof:
             f.rank = local
             why = why or say("local_rank_single_node", local=local, proof=proof)
