@@ -3,7 +3,11 @@ finding is the root cause, which rank started it, what is collateral."""
 
 from __future__ import annotations
 
-from rootrank.engine import diagnose_text
+from pathlib import Path
+
+from rootrank.engine import diagnose_paths, diagnose_text
+
+DATA = Path(__file__).parent / "data"
 
 WATCHDOG = (
     "[rank{r}]:[E1129 10:12:0{r}.554000 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective "
@@ -198,3 +202,16 @@ def test_verify_speaks_the_launcher_the_log_used():
     assert " accelerate launch --num_processes 4 run_clm.py " in acc  # as the user ran it
     tr = diagnose_text("+ torchrun --nproc-per-node 4 sft.py\n" + oom).root_cause["verify"]
     assert " torchrun --nproc-per-node 4 sft.py " in tr
+
+
+def test_a_stop_from_outside_says_which_rank_was_behind():
+    """A real torchrun run (4 ranks, gloo) whose rank 2 sleeps in its data loading at step 4;
+    ``timeout -s TERM`` stops the agent 30 s later. The progress lines carry no times, so the
+    log cannot prove a hang: the root stays the stop, no rank is named, and the reasoning
+    points at rank 2, the one behind."""
+    d = diagnose_paths([str(DATA / "agent-stopped-with-rank-behind.log")], mask=False)
+    assert d.root_cause["signature"] == "agent-received-signal"
+    assert d.initiating_rank is None
+    said = " ".join(d.reasoning)
+    assert "rank 2's last progress was step 4 while the other ranks had reached step 5" in said
+    assert "the progress lines carry no times" in said

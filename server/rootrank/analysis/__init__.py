@@ -24,7 +24,7 @@ from rootrank.analysis.collateral import collateral_of, explanations, group, tim
 from rootrank.analysis.graph import Graph, explain, pick_root
 from rootrank.analysis.initiator import Initiator, find_initiator
 from rootrank.analysis.prepare import Context, prepare, single_node_proof
-from rootrank.analysis.reasons import fmt_time, format_ranks, ranks_word, say, sentence
+from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say, sentence
 from rootrank.entry import fill_entry
 from rootrank.model import Diagnosis, Finding
 from rootrank.scan import ScanState
@@ -211,10 +211,33 @@ def _reasoning(
                 )
                 break
         out.append(say("victims", Victims=ranks_word(victims), kind=kind, detail=detail))
+    if ctx.kind(root) == "terminal" and initiating is None:
+        out.extend(_behind_at_stop(ctx, root))
     elastic_root = [e for e in ctx.state.elastic if e.root_cause and e.rank is not None]
     if elastic_root and initiating is not None and elastic_root[0].rank != initiating:
         out.append(say("elastic_named_victim", rank=elastic_root[0].rank))
     return out
+
+
+def _behind_at_stop(ctx: Context, root: Finding) -> list[str]:
+    """A stop from outside (a time limit, a cancellation, the agent's death signal) with one
+    rank behind the others' progress: the sentence that says so, and why the log cannot
+    tell whether the job had hung (no times on the progress, or a silence too short to
+    call a hang, :data:`~rootrank.analysis.stall.STALL_MIN_SECONDS`)."""
+    from rootrank.analysis.stall import stalled_rank
+
+    rank, _ = stalled_rank(ctx)
+    if rank is None:
+        return []
+    last = ctx.state.progress.last()
+    top = max(p.step for r, p in last.items() if r is not None)
+    own = f"step {last[rank].step}" if rank in last else "no step at all"
+    timed = [p.time for p in last.values() if p.time is not None]
+    if not timed or root.time is None:
+        timing = "the progress lines carry no times"
+    else:
+        timing = f"the last progress came {fmt_span(root.time - max(timed))} before the stop"
+    return [sentence(say("behind_at_stop", rank=rank, own=own, top=top, timing=timing))]
 
 
 def _confidence(

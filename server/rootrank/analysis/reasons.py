@@ -67,6 +67,11 @@ _TEMPLATES: dict[str, str] = {
         "the last progress line was step {step}{rank_part} at {time}; no rank made progress for {silent} before the "
         "job was stopped: it had hung, it did not run out of time while training"
     ),
+    "behind_at_stop": (
+        "when the job was stopped, rank {rank}'s last progress was {own} while the other ranks"
+        " had reached step {top}; {timing}, so the log does not show whether the job had hung:"
+        " if it had, rank {rank} is where to look"
+    ),
     "progress_behind_rank": (
         "rank {rank} stopped making progress at step {step} while the other ranks reached step {others}: they "
         "waited for it"
