@@ -215,3 +215,32 @@ def test_a_stop_from_outside_says_which_rank_was_behind():
     said = " ".join(d.reasoning)
     assert "rank 2's last progress was step 4 while the other ranks had reached step 5" in said
     assert "the progress lines carry no times" in said
+
+
+LEFT_EARLY = (
+    Path(__file__).parents[1] / "signatures" / "collective" / "rank-left-early.positive.log"
+)
+
+
+def test_the_rank_that_left_early_is_the_peer_the_others_lost():
+    """A real run: rank 3 ran 3 steps, printed that its epoch was done and exited 0; ranks 0
+    and 2 got "Connection closed by peer" in all_reduce. Torchelastic's summary names rank 0
+    (exit code 1), a victim: rank 3, absent from every failure, left first."""
+    d = diagnose_paths([str(LEFT_EARLY)], mask=False)
+    assert (d.root_cause["signature"], d.initiating_rank) == ("rank-left-early", 3)
+    assert d.root_cause["failure_class"] == "collective-desync"
+    assert any('torchrun\'s "first observed failure" names rank 0' in s for s in d.reasoning)
+
+
+def test_with_no_sign_of_the_rank_that_left_nothing_is_claimed():
+    # Without the rank's own line, the log shows no rank that had no failure: no claim.
+    text = "".join(
+        line
+        for line in LEFT_EARLY.read_text(encoding="utf-8").splitlines(keepends=True)
+        if not line.startswith("rank 3:")
+    )
+    d = diagnose_text(text, mask=False)
+    assert all(f.signature != "rank-left-early" for f in d.findings)
+    # Torchelastic's first failure, rank 0, only lost its peer: a victim, not the initiator.
+    assert (d.root_cause["signature"], d.initiating_rank) == ("elastic-child-failed", None)
+    assert d.initiator["strategy"] == "peer_victim"

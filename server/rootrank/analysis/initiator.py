@@ -382,6 +382,23 @@ def reported_by_launcher(case: Case) -> Verdict | None:
     )
 
 
+def peer_victim(case: Case) -> Verdict | None:
+    """The launcher names the rank that exited first with a real code, but that rank's own
+    error only says a peer went away (``Connection closed by peer``, a reset: a signature
+    with ``explained_by: [peer]``) and it shows no cause of its own: it was the first
+    victim, not the initiator, and the log does not show which peer left."""
+    root = case.root
+    if root.role != "symptom":
+        return None
+    rank = root.rank if root.rank is not None else elastic_rank(case.ctx.state.elastic)[0]
+    if rank is None:
+        return None
+    own = [f for f in case.ctx.findings if f.rank == rank]
+    if any(case.ctx.peer_report(f) for f in own) and not any(f.role == "cause" for f in own):
+        return Verdict(None, say("peer_victim", rank=rank), "peer_victim", (rank,), True)
+    return None
+
+
 def victims_only(case: Case) -> Verdict | None:
     """A symptom reported by some ranks, with no strategy naming another: they are the
     victims, and the log does not show who started it."""
@@ -407,6 +424,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     named_by_root,
     earliest_time,
     signal_not_sent_by_agent,
+    peer_victim,
     reported_by_launcher,
     elastic_summary,
     implied_rank,

@@ -78,12 +78,13 @@ def prepare(state: ScanState, library: Library) -> Context:
         or any(e.exitcode not in (None, 0) for e in state.elastic)
     )
     ctx = Context(state, library, findings, failure_present, local_why)
+    from rootrank.analysis.departed import departed_finding
     from rootrank.analysis.stall import stall_finding  # stall reads the Context defined here
 
-    stall = stall_finding(ctx)
-    if stall is not None:
-        findings.append(stall)
-        findings.sort(key=lambda f: f.order)
+    for extra in (stall_finding(ctx), departed_finding(ctx)):
+        if extra is not None:
+            findings.append(extra)
+            findings.sort(key=lambda f: f.order)
     return ctx
 
 

@@ -67,6 +67,16 @@ _TEMPLATES: dict[str, str] = {
         "the last progress line was step {step}{rank_part} at {time}; no rank made progress for {silent} before the "
         "job was stopped: it had hung, it did not run out of time while training"
     ),
+    "peer_victim": (
+        "rank {rank} exited first, but its own error only says a peer closed the connection:"
+        " it was the first victim, and the log does not show which peer left"
+    ),
+    "left_early": (
+        "rank {rank} shows no failure at all (no error, no entry in torchelastic's failure summary,"
+        " not stopped by the agent) while ranks {reporters} lost their connection to a peer: rank"
+        " {rank} had left the job (it exited 0: its data ran out, or it returned early), the peer"
+        " they lost"
+    ),
     "behind_at_stop": (
         "when the job was stopped, rank {rank}'s last progress was {own} while the other ranks"
         " had reached step {top}; {timing}, so the log does not show whether the job had hung:"
