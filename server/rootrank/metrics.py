@@ -912,6 +912,8 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
                     "value": _fmt(p.value),
                     "why": why,
                     "same_step_ranks": ", ".join(map(str, shown)) if rank is None else "",
+                    # the one rank that showed it first (others later or never): a fix variant's key
+                    "first_rank": str(rank) if rank is not None else "",
                 },
             )
         )
