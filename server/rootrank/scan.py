@@ -900,6 +900,8 @@ class Scanner:
                 rank = int(hit.captures["rank"])
             except ValueError:
                 pass
+        elif "ready" in hit.captures:
+            rank = None  # the ranks that did submit: the line's own rank only reported them
         elif "ranks" in hit.captures:
             # The message names the faulty ranks; the line's own rank only reported them.
             named = regex.findall(r"\d+", hit.captures["ranks"])

@@ -99,6 +99,48 @@ def named_together(case: Case) -> Verdict | None:
     return None
 
 
+def named_in_message(case: Case) -> Verdict | None:
+    """The failure's own messages name the rank at fault (``[missing ranks: 1]``, ``Stalled
+    ranks: 6: [...]``, captured as ``ranks``), whoever printed them: the one rank they name,
+    across every copy of the message (a coordinator's copies carry its own line rank, which
+    only reported them). Several named ranks are left to :func:`named_together`."""
+    named = {int(x) for f in case.group for x in regex.findall(r"\d+", f.captures.get("ranks", ""))}
+    if len(named) != 1:
+        return None
+    rank = named.pop()
+    return Verdict(rank, say("named_in_message", rank=rank), "named_in_message", (rank,))
+
+
+def missing_from_ready(case: Case) -> Verdict | None:
+    """A report that lists the ranks that *did* submit a collective (Horovod's stall
+    inspector: ``allreduce.conv1.weight [ready ranks: 1, 7, 5, 4, 6, 0]``) names the missing
+    ones by their absence: ranks ``0..top`` not in the list, where ``top`` is the highest
+    rank the log shows. One missing rank is the one the others wait for; several say the
+    log cannot tell which one started."""
+    lists = [f.captures["ready"] for f in case.group if f.captures.get("ready")]
+    if not lists:
+        return None
+    ready = {int(x) for x in regex.findall(r"\d+", lists[0])}
+    top = max(ready | case.ctx.known_ranks())
+    missing = sorted(set(range(top + 1)) - ready)
+    if len(missing) == 1:
+        return Verdict(
+            missing[0],
+            say("missing_from_ready", rank=missing[0], ready=format_ranks(sorted(ready))),
+            "missing_from_ready",
+            (missing[0],),
+        )
+    if missing:
+        return Verdict(
+            None,
+            say("named_together", ranks=format_ranks(missing)),
+            "missing_from_ready",
+            tuple(missing),
+            True,
+        )
+    return None
+
+
 def same_step_everywhere(case: Case) -> Verdict | None:
     """A training-curve onset that several ranks showed at the same step (or that the other
     ranks were already heading into: :func:`rootrank.metrics.onset_findings`) has a cause
@@ -416,6 +458,8 @@ def victims_only(case: Case) -> Verdict | None:
 #: The strategies, strongest first.
 STRATEGIES: tuple[Strategy, ...] = (
     named_together,
+    named_in_message,
+    missing_from_ready,
     same_step_everywhere,
     odd_value_out,
     odd_printed_value,

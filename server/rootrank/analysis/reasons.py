@@ -67,6 +67,11 @@ _TEMPLATES: dict[str, str] = {
         "the last progress line was step {step}{rank_part} at {time}; no rank made progress for {silent} before the "
         "job was stopped: it had hung, it did not run out of time while training"
     ),
+    "named_in_message": "the failure's own message names rank {rank} as the one at fault",
+    "missing_from_ready": (
+        "rank {rank} is the one rank missing from the ranks ready in the stalled collective"
+        " ({ready}): the others waited for it"
+    ),
     "peer_victim": (
         "rank {rank} exited first, but its own error only says a peer closed the connection:"
         " it was the first victim, and the log does not show which peer left"
