@@ -85,6 +85,11 @@ TRAINING = ROOT / "signatures" / "training"
             "{'train_runtime': 0.0883, 'train_samples_per_second': 3624.1, 'train_loss': 5.98, 'epoch': 1.0}",
             [],
         ),
+        (  # what trainer.train() returns, printed: training_loss is the run's average
+            "TrainOutput(global_step=100, training_loss=0.5028616972640156, metrics={'train_runtime':"
+            " 85.4591, 'train_samples_per_second': 11.702, 'train_loss': 0.5028616972640156, 'epoch': 1.0})",
+            [],
+        ),
     ],
 )
 def test_read_metrics_real_formats(text, expected):

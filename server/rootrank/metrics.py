@@ -240,8 +240,9 @@ def read_metrics(text: str) -> list[tuple[str, float]]:
     """The numeric metrics one line prints, as ``(name, value)`` in line order, each name once.
 
     ``text`` is one line body (rank prefix removed). Values may be NaN or +/-Inf. Names are
-    normalised as the module docstring says. A Trainer summary dict (``train_runtime``) is not a
-    training point and yields nothing. Never raises.
+    normalised as the module docstring says. A Trainer end-of-run summary (the ``train_runtime``
+    dict, ``TrainOutput(global_step=..., training_loss=<run average>, ...)``) is not a training
+    point and yields nothing. Never raises.
 
     What the regexes read from a line is remembered for its shape (:func:`rootrank.progress.shape`):
     the next line of the same shape is read by the positions of its numbers.
@@ -295,10 +296,10 @@ def _read_metrics(text: str) -> list[tuple[str, float]]:
         if got is not None and got[0] not in out:
             out[got[0]] = got[1]
 
+    if "train_runtime" in text or "TrainOutput(" in text:
+        return []  # the Trainer's end-of-run summary (run averages, not a step's values)
     stripped = text.lstrip()
     if stripped.startswith("{") and ("':" in text or '":' in text):
-        if "train_runtime" in text:
-            return []
         for m in _DICT_PAIR.finditer(text):
             put(m.group("k"), m.group("v"))
         return list(out.items())
