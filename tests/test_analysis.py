@@ -244,3 +244,27 @@ def test_with_no_sign_of_the_rank_that_left_nothing_is_claimed():
     # Torchelastic's first failure, rank 0, only lost its peer: a victim, not the initiator.
     assert (d.root_cause["signature"], d.initiating_rank) == ("elastic-child-failed", None)
     assert d.initiator["strategy"] == "peer_victim"
+
+
+def test_a_warning_the_run_survived_is_not_the_root_of_what_killed_it():
+    """DeepSpeed logs a failed FusedAdam build at WARNING level and falls back to
+    torch.optim.AdamW; a step later both ranks die of a CUDA OOM in the optimizer step. The
+    exception that ended the processes is the root, not the earlier warning."""
+    text = (
+        "[2026-11-30 10:00:01,100] [WARNING] [engine.py:1690:_configure_basic_optimizer] FusedAdam CUDA"
+        " build failed (Error building extension 'fused_adam'), falling back to torch.optim.AdamW.\n"
+        "Step    0 | Loss: 11.0838 | Time: 1.626s\n"
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/home/user/train.py", line 135, in main\n'
+        "[rank1]:     model_engine.step()\n"
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.44 GiB. GPU 1 has a"
+        " total capacity of 10.75 GiB of which 748.75 MiB is free.\n"
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "/home/user/train.py", line 135, in main\n'
+        "[rank0]:     model_engine.step()\n"
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.44 GiB. GPU 0 has a"
+        " total capacity of 10.75 GiB of which 746.25 MiB is free.\n"
+    )
+    d = diagnose_text(text, mask=False)
+    assert d.root_cause["failure_class"] == "cuda-oom"
+    assert any(f.signature == "extension-build-failed" for f in d.findings)

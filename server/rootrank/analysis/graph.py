@@ -69,6 +69,19 @@ def _earliest(pool: list[Finding]) -> Finding:
     return best
 
 
+def _prefer_what_ended_a_process(free: list[Finding], ctx: Context) -> list[Finding]:
+    """Among causes nothing explains: when some are the exception a rank's traceback ended
+    with (that process died of it) and the others are on no rank and ended nothing (a
+    warning the program logged and survived, such as DeepSpeed's "FusedAdam CUDA build
+    failed ... falling back to torch.optim.AdamW"), the ones that ended a process."""
+    ended = {(s.path, s.exc.log_line) for s in ctx.state.exceptions if s.rank is not None}
+    fatal = [f for f in free if any((e.path, e.line) in ended for e in f.evidence)]
+    loose = [f for f in free if f not in fatal]
+    if fatal and loose and all(f.rank is None for f in loose):
+        return fatal
+    return free
+
+
 def pick_root(graph: Graph, ctx: Context | None = None) -> Finding | None:
     """The root cause of ``graph``, or ``None`` when it holds no failure.
 
@@ -86,6 +99,8 @@ def pick_root(graph: Graph, ctx: Context | None = None) -> Finding | None:
                 if getattr(ctx.library.signatures.get(f.signature), "detector", None) is None
             ]
             free = stated or free
+        if ctx is not None and len(free) > 1:
+            free = _prefer_what_ended_a_process(free, ctx)
         if free:
             most = max(len(graph.effects(f)) for f in free)
             return _earliest([f for f in free if len(graph.effects(f)) == most])
