@@ -268,3 +268,21 @@ def test_a_warning_the_run_survived_is_not_the_root_of_what_killed_it():
     d = diagnose_text(text, mask=False)
     assert d.root_cause["failure_class"] == "cuda-oom"
     assert any(f.signature == "extension-build-failed" for f in d.findings)
+
+
+def test_an_exception_no_signature_knows_is_the_cause_not_the_launchers_report():
+    text = (
+        "[rank2]: Traceback (most recent call last):\n"
+        '[rank2]:   File "/home/user/project/train.py", line 88, in <module>\n'
+        "[rank2]:     batch = codec.decode(blob)\n"
+        "[rank2]: mycodec.errors.FrameHeaderError: bad frame header at offset 4096\n"
+        "W1130 09:12:40.118000 4001 torch/distributed/elastic/multiprocessing/api.py:897]"
+        " Sending process 4010 closing signal SIGTERM\n"
+        "E1130 09:12:40.802000 4001 torch/distributed/elastic/multiprocessing/api.py:869]"
+        " failed (exitcode: 1) local_rank: 2 (pid: 4012) of binary: /opt/conda/bin/python\n"
+    )
+    d = diagnose_text(text, mask=False)
+    rc = d.root_cause
+    assert (rc["signature"], rc["rank"], rc["evidence"][0]["line"]) == ("user-code-exception", 2, 4)
+    assert rc["captures"]["exc_type"].endswith("FrameHeaderError")
+    assert d.initiating_rank == 2

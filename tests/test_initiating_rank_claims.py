@@ -320,3 +320,19 @@ def test_the_agent_stopped_every_other_worker_it_ran():
 def test_another_node_shows_and_the_local_rank_stays_unknown(extra):
     diag = diagnose_text(extra + AGENT_STOPPED_THREE, mask=False)
     assert diag.initiating_rank is None
+
+
+def test_one_rank_reporting_a_timeout_does_not_accuse_the_one_quiet_rank():
+    # A paste of three lines: rank 5's watchdog dump notice (twice) and rank 0 preparing its
+    # own dump. One reporter against one quiet rank is not a pattern: no rank is named.
+    text = (
+        "[rank5]:[E723 01:58:45.667329643 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg)"
+        " Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=137,"
+        " OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600011 milliseconds"
+        " before timing out.\n"
+        "[rank0]:[E723 01:58:45.667749122 ProcessGroupNCCL.cpp:1533] [PG ID 0 PG GUID 0(default_pg)"
+        " Rank 0] ProcessGroupNCCL preparing to dump debug info.\n"
+    )
+    diag = diagnose_text(text, mask=False)
+    assert diag.root_cause["failure_class"] == "collective-timeout"
+    assert diag.initiating_rank is None

@@ -251,8 +251,8 @@ def missing_reporter(case: Case) -> Verdict | None:
         for f in case.ctx.findings
         if f.failure_class == root.failure_class and f.rank is not None
     }
-    if not reporters:
-        return None
+    if len(reporters) < 2:
+        return None  # one rank's report against one quiet rank: a paste, not a pattern
     known = case.ctx.known_ranks()
     if len(reporters) >= 3:
         # Ranks are 0..world_size-1: with three or more reporters, a single gap below the

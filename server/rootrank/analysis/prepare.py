@@ -78,10 +78,13 @@ def prepare(state: ScanState, library: Library) -> Context:
         or any(e.exitcode not in (None, 0) for e in state.elastic)
     )
     ctx = Context(state, library, findings, failure_present, local_why)
+    # These read the Context defined here; each adds a finding the scan could not make alone.
     from rootrank.analysis.departed import departed_finding
-    from rootrank.analysis.stall import stall_finding  # stall reads the Context defined here
+    from rootrank.analysis.stall import stall_finding
+    from rootrank.analysis.uncaught import uncaught_finding
 
-    for extra in (stall_finding(ctx), departed_finding(ctx)):
+    for make in (stall_finding, departed_finding, uncaught_finding):
+        extra = make(ctx)
         if extra is not None:
             findings.append(extra)
             findings.sort(key=lambda f: f.order)

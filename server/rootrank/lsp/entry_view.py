@@ -94,6 +94,11 @@ def readable_entry(entry: dict[str, Any]) -> dict[str, Any]:
                     if isinstance(v.get("code"), dict)
                     else {}
                 ),
+                **(
+                    {"verify": render(v["verify"], blanks)}
+                    if isinstance(v.get("verify"), str)
+                    else {}
+                ),
             }
             if isinstance(v, dict)
             else v
