@@ -283,3 +283,17 @@ def test_vllm_v0_shutdown_sigterm_of_workers_is_not_a_death_finding():
     )
     diag, _ = _diag(text)
     assert "vllm-worker-died" not in [f["signature"] for f in diag["findings"]]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "2021-03-10T13:22:37.483Z: [1,2]<stderr>:OSError: boom",  # a collector's "stamp: " column
+        "2021-03-10T13:22:37.483Z [1,2]<stderr>:OSError: boom",
+        "2021-03-10 13:22:37 [rank2]: OSError: boom",
+    ],
+)
+def test_a_leading_timestamp_column_before_the_rank_tag(line):
+    _, (tagged,) = _tag([line])
+    assert tagged.rank == 2 and tagged.text.startswith("OSError: boom")
+    assert tagged.time is not None

@@ -147,7 +147,7 @@ MAX_SUMMARY_NOISE = 4
 
 
 _LEADING_STAMP = regex.compile(
-    r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? (?=\[|\d+ ?:)"
+    r"(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?):? (?=\[|\d+ ?:)"
 )
 
 # CloudWatch console / table copies: "  | 2024-08-23T22:22:51.871Z | message".
@@ -306,7 +306,7 @@ class RankTagger:
             # a collector's timestamp in front of everything (kubectl logs --timestamps)
             lm = _LEADING_STAMP.match(body)
             if lm:
-                lead_time = parse_time(lm.group(0))
+                lead_time = parse_time(lm.group("ts"))
                 body = body[lm.end() :]
         elif body.lstrip(" ")[:1] == "|":
             pm = _PIPE_STAMP.match(body)
