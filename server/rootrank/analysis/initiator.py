@@ -365,21 +365,62 @@ def reported_by_launcher(case: Case) -> Verdict | None:
     """The launcher's report of one worker's own failure names that worker: srun's ``task 3:
     Exited with exit code 1``, mp.spawn's ``process 2 terminated with exit code 1``. Only
     a real exit code counts: a worker stopped by a signal may have been stopped by the
-    launcher itself."""
+    launcher itself.
+
+    A cause printed with no rank (an exception line no prefix tags, in srun's merged output)
+    belongs to the one worker the launcher reports exiting by itself, when it reports
+    exactly one (srun then terminates the other tasks: ``tasks 0-2: Terminated``), also
+    counting torchelastic's summary entries (its agent logs only the first failure it
+    notices); not for a failure of the set-up every rank hits (:data:`SAME_ON_EVERY_RANK`)."""
     root = case.root
+    if root.role == "cause" and root.rank is None and not case.ranks_with:
+        if root.failure_class in SAME_ON_EVERY_RANK:
+            return None
+        exits = {
+            f.rank: code
+            for f in case.ctx.findings
+            if case.ctx.kind(f) == "terminal"
+            and f.rank is not None
+            and (code := _real_exit(f)) is not None
+        }
+        exits.update(
+            (e.rank, e.exitcode)
+            for e in case.ctx.state.elastic
+            if e.rank is not None
+            and e.rank >= 0
+            and e.exitcode not in (None, 0, -6, 134)
+            and e.exitcode not in SIGNAL_CODES
+        )
+        if len(exits) != 1:
+            return None
+        rank, code = next(iter(exits.items()))
+        return Verdict(
+            rank,
+            say("reported_by_launcher_unranked", rank=rank, code=code),
+            "reported_by_launcher",
+            (rank,),
+        )
     if root.role != "symptom" or case.ctx.kind(root) != "terminal" or len(case.ranks_with) != 1:
         return None
-    code = root.captures.get("exitcode", "")
-    try:
-        exitcode = int(code)
-    except ValueError:
-        return None
-    if exitcode == 0 or exitcode in SIGNAL_CODES or exitcode in (-6, 134):
+    exitcode = _real_exit(root)
+    if exitcode is None:
         return None
     rank = case.ranks_with[0]
     return Verdict(
         rank, say("reported_by_launcher", rank=rank, code=exitcode), "reported_by_launcher", (rank,)
     )
+
+
+def _real_exit(f: Finding) -> int | None:
+    """The ``exitcode`` a launcher reported in ``f`` when the worker exited by itself (not
+    0, not a signal, not a SIGABRT); ``None`` otherwise."""
+    try:
+        exitcode = int(f.captures.get("exitcode", ""))
+    except ValueError:
+        return None
+    if exitcode == 0 or exitcode in SIGNAL_CODES or exitcode in (-6, 134):
+        return None
+    return exitcode
 
 
 def victims_only(case: Case) -> Verdict | None:

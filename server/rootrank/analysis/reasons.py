@@ -108,6 +108,10 @@ _TEMPLATES: dict[str, str] = {
         "whose collective timed out: the first rank to time out, not the one the others waited for"
     ),
     "reported_by_launcher": "the launcher reports that rank {rank} exited by itself with code {code}",
+    "reported_by_launcher_unranked": (
+        "no rank is named on that line; the launcher reports that only rank {rank} exited by"
+        " itself (with code {code}), so it is the rank that raised it"
+    ),
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",
     "implied_rank": "this failure happens on rank {rank} by design ({reason})",

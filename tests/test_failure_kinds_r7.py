@@ -1,0 +1,107 @@
+"""Kinds of reasoning fault found on a held-out set (r6), each pinned on log text written
+here in the shape the tools print (srun, torchrun, NCCL's aws-ofi plugin, Python).
+
+- A Python exception printed with no ``Traceback`` header is still an exception; when the
+  launcher's and scheduler's teardown lines are all the log otherwise names, it is the root
+  cause, on the one task the launcher reports exiting by itself.
+"""
+
+from __future__ import annotations
+
+from rootrank.engine import diagnose_text
+from rootrank.tracebacks import TracebackReader
+
+
+def _read(text: str):
+    reader = TracebackReader()
+    out = []
+    for i, line in enumerate(text.split("\n")):
+        exc = reader.feed(line, i + 1)
+        if exc is not None:
+            out.append(exc)
+    return out
+
+
+def test_an_exception_line_without_a_traceback_header_is_read():
+    (exc,) = _read(
+        "loading shard 3\n"
+        "BlockingIOError: [Errno 11] Resource temporarily unavailable: '/scratch/c/lock'\n"
+        "srun: error: gpu7: task 1: Exited with exit code 1\n"
+    )
+    assert (exc.type, exc.log_line, exc.header, exc.frames) == ("BlockingIOError", 2, "bare", [])
+    assert exc.message == "[Errno 11] Resource temporarily unavailable: '/scratch/c/lock'"
+
+
+def test_lines_that_only_look_like_exceptions_are_not_read():
+    assert (
+        _read(
+            "Error: no such option --foo\n"
+            "INFO: starting epoch 2\n"
+            "UserWarning: TypedStorage is deprecated\n"
+            "    ValueError: quoted in an indented help text\n"
+            "RuntimeError:\n"
+        )
+        == []
+    )
+
+
+def test_an_exception_printed_after_exception_ignored_is_ignored():
+    (exc,) = _read(
+        "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f>\n"
+        "AttributeError: '_MultiProcessingDataLoaderIter' object has no attribute 'workers'\n"
+    )
+    assert exc.ignored and exc.type == "AttributeError"
+
+
+SRUN_BARE = """\
+srun: launching StepId=81234.0 on host(s) gpu7
+epoch 0: preparing cache in /scratch/run/cache
+BlockingIOError: [Errno 11] Resource temporarily unavailable: '/scratch/run/cache/index.lock'
+srun: error: gpu7: task 1: Exited with exit code 1
+slurmstepd: error: *** STEP 81234.0 ON gpu7 CANCELLED AT 2026-03-04T09:15:02 ***
+srun: error: gpu7: tasks 0,2-3: Terminated
+"""
+
+
+def test_a_bare_exception_before_srun_teardown_is_the_root_on_the_task_that_exited():
+    d = diagnose_text(SRUN_BARE, "slurm-81234.out", mask=False)
+    rc = d.root_cause
+    assert rc is not None
+    assert (rc["failure_class"], rc["signature"]) == ("user-code-exception", "user-code-exception")
+    assert rc["evidence"][0]["line"] == 3
+    assert d.initiating_rank == 1
+    assert d.initiator["strategy"] == "reported_by_launcher"
+    assert {g["signature"] for g in d.collateral} == {"elastic-child-failed", "slurm-step-cancelled"}
+
+
+def test_an_unranked_exception_names_no_task_when_two_exited_by_themselves():
+    text = SRUN_BARE.replace(
+        "srun: error: gpu7: tasks 0,2-3: Terminated",
+        "srun: error: gpu7: task 2: Exited with exit code 1\nsrun: error: gpu7: tasks 0,3: Terminated",
+    )
+    d = diagnose_text(text, "slurm-81234.out", mask=False)
+    assert d.root_cause["failure_class"] == "user-code-exception"
+    assert d.initiating_rank is None
+
+
+def test_an_unknown_exception_with_its_traceback_is_the_root_over_srun_teardown():
+    text = SRUN_BARE.replace(
+        "BlockingIOError:",
+        'Traceback (most recent call last):\n  File "/home/u/prep.py", line 41, in build\n'
+        "    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)\nBlockingIOError:",
+    )
+    d = diagnose_text(text, "slurm-81234.out", mask=False)
+    assert d.root_cause["failure_class"] == "user-code-exception"
+    assert d.root_cause["evidence"][0]["line"] == 6
+    assert d.initiating_rank == 1
+
+
+def test_a_bare_exception_alone_stays_unclassified():
+    d = diagnose_text(
+        "epoch 0: preparing cache\n"
+        "BlockingIOError: [Errno 11] Resource temporarily unavailable: '/scratch/lock'\n",
+        mask=False,
+    )
+    assert d.root_cause is None
+    assert d.unclassified is not None and d.unclassified.title.startswith("BlockingIOError: [Errno 11]")
+    assert d.unclassified.evidence[0].line == 2
