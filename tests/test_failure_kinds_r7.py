@@ -105,3 +105,59 @@ def test_a_bare_exception_alone_stays_unclassified():
     assert d.root_cause is None
     assert d.unclassified is not None and d.unclassified.title.startswith("BlockingIOError: [Errno 11]")
     assert d.unclassified.evidence[0].line == 2
+
+
+# -- a network fabric error read from aws-ofi-nccl's completion error ------------------------
+
+OFI_AT_INIT = """\
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/scratch/proj/train_ddp.py", line 52, in <module>
+[rank1]:     model = DDP(model, device_ids=[local_rank])
+[rank1]:   File "/opt/venv/lib/python3.11/site-packages/torch/distributed/utils.py", line 281, in _verify_param_shape_across_processes
+[rank1]:     return dist._verify_params_across_processes(process_group, tensors, logger)
+[rank1]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:3690, remote process exited or there was a network error, NCCL version 2.27.3
+[rank1]: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.
+[rank1]: Last error:
+[rank1]: NET/OFI Request 0x7f3a2c01d9e0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "/scratch/proj/train_ddp.py", line 52, in <module>
+[rank0]:     model = DDP(model, device_ids=[local_rank])
+"""
+
+
+def test_an_ofi_undeliverable_completion_is_a_fabric_error_and_a_cut_rank_names_no_rank():
+    d = diagnose_text(OFI_AT_INIT, mask=False)
+    rc = d.root_cause
+    assert (rc["failure_class"], rc["signature"]) == ("network-fabric-error", "efa-ofi-error")
+    assert rc["evidence"][0]["line"] == 9
+    assert rc["captures"]["rc"] == "113"
+    # rank 0's traceback is cut before its error line: it may have failed first
+    assert d.initiating_rank is None
+
+
+def test_missing_reporter_does_not_name_a_rank_whose_traceback_is_cut(library):
+    from rootrank.analysis.initiator import Case, missing_reporter
+    from rootrank.analysis.prepare import Context
+    from rootrank.model import Evidence, Finding
+    from rootrank.scan import ScanState
+
+    sig = library.signatures["nccl-watchdog-timeout"]
+    found = [
+        Finding.of(
+            sig,
+            rank=r,
+            host=None,
+            time=None,
+            order=r,
+            evidence=[Evidence("job.log", 10 + r, "watchdog", r)],
+            captures={"seqnum": "7", "optype": "ALLREDUCE"},
+        )
+        for r in (0, 1, 3)
+    ]
+    state = ScanState()
+    state.ranks_seen = {0, 1, 2, 3}
+    ctx = Context(state, library, found, True)
+    assert missing_reporter(Case(ctx, found[0], found)).rank == 2
+    state.cut_traceback_ranks = {2}
+    v = missing_reporter(Case(ctx, found[0], found))
+    assert v.rank is None and v.undecided and v.candidates == (2,)

@@ -197,7 +197,9 @@ def _num(v: float) -> str:
 def missing_reporter(case: Case) -> Verdict | None:
     """In a hang every rank but the one the others wait for reports the timeout: the one
     known rank that reported no failure of this class is the suspect (not for the
-    launcher's own reports, which name the ranks it stopped)."""
+    launcher's own reports, which name the ranks it stopped). Not a rank whose traceback
+    the log cuts before its exception line: its error line may be the one the paste lost,
+    so the log cannot tell."""
     root = case.root
     if root.role != "symptom" or root.failure_class in (
         "elastic-child-failed",
@@ -216,7 +218,17 @@ def missing_reporter(case: Case) -> Verdict | None:
         # Ranks are 0..world_size-1: with three or more reporters, a single gap below the
         # highest is the rank that printed nothing (two ranks of a paste say too little).
         known |= set(range(max(reporters) + 1))
+    # A rank whose own traceback the paste cuts was failing too: the absence of its error
+    # line is no evidence.
     missing = sorted(known - reporters)
+    if len(missing) == 1 and missing[0] in case.ctx.state.cut_traceback_ranks:
+        return Verdict(
+            None,
+            say("missing_reporter_cut", rank=missing[0]),
+            "missing_reporter",
+            (missing[0],),
+            True,
+        )
     if len(missing) == 1:
         return Verdict(
             missing[0], say("missing_reporter", rank=missing[0]), "missing_reporter", (missing[0],)

@@ -86,6 +86,11 @@ _TEMPLATES: dict[str, str] = {
     "diverged_groups": "the ranks' collective streams diverged: {groups}; the log does not tell which side started",
     "two_disagree": "ranks {a} and {b} disagree ({key} {va} vs {vb}) and the log does not tell which one diverged",
     "missing_reporter": "rank {rank} is the one known rank that did not report it, so it is the rank the others waited for",
+    "missing_reporter_cut": (
+        "rank {rank} is the one known rank that did not report it, but the log cuts its"
+        " traceback before the error line, so that line may simply be missing: the log does"
+        " not tell which rank the others waited for"
+    ),
     "missing_progress": (
         "rank {rank} is the one rank missing from the last progress (step {step}); the other ranks went on and "
         "waited for it"
