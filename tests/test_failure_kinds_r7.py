@@ -161,3 +161,44 @@ def test_missing_reporter_does_not_name_a_rank_whose_traceback_is_cut(library):
     state.cut_traceback_ranks = {2}
     v = missing_reporter(Case(ctx, found[0], found))
     assert v.rank is None and v.undecided and v.candidates == (2,)
+
+
+# -- torchelastic's summary of a SIGABRT is not the initiator ------------------------------
+
+SUMMARY = """\
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+pretrain.py FAILED
+------------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-02-10_04:12:55
+  host      : gpu-a12
+  rank      : 2 (local_rank: 2)
+  exitcode  : {code} (pid: 41877)
+  error_file: <N/A>
+  traceback : {tb}
+============================================================
+"""
+
+
+def test_a_summary_that_only_shows_a_sigabrt_names_no_rank():
+    d = diagnose_text(
+        SUMMARY.format(code=-6, tb="Signal 6 (SIGABRT) received by PID 41877"), mask=False
+    )
+    assert d.root_cause["failure_class"] == "elastic-child-failed"
+    assert d.initiating_rank is None
+    assert d.initiator["strategy"] == "elastic_summary" and d.initiator["candidates"] == [2]
+
+
+def test_a_summary_that_shows_a_real_exit_code_names_its_rank():
+    d = diagnose_text(
+        SUMMARY.format(
+            code=1, tb="To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"
+        ),
+        mask=False,
+    )
+    assert d.initiating_rank == 2

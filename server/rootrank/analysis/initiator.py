@@ -348,10 +348,16 @@ def earliest_time(case: Case) -> Verdict | None:
 
 def elastic_summary(case: Case) -> Verdict | None:
     """torchelastic's failure summary, last: the only rank with a real failure exit code,
-    or the one whose failure is strictly the earliest (see :func:`elastic_rank`)."""
+    or the one whose failure is strictly the earliest (see :func:`elastic_rank`).
+
+    A SIGABRT (-6, or a shell's 134) is how the NCCL watchdog ends a rank whose collective
+    timed out (ProcessGroupNCCL's ``TORCH_NCCL_ASYNC_ERROR_HANDLING`` tears the process
+    down): unless the root is a fault of its own (a cause: a CUDA error's C++ abort), the
+    summary's SIGABRT rank is only the first to time out, whatever the root's class (a bare
+    summary, a timeout, a failed child)."""
     rank, why = elastic_rank(case.ctx.state.elastic)
     aborted = [e for e in case.ctx.state.elastic if e.rank == rank and e.exitcode in (-6, 134)]
-    if rank is not None and aborted and case.root.failure_class == "collective-timeout":
+    if rank is not None and aborted and case.root.role != "cause":
         return Verdict(None, say("watchdog_abort", rank=rank), "elastic_summary", (rank,), True)
     if rank is not None:
         return Verdict(rank, why, "elastic_summary", (rank,))
