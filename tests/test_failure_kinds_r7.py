@@ -202,3 +202,43 @@ def test_a_summary_that_shows_a_real_exit_code_names_its_rank():
         mask=False,
     )
     assert d.initiating_rank == 2
+
+
+# -- a launcher agent is no training rank ---------------------------------------------------
+
+AGENT_PORT = """\
+W0302 08:00:01.100000 7001 torch/distributed/run.py:793] Setting OMP_NUM_THREADS environment variable for each process to be 1 in default
+Traceback (most recent call last):
+  File "/opt/venv/bin/torchrun", line 8, in <module>
+    sys.exit(main())
+  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/run.py", line 919, in main
+    run(args)
+  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/elastic/agent/server/api.py", line 528, in _rendezvous
+    rdzv_info = spec.rdzv_handler.next_rendezvous()
+  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/elastic/rendezvous/static_tcp_rendezvous.py", line 67, in next_rendezvous
+    self._store = TCPStore(  # type: ignore[call-arg]
+torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 29511, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use
+"""
+
+
+def test_a_port_in_use_in_torchruns_own_agent_names_no_rank():
+    d = diagnose_text(AGENT_PORT, mask=False)
+    assert d.root_cause["failure_class"] == "port-in-use"
+    assert d.initiating_rank is None
+    assert d.initiator["strategy"] == "implied_rank"
+
+
+def test_a_port_in_use_in_a_worker_is_rank_0_by_design():
+    worker = AGENT_PORT.replace(
+        '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/elastic/agent/server/api.py", line 528, in _rendezvous\n'
+        "    rdzv_info = spec.rdzv_handler.next_rendezvous()\n"
+        '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/elastic/rendezvous/static_tcp_rendezvous.py", line 67, in next_rendezvous\n',
+        '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/rendezvous.py", line 189, in _create_c10d_store\n',
+    ).replace('  File "/opt/venv/bin/torchrun", line 8, in <module>\n    sys.exit(main())\n', "").replace(
+        '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/run.py", line 919, in main\n    run(args)\n',
+        '  File "/home/u/train.py", line 30, in main\n    dist.init_process_group("nccl")\n',
+    )
+    assert "elastic" not in worker.split("\n", 1)[1] and "bin/torchrun" not in worker
+    d = diagnose_text(worker, mask=False)
+    assert d.root_cause["failure_class"] == "port-in-use"
+    assert d.initiating_rank == 0

@@ -366,11 +366,26 @@ def elastic_summary(case: Case) -> Verdict | None:
     return None
 
 
+#: Where a traceback runs through torchrun's own agent rather than a worker: its console
+#: script, ``torch/distributed/run.py``, the launcher API, the elastic agent and its
+#: rendezvous handlers (a worker's ``init_process_group`` goes through
+#: ``torch/distributed/rendezvous.py`` instead, outside ``elastic/``).
+_AGENT_FRAME = regex.compile(
+    r"(?:[/\\]bin[/\\]torchrun$|distributed[/\\]run\.py$|distributed[/\\]launcher[/\\]api\.py$"
+    r"|distributed[/\\]elastic[/\\](?:agent|rendezvous)[/\\])"
+)
+
+
 def implied_rank(case: Case) -> Verdict | None:
-    """A failure that by design happens on one rank (the signature's ``implied_rank``)."""
+    """A failure that by design happens on one rank (the signature's ``implied_rank``);
+    not when the traceback shows that the process that failed is torchrun's agent (a
+    second job's agent, or several agents srun started on one node, each binding the
+    rendezvous port): an agent is no training rank."""
     sig = case.ctx.library.signatures[case.root.signature]
     if case.ranks_with or sig.implied_rank is None:
         return None
+    if any(_AGENT_FRAME.search(fr.get("file", "")) for fr in case.root.frames):
+        return Verdict(None, say("implied_rank_agent"), "implied_rank", (), True)
     return Verdict(
         sig.implied_rank,
         say("implied_rank", rank=sig.implied_rank, reason=sig.implied_rank_reason),

@@ -120,6 +120,10 @@ _TEMPLATES: dict[str, str] = {
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",
     "implied_rank": "this failure happens on rank {rank} by design ({reason})",
+    "implied_rank_agent": (
+        "its traceback runs through torchrun's agent, not a worker: the process that failed is"
+        " a launcher agent, which is no training rank"
+    ),
     "elastic_only_real": (
         "torchelastic's summary shows rank {rank} exited with code {code} while the others were stopped by the agent"
     ),
