@@ -242,3 +242,31 @@ def test_a_port_in_use_in_a_worker_is_rank_0_by_design():
     d = diagnose_text(worker, mask=False)
     assert d.root_cause["failure_class"] == "port-in-use"
     assert d.initiating_rank == 0
+
+
+# -- a GPU-capability error is every rank's -------------------------------------------------
+
+def test_a_gpu_capability_error_on_the_one_rank_pasted_names_no_rank():
+    text = (
+        "[rank2]: Traceback (most recent call last):\n"
+        '[rank2]:   File "/home/u/sft.py", line 77, in forward\n'
+        "[rank2]:     out = flash_attn_func(q, k, v, causal=True)\n"
+        "[rank2]: RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n"
+    )
+    d = diagnose_text(text, mask=False)
+    assert d.root_cause["signature"] == "flash-attention-unsupported"
+    assert d.initiating_rank is None
+    assert d.initiator["strategy"] == "named_by_root" and d.initiator["candidates"] == [2]
+
+
+def test_a_shape_error_of_the_same_class_without_the_tag_still_names_its_rank():
+    # loss-target-shape shares the class but is the rank's own batch: not every rank's
+    text = (
+        "[rank2]: Traceback (most recent call last):\n"
+        '[rank2]:   File "/home/u/train.py", line 70, in train\n'
+        "[rank2]:     loss = criterion(logits, target)\n"
+        "[rank2]: RuntimeError: 0D or 1D target tensor expected, multi-target not supported\n"
+    )
+    d = diagnose_text(text, mask=False)
+    assert d.root_cause["failure_class"] == "unsupported-shape-or-dtype"
+    assert d.initiating_rank == 2

@@ -298,6 +298,21 @@ SAME_ON_EVERY_RANK = frozenset(
 )
 
 
+#: Signature tags (facts in a signature's YAML) of failures every rank of one job hits the
+#: same way although their class may be rank-specific elsewhere: ``gpu-capability``, a
+#: kernel that refuses the GPU type (FlashAttention only on Ampere or newer, bf16 or FP8 on
+#: an older GPU): a job's GPUs are one type.
+SAME_ON_EVERY_RANK_TAGS = frozenset({"gpu-capability"})
+
+
+def same_on_every_rank(case: Case) -> bool:
+    """Whether the root is a failure every rank hits alike (:data:`SAME_ON_EVERY_RANK`,
+    :data:`SAME_ON_EVERY_RANK_TAGS`)."""
+    sig = case.ctx.library.signatures.get(case.root.signature)
+    tags = set(getattr(sig, "tags", ()) or ())
+    return case.root.failure_class in SAME_ON_EVERY_RANK or bool(tags & SAME_ON_EVERY_RANK_TAGS)
+
+
 def named_by_root(case: Case) -> Verdict | None:
     """A cause reported by one rank happened on that rank (an OOM, an exception), unless
     another rank failed with an exception nothing explains, no later as far as the log
@@ -307,7 +322,7 @@ def named_by_root(case: Case) -> Verdict | None:
     if case.root.role != "cause" or len(case.ranks_with) != 1:
         return None
     rank = case.ranks_with[0]
-    if case.root.failure_class in SAME_ON_EVERY_RANK and not (case.ctx.state.ranks_seen - {rank}):
+    if same_on_every_rank(case) and not (case.ctx.state.ranks_seen - {rank}):
         return Verdict(None, say("same_on_every_rank", rank=rank), "named_by_root", (rank,), True)
     other = unexplained_failure_elsewhere(rank, case)
     if other is not None:
@@ -407,7 +422,7 @@ def reported_by_launcher(case: Case) -> Verdict | None:
     notices); not for a failure of the set-up every rank hits (:data:`SAME_ON_EVERY_RANK`)."""
     root = case.root
     if root.role == "cause" and root.rank is None and not case.ranks_with:
-        if root.failure_class in SAME_ON_EVERY_RANK:
+        if same_on_every_rank(case):
             return None
         exits = {
             f.rank: code
