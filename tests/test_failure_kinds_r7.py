@@ -71,7 +71,10 @@ def test_a_bare_exception_before_srun_teardown_is_the_root_on_the_task_that_exit
     assert rc["evidence"][0]["line"] == 3
     assert d.initiating_rank == 1
     assert d.initiator["strategy"] == "reported_by_launcher"
-    assert {g["signature"] for g in d.collateral} == {"elastic-child-failed", "slurm-step-cancelled"}
+    assert {g["signature"] for g in d.collateral} == {
+        "elastic-child-failed",
+        "slurm-step-cancelled",
+    }
 
 
 def test_an_unranked_exception_names_no_task_when_two_exited_by_themselves():
@@ -103,7 +106,9 @@ def test_a_bare_exception_alone_stays_unclassified():
         mask=False,
     )
     assert d.root_cause is None
-    assert d.unclassified is not None and d.unclassified.title.startswith("BlockingIOError: [Errno 11]")
+    assert d.unclassified is not None and d.unclassified.title.startswith(
+        "BlockingIOError: [Errno 11]"
+    )
     assert d.unclassified.evidence[0].line == 2
 
 
@@ -197,7 +202,8 @@ def test_a_summary_that_only_shows_a_sigabrt_names_no_rank():
 def test_a_summary_that_shows_a_real_exit_code_names_its_rank():
     d = diagnose_text(
         SUMMARY.format(
-            code=1, tb="To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"
+            code=1,
+            tb="To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
         ),
         mask=False,
     )
@@ -229,14 +235,18 @@ def test_a_port_in_use_in_torchruns_own_agent_names_no_rank():
 
 
 def test_a_port_in_use_in_a_worker_is_rank_0_by_design():
-    worker = AGENT_PORT.replace(
-        '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/elastic/agent/server/api.py", line 528, in _rendezvous\n'
-        "    rdzv_info = spec.rdzv_handler.next_rendezvous()\n"
-        '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/elastic/rendezvous/static_tcp_rendezvous.py", line 67, in next_rendezvous\n',
-        '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/rendezvous.py", line 189, in _create_c10d_store\n',
-    ).replace('  File "/opt/venv/bin/torchrun", line 8, in <module>\n    sys.exit(main())\n', "").replace(
-        '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/run.py", line 919, in main\n    run(args)\n',
-        '  File "/home/u/train.py", line 30, in main\n    dist.init_process_group("nccl")\n',
+    worker = (
+        AGENT_PORT.replace(
+            '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/elastic/agent/server/api.py", line 528, in _rendezvous\n'
+            "    rdzv_info = spec.rdzv_handler.next_rendezvous()\n"
+            '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/elastic/rendezvous/static_tcp_rendezvous.py", line 67, in next_rendezvous\n',
+            '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/rendezvous.py", line 189, in _create_c10d_store\n',
+        )
+        .replace('  File "/opt/venv/bin/torchrun", line 8, in <module>\n    sys.exit(main())\n', "")
+        .replace(
+            '  File "/opt/venv/lib/python3.11/site-packages/torch/distributed/run.py", line 919, in main\n    run(args)\n',
+            '  File "/home/u/train.py", line 30, in main\n    dist.init_process_group("nccl")\n',
+        )
     )
     assert "elastic" not in worker.split("\n", 1)[1] and "bin/torchrun" not in worker
     d = diagnose_text(worker, mask=False)
@@ -245,6 +255,7 @@ def test_a_port_in_use_in_a_worker_is_rank_0_by_design():
 
 
 # -- a GPU-capability error is every rank's -------------------------------------------------
+
 
 def test_a_gpu_capability_error_on_the_one_rank_pasted_names_no_rank():
     text = (
@@ -270,3 +281,29 @@ def test_a_shape_error_of_the_same_class_without_the_tag_still_names_its_rank():
     d = diagnose_text(text, mask=False)
     assert d.root_cause["failure_class"] == "unsupported-shape-or-dtype"
     assert d.initiating_rank == 2
+
+
+# -- a paste that starts inside another trace's C++ frame list ------------------------------
+
+IMA = (
+    "[rank1]:[E302 10:00:05.120000000 ProcessGroupNCCL.cpp:1899] [PG ID 0 PG GUID 0(default_pg)"
+    " Rank 1] Process group watchdog thread terminated with exception: CUDA error: an illegal"
+    " memory access was encountered\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the"
+    " stacktrace below might be incorrect.\n"
+    "\n"
+    "Exception raised from c10_cuda_check_implementation at /pytorch/c10/cuda/CUDAException.cpp:43"
+    " (most recent call first):\n"
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x98 (0x7e8 in libc10.so)\n"
+)
+
+
+def test_a_paste_that_starts_inside_an_earlier_cpp_frame_list_names_no_rank():
+    cut = "frame #7: <unknown function> + 0x129c6c (0x798ee1329c6c in /lib/x86_64-linux-gnu/libc.so.6)\n\n"
+    d = diagnose_text(cut + IMA, mask=False)
+    assert d.root_cause["failure_class"] == "cuda-illegal-memory-access"
+    assert d.root_cause["evidence"][0]["line"] == 3
+    assert d.initiating_rank is None
+    assert "line 1" in d.initiator["why"]
+    whole = diagnose_text(IMA, mask=False)  # the same error with nothing cut before it
+    assert whole.initiating_rank == 1

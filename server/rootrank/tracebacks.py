@@ -76,6 +76,18 @@ _BARE_EXC = regex.compile(
     r"|KeyboardInterrupt|SystemExit|StopIteration|GeneratorExit))"
     r": (?P<msg>\S.*)$"
 )
+# A C++ frame of c10's "Exception raised from ... (most recent call first):" list past its
+# first (frame #0): the error message is printed above that list.
+_MID_TRACE = regex.compile(r"^(?:\[[^\]\n]{1,40}\]:?\s?)?\s*frame #[1-9]\d*: ")
+
+
+def starts_mid_trace(text: str) -> bool:
+    """Whether ``text`` (a log's first non-blank line, a rank prefix allowed) is inside a C++
+    frame list (``frame #5: ...``): the paste starts below a trace whose error message (printed
+    above the frames) it cut. A Python frame is not: its exception line follows it and is read."""
+    return _MID_TRACE.match(text) is not None
+
+
 #: Message lines after a debugger header that are read before giving up on frames.
 MAX_HEADER_MESSAGE_LINES = 8
 

@@ -324,6 +324,10 @@ def named_by_root(case: Case) -> Verdict | None:
     rank = case.ranks_with[0]
     if same_on_every_rank(case) and not (case.ctx.state.ranks_seen - {rank}):
         return Verdict(None, say("same_on_every_rank", rank=rank), "named_by_root", (rank,), True)
+    cut = earlier_cut_trace(rank, case)
+    if cut is not None:
+        why = say("cut_trace_before", rank=rank, line=cut)
+        return Verdict(None, why, "named_by_root", (rank,), True)
     other = unexplained_failure_elsewhere(rank, case)
     if other is not None:
         return Verdict(
@@ -517,6 +521,19 @@ def find_initiator(ctx: Context, root: Finding) -> Initiator:
     candidates = sorted({r for v in verdicts for r in v.candidates})
     agreeing = [v.strategy for v in verdicts[1:] if first.rank is not None and v.rank == first.rank]
     return Initiator(first.rank, first.why, first.strategy, agreeing, candidates)
+
+
+def earlier_cut_trace(rank: int, case: Case) -> int | None:
+    """The line (1-based) where the log starts inside a trace printed before the root's line,
+    in its file, that is not provably ``rank``'s own (another rank's stream, or one no prefix
+    names): a failure whose header and error the paste lost came first. ``None`` otherwise."""
+    ev = case.root.evidence[0] if case.root.evidence else None
+    if ev is None:
+        return None
+    for path, cut_rank, line in case.ctx.state.cut_at_start:
+        if path == ev.path and line < ev.line and cut_rank != rank:
+            return line
+    return None
 
 
 def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:

@@ -100,6 +100,10 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank} was killed by signal {signal} (pid {pid}) that torchrun's agent did not send: something outside "
         "the job killed it first (the kernel's OOM killer, a preemption, a person)"
     ),
+    "cut_trace_before": (
+        "rank {rank} printed it, but the log starts inside an earlier trace (line {line}) whose"
+        " rank and error the paste cut, so it does not show that rank {rank} failed first"
+    ),
     "unexplained_elsewhere": (
         "rank {other} also failed with an exception no signature explains, and the log does not show which of ranks "
         "{ranks} failed first"
