@@ -307,3 +307,25 @@ def test_a_paste_that_starts_inside_an_earlier_cpp_frame_list_names_no_rank():
     assert "line 1" in d.initiator["why"]
     whole = diagnose_text(IMA, mask=False)  # the same error with nothing cut before it
     assert whole.initiating_rank == 1
+
+
+# -- a message that compares two ranks ------------------------------------------------------
+
+PARAM = (
+    "RuntimeError: [3]: params[12] in this process with sizes [517, 384] appears not to match"
+    " sizes of the same param in process 0.\n"
+)
+
+
+def test_a_two_rank_comparison_alone_names_no_rank():
+    d = diagnose_text("python -m torch.distributed.launch --nproc_per_node=4 search.py\n" + PARAM)
+    assert d.root_cause["signature"] == "ddp-param-shape-mismatch"
+    assert d.root_cause["captures"]["peer_rank"] == "0"
+    assert d.initiating_rank is None
+    assert sorted(d.initiator["candidates"]) == [0, 3]
+
+
+def test_the_comparison_names_its_rank_when_the_log_shows_the_others():
+    others = "".join(f"[rank{r}]: building supernet with 24 blocks\n" for r in (0, 1, 2))
+    d = diagnose_text(others + "[rank3]: " + PARAM, mask=False)
+    assert d.initiating_rank == 3

@@ -318,12 +318,20 @@ def named_by_root(case: Case) -> Verdict | None:
     another rank failed with an exception nothing explains, no later as far as the log
     shows, or its traceback is cut: then the log does not prove which came first. A
     failure of the job's set-up (:data:`SAME_ON_EVERY_RANK`) in a log that shows no other
-    rank at all is every rank's, not one rank's."""
+    rank at all is every rank's, not one rank's. A message that compares its rank with one
+    other (a ``peer_rank`` capture: DDP's "does not match ... in process 0") says the two
+    differ, not which one deviates: in a log that shows no other rank (not the peer's own
+    output, nor a third rank that did not complain), it names no rank."""
     if case.root.role != "cause" or len(case.ranks_with) != 1:
         return None
     rank = case.ranks_with[0]
     if same_on_every_rank(case) and not (case.ctx.state.ranks_seen - {rank}):
         return Verdict(None, say("same_on_every_rank", rank=rank), "named_by_root", (rank,), True)
+    peer = case.root.captures.get("peer_rank", "")
+    if peer.isdigit() and int(peer) != rank and not (case.ctx.known_ranks() - {rank}):
+        # "rank 2's param differs from process 0's", and no other rank's output in the log
+        why = say("pair_no_majority", rank=rank, peer=int(peer))
+        return Verdict(None, why, "named_by_root", (rank, int(peer)), True)
     cut = earlier_cut_trace(rank, case)
     if cut is not None:
         why = say("cut_trace_before", rank=rank, line=cut)

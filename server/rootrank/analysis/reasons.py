@@ -100,6 +100,10 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank} was killed by signal {signal} (pid {pid}) that torchrun's agent did not send: something outside "
         "the job killed it first (the kernel's OOM killer, a preemption, a person)"
     ),
+    "pair_no_majority": (
+        "rank {rank}'s message only says it differs from rank {peer}, and the log shows no other"
+        " rank's output: it does not tell which of the two deviates"
+    ),
     "cut_trace_before": (
         "rank {rank} printed it, but the log starts inside an earlier trace (line {line}) whose"
         " rank and error the paste cut, so it does not show that rank {rank} failed first"
