@@ -8,7 +8,13 @@ here in the shape the tools print (srun, torchrun, NCCL's aws-ofi plugin, Python
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
+from conftest import ROOT
 
 from rootrank.engine import diagnose_text
 from rootrank.tracebacks import TracebackReader
@@ -371,8 +377,6 @@ def test_commands_whose_status_shows_a_failure_can_fail(command):
 
 
 def test_the_library_check_refuses_a_verify_that_cannot_fail(tmp_path):
-    from conftest import ROOT
-
     from rootrank.signatures import SignatureProblems, load_signature
 
     text = (ROOT / "signatures" / "io" / "disk-full.yaml").read_text(encoding="utf-8")
@@ -386,3 +390,47 @@ def test_the_library_check_refuses_a_verify_that_cannot_fail(tmp_path):
     with pytest.raises((SignatureProblems, ValueError)) as err:
         load_signature(target)
     assert "verify" in str(err.value) and "cannot fail" in str(err.value)
+
+
+# -- rootrank run: a stall stays in the final summary ----------------------------------------
+
+
+def _run(tmp_path, fmt: str):
+    job = tmp_path / "hang.py"
+    job.write_text(
+        "import sys, time\n"
+        "for step in range(3):\n"
+        "    print(f'[rank0]: step {step} loss 2.0', flush=True)\n"
+        "    print(f'[rank1]: step {step} loss 2.0', flush=True)\n"
+        "    time.sleep(0.1)\n"
+        "time.sleep(4)\n"
+        "sys.exit(3)\n",
+        encoding="utf-8",
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "rootrank", "run", "--format", fmt, "--stall", "1", "--"]
+        + [sys.executable, str(job)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def test_the_final_summary_of_a_stalled_run_names_the_stall(tmp_path):
+    proc = _run(tmp_path, "text")
+    assert proc.returncode == 3
+    err = proc.stderr.decode()
+    assert "rootrank: stall:" in err
+    final = err[err.index("Stalled: ") :]
+    assert "rank 0 at step 2, rank 1 at step 2" in final.splitlines()[0]
+    assert "No known failure found" not in err
+
+
+def test_the_final_json_event_of_a_stalled_run_carries_the_stall(tmp_path):
+    proc = _run(tmp_path, "json")
+    evs = [json.loads(x) for x in proc.stderr.decode().splitlines() if x.startswith("{")]
+    final = next(e for e in evs if e["event"] == "failure" and e["final"])
+    assert final["diagnosis"]["root_cause"] is None
+    assert {r["rank"]: r["step"] for r in final["stall"]["ranks"]} == {0: 2, 1: 2}
+    assert final["stall"]["seconds"] >= 1
