@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run_cli
 
 from rootrank.engine import diagnose_text
 from rootrank.tracebacks import TracebackReader
@@ -434,3 +434,24 @@ def test_the_final_json_event_of_a_stalled_run_carries_the_stall(tmp_path):
     assert final["diagnosis"]["root_cause"] is None
     assert {r["rank"]: r["step"] for r in final["stall"]["ranks"]} == {0: 2, 1: 2}
     assert final["stall"]["seconds"] >= 1
+
+
+# -- an empty input is an input error ---------------------------------------------------------
+
+
+def test_an_empty_stdin_is_an_input_error():
+    done = run_cli("diagnose", "-", stdin=b"")
+    assert done.returncode == 2
+    assert b"<stdin>: empty input (0 bytes read)" in done.stderr
+
+
+def test_an_empty_rank_file_beside_a_real_one_is_still_diagnosed(tmp_path):
+    (tmp_path / "rank0.log").write_bytes(b"")
+    (tmp_path / "rank1.log").write_text(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a"
+        " total capacity of 79.11 GiB of which 1.02 GiB is free.\n",
+        encoding="utf-8",
+    )
+    done = run_cli("diagnose", str(tmp_path), "--format", "json")
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["root_cause"]["failure_class"] == "cuda-oom"
