@@ -455,3 +455,17 @@ def test_an_empty_rank_file_beside_a_real_one_is_still_diagnosed(tmp_path):
     done = run_cli("diagnose", str(tmp_path), "--format", "json")
     assert done.returncode == 0
     assert json.loads(done.stdout)["root_cause"]["failure_class"] == "cuda-oom"
+
+
+def test_a_parameter_marked_ready_twice_on_the_one_rank_pasted_names_no_rank():
+    text = (
+        "[rank5]: Traceback (most recent call last):\n"
+        '[rank5]:   File "/home/u/grpo.py", line 211, in step\n'
+        "[rank5]:     loss.backward()\n"
+        "[rank5]: RuntimeError: Expected to mark a variable ready only once. This error is caused"
+        " by one of the following reasons: 1) Use of a module parameter outside the `forward`"
+        " function.\n"
+    )
+    d = diagnose_text(text, mask=False)
+    assert d.root_cause["failure_class"] == "ddp-marked-ready-twice"
+    assert d.initiating_rank is None and d.initiator["candidates"] == [5]

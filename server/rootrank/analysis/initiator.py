@@ -283,12 +283,14 @@ def signal_not_sent_by_agent(case: Case) -> Verdict | None:
 
 
 #: Failure classes that come from the job's own set-up, so every rank hits them the same
-#: way (a config check, a checkpoint that does not fit the model, a driver too old): one
-#: rank's copy in a log that shows no other rank says nothing of who was first. (Shapes and
-#: dtypes are not here: a batch of another shape on one rank is that rank's.)
+#: way (a config check, a checkpoint that does not fit the model, a driver too old, a
+#: parameter the model's graph uses twice, which DDP marks ready twice or ZeRO reduces
+#: twice): one rank's copy in a log that shows no other rank says nothing of who was first.
+#: (Shapes and dtypes are not here: a batch of another shape on one rank is that rank's.)
 SAME_ON_EVERY_RANK = frozenset(
     {
         "config-error",
+        "ddp-marked-ready-twice",
         "gpu-unavailable",
         "checkpoint-load-mismatch",
         "dependency-version-mismatch",
