@@ -142,13 +142,14 @@ def test_crlf_keeps_line_numbers(tmp_path: Path) -> None:
     assert not diag["root_cause"]["evidence"][0]["text"].endswith("\r")
 
 
-def test_empty_file_is_nothing_found(tmp_path: Path) -> None:
+def test_empty_file_is_an_input_error_not_a_healthy_run(tmp_path: Path) -> None:
+    # 0 bytes (an empty `kubectl logs`, a job that never started) says nothing: not exit 1
     p = tmp_path / "empty.log"
     p.write_bytes(b"")
     done, _ = _diagnose(str(p), "--format", "json")
-    assert done.returncode == 1
-    diag = json.loads(done.stdout)
-    assert diag["root_cause"] is None and diag["lines_read"] == 0
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert b"empty.log: empty input (0 bytes read)" in done.stderr
 
 
 # -- size ----------------------------------------------------------------------------------------

@@ -145,7 +145,7 @@ patterns:
 entry: {{summary: s, mechanism: m, symptoms: []}}
 fix: {{steps: [do it]}}
 confirm: [look]
-verify: "true"
+verify: "test -f done.flag"
 references: [https://example.org/x]
 fixture: {{initiating_rank: null, line: 1}}
 """

@@ -219,7 +219,8 @@ def diagnose_paths(
     ``host-1``... within this diagnosis).
 
     Raises:
-        InputError: a path is missing, unreadable, binary, or a folder with no logs.
+        InputError: a path is missing, unreadable, binary, a folder with no logs, or every
+            input is empty (0 bytes).
     """
     import sys
 
@@ -249,6 +250,11 @@ def diagnose_paths(
             f"no readable log: {skipped[0]}"
             + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else "")
         )
+    if files and not scanner.state.lines_total:
+        # 0 bytes (an empty `kubectl logs`, a job that never started) is no evidence of a
+        # healthy run: nothing was read, so nothing can be said
+        names = ", ".join("<stdin>" if p == "-" else p for p, _ in files[:3])
+        raise InputError(f"{names}: empty input (0 bytes read): nothing to diagnose")
     diag = _finish(scanner, lib, mask, new_masker)
     masker_text = new_masker().text if mask else Masker(enabled=False).text
     diag.warnings.extend(masker_text(n) for n in notes)

@@ -28,6 +28,7 @@ from rootrank.tracebacks import (
     collective_call,
     continues_message,
     qualified_names,
+    starts_mid_trace,
 )
 
 MAX_EVIDENCE = 5
@@ -319,6 +320,9 @@ class ScanState:
     launch: LaunchFacts = field(default_factory=LaunchFacts)
     #: Ranks whose traceback the log cuts before its exception line (a paste that ends early).
     cut_traceback_ranks: set[int] = field(default_factory=set)
+    #: Streams whose first line is inside a trace (a paste that starts below a rank's
+    #: ``Traceback`` header or C++ frame list): ``(path, rank or None, 1-based line)``.
+    cut_at_start: list[tuple[str, int | None, int]] = field(default_factory=list)
     #: Whether the log ends inside a traceback (of any rank, or of none).
     traceback_cut: bool = False
     #: Training progress per rank and the metric series (rootrank.progress, rootrank.metrics).
@@ -447,6 +451,13 @@ class Scanner:
             st.ranks_seen.update(
                 tagger.learn_stacked(text if block.first_line == 1 else text[:RANK_SWEEP_CHARS])
             )
+            if block.first_line == 1:  # a paste that starts inside a trace (rootrank.tracebacks)
+                head = text.lstrip("\n")
+                first = head[: head.find("\n") if "\n" in head else len(head)]
+                if starts_mid_trace(first):
+                    named = ranks_in(first)
+                    where = 1 + len(text) - len(head)
+                    st.cut_at_start.append((path, min(named) if len(named) == 1 else None, where))
             if block.first_line == 1:  # framework names: the first block, then gated lines
                 for stack, words in _STACK_WORDS:
                     if stack not in st.stacks and any(w in text for w in words):
@@ -655,6 +666,7 @@ class Scanner:
         st.exceptions.clear()
         st.pending_pid.clear()
         st.cut_traceback_ranks.clear()
+        st.cut_at_start.clear()
         tagger.elastic.clear()
         readers.clear()
         self._pending = None

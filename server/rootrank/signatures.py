@@ -82,6 +82,7 @@ import regex
 import yaml
 
 from rootrank.taxonomy import failure_classes
+from rootrank.verify_check import cannot_fail
 
 STACKS = ("pytorch", "hf", "deepspeed", "megatron", "vllm")
 
@@ -305,6 +306,8 @@ def _check_variants(fix: dict[str, Any], path: Path) -> None:
             _str_list(v, "confirm", path)
         if "verify" in v and (not isinstance(v["verify"], str) or not v["verify"].strip()):
             raise SignatureError(path, f"{where}.verify", "must be non-empty text")
+        if "verify" in v and (why := cannot_fail(v["verify"])):
+            raise SignatureError(path, f"{where}.verify", f"cannot fail: {why}")
         code = v.get("code", {})
         if not isinstance(code, dict) or any(
             k not in STACKS or not isinstance(c, str) for k, c in code.items()
@@ -513,6 +516,8 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
         confirm = _str_list(data, "confirm", p)
     with check.field():
         verify = _need(data, "verify", str, p)
+        if why := cannot_fail(verify):  # a verify that exits 0 whatever happened proves nothing
+            raise SignatureError(p, "verify", f"cannot fail: {why}")
     with check.field():
         references = _str_list(data, "references", p)
         if not references:

@@ -65,6 +65,29 @@ _TERMINATE = regex.compile(
     r"^\s*terminate called after throwing an instance of '(?P<type>[^']{1,200})'\s*$"
 )
 _WHAT = regex.compile(r"^\s*what\(\):\s+(?P<msg>.*)$")
+# An exception line printed with no traceback above it (a paste that starts at the error, a
+# logger that prints ``f"{type(e).__name__}: {e}"``, a task's stderr cut by the launcher):
+# at the start of the line (after a rank/task prefix), a dotted type ending in Error or
+# Exception or one of Python's other built-in exception names, then ": " and a message.
+# Stricter than :data:`_EXC` (which only reads lines inside a traceback): ``Error: x`` and
+# ``INFO: x`` are not Python exceptions.
+_BARE_EXC = regex.compile(
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*Error|[A-Z]\w*Exception|Exception"
+    r"|KeyboardInterrupt|SystemExit|StopIteration|GeneratorExit))"
+    r": (?P<msg>\S.*)$"
+)
+# A C++ frame of c10's "Exception raised from ... (most recent call first):" list past its
+# first (frame #0): the error message is printed above that list.
+_MID_TRACE = regex.compile(r"^(?:\[[^\]\n]{1,40}\]:?\s?)?\s*frame #[1-9]\d*: ")
+
+
+def starts_mid_trace(text: str) -> bool:
+    """Whether ``text`` (a log's first non-blank line, a rank prefix allowed) is inside a C++
+    frame list (``frame #5: ...``): the paste starts below a trace whose error message (printed
+    above the frames) it cut. A Python frame is not: its exception line follows it and is read."""
+    return _MID_TRACE.match(text) is not None
+
+
 #: Message lines after a debugger header that are read before giving up on frames.
 MAX_HEADER_MESSAGE_LINES = 8
 
@@ -146,6 +169,7 @@ class PyException:
     #: debugger's ``Exception has occurred: T`` header (no exception line in the paste),
     #: ``"terminate"`` for a C++ exception that aborted the process (``terminate called after
     #: throwing an instance of 'T'`` then ``what():  message``, at the ``what()`` line);
+    #: ``"bare"`` for an exception line with no traceback above it (no frames);
     #: ``None`` for a plain Python traceback.
     header: str | None = None
     #: For ``header == "debugger"``: the header's physical line (evidence columns index it).
@@ -255,8 +279,26 @@ class TracebackReader:
             if tm:
                 self._terminate = tm.group("type")
                 return None
+        after_ignored = self._ignored_next
         self._start(text, number, raw)
+        if not self._in_tb and ("Error: " in text or "xception: " in text or "Exit: " in text):
+            return self._bare(text, number, after_ignored)
         return None
+
+    def _bare(self, text: str, number: int, ignored: bool) -> PyException | None:
+        """An exception line outside any traceback (:data:`_BARE_EXC`), as an exception with
+        no frames (``header="bare"``); ``None`` for any other line. One printed right after
+        "Exception ignored in: ..." did not end the process (``ignored``)."""
+        bm = _BARE_EXC.match(text.rstrip())
+        if not bm:
+            return None
+        return PyException(
+            type=bm.group("type"),
+            message=bm.group("msg").strip(),
+            log_line=number,
+            ignored=ignored,
+            header="bare",
+        )
 
     def finish(self) -> PyException | None:
         """End of the stream: the exception of a debugger header still open, if any."""

@@ -74,7 +74,11 @@ def _prefer_what_ended_a_process(free: list[Finding], ctx: Context) -> list[Find
     with (that process died of it) and the others are on no rank and ended nothing (a
     warning the program logged and survived, such as DeepSpeed's "FusedAdam CUDA build
     failed ... falling back to torch.optim.AdamW"), the ones that ended a process."""
-    ended = {(s.path, s.exc.log_line) for s in ctx.state.exceptions if s.rank is not None}
+    ended = {
+        (s.path, s.exc.log_line)
+        for s in ctx.state.exceptions
+        if s.rank is not None and s.exc.frames  # a traceback the process unwound
+    }
     fatal = [f for f in free if any((e.path, e.line) in ended for e in f.evidence)]
     loose = [f for f in free if f not in fatal]
     if fatal and loose and all(f.rank is None for f in loose):

@@ -239,7 +239,9 @@ def _num(v: float) -> str:
 def missing_reporter(case: Case) -> Verdict | None:
     """In a hang every rank but the one the others wait for reports the timeout: the one
     known rank that reported no failure of this class is the suspect (not for the
-    launcher's own reports, which name the ranks it stopped)."""
+    launcher's own reports, which name the ranks it stopped). Not a rank whose traceback
+    the log cuts before its exception line: its error line may be the one the paste lost,
+    so the log cannot tell."""
     root = case.root
     if root.role != "symptom" or root.failure_class in (
         "elastic-child-failed",
@@ -251,14 +253,26 @@ def missing_reporter(case: Case) -> Verdict | None:
         for f in case.ctx.findings
         if f.failure_class == root.failure_class and f.rank is not None
     }
-    if len(reporters) < 2:
-        return None  # one rank's report against one quiet rank: a paste, not a pattern
     known = case.ctx.known_ranks()
+    if not reporters or (len(reporters) < 2 and known != {0, 1}):
+        # One rank's report against one quiet rank says who the other rank is only when the
+        # job has two ranks; with a higher rank seen, the quiet one may just be unpasted.
+        return None
     if len(reporters) >= 3:
         # Ranks are 0..world_size-1: with three or more reporters, a single gap below the
         # highest is the rank that printed nothing (two ranks of a paste say too little).
         known |= set(range(max(reporters) + 1))
+    # A rank whose own traceback the paste cuts was failing too: the absence of its error
+    # line is no evidence.
     missing = sorted(known - reporters)
+    if len(missing) == 1 and missing[0] in case.ctx.state.cut_traceback_ranks:
+        return Verdict(
+            None,
+            say("missing_reporter_cut", rank=missing[0]),
+            "missing_reporter",
+            (missing[0],),
+            True,
+        )
     if len(missing) == 1:
         return Verdict(
             missing[0], say("missing_reporter", rank=missing[0]), "missing_reporter", (missing[0],)
@@ -313,12 +327,14 @@ def signal_not_sent_by_agent(case: Case) -> Verdict | None:
 
 
 #: Failure classes that come from the job's own set-up, so every rank hits them the same
-#: way (a config check, a checkpoint that does not fit the model, a driver too old): one
-#: rank's copy in a log that shows no other rank says nothing of who was first. (Shapes and
-#: dtypes are not here: a batch of another shape on one rank is that rank's.)
+#: way (a config check, a checkpoint that does not fit the model, a driver too old, a
+#: parameter the model's graph uses twice, which DDP marks ready twice or ZeRO reduces
+#: twice): one rank's copy in a log that shows no other rank says nothing of who was first.
+#: (Shapes and dtypes are not here: a batch of another shape on one rank is that rank's.)
 SAME_ON_EVERY_RANK = frozenset(
     {
         "config-error",
+        "ddp-marked-ready-twice",
         "gpu-unavailable",
         "checkpoint-load-mismatch",
         "dependency-version-mismatch",
@@ -328,17 +344,44 @@ SAME_ON_EVERY_RANK = frozenset(
 )
 
 
+#: Signature tags (facts in a signature's YAML) of failures every rank of one job hits the
+#: same way although their class may be rank-specific elsewhere: ``gpu-capability``, a
+#: kernel that refuses the GPU type (FlashAttention only on Ampere or newer, bf16 or FP8 on
+#: an older GPU): a job's GPUs are one type.
+SAME_ON_EVERY_RANK_TAGS = frozenset({"gpu-capability"})
+
+
+def same_on_every_rank(case: Case) -> bool:
+    """Whether the root is a failure every rank hits alike (:data:`SAME_ON_EVERY_RANK`,
+    :data:`SAME_ON_EVERY_RANK_TAGS`)."""
+    sig = case.ctx.library.signatures.get(case.root.signature)
+    tags = set(getattr(sig, "tags", ()) or ())
+    return case.root.failure_class in SAME_ON_EVERY_RANK or bool(tags & SAME_ON_EVERY_RANK_TAGS)
+
+
 def named_by_root(case: Case) -> Verdict | None:
     """A cause reported by one rank happened on that rank (an OOM, an exception), unless
     another rank failed with an exception nothing explains, no later as far as the log
     shows, or its traceback is cut: then the log does not prove which came first. A
     failure of the job's set-up (:data:`SAME_ON_EVERY_RANK`) in a log that shows no other
-    rank at all is every rank's, not one rank's."""
+    rank at all is every rank's, not one rank's. A message that compares its rank with one
+    other (a ``peer_rank`` capture: DDP's "does not match ... in process 0") says the two
+    differ, not which one deviates: in a log that shows no other rank (not the peer's own
+    output, nor a third rank that did not complain), it names no rank."""
     if case.root.role != "cause" or len(case.ranks_with) != 1:
         return None
     rank = case.ranks_with[0]
-    if case.root.failure_class in SAME_ON_EVERY_RANK and not (case.ctx.state.ranks_seen - {rank}):
+    if same_on_every_rank(case) and not (case.ctx.state.ranks_seen - {rank}):
         return Verdict(None, say("same_on_every_rank", rank=rank), "named_by_root", (rank,), True)
+    peer = case.root.captures.get("peer_rank", "")
+    if peer.isdigit() and int(peer) != rank and not (case.ctx.known_ranks() - {rank}):
+        # "rank 2's param differs from process 0's", and no other rank's output in the log
+        why = say("pair_no_majority", rank=rank, peer=int(peer))
+        return Verdict(None, why, "named_by_root", (rank, int(peer)), True)
+    cut = earlier_cut_trace(rank, case)
+    if cut is not None:
+        why = say("cut_trace_before", rank=rank, line=cut)
+        return Verdict(None, why, "named_by_root", (rank,), True)
     other = unexplained_failure_elsewhere(rank, case)
     if other is not None:
         return Verdict(
@@ -378,10 +421,16 @@ def earliest_time(case: Case) -> Verdict | None:
 
 def elastic_summary(case: Case) -> Verdict | None:
     """torchelastic's failure summary, last: the only rank with a real failure exit code,
-    or the one whose failure is strictly the earliest (see :func:`elastic_rank`)."""
+    or the one whose failure is strictly the earliest (see :func:`elastic_rank`).
+
+    A SIGABRT (-6, or a shell's 134) is how the NCCL watchdog ends a rank whose collective
+    timed out (ProcessGroupNCCL's ``TORCH_NCCL_ASYNC_ERROR_HANDLING`` tears the process
+    down): unless the root is a fault of its own (a cause: a CUDA error's C++ abort), the
+    summary's SIGABRT rank is only the first to time out, whatever the root's class (a bare
+    summary, a timeout, a failed child)."""
     rank, why = elastic_rank(case.ctx.state.elastic)
     aborted = [e for e in case.ctx.state.elastic if e.rank == rank and e.exitcode in (-6, 134)]
-    if rank is not None and aborted and case.root.failure_class == "collective-timeout":
+    if rank is not None and aborted and case.root.role != "cause":
         return Verdict(None, say("watchdog_abort", rank=rank), "elastic_summary", (rank,), True)
     if rank is not None:
         return Verdict(rank, why, "elastic_summary", (rank,))
@@ -390,11 +439,26 @@ def elastic_summary(case: Case) -> Verdict | None:
     return None
 
 
+#: Where a traceback runs through torchrun's own agent rather than a worker: its console
+#: script, ``torch/distributed/run.py``, the launcher API, the elastic agent and its
+#: rendezvous handlers (a worker's ``init_process_group`` goes through
+#: ``torch/distributed/rendezvous.py`` instead, outside ``elastic/``).
+_AGENT_FRAME = regex.compile(
+    r"(?:[/\\]bin[/\\]torchrun$|distributed[/\\]run\.py$|distributed[/\\]launcher[/\\]api\.py$"
+    r"|distributed[/\\]elastic[/\\](?:agent|rendezvous)[/\\])"
+)
+
+
 def implied_rank(case: Case) -> Verdict | None:
-    """A failure that by design happens on one rank (the signature's ``implied_rank``)."""
+    """A failure that by design happens on one rank (the signature's ``implied_rank``);
+    not when the traceback shows that the process that failed is torchrun's agent (a
+    second job's agent, or several agents srun started on one node, each binding the
+    rendezvous port): an agent is no training rank."""
     sig = case.ctx.library.signatures[case.root.signature]
     if case.ranks_with or sig.implied_rank is None:
         return None
+    if any(_AGENT_FRAME.search(fr.get("file", "")) for fr in case.root.frames):
+        return Verdict(None, say("implied_rank_agent"), "implied_rank", (), True)
     return Verdict(
         sig.implied_rank,
         say("implied_rank", rank=sig.implied_rank, reason=sig.implied_rank_reason),
@@ -407,16 +471,45 @@ def reported_by_launcher(case: Case) -> Verdict | None:
     """The launcher's report of one worker's own failure names that worker: srun's ``task 3:
     Exited with exit code 1``, mp.spawn's ``process 2 terminated with exit code 1``. Only
     a real exit code counts: a worker stopped by a signal may have been stopped by the
-    launcher itself."""
+    launcher itself.
+
+    A cause printed with no rank (an exception line no prefix tags, in srun's merged output)
+    belongs to the one worker the launcher reports exiting by itself, when it reports
+    exactly one (srun then terminates the other tasks: ``tasks 0-2: Terminated``), also
+    counting torchelastic's summary entries (its agent logs only the first failure it
+    notices); not for a failure of the set-up every rank hits (:data:`SAME_ON_EVERY_RANK`)."""
     root = case.root
+    if root.role == "cause" and root.rank is None and not case.ranks_with:
+        if same_on_every_rank(case):
+            return None
+        exits = {
+            f.rank: code
+            for f in case.ctx.findings
+            if case.ctx.kind(f) == "terminal"
+            and f.rank is not None
+            and (code := _real_exit(f)) is not None
+        }
+        exits.update(
+            (e.rank, e.exitcode)
+            for e in case.ctx.state.elastic
+            if e.rank is not None
+            and e.rank >= 0
+            and e.exitcode not in (None, 0, -6, 134)
+            and e.exitcode not in SIGNAL_CODES
+        )
+        if len(exits) != 1:
+            return None
+        rank, code = next(iter(exits.items()))
+        return Verdict(
+            rank,
+            say("reported_by_launcher_unranked", rank=rank, code=code),
+            "reported_by_launcher",
+            (rank,),
+        )
     if root.role != "symptom" or case.ctx.kind(root) != "terminal" or len(case.ranks_with) != 1:
         return None
-    code = root.captures.get("exitcode", "")
-    try:
-        exitcode = int(code)
-    except ValueError:
-        return None
-    if exitcode == 0 or exitcode in SIGNAL_CODES or exitcode in (-6, 134):
+    exitcode = _real_exit(root)
+    if exitcode is None:
         return None
     rank = case.ranks_with[0]
     return Verdict(
@@ -439,6 +532,18 @@ def peer_victim(case: Case) -> Verdict | None:
     if any(case.ctx.peer_report(f) for f in own) and not any(f.role == "cause" for f in own):
         return Verdict(None, say("peer_victim", rank=rank), "peer_victim", (rank,), True)
     return None
+
+
+def _real_exit(f: Finding) -> int | None:
+    """The ``exitcode`` a launcher reported in ``f`` when the worker exited by itself (not
+    0, not a signal, not a SIGABRT); ``None`` otherwise."""
+    try:
+        exitcode = int(f.captures.get("exitcode", ""))
+    except ValueError:
+        return None
+    if exitcode == 0 or exitcode in SIGNAL_CODES or exitcode in (-6, 134):
+        return None
+    return exitcode
 
 
 def victims_only(case: Case) -> Verdict | None:
@@ -490,6 +595,19 @@ def find_initiator(ctx: Context, root: Finding) -> Initiator:
     candidates = sorted({r for v in verdicts for r in v.candidates})
     agreeing = [v.strategy for v in verdicts[1:] if first.rank is not None and v.rank == first.rank]
     return Initiator(first.rank, first.why, first.strategy, agreeing, candidates)
+
+
+def earlier_cut_trace(rank: int, case: Case) -> int | None:
+    """The line (1-based) where the log starts inside a trace printed before the root's line,
+    in its file, that is not provably ``rank``'s own (another rank's stream, or one no prefix
+    names): a failure whose header and error the paste lost came first. ``None`` otherwise."""
+    ev = case.root.evidence[0] if case.root.evidence else None
+    if ev is None:
+        return None
+    for path, cut_rank, line in case.ctx.state.cut_at_start:
+        if path == ev.path and line < ev.line and cut_rank != rank:
+            return line
+    return None
 
 
 def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:

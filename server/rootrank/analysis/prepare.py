@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from rootrank.analysis.compare import MAX_SEQNUM_LAG, odd_one_out, split_groups
 from rootrank.analysis.reasons import ranks_word, say
-from rootrank.model import Finding
+from rootrank.model import Evidence, Finding
 from rootrank.scan import MAX_EVIDENCE, ScanState
 from rootrank.signatures import Library, Signature
 
@@ -70,6 +70,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     ]
     local_why = global_ranks_from_local(findings, state)
     findings.extend(infer(findings, library))
+    findings.extend(exception_findings(findings, state, library))
     findings.sort(key=lambda f: f.order)
     failure_present = (
         any(f.severity == "error" for f in findings)
@@ -81,14 +82,67 @@ def prepare(state: ScanState, library: Library) -> Context:
     # These read the Context defined here; each adds a finding the scan could not make alone.
     from rootrank.analysis.departed import departed_finding
     from rootrank.analysis.stall import stall_finding
-    from rootrank.analysis.uncaught import uncaught_finding
 
-    for make in (stall_finding, departed_finding, uncaught_finding):
+    for make in (stall_finding, departed_finding):
         extra = make(ctx)
         if extra is not None:
             findings.append(extra)
             findings.sort(key=lambda f: f.order)
     return ctx
+
+
+#: The signature an exception no signature reads becomes when the log names no other cause.
+EXCEPTION_SIGNATURE = "user-code-exception"
+
+
+def exception_findings(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """When the findings hold no cause (only what the launcher, the scheduler or the peers
+    reported: a failed child, srun's cancellation, a SIGTERM), each rank's first Python
+    exception that no finding reads, with or without a ``Traceback`` header, becomes a
+    finding of :data:`EXCEPTION_SIGNATURE`: the process ended on it by itself, and the
+    launcher's report only followed (issue 8, kinds 1 and 10). Exceptions Python ignored
+    and C++ aborts (``terminate called ...``: not a Python exception) are left out; the
+    finding's ``exc_type``/``message`` captures fill the entry. Empty when a cause exists,
+    and when no error was found at all: an exception alone stays unclassified (the report
+    shows it and exits 3, "a failure rootrank cannot name")."""
+    sig = library.signatures.get(EXCEPTION_SIGNATURE)
+    errors = [f for f in findings if f.severity == "error"]
+    if sig is None or not errors or any(f.role == "cause" for f in errors):
+        return []
+    read = {(e.path, e.line) for f in findings for e in f.evidence}
+    first: dict[int | None, Finding] = {}
+    for seen in state.exceptions:
+        exc = seen.exc
+        if exc.ignored or exc.header == "terminate" or seen.rank in first:
+            continue
+        if (seen.path, exc.log_line) in read:
+            continue
+        col = seen.raw.find(exc.type)
+        first[seen.rank] = Finding.of(
+            sig,
+            rank=seen.rank,
+            host=seen.host,
+            time=seen.time,
+            order=seen.order,
+            evidence=[
+                Evidence(
+                    path=seen.path,
+                    line=exc.log_line,
+                    text=seen.raw,
+                    rank=seen.rank,
+                    column_start=col if col >= 0 else None,
+                    column_end=len(seen.raw) if col >= 0 else None,
+                )
+            ],
+            captures={"exc_type": exc.type.rsplit(".", 1)[-1], "message": exc.message},
+        )
+        first[seen.rank].frames = [
+            {"file": fr.file, "line": fr.line, "func": fr.func, "user": fr.user}
+            for fr in exc.frames[-12:]
+        ]
+    return list(first.values())
 
 
 def infer(findings: list[Finding], library: Library) -> list[Finding]:

@@ -106,6 +106,11 @@ _TEMPLATES: dict[str, str] = {
     "diverged_groups": "the ranks' collective streams diverged: {groups}; the log does not tell which side started",
     "two_disagree": "ranks {a} and {b} disagree ({key} {va} vs {vb}) and the log does not tell which one diverged",
     "missing_reporter": "rank {rank} is the one known rank that did not report it, so it is the rank the others waited for",
+    "missing_reporter_cut": (
+        "rank {rank} is the one known rank that did not report it, but the log cuts its"
+        " traceback before the error line, so that line may simply be missing: the log does"
+        " not tell which rank the others waited for"
+    ),
     "missing_progress": (
         "rank {rank} is the one rank missing from the last progress (step {step}); the other ranks went on and "
         "waited for it"
@@ -114,6 +119,14 @@ _TEMPLATES: dict[str, str] = {
     "signal_not_sent": (
         "rank {rank} was killed by signal {signal} (pid {pid}) that torchrun's agent did not send: something outside "
         "the job killed it first (the kernel's OOM killer, a preemption, a person)"
+    ),
+    "pair_no_majority": (
+        "rank {rank}'s message only says it differs from rank {peer}, and the log shows no other"
+        " rank's output: it does not tell which of the two deviates"
+    ),
+    "cut_trace_before": (
+        "rank {rank} printed it, but the log starts inside an earlier trace (line {line}) whose"
+        " rank and error the paste cut, so it does not show that rank {rank} failed first"
     ),
     "unexplained_elsewhere": (
         "rank {other} also failed with an exception no signature explains, and the log does not show which of ranks "
@@ -128,9 +141,17 @@ _TEMPLATES: dict[str, str] = {
         "whose collective timed out: the first rank to time out, not the one the others waited for"
     ),
     "reported_by_launcher": "the launcher reports that rank {rank} exited by itself with code {code}",
+    "reported_by_launcher_unranked": (
+        "no rank is named on that line; the launcher reports that only rank {rank} exited by"
+        " itself (with code {code}), so it is the rank that raised it"
+    ),
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",
     "implied_rank": "this failure happens on rank {rank} by design ({reason})",
+    "implied_rank_agent": (
+        "its traceback runs through torchrun's agent, not a worker: the process that failed is"
+        " a launcher agent, which is no training rank"
+    ),
     "elastic_only_real": (
         "torchelastic's summary shows rank {rank} exited with code {code} while the others were stopped by the agent"
     ),

@@ -94,16 +94,38 @@ class Reporter:
                 lines.extend(f"rootrank:   stacks: {n}" for n in stacks.notes)
         self._emit(event, "\n".join(lines))
 
-    def failure(self, diag: Diagnosis, *, final: bool) -> None:
-        """A failure: while the job runs (``final`` False) a headline, at its end the report."""
+    def failure(self, diag: Diagnosis, *, final: bool, stall: Verdict | None = None) -> None:
+        """A failure: while the job runs (``final`` False) a headline, at its end the report.
+        ``stall``: the last stall reported during the run, when the output names no cause: the
+        final report then says the job stalled (and where), not that no failure was found."""
         d = diag.to_dict()
         rc = diag.root_cause or {}
+        event: dict[str, Any] = {"event": "failure", "final": final, "diagnosis": d}
+        if final and stall is not None and diag.root_cause is None:
+            steps = ", ".join(f"{_fmt_rank(r['rank'])} at step {r['step']}" for r in stall.ranks)
+            body = report.to_text(diag, color=self.color).split("\n")
+            if body and "No known failure found." in body[0]:
+                body[0] = "Nothing in the output names a cause."
+            last = max((r["time"] for r in stall.ranks if r.get("time")), default=None)
+            silent = time.time() - last if last is not None else stall.seconds
+            head = (
+                f"Stalled: {steps or 'no step seen'}, then no new step for {silent:.0f} s until"
+                f" the job ended (reported then: {stall.why})."
+            )
+            event["stall"] = {
+                "suspect_rank": stall.suspect_rank,
+                "why": stall.why,
+                "seconds": round(stall.seconds, 1),
+                "ranks": stall.ranks,
+            }
+            self._emit(event, "\n".join([head, *body]))
+            return
         if final:
             text = report.to_text(diag, color=self.color)
         else:
             where = f" on rank {diag.initiating_rank}" if diag.initiating_rank is not None else ""
             text = f"rootrank: failure while the job runs: {rc.get('title', 'an error')}{where} ({rc.get('failure_class', '?')})"
-        self._emit({"event": "failure", "final": final, "diagnosis": d}, text)
+        self._emit(event, text)
 
     def progress(self, ranks: list[dict[str, Any]]) -> None:
         """A progress heartbeat (``--progress-every``; JSON only, for the editor's status bar)."""

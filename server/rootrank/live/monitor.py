@@ -65,6 +65,8 @@ class Monitor:
         self._last_heartbeat = 0.0
         self._heartbeat_state: list[object] | None = None
         self._dumps: list[threading.Thread] = []
+        #: The stalls reported so far (the final report names the last when nothing else).
+        self.stalls: list[Verdict] = []
 
     def tick(self, now: float | None = None) -> None:
         """Run the checks (call about once a second)."""
@@ -74,6 +76,8 @@ class Monitor:
             verdicts = self.scan.tracker.check(now)
             ranks = self.scan.tracker.snapshot() if self.progress_every else None
         for v in verdicts:
+            if v.kind == "stall":
+                self.stalls.append(v)
             if (
                 v.kind == "stall"
                 and self.on_stall == "dump"
@@ -142,9 +146,10 @@ class Monitor:
     def final(self, diag: Diagnosis, failed: bool) -> None:
         """At the end: the full diagnosis when the job failed (or a new root cause showed up)."""
         key = failure_key(diag)
+        stall = self.stalls[-1] if self.stalls else None
         if failed or (key is not None and key != self.reported):
             if key is not None or failed:
-                self.reporter.failure(diag, final=True)
+                self.reporter.failure(diag, final=True, stall=stall)
 
 
 __all__ = ["Monitor", "StackDump", "failure_key"]

@@ -1,0 +1,159 @@
+"""Whether a verification command can fail: a verify proves a fix only when its exit status
+changes when the fix did not work.
+
+A command that only displays a state (``df -h``, ``sacct -j <id> -o State``, ``dmesg | tail``,
+``nvidia-smi -L | wc -l``) exits 0 whatever that state is, so a user (or a CI step) reading
+"exit 0" learns nothing. :func:`cannot_fail` reads the shell command the way ``sh`` gives it
+an exit status:
+
+- ``a ; b``: ``b``'s status (only the last command counts);
+- ``a || b``: fails only when both fail, so it cannot fail when either cannot;
+- ``a && b``: fails when either fails, so it cannot fail only when both cannot;
+- ``a | b``: ``b``'s status (no ``pipefail``);
+- ``! a``: inverted, so it can fail.
+
+The last command of a pipeline cannot fail when its program is in :data:`DISPLAY_ONLY`
+(leading ``VAR=value`` assignments and ``sudo``/``time``/``timeout N``/``env`` wrappers are
+skipped). The comment after ``  # `` (what to look for) is not part of the command. Pure
+functions, no imports from the engine (the signature loader calls it).
+"""
+
+from __future__ import annotations
+
+#: Programs that report a state and exit 0 whatever it is (given a valid invocation).
+DISPLAY_ONLY = frozenset(
+    {
+        "df",
+        "du",
+        "sacct",
+        "squeue",
+        "sinfo",
+        "scontrol",
+        "free",
+        "uptime",
+        "echo",
+        "printf",
+        "date",
+        "uname",
+        "hostname",
+        "whoami",
+        "id",
+        "true",
+        ":",
+        "ulimit",
+        "dmesg",
+        "journalctl",
+        "head",
+        "tail",
+        "sort",
+        "uniq",
+        "wc",
+        "column",
+        "tee",
+        "less",
+        "more",
+        "watch",
+        "top",
+        "htop",
+        "nvtop",
+        "lscpu",
+        "lsblk",
+    }
+)
+
+#: Wrappers whose own status is the wrapped program's (``timeout`` adds 124 on a timeout,
+#: which still is the wrapped command's run).
+_WRAPPERS = frozenset({"sudo", "time", "/usr/bin/time", "timeout", "nohup", "exec", "command"})
+
+
+def _split(text: str, seps: tuple[str, ...]) -> list[str]:
+    """``text`` split on any of ``seps`` outside quotes, ``$( )`` and backquotes."""
+    out: list[str] = []
+    cur: list[str] = []
+    quote = ""
+    depth = 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\" and quote == '"' and i + 1 < len(text):
+                cur.append(text[i : i + 2])
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+            cur.append(ch)
+            i += 1
+            continue
+        if ch in "'\"`":
+            quote = ch
+        elif text.startswith("$(", i):
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+        if not depth:
+            sep = next((s for s in seps if text.startswith(s, i)), None)
+            if sep is not None:
+                out.append("".join(cur))
+                cur = []
+                i += len(sep)
+                continue
+        cur.append(ch)
+        i += 1
+    out.append("".join(cur))
+    return [part.strip() for part in out]
+
+
+def _program(stage: str) -> tuple[str, bool]:
+    """The program a pipeline stage runs (its base name) and whether it is negated (``!``)."""
+    words = stage.split()
+    negated = False
+    while words:
+        w = words[0]
+        if w == "!":
+            negated = True
+        elif "=" in w and not w.startswith(("-", "=")) and w.split("=", 1)[0].isidentifier():
+            pass  # VAR=value
+        elif w in _WRAPPERS or w.rsplit("/", 1)[-1] in _WRAPPERS:
+            if w.rsplit("/", 1)[-1] == "timeout" and len(words) > 1:
+                words = words[1:]  # its duration
+            while len(words) > 1 and words[1].startswith("-"):
+                words = words[1:]  # the wrapper's own options (time -v, sudo -E)
+        elif w == "env":
+            pass
+        else:
+            return w.rsplit("/", 1)[-1], negated
+        words = words[1:]
+    return "", negated
+
+
+def _pipeline_cannot_fail(pipeline: str) -> bool:
+    stages = [s for s in _split(pipeline, ("|",)) if s]
+    if not stages:
+        return False
+    program, negated = _program(stages[-1])
+    return not negated and program in DISPLAY_ONLY
+
+
+def cannot_fail(command: str) -> str | None:
+    """Why ``command`` (a verify line, comment after ``  # `` allowed) exits 0 whatever
+    happened, or ``None`` when its status can show a failure. The reason names the program
+    whose status is the command's."""
+    head = command.partition("  # ")[0].strip()
+    if not head or head.startswith("#"):
+        return None
+    last = [s for s in _split(head, (";",)) if s]
+    if not last:
+        return None
+    alternatives = _split(last[-1], ("||",))
+    for alt in alternatives:
+        parts = [p for p in _split(alt, ("&&",)) if p]
+        if parts and all(_pipeline_cannot_fail(p) for p in parts):
+            stages = [s for s in _split(parts[-1], ("|",)) if s]
+            program = _program(stages[-1])[0]
+            return (
+                f"its exit status is {program!r}'s, which only displays a state and exits 0"
+                " whether or not the fix worked: end it with a check that can fail"
+                " (a rerun of the job, `test`, `grep -q`, `python -c 'assert ...'`)"
+            )
+    return None
