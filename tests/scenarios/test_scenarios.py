@@ -482,6 +482,7 @@ def test_mpirun_tag_output(tmp_path, case: Launched):
         fault_rank=case.fault,
         env=HANG_TIMEOUT,
         python=sys.executable,
+        timeout=90,  # three interpreters importing torch on a busy machine: about 20-50 s
     )
     assert not result.timed_out, result.output[-3000:]
     assert result.returncode == case.exit, result.output[-3000:]
@@ -530,6 +531,7 @@ def test_mp_spawn(tmp_path, case: Launched):
         fault_rank=case.fault,
         env=HANG_TIMEOUT,
         python=sys.executable,
+        timeout=90,  # three interpreters importing torch on a busy machine: about 20-50 s
     )
     assert not result.timed_out, result.output[-3000:]
     assert result.returncode == case.exit, result.output[-3000:]
