@@ -11,6 +11,9 @@ Environment read here (all optional):
   hung collective fails in seconds rather than the 30 minutes PyTorch defaults to.
 - ``SCENARIO_STEPS``: training steps (default 6).
 - ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``: set by torchrun.
+- ``OMPI_COMM_WORLD_RANK``, ``OMPI_COMM_WORLD_SIZE``, ``OMPI_COMM_WORLD_LOCAL_RANK``: set by Open
+  MPI's ``mpirun`` for each process; read when torchrun's are absent (``MASTER_ADDR`` and
+  ``MASTER_PORT`` must then be exported to the processes, ``mpirun -x MASTER_ADDR -x MASTER_PORT``).
 """
 
 from __future__ import annotations
@@ -53,14 +56,19 @@ def parse_args(
 
 
 def init_gloo() -> tuple[int, int]:
-    """Join the gloo process group torchrun set up; return ``(rank, world_size)``.
+    """Join the gloo process group torchrun (or mpirun) set up; return ``(rank, world_size)``.
 
     The timeout is ``SCENARIO_GLOO_TIMEOUT`` seconds (default 15). Raises whatever
     ``torch.distributed.init_process_group`` raises (``DistNetworkError`` when the store is
     unreachable).
     """
     timeout = float(os.environ.get("SCENARIO_GLOO_TIMEOUT", "15"))
-    dist.init_process_group("gloo", timeout=timedelta(seconds=timeout))
+    if "RANK" not in os.environ and "OMPI_COMM_WORLD_RANK" in os.environ:
+        # Launched by mpirun: the usual mapping of Open MPI's variables onto env://'s.
+        os.environ["RANK"] = os.environ["OMPI_COMM_WORLD_RANK"]
+        os.environ["WORLD_SIZE"] = os.environ["OMPI_COMM_WORLD_SIZE"]
+        os.environ["LOCAL_RANK"] = os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")
+    dist.init_process_group("gloo", init_method="env://", timeout=timedelta(seconds=timeout))
     return dist.get_rank(), dist.get_world_size()
 
 

@@ -191,25 +191,8 @@ def run_scenario(
         launcher_args=launcher_args,
         script_args=args,
     )
-    child_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
-    start = time.monotonic()
-    timed_out = False
     try:
-        proc = subprocess.Popen(
-            cmd,
-            cwd=REPO_ROOT,
-            env=child_env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            raw, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            raw, _ = proc.communicate()
+        code, output, seconds, timed_out = _run_bounded(cmd, dict(env or {}), timeout)
     finally:
         if holder is not None:
             holder.close()
@@ -217,14 +200,228 @@ def run_scenario(
     return ScenarioRun(
         name=name,
         command=cmd,
-        returncode=None if timed_out else proc.returncode,
-        output=raw.decode("utf-8", errors="replace"),
-        duration=time.monotonic() - start,
+        returncode=code,
+        output=output,
+        duration=seconds,
         timed_out=timed_out,
         master_port=port,
         log_dir=log_dir,
         rank_files=files,
     )
+
+
+def _run_bounded(
+    cmd: list[str], env: dict[str, str], timeout: float
+) -> tuple[int | None, str, float, bool]:
+    """Run ``cmd`` in its own session from the repository root, stdout and stderr merged;
+    kill its whole process group (SIGKILL) after ``timeout`` seconds. Returns ``(exit status
+    or None when it timed out, output, seconds, timed_out)``."""
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        cmd,
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        raw, _ = proc.communicate(timeout=timeout)
+        code: int | None = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raw, _ = proc.communicate()
+        code = None
+    output = raw.decode("utf-8", errors="replace")
+    return code, output, time.monotonic() - start, code is None
+
+
+def mpirun_command(
+    script: Path,
+    *,
+    nproc: int,
+    python: str = sys.executable,
+    mpirun: str = "mpirun",
+    script_args: tuple[str, ...] = (),
+) -> list[str]:
+    """The argv for Open MPI's ``mpirun --tag-output -np N python SCRIPT ...`` on this host.
+
+    ``--tag-output`` prefixes every line with ``[jobid,rank]<stdout>:`` or ``<stderr>:``;
+    ``--allow-run-as-root`` because Open MPI refuses root without it (containers, CI);
+    ``--oversubscribe`` because N may exceed the cores. ``-x`` exports the rendezvous and
+    scenario variables to every process (Open MPI does not pass the environment by itself).
+    """
+    exported = ["MASTER_ADDR", "MASTER_PORT", "PYTHONUNBUFFERED", "SCENARIO_GLOO_TIMEOUT"]
+    cmd = [mpirun, "--allow-run-as-root", "--oversubscribe", "--tag-output", "-np", str(nproc)]
+    for name in exported:
+        cmd += ["-x", name]
+    return [*cmd, python, str(script), *script_args]
+
+
+def run_mpirun(
+    name: str,
+    *,
+    nproc: int = 3,
+    fault_rank: int | None = None,
+    script_args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    timeout: float = 60.0,
+    python: str = sys.executable,
+    mpirun: str = "mpirun",
+) -> ScenarioRun:
+    """Run ``scenarios/<name>.py`` under Open MPI's ``mpirun --tag-output`` with ``nproc``
+    processes; each reads ``OMPI_COMM_WORLD_RANK``/``SIZE`` (``_common.init_gloo``) and joins a
+    gloo group over ``MASTER_ADDR=127.0.0.1`` and a free ``MASTER_PORT`` (``env://``).
+
+    Returns a :class:`ScenarioRun` (``master_port`` = that port). Raises
+    ``FileNotFoundError`` when the script or ``mpirun`` is missing."""
+    script = SCENARIOS_DIR / f"{name}.py"
+    if not script.is_file():
+        raise FileNotFoundError(script)
+    port = free_port()
+    args = tuple(script_args)
+    if fault_rank is not None:
+        args = ("--fault-rank", str(fault_rank), *args)
+    cmd = mpirun_command(script, nproc=nproc, python=python, mpirun=mpirun, script_args=args)
+    child_env = {
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(port),
+        "SCENARIO_GLOO_TIMEOUT": os.environ.get("SCENARIO_GLOO_TIMEOUT", "15"),
+        **(env or {}),
+    }
+    code, output, seconds, timed_out = _run_bounded(cmd, child_env, timeout)
+    return ScenarioRun(name, cmd, code, output, seconds, timed_out, port)
+
+
+def run_spawn(
+    name: str,
+    *,
+    nproc: int = 3,
+    fault_rank: int | None = None,
+    script_args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    timeout: float = 60.0,
+    python: str = sys.executable,
+) -> ScenarioRun:
+    """Run ``scenarios/<name>.py``'s ``main()`` in ``nproc`` processes started by
+    ``torch.multiprocessing.spawn`` (``scenarios/spawn_launch.py``), over a free port.
+
+    Returns a :class:`ScenarioRun`. Raises ``FileNotFoundError`` when the script is missing."""
+    if not (SCENARIOS_DIR / f"{name}.py").is_file():
+        raise FileNotFoundError(SCENARIOS_DIR / f"{name}.py")
+    port = free_port()
+    args = tuple(script_args)
+    if fault_rank is not None:
+        args = ("--fault-rank", str(fault_rank), *args)
+    launcher = (SCENARIOS_DIR / "spawn_launch.py").relative_to(REPO_ROOT)
+    cmd = [python, str(launcher), name, "--nproc", str(nproc), "--port", str(port), "--", *args]
+    code, output, seconds, timed_out = _run_bounded(cmd, dict(env or {}), timeout)
+    return ScenarioRun(name, cmd, code, output, seconds, timed_out, port)
+
+
+@dataclass
+class NodesRun:
+    """Several torchrun agents on this machine, each standing for one node of a job.
+
+    Attributes:
+        name: the scenario (script stem).
+        commands: each agent's argv, in node order (the order they were started).
+        returncodes: each agent's exit status; ``None`` for an agent killed on timeout.
+        logs: the files the output went to: one per agent (``node<i>.log``), or one shared
+            file (``nodes.log``) both agents wrote to, interleaved as a batch system's single
+            output file holds them.
+        duration: wall-clock seconds until the last agent ended.
+        timed_out: True when any agent was killed on ``timeout``.
+        master_port: the c10d rendezvous endpoint's port.
+    """
+
+    name: str
+    commands: list[list[str]]
+    returncodes: list[int | None]
+    logs: list[Path]
+    duration: float
+    timed_out: bool
+    master_port: int
+
+
+def run_nodes(
+    name: str,
+    out_dir: Path,
+    *,
+    nnodes: int = 2,
+    nproc: int = 2,
+    fault_rank: int | None = None,
+    script_args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    one_file: bool = False,
+    timeout: float = 60.0,
+    python: str = sys.executable,
+) -> NodesRun:
+    """Run ``nnodes`` torchrun agents of one job on this machine (``--nnodes=N
+    --node-rank=i --rdzv-backend=c10d --rdzv-endpoint=127.0.0.1:PORT``, ``nproc`` workers
+    each), as ``nnodes`` nodes would. The c10d rendezvous hands out the group ranks (node 0's
+    agent hosts the store; ``--node-rank`` is ignored by c10d), so node ``i`` holds global
+    ranks ``i*nproc ..`` only as far as the agents joined in start order.
+
+    Each agent's stdout and stderr go to ``out_dir/node<i>.log``, or with ``one_file`` all
+    agents append to ``out_dir/nodes.log``. Returns a :class:`NodesRun`.
+
+    Raises ``FileNotFoundError`` when the script is missing."""
+    script = SCENARIOS_DIR / f"{name}.py"
+    if not script.is_file():
+        raise FileNotFoundError(script)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    args = tuple(script_args)
+    if fault_rank is not None:
+        args = ("--fault-rank", str(fault_rank), *args)
+    child_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    paths = (
+        [out_dir / "nodes.log"] if one_file else [out_dir / f"node{i}.log" for i in range(nnodes)]
+    )
+    commands: list[list[str]] = []
+    procs: list[subprocess.Popen[bytes]] = []
+    start = time.monotonic()
+    for i in range(nnodes):
+        cmd = [
+            python,
+            "-m",
+            "torch.distributed.run",
+            f"--nnodes={nnodes}",
+            f"--nproc-per-node={nproc}",
+            f"--node-rank={i}",
+            "--rdzv-backend=c10d",
+            f"--rdzv-endpoint=127.0.0.1:{port}",
+            "--rdzv-id=scenario-nodes",
+            str(script.relative_to(REPO_ROOT)),
+            *args,
+        ]
+        commands.append(cmd)
+        with open(paths[0 if one_file else i], "ab") as sink:  # the child keeps its own fd
+            procs.append(
+                subprocess.Popen(
+                    cmd,
+                    cwd=REPO_ROOT,
+                    env=child_env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=sink,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            )
+        time.sleep(1.0)  # node 0's agent binds the c10d store first, as the endpoint's host
+    codes: list[int | None] = []
+    timed_out = False
+    for proc in procs:
+        try:
+            codes.append(proc.wait(timeout=max(0.1, timeout - (time.monotonic() - start))))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            codes.append(None)
+    return NodesRun(name, commands, codes, paths, time.monotonic() - start, timed_out, port)
 
 
 def aborted_at_teardown(returncode: int, output: str) -> bool:

@@ -16,6 +16,12 @@ if ! command -v nvim >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get
   DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq neovim >/dev/null
 fi
 
+echo "== Open MPI (the mpirun --tag-output scenarios; without mpirun they are skipped, with the reason)"
+if ! command -v mpirun >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get -o DPkg::Lock::Timeout=900 update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq openmpi-bin >/dev/null
+fi
+
 echo "== Python environment"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
@@ -41,7 +47,7 @@ else
 fi
 
 echo "== Real torchrun scenarios (gloo on CPU)"
-.venv/bin/python -m pytest -q -p no:cacheprovider -m scenarios --durations=5
+.venv/bin/python -m pytest -q -p no:cacheprovider -rs -m scenarios --durations=5
 
 echo "== VS Code extension: unit tests, checks (generated types, tsc, eslint, prettier), the .vsix"
 # Native modules (code-server's) build against Debian's Node headers, never downloaded ones.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import ahocorasick_rs
 import regex
@@ -174,6 +174,15 @@ _RUN_START = regex.compile(
     r"|srun|mpirun|sbatch)\b"
 )
 
+#: torchrun's agent logs its worker group's first failure once per failed attempt
+#: (torch/distributed/elastic/multiprocessing/api.py, ``PContext._poll``); with
+#: ``--max-restarts`` it then starts the group again and, at its default log level, prints
+#: nothing else. A second such line from one agent (the glog header's pid) is a restart.
+_AGENT_FAILED = regex.compile(
+    r"(?:^|\s)[EW]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*elastic/multiprocessing/api\.py:\d+\] "
+    r"failed \(exitcode: -?\d+\) local_rank: \d+ "
+)
+
 
 @dataclass
 class LaunchFacts:
@@ -334,6 +343,10 @@ class ScanState:
     #: 1-based lines where a later run started, after the earlier one had failed. The findings,
     #: exceptions and summaries hold the last run only (:meth:`Scanner._new_attempt`).
     attempt_starts: list[int] = field(default_factory=list)
+    #: Findings of the attempts before a torchrun agent restarted its workers
+    #: (``--max-restarts``; :meth:`Scanner._restarted`), in log order: not the job's end, but
+    #: a restart's failure may be explained by them (rootrank.analysis.rules).
+    earlier_findings: list[Finding] = field(default_factory=list)
 
 
 #: Lines that may show progress or a metric (one Aho-Corasick pass per block, like the main gate).
@@ -416,6 +429,10 @@ class Scanner:
         # Whether the current run (attempt) of the job has failed yet: a run that starts after
         # it begins a new attempt.
         self._failed = False
+        # (path, agent pid) -> 1-based line of that torchrun agent's last "failed (exitcode" log
+        # line, and how many times it restarted its workers.
+        self._agent_failed: dict[tuple[str, str], int] = {}
+        self._agent_restarts: dict[tuple[str, str], int] = {}
 
     def scan_source(self, path: str, blocks: Iterable[Block]) -> None:
         """Scan one source given as blocks of whole lines. ``path`` names it in evidence;
@@ -570,6 +587,13 @@ class Scanner:
         elif tagged.time is not None and (st.end_time is None or tagged.time > st.end_time):
             st.end_time = tagged.time
         st.launch.read(text, raw.number)
+        if "failed (exitcode" in text:
+            m = _AGENT_FAILED.search(raw.text)
+            if m:
+                agent = (path, m.group("agent"))
+                if agent in self._agent_failed:
+                    self._restarted(path, self._agent_failed[agent] + 1, agent)
+                self._agent_failed[agent] = raw.number
         pending = self._pending
         if pending is not None:
             if (
@@ -672,6 +696,39 @@ class Scanner:
         self._pending = None
         self._line_sigs.clear()
         self._failed = False
+
+    def _restarted(self, path: str, start: int, agent: tuple[str, str]) -> None:
+        """The torchrun agent ``agent`` (path, pid) logged a second failure: it had restarted
+        its workers, and the attempt that just failed began at line ``start`` (1-based, the
+        line after its previous failure) of ``path``. What ``path`` showed before ``start`` is
+        set aside in :attr:`ScanState.earlier_findings` (a finding seen in both attempts is
+        split in two); the earlier exceptions are dropped. A finding whose evidence no longer
+        holds an earlier occurrence (beyond :data:`MAX_EVIDENCE`) stays with the last attempt.
+        """
+        st = self.state
+        count = self._agent_restarts.get(agent, 0) + 1
+        self._agent_restarts[agent] = count
+        if count > max((n for a, n in self._agent_restarts.items() if a != agent), default=0):
+            st.attempt_starts.append(start)  # one more attempt of the job, not one per node
+
+        def earlier(e: Evidence) -> bool:
+            return e.path == path and e.line < start
+
+        for key, f in list(st.findings.items()):
+            old = [e for e in f.evidence if earlier(e)]
+            if not old:
+                continue
+            new = [e for e in f.evidence if not earlier(e)]
+            if new:
+                st.earlier_findings.append(replace(f, evidence=old, count=len(old)))
+                f.evidence[:] = new
+                f.count = max(1, f.count - len(old))
+            else:
+                st.earlier_findings.append(st.findings.pop(key))
+        st.earlier_findings.sort(key=lambda f: f.order)
+        kept = [x for x in st.exceptions if not (x.path == path and x.exc.log_line < start)]
+        st.exceptions.clear()
+        st.exceptions.extend(kept)
 
     def _light(self, number: int, line: str, path: str, tagger: RankTagger) -> None:
         """A line only the curve gate chose (1-based ``number``): rank tagging and the curves,

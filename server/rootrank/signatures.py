@@ -23,7 +23,8 @@ The schema (all keys required unless marked optional)::
                                  # them; hardware events explain the GPU errors after them
     explained_by: [str]          # optional: what may explain this finding (a kind, a
                                  # failure class, a signature id, or `peer`: a fault on
-                                 # another rank), read by rootrank.analysis.rules
+                                 # another rank; `restart`: a fault of an attempt before
+                                 # a torchrun restart), read by rootrank.analysis.rules
     tags: [str]
     affects: [str]               # pytorch, nccl, cuda, deepspeed, hf, megatron, vllm, ...
     patterns:                    # at least one

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -400,3 +401,297 @@ def test_healthy_run_has_no_root_cause(tmp_path, name, nproc, env):
     rc = diag["root_cause"]
     assert rc is None, (rc["signature"], rc["evidence"][:2])
     assert code == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Launch layouts other than one torchrun: Open MPI's mpirun --tag-output, mp.spawn, two torchrun
+# agents as two nodes, and torchrun's --max-restarts. Each fault is on a rank other than 0.
+
+
+def collateral_lines(diag: dict) -> set[int]:
+    """1-based lines of every collateral group's evidence (any file)."""
+    return {e["line"] for group in diag["collateral"] for e in group["evidence"]}
+
+
+def root_lines(diag: dict) -> set[int]:
+    """1-based lines of the root cause's evidence."""
+    return {e["line"] for e in diag["root_cause"]["evidence"]}
+
+
+MPIRUN = shutil.which("mpirun")
+needs_mpirun = pytest.mark.skipif(
+    MPIRUN is None, reason="Open MPI's mpirun is not installed (apt-get install openmpi-bin)"
+)
+
+
+@dataclass(frozen=True)
+class Launched:
+    """A scenario run by another launcher than torchrun, and what the diagnosis must say:
+    like :class:`Failure` (``lines``: regexes of the root cause's line; ``{fault}`` filled in),
+    plus ``exit`` (the launcher's exit status) and ``collateral``: regexes of launcher lines
+    that must be collateral, never the root cause."""
+
+    id: str
+    scenario: str
+    nproc: int
+    fault: int
+    failure_class: str
+    lines: tuple[str, ...]
+    exit: int = 1
+    collateral: tuple[str, ...] = ()
+
+
+MPI_BANNER = (
+    r"^Primary job\s+terminated normally, but 1 process returned",
+    r"^mpirun detected that one or more processes exited with non-zero status"
+    r"|^\s+Process name: \[\[\d+,\d+\],{fault}\]",
+)
+
+MPIRUN_CASES = [
+    Launched(
+        "mpirun-rank-2-raises-value-error-while-others-wait-in-all-reduce",
+        "bad_data_raise",
+        3,
+        2,
+        "user-code-exception",
+        (r"^\[1,{fault}\]<stderr>:\[rank{fault}\]: ValueError: shard-0000{fault}\.csv",),
+        collateral=MPI_BANNER,
+    ),
+    Launched(
+        # No process prints anything about the kill: only mpirun's own line names the rank.
+        "mpirun-rank-2-sigkilled-mid-step",
+        "sigkill_mid_step",
+        3,
+        2,
+        "host-oom-killed",
+        (r"^mpirun noticed that process rank {fault} with PID \d+ on node \S+ exited on signal 9",),
+        exit=137,
+        collateral=(MPI_BANNER[0],),
+    ),
+]
+
+
+@needs_mpirun
+@pytest.mark.parametrize("case", MPIRUN_CASES, ids=[c.id for c in MPIRUN_CASES])
+def test_mpirun_tag_output(tmp_path, case: Launched):
+    """``mpirun --tag-output -np 3``: every line carries ``[jobid,rank]<stream>:``; mpirun's
+    abort banners name the job's end, never its cause."""
+    result = runner.run_mpirun(
+        case.scenario,
+        nproc=case.nproc,
+        fault_rank=case.fault,
+        env=HANG_TIMEOUT,
+        python=sys.executable,
+        timeout=90,  # three interpreters importing torch on a busy machine: about 20-50 s
+    )
+    assert not result.timed_out, result.output[-3000:]
+    assert result.returncode == case.exit, result.output[-3000:]
+    out = result.output
+    diag, code = diagnose(save(tmp_path, result))
+    fill = lambda p: p.replace("{fault}", str(case.fault))  # noqa: E731
+    lines = sorted({n for p in case.lines for n in lines_matching(out, fill(p))})
+    assert_diagnosis(
+        diag, code, failure_class=case.failure_class, rank=case.fault, lines=lines, text=out
+    )
+    for pattern in case.collateral:
+        banner = set(lines_matching(out, fill(pattern)))
+        assert banner, f"mpirun printed no line matching {pattern!r}"
+        assert banner & collateral_lines(diag), (pattern, diag["collateral"])
+        assert not banner & root_lines(diag), (pattern, diag["root_cause"]["evidence"])
+
+
+SPAWN_CASES = [
+    Launched(
+        "spawn-rank-1-of-3-raises-value-error",
+        "bad_data_raise",
+        3,
+        1,
+        "user-code-exception",
+        (r"^ValueError: shard-0000{fault}\.csv",),
+    ),
+    Launched(
+        "spawn-rank-1-of-3-sigkilled-mid-step",
+        "sigkill_mid_step",
+        3,
+        1,
+        "host-oom-killed",
+        (r"ProcessExitedException: process {fault} terminated with signal SIGKILL",),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", SPAWN_CASES, ids=[c.id for c in SPAWN_CASES])
+def test_mp_spawn(tmp_path, case: Launched):
+    """``torch.multiprocessing.spawn`` with 3 processes: the parent re-raises the failed
+    process's error ("-- Process 1 terminated with the following error:", or "process 1
+    terminated with signal SIGKILL") and stops the others; no line carries a rank prefix."""
+    result = runner.run_spawn(
+        case.scenario,
+        nproc=case.nproc,
+        fault_rank=case.fault,
+        env=HANG_TIMEOUT,
+        python=sys.executable,
+        timeout=90,  # three interpreters importing torch on a busy machine: about 20-50 s
+    )
+    assert not result.timed_out, result.output[-3000:]
+    assert result.returncode == case.exit, result.output[-3000:]
+    out = result.output
+    diag, code = diagnose(save(tmp_path, result))
+    lines = lines_matching(out, case.lines[0].replace("{fault}", str(case.fault)))
+    assert_diagnosis(
+        diag, code, failure_class=case.failure_class, rank=case.fault, lines=lines, text=out
+    )
+
+
+NODES_FAULT_RANK = 3  # local rank 1 of the second node: 2 nodes x 2 workers
+
+
+def summary_host(text: str, rank: int) -> str | None:
+    """The ``host :`` field of torchelastic's summary entry for global ``rank``, or None."""
+    m = re.search(rf"^  host\s*: (\S+)\n  rank\s*: {rank} \(local_rank: \d+\)$", text, re.M)
+    return m.group(1) if m else None
+
+
+def fault_node(run) -> tuple[Path, str]:
+    """The node log that holds the fault rank's ValueError, and its text."""
+    pattern = rf"\[rank{NODES_FAULT_RANK}\]: ValueError"
+    held = [(p, p.read_text(encoding="utf-8")) for p in run.logs]
+    held = [(p, t) for p, t in held if re.search(pattern, t)]
+    assert len(held) == 1, [p.read_text(encoding="utf-8")[-2000:] for p in run.logs]
+    return held[0]
+
+
+@pytest.fixture(scope="module")
+def two_node_run(tmp_path_factory):
+    """Two torchrun agents (``--nnodes=2``, c10d rendezvous, 2 workers each), each writing
+    to its own file; global rank 3 raises, the three others wait in ``all_reduce``."""
+    out = tmp_path_factory.mktemp("two-nodes")
+    run = runner.run_nodes(
+        "bad_data_raise",
+        out,
+        nnodes=2,
+        nproc=2,
+        fault_rank=NODES_FAULT_RANK,
+        env=HANG_TIMEOUT,
+        python=sys.executable,
+    )
+    assert not run.timed_out, [p.read_text(encoding="utf-8")[-2000:] for p in run.logs]
+    assert run.returncodes == [1, 1]
+    return run
+
+
+def test_two_nodes_each_agent_to_its_own_file(two_node_run):
+    """Both node files given together: the initiator is global rank 3 (its own node's
+    torchrun calls it local_rank 1), on the host its node's summary names; the other
+    node's ranks (0 and 1) and rank 2 (gloo's "Connection closed by peer") are collateral."""
+    culprit, text = fault_node(two_node_run)
+    other = next(p for p in two_node_run.logs if p != culprit)
+    diag, code = diagnose(*two_node_run.logs)
+    assert_diagnosis(
+        diag,
+        code,
+        failure_class="user-code-exception",
+        rank=NODES_FAULT_RANK,
+        lines=lines_matching(text, rf"^\[rank{NODES_FAULT_RANK}\]: ValueError: shard-00003\.csv"),
+        text=text,
+        path=culprit,
+    )
+    host = summary_host(text, NODES_FAULT_RANK)
+    assert host is not None and diag["initiating_host"] == host
+    reset = [g for g in diag["collateral"] if g["signature"] == "connection-reset-by-peer"]
+    assert {r for g in reset for r in g["ranks"]} == {0, 1, 2}, diag["collateral"]
+    files = {Path(e["path"]).resolve() for g in reset for e in g["evidence"]}
+    assert other.resolve() in files, diag["collateral"]
+    assert diag["attempts"] == 1
+
+
+def test_two_nodes_in_one_file_as_a_batch_system_writes_them(tmp_path):
+    """Both agents append to one file, their lines interleaved as they were written (a
+    batch system's single output file of a 2-node job)."""
+    run = runner.run_nodes(
+        "bad_data_raise",
+        tmp_path,
+        nnodes=2,
+        nproc=2,
+        fault_rank=NODES_FAULT_RANK,
+        env=HANG_TIMEOUT,
+        one_file=True,
+        python=sys.executable,
+    )
+    assert not run.timed_out and run.returncodes == [1, 1]
+    (path,) = run.logs
+    text = path.read_text(encoding="utf-8")
+    diag, code = diagnose(path)
+    assert_diagnosis(
+        diag,
+        code,
+        failure_class="user-code-exception",
+        rank=NODES_FAULT_RANK,
+        lines=lines_matching(text, rf"^\[rank{NODES_FAULT_RANK}\]: ValueError: shard-00003\.csv"),
+        text=text,
+    )
+    assert diag["attempts"] == 1
+    reset = {
+        r
+        for g in diag["collateral"]
+        if g["signature"] == "connection-reset-by-peer"
+        for r in g["ranks"]
+    }
+    assert reset == {0, 1, 2}, diag["collateral"]
+
+
+def test_restart_meets_the_same_fault_again(tmp_path):
+    """``--max-restarts=1``: rank 2 rejects its shard before joining the group, in both
+    attempts. The diagnosis says the log holds two runs and is about the last: its evidence
+    is the second ValueError (the only place the rank comes from is torchrun's summary: the
+    exception is raised before ``init_process_group`` sets the ``[rankN]:`` prefix)."""
+    result = run(
+        "bad_data_raise",
+        nproc=3,
+        fault_rank=2,
+        script_args=("--check-first",),
+        env=HANG_TIMEOUT,
+        launcher_args=("--max-restarts=1",),
+    )
+    assert result.returncode == 1, result.output[-3000:]
+    out = result.output
+    raised = lines_matching(out, r"^ValueError: shard-00002\.csv")
+    assert len(raised) == 2, out[-3000:]  # once per attempt
+    diag, code = diagnose(save(tmp_path, result))
+    assert_diagnosis(
+        diag, code, failure_class="user-code-exception", rank=2, lines=raised[1:], text=out
+    )
+    assert diag["attempts"] == 2
+    assert any("holds 2 runs" in r for r in diag["reasoning"]), diag["reasoning"]
+
+
+def test_restart_that_cannot_reform_the_group_is_explained_by_the_first_fault(tmp_path):
+    """``--max-restarts=1`` with the static rendezvous: rank 2 raises mid-step; the restarted
+    rank 2 cannot connect gloo's full mesh (refused: the store still holds the first
+    attempt's addresses, torch 2.13). The last attempt's failure is the restart's own: the
+    first attempt's ValueError on rank 2 is the cause, and the log holds two runs."""
+    result = run(
+        "bad_data_raise",
+        nproc=3,
+        fault_rank=2,
+        env=HANG_TIMEOUT,
+        launcher_args=("--max-restarts=1",),
+    )
+    assert result.returncode == 1, result.output[-3000:]
+    out = result.output
+    refused = lines_matching(out, r"Gloo connectFullMesh failed with .*Connection refused")
+    assert refused, f"the restart did not fail to connect gloo's mesh:\n{out[-3000:]}"
+    diag, code = diagnose(save(tmp_path, result))
+    assert_diagnosis(
+        diag,
+        code,
+        failure_class="user-code-exception",
+        rank=2,
+        lines=lines_matching(out, r"^\[rank2\]: ValueError: shard-00002\.csv"),
+        text=out,
+    )
+    assert diag["attempts"] == 2
+    assert any(
+        x["rule"] == "restart_after_failure" and x["effect"]["line"] in refused
+        for x in diag["explanations"]
+    ), diag["explanations"]

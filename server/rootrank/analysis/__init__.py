@@ -44,7 +44,9 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     root = pick_root(graph, ctx)
     diag = _empty_diagnosis(ctx)
     if state.attempt_starts:
-        diag.reasoning.append(say("attempts", n=diag.attempts, line=state.attempt_starts[-1]))
+        restart = root is not None and any(root is f for f in state.earlier_findings)
+        key = "attempts_restart" if restart else "attempts"
+        diag.reasoning.append(say(key, n=diag.attempts, line=state.attempt_starts[-1]))
     if root is None:
         return _no_known_failure(ctx, diag)
     initiator = find_initiator(ctx, root)

@@ -69,6 +69,7 @@ def prepare(state: ScanState, library: Library) -> Context:
         if totals[f.signature] >= library.signatures[f.signature].min_count
     ]
     local_why = global_ranks_from_local(findings, state)
+    findings.extend(earlier_faults(findings, state, library))
     findings.extend(infer(findings, library))
     findings.extend(exception_findings(findings, state, library))
     findings.sort(key=lambda f: f.order)
@@ -143,6 +144,29 @@ def exception_findings(
             for fr in exc.frames[-12:]
         ]
     return list(first.values())
+
+
+def earlier_faults(findings: list[Finding], state: ScanState, library: Library) -> list[Finding]:
+    """The faults of the attempts before a torchrun restart (``state.earlier_findings``:
+    errors of kind ``cause`` that do not merely report a lost peer) when a finding of the
+    last attempt declares ``explained_by: [restart]``: its failure may be the restart's own
+    (rootrank.analysis.rules.restart_after_failure). Otherwise the earlier attempts stay out:
+    the diagnosis is about the attempt that ended the job. Returns the same objects."""
+    if not state.earlier_findings:
+        return []
+
+    def declared(f: Finding) -> tuple[str, ...]:
+        return getattr(library.signatures.get(f.signature), "explained_by", ()) or ()
+
+    if not any("restart" in declared(f) for f in findings):
+        return []
+    return [
+        f
+        for f in state.earlier_findings
+        if f.severity == "error"
+        and (getattr(library.signatures.get(f.signature), "kind", None) or f.role) == "cause"
+        and "peer" not in declared(f)
+    ]
 
 
 def infer(findings: list[Finding], library: Library) -> list[Finding]:

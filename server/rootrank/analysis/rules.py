@@ -150,6 +150,29 @@ def declared_explanations(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
                 yield Edge(c, e, "declared_explanations", "it only reports that a peer went away")
 
 
+def restart_after_failure(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
+    """A fault of an attempt before a torchrun restart (``--max-restarts``) explains the
+    last attempt's failure when that failure's YAML declares ``explained_by: [restart]``:
+    forming the process group again where the failed attempt left its state. With the
+    static rendezvous the agent's TCPStore keeps the addresses the failed attempt's ranks
+    published, and gloo's full-mesh connect of the restarted ranks is refused (torch 2.13,
+    gloo on CPU: scenarios/README.md, "restart-fails-to-reform-the-group"). The restart
+    exists only because of the earlier fault, and fixing it leaves nothing to restart."""
+    earlier = {id(f) for f in ctx.state.earlier_findings}
+    faults = [c for c in nodes if id(c) in earlier]
+    for e in nodes:
+        sig = ctx.library.signatures.get(e.signature)
+        if id(e) in earlier or "restart" not in (getattr(sig, "explained_by", ()) or ()):
+            continue
+        for c in faults:
+            yield Edge(
+                c,
+                e,
+                "restart_after_failure",
+                "the restarted attempt failed to form the group the failed attempt left behind",
+            )
+
+
 #: How many lines after a wrapper exception (``explained_by: [wrapped]``) the exception it
 #: re-raises may be printed (its "Original Traceback").
 WRAP_SPAN = 60
@@ -244,5 +267,6 @@ RULES: tuple[Rule, ...] = (
     hardware_explains_gpu_faults,
     declared_explanations,
     terminal_after_fault,
+    restart_after_failure,
     cause_explains_symptoms,
 )
