@@ -16,6 +16,8 @@ pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not p
 
 CLASS_FLOOR = 0.94
 RANK_FLOOR = 0.96
+#: Ranks named where the label says the log cannot tell (the corpus had 3 at the start of round 7).
+OVERCLAIM_CEILING = 1
 
 
 def test_corpus_class_and_rank_accuracy():
@@ -24,7 +26,7 @@ def test_corpus_class_and_rank_accuracy():
     assert report.healthy_claims == 0, summary["misses"]
     assert report.class_accuracy >= CLASS_FLOOR, summary["misses"]
     assert report.rank_accuracy >= RANK_FLOOR, summary["misses"]
-    assert report.rank_overclaims <= 3, summary["misses"]
+    assert report.rank_overclaims <= OVERCLAIM_CEILING, summary["misses"]
 
 
 def test_eval_command_prints_the_figures():
