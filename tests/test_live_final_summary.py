@@ -1,0 +1,74 @@
+"""``rootrank run`` keeps a stall in its final summary; an empty input is an input error."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import ROOT, run_cli
+
+# -- rootrank run: a stall stays in the final summary ----------------------------------------
+
+
+def _run(tmp_path, fmt: str):
+    job = tmp_path / "hang.py"
+    job.write_text(
+        "import sys, time\n"
+        "for step in range(3):\n"
+        "    print(f'[rank0]: step {step} loss 2.0', flush=True)\n"
+        "    print(f'[rank1]: step {step} loss 2.0', flush=True)\n"
+        "    time.sleep(0.1)\n"
+        "time.sleep(4)\n"
+        "sys.exit(3)\n",
+        encoding="utf-8",
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "rootrank", "run", "--format", fmt, "--stall", "1", "--"]
+        + [sys.executable, str(job)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def test_the_final_summary_of_a_stalled_run_names_the_stall(tmp_path):
+    proc = _run(tmp_path, "text")
+    assert proc.returncode == 3
+    err = proc.stderr.decode()
+    assert "rootrank: stall:" in err
+    final = err[err.index("Stalled: ") :]
+    assert "rank 0 at step 2, rank 1 at step 2" in final.splitlines()[0]
+    assert "No known failure found" not in err
+
+
+def test_the_final_json_event_of_a_stalled_run_carries_the_stall(tmp_path):
+    proc = _run(tmp_path, "json")
+    evs = [json.loads(x) for x in proc.stderr.decode().splitlines() if x.startswith("{")]
+    final = next(e for e in evs if e["event"] == "failure" and e["final"])
+    assert final["diagnosis"]["root_cause"] is None
+    assert {r["rank"]: r["step"] for r in final["stall"]["ranks"]} == {0: 2, 1: 2}
+    assert final["stall"]["seconds"] >= 1
+
+
+# -- an empty input is an input error ---------------------------------------------------------
+
+
+def test_an_empty_stdin_is_an_input_error():
+    done = run_cli("diagnose", "-", stdin=b"")
+    assert done.returncode == 2
+    assert b"<stdin>: empty input (0 bytes read)" in done.stderr
+
+
+def test_an_empty_rank_file_beside_a_real_one_is_still_diagnosed(tmp_path):
+    (tmp_path / "rank0.log").write_bytes(b"")
+    (tmp_path / "rank1.log").write_text(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a"
+        " total capacity of 79.11 GiB of which 1.02 GiB is free.\n",
+        encoding="utf-8",
+    )
+    done = run_cli("diagnose", str(tmp_path), "--format", "json")
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["root_cause"]["failure_class"] == "cuda-oom"
