@@ -36,21 +36,25 @@ from dataclasses import dataclass, field
 
 import regex
 
-_START = regex.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):\s*$")
-_FRAME = regex.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
-_EXC = regex.compile(
+from rootrank import lazy_regex
+
+_START = lazy_regex.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):\s*$")
+_FRAME = lazy_regex.compile(
+    r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$'
+)
+_EXC = lazy_regex.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failed|Unsupported|Warning|Timeout|Fault|Iteration|Stop\w*)?)(?::\s?(?P<msg>.*))?$"
 )
 # VS Code's exception widget title ('Exception has occurred: {0}' with debugpy's exceptionId).
-_DEBUGGER = regex.compile(
+_DEBUGGER = lazy_regex.compile(
     r"^\s*(?:User-unhandled e|E)xception has occurred: (?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)"
     r"(?:\s+\(note: full exception trace is shown but execution is paused at: [^)]*\))?\s*$"
 )
 # IPython's ultratb header: the type, padding, then "Traceback (most recent call last)".
-_IPY_START = regex.compile(
+_IPY_START = lazy_regex.compile(
     r"^(?!Original\b)(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s+Traceback \(most recent call last\)\s*$"
 )
-_IPY_FRAME = regex.compile(
+_IPY_FRAME = lazy_regex.compile(
     r"^(?:Cell (?P<cell>In ?\[\d*\]), line (?P<cline>\d+)(?:, in (?P<cfunc>.+?))?"
     r"|Input (?P<input>In ?\[\d*\]), in (?P<ifunc>.+?)"
     r"|File (?P<file>\S.*?):(?P<line>\d+)(?:, in (?P<func>.+?))?"
@@ -58,13 +62,13 @@ _IPY_FRAME = regex.compile(
 )
 # The current line of a frame ("----> 5 x = d[k]", "---> 12 raise ...": the arrow shortens
 # as the line number grows) and IPython's "[... skipping hidden 1 frame]".
-_IPY_CODE = regex.compile(r"^(?:-{1,8}>\s|\[\.\.\. skipping)")
+_IPY_CODE = lazy_regex.compile(r"^(?:-{1,8}>\s|\[\.\.\. skipping)")
 # libstdc++'s verbose terminate handler: the C++ exception that ended the process and, on the
 # next line, its what() text (c10::Error, std::runtime_error, gloo::EnforceNotMet...).
-_TERMINATE = regex.compile(
+_TERMINATE = lazy_regex.compile(
     r"^\s*terminate called after throwing an instance of '(?P<type>[^']{1,200})'\s*$"
 )
-_WHAT = regex.compile(r"^\s*what\(\):\s+(?P<msg>.*)$")
+_WHAT = lazy_regex.compile(r"^\s*what\(\):\s+(?P<msg>.*)$")
 #: Message lines after a debugger header that are read before giving up on frames.
 MAX_HEADER_MESSAGE_LINES = 8
 
@@ -83,7 +87,7 @@ _LIBRARY_MARKERS = (
 
 
 # pip's console-script wrappers of launchers (``/venv/bin/torchrun``, line 8, in <module>).
-_LAUNCHER_SCRIPT = regex.compile(
+_LAUNCHER_SCRIPT = lazy_regex.compile(
     r"[/\\](?:bin|Scripts)[/\\](?:torchrun|deepspeed|accelerate|horovodrun|ds|python[\d.]*|ipython|jupyter[\w-]*|pytest|lightning|colossalai|llamafactory-cli|tune)(?:\.exe)?$"
 )
 
@@ -522,7 +526,7 @@ def qualified_names(exc_type: str) -> list[str]:
     ]
 
 
-_CONTINUATION_STOP = regex.compile(
+_CONTINUATION_STOP = lazy_regex.compile(
     r"""^(?:
         \s*File\ "                                                        # a frame
       | \s*(?:Original\ )?Traceback\b | .*\bTraceback\ \(most\ recent\ call\ last\)
