@@ -34,7 +34,6 @@ File format (``rootrank.library/1``)::
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -130,7 +129,7 @@ def from_record(record: dict[str, Any], root: Path) -> Signature:
         references=tuple(record["references"]),
         related=tuple(record["related"]),
         fixture=fixtures[0],
-        path=str(root / record["path"]),
+        path=os.path.join(root, *record["path"].split("/")),  # str(root / path), faster
         inferred=(
             None
             if inferred is None
@@ -149,35 +148,43 @@ def from_record(record: dict[str, Any], root: Path) -> Signature:
 # -- sources and freshness --------------------------------------------------------------------
 
 
-def _library_files(root: Path) -> dict[str, Path]:
+def _library_files(root: Path) -> dict[str, str]:
     """The files a library folder's records come from: every ``*.yaml``/``*.yml`` (found as
     :func:`rootrank.signatures._load_dir` finds them) and ``taxonomy.json``, by POSIX path
-    relative to ``root``."""
-    files: dict[str, Path] = {}
-    for dirpath, _dirs, names in os.walk(root, followlinks=False):
+    relative to ``root``, sorted (plain strings: this runs at every start)."""
+    top = str(root)
+    files: dict[str, str] = {}
+    for dirpath, _dirs, names in os.walk(top, followlinks=False):
+        sub = dirpath[len(top) + 1 :].replace(os.sep, "/")
         for name in names:
             if name.endswith((".yaml", ".yml")):
-                path = Path(dirpath) / name
-                files[path.relative_to(root).as_posix()] = path
-    taxonomy = root / "taxonomy.json"
-    if taxonomy.is_file():
+                files[f"{sub}/{name}" if sub else name] = os.path.join(dirpath, name)
+    taxonomy = os.path.join(top, "taxonomy.json")
+    if os.path.isfile(taxonomy):
         files["taxonomy.json"] = taxonomy
     return dict(sorted(files.items()))
 
 
-def _code_files() -> dict[str, Path]:
-    return {rel: PACKAGE_DIR / rel for rel in CODE if (PACKAGE_DIR / rel).is_file()}
+def _code_files() -> dict[str, str]:
+    return {rel: str(PACKAGE_DIR / rel) for rel in CODE if (PACKAGE_DIR / rel).is_file()}
 
 
-def _fingerprints(files: dict[str, Path]) -> dict[str, list[Any]]:
+def _sha256(path: str) -> str:
+    import hashlib  # here, not at start: a current checkout is checked by size and mtime
+
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _fingerprints(files: dict[str, str]) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {}
     for rel, path in files.items():
-        st = path.stat()
-        out[rel] = [st.st_size, st.st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest()]
+        st = os.stat(path)
+        out[rel] = [st.st_size, st.st_mtime_ns, _sha256(path)]
     return out
 
 
-def _changed(files: dict[str, Path], recorded: dict[str, Any], *, contents: bool) -> str | None:
+def _changed(files: dict[str, str], recorded: dict[str, Any], *, contents: bool) -> str | None:
     """The first difference between ``files`` and their recorded fingerprints, as a phrase,
     or ``None``. ``contents``: a file whose size or mtime differs is compared by SHA-256
     (else names and sizes only)."""
@@ -188,17 +195,13 @@ def _changed(files: dict[str, Path], recorded: dict[str, Any], *, contents: bool
     for rel, path in files.items():
         size, mtime_ns, sha = recorded[rel]
         try:
-            st = path.stat()
+            st = os.stat(path)
+            if st.st_size != size or (
+                contents and st.st_mtime_ns != mtime_ns and _sha256(path) != sha
+            ):
+                return f"{rel} changed"
         except OSError:
             return f"{rel} cannot be read"
-        if st.st_size != size:
-            return f"{rel} changed"
-        if contents and st.st_mtime_ns != mtime_ns:
-            try:
-                if hashlib.sha256(path.read_bytes()).hexdigest() != sha:
-                    return f"{rel} changed"
-            except OSError:
-                return f"{rel} cannot be read"
     return None
 
 
@@ -255,9 +258,11 @@ def write(root: Path, out: Path) -> int:
     return len(data["signatures"])
 
 
-def read_built(root: Path, path: Path = BUILT) -> tuple[list[dict[str, Any]] | None, str]:
-    """The records of the built file at ``path`` when it stands for ``root``, else ``None``
-    and why not (``"missing"``, ``"out of date: memory/cuda-oom.yaml changed"``...)."""
+def read_built(root: Path, path: Path | None = None) -> tuple[list[dict[str, Any]] | None, str]:
+    """The records of the built file at ``path`` (default :data:`BUILT`) when it stands for
+    ``root``, else ``None`` and why not (``"missing"``, ``"out of date: memory/cuda-oom.yaml
+    changed"``...)."""
+    path = path or BUILT
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -49,7 +49,6 @@ written, and a Masker refuses to be pickled.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -108,9 +107,21 @@ PUBLIC_DOMAINS = (
 )
 
 #: Domain suffixes that only name machines inside a site; such a name is a host anywhere.
-_INTERNAL_SUFFIX = (
-    r"(?:local|internal|lan|localdomain|cluster|corp|intranet|intra|priv|private|svc)"
+_INTERNAL_NAMES = (
+    "local",
+    "internal",
+    "lan",
+    "localdomain",
+    "cluster",
+    "corp",
+    "intranet",
+    "intra",
+    "priv",
+    "private",
+    "svc",
 )
+_INTERNAL_SUFFIX = "(?:" + "|".join(_INTERNAL_NAMES) + ")"
+_INTERNAL_DOTTED = tuple("." + name for name in _INTERNAL_NAMES)
 
 _PSEUDONYM = lazy_regex.compile(r"(?:host|ip)-\d+")
 _IPV4_FULL = lazy_regex.compile(
@@ -150,6 +161,49 @@ _TOKEN = lazy_regex.compile(
     r"|(?P<p>hooks\.slack\.com/services/)[A-Za-z0-9/]{20,120}"  # Slack webhook
     r"|(?P<p>discord(?:app)?\.com/api/webhooks/)[0-9]{10,20}/[A-Za-z0-9_-]{20,100}"
     r")"
+)
+
+# What every _TOKEN match contains, one per alternative, as written there (case-sensitive): a
+# string holding none of them cannot match, so the pattern is neither compiled nor run for it.
+_TOKEN_LITERALS = (
+    "hf_",
+    "api_org_",
+    "sk-",
+    "_live_",
+    "_test_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "AKIA",
+    "ASIA",
+    "AGPA",
+    "AIDA",
+    "AROA",
+    "ANPA",
+    "ANVA",
+    "AIPA",
+    "xox",
+    "xapp-",
+    "AIza",
+    "ya29.",
+    "eyJ",
+    "pypi-",
+    "npm_",
+    "r8_",
+    "gsk_",
+    "xai-",
+    "nvapi-",
+    "dapi",
+    "SG.",
+    "key-",
+    "SK",
+    ":AA",
+    "hooks.slack.com/services/",
+    "discord",
 )
 
 _PEM_BEGIN = lazy_regex.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
@@ -417,7 +471,7 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     # a site-internal FQDN anywhere: node03.cluster.local, ip-10-0-1-5.ec2.internal
     (
         "host_fqdn",
-        lambda s: "." in s,
+        lambda s: any(suffix in s for suffix in _INTERNAL_DOTTED),
         lazy_regex.compile(
             r"(?<![\w.@-])(?P<f>[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63}){0,8}\."
             + _INTERNAL_SUFFIX
@@ -530,10 +584,13 @@ class Masker:
     Not thread-safe: share one instance between threads only under a lock.
     """
 
-    __slots__ = ("_host_count", "_ip_count", "_known", "_names", "_users", "enabled")
+    __slots__ = ("_gated", "_host_count", "_ip_count", "_known", "_names", "_users", "enabled")
 
-    def __init__(self, enabled: bool = True) -> None:
+    def __init__(self, enabled: bool = True, *, gated: bool = True) -> None:
         self.enabled = enabled
+        # gated=False runs every pattern on every string, even where a cheap test on the
+        # string shows it cannot match (the tests compare the two: same output).
+        self._gated = gated
         self._names: dict[str, str] = {}  # real host/IP (lower-case) -> pseudonym
         self._host_count = 0
         self._ip_count = 0
@@ -686,9 +743,10 @@ class Masker:
         # 3. Hosts and addresses.
         if "@" in s:
             s = self._sub(_USER_AT_HOST, self._user_at_host, s)
-        s = self._sub(_NODELIST, self._nodelist, s)
+        if "NODELIST" in s or not self._gated:
+            s = self._sub(_NODELIST, self._nodelist, s)
         for _name, may_match, pattern in _HOST_RULES:
-            if may_match(s):
+            if may_match(s) or not self._gated:
                 s = self._sub(pattern, self._host_ctx, s)
         known = self._known_pattern()
         if known:
@@ -700,11 +758,21 @@ class Masker:
         return s
 
     def _line_secrets(self, s: str) -> str:
-        s = self._sub(_TOKEN, lambda m: m["p"] + STARS, s)
-        if _BASE64_LINE.match(s, timeout=TIMEOUT_S):
+        # Each pattern runs (and is compiled, on first use) only where a cheap test shows it
+        # can match: what every match must contain. A case-insensitive pattern's test holds
+        # for ASCII text only (Unicode case folding: "İ" matches "i"), so other text runs it.
+        gated = self._gated
+        if not gated or any(lit in s for lit in _TOKEN_LITERALS):
+            s = self._sub(_TOKEN, lambda m: m["p"] + STARS, s)
+        # _BASE64_LINE matches one word of 40+ characters between spaces.
+        if (
+            not gated or (len(s) >= 40 and len(words := s.split()) == 1 and len(words[0]) >= 40)
+        ) and _BASE64_LINE.match(s, timeout=TIMEOUT_S):
             return "<base64>"
-        s = self._sub(_URL_CREDS, self._url_creds, s)
-        s = self._sub(_AUTH_HEADER, lambda m: m["p"] + STARS, s)
+        if not gated or ("://" in s and "@" in s):
+            s = self._sub(_URL_CREDS, self._url_creds, s)
+        if not gated or not s.isascii() or "bearer" in (low := s.lower()) or "authorization" in low:
+            s = self._sub(_AUTH_HEADER, lambda m: m["p"] + STARS, s)
         low = s.lower()
         if any(w in low for w in _SECRET_HINTS) and (":" in s or "=" in s):
             s = self._sub(_CONFIG_LINE, self._config_line, s)
@@ -891,6 +959,8 @@ class Masker:
         text = m["ip"]
         if ("::" not in text and text.count(":") != 7) or sum(c != ":" for c in text) < 3:
             return text
+        import ipaddress  # on first use: most shown lines hold no IPv6 address
+
         try:
             ipaddress.IPv6Address(text)
         except ValueError:

@@ -51,7 +51,6 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
-from statistics import median
 from typing import Any
 
 from rootrank import lazy_regex
@@ -388,6 +387,14 @@ class _Bucket:
             if p is not None and (out.hi is None or p.value > out.hi.value):
                 out.hi = p
         return out
+
+
+def median(values: Any) -> float:
+    """``statistics.median``, imported on first use (``statistics`` brings ``random``,
+    ``fractions`` and ``decimal``: milliseconds of every start, for logs with no metrics)."""
+    from statistics import median as statistics_median
+
+    return statistics_median(values)
 
 
 def _median(values) -> float:
