@@ -48,6 +48,8 @@ def _yaml_library() -> Library:
 def _fields(sig) -> dict:
     out = {}
     for f in dataclasses.fields(sig):
+        if f.name == "_body":  # the built form's undecoded data: compared through data
+            continue
         value = getattr(sig, f.name)
         if f.name == "patterns":
             value = [(p.literal, p.source, p.ignorecase) for p in value]
@@ -64,6 +66,8 @@ def test_records_give_the_yaml_signatures_field_for_field():
     assert len(records) > 300
     for record in records:
         sig = library_file.from_record(record, root)
+        with pytest.raises(AttributeError):
+            object.__getattribute__(sig, "entry")  # the entry is decoded on first use only
         want = yaml_lib.signatures[sig.id]
         assert _fields(sig) == _fields(want), sig.id
         assert sig.entry is sig.data["entry"] and sig.fix is sig.data["fix"]

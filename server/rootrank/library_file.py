@@ -29,6 +29,10 @@ File format (``rootrank.library/1``)::
      "sources": {"signatures": {"<path in the library folder>": [bytes, mtime_ns, sha256]},
                  "code": {"<path in the rootrank package>": [bytes, mtime_ns, sha256]}},
      "signatures": [<record>, ...]}          # library order (sorted file paths)
+
+A record holds the validated fields of a :class:`~rootrank.signatures.Signature` (``path``
+relative to the library folder) and ``body``, the file's whole mapping as JSON text, decoded
+only when a signature's entry is shown (:func:`from_record`).
 """
 
 from __future__ import annotations
@@ -69,9 +73,12 @@ def to_record(sig: Signature, root: Path) -> dict[str, Any]:
         SignatureError: a value of the file does not survive JSON (a YAML date, a non-string
             key): JSON must give back exactly what the YAML gave.
     """
+    body = json.dumps(sig.data, ensure_ascii=False, separators=(",", ":"))
+    if json.loads(body) != sig.data:
+        raise SignatureError(sig.path, "(file)", "holds a value JSON cannot carry (a date?)")
     record = {
         "path": Path(sig.path).relative_to(root).as_posix(),
-        "data": sig.data,
+        "body": body,
         "id": sig.id,
         "title": sig.title,
         "failure_class": sig.failure_class,
@@ -99,50 +106,52 @@ def to_record(sig: Signature, root: Path) -> dict[str, Any]:
         "kind": sig.kind,
         "fixtures": [dict(case) for case in sig.fixtures],
     }
-    if json.loads(json.dumps(record)) != record:
-        raise SignatureError(sig.path, "(file)", "holds a value JSON cannot carry (a date?)")
     return record
 
 
-def from_record(record: dict[str, Any], root: Path) -> Signature:
-    """The :class:`Signature` a record stands for (``entry`` and ``fix`` are the ``data``
-    mappings themselves, as :func:`~rootrank.signatures.load_signature` gives them)."""
-    data = record["data"]
+def from_record(record: dict[str, Any], root: Path, *, prefix: str = "") -> Signature:
+    """The :class:`Signature` a record stands for. Its ``data`` (the file's mapping, whose
+    ``entry`` and ``fix`` are the signature's, as :func:`~rootrank.signatures.load_signature`
+    gives them) stays JSON text until first used (``Signature._body``). ``prefix``:
+    ``str(root) + os.sep``, when the caller has it (for many records)."""
+    prefix = prefix or str(root) + os.sep
     fixtures = tuple(record["fixtures"])
     inferred = record["inferred"]
-    return Signature(
-        id=record["id"],
-        title=record["title"],
-        failure_class=record["failure_class"],
-        category=record["category"],
-        severity=record["severity"],
-        role=record["role"],
-        specificity=record["specificity"],
-        tags=tuple(record["tags"]),
-        affects=tuple(record["affects"]),
-        patterns=tuple(Pattern(lit, src, ic) for lit, src, ic in record["patterns"]),
-        min_count=record["min_count"],
-        entry=data["entry"],
-        fix=data["fix"],
-        confirm=tuple(record["confirm"]),
-        verify=record["verify"],
-        references=tuple(record["references"]),
-        related=tuple(record["related"]),
-        fixture=fixtures[0],
-        path=os.path.join(root, *record["path"].split("/")),  # str(root / path), faster
-        inferred=(
+    values = {
+        "id": record["id"],
+        "title": record["title"],
+        "failure_class": record["failure_class"],
+        "category": record["category"],
+        "severity": record["severity"],
+        "role": record["role"],
+        "specificity": record["specificity"],
+        "tags": tuple(record["tags"]),
+        "affects": tuple(record["affects"]),
+        "patterns": tuple(Pattern(lit, src, ic) for lit, src, ic in record["patterns"]),
+        "min_count": record["min_count"],
+        "confirm": tuple(record["confirm"]),
+        "verify": record["verify"],
+        "references": tuple(record["references"]),
+        "related": tuple(record["related"]),
+        "fixture": fixtures[0],
+        "path": prefix + record["path"].replace("/", os.sep),  # str(root / path), faster
+        "inferred": (
             None
             if inferred is None
             else {"from": tuple(inferred["from"]), "differs": inferred["differs"]}
         ),
-        detector=record["detector"],
-        implied_rank=record["implied_rank"],
-        implied_rank_reason=record["implied_rank_reason"],
-        explained_by=tuple(record["explained_by"]),
-        data=data,
-        kind=record["kind"],
-        fixtures=fixtures,
-    )
+        "detector": record["detector"],
+        "implied_rank": record["implied_rank"],
+        "implied_rank_reason": record["implied_rank_reason"],
+        "explained_by": tuple(record["explained_by"]),
+        "kind": record["kind"],
+        "fixtures": fixtures,
+        "_body": record["body"],
+    }
+    sig = object.__new__(Signature)  # data, entry and fix are left to decode on first use
+    for name, value in values.items():
+        object.__setattr__(sig, name, value)
+    return sig
 
 
 # -- sources and freshness --------------------------------------------------------------------
@@ -295,8 +304,9 @@ def load_builtin(lib: Library) -> None:
                 "python -m rootrank.library_file\n"
             )
         records = json.loads(json.dumps(build(root)["signatures"]))
+    prefix = str(root) + os.sep
     for record in records:
-        sig = from_record(record, root)
+        sig = from_record(record, root, prefix=prefix)
         lib.signatures[sig.id] = sig
 
 

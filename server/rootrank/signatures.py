@@ -71,12 +71,14 @@ Templates in ``fix``/``verify`` may use ``{name}`` for any capture, ``{rank}`` a
 
 from __future__ import annotations
 
+import json
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import regex
 
@@ -119,6 +121,9 @@ _ID = lazy_regex.compile(r"^[a-z0-9][a-z0-9-]*$")
 #: Who finds a signature that has no patterns: the training-curve detectors
 #: (:mod:`rootrank.metrics`) or the causal analysis from progress (:mod:`rootrank.analysis.stall`).
 DETECTORS = ("metrics", "progress")
+
+
+_DECODING = threading.Lock()
 
 
 class SignatureError(ValueError):
@@ -193,6 +198,27 @@ class Signature:
     kind: str = ""
     #: Every positive fixture case: ``{"case": "positive-2", "initiating_rank", "line"}``.
     fixtures: tuple[dict[str, Any], ...] = ()
+    #: A signature read from the library's built form (:mod:`rootrank.library_file`) keeps
+    #: ``data`` as its JSON text here, and ``data``, ``entry`` and ``fix`` (its mappings)
+    #: are decoded on first use: a report shows the entries of a few signatures, not 300.
+    _body: str = field(default="", init=False, repr=False, compare=False)
+
+    if not TYPE_CHECKING:  # (mypy still checks every other attribute name)
+
+        def __getattr__(self, name: str) -> Any:
+            # Reached only for an unset slot: data, entry or fix of a built signature.
+            if name not in ("data", "entry", "fix"):
+                raise AttributeError(name)
+            with _DECODING:
+                try:
+                    return object.__getattribute__(self, name)  # another thread decoded it
+                except AttributeError:
+                    pass
+                data = json.loads(object.__getattribute__(self, "_body"))
+                object.__setattr__(self, "entry", data["entry"])
+                object.__setattr__(self, "fix", data["fix"])
+                object.__setattr__(self, "data", data)
+                return object.__getattribute__(self, name)
 
     def to_entry(self) -> dict[str, Any]:
         """The signature as a JSON-ready entry (what ``rootrank.signature`` returns)."""
