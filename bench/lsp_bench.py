@@ -211,6 +211,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1129)
     parser.add_argument("--no-mask", action="store_true", help="time both faces with masking off")
     parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="pairs of runs (CLI, server; order alternating): the medians are printed",
+    )
+    parser.add_argument(
         "--timeout",
         type=float,
         default=600.0,
@@ -221,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--log {args.log}: no such file")
     if not args.timeout > 0:
         parser.error(f"--timeout {args.timeout:g}: must be more than 0 seconds")
+    if args.repeat < 1:
+        parser.error(f"--repeat {args.repeat}: must be at least 1")
     try:
         return _run(args)
     except BenchError as exc:
@@ -233,29 +241,52 @@ def _size(text: str) -> tuple[str, int]:
     return text, parse_size(text)
 
 
+def _pairs(
+    path: Path, expected_line: int | None, args: argparse.Namespace
+) -> tuple[float, float, float, float, float]:
+    """Medians over ``--repeat`` pairs of runs (CLI first in odd pairs, the server first in
+    even ones, so a load swing hits both): (CLI s, first diagnostics s, hover median ms,
+    hover p95 ms, the per-pair ratio server / CLI)."""
+    cli_runs, lsp_runs, ratios = [], [], []
+    for i in range(args.repeat):
+        if i % 2:
+            lsp = asyncio.run(measure(path, expected_line, not args.no_mask, args.timeout))
+            cli = cli_seconds(path, not args.no_mask)
+        else:
+            cli = cli_seconds(path, not args.no_mask)
+            lsp = asyncio.run(measure(path, expected_line, not args.no_mask, args.timeout))
+        cli_runs.append(cli)
+        lsp_runs.append(lsp)
+        ratios.append(lsp[0] / cli)
+    return (
+        statistics.median(cli_runs),
+        statistics.median(r[0] for r in lsp_runs),
+        statistics.median(r[1] for r in lsp_runs),
+        statistics.median(r[2] for r in lsp_runs),
+        statistics.median(ratios),
+    )
+
+
+def _row(size: str, figures: tuple[float, ...]) -> str:
+    cli, first, median, p95, ratio = figures
+    return f"{size:>6} {cli:8.2f} {first:17.2f} {ratio:6.2f} {median:16.2f} {p95:13.2f}"
+
+
 def _run(args: argparse.Namespace) -> int:
     print(
         f"{'size':>6} {'cli s':>8} {'lsp first diag s':>17} {'ratio':>6} {'hover median ms':>16} {'hover p95 ms':>13}"
+        + (f"   (medians of {args.repeat} pairs)" if args.repeat > 1 else "")
     )
     if args.log is not None:
         size = f"{args.log.stat().st_size / 1e6:.0f}MB"
-        cli = cli_seconds(args.log, not args.no_mask)
-        first, median, p95 = asyncio.run(measure(args.log, None, not args.no_mask, args.timeout))
-        print(f"{size:>6} {cli:8.2f} {first:17.2f} {first / cli:6.2f} {median:16.2f} {p95:13.2f}")
+        print(_row(size, _pairs(args.log, None, args)))
         return 0
     with tempfile.TemporaryDirectory(prefix="rootrank-lsp-bench-") as tmp:
         for size_text, size in args.sizes:
             path = Path(tmp) / f"train-{size_text}.log"
             meta = generate(str(path), size, seed=args.seed)
             expected_line = editor_line(path, meta.oom_line)
-            cli = cli_seconds(path, not args.no_mask)
-            first, median, p95 = asyncio.run(
-                measure(path, expected_line, not args.no_mask, args.timeout)
-            )
-            print(
-                f"{size_text:>6} {cli:8.2f} {first:17.2f} {first / cli:6.2f} {median:16.2f} {p95:13.2f}",
-                flush=True,
-            )
+            print(_row(size_text, _pairs(path, expected_line, args)), flush=True)
             os.unlink(path)
     return 0
 
