@@ -285,6 +285,8 @@ def read_built(root: Path, path: Path | None = None) -> tuple[list[dict[str, Any
     reason = stale_reason(built, root)
     if reason is not None:
         return None, f"out of date: {reason}"
+    if not isinstance(built.get("signatures"), list):
+        return None, "not a library (no signatures)"
     return built["signatures"], ""
 
 
