@@ -196,19 +196,21 @@ class EnginePool:
     """A few engine processes shared by all documents and commands.
 
     ``size`` is the number of runs that go on at once (default: 2, or 1 on one core);
-    further runs wait for a free process. Cancelling the task that awaits
+    further runs wait for a free process. The process used last is used first (a stack,
+    not a queue), so the first document runs in the process :meth:`warm_up` started, not in
+    a cold one that must still import the engine and load the library. Cancelling the task that awaits
     :meth:`diagnose` kills the process doing that run and a fresh one is started for
     the next run.
     """
 
     def __init__(self, size: int | None = None) -> None:
         self.size = size or max(1, min(2, os.cpu_count() or 1))
-        self._idle: asyncio.Queue[_Worker] | None = None
+        self._idle: asyncio.LifoQueue[_Worker] | None = None
         self._workers: list[_Worker] = []
 
-    def _queue(self) -> asyncio.Queue[_Worker]:
+    def _queue(self) -> asyncio.LifoQueue[_Worker]:
         if self._idle is None:
-            self._idle = asyncio.Queue()
+            self._idle = asyncio.LifoQueue()
             for _ in range(self.size):
                 worker = _Worker()
                 self._workers.append(worker)
