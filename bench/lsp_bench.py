@@ -14,6 +14,12 @@ The root cause's line is checked against the generator's answer. Usage::
 
     python bench/lsp_bench.py                 # 1M and 50M
     python bench/lsp_bench.py --sizes 1M 5M
+    python bench/lsp_bench.py --log my.log    # a log of your own (no expected line)
+
+Bad input fails at once, with one line on stderr: an unknown size or a missing ``--log``
+file exit 2 before anything runs; a language server that exits, or that does not answer
+within ``--timeout`` seconds (initialisation, first diagnostics, each hover), exit 1 with
+the server's exit code, and the server is stopped.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig
@@ -39,6 +46,39 @@ from gen_log import generate, parse_size
 from rootrank.lsp.documents import split_lines
 
 SERVER = [sys.executable, "-m", "rootrank.server"]
+
+
+class BenchError(RuntimeError):
+    """The language server exited or did not answer in time (``str(e)`` says which)."""
+
+
+async def _guarded(client: Any, awaitable: Any, what: str, timeout: float) -> Any:
+    """``await awaitable``, but raise :class:`BenchError` as soon as the server process has
+    exited or ``timeout`` seconds have passed (a dead server never answers a request)."""
+    task = asyncio.ensure_future(awaitable)
+    deadline = time.monotonic() + timeout
+    try:
+        while not task.done():
+            server = getattr(client, "_server", None)
+            if server is not None and server.returncode is not None:
+                raise BenchError(
+                    f"the language server exited (code {server.returncode}) before {what}"
+                )
+            if time.monotonic() > deadline:
+                raise BenchError(f"no {what} from the language server within {timeout:g} s")
+            await asyncio.wait({task}, timeout=0.05)
+        try:
+            return task.result()
+        except RuntimeError as exc:  # pytest-lsp: "Server process N exited with return code: C"
+            raise BenchError(f"{exc} (before {what})") from None
+    finally:
+        if not task.done():
+            task.cancel()
+
+
+async def _diagnostics_of(client: Any, uri: str) -> None:
+    while uri not in client.diagnostics:
+        await asyncio.sleep(0.005)
 
 
 def editor_line(path: Path, physical_line: int) -> int:
@@ -68,18 +108,30 @@ def cli_seconds(path: Path, mask: bool) -> float:
     return elapsed
 
 
-async def lsp_figures(path: Path, expected_line: int, mask: bool) -> tuple[float, float, float]:
-    """(seconds to first diagnostics, median hover ms, p95 hover ms)."""
+async def lsp_figures(
+    path: Path, expected_line: int | None, mask: bool, timeout: float
+) -> tuple[float, float, float]:
+    """(seconds to first diagnostics, median hover ms, p95 hover ms).
+
+    Raises:
+        BenchError: the server exited, or did not answer within ``timeout`` seconds.
+    """
     client = await ClientServerConfig(server_command=SERVER).start()
+    failed = True
     try:
-        await client.initialize_session(
-            types.InitializeParams(
-                capabilities=types.ClientCapabilities(
-                    window=types.WindowClientCapabilities(work_done_progress=True)
-                ),
-                root_uri=path.parent.as_uri(),
-                initialization_options={"mask": mask},
-            )
+        await _guarded(
+            client,
+            client.initialize_session(
+                types.InitializeParams(
+                    capabilities=types.ClientCapabilities(
+                        window=types.WindowClientCapabilities(work_done_progress=True)
+                    ),
+                    root_uri=path.parent.as_uri(),
+                    initialization_options={"mask": mask},
+                )
+            ),
+            "answer to initialize",
+            timeout,
         )
         await asyncio.sleep(1.0)  # let the engine process start, as it does while an editor opens
         text = path.read_bytes().decode("utf-8", errors="replace")
@@ -92,16 +144,15 @@ async def lsp_figures(path: Path, expected_line: int, mask: bool) -> tuple[float
                 )
             )
         )
-        while uri not in client.diagnostics:
-            await asyncio.sleep(0.005)
+        await _guarded(client, _diagnostics_of(client, uri), "diagnostics", timeout)
         first = time.perf_counter() - start
         errors = [
             d for d in client.diagnostics[uri] if d.severity == types.DiagnosticSeverity.Error
         ]
         if not errors:
-            raise SystemExit(f"no root cause published for {path}")
+            raise BenchError(f"no root cause published for {path}")
         line = errors[0].range.start.line
-        if line != expected_line:
+        if expected_line is not None and line != expected_line:
             print(
                 f"  warning: root cause on editor line {line}, the generator says {expected_line}",
                 file=sys.stderr,
@@ -113,19 +164,33 @@ async def lsp_figures(path: Path, expected_line: int, mask: bool) -> tuple[float
         )
         for _ in range(200):
             t0 = time.perf_counter()
-            hover = await client.text_document_hover_async(params)
+            hover = await _guarded(
+                client, client.text_document_hover_async(params), "hover", timeout
+            )
             timings.append((time.perf_counter() - t0) * 1000)
-            assert hover is not None
+            if hover is None:
+                raise BenchError(f"no hover on the root cause's line {line}")
         timings.sort()
+        failed = False
         return first, statistics.median(timings), timings[int(len(timings) * 0.95) - 1]
     finally:
-        await client.shutdown_session()
-        await client.stop()
+        server = getattr(client, "_server", None)
+        try:
+            if not failed and server is not None and server.returncode is None:
+                await asyncio.wait_for(client.shutdown_session(), 10)
+        except (asyncio.TimeoutError, RuntimeError):
+            pass
+        finally:
+            if server is not None and server.returncode is None:
+                server.kill()
+            await client.stop()
 
 
-async def measure(path: Path, expected_line: int, mask: bool) -> tuple[float, float, float]:
+async def measure(
+    path: Path, expected_line: int | None, mask: bool, timeout: float
+) -> tuple[float, float, float]:
     """:func:`lsp_figures`, then collect the client's transports while the loop still runs."""
-    figures = await lsp_figures(path, expected_line, mask)
+    figures = await lsp_figures(path, expected_line, mask, timeout)
     gc.collect()
     await asyncio.sleep(0.1)
     return figures
@@ -136,25 +201,92 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--sizes", nargs="+", default=["1M", "50M"], help="log sizes (K/M/G suffixes)"
+        "--sizes",
+        nargs="+",
+        type=_size,
+        default=[_size("1M"), _size("50M")],
+        help="log sizes (K/M/G suffixes)",
     )
+    parser.add_argument("--log", type=Path, help="time this log instead of generated ones")
     parser.add_argument("--seed", type=int, default=1129)
     parser.add_argument("--no-mask", action="store_true", help="time both faces with masking off")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="pairs of runs (CLI, server; order alternating): the medians are printed",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds the server may take to answer (initialize, diagnostics, a hover)",
+    )
     args = parser.parse_args(argv)
+    if args.log is not None and not args.log.is_file():
+        parser.error(f"--log {args.log}: no such file")
+    if not args.timeout > 0:
+        parser.error(f"--timeout {args.timeout:g}: must be more than 0 seconds")
+    if args.repeat < 1:
+        parser.error(f"--repeat {args.repeat}: must be at least 1")
+    try:
+        return _run(args)
+    except BenchError as exc:
+        print(f"lsp_bench: {exc}", file=sys.stderr)
+        return 1
+
+
+def _size(text: str) -> tuple[str, int]:
+    """``--sizes`` item: (as written, bytes); raises ArgumentTypeError (gen_log.parse_size)."""
+    return text, parse_size(text)
+
+
+def _pairs(
+    path: Path, expected_line: int | None, args: argparse.Namespace
+) -> tuple[float, float, float, float, float]:
+    """Medians over ``--repeat`` pairs of runs (CLI first in odd pairs, the server first in
+    even ones, so a load swing hits both): (CLI s, first diagnostics s, hover median ms,
+    hover p95 ms, the per-pair ratio server / CLI)."""
+    cli_runs, lsp_runs, ratios = [], [], []
+    for i in range(args.repeat):
+        if i % 2:
+            lsp = asyncio.run(measure(path, expected_line, not args.no_mask, args.timeout))
+            cli = cli_seconds(path, not args.no_mask)
+        else:
+            cli = cli_seconds(path, not args.no_mask)
+            lsp = asyncio.run(measure(path, expected_line, not args.no_mask, args.timeout))
+        cli_runs.append(cli)
+        lsp_runs.append(lsp)
+        ratios.append(lsp[0] / cli)
+    return (
+        statistics.median(cli_runs),
+        statistics.median(r[0] for r in lsp_runs),
+        statistics.median(r[1] for r in lsp_runs),
+        statistics.median(r[2] for r in lsp_runs),
+        statistics.median(ratios),
+    )
+
+
+def _row(size: str, figures: tuple[float, ...]) -> str:
+    cli, first, median, p95, ratio = figures
+    return f"{size:>6} {cli:8.2f} {first:17.2f} {ratio:6.2f} {median:16.2f} {p95:13.2f}"
+
+
+def _run(args: argparse.Namespace) -> int:
     print(
         f"{'size':>6} {'cli s':>8} {'lsp first diag s':>17} {'ratio':>6} {'hover median ms':>16} {'hover p95 ms':>13}"
+        + (f"   (medians of {args.repeat} pairs)" if args.repeat > 1 else "")
     )
+    if args.log is not None:
+        size = f"{args.log.stat().st_size / 1e6:.0f}MB"
+        print(_row(size, _pairs(args.log, None, args)))
+        return 0
     with tempfile.TemporaryDirectory(prefix="rootrank-lsp-bench-") as tmp:
-        for size_text in args.sizes:
+        for size_text, size in args.sizes:
             path = Path(tmp) / f"train-{size_text}.log"
-            meta = generate(str(path), parse_size(size_text), seed=args.seed)
+            meta = generate(str(path), size, seed=args.seed)
             expected_line = editor_line(path, meta.oom_line)
-            cli = cli_seconds(path, not args.no_mask)
-            first, median, p95 = asyncio.run(measure(path, expected_line, not args.no_mask))
-            print(
-                f"{size_text:>6} {cli:8.2f} {first:17.2f} {first / cli:6.2f} {median:16.2f} {p95:13.2f}",
-                flush=True,
-            )
+            print(_row(size_text, _pairs(path, expected_line, args)), flush=True)
             os.unlink(path)
     return 0
 

@@ -29,6 +29,9 @@ echo "== Python environment"
 # (pip takes torch==2.13.0 from this machine's disk), py-spy for the live stall dumps,
 # Dask for fleet triage, and the pinned lint and type tools.
 .venv/bin/python -m pip install -q -e '.[test,scenarios,live,fleet,lint]'
+# The install's build hook (hatch_build.py) wrote the signature library's built form,
+# server/rootrank/library.json, which rootrank reads at start: it must stand for signatures/.
+.venv/bin/python -m rootrank.library_file --check
 
 echo "== Python lint, format and types (ruff check, ruff format --check, mypy on server/)"
 .venv/bin/ruff check server tests bench scenarios extension/python

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Bundles the Python language server into dist/python/ for one .vsix target:
 //   dist/python/rootrank_server.py   the launcher (extension/python/rootrank_server.py)
-//   dist/python/libs/                rootrank (server/rootrank + signatures/ as rootrank/signatures)
+//   dist/python/libs/                rootrank (server/rootrank + signatures/ as rootrank/signatures,
+//                                    + rootrank/library.json, the library's built form)
 //                                    + pinned dependencies (extension/python/requirements.txt),
 //                                    installed with `pip install --target` for Python 3.10 wheels of
 //                                    the target platform, then the compiled packages' extension
@@ -183,6 +184,13 @@ function main() {
   copyTree(path.join(ROOT, 'signatures'), path.join(LIBS, 'rootrank', 'signatures'), (name, isDir) =>
     isDir ? name === '__pycache__' : !/\.(ya?ml|py|json)$/.test(name),
   );
+  // 5. the signature library's built form (rootrank/library.json: read at start instead of the
+  //    YAML files, see rootrank.library_file), built from the copy just made, with its libs.
+  const pkg = path.join(LIBS, 'rootrank');
+  execFileSync(python, ['-m', 'rootrank.library_file', '--signatures', path.join(pkg, 'signatures'), '--out', path.join(pkg, 'library.json')], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, PYTHONPATH: LIBS, PYTHONDONTWRITEBYTECODE: '1' },
+  });
   fs.copyFileSync(path.join(ROOT, 'extension', 'python', 'rootrank_server.py'), path.join(OUT, 'rootrank_server.py'));
   const manifest = { target, pythons: PYTHONS, compiled, platforms };
   fs.writeFileSync(path.join(OUT, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');

@@ -8,9 +8,7 @@ on a log scale. Non-finite values are drawn as ``×`` (text) or a red cross at t
 
 from __future__ import annotations
 
-import base64
 import math
-from html import escape
 from typing import Any
 
 _BARS = "▁▂▃▄▅▆▇█"
@@ -87,6 +85,8 @@ def svg(metrics: list[dict[str, Any]], width: int = 640, panel: int = 120) -> st
     names = names[:6]
     if not names:
         return None
+    from html import escape  # here, not at start: only a report with metrics draws a chart
+
     left, right, top_pad = 70, 12, 22
     height = len(names) * (panel + top_pad) + 24
     parts = [
@@ -170,4 +170,6 @@ def svg_data_uri(metrics: list[dict[str, Any]]) -> str | None:
     doc = svg(metrics)
     if doc is None:
         return None
+    import base64
+
     return "data:image/svg+xml;base64," + base64.b64encode(doc.encode("utf-8")).decode("ascii")

@@ -7,6 +7,7 @@ through :class:`rootrank.mask.Masker` before they leave.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from collections.abc import Callable, Iterable
@@ -181,6 +182,25 @@ def diagnose_text(
     blocks: Iterable[Block] = text_blocks(text)
     if progress is not None:
         blocks = _reporting(blocks, len(text), progress)
+    return diagnose_blocks([(name, blocks)], library=library, mask=mask)
+
+
+def diagnose_utf8(
+    data: bytes,
+    name: str = "<text>",
+    *,
+    chars: int,
+    library: Library | None = None,
+    mask: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> Diagnosis:
+    """:func:`diagnose_text` of a text given as its UTF-8 bytes, ``text.encode("utf-8",
+    "replace")`` (the language server's buffer as its engine process receives it): the same
+    blocks, without decoding the whole text first and encoding it again. ``chars`` is the
+    text's length in code points, the total given to ``progress``."""
+    blocks: Iterable[Block] = read_blocks(io.BytesIO(data), sniff=False)
+    if progress is not None:
+        blocks = _reporting(blocks, chars, progress)
     return diagnose_blocks([(name, blocks)], library=library, mask=mask)
 
 

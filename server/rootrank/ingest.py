@@ -31,10 +31,12 @@ from typing import Any, BinaryIO
 
 import regex
 
+from rootrank import lazy_regex
+
 #: A physical line longer than this (bytes) is cut; the remainder is skipped.
 MAX_LINE_BYTES = 1 << 20
 
-_ANSI = regex.compile(
+_ANSI = lazy_regex.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI ... final byte
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC ... BEL/ST (terminal titles, links)
     r"|\x1b[@-Z\\-_]"  # two-byte escapes
@@ -45,11 +47,11 @@ _ANSI = regex.compile(
 
 #: A launcher rank prefix (or an application's ``[rank N] `` tag) that may start mid-line
 #: when two ranks' writes are glued: ``[rank 0] step 3 loss 0.62[rank 1] step 3 loss nan``.
-_GLUED = regex.compile(
+_GLUED = lazy_regex.compile(
     r"(?<=\S)(?<!\]:)(?=\[(?:rank|default)\d{1,6}\]:|\[(?:rank|RANK|Rank) \d{1,6}\] )"
 )
 
-_JSON_TRACEBACK = regex.compile(r"Traceback \(most recent call last\):\\n")
+_JSON_TRACEBACK = lazy_regex.compile(r"Traceback \(most recent call last\):\\n")
 
 
 @dataclass(slots=True)

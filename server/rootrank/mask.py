@@ -49,11 +49,12 @@ written, and a Masker refuses to be pickled.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import regex
+
+from rootrank import lazy_regex
 
 #: Seconds one masking pass over one string may take before the string is withheld.
 TIMEOUT_S = 0.5
@@ -106,12 +107,24 @@ PUBLIC_DOMAINS = (
 )
 
 #: Domain suffixes that only name machines inside a site; such a name is a host anywhere.
-_INTERNAL_SUFFIX = (
-    r"(?:local|internal|lan|localdomain|cluster|corp|intranet|intra|priv|private|svc)"
+_INTERNAL_NAMES = (
+    "local",
+    "internal",
+    "lan",
+    "localdomain",
+    "cluster",
+    "corp",
+    "intranet",
+    "intra",
+    "priv",
+    "private",
+    "svc",
 )
+_INTERNAL_SUFFIX = "(?:" + "|".join(_INTERNAL_NAMES) + ")"
+_INTERNAL_DOTTED = tuple("." + name for name in _INTERNAL_NAMES)
 
-_PSEUDONYM = regex.compile(r"(?:host|ip)-\d+")
-_IPV4_FULL = regex.compile(
+_PSEUDONYM = lazy_regex.compile(r"(?:host|ip)-\d+")
+_IPV4_FULL = lazy_regex.compile(
     r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}"
 )
 
@@ -119,7 +132,7 @@ _IPV4_FULL = regex.compile(
 
 # Known token formats: (regex, number of leading characters to keep as the visible prefix is
 # given by the named group "p"). The bodies are bounded ({n,400}) so no pattern can run away.
-_TOKEN = regex.compile(
+_TOKEN = lazy_regex.compile(
     r"(?<![\w-])(?:"
     r"(?P<p>hf_)[A-Za-z0-9]{20,200}"  # Hugging Face user access token
     r"|(?P<p>api_org_)[A-Za-z0-9]{20,200}"  # Hugging Face org token (legacy)
@@ -150,17 +163,60 @@ _TOKEN = regex.compile(
     r")"
 )
 
-_PEM_BEGIN = regex.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_PEM_END = regex.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+# What every _TOKEN match contains, one per alternative, as written there (case-sensitive): a
+# string holding none of them cannot match, so the pattern is neither compiled nor run for it.
+_TOKEN_LITERALS = (
+    "hf_",
+    "api_org_",
+    "sk-",
+    "_live_",
+    "_test_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "AKIA",
+    "ASIA",
+    "AGPA",
+    "AIDA",
+    "AROA",
+    "ANPA",
+    "ANVA",
+    "AIPA",
+    "xox",
+    "xapp-",
+    "AIza",
+    "ya29.",
+    "eyJ",
+    "pypi-",
+    "npm_",
+    "r8_",
+    "gsk_",
+    "xai-",
+    "nvapi-",
+    "dapi",
+    "SG.",
+    "key-",
+    "SK",
+    ":AA",
+    "hooks.slack.com/services/",
+    "discord",
+)
+
+_PEM_BEGIN = lazy_regex.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = lazy_regex.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 
 # A line (or quoted value) that is only a long run of base64 with upper, lower and digits: a
 # PEM body line, a kubeconfig certificate, a service-account key. Never diagnosis text.
-_BASE64_LINE = regex.compile(
+_BASE64_LINE = lazy_regex.compile(
     r"^\s*(?=[A-Za-z0-9+/]{0,200}[A-Z])(?=[A-Za-z0-9+/]{0,200}[a-z])(?=[A-Za-z0-9+/]{0,200}\d)"
     r"[A-Za-z0-9+/]{40,200}={0,2}\s*$"
 )
 
-_AUTH_HEADER = regex.compile(
+_AUTH_HEADER = lazy_regex.compile(
     r"(?i)(?P<p>\b(?:authorization|proxy-authorization)['\"]?[ \t]{0,8}[:=][ \t]{0,8}['\"]?"
     r"(?:(?:bearer|basic|token|digest)[ \t]{1,8})?"
     r"|\bbearer[ \t]{1,8}(?=[A-Za-z0-9._~+/=-]{0,4000}[\d._~+/=-]))"
@@ -184,16 +240,16 @@ _SECRET_HINTS = (
     "connection",
     "auth",
 )
-_SECRET_NAME = regex.compile(r"(?i)" + _SECRET_WORD + r"$")
+_SECRET_NAME = lazy_regex.compile(r"(?i)" + _SECRET_WORD + r"$")
 # The key is any name (checked against _SECRET_NAME in the callback, which keeps the pattern
 # linear: one greedy run per word, no lazy prefix tried against every secret word).
-_KEYWORD = regex.compile(
+_KEYWORD = lazy_regex.compile(
     r"(?<![\w.-])(?P<k>[A-Za-z0-9_.-]{1,80}+)"
     r"(?P<sep>['\"]?\s{0,8}(?P<op>=|:)\s{0,8})"
     r"(?:(?P<q>['\"])(?P<qv>[^'\"\n]{1,4000})(?P=q)|(?P<v>[^\s'\",;&)}\]]{1,4000}))"
 )
 # Command-line flags: --token X, --hf_token=X, --wandb-key X, --password X.
-_FLAG = regex.compile(
+_FLAG = lazy_regex.compile(
     r"(?P<k>(?<![\w-])--?[A-Za-z0-9_-]{1,60}+)(?P<sep>[ =])"
     r"(?P<v>[^\s'\"]{1,4000})"
 )
@@ -202,7 +258,7 @@ _FLAG = regex.compile(
 # and a YAML list dash: everything after the separator is the value, spaces and punctuation
 # included ("password: Tr0ub4dor&3 x"), and a plain lower-case word counts (a dump holds no
 # prose). The key is checked against _SECRET_NAME in the callback.
-_CONFIG_LINE = regex.compile(
+_CONFIG_LINE = lazy_regex.compile(
     r"^(?P<pre>(?:\[[^\]\n]{1,60}\](?:<\w{1,10}>)?:?[ \t]{0,4}|\d{1,6}:[ \t]{1,4}"
     r"|[A-Za-z][\w.-]{0,62}\d[\w.-]{0,20}:[ \t]{1,4}){0,3}[ \t]{0,40}(?:-[ \t]{1,8})?)"
     r"(?P<kq>['\"]?)(?P<k>[A-Za-z_][A-Za-z0-9_.-]{0,80}+)(?P=kq)"
@@ -210,24 +266,24 @@ _CONFIG_LINE = regex.compile(
     r"(?P<v>[^\n]{1,4000}?)(?P<tail>[ \t]{1,8}#[^\n]{0,400})?[ \t]{0,40}$"
 )
 # Bare URL query parameters that carry signatures: ?sig=..., &X-Amz-Signature=..., &code=...
-_QUERY = regex.compile(
+_QUERY = lazy_regex.compile(
     r"(?i)(?P<k>[?&](?:sig|signature|x-amz-signature|x-amz-credential|x-goog-signature"
     r"|x-goog-credential|code|key|access_token|refresh_token|client_secret))=(?P<v>[^&\s#'\"]{1,4000})"
 )
 # ~/.netrc as printed: "machine api.wandb.ai login user password KEY"; "wandb login KEY".
-_NETRC = regex.compile(
+_NETRC = lazy_regex.compile(
     r"(?i)\b(?P<k>(?:password|passwd)\s{1,8})(?P<v>[^\s]{4,4000})|"
     r"\b(?P<k>wandb\s{1,4}login\s{1,4}(?:--relogin\s{1,4})?)(?P<v>[A-Za-z0-9_-]{20,200})"
 )
 
-_URL_CREDS = regex.compile(
+_URL_CREDS = lazy_regex.compile(
     r"(?P<s>\b[A-Za-z][A-Za-z0-9+.-]{1,20}://)"
     r"(?:(?P<u>[^\s/@:?#]{1,400})(?::(?P<pw>[^\s/@]{0,400}))?|(?P<u>):(?P<pw>[^\s/@]{1,400}))@"
 )
 # A secret-named environment variable printed with a space instead of "=" ("WANDB_API_KEY
 # 0123..."), as `set`/`declare -x`-style dumps and some loggers print it: only an upper-case
 # name and a value with a digit in it, so prose ("the API_KEY is missing") never matches.
-_SPACED = regex.compile(
+_SPACED = lazy_regex.compile(
     r"\b(?P<k>[A-Z][A-Z0-9_]{0,60}(?:KEY|TOKEN|SECRET|PASSWORD))(?P<sep>[ \t]{1,40})"
     r"(?P<v>(?=[A-Za-z0-9_+/=.-]{0,4000}\d)(?=[A-Za-z0-9_+/=.-]{0,4000}[A-Za-z])"
     r"[A-Za-z0-9_+/=.-]{16,4000})(?![^\s])"
@@ -235,7 +291,7 @@ _SPACED = regex.compile(
 
 # What a bare "key"/"auth" must hold to be a secret (kaggle.json's "key", a Docker config's
 # "auth"): one run of 16+ token characters with a letter and a digit, no dots or spaces.
-_TOKEN_CHARS = regex.compile(r"[A-Za-z0-9_+/=-]{16,4000}")
+_TOKEN_CHARS = lazy_regex.compile(r"[A-Za-z0-9_+/=-]{16,4000}")
 
 
 def _token_like(value: str) -> bool:
@@ -247,14 +303,14 @@ def _token_like(value: str) -> bool:
 
 
 # Values that are never secrets: literals, numbers, placeholders, code (a call or an index).
-_NOT_SECRET = regex.compile(
+_NOT_SECRET = lazy_regex.compile(
     r"(?i)(?:true|false|none|null|nil|undefined|yes|no|on|off|lambda|self|cls|required"
     r"|optional|\*+|<[^>]{0,80}>|\$\{?[A-Za-z_]\w{0,80}\}?|-?\d{1,40}(?:\.\d{1,40})?"
     r"|[A-Za-z_]{1,40}(?:\.[A-Za-z_]{1,40}){1,4})"  # code: args.token, self.api_key
 )
 
 # Key names that end like a secret's but hold none (sorting, caching, dict and tokenizer keys).
-_NOT_SECRET_KEY = regex.compile(
+_NOT_SECRET_KEY = lazy_regex.compile(
     r"(?i)(?:^|[_.-])(?:sort|cache|primary|foreign|dict|hot|mon|lookup|group|partition|routing|shard|layer"
     r"|param|state|metric|input|output|label|hash|map|sub|pad|bos|eos|unk|sep|cls|mask"
     r"|special|start|end|max|min|num|n|next|prev|first|last)[_-]?(?:key|token)$"
@@ -262,17 +318,17 @@ _NOT_SECRET_KEY = regex.compile(
 
 # --- personal details ------------------------------------------------------------------------
 
-_EMAIL = regex.compile(
+_EMAIL = lazy_regex.compile(
     r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![\w-])"
 )
-_HOME = regex.compile(
+_HOME = lazy_regex.compile(
     r"(?P<p>(?<![\w.])(?:/(?:[\w.-]{1,40}/){0,3}?(?:home|Users|homes|u)/|[A-Za-z]:(?:\\\\|\\)"
     r"(?:Users|Documents and Settings)(?:\\\\|\\)))"
     r"(?P<u>[A-Za-z0-9._-]{1,64})(?=[/\\:\s'\"),\]]|$)"
     r"|(?P<p>(?<![\w./])~)(?P<u>[A-Za-z][A-Za-z0-9._-]{0,63})(?=/)"
 )
-_USER_VAR = regex.compile(
+_USER_VAR = lazy_regex.compile(
     r"(?P<p>\b(?:USER|LOGNAME|USERNAME|SUDO_USER|SLURM_JOB_USER|PBS_O_LOGNAME|"
     r"JUPYTERHUB_USER|(?i:user_?name|login))['\"]?\s{0,4}[=:]\s{0,4}['\"]?"
     r"|(?i:\blogged in as):?\s{1,4})(?P<u>[A-Za-z0-9._-]{1,64})"
@@ -308,13 +364,13 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     (
         "host_nccl",
         lambda s: " [" in s,
-        regex.compile(r"(?<![\w.:-])(?P<h>" + _HOSTNAME + r"):\d{1,10}:\d{1,10} \[\d{1,4}\]"),
+        lazy_regex.compile(r"(?<![\w.:-])(?P<h>" + _HOSTNAME + r"):\d{1,10}:\d{1,10} \[\d{1,4}\]"),
     ),
     # torchelastic ChildFailedError table / key-value prints: "host : node03.cluster.local"
     (
         "host_key",
         lambda s: any(w in s.lower() for w in ("host", "node", "addr", "endpoint")),
-        regex.compile(
+        lazy_regex.compile(
             r"(?i:\b(?:host|hostname|host_name|nodename|node_name|master_addr|master-addr|"
             r"SLURMD_NODENAME|SLURM_SUBMIT_HOST|SLURM_LAUNCH_NODE_IPADDR|SLURM_TOPOLOGY_ADDR|"
             r"local_addr|rdzv_endpoint|rdzv-endpoint|rendezvous_endpoint|endpoint)\b)"
@@ -325,7 +381,7 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     (
         "host_flag",
         lambda s: "--" in s,
-        regex.compile(
+        lazy_regex.compile(
             r"(?i:--(?:master[_-]addr|rdzv[_-]endpoint|hostname|host))[ =](?P<h>" + _HOSTNAME + r")"
             r"(?![\w-])"
         ),
@@ -334,18 +390,22 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     (
         "host_slurm",
         lambda s: "srun" in s or "CANCELLED" in s,
-        regex.compile(
+        lazy_regex.compile(
             r"\bsrun: error: (?P<h>" + _HOSTNAME + r"): task"
             r"|\b(?:STEP|JOB) [\d.]{1,20} ON (?P<h>" + _HOSTNAME + r") CANCELLED"
         ),
     ),
     # ssh: "connect to host node05 port 22"
-    ("host_ssh", lambda s: "host " in s, regex.compile(r"\bhost (?P<h>" + _HOSTNAME + r") port\b")),
+    (
+        "host_ssh",
+        lambda s: "host " in s,
+        lazy_regex.compile(r"\bhost (?P<h>" + _HOSTNAME + r") port\b"),
+    ),
     # c10d: "(node01, 29500)", "[node02.cluster.local]:29500"
     (
         "host_c10d",
         lambda s: ", " in s or "]:" in s,
-        regex.compile(
+        lazy_regex.compile(
             r"\((?P<h>" + _HOSTNAME + r"), \d{1,5}\)|\[(?P<h>" + _HOSTNAME + r")\]:\d{1,5}"
         ),
     ),
@@ -353,13 +413,13 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     (
         "host_dict",
         lambda s: "': [" in s or '": [' in s,
-        regex.compile(r"(?<=['\"])(?P<h>" + _NAME_WITH_DIGIT + r")(?=['\"]:\s?\[)"),
+        lazy_regex.compile(r"(?<=['\"])(?P<h>" + _NAME_WITH_DIGIT + r")(?=['\"]:\s?\[)"),
     ),
     # a URL's host: tcp://node01:29500, http://mlflow.corp.example.com/...
     (
         "host_url",
         lambda s: "://" in s,
-        regex.compile(
+        lazy_regex.compile(
             r"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://(?:\*{3}(?::\*{3})?@)?(?P<h>" + _HOSTNAME + r")"
             r"(?=[:/?#\s'\")\]]|$)"
         ),
@@ -368,13 +428,15 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     (
         "host_prefix",
         lambda s: ": " in s[:80] or "slots=" in s,
-        regex.compile(r"^(?P<h>" + _NAME_WITH_DIGIT + r"): |^(?P<h>" + _HOSTNAME + r") slots=\d"),
+        lazy_regex.compile(
+            r"^(?P<h>" + _NAME_WITH_DIGIT + r"): |^(?P<h>" + _HOSTNAME + r") slots=\d"
+        ),
     ),
     # NCCL's socket peers: "remote peer gpu-node-018<41764>", "Connect to node07<45421>"
     (
         "host_angle_port",
         lambda s: "<" in s,
-        regex.compile(r"(?<![\w./:-])(?P<h>" + _NAME_WITH_DIGIT + r")<\d{1,5}>"),
+        lazy_regex.compile(r"(?<![\w./:-])(?P<h>" + _NAME_WITH_DIGIT + r")<\d{1,5}>"),
     ),
     # a short machine name after a word that places something on a machine: "on gpu-node-018",
     # "from node07", "node dgx-a100-07", "worker trn-12" (a dash or a trailing number run, so
@@ -382,7 +444,7 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     (
         "host_word",
         lambda s: any(c.isdigit() for c in s),
-        regex.compile(
+        lazy_regex.compile(
             r"(?i:\b(?:on|from|to|at|node|host|machine|server|worker|peer|via))[ \t]{1,4}['\"(]?"
             r"(?!"
             + _NOT_MACHINE
@@ -393,7 +455,7 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     (
         "host_port",
         lambda s: ":" in s,
-        regex.compile(r"(?<![\w./:-])(?P<h>" + _NAME_WITH_DIGIT + r"):\d{2,5}(?![\d.\w])"),
+        lazy_regex.compile(r"(?<![\w./:-])(?P<h>" + _NAME_WITH_DIGIT + r"):\d{2,5}(?![\d.\w])"),
     ),
     # any FQDN whose first label carries a digit, as machine names do: gpu-node-17.cluster.
     # example.com, a100-03.hpc.uni-x.de (three labels or more, an alphabetic last label that is
@@ -401,7 +463,7 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     (
         "host_fqdn_digit",
         lambda s: "." in s,
-        regex.compile(
+        lazy_regex.compile(
             r"(?<![\w.@/\\-])(?P<f>[A-Za-z][A-Za-z0-9-]{0,62}(?<=\d[A-Za-z0-9-]{0,20})"
             r"(?:\.[A-Za-z0-9-]{1,63}){1,7}\.[A-Za-z]{2,24})(?![\w(-]|\.[A-Za-z0-9])"
         ),
@@ -409,8 +471,8 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     # a site-internal FQDN anywhere: node03.cluster.local, ip-10-0-1-5.ec2.internal
     (
         "host_fqdn",
-        lambda s: "." in s,
-        regex.compile(
+        lambda s: any(suffix in s for suffix in _INTERNAL_DOTTED),
+        lazy_regex.compile(
             r"(?<![\w.@-])(?P<f>[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63}){0,8}\."
             + _INTERNAL_SUFFIX
             + r")(?![\w(-]|\.[A-Za-z0-9])"
@@ -418,23 +480,23 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     ),
 ]
 # "ssh bob@node05", "alice@gpu-3:~$": a user at a machine (an e-mail needs a dotted domain).
-_USER_AT_HOST = regex.compile(
+_USER_AT_HOST = lazy_regex.compile(
     r"(?<![\w.+-])(?P<u>[A-Za-z_][A-Za-z0-9._-]{0,31})@(?P<h>[A-Za-z][A-Za-z0-9-]{0,62})"
     r"(?![\w.-])"
 )
-_NODELIST = regex.compile(
+_NODELIST = lazy_regex.compile(
     r"(?P<p>\b(?:SLURM_(?:JOB_|STEP_)?NODELIST|SLURM_NODELIST|NODELIST)\s{0,4}[=:]\s{0,4})"
     r"(?P<v>[A-Za-z0-9.,\[\]-]{1,4000})"
 )
-_NODELIST_ITEM = regex.compile(
+_NODELIST_ITEM = lazy_regex.compile(
     r"(?P<base>[A-Za-z0-9.-]{0,64})(?:\[(?P<r>[0-9,-]{1,400})\])?(?:,|$)"
 )
-_SOURCE_EXT = regex.compile(
+_SOURCE_EXT = lazy_regex.compile(
     r"(?i)\.(?:py|pyx|cpp|cc|cxx|c|h|hpp|cu|cuh|so|js|ts|rs|go|java|log|out|err|txt|json|ya?ml|toml|cfg|ini|sh|md|csv|jsonl"
     r"|pt|pth|bin|ckpt|safetensors|index|html?|gz|tgz|tar|zip|parquet|arrow|npy|npz|pkl|whl|lock|png|jpe?g|onnx|engine)$"
 )  # "file.ext:NN" is a file and a line, not a host and a port
 
-_IPV4 = regex.compile(
+_IPV4 = lazy_regex.compile(
     r"(?<![\w.]|==|(?i:\b(?:version|ver|v|cudnn|cuda|nccl|driver|torch|python|tensorrt|trt))"
     r"[\s:=_-]{0,3})"
     r"(?P<ip>(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})"
@@ -443,9 +505,9 @@ _IPV4 = regex.compile(
 # IPv6: a free-standing run of hex digits and colons (possessive: linear), kept only when
 # ipaddress parses it, it has a "::" or eight groups, and at least three hex digits, so C++
 # scopes (c10::Error, at::cuda) and times (12:34:56) never match.
-_IPV6 = regex.compile(r"(?<![\w.])(?P<ip>[0-9A-Fa-f:]{2,39}+)(?![\w:]|\.\d)")
+_IPV6 = lazy_regex.compile(r"(?<![\w.])(?P<ip>[0-9A-Fa-f:]{2,39}+)(?![\w:]|\.\d)")
 
-_HAS_DIGIT_DOT = regex.compile(r"\d\.\d{1,3}\.\d")
+_HAS_DIGIT_DOT = lazy_regex.compile(r"\d\.\d{1,3}\.\d")
 
 #: Every pattern the masker uses, by name: the regex-safety test checks each one.
 PATTERNS: dict[str, Any] = {
@@ -522,10 +584,13 @@ class Masker:
     Not thread-safe: share one instance between threads only under a lock.
     """
 
-    __slots__ = ("_host_count", "_ip_count", "_known", "_names", "_users", "enabled")
+    __slots__ = ("_gated", "_host_count", "_ip_count", "_known", "_names", "_users", "enabled")
 
-    def __init__(self, enabled: bool = True) -> None:
+    def __init__(self, enabled: bool = True, *, gated: bool = True) -> None:
         self.enabled = enabled
+        # gated=False runs every pattern on every string, even where a cheap test on the
+        # string shows it cannot match (the tests compare the two: same output).
+        self._gated = gated
         self._names: dict[str, str] = {}  # real host/IP (lower-case) -> pseudonym
         self._host_count = 0
         self._ip_count = 0
@@ -678,9 +743,10 @@ class Masker:
         # 3. Hosts and addresses.
         if "@" in s:
             s = self._sub(_USER_AT_HOST, self._user_at_host, s)
-        s = self._sub(_NODELIST, self._nodelist, s)
+        if "NODELIST" in s or not self._gated:
+            s = self._sub(_NODELIST, self._nodelist, s)
         for _name, may_match, pattern in _HOST_RULES:
-            if may_match(s):
+            if may_match(s) or not self._gated:
                 s = self._sub(pattern, self._host_ctx, s)
         known = self._known_pattern()
         if known:
@@ -692,11 +758,21 @@ class Masker:
         return s
 
     def _line_secrets(self, s: str) -> str:
-        s = self._sub(_TOKEN, lambda m: m["p"] + STARS, s)
-        if _BASE64_LINE.match(s, timeout=TIMEOUT_S):
+        # Each pattern runs (and is compiled, on first use) only where a cheap test shows it
+        # can match: what every match must contain. A case-insensitive pattern's test holds
+        # for ASCII text only (Unicode case folding: "İ" matches "i"), so other text runs it.
+        gated = self._gated
+        if not gated or any(lit in s for lit in _TOKEN_LITERALS):
+            s = self._sub(_TOKEN, lambda m: m["p"] + STARS, s)
+        # _BASE64_LINE matches one word of 40+ characters between spaces.
+        if (
+            not gated or (len(s) >= 40 and len(words := s.split()) == 1 and len(words[0]) >= 40)
+        ) and _BASE64_LINE.match(s, timeout=TIMEOUT_S):
             return "<base64>"
-        s = self._sub(_URL_CREDS, self._url_creds, s)
-        s = self._sub(_AUTH_HEADER, lambda m: m["p"] + STARS, s)
+        if not gated or ("://" in s and "@" in s):
+            s = self._sub(_URL_CREDS, self._url_creds, s)
+        if not gated or not s.isascii() or "bearer" in (low := s.lower()) or "authorization" in low:
+            s = self._sub(_AUTH_HEADER, lambda m: m["p"] + STARS, s)
         low = s.lower()
         if any(w in low for w in _SECRET_HINTS) and (":" in s or "=" in s):
             s = self._sub(_CONFIG_LINE, self._config_line, s)
@@ -883,6 +959,8 @@ class Masker:
         text = m["ip"]
         if ("::" not in text and text.count(":") != 7) or sum(c != ":" for c in text) < 3:
             return text
+        import ipaddress  # on first use: most shown lines hold no IPv6 address
+
         try:
             ipaddress.IPv6Address(text)
         except ValueError:

@@ -51,11 +51,9 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
-from statistics import median
 from typing import Any
 
-import regex
-
+from rootrank import lazy_regex
 from rootrank.model import Evidence, Finding
 from rootrank.progress import MAX_SHAPES, Progress, _unique_index, shape
 
@@ -100,10 +98,10 @@ NEW_RUN_STEP = 10
 _NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:nan|inf(?:inity)?)"
 _END = r"(?=$|[\s,;|)\]}'\"/(])"
 _UNIT = r"(?P<u>ms|s|GiB|GB|MiB|MB|%)?"
-_DICT_PAIR = regex.compile(
+_DICT_PAIR = lazy_regex.compile(
     r"""['"](?P<k>[^'"]{1,60})['"]\s*:\s*['"]?(?P<v>""" + _NUM + r""")['"]?""" + _END
 )
-_KV = regex.compile(
+_KV = lazy_regex.compile(
     r"(?<![\w./-])(?P<k>[A-Za-z_][\w./-]{0,40}?)\s{0,3}(?P<sep>[=:])\s{0,3}\[?\s{0,2}(?P<v>"
     + _NUM
     + r")"
@@ -111,18 +109,18 @@ _KV = regex.compile(
     + _END
 )
 # "key value" for metric words only (nanoGPT's "loss 4.1234, time 30.12ms, mfu 12.34%")
-_SPACED = regex.compile(
+_SPACED = lazy_regex.compile(
     r"(?i)(?<![\w./-])(?P<k>loss|lm loss|lr|grad[_ ]norm|gnorm|scale|loss scale|time|dt|mfu|tps|ppl|mem(?:ory)?)"
     r"\s{1,3}(?P<v>" + _NUM + r")" + _UNIT + _END
 )
-_MEGATRON_PART = regex.compile(
+_MEGATRON_PART = lazy_regex.compile(
     r"^\s*(?P<k>[A-Za-z][\w /().-]{0,60}?)\s*:?\s+(?P<v>" + _NUM + r")\s*$"
 )
-_OVERFLOW = regex.compile(
+_OVERFLOW = lazy_regex.compile(
     r"Attempted loss scale: (?P<a>[\d.eE+-]+), reducing to (?P<v>[\d.eE+-]+)"
     r"|reducing loss scale to (?P<w>[\d.eE+-]+)"
 )
-_RESUME = regex.compile(
+_RESUME = lazy_regex.compile(
     r"(?i)\b(?:resum(?:e|ed|ing)\s(?:training|from)|continuing training from|loaded checkpoint|"
     r"loading checkpoint (?:from|at)|restored from checkpoint)"
 )
@@ -390,6 +388,14 @@ class _Bucket:
             if p is not None and (out.hi is None or p.value > out.hi.value):
                 out.hi = p
         return out
+
+
+def median(values: Any) -> float:
+    """``statistics.median``, imported on first use (``statistics`` brings ``random``,
+    ``fractions`` and ``decimal``: milliseconds of every start, for logs with no metrics)."""
+    from statistics import median as statistics_median
+
+    return statistics_median(values)
 
 
 def _median(values) -> float:

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-import regex
+from rootrank import lazy_regex
 
 #: Lower-case substrings one of which every progress or metric line contains: the scanner runs
 #: :meth:`ProgressModel.observe` and the metrics reader only on lines holding one of them
@@ -54,39 +54,41 @@ LITERALS: tuple[str, ...] = (
 )
 
 # Megatron-LM training_log: " iteration      120/    1000 |"
-_MEGATRON = regex.compile(r"\biteration\s{1,12}(?P<n>\d{1,12})/\s{0,12}(?P<t>\d{1,12})\s{0,4}\|")
+_MEGATRON = lazy_regex.compile(
+    r"\biteration\s{1,12}(?P<n>\d{1,12})/\s{0,12}(?P<t>\d{1,12})\s{0,4}\|"
+)
 # DeepSpeed engine: "step=120, skipped=3, lr=[...]"; ThroughputTimer "global_step=120,";
 # pipeline engine "steps: 120 loss: 2.3100 iter time (s): ..."
-_DEEPSPEED = regex.compile(
+_DEEPSPEED = lazy_regex.compile(
     r"(?:^|\s|\])step=(?P<n>\d{1,12}), skipped=\d+"
     r"|\bmicro_step=\d+/global_step=(?P<g>\d{1,12}),"
     r"|^steps: (?P<p>\d{1,12}) loss: "
 )
 # torchtitan metrics.py: "step: 120  loss: ..." (also "step:  1  loss:")
-_TITAN = regex.compile(r"(?:^|\s)step:\s{1,8}(?P<n>\d{1,12})\s{2}\S")
+_TITAN = lazy_regex.compile(r"(?:^|\s)step:\s{1,8}(?P<n>\d{1,12})\s{2}\S")
 # tqdm format_meter: "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate}{postfix}]"
-_BAR = regex.compile(
+_BAR = lazy_regex.compile(
     r"^(?:(?P<desc>[^|\r\n]{0,120}?):\s{1,3})?\s{0,3}(?P<pct>\d{1,3})%\|[^|]{0,200}\|\s{0,3}"
     r"(?P<n>\d{1,12})/(?P<t>\d{1,12}|\?)\s\["
 )
-_LIGHTNING_DESC = regex.compile(r"^Epoch (?P<e>\d{1,9})$")
+_LIGHTNING_DESC = lazy_regex.compile(r"^Epoch (?P<e>\d{1,9})$")
 # Bar descriptions of a training loop (accelerate/diffusers "Steps", "Training", "train",
 # "Iteration", "global step"); any other description is not training progress.
-_TRAIN_DESC = regex.compile(
+_TRAIN_DESC = lazy_regex.compile(
     r"(?i)^(?:steps?|training|train|iterations?|iters?|global[ _]steps?|optimization steps)$"
 )
 # PyTorch tutorial style: "Epoch [2/10], Step [100/600], Loss: 0.21"
-_EPOCH_STEP = regex.compile(
+_EPOCH_STEP = lazy_regex.compile(
     r"(?i)\bepoch\s{0,2}\[?\s{0,2}(?P<e>\d{1,9})\s{0,2}/\s{0,2}(?P<et>\d{1,9})\]?\W{1,4}step\s{0,2}\[?\s{0,2}"
     r"(?P<n>\d{1,12})\s{0,2}/\s{0,2}(?P<t>\d{1,12})\]?"
 )
 # Plain prints: the word first (after an optional "[" or "|"), or a key=value / key: value.
-_PLAIN = regex.compile(
+_PLAIN = lazy_regex.compile(
     r"(?i)(?:^[\[|(]?\s{0,2}|[\s,|\[(])(?:global[_ ]step|step|iter(?:ation)?)"
     r"(?:\s{0,2}[=:#]\s{0,2}|\s{1,3})(?P<n>\d{1,12})(?:\s{0,2}/\s{0,2}(?P<t>\d{1,12}))?(?=$|[\s,;:|\])])"
 )
 # Phrases in which "step N" is not the current step of the run.
-_NOT_CURRENT = regex.compile(
+_NOT_CURRENT = lazy_regex.compile(
     r"(?i)\b(?:warm-?up|max|total|num|every|until|decay|scheduler|save_steps|eval_steps)\b[^,;|]{0,20}$"
 )
 
@@ -96,7 +98,7 @@ _NOT_CURRENT = regex.compile(
 # holds for all: :func:`read_step` and :func:`rootrank.metrics.read_metrics` remember it per
 # shape and read the next line of that shape by position (a log of ten million
 # "step N loss X" lines costs one regex pass per line, not a dozen).
-_NUMBER = regex.compile(r"([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+_NUMBER = lazy_regex.compile(r"([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
 #: Shapes remembered (then the memory is dropped and refilled).
 MAX_SHAPES = 512
 _last_shape: list = ["", ("", [])]

@@ -47,7 +47,9 @@ from pathlib import PurePath
 
 import regex
 
-_PREFIX = regex.compile(
+from rootrank import lazy_regex
+
+_PREFIX = lazy_regex.compile(
     r"""
     \[(?P<tag>[A-Za-z_][A-Za-z_-]*?)(?P<tagn>\d{1,6})\]:\ ?          # [rank3]: [default3]:
   | \[(?P<mpijob>\d+),(?P<mpirank>\d{1,6})\]<std(?:out|err)>:\ ?     # [1,3]<stderr>:
@@ -64,42 +66,42 @@ _NOT_HOSTS = frozenset(
     {"python3", "python2", "cuda0", "cuda1", "md5", "sha256", "utf-8", "mlx4", "mlx5"}
 )
 
-_INLINE_RANK = regex.compile(
+_INLINE_RANK = lazy_regex.compile(
     r"\[(?:PG (?:ID )?(?P<pg>\d+)(?: \((?P<name1>[^)]*)\))?(?: PG GUID (?P<guid>[^ \]]*?)(?:\((?P<name2>[^)]*)\))?)? )?Rank (?P<rank>\d{1,6})\]"
 )
-_NCCL_HEADER = regex.compile(
+_NCCL_HEADER = lazy_regex.compile(
     r"^(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?:\S+:\d+ )?NCCL "
 )
-_NCCL_COMM = regex.compile(
+_NCCL_COMM = lazy_regex.compile(
     r"\bcomm 0x[0-9a-f]+ rank (?P<rank>\d+) n[Rr]anks (?P<nranks>\d+)"
 )  # NCCL >= 2.19: "nRanks"
-_NCCL_INIT = regex.compile(
+_NCCL_INIT = lazy_regex.compile(
     r"\bRank (?P<rank>\d+) nranks (?P<nranks>\d+)|\bInit COMPLETE comm \S+ rank (?P<rank2>\d+) nranks (?P<nranks2>\d+)"
 )
-_SPAWN = regex.compile(r"^-- Process (?P<proc>\d+) terminated with the following error:")
-_WORLD = regex.compile(r"\b(?:world_size|WORLD_SIZE|world size)\s*[=:]\s*(?P<n>\d{1,6})\b")
+_SPAWN = lazy_regex.compile(r"^-- Process (?P<proc>\d+) terminated with the following error:")
+_WORLD = lazy_regex.compile(r"\b(?:world_size|WORLD_SIZE|world size)\s*[=:]\s*(?P<n>\d{1,6})\b")
 
-_SUMMARY_START = regex.compile(r"^(?:Failures:|Root Cause \(first observed failure\):)\s*$")
-_SUMMARY_ITEM = regex.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
-_SUMMARY_FIELD = regex.compile(
+_SUMMARY_START = lazy_regex.compile(r"^(?:Failures:|Root Cause \(first observed failure\):)\s*$")
+_SUMMARY_ITEM = lazy_regex.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
+_SUMMARY_FIELD = lazy_regex.compile(
     r"^\s{1,8}(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$"
 )
-_SUMMARY_RANK = regex.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<local>\d+)\))?")
-_SUMMARY_EXIT = regex.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?")
+_SUMMARY_RANK = lazy_regex.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<local>\d+)\))?")
+_SUMMARY_EXIT = lazy_regex.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?")
 # Entry fields that appear once per entry: a repeat starts the next entry.
 _ENTRY_FIELD_ATTR = {"time": "time", "host": "host", "rank": "rank"}
 # torchelastic's entry field "rank : 5 (local_rank: 5)": distinctive enough to open a summary
 # whose header was cut off (a pasted fragment that starts inside "Failures:").
-_SUMMARY_RANK_FIELD = regex.compile(r"^\s{1,8}rank\s*:\s?-?\d+ \(local_rank: \d+\)\s*$")
+_SUMMARY_RANK_FIELD = lazy_regex.compile(r"^\s{1,8}rank\s*:\s?-?\d+ \(local_rank: \d+\)\s*$")
 
-_TS_GLOG = regex.compile(
+_TS_GLOG = lazy_regex.compile(
     r"(?<![\w])[IWEF](?P<mo>1[0-2]|0?[1-9])(?P<d>[0-3]\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:\.(?P<f>\d{1,9}))?\b"
 )
-_TS_ISO = regex.compile(
+_TS_ISO = lazy_regex.compile(
     r"(?<!\d)(?P<y>(?:19|20)\d\d)-(?P<mo>\d\d)-(?P<d>\d\d)[T _](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,9}))?"
 )
 
-_FILE_RANK = regex.compile(
+_FILE_RANK = lazy_regex.compile(
     r"(?:^|/)attempt_\d+/(?P<ldir>\d+)/(?:stdout|stderr|error)\.(?:log|json)$"  # torchrun --log-dir
     r"|(?:^|/)slurm-\d+-(?P<task>\d+)\.(?:out|err|log)$"  # slurm-%j-%t.out
     # the file name (rank3.log, worker_3.out) or its own folder (rank_3/stdout.log)
@@ -109,7 +111,7 @@ _FILE_RANK = regex.compile(
 )
 
 
-_LINE_RANK = regex.compile(
+_LINE_RANK = lazy_regex.compile(
     r"^(?:\[rank(\d{1,6})\]:|\[\d+,(\d{1,6})\]<std(?:out|err)>:|(\d{1,6}) ?:(?!\d)"
     r"|\[(?:rank|RANK|Rank)[ =](\d{1,6})(?:/\d{1,6})?\] )",
     regex.MULTILINE,
@@ -119,7 +121,7 @@ _LINE_RANK = regex.compile(
 # "[rank 3] step 10", "[RANK 3] loss", "[Rank 3/8] ...", "[rank=3] ...", "rank 3: ...",
 # "rank=3: ...". (torch's "[rank3]:" is a launcher prefix, read above; "[Rank 3]" inside
 # ProcessGroupNCCL messages is read by _INLINE_RANK.)
-_APP_RANK = regex.compile(
+_APP_RANK = lazy_regex.compile(
     r"\[(?:rank|RANK|Rank)[ =](?P<n>\d{1,6})(?:/\d{1,6})?\][ :]|(?:rank|RANK)[ =](?P<m>\d{1,6})(?:/\d{1,6})?: "
 )
 
@@ -138,7 +140,7 @@ def ranks_in(text: str) -> set[int]:
 
 # torchrun's --tee/--redirects tag before torch's own rank prefix, at a line start:
 # "[default3]:[rank3]: ...", "node02: [default3]:[rank11]: ..." (pdsh host first).
-_STACKED = regex.compile(
+_STACKED = lazy_regex.compile(
     r"(?m)^(?:([A-Za-z][\w.-]{0,62}): )?\[default(\d{1,6})\]:\[rank(\d{1,6})\]:"
 )
 
@@ -146,19 +148,19 @@ _STACKED = regex.compile(
 MAX_SUMMARY_NOISE = 4
 
 
-_LEADING_STAMP = regex.compile(
+_LEADING_STAMP = lazy_regex.compile(
     r"(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?):? (?=\[|\d+ ?:)"
 )
 
 # CloudWatch console / table copies: "  | 2024-08-23T22:22:51.871Z | message".
-_PIPE_STAMP = regex.compile(
+_PIPE_STAMP = lazy_regex.compile(
     r"\s*\|\s*(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s*\|\s?"
 )
 
 # Ray actor / vLLM worker prefixes (python/ray/_private/log_monitor.py prints
 # "(<actor> pid=<pid>, ip=<ip>)"; vLLM's multiproc executor decorates worker logs with
 # "(VllmWorker rank=<r> pid=<pid>)" and, newer, "(Worker_DP<d>_PP<p>_TP<t> pid=<pid>)").
-_ACTOR = regex.compile(
+_ACTOR = lazy_regex.compile(
     r"""\(
     (?:
       (?:pid=)?(?:raylet|gcs_server|dashboard_agent|autoscaler(?:\ \+[\w.]+)?)(?:,\ ?ip=(?P<rip>[^\s),]+))?
@@ -167,9 +169,9 @@ _ACTOR = regex.compile(
     \)\ +""",
     regex.VERBOSE,
 )
-_ACTOR_TP = regex.compile(r"Worker_TP(?P<tp>\d{1,6})(?:_EP\d+)?")
+_ACTOR_TP = lazy_regex.compile(r"Worker_TP(?P<tp>\d{1,6})(?:_EP\d+)?")
 
-_LOG_HEADER = regex.compile(
+_LOG_HEADER = lazy_regex.compile(
     r"""
     \[[IWEF](?:\d{3,4}\ \d\d:\d\d:\d\d(?:\.\d+)?)?(?:\ +\d+)?\ ?[\w./<>-]+:\d+\]\ ?   # [E1129 10:12:01.5 x.cpp:632]
   | [IWEF]\d{4}\ \d\d:\d\d:\d\d\.\d+\ +\d+\ [\w./<>-]+:\d+\]\ ?                   # E1129 13:34:28.5 25034 api.py:1002]
@@ -567,7 +569,7 @@ class RankTagger:
         return None
 
 
-_EXC_LINE = regex.compile(
+_EXC_LINE = lazy_regex.compile(
     r"^(?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Exit|Interrupt|Failed|Unsupported|Warning)\b"
 )
 

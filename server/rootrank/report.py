@@ -10,8 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import regex
-
+from rootrank import lazy_regex
 from rootrank.analysis.reasons import format_ranks
 from rootrank.charts import svg_data_uri, text_lines
 from rootrank.model import Diagnosis
@@ -20,7 +19,7 @@ from rootrank.taxonomy import describe
 # A blank the user fills in (<gpus>, <failing step + 10>): never to be run as it stands, since
 # a shell reads "<gpus> train.py" as redirections (it would truncate train.py).
 # A bare "..." word stands for the rest of the user's command line.
-_PLACEHOLDER = regex.compile(r"<[A-Za-z][^<>\n]{0,60}>|(?<![^\s])\.\.\.(?![^\s])")
+_PLACEHOLDER = lazy_regex.compile(r"<[A-Za-z][^<>\n]{0,60}>|(?<![^\s])\.\.\.(?![^\s])")
 
 
 def unfilled_placeholders(command: str) -> list[str]:

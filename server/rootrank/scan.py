@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 import ahocorasick_rs
 import regex
 
+from rootrank import lazy_regex
 from rootrank.ingest import Block, RawLine, logical_lines
 from rootrank.match import Gate, Hit, Matcher
 from rootrank.metrics import MetricsReader
@@ -66,43 +67,43 @@ class SeenException:
 
 # How many nodes the job had, from what launchers print (torchrun's flags and its agent's
 # config/rendezvous logs: torch/distributed/run.py, elastic/agent/server/api.py).
-_NNODES = regex.compile(
+_NNODES = lazy_regex.compile(
     r"(?:--nnodes[= ]|\bnnodes['\"]?\s*[=:]\s*|\bgroup_world_size[=:]\s*|\bmax_nodes\s*[=:]\s*|\bnum_nodes\s*[=:]\s*)"
     r"['\"]?(?P<n>\d+)(?::(?P<max>\d+))?\b"
 )
-_NODE_RANK = regex.compile(
+_NODE_RANK = lazy_regex.compile(
     r"--node[_-]rank[= ](?P<n>\d+)|\bgroup_rank[=:]\s*(?P<g>\d+)|--rdzv[_-]endpoint|--master[_-]addr"
 )
-_STANDALONE = regex.compile(r"--standalone\b")
+_STANDALONE = lazy_regex.compile(r"--standalone\b")
 # The rendezvous host as launchers print it: MASTER_ADDR=node01, --master_addr node01,
 # --rdzv-endpoint=node01:29500, master_addr: node01 (for the masker: a host named in passing
 # elsewhere in the log then reads the same everywhere).
-_MASTER_HOST = regex.compile(
+_MASTER_HOST = lazy_regex.compile(
     r"(?i:\b(?:master[_-]addr|rdzv[_-]endpoint))['\"]?\s{0,4}[=: ]\s{0,4}['\"]?(?P<h>[A-Za-z][\w.-]{0,252})"
 )
 # The entry script: torchelastic's summary title "train_x.py FAILED" (elastic/multiprocessing/
 # errors/__init__.py) or the first .py after a printed launcher command.
-_SCRIPT_FAILED = regex.compile(r"^(?P<s>\S{1,300}\.py) FAILED\s*$")
-_SCRIPT_AFTER_LAUNCHER = regex.compile(
+_SCRIPT_FAILED = lazy_regex.compile(r"^(?P<s>\S{1,300}\.py) FAILED\s*$")
+_SCRIPT_AFTER_LAUNCHER = lazy_regex.compile(
     r"(?P<launcher>torchrun|torch\.distributed\.(?:run|launch)|accelerate launch|deepspeed)\b[^\n]{0,400}?"
     r"\s(?P<s>[\w./-]{1,300}\.py)\b"
 )
 #: The most launcher-named hosts remembered per log.
 MAX_NAMED_HOSTS = 64
 # torchrun's --nproc-per-node, and deepspeed's --num_gpus (GPUs per node, like it)
-_NPROC = regex.compile(
+_NPROC = lazy_regex.compile(
     r"(?:--nproc[_-]per[_-]node[= ]|\bnproc_per_node['\"]?\s*[=:]\s*|--num[_-]gpus[= ])['\"]?(?P<n>\d+)\b"
 )
-_LAUNCH_CMD = regex.compile(
+_LAUNCH_CMD = lazy_regex.compile(
     r"(?:^|[$#>]\s*|\s)(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch))\s+(?:-|\S+\.py\b)"
 )
-_AGENT_PID = regex.compile(
+_AGENT_PID = lazy_regex.compile(
     r"Sending process (?P<pid>\d+) closing signal|failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: (?P<fpid>\d+)\)"
 )
 # ColossalAI / InternLM: "Distributed environment is initialized, data parallel size: 4,
 # pipeline parallel size: 1, tensor parallel size: 1" (world size = their product; rich
 # logging may wrap it over lines, so each size is read on its own).
-_PARALLEL_SIZE = regex.compile(r"\b(?P<kind>data|pipeline|tensor) parallel size: (?P<n>\d+)")
+_PARALLEL_SIZE = lazy_regex.compile(r"\b(?P<kind>data|pipeline|tensor) parallel size: (?P<n>\d+)")
 
 
 # Which launcher ran the job, from what each prints (a launcher's own lines, its console
@@ -112,37 +113,37 @@ _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
     (
         "mp.spawn",
         ("spawn", "ProcessRaised", "-- Process "),
-        regex.compile(
+        lazy_regex.compile(
             r"torch[/\\.]multiprocessing[/\\.]spawn|ProcessRaisedException|-- Process \d+ terminated with the following error"
         ),
     ),
-    ("horovodrun", ("horovodrun",), regex.compile(r"\bhorovodrun\b")),
+    ("horovodrun", ("horovodrun",), lazy_regex.compile(r"\bhorovodrun\b")),
     (
         "mpirun",
         ("mpirun", "mpiexec", "prterun", "OMPI_COMM_WORLD", "]<std", "Primary job"),
-        regex.compile(
+        lazy_regex.compile(
             r"\b(?:mpirun|mpiexec|prterun)\b|OMPI_COMM_WORLD|^\[\d+,\d+\]<std(?:out|err)>:|Primary job\s+terminated"
         ),
     ),
     (
         "srun",
         ("srun", "slurmstepd"),
-        regex.compile(r"^srun: |\bslurmstepd\b|(?:^|[$#>+]\s*)srun\s"),
+        lazy_regex.compile(r"^srun: |\bslurmstepd\b|(?:^|[$#>+]\s*)srun\s"),
     ),
     (
         "deepspeed",
         ("deepspeed",),
-        regex.compile(r"deepspeed[/.]launcher|(?:^|[$#>+]\s*)deepspeed\s"),
+        lazy_regex.compile(r"deepspeed[/.]launcher|(?:^|[$#>+]\s*)deepspeed\s"),
     ),
     (
         "accelerate",
         ("accelerate",),
-        regex.compile(r"accelerate[/.]commands[/.]launch|\baccelerate launch\b"),
+        lazy_regex.compile(r"accelerate[/.]commands[/.]launch|\baccelerate launch\b"),
     ),
     (
         "torchrun",
         ("torchrun", "torch/distributed", "torch.distributed", "ChildFailedError"),
-        regex.compile(
+        lazy_regex.compile(
             r"\btorchrun\b|torch[/.]distributed[/.](?:run|launch|elastic)\b|ChildFailedError"
         ),
     ),
@@ -159,7 +160,7 @@ _COMMAND_WORDS = (
 )
 # A launch command as a shell or job script prints it (a prompt, `set -x`'s "+ "), up to the
 # end of the line: it must name a .py script or a -m module.
-_COMMAND = regex.compile(
+_COMMAND = lazy_regex.compile(
     r"(?:^|[$#>+]\s)\s*(?P<cmd>(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch)|deepspeed|accelerate\s+launch"
     r"|mpirun|mpiexec|srun|horovodrun|python[\d.]*)(?=\s)[^\n]{0,500}?(?:\S+\.py|(?<!\S)-m\s+[\w.]+)\b[^\n]{0,300})$"
 )
@@ -168,7 +169,7 @@ _COMMAND = regex.compile(
 #: A new run of the job in the same file: the launcher's start banner (torchrun and accelerate
 #: print it once per start: torch/distributed/run.py) or a shell prompt that types a launch
 #: command. It starts a new attempt only after the current one failed.
-_RUN_START = regex.compile(
+_RUN_START = lazy_regex.compile(
     r"Setting OMP_NUM_THREADS environment variable for each process"
     r"|^\S{0,80}[$#] (?:torchrun|accelerate launch|deepspeed|python[\d.]* -m torch\.distributed\.(?:run|launch)"
     r"|srun|mpirun|sbatch)\b"
@@ -178,7 +179,7 @@ _RUN_START = regex.compile(
 #: (torch/distributed/elastic/multiprocessing/api.py, ``PContext._poll``); with
 #: ``--max-restarts`` it then starts the group again and, at its default log level, prints
 #: nothing else. A second such line from one agent (the glog header's pid) is a restart.
-_AGENT_FAILED = regex.compile(
+_AGENT_FAILED = lazy_regex.compile(
     r"(?:^|\s)[EW]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*elastic/multiprocessing/api\.py:\d+\] "
     r"failed \(exitcode: -?\d+\) local_rank: \d+ "
 )

@@ -72,16 +72,18 @@ Templates in ``fix``/``verify`` may use ``{name}`` for any capture, ``{rank}`` a
 
 from __future__ import annotations
 
+import json
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import regex
-import yaml
 
+from rootrank import lazy_regex
 from rootrank.taxonomy import failure_classes
 from rootrank.verify_check import cannot_fail
 
@@ -92,16 +94,38 @@ MAX_SIGNATURE_FILES = 2000
 MAX_FILE_BYTES = 256 * 1024
 MAX_PATTERN_CHARS = 2000
 
-# libyaml's safe loader when PyYAML was built with it, else the pure-Python one: both
-# build only plain data (no Python objects, no code).
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-_ID = regex.compile(r"^[a-z0-9][a-z0-9-]*$")
+def _read_yaml(p: Path) -> Any:
+    """The data of the signature file ``p``, parsed by libyaml's safe loader when PyYAML was
+    built with it, else the pure-Python one: both build only plain data (no Python objects,
+    no code). PyYAML is imported here, not at start (the built-in library is read from its
+    built JSON form, :mod:`rootrank.library_file`).
+
+    Raises:
+        SignatureError: the file is too large, cannot be read or is not valid YAML.
+    """
+    import yaml
+
+    try:
+        if p.stat().st_size > MAX_FILE_BYTES:
+            raise SignatureError(p, "(file)", f"larger than {MAX_FILE_BYTES} bytes")
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        return yaml.load(p.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - safe loader
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SignatureError(p, "(file)", f"cannot be read: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise SignatureError(p, "(file)", f"is not valid YAML: {exc}".replace("\n", " ")) from None
+
+
+_ID = lazy_regex.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
 #: Who finds a signature that has no patterns: the training-curve detectors
 #: (:mod:`rootrank.metrics`) or the causal analysis from progress (:mod:`rootrank.analysis.stall`).
 DETECTORS = ("metrics", "progress")
+
+
+_DECODING = threading.Lock()
 
 
 class SignatureError(ValueError):
@@ -176,6 +200,27 @@ class Signature:
     kind: str = ""
     #: Every positive fixture case: ``{"case": "positive-2", "initiating_rank", "line"}``.
     fixtures: tuple[dict[str, Any], ...] = ()
+    #: A signature read from the library's built form (:mod:`rootrank.library_file`) keeps
+    #: ``data`` as its JSON text here, and ``data``, ``entry`` and ``fix`` (its mappings)
+    #: are decoded on first use: a report shows the entries of a few signatures, not 300.
+    _body: str = field(default="", init=False, repr=False, compare=False)
+
+    if not TYPE_CHECKING:  # (mypy still checks every other attribute name)
+
+        def __getattr__(self, name: str) -> Any:
+            # Reached only for an unset slot: data, entry or fix of a built signature.
+            if name not in ("data", "entry", "fix"):
+                raise AttributeError(name)
+            with _DECODING:
+                try:
+                    return object.__getattribute__(self, name)  # another thread decoded it
+                except AttributeError:
+                    pass
+                data = json.loads(object.__getattribute__(self, "_body"))
+                object.__setattr__(self, "entry", data["entry"])
+                object.__setattr__(self, "fix", data["fix"])
+                object.__setattr__(self, "data", data)
+                return object.__getattribute__(self, name)
 
     def to_entry(self) -> dict[str, Any]:
         """The signature as a JSON-ready entry (what ``rootrank.signature`` returns)."""
@@ -369,16 +414,7 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
             one when the file itself cannot be read or parsed.
     """
     p = Path(path)
-    try:
-        if p.stat().st_size > MAX_FILE_BYTES:
-            raise SignatureError(p, "(file)", f"larger than {MAX_FILE_BYTES} bytes")
-        data = yaml.load(p.read_text(encoding="utf-8"), Loader=_SafeLoader)  # noqa: S506 - safe loader
-    except SignatureError:
-        raise
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SignatureError(p, "(file)", f"cannot be read: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise SignatureError(p, "(file)", f"is not valid YAML: {exc}".replace("\n", " ")) from None
+    data = _read_yaml(p)
     if not isinstance(data, dict):
         raise SignatureError(p, "(file)", "must be a YAML mapping")
 
@@ -575,7 +611,7 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
 #: an earlier fault explains it) and ``hardware`` (a device or fabric fault: an Xid, ECC, a
 #: GPU off the bus; it explains the CUDA/NCCL errors that follow).
 KINDS = ("cause", "symptom", "terminal", "hardware")
-_CASE = regex.compile(r"^positive(?:-[a-z0-9][a-z0-9-]*)?$")
+_CASE = lazy_regex.compile(r"^positive(?:-[a-z0-9][a-z0-9-]*)?$")
 
 
 def _kind(data: dict[str, Any], role: str, path: Path) -> str:
@@ -661,8 +697,10 @@ def load_library(
         SignatureError: with ``strict=True``, on the first bad file (the built-in library
             is always loaded strictly: a broken built-in file is a bug).
     """
+    from rootrank.library_file import load_builtin
+
     lib = Library(signatures={})
-    _load_dir(builtin_dir(), lib, strict=True, eager=False)
+    load_builtin(lib)  # the built JSON form when current, else the YAML files (same records)
     for extra in extra_dirs or []:
         _load_dir(Path(extra), lib, strict=strict, eager=True)
     return lib

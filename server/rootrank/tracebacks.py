@@ -36,21 +36,25 @@ from dataclasses import dataclass, field
 
 import regex
 
-_START = regex.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):\s*$")
-_FRAME = regex.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
-_EXC = regex.compile(
+from rootrank import lazy_regex
+
+_START = lazy_regex.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):\s*$")
+_FRAME = lazy_regex.compile(
+    r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$'
+)
+_EXC = lazy_regex.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failed|Unsupported|Warning|Timeout|Fault|Iteration|Stop\w*)?)(?::\s?(?P<msg>.*))?$"
 )
 # VS Code's exception widget title ('Exception has occurred: {0}' with debugpy's exceptionId).
-_DEBUGGER = regex.compile(
+_DEBUGGER = lazy_regex.compile(
     r"^\s*(?:User-unhandled e|E)xception has occurred: (?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)"
     r"(?:\s+\(note: full exception trace is shown but execution is paused at: [^)]*\))?\s*$"
 )
 # IPython's ultratb header: the type, padding, then "Traceback (most recent call last)".
-_IPY_START = regex.compile(
+_IPY_START = lazy_regex.compile(
     r"^(?!Original\b)(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s+Traceback \(most recent call last\)\s*$"
 )
-_IPY_FRAME = regex.compile(
+_IPY_FRAME = lazy_regex.compile(
     r"^(?:Cell (?P<cell>In ?\[\d*\]), line (?P<cline>\d+)(?:, in (?P<cfunc>.+?))?"
     r"|Input (?P<input>In ?\[\d*\]), in (?P<ifunc>.+?)"
     r"|File (?P<file>\S.*?):(?P<line>\d+)(?:, in (?P<func>.+?))?"
@@ -58,27 +62,27 @@ _IPY_FRAME = regex.compile(
 )
 # The current line of a frame ("----> 5 x = d[k]", "---> 12 raise ...": the arrow shortens
 # as the line number grows) and IPython's "[... skipping hidden 1 frame]".
-_IPY_CODE = regex.compile(r"^(?:-{1,8}>\s|\[\.\.\. skipping)")
+_IPY_CODE = lazy_regex.compile(r"^(?:-{1,8}>\s|\[\.\.\. skipping)")
 # libstdc++'s verbose terminate handler: the C++ exception that ended the process and, on the
 # next line, its what() text (c10::Error, std::runtime_error, gloo::EnforceNotMet...).
-_TERMINATE = regex.compile(
+_TERMINATE = lazy_regex.compile(
     r"^\s*terminate called after throwing an instance of '(?P<type>[^']{1,200})'\s*$"
 )
-_WHAT = regex.compile(r"^\s*what\(\):\s+(?P<msg>.*)$")
+_WHAT = lazy_regex.compile(r"^\s*what\(\):\s+(?P<msg>.*)$")
 # An exception line printed with no traceback above it (a paste that starts at the error, a
 # logger that prints ``f"{type(e).__name__}: {e}"``, a task's stderr cut by the launcher):
 # at the start of the line (after a rank/task prefix), a dotted type ending in Error or
 # Exception or one of Python's other built-in exception names, then ": " and a message.
 # Stricter than :data:`_EXC` (which only reads lines inside a traceback): ``Error: x`` and
 # ``INFO: x`` are not Python exceptions.
-_BARE_EXC = regex.compile(
+_BARE_EXC = lazy_regex.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*Error|[A-Z]\w*Exception|Exception"
     r"|KeyboardInterrupt|SystemExit|StopIteration|GeneratorExit))"
     r": (?P<msg>\S.*)$"
 )
 # A C++ frame of c10's "Exception raised from ... (most recent call first):" list past its
 # first (frame #0): the error message is printed above that list.
-_MID_TRACE = regex.compile(r"^(?:\[[^\]\n]{1,40}\]:?\s?)?\s*frame #[1-9]\d*: ")
+_MID_TRACE = lazy_regex.compile(r"^(?:\[[^\]\n]{1,40}\]:?\s?)?\s*frame #[1-9]\d*: ")
 
 
 def starts_mid_trace(text: str) -> bool:
@@ -106,7 +110,7 @@ _LIBRARY_MARKERS = (
 
 
 # pip's console-script wrappers of launchers (``/venv/bin/torchrun``, line 8, in <module>).
-_LAUNCHER_SCRIPT = regex.compile(
+_LAUNCHER_SCRIPT = lazy_regex.compile(
     r"[/\\](?:bin|Scripts)[/\\](?:torchrun|deepspeed|accelerate|horovodrun|ds|python[\d.]*|ipython|jupyter[\w-]*|pytest|lightning|colossalai|llamafactory-cli|tune)(?:\.exe)?$"
 )
 
@@ -564,7 +568,7 @@ def qualified_names(exc_type: str) -> list[str]:
     ]
 
 
-_CONTINUATION_STOP = regex.compile(
+_CONTINUATION_STOP = lazy_regex.compile(
     r"""^(?:
         \s*File\ "                                                        # a frame
       | \s*(?:Original\ )?Traceback\b | .*\bTraceback\ \(most\ recent\ call\ last\)

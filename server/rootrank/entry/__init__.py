@@ -15,6 +15,7 @@ from typing import Any
 
 import regex
 
+from rootrank import lazy_regex
 from rootrank.entry.commands import fit, launch_of, ready
 from rootrank.entry.frames import call_sites, location_step, root_exception, user_frame
 from rootrank.entry.variants import Facts, choose
@@ -26,7 +27,7 @@ from rootrank.tracebacks import collective_call
 #: Characters of the exception message a fix may quote (``{message}``).
 MAX_MESSAGE_CHARS = 300
 
-_PLACEHOLDER = regex.compile(r"\{([a-z_][a-z0-9_]*)\}")
+_PLACEHOLDER = lazy_regex.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
 _UNKNOWN = {"rank": "<rank>", "host": "<host>"}
 #: "rank {rank}" / "host {host}" when the log does not tell: a phrase, not a placeholder.

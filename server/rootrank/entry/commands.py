@@ -20,14 +20,17 @@ from dataclasses import dataclass
 
 import regex
 
+from rootrank import lazy_regex
 from rootrank.scan import ScanState
 
 #: Entries write the user's entry script as ``train.py`` (verify commands, fix code).
-TRAIN_PY = regex.compile(r"(?<![\w./-])train\.py\b")
+TRAIN_PY = lazy_regex.compile(r"(?<![\w./-])train\.py\b")
 #: The entries' launch command: ``torchrun --nproc-per-node=N`` (``N`` may be a blank).
-TORCHRUN = regex.compile(r"\btorchrun --nproc-per-node=(?P<n>\S+)")
+TORCHRUN = lazy_regex.compile(r"\btorchrun --nproc-per-node=(?P<n>\S+)")
 #: ``torchrun [--nproc-per-node=N] train.py``: the part a printed command replaces whole.
-TORCHRUN_SCRIPT = regex.compile(r"\btorchrun(?: --nproc-per-node=\S+)? (?:\.\.\. )?train\.py\b")
+TORCHRUN_SCRIPT = lazy_regex.compile(
+    r"\btorchrun(?: --nproc-per-node=\S+)? (?:\.\.\. )?train\.py\b"
+)
 #: How the other launchers spell the processes per node (their CLIs' own flags).
 LAUNCH_AS = {
     "deepspeed": "deepspeed --num_gpus {n}",
@@ -52,10 +55,10 @@ PRECEDENCE = (
 )
 #: A world size above this is not taken for one node's process count (8 GPUs per node).
 MAX_PER_NODE = 8
-_BLANK = regex.compile(r"^<[^<>]+>$")
+_BLANK = lazy_regex.compile(r"^<[^<>]+>$")
 #: ``from train import loader`` in a ``python -c`` command: a user module must be one the log
 #: shows (its ``.py`` file); libraries are always there.
-_IMPORT = regex.compile(
+_IMPORT = lazy_regex.compile(
     r"(?P<kw>\bfrom |(?<!\bfrom \S+ )\bimport )(?P<mod>[A-Za-z_]\w*)(?=[\s.;,\"'])"
 )
 LIBRARIES = frozenset(
@@ -63,7 +66,7 @@ LIBRARIES = frozenset(
     "apex bitsandbytes safetensors tokenizers os sys json math time pathlib".split()
 )
 #: A file a command names (script, config, checkpoint): it must be one the log shows.
-_FILE = regex.compile(
+_FILE = lazy_regex.compile(
     r"(?<![\w./<-])(?:[\w.-]+/)*[\w-]+\.(?:py|ya?ml|json|sh|toml|cfg|ini|pt|pth|ckpt|bin|safetensors)\b(?![>/])"
 )
 
@@ -141,7 +144,7 @@ def ready(command: str, launch: Launch) -> str:
 
 
 #: An option of the user's own script: ``--max-steps 5``, ``--steps=5`` (after the ``.py``).
-_SCRIPT_FLAG = regex.compile(r"(?<=\s)--[A-Za-z][\w-]{0,40}(?:[= ](?!-)[^\s<>|;&]+)?")
+_SCRIPT_FLAG = lazy_regex.compile(r"(?<=\s)--[A-Za-z][\w-]{0,40}(?:[= ](?!-)[^\s<>|;&]+)?")
 
 
 def _script_flags(head: str, launch: Launch) -> str:

@@ -15,20 +15,19 @@ rank 3 (one node; the stacked form gives the global rank on several), else the l
 
 from __future__ import annotations
 
-import regex
-
+from rootrank import lazy_regex
 from rootrank.progress import Progress, ProgressModel
 from rootrank.ranks import RankTagger
 
-_DIGIT = regex.compile(r"\d")
+_DIGIT = lazy_regex.compile(r"\d")
 #: The launcher prefixes most lines carry, read without the full tagger.
-_FAST_PREFIX = regex.compile(
+_FAST_PREFIX = lazy_regex.compile(
     r"\[(?:rank(?P<r>\d{1,6})|default(?P<l>\d{1,6}))\]: ?(?:\[rank(?P<r2>\d{1,6})\]: ?)?|(?P<s>\d{1,6}): "
 )
 #: What may start the other prefixes RankTagger reads (Ray/vLLM ``(``, Open MPI ``[1,3]``,
 #: CloudWatch ``|``, kubectl's timestamp, SLURM's ``3 :``, a pdsh host ``node01: ``).
-_OTHER_PREFIX = regex.compile(r"[(\[]|\s*\|\s*\d|\d|[A-Za-z][\w.-]{0,62}: ")
-_INLINE_RANK = regex.compile(
+_OTHER_PREFIX = lazy_regex.compile(r"[(\[]|\s*\|\s*\d|\d|[A-Za-z][\w.-]{0,62}: ")
+_INLINE_RANK = lazy_regex.compile(
     r"(?i)\[rank\s*(?P<r>\d{1,6})\]|(?<![\w.])rank\s*[:=#]?\s*(?P<r2>\d{1,6})\b"
 )
 

@@ -117,6 +117,7 @@ class Analyser:
                 mask=settings.mask,
                 generation=server.generation,
                 on_progress=progress.report if progress is not None else None,
+                on_sent=document.split,
             )
         except asyncio.CancelledError:
             if progress is not None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
-from dataclasses import dataclass, field
 
 from lsprotocol import types
 
@@ -91,23 +90,50 @@ def is_log_document(uri: str, language_id: str | None, globs: tuple[str, ...]) -
     return False
 
 
-@dataclass(slots=True)
 class LogDocument:
     """One open document: its lines (with breaks), version and language id.
 
     ``version`` is the client's document version (LSP ``VersionedTextDocumentIdentifier``).
+    A document opened whole (``didOpen``, a whole-text change) keeps the text and splits it
+    into lines on first use, so the analysis can start before the split (it runs while the
+    engine process reads the text, :meth:`split`).
     """
 
-    uri: str
-    language_id: str
-    version: int
-    lines: list[str] = field(default_factory=list)
-    _text: str | None = None
+    __slots__ = ("_lines", "_text", "language_id", "uri", "version")
+
+    def __init__(
+        self,
+        uri: str,
+        language_id: str,
+        version: int,
+        lines: list[str] | None = None,
+        _text: str | None = None,
+    ) -> None:
+        self.uri = uri
+        self.language_id = language_id
+        self.version = version
+        self._lines = lines if lines is not None or _text is not None else []
+        self._text = _text
 
     @classmethod
     def open(cls, item: types.TextDocumentItem) -> LogDocument:
-        """Build the document from ``textDocument/didOpen``'s item."""
-        return cls(item.uri, item.language_id, item.version, split_lines(item.text), item.text)
+        """Build the document from ``textDocument/didOpen``'s item (lines split later)."""
+        return cls(item.uri, item.language_id, item.version, None, item.text)
+
+    @property
+    def lines(self) -> list[str]:
+        """The lines, each with its break (split from the text on first use)."""
+        if self._lines is None:
+            self._lines = split_lines(self._text or "")
+        return self._lines
+
+    @lines.setter
+    def lines(self, value: list[str]) -> None:
+        self._lines = value
+
+    def split(self) -> None:
+        """Split the text into lines now, if not done yet."""
+        _ = self.lines
 
     @property
     def text(self) -> str:
@@ -129,12 +155,12 @@ class LogDocument:
 
     def apply(self, change: types.TextDocumentContentChangeEvent, encoding: str) -> None:
         """Apply one ``contentChanges`` entry (whole-text or ranged, client units)."""
-        self._text = None
         if not isinstance(change, types.TextDocumentContentChangePartial):
-            self.lines = split_lines(change.text)
+            self._lines = None  # split on first use
             self._text = change.text
             return
-        lines = self.lines
+        lines = self.lines  # split before the text is dropped
+        self._text = None
         if not lines:
             self.lines = split_lines(change.text)
             return

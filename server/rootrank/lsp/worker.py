@@ -10,8 +10,9 @@ Child side: ``python -m rootrank.lsp.worker`` reads requests on stdin and answer
 stdout (its own stdout is moved to stderr first, so a stray ``print`` cannot corrupt
 the channel). Framing: 1 byte kind + 8-byte big-endian length + payload.
 
-- parent -> child: ``R`` (JSON ``{"name", "mask", "folders", "generation"}``) then ``T``
-  (the text, UTF-8 with ``surrogatepass``);
+- parent -> child: ``R`` (JSON ``{"name", "mask", "folders", "generation", "chars"}``) then
+  ``T`` (the text as ``text.encode("utf-8", "replace")``, which the engine reads as it is:
+  :func:`rootrank.engine.diagnose_utf8`, never decoded whole in the child);
 - child -> parent: ``P`` (JSON ``{"done", "total"}``, characters of the text read so
   far and in all, only when ``diagnose_text`` takes a ``progress(done, total)``
   callback), then ``D`` (the ``rootrank.diagnosis/1`` JSON) or ``E`` (a traceback).
@@ -70,10 +71,10 @@ def child_main() -> None:
     sys.stdout = sys.stderr
     source = sys.stdin.buffer
 
-    from rootrank.engine import diagnose_text
+    from rootrank.engine import diagnose_utf8
     from rootrank.signatures import load_library
 
-    takes_progress = "progress" in inspect.signature(diagnose_text).parameters
+    takes_progress = "progress" in inspect.signature(diagnose_utf8).parameters
     libraries: dict[tuple[Any, ...], Any] = {}
     while True:
         request = _read_frame(source)
@@ -82,7 +83,7 @@ def child_main() -> None:
             return
         try:
             header = json.loads(request[1])
-            text = text_frame[1].decode("utf-8", "surrogatepass")
+            data = text_frame[1]
             key = (tuple(header.get("folders") or ()), header.get("generation", 0))
             if key not in libraries:
                 libraries.clear()
@@ -90,16 +91,17 @@ def child_main() -> None:
             kwargs: dict[str, Any] = {
                 "library": libraries[key],
                 "mask": bool(header.get("mask", True)),
+                "chars": int(header.get("chars", len(data))),
             }
             if takes_progress:
                 kwargs["progress"] = _progress_sender(channel)
-            diagnosis = diagnose_text(text, header.get("name") or "<text>", **kwargs)
+            diagnosis = diagnose_utf8(data, header.get("name") or "<text>", **kwargs)
             body = json.dumps(diagnosis.to_dict(), default=str).encode("utf-8", "surrogatepass")
             _write_frame(channel, b"D", body)
         except Exception:  # noqa: BLE001 -- any engine failure is reported, the worker lives on
             _write_frame(channel, b"E", traceback.format_exc().encode("utf-8", "replace"))
         finally:
-            text = ""
+            data, text_frame = b"", None  # the text is not kept while the next one is awaited
 
 
 def _progress_sender(channel: BinaryIO) -> Callable[[int, int], None]:
@@ -150,16 +152,20 @@ class _Worker:
         header: dict[str, Any],
         text: str,
         on_progress: Callable[[int, int], None] | None,
+        on_sent: Callable[[], None] | None = None,
     ) -> dict[str, Any]:
         process = await self._ensure()
         assert process.stdin is not None and process.stdout is not None
-        request = json.dumps(header).encode()
-        body = text.encode("utf-8", "surrogatepass")
+        request = json.dumps({**header, "chars": len(text)}).encode()
+        # As rootrank.ingest.text_blocks encodes a text (a lone surrogate becomes "?").
+        body = text.encode("utf-8", "replace")
         process.stdin.write(_HEADER.pack(b"R", len(request)) + request)
         process.stdin.write(_HEADER.pack(b"T", len(body)))
         process.stdin.write(body)
         del body
         await process.stdin.drain()
+        if on_sent is not None:
+            on_sent()  # the child is reading the text: work done now overlaps with its run
         while True:
             kind, length = _HEADER.unpack(await process.stdout.readexactly(_HEADER.size))
             payload = await process.stdout.readexactly(length)
@@ -190,19 +196,21 @@ class EnginePool:
     """A few engine processes shared by all documents and commands.
 
     ``size`` is the number of runs that go on at once (default: 2, or 1 on one core);
-    further runs wait for a free process. Cancelling the task that awaits
+    further runs wait for a free process. The process used last is used first (a stack,
+    not a queue), so the first document runs in the process :meth:`warm_up` started, not in
+    a cold one that must still import the engine and load the library. Cancelling the task that awaits
     :meth:`diagnose` kills the process doing that run and a fresh one is started for
     the next run.
     """
 
     def __init__(self, size: int | None = None) -> None:
         self.size = size or max(1, min(2, os.cpu_count() or 1))
-        self._idle: asyncio.Queue[_Worker] | None = None
+        self._idle: asyncio.LifoQueue[_Worker] | None = None
         self._workers: list[_Worker] = []
 
-    def _queue(self) -> asyncio.Queue[_Worker]:
+    def _queue(self) -> asyncio.LifoQueue[_Worker]:
         if self._idle is None:
-            self._idle = asyncio.Queue()
+            self._idle = asyncio.LifoQueue()
             for _ in range(self.size):
                 worker = _Worker()
                 self._workers.append(worker)
@@ -224,8 +232,12 @@ class EnginePool:
         mask: bool = True,
         generation: int = 0,
         on_progress: Callable[[int, int], None] | None = None,
+        on_sent: Callable[[], None] | None = None,
     ) -> dict[str, Any]:
         """Run ``rootrank.engine.diagnose_text(text, name)`` in a child process.
+
+        ``on_sent`` is called once the text is in the child's pipe, while the child works
+        (the server splits the document into lines then, off the path to the result).
 
         Returns:
             the ``rootrank.diagnosis/1`` dict (``Diagnosis.to_dict()``), exactly as the
@@ -244,7 +256,7 @@ class EnginePool:
                 "generation": generation,
             }
             try:
-                result = await worker.run(header, text, on_progress)
+                result = await worker.run(header, text, on_progress, on_sent)
             except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError) as exc:
                 worker.kill()
                 raise EngineError(f"the engine process stopped: {exc!r}") from None

@@ -7,7 +7,6 @@ Exit codes: 0 the report was written (whatever the jobs' outcomes), 2 usage or i
 from __future__ import annotations
 
 import argparse
-import calendar
 import re
 import sys
 from typing import Any
@@ -44,6 +43,8 @@ def since_date(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a date (YYYY-MM-DD or YYYY-MM-DDTHH:MM, UTC)"
         )
+    import calendar  # on first use: every rootrank start builds this parser
+
     parts = [int(x) if x else 0 for x in m.groups()]
     try:
         return float(

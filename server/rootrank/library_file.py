@@ -1,0 +1,357 @@
+"""The built-in library in a form that is cheap to read: ``rootrank/library.json``.
+
+Parsing ~310 YAML files and validating them took ~130 ms of every ``rootrank`` start. The
+package build writes the already-validated signatures, in library order, to one JSON file
+beside this module, and :func:`load_builtin` reads it instead (one ``json.loads``). The
+file is built, never cached at run time (rootrank writes nothing unasked):
+
+- ``pip install .`` / ``pip wheel .``: ``hatch_build.py`` builds it into the wheel;
+- ``pip install -e .`` (``scripts/test-all.sh``): the same hook writes
+  ``server/rootrank/library.json`` in the checkout (a build output, ignored by git);
+- by hand, after editing ``signatures/``: ``python -m rootrank.library_file`` (``--check``
+  says whether it is current, exit 1 when not).
+
+One way to load: the YAML files are read by :func:`rootrank.signatures.load_signature`, each
+signature becomes a JSON record (:func:`to_record`), and a record becomes a
+:class:`~rootrank.signatures.Signature` (:func:`from_record`). The built file holds those
+records; when it is missing or out of date, :func:`load_builtin` builds the same records
+from the YAML files in memory (slower, same answers) and says so once on stderr.
+
+Out of date means, in a checkout: a signature file (``*.yaml``, ``taxonomy.json``) was added,
+removed or changed, or so was the code that validates them (:data:`CODE`); a file whose size
+and modification time match the record is taken as unchanged, any other is compared by
+SHA-256. In an installed package (the YAML files under ``rootrank/signatures/``, copied by
+the same build as the JSON file) only the file names and sizes are compared.
+
+File format (``rootrank.library/1``)::
+
+    {"schema": "rootrank.library/1",
+     "sources": {"signatures": {"<path in the library folder>": [bytes, mtime_ns, sha256]},
+                 "code": {"<path in the rootrank package>": [bytes, mtime_ns, sha256]}},
+     "signatures": [<record>, ...]}          # library order (sorted file paths)
+
+A record holds the validated fields of a :class:`~rootrank.signatures.Signature` (``path``
+relative to the library folder) and ``body``, the file's whole mapping as JSON text, decoded
+only when a signature's entry is shown (:func:`from_record`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from rootrank.signatures import (
+    Library,
+    Pattern,
+    Signature,
+    SignatureError,
+    _load_dir,
+    builtin_dir,
+)
+
+SCHEMA = "rootrank.library/1"
+PACKAGE_DIR = Path(__file__).resolve().parent
+#: The built file, beside this module (in a checkout ``server/rootrank/library.json``).
+BUILT = PACKAGE_DIR / "library.json"
+#: The modules whose code turns YAML into records (paths in the rootrank package).
+CODE = ("signatures.py", "library_file.py", "taxonomy.py", "entry/variants.py")
+
+_noted = False
+
+
+# -- records ----------------------------------------------------------------------------------
+
+
+def to_record(sig: Signature, root: Path) -> dict[str, Any]:
+    """One validated signature as JSON-ready data (``path`` relative to ``root``, POSIX).
+
+    Raises:
+        SignatureError: a value of the file does not survive JSON (a YAML date, a non-string
+            key): JSON must give back exactly what the YAML gave.
+    """
+    body = json.dumps(sig.data, ensure_ascii=False, separators=(",", ":"))
+    if json.loads(body) != sig.data:
+        raise SignatureError(sig.path, "(file)", "holds a value JSON cannot carry (a date?)")
+    record = {
+        "path": Path(sig.path).relative_to(root).as_posix(),
+        "body": body,
+        "id": sig.id,
+        "title": sig.title,
+        "failure_class": sig.failure_class,
+        "category": sig.category,
+        "severity": sig.severity,
+        "role": sig.role,
+        "specificity": sig.specificity,
+        "tags": list(sig.tags),
+        "affects": list(sig.affects),
+        "patterns": [[p.literal, p.source, p.ignorecase] for p in sig.patterns],
+        "min_count": sig.min_count,
+        "confirm": list(sig.confirm),
+        "verify": sig.verify,
+        "references": list(sig.references),
+        "related": list(sig.related),
+        "inferred": (
+            None
+            if sig.inferred is None
+            else {"from": list(sig.inferred["from"]), "differs": sig.inferred["differs"]}
+        ),
+        "detector": sig.detector,
+        "implied_rank": sig.implied_rank,
+        "implied_rank_reason": sig.implied_rank_reason,
+        "explained_by": list(sig.explained_by),
+        "kind": sig.kind,
+        "fixtures": [dict(case) for case in sig.fixtures],
+    }
+    return record
+
+
+def from_record(record: dict[str, Any], root: Path, *, prefix: str = "") -> Signature:
+    """The :class:`Signature` a record stands for. Its ``data`` (the file's mapping, whose
+    ``entry`` and ``fix`` are the signature's, as :func:`~rootrank.signatures.load_signature`
+    gives them) stays JSON text until first used (``Signature._body``). ``prefix``:
+    ``str(root) + os.sep``, when the caller has it (for many records)."""
+    prefix = prefix or str(root) + os.sep
+    fixtures = tuple(record["fixtures"])
+    inferred = record["inferred"]
+    values = {
+        "id": record["id"],
+        "title": record["title"],
+        "failure_class": record["failure_class"],
+        "category": record["category"],
+        "severity": record["severity"],
+        "role": record["role"],
+        "specificity": record["specificity"],
+        "tags": tuple(record["tags"]),
+        "affects": tuple(record["affects"]),
+        "patterns": tuple(Pattern(lit, src, ic) for lit, src, ic in record["patterns"]),
+        "min_count": record["min_count"],
+        "confirm": tuple(record["confirm"]),
+        "verify": record["verify"],
+        "references": tuple(record["references"]),
+        "related": tuple(record["related"]),
+        "fixture": fixtures[0],
+        "path": prefix + record["path"].replace("/", os.sep),  # str(root / path), faster
+        "inferred": (
+            None
+            if inferred is None
+            else {"from": tuple(inferred["from"]), "differs": inferred["differs"]}
+        ),
+        "detector": record["detector"],
+        "implied_rank": record["implied_rank"],
+        "implied_rank_reason": record["implied_rank_reason"],
+        "explained_by": tuple(record["explained_by"]),
+        "kind": record["kind"],
+        "fixtures": fixtures,
+        "_body": record["body"],
+    }
+    sig = object.__new__(Signature)  # data, entry and fix are left to decode on first use
+    for name, value in values.items():
+        object.__setattr__(sig, name, value)
+    return sig
+
+
+# -- sources and freshness --------------------------------------------------------------------
+
+
+def _library_files(root: Path) -> dict[str, str]:
+    """The files a library folder's records come from: every ``*.yaml``/``*.yml`` (found as
+    :func:`rootrank.signatures._load_dir` finds them) and ``taxonomy.json``, by POSIX path
+    relative to ``root``, sorted (plain strings: this runs at every start)."""
+    top = str(root)
+    files: dict[str, str] = {}
+    for dirpath, _dirs, names in os.walk(top, followlinks=False):
+        sub = dirpath[len(top) + 1 :].replace(os.sep, "/")
+        for name in names:
+            if name.endswith((".yaml", ".yml")):
+                files[f"{sub}/{name}" if sub else name] = os.path.join(dirpath, name)
+    taxonomy = os.path.join(top, "taxonomy.json")
+    if os.path.isfile(taxonomy):
+        files["taxonomy.json"] = taxonomy
+    return dict(sorted(files.items()))
+
+
+def _code_files() -> dict[str, str]:
+    return {rel: str(PACKAGE_DIR / rel) for rel in CODE if (PACKAGE_DIR / rel).is_file()}
+
+
+def _sha256(path: str) -> str:
+    import hashlib  # here, not at start: a current checkout is checked by size and mtime
+
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _fingerprints(files: dict[str, str]) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for rel, path in files.items():
+        st = os.stat(path)
+        out[rel] = [st.st_size, st.st_mtime_ns, _sha256(path)]
+    return out
+
+
+def _changed(files: dict[str, str], recorded: dict[str, Any], *, contents: bool) -> str | None:
+    """The first difference between ``files`` and their recorded fingerprints, as a phrase,
+    or ``None``. ``contents``: a file whose size or mtime differs is compared by SHA-256
+    (else names and sizes only)."""
+    if list(files) != list(recorded):
+        added = sorted(set(files) - set(recorded))
+        removed = sorted(set(recorded) - set(files))
+        return f"{added[0]} was added" if added else f"{removed[0]} was removed"
+    for rel, path in files.items():
+        size, mtime_ns, sha = recorded[rel]
+        try:
+            st = os.stat(path)
+            if st.st_size != size or (
+                contents and st.st_mtime_ns != mtime_ns and _sha256(path) != sha
+            ):
+                return f"{rel} changed"
+        except OSError:
+            return f"{rel} cannot be read"
+    return None
+
+
+def _packaged(root: Path) -> bool:
+    """``root`` is the library inside an installed package (a wheel, the .vsix's libs)."""
+    return root.resolve() == (PACKAGE_DIR / "signatures").resolve()
+
+
+def stale_reason(built: Any, root: Path) -> str | None:
+    """Why the built data ``built`` does not stand for the library at ``root`` (a phrase), or
+    ``None`` when it does (see the module's docstring for what is compared)."""
+    if not isinstance(built, dict) or built.get("schema") != SCHEMA:
+        return f"it is not {SCHEMA} data"
+    sources = built.get("sources") or {}
+    packaged = _packaged(root)
+    problem = _changed(_library_files(root), sources.get("signatures") or {}, contents=not packaged)
+    if problem is None and not packaged:
+        problem = _changed(_code_files(), sources.get("code") or {}, contents=True)
+    return problem
+
+
+# -- build and load ---------------------------------------------------------------------------
+
+
+def build(root: Path) -> dict[str, Any]:
+    """The built data for the library folder ``root``: every signature loaded and validated
+    by :func:`~rootrank.signatures.load_signature`, in library order.
+
+    Raises:
+        SignatureError: a signature file is wrong (the built-in library must load whole).
+    """
+    lib = Library(signatures={})
+    _load_dir(root, lib, strict=True, eager=False)
+    return {
+        "schema": SCHEMA,
+        "sources": {
+            "signatures": _fingerprints(_library_files(root)),
+            "code": _fingerprints(_code_files()),
+        },
+        "signatures": [to_record(sig, root) for sig in lib.signatures.values()],
+    }
+
+
+def write(root: Path, out: Path) -> int:
+    """Build the data for ``root`` and write it to ``out`` (replaced whole, never left half
+    written). Returns the number of signatures. Raises SignatureError, OSError."""
+    data = build(root)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), "utf-8")
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return len(data["signatures"])
+
+
+def read_built(root: Path, path: Path | None = None) -> tuple[list[dict[str, Any]] | None, str]:
+    """The records of the built file at ``path`` (default :data:`BUILT`) when it stands for
+    ``root``, else ``None`` and why not (``"missing"``, ``"out of date: memory/cuda-oom.yaml
+    changed"``...)."""
+    path = path or BUILT
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, "missing"
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"unreadable ({exc})"
+    try:
+        built = json.loads(text)
+    except ValueError:
+        return None, "not valid JSON"
+    reason = stale_reason(built, root)
+    if reason is not None:
+        return None, f"out of date: {reason}"
+    if not isinstance(built.get("signatures"), list):
+        return None, "not a library (no signatures)"
+    return built["signatures"], ""
+
+
+def load_builtin(lib: Library) -> None:
+    """Add the built-in signatures to ``lib``, from the built file when it is current, else
+    from the YAML files (the same records, built in memory; a note on stderr says why, once
+    per process). Raises SignatureError when a built-in YAML file is wrong."""
+    global _noted
+    root = builtin_dir()
+    records, why = read_built(root)
+    if records is None:
+        if not _noted:
+            _noted = True
+            sys.stderr.write(
+                f"rootrank: note: the built signature library ({BUILT}) is {why}; reading "
+                f"{root}/*.yaml instead (slower start, same results). Build it: "
+                "python -m rootrank.library_file\n"
+            )
+        records = json.loads(json.dumps(build(root)["signatures"]))
+    prefix = str(root) + os.sep
+    for record in records:
+        sig = from_record(record, root, prefix=prefix)
+        lib.signatures[sig.id] = sig
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m rootrank.library_file [--check] [--signatures DIR] [--out FILE]``.
+
+    Exit codes: 0 written (or current, with ``--check``), 1 not current (``--check``),
+    2 usage error or a wrong signature file.
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m rootrank.library_file",
+        description="Build the signature library's JSON form (rootrank/library.json), which "
+        "rootrank reads at start instead of parsing every YAML file.",
+    )
+    parser.add_argument(
+        "--signatures", type=Path, default=None, metavar="DIR", help="the library folder"
+    )
+    parser.add_argument("--out", type=Path, default=BUILT, metavar="FILE", help="the built file")
+    parser.add_argument(
+        "--check", action="store_true", help="only say whether FILE is current (exit 1 if not)"
+    )
+    args = parser.parse_args(argv)
+    root = (args.signatures or builtin_dir()).resolve()
+    if not root.is_dir():
+        parser.error(f"--signatures {root}: no such folder")
+    if args.check:
+        records, why = read_built(root, args.out)
+        if records is None:
+            print(f"{args.out}: {why} (build it: python -m rootrank.library_file)")
+            return 1
+        print(f"{args.out}: current ({len(records)} signatures)")
+        return 0
+    try:
+        count = write(root, args.out)
+    except SignatureError as exc:
+        print(f"rootrank.library_file: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"rootrank.library_file: cannot write {args.out}: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.out}: {count} signatures from {root}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
