@@ -412,6 +412,9 @@ class Scanner:
         # Whether the current run (attempt) of the job has failed yet: a run that starts after
         # it begins a new attempt.
         self._failed = False
+        # The keys (ranks) of the current source's traceback readers that are open: kept as
+        # readers are fed, so "is any traceback open" costs O(1) per line, not O(ranks).
+        self._open_readers: set[int | None] = set()
 
     def scan_source(self, path: str, blocks: Iterable[Block]) -> None:
         """Scan one source given as blocks of whole lines. ``path`` names it in evidence;
@@ -427,6 +430,7 @@ class Scanner:
         tagger = RankTagger(path=path, path_rank=path_rank, path_rank_is_local=is_local)
         self._path_rank = path_rank
         readers: dict[int | None, TracebackReader] = {}
+        self._open_readers.clear()
         gate = self.matcher.gate
         assert gate is not None
         following = False
@@ -482,9 +486,7 @@ class Scanner:
                     for raw in logical_lines(number, text[cur:end]):
                         self._line(raw, path, tagger, readers)
                 following = (
-                    tagger.following()
-                    or self._pending is not None
-                    or any(r.open for r in readers.values())
+                    tagger.following() or self._pending is not None or bool(self._open_readers)
                 )
                 nxt = end + 1
                 if following:
@@ -581,6 +583,10 @@ class Scanner:
         if reader is None:
             reader = readers[rank] = TracebackReader()
         exc = reader.feed(text, raw.number, raw.raw)
+        if reader.open:
+            self._open_readers.add(rank)
+        else:
+            self._open_readers.discard(rank)
         header = reader.take_header_message()
         if exc is not None and exc.ignored:
             return  # an exception Python ignored (in __del__...) ended nothing
@@ -657,6 +663,7 @@ class Scanner:
         st.cut_traceback_ranks.clear()
         tagger.elastic.clear()
         readers.clear()
+        self._open_readers.clear()
         self._pending = None
         self._line_sigs.clear()
         self._failed = False
