@@ -365,11 +365,12 @@ class _CurveMerge:
         return c
 
 
-#: Progress/metric-only lines of one source read one by one; past this many, they are sampled
-#: with a stride that doubles each time the count doubles (a 10-million-line log reads about
-#: 400,000 of them), so a log of metric lines costs O(LIGHT_FULL x log n). Lines that print a
-#: NaN or Inf, and the last one, are always read. The series are downsampled to a few hundred
-#: points anyway (rootrank.metrics.MAX_BUCKETS).
+#: Progress/metric-only lines of one scan (all its sources together, so a folder of per-rank
+#: files costs what the same lines in one file cost) read one by one; past this many, they are
+#: sampled with a stride that doubles each time the count doubles (a 10-million-line log reads
+#: about 400,000 of them), so a log of metric lines costs O(LIGHT_FULL x log n). Lines that
+#: print a NaN or Inf, and the last one of each source, are always read. The series are
+#: downsampled to a few hundred points anyway (rootrank.metrics.MAX_BUCKETS).
 LIGHT_FULL = 50_000
 
 
@@ -415,6 +416,10 @@ class Scanner:
         # The keys (ranks) of the current source's traceback readers that are open: kept as
         # readers are fed, so "is any traceback open" costs O(1) per line, not O(ranks).
         self._open_readers: set[int | None] = set()
+        # Lines only the curve gate chose, over every source of this scan (the sampling
+        # budget, LIGHT_FULL, is the scan's: per source, a folder of 1,024 per-rank files
+        # read 1,024 times as many).
+        self._light_lines = 0
 
     def scan_source(self, path: str, blocks: Iterable[Block]) -> None:
         """Scan one source given as blocks of whole lines. ``path`` names it in evidence;
@@ -434,7 +439,6 @@ class Scanner:
         gate = self.matcher.gate
         assert gate is not None
         following = False
-        light_lines = 0  # lines only the curve gate chose, in this source
         skipped: tuple[int, str] | None = None  # the last of them not read (sampling)
         for block in blocks:
             text = block.text
@@ -472,7 +476,8 @@ class Scanner:
                 else:
                     self._curve_line, light = starts.curve, starts.light
                 if light:  # only a progress/metric line: no matching
-                    light_lines += 1
+                    self._light_lines += 1
+                    light_lines = self._light_lines
                     if (
                         light_lines > LIGHT_FULL
                         and light_lines % _light_stride(light_lines)
