@@ -661,17 +661,20 @@ SPLIT_JOB_ID = 4242
 
 def split_per_rank(path: str, out_dir: str, world: int) -> list[str]:
     """Split a generated log into one file per rank, as ``srun --output=slurm-%j-%t.out``
-    leaves them (one task per rank: ``slurm-4242-0.out`` ... ``slurm-4242-<world-1>.out``).
+    leaves them (one task per rank: ``slurm-4242-0.out`` ... ``slurm-4242-<world-1>.out``),
+    beside the job's own output ``slurm-4242.out``.
 
     A ``[rankN]:`` line goes, without its prefix (nothing prefixes a task's own file), to rank
     N's file; a bare NCCL line to the rank of its process (``host:pid``, bound to a rank by the
     world communicator's ``comm ... rank R nranks <world>`` line); every other bare line (the
-    launcher, rank 0's stdout) to rank 0's file. Lines keep their order within each file.
-    Streamed (at most about 8 MiB held); files are appended to in turns, so at most one is
-    open. Returns the paths written (rank order). Bytes in = bytes out minus the prefixes.
+    launcher and its agents, unprefixed stdout) to the job's file, which names no rank, as the
+    one log does not either. Lines keep their order within each file. Streamed (at most about
+    8 MiB held); files are appended to in turns, so at most one is open. Returns the paths
+    written (ranks in order, then the job's file). Bytes out = bytes in minus the prefixes.
     """
     os.makedirs(out_dir, exist_ok=True)
     names = [os.path.join(out_dir, f"slurm-{SPLIT_JOB_ID}-{r}.out") for r in range(world)]
+    names.append(os.path.join(out_dir, f"slurm-{SPLIT_JOB_ID}.out"))
     for name in names:
         open(name, "wb").close()
     pid_rank: dict[tuple[str, str], int] = {}
@@ -687,7 +690,7 @@ def split_per_rank(path: str, out_dir: str, world: int) -> list[str]:
     with open(path, "rb") as fh:
         for raw in fh:
             line = raw.decode("utf-8", errors="replace")
-            rank = 0
+            rank = world  # the job's own file
             m = _LINE_PREFIX.match(line)
             if m:
                 rank = int(m.group(1))
@@ -699,7 +702,7 @@ def split_per_rank(path: str, out_dir: str, world: int) -> list[str]:
                     c = _NCCL_RANK.search(line)
                     if c and int(c.group(2)) == world and key not in pid_rank:
                         pid_rank[key] = int(c.group(1))
-                    rank = pid_rank.get(key, 0)
+                    rank = pid_rank.get(key, world)
             pending.setdefault(rank, []).append(raw)
             held += len(raw)
             if held >= 8 * FLUSH_BYTES:
