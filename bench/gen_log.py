@@ -48,6 +48,8 @@ DATA_DIR = os.path.join(HERE, ".data")
 
 #: Bumped whenever the output for a given seed and size changes (cached logs are redone).
 GENERATOR_VERSION = 2
+#: The largest world size generated (the issue-11 benchmark's 1,024 ranks).
+MAX_WORLD = 1024
 #: GPUs per node (ranks are laid out node by node, as torchrun does with --nnodes).
 GPUS_PER_NODE = 8
 #: Bytes kept in memory before a write (the generator never holds more than this plus a line).
@@ -598,7 +600,7 @@ def generate(
 ) -> Meta:
     """Write a log of about ``size`` bytes (at least the failure tail) to ``path``.
 
-    ``world`` is the number of ranks (8..64, ``GPUS_PER_NODE`` per node); ``fail_rank``
+    ``world`` is the number of ranks (8..1024, ``GPUS_PER_NODE`` per node); ``fail_rank``
     defaults to a rank chosen by the seed outside node 0 (so the failing rank is never the
     one that prints most); ``stacked`` writes ``[defaultN]:[rankM]:`` (torchrun ``--tee``
     under torch's own prefix) for ``[rankM]:``. Returns the :class:`Meta` also written to
@@ -607,8 +609,8 @@ def generate(
     Raises:
         ValueError: ``world`` or ``fail_rank`` out of range.
     """
-    if not 8 <= world <= 64:
-        raise ValueError(f"world size must be 8..64, got {world}")
+    if not 8 <= world <= MAX_WORLD:
+        raise ValueError(f"world size must be 8..{MAX_WORLD}, got {world}")
     rng = random.Random(seed)
     job = Job(rng, world)
     if fail_rank is None:
@@ -648,6 +650,68 @@ def generate(
     return meta
 
 
+#: A launcher rank prefix as the generator writes it (``--stacked``: ``[default3]:[rank11]:``).
+_LINE_PREFIX = re.compile(r"^(?:\[default\d+\]:)?\[rank(\d+)\]: ?")
+#: NCCL's line header ``host:pid:tid [dev] NCCL``, and its world communicator's init line.
+_NCCL_PID = re.compile(r"^([A-Za-z][\w.-]*):(\d+):\d+ \[\d+\] NCCL ")
+_NCCL_RANK = re.compile(r" comm 0x[0-9a-f]+ rank (\d+) nranks (\d+) ")
+#: The SLURM job id in the per-rank file names.
+SPLIT_JOB_ID = 4242
+
+
+def split_per_rank(path: str, out_dir: str, world: int) -> list[str]:
+    """Split a generated log into one file per rank, as ``srun --output=slurm-%j-%t.out``
+    leaves them (one task per rank: ``slurm-4242-0.out`` ... ``slurm-4242-<world-1>.out``),
+    beside the job's own output ``slurm-4242.out``.
+
+    A ``[rankN]:`` line goes, without its prefix (nothing prefixes a task's own file), to rank
+    N's file; a bare NCCL line to the rank of its process (``host:pid``, bound to a rank by the
+    world communicator's ``comm ... rank R nranks <world>`` line); every other bare line (the
+    launcher and its agents, unprefixed stdout) to the job's file, which names no rank, as the
+    one log does not either. Lines keep their order within each file. Streamed (at most about
+    8 MiB held); files are appended to in turns, so at most one is open. Returns the paths
+    written (ranks in order, then the job's file). Bytes out = bytes in minus the prefixes.
+    """
+    os.makedirs(out_dir, exist_ok=True)
+    names = [os.path.join(out_dir, f"slurm-{SPLIT_JOB_ID}-{r}.out") for r in range(world)]
+    names.append(os.path.join(out_dir, f"slurm-{SPLIT_JOB_ID}.out"))
+    for name in names:
+        open(name, "wb").close()
+    pid_rank: dict[tuple[str, str], int] = {}
+    pending: dict[int, list[bytes]] = {}
+    held = 0
+
+    def flush() -> None:
+        for r, parts in pending.items():
+            with open(names[r], "ab") as out:
+                out.write(b"".join(parts))
+        pending.clear()
+
+    with open(path, "rb") as fh:
+        for raw in fh:
+            line = raw.decode("utf-8", errors="replace")
+            rank = world  # the job's own file
+            m = _LINE_PREFIX.match(line)
+            if m:
+                rank = int(m.group(1))
+                raw = line[m.end() :].encode("utf-8")
+            else:
+                n = _NCCL_PID.match(line)
+                if n:
+                    key = (n.group(1), n.group(2))
+                    c = _NCCL_RANK.search(line)
+                    if c and int(c.group(2)) == world and key not in pid_rank:
+                        pid_rank[key] = int(c.group(1))
+                    rank = pid_rank.get(key, world)
+            pending.setdefault(rank, []).append(raw)
+            held += len(raw)
+            if held >= 8 * FLUSH_BYTES:
+                flush()
+                held = 0
+    flush()
+    return names
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -657,7 +721,7 @@ def main(argv: list[str] | None = None) -> int:
         help="target size, e.g. 512M, 1G (default 512M)",
     )
     ap.add_argument("--gb", action="store_true", help="1 GiB (same as --size 1G)")
-    ap.add_argument("--ranks", type=int, default=16, help="world size, 8..64 (default 16)")
+    ap.add_argument("--ranks", type=int, default=16, help="world size, 8..1024 (default 16)")
     ap.add_argument(
         "--fail-rank",
         type=int,
@@ -668,6 +732,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stacked", action="store_true", help="[defaultN]:[rankM]: prefixes")
     ap.add_argument(
         "--out", default=None, help="output path (default bench/.data/train-<size>.log)"
+    )
+    ap.add_argument(
+        "--per-rank",
+        metavar="DIR",
+        default=None,
+        help="also split the log into DIR/slurm-4242-<rank>.out, one file per rank",
     )
     args = ap.parse_args(argv)
     size = (1 << 30) if args.gb else args.size
@@ -687,6 +757,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"gen_log: {exc}", file=sys.stderr)
         return 2
+    if args.per_rank:
+        split_per_rank(out, args.per_rank, args.ranks)
     print(json.dumps(asdict(meta)))
     return 0
 

@@ -30,6 +30,7 @@ Usage::
     python bench/scan_bench.py                 # 512 MiB log + 50 MiB profile
     python bench/scan_bench.py --gb            # 1 GiB log
     python bench/scan_bench.py --size 100M --no-profile
+    python bench/scan_bench.py --paired 10M,100M --ranks 1024   # issue 11's ratios, paired
 """
 
 from __future__ import annotations
@@ -240,6 +241,109 @@ def profile(python: str, path: str, top: int, extra: list[str]) -> tuple[Run, st
         return run, buf.getvalue()
 
 
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def paired(args: argparse.Namespace, python: str, rg: str, extra: list[str]) -> int:
+    """The issue-11 ratios, measured in one run as paired CPU times (the machine is shared: a
+    ratio of two runs made back to back is steadier than either time).
+
+    For each size: a generated ``--ranks`` log, its per-rank split (``slurm-%j-%t.out`` and the
+    job's ``slurm-%j.out``, :func:`gen_log.split_per_rank`) and the split's files concatenated
+    into one file (the same bytes as the folder). Each round times, back to back, ``rg -c -F
+    -f LITERALS`` on the one file, ``rootrank diagnose`` on the one file, on the folder and on
+    the generated log itself (the "tee log": the same lines with their ``[rankN]:`` prefixes,
+    which gets the folder's diagnosis, where the one file's lines name no rank); the medians of
+    the per-round ratios are printed. Returns 1 when a rootrank run fails or the
+    folder's root cause is not the generated failure's, else 0.
+    """
+    sensitive, insensitive = engine_literals(python)
+    work = tempfile.mkdtemp(prefix="scan-bench-")
+    literal_file = os.path.join(work, "literals.txt")
+    with open(literal_file, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(sensitive + insensitive) + "\n")
+    rows = []
+    ok = True
+    try:
+        for size in args.paired:
+            log, meta = ensure_log(None, size, args.seed, args.ranks, args.stacked)
+            folder = os.path.join(work, f"split-{size >> 20}M")
+            names = gen_log.split_per_rank(log, folder, meta["world_size"])
+            one = os.path.join(work, f"one-{size >> 20}M.log")
+            with open(one, "wb") as out:
+                for name in names:
+                    with open(name, "rb") as fh:
+                        shutil.copyfileobj(fh, out)
+            mb = os.path.getsize(one) / 1e6
+            timed("warm", [rg, "-c", "Traceback", one])
+            rg_argv = [rg, "-c", "-F", *(["-i"] if insensitive else []), "-f", literal_file, one]
+            rr = [python, "-m", "rootrank", "diagnose", "--format", "json", *extra]
+            vs_rg, vs_one, vs_tee = [], [], []
+            cpu: dict[str, list[float]] = {"rg": [], "one": [], "folder": [], "tee": []}
+            for _ in range(args.rounds):
+                r_rg = timed("rg", rg_argv)
+                r_one = timed("one", [*rr, one])
+                r_dir = timed("folder", [*rr, folder])
+                r_tee = timed("tee", [*rr, log])
+                for run in (r_one, r_dir, r_tee):
+                    if run.returncode not in (0, 1):
+                        ok = False
+                        print(
+                            f"rootrank failed on {run.argv[-1]}: {run.stderr.decode(errors='replace')[-800:]}"
+                        )
+                # The one file is the folder's files end to end: its lines carry no rank (the
+                # folder's do, from the file names), so only the folder's answer is checked.
+                folder_cause = (json.loads(r_dir.stdout or b"{}").get("root_cause") or {}).get(
+                    "signature"
+                )
+                if folder_cause != meta["signature"]:
+                    ok = False
+                    print(f"folder's root cause {folder_cause}, expected {meta['signature']}")
+                cpu["rg"].append(r_rg.cpu)
+                cpu["one"].append(r_one.cpu)
+                cpu["folder"].append(r_dir.cpu)
+                cpu["tee"].append(r_tee.cpu)
+                vs_tee.append(r_dir.cpu / max(r_tee.cpu, 1e-3))
+                vs_rg.append(r_one.cpu / max(r_rg.cpu, 1e-3))
+                vs_one.append(r_dir.cpu / max(r_one.cpu, 1e-3))
+            rows.append(
+                (
+                    mb,
+                    len(names),
+                    *(_median(cpu[k]) for k in ("rg", "one", "folder", "tee")),
+                    _median(vs_rg),
+                    _median(vs_one),
+                    _median(vs_tee),
+                )
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(
+        f"\npaired CPU seconds, median of {args.rounds} rounds; {args.ranks} ranks; "
+        f"{len(sensitive) + len(insensitive)} literals for rg -F; the folder holds the one file's bytes"
+    )
+    head = (
+        f"{'MB':>8} {'files':>6} {'rg -F cpu':>10} {'one file cpu':>13} {'folder cpu':>11}"
+        f" {'tee log cpu':>12} {'one/rg':>8} {'folder/one':>11} {'folder/tee':>11}"
+    )
+    print(head)
+    print("-" * len(head))
+    for mb, files, c_rg, c_one, c_dir, c_tee, r1, r2, r3 in rows:
+        print(
+            f"{mb:>8.1f} {files:>6} {c_rg:>10.2f} {c_one:>13.2f} {c_dir:>11.2f} {c_tee:>12.2f}"
+            f" {r1:>7.1f}x {r2:>10.2f}x {r3:>10.2f}x"
+        )
+    print(
+        "one file = the folder's files end to end (the same bytes); tee log = the generated log"
+        " they were split from (the same lines with their [rankN]: prefixes, the same diagnosis)"
+    )
+    print("targets (issue 11): folder/one <= 1.3x; one/rg <= 2x at 100 MB and 1 GB")
+    return 0 if ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--file", help="benchmark this log (needs FILE.meta.json from gen_log.py)")
@@ -250,7 +354,9 @@ def main(argv: list[str] | None = None) -> int:
         help="log size to generate (default 512M)",
     )
     ap.add_argument("--gb", action="store_true", help="1 GiB log (same as --size 1G)")
-    ap.add_argument("--ranks", type=int, default=16, help="world size of the generated log (8..64)")
+    ap.add_argument(
+        "--ranks", type=int, default=16, help="world size of the generated log (8..1024)"
+    )
     ap.add_argument("--seed", type=int, default=1129)
     ap.add_argument(
         "--stacked", action="store_true", help="[defaultN]:[rankM]: prefixes (torchrun --tee)"
@@ -263,6 +369,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=25, help="functions listed per profile table")
     ap.add_argument("--no-mask", action="store_true", help="pass --no-mask to rootrank")
     ap.add_argument("--json", metavar="PATH", help="also write the numbers as JSON to PATH")
+    ap.add_argument(
+        "--paired",
+        type=lambda t: [gen_log.parse_size(x) for x in t.split(",")],
+        metavar="SIZES",
+        help="only the issue-11 ratios, paired, at these sizes (e.g. 10M,100M or 10M,100M,1G): "
+        "one file vs rg -F, and a folder of per-rank files vs the same bytes in one file",
+    )
+    ap.add_argument("--rounds", type=int, default=3, help="paired rounds per size (--paired)")
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
@@ -275,6 +389,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     python = sys.executable
     extra = ["--no-mask"] if args.no_mask else []
+    if args.paired:
+        if not 8 <= args.ranks <= gen_log.MAX_WORLD:
+            print(f"scan_bench: --ranks must be 8..{gen_log.MAX_WORLD}", file=sys.stderr)
+            return 2
+        return paired(args, python, rg, extra)
     size = (1 << 30) if args.gb else args.size
     path, meta = ensure_log(args.file, size, args.seed, args.ranks, args.stacked)
     nbytes = os.path.getsize(path)

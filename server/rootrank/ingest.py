@@ -24,6 +24,7 @@ from __future__ import annotations
 import codecs
 import io
 import os
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -105,6 +106,12 @@ def clean(raw: str) -> list[str]:
     return [s]
 
 
+#: Characters a text log does not hold: undecodable bytes (U+FFFD), DEL and the C0 controls
+#: other than tab, newline, \v, \f, \r and ESC. Counted natively (0.03 ms an 8 KiB head, where
+#: a Python loop took 0.3 ms: a folder of 1,024 per-rank files sniffs 1,024 heads).
+_NOT_TEXT = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
+
+
 def _sniff(head: bytes) -> str:
     """Pick the decoding for a file from its first bytes.
 
@@ -129,11 +136,7 @@ def _sniff(head: bytes) -> str:
     sample = regex.sub(rb"\x00{16,}", b"", head[:8192])
     if sample:
         decoded = sample.decode("utf-8", errors="replace")
-        bad = sum(
-            1
-            for ch in decoded
-            if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\t\n\r\f\v\x1b") or ch == "\x7f"
-        )
+        bad = len(_NOT_TEXT.findall(decoded))
         if bad > 0.1 * len(decoded):
             raise InputError("binary data, not a text log")
     return "utf-8"

@@ -42,6 +42,7 @@ A line with no rank evidence belongs to no rank: nothing is guessed.
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -111,11 +112,16 @@ _FILE_RANK = lazy_regex.compile(
 )
 
 
-_LINE_RANK = lazy_regex.compile(
-    r"^(?:\[rank(\d{1,6})\]:|\[\d+,(\d{1,6})\]<std(?:out|err)>:|(\d{1,6}) ?:(?!\d)"
-    r"|\[(?:rank|RANK|Rank)[ =](\d{1,6})(?:/\d{1,6})?\] )",
-    regex.MULTILINE,
+# The sweeps over a block's lines (ranks_in, learn_stacked) look for a prefix right after a
+# literal "\n" (the text's first line is tried on its own): the stdlib engine then skips from
+# newline to newline natively, at about 10x the speed of a MULTILINE "^" in `regex` (45 MB/s,
+# which made a folder of per-rank files, each swept whole, 5.8x slower than one file: issue 11).
+_LINE_RANK_BODY = (
+    r"(?:\[rank(\d{1,6})\]:|\[\d+,(\d{1,6})\]<std(?:out|err)>:|(\d{1,6}) ?:(?!\d)"
+    r"|\[(?:rank|RANK|Rank)[ =](\d{1,6})(?:/\d{1,6})?\] )"
 )
+_LINE_RANK = re.compile(_LINE_RANK_BODY)
+_LINE_RANK_AFTER_NL = re.compile("\n" + _LINE_RANK_BODY)
 
 # An application's own rank tag at the start of its message (after any logger header):
 # "[rank 3] step 10", "[RANK 3] loss", "[Rank 3/8] ...", "[rank=3] ...", "rank 3: ...",
@@ -131,7 +137,10 @@ def ranks_in(text: str) -> set[int]:
     (``[rank3]:``, ``[1,3]<stderr>:``, ``3: ``): a cheap sweep used to learn which ranks
     exist from lines that need no other work."""
     found: set[int] = set()
-    for groups in _LINE_RANK.findall(text):
+    first = _LINE_RANK.match(text)
+    rows = [first.groups()] if first else []
+    rows += _LINE_RANK_AFTER_NL.findall(text)
+    for groups in rows:
         for g in groups:
             if g:
                 found.add(int(g))
@@ -140,9 +149,9 @@ def ranks_in(text: str) -> set[int]:
 
 # torchrun's --tee/--redirects tag before torch's own rank prefix, at a line start:
 # "[default3]:[rank3]: ...", "node02: [default3]:[rank11]: ..." (pdsh host first).
-_STACKED = lazy_regex.compile(
-    r"(?m)^(?:([A-Za-z][\w.-]{0,62}): )?\[default(\d{1,6})\]:\[rank(\d{1,6})\]:"
-)
+_STACKED_BODY = r"(?:([A-Za-z][\w.-]{0,62}): )?\[default(\d{1,6})\]:\[rank(\d{1,6})\]:"
+_STACKED = re.compile(_STACKED_BODY)
+_STACKED_AFTER_NL = re.compile("\n" + _STACKED_BODY)
 
 #: Foreign lines in a row that end a torchelastic failure summary.
 MAX_SUMMARY_NOISE = 4
@@ -454,7 +463,10 @@ class RankTagger:
         if "]:[rank" not in text:
             return set()
         seen: set[int] = set()
-        for host, local, rank in set(_STACKED.findall(text)):
+        first = _STACKED.match(text)
+        found = [first.groups()] if first else []
+        found += _STACKED_AFTER_NL.findall(text)
+        for host, local, rank in set(found):
             self.local_to_global.setdefault((host or None, int(local)), int(rank))
             seen.add(int(rank))
         return seen

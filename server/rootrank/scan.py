@@ -383,11 +383,12 @@ class _CurveMerge:
         return c
 
 
-#: Progress/metric-only lines of one source read one by one; past this many, they are sampled
-#: with a stride that doubles each time the count doubles (a 10-million-line log reads about
-#: 400,000 of them), so a log of metric lines costs O(LIGHT_FULL x log n). Lines that print a
-#: NaN or Inf, and the last one, are always read. The series are downsampled to a few hundred
-#: points anyway (rootrank.metrics.MAX_BUCKETS).
+#: Progress/metric-only lines of one scan (all its sources together, so a folder of per-rank
+#: files costs what the same lines in one file cost) read one by one; past this many, they are
+#: sampled with a stride that doubles each time the count doubles (a 10-million-line log reads
+#: about 400,000 of them), so a log of metric lines costs O(LIGHT_FULL x log n). Lines that
+#: print a NaN or Inf, and the last one of each source, are always read. The series are
+#: downsampled to a few hundred points anyway (rootrank.metrics.MAX_BUCKETS).
 LIGHT_FULL = 50_000
 
 
@@ -434,6 +435,13 @@ class Scanner:
         # line, and how many times it restarted its workers.
         self._agent_failed: dict[tuple[str, str], int] = {}
         self._agent_restarts: dict[tuple[str, str], int] = {}
+        # The keys (ranks) of the current source's traceback readers that are open: kept as
+        # readers are fed, so "is any traceback open" costs O(1) per line, not O(ranks).
+        self._open_readers: set[int | None] = set()
+        # Lines only the curve gate chose, over every source of this scan (the sampling
+        # budget, LIGHT_FULL, is the scan's: per source, a folder of 1,024 per-rank files
+        # read 1,024 times as many).
+        self._light_lines = 0
 
     def scan_source(self, path: str, blocks: Iterable[Block]) -> None:
         """Scan one source given as blocks of whole lines. ``path`` names it in evidence;
@@ -449,10 +457,10 @@ class Scanner:
         tagger = RankTagger(path=path, path_rank=path_rank, path_rank_is_local=is_local)
         self._path_rank = path_rank
         readers: dict[int | None, TracebackReader] = {}
+        self._open_readers.clear()
         gate = self.matcher.gate
         assert gate is not None
         following = False
-        light_lines = 0  # lines only the curve gate chose, in this source
         skipped: tuple[int, str] | None = None  # the last of them not read (sampling)
         for block in blocks:
             text = block.text
@@ -497,7 +505,8 @@ class Scanner:
                 else:
                     self._curve_line, light = starts.curve, starts.light
                 if light:  # only a progress/metric line: no matching
-                    light_lines += 1
+                    self._light_lines += 1
+                    light_lines = self._light_lines
                     if (
                         light_lines > LIGHT_FULL
                         and light_lines % _light_stride(light_lines)
@@ -511,9 +520,7 @@ class Scanner:
                     for raw in logical_lines(number, text[cur:end]):
                         self._line(raw, path, tagger, readers)
                 following = (
-                    tagger.following()
-                    or self._pending is not None
-                    or any(r.open for r in readers.values())
+                    tagger.following() or self._pending is not None or bool(self._open_readers)
                 )
                 nxt = end + 1
                 if following:
@@ -617,6 +624,10 @@ class Scanner:
         if reader is None:
             reader = readers[rank] = TracebackReader()
         exc = reader.feed(text, raw.number, raw.raw)
+        if reader.open:
+            self._open_readers.add(rank)
+        else:
+            self._open_readers.discard(rank)
         header = reader.take_header_message()
         if exc is not None and exc.ignored:
             return  # an exception Python ignored (in __del__...) ended nothing
@@ -694,6 +705,7 @@ class Scanner:
         st.cut_at_start.clear()
         tagger.elastic.clear()
         readers.clear()
+        self._open_readers.clear()
         self._pending = None
         self._line_sigs.clear()
         self._failed = False
