@@ -23,21 +23,21 @@ def test_oom_on_one_rank_explains_watchdog_timeouts_on_the_others():
     lines += [WATCHDOG.format(r=r, seq=4120, op="ALLREDUCE") for r in (0, 1, 2, 3, 4, 6, 7)]
     diag = diagnose_text("\n".join(lines), "train.log")
     rc = diag.root_cause
-    assert rc["failure_class"] == "cuda-oom"
-    assert rc["evidence"][0]["line"] == 5
+    assert rc.failure_class == "cuda-oom"
+    assert rc.evidence[0].line == 5
     assert diag.initiating_rank == 5
-    timeouts = [g for g in diag.collateral if g["failure_class"] == "collective-timeout"]
+    timeouts = [g for g in diag.collateral if g.failure_class == "collective-timeout"]
     assert len(timeouts) == 1
-    assert timeouts[0]["ranks"] == [0, 1, 2, 3, 4, 6, 7]
-    assert timeouts[0]["count"] == 7
-    assert "2.00 GiB" in " ".join(rc["fix"]["steps"] + [rc["summary"]])
+    assert timeouts[0].ranks == [0, 1, 2, 3, 4, 6, 7]
+    assert timeouts[0].count == 7
+    assert "2.00 GiB" in " ".join(rc.fix.steps + [rc.summary])
 
 
 def test_the_rank_missing_from_identical_timeouts_is_the_suspect():
     lines = [f"[rank{r}]: starting step 4119" for r in range(4)]
     lines += [WATCHDOG.format(r=r, seq=4120, op="ALLREDUCE") for r in (0, 1, 3)]
     diag = diagnose_text("\n".join(lines), "hang.log")
-    assert diag.root_cause["failure_class"] == "collective-timeout"
+    assert diag.root_cause.failure_class == "collective-timeout"
     assert diag.initiating_rank == 2
     assert any("rank 2 is the one known rank" in r.lower() for r in diag.reasoning)
 
@@ -55,9 +55,9 @@ def test_earliest_timestamp_wins_between_ranks_with_the_same_cause():
         "[rank1]:[E1129 10:02:01.000000 x.cpp:1] CUDA error: an illegal memory access was encountered",
     ]
     diag = diagnose_text("\n".join(lines), "x.log")
-    assert diag.root_cause["failure_class"] == "cuda-illegal-memory-access"
+    assert diag.root_cause.failure_class == "cuda-illegal-memory-access"
     assert diag.initiating_rank == 1
-    assert diag.root_cause["evidence"][0]["line"] == 2
+    assert diag.root_cause.evidence[0].line == 2
 
 
 def test_healthy_output_has_no_root_cause():
@@ -132,8 +132,8 @@ def test_source_code_quoted_in_a_traceback_is_not_a_message():
     )
     diag = diagnose_text(text, "t.log")
     assert "cuda-oom" not in {f.signature for f in diag.findings}
-    assert diag.root_cause["failure_class"] == "user-code-exception"
-    assert diag.root_cause["evidence"][0]["line"] == 4
+    assert diag.root_cause.failure_class == "user-code-exception"
+    assert diag.root_cause.evidence[0].line == 4
 
 
 def test_verify_and_fix_name_the_script_the_log_names():
@@ -147,18 +147,18 @@ def test_verify_and_fix_name_the_script_the_log_names():
     # the command as the user ran it (issue 10: commands that fit the job)
     assert (
         "torchrun --nnodes 1 --nproc-per-node 4 recipes/sft_llama.py --lr 1e-4"
-        in diagnose_text(launched).root_cause["verify"]
+        in diagnose_text(launched).root_cause.verify
     )
     summary = oom + "===\ntools/pretrain.py FAILED\n---\nFailures:\n  <NO_OTHER_FAILURES>\n"
-    assert " tools/pretrain.py " in diagnose_text(summary).root_cause["verify"]
+    assert " tools/pretrain.py " in diagnose_text(summary).root_cause.verify
     framed = (
         "Traceback (most recent call last):\n"
         '  File "/srv/proj/finetune.py", line 88, in <module>\n'
         "    main()\n" + oom.replace("[rank1]: ", "")
     )
-    assert " finetune.py " in diagnose_text(framed).root_cause["verify"]
+    assert " finetune.py " in diagnose_text(framed).root_cause.verify
     # no script in the log: the entries' train.py stays a visible blank, never run as it stands
-    assert " <train.py> " in diagnose_text(oom).root_cause["verify"]
+    assert " <train.py> " in diagnose_text(oom).root_cause.verify
 
 
 def test_a_rank_is_not_named_when_another_rank_failed_in_a_way_the_log_cuts_or_nothing_explains():
@@ -170,7 +170,7 @@ def test_a_rank_is_not_named_when_another_rank_failed_in_a_way_the_log_cuts_or_n
     )
     cut = '[rank6]: Traceback (most recent call last):\n[rank6]:   File "/w/train.py", line 9, in <module>\n[rank6]:     main()\n'
     d = diagnose_text(oom + cut)
-    assert d.root_cause["signature"] == "cuda-oom" and d.initiating_rank is None
+    assert d.root_cause.signature == "cuda-oom" and d.initiating_rank is None
     assert any(r.startswith("Rank 6 also failed") for r in d.reasoning)
     unknown = '[rank2]: Traceback (most recent call last):\n[rank2]:   File "/w/train.py", line 9, in <module>\n[rank2]: mylib.WeirdError: boom\n'
     assert diagnose_text(unknown + oom).initiating_rank is None
@@ -190,11 +190,11 @@ def test_verify_speaks_the_launcher_the_log_used():
     )
     ds = diagnose_text(
         "+ deepspeed --num_gpus 8 train_ds.py --deepspeed ds.json\n" + oom
-    ).root_cause["verify"]
+    ).root_cause.verify
     assert " deepspeed --num_gpus 8 train_ds.py " in ds and "torchrun" not in ds
-    acc = diagnose_text("$ accelerate launch --num_processes 4 run_clm.py\n" + oom).root_cause[
-        "verify"
-    ]
+    acc = diagnose_text(
+        "$ accelerate launch --num_processes 4 run_clm.py\n" + oom
+    ).root_cause.verify
     assert " accelerate launch --num_processes 4 run_clm.py " in acc  # as the user ran it
-    tr = diagnose_text("+ torchrun --nproc-per-node 4 sft.py\n" + oom).root_cause["verify"]
+    tr = diagnose_text("+ torchrun --nproc-per-node 4 sft.py\n" + oom).root_cause.verify
     assert " torchrun --nproc-per-node 4 sft.py " in tr

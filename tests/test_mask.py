@@ -298,13 +298,9 @@ def test_engine_outputs_leak_nothing_and_diagnosis_is_unchanged(index: int) -> N
     masked = diagnose_text(log.text, log.name, mask=True)
     # the diagnosis does not depend on masking
     assert masked.root_cause is not None and raw.root_cause is not None
-    assert (
-        masked.root_cause["failure_class"] == raw.root_cause["failure_class"] == log.failure_class
-    )
+    assert masked.root_cause.failure_class == raw.root_cause.failure_class == log.failure_class
     assert masked.initiating_rank == raw.initiating_rank == log.initiating_rank
-    assert [e["line"] for e in masked.root_cause["evidence"]] == [
-        e["line"] for e in raw.root_cause["evidence"]
-    ]
+    assert [e.line for e in masked.root_cause.evidence] == [e.line for e in raw.root_cause.evidence]
     assert [f.signature for f in masked.findings] == [f.signature for f in raw.findings]
     shown = [p for p in log.planted if p.shown]
     assert shown, "each seeded log puts a secret on a line the engine shows"

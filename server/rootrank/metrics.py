@@ -56,7 +56,7 @@ from typing import Any
 
 import regex
 
-from rootrank.model import Evidence, Finding
+from rootrank.model import Evidence, Finding, MetricOnset, MetricSeries
 from rootrank.progress import MAX_SHAPES, Progress, _unique_index, shape
 
 #: Points a series needs before it is reported.
@@ -351,15 +351,16 @@ class Onset:
     point: Point
     why: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "step": self.point.step,
-            "rank": self.rank,
-            "line": self.point.line,
-            "path": self.point.path,
-            "why": self.why,
-        }
+    def metric_onset(self) -> MetricOnset:
+        """The contract's Onset."""
+        return MetricOnset(
+            kind=self.kind,
+            step=self.point.step,
+            rank=self.rank,
+            line=self.point.line,
+            path=self.point.path,
+            why=self.why,
+        )
 
 
 @dataclass(slots=True)
@@ -659,7 +660,7 @@ class Series:
 
 class MetricsReader:
     """Metric series per rank from metric lines, with their onsets. Feed it with :meth:`observe`
-    (every gated line, in log order), call :meth:`finish` once at the end, read :meth:`to_list`.
+    (every gated line, in log order), call :meth:`finish` once at the end, read :meth:`report`.
     """
 
     def __init__(self) -> None:
@@ -831,7 +832,7 @@ class MetricsReader:
         out = [o for s in self.series.values() for o in s.onsets]
         return sorted(out, key=lambda o: (o.point.step, o.point.order, o.point.line))
 
-    def to_list(self) -> list[dict[str, Any]]:
+    def report(self) -> list[MetricSeries]:
         """The contract's ``metrics`` list: one entry per series with at least :data:`MIN_POINTS`
         points (or an onset): loss, grad_norm, loss_scale, lr, throughput, step_time, memory first,
         then the others by name; within a name, by rank."""
@@ -853,12 +854,12 @@ class MetricsReader:
             if s.count < MIN_POINTS and not s.onsets:
                 continue
             out.append(
-                {
-                    "name": name,
-                    "rank": rank,
-                    "points": s.points(),
-                    "onsets": [o.to_dict() for o in s.onsets],
-                }
+                MetricSeries(
+                    name=name,
+                    rank=rank,
+                    points=s.points(),
+                    onsets=[o.metric_onset() for o in s.onsets],
+                )
             )
         return out
 

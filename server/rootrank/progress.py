@@ -33,6 +33,8 @@ from dataclasses import dataclass
 
 import regex
 
+from rootrank.model import RankStep, TrainingProgress
+
 #: Lower-case substrings one of which every progress or metric line contains: the scanner runs
 #: :meth:`ProgressModel.observe` and the metrics reader only on lines holding one of them
 #: (found with the same Aho-Corasick pass as the signatures' literals).
@@ -194,15 +196,11 @@ class Progress:
     line: int
     kind: str
 
-    def to_dict(self) -> dict:
+    def rank_step(self) -> RankStep:
         """The contract's per-rank progress entry (``rootrank.diagnosis/1`` ``progress.ranks[]``)."""
-        return {
-            "rank": self.rank,
-            "step": self.step,
-            "time": self.time,
-            "path": self.path,
-            "line": self.line,
-        }
+        return RankStep(
+            rank=self.rank, step=self.step, time=self.time, path=self.path, line=self.line
+        )
 
 
 def read_step(text: str) -> tuple[int, int | None, str] | None:
@@ -315,7 +313,7 @@ class ProgressModel:
         """The last progress per rank (``None`` for lines that named no rank)."""
         return dict(self._last)
 
-    def to_dict(self, end_time: float | None) -> dict | None:
+    def report(self, end_time: float | None) -> TrainingProgress | None:
         """The contract's ``progress`` object, or ``None`` when no progress was seen.
 
         ``end_time`` (seconds since the epoch) is the time of the log's last timestamped line;
@@ -336,9 +334,9 @@ class ProgressModel:
             for r, s in ranked.items():
                 if all(s < o for q, o in ranked.items() if q != r):
                     behind.append(r)
-        return {
-            "ranks": [p.to_dict() for p in entries],
-            "end_time": end_time,
-            "silent_seconds": silent,
-            "behind": sorted(behind),
-        }
+        return TrainingProgress(
+            ranks=[p.rank_step() for p in entries],
+            end_time=end_time,
+            silent_seconds=silent,
+            behind=sorted(behind),
+        )

@@ -97,12 +97,13 @@ class Reporter:
     def failure(self, diag: Diagnosis, *, final: bool) -> None:
         """A failure: while the job runs (``final`` False) a headline, at its end the report."""
         d = diag.to_dict()
-        rc = diag.root_cause or {}
+        rc = diag.root_cause
         if final:
             text = report.to_text(diag, color=self.color)
         else:
             where = f" on rank {diag.initiating_rank}" if diag.initiating_rank is not None else ""
-            text = f"rootrank: failure while the job runs: {rc.get('title', 'an error')}{where} ({rc.get('failure_class', '?')})"
+            title, cls = (rc.title, rc.failure_class) if rc else ("an error", "?")
+            text = f"rootrank: failure while the job runs: {title}{where} ({cls})"
         self._emit({"event": "failure", "final": final, "diagnosis": d}, text)
 
     def progress(self, ranks: list[dict[str, Any]]) -> None:

@@ -196,13 +196,14 @@ class LiveScan:
         for src in self._sources:
             if src.thread is not None:
                 src.thread.join()
-        diag = _finish(
-            SimpleNamespace(state=self.state, matcher=self.matcher), self.library, self.mask
-        )  # type: ignore[arg-type]
-        diag.warnings.extend(
-            f"{s.name}: the scan stopped early ({s.error})" for s in self._sources if s.error
+        return _finish(
+            SimpleNamespace(state=self.state, matcher=self.matcher),  # type: ignore[arg-type]
+            self.library,
+            self.mask,
+            warnings=[
+                f"{s.name}: the scan stopped early ({s.error})" for s in self._sources if s.error
+            ],
         )
-        return diag
 
     # -- the scanning thread -------------------------------------------------------------
 

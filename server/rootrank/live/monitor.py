@@ -33,7 +33,7 @@ def failure_key(diag: Diagnosis) -> tuple[str, int | None] | None:
     """What identifies a reported failure: its root cause's signature and rank."""
     if not diag.root_cause:
         return None
-    return diag.root_cause.get("signature", "?"), diag.initiating_rank
+    return diag.root_cause.signature, diag.initiating_rank
 
 
 class Monitor:
