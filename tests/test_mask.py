@@ -20,7 +20,7 @@ import pytest
 from conftest import run_cli
 
 from rootrank import mask as mask_mod
-from rootrank import report
+from rootrank import report, report_sarif
 from rootrank.engine import diagnose_text
 from rootrank.mask import MAX_TEXT, WITHHELD, Masker
 
@@ -312,8 +312,8 @@ def test_engine_outputs_leak_nothing_and_diagnosis_is_unchanged(index: int) -> N
         ("text", report.to_text(masked, color=False)),
         ("markdown", report.to_markdown(masked)),
     ]
-    if hasattr(report, "to_sarif"):  # the SARIF output, once the report has one
-        outputs.append(("sarif", report.to_sarif(masked)))
+    outputs.append(("sarif", report_sarif.to_sarif(masked)))
+    outputs.append(("github", report_sarif.to_github(masked)))
     for name, out in outputs:
         assert _leaks(out, log.planted) == [], name
 

@@ -19,7 +19,7 @@ written next to the field.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from rootrank.mask import Masker
 from rootrank.model import Diagnosis
@@ -27,7 +27,10 @@ from rootrank.model import Diagnosis
 TEXT, HOST, OURS = "text", "host", "ours"
 
 
-def mask_result(value: Any, masker: Masker, how: str = TEXT) -> Any:
+T = TypeVar("T")
+
+
+def mask_result(value: T, masker: Masker, how: str = TEXT) -> T:
     """``value`` with every string masked by ``masker``: a dataclass instance is masked in
     place (each field as its metadata says, :data:`TEXT` when it says nothing) and returned;
     lists, tuples and dicts come back as new containers (dict keys masked as text); other
@@ -35,24 +38,27 @@ def mask_result(value: Any, masker: Masker, how: str = TEXT) -> Any:
     itself are masked: :data:`TEXT`, :data:`HOST` or :data:`OURS` (left as they are).
     Returns ``value`` itself when the masker is disabled. Never raises for a masking timeout
     (:meth:`Masker.text` withholds the string instead)."""
-    if not masker.enabled or how == OURS:
+    if not masker.enabled:
+        return value
+    return cast(T, _walk(value, masker, how))
+
+
+def _walk(value: Any, masker: Masker, how: str) -> Any:
+    if how == OURS:
         return value
     if isinstance(value, str):
         return masker.host(value) if how == HOST else masker.text(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         for f in dataclasses.fields(value):
-            setattr(
-                value,
-                f.name,
-                mask_result(getattr(value, f.name), masker, f.metadata.get("mask", TEXT)),
-            )
+            how_f = f.metadata.get("mask", TEXT)
+            setattr(value, f.name, _walk(getattr(value, f.name), masker, how_f))
         return value
     if isinstance(value, list):
-        return [mask_result(v, masker, how) for v in value]
+        return [_walk(v, masker, how) for v in value]
     if isinstance(value, tuple):
-        return tuple(mask_result(v, masker, how) for v in value)
+        return tuple(_walk(v, masker, how) for v in value)
     if isinstance(value, dict):
-        return {mask_result(k, masker): mask_result(v, masker, how) for k, v in value.items()}
+        return {_walk(k, masker, TEXT): _walk(v, masker, how) for k, v in value.items()}
     return value
 
 
@@ -71,4 +77,4 @@ def mask_diagnosis(diag: Diagnosis, masker: Masker) -> Diagnosis:
             masker.text(e.text)
     if diag.unclassified is not None:
         diag.unclassified.title = masker.text(diag.unclassified.title)
-    return mask_result(diag, masker)  # type: ignore[no-any-return]
+    return mask_result(diag, masker)

@@ -28,6 +28,8 @@ from typing import IO, Any
 from rootrank import report
 from rootrank.live.stacks import StackDump
 from rootrank.live.tracker import Verdict
+from rootrank.mask import Masker
+from rootrank.mask_walk import mask_result
 from rootrank.model import Diagnosis
 
 
@@ -39,16 +41,26 @@ class Reporter:
     """Writes events to ``out`` as ``"text"`` or ``"json"``; ``color`` for the text report.
 
     ``before_text`` is called before text is written (the runner uses it to start on a fresh
-    line when the job's output stopped mid-line). Thread-safe.
+    line when the job's output stopped mid-line). ``mask`` masks what the stall, straggler and
+    progress events quote from the job (log paths, stack frames, reasons) through one
+    :class:`rootrank.mask.Masker` (:func:`rootrank.mask_walk.mask_result`); a failure's
+    diagnosis comes masked from the engine. Thread-safe.
     """
 
     def __init__(
-        self, out: IO[str], fmt: str = "text", *, color: bool = False, before_text: Any = None
+        self,
+        out: IO[str],
+        fmt: str = "text",
+        *,
+        color: bool = False,
+        before_text: Any = None,
+        mask: bool = True,
     ) -> None:
         self.out = out
         self.fmt = fmt
         self.color = color
         self.before_text = before_text
+        self.masker = Masker(enabled=mask)
         self._lock = threading.Lock()
         self.emitted: list[dict[str, Any]] = []  # every event, as its JSON object (newest last)
 
@@ -92,7 +104,10 @@ class Reporter:
                     who = f"rank {s.rank}" if s.rank is not None else f"pid {s.pid} (no rank)"
                     lines.append(f"rootrank:   {who} is {s.where}")
                 lines.extend(f"rootrank:   stacks: {n}" for n in stacks.notes)
-        self._emit(event, "\n".join(lines))
+        with self._lock:  # one masker for every event, shared under the lock
+            event = mask_result(event, self.masker)
+            text = self.masker.text("\n".join(lines))
+        self._emit(event, text)
 
     def failure(self, diag: Diagnosis, *, final: bool) -> None:
         """A failure: while the job runs (``final`` False) a headline, at its end the report."""
@@ -109,7 +124,9 @@ class Reporter:
     def progress(self, ranks: list[dict[str, Any]]) -> None:
         """A progress heartbeat (``--progress-every``; JSON only, for the editor's status bar)."""
         if self.fmt == "json":
-            self._emit({"event": "progress", "ranks": ranks}, "")
+            with self._lock:
+                event = mask_result({"event": "progress", "ranks": ranks}, self.masker)
+            self._emit(event, "")
 
     def exit(self, code: int) -> None:
         """The command's exit code (JSON only: in text the shell shows it)."""

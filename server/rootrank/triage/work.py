@@ -20,6 +20,7 @@ from typing import Any
 from rootrank.engine import default_library, diagnose_paths
 from rootrank.ingest import InputError
 from rootrank.mask import Masker
+from rootrank.mask_walk import mask_result
 from rootrank.signatures import Library, load_library
 from rootrank.triage.discover import Job
 from rootrank.triage.hosts import ArchiveMasker, RawHostMasker
@@ -126,15 +127,17 @@ def diagnose_job(job: Job, options: Options) -> dict[str, Any]:
 def job_head(job: Job, masker: Masker) -> dict[str, Any]:
     """The ``"job"`` object of the JSON Lines output: ``index`` (0-based, archive order),
     ``id``, ``kind``, ``paths`` (what ``rootrank diagnose`` is given to reproduce this job),
-    ``bytes`` (on disk) and ``files``; texts masked by ``masker``."""
-    return {
+    ``bytes`` (on disk) and ``files``; every text masked by ``masker``
+    (:func:`rootrank.mask_walk.mask_result`)."""
+    head = {
         "index": job.index,
-        "id": masker.text(job.id),
+        "id": job.id,
         "kind": job.kind,
-        "paths": [masker.text(p) for p in job.paths],
+        "paths": list(job.paths),
         "bytes": job.bytes,
         "files": len(job.files),
     }
+    return mask_result(head, masker)
 
 
 def diagnose_batch(jobs: list[Job], options: Options) -> list[dict[str, Any]]:
