@@ -22,7 +22,7 @@ from rootrank.match import Matcher
 from rootrank.metrics import onset_findings
 from rootrank.model import Diagnosis
 from rootrank.runs import pick_run
-from rootrank.scan import Scanner
+from rootrank.scan import Scanner, ScanState
 from rootrank.signatures import Library, load_library
 
 #: Names of files a folder scan reads (torchrun --log-dir trees, SLURM, plain logs); of
@@ -115,24 +115,26 @@ def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[t
 
 
 def _finish(
-    scanner: Scanner,
+    state: ScanState,
+    timeouts: dict[str, int],
     library: Library,
     mask: bool,
     new_masker: Callable[[], Masker] = Masker,
     warnings: Iterable[str] = (),
 ) -> Diagnosis:
-    """The diagnosis of a finished scan, with ``warnings`` (sentences about the input, from
-    the log's own names) added, masked as a whole when ``mask`` is on."""
+    """The diagnosis of a finished scan's ``state``, with a warning per signature whose
+    pattern timed out (``timeouts``: lines per signature id, emptied here) and ``warnings``
+    (sentences about the input, from the log's own names), masked as a whole when ``mask``
+    is on."""
     masker = new_masker() if mask else None
     if masker is not None:
-        hosts = scanner.state.hosts
+        hosts = state.hosts
         for r in sorted(hosts):  # host-1 is the host of the lowest rank
             masker.host(hosts[r])
-        for h in sorted(scanner.state.launch.hosts):
+        for h in sorted(state.launch.hosts):
             masker.host(h)
     # Training curves: onsets join the findings (causes that explain what follows them); the
     # progress and the series go into the diagnosis, their paths masked like evidence paths.
-    state = scanner.state
     for onset in onset_findings(state.metrics, library):
         state.findings.setdefault(
             (onset.signature, onset.rank, onset.evidence[0].path if onset.rank is None else None),
@@ -141,12 +143,12 @@ def _finish(
     diag = analyze(state, library, masker)
     diag.progress = state.progress.report(state.end_time)
     diag.metrics = state.metrics.report()
-    if scanner.matcher.timeouts:
+    if timeouts:
         diag.warnings.extend(
             f"signature {sid}: pattern timed out on {n} line(s) and was skipped"
-            for sid, n in sorted(scanner.matcher.timeouts.items())
+            for sid, n in sorted(timeouts.items())
         )
-        scanner.matcher.timeouts.clear()
+        timeouts.clear()
     diag.warnings.extend(warnings)
     if masker is not None:
         mask_diagnosis(diag, masker)
@@ -164,7 +166,7 @@ def diagnose_blocks(
     scanner = Scanner(matcher_for(lib))
     for name, blocks in sources:
         scanner.scan_source(name, blocks)
-    return _finish(scanner, lib, mask)
+    return _finish(scanner.state, scanner.matcher.timeouts, lib, mask)
 
 
 def diagnose_text(
@@ -252,4 +254,11 @@ def diagnose_paths(
             f"no readable log: {skipped[0]}"
             + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else "")
         )
-    return _finish(scanner, lib, mask, new_masker, [*notes, *(f"skipped {s}" for s in skipped)])
+    return _finish(
+        scanner.state,
+        scanner.matcher.timeouts,
+        lib,
+        mask,
+        new_masker,
+        [*notes, *(f"skipped {s}" for s in skipped)],
+    )

@@ -264,7 +264,7 @@ def read_metrics(text: str) -> list[tuple[str, float]]:
         if not got:
             _PLANS[key] = None
         else:
-            built = []
+            built: list[tuple[str, int, float]] = []
             for name, value in got:
                 idx = next(
                     (
@@ -299,8 +299,8 @@ def _read_metrics(text: str) -> list[tuple[str, float]]:
     if stripped.startswith("{") and ("':" in text or '":' in text):
         if "train_runtime" in text:
             return []
-        for m in _DICT_PAIR.finditer(text):
-            put(m.group("k"), m.group("v"))
+        for pair in _DICT_PAIR.finditer(text):
+            put(pair.group("k"), pair.group("v"))
         return list(out.items())
     if "reducing" in text:
         m = _OVERFLOW.search(text)
@@ -665,7 +665,7 @@ class MetricsReader:
 
     def __init__(self) -> None:
         self.series: dict[tuple[str, int | None], Series] = {}
-        self._pending: dict[int | None, list[Point | tuple[str, Point]]] = {}
+        self._pending: dict[int | None, list[tuple[str, Point]]] = {}
         self._step: dict[int | None, int] = {}
         self.dropped = 0  # values of series beyond MAX_SERIES, not kept
         self._finished = False
@@ -810,8 +810,8 @@ class MetricsReader:
             if not group or any(s.slow_from is None for s in group):
                 continue  # no such series, or one rank kept its pace: not the whole job
             s = min(group, key=lambda s: (s.slow_from.step, s.slow_from.order))  # type: ignore[union-attr]
-            p = s.slow_from
-            assert p is not None
+            slow = s.slow_from
+            assert slow is not None
             base = s.baseline() or 0.0
             what = "step time" if higher else "throughput"
             every = " (every rank slowed)" if len(group) > 1 else ""
@@ -820,8 +820,8 @@ class MetricsReader:
                     "training-slowdown",
                     s.name,
                     None,
-                    p,
-                    f"{what} {_fmt(p.value)} from step {p.step} against an early {_fmt(base)}{every}, "
+                    slow,
+                    f"{what} {_fmt(slow.value)} from step {slow.step} against an early {_fmt(base)}{every}, "
                     f"the median of {SUSTAIN} logged steps",
                 )
             )

@@ -159,14 +159,14 @@ def _plan_step(text: str) -> tuple[int, int | None, str] | None:
             _STEP_PLANS[key] = None
         else:
             step, total, kind = got
-            i = _unique_index(numbers, step, integer=True)
-            j = _unique_index(numbers, total, integer=True) if total is not None else None
+            at_step = _unique_index(numbers, step, integer=True)
+            at_total = _unique_index(numbers, total, integer=True) if total is not None else None
             if (
                 kind != "lightning"
-                and i is not None
-                and (total is None or (j is not None and j != i))
+                and at_step is not None
+                and (total is None or (at_total is not None and at_total != at_step))
             ):
-                _STEP_PLANS[key] = (kind, i, j)
+                _STEP_PLANS[key] = (kind, at_step, at_total)
             # else: no plan yet (a number repeated, or a step computed): try the next line
     return got
 
@@ -242,8 +242,8 @@ def _read_step(text: str) -> tuple[int, int | None, str] | None:
     if "step" in low:
         m = _DEEPSPEED.search(text)
         if m:
-            n = m.group("n") or m.group("g") or m.group("p")
-            return int(n), None, "deepspeed"
+            digits = m.group("n") or m.group("g") or m.group("p")
+            return int(digits), None, "deepspeed"
         m = _TITAN.search(text)
         if m:
             return int(m.group("n")), None, "torchtitan"
@@ -256,8 +256,8 @@ def _read_step(text: str) -> tuple[int, int | None, str] | None:
         for m in _PLAIN.finditer(text):
             if _NOT_CURRENT.search(text, 0, m.start()):
                 continue
-            t = m.group("t")
-            return int(m.group("n")), int(t) if t else None, "plain"
+            of = m.group("t")
+            return int(m.group("n")), int(of) if of else None, "plain"
     return None
 
 

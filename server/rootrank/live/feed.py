@@ -25,7 +25,6 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 from rootrank.engine import _finish, default_library, matcher_for
@@ -183,11 +182,7 @@ class LiveScan:
         the analysis runs on a copy of the state)."""
         with self.lock:
             state = copy.deepcopy(self.state)
-        return _finish(
-            SimpleNamespace(state=state, matcher=SimpleNamespace(timeouts={})),
-            self.library,
-            self.mask,
-        )  # type: ignore[arg-type]
+        return _finish(state, {}, self.library, self.mask)
 
     def finish(self) -> Diagnosis:
         """Close every source, wait for the scans, and return the final diagnosis."""
@@ -197,7 +192,8 @@ class LiveScan:
             if src.thread is not None:
                 src.thread.join()
         return _finish(
-            SimpleNamespace(state=self.state, matcher=self.matcher),  # type: ignore[arg-type]
+            self.state,
+            self.matcher.timeouts,
             self.library,
             self.mask,
             warnings=[
