@@ -139,7 +139,7 @@ def own_hosts(text: str) -> list[str]:
     from rootrank.mask import KEEP_HOSTS
 
     d = diagnose_text(text, mask=False)
-    names = {h for h in d.ranks.get("hosts", {}).values() if h} | (
+    names = {h for h in d.ranks.hosts.values() if h} | (
         {d.initiating_host} if d.initiating_host else set()
     )
     return sorted((h for h in names if h.lower() not in KEEP_HOSTS), key=len, reverse=True)

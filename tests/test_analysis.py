@@ -27,21 +27,21 @@ def test_oom_on_one_rank_explains_watchdog_timeouts_on_the_others():
     lines += [WATCHDOG.format(r=r, seq=4120, op="ALLREDUCE") for r in (0, 1, 2, 3, 4, 6, 7)]
     diag = diagnose_text("\n".join(lines), "train.log")
     rc = diag.root_cause
-    assert rc["failure_class"] == "cuda-oom"
-    assert rc["evidence"][0]["line"] == 5
+    assert rc.failure_class == "cuda-oom"
+    assert rc.evidence[0].line == 5
     assert diag.initiating_rank == 5
-    timeouts = [g for g in diag.collateral if g["failure_class"] == "collective-timeout"]
+    timeouts = [g for g in diag.collateral if g.failure_class == "collective-timeout"]
     assert len(timeouts) == 1
-    assert timeouts[0]["ranks"] == [0, 1, 2, 3, 4, 6, 7]
-    assert timeouts[0]["count"] == 7
-    assert "2.00 GiB" in " ".join(rc["fix"]["steps"] + [rc["summary"]])
+    assert timeouts[0].ranks == [0, 1, 2, 3, 4, 6, 7]
+    assert timeouts[0].count == 7
+    assert "2.00 GiB" in " ".join(rc.fix.steps + [rc.summary])
 
 
 def test_the_rank_missing_from_identical_timeouts_is_the_suspect():
     lines = [f"[rank{r}]: starting step 4119" for r in range(4)]
     lines += [WATCHDOG.format(r=r, seq=4120, op="ALLREDUCE") for r in (0, 1, 3)]
     diag = diagnose_text("\n".join(lines), "hang.log")
-    assert diag.root_cause["failure_class"] == "collective-timeout"
+    assert diag.root_cause.failure_class == "collective-timeout"
     assert diag.initiating_rank == 2
     assert any("rank 2 is the one known rank" in r.lower() for r in diag.reasoning)
 
@@ -59,9 +59,9 @@ def test_earliest_timestamp_wins_between_ranks_with_the_same_cause():
         "[rank1]:[E1129 10:02:01.000000 x.cpp:1] CUDA error: an illegal memory access was encountered",
     ]
     diag = diagnose_text("\n".join(lines), "x.log")
-    assert diag.root_cause["failure_class"] == "cuda-illegal-memory-access"
+    assert diag.root_cause.failure_class == "cuda-illegal-memory-access"
     assert diag.initiating_rank == 1
-    assert diag.root_cause["evidence"][0]["line"] == 2
+    assert diag.root_cause.evidence[0].line == 2
 
 
 def test_healthy_output_has_no_root_cause():
@@ -136,8 +136,8 @@ def test_source_code_quoted_in_a_traceback_is_not_a_message():
     )
     diag = diagnose_text(text, "t.log")
     assert "cuda-oom" not in {f.signature for f in diag.findings}
-    assert diag.root_cause["failure_class"] == "user-code-exception"
-    assert diag.root_cause["evidence"][0]["line"] == 4
+    assert diag.root_cause.failure_class == "user-code-exception"
+    assert diag.root_cause.evidence[0].line == 4
 
 
 def test_verify_and_fix_name_the_script_the_log_names():
@@ -151,18 +151,18 @@ def test_verify_and_fix_name_the_script_the_log_names():
     # the command as the user ran it (issue 10: commands that fit the job)
     assert (
         "torchrun --nnodes 1 --nproc-per-node 4 recipes/sft_llama.py --lr 1e-4"
-        in diagnose_text(launched).root_cause["verify"]
+        in diagnose_text(launched).root_cause.verify
     )
     summary = oom + "===\ntools/pretrain.py FAILED\n---\nFailures:\n  <NO_OTHER_FAILURES>\n"
-    assert " tools/pretrain.py " in diagnose_text(summary).root_cause["verify"]
+    assert " tools/pretrain.py " in diagnose_text(summary).root_cause.verify
     framed = (
         "Traceback (most recent call last):\n"
         '  File "/srv/proj/finetune.py", line 88, in <module>\n'
         "    main()\n" + oom.replace("[rank1]: ", "")
     )
-    assert " finetune.py " in diagnose_text(framed).root_cause["verify"]
+    assert " finetune.py " in diagnose_text(framed).root_cause.verify
     # no script in the log: the entries' train.py stays a visible blank, never run as it stands
-    assert " <train.py> " in diagnose_text(oom).root_cause["verify"]
+    assert " <train.py> " in diagnose_text(oom).root_cause.verify
 
 
 def test_a_rank_is_not_named_when_another_rank_failed_in_a_way_the_log_cuts_or_nothing_explains():
@@ -174,7 +174,7 @@ def test_a_rank_is_not_named_when_another_rank_failed_in_a_way_the_log_cuts_or_n
     )
     cut = '[rank6]: Traceback (most recent call last):\n[rank6]:   File "/w/train.py", line 9, in <module>\n[rank6]:     main()\n'
     d = diagnose_text(oom + cut)
-    assert d.root_cause["signature"] == "cuda-oom" and d.initiating_rank is None
+    assert d.root_cause.signature == "cuda-oom" and d.initiating_rank is None
     assert any(r.startswith("Rank 6 also failed") for r in d.reasoning)
     unknown = '[rank2]: Traceback (most recent call last):\n[rank2]:   File "/w/train.py", line 9, in <module>\n[rank2]: mylib.WeirdError: boom\n'
     assert diagnose_text(unknown + oom).initiating_rank is None
@@ -194,13 +194,13 @@ def test_verify_speaks_the_launcher_the_log_used():
     )
     ds = diagnose_text(
         "+ deepspeed --num_gpus 8 train_ds.py --deepspeed ds.json\n" + oom
-    ).root_cause["verify"]
+    ).root_cause.verify
     assert " deepspeed --num_gpus 8 train_ds.py " in ds and "torchrun" not in ds
-    acc = diagnose_text("$ accelerate launch --num_processes 4 run_clm.py\n" + oom).root_cause[
-        "verify"
-    ]
+    acc = diagnose_text(
+        "$ accelerate launch --num_processes 4 run_clm.py\n" + oom
+    ).root_cause.verify
     assert " accelerate launch --num_processes 4 run_clm.py " in acc  # as the user ran it
-    tr = diagnose_text("+ torchrun --nproc-per-node 4 sft.py\n" + oom).root_cause["verify"]
+    tr = diagnose_text("+ torchrun --nproc-per-node 4 sft.py\n" + oom).root_cause.verify
     assert " torchrun --nproc-per-node 4 sft.py " in tr
 
 
@@ -210,7 +210,7 @@ def test_a_stop_from_outside_says_which_rank_was_behind():
     log cannot prove a hang: the root stays the stop, no rank is named, and the reasoning
     points at rank 2, the one behind."""
     d = diagnose_paths([str(DATA / "agent-stopped-with-rank-behind.log")], mask=False)
-    assert d.root_cause["signature"] == "agent-received-signal"
+    assert d.root_cause.signature == "agent-received-signal"
     assert d.initiating_rank is None
     said = " ".join(d.reasoning)
     assert "rank 2's last progress was step 4 while the other ranks had reached step 5" in said
@@ -227,8 +227,8 @@ def test_the_rank_that_left_early_is_the_peer_the_others_lost():
     and 2 got "Connection closed by peer" in all_reduce. Torchelastic's summary names rank 0
     (exit code 1), a victim: rank 3, absent from every failure, left first."""
     d = diagnose_paths([str(LEFT_EARLY)], mask=False)
-    assert (d.root_cause["signature"], d.initiating_rank) == ("rank-left-early", 3)
-    assert d.root_cause["failure_class"] == "collective-desync"
+    assert (d.root_cause.signature, d.initiating_rank) == ("rank-left-early", 3)
+    assert d.root_cause.failure_class == "collective-desync"
     assert any('torchrun\'s "first observed failure" names rank 0' in s for s in d.reasoning)
 
 
@@ -242,8 +242,8 @@ def test_with_no_sign_of_the_rank_that_left_nothing_is_claimed():
     d = diagnose_text(text, mask=False)
     assert all(f.signature != "rank-left-early" for f in d.findings)
     # Torchelastic's first failure, rank 0, only lost its peer: a victim, not the initiator.
-    assert (d.root_cause["signature"], d.initiating_rank) == ("elastic-child-failed", None)
-    assert d.initiator["strategy"] == "peer_victim"
+    assert (d.root_cause.signature, d.initiating_rank) == ("elastic-child-failed", None)
+    assert d.initiator.strategy == "peer_victim"
 
 
 def test_a_warning_the_run_survived_is_not_the_root_of_what_killed_it():
@@ -266,7 +266,7 @@ def test_a_warning_the_run_survived_is_not_the_root_of_what_killed_it():
         " total capacity of 10.75 GiB of which 746.25 MiB is free.\n"
     )
     d = diagnose_text(text, mask=False)
-    assert d.root_cause["failure_class"] == "cuda-oom"
+    assert d.root_cause.failure_class == "cuda-oom"
     assert any(f.signature == "extension-build-failed" for f in d.findings)
 
 
@@ -283,6 +283,6 @@ def test_an_exception_no_signature_knows_is_the_cause_not_the_launchers_report()
     )
     d = diagnose_text(text, mask=False)
     rc = d.root_cause
-    assert (rc["signature"], rc["rank"], rc["evidence"][0]["line"]) == ("user-code-exception", 2, 4)
-    assert rc["captures"]["exc_type"].endswith("FrameHeaderError")
+    assert (rc.signature, rc.rank, rc.evidence[0].line) == ("user-code-exception", 2, 4)
+    assert rc.captures["exc_type"].endswith("FrameHeaderError")
     assert d.initiating_rank == 2

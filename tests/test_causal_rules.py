@@ -249,10 +249,10 @@ def test_the_one_rank_that_printed_another_value_is_the_initiator():
         "op.preamble.length <= op.nbytes. 2728 vs 2724. Received data size doesn't match expected size.\n"
     )
     d = diagnose_text(log, mask=False)
-    assert d.root_cause["failure_class"] == "collective-shape-mismatch"
+    assert d.root_cause.failure_class == "collective-shape-mismatch"
     assert d.initiating_rank == 2
-    assert d.initiator["strategy"] == "odd_printed_value"
-    assert "rank 2 printed 4097 where the others printed 4096" in d.initiator["why"]
+    assert d.initiator is not None and d.initiator.strategy == "odd_printed_value"
+    assert "rank 2 printed 4097 where the others printed 4096" in d.initiator.why
 
 
 def test_per_rank_values_that_all_differ_name_no_rank():
@@ -263,8 +263,8 @@ def test_per_rank_values_that_all_differ_name_no_rank():
         "Received data size doesn't match expected size.\n"
     )
     d = diagnose_text(log, mask=False)
-    assert d.root_cause["failure_class"] == "collective-shape-mismatch"
-    assert d.initiator is None or d.initiator["strategy"] != "odd_printed_value"
+    assert d.root_cause.failure_class == "collective-shape-mismatch"
+    assert d.initiator is None or d.initiator.strategy != "odd_printed_value"
 
 
 def test_a_curve_onset_explains_the_guard_but_not_an_unrelated_error(library):

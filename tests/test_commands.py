@@ -53,42 +53,42 @@ def test_launch_facts_read_the_launcher_and_the_printed_command(line, launchers,
 
 def test_a_script_that_calls_mp_spawn_is_run_with_python():
     rc = diagnose_paths([str(HERE / "env-rendezvous-var-missing" / "mp-spawn.log")]).root_cause
-    assert rc["verify"] == "python spawn_noenv.py  # init_process_group succeeds"
+    assert rc.verify == "python spawn_noenv.py  # init_process_group succeeds"
 
 
 def test_srun_job_is_verified_with_srun():
     rc = diagnose_paths([str(HERE / "env-rendezvous-var-missing" / "srun.log")]).root_cause
-    assert rc["verify"] == "srun --ntasks=<np> python train.py  # init_process_group succeeds"
-    assert unfilled_placeholders(rc["verify"]) == ["<np>"]
+    assert rc.verify == "srun --ntasks=<np> python train.py  # init_process_group succeeds"
+    assert unfilled_placeholders(rc.verify) == ["<np>"]
 
 
 def test_processes_per_node_come_from_the_ranks_torchrun_ran():
     rc = diagnose_paths([str(HERE / "timeout-call-site-divergence" / "rank-branch.log")]).root_cause
-    assert "torchrun --nproc-per-node=3 branch_desync.py" in rc["verify"]
-    assert unfilled_placeholders(rc["verify"]) == []
+    assert "torchrun --nproc-per-node=3 branch_desync.py" in rc.verify
+    assert unfilled_placeholders(rc.verify) == []
 
 
 def test_the_printed_command_is_reused_whole():
     rc = diagnose_text(
         "+ torchrun --nnodes 1 --nproc-per-node 4 recipes/sft.py --lr 1e-4\n" + OOM
     ).root_cause
-    assert rc["verify"].startswith(
+    assert rc.verify.startswith(
         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True torchrun --nnodes 1 --nproc-per-node 4 recipes/sft.py --lr 1e-4  #"
     )
 
 
 def test_an_unknown_count_stays_a_visible_blank():
     rc = diagnose_text(OOM).root_cause
-    assert "torchrun --nproc-per-node=<gpus> <train.py>  #" in rc["verify"]
-    assert unfilled_placeholders(rc["verify"]) == ["<gpus>", "<train.py>"]
+    assert "torchrun --nproc-per-node=<gpus> <train.py>  #" in rc.verify
+    assert unfilled_placeholders(rc.verify) == ["<gpus>", "<train.py>"]
 
 
 def test_a_file_the_log_never_shows_is_a_blank_not_a_ready_command():
     log = (HERE / "accelerate-config-error" / "general.log").read_text()
     rc = diagnose_text(log).root_cause
-    assert rc["verify"].startswith("accelerate launch --config_file <accel.yaml> train.py ")
+    assert rc.verify.startswith("accelerate launch --config_file <accel.yaml> train.py ")
     rc = diagnose_text("$ accelerate launch --config_file accel.yaml train.py\n" + log).root_cause
-    assert rc["verify"].startswith("accelerate launch --config_file accel.yaml train.py ")
+    assert rc.verify.startswith("accelerate launch --config_file accel.yaml train.py ")
 
 
 def test_no_verify_command_tests_success_with_grep_c(library):
@@ -122,7 +122,7 @@ def test_a_module_the_log_never_shows_is_a_blank():
 def test_an_option_of_the_users_script_the_log_never_shows_is_a_blank():
     root = Path(__file__).resolve().parents[1]
     d = diagnose_paths([str(root / "examples" / "ddp-unused-parameters.log")], mask=False)
-    verify = d.root_cause["verify"]
+    verify = d.root_cause.verify
     # The entry's "--max-steps 20" is not in the log's command: the script may not take it.
     assert "scenarios/ddp_unused_parameters.py <--max-steps 20>" in verify
     assert verify.startswith("TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node=2 ")

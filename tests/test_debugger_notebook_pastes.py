@@ -73,18 +73,18 @@ def test_vscode_header_and_message_fire_an_exception_keyed_signature_at_the_head
     # the message line alone does not carry it; the header names the type.
     diag = diagnose_text(VSCODE_PORT, mask=False)
     rc = diag.root_cause
-    assert (rc["signature"], rc["failure_class"]) == ("port-in-use", "port-in-use")
-    ev = rc["evidence"][0]
-    assert ev["line"] == 1
-    assert VSCODE_PORT.splitlines()[0][ev["column_start"] : ev["column_end"]] == "OSError"
+    assert (rc.signature, rc.failure_class) == ("port-in-use", "port-in-use")
+    ev = rc.evidence[0]
+    assert ev.line == 1
+    assert VSCODE_PORT.splitlines()[0][ev.column_start : ev.column_end] == "OSError"
 
 
 def test_vscode_oom_paste_is_cuda_oom_with_the_note_suffix_ignored():
     diag = diagnose_text(VSCODE_OOM, mask=False)
     rc = diag.root_cause
-    assert (rc["signature"], rc["failure_class"]) == ("cuda-oom", "cuda-oom")
-    assert rc["evidence"][0]["line"] == 2
-    assert rc["captures"]["size"] == "20.00 MiB"
+    assert (rc.signature, rc.failure_class) == ("cuda-oom", "cuda-oom")
+    assert rc.evidence[0].line == 2
+    assert rc.captures["size"] == "20.00 MiB"
 
 
 def test_vscode_unclassified_names_the_header_exception_at_the_header_line():
@@ -143,7 +143,7 @@ def test_ipython_jupyter_keyerror_is_a_user_code_exception_on_its_line():
         "KeyError: 'a'\n"
     )
     rc = diagnose_text(text, mask=False).root_cause
-    assert (rc["failure_class"], rc["evidence"][0]["line"]) == ("user-code-exception", 8)
+    assert (rc.failure_class, rc.evidence[0].line) == ("user-code-exception", 8)
 
 
 def test_ipython_arrow_code_line_is_source_not_a_message():
@@ -185,13 +185,13 @@ def test_bare_pytorch_name_in_the_header_is_matched_with_its_module():
         "    out = compiled(x)\n"
     )
     rc = diagnose_text(text, mask=False).root_cause
-    assert (rc["signature"], rc["failure_class"], rc["evidence"][0]["line"]) == (
+    assert (rc.signature, rc.failure_class, rc.evidence[0].line) == (
         "dynamo-unsupported",
         "compile-dynamo-error",
         1,
     )
     assert (
-        text.splitlines()[0][rc["evidence"][0]["column_start"] : rc["evidence"][0]["column_end"]]
+        text.splitlines()[0][rc.evidence[0].column_start : rc.evidence[0].column_end]
         == "Unsupported"
     )
 
@@ -230,9 +230,9 @@ def test_signatures_keyed_on_the_exception_line_fire_on_the_header_and_message()
     )
     old_torch = VSCODE_OOM.replace("OutOfMemoryError ", "RuntimeError ", 1)
     rc = diagnose_text(old_torch, library=library, mask=False).root_cause
-    assert (rc["signature"], rc["evidence"][0]["line"]) == ("probe-runtimeerror", 1)
+    assert (rc.signature, rc.evidence[0].line) == ("probe-runtimeerror", 1)
     rc = diagnose_text(VSCODE_OOM, library=library, mask=False).root_cause
-    assert (rc["signature"], rc["failure_class"], rc["evidence"][0]["line"]) == (
+    assert (rc.signature, rc.failure_class, rc.evidence[0].line) == (
         "probe-torch-oom",
         "cuda-oom",
         1,

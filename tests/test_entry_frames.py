@@ -8,6 +8,7 @@ from pathlib import Path
 from conftest import run_cli
 
 from rootrank.engine import diagnose_paths, diagnose_text
+from rootrank.model import UserFrame
 from rootrank.tracebacks import is_user_frame
 
 BRANCH = (
@@ -21,22 +22,20 @@ SP = "/home/user/venv/lib/python3.11/site-packages"
 
 def test_call_sites_of_a_branch_desync_name_each_rank_line():
     rc = diagnose_paths([str(BRANCH)]).root_cause
-    assert rc["user_frame"] == {
-        "file": "/home/user/project/branch_desync.py",
-        "line": 15,
-        "func": "main",
-    }
-    assert [(c["rank"], c["line"], c["collective"]) for c in rc["call_sites"]] == [
+    assert rc.user_frame == UserFrame(
+        file="/home/user/project/branch_desync.py", line=15, func="main"
+    )
+    assert [(c.rank, c.line, c.collective) for c in rc.call_sites] == [
         (0, 17, "all_reduce"),
         (1, 15, "broadcast"),
         (2, 17, "all_reduce"),
     ]
-    assert rc["fix"]["steps"][0] == (
+    assert rc.fix.steps[0] == (
         "branch_desync.py:15: rank 1 calls broadcast here while ranks 0 and 2 call all_reduce at "
         "branch_desync.py:17: make every rank reach the same collectives in the same order from these lines."
     )
-    assert rc["frames"] and all({"file", "line", "func", "user"} <= set(f) for f in rc["frames"])
-    assert [f["line"] for f in rc["frames"] if f["user"]] == [23, 15]
+    assert rc.frames and all({"file", "line", "func", "user"} <= set(f) for f in rc.frames)
+    assert [f["line"] for f in rc.frames if f["user"]] == [23, 15]
 
 
 def test_the_cli_prints_the_user_line():
@@ -69,10 +68,10 @@ def test_a_victims_traceback_is_not_the_initiators_location():
     log = "world_size=3\n" + _tb(0, 41, "all_reduce", 3252) + _tb(1, 41, "all_reduce", 3252)
     d = diagnose_text(log)
     assert d.initiating_rank == 2
-    assert d.root_cause["user_frame"] is None
-    assert d.root_cause["frames"] == []
-    assert d.root_cause["call_sites"] == []
-    assert not d.root_cause["fix"]["steps"][0].startswith("train.py:")
+    assert d.root_cause.user_frame is None
+    assert d.root_cause.frames == []
+    assert d.root_cause.call_sites == []
+    assert not d.root_cause.fix.steps[0].startswith("train.py:")
 
 
 def test_an_exception_names_the_innermost_user_frame_not_the_library():
@@ -87,12 +86,8 @@ def test_an_exception_names_the_innermost_user_frame_not_the_library():
         "[rank3]: FileNotFoundError: [Errno 2] No such file or directory: '/data/shard_0007.pt'\n"
     )
     rc = diagnose_text(log).root_cause
-    assert rc["user_frame"] == {
-        "file": "/home/user/project/data.py",
-        "line": 57,
-        "func": "load_batch",
-    }
-    assert rc["fix"]["steps"][0].startswith(
+    assert rc.user_frame == UserFrame(file="/home/user/project/data.py", line=57, func="load_batch")
+    assert rc.fix.steps[0].startswith(
         "data.py:57 (in load_batch), where rank 3 raised FileNotFoundError: "
     )
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from rootrank.engine import diagnose_paths
+from rootrank.model import FixVariant
 from rootrank.signatures import SignatureError, load_signature
 
 ROOT_SIGS = Path(__file__).resolve().parents[1] / "signatures"
@@ -43,36 +44,34 @@ def test_every_variant_and_every_default_has_a_fixture(library):
 def test_the_fixture_selects_its_variant(path, library):
     diag = diagnose_paths([str(path)])
     rc = diag.root_cause
-    assert rc is not None and rc["signature"] == path.parent.name
-    chosen = rc["fix"]["variant"]
-    assert chosen["id"] == path.stem
+    assert rc is not None and rc.signature == path.parent.name
+    chosen = rc.fix.variant
+    assert chosen is not None and chosen.id == path.stem
     variant = next(
-        v for v in library.signatures[rc["signature"]].fix["variants"] if v["id"] == path.stem
+        v for v in library.signatures[rc.signature].fix["variants"] if v["id"] == path.stem
     )
     if "when" in variant:
-        assert "general fix" not in chosen["why"] and chosen["why"]
+        assert "general fix" not in chosen.why and chosen.why
     else:
-        assert chosen["why"] == "no other variant's condition holds: the general fix"
+        assert chosen.why == "no other variant's condition holds: the general fix"
     # the variant's own steps are the fix (after the user's location, when the log shows it)
     first = variant["steps"][0].split("{", 1)[0][:40]
-    assert any(first in step for step in rc["fix"]["steps"][:2])
+    assert any(first in step for step in rc.fix.steps[:2])
 
 
 def test_why_names_the_evidence():
     d = diagnose_paths([str(HERE / "nccl-watchdog-timeout" / "first-collectives.log")])
-    assert d.root_cause["fix"]["variant"] == {
-        "id": "first-collectives",
-        "why": "the log gives seqnum 1",
-    }
+    assert d.root_cause.fix.variant == FixVariant(
+        id="first-collectives", why="the log gives seqnum 1"
+    )
     d = diagnose_paths([str(HERE / "env-rendezvous-var-missing" / "mpirun.log")])
-    assert d.root_cause["fix"]["variant"] == {
-        "id": "mpirun",
-        "why": "the job was launched with mpirun",
-    }
+    assert d.root_cause.fix.variant == FixVariant(
+        id="mpirun", why="the job was launched with mpirun"
+    )
     # an mpirun job is not told to use torchrun (its script reads OMPI_COMM_WORLD_RANK)
-    assert not any("Launch with torchrun" in s for s in d.root_cause["fix"]["steps"])
-    assert "torchrun" not in " ".join(d.root_cause["fix"]["code"].values())
-    assert "Keep mpirun" in d.root_cause["fix"]["steps"][-1]
+    assert not any("Launch with torchrun" in s for s in d.root_cause.fix.steps)
+    assert "torchrun" not in " ".join(d.root_cause.fix.code.values())
+    assert "Keep mpirun" in d.root_cause.fix.steps[-1]
 
 
 def test_the_fix_quotes_the_message_that_says_what_to_change():
@@ -81,9 +80,9 @@ def test_the_fix_quotes_the_message_that_says_what_to_change():
         "Error initializing torch.distributed using env:// rendezvous: environment variable MASTER_ADDR "
         "expected, but not set"
     )
-    assert any(f'The message says: "{message}"' in s for s in d.root_cause["fix"]["steps"])
+    assert any(f'The message says: "{message}"' in s for s in d.root_cause.fix.steps)
     d = diagnose_paths([str(HERE / "accelerate-config-error" / "mixed-precision-device.log")])
-    step = next(s for s in d.root_cause["fix"]["steps"] if "The message says" in s)
+    step = next(s for s in d.root_cause.fix.steps if "The message says" in s)
     assert "The message says: \"fp16 mixed precision requires a GPU (not 'mps').\"" in step
     assert "this run is on mps" in step
 
@@ -93,10 +92,10 @@ def test_hardware_xid_gets_drain_the_node_not_kernel_debugging():
     # fix is about the node, not about debugging a kernel.
     xid = ROOT_SIGS / "hardware" / "xid-caused-by-previous-xid.positive.log"
     d = diagnose_paths([str(xid)])
-    fix = " ".join(d.root_cause["fix"]["steps"])
-    assert d.root_cause["failure_class"] == "gpu-hardware-xid-ecc"
+    fix = " ".join(d.root_cause.fix.steps)
+    assert d.root_cause.failure_class == "gpu-hardware-xid-ecc"
     assert "Drain the node" in fix and "CUDA_LAUNCH_BLOCKING" not in fix
-    assert d.root_cause["verify"].startswith("dcgmi diag -r 3")
+    assert d.root_cause.verify.startswith("dcgmi diag -r 3")
 
 
 def _write(tmp_path: Path, variants: str) -> Path:

@@ -239,10 +239,10 @@ def test_unrelated_lines_do_not_change_the_diagnosis(fixture: Path, inserts) -> 
         assert got.root_cause is None
         return
     assert got.root_cause is not None
-    assert got.root_cause["signature"] == base.root_cause["signature"]
+    assert got.root_cause.signature == base.root_cause.signature
     assert got.initiating_rank == base.initiating_rank
-    assert [e["line"] for e in got.root_cause["evidence"]] == [
-        new_number[e["line"]] for e in base.root_cause["evidence"]
+    assert [e.line for e in got.root_cause.evidence] == [
+        new_number[e.line] for e in base.root_cause.evidence
     ]
 
 

@@ -204,7 +204,7 @@ AGENT_FAILED = (
 def _answer(text: str) -> tuple[str, int | None, int | None, int]:
     diag = diagnose_text(text, mask=False)
     rc = diag.root_cause
-    return rc["failure_class"], rc["rank"], diag.initiating_rank, rc["evidence"][0]["line"]
+    return rc.failure_class, rc.rank, diag.initiating_rank, rc.evidence[0].line
 
 
 @pytest.mark.parametrize(
@@ -274,7 +274,7 @@ def test_summary_with_the_same_pid_gives_the_global_rank_on_any_node_count():
         "============================================================\n"
     )
     diag = diagnose_text(text, mask=False)
-    assert (diag.root_cause["failure_class"], diag.initiating_rank) == ("host-oom-killed", 7)
+    assert (diag.root_cause.failure_class, diag.initiating_rank) == ("host-oom-killed", 7)
     # The agent's line joins rank 7's own finding (the summary's lines) as evidence.
     (sigkill,) = [f for f in diag.findings if f.signature == "worker-sigkill-exit"]
     assert sigkill.rank == 7
@@ -304,7 +304,7 @@ def test_the_agent_stopped_every_other_worker_it_ran():
     # Four workers (three closing signals and the failed one), no node flag, no other rank:
     # the agent's own node is the whole job, so local rank 1 is rank 1.
     diag = diagnose_text(AGENT_STOPPED_THREE, mask=False)
-    assert (diag.root_cause["failure_class"], diag.initiating_rank) == ("elastic-child-failed", 1)
+    assert (diag.root_cause.failure_class, diag.initiating_rank) == ("elastic-child-failed", 1)
     assert any("stopped or lost 4 workers" in s for s in diag.reasoning)
 
 
@@ -334,5 +334,5 @@ def test_one_rank_reporting_a_timeout_does_not_accuse_the_one_quiet_rank():
         " Rank 0] ProcessGroupNCCL preparing to dump debug info.\n"
     )
     diag = diagnose_text(text, mask=False)
-    assert diag.root_cause["failure_class"] == "collective-timeout"
+    assert diag.root_cause.failure_class == "collective-timeout"
     assert diag.initiating_rank is None

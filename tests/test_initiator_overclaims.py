@@ -61,9 +61,9 @@ def test_a_summary_that_only_shows_a_sigabrt_names_no_rank():
     d = diagnose_text(
         SUMMARY.format(code=-6, tb="Signal 6 (SIGABRT) received by PID 41877"), mask=False
     )
-    assert d.root_cause["failure_class"] == "elastic-child-failed"
+    assert d.root_cause.failure_class == "elastic-child-failed"
     assert d.initiating_rank is None
-    assert d.initiator["strategy"] == "elastic_summary" and d.initiator["candidates"] == [2]
+    assert d.initiator.strategy == "elastic_summary" and d.initiator.candidates == [2]
 
 
 def test_a_summary_that_shows_a_real_exit_code_names_its_rank():
@@ -96,9 +96,9 @@ torch.distributed.DistNetworkError: The server socket has failed to listen on an
 
 def test_a_port_in_use_in_torchruns_own_agent_names_no_rank():
     d = diagnose_text(AGENT_PORT, mask=False)
-    assert d.root_cause["failure_class"] == "port-in-use"
+    assert d.root_cause.failure_class == "port-in-use"
     assert d.initiating_rank is None
-    assert d.initiator["strategy"] == "implied_rank"
+    assert d.initiator.strategy == "implied_rank"
 
 
 def test_a_port_in_use_in_a_worker_is_rank_0_by_design():
@@ -117,7 +117,7 @@ def test_a_port_in_use_in_a_worker_is_rank_0_by_design():
     )
     assert "elastic" not in worker.split("\n", 1)[1] and "bin/torchrun" not in worker
     d = diagnose_text(worker, mask=False)
-    assert d.root_cause["failure_class"] == "port-in-use"
+    assert d.root_cause.failure_class == "port-in-use"
     assert d.initiating_rank == 0
 
 
@@ -132,9 +132,9 @@ def test_a_gpu_capability_error_on_the_one_rank_pasted_names_no_rank():
         "[rank2]: RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n"
     )
     d = diagnose_text(text, mask=False)
-    assert d.root_cause["signature"] == "flash-attention-unsupported"
+    assert d.root_cause.signature == "flash-attention-unsupported"
     assert d.initiating_rank is None
-    assert d.initiator["strategy"] == "named_by_root" and d.initiator["candidates"] == [2]
+    assert d.initiator.strategy == "named_by_root" and d.initiator.candidates == [2]
 
 
 def test_a_shape_error_of_the_same_class_without_the_tag_still_names_its_rank():
@@ -146,7 +146,7 @@ def test_a_shape_error_of_the_same_class_without_the_tag_still_names_its_rank():
         "[rank2]: RuntimeError: 0D or 1D target tensor expected, multi-target not supported\n"
     )
     d = diagnose_text(text, mask=False)
-    assert d.root_cause["failure_class"] == "unsupported-shape-or-dtype"
+    assert d.root_cause.failure_class == "unsupported-shape-or-dtype"
     assert d.initiating_rank == 2
 
 
@@ -168,10 +168,10 @@ IMA = (
 def test_a_paste_that_starts_inside_an_earlier_cpp_frame_list_names_no_rank():
     cut = "frame #7: <unknown function> + 0x129c6c (0x798ee1329c6c in /lib/x86_64-linux-gnu/libc.so.6)\n\n"
     d = diagnose_text(cut + IMA, mask=False)
-    assert d.root_cause["failure_class"] == "cuda-illegal-memory-access"
-    assert d.root_cause["evidence"][0]["line"] == 3
+    assert d.root_cause.failure_class == "cuda-illegal-memory-access"
+    assert d.root_cause.evidence[0].line == 3
     assert d.initiating_rank is None
-    assert "line 1" in d.initiator["why"]
+    assert "line 1" in d.initiator.why
     whole = diagnose_text(IMA, mask=False)  # the same error with nothing cut before it
     assert whole.initiating_rank == 1
 
@@ -186,10 +186,10 @@ PARAM = (
 
 def test_a_two_rank_comparison_alone_names_no_rank():
     d = diagnose_text("python -m torch.distributed.launch --nproc_per_node=4 search.py\n" + PARAM)
-    assert d.root_cause["signature"] == "ddp-param-shape-mismatch"
-    assert d.root_cause["captures"]["peer_rank"] == "0"
+    assert d.root_cause.signature == "ddp-param-shape-mismatch"
+    assert d.root_cause.captures["peer_rank"] == "0"
     assert d.initiating_rank is None
-    assert sorted(d.initiator["candidates"]) == [0, 3]
+    assert sorted(d.initiator.candidates) == [0, 3]
 
 
 def test_the_comparison_names_its_rank_when_the_log_shows_the_others():
@@ -208,5 +208,5 @@ def test_a_parameter_marked_ready_twice_on_the_one_rank_pasted_names_no_rank():
         " function.\n"
     )
     d = diagnose_text(text, mask=False)
-    assert d.root_cause["failure_class"] == "ddp-marked-ready-twice"
-    assert d.initiating_rank is None and d.initiator["candidates"] == [5]
+    assert d.root_cause.failure_class == "ddp-marked-ready-twice"
+    assert d.initiating_rank is None and d.initiator.candidates == [5]

@@ -270,7 +270,7 @@ def test_snapshot_names_the_failure_before_the_stream_ends(tmp_path):
         if diag.root_cause:
             break
         time.sleep(0.01)
-    assert diag.root_cause["failure_class"] == "cuda-oom"
+    assert diag.root_cause.failure_class == "cuda-oom"
     assert diag.initiating_rank == 1
     with scan.lock:
         assert {r["rank"]: r["step"] for r in scan.tracker.snapshot()} == {0: 3, 1: 3}

@@ -20,7 +20,7 @@ import pytest
 from conftest import run_cli
 
 from rootrank import mask as mask_mod
-from rootrank import report
+from rootrank import report, report_sarif
 from rootrank.engine import diagnose_text
 from rootrank.mask import MAX_TEXT, WITHHELD, Masker
 
@@ -298,13 +298,9 @@ def test_engine_outputs_leak_nothing_and_diagnosis_is_unchanged(index: int) -> N
     masked = diagnose_text(log.text, log.name, mask=True)
     # the diagnosis does not depend on masking
     assert masked.root_cause is not None and raw.root_cause is not None
-    assert (
-        masked.root_cause["failure_class"] == raw.root_cause["failure_class"] == log.failure_class
-    )
+    assert masked.root_cause.failure_class == raw.root_cause.failure_class == log.failure_class
     assert masked.initiating_rank == raw.initiating_rank == log.initiating_rank
-    assert [e["line"] for e in masked.root_cause["evidence"]] == [
-        e["line"] for e in raw.root_cause["evidence"]
-    ]
+    assert [e.line for e in masked.root_cause.evidence] == [e.line for e in raw.root_cause.evidence]
     assert [f.signature for f in masked.findings] == [f.signature for f in raw.findings]
     shown = [p for p in log.planted if p.shown]
     assert shown, "each seeded log puts a secret on a line the engine shows"
@@ -316,8 +312,8 @@ def test_engine_outputs_leak_nothing_and_diagnosis_is_unchanged(index: int) -> N
         ("text", report.to_text(masked, color=False)),
         ("markdown", report.to_markdown(masked)),
     ]
-    if hasattr(report, "to_sarif"):  # the SARIF output, once the report has one
-        outputs.append(("sarif", report.to_sarif(masked)))
+    outputs.append(("sarif", report_sarif.to_sarif(masked)))
+    outputs.append(("github", report_sarif.to_github(masked)))
     for name, out in outputs:
         assert _leaks(out, log.planted) == [], name
 

@@ -135,16 +135,16 @@ def test_points_bounded_and_keep_extremes_and_nonfinite():
         text = f"step {step} loss={v:.4f}"
         p = progress.observe(text, rank=0, time=None, path="big.log", line=step)
         reader.observe(text, rank=0, time=None, path="big.log", line=step, progress=p)
-    (series,) = [s for s in reader.to_list() if s["name"] == "loss"]
-    pts = series["points"]
+    (series,) = [s for s in reader.report() if s.name == "loss"]
+    pts = series.points
     assert len(pts) <= MAX_POINTS
     assert [77_777, 50.0] in pts and [150_001, 0.001] in pts and [123_457, "nan"] in pts
     assert pts[-1][0] == n  # the last point is always kept
     assert [p[0] for p in pts] == sorted(p[0] for p in pts)
-    kinds = {o["kind"] for o in series["onsets"]}
+    kinds = {o.kind for o in series.onsets}
     assert kinds == {"loss-spike", "metric-nonfinite"}
-    spike = next(o for o in series["onsets"] if o["kind"] == "loss-spike")
-    assert (spike["step"], spike["line"]) == (77_777, 77_777)
+    spike = next(o for o in series.onsets if o.kind == "loss-spike")
+    assert (spike.step, spike.line) == (77_777, 77_777)
 
 
 # Captured runs of scenarios/curves_train.py (torchrun --tee 3, gloo, CPU), kept as the
@@ -261,9 +261,9 @@ def test_a_nan_grad_norm_with_a_constant_loss_scale_is_the_fault_not_a_skip():
         for i in range(5426, 5429)
     ]
     d = diagnose_text("\n".join(lines) + "\n", mask=False)
-    assert d.root_cause["signature"] == "metric-nonfinite"
-    assert d.root_cause["evidence"][0]["line"] == 1
-    assert d.root_cause["captures"]["step"] == "5426"
+    assert d.root_cause.signature == "metric-nonfinite"
+    assert d.root_cause.evidence[0].line == 1
+    assert d.root_cause.captures["step"] == "5426"
 
 
 def test_every_rank_diverged_at_once_even_when_one_rank_exited_first():

@@ -328,8 +328,8 @@ def test_near_miss_is_not_claimed(case):
 )
 def test_shell_and_ide_kill_messages_and_the_torch_2_0_fsdp_wording(text, signature, failure_class):
     rc = diagnose_text(text, mask=False).root_cause
-    assert rc is not None and (rc["signature"], rc["failure_class"]) == (signature, failure_class)
-    assert rc["evidence"][0]["line"] == len(text.splitlines())
+    assert rc is not None and (rc.signature, rc.failure_class) == (signature, failure_class)
+    assert rc.evidence[0].line == len(text.splitlines())
 
 
 @pytest.mark.parametrize("text", ["Process Killed by user\n", "[rank: 1] Killed\n", "OOM Killed\n"])

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from rootrank.ingest import logical_lines
+from rootrank.model import RankStep
 from rootrank.progress import LITERALS, ProgressModel, read_step
 
 CURVES = Path(__file__).parent / "curves"
@@ -102,16 +103,17 @@ def test_model_per_rank_behind_and_silence():
     last = m.last()
     assert {r: p.step for r, p in last.items()} == {0: 5, 1: 5, 2: 3}
     assert last[2].line == 32
-    d = m.to_dict(end_time=1100.0)
-    assert d["behind"] == [2]
-    assert d["silent_seconds"] == pytest.approx(95.0)
-    assert d["end_time"] == 1100.0
-    assert [e["rank"] for e in d["ranks"]] == [0, 1, 2]
-    assert d["ranks"][2] == {"rank": 2, "step": 3, "time": 1003.0, "path": "job.log", "line": 32}
+    d = m.report(end_time=1100.0)
+    assert d is not None
+    assert d.behind == [2]
+    assert d.silent_seconds == pytest.approx(95.0)
+    assert d.end_time == 1100.0
+    assert [e.rank for e in d.ranks] == [0, 1, 2]
+    assert d.ranks[2] == RankStep(rank=2, step=3, time=1003.0, path="job.log", line=32)
 
 
 def test_model_empty_is_none():
-    assert ProgressModel().to_dict(end_time=None) is None
+    assert ProgressModel().report(end_time=None) is None
 
 
 def test_hf_eval_bar_is_not_progress():

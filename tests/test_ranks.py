@@ -195,6 +195,6 @@ def test_an_application_tagged_traceback_is_that_ranks(tmp_path):
         "capacity of 79.10 GiB of which 78.00 GiB is free.\n"
     )
     d = diagnose_paths([str(log)], mask=False)
-    assert d.root_cause["failure_class"] == "cuda-oom"
+    assert d.root_cause.failure_class == "cuda-oom"
     assert d.initiating_rank == 2
-    assert d.root_cause["evidence"][0]["line"] == 5
+    assert d.root_cause.evidence[0].line == 5

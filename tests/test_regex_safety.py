@@ -120,7 +120,7 @@ def test_timed_out_pattern_is_reported_and_the_diagnosis_goes_on(tmp_path: Path)
     start = time.perf_counter()
     diag = diagnose_text(text, "hostile.log", library=lib)
     elapsed = time.perf_counter() - start
-    assert diag.root_cause is not None and diag.root_cause["signature"] == "cuda-oom"
+    assert diag.root_cause is not None and diag.root_cause.signature == "cuda-oom"
     assert any("hostile-backtracking" in w and "time" in w.lower() for w in diag.warnings), (
         diag.warnings
     )
@@ -170,7 +170,7 @@ def test_backtracking_signature_is_refused(tmp_path: Path) -> None:
     assert [p.field for p in lib.problems] == ["patterns[0].regex"]
     assert "backtrack" in str(lib.problems[0]) and "team-bad.yaml" in str(lib.problems[0])
     diag = diagnose_text(_oom_text(), library=lib)
-    assert diag.root_cause["signature"] == "cuda-oom"
+    assert diag.root_cause.signature == "cuda-oom"
 
 
 def test_megabyte_pattern_is_refused(tmp_path: Path) -> None:
@@ -181,7 +181,7 @@ def test_megabyte_pattern_is_refused(tmp_path: Path) -> None:
     lib = load_library([d])
     assert "team-huge" not in lib.signatures
     assert len(lib.problems) == 1 and "larger than" in str(lib.problems[0])
-    assert diagnose_text(_oom_text(), library=lib).root_cause["signature"] == "cuda-oom"
+    assert diagnose_text(_oom_text(), library=lib).root_cause.signature == "cuda-oom"
 
 
 def test_long_pattern_in_small_file_is_refused(tmp_path: Path) -> None:
@@ -209,7 +209,7 @@ def test_hundred_thousand_entries_are_refused(tmp_path: Path) -> None:
     problems = " | ".join(str(p) for p in lib.problems)
     assert "team-many.yaml: (file): larger than" in problems
     assert "more than 2000 signature files" in problems
-    assert diagnose_text(_oom_text(), library=lib).root_cause["signature"] == "cuda-oom"
+    assert diagnose_text(_oom_text(), library=lib).root_cause.signature == "cuda-oom"
 
 
 def test_yaml_cannot_run_code(tmp_path: Path) -> None:

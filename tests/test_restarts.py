@@ -23,9 +23,9 @@ HERE = Path(__file__).resolve().parent / "attempts"
 def test_a_restart_that_meets_the_same_fault_is_diagnosed_on_the_last_attempt():
     d = diagnose_paths([str(HERE / "torchrun-max-restarts-same-fault.log")], mask=False)
     assert d.attempts == 2
-    assert d.root_cause["failure_class"] == "user-code-exception"
+    assert d.root_cause.failure_class == "user-code-exception"
     assert d.initiating_rank == 2  # from torchrun's summary: raised before the [rank2]: prefix
-    assert [e["line"] for e in d.root_cause["evidence"]] == [23]  # the second attempt's
+    assert [e.line for e in d.root_cause.evidence] == [23]  # the second attempt's
     assert any("holds 2 runs" in r and "from line 16" in r for r in d.reasoning), d.reasoning
 
 
@@ -33,15 +33,15 @@ def test_a_restart_that_cannot_reform_the_group_is_explained_by_the_first_attemp
     d = diagnose_paths([str(HERE / "torchrun-max-restarts-regroup-refused.log")], mask=False)
     assert d.attempts == 2
     rc = d.root_cause
-    assert (rc["signature"], d.initiating_rank, rc["evidence"][0]["line"]) == (
+    assert (rc.signature, d.initiating_rank, rc.evidence[0].line) == (
         "user-code-exception",
         2,
         19,
     )
     edges = [
-        (x["cause"]["line"], x["effect"]["signature"], x["effect"]["line"])
+        (x.cause.line, x.effect.signature, x.effect.line)
         for x in d.explanations
-        if x["rule"] == "restart_after_failure"
+        if x.rule == "restart_after_failure"
     ]
     assert edges == [(19, "gloo-connect-full-mesh-failed", 53)]
     assert any("failed as it restarted" in r and "from line 49" in r for r in d.reasoning)
@@ -54,11 +54,11 @@ def test_the_restart_alone_reads_as_a_gloo_connect_failure():
     tail = "".join(text.splitlines(keepends=True)[48:])
     d = diagnose_text(tail, mask=False)
     assert d.attempts == 1
-    assert d.root_cause["signature"] == "gloo-connect-full-mesh-failed"
+    assert d.root_cause.signature == "gloo-connect-full-mesh-failed"
 
 
 def test_one_failure_line_per_agent_is_not_a_restart():
     d = diagnose_paths([str(HERE / "torchrun-two-agents-one-file.log")], mask=False)
     assert d.attempts == 1
-    assert d.root_cause["failure_class"] == "user-code-exception"
+    assert d.root_cause.failure_class == "user-code-exception"
     assert d.initiating_rank == 3

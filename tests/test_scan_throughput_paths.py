@@ -87,20 +87,20 @@ def test_a_folder_of_per_rank_files_is_diagnosed_like_the_one_file(tmp_path):
     assert len(split.sources) == 17
     for d in (single, split):
         assert d.root_cause is not None
-        assert d.root_cause["signature"] == "cuda-oom"
-        assert d.root_cause["rank"] == meta.rank == 11
-    evidence = split.root_cause["evidence"][0]
-    assert evidence["path"].endswith(f"slurm-{gen_log.SPLIT_JOB_ID}-11.out")
-    with open(evidence["path"], encoding="utf-8") as fh:
-        line = fh.read().split("\n")[evidence["line"] - 1]
+        assert d.root_cause.signature == "cuda-oom"
+        assert d.root_cause.rank == meta.rank == 11
+    evidence = split.root_cause.evidence[0]
+    assert evidence.path.endswith(f"slurm-{gen_log.SPLIT_JOB_ID}-11.out")
+    with open(evidence.path, encoding="utf-8") as fh:
+        line = fh.read().split("\n")[evidence.line - 1]
     assert "OutOfMemoryError" in line
 
     def collateral(d):
-        return {c["signature"]: sorted(c["ranks"]) for c in d.collateral}
+        return {c.signature: sorted(c.ranks) for c in d.collateral}
 
     assert collateral(split)["nccl-watchdog-timeout"] == sorted(meta.timeout_ranks)
     assert collateral(split) == collateral(single)
-    assert split.ranks["world_size"] == single.ranks["world_size"] == 16
+    assert split.ranks.world_size == single.ranks.world_size == 16
 
 
 def test_the_metric_sampling_budget_is_shared_by_the_files_of_a_scan(tmp_path, monkeypatch):

@@ -66,10 +66,10 @@ def test_positive_fixture_is_diagnosed_as_this_signature(sig, case):
         assert found[0].rank == case["initiating_rank"]
         return
     assert diag.root_cause is not None, "no root cause"
-    assert diag.root_cause["signature"] == sig.id
-    assert diag.root_cause["failure_class"] == sig.failure_class
+    assert diag.root_cause.signature == sig.id
+    assert diag.root_cause.failure_class == sig.failure_class
     assert diag.initiating_rank == case["initiating_rank"]
-    assert diag.root_cause["evidence"][0]["line"] == case["line"]
+    assert diag.root_cause.evidence[0].line == case["line"]
 
 
 @pytest.mark.parametrize(("sig", "path"), NEAR_MISS_CASES)

@@ -28,15 +28,15 @@ def test_teardown_abort_is_the_root_cause_and_the_rest_is_collateral():
     # SIGTERMed ranks 0 and 2 and named rank 1 (exit -6, SIGABRT) as the root cause.
     diag = diagnose_text(_fixture_text(), "ci.log", mask=False)
     rc = diag.root_cause
-    assert (rc["signature"], rc["failure_class"], rc["rank"]) == (
+    assert (rc.signature, rc.failure_class, rc.rank) == (
         "cpp-terminate-abort",
         "segfault",
         1,
     )
-    assert rc["evidence"][0]["line"] == 9
-    assert rc["captures"]["how"] == "without an active exception"
+    assert rc.evidence[0].line == 9
+    assert rc.captures["how"] == "without an active exception"
     assert diag.initiating_rank == 1
-    collateral = {c["signature"]: c["ranks"] for c in diag.collateral}
+    collateral = {c.signature: c.ranks for c in diag.collateral}
     assert collateral == {"agent-sigterm-to-workers": [0, 2], "elastic-child-failed": [1]}
 
 
@@ -44,12 +44,12 @@ def test_prefixed_abort_names_its_rank_itself():
     text = _fixture_text().replace("terminate called without", "[rank1]:terminate called without")
     diag = diagnose_text(text, mask=False)
     rc = diag.root_cause
-    assert (rc["signature"], rc["failure_class"], rc["evidence"][0]["line"]) == (
+    assert (rc.signature, rc.failure_class, rc.evidence[0].line) == (
         "cpp-terminate-abort",
         "segfault",
         9,
     )
-    assert rc["evidence"][0]["rank"] == 1
+    assert rc.evidence[0].rank == 1
     assert diag.initiating_rank == 1
 
 
@@ -63,12 +63,12 @@ def test_terminate_with_a_what_text_keeps_the_specific_cause():
     )
     diag = diagnose_text(text, mask=False)
     rc = diag.root_cause
-    assert (rc["failure_class"], rc["rank"], rc["evidence"][0]["line"]) == (
+    assert (rc.failure_class, rc.rank, rc.evidence[0].line) == (
         "cuda-illegal-memory-access",
         2,
         2,
     )
-    assert "cpp-terminate-abort" in {c["signature"] for c in diag.collateral}
+    assert "cpp-terminate-abort" in {c.signature for c in diag.collateral}
 
 
 def test_gloo_enforce_abort_stays_a_size_mismatch():
@@ -78,7 +78,7 @@ def test_gloo_enforce_abort_stays_a_size_mismatch():
         "op.preamble.length <= op.nbytes. 6232 vs 4\n"
     )
     rc = diagnose_text(text, mask=False).root_cause
-    assert (rc["signature"], rc["failure_class"], rc["evidence"][0]["line"]) == (
+    assert (rc.signature, rc.failure_class, rc.evidence[0].line) == (
         "gloo-size-mismatch",
         "collective-shape-mismatch",
         2,
@@ -92,7 +92,7 @@ def test_watchdog_timeout_rethrown_by_terminate_is_still_a_timeout():
         "OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600123 milliseconds before timing out.\n"
     )
     rc = diagnose_text(text, mask=False).root_cause
-    assert rc["failure_class"] == "collective-timeout"
+    assert rc.failure_class == "collective-timeout"
 
 
 def test_unknown_what_text_is_the_unclassified_exception_of_that_rank():
@@ -120,5 +120,5 @@ def test_a_wrapped_what_text_is_joined_for_the_matcher():
         "op.nbytes. 6232 vs 4\n"
     )
     rc = diagnose_text(text, mask=False).root_cause
-    assert (rc["signature"], rc["rank"], rc["evidence"][0]["line"]) == ("gloo-size-mismatch", 0, 2)
-    assert (rc["captures"]["size"], rc["captures"]["expected_size"]) == ("6232", "4")
+    assert (rc.signature, rc.rank, rc.evidence[0].line) == ("gloo-size-mismatch", 0, 2)
+    assert (rc.captures["size"], rc.captures["expected_size"]) == ("6232", "4")

@@ -63,11 +63,11 @@ def test_a_bare_exception_before_srun_teardown_is_the_root_on_the_task_that_exit
     d = diagnose_text(SRUN_BARE, "slurm-81234.out", mask=False)
     rc = d.root_cause
     assert rc is not None
-    assert (rc["failure_class"], rc["signature"]) == ("user-code-exception", "user-code-exception")
-    assert rc["evidence"][0]["line"] == 3
+    assert (rc.failure_class, rc.signature) == ("user-code-exception", "user-code-exception")
+    assert rc.evidence[0].line == 3
     assert d.initiating_rank == 1
-    assert d.initiator["strategy"] == "reported_by_launcher"
-    assert {g["signature"] for g in d.collateral} == {
+    assert d.initiator.strategy == "reported_by_launcher"
+    assert {g.signature for g in d.collateral} == {
         "elastic-child-failed",
         "slurm-step-cancelled",
     }
@@ -79,7 +79,7 @@ def test_an_unranked_exception_names_no_task_when_two_exited_by_themselves():
         "srun: error: gpu7: task 2: Exited with exit code 1\nsrun: error: gpu7: tasks 0,3: Terminated",
     )
     d = diagnose_text(text, "slurm-81234.out", mask=False)
-    assert d.root_cause["failure_class"] == "user-code-exception"
+    assert d.root_cause.failure_class == "user-code-exception"
     assert d.initiating_rank is None
 
 
@@ -90,8 +90,8 @@ def test_an_unknown_exception_with_its_traceback_is_the_root_over_srun_teardown(
         "    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)\nBlockingIOError:",
     )
     d = diagnose_text(text, "slurm-81234.out", mask=False)
-    assert d.root_cause["failure_class"] == "user-code-exception"
-    assert d.root_cause["evidence"][0]["line"] == 6
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.root_cause.evidence[0].line == 6
     assert d.initiating_rank == 1
 
 
@@ -129,8 +129,8 @@ OFI_AT_INIT = """\
 def test_an_ofi_undeliverable_completion_is_a_fabric_error_and_a_cut_rank_names_no_rank():
     d = diagnose_text(OFI_AT_INIT, mask=False)
     rc = d.root_cause
-    assert (rc["failure_class"], rc["signature"]) == ("network-fabric-error", "efa-ofi-error")
-    assert rc["evidence"][0]["line"] == 9
-    assert rc["captures"]["rc"] == "113"
+    assert (rc.failure_class, rc.signature) == ("network-fabric-error", "efa-ofi-error")
+    assert rc.evidence[0].line == 9
+    assert rc.captures["rc"] == "113"
     # rank 0's traceback is cut before its error line: it may have failed first
     assert d.initiating_rank is None

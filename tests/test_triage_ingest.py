@@ -47,8 +47,8 @@ def test_a_compressed_log_gives_the_plain_logs_diagnosis(tmp_path, suffix):
     packed.write_bytes(compress(EXAMPLE.read_bytes()))
     want = diagnose_paths([str(plain)], mask=False)
     got = diagnose_paths([str(packed)], mask=False)
-    assert got.root_cause["signature"] == "timeout-call-site-divergence"
-    assert got.initiating_rank == 2 and got.root_cause["evidence"][0]["line"] == 19
+    assert got.root_cause.signature == "timeout-call-site-divergence"
+    assert got.initiating_rank == 2 and got.root_cause.evidence[0].line == 19
     assert got.lines_read == want.lines_read == 109
     assert _comparable(got) == _comparable(want)
 
@@ -97,4 +97,4 @@ def test_concatenated_gzip_members_and_xz_streams_are_read_whole(tmp_path):
             assert fh.read() == first + second
         d = diagnose_paths([str(path)], mask=False)
         assert d.lines_read == 500 + 109
-        assert d.root_cause["evidence"][0]["line"] == 500 + 19
+        assert d.root_cause.evidence[0].line == 500 + 19

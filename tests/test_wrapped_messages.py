@@ -51,12 +51,12 @@ def test_word_wrapped_oom_message_is_matched_on_its_first_line():
         "already allocated; 11.44 MiB free; 6.52 GiB reserved in total by PyTorch)\n"
     )
     rc = diagnose_text(text, library=PROBE, mask=False).root_cause
-    assert (rc["signature"], rc["failure_class"]) == ("cuda-oom", "cuda-oom")
-    ev = rc["evidence"][0]
-    assert ev["line"] == 4
-    assert rc["captures"]["size"] == "20.00 MiB"
+    assert (rc.signature, rc.failure_class) == ("cuda-oom", "cuda-oom")
+    ev = rc.evidence[0]
+    assert ev.line == 4
+    assert rc.captures["size"] == "20.00 MiB"
     # the columns cover the part of the match on the exception line
-    assert text.splitlines()[3][ev["column_start"] : ev["column_end"]] == "out of memory. Tried to"
+    assert text.splitlines()[3][ev.column_start : ev.column_end] == "out of memory. Tried to"
 
 
 def test_fixed_width_terminal_wrap_inside_a_word_with_rank_prefix():
@@ -69,10 +69,10 @@ def test_fixed_width_terminal_wrap_inside_a_word_with_rank_prefix():
     )
     diag = diagnose_text(text, library=PROBE, mask=False)
     rc = diag.root_cause
-    assert (rc["failure_class"], rc["rank"], rc["evidence"][0]["line"]) == ("cuda-oom", 1, 4)
+    assert (rc.failure_class, rc.rank, rc.evidence[0].line) == ("cuda-oom", 1, 4)
     assert diag.initiating_rank == 1
-    assert rc["captures"]["size"] == "20.00 MiB"
-    assert rc["frames"][-1]["line"] == 120
+    assert rc.captures["size"] == "20.00 MiB"
+    assert rc.frames[-1]["line"] == 120
 
 
 def test_no_join_across_a_log_record_a_frame_or_another_rank():
@@ -126,8 +126,8 @@ def test_a_tail_that_matched_alone_is_repointed_at_the_exception_line_with_its_r
     )
     diag = diagnose_text(text, library=PROBE, mask=False)
     rc = diag.root_cause
-    assert (rc["rank"], diag.initiating_rank, rc["evidence"][0]["line"]) == (3, 3, 4)
-    assert (rc["captures"]["size"], rc["captures"]["reserved"]) == ("1.50 GiB", "6.52 GiB")
+    assert (rc.rank, diag.initiating_rank, rc.evidence[0].line) == (3, 3, 4)
+    assert (rc.captures["size"], rc.captures["reserved"]) == ("1.50 GiB", "6.52 GiB")
     (oom,) = [f for f in diag.findings if f.signature == "cuda-oom"]
     assert [e.line for e in oom.evidence] == [4]
 
@@ -187,7 +187,7 @@ def test_with_the_builtin_library_a_word_wrapped_oom_is_cuda_oom_on_the_exceptio
         "already allocated; 11.44 MiB free)\n"
     )
     rc = diagnose_text(text, mask=False).root_cause
-    assert (rc["failure_class"], rc["evidence"][0]["line"], rc["captures"].get("size")) == (
+    assert (rc.failure_class, rc.evidence[0].line, rc.captures.get("size")) == (
         "cuda-oom",
         4,
         "20.00 MiB",

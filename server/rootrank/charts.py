@@ -1,6 +1,6 @@
 """Pictures of the training curves for the reports: unicode sparklines (text) and an SVG chart
-(Markdown, as a ``data:`` URI image). Input is the contract's ``metrics`` list
-(``[{"name", "rank", "points": [[step, value|"nan"|"inf"|"-inf"]], "onsets": [...]}]``).
+(Markdown, as a ``data:`` URI image). Input is the diagnosis's ``metrics``
+(:class:`rootrank.model.MetricSeries`: points ``[step, value|"nan"|"inf"|"-inf"]``, onsets).
 
 Values spanning more than two decades on positive data (learning rates, loss scales) are drawn
 on a log scale. Non-finite values are drawn as ``×`` (text) or a red cross at the top (SVG).
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 from typing import Any
+
+from rootrank.model import MetricSeries
 
 _BARS = "▁▂▃▄▅▆▇█"
 #: Series drawn in the SVG, in this order, when present (others only when they have an onset).
@@ -57,31 +59,29 @@ def _fmt(v: float) -> str:
     return f"{v:.3g}"
 
 
-def text_lines(metrics: list[dict[str, Any]], limit: int = 12) -> list[str]:
+def text_lines(metrics: list[MetricSeries], limit: int = 12) -> list[str]:
     """One line per series: name and rank, sparkline, last value, and its onsets (kind, step, line)."""
     out = []
     for m in metrics[:limit]:
-        who = f"{m['name']}" + (f" (rank {m['rank']})" if m["rank"] is not None else "")
-        pts = m["points"]
+        who = f"{m.name}" + (f" (rank {m.rank})" if m.rank is not None else "")
+        pts = m.points
         last = pts[-1][1] if pts else None
         tail = (
             f" {last}" if isinstance(last, str) else (f" {_fmt(last)}" if last is not None else "")
         )
         steps = f" steps {pts[0][0]}–{pts[-1][0]}" if pts else ""
-        marks = "; ".join(
-            f"{o['kind']} at step {o['step']} (line {o['line']})" for o in m["onsets"]
-        )
+        marks = "; ".join(f"{o.kind} at step {o.step} (line {o.line})" for o in m.onsets)
         out.append(f"  {who:<24} {sparkline(pts)}{tail}{steps}" + (f"  ← {marks}" if marks else ""))
     if len(metrics) > limit:
         out.append(f"  ... and {len(metrics) - limit} more series (see --format json)")
     return out
 
 
-def svg(metrics: list[dict[str, Any]], width: int = 640, panel: int = 120) -> str | None:
+def svg(metrics: list[MetricSeries], width: int = 640, panel: int = 120) -> str | None:
     """An SVG chart: one panel per metric name (``CHART_NAMES`` first, then any with an onset),
     a line per rank, each onset a red dashed line with its kind. ``None`` when nothing to draw."""
-    names = [n for n in CHART_NAMES if any(m["name"] == n for m in metrics)]
-    names += sorted({m["name"] for m in metrics if m["onsets"] and m["name"] not in names})
+    names = [n for n in CHART_NAMES if any(m.name == n for m in metrics)]
+    names += sorted({m.name for m in metrics if m.onsets and m.name not in names})
     names = names[:6]
     if not names:
         return None
@@ -93,7 +93,7 @@ def svg(metrics: list[dict[str, Any]], width: int = 640, panel: int = 120) -> st
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="white"/>'
     ]
-    steps = [int(s) for m in metrics if m["name"] in names for s, _ in m["points"]]
+    steps = [int(s) for m in metrics if m.name in names for s, _ in m.points]
     x0, x1 = (min(steps), max(steps)) if steps else (0, 1)
     x1 = x1 if x1 > x0 else x0 + 1
 
@@ -102,8 +102,8 @@ def svg(metrics: list[dict[str, Any]], width: int = 640, panel: int = 120) -> st
 
     for row, name in enumerate(names):
         top = row * (panel + top_pad) + top_pad
-        series = [m for m in metrics if m["name"] == name]
-        finite = [v for m in series for _, v in _finite(m["points"])]
+        series = [m for m in metrics if m.name == name]
+        finite = [v for m in series for _, v in _finite(m.points)]
         log = _log_scale(finite)
         f = (lambda v: math.log10(v)) if log else (lambda v: v)
         lo, hi = (min(map(f, finite)), max(map(f, finite))) if finite else (0.0, 1.0)
@@ -129,7 +129,7 @@ def svg(metrics: list[dict[str, Any]], width: int = 640, panel: int = 120) -> st
         for i, m in enumerate(series):
             color = _COLORS[i % len(_COLORS)]
             run: list[str] = []
-            for s, v in m["points"]:
+            for s, v in m.points:
                 if isinstance(v, (int, float)) and math.isfinite(v):
                     run.append(f"{x(int(s)):.1f},{y(float(v)):.1f}")
                 else:
@@ -147,17 +147,17 @@ def svg(metrics: list[dict[str, Any]], width: int = 640, panel: int = 120) -> st
                     f'<polyline fill="none" stroke="{color}" stroke-width="1.2" points="{" ".join(run)}"/>'
                 )
             if len(series) > 1:
-                label = f"rank {m['rank']}" if m["rank"] is not None else "all"
+                label = f"rank {m.rank}" if m.rank is not None else "all"
                 parts.append(
                     f'<text x="{width - right - 4 - 60 * i}" y="{top - 6}" fill="{color}" text-anchor="end">{escape(label)}</text>'
                 )
-            for o in m["onsets"]:
-                ox = x(int(o["step"]))
+            for o in m.onsets:
+                ox = x(int(o.step))
                 parts.append(
                     f'<line x1="{ox:.1f}" y1="{top}" x2="{ox:.1f}" y2="{top + panel}" stroke="#d62728" stroke-dasharray="4,3"/>'
                 )
                 parts.append(
-                    f'<text x="{ox + 3:.1f}" y="{top + panel - 4}" fill="#d62728">{escape(o["kind"])} @ {o["step"]}</text>'
+                    f'<text x="{ox + 3:.1f}" y="{top + panel - 4}" fill="#d62728">{escape(o.kind)} @ {o.step}</text>'
                 )
     parts.append(f'<text x="{left}" y="{height - 6}">step {x0}</text>')
     parts.append(f'<text x="{width - right}" y="{height - 6}" text-anchor="end">step {x1}</text>')
@@ -165,7 +165,7 @@ def svg(metrics: list[dict[str, Any]], width: int = 640, panel: int = 120) -> st
     return "".join(parts)
 
 
-def svg_data_uri(metrics: list[dict[str, Any]]) -> str | None:
+def svg_data_uri(metrics: list[MetricSeries]) -> str | None:
     """:func:`svg` as a ``data:image/svg+xml;base64,...`` URI, or ``None``."""
     doc = svg(metrics)
     if doc is None:

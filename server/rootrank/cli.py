@@ -221,7 +221,8 @@ def _library(extra: list[str]):  # type: ignore[no-untyped-def]
                 f"rootrank: warning: --signatures {folder}: no .yaml signature files in it",
                 file=sys.stderr,
             )
-    lib = load_library(extra, strict=False)  # a bad file is reported and skipped
+    dirs: list[str | os.PathLike[str]] = list(extra)
+    lib = load_library(dirs, strict=False)  # a bad file is reported and skipped
     for problem in lib.problems:
         print(f"rootrank: warning: {problem}", file=sys.stderr)
     return lib

@@ -1,8 +1,9 @@
 """The engine's entry points: diagnose files, folders, streams or text.
 
-Everything the other faces (CLI, language server, VS Code) show comes from here, already
-masked when ``mask=True`` (the default): evidence text, captures, hosts and reasoning pass
-through :class:`rootrank.mask.Masker` before they leave.
+Everything the other faces (CLI, language server, VS Code, live, triage) show comes from
+here, already masked when ``mask=True`` (the default): every string of the diagnosis passes
+through one :class:`rootrank.mask.Masker` (:func:`rootrank.mask_walk.mask_diagnosis`)
+before it leaves.
 """
 
 from __future__ import annotations
@@ -12,16 +13,17 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from rootrank.analysis import analyze
 from rootrank.ingest import Block, InputError, open_log, read_blocks, strip_compression, text_blocks
 from rootrank.mask import Masker
+from rootrank.mask_walk import mask_diagnosis
 from rootrank.match import Matcher
 from rootrank.metrics import onset_findings
 from rootrank.model import Diagnosis
 from rootrank.runs import pick_run
-from rootrank.scan import Scanner
+from rootrank.scan import Scanner, ScanState
 from rootrank.signatures import Library, load_library
 
 #: Names of files a folder scan reads (torchrun --log-dir trees, SLURM, plain logs); of
@@ -114,38 +116,41 @@ def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[t
 
 
 def _finish(
-    scanner: Scanner, library: Library, mask: bool, new_masker: Callable[[], Masker] = Masker
+    state: ScanState,
+    timeouts: dict[str, int],
+    library: Library,
+    mask: bool,
+    new_masker: Callable[[], Masker] = Masker,
+    warnings: Iterable[str] = (),
 ) -> Diagnosis:
+    """The diagnosis of a finished scan's ``state``, with a warning per signature whose
+    pattern timed out (``timeouts``: lines per signature id, emptied here) and ``warnings``
+    (sentences about the input, from the log's own names), masked as a whole when ``mask``
+    is on."""
     masker = new_masker() if mask else None
     if masker is not None:
-        hosts = scanner.state.hosts
+        hosts = state.hosts
         for r in sorted(hosts):  # host-1 is the host of the lowest rank
             masker.host(hosts[r])
-        for h in sorted(scanner.state.launch.hosts):
+        for h in sorted(state.launch.hosts):
             masker.host(h)
     # Training curves: onsets join the findings (causes that explain what follows them); the
     # progress and the series go into the diagnosis, their paths masked like evidence paths.
-    state = scanner.state
     for onset in onset_findings(state.metrics, library):
         state.findings.setdefault(
             (onset.signature, onset.rank, onset.evidence[0].path if onset.rank is None else None),
             onset,
         )
     diag = analyze(state, library, masker)
-    diag.progress = state.progress.to_dict(state.end_time)
-    diag.metrics = state.metrics.to_list()
-    if masker is not None:
-        for item in [
-            *(diag.progress or {}).get("ranks", []),
-            *(o for m in diag.metrics for o in m["onsets"]),
-        ]:
-            item["path"] = masker.text(item["path"])
-    if scanner.matcher.timeouts:
+    diag.progress = state.progress.report(state.end_time)
+    diag.metrics = state.metrics.report()
+    if timeouts:
         diag.warnings.extend(
             f"signature {sid}: pattern timed out on {n} line(s) and was skipped"
-            for sid, n in sorted(scanner.matcher.timeouts.items())
+            for sid, n in sorted(timeouts.items())
         )
-        scanner.matcher.timeouts.clear()
+        timeouts.clear()
+    diag.warnings.extend(warnings)
     if masker is not None:
         mask_diagnosis(diag, masker)
     return diag
@@ -162,7 +167,7 @@ def diagnose_blocks(
     scanner = Scanner(matcher_for(lib))
     for name, blocks in sources:
         scanner.scan_source(name, blocks)
-    return _finish(scanner, lib, mask)
+    return _finish(scanner.state, scanner.matcher.timeouts, lib, mask)
 
 
 def diagnose_text(
@@ -275,76 +280,11 @@ def diagnose_paths(
         # healthy run: nothing was read, so nothing can be said
         names = ", ".join("<stdin>" if p == "-" else p for p, _ in files[:3])
         raise InputError(f"{names}: empty input (0 bytes read): nothing to diagnose")
-    diag = _finish(scanner, lib, mask, new_masker)
-    masker_text = new_masker().text if mask else Masker(enabled=False).text
-    diag.warnings.extend(masker_text(n) for n in notes)
-    diag.warnings.extend(f"skipped {masker_text(s)}" for s in skipped)
-    return diag
-
-
-_UNMASKED_KEYS = frozenset(
-    {
-        "schema",
-        "signature",
-        "failure_class",
-        "category",
-        "role",
-        "severity",
-        "id",
-        "kind",
-        "references",
-        "title",
-        "stack",
-    }
-)
-
-
-def _mask_value(value: Any, masker: Masker, key: str | None = None) -> Any:
-    if key in _UNMASKED_KEYS:
-        return value
-    if isinstance(value, str):
-        return masker.text(value)
-    if isinstance(value, list):
-        return [_mask_value(v, masker) for v in value]
-    if isinstance(value, dict):
-        return {k: _mask_value(v, masker, k) for k, v in value.items()}
-    return value
-
-
-def mask_diagnosis(diag: Diagnosis, masker: Masker) -> None:
-    """Mask, in place, every text of ``diag`` that came from the log (hosts become stable
-    pseudonyms ``host-1``...; the mapping stays in ``masker``, which the engine seeds in
-    rank order before the analysis, so ``host-1`` is the host of the lowest rank)."""
-    # First learn every host the shown lines name (a MASTER_ADDR= line may come after the
-    # line that names the same host in passing), so one host reads the same everywhere.
-    for f in [*diag.findings, *([diag.unclassified] if diag.unclassified else [])]:
-        for e in f.evidence:
-            masker.text(e.text)
-    for f in [*diag.findings, *([diag.unclassified] if diag.unclassified else [])]:
-        for e in f.evidence:
-            e.text = masker.text(e.text)  # columns still index the original line
-            e.path = masker.text(e.path)
-        f.captures = {k: masker.text(v) for k, v in f.captures.items()}
-        f.frames = _mask_value(f.frames, masker)
-        if f.host:
-            f.host = masker.host(f.host)
-        if f.signature == "unclassified":
-            f.title = masker.text(f.title)
-    if diag.root_cause:
-        rc = diag.root_cause
-        if rc.get("host"):
-            rc["host"] = masker.host(rc["host"])
-        # Only what came from the log: the entry's own text (summary, fix, verify...) was
-        # filled with masked values already and is never rewritten.
-        for key in ("evidence", "captures", "frames"):
-            rc[key] = _mask_value(rc[key], masker)
-    if diag.initiating_host:
-        diag.initiating_host = masker.host(diag.initiating_host)
-    hosts = diag.ranks.get("hosts", {})
-    diag.ranks["hosts"] = {r: masker.host(h) for r, h in hosts.items()}
-    for group in diag.collateral:
-        for key in ("evidence", "captures"):
-            group[key] = _mask_value(group[key], masker)
-    diag.reasoning = [masker.text(r) for r in diag.reasoning]
-    diag.sources = [masker.text(s) for s in diag.sources]
-    diag.timeline = _mask_value(diag.timeline, masker)
+    return _finish(
+        scanner.state,
+        scanner.matcher.timeouts,
+        lib,
+        mask,
+        new_masker,
+        [*notes, *(f"skipped {s}" for s in skipped)],
+    )

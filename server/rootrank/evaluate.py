@@ -157,8 +157,8 @@ def evaluate(paths: list[str], *, library: Library | None = None) -> EvalReport:
             result.error = str(exc)
         else:
             if diag.root_cause:
-                result.got_class = diag.root_cause["failure_class"]
-                result.got_signature = diag.root_cause["signature"]
+                result.got_class = diag.root_cause.failure_class
+                result.got_signature = diag.root_cause.signature
             result.got_rank = diag.initiating_rank
         report.cases.append(result)
     return report

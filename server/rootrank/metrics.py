@@ -54,7 +54,7 @@ from functools import lru_cache
 from typing import Any
 
 from rootrank import lazy_regex
-from rootrank.model import Evidence, Finding
+from rootrank.model import Evidence, Finding, MetricOnset, MetricSeries
 from rootrank.progress import MAX_SHAPES, Progress, _unique_index, shape
 
 #: Points a series needs before it is reported.
@@ -263,7 +263,7 @@ def read_metrics(text: str) -> list[tuple[str, float]]:
         if not got:
             _PLANS[key] = None
         else:
-            built = []
+            built: list[tuple[str, int, float]] = []
             for name, value in got:
                 idx = next(
                     (
@@ -298,8 +298,8 @@ def _read_metrics(text: str) -> list[tuple[str, float]]:
         return []  # the Trainer's end-of-run summary (run averages, not a step's values)
     stripped = text.lstrip()
     if stripped.startswith("{") and ("':" in text or '":' in text):
-        for m in _DICT_PAIR.finditer(text):
-            put(m.group("k"), m.group("v"))
+        for pair in _DICT_PAIR.finditer(text):
+            put(pair.group("k"), pair.group("v"))
         return list(out.items())
     if "reducing" in text:
         m = _OVERFLOW.search(text)
@@ -350,15 +350,16 @@ class Onset:
     point: Point
     why: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "step": self.point.step,
-            "rank": self.rank,
-            "line": self.point.line,
-            "path": self.point.path,
-            "why": self.why,
-        }
+    def metric_onset(self) -> MetricOnset:
+        """The contract's Onset."""
+        return MetricOnset(
+            kind=self.kind,
+            step=self.point.step,
+            rank=self.rank,
+            line=self.point.line,
+            path=self.point.path,
+            why=self.why,
+        )
 
 
 @dataclass(slots=True)
@@ -666,12 +667,12 @@ class Series:
 
 class MetricsReader:
     """Metric series per rank from metric lines, with their onsets. Feed it with :meth:`observe`
-    (every gated line, in log order), call :meth:`finish` once at the end, read :meth:`to_list`.
+    (every gated line, in log order), call :meth:`finish` once at the end, read :meth:`report`.
     """
 
     def __init__(self) -> None:
         self.series: dict[tuple[str, int | None], Series] = {}
-        self._pending: dict[int | None, list[Point | tuple[str, Point]]] = {}
+        self._pending: dict[int | None, list[tuple[str, Point]]] = {}
         self._step: dict[int | None, int] = {}
         self.dropped = 0  # values of series beyond MAX_SERIES, not kept
         self._finished = False
@@ -816,8 +817,8 @@ class MetricsReader:
             if not group or any(s.slow_from is None for s in group):
                 continue  # no such series, or one rank kept its pace: not the whole job
             s = min(group, key=lambda s: (s.slow_from.step, s.slow_from.order))  # type: ignore[union-attr]
-            p = s.slow_from
-            assert p is not None
+            slow = s.slow_from
+            assert slow is not None
             base = s.baseline() or 0.0
             what = "step time" if higher else "throughput"
             every = " (every rank slowed)" if len(group) > 1 else ""
@@ -826,8 +827,8 @@ class MetricsReader:
                     "training-slowdown",
                     s.name,
                     None,
-                    p,
-                    f"{what} {_fmt(p.value)} from step {p.step} against an early {_fmt(base)}{every}, "
+                    slow,
+                    f"{what} {_fmt(slow.value)} from step {slow.step} against an early {_fmt(base)}{every}, "
                     f"the median of {SUSTAIN} logged steps",
                 )
             )
@@ -838,7 +839,7 @@ class MetricsReader:
         out = [o for s in self.series.values() for o in s.onsets]
         return sorted(out, key=lambda o: (o.point.step, o.point.order, o.point.line))
 
-    def to_list(self) -> list[dict[str, Any]]:
+    def report(self) -> list[MetricSeries]:
         """The contract's ``metrics`` list: one entry per series with at least :data:`MIN_POINTS`
         points (or an onset): loss, grad_norm, loss_scale, lr, throughput, step_time, memory first,
         then the others by name; within a name, by rank."""
@@ -860,12 +861,12 @@ class MetricsReader:
             if s.count < MIN_POINTS and not s.onsets:
                 continue
             out.append(
-                {
-                    "name": name,
-                    "rank": rank,
-                    "points": s.points(),
-                    "onsets": [o.to_dict() for o in s.onsets],
-                }
+                MetricSeries(
+                    name=name,
+                    rank=rank,
+                    points=s.points(),
+                    onsets=[o.metric_onset() for o in s.onsets],
+                )
             )
         return out
 

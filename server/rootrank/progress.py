@@ -32,6 +32,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from rootrank import lazy_regex
+from rootrank.model import RankStep, TrainingProgress
 
 #: Lower-case substrings one of which every progress or metric line contains: the scanner runs
 #: :meth:`ProgressModel.observe` and the metrics reader only on lines holding one of them
@@ -159,14 +160,14 @@ def _plan_step(text: str) -> tuple[int, int | None, str] | None:
             _STEP_PLANS[key] = None
         else:
             step, total, kind = got
-            i = _unique_index(numbers, step, integer=True)
-            j = _unique_index(numbers, total, integer=True) if total is not None else None
+            at_step = _unique_index(numbers, step, integer=True)
+            at_total = _unique_index(numbers, total, integer=True) if total is not None else None
             if (
                 kind != "lightning"
-                and i is not None
-                and (total is None or (j is not None and j != i))
+                and at_step is not None
+                and (total is None or (at_total is not None and at_total != at_step))
             ):
-                _STEP_PLANS[key] = (kind, i, j)
+                _STEP_PLANS[key] = (kind, at_step, at_total)
             # else: no plan yet (a number repeated, or a step computed): try the next line
     return got
 
@@ -196,15 +197,11 @@ class Progress:
     line: int
     kind: str
 
-    def to_dict(self) -> dict:
+    def rank_step(self) -> RankStep:
         """The contract's per-rank progress entry (``rootrank.diagnosis/1`` ``progress.ranks[]``)."""
-        return {
-            "rank": self.rank,
-            "step": self.step,
-            "time": self.time,
-            "path": self.path,
-            "line": self.line,
-        }
+        return RankStep(
+            rank=self.rank, step=self.step, time=self.time, path=self.path, line=self.line
+        )
 
 
 def read_step(text: str) -> tuple[int, int | None, str] | None:
@@ -246,8 +243,8 @@ def _read_step(text: str) -> tuple[int, int | None, str] | None:
     if "step" in low:
         m = _DEEPSPEED.search(text)
         if m:
-            n = m.group("n") or m.group("g") or m.group("p")
-            return int(n), None, "deepspeed"
+            digits = m.group("n") or m.group("g") or m.group("p")
+            return int(digits), None, "deepspeed"
         m = _TITAN.search(text)
         if m:
             return int(m.group("n")), None, "torchtitan"
@@ -260,8 +257,8 @@ def _read_step(text: str) -> tuple[int, int | None, str] | None:
         for m in _PLAIN.finditer(text):
             if _NOT_CURRENT.search(text, 0, m.start()):
                 continue
-            t = m.group("t")
-            return int(m.group("n")), int(t) if t else None, "plain"
+            of = m.group("t")
+            return int(m.group("n")), int(of) if of else None, "plain"
     return None
 
 
@@ -317,7 +314,7 @@ class ProgressModel:
         """The last progress per rank (``None`` for lines that named no rank)."""
         return dict(self._last)
 
-    def to_dict(self, end_time: float | None) -> dict | None:
+    def report(self, end_time: float | None) -> TrainingProgress | None:
         """The contract's ``progress`` object, or ``None`` when no progress was seen.
 
         ``end_time`` (seconds since the epoch) is the time of the log's last timestamped line;
@@ -338,9 +335,9 @@ class ProgressModel:
             for r, s in ranked.items():
                 if all(s < o for q, o in ranked.items() if q != r):
                     behind.append(r)
-        return {
-            "ranks": [p.to_dict() for p in entries],
-            "end_time": end_time,
-            "silent_seconds": silent,
-            "behind": sorted(behind),
-        }
+        return TrainingProgress(
+            ranks=[p.rank_step() for p in entries],
+            end_time=end_time,
+            silent_seconds=silent,
+            behind=sorted(behind),
+        )

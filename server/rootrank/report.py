@@ -13,7 +13,7 @@ from typing import Any
 from rootrank import lazy_regex
 from rootrank.analysis.reasons import format_ranks
 from rootrank.charts import svg_data_uri, text_lines
-from rootrank.model import Diagnosis
+from rootrank.model import Diagnosis, Evidence, Finding, RootCause, UserFrame
 from rootrank.taxonomy import describe
 
 # A blank the user fills in (<gpus>, <failing step + 10>): never to be run as it stands, since
@@ -74,8 +74,8 @@ def _cut(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _loc(e: dict[str, Any]) -> str:
-    return f"{e['path']}:{e['line']}"
+def _loc(e: Evidence) -> str:
+    return f"{e.path}:{e.line}"
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -83,21 +83,15 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
-def user_frame(finding: dict[str, Any]) -> dict[str, Any] | None:
-    """The innermost frame in the user's own code: ``root_cause.user_frame`` when the engine
-    sends it, else the last ``frames`` entry with ``user`` true (frames are innermost last).
-    ``{"file", "line" (1-based), "func"}`` or ``None`` when the traceback has none."""
-    frame = finding.get("user_frame")
-    if isinstance(frame, dict) and frame.get("file") and isinstance(frame.get("line"), int):
-        return frame
-    for f in reversed(finding.get("frames") or []):
-        if (
-            isinstance(f, dict)
-            and f.get("user")
-            and f.get("file")
-            and isinstance(f.get("line"), int)
-        ):
-            return f
+def user_frame(finding: RootCause | Finding) -> UserFrame | None:
+    """The innermost frame in the user's own code: the root cause's ``user_frame`` when the
+    engine found one, else the last ``frames`` entry with ``user`` true (frames are innermost
+    last); ``None`` when the traceback has none."""
+    if isinstance(finding, RootCause) and finding.user_frame and finding.user_frame.file:
+        return finding.user_frame
+    for f in reversed(finding.frames):
+        if f.get("user") and f.get("file") and isinstance(f.get("line"), int):
+            return UserFrame(file=str(f["file"]), line=f["line"], func=str(f.get("func") or ""))
     return None
 
 
@@ -111,19 +105,19 @@ def verdict(diag: Diagnosis) -> dict[str, Any] | None:
     rc = diag.root_cause
     if rc is None:
         return None
-    rank = diag.initiating_rank if diag.initiating_rank is not None else rc.get("rank")
-    host = diag.initiating_host or rc.get("host")
+    rank = diag.initiating_rank if diag.initiating_rank is not None else rc.rank
+    host = diag.initiating_host or rc.host
     parts = []
     if rank is not None:
         parts.append(f"rank {rank}")
     if host:
         parts.append(f"host {host}")
-    steps = (rc.get("fix") or {}).get("steps") or []
-    verify = rc.get("verify") or None
-    first = (rc.get("evidence") or [None])[0]
+    steps = rc.fix.steps
+    verify = rc.verify or None
+    first = rc.evidence[0] if rc.evidence else None
     frame = user_frame(rc)
     return {
-        "title": rc["title"],
+        "title": rc.title,
         "rank": rank,
         "host": host,
         "where": ", ".join(parts) if parts else None,
@@ -131,8 +125,8 @@ def verdict(diag: Diagnosis) -> dict[str, Any] | None:
         "verify": verify,
         "blanks": unfilled_placeholders(verify) if verify else [],
         "log": _loc(first) if first else None,
-        "code": f"{frame['file']}:{frame['line']}" if frame else None,
-        "func": frame.get("func") if frame else None,
+        "code": f"{frame.file}:{frame.line}" if frame else None,
+        "func": frame.func if frame else None,
     }
 
 
@@ -180,25 +174,22 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
             out.append(st.dim(f"  (fill in {', '.join(v['blanks'])} before running it)"))
     out.append("")
     where = []
-    if rc["rank"] is not None:
-        same = diag.initiating_rank == rc["rank"]
-        where.append(f"rank {rc['rank']}" if same else f"reported on rank {rc['rank']}")
-    if rc.get("host"):
-        where.append(f"host {rc['host']}")
+    if rc.rank is not None:
+        same = diag.initiating_rank == rc.rank
+        where.append(f"rank {rc.rank}" if same else f"reported on rank {rc.rank}")
+    if rc.host:
+        where.append(f"host {rc.host}")
     out.append(st.bold("Details"))
     out.append(
-        f"  class {rc['failure_class']} · signature {rc['signature']} · confidence {rc['confidence']:.2f}"
+        f"  class {rc.failure_class} · signature {rc.signature} · confidence {rc.confidence:.2f}"
         + (f" · {', '.join(where)}" if where else "")
     )
-    if about := describe(rc["failure_class"]):
-        out.append(st.dim(f"  {rc['failure_class']}: {about}"))
-    for e in rc["evidence"]:
-        out.append(st.dim(f"  {_loc(e)}: ") + _cut(e["text"].strip()))
-    if uf := rc.get("user_frame"):  # the user's own line (issue 15)
-        out.append(
-            f"  in your code: {uf['file']}:{uf['line']}"
-            + (f" ({uf['func']})" if uf.get("func") else "")
-        )
+    if about := describe(rc.failure_class):
+        out.append(st.dim(f"  {rc.failure_class}: {about}"))
+    for e in rc.evidence:
+        out.append(st.dim(f"  {_loc(e)}: ") + _cut(e.text.strip()))
+    if uf := rc.user_frame:  # the user's own line (issue 15)
+        out.append(f"  in your code: {uf.file}:{uf.line}" + (f" ({uf.func})" if uf.func else ""))
     out.append("")
     if diag.initiating_rank is not None:
         host = f" on {diag.initiating_host}" if diag.initiating_host else ""
@@ -212,33 +203,29 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
         out.append(st.bold("Collateral:"))
         for g in diag.collateral:
             ranks = (
-                (f"rank{'s' if len(g['ranks']) > 1 else ''} {format_ranks(g['ranks'])}")
-                if g["ranks"]
+                (f"rank{'s' if len(g.ranks) > 1 else ''} {format_ranks(g.ranks)}")
+                if g.ranks
                 else "no rank"
             )
-            first = g["evidence"][0] if g["evidence"] else None
+            first = g.evidence[0] if g.evidence else None
             loc = f" (first at {_loc(first)})" if first else ""
-            out.append(f"  - {g['title']} — {ranks} ({plural(g['count'], 'line')}){loc}")
+            out.append(f"  - {g.title} — {ranks} ({plural(g.count, 'line')}){loc}")
     out.append("")
-    variant = rc["fix"].get("variant")
-    out.append(
-        st.bold("Fix:") + (st.dim(f" ({variant['id']}: {variant['why']})") if variant else "")
-    )
-    for i, step in enumerate(rc["fix"]["steps"], 1):
+    variant = rc.fix.variant
+    out.append(st.bold("Fix:") + (st.dim(f" ({variant.id}: {variant.why})") if variant else ""))
+    for i, step in enumerate(rc.fix.steps, 1):
         out.append(f"  {i}. {step}")
-    code = rc["fix"].get("code", {})
+    code = rc.fix.code
     for stack in list(code) if all_stacks else _stacks_to_show(diag, code):
         out.append(st.cyan(f"  [{_STACK_NAMES.get(stack, stack)}]"))
         out.extend(f"    {line}" for line in code[stack].rstrip().splitlines())
     out.append("")
     out.append(st.bold("Confirm:"))
-    out.extend(f"  - {c}" for c in rc["confirm"])
-    if rc["related"]:
-        out.append(
-            st.bold("Related: ") + ", ".join(f"{r['title']} ({r['id']})" for r in rc["related"])
-        )
-    if rc["references"]:
-        out.append(st.dim("References: " + " ".join(rc["references"])))
+    out.extend(f"  - {c}" for c in rc.confirm)
+    if rc.related:
+        out.append(st.bold("Related: ") + ", ".join(f"{r.title} ({r.id})" for r in rc.related))
+    if rc.references:
+        out.append(st.dim("References: " + " ".join(rc.references)))
     if diag.metrics:  # training curves (rootrank.charts)
         out.append(st.bold("Training curves:"))
         out.extend(text_lines(diag.metrics))
@@ -264,7 +251,7 @@ def to_markdown(diag: Diagnosis) -> str:
         return "\n".join(out)
     v = verdict(diag)
     assert v is not None
-    out.append(f"## Root cause: {rc['title']}" + (f" on {v['where']}" if v["where"] else "") + "\n")
+    out.append(f"## Root cause: {rc.title}" + (f" on {v['where']}" if v["where"] else "") + "\n")
     verdict_lines = []
     at = [f"`{x}`" for x in (v["code"], v["log"]) if x]
     if at:
@@ -278,21 +265,21 @@ def to_markdown(diag: Diagnosis) -> str:
         out.append("")
     out.append("### Details\n")
     meta = [
-        f"class `{rc['failure_class']}`",
-        f"signature `{rc['signature']}`",
-        f"confidence {rc['confidence']:.2f}",
+        f"class `{rc.failure_class}`",
+        f"signature `{rc.signature}`",
+        f"confidence {rc.confidence:.2f}",
     ]
-    if rc["rank"] is not None:
-        meta.append(f"rank {rc['rank']}")
-    if rc.get("host"):
-        meta.append(f"host `{rc['host']}`")
+    if rc.rank is not None:
+        meta.append(f"rank {rc.rank}")
+    if rc.host:
+        meta.append(f"host `{rc.host}`")
     out.append(" · ".join(meta) + "\n")
-    if about := describe(rc["failure_class"]):
-        out.append(f"*{rc['failure_class']}*: {about}\n")
+    if about := describe(rc.failure_class):
+        out.append(f"*{rc.failure_class}*: {about}\n")
     out.append("```text")
-    out.extend(f"{_loc(e)}: {_cut(e['text'].strip())}" for e in rc["evidence"])
+    out.extend(f"{_loc(e)}: {_cut(e.text.strip())}" for e in rc.evidence)
     out.append("```\n")
-    out.append(f"{rc['summary']}\n")
+    out.append(f"{rc.summary}\n")
     out.append("### Initiating rank\n")
     if diag.initiating_rank is not None:
         host = f" on `{diag.initiating_host}`" if diag.initiating_host else ""
@@ -306,14 +293,14 @@ def to_markdown(diag: Diagnosis) -> str:
         out.append("| kind | ranks | lines |")
         out.append("| --- | --- | --- |")
         for g in diag.collateral:
-            out.append(f"| {g['title']} | {format_ranks(g['ranks']) or '-'} | {g['count']} |")
+            out.append(f"| {g.title} | {format_ranks(g.ranks) or '-'} | {g.count} |")
         out.append("")
     out.append("### Fix\n")
-    if variant := rc["fix"].get("variant"):
-        out.append(f"_Variant `{variant['id']}`: {variant['why']}._\n")
-    out.extend(f"{i}. {s}" for i, s in enumerate(rc["fix"]["steps"], 1))
+    if variant := rc.fix.variant:
+        out.append(f"_Variant `{variant.id}`: {variant.why}._\n")
+    out.extend(f"{i}. {s}" for i, s in enumerate(rc.fix.steps, 1))
     out.append("")
-    code = rc["fix"].get("code", {})
+    code = rc.fix.code
     shown = _stacks_to_show(diag, code)
     for stack in shown:
         out.append(f"**{_STACK_NAMES.get(stack, stack)}**\n")
@@ -328,20 +315,20 @@ def to_markdown(diag: Diagnosis) -> str:
         out.append("```\n")
         out.append("</details>\n")
     out.append("### Confirm\n")
-    out.extend(f"- [ ] {c}" for c in rc["confirm"])
+    out.extend(f"- [ ] {c}" for c in rc.confirm)
     out.append("\n**Verification command:**\n")
     out.append("```bash")
-    out.append(rc["verify"])
+    out.append(rc.verify)
     out.append("```\n")
-    if blanks := unfilled_placeholders(rc["verify"]):
+    if blanks := unfilled_placeholders(rc.verify):
         out.append(f"Fill in {', '.join(f'`{b}`' for b in blanks)} before running it.\n")
-    if rc["related"]:
+    if rc.related:
         out.append("### Related\n")
-        out.extend(f"- {r['title']} (`{r['id']}`)" for r in rc["related"])
+        out.extend(f"- {r.title} (`{r.id}`)" for r in rc.related)
         out.append("")
     out.extend(_markdown_curves(diag))
-    if rc["references"]:
-        out.append("References: " + ", ".join(f"<{u}>" for u in rc["references"]))
+    if rc.references:
+        out.append("References: " + ", ".join(f"<{u}>" for u in rc.references))
     return "\n".join(out) + "\n"
 
 
@@ -352,11 +339,11 @@ def _markdown_curves(diag: Diagnosis) -> list[str]:
         return []
     out = ["### Training curves\n", f"![training curves]({uri})\n"]
     out.extend(
-        f"- `{o['kind']}` in {m['name']}"
-        + (f" (rank {o['rank']})" if o["rank"] is not None else "")
-        + f" at step {o['step']}, `{o['path']}:{o['line']}`: {o['why']}"
+        f"- `{o.kind}` in {m.name}"
+        + (f" (rank {o.rank})" if o.rank is not None else "")
+        + f" at step {o.step}, `{o.path}:{o.line}`: {o.why}"
         for m in diag.metrics
-        for o in m["onsets"]
+        for o in m.onsets
     )
     out.append("")
     return out

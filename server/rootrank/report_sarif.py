@@ -104,12 +104,12 @@ def to_sarif_dict(diag: Diagnosis) -> dict[str, Any]:
     if rc is not None and v is not None:
         rules.append(
             _rule(
-                rc["signature"],
-                rc["title"],
-                rc["failure_class"],
-                rc.get("summary"),
-                list((rc.get("fix") or {}).get("steps") or []),
-                list(rc.get("references") or []),
+                rc.signature,
+                rc.title,
+                rc.failure_class,
+                rc.summary,
+                list(rc.fix.steps),
+                list(rc.references),
             )
         )
         text = f"Root cause: {v['title']}" + (f" on {v['where']}" if v["where"] else "") + "."
@@ -117,29 +117,23 @@ def to_sarif_dict(diag: Diagnosis) -> dict[str, Any]:
             text += f" Fix: {v['fix']}"
         if v["verify"]:
             text += f" Verify: {v['verify']}"
-        evidence = rc.get("evidence") or []
+        evidence = rc.evidence
         frame = user_frame(rc)
         related = [
             _location(
-                e["path"],
-                e["line"],
-                f"log line{'' if e.get('rank') is None else ' of rank ' + str(e['rank'])}",
+                e.path, e.line, f"log line{'' if e.rank is None else ' of rank ' + str(e.rank)}"
             )
             for e in evidence[:5]
         ]
         if frame:
-            locations = [
-                _location(
-                    frame["file"], frame["line"], f"in {frame.get('func') or 'the user code'}"
-                )
-            ]
+            locations = [_location(frame.file, frame.line, f"in {frame.func or 'the user code'}")]
         elif evidence:
-            locations = [_location(evidence[0]["path"], evidence[0]["line"])]
+            locations = [_location(evidence[0].path, evidence[0].line)]
             related = related[1:]
         else:
             locations = []
         result: dict[str, Any] = {
-            "ruleId": rc["signature"],
+            "ruleId": rc.signature,
             "ruleIndex": 0,
             "level": "error",
             "kind": "fail",
@@ -147,10 +141,10 @@ def to_sarif_dict(diag: Diagnosis) -> dict[str, Any]:
             "locations": locations,
             "properties": {
                 "role": "root_cause",
-                "failure_class": rc["failure_class"],
+                "failure_class": rc.failure_class,
                 "rank": v["rank"],
                 "host": v["host"],
-                "confidence": rc.get("confidence"),
+                "confidence": rc.confidence,
                 "verify": v["verify"],
             },
         }
@@ -158,38 +152,26 @@ def to_sarif_dict(diag: Diagnosis) -> dict[str, Any]:
             result["relatedLocations"] = [dict(r, id=i) for i, r in enumerate(related)]
         results.append(result)
     for group in diag.collateral:
-        sig = group["signature"]
+        sig = group.signature
         if all(r["id"] != sig for r in rules):
-            rules.append(
-                _rule(
-                    sig, group.get("title") or sig, group.get("failure_class") or "", None, [], []
-                )
-            )
+            rules.append(_rule(sig, group.title or sig, group.failure_class or "", None, [], []))
         index = next(i for i, r in enumerate(rules) if r["id"] == sig)
-        ranks = group.get("ranks") or []
+        ranks = group.ranks
         on = f" on rank{'s' if len(ranks) > 1 else ''} {format_ranks(ranks)}" if ranks else ""
-        text = f"Collateral: {group.get('title') or sig}{on}, explained by the root cause"
-        text += f" ({rc['title']})." if rc else "."
-        evidence = group.get("evidence") or []
+        text = f"Collateral: {group.title or sig}{on}, explained by the root cause"
+        text += f" ({rc.title})." if rc else "."
+        evidence = group.evidence
         # A collateral finding's own user frame, when a finding of that signature has one.
         frame = next(
-            (
-                user_frame(f.to_dict())
-                for f in diag.findings
-                if f.signature == sig and user_frame(f.to_dict()) is not None
-            ),
+            (uf for f in diag.findings if f.signature == sig and (uf := user_frame(f)) is not None),
             None,
         )
         if frame:
-            locations = [
-                _location(
-                    frame["file"], frame["line"], f"in {frame.get('func') or 'the user code'}"
-                )
-            ]
-            related = [_location(e["path"], e["line"]) for e in evidence[:5]]
+            locations = [_location(frame.file, frame.line, f"in {frame.func or 'the user code'}")]
+            related = [_location(e.path, e.line) for e in evidence[:5]]
         elif evidence:
-            locations = [_location(evidence[0]["path"], evidence[0]["line"])]
-            related = [_location(e["path"], e["line"]) for e in evidence[1:5]]
+            locations = [_location(evidence[0].path, evidence[0].line)]
+            related = [_location(e.path, e.line) for e in evidence[1:5]]
         else:
             locations, related = [], []
         result = {
@@ -199,7 +181,7 @@ def to_sarif_dict(diag: Diagnosis) -> dict[str, Any]:
             "kind": "informational",
             "message": {"text": text},
             "locations": locations,
-            "properties": {"role": "collateral", "ranks": ranks, "count": group.get("count")},
+            "properties": {"role": "collateral", "ranks": list(ranks), "count": group.count},
         }
         if related:
             result["relatedLocations"] = [dict(r, id=i) for i, r in enumerate(related)]
@@ -275,32 +257,32 @@ def to_github(diag: Diagnosis) -> str:
             out.append("::notice title=rootrank::No known failure found")
         return "\n".join(out) + "\n"
     frame = user_frame(rc)
-    evidence = (rc.get("evidence") or [None])[0]
+    evidence = rc.evidence[0] if rc.evidence else None
     path, line = (
-        (frame["file"], frame["line"])
+        (frame.file, frame.line)
         if frame
-        else (evidence["path"], evidence["line"])
+        else (evidence.path, evidence.line)
         if evidence
         else (None, None)
     )
     message = f"{v['title']}" + (f" on {v['where']}" if v["where"] else "") + "."
     if frame and evidence:
-        message += f"\nLog: {evidence['path']}:{evidence['line']}"
+        message += f"\nLog: {evidence.path}:{evidence.line}"
     if v["fix"]:
         message += f"\nFix: {v['fix']}"
     if v["verify"]:
         message += f"\nVerify: {v['verify']}"
     out.append(_command("error", message, path, line, f"rootrank: {v['title']}"))
     for group in diag.collateral:
-        ev = (group.get("evidence") or [None])[0]
-        ranks = group.get("ranks") or []
+        first = group.evidence[0] if group.evidence else None
+        ranks = group.ranks
         on = f" on rank{'s' if len(ranks) > 1 else ''} {format_ranks(ranks)}" if ranks else ""
         out.append(
             _command(
                 "notice",
-                f"{group.get('title') or group['signature']}{on}: collateral of {v['title']}.",
-                ev["path"] if ev else None,
-                ev["line"] if ev else None,
+                f"{group.title or group.signature}{on}: collateral of {v['title']}.",
+                first.path if first else None,
+                first.line if first else None,
                 "rootrank: collateral",
             )
         )

@@ -7,7 +7,7 @@
  * `entry` (signature id).
  */
 import { unfilledPlaceholders } from '../placeholders';
-import type { Collateral, Diagnosis, EventRef, Evidence, RelatedEntry, RootCause } from './diagnosis';
+import type { Collateral, Diagnosis, EventRef, Evidence, RelatedEntry, RootCause, UserFrame } from './diagnosis';
 import { escapeHtml as esc } from './escape';
 import { LocationLabel, layoutTimeline, renderTimelineHtml } from './timeline';
 
@@ -115,13 +115,13 @@ export function detectedStacks(stack: string[] | undefined, code: Record<string,
 }
 
 function fixSection(
-  fix: RootCause['fix'],
+  fix: { steps?: string[]; code?: Record<string, string> } | undefined,
   stack: string[] | undefined,
   ctx: PageContext,
   ids: { next: () => string },
 ): string {
-  const steps = Array.isArray(fix) ? fix : (fix?.steps ?? []);
-  const code = Array.isArray(fix) ? {} : (fix?.code ?? {});
+  const steps = fix?.steps ?? [];
+  const code = fix?.code ?? {};
   if (!steps.length && !Object.keys(code).length) {
     return '';
   }
@@ -243,16 +243,14 @@ function legend(kinds: Set<string>): string {
 }
 
 /** The user's own frame of the root cause (`user_frame`, else the innermost frame with `user`). */
-export function userFrame(cause: RootCause): { file: string; line: number; func?: string } | undefined {
-  const f = cause.user_frame;
-  if (f && typeof f.file === 'string' && typeof f.line === 'number') {
-    return f;
+export function userFrame(cause: RootCause): UserFrame | undefined {
+  if (cause.user_frame) {
+    return cause.user_frame;
   }
-  const frames = Array.isArray(cause.frames) ? (cause.frames as Array<Record<string, unknown>>) : [];
-  for (let i = frames.length - 1; i >= 0; i--) {
-    const fr = frames[i];
-    if (fr && fr.user === true && typeof fr.file === 'string' && typeof fr.line === 'number') {
-      return { file: fr.file, line: fr.line, func: typeof fr.func === 'string' ? fr.func : undefined };
+  for (let i = cause.frames.length - 1; i >= 0; i--) {
+    const fr = cause.frames[i];
+    if (fr.user && fr.line > 0) {
+      return { file: fr.file, line: fr.line, func: fr.func };
     }
   }
   return undefined;
@@ -280,7 +278,7 @@ function verdictSection(d: Diagnosis, cause: RootCause, ctx: PageContext, ids: {
   if (first) {
     where.push(evidenceLink(first, ctx));
   }
-  const steps = Array.isArray(cause.fix) ? cause.fix : (cause.fix?.steps ?? []);
+  const steps = cause.fix.steps;
   const parts = [
     `<section class="verdict" aria-labelledby="h-cause"><p class="eyebrow">Root cause</p>` +
       `<h1 id="h-cause">${esc(cause.title)}</h1>` +
@@ -297,7 +295,7 @@ function verdictSection(d: Diagnosis, cause: RootCause, ctx: PageContext, ids: {
         `</div>`,
     );
   }
-  const variant = cause.fix && !Array.isArray(cause.fix) ? cause.fix.variant : undefined;
+  const variant = cause.fix.variant;
   parts.push(
     `<div class="badges"><span class="badge class">${esc(cause.failure_class)}</span>` +
       `<span class="badge confidence" title="How sure the engine is">confidence ${percent(cause.confidence)}</span>` +

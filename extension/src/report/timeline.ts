@@ -100,17 +100,17 @@ export function timelineEvents(d: Diagnosis): NormalEvent[] {
   if (fromTimeline.length) {
     events = fromTimeline.map((e, index) => ({
       rank: typeof e.rank === 'number' ? e.rank : null,
-      host: typeof e.host === 'string' ? e.host : null,
+      host: null,
       time: typeof e.time === 'number' ? e.time : null,
       order: typeof e.order === 'number' ? e.order : index,
       signature: String(e.signature ?? ''),
       title: String(e.title ?? e.signature ?? ''),
-      role: String(e.role ?? e.kind ?? ''),
+      role: String(e.kind ?? ''),
       path: typeof e.path === 'string' ? e.path : undefined,
       line: typeof e.line === 'number' ? e.line : undefined,
-      text: typeof e.text === 'string' ? e.text : undefined,
-      flaggedInitiating: e.initiating === true || e.kind === 'root',
-      flaggedCollateral: e.collateral === true || e.kind === 'collateral',
+      text: undefined,
+      flaggedInitiating: e.kind === 'root',
+      flaggedCollateral: e.kind === 'collateral',
     }));
   } else {
     events = (d.findings ?? []).map((f, index) => {
@@ -119,7 +119,7 @@ export function timelineEvents(d: Diagnosis): NormalEvent[] {
         rank: f.rank,
         host: f.host,
         time: f.time,
-        order: typeof f.order === 'number' ? f.order : index,
+        order: index,
         signature: f.signature,
         title: f.title,
         role: f.role,

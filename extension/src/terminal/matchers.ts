@@ -4,6 +4,7 @@
  * line is a candidate when it contains one. The server still decides the diagnosis when
  * the link is opened. Pure (no `vscode` import).
  */
+import type { Evidence } from '../report/diagnosis';
 
 /** One literal of one signature. */
 export interface LiteralMatcher {
@@ -106,10 +107,7 @@ export function wordStart(line: string, index: number): number {
 }
 
 /** Evidence of a diagnosis, as far as a terminal link needs it (`column_start` 0-based). */
-interface LinkEvidence {
-  text: string;
-  column_start: number | null;
-}
+type LinkEvidence = Pick<Evidence, 'text' | 'column_start'>;
 
 /**
  * The link span on a terminal `line` for a diagnosis: from the word where the diagnosis's

@@ -40,6 +40,7 @@ describe('chartData (training curves from metrics)', () => {
           [10, 3e-4],
           [20, 3e-4],
         ],
+        onsets: [],
       },
       {
         name: 'loss',
@@ -59,6 +60,7 @@ describe('chartData (training curves from metrics)', () => {
           [20, 2.5],
           [30, 2.3],
         ],
+        onsets: [],
       },
       {
         name: 'loss',
@@ -68,6 +70,7 @@ describe('chartData (training curves from metrics)', () => {
           [20, 2.5],
           [30, 2.3],
         ],
+        onsets: [],
       },
     ]);
     assert.deepEqual(
@@ -91,15 +94,15 @@ describe('chartData (training curves from metrics)', () => {
 
   it('ranks with identical curves share one line; empty or absent metrics give no chart', () => {
     const same = chartData([
-      { name: 'lr', rank: 0, points: [[1, 1e-4]] },
-      { name: 'lr', rank: 1, points: [[1, 1e-4]] },
+      { name: 'lr', rank: 0, points: [[1, 1e-4]], onsets: [] },
+      { name: 'lr', rank: 1, points: [[1, 1e-4]], onsets: [] },
     ]);
     assert.deepEqual(
       same[0].lines.map((l) => [l.label, l.ranks]),
       [['all ranks', [0, 1]]],
     );
     assert.deepEqual(chartData(undefined), []);
-    assert.deepEqual(chartData([{ name: 'loss', rank: null, points: [] }]), []);
+    assert.deepEqual(chartData([{ name: 'loss', rank: null, points: [], onsets: [] }]), []);
   });
 });
 

@@ -7,9 +7,12 @@ import { clustered, layoutTimeline, renderTimelineHtml, timelineEvents } from '.
 const FIXTURE = path.resolve(__dirname, '../../../../extension/test/fixtures/torchrun-8gpu-oom.diagnosis.json');
 const sample = (): Diagnosis => asDiagnosis(JSON.parse(fs.readFileSync(FIXTURE, 'utf8')));
 
-function timed(times: Array<[number | null, number | null, string, string]>, initiating = 1): Diagnosis {
+function timed(
+  times: Array<[number | null, number | null, string, 'root' | 'collateral' | 'finding']>,
+  initiating = 1,
+): Diagnosis {
   const d = sample();
-  d.ranks = { seen: [], hosts: {} };
+  d.ranks = { seen: [], hosts: {}, world_size: null };
   d.timeline = times.map(([rank, time, signature, kind], order) => ({
     rank,
     time,

@@ -26,7 +26,7 @@ from rootrank.analysis.initiator import Initiator, find_initiator
 from rootrank.analysis.prepare import Context, prepare, single_node_proof
 from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say, sentence
 from rootrank.entry import fill_entry
-from rootrank.model import Diagnosis, Finding
+from rootrank.model import Diagnosis, Finding, RankFacts
 from rootrank.scan import ScanState
 from rootrank.signatures import Library
 
@@ -54,7 +54,7 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     if initiator.rank is not None and initiator.rank != root.rank:
         root = next((f for f in group_of_root if f.rank == initiator.rank), root)
     diag.initiating_rank = initiator.rank
-    diag.initiator = initiator.to_dict()
+    diag.initiator = initiator.info()
     host = state.hosts.get(initiator.rank) if initiator.rank is not None else None
     if host is None and initiator.rank is not None and root.rank == initiator.rank:
         host = root.host
@@ -72,7 +72,7 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         initiating_host=host,
         masker=masker,
     )
-    diag.root_cause["confidence"] = _confidence(root, initiator, graph, group_of_root)
+    diag.root_cause.confidence = _confidence(root, initiator, graph, group_of_root)
     diag.collateral = group(collateral)
     diag.timeline = timeline(ctx.findings, root)
     diag.explanations = explanations(graph, root)
@@ -89,11 +89,11 @@ def _empty_diagnosis(ctx: Context) -> Diagnosis:
         reasoning=[],
         collateral=[],
         findings=ctx.findings,
-        ranks={
-            "seen": sorted(ctx.known_ranks()),
-            "hosts": {str(r): h for r, h in sorted(st.hosts.items())},
-            "world_size": st.world_size,
-        },
+        ranks=RankFacts(
+            seen=sorted(ctx.known_ranks()),
+            hosts=dict(sorted(st.hosts.items())),
+            world_size=st.world_size,
+        ),
         stack=sorted(st.stacks),
         lines_read=st.lines_total,
         attempts=1 + len(st.attempt_starts),

@@ -4,10 +4,16 @@ timeline, the edges, and the unclassified exception when nothing is known."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from rootrank.analysis.graph import Graph
-from rootrank.model import Evidence, Finding
+from rootrank.model import (
+    CollateralGroup,
+    EventRef,
+    Evidence,
+    Explanation,
+    Finding,
+    TimelineMark,
+)
 from rootrank.scan import ScanState, SeenException
 
 
@@ -32,72 +38,69 @@ def collateral_of(findings: list[Finding], root: Finding) -> list[Finding]:
     return out
 
 
-def group(collateral: list[Finding]) -> list[dict[str, Any]]:
+def group(collateral: list[Finding]) -> list[CollateralGroup]:
     """Collateral findings grouped by signature, each with its ranks (sorted), count and
     up to 8 evidence lines."""
-    groups: dict[str, dict[str, Any]] = {}
+    groups: dict[str, CollateralGroup] = {}
     for f in collateral:
         g = groups.get(f.signature)
         if g is None:
-            g = groups[f.signature] = {
-                "signature": f.signature,
-                "failure_class": f.failure_class,
-                "title": f.title,
-                "role": f.role,
-                "ranks": [],
-                "count": 0,
-                "evidence": [],
-                "captures": dict(f.captures),
-            }
-        if f.rank is not None and f.rank not in g["ranks"]:
-            g["ranks"].append(f.rank)
-        g["count"] += f.count
-        if len(g["evidence"]) < 8:
-            g["evidence"].extend(e.to_dict() for e in f.evidence[:1])
+            g = groups[f.signature] = CollateralGroup(
+                signature=f.signature,
+                failure_class=f.failure_class,
+                title=f.title,
+                role=f.role,
+                captures=dict(f.captures),
+            )
+        if f.rank is not None and f.rank not in g.ranks:
+            g.ranks.append(f.rank)
+        g.count += f.count
+        if len(g.evidence) < 8:
+            g.evidence.extend(dataclasses.replace(e) for e in f.evidence[:1])
     for g in groups.values():
-        g["ranks"].sort()
+        g.ranks.sort()
     return list(groups.values())
 
 
-def timeline(findings: list[Finding], root: Finding | None) -> list[dict[str, Any]]:
+def timeline(findings: list[Finding], root: Finding | None) -> list[TimelineMark]:
     """One mark per finding: rank, time, order, kind (``root``/``collateral``/``finding``)
     and its first line (1-based)."""
     out = []
     for f in findings:
         out.append(
-            {
-                "rank": f.rank,
-                "time": f.time,
-                "order": f.order,
-                "signature": f.signature,
-                "title": f.title,
-                "kind": "root" if f is root else ("collateral" if root is not None else "finding"),
-                "path": f.evidence[0].path if f.evidence else None,
-                "line": f.evidence[0].line if f.evidence else None,
-            }
+            TimelineMark(
+                rank=f.rank,
+                time=f.time,
+                order=f.order,
+                signature=f.signature,
+                title=f.title,
+                kind="root" if f is root else ("collateral" if root is not None else "finding"),
+                path=f.evidence[0].path if f.evidence else None,
+                line=f.evidence[0].line if f.evidence else None,
+            )
         )
     return out
 
 
-def event_ref(f: Finding) -> dict[str, Any]:
+def event_ref(f: Finding) -> EventRef:
     """A finding as the contract's EventRef."""
     ev = f.evidence[0] if f.evidence else None
-    return {
-        "kind": "finding",
-        "signature": f.signature,
-        "rank": f.rank,
-        "path": ev.path if ev else None,
-        "line": ev.line if ev else None,
-    }
+    return EventRef(
+        kind="finding",
+        signature=f.signature,
+        rank=f.rank,
+        path=ev.path if ev else None,
+        line=ev.line if ev else None,
+    )
 
 
-def explanations(graph: Graph, root: Finding, limit: int = 40) -> list[dict[str, Any]]:
+def explanations(graph: Graph, root: Finding, limit: int = 40) -> list[Explanation]:
     """The edges that decided, for the JSON ``explanations``: every edge into a candidate
     cause (why it is not the root), then the root's own edges; at most ``limit``."""
     decided = [e for e in graph.edges if e.effect.role == "cause" and e.effect is not root]
     own = [e for e in graph.edges if e.cause is root and e not in decided]
     return [
-        {"cause": event_ref(e.cause), "effect": event_ref(e.effect), "rule": e.rule, "why": e.why}
+        Explanation(event_ref(e.cause), event_ref(e.effect), e.rule, e.why)
         for e in (decided + own)[:limit]
     ]
 

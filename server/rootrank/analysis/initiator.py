@@ -20,7 +20,7 @@ import regex
 from rootrank.analysis.compare import odd_one_out
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_time, format_ranks, ranks_word, say
-from rootrank.model import Finding
+from rootrank.model import Finding, InitiatorInfo
 from rootrank.ranks import ElasticFailure
 
 #: Exit codes of a worker stopped by a signal (negative: torchelastic's -N; 128+N: a shell's).
@@ -57,14 +57,15 @@ class Initiator:
     agreeing: list[str] = field(default_factory=list)
     candidates: list[int] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "rank": self.rank,
-            "strategy": self.strategy,
-            "why": self.why,
-            "candidates": sorted(self.candidates),
-            "agreeing": list(self.agreeing),
-        }
+    def info(self) -> InitiatorInfo:
+        """The diagnosis's ``initiator`` (the contract's Initiator)."""
+        return InitiatorInfo(
+            rank=self.rank,
+            strategy=self.strategy,
+            why=self.why,
+            candidates=sorted(self.candidates),
+            agreeing=list(self.agreeing),
+        )
 
 
 @dataclass

@@ -19,7 +19,7 @@ from rootrank import lazy_regex
 from rootrank.entry.commands import fit, launch_of, ready
 from rootrank.entry.frames import call_sites, location_step, root_exception, user_frame
 from rootrank.entry.variants import Facts, choose
-from rootrank.model import Finding
+from rootrank.model import Finding, Fix, FixVariant, Related, RootCause, Symptom
 from rootrank.scan import ScanState
 from rootrank.signatures import Library, Signature
 from rootrank.tracebacks import collective_call
@@ -84,8 +84,8 @@ def fill_entry(
     initiating: int | None,
     initiating_host: str | None,
     masker: Any | None,
-) -> dict[str, Any]:
-    """The ``root_cause`` dict of the diagnosis (schema ``rootrank.diagnosis/1``) for the
+) -> RootCause:
+    """The ``root_cause`` of the diagnosis (schema ``rootrank.diagnosis/1``) for the
     root-cause finding ``root`` of signature ``sig``: ``group`` holds the findings of the
     same signature, ``findings`` all findings, ``initiating``/``initiating_host`` what the
     causal analysis concluded (``None`` when the log does not tell). ``masker`` (a
@@ -136,7 +136,7 @@ def fill_entry(
         message = message[:MAX_MESSAGE_CHARS]
         values.setdefault("message", masker.text(message) if masker else message)
     if frame is not None:
-        values["user_loc"] = f"{frame['file']}:{frame['line']}"
+        values["user_loc"] = f"{frame.file}:{frame.line}"
 
     facts = Facts(
         captures=dict(root.captures),
@@ -174,7 +174,7 @@ def fill_entry(
     elif where and steps:
         steps[0] = f"{where} {steps[0]}"
 
-    evidence = [e.to_dict() for e in root.evidence[:3]]
+    evidence = [dataclasses.replace(e) for e in root.evidence[:3]]
     for f in findings:  # supporting lines of the same class (a warning before the error)
         if (
             f is not root
@@ -182,43 +182,41 @@ def fill_entry(
             and f.rank in (root.rank, None)
             and len(evidence) < 5
         ):
-            evidence.extend(e.to_dict() for e in f.evidence[:1])
+            evidence.extend(dataclasses.replace(e) for e in f.evidence[:1])
     confidence = (
         0.4 + 0.0055 * sig.specificity if root.role == "cause" else 0.25 + 0.004 * sig.specificity
     )
     if len({f.rank for f in group}) > 1 and initiating is None:
         confidence -= 0.1
-    return {
-        "signature": sig.id,
-        "failure_class": sig.failure_class,
-        "title": sig.title,
-        "category": sig.category,
-        "confidence": round(max(0.05, min(0.99, confidence)), 2),
-        "rank": rc_rank,
-        "host": (state.hosts.get(rc_rank) if rc_rank is not None else None)
+    return RootCause(
+        signature=sig.id,
+        failure_class=sig.failure_class,
+        title=sig.title,
+        category=sig.category,
+        confidence=round(max(0.05, min(0.99, confidence)), 2),
+        rank=rc_rank,
+        host=(state.hosts.get(rc_rank) if rc_rank is not None else None)
         or (root.host if rc_rank == root.rank else None),
-        "time": root.time,
-        "count": sum(f.count for f in group),
-        "ranks": sorted({f.rank for f in group if f.rank is not None}),
-        "evidence": evidence,
-        "captures": dict(root.captures),
-        "frames": frames,
-        "user_frame": frame,
-        "call_sites": sites,
-        "summary": render(sig.entry["summary"], values),
-        "mechanism": render(sig.entry["mechanism"], values),
-        "symptoms": sig.entry.get("symptoms", []),
-        "fix": {
-            "steps": steps,
-            "code": {k: fit(render(v, values, keep_unknown=True), launch) for k, v in code.items()},
-            "variant": chosen,
-        },
-        "confirm": [fit(render(c, values), launch) for c in variant.get("confirm", sig.confirm)],
-        "verify": ready(fit(render(variant.get("verify", sig.verify), values), launch), launch),
-        "references": list(sig.references),
-        "related": [
-            {"id": r, "title": library.signatures[r].title}
-            for r in sig.related
-            if r in library.signatures
+        time=root.time,
+        count=sum(f.count for f in group),
+        ranks=sorted({f.rank for f in group if f.rank is not None}),
+        evidence=evidence,
+        captures=dict(root.captures),
+        frames=frames,
+        user_frame=frame,
+        call_sites=sites,
+        summary=render(sig.entry["summary"], values),
+        mechanism=render(sig.entry["mechanism"], values),
+        symptoms=[Symptom(s["text"], s["meaning"]) for s in sig.entry.get("symptoms", [])],
+        fix=Fix(
+            steps=steps,
+            code={k: fit(render(v, values, keep_unknown=True), launch) for k, v in code.items()},
+            variant=FixVariant(chosen["id"], chosen["why"]) if chosen is not None else None,
+        ),
+        confirm=[fit(render(c, values), launch) for c in variant.get("confirm", sig.confirm)],
+        verify=ready(fit(render(variant.get("verify", sig.verify), values), launch), launch),
+        references=list(sig.references),
+        related=[
+            Related(r, library.signatures[r].title) for r in sig.related if r in library.signatures
         ],
-    }
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rootrank.model import Finding
+from rootrank.model import CallSite, Finding, UserFrame
 from rootrank.scan import ScanState, SeenException
 from rootrank.tracebacks import collective_call
 
@@ -75,22 +75,22 @@ def root_exception(state: ScanState, root: Finding, rank: int | None) -> SeenExc
     return None
 
 
-def _frame_dict(file: str, line: int, func: str, masker: Any | None) -> dict[str, Any]:
+def _user_frame(file: str, line: int, func: str, masker: Any | None) -> UserFrame:
     # A function name has no spaces: a log that ran frame lines together leaves text after it.
     func = func.split(None, 1)[0] if func.strip() else ""
-    return {"file": masker.text(file) if masker else file, "line": line, "func": func}
+    return UserFrame(file=masker.text(file) if masker else file, line=line, func=func)
 
 
 def user_frame(
     state: ScanState, root: Finding, rank: int | None, masker: Any | None = None
-) -> dict[str, Any] | None:
-    """``{"file", "line" (1-based), "func"}``: the innermost frame in the user's code of the
+) -> UserFrame | None:
+    """The innermost frame in the user's code of the
     root cause's traceback (the finding's own frames first, else :func:`root_exception`);
     ``None`` when the log shows none. ``file`` is masked with ``masker`` when given."""
     if rank is None or root.rank == rank:  # the finding's own traceback is the rank's
         for f in reversed(root.frames):
             if f.get("user") and int(f.get("line") or 0) > 0:
-                return _frame_dict(str(f["file"]), int(f["line"]), str(f.get("func") or ""), masker)
+                return _user_frame(str(f["file"]), int(f["line"]), str(f.get("func") or ""), masker)
     seen = root_exception(state, root, rank)
     frame = seen.exc.user_frame if seen is not None else None
     if seen is not None and frame is None:
@@ -105,32 +105,33 @@ def user_frame(
                 break
     if frame is None or frame.line <= 0:
         return None
-    return _frame_dict(frame.file, frame.line, frame.func, masker)
+    return _user_frame(frame.file, frame.line, frame.func, masker)
 
 
-def call_sites(state: ScanState, root: Finding, masker: Any | None = None) -> list[dict[str, Any]]:
-    """For a collective failure: each rank's call site ``{"rank", "file", "line", "func",
-    "collective"}`` (the innermost user frame of the rank's first traceback, and the
+def call_sites(state: ScanState, root: Finding, masker: Any | None = None) -> list[CallSite]:
+    """For a collective failure: each rank's call site (the innermost user frame of the rank's first traceback, and the
     collective it waited in), sorted by rank, when at least two ranks show one and they
     differ (another line, or another collective); else ``[]``."""
     if root.failure_class not in COLLECTIVE_CLASSES:
         return []
-    sites: dict[int, dict[str, Any]] = {}
+    sites: dict[int, CallSite] = {}
     for seen in state.exceptions:
         if seen.rank is None or seen.rank in sites or seen.exc.ignored or _is_launcher(seen):
             continue
         frame = seen.exc.user_frame
         if frame is None or frame.line <= 0:
             continue
-        site = _frame_dict(frame.file, frame.line, frame.func, masker)
-        sites[seen.rank] = {
-            "rank": seen.rank,
-            **site,
-            "collective": collective_call(seen.exc.frames),
-        }
+        site = _user_frame(frame.file, frame.line, frame.func, masker)
+        sites[seen.rank] = CallSite(
+            rank=seen.rank,
+            file=site.file,
+            line=site.line,
+            func=site.func,
+            collective=collective_call(seen.exc.frames),
+        )
     if len(sites) < 2:
         return []
-    if len({(s["file"], s["line"], s["collective"]) for s in sites.values()}) < 2:
+    if len({(s.file, s.line, s.collective) for s in sites.values()}) < 2:
         return []
     return [sites[r] for r in sorted(sites)]
 
@@ -144,14 +145,14 @@ def short(path: str) -> str:
     )
 
 
-def _ranks(ranks: list[int]) -> str:
+def _ranks(ranks: list[int | None]) -> str:
     if len(ranks) == 1:
         return f"rank {ranks[0]}"
     return "ranks " + ", ".join(str(r) for r in ranks[:-1]) + f" and {ranks[-1]}"
 
 
 def location_step(
-    frame: dict[str, Any] | None, sites: list[dict[str, Any]], rank: int | None, action: str | None
+    frame: UserFrame | None, sites: list[CallSite], rank: int | None, action: str | None
 ) -> str | None:
     """Where the fix applies when the log shows the user's code: a first step of its own
     when the ranks called collectives from different lines (``train.py:57: rank 2 calls
@@ -160,9 +161,9 @@ def location_step(
     (``model.py:97 (in forward), where rank 5 raised OutOfMemoryError:``; ``action`` is what
     the rank did there); ``None`` when neither is known."""
     if sites:
-        groups: dict[tuple[str, int, str | None], list[int]] = {}
+        groups: dict[tuple[str, int, str | None], list[int | None]] = {}
         for s in sites:
-            groups.setdefault((s["file"], s["line"], s["collective"]), []).append(s["rank"])
+            groups.setdefault((s.file, s.line, s.collective), []).append(s.rank)
 
         def what(key: tuple[str, int, str | None]) -> str:
             return (
@@ -188,5 +189,5 @@ def location_step(
     if frame is None:
         return None
     who = f"rank {rank}" if rank is not None else "the failing process"
-    func = f" (in {frame['func']})" if frame.get("func") else ""
-    return f"{short(frame['file'])}:{frame['line']}{func}, where {who} {action or 'failed'}:"
+    func = f" (in {frame.func})" if frame.func else ""
+    return f"{short(frame.file)}:{frame.line}{func}, where {who} {action or 'failed'}:"

@@ -79,12 +79,13 @@ def check_when(when: Any) -> str | None:
     valid: known keys, value types, regexes that compile, known launchers and stacks."""
     if not isinstance(when, dict) or not when:
         return "must be a non-empty mapping"
-    for key, value in when.items():
+    for key, raw in when.items():
         typ = WHEN_KEYS.get(key)
         if typ is None:
             return f"{key}: unknown condition (one of {', '.join(WHEN_KEYS)})"
-        if not isinstance(value, typ):
+        if not isinstance(raw, typ):
             return f"{key}: must be {typ.__name__}"
+        value: Any = raw  # a dict, str, list or bool, as typ says
         patterns: list[Any] = []
         if key == "captures":
             patterns = list(value.values())

@@ -28,6 +28,8 @@ from typing import IO, Any
 from rootrank import report
 from rootrank.live.stacks import StackDump
 from rootrank.live.tracker import Verdict
+from rootrank.mask import Masker
+from rootrank.mask_walk import mask_result
 from rootrank.model import Diagnosis
 
 
@@ -39,16 +41,26 @@ class Reporter:
     """Writes events to ``out`` as ``"text"`` or ``"json"``; ``color`` for the text report.
 
     ``before_text`` is called before text is written (the runner uses it to start on a fresh
-    line when the job's output stopped mid-line). Thread-safe.
+    line when the job's output stopped mid-line). ``mask`` masks what the stall, straggler and
+    progress events quote from the job (log paths, stack frames, reasons) through one
+    :class:`rootrank.mask.Masker` (:func:`rootrank.mask_walk.mask_result`); a failure's
+    diagnosis comes masked from the engine. Thread-safe.
     """
 
     def __init__(
-        self, out: IO[str], fmt: str = "text", *, color: bool = False, before_text: Any = None
+        self,
+        out: IO[str],
+        fmt: str = "text",
+        *,
+        color: bool = False,
+        before_text: Any = None,
+        mask: bool = True,
     ) -> None:
         self.out = out
         self.fmt = fmt
         self.color = color
         self.before_text = before_text
+        self.masker = Masker(enabled=mask)
         self._lock = threading.Lock()
         self.emitted: list[dict[str, Any]] = []  # every event, as its JSON object (newest last)
 
@@ -92,14 +104,17 @@ class Reporter:
                     who = f"rank {s.rank}" if s.rank is not None else f"pid {s.pid} (no rank)"
                     lines.append(f"rootrank:   {who} is {s.where}")
                 lines.extend(f"rootrank:   stacks: {n}" for n in stacks.notes)
-        self._emit(event, "\n".join(lines))
+        with self._lock:  # one masker for every event, shared under the lock
+            event = mask_result(event, self.masker)
+            text = self.masker.text("\n".join(lines))
+        self._emit(event, text)
 
     def failure(self, diag: Diagnosis, *, final: bool, stall: Verdict | None = None) -> None:
         """A failure: while the job runs (``final`` False) a headline, at its end the report.
         ``stall``: the last stall reported during the run, when the output names no cause: the
         final report then says the job stalled (and where), not that no failure was found."""
         d = diag.to_dict()
-        rc = diag.root_cause or {}
+        rc = diag.root_cause
         event: dict[str, Any] = {"event": "failure", "final": final, "diagnosis": d}
         if final and stall is not None and diag.root_cause is None:
             steps = ", ".join(f"{_fmt_rank(r['rank'])} at step {r['step']}" for r in stall.ranks)
@@ -124,13 +139,16 @@ class Reporter:
             text = report.to_text(diag, color=self.color)
         else:
             where = f" on rank {diag.initiating_rank}" if diag.initiating_rank is not None else ""
-            text = f"rootrank: failure while the job runs: {rc.get('title', 'an error')}{where} ({rc.get('failure_class', '?')})"
+            title, cls = (rc.title, rc.failure_class) if rc else ("an error", "?")
+            text = f"rootrank: failure while the job runs: {title}{where} ({cls})"
         self._emit(event, text)
 
     def progress(self, ranks: list[dict[str, Any]]) -> None:
         """A progress heartbeat (``--progress-every``; JSON only, for the editor's status bar)."""
         if self.fmt == "json":
-            self._emit({"event": "progress", "ranks": ranks}, "")
+            with self._lock:
+                event = mask_result({"event": "progress", "ranks": ranks}, self.masker)
+            self._emit(event, "")
 
     def exit(self, code: int) -> None:
         """The command's exit code (JSON only: in text the shell shows it)."""

@@ -25,7 +25,6 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 from rootrank.engine import _finish, default_library, matcher_for
@@ -183,11 +182,7 @@ class LiveScan:
         the analysis runs on a copy of the state)."""
         with self.lock:
             state = copy.deepcopy(self.state)
-        return _finish(
-            SimpleNamespace(state=state, matcher=SimpleNamespace(timeouts={})),
-            self.library,
-            self.mask,
-        )  # type: ignore[arg-type]
+        return _finish(state, {}, self.library, self.mask)
 
     def finish(self) -> Diagnosis:
         """Close every source, wait for the scans, and return the final diagnosis."""
@@ -196,13 +191,15 @@ class LiveScan:
         for src in self._sources:
             if src.thread is not None:
                 src.thread.join()
-        diag = _finish(
-            SimpleNamespace(state=self.state, matcher=self.matcher), self.library, self.mask
-        )  # type: ignore[arg-type]
-        diag.warnings.extend(
-            f"{s.name}: the scan stopped early ({s.error})" for s in self._sources if s.error
+        return _finish(
+            self.state,
+            self.matcher.timeouts,
+            self.library,
+            self.mask,
+            warnings=[
+                f"{s.name}: the scan stopped early ({s.error})" for s in self._sources if s.error
+            ],
         )
-        return diag
 
     # -- the scanning thread -------------------------------------------------------------
 

@@ -33,7 +33,7 @@ def failure_key(diag: Diagnosis) -> tuple[str, int | None] | None:
     """What identifies a reported failure: its root cause's signature and rank."""
     if not diag.root_cause:
         return None
-    return diag.root_cause.get("signature", "?"), diag.initiating_rank
+    return diag.root_cause.signature, diag.initiating_rank
 
 
 class Monitor:
@@ -58,12 +58,12 @@ class Monitor:
         self.job_pid = job_pid
         self.progress_every = progress_every
         self.reported: tuple[str, int | None] | None = None
-        self._seen_order = 0
+        self._seen_order: tuple[int, int, int] | None = None
         self._last_snapshot = 0.0
         self._gap = MIN_SNAPSHOT_GAP
         self._candidate: tuple[tuple[str, int | None], float, Diagnosis] | None = None
         self._last_heartbeat = 0.0
-        self._heartbeat_state: list[object] | None = None
+        self._heartbeat_state: list[tuple[int | None, int]] | None = None
         self._dumps: list[threading.Thread] = []
         #: The stalls reported so far (the final report names the last when nothing else).
         self.stalls: list[Verdict] = []

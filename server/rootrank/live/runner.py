@@ -244,7 +244,7 @@ def run_command(
             _write_all(2, b"\n")
             last_byte[target] = b"\n"
 
-    reporter = Reporter(err, fmt, color=color, before_text=fresh_line)
+    reporter = Reporter(err, fmt, color=color, before_text=fresh_line, mask=mask)
     tracker = ProgressTracker(stall)
     scan = LiveScan(tracker, library=library, mask=mask)
     src = scan.open(log or "<command output>")

@@ -128,7 +128,8 @@ def descendants(root: int) -> list[int]:
             continue
         ppid = int(stat[stat.rfind(")") + 2 :].split()[1])
         parents.setdefault(ppid, []).append(int(name))
-    out, todo = [], [root]
+    out: list[int] = []
+    todo = [root]
     while todo and len(out) < 10_000:
         pid = todo.pop()
         out.append(pid)

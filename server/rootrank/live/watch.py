@@ -229,7 +229,7 @@ def watch_paths(
     """
     tracker = ProgressTracker(stall)
     scan = LiveScan(tracker, library=library, mask=mask)
-    reporter = Reporter(out, fmt, color=color)
+    reporter = Reporter(out, fmt, color=color, mask=mask)
     monitor = Monitor(scan, reporter, progress_every=progress_every)
     files = [p for p in paths if p != "-"]
     watcher = Watcher(files, scan) if files else None

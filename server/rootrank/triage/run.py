@@ -292,7 +292,7 @@ def _ctrl_c() -> Iterator[Callable[[], bool]]:
     """While inside, the first Ctrl-C (SIGINT) only asks the run to stop: the loop sees it
     between two results (so no output line is cut in half) and stops cleanly; a second one
     interrupts at once. Outside the main thread, Ctrl-C is left as it is."""
-    asked = []
+    asked: list[int] = []
 
     def handler(signum: int, frame: Any) -> None:
         if asked:

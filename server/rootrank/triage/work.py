@@ -20,6 +20,8 @@ from typing import Any
 from rootrank.engine import default_library, diagnose_paths
 from rootrank.ingest import InputError
 from rootrank.mask import Masker
+from rootrank.mask_walk import mask_result
+from rootrank.model import Diagnosis
 from rootrank.signatures import Library, load_library
 from rootrank.triage.discover import Job
 from rootrank.triage.hosts import ArchiveMasker, RawHostMasker
@@ -90,15 +92,15 @@ def diagnose_job(job: Job, options: Options) -> dict[str, Any]:
     start = time.perf_counter()
     masker = options.new_masker()
     job_id = masker.text(job.id)
-    diag: dict[str, Any] | None = None
+    result: Diagnosis | None = None
     error = None
     try:
-        diag = diagnose_paths(
+        result = diagnose_paths(
             list(job.paths),
             library=_library(options.signatures),
             mask=options.mask != "off",
             new_masker=options.new_masker,
-        ).to_dict()
+        )
     except InputError as exc:
         error = masker.text(str(exc))
     except MemoryError:
@@ -112,11 +114,11 @@ def diagnose_job(job: Job, options: Options) -> dict[str, Any]:
         except OSError:
             hashes = None
     seconds = time.perf_counter() - start
-    rec = record(job, job_id, diag, error, seconds)
+    rec = record(job, job_id, result, error, seconds)
     head = job_head(job, masker)
     return {
         "job": head,
-        "diagnosis": diag if options.full else None,
+        "diagnosis": result.to_dict() if options.full and result is not None else None,
         "error": error,
         "record": rec,
         "hashes": hashes,
@@ -126,15 +128,17 @@ def diagnose_job(job: Job, options: Options) -> dict[str, Any]:
 def job_head(job: Job, masker: Masker) -> dict[str, Any]:
     """The ``"job"`` object of the JSON Lines output: ``index`` (0-based, archive order),
     ``id``, ``kind``, ``paths`` (what ``rootrank diagnose`` is given to reproduce this job),
-    ``bytes`` (on disk) and ``files``; texts masked by ``masker``."""
-    return {
+    ``bytes`` (on disk) and ``files``; every text masked by ``masker``
+    (:func:`rootrank.mask_walk.mask_result`)."""
+    head = {
         "index": job.index,
-        "id": masker.text(job.id),
+        "id": job.id,
         "kind": job.kind,
-        "paths": [masker.text(p) for p in job.paths],
+        "paths": list(job.paths),
         "bytes": job.bytes,
         "files": len(job.files),
     }
+    return mask_result(head, masker)
 
 
 def diagnose_batch(jobs: list[Job], options: Options) -> list[dict[str, Any]]:
@@ -166,16 +170,12 @@ def with_year(t: float, mtime: float) -> float:
     return t
 
 
-def _log_time(diag: dict[str, Any], mtime: float) -> float | None:
+def _log_time(diag: Diagnosis, mtime: float) -> float | None:
     """When the job failed, from its log: the root cause's time, else the earliest finding's;
     ``None`` when the log gives at most a time of day (under a day after the epoch)."""
-    rc = diag.get("root_cause") or {}
-    times = (
-        [rc.get("time")]
-        if rc.get("time") is not None
-        else [f.get("time") for f in diag.get("findings", [])]
-    )
-    dated = [float(t) for t in times if isinstance(t, (int, float)) and t >= 86400]
+    rc = diag.root_cause
+    times = [rc.time] if rc is not None and rc.time is not None else [f.time for f in diag.findings]
+    dated = [float(t) for t in times if t is not None and t >= 86400]
     return with_year(min(dated), mtime) if dated else None
 
 
@@ -184,7 +184,7 @@ def _cut(text: str) -> str:
 
 
 def record(
-    job: Job, job_id: str, diag: dict[str, Any] | None, error: str | None, seconds: float
+    job: Job, job_id: str, diag: Diagnosis | None, error: str | None, seconds: float
 ) -> dict[str, Any]:
     """The small summary of one job the archive summary is folded from (already masked).
 
@@ -221,38 +221,35 @@ def record(
     t = _log_time(diag, job.mtime)
     if t is not None:
         rec["time"], rec["time_source"] = t, "log"
-    hosts = {h for h in (diag.get("ranks") or {}).get("hosts", {}).values() if h}
-    if diag.get("initiating_host"):
-        hosts.add(diag["initiating_host"])
+    hosts = {h for h in diag.ranks.hosts.values() if h}
+    if diag.initiating_host:
+        hosts.add(diag.initiating_host)
     rec["hosts"] = sorted(hosts)
-    rc = diag.get("root_cause")
-    if rc:
-        ev = (rc.get("evidence") or [None])[0]
+    rc = diag.root_cause
+    if rc is not None:
+        ev = rc.evidence[0] if rc.evidence else None
         rec.update(
             status="failed",
-            failure_class=rc.get("failure_class"),
-            signature=rc.get("signature"),
-            title=rc.get("title"),
-            category=rc.get("category"),
-            rank=diag.get("initiating_rank"),
-            host=diag.get("initiating_host"),
-            evidence={"path": ev["path"], "line": ev["line"], "text": _cut(ev["text"])}
-            if ev
-            else None,
+            failure_class=rc.failure_class,
+            signature=rc.signature,
+            title=rc.title,
+            category=rc.category,
+            rank=diag.initiating_rank,
+            host=diag.initiating_host,
+            evidence={"path": ev.path, "line": ev.line, "text": _cut(ev.text)} if ev else None,
         )
         return rec
-    unc = diag.get("unclassified")
-    if unc:
-        ev = (unc.get("evidence") or [None])[0]
+    unc = diag.unclassified
+    if unc is not None:
+        first = unc.evidence[0] if unc.evidence else None
         rec.update(
             status="unclassified",
-            rank=unc.get("rank"),
-            host=unc.get("host")
-            or (diag.get("ranks") or {}).get("hosts", {}).get(str(unc.get("rank"))),
+            rank=unc.rank,
+            host=unc.host or (diag.ranks.hosts.get(unc.rank) if unc.rank is not None else None),
             exception={
-                "path": ev["path"] if ev else None,
-                "line": ev["line"] if ev else None,
-                "text": _cut(ev["text"] if ev else unc.get("title") or ""),
+                "path": first.path if first else None,
+                "line": first.line if first else None,
+                "text": _cut(first.text if first else unc.title or ""),
             },
         )
         return rec
