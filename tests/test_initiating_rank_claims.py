@@ -241,7 +241,6 @@ def test_the_agent_ran_every_worker_of_the_job():
 @pytest.mark.parametrize(
     "head",
     [
-        "",  # nothing tells how many nodes
         "$ torchrun --nnodes=2 --nproc-per-node=4 train.py\n",
         "$ torchrun --nnodes=1:4 --nproc-per-node=4 train.py\n",  # elastic: 1 to 4 nodes
         "$ torchrun --nproc-per-node=4 --master_addr=10.0.0.1 --node_rank=1 train.py\n",
@@ -336,3 +335,28 @@ def test_one_rank_reporting_a_timeout_does_not_accuse_the_one_quiet_rank():
     diag = diagnose_text(text, mask=False)
     assert diag.root_cause.failure_class == "collective-timeout"
     assert diag.initiating_rank is None
+
+
+def test_with_no_sign_of_another_node_the_local_rank_is_read_as_one_nodes_and_said_so():
+    # The agent's lines alone, no flag, host, world size or other rank: read as one node.
+    diag = diagnose_text(AGENT_FAILED, mask=False)
+    assert (diag.root_cause.failure_class, diag.initiating_rank) == ("host-oom-killed", 3)
+    assert any("shows no other node" in s for s in diag.reasoning)
+
+
+def test_another_rank_in_the_log_keeps_the_local_rank_unknown():
+    text = "[rank9]: step 10 loss 2.0\n" + AGENT_FAILED
+    assert diagnose_text(text, mask=False).initiating_rank is None
+
+
+def test_srun_task_ranges_count_every_task_that_exited_by_itself():
+    # 14 of 16 tasks exited with code 1 (srun groups them): the one single-task line is not
+    # the only failure, so an unranked cause names no task.
+    text = (
+        "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269,"
+        " invalid argument, NCCL version 2.10.3\n"
+        "srun: error: node01: tasks 2-7: Exited with exit code 1\n"
+        "srun: error: node02: tasks 8-13,15: Exited with exit code 1\n"
+        "srun: error: node02: task 14: Exited with exit code 1\n"
+    )
+    assert diagnose_text(text, mask=False).initiating_rank is None

@@ -341,6 +341,7 @@ SAME_ON_EVERY_RANK = frozenset(
         "dependency-version-mismatch",
         "fsdp-state-dict-or-wrapping-error",
         "cuda-driver-or-arch-mismatch",
+        "rendezvous-failure",  # every rank dials the same store
     }
 )
 
@@ -481,15 +482,16 @@ def reported_by_launcher(case: Case) -> Verdict | None:
     notices); not for a failure of the set-up every rank hits (:data:`SAME_ON_EVERY_RANK`)."""
     root = case.root
     if root.role == "cause" and root.rank is None and not case.ranks_with:
-        if same_on_every_rank(case):
+        if same_on_every_rank(case) or root.failure_class in SEEN_BY_PEERS:
+            # every rank hits it (or detects it): which one exited first is a race
             return None
-        exits = {
-            f.rank: code
-            for f in case.ctx.findings
-            if case.ctx.kind(f) == "terminal"
-            and f.rank is not None
-            and (code := _real_exit(f)) is not None
-        }
+        exits: dict[int, int] = {}
+        for f in case.ctx.findings:
+            if case.ctx.kind(f) != "terminal" or (code := _real_exit(f)) is None:
+                continue
+            # srun groups tasks that ended alike: "tasks 2-7,9: Exited with exit code 1"
+            for rank in [f.rank] if f.rank is not None else _task_ids(f.captures.get("task", "")):
+                exits[rank] = code
         exits.update(
             (e.rank, e.exitcode)
             for e in case.ctx.state.elastic
@@ -533,6 +535,19 @@ def peer_victim(case: Case) -> Verdict | None:
     if any(case.ctx.peer_report(f) for f in own) and not any(f.role == "cause" for f in own):
         return Verdict(None, say("peer_victim", rank=rank), "peer_victim", (rank,), True)
     return None
+
+
+def _task_ids(text: str) -> list[int]:
+    """The task ids of srun's ``tasks 2-7,9`` list (at most 4,096), ``[]`` when unreadable."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            return []
+        out.extend(range(int(lo), int(hi or lo) + 1))
+        if len(out) > 4096:
+            return []
+    return out
 
 
 def _real_exit(f: Finding) -> int | None:

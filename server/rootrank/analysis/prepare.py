@@ -298,6 +298,20 @@ def single_node_proof(state: ScanState, local: int | None = None) -> str | None:
             f" {', '.join(str(p) for p in sorted(facts.agent_pids))}) and the log sets no"
             f" --nnodes and shows no rank above {workers - 1}"
         )
+    if (
+        local is not None
+        and not facts.node_flags
+        and world is None
+        and not (state.ranks_seen - {local})
+        and not state.elastic
+        and (facts.nproc_per_node is None or local < facts.nproc_per_node)
+    ):
+        # Nothing in the log speaks of another node or another rank: read as the one node a
+        # single agent's paste most often comes from, and say so.
+        return (
+            "the log shows no other node (no --nnodes, no second host, no other rank), so it"
+            " is read as one node"
+        )
     return None
 
 
