@@ -331,7 +331,7 @@ class _Decompressed(io.RawIOBase):
 
     def __init__(self, raw: BinaryIO, new: Any, what: str, reader: Any = None) -> None:
         self._raw, self._new, self._what, self._reader = raw, new, what, reader
-        self._dec = new() if new else None
+        self._dec: Any = new() if new else None  # a decompressor object, or None with ``reader``
         self._input = b""
 
     def readable(self) -> bool:
@@ -390,6 +390,7 @@ def _decompressing(fh: BinaryIO, path: str | os.PathLike[str]) -> BinaryIO:
     head = fh.read(6)
     fh.seek(0)
     reader: Any = None
+    new: Any  # a decompressor factory, or None when ``reader`` decompresses itself
     if head.startswith(_GZIP_MAGIC):
         import zlib
 

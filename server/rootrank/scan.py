@@ -566,9 +566,9 @@ class Scanner:
         if tagger.world_size:
             st.world_size = max(st.world_size or 0, tagger.world_size)
         # Findings whose rank is only known from a later NCCL "comm ... rank R" line.
-        for finding, host, pid in st.pending_pid:
-            if finding.rank is None and (host, pid) in tagger.pid_rank:
-                finding.rank = tagger.pid_rank[(host, pid)]
+        for finding, pid_host, pid in st.pending_pid:
+            if finding.rank is None and (pid_host, pid) in tagger.pid_rank:
+                finding.rank = tagger.pid_rank[(pid_host, pid)]
         st.pending_pid.clear()
 
     def _line(
