@@ -263,3 +263,21 @@ def test_an_unclassified_failure_exits_3_not_like_a_healthy_run():
     assert out["unclassified"]["title"] == "MyPipelineFault: shard 7 lost"
     assert out["unclassified"]["rank"] == 1
     assert out["unclassified"]["evidence"][0]["line"] == 4
+
+
+def test_the_headline_names_a_rank_only_when_it_started_the_failure():
+    # Three ranks report a watchdog timeout and none is singled out: the headline names no
+    # rank (the victims are in the details), where it used to say "on rank 0".
+    from rootrank.engine import diagnose_text
+    from rootrank.report import to_text
+
+    text = "".join(
+        f"[rank{r}]:[E1129 10:00:0{r}.000 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught"
+        " collective operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, NumelIn=1,"
+        " NumelOut=1, Timeout(ms)=600000) ran for 600010 milliseconds before timing out.\n"
+        for r in range(3)
+    )
+    diag = diagnose_text(text, "t.log", mask=False)
+    assert diag.initiating_rank is None
+    head = to_text(diag).splitlines()[0]
+    assert head.startswith("Root cause: ") and " on rank" not in head

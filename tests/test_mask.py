@@ -471,3 +471,22 @@ def test_a_host_named_in_passing_reads_the_same_as_where_the_launcher_names_it()
     assert "gpunode17" not in shown
     assert d["root_cause"]["evidence"][0]["text"].endswith("on host-1")
     assert d["findings"][0]["evidence"][0]["text"] == d["root_cause"]["evidence"][0]["text"]
+
+
+def test_hosts_named_by_failed_name_lookups_are_masked_everywhere() -> None:
+    """nslookup's "can't resolve 'X'", bind's "server can't find X:", Python's gaierror with
+    the name quoted: the host is masked in the line and in the verify command built from it."""
+    from rootrank.engine import diagnose_text
+    from rootrank.report import to_text
+
+    text = (
+        "nslookup: can't resolve 'trainjob-acme-master-0': Name does not resolve\n"
+        "** server can't find gpu-box-17: NXDOMAIN\n"
+        "socket.gaierror: [Errno -2] Name or service not known while resolving 'worker-7f9c-acme'\n"
+    )
+    diag = diagnose_text(text, "dns.log")
+    out = json.dumps(diag.to_dict()) + to_text(diag)
+    for host in ("trainjob-acme-master-0", "gpu-box-17", "worker-7f9c-acme"):
+        assert host not in out
+    assert "getent hosts host-1" in to_text(diag)
+    assert "host-1: masked host names; use the real ones" in to_text(diag)

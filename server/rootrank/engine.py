@@ -134,6 +134,11 @@ def _finish(
             masker.host(hosts[r])
         for h in sorted(state.launch.hosts):
             masker.host(h)
+        # Learn the hosts the findings' lines name ("can't resolve 'trainjob-master-0'") before
+        # the entry is filled: a capture masked alone has no context to be known as a host.
+        for f in state.findings.values():
+            for e in f.evidence:
+                masker.text(e.text)
     # Training curves: onsets join the findings (causes that explain what follows them); the
     # progress and the series go into the diagnosis, their paths masked like evidence paths.
     for onset in onset_findings(state.metrics, library):

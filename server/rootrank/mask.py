@@ -432,6 +432,19 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
             r"^(?P<h>" + _NAME_WITH_DIGIT + r"): |^(?P<h>" + _HOSTNAME + r") slots=\d"
         ),
     ),
+    # name lookups that failed: nslookup's "can't resolve 'trainjob-master-0'" and "** server
+    # can't find node07: NXDOMAIN", curl's "Could not resolve host: node07", Python's
+    # socket.gaierror with the name quoted after it
+    (
+        "host_lookup",
+        lambda s: "resolve" in s or "can't find" in s or "gaierror" in s,
+        lazy_regex.compile(
+            r"can't resolve '(?P<h>" + _HOSTNAME + r")'"
+            r"|server can't find (?P<h>" + _HOSTNAME + r"):"
+            r"|[Cc]ould not resolve host:? '?(?P<h>" + _HOSTNAME + r")"
+            r"|gaierror\b[^'\n]{0,200}'(?P<h>" + _HOSTNAME + r")'"
+        ),
+    ),
     # NCCL's socket peers: "remote peer gpu-node-018<41764>", "Connect to node07<45421>"
     (
         "host_angle_port",

@@ -13,8 +13,12 @@ from typing import Any
 from rootrank import lazy_regex
 from rootrank.analysis.reasons import format_ranks
 from rootrank.charts import svg_data_uri, text_lines
+from rootrank.entry.variants import GENERAL_WHY
 from rootrank.model import Diagnosis, Evidence, Finding, RootCause, UserFrame
 from rootrank.taxonomy import describe
+
+#: A host pseudonym of the masking (rootrank.mask): "host-2".
+_PSEUDONYM = lazy_regex.compile(r"\bhost-\d+\b")
 
 # A blank the user fills in (<gpus>, <failing step + 10>): never to be run as it stands, since
 # a shell reads "<gpus> train.py" as redirections (it would truncate train.py).
@@ -105,8 +109,10 @@ def verdict(diag: Diagnosis) -> dict[str, Any] | None:
     rc = diag.root_cause
     if rc is None:
         return None
-    rank = diag.initiating_rank if diag.initiating_rank is not None else rc.rank
-    host = diag.initiating_host or rc.host
+    # The headline names a rank only when it started the failure: a rank that only reported
+    # it (a victim's watchdog line) is shown in the details, never as the answer.
+    rank = diag.initiating_rank
+    host = diag.initiating_host or (rc.host if rc.rank is None else None)
     parts = []
     if rank is not None:
         parts.append(f"rank {rank}")
@@ -124,6 +130,8 @@ def verdict(diag: Diagnosis) -> dict[str, Any] | None:
         "fix": steps[0] if steps else None,
         "verify": verify,
         "blanks": unfilled_placeholders(verify) if verify else [],
+        # host pseudonyms the masking put into the command: the user must put the real name
+        "masked": sorted(set(_PSEUDONYM.findall(verify))) if verify else [],
         "log": _loc(first) if first else None,
         "code": f"{frame.file}:{frame.line}" if frame else None,
         "func": frame.func if frame else None,
@@ -172,6 +180,10 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
         out.append(st.bold("Verify: ") + v["verify"])
         if v["blanks"]:
             out.append(st.dim(f"  (fill in {', '.join(v['blanks'])} before running it)"))
+        if v["masked"]:
+            out.append(
+                st.dim(f"  ({', '.join(v['masked'])}: masked host names; use the real ones)")
+            )
     out.append("")
     where = []
     if rc.rank is not None:
@@ -212,7 +224,8 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
             out.append(f"  - {g.title} — {ranks} ({plural(g.count, 'line')}){loc}")
     out.append("")
     variant = rc.fix.variant
-    out.append(st.bold("Fix:") + (st.dim(f" ({variant.id}: {variant.why})") if variant else ""))
+    note = variant.why if variant is not None and variant.why != GENERAL_WHY else ""
+    out.append(st.bold("Fix:") + (st.dim(f" (for this log: {note})") if note else ""))
     for i, step in enumerate(rc.fix.steps, 1):
         out.append(f"  {i}. {step}")
     code = rc.fix.code
@@ -296,8 +309,8 @@ def to_markdown(diag: Diagnosis) -> str:
             out.append(f"| {g.title} | {format_ranks(g.ranks) or '-'} | {g.count} |")
         out.append("")
     out.append("### Fix\n")
-    if variant := rc.fix.variant:
-        out.append(f"_Variant `{variant.id}`: {variant.why}._\n")
+    if (variant := rc.fix.variant) and variant.why != GENERAL_WHY:
+        out.append(f"_Chosen for this log: {variant.why}._\n")
     out.extend(f"{i}. {s}" for i, s in enumerate(rc.fix.steps, 1))
     out.append("")
     code = rc.fix.code

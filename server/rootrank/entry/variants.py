@@ -40,6 +40,8 @@ LAUNCHERS = (
     "horovodrun",
     "python",
 )
+#: The ``why`` of a fix chosen because no variant's condition held (reports show no note).
+GENERAL_WHY = "no other variant's condition holds: the general fix"
 STACK_NAMES = ("pytorch", "hf", "deepspeed", "megatron", "vllm")
 #: ``when`` keys and the type of their value.
 WHEN_KEYS: dict[str, type] = {
@@ -173,7 +175,7 @@ def choose(fix: dict[str, Any], facts: Facts) -> tuple[dict[str, Any], dict[str,
         if not when:
             return variant, {
                 "id": variant["id"],
-                "why": "no other variant's condition holds: the general fix",
+                "why": GENERAL_WHY,
             }
         reasons = []
         for key, value in when.items():
@@ -184,4 +186,4 @@ def choose(fix: dict[str, Any], facts: Facts) -> tuple[dict[str, Any], dict[str,
         else:
             return variant, {"id": variant["id"], "why": "; ".join(reasons)}
     last = variants[-1]
-    return last, {"id": last["id"], "why": "no other variant's condition holds: the general fix"}
+    return last, {"id": last["id"], "why": GENERAL_WHY}
