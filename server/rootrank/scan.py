@@ -132,8 +132,12 @@ _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
     ),
     (
         "deepspeed",
-        ("deepspeed",),
-        lazy_regex.compile(r"deepspeed[/.]launcher|(?:^|[$#>+]\s*)deepspeed\s"),
+        ("deepspeed", "launch.py:"),
+        # its per-node launcher logs as "[launch.py:321:sigkill_handler]", "[launch.py:146:main]"
+        lazy_regex.compile(
+            r"deepspeed[/.]launcher|(?:^|[$#>+]\s*)deepspeed\s"
+            r"|\[launch\.py:\d+:(?:main|sigkill_handler)\]"
+        ),
     ),
     (
         "accelerate",
@@ -217,13 +221,15 @@ class LaunchFacts:
     #: The launch command as printed (``torchrun --nproc-per-node=4 train.py --lr 1``).
     command: str | None = None
 
-    def read(self, text: str, number: int) -> None:
-        """Learn from one cleaned line (``number`` 1-based)."""
+    def read(self, text: str, number: int, raw: str | None = None) -> None:
+        """Learn from one cleaned line (``number`` 1-based); ``raw`` is the line before its
+        prefixes were peeled (a launcher's own logger header names it: ``[launch.py:321:...]``)."""
+        whole = raw if raw is not None else text
         for name, literals, sign in _LAUNCHER_SIGNS:
             if (
                 name not in self.launchers
-                and any(lit in text for lit in literals)
-                and sign.search(text)
+                and any(lit in whole for lit in literals)
+                and sign.search(whole)
             ):
                 self.launchers.add(name)
         if self.command is None and 'File "' not in text and any(w in text for w in _COMMAND_WORDS):
@@ -594,7 +600,7 @@ class Scanner:
             )
         elif tagged.time is not None and (st.end_time is None or tagged.time > st.end_time):
             st.end_time = tagged.time
-        st.launch.read(text, raw.number)
+        st.launch.read(text, raw.number, raw.text)
         if "failed (exitcode" in text:
             m = _AGENT_FAILED.search(raw.text)
             if m:
