@@ -72,3 +72,22 @@ def test_an_empty_rank_file_beside_a_real_one_is_still_diagnosed(tmp_path):
     done = run_cli("diagnose", str(tmp_path), "--format", "json")
     assert done.returncode == 0
     assert json.loads(done.stdout)["root_cause"]["failure_class"] == "cuda-oom"
+
+
+def test_a_command_killed_by_sigkill_says_so_when_its_output_names_no_cause(tmp_path):
+    job = tmp_path / "killed.py"
+    job.write_text(
+        "import os, signal\nprint('step 1', flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "rootrank", "run", "--", sys.executable, str(job)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == 137
+    err = proc.stderr.decode()
+    assert "The command exited with code 137 (SIGKILL" in err
+    assert "No known failure found" not in err

@@ -109,7 +109,14 @@ class Reporter:
             text = self.masker.text("\n".join(lines))
         self._emit(event, text)
 
-    def failure(self, diag: Diagnosis, *, final: bool, stall: Verdict | None = None) -> None:
+    def failure(
+        self,
+        diag: Diagnosis,
+        *,
+        final: bool,
+        stall: Verdict | None = None,
+        exit_code: int | None = None,
+    ) -> None:
         """A failure: while the job runs (``final`` False) a headline, at its end the report.
         ``stall``: the last stall reported during the run, when the output names no cause: the
         final report then says the job stalled (and where), not that no failure was found."""
@@ -137,6 +144,10 @@ class Reporter:
             return
         if final:
             text = report.to_text(diag, color=self.color)
+            if diag.root_cause is None and exit_code:
+                first, _, rest = text.partition("\n")
+                if "No known failure found." in first:
+                    text = _exit_without_cause(exit_code) + "\n" + rest
         else:
             where = f" on rank {diag.initiating_rank}" if diag.initiating_rank is not None else ""
             title, cls = (rc.title, rc.failure_class) if rc else ("an error", "?")
@@ -154,3 +165,24 @@ class Reporter:
         """The command's exit code (JSON only: in text the shell shows it)."""
         if self.fmt == "json":
             self._emit({"event": "exit", "code": code}, "")
+
+
+#: Exit codes of a command ended by a signal (the shell's 128 + N) and who usually sends it.
+_SIGNALLED = {
+    137: "SIGKILL: the kernel's OOM killer, a scheduler's limit or a person (dmesg -T | grep -i"
+    " -e oom -e kill; the scheduler's record of the job)",
+    143: "SIGTERM: a scheduler's time limit or cancellation, or a person",
+    134: "SIGABRT: a C++ abort (an NCCL watchdog, a failed check)",
+    139: "SIGSEGV: a native crash",
+}
+
+
+def _exit_without_cause(code: int) -> str:
+    """The first line of ``rootrank run``'s final report when the command failed and its
+    output names no cause: its exit code, and who sends that signal (exit codes 128 + N)."""
+    who = _SIGNALLED.get(code)
+    return (
+        f"The command exited with code {code}"
+        + (f" ({who})" if who else "")
+        + "; nothing in its output names a cause."
+    )

@@ -143,13 +143,14 @@ class Monitor:
         for t in self._dumps:
             t.join(max(0.0, end - time.time()))
 
-    def final(self, diag: Diagnosis, failed: bool) -> None:
-        """At the end: the full diagnosis when the job failed (or a new root cause showed up)."""
+    def final(self, diag: Diagnosis, failed: bool, exit_code: int | None = None) -> None:
+        """At the end: the full diagnosis when the job failed (or a new root cause showed up).
+        ``exit_code``: the command's (``rootrank run``), said when the output names no cause."""
         key = failure_key(diag)
         stall = self.stalls[-1] if self.stalls else None
         if failed or (key is not None and key != self.reported):
             if key is not None or failed:
-                self.reporter.failure(diag, final=True, stall=stall)
+                self.reporter.failure(diag, final=True, stall=stall, exit_code=exit_code)
 
 
 __all__ = ["Monitor", "StackDump", "failure_key"]

@@ -336,6 +336,6 @@ def run_command(
     monitor.wait_dumps()
     interrupted = signal.SIGINT in received or code == -signal.SIGINT or exit_code == 130
     if not interrupted:  # the user's Ctrl-C is no failure to explain
-        monitor.final(diag, failed=exit_code != 0)
+        monitor.final(diag, failed=exit_code != 0, exit_code=exit_code)
     reporter.exit(exit_code)
     return exit_code
