@@ -91,7 +91,10 @@ def test_run_output_is_identical_and_the_exit_code_kept(tmp_path):
     assert failing.returncode == 3
     assert out3 == direct.stdout
     assert err3.startswith(direct.stderr)  # the diagnosis follows the command's own stderr
-    assert b"No known failure found" in err3[len(direct.stderr) :]
+    assert (
+        b"The command exited with code 3; nothing in its output names a cause"
+        in err3[len(direct.stderr) :]
+    )
     saved = (tmp_path / "job.log").read_bytes()
     assert len(saved) == len(direct.stdout) + len(direct.stderr)  # every byte, lines kept whole
     assert saved.count(b"\n") == direct.stdout.count(b"\n") + direct.stderr.count(b"\n")
