@@ -303,11 +303,11 @@ FAILURES = [
         0,
         "port-in-use",
         (r"port: {port}, .*EADDRINUSE",),
-        rank=0,
+        rank=None,
         hold_port=True,
-        why="torchrun's agent cannot create the TCPStore on MASTER_PORT, so no worker ever starts; "
-        "the store is the one rank 0's launcher hosts (static rendezvous, node rank 0), so the "
-        "initiating rank is 0, as in the corpus's port-in-use case: it names the host to fix",
+        why="torchrun's agent cannot create the TCPStore on MASTER_PORT, so no worker ever starts: "
+        "the failing process is the agent, not a training rank, so no rank is named (as in the "
+        "corpus's port-in-use case, torch-16, labelled null); the host is what to fix",
     ),
     Failure(
         # The anomaly warning (no rank prefix) names the same op; it is the same error, printed first.
