@@ -286,3 +286,12 @@ def test_an_exception_no_signature_knows_is_the_cause_not_the_launchers_report()
     assert (rc.signature, rc.rank, rc.evidence[0].line) == ("user-code-exception", 2, 4)
     assert rc.captures["exc_type"].endswith("FrameHeaderError")
     assert d.initiating_rank == 2
+
+
+def test_a_rank_whose_peers_closed_while_it_waited_in_another_collective_is_the_desync():
+    """A real 3-rank run where rank 1 skipped an all_reduce and waited in barrier; under load
+    the others' all_reduce timed out first and they exited, so rank 1's barrier ended with
+    "Connection closed by peer" (the one line changed from the capture). The ranks were still
+    in different collectives: a desync on rank 1, not a bare timeout."""
+    d = diagnose_paths([str(DATA / "skip-collective-peer-closed-in-barrier.log")], mask=False)
+    assert (d.root_cause.failure_class, d.initiating_rank) == ("collective-desync", 1)
