@@ -525,19 +525,25 @@ def test_mp_spawn(tmp_path, case: Launched):
     """``torch.multiprocessing.spawn`` with 3 processes: the parent re-raises the failed
     process's error ("-- Process 1 terminated with the following error:", or "process 1
     terminated with signal SIGKILL") and stops the others; no line carries a rank prefix."""
-    result = runner.run_spawn(
-        case.scenario,
-        nproc=case.nproc,
-        fault_rank=case.fault,
-        env=HANG_TIMEOUT,
-        python=sys.executable,
-        timeout=90,  # three interpreters importing torch on a busy machine: about 20-50 s
-    )
-    assert not result.timed_out, result.output[-3000:]
+    # Up to three runs: torch 2.13's gloo sometimes aborts another process at teardown first
+    # ("terminate called without an active exception"), and mp.spawn then reports that one:
+    # the run is not the case under test (see scenario_run.aborted_at_teardown).
+    for _ in range(3):
+        result = runner.run_spawn(
+            case.scenario,
+            nproc=case.nproc,
+            fault_rank=case.fault,
+            env=HANG_TIMEOUT,
+            python=sys.executable,
+            timeout=90,  # three interpreters importing torch on a busy machine: about 20-50 s
+        )
+        assert not result.timed_out, result.output[-3000:]
+        out = result.output
+        lines = lines_matching(out, case.lines[0].replace("{fault}", str(case.fault)))
+        if lines or "terminate called without an active exception" not in out:
+            break
     assert result.returncode == case.exit, result.output[-3000:]
-    out = result.output
     diag, code = diagnose(save(tmp_path, result))
-    lines = lines_matching(out, case.lines[0].replace("{fault}", str(case.fault)))
     assert_diagnosis(
         diag, code, failure_class=case.failure_class, rank=case.fault, lines=lines, text=out
     )
@@ -670,16 +676,22 @@ def test_restart_that_cannot_reform_the_group_is_explained_by_the_first_fault(tm
     rank 2 cannot connect gloo's full mesh (refused: the store still holds the first
     attempt's addresses, torch 2.13). The last attempt's failure is the restart's own: the
     first attempt's ValueError on rank 2 is the cause, and the log holds two runs."""
-    result = run(
-        "bad_data_raise",
-        nproc=3,
-        fault_rank=2,
-        env=HANG_TIMEOUT,
-        launcher_args=("--max-restarts=1",),
-    )
-    assert result.returncode == 1, result.output[-3000:]
-    out = result.output
-    refused = lines_matching(out, r"Gloo connectFullMesh failed with .*Connection refused")
+    # Up to three runs: whether the restarted rank is refused depends on timing (the restart
+    # sometimes re-forms the group and fails again in training instead, the case of the test
+    # above); that run is not the case under test.
+    for _ in range(3):
+        result = run(
+            "bad_data_raise",
+            nproc=3,
+            fault_rank=2,
+            env=HANG_TIMEOUT,
+            launcher_args=("--max-restarts=1",),
+        )
+        assert result.returncode == 1, result.output[-3000:]
+        out = result.output
+        refused = lines_matching(out, r"Gloo connectFullMesh failed with .*Connection refused")
+        if refused:
+            break
     assert refused, f"the restart did not fail to connect gloo's mesh:\n{out[-3000:]}"
     diag, code = diagnose(save(tmp_path, result))
     assert_diagnosis(
