@@ -489,4 +489,4 @@ def test_hosts_named_by_failed_name_lookups_are_masked_everywhere() -> None:
     for host in ("trainjob-acme-master-0", "gpu-box-17", "worker-7f9c-acme"):
         assert host not in out
     assert "getent hosts host-1" in to_text(diag)
-    assert "host-1: masked host names; use the real ones" in to_text(diag)
+    assert "host-1: masked names; use the real ones" in to_text(diag)

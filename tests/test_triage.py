@@ -373,46 +373,21 @@ def test_cache_reads_only_new_or_changed_jobs_and_nothing_is_written_without_it(
     _triage(str(arch), "--workers", "1", "-q")
     assert _tree(arch) == before and sorted(os.listdir(ROOT)) == cwd_before  # nothing written
     cache = tmp_path / "cache"
-    first = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rootrank",
-            "triage",
-            str(arch),
-            "--format",
-            "json",
-            "--cache",
-            str(cache),
-            "--workers",
-            "2",
-        ],
-        capture_output=True,
-        env=ENV,
-        timeout=300,
-        check=False,
-    )
+
+    def triage_with_cache() -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-m", "rootrank", "triage", str(arch), "--format", "json"]
+            + ["--cache", str(cache), "--workers", "2"],
+            capture_output=True,
+            env=ENV,
+            timeout=300,
+            check=False,
+        )
+
+    first = triage_with_cache()
     assert first.returncode == 0 and "worker(s), 0 from the cache" in first.stderr.decode()
     assert (cache / "host-key").stat().st_mode & 0o777 == 0o600
-    second = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rootrank",
-            "triage",
-            str(arch),
-            "--format",
-            "json",
-            "--cache",
-            str(cache),
-            "--workers",
-            "2",
-        ],
-        capture_output=True,
-        env=ENV,
-        timeout=300,
-        check=False,
-    )
+    second = triage_with_cache()
     assert second.stdout == first.stdout  # same pseudonyms: the key is kept in the cache
     assert "worker(s), 40 from the cache" in second.stderr.decode()
     # touched (same bytes): still from the cache; changed: diagnosed again

@@ -123,7 +123,9 @@ _INTERNAL_NAMES = (
 _INTERNAL_SUFFIX = "(?:" + "|".join(_INTERNAL_NAMES) + ")"
 _INTERNAL_DOTTED = tuple("." + name for name in _INTERNAL_NAMES)
 
-_PSEUDONYM = lazy_regex.compile(r"(?:host|ip)-\d+")
+_PSEUDONYM_BODY = r"(?:host|ip)-\d+"
+_PSEUDONYM = lazy_regex.compile(_PSEUDONYM_BODY)
+_PSEUDONYM_WORD = lazy_regex.compile(r"\b" + _PSEUDONYM_BODY + r"\b")
 _IPV4_FULL = lazy_regex.compile(
     r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}"
 )
@@ -578,6 +580,12 @@ def _email(m: Any) -> str:
 def _public(name: str) -> bool:
     low = name.lower().rstrip(".")
     return any(low == d or low.endswith("." + d) for d in PUBLIC_DOMAINS)
+
+
+def pseudonyms_in(text: str) -> list[str]:
+    """The host and IP pseudonyms (``host-2``, ``ip-1``) the masking put into ``text``,
+    sorted and each once: a command quoting one must have the real name put back."""
+    return sorted({m.group(0) for m in _PSEUDONYM_WORD.finditer(text)})
 
 
 def _masked_already(value: str) -> bool:

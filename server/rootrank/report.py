@@ -14,11 +14,9 @@ from rootrank import lazy_regex
 from rootrank.analysis.reasons import format_ranks
 from rootrank.charts import svg_data_uri, text_lines
 from rootrank.entry.variants import GENERAL_WHY
+from rootrank.mask import pseudonyms_in
 from rootrank.model import Diagnosis, Evidence, Finding, RootCause, UserFrame
 from rootrank.taxonomy import describe
-
-#: A host pseudonym of the masking (rootrank.mask): "host-2".
-_PSEUDONYM = lazy_regex.compile(r"\bhost-\d+\b")
 
 # A blank the user fills in (<gpus>, <failing step + 10>): never to be run as it stands, since
 # a shell reads "<gpus> train.py" as redirections (it would truncate train.py).
@@ -131,7 +129,7 @@ def verdict(diag: Diagnosis) -> dict[str, Any] | None:
         "verify": verify,
         "blanks": unfilled_placeholders(verify) if verify else [],
         # host pseudonyms the masking put into the command: the user must put the real name
-        "masked": sorted(set(_PSEUDONYM.findall(verify))) if verify else [],
+        "masked": pseudonyms_in(verify) if verify else [],
         "log": _loc(first) if first else None,
         "code": f"{frame.file}:{frame.line}" if frame else None,
         "func": frame.func if frame else None,
@@ -181,9 +179,7 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
         if v["blanks"]:
             out.append(st.dim(f"  (fill in {', '.join(v['blanks'])} before running it)"))
         if v["masked"]:
-            out.append(
-                st.dim(f"  ({', '.join(v['masked'])}: masked host names; use the real ones)")
-            )
+            out.append(st.dim(f"  ({', '.join(v['masked'])}: masked names; use the real ones)"))
     out.append("")
     where = []
     if rc.rank is not None:
