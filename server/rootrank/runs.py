@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rootrank import lazy_regex
 
@@ -104,3 +104,103 @@ def pick_run(
         f"left out {left} (name their files to diagnose them)"
     )
     return kept, note
+
+
+# --- One file, several sections: a relaunch of the job, or another node of the same run? ---
+#
+# ``cat node1.log node0.log > all.log`` (or a batch system writing each node's output one
+# after the other) puts a second torchrun agent's start banner after the first node's
+# failure, where a relaunch after a failure (``tee -a``, a requeue) puts its own. The banner
+# alone cannot tell them apart; what the two sections show can: a node holds other global
+# ranks than its peer (``rank - local_rank`` is ``node_rank * nproc_per_node`` in torchelastic's
+# summary), on another host, at the same time; a relaunch holds the same ranks again, later.
+
+
+@dataclass
+class SectionFacts:
+    """What one section of a file (the lines between two run starts) showed about who wrote
+    it, gathered by the scanner (rootrank.scan) from the lines it reads.
+
+    ``ranks``: global ranks its lines carry (rank prefixes, torchelastic's summary);
+    ``offsets``: ``global rank - local rank`` where a line or summary entry gives both (the
+    node's first global rank under torchrun); ``hosts``: host names its lines or summary
+    entries give; ``first_time`` / ``last_time``: the earliest and latest timestamp on its
+    lines, seconds (rootrank.ranks.parse_time), ``None`` when none is timed."""
+
+    ranks: set[int] = field(default_factory=set)
+    offsets: set[int] = field(default_factory=set)
+    hosts: set[str] = field(default_factory=set)
+    first_time: float | None = None
+    last_time: float | None = None
+
+    def see(
+        self,
+        rank: int | None,
+        local_rank: int | None = None,
+        host: str | None = None,
+        time: float | None = None,
+    ) -> None:
+        """Add one line's (or one summary entry's) rank, local rank, host and time."""
+        if rank is not None:
+            self.ranks.add(rank)
+            if local_rank is not None and rank >= local_rank:
+                self.offsets.add(rank - local_rank)
+        if host:
+            self.hosts.add(host)
+        if time is not None:
+            if self.first_time is None or time < self.first_time:
+                self.first_time = time
+            if self.last_time is None or time > self.last_time:
+                self.last_time = time
+
+    def merge(self, other: SectionFacts) -> None:
+        """Fold ``other`` (another node's section of the same run) into this one."""
+        self.ranks |= other.ranks
+        self.offsets |= other.offsets
+        self.hosts |= other.hosts
+        for t in (other.first_time, other.last_time):
+            if t is not None:
+                self.see(None, time=t)
+
+
+def another_node(earlier: SectionFacts, later: SectionFacts) -> str | None:
+    """Why ``later`` (a section that began with a run's start banner after ``earlier`` had
+    failed) is another node's output of the same run rather than a relaunch, as a clause for
+    the report; ``None`` when the log does not show it (then it is a relaunch, as before).
+
+    A global rank in both sections is one process started twice: a relaunch. Otherwise the
+    later section is another node when its lines are timed before the earlier section's last
+    line (the two ran at once), or when both sections name their ranks and either their node
+    offsets (``rank - local_rank``) or their hosts differ (another node rank, another
+    machine). Disjoint ranks alone are not enough: a relaunch where a different rank failed
+    shows different ranks too."""
+    if earlier.ranks & later.ranks:
+        return None
+    if (
+        earlier.last_time is not None
+        and later.first_time is not None
+        and later.first_time < earlier.last_time
+    ):
+        return "its lines are timed while the earlier section's node was still running"
+    if not (earlier.ranks and later.ranks):
+        return None
+    if earlier.offsets and later.offsets:
+        if earlier.offsets & later.offsets:
+            return None  # the same node rank again
+        return (
+            f"it holds global ranks {_span(later.ranks)} of another node; "
+            f"the earlier section held {_span(earlier.ranks)}"
+        )
+    if earlier.hosts and later.hosts and not (earlier.hosts & later.hosts):
+        return (
+            f"it holds global ranks {_span(later.ranks)} on another host; "
+            f"the earlier section held {_span(earlier.ranks)}"
+        )
+    return None
+
+
+def _span(ranks: set[int]) -> str:
+    s = sorted(ranks)
+    if len(s) > 2 and s[-1] - s[0] == len(s) - 1:
+        return f"{s[0]}-{s[-1]}"
+    return ", ".join(str(r) for r in s)

@@ -22,6 +22,7 @@ from rootrank.model import Evidence, Finding
 from rootrank.progress import LITERALS as PROGRESS_LITERALS
 from rootrank.progress import ProgressModel
 from rootrank.ranks import ElasticFailure, RankTagger, parse_time, rank_from_path, ranks_in
+from rootrank.runs import SectionFacts, another_node
 from rootrank.tracebacks import (
     Frame,
     PyException,
@@ -354,6 +355,10 @@ class ScanState:
     #: (``--max-restarts``; :meth:`Scanner._restarted`), in log order: not the job's end, but
     #: a restart's failure may be explained by them (rootrank.analysis.rules).
     earlier_findings: list[Finding] = field(default_factory=list)
+    #: Sections of one file that began like a new run after a failure but are another node's
+    #: output of the same run (``cat node1.log node0.log``; rootrank.runs.another_node):
+    #: ``(1-based line where the section began, why)``. They are not counted as attempts.
+    node_sections: list[tuple[int, str]] = field(default_factory=list)
 
 
 #: Lines that may show progress or a metric (one Aho-Corasick pass per block, like the main gate).
@@ -410,6 +415,63 @@ def _non_finite(text: str, start: int, end: int) -> bool:
     return "nan" in line or "NaN" in line or "inf" in line or "Inf" in line
 
 
+@dataclass
+class _HeldSection:
+    """What a section of one source showed, set aside at the run start that ended it
+    (:meth:`Scanner._new_attempt`): ``start`` is the 1-based line of that run start."""
+
+    start: int
+    facts: SectionFacts
+    findings: dict[tuple[str, int | None, str | None], Finding]
+    exceptions: Iterable[SeenException]
+    pending_pid: list[tuple[Finding, str | None, int]]
+    cut_traceback_ranks: set[int]
+    cut_at_start: list[tuple[str, int | None, int]]
+    elastic: list[ElasticFailure]
+
+    def before(self, later: _HeldSection) -> _HeldSection:
+        """This section followed by ``later``, another node's section of the same run: one
+        finding per signature and rank (this section's first, its evidence then the later's,
+        counts added), the exceptions, pid look-ups and summaries of both in log order. A
+        finding with no rank stays one per section: its rank may still come from its pid,
+        which only names a process on its own node."""
+        findings = dict(self.findings)
+        moved: dict[int, Finding] = {}
+        for key, f in later.findings.items():
+            first = findings.get(key)
+            if first is None:
+                findings[key] = f
+                continue
+            if key[1] is None:
+                findings[(key[0], None, f"{key[2]}#{len(findings)}")] = f
+                continue
+            first.count += f.count
+            first.evidence.extend(f.evidence[: max(0, MAX_EVIDENCE - len(first.evidence))])
+            if first.time is None:
+                first.time = f.time
+            if first.host is None:
+                first.host = f.host
+            for k, v in f.captures.items():
+                first.captures.setdefault(k, v)
+            if not first.frames:
+                first.frames = f.frames
+            moved[id(f)] = first
+        pending = [
+            *self.pending_pid,
+            *((moved.get(id(f), f), h, p) for f, h, p in later.pending_pid),
+        ]
+        return _HeldSection(
+            start=self.start,
+            facts=later.facts,
+            findings=findings,
+            exceptions=[*self.exceptions, *later.exceptions],
+            pending_pid=pending,
+            cut_traceback_ranks=self.cut_traceback_ranks | later.cut_traceback_ranks,
+            cut_at_start=[*self.cut_at_start, *later.cut_at_start],
+            elastic=[*self.elastic, *later.elastic],
+        )
+
+
 class Scanner:
     """Feeds lines through rank attribution, traceback reading and matching.
 
@@ -448,6 +510,11 @@ class Scanner:
         # budget, LIGHT_FULL, is the scan's: per source, a folder of 1,024 per-rank files
         # read 1,024 times as many).
         self._light_lines = 0
+        # Who wrote the current section of the source (rootrank.runs.SectionFacts), and the
+        # sections a run start set aside until the source's end tells whether the next one
+        # was a relaunch or another node (:meth:`_new_attempt`, :meth:`_settle_sections`).
+        self._section = SectionFacts()
+        self._held: list[_HeldSection] = []
 
     def scan_source(self, path: str, blocks: Iterable[Block]) -> None:
         """Scan one source given as blocks of whole lines. ``path`` names it in evidence;
@@ -462,6 +529,7 @@ class Scanner:
         path_rank, is_local = rank_from_path(path)
         tagger = RankTagger(path=path, path_rank=path_rank, path_rank_is_local=is_local)
         self._path_rank = path_rank
+        self._section, self._held = SectionFacts(), []
         readers: dict[int | None, TracebackReader] = {}
         self._open_readers.clear()
         gate = self.matcher.gate
@@ -561,6 +629,8 @@ class Scanner:
                         self._order,
                     )
                 )
+        if self._held:
+            self._settle_sections(tagger)
         self._line_sigs.clear()
         if path_rank is not None and st.lines_total:
             st.ranks_seen.add(
@@ -591,6 +661,7 @@ class Scanner:
             if _RUN_START.search(text) or _RUN_START.search(raw.text):
                 self._new_attempt(raw.number, tagger, readers)
         rank = tagged.rank
+        self._section.see(rank, tagged.local_rank, tagged.host, tagged.time)
         need_time = tagged.time is None and rank is not None
         if rank is not None:
             st.ranks_seen.add(rank)
@@ -701,8 +772,26 @@ class Scanner:
     ) -> None:
         """A new run starts at line ``number`` (1-based) after the current one failed: what the
         failed run showed is dropped, so the diagnosis is about the run that ended the job
-        (what the ranks and hosts are stays learnt)."""
+        (what the ranks and hosts are stays learnt). What it dropped is held until the source
+        ends: if the new section turns out to be another node of the same run
+        (:meth:`_settle_sections`), it is put back."""
         st = self.state
+        facts = self._section
+        for e in tagger.elastic:
+            facts.see(e.rank, e.local_rank, e.host, e.time)
+        self._held.append(
+            _HeldSection(
+                start=number,
+                facts=facts,
+                findings=dict(st.findings),
+                exceptions=list(st.exceptions),
+                pending_pid=list(st.pending_pid),
+                cut_traceback_ranks=set(st.cut_traceback_ranks),
+                cut_at_start=list(st.cut_at_start),
+                elastic=list(tagger.elastic),
+            )
+        )
+        self._section = SectionFacts()
         st.attempt_starts.append(number)
         st.findings.clear()
         st.exceptions.clear()
@@ -715,6 +804,56 @@ class Scanner:
         self._pending = None
         self._line_sigs.clear()
         self._failed = False
+
+    def _settle_sections(self, tagger: RankTagger) -> None:
+        """At the end of a source cut into sections by run starts (:meth:`_new_attempt`),
+        decide for each cut whether the section after it was a relaunch (the held section
+        stays dropped) or another node's output of the same run (rootrank.runs.another_node:
+        the held section's findings, exceptions and torchelastic summaries are put back, the
+        cut is no attempt, and :attr:`ScanState.node_sections` says why)."""
+        st = self.state
+        last = self._section
+        for e in tagger.elastic:
+            last.see(e.rank, e.local_rank, e.host, e.time)
+        held, self._held = self._held, []
+        carried: _HeldSection | None = None  # earlier sections of the same run, merged
+        for i, sec in enumerate(held):
+            if carried is not None:
+                sec = carried.before(sec)
+            later = held[i + 1].facts if i + 1 < len(held) else last
+            why = another_node(sec.facts, later)
+            if why is None:
+                carried = None
+                continue
+            later.merge(sec.facts)
+            st.attempt_starts.remove(held[i].start)
+            st.node_sections.append((held[i].start, why))
+            carried = sec
+        if carried is None:
+            return
+        # The last cut was another node's: put the run's earlier sections back.
+        merged = carried.before(
+            _HeldSection(
+                start=0,
+                facts=last,
+                findings=st.findings,
+                exceptions=st.exceptions,
+                pending_pid=st.pending_pid,
+                cut_traceback_ranks=st.cut_traceback_ranks,
+                cut_at_start=st.cut_at_start,
+                elastic=tagger.elastic,
+            )
+        )
+        findings, cut = merged.findings, merged.cut_traceback_ranks
+        st.findings.clear()
+        st.findings.update(findings)
+        st.exceptions.clear()
+        st.exceptions.extend(merged.exceptions)
+        st.pending_pid[:] = merged.pending_pid
+        st.cut_traceback_ranks.clear()
+        st.cut_traceback_ranks.update(cut)
+        st.cut_at_start[:] = merged.cut_at_start
+        tagger.elastic[:] = merged.elastic
 
     def _restarted(self, path: str, start: int, agent: tuple[str, str]) -> None:
         """The torchrun agent ``agent`` (path, pid) logged a second failure: it had restarted

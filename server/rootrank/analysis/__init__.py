@@ -43,6 +43,8 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     graph = explain(ctx)
     root = pick_root(graph, ctx)
     diag = _empty_diagnosis(ctx)
+    for line, why in state.node_sections:
+        diag.reasoning.append(say("node_sections", line=line, why=why))
     if state.attempt_starts:
         restart = root is not None and any(root is f for f in state.earlier_findings)
         key = "attempts_restart" if restart else "attempts"

@@ -176,6 +176,10 @@ _TEMPLATES: dict[str, str] = {
         "The log holds {n} runs of the job, each started after the one before had failed; the last "
         "one (from line {line}) failed as it restarted, so the fault of the run before it is the cause."
     ),
+    "node_sections": (
+        "The section from line {line} begins like a new run, but it is another node of the same run ({why}): "
+        "the nodes' output is read as one run."
+    ),
     "no_known_failure": "No known failure found. The last exception{rank_part} is {type} at {where}.",
     "local_rank_summary": "torchrun's summary gives pid {pid} (local_rank {local}) the global rank {rank}",
     "local_rank_single_node": "local_rank {local} is global rank {local}: {proof}",
