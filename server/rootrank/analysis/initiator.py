@@ -237,6 +237,44 @@ def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else f"{v:g}"
 
 
+#: Collectives whose output holds one input per member of the group (NumelOut = size x
+#: NumelIn) and those whose input does (NumelIn = size x NumelOut), as WorkNCCL names them.
+_GATHERS = frozenset({"ALLGATHER", "_ALLGATHER_BASE", "ALLGATHER_COALESCED", "ALLTOALL_BASE"})
+_SCATTERS = frozenset({"REDUCE_SCATTER", "_REDUCE_SCATTER_BASE", "REDUCE_SCATTER_COALESCED"})
+
+
+def subgroup_of_root(case: Case) -> tuple[int, int] | None:
+    """``(group size, ranks the job has at least)`` when the root is a collective that ran in
+    a process group smaller than the job (a subgroup from ``new_group`` /
+    ``new_subgroups``, a tensor- or pipeline-parallel group), else ``None``.
+
+    The group's size comes from the watchdog's ``WorkNCCL(OpType=..., NumelIn=a,
+    NumelOut=b)``: an all-gather's output holds one input per member (size = b / a), a
+    reduce-scatter's input one output per member (size = a / b); the job has at least
+    ``max(known rank) + 1`` ranks (ranks are 0-based). A rank outside the reporters then
+    may not be in the group at all, so its failure (or its silence) does not show that the
+    group waited for it."""
+    caps = case.root.captures
+    op = caps.get("optype", "")
+    try:
+        n_in, n_out = int(caps.get("numel", "")), int(caps.get("numel_out", ""))
+    except ValueError:
+        return None
+    if n_in <= 0 or n_out <= 0:
+        return None
+    if op in _GATHERS and n_out % n_in == 0:
+        size = n_out // n_in
+    elif op in _SCATTERS and n_in % n_out == 0:
+        size = n_in // n_out
+    else:
+        return None
+    known = case.ctx.known_ranks()
+    world = max(case.ctx.state.world_size or 0, max(known) + 1 if known else 0)
+    if size < 2 or world <= size:
+        return None
+    return size, world
+
+
 def missing_reporter(case: Case) -> Verdict | None:
     """In a hang every rank but the one the others wait for reports the timeout: the one
     known rank that reported no failure of this class is the suspect (not for the
@@ -249,6 +287,8 @@ def missing_reporter(case: Case) -> Verdict | None:
         "preemption-sigterm",
     ):
         return None
+    if subgroup_of_root(case) is not None:
+        return None  # the quiet ranks may belong to other groups: no gap to read
     reporters = {
         f.rank
         for f in case.ctx.findings
@@ -393,6 +433,22 @@ def named_by_root(case: Case) -> Verdict | None:
             (rank, other),
             True,
         )
+    first = launcher_first_elsewhere(rank, case)
+    if first is not None:
+        other, code = first
+        return Verdict(
+            None,
+            say(
+                "launcher_first_elsewhere",
+                rank=rank,
+                other=other,
+                code=code,
+                ranks=format_ranks(sorted({other, rank})),
+            ),
+            "named_by_root",
+            (rank, other),
+            True,
+        )
     return Verdict(rank, "", "named_by_root", (rank,))
 
 
@@ -434,6 +490,11 @@ def elastic_summary(case: Case) -> Verdict | None:
     aborted = [e for e in case.ctx.state.elastic if e.rank == rank and e.exitcode in (-6, 134)]
     if rank is not None and aborted and case.root.role != "cause":
         return Verdict(None, say("watchdog_abort", rank=rank), "elastic_summary", (rank,), True)
+    sub = subgroup_of_root(case)
+    if rank is not None and sub is not None and rank not in case.ranks_with:
+        size, world = sub
+        why = say("subgroup_unknown_member", rank=rank, size=size, world=world)
+        return Verdict(None, why, "elastic_summary", (rank,), True)
     if rank is not None:
         return Verdict(rank, why, "elastic_summary", (rank,))
     if why:
@@ -461,12 +522,50 @@ def implied_rank(case: Case) -> Verdict | None:
         return None
     if any(_AGENT_FRAME.search(fr.get("file", "")) for fr in case.root.frames):
         return Verdict(None, say("implied_rank_agent"), "implied_rank", (), True)
+    worked = group_worked_after(case)
+    if worked is not None:
+        return Verdict(
+            None,
+            say("implied_rank_group_formed", rank=sig.implied_rank, what=worked),
+            "implied_rank",
+            (),
+            True,
+        )
     return Verdict(
         sig.implied_rank,
         say("implied_rank", rank=sig.implied_rank, reason=sig.implied_rank_reason),
         "implied_rank",
         (sig.implied_rank,),
     )
+
+
+#: Signature categories (signatures/<category>/) whose failures happen in a process group
+#: that formed: NCCL's communicators and the collectives run only after every rank reached
+#: the rendezvous store.
+_GROUP_CATEGORIES = frozenset({"nccl", "collective"})
+
+
+def group_worked_after(case: Case) -> str | None:
+    """What shows the job's process group formed after the root (a set-up failure whose
+    rank is implied by design): a later finding of an NCCL or collective signature, or a
+    later traceback that waits in a collective. A rank 0 whose store could not bind ends
+    before any of that: the other ranks never get past the rendezvous. So the failed set-up
+    was another process's (a surplus launcher on the master node, a second job), which is
+    no rank of this group. Returns a short description of the evidence (with its line), or
+    ``None``."""
+    from rootrank.tracebacks import collective_call
+
+    root, ctx = case.root, case.ctx
+    for f in ctx.findings:
+        sig = ctx.library.signatures.get(f.signature)
+        if f.order > root.order and sig is not None and sig.category in _GROUP_CATEGORIES:
+            line = f.evidence[0].line if f.evidence else None
+            return f'"{f.title}"' + (f" (line {line})" if line else "")
+    for seen in ctx.state.exceptions:
+        call = collective_call(seen.exc.frames)
+        if seen.order > root.order and call and call != "backward":
+            return f"a traceback waiting in {call} (line {seen.exc.log_line})"
+    return None
 
 
 def reported_by_launcher(case: Case) -> Verdict | None:
@@ -642,6 +741,41 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
         return seen.rank
     cut = sorted(st.cut_traceback_ranks - {rank})
     return cut[0] if cut else None
+
+
+def launcher_first_elsewhere(rank: int, case: Case) -> tuple[int, int] | None:
+    """Another rank the launcher saw fail first, by itself, when the log shows nothing else
+    of it: ``(that rank, its exit code)``, or ``None``.
+
+    torchrun's agent logs the first failure it observes in the worker group (``failed
+    (exitcode: 1) local_rank: 1``) and names it "Root Cause (first observed failure)" in its
+    summary (torch/distributed/elastic/multiprocessing/api.py, ``PContext._poll``;
+    errors/__init__.py, ``ChildFailedError.get_first_failure``), then stops the others with
+    SIGTERM. A real exit code (not a signal the agent sent) is that rank's own failure. When
+    the root cause is printed by ``rank`` but the agent saw another rank exit first, and
+    that rank's own error is not in the log (no finding of it beyond the launcher's report),
+    two readings conflict with equal strength: ``rank`` may have been unwinding its error
+    when the other left, or the other hit an earlier fault the paste lost. The log does not
+    tell, so no rank is named."""
+    ctx = case.ctx
+    own = {f.rank for f in ctx.findings if f.rank is not None and ctx.kind(f) != "terminal"}
+    firsts: list[tuple[int, int]] = []
+    for f in ctx.findings:
+        if f.rank is None or ctx.kind(f) != "terminal" or "local_rank" not in f.captures:
+            continue  # the agent's own first-failure line names the worker's local rank
+        code = _real_exit(f)
+        if code is not None:
+            firsts.append((f.rank, code))
+    for e in ctx.state.elastic:
+        if e.root_cause and e.rank is not None and e.rank >= 0 and e.exitcode is not None:
+            if e.exitcode != 0 and e.exitcode not in SIGNAL_CODES and e.exitcode not in (-6, 134):
+                firsts.append((e.rank, e.exitcode))
+    if any(r == rank for r, _ in firsts):
+        return None  # the launcher saw the root's own rank fail first: no conflict
+    for other, code in firsts:
+        if other not in own:
+            return other, code
+    return None
 
 
 def summary_root_of(entry: ElasticFailure, entries: list[ElasticFailure]) -> ElasticFailure | None:

@@ -132,6 +132,18 @@ _TEMPLATES: dict[str, str] = {
         "rank {other} also failed with an exception no signature explains, and the log does not show which of ranks "
         "{ranks} failed first"
     ),
+    "implied_rank_group_formed": (
+        "by design rank {rank} hosts it, but the job's process group formed and ran anyway ({what}): the process"
+        " that failed was another one (a second launcher on the master node, another job), no rank of this group"
+    ),
+    "subgroup_unknown_member": (
+        "the launcher names rank {rank}, but the collective that timed out ran in a group of {size} ranks"
+        " (of at least {world}), and the log does not show that rank {rank} belongs to it"
+    ),
+    "launcher_first_elsewhere": (
+        "rank {rank} printed it, but torchrun's agent saw rank {other} exit first by itself (exit code {code}) and"
+        " the log shows nothing of rank {other}'s own error: the log does not show which of ranks {ranks} failed first"
+    ),
     "same_on_every_rank": (
         "only rank {rank}'s copy of this set-up error is in the log, and every rank runs the same set-up: "
         "the log does not show which rank hit it first"
