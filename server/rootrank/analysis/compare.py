@@ -102,3 +102,29 @@ def split_groups(group: list[Finding], key: str) -> dict[str, list[int]]:
     for rank, value in sorted(values_by_rank(group, key).items()):
         out.setdefault(value, []).append(rank)
     return out
+
+
+def lacking_keys(group: list[Finding], key: str = "keys") -> OddOne:
+    """The rank whose list of names (the comma-separated ``key`` capture: the loss keys each
+    rank prints, mmdet's ``rank 1 len(log_vars): 3 keys: a,b,c``) lacks names that every
+    other rank has, while the others all agree: a head, stage or term that produced nothing
+    on that rank only. Two ranks suffice (a strict subset says which side lost entries);
+    a list that differs otherwise (names of its own, or no single odd rank) tells nothing.
+    Returns ``OddOne(None, "")`` when no rank stands out."""
+    sets = {
+        r: frozenset(x for x in v.split(",") if x) for r, v in values_by_rank(group, key).items()
+    }
+    if len(sets) < 2 or len(set(sets.values())) != 2:
+        return OddOne(None, "")
+    counts = Counter(sets.values())
+    (common, n_common), (odd, n_odd) = counts.most_common(2)
+    if n_odd == n_common:  # two ranks: the smaller set is the odd one when it is a subset
+        common, odd = (common, odd) if len(common) > len(odd) else (odd, common)
+    elif n_odd != 1:
+        return OddOne(None, "")
+    if not odd < common:
+        return OddOne(None, "")
+    rank = next(r for r, s in sets.items() if s == odd)
+    missing = ", ".join(sorted(common - odd))
+    why = say("lacking_keys", rank=rank, n=len(odd), m=len(common), missing=missing)
+    return OddOne(rank, why, key=key)

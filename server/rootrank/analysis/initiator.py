@@ -17,7 +17,7 @@ from typing import Any
 
 import regex
 
-from rootrank.analysis.compare import odd_one_out
+from rootrank.analysis.compare import lacking_keys, odd_one_out
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_time, format_ranks, ranks_word, say
 from rootrank.model import Finding, InitiatorInfo
@@ -164,6 +164,8 @@ def odd_value_out(case: Case) -> Verdict | None:
     """The rank whose OpType, collective, shape, Numel, dtype or SeqNum differs from the
     others' reports of the same failure (:func:`~rootrank.analysis.compare.odd_one_out`)."""
     odd = odd_one_out(case.group)
+    if odd.rank is None and not odd.undecided:
+        odd = lacking_keys(case.group)
     if odd.rank is not None:
         return Verdict(odd.rank, odd.why, "odd_value_out", (odd.rank,))
     if odd.undecided:

@@ -104,6 +104,9 @@ _TEMPLATES: dict[str, str] = {
     "seqnum_behind": "rank {rank} is behind (SeqNum {low}; the others are at {high})",
     "barrier_early": "rank {rank} entered {value} while the other rank was in {other}: it left the loop early",
     "diverged_groups": "the ranks' collective streams diverged: {groups}; the log does not tell which side started",
+    "lacking_keys": (
+        "rank {rank} printed {n} names where every other rank printed the same {m}: it lacks {missing}"
+    ),
     "two_disagree": "ranks {a} and {b} disagree ({key} {va} vs {vb}) and the log does not tell which one diverged",
     "missing_reporter": "rank {rank} is the one known rank that did not report it, so it is the rank the others waited for",
     "missing_reporter_cut": (
