@@ -988,7 +988,10 @@ class Scanner:
             return
         hit, joined, first_len = best
         sid = hit.signature.id
-        if sid in message.first_sigs or (sid in message.sigs and not message.supersede):
+        if sid in message.first_sigs:
+            self._complete_captures(hit, message)
+            return
+        if sid in message.sigs and not message.supersede:
             return
         start, end = hit.span
         raw = message.first.raw
@@ -1027,6 +1030,21 @@ class Scanner:
             if call:
                 finding.captures.setdefault("collective", call)
         message.sigs.add(hit.signature.id)
+
+    def _complete_captures(self, hit: Hit, message: PendingMessage) -> None:
+        """The message's first line showed ``hit``'s signature, and the joined message reads
+        more of it: a terminal's fixed-width wrap cut a field in two (``TensorShape`` then
+        ``=[41, 256]`` on the next line). The joined match's captures fill those the first
+        line's match could not read (the finding is found by the rank the match names, else
+        the message's)."""
+        rank = message.rank
+        if hit.captures.get("rank", "").isdigit():
+            rank = int(hit.captures["rank"])
+        key = (hit.signature.id, rank, message.path if rank is None else None)
+        finding = self.state.findings.get(key)
+        if finding is not None and finding.evidence[0].line <= message.first.number:
+            for k, v in hit.captures.items():
+                finding.captures.setdefault(k, v)
 
     def _repoint(
         self, hit: Hit, message: PendingMessage, first: RawLine, columns: tuple[int, int] | None

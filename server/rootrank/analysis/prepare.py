@@ -180,7 +180,11 @@ def infer(findings: list[Finding], library: Library) -> list[Finding]:
       collectives) give a finding with no rank: the streams diverged and the log does not
       tell which side started. SeqNums
       further apart than :data:`~rootrank.analysis.compare.MAX_SEQNUM_LAG` belong to
-      different process groups and prove nothing.
+      different process groups and prove nothing;
+    - a size (``differs`` other than ``optype``/``collective``: a shape, a numel) is only
+      compared within one collective: ranks that ran different ones desynced, whatever
+      their sizes; two ranks that ran the same one with two sizes give a finding with no
+      rank (a size mismatch, and nothing tells which of the two is off).
 
     Several comparisons may single out the same rank: one finding per rank, the most
     specific."""
@@ -190,12 +194,21 @@ def infer(findings: list[Finding], library: Library) -> list[Finding]:
             continue
         group = [f for f in findings if f.signature in sig.inferred["from"]]
         key = sig.inferred["differs"]
+        sizes = key not in ("optype", "collective")
+        if sizes and len({f.captures.get("optype") for f in group if f.rank is not None}) > 1:
+            continue  # different collectives: a desync, whatever their sizes
         seqnums = {f.captures.get("seqnum") for f in group}
-        if len(seqnums) == 1 or (key in ("optype", "collective") and _within_lag(group)):
+        if len(seqnums) == 1 or (not sizes and _within_lag(group)):
             odd = odd_one_out(group, (key,))
             if odd.rank is not None:
                 base = next(f for f in group if f.rank == odd.rank)
                 out.append(_inferred(sig, base, odd.rank, odd.why))
+                continue
+            if odd.undecided and sizes:
+                # two ranks, one collective, two sizes: a size mismatch, and the log does
+                # not tell which of the two is off
+                base = min((f for f in group if f.rank is not None), key=lambda f: f.order)
+                out.append(_inferred(sig, base, None, odd.why))
                 continue
         split = _diverged(group, key)
         if split is not None:
