@@ -611,6 +611,33 @@ def test_two_nodes_each_agent_to_its_own_file(two_node_run):
     assert diag["attempts"] == 1
 
 
+@pytest.mark.parametrize("fault_first", [True, False], ids=["fault-node-first", "fault-node-last"])
+def test_two_node_logs_concatenated_are_one_run(two_node_run, tmp_path, fault_first):
+    """``cat node1.log node0.log > all.log``: the second agent's start banner follows the
+    first node's failure, as a relaunch's would; its other global ranks (torchelastic's
+    ``rank - local_rank``) show another node of the same run, so the log is one run and the
+    initiator is still global rank 3."""
+    culprit, fault_text = fault_node(two_node_run)
+    other = next(p for p in two_node_run.logs if p != culprit)
+    parts = [fault_text, other.read_text(encoding="utf-8")]
+    text = "".join(parts if fault_first else parts[::-1])
+    path = tmp_path / "all.log"
+    path.write_text(text, encoding="utf-8")
+    diag, code = diagnose(path)
+    assert_diagnosis(
+        diag,
+        code,
+        failure_class="user-code-exception",
+        rank=NODES_FAULT_RANK,
+        lines=lines_matching(text, rf"^\[rank{NODES_FAULT_RANK}\]: ValueError: shard-00003\.csv"),
+        text=text,
+    )
+    assert diag["attempts"] == 1, diag["reasoning"]
+    assert any("another node of the same run" in r for r in diag["reasoning"]), diag["reasoning"]
+    reset = [g for g in diag["collateral"] if g["signature"] == "connection-reset-by-peer"]
+    assert {r for g in reset for r in g["ranks"]} == {0, 1, 2}, diag["collateral"]
+
+
 def test_two_nodes_in_one_file_as_a_batch_system_writes_them(tmp_path):
     """Both agents append to one file, their lines interleaved as they were written (a
     batch system's single output file of a 2-node job)."""
