@@ -241,7 +241,7 @@ def _num(v: float) -> str:
 
 #: Collectives whose output holds one input per member of the group (NumelOut = size x
 #: NumelIn) and those whose input does (NumelIn = size x NumelOut), as WorkNCCL names them.
-_GATHERS = frozenset({"ALLGATHER", "_ALLGATHER_BASE", "ALLGATHER_COALESCED", "ALLTOALL_BASE"})
+_GATHERS = frozenset({"ALLGATHER", "_ALLGATHER_BASE", "ALLGATHER_COALESCED"})
 _SCATTERS = frozenset({"REDUCE_SCATTER", "_REDUCE_SCATTER_BASE", "REDUCE_SCATTER_COALESCED"})
 
 
