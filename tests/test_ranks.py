@@ -93,6 +93,32 @@ def test_elastic_summary_entries():
     assert t.hosts == {2: "node01", 1: "node02"}
 
 
+def test_a_retyped_summary_with_glued_fields_still_names_its_entry():
+    # A summary copied from a rendered table: a space before the colons, the table's header
+    # keys on their own lines, and the rank and exitcode fields glued onto one line.
+    t, _ = tag_all(
+        [
+            "Failures:",
+            "<NO OTHER FAILURES>",
+            "Root Cause (first observed failure) :",
+            "[0]:",
+            "time",
+            "host",
+            "2026-11-30 08:12:09",
+            "gpu-a7",
+            "rank5 (local rank: 1)exitcode: -9 (pid: 4410)error file: <N/A>",
+            "traceback : signal 9 (SIGKILL) received by PID 4410",
+        ]
+    )
+    got = [(e.rank, e.local_rank, e.exitcode, e.pid, e.root_cause) for e in t.elastic]
+    assert got == [(5, 1, -9, 4410, True)]
+
+
+def test_a_glued_line_outside_a_summary_is_not_an_entry():
+    t, _ = tag_all(["rank5 (local rank: 1)exitcode: -9 (pid: 4410)"])
+    assert t.elastic == []
+
+
 def test_mp_spawn_banner_names_the_process_of_the_traceback():
     _, out = tag_all(
         [

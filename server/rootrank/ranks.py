@@ -82,10 +82,20 @@ _NCCL_INIT = lazy_regex.compile(
 _SPAWN = lazy_regex.compile(r"^-- Process (?P<proc>\d+) terminated with the following error:")
 _WORLD = lazy_regex.compile(r"\b(?:world_size|WORLD_SIZE|world size)\s*[=:]\s*(?P<n>\d{1,6})\b")
 
-_SUMMARY_START = lazy_regex.compile(r"^(?:Failures:|Root Cause \(first observed failure\):)\s*$")
+# A summary retyped or copied from a rendered page may put a space before the colon.
+_SUMMARY_START = lazy_regex.compile(
+    r"^(?:Failures\s?:|Root Cause \(first observed failure\)\s?:)\s*$"
+)
 _SUMMARY_ITEM = lazy_regex.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
 _SUMMARY_FIELD = lazy_regex.compile(
-    r"^\s{1,8}(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$"
+    r"^\s{0,8}(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$"
+)
+_SUMMARY_KEYS = frozenset(("time", "host", "rank", "exitcode", "error_file", "traceback"))
+# An entry whose fields were glued onto one line when the summary's table was copied from a
+# rendered page or retyped: "rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>".
+_SUMMARY_GLUED = lazy_regex.compile(
+    r"^\s*rank\s?:?\s?(?P<rank>-?\d+) ?\(local[_ ]rank: ?(?P<local>\d+)\) ?"
+    r"exitcode ?:? ?(?P<code>-?\d+)(?: ?\(pid: ?(?P<pid>\d+)\))?"
 )
 _SUMMARY_RANK = lazy_regex.compile(r"^(?P<rank>-?\d+)(?: \(local_rank: (?P<local>\d+)\))?")
 _SUMMARY_EXIT = lazy_regex.compile(r"^(?P<code>-?\d+)(?: \(pid: (?P<pid>\d+)\))?")
@@ -495,10 +505,13 @@ class RankTagger:
             self.elastic.append(
                 ElasticFailure(root_cause=self._summary_root, line=number, path=self.path)
             )
+            self._summary_noise = 0
             return False
         fm = _SUMMARY_FIELD.match(body)
         if fm:
             self._summary_noise = 0
+        elif self.elastic and self._glued_entry(body):
+            return True
         if fm and self.elastic:
             item = self.elastic[-1]
             key, value = fm.group("key"), fm.group("value").strip()
@@ -533,7 +546,12 @@ class RankTagger:
         if _SUMMARY_START.match(body):
             self._summary_root = body.startswith("Root Cause")
             return False
-        if stripped.startswith(("=====", "-----", "<NO_OTHER_FAILURES>")) or not stripped:
+        if (
+            stripped.startswith(("=====", "-----"))
+            or stripped.replace(" ", "_").startswith("<NO_OTHER_FAILURES>")
+            or stripped in _SUMMARY_KEYS  # a copied table's header row, one key per line
+            or not stripped
+        ):
             if stripped.startswith("====") and self.elastic and self.elastic[-1].rank is not None:
                 self._summary = False
             return False
@@ -544,6 +562,27 @@ class RankTagger:
             self._summary = False
             self._summary_noise = 0
         return False
+
+    def _glued_entry(self, body: str) -> bool:
+        """Record an entry whose rank and exitcode fields share one line (a summary copied
+        from a rendered table or retyped: ``rank2 (local rank: 2)exitcode: -9 (pid: 36071)``)
+        on the last entry opened; ``True`` when ``body`` was one. A field already set is kept
+        (the glued line only fills what the entry lacks)."""
+        gm = _SUMMARY_GLUED.match(body)
+        if gm is None:
+            return False
+        item = self.elastic[-1]
+        self._summary_noise = 0
+        if item.rank is None:
+            item.rank = int(gm.group("rank"))
+            item.local_rank = int(gm.group("local"))
+        if item.exitcode is None:
+            item.exitcode = int(gm.group("code"))
+            if gm.group("pid"):
+                item.pid = int(gm.group("pid"))
+        if item.host and item.rank >= 0:
+            self.hosts.setdefault(item.rank, item.host)
+        return True
 
     def _open_cut_summary(self, body: str, number: int) -> bool:
         """Open a torchelastic summary whose ``Failures:`` header is not in the log (a
