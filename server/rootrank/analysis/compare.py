@@ -42,12 +42,19 @@ def values_by_rank(group: list[Finding], key: str) -> dict[int, str]:
     return values
 
 
-def odd_one_out(group: list[Finding], keys: tuple[str, ...] = COMPARE_KEYS) -> OddOne:
+def odd_one_out(
+    group: list[Finding], keys: tuple[str, ...] = COMPARE_KEYS, world: frozenset[int] = frozenset()
+) -> OddOne:
     """The rank whose capture differs from the others' in ``group``.
 
     With three or more ranks, the single rank in the minority; between two, the one that
     is behind (a lower SeqNum within :data:`MAX_SEQNUM_LAG`, or a BARRIER against a
     training collective). Returns ``OddOne(None, "")`` when all agree or nothing differs.
+
+    ``world`` (int ranks, may be empty) is every rank the log shows exists. Two reporters of
+    a larger world (ranks ``0..max`` beyond the two) are not a majority: a one-step SeqNum lag
+    between them is left undecided, since the ranks that did not report may be at either
+    value (and in a BROADCAST the root completes before its receivers).
     """
     for key in keys:
         values = values_by_rank(group, key)
@@ -73,7 +80,12 @@ def odd_one_out(group: list[Finding], keys: tuple[str, ...] = COMPARE_KEYS) -> O
                 continue
             low = min(numeric.values())
             behind = [r for r, v in numeric.items() if v == low]
-            if len(behind) == 1 and max(numeric.values()) - low <= MAX_SEQNUM_LAG:
+            whole = set(range(max(world | set(numeric)) + 1)) <= set(numeric)
+            if (
+                len(behind) == 1
+                and max(numeric.values()) - low <= MAX_SEQNUM_LAG
+                and (len(numeric) >= 3 or whole)
+            ):
                 r = behind[0]
                 return OddOne(
                     r, say("seqnum_behind", rank=r, low=low, high=max(numeric.values())), key=key

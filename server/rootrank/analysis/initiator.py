@@ -163,7 +163,7 @@ def same_step_everywhere(case: Case) -> Verdict | None:
 def odd_value_out(case: Case) -> Verdict | None:
     """The rank whose OpType, collective, shape, Numel, dtype or SeqNum differs from the
     others' reports of the same failure (:func:`~rootrank.analysis.compare.odd_one_out`)."""
-    odd = odd_one_out(case.group)
+    odd = odd_one_out(case.group, world=frozenset(case.ctx.known_ranks()))
     if odd.rank is not None:
         return Verdict(odd.rank, odd.why, "odd_value_out", (odd.rank,))
     if odd.undecided:

@@ -1,0 +1,68 @@
+"""Two reporters of a larger world are no majority (rootrank.analysis.compare.odd_one_out).
+
+A SeqNum one behind the other reporter's marks the lagging rank only when the two are the
+whole job; when the log shows other ranks (ranks 0..max beyond the two, or a printed world
+size), those ranks may be at either value, so the comparison is left undecided. Logs below
+are written in the watchdog's own wording (PyTorch 2.4 ProcessGroupNCCL).
+"""
+
+from __future__ import annotations
+
+from rootrank.analysis.compare import odd_one_out
+from rootrank.engine import diagnose_text
+from rootrank.model import Finding
+
+
+def _timeout(rank: int, seqnum: int) -> Finding:
+    return Finding(
+        signature="nccl-watchdog-timeout",
+        failure_class="collective-timeout",
+        title="t",
+        role="symptom",
+        severity="error",
+        specificity=20,
+        rank=rank,
+        host=None,
+        time=None,
+        order=rank,
+        captures={"seqnum": str(seqnum), "optype": "BROADCAST"},
+    )
+
+
+def test_two_reporters_that_are_the_whole_job_name_the_one_behind():
+    odd = odd_one_out([_timeout(0, 12), _timeout(1, 11)], world=frozenset({0, 1}))
+    assert odd.rank == 1 and not odd.undecided
+
+
+def test_two_reporters_of_a_larger_world_are_undecided():
+    odd = odd_one_out([_timeout(0, 5730), _timeout(3, 5729)], world=frozenset({0, 3}))
+    assert odd.rank is None and odd.undecided
+    assert "0 and 3" in odd.why
+
+
+def test_three_reporters_still_name_the_single_lagging_rank():
+    group = [_timeout(0, 12), _timeout(1, 11), _timeout(2, 12), _timeout(3, 12)]
+    odd = odd_one_out(group, world=frozenset(range(8)))
+    assert odd.rank == 1
+
+
+LOG_TWO_OF_FOUR = """\
+[rank0]:[E822 16:31:16.131931664 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88, OpType=BROADCAST, NumelIn=4096, NumelOut=4096, Timeout(ms)=600000) ran for 600009 milliseconds before timing out.
+[rank3]:[E822 16:31:16.135435629 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=87, OpType=BROADCAST, NumelIn=4096, NumelOut=4096, Timeout(ms)=600000) ran for 600008 milliseconds before timing out.
+"""
+
+LOG_TWO_OF_TWO = """\
+[rank0]:[E822 16:31:16.131931664 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, NumelIn=4096, NumelOut=4096, Timeout(ms)=600000) ran for 600009 milliseconds before timing out.
+[rank1]:[E822 16:31:16.135435629 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=87, OpType=ALLREDUCE, NumelIn=4096, NumelOut=4096, Timeout(ms)=600000) ran for 600008 milliseconds before timing out.
+"""
+
+
+def test_diagnosis_names_no_rank_when_two_of_four_ranks_report():
+    d = diagnose_text(LOG_TWO_OF_FOUR)
+    assert d.root_cause is not None and d.root_cause.failure_class == "collective-timeout"
+    assert d.initiating_rank is None
+
+
+def test_diagnosis_names_the_lagging_rank_of_a_two_rank_job():
+    d = diagnose_text(LOG_TWO_OF_TWO)
+    assert d.initiating_rank == 1
