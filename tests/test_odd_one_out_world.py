@@ -66,3 +66,19 @@ def test_diagnosis_names_no_rank_when_two_of_four_ranks_report():
 def test_diagnosis_names_the_lagging_rank_of_a_two_rank_job():
     d = diagnose_text(LOG_TWO_OF_TWO)
     assert d.initiating_rank == 1
+
+
+LOG_UNUSED_ONE_RANK = """\
+[rank2]: RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error indicates that your module has parameters that were not used in producing loss. You can enable unused parameter detection by passing the keyword argument `find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`, and by
+[rank2]: making sure all `forward` function outputs participate in calculating loss.
+[rank2]: Parameters which did not receive grad for rank 2: head.aux.bias, head.aux.weight
+[rank2]: Parameter indices which did not receive grad for rank 2: 40 41
+"""
+
+
+def test_unused_parameters_reported_by_one_rank_name_no_initiator():
+    """DDP's message names the rank that printed it; parameters the model never uses are
+    unused on every rank, so one rank's copy in a log that shows no other rank names none."""
+    d = diagnose_text(LOG_UNUSED_ONE_RANK)
+    assert d.root_cause is not None and d.root_cause.failure_class == "ddp-unused-parameters"
+    assert d.initiating_rank is None

@@ -336,6 +336,7 @@ SAME_ON_EVERY_RANK = frozenset(
     {
         "config-error",
         "ddp-marked-ready-twice",
+        "ddp-unused-parameters",  # a parameter the graph never uses: unused on every rank
         "gpu-unavailable",
         "checkpoint-load-mismatch",
         "dependency-version-mismatch",
