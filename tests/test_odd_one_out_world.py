@@ -82,3 +82,27 @@ def test_unused_parameters_reported_by_one_rank_name_no_initiator():
     d = diagnose_text(LOG_UNUSED_ONE_RANK)
     assert d.root_cause is not None and d.root_cause.failure_class == "ddp-unused-parameters"
     assert d.initiating_rank is None
+
+
+def test_lone_submitter_is_the_rank_alone_in_its_own_collective():
+    from rootrank.analysis.compare import lone_submitter
+
+    sets = [frozenset({2}), frozenset({0, 1, 3}), frozenset({0, 1, 3})]
+    assert lone_submitter(sets) == 2
+    # overlapping ready sets (the same op ready on different subsets) single no one out
+    assert lone_submitter([frozenset({0, 7, 3}), frozenset({0, 7, 3, 2})]) is None
+    # one ready set only (ranks missing from it are handled by missing_from_ready itself)
+    assert lone_submitter([frozenset({0, 1, 2, 4, 5, 6, 7})]) is None
+    # two lone ranks on two ops: no single rank stands out
+    assert lone_submitter([frozenset({2}), frozenset({3}), frozenset({0, 1})]) is None
+
+
+LOG_HOROVOD_SPLIT = """\
+[1,0]<stderr>:[2026-11-30 11:40:02.118230: W horovod/common/stall_inspector.cc:107] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock. Stalled ops: HorovodAllreduce_loss_0 [ready ranks: 1], HorovodAllreduce_gradients_conv1_0 [ready ranks: 0, 2, 3], HorovodAllreduce_gradients_conv2_0 [ready ranks: 2, 0, 3]
+"""
+
+
+def test_horovod_stall_with_complementary_ready_sets_names_the_lone_rank():
+    d = diagnose_text(LOG_HOROVOD_SPLIT)
+    assert d.root_cause is not None and d.root_cause.signature == "horovod-stall"
+    assert d.initiating_rank == 1

@@ -114,3 +114,23 @@ def split_groups(group: list[Finding], key: str) -> dict[str, list[int]]:
     for rank, value in sorted(values_by_rank(group, key).items()):
         out.setdefault(value, []).append(rank)
     return out
+
+
+def lone_submitter(ready_sets: list[frozenset[int]]) -> int | None:
+    """The rank alone in its own collective in a stall report of per-op ready sets
+    (Horovod's ``op [ready ranks: ...]``): when the ops' ready sets are pairwise disjoint
+    (the ranks wait in *different* collectives) and exactly one rank stands alone — ready
+    for an op no other rank submitted and missing from every other op — that rank left the
+    common sequence. ``None`` when the sets overlap or no single rank stands alone."""
+    distinct = list(dict.fromkeys(s for s in ready_sets if s))
+    if len(distinct) < 2:
+        return None
+    for i, a in enumerate(distinct):
+        for b in distinct[i + 1 :]:
+            if a & b:
+                return None
+    lone = [next(iter(s)) for s in distinct if len(s) == 1]
+    others = [s for s in distinct if len(s) > 1]
+    if len(lone) == 1 and others:
+        return lone[0]
+    return None

@@ -17,7 +17,7 @@ from typing import Any
 
 import regex
 
-from rootrank.analysis.compare import odd_one_out
+from rootrank.analysis.compare import lone_submitter, odd_one_out
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_time, format_ranks, ranks_word, say
 from rootrank.model import Finding, InitiatorInfo
@@ -121,6 +121,17 @@ def missing_from_ready(case: Case) -> Verdict | None:
     lists = [f.captures["ready"] for f in case.group if f.captures.get("ready")]
     if not lists:
         return None
+    sets = [
+        frozenset(int(x) for x in regex.findall(r"\d+", m))
+        for f in case.group
+        for m in [f.captures.get("ready", "")]
+        + regex.findall(r"\[ready ranks: ([\d, ]+)\]", f.captures.get("stalled_more", ""))
+    ]
+    lone = lone_submitter(sets)
+    if lone is not None:
+        others = sorted(set().union(*sets) - {lone})
+        why = say("lone_submitter", rank=lone, others=format_ranks(others))
+        return Verdict(lone, why, "missing_from_ready", (lone,))
     ready = {int(x) for x in regex.findall(r"\d+", lists[0])}
     top = max(ready | case.ctx.known_ranks())
     missing = sorted(set(range(top + 1)) - ready)
