@@ -106,3 +106,18 @@ def test_horovod_stall_with_complementary_ready_sets_names_the_lone_rank():
     d = diagnose_text(LOG_HOROVOD_SPLIT)
     assert d.root_cause is not None and d.root_cause.signature == "horovod-stall"
     assert d.initiating_rank == 1
+
+
+LOG_RAY_DEATH_THEN_OWN_WATCHDOG = """\
+2026-03-02 08:14:51,202 WARNING worker.py:2058 -- A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker. RayTask ID: ffffffffffffffff2a91c0d7e1f3b2a601000000 Worker ID: 3fd2c1a9b8e7d6c5 Node ID: 7a6b5c4d3e2f1a0b Worker IP address: 10.0.0.12 Worker port: 40211 Worker PID: 48815 Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.
+(RayWorkerWrapper pid=48815) [rank1]:[E302 08:14:50.911802334 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.
+(RayWorkerWrapper pid=48815) [rank1]:[E302 08:14:50.912011857 ProcessGroupNCCL.cpp:683] [Rank 1] To avoid data inconsistency, we are taking the entire process down.
+"""
+
+
+def test_a_ray_worker_death_printed_before_its_own_watchdog_abort_is_its_consequence():
+    """Ray's driver reports a worker's death when it notices; the worker's forwarded stderr
+    (its watchdog timeout and 'taking the entire process down') can come after it. The report
+    is a terminal event explained by the fault, like torchrun's failed-child report."""
+    d = diagnose_text(LOG_RAY_DEATH_THEN_OWN_WATCHDOG)
+    assert d.root_cause is not None and d.root_cause.failure_class == "collective-timeout"
