@@ -42,12 +42,19 @@ def values_by_rank(group: list[Finding], key: str) -> dict[int, str]:
     return values
 
 
-def odd_one_out(group: list[Finding], keys: tuple[str, ...] = COMPARE_KEYS) -> OddOne:
+def odd_one_out(
+    group: list[Finding], keys: tuple[str, ...] = COMPARE_KEYS, world: frozenset[int] = frozenset()
+) -> OddOne:
     """The rank whose capture differs from the others' in ``group``.
 
     With three or more ranks, the single rank in the minority; between two, the one that
     is behind (a lower SeqNum within :data:`MAX_SEQNUM_LAG`, or a BARRIER against a
     training collective). Returns ``OddOne(None, "")`` when all agree or nothing differs.
+
+    ``world`` (int ranks, may be empty) is every rank the log shows exists. Two reporters of
+    a larger world (ranks ``0..max`` beyond the two) are not a majority: a one-step SeqNum lag
+    between them is left undecided, since the ranks that did not report may be at either
+    value (and in a BROADCAST the root completes before its receivers).
     """
     for key in keys:
         values = values_by_rank(group, key)
@@ -73,7 +80,12 @@ def odd_one_out(group: list[Finding], keys: tuple[str, ...] = COMPARE_KEYS) -> O
                 continue
             low = min(numeric.values())
             behind = [r for r, v in numeric.items() if v == low]
-            if len(behind) == 1 and max(numeric.values()) - low <= MAX_SEQNUM_LAG:
+            whole = set(range(max(world | set(numeric)) + 1)) <= set(numeric)
+            if (
+                len(behind) == 1
+                and max(numeric.values()) - low <= MAX_SEQNUM_LAG
+                and (len(numeric) >= 3 or whole)
+            ):
                 r = behind[0]
                 return OddOne(
                     r, say("seqnum_behind", rank=r, low=low, high=max(numeric.values())), key=key
@@ -128,3 +140,23 @@ def lacking_keys(group: list[Finding], key: str = "keys") -> OddOne:
     missing = ", ".join(sorted(common - odd))
     why = say("lacking_keys", rank=rank, n=len(odd), m=len(common), missing=missing)
     return OddOne(rank, why, key=key)
+
+
+def lone_submitter(ready_sets: list[frozenset[int]]) -> int | None:
+    """The rank alone in its own collective in a stall report of per-op ready sets
+    (Horovod's ``op [ready ranks: ...]``): when the ops' ready sets are pairwise disjoint
+    (the ranks wait in *different* collectives) and exactly one rank stands alone — ready
+    for an op no other rank submitted and missing from every other op — that rank left the
+    common sequence. ``None`` when the sets overlap or no single rank stands alone."""
+    distinct = list(dict.fromkeys(s for s in ready_sets if s))
+    if len(distinct) < 2:
+        return None
+    for i, a in enumerate(distinct):
+        for b in distinct[i + 1 :]:
+            if a & b:
+                return None
+    lone = [next(iter(s)) for s in distinct if len(s) == 1]
+    others = [s for s in distinct if len(s) > 1]
+    if len(lone) == 1 and others:
+        return lone[0]
+    return None

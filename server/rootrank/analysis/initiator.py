@@ -17,7 +17,7 @@ from typing import Any
 
 import regex
 
-from rootrank.analysis.compare import lacking_keys, odd_one_out
+from rootrank.analysis.compare import lacking_keys, lone_submitter, odd_one_out
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_time, format_ranks, ranks_word, say
 from rootrank.model import Finding, InitiatorInfo
@@ -121,6 +121,17 @@ def missing_from_ready(case: Case) -> Verdict | None:
     lists = [f.captures["ready"] for f in case.group if f.captures.get("ready")]
     if not lists:
         return None
+    sets = [
+        frozenset(int(x) for x in regex.findall(r"\d+", m))
+        for f in case.group
+        for m in [f.captures.get("ready", "")]
+        + regex.findall(r"\[ready ranks: ([\d, ]+)\]", f.captures.get("stalled_more", ""))
+    ]
+    lone = lone_submitter(sets)
+    if lone is not None:
+        others = sorted(set().union(*sets) - {lone})
+        why = say("lone_submitter", rank=lone, others=format_ranks(others))
+        return Verdict(lone, why, "missing_from_ready", (lone,))
     ready = {int(x) for x in regex.findall(r"\d+", lists[0])}
     top = max(ready | case.ctx.known_ranks())
     missing = sorted(set(range(top + 1)) - ready)
@@ -163,7 +174,7 @@ def same_step_everywhere(case: Case) -> Verdict | None:
 def odd_value_out(case: Case) -> Verdict | None:
     """The rank whose OpType, collective, shape, Numel, dtype or SeqNum differs from the
     others' reports of the same failure (:func:`~rootrank.analysis.compare.odd_one_out`)."""
-    odd = odd_one_out(case.group)
+    odd = odd_one_out(case.group, world=frozenset(case.ctx.known_ranks()))
     if odd.rank is None and not odd.undecided:
         odd = lacking_keys(case.group)
     if odd.rank is not None:
@@ -378,6 +389,7 @@ SAME_ON_EVERY_RANK = frozenset(
     {
         "config-error",
         "ddp-marked-ready-twice",
+        "ddp-unused-parameters",  # a parameter the graph never uses: unused on every rank
         "gpu-unavailable",
         "checkpoint-load-mismatch",
         "dependency-version-mismatch",

@@ -92,6 +92,10 @@ _TEMPLATES: dict[str, str] = {
         "waited for it"
     ),
     # --- initiating-rank strategies
+    "lone_submitter": (
+        "rank {rank} alone submitted a collective the other ranks ({others}) never did, and is"
+        " missing from theirs: the ranks wait in different collectives"
+    ),
     "named_together": "ranks {ranks} are named together and the log does not tell which one started",
     "same_step": (
         "ranks {ranks} went wrong at the same step ({step}): a cause common to every rank,"
