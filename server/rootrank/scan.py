@@ -101,6 +101,9 @@ _LAUNCH_CMD = lazy_regex.compile(
 _AGENT_PID = lazy_regex.compile(
     r"Sending process (?P<pid>\d+) closing signal|failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: (?P<fpid>\d+)\)"
 )
+#: The agent's closing-signal lines kept as events (a node's workers per attempt; bounded
+#: against a log of endless restarts).
+MAX_CLOSING_SIGNALS = 4096
 # torchrun's agent stopping a worker after another failed (elastic/multiprocessing/api.py
 # ``_close``): "Sending process 1235 closing signal SIGTERM".
 _CLOSING_SIGNAL = lazy_regex.compile(
@@ -378,8 +381,9 @@ class ScanState:
     #: output of the same run (``cat node1.log node0.log``; rootrank.runs.another_node):
     #: ``(1-based line where the section began, why)``. They are not counted as attempts.
     node_sections: list[tuple[int, str]] = field(default_factory=list)
-    #: torchrun's agent's closing-signal lines, in scan order, every attempt's (the pids are
-    #: also in ``launch.closing_pids``; read by :mod:`rootrank.analysis.events`).
+    #: torchrun's agent's closing-signal lines, in scan order, every attempt's, the first
+    #: :data:`MAX_CLOSING_SIGNALS` (every pid is also in ``launch.closing_pids``; read by
+    #: :mod:`rootrank.analysis.events`).
     closing_signals: list[ClosingSignal] = field(default_factory=list)
 
 
@@ -694,7 +698,11 @@ class Scanner:
         elif tagged.time is not None and (st.end_time is None or tagged.time > st.end_time):
             st.end_time = tagged.time
         st.launch.read(text, raw.number, raw.text)
-        if "closing signal" in text and (m := _CLOSING_SIGNAL.search(text)):
+        if (
+            "closing signal" in text
+            and len(st.closing_signals) < MAX_CLOSING_SIGNALS
+            and (m := _CLOSING_SIGNAL.search(text))
+        ):
             st.closing_signals.append(
                 ClosingSignal(int(m["pid"]), m["sig"], path, raw.number, tagged.time, tagged.host)
             )

@@ -97,7 +97,9 @@ class Event:
         local_rank: torchrun's local rank when the line names one, else ``None``.
         host: host name, or ``None``.
         pid: the process id the line names (a worker's), or ``None``.
-        time: seconds since the epoch of the line, or ``None``.
+        time: the line's timestamp in seconds since 2000-01-01 00:00 (the scan's clock,
+            :func:`rootrank.ranks.parse_time`: glog lines print no year, so every
+            timestamp is read in one fixed year and they compare), or ``None``.
         order: 0-based place in the stream (see the module's docstring for the rule).
         line: 1-based line in ``path`` (0 when unknown).
         path: the source the line came from (``""`` when unknown).
