@@ -17,10 +17,11 @@ Kinds, and the line shapes they come from:
   ``Traceback`` header; :class:`~rootrank.scan.SeenException`).
 - ``exit``: a launcher's line saying a worker exited with a code: srun's ``task 3: Exited
   with exit code 1`` (``tasks 2-7,9: ...`` gives one event per task), mp.spawn's
-  ``process 2 terminated with exit code 1``, torchrun's agent ``failed (exitcode: -9)
+  ``process 2 terminated with exit code 1``, torchrun's agent ``failed (exitcode: 1)
   local_rank: 2 (pid: 4242)``. Made from the finding of a signature of kind ``terminal``
-  with an integer ``exitcode`` capture (``ref`` is that finding). ``code`` is the exit code
-  as printed (a negative code is torchelastic's "killed by signal -code").
+  with an integer ``exitcode`` capture (``ref`` is that finding; the agent's ``failed
+  (exitcode: -9)`` is read by ``worker-sigkill-exit``, a cause, so it stays a finding).
+  ``code`` is the exit code as printed (negative: torchelastic's "killed by signal -code").
 - ``signal``: torchrun's agent stopping a worker: ``Sending process 4243 closing signal
   SIGTERM`` (:class:`~rootrank.scan.ClosingSignal`); ``pid`` is the worker's, ``sender`` is
   ``"agent"``, ``code`` the signal's number (15).
@@ -43,13 +44,18 @@ comes before the exit it reports). Across sources (one file per rank or node), t
 streams are merged by time: each event counts with its own timestamp, or the latest earlier
 one of its source (events before a source's first timestamp count as earliest); equal times
 keep the sources' scan order. ``order`` is the 0-based place in that merged stream.
+
+Attempts: the findings, exceptions and summaries are the last attempt's (the scan sets the
+earlier attempts' aside, ``ScanState.earlier_findings``); the closing signals, the attempt
+boundaries and each rank's last progress cover every attempt, so a query compares
+``order`` with the last ``attempt`` event's when it must keep to the last attempt.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from rootrank.model import Finding
@@ -112,14 +118,14 @@ class Event:
     """
 
     kind: Kind
-    rank: int | None
-    local_rank: int | None
-    host: str | None
-    pid: int | None
-    time: float | None
-    order: int
-    line: int
-    path: str
+    rank: int | None = None
+    local_rank: int | None = None
+    host: str | None = None
+    pid: int | None = None
+    time: float | None = None
+    order: int = -1
+    line: int = 0
+    path: str = ""
     sender: Sender | None = None
     code: int | None = None
     step: int | None = None
@@ -155,78 +161,104 @@ def events_of(state: ScanState, findings: Sequence[Finding], library: Library) -
             return None
         return "agent" if pid in closing else "outside"
 
-    raw: list[dict[str, Any]] = []
+    out: list[Event] = []
     for f in findings:
         ev = f.evidence[0] if f.evidence else None
-        where = {"path": ev.path if ev else "", "line": ev.line if ev else 0}
-        pid, code = _int(f.captures.get("pid")), _int(f.captures.get("exitcode"))
-        local = _int(f.captures.get("local_rank"))
-        common = {"local_rank": local, "host": f.host, "pid": pid, "time": f.time, **where}
-        raw.append({"kind": "finding", "rank": f.rank, "code": code, "ref": f, **common})
-        if code is None or finding_kind(library, f) != "terminal":
+        found = Event(
+            "finding",
+            rank=f.rank,
+            local_rank=_int(f.captures.get("local_rank")),
+            host=f.host,
+            pid=_int(f.captures.get("pid")),
+            time=f.time,
+            line=ev.line if ev is not None else 0,
+            path=ev.path if ev is not None else "",
+            code=_int(f.captures.get("exitcode")),
+            ref=f,
+        )
+        out.append(found)
+        if found.code is None or finding_kind(library, f) != "terminal":
             continue
         ranks: list[int | None] = [f.rank] if f.rank is not None else []
-        ranks = ranks or list(_task_ids(f.captures.get("task", ""))) or [None]
-        for rank in ranks:
-            raw.append(
-                {"kind": "exit", "rank": rank, "code": code, "ref": f, **common}
-                | {"sender": sender(code, pid)}
-            )
+        for rank in ranks or _task_ids(f.captures.get("task", "")) or [None]:
+            out.append(replace(found, kind="exit", rank=rank, sender=sender(found.code, found.pid)))
     for seen in state.exceptions:
-        raw.append(
-            {"kind": "exception", "rank": seen.rank, "local_rank": None, "host": seen.host}
-            | {"pid": None, "time": seen.time, "path": seen.path, "line": seen.exc.log_line}
-            | {"ref": seen}
+        out.append(
+            Event(
+                "exception",
+                rank=seen.rank,
+                host=seen.host,
+                time=seen.time,
+                line=seen.exc.log_line,
+                path=seen.path,
+                ref=seen,
+            )
         )
     for c in state.closing_signals:
         entry = by_pid.get(c.pid)
-        raw.append(
-            {"kind": "signal", "rank": entry.rank if entry else None}
-            | {"local_rank": entry.local_rank if entry else None, "host": c.host, "pid": c.pid}
-            | {"time": c.time, "path": c.path, "line": c.line, "sender": "agent"}
-            | {"code": SIGNAL_NUMBERS.get(c.signal), "ref": c}
+        out.append(
+            Event(
+                "signal",
+                rank=entry.rank if entry is not None else None,
+                local_rank=entry.local_rank if entry is not None else None,
+                host=c.host,
+                pid=c.pid,
+                time=c.time,
+                line=c.line,
+                path=c.path,
+                sender="agent",
+                code=SIGNAL_NUMBERS.get(c.signal),
+                ref=c,
+            )
         )
     for e in state.elastic:
-        raw.append(
-            {"kind": "summary", "rank": e.rank, "local_rank": e.local_rank, "host": e.host}
-            | {"pid": e.pid, "time": e.time, "path": e.path, "line": e.line, "code": e.exitcode}
-            | {"sender": sender(e.exitcode, e.pid), "ref": e}
+        out.append(
+            Event(
+                "summary",
+                rank=e.rank,
+                local_rank=e.local_rank,
+                host=e.host,
+                pid=e.pid,
+                time=e.time,
+                line=e.line,
+                path=e.path,
+                sender=sender(e.exitcode, e.pid),
+                code=e.exitcode,
+                ref=e,
+            )
         )
     for p in state.progress.last().values():
-        raw.append(
-            {"kind": "progress", "rank": p.rank, "local_rank": None, "host": None, "pid": None}
-            | {"time": p.time, "path": p.path, "line": p.line, "step": p.step, "ref": p}
+        out.append(
+            Event(
+                "progress", rank=p.rank, time=p.time, line=p.line, path=p.path, step=p.step, ref=p
+            )
         )
     one_source = state.sources[0] if len(state.sources) == 1 else ""
     for start in sorted(state.attempt_starts):
-        raw.append(
-            {"kind": "attempt", "rank": None, "local_rank": None, "host": None, "pid": None}
-            | {"time": None, "path": one_source, "line": start, "ref": start}
-        )
-    merged = _merge(raw, state.sources)
-    return tuple(Event(order=i, **fields) for i, fields in enumerate(merged))
+        out.append(Event("attempt", line=start, path=one_source, ref=start))
+    return tuple(replace(e, order=i) for i, e in enumerate(_merge(out, state.sources)))
 
 
-def _merge(raw: list[dict[str, Any]], sources: list[str]) -> Iterable[dict[str, Any]]:
-    """``raw`` in stream order: each source's events by line, the sources merged by time
-    (an untimed event counts with its source's latest earlier time)."""
+def _merge(events: list[Event], sources: list[str]) -> Iterator[Event]:
+    """``events`` in stream order: each source's by line (then :data:`_TIE`, then as
+    given), the sources merged by time (an untimed event counts with its source's latest
+    earlier time, or as earliest before the source's first time; equal times keep the
+    sources' scan order, :attr:`ScanState.sources <rootrank.scan.ScanState.sources>`)."""
     rank_of_source = {p: i for i, p in enumerate(sources)}
-    streams: dict[str, list[dict[str, Any]]] = {}
-    for i, r in enumerate(raw):
-        r["_i"] = i
-        streams.setdefault(r["path"], []).append(r)
-    keyed: list[list[tuple[float, dict[str, Any]]]] = []
+    streams: dict[str, list[tuple[int, Event]]] = {}
+    for i, e in enumerate(events):
+        streams.setdefault(e.path, []).append((i, e))
+    keyed: list[list[tuple[float, Event]]] = []
     for path in sorted(streams, key=lambda p: (rank_of_source.get(p, len(sources)), p)):
-        stream = sorted(streams[path], key=lambda r: (r["line"], _TIE[r["kind"]], r["_i"]))
+        stream = sorted(streams[path], key=lambda ie: (ie[1].line, _TIE[ie[1].kind], ie[0]))
         now = float("-inf")
-        out = []
-        for r in stream:
-            now = r["time"] if r["time"] is not None else now
-            out.append((now, r))
-        keyed.append(out)
-    for _, r in heapq.merge(*keyed, key=lambda pair: pair[0]):
-        del r["_i"]
-        yield r
+        timed: list[tuple[float, Event]] = []
+        for _, e in stream:
+            now = e.time if e.time is not None else now
+            timed.append((now, e))
+        keyed.append(timed)
+    for _, e in heapq.merge(*keyed, key=lambda pair: pair[0]):
+        yield e
 
 
 def of_kind(events: Iterable[Event], *kinds: Kind) -> list[Event]:
