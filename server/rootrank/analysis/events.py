@@ -45,8 +45,9 @@ streams are merged by time: each event counts with its own timestamp, or the lat
 one of its source (events before a source's first timestamp count as earliest); equal times
 keep the sources' scan order. ``order`` is the 0-based place in that merged stream.
 
-Attempts: the findings, exceptions and summaries are the last attempt's (the scan sets the
-earlier attempts' aside, ``ScanState.earlier_findings``); the closing signals, the attempt
+Attempts: the findings and exceptions are the last attempt's (the scan sets the earlier
+attempts' aside, ``ScanState.earlier_findings``; torchelastic prints its summary once, when
+the job ends); the closing signals, the attempt
 boundaries and each rank's last progress cover every attempt, so a query compares
 ``order`` with the last ``attempt`` event's when it must keep to the last attempt.
 """
