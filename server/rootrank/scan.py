@@ -101,6 +101,14 @@ _LAUNCH_CMD = lazy_regex.compile(
 _AGENT_PID = lazy_regex.compile(
     r"Sending process (?P<pid>\d+) closing signal|failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: (?P<fpid>\d+)\)"
 )
+#: The agent's closing-signal lines kept as events (a node's workers per attempt; bounded
+#: against a log of endless restarts).
+MAX_CLOSING_SIGNALS = 4096
+# torchrun's agent stopping a worker after another failed (elastic/multiprocessing/api.py
+# ``_close``): "Sending process 1235 closing signal SIGTERM".
+_CLOSING_SIGNAL = lazy_regex.compile(
+    r"Sending process (?P<pid>\d+) closing signal (?P<sig>SIG[A-Z]+)"
+)
 # ColossalAI / InternLM: "Distributed environment is initialized, data parallel size: 4,
 # pipeline parallel size: 1, tensor parallel size: 1" (world size = their product; rich
 # logging may wrap it over lines, so each size is read on its own).
@@ -188,6 +196,20 @@ _AGENT_FAILED = lazy_regex.compile(
     r"(?:^|\s)[EW]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*elastic/multiprocessing/api\.py:\d+\] "
     r"failed \(exitcode: -?\d+\) local_rank: \d+ "
 )
+
+
+@dataclass(frozen=True, slots=True)
+class ClosingSignal:
+    """One ``Sending process N closing signal SIGTERM`` line of torchrun's agent: the worker
+    ``pid`` it signalled, the signal's name, where (``path``, 1-based ``line``), and the line's
+    timestamp (s since the epoch) and host when its prefix shows them."""
+
+    pid: int
+    signal: str
+    path: str
+    line: int
+    time: float | None
+    host: str | None
 
 
 @dataclass
@@ -359,6 +381,10 @@ class ScanState:
     #: output of the same run (``cat node1.log node0.log``; rootrank.runs.another_node):
     #: ``(1-based line where the section began, why)``. They are not counted as attempts.
     node_sections: list[tuple[int, str]] = field(default_factory=list)
+    #: torchrun's agent's closing-signal lines, in scan order, every attempt's, the first
+    #: :data:`MAX_CLOSING_SIGNALS` (every pid is also in ``launch.closing_pids``; read by
+    #: :mod:`rootrank.analysis.events`).
+    closing_signals: list[ClosingSignal] = field(default_factory=list)
 
 
 #: Lines that may show progress or a metric (one Aho-Corasick pass per block, like the main gate).
@@ -672,6 +698,14 @@ class Scanner:
         elif tagged.time is not None and (st.end_time is None or tagged.time > st.end_time):
             st.end_time = tagged.time
         st.launch.read(text, raw.number, raw.text)
+        if (
+            "closing signal" in text
+            and len(st.closing_signals) < MAX_CLOSING_SIGNALS
+            and (m := _CLOSING_SIGNAL.search(text))
+        ):
+            st.closing_signals.append(
+                ClosingSignal(int(m["pid"]), m["sig"], path, raw.number, tagged.time, tagged.host)
+            )
         if "failed (exitcode" in text:
             m = _AGENT_FAILED.search(raw.text)
             if m:

@@ -18,20 +18,18 @@ from typing import Any
 import regex
 
 from rootrank.analysis.compare import lacking_keys, lone_submitter, odd_one_out
+from rootrank.analysis.events import (
+    ABORT_CODES,
+    SIGNAL_CODES,
+    launcher_exits,
+    of_kind,
+    real_exit,
+    signals_from_outside,
+)
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_time, format_ranks, ranks_word, say
 from rootrank.model import Finding, InitiatorInfo
 from rootrank.ranks import ElasticFailure
-
-#: Exit codes of a worker stopped by a signal (negative: torchelastic's -N; 128+N: a shell's).
-SIGNAL_CODES = {
-    -15: "SIGTERM",
-    15: "SIGTERM",
-    143: "SIGTERM",
-    -9: "SIGKILL",
-    9: "SIGKILL",
-    137: "SIGKILL",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,27 +352,17 @@ def signal_not_sent_by_agent(case: Case) -> Verdict | None:
     closing signal (its pid is not among the agent's ``Sending process N closing signal``
     lines) was killed from outside the job: the OOM killer, a preemption, a person. The
     agent signals the *other* workers only after the first one failed
-    (torch/distributed/elastic/multiprocessing/api.py ``_close``)."""
-    st = case.ctx.state
-    closing = st.launch.closing_pids
-    if not closing:
-        return None
-    killed = [
-        e
-        for e in st.elastic
-        if e.rank is not None
-        and e.rank >= 0
-        and e.exitcode in SIGNAL_CODES
-        and e.pid is not None
-        and e.pid not in closing
-    ]
+    (torch/distributed/elastic/multiprocessing/api.py ``_close``). Reads the summary's
+    entries the event stream marks as sent from outside
+    (:func:`~rootrank.analysis.events.signals_from_outside`)."""
+    killed = signals_from_outside(case.ctx.events)
     ranks = sorted({e.rank for e in killed if e.rank is not None})
     if len(ranks) != 1:
         return None
     e = next(k for k in killed if k.rank == ranks[0])
     return Verdict(
         e.rank,
-        say("signal_not_sent", rank=e.rank, signal=SIGNAL_CODES[e.exitcode or 0], pid=e.pid),
+        say("signal_not_sent", rank=e.rank, signal=e.signal, pid=e.pid),
         "signal_not_sent_by_agent",
         (ranks[0],),
     )
@@ -468,11 +456,16 @@ def named_by_root(case: Case) -> Verdict | None:
 
 def earliest_time(case: Case) -> Verdict | None:
     """Several ranks report the same cause: the first by timestamp started it; without
-    times (or a tie) the log does not tell."""
+    times (or a tie) the log does not tell. Reads the group's finding events."""
     if case.root.role != "cause" or len(case.ranks_with) < 2:
         return None
-    ranked = [f for f in case.group if f.rank is not None]
-    timed = [f for f in ranked if f.time is not None]
+    sig = case.root.signature
+    ranked = [
+        e
+        for e in of_kind(case.ctx.events, "finding")
+        if e.ref.signature == sig and e.rank is not None
+    ]
+    timed = [e for e in ranked if e.time is not None]
     if len(timed) == len(ranked):
         first = min(timed, key=lambda f: f.time or 0.0)
         if sum(1 for f in timed if f.time == first.time) == 1 and first.rank is not None:
@@ -501,7 +494,7 @@ def elastic_summary(case: Case) -> Verdict | None:
     summary's SIGABRT rank is only the first to time out, whatever the root's class (a bare
     summary, a timeout, a failed child)."""
     rank, why = elastic_rank(case.ctx.state.elastic)
-    aborted = [e for e in case.ctx.state.elastic if e.rank == rank and e.exitcode in (-6, 134)]
+    aborted = [e for e in case.ctx.state.elastic if e.rank == rank and e.exitcode in ABORT_CODES]
     if rank is not None and aborted and case.root.role != "cause":
         return Verdict(None, say("watchdog_abort", rank=rank), "elastic_summary", (rank,), True)
     sub = subgroup_of_root(case)
@@ -598,21 +591,9 @@ def reported_by_launcher(case: Case) -> Verdict | None:
         if same_on_every_rank(case) or root.failure_class in SEEN_BY_PEERS:
             # every rank hits it (or detects it): which one exited first is a race
             return None
-        exits: dict[int, int] = {}
-        for f in case.ctx.findings:
-            if case.ctx.kind(f) != "terminal" or (code := _real_exit(f)) is None:
-                continue
-            # srun groups tasks that ended alike: "tasks 2-7,9: Exited with exit code 1"
-            for rank in [f.rank] if f.rank is not None else _task_ids(f.captures.get("task", "")):
-                exits[rank] = code
-        exits.update(
-            (e.rank, e.exitcode)
-            for e in case.ctx.state.elastic
-            if e.rank is not None
-            and e.rank >= 0
-            and e.exitcode not in (None, 0, -6, 134)
-            and e.exitcode not in SIGNAL_CODES
-        )
+        # the launchers' exit lines (srun's "tasks 2-7,9: Exited with exit code 1" is one
+        # exit event per task) and torchelastic's summary entries
+        exits = launcher_exits(case.ctx.events)
         if len(exits) != 1:
             return None
         rank, code = next(iter(exits.items()))
@@ -624,7 +605,7 @@ def reported_by_launcher(case: Case) -> Verdict | None:
         )
     if root.role != "symptom" or case.ctx.kind(root) != "terminal" or len(case.ranks_with) != 1:
         return None
-    exitcode = _real_exit(root)
+    exitcode = real_exit(_exitcode(root))
     if exitcode is None:
         return None
     rank = case.ranks_with[0]
@@ -650,29 +631,12 @@ def peer_victim(case: Case) -> Verdict | None:
     return None
 
 
-def _task_ids(text: str) -> list[int]:
-    """The task ids of srun's ``tasks 2-7,9`` list (at most 4,096), ``[]`` when unreadable."""
-    out: list[int] = []
-    for part in text.split(","):
-        lo, _, hi = part.strip().partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()):
-            return []
-        out.extend(range(int(lo), int(hi or lo) + 1))
-        if len(out) > 4096:
-            return []
-    return out
-
-
-def _real_exit(f: Finding) -> int | None:
-    """The ``exitcode`` a launcher reported in ``f`` when the worker exited by itself (not
-    0, not a signal, not a SIGABRT); ``None`` otherwise."""
+def _exitcode(f: Finding) -> int | None:
+    """The ``exitcode`` a launcher reported in ``f``, or ``None``."""
     try:
-        exitcode = int(f.captures.get("exitcode", ""))
+        return int(f.captures.get("exitcode", ""))
     except ValueError:
         return None
-    if exitcode == 0 or exitcode in SIGNAL_CODES or exitcode in (-6, 134):
-        return None
-    return exitcode
 
 
 def victims_only(case: Case) -> Verdict | None:
@@ -774,16 +738,13 @@ def launcher_first_elsewhere(rank: int, case: Case) -> tuple[int, int] | None:
     ctx = case.ctx
     own = {f.rank for f in ctx.findings if f.rank is not None and ctx.kind(f) != "terminal"}
     firsts: list[tuple[int, int]] = []
-    for f in ctx.findings:
-        if f.rank is None or ctx.kind(f) != "terminal" or "local_rank" not in f.captures:
-            continue  # the agent's own first-failure line names the worker's local rank
-        code = _real_exit(f)
-        if code is not None:
-            firsts.append((f.rank, code))
-    for e in ctx.state.elastic:
-        if e.root_cause and e.rank is not None and e.rank >= 0 and e.exitcode is not None:
-            if e.exitcode != 0 and e.exitcode not in SIGNAL_CODES and e.exitcode not in (-6, 134):
-                firsts.append((e.rank, e.exitcode))
+    for e in of_kind(ctx.events, "exit"):
+        # the agent's own first-failure line names the worker's local rank
+        if e.rank is not None and "local_rank" in e.ref.captures and real_exit(e.code):
+            firsts.append((e.rank, e.code or 0))
+    for e in of_kind(ctx.events, "summary"):
+        if e.ref.root_cause and e.rank is not None and e.rank >= 0 and real_exit(e.code):
+            firsts.append((e.rank, e.code or 0))
     if any(r == rank for r, _ in firsts):
         return None  # the launcher saw the root's own rank fail first: no conflict
     for other, code in firsts:

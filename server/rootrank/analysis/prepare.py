@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from rootrank.analysis.compare import MAX_SEQNUM_LAG, odd_one_out, split_groups
+from rootrank.analysis.events import Event, events_of, finding_kind
 from rootrank.analysis.reasons import ranks_word, say
 from rootrank.model import Evidence, Finding
 from rootrank.scan import MAX_EVIDENCE, ScanState
@@ -22,7 +24,8 @@ class Context:
 
     ``findings`` are in log order; ``failure_present`` is true when the log shows a
     failure at all (an error finding, an exception, a failed exit), so warnings count;
-    ``local_why`` is the sentence that justified a local-to-global rank mapping.
+    ``local_why`` is the sentence that justified a local-to-global rank mapping;
+    ``events`` is the scan as one ordered stream (:mod:`rootrank.analysis.events`).
     """
 
     state: ScanState
@@ -32,11 +35,18 @@ class Context:
     local_why: str = ""
     notes: list[str] = field(default_factory=list)
 
+    @cached_property
+    def events(self) -> tuple[Event, ...]:
+        """The findings, exceptions, exits, signals, summaries, progress and attempts as one
+        stream (:func:`~rootrank.analysis.events.events_of`), built on first use from the
+        findings as they are then (:func:`prepare` forgets a stream built before its last
+        findings were added)."""
+        return events_of(self.state, self.findings, self.library)
+
     def kind(self, f: Finding) -> str:
         """The finding's kind from its signature (``cause``, ``symptom``, ``terminal``,
         ``hardware``); a finding made by the analysis itself keeps its role."""
-        sig = self.library.signatures.get(f.signature)
-        return getattr(sig, "kind", None) or f.role
+        return finding_kind(self.library, f)
 
     def peer_report(self, f: Finding) -> bool:
         """Whether ``f`` only reports that a peer went away (``explained_by: [peer]``)."""
@@ -89,6 +99,7 @@ def prepare(state: ScanState, library: Library) -> Context:
         if extra is not None:
             findings.append(extra)
             findings.sort(key=lambda f: f.order)
+    vars(ctx).pop("events", None)  # a stream read above lacks the findings just added
     return ctx
 
 

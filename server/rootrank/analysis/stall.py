@@ -9,6 +9,7 @@ the one missing from the progress (:func:`stalled_rank`).
 
 from __future__ import annotations
 
+from rootrank.analysis.events import last_progress
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_span, fmt_time, say
 from rootrank.model import Evidence, Finding
@@ -25,8 +26,9 @@ STALL_INTERVALS = 10
 def stalled_rank(ctx: Context) -> tuple[int | None, str]:
     """The rank that stopped making progress first, and why: the one rank whose last step
     is below every other rank's, or the one known rank that printed no progress while two or
-    more others did. ``(None, "")`` when progress does not single one out."""
-    last = {r: p for r, p in ctx.state.progress.last().items() if r is not None}
+    more others did. ``(None, "")`` when progress does not single one out. Reads the
+    progress events (:func:`~rootrank.analysis.events.last_progress`)."""
+    last = last_progress(ctx.events)
     if len(last) < 2:
         return None, ""
     top = max(p.step for p in last.values())
