@@ -267,6 +267,14 @@ def paired(args: argparse.Namespace, python: str, rg: str, extra: list[str]) -> 
         fh.write("\n".join(sensitive + insensitive) + "\n")
     rows = []
     ok = True
+    # --before: CPU seconds and (this engine / the other) per round, by (MB, input)
+    before: dict[tuple[float, str], list[float]] = {}
+    speedup: dict[tuple[float, str], list[float]] = {}
+    before_rg: dict[float, list[float]] = {}
+
+    def inputs(one: str, folder: str, log: str) -> list[tuple[str, str]]:
+        return [("one", one), ("folder", folder), ("tee", log)] if args.before else []
+
     try:
         for size in args.paired:
             log, meta = ensure_log(None, size, args.seed, args.ranks, args.stacked)
@@ -281,6 +289,8 @@ def paired(args: argparse.Namespace, python: str, rg: str, extra: list[str]) -> 
             timed("warm", [rg, "-c", "Traceback", one])
             rg_argv = [rg, "-c", "-F", *(["-i"] if insensitive else []), "-f", literal_file, one]
             rr = [python, "-m", "rootrank", "diagnose", "--format", "json", *extra]
+            # --before: the other engine, the same inputs, in the same rounds
+            old = ["env", f"PYTHONPATH={args.before}", *rr] if args.before else []
             vs_rg, vs_one, vs_tee = [], [], []
             cpu: dict[str, list[float]] = {"rg": [], "one": [], "folder": [], "tee": []}
             for _ in range(args.rounds):
@@ -288,7 +298,14 @@ def paired(args: argparse.Namespace, python: str, rg: str, extra: list[str]) -> 
                 r_one = timed("one", [*rr, one])
                 r_dir = timed("folder", [*rr, folder])
                 r_tee = timed("tee", [*rr, log])
-                for run in (r_one, r_dir, r_tee):
+                olds = {k: timed(f"before {k}", [*old, p]) for k, p in inputs(one, folder, log)}
+                nows = {"one": r_one, "folder": r_dir, "tee": r_tee}
+                for key, run in olds.items():
+                    before.setdefault((mb, key), []).append(run.cpu)
+                    speedup.setdefault((mb, key), []).append(nows[key].cpu / max(run.cpu, 1e-3))
+                if olds:
+                    before_rg.setdefault(mb, []).append(olds["one"].cpu / max(r_rg.cpu, 1e-3))
+                for run in (r_one, r_dir, r_tee, *olds.values()):
                     if run.returncode not in (0, 1):
                         ok = False
                         print(
@@ -341,6 +358,21 @@ def paired(args: argparse.Namespace, python: str, rg: str, extra: list[str]) -> 
         " they were split from (the same lines with their [rankN]: prefixes, the same diagnosis)"
     )
     print("targets (issue 11): folder/one <= 1.3x; one/rg <= 2x at 100 MB and 1 GB")
+    if args.before:
+        print(f"\n--before {args.before}, in the same rounds (CPU s; this engine / that one)")
+        head = (
+            f"{'MB':>8} {'one file cpu':>13} {'folder cpu':>11} {'tee log cpu':>12} {'one/rg':>8}"
+            f" {'one now/before':>15} {'folder now/before':>18} {'tee now/before':>15}"
+        )
+        print(head)
+        print("-" * len(head))
+        for mb in before_rg:
+            c = [_median(before[(mb, k)]) for k in ("one", "folder", "tee")]
+            r = [_median(speedup[(mb, k)]) for k in ("one", "folder", "tee")]
+            print(
+                f"{mb:>8.1f} {c[0]:>13.2f} {c[1]:>11.2f} {c[2]:>12.2f} {_median(before_rg[mb]):>7.1f}x"
+                f" {r[0]:>14.2f}x {r[1]:>17.2f}x {r[2]:>14.2f}x"
+            )
     return 0 if ok else 1
 
 
@@ -377,6 +409,12 @@ def main(argv: list[str] | None = None) -> int:
         "one file vs rg -F, and a folder of per-rank files vs the same bytes in one file",
     )
     ap.add_argument("--rounds", type=int, default=3, help="paired rounds per size (--paired)")
+    ap.add_argument(
+        "--before",
+        metavar="DIR",
+        help="with --paired: also time the engine in DIR (another copy's server/ folder) on the "
+        "same inputs in the same rounds, and print this engine's CPU over that one's",
+    )
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
@@ -389,6 +427,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     python = sys.executable
     extra = ["--no-mask"] if args.no_mask else []
+    if args.before and not os.path.isfile(os.path.join(args.before, "rootrank", "__init__.py")):
+        print(f"scan_bench: --before {args.before}: no rootrank package in it", file=sys.stderr)
+        return 2
     if args.paired:
         if not 8 <= args.ranks <= gen_log.MAX_WORLD:
             print(f"scan_bench: --ranks must be 8..{gen_log.MAX_WORLD}", file=sys.stderr)

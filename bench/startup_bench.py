@@ -17,11 +17,16 @@ that, a ``PYTHONDONTWRITEBYTECODE=1`` shell would time the compilation of every 
 The tiny log (unless ``--log FILE``) is three lines of a rank-0 CUDA OOM traceback; the
 diagnosis must succeed (exit 0) on every run.
 
+``--before DIR`` (the ``server/`` folder of another copy of the engine, e.g. an older commit's
+``git archive``) runs that engine's ``rootrank diagnose`` as a third command in the same
+interleaved rounds, so a change's before and after are measured under the same load.
+
 Usage::
 
     python bench/startup_bench.py                 # 20 runs of each
     python bench/startup_bench.py --runs 50 --target 6
     python bench/startup_bench.py --log my.log --python .venv/bin/python
+    python bench/startup_bench.py --before /tmp/old/server   # an older engine, interleaved
 
 Exit status: 0 measured (and within ``--target`` when ``--fail-above-target`` is given),
 1 rootrank failed or the ratio is above the target with ``--fail-above-target``, 2 bad
@@ -95,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         "--pythonpath", type=Path, default=ROOT / "server", help="where rootrank is imported from"
     )
     parser.add_argument(
+        "--before", type=Path, help="another engine's server/ folder, timed in the same rounds"
+    )
+    parser.add_argument(
         "--target", type=_positive_float, default=6.0, help="the ratio to meet (default 6)"
     )
     parser.add_argument(
@@ -103,8 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.log is not None and not args.log.is_file():
         parser.error(f"--log {args.log}: no such file")
-    if not (args.pythonpath / "rootrank" / "__init__.py").is_file():
-        parser.error(f"--pythonpath {args.pythonpath}: no rootrank package in it")
+    for flag, folder in (("--pythonpath", args.pythonpath), ("--before", args.before)):
+        if folder is not None and not (folder / "rootrank" / "__init__.py").is_file():
+            parser.error(f"{flag} {folder}: no rootrank package in it")
     if shutil.which(args.python) is None and not Path(args.python).is_file():
         parser.error(f"--python {args.python}: no such interpreter")
 
@@ -115,37 +124,42 @@ def main(argv: list[str] | None = None) -> int:
         env = dict(os.environ)
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(args.pythonpath), *filter(None, [os.environ.get("PYTHONPATH")])]
-        )
         env["NO_COLOR"] = "1"
+
+        def with_engine(folder: Path) -> dict[str, str]:
+            path = [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])]
+            return {**env, "PYTHONPATH": os.pathsep.join(path)}
+
         bare = [args.python, "-c", "pass"]
         diagnose = [args.python, "-m", "rootrank", "diagnose", str(log)]
+        here = with_engine(args.pythonpath)
+        commands = [("pass", bare, here), ("diagnose", diagnose, here)]
+        if args.before is not None:
+            commands.append(("before", diagnose, with_engine(args.before)))
 
         for _ in range(2):  # warm-up: bytecode into the prefix, files into the page cache
-            _run(bare, env)
-            _, _, code, err = _run(diagnose, env)
-            if code != 0:
-                print(
-                    f"startup_bench: rootrank diagnose {log} exited {code} (0 expected):\n"
-                    + err.decode(errors="replace").strip(),
-                    file=sys.stderr,
-                )
-                return 1
-        if b"note: the built signature library" in err:
-            print(
-                "startup_bench: the built library is missing or stale, so this measures the "
-                "YAML path: " + err.decode(errors="replace").strip(),
-                file=sys.stderr,
-            )
+            for name, cmd, cmd_env in commands:
+                _, _, code, err = _run(cmd, cmd_env)
+                if code != 0:
+                    print(
+                        f"startup_bench: {name}: {' '.join(cmd)} exited {code} (0 expected):\n"
+                        + err.decode(errors="replace").strip(),
+                        file=sys.stderr,
+                    )
+                    return 1
+                if b"note: the built signature library" in err:
+                    print(
+                        f"startup_bench: {name}: the built library is missing or stale, so this "
+                        "measures the YAML path: " + err.decode(errors="replace").strip(),
+                        file=sys.stderr,
+                    )
 
-        samples: dict[str, list[tuple[float, float]]] = {"pass": [], "diagnose": []}
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in commands}
         for i in range(args.runs):
-            order = [("pass", bare), ("diagnose", diagnose)]
-            if i % 2:
-                order.reverse()
-            for name, cmd in order:
-                wall, cpu, code, err = _run(cmd, env)
+            # each command first in turn (pass, diagnose, before; diagnose, before, pass...)
+            shift = i % len(commands)
+            for name, cmd, cmd_env in commands[shift:] + commands[:shift]:
+                wall, cpu, code, err = _run(cmd, cmd_env)
                 if code != 0:
                     print(
                         f"startup_bench: {' '.join(cmd)} exited {code}:\n"
@@ -173,6 +187,13 @@ def main(argv: list[str] | None = None) -> int:
         f"{med['diagnose'][1] * 1e3:>10.1f}"
     )
     print(f"{'ratio':24s}{wall_ratio:>9.1f}x{cpu_ratio:>9.1f}x")
+    if "before" in med:
+        before_wall, before_cpu = med["before"]
+        print(f"{'diagnose (--before)':24s}{before_wall * 1e3:>10.1f}{before_cpu * 1e3:>10.1f}")
+        print(
+            f"{'ratio (--before)':24s}{before_wall / med['pass'][0]:>9.1f}x"
+            f"{before_cpu / max(med['pass'][1], 1e-4):>9.1f}x"
+        )
     met = cpu_ratio <= args.target
     print(f"target             CPU ratio <= {args.target:g}x: {'met' if met else 'NOT met'}")
     return 1 if args.fail_above_target and not met else 0

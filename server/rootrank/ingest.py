@@ -76,8 +76,16 @@ def strip_ansi(s: str) -> str:
     return _ANSI.sub("", s)
 
 
+#: What every escape-less leftover :data:`_ANSI` removes ends in: ``[`` or ``;``, up to three
+#: digits, ``m`` (``[0m``, ``[m``, ``[1;36m``, ``1;36m``). A line without it and without ESC has
+#: nothing to strip (a ``[rank3]: ... mem 61.0GiB`` line used to pay a full ``_ANSI.sub``).
+_ANSI_LEFTOVER = lazy_regex.compile(r"[\[;]\d{0,3}m")
+
+
 def _may_have_ansi(s: str) -> bool:
-    return "\x1b" in s or ("m" in s and ("[" in s or ";" in s))
+    return "\x1b" in s or (
+        "m" in s and ("[" in s or ";" in s) and _ANSI_LEFTOVER.search(s) is not None
+    )
 
 
 def clean(raw: str) -> list[str]:

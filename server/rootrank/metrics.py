@@ -678,6 +678,9 @@ class MetricsReader:
         self._finished = False
         # per pace series name: step -> {rank: point}, the last PACE_STEPS steps
         self._by_step: dict[str, dict[int, dict[int, Point]]] = {}
+        # per series name: how many ranks (not None) have a series of it (kept as series are
+        # made: the straggler test reads it on every throughput point)
+        self._ranked: dict[str, int] = {}
 
     def observe(
         self,
@@ -739,6 +742,8 @@ class MetricsReader:
                 self.dropped += 1
                 return
             s = self.series[(name, rank)] = Series(name, rank)
+            if rank is not None:
+                self._ranked[name] = self._ranked.get(name, 0) + 1
         s.add(p, per_epoch)
         if name == "grad_norm" and not math.isfinite(p.value) and not s.has("metric-nonfinite"):
             scale = self.series.get(("loss_scale", rank))
@@ -763,10 +768,8 @@ class MetricsReader:
         (or the step leaves the table), compare each rank's value there with the others' median."""
         table = self._by_step.setdefault(name, {})
         table.setdefault(p.step, {})[rank] = p
-        ranks = {r for (n, r) in self.series if n == name and r is not None}
-        done = [
-            st for st, row in table.items() if len(row) >= len(ranks) or st < p.step - PACE_STEPS
-        ]
+        ranks = self._ranked[name]  # the ranks with this series (p's among them)
+        done = [st for st, row in table.items() if len(row) >= ranks or st < p.step - PACE_STEPS]
         for st in sorted(done):
             row = table.pop(st)
             if len(row) < 2:

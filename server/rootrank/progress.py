@@ -28,6 +28,7 @@ metrics reader takes it from the bar, see :mod:`rootrank.metrics`.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass
 
@@ -99,20 +100,69 @@ _NOT_CURRENT = lazy_regex.compile(
 # holds for all: :func:`read_step` and :func:`rootrank.metrics.read_metrics` remember it per
 # shape and read the next line of that shape by position (a log of ten million
 # "step N loss X" lines costs one regex pass per line, not a dozen).
-_NUMBER = lazy_regex.compile(r"([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+# (The standard library's engine: this simple pattern means the same there, and its split is
+# ~30% faster on a step line -- it runs on every progress/metric line.)
+_NUMBER_BODY = r"\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
+_NUMBER = re.compile(rf"([-+]?{_NUMBER_BODY})")
 #: Shapes remembered (then the memory is dropped and refilled).
 MAX_SHAPES = 512
 _last_shape: list = ["", ("", [])]
+#: A shape seen this many times gets a template (below); at most MAX_TEMPLATES are kept (the
+#: latest), for shapes of at most TEMPLATE_NUMBERS numbers.
+TEMPLATE_AFTER = 4
+MAX_TEMPLATES = 4
+TEMPLATE_NUMBERS = 64
+_templates: tuple[tuple[re.Pattern[str], str], ...] = ()
+_shape_seen: dict[str, int] = {}
+
+
+def _template(parts: list[str]) -> re.Pattern[str]:
+    """A pattern that fully matches exactly the texts that :data:`_NUMBER` splits into these
+    literal parts (``parts[0::2]``) with other numbers, and captures those numbers.
+
+    Each number is a lookahead capture consumed by its backreference, so it is taken greedily
+    and never given back (as the split takes it). The literals hold no digit, so no number can
+    start inside one, except at a sign that ends it: after a literal ending in ``-``/``+`` the
+    number must carry its own sign (a digit there would make the split take the literal's sign).
+    """
+    out = [re.escape(parts[0])]
+    for group, i in enumerate(range(1, len(parts), 2), start=1):
+        sign = "[-+]" if parts[i - 1].endswith(("-", "+")) else "[-+]?"
+        out.append(rf"(?=({sign}{_NUMBER_BODY}))\{group}")
+        out.append(re.escape(parts[i + 1]))
+    return re.compile("".join(out))
 
 
 def shape(text: str) -> tuple[str, list[str]]:
     """``(key, numbers)``: the text with its numbers replaced by a marker, and the numbers as
     printed (signed, decimal or exponent). The last result is remembered (both readers ask for
-    the same line in a row)."""
+    the same line in a row).
+
+    A shape seen :data:`TEMPLATE_AFTER` times is learnt as a template (:func:`_template`): a
+    line of that shape is then read by one match of it (~1.6 us on a step line, where the
+    split and the key cost ~6 us); any other line is split as before. The result is the same.
+    """
+    global _templates
     if _last_shape[0] is text:
         return _last_shape[1]
-    parts = _NUMBER.split(text)
-    got = ("\x00".join(parts[0::2]), parts[1::2])
+    templates = _templates
+    for i, (template, key) in enumerate(templates):
+        m = template.fullmatch(text)
+        if m is not None:
+            got = (key, list(m.groups()))
+            if i:  # the template of the last line first
+                _templates = (templates[i], *templates[:i], *templates[i + 1 :])
+            break
+    else:
+        parts = _NUMBER.split(text)
+        got = ("\x00".join(parts[0::2]), parts[1::2])
+        if 0 < len(got[1]) <= TEMPLATE_NUMBERS:
+            seen = _shape_seen.get(got[0], 0) + 1
+            if len(_shape_seen) >= MAX_SHAPES:
+                _shape_seen.clear()
+            _shape_seen[got[0]] = seen
+            if seen == TEMPLATE_AFTER:
+                _templates = ((_template(parts), got[0]), *templates[: MAX_TEMPLATES - 1])
     _last_shape[0], _last_shape[1] = text, got
     return got
 

@@ -436,9 +436,13 @@ def _light_stride(count: int) -> int:
 
 
 def _non_finite(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]`` may print a NaN or an Inf (a cheap substring test)."""
-    line = text[start:end]
-    return "nan" in line or "NaN" in line or "inf" in line or "Inf" in line
+    """Whether ``text[start:end]`` may print a NaN or an Inf (a cheap substring test, no copy)."""
+    return (
+        text.find("nan", start, end) != -1
+        or text.find("NaN", start, end) != -1
+        or text.find("inf", start, end) != -1
+        or text.find("Inf", start, end) != -1
+    )
 
 
 @dataclass
@@ -561,7 +565,10 @@ class Scanner:
         gate = self.matcher.gate
         assert gate is not None
         following = False
-        skipped: tuple[int, str] | None = None  # the last of them not read (sampling)
+        # The last line not read (sampling): (1-based number, block text, start, end).
+        skipped: tuple[int, str, int, int] | None = None
+        # The sampling stride of light lines (_light_stride), recomputed only where it changes.
+        stride, next_stride_at = 1, 0
         for block in blocks:
             text = block.text
             size = len(text)
@@ -589,6 +596,8 @@ class Scanner:
                     if stack not in st.stacks and any(w in text for w in words):
                         st.stacks.add(stack)
             starts = _CurveMerge(gate.line_starts(block), _CURVE_GATE.line_starts(block))
+            # Whether any line of the block may print a NaN/Inf (else no line needs the test).
+            nonfinite_block = _non_finite(text, 0, size)
             cur = 0 if following else next(starts, -1)
             while cur != -1 and cur < size:
                 number += text.count("\n", counted, cur)
@@ -607,12 +616,15 @@ class Scanner:
                 if light:  # only a progress/metric line: no matching
                     self._light_lines += 1
                     light_lines = self._light_lines
+                    if light_lines >= next_stride_at:  # it changes at LIGHT_FULL x 2^k
+                        stride = _light_stride(light_lines)
+                        next_stride_at = LIGHT_FULL << (light_lines // LIGHT_FULL).bit_length()
                     if (
                         light_lines > LIGHT_FULL
-                        and light_lines % _light_stride(light_lines)
-                        and not _non_finite(text, cur, end)
+                        and light_lines % stride
+                        and not (nonfinite_block and _non_finite(text, cur, end))
                     ):
-                        skipped = (number, text[cur:end])  # read at the end if it stays the last
+                        skipped = (number, text, cur, end)  # read at the end if it stays the last
                     else:
                         skipped = None
                         self._light(number, text[cur:end], path, tagger)
@@ -631,7 +643,8 @@ class Scanner:
                         cur = next(starts, -1)
             st.lines_total += text.count("\n") + 1
         if skipped is not None:  # the last progress line is always read: the progress ends there
-            self._light(skipped[0], skipped[1], path, tagger)
+            number, text, cur, end = skipped
+            self._light(number, text[cur:end], path, tagger)
         self._close_pending()
         for rank, reader in readers.items():
             if reader.open:
