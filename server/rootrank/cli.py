@@ -117,7 +117,15 @@ def _parser() -> argparse.ArgumentParser:
         help="exit 1 when the initiating-rank accuracy is below FRACTION (0..1)",
     )
 
-    s = sub.add_parser("signatures", help="list the failure library (or check a signature folder)")
+    s = sub.add_parser(
+        "signatures",
+        help="list the failure library, show one entry (ID), or check a signature folder",
+        epilog="ID may be part of an id (cuda-o, unused): it must name one signature; exit 2 "
+        "when it names none (the closest ids are shown) or several (they are listed).",
+    )
+    s.add_argument(
+        "id", nargs="?", metavar="ID", help="show this signature's whole entry (an id or part of one)"
+    )
     s.add_argument(
         "--check", metavar="DIR", help="validate a signature folder and report every problem"
     )
@@ -332,6 +340,19 @@ def _cmd_signatures(args: argparse.Namespace) -> int:
     except SignatureError as exc:
         print(f"rootrank: {exc}", file=sys.stderr)
         return EXIT_INPUT_ERROR
+    if args.id:
+        from rootrank.signature_view import NoSuchSignature, entry_json, entry_text, find_signature
+
+        try:
+            signature = find_signature(lib, args.id)
+        except NoSuchSignature as exc:
+            print(f"rootrank: {exc}", file=sys.stderr)
+            return EXIT_INPUT_ERROR
+        if args.format == "json":
+            print(json.dumps(entry_json(signature), indent=2))
+        else:
+            sys.stdout.write(entry_text(signature))
+        return 0
     rows = sorted(lib.signatures.values(), key=lambda s: (s.category, s.id))
     if args.format == "json":
         print(
