@@ -297,6 +297,31 @@ def open_log(path: str | os.PathLike[str]) -> BinaryIO:
     return _decompressing(fh, path) if stat.S_ISREG(mode) else fh
 
 
+def check_log(path: str | os.PathLike[str]) -> None:
+    """Check, before a diagnosis, that ``path`` can be read as a log: it opens, and its first
+    8 KiB (after decompression) are text. A named pipe is not read (its data would be lost);
+    a folder is not checked here (``rootrank.engine.expand_paths`` reads folders).
+
+    Raises:
+        InputError: as :func:`open_log` (missing, a folder, unreadable, a device), binary
+            data, or a compressed file that cannot be decompressed; the message names ``path``.
+    """
+    try:
+        if stat.S_ISFIFO(os.stat(path).st_mode):
+            return
+    except OSError:
+        pass  # open_log says what is wrong
+    with open_log(path) as fh:
+        try:
+            head = fh.read(8192)
+        except (OSError, EOFError, ValueError) as exc:
+            raise InputError(f"{path}: cannot be read ({exc})") from None
+    try:
+        _sniff(head)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
 # --- compressed logs ----------------------------------------------------------------------
 # Archived logs are often compressed (logrotate's gzip, `xz`, `zstd`). They are recognised by
 # their magic bytes, whatever their name, and decompressed as a stream (memory stays bounded by
