@@ -473,24 +473,25 @@ class Scanner:
             size = len(text)
             number = block.first_line
             counted = 0  # offset up to which newlines are counted into `number`
+            # A piece of an over-long line after its first (rootrank.ingest.Block.continues)
+            # is the same line again: no new line to count, not the head of the source.
+            at_start = block.first_line == 1 and not block.continues
             # Which ranks exist: the whole first block and the head of every later one
             # (a sweep over every line would cost as much as the gate itself).
-            st.ranks_seen.update(
-                ranks_in(text if block.first_line == 1 else text[:RANK_SWEEP_CHARS])
-            )
+            st.ranks_seen.update(ranks_in(text if at_start else text[:RANK_SWEEP_CHARS]))
             # Stacked [defaultN]:[rankM]: prefixes are not gated: learnt here, from the same
             # sweep (a gated stacked line teaches its own pair too).
             st.ranks_seen.update(
-                tagger.learn_stacked(text if block.first_line == 1 else text[:RANK_SWEEP_CHARS])
+                tagger.learn_stacked(text if at_start else text[:RANK_SWEEP_CHARS])
             )
-            if block.first_line == 1:  # a paste that starts inside a trace (rootrank.tracebacks)
+            if at_start:  # a paste that starts inside a trace (rootrank.tracebacks)
                 head = text.lstrip("\n")
                 first = head[: head.find("\n") if "\n" in head else len(head)]
                 if starts_mid_trace(first):
                     named = ranks_in(first)
                     where = 1 + len(text) - len(head)
                     st.cut_at_start.append((path, min(named) if len(named) == 1 else None, where))
-            if block.first_line == 1:  # framework names: the first block, then gated lines
+            if at_start:  # framework names: the first block, then gated lines
                 for stack, words in _STACK_WORDS:
                     if stack not in st.stacks and any(w in text for w in words):
                         st.stacks.add(stack)
@@ -535,7 +536,7 @@ class Scanner:
                     cur = next(starts, -1)
                     while cur != -1 and cur < nxt:
                         cur = next(starts, -1)
-            st.lines_total += text.count("\n") + 1
+            st.lines_total += text.count("\n") + (0 if block.continues else 1)
         if skipped is not None:  # the last progress line is always read: the progress ends there
             self._light(skipped[0], skipped[1], path, tagger)
         self._close_pending()
