@@ -53,7 +53,12 @@ def test_an_error_at_the_end_of_a_20_mb_line_is_found(tmp_path: Path, make):
     root = diag["root_cause"]
     assert root["signature"] == "cuda-oom"
     assert root["evidence"][0]["line"] == 2  # the long line's own number
-    assert "Tried to allocate 20.00 GiB" in root["evidence"][0]["text"]
+    evidence = root["evidence"][0]
+    assert "Tried to allocate 20.00 GiB" in evidence["text"]
+    # columns index the whole physical line (as an editor shows it), not the piece
+    start, end = evidence["column_start"], evidence["column_end"]
+    assert len(line) - len(OOM) - 100 < start < end <= len(line)  # at the end of the line
+    assert "Tried to allocate 20.00 GiB" in line[start:end] and line[start:end] in OOM
     assert not [w for w in diag["warnings"] if "line 2" in w]  # nothing was left unread
 
 

@@ -63,11 +63,14 @@ _JSON_TRACEBACK = lazy_regex.compile(r"Traceback \(most recent call last\):\\n")
 @dataclass(slots=True)
 class RawLine:
     """One logical line: ``number`` is 1-based in the file, ``raw`` the physical line as
-    decoded, ``text`` the cleaned message (evidence columns index ``raw``)."""
+    decoded, ``text`` the cleaned message (evidence columns index ``raw``). ``offset`` is
+    where ``raw`` starts in its physical line (code points; not 0 only for a piece of a line
+    longer than :data:`MAX_LINE_BYTES`): a column in ``raw`` plus it is the line's column."""
 
     number: int
     raw: str
     text: str
+    offset: int = 0
 
 
 class InputError(Exception):
@@ -178,13 +181,15 @@ class Block:
     ASCII letters lower-cased (the gate searches it); ``first_line`` is the
     1-based number of the block's first line. ``continues`` is true for a piece of a line
     longer than :data:`MAX_LINE_BYTES` after its first: ``text`` is then that one piece
-    (no ``\\n``) and ``first_line`` the number of the line it belongs to.
+    (no ``\\n``), ``first_line`` the number of the line it belongs to and ``offset`` where
+    the piece starts in that line (code points).
     """
 
     text: str
     lower_bytes: bytes
     first_line: int
     continues: bool = False
+    offset: int = 0
 
 
 def read_blocks(
@@ -233,14 +238,15 @@ def read_blocks(
         number += buf.count(b"\n")
         yield block
         if goes_on:
-            yield from _pieces(buffered, rest, number)
+            yield from _pieces(buffered, rest, number, len(block.text) - block.text.rfind("\n") - 1)
             number += 1
 
 
-def _pieces(buffered: io.BufferedReader, rest: bytes, number: int) -> Iterator[Block]:
+def _pieces(buffered: io.BufferedReader, rest: bytes, number: int, offset: int) -> Iterator[Block]:
     """The pieces after the first of line ``number`` (1-based), as continuing blocks: the
     line's bytes already read (``rest``), then the stream up to and including the
-    line's ``\\n`` (or its end), at most :data:`MAX_LINE_BYTES` per piece."""
+    line's ``\\n`` (or its end), at most :data:`MAX_LINE_BYTES` per piece. ``offset`` is
+    the first piece's length in code points (where the next piece starts)."""
     pending = rest
     ended = False
     while True:
@@ -251,15 +257,18 @@ def _pieces(buffered: io.BufferedReader, rest: bytes, number: int) -> Iterator[B
         if ended and len(pending) <= MAX_LINE_BYTES:
             piece = pending.rstrip(b"\n")
             if piece:
-                yield _piece(piece, number)
+                yield _piece(piece, number, offset)
             return
         cut = _piece_end(pending, 0, MAX_LINE_BYTES)
-        yield _piece(pending[:cut], number)
+        block = _piece(pending[:cut], number, offset)
+        offset += len(block.text)
+        yield block
         pending = pending[cut:]
 
 
-def _piece(data: bytes, number: int) -> Block:
-    return Block(data.decode("utf-8", errors="replace"), data.lower(), number, continues=True)
+def _piece(data: bytes, number: int, offset: int) -> Block:
+    text = data.decode("utf-8", errors="replace")
+    return Block(text, data.lower(), number, continues=True, offset=offset)
 
 
 def _piece_end(data: Any, start: int, end: int) -> int:
@@ -314,16 +323,17 @@ def text_blocks(text: str) -> Iterator[Block]:
     yield from read_blocks(io.BytesIO(text.encode("utf-8", errors="replace")), sniff=False)
 
 
-def logical_lines(number: int, raw: str) -> list[RawLine]:
-    """Clean one physical line (1-based ``number``) into its logical lines."""
+def logical_lines(number: int, raw: str, offset: int = 0) -> list[RawLine]:
+    """Clean one physical line (1-based ``number``) into its logical lines; ``raw`` starts
+    ``offset`` code points into the line (a piece of a longer one, see :class:`Block`)."""
     if len(raw) > MAX_LINE_BYTES:  # searched whole, in pieces (see _piece_end)
         out: list[RawLine] = []
         start = 0
         while len(raw) - start > MAX_LINE_BYTES:
             cut = _piece_end(raw, start, start + MAX_LINE_BYTES)
-            out += logical_lines(number, raw[start:cut])
+            out += logical_lines(number, raw[start:cut], offset + start)
             start = cut
-        return out + logical_lines(number, raw[start:])
+        return out + logical_lines(number, raw[start:], offset + start)
     if "\x00" in raw:
         raw = raw.replace("\x00", "")
     if (
@@ -334,8 +344,8 @@ def logical_lines(number: int, raw: str) -> list[RawLine]:
         and "ank " not in raw
         and "ANK " not in raw
     ):
-        return [RawLine(number, raw, raw)]
-    return [RawLine(number, raw, text) for text in clean(raw)]
+        return [RawLine(number, raw, raw, offset)]
+    return [RawLine(number, raw, text, offset) for text in clean(raw)]
 
 
 def open_log(path: str | os.PathLike[str]) -> BinaryIO:

@@ -524,7 +524,7 @@ class Scanner:
                         skipped = None
                         self._light(number, text[cur:end], path, tagger)
                 else:
-                    for raw in logical_lines(number, text[cur:end]):
+                    for raw in logical_lines(number, text[cur:end], block.offset):
                         self._line(raw, path, tagger, readers)
                 following = (
                     tagger.following() or self._pending is not None or bool(self._open_readers)
@@ -1008,6 +1008,8 @@ class Scanner:
             col = raw.raw.find(hit.matched) if hit.matched else -1
             col_start = col if col >= 0 else None
             col_end = col + len(hit.matched) if col >= 0 else None
+        if raw.offset and col_start is not None and col_end is not None:
+            col_start, col_end = col_start + raw.offset, col_end + raw.offset  # a long line's piece
         evidence = Evidence(
             path=path,
             line=raw.number,
