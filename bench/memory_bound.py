@@ -3,10 +3,10 @@
 The bound (stated here, asserted by ``tests/test_hostile.py``): one ``rootrank diagnose`` run
 stays under **256 MiB** resident, whatever the input size. Why it holds: files are streamed in
 blocks of ``ingest.BLOCK_BYTES`` (4 MiB) of whole lines; a physical line longer than
-``ingest.MAX_LINE_BYTES`` (1 MiB) is cut and its excess skipped; evidence is capped per finding
+``ingest.MAX_LINE_BYTES`` (1 MiB) is read whole in pieces of that size; evidence is capped per finding
 (``scan.MAX_EVIDENCE``), exceptions kept are capped (``scan.MAX_EXCEPTIONS``), a folder scan
 stops at ``engine.MAX_FOLDER_FILES`` (10,000) files, and the masker cuts a string at
-``mask.MAX_TEXT``. So memory = interpreter + library + one block + one line + bounded state.
+``mask.MAX_TEXT``. So memory = interpreter + library + one block + one line piece + bounded state.
 
 Each case runs in a fresh child that reports its own ``ru_maxrss`` (Linux: KiB). The table
 prints the peak, the input size and their ratio, and the peak relative to the smallest run

@@ -98,12 +98,12 @@ def test_binary_data_is_refused_with_one_clear_error():
         lines_of(bytes(range(256)) * 64)
 
 
-def test_overlong_line_is_cut_and_the_next_line_keeps_its_number():
+def test_overlong_line_is_read_whole_in_pieces_and_the_next_line_keeps_its_number():
     data = b"a" * (MAX_LINE_BYTES * 2 + 10) + b"\nnext\n"
     out = lines_of(data)
-    assert [l.number for l in out] == [1, 2]
-    assert MAX_LINE_BYTES <= len(out[0].text) <= MAX_LINE_BYTES * 6
-    assert out[1].text == "next"
+    assert [l.number for l in out] == [1, 1, 1, 2]  # three pieces of line 1, none lost
+    assert [len(l.text) for l in out[:3]] == [MAX_LINE_BYTES, MAX_LINE_BYTES, 10]
+    assert out[3].text == "next"
 
 
 def test_empty_input_yields_nothing():
@@ -125,4 +125,7 @@ def test_an_error_after_megabytes_of_progress_frames_on_one_line_is_kept():
             for n, physical in enumerate(block.text.split("\n"), block.first_line)
             for raw in logical_lines(n, physical)
         ]
-        assert lines == [(1, "step 1"), (2, oom), (3, "step 2")], copies
+        # each piece of the long line shows its last frame; the error is the line's last
+        assert lines[0] == (1, "step 1") and lines[-2:] == [(2, oom), (3, "step 2")], copies
+        middle = lines[1:-2]
+        assert middle and all(n == 2 and "%|" in text for n, text in middle), copies

@@ -2,8 +2,11 @@
 
 Exit codes (also in ``--help``):
     0  a root cause was diagnosed
-    1  no known failure found (healthy run, or an unclassified exception only)
-    2  usage or input error (missing file, binary data, a device)
+    1  no known failure found (healthy run)
+    2  usage or input error (missing file, binary data, a device); for ``diagnose``, only
+       when none of its inputs can be read (an unreadable one among readable ones is a
+       warning on stderr and in the report, and the exit code is the diagnosis's)
+    3  an unclassified failure only
     130 interrupted
 """
 
@@ -27,9 +30,16 @@ EXIT_UNCLASSIFIED = 3
 _EPILOG = """\
 exit codes:
   0  a root cause was diagnosed
-  1  no known failure found (a healthy run, or only an unclassified exception)
-  2  usage or input error (missing or unreadable file, binary data, a device)
+  1  no known failure found (a healthy run)
+  2  usage or input error (missing or unreadable file, binary data, a device), when no
+     input could be read
+  3  the log shows a failure (an exception) that no signature names (unclassified)
   130  interrupted (Ctrl-C)
+
+An input that cannot be read (diagnose good.log missing.log) is named on stderr
+("rootrank: missing.log: no such file") and in the report's warnings (JSON "warnings");
+the inputs that can be read are still diagnosed, and the exit code is that diagnosis's
+(0, 1 or 3). Exit 2 only when none of the inputs can be read.
 
 A bad file in a --signatures folder is reported on stderr and skipped; the rest of the
 library keeps working.
@@ -118,7 +128,18 @@ def _parser() -> argparse.ArgumentParser:
         help="exit 1 when the initiating-rank accuracy is below FRACTION (0..1)",
     )
 
-    s = sub.add_parser("signatures", help="list the failure library (or check a signature folder)")
+    s = sub.add_parser(
+        "signatures",
+        help="list the failure library, show one entry (ID), or check a signature folder",
+        epilog="ID may be part of an id (cuda-o, unused): it must name one signature; exit 2 "
+        "when it names none (the closest ids are shown) or several (they are listed).",
+    )
+    s.add_argument(
+        "id",
+        nargs="?",
+        metavar="ID",
+        help="show this signature's whole entry (an id or part of one)",
+    )
     s.add_argument(
         "--check", metavar="DIR", help="validate a signature folder and report every problem"
     )
@@ -229,13 +250,45 @@ def _library(extra: list[str]):  # type: ignore[no-untyped-def]
     return lib
 
 
+def _readable_inputs(paths: list[str]) -> tuple[list[str], list[str]]:
+    """(the inputs of ``diagnose`` that can be read, one problem line per input that
+    cannot): the path must exist and a folder hold logs (``engine.expand_paths``), a file
+    opens and its head is text (``ingest.check_log``); ``-`` (standard input) is kept."""
+    from rootrank.engine import expand_paths
+    from rootrank.ingest import InputError, check_log
+
+    readable: list[str] = []
+    problems: list[str] = []
+    for path in paths:
+        try:
+            if path != "-":
+                expand_paths([path], [])  # a missing path; a folder without logs
+                if not os.path.isdir(path):
+                    check_log(path)
+        except InputError as exc:
+            problems.append(str(exc))
+        else:
+            readable.append(path)
+    return readable, problems
+
+
 def _cmd_diagnose(args: argparse.Namespace) -> int:
     from rootrank import report
     from rootrank.engine import diagnose_paths
 
+    readable, unreadable = _readable_inputs(args.paths)
+    for problem in unreadable:
+        print(f"rootrank: {problem}", file=sys.stderr)
+    if not readable:
+        return EXIT_INPUT_ERROR
     library = _library(args.signatures)
     _started()
-    diag = diagnose_paths(args.paths, library=library, mask=not args.no_mask)
+    diag = diagnose_paths(readable, library=library, mask=not args.no_mask)
+    if unreadable:
+        from rootrank.mask import Masker
+
+        masker = Masker() if not args.no_mask else None
+        diag.warnings.extend(f"not read: {masker.text(p) if masker else p}" for p in unreadable)
     if args.format == "json":
         out = report.to_json(diag) + "\n"
     elif args.format == "markdown":
@@ -335,6 +388,19 @@ def _cmd_signatures(args: argparse.Namespace) -> int:
     except SignatureError as exc:
         print(f"rootrank: {exc}", file=sys.stderr)
         return EXIT_INPUT_ERROR
+    if args.id:
+        from rootrank.signature_view import NoSuchSignature, entry_json, entry_text, find_signature
+
+        try:
+            signature = find_signature(lib, args.id)
+        except NoSuchSignature as exc:
+            print(f"rootrank: {exc}", file=sys.stderr)
+            return EXIT_INPUT_ERROR
+        if args.format == "json":
+            print(json.dumps(entry_json(signature), indent=2))
+        else:
+            sys.stdout.write(entry_text(signature))
+        return 0
     rows = sorted(lib.signatures.values(), key=lambda s: (s.category, s.id))
     if args.format == "json":
         print(

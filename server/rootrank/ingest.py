@@ -13,10 +13,13 @@ What real terminals and launchers leave in a log, and what happens to it here:
   where a launcher rank prefix starts mid-line; both parts keep the original line number;
 - torchelastic error files hold a traceback as one JSON string with ``\\n`` escapes: such a
   line is expanded into one logical line per escaped line, all with the original number;
-- a line longer than :data:`MAX_LINE_BYTES` is cut there (the rest is skipped, not kept).
+- a line longer than :data:`MAX_LINE_BYTES` (megabytes of ``\\r`` progress frames, a
+  minified JSON dump) is read whole, in pieces of at most that size, each cut where the text
+  allows (a ``\\r`` frame, an escaped ``\\n``, a space): every piece is searched as the
+  same line number (:attr:`Block.continues`), so an error at the end of a 20 MB line is found.
 
-Memory is bounded by one block (:data:`BLOCK_BYTES`) plus one line (:data:`MAX_LINE_BYTES`);
-files are never read whole.
+Memory is bounded by one block (:data:`BLOCK_BYTES`) plus one line piece
+(:data:`MAX_LINE_BYTES`); files are never read whole.
 """
 
 from __future__ import annotations
@@ -34,8 +37,10 @@ import regex
 
 from rootrank import lazy_regex
 
-#: A physical line longer than this (bytes) is cut; the remainder is skipped.
+#: A physical line longer than this (bytes) is read in pieces of at most this size.
 MAX_LINE_BYTES = 1 << 20
+#: Bytes at the end of a piece searched for a place to cut it (see :func:`_piece_end`).
+CUT_WINDOW_BYTES = 64 << 10
 
 _ANSI = lazy_regex.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI ... final byte
@@ -58,11 +63,14 @@ _JSON_TRACEBACK = lazy_regex.compile(r"Traceback \(most recent call last\):\\n")
 @dataclass(slots=True)
 class RawLine:
     """One logical line: ``number`` is 1-based in the file, ``raw`` the physical line as
-    decoded, ``text`` the cleaned message (evidence columns index ``raw``)."""
+    decoded, ``text`` the cleaned message (evidence columns index ``raw``). ``offset`` is
+    where ``raw`` starts in its physical line (code points; not 0 only for a piece of a line
+    longer than :data:`MAX_LINE_BYTES`): a column in ``raw`` plus it is the line's column."""
 
     number: int
     raw: str
     text: str
+    offset: int = 0
 
 
 class InputError(Exception):
@@ -179,19 +187,26 @@ class Block:
 
     ``text`` holds the lines joined by ``\\n``; ``lower_bytes`` is the block's UTF-8 bytes with
     ASCII letters lower-cased (the gate searches it); ``first_line`` is the
-    1-based number of the block's first line.
+    1-based number of the block's first line. ``continues`` is true for a piece of a line
+    longer than :data:`MAX_LINE_BYTES` after its first: ``text`` is then that one piece
+    (no ``\\n``), ``first_line`` the number of the line it belongs to and ``offset`` where
+    the piece starts in that line (code points).
     """
 
     text: str
     lower_bytes: bytes
     first_line: int
+    continues: bool = False
+    offset: int = 0
 
 
 def read_blocks(
     stream: BinaryIO, *, block_bytes: int = BLOCK_BYTES, sniff: bool = True
 ) -> Iterator[Block]:
     """Read a binary stream as blocks of whole lines, never holding more than one block
-    plus one line (:data:`MAX_LINE_BYTES`; a longer line's excess is skipped) in memory.
+    plus one line piece (:data:`MAX_LINE_BYTES`) in memory: a longer line ends its block
+    with its first piece and its other pieces follow as blocks of their own
+    (:attr:`Block.continues`).
 
     Raises:
         InputError: ``sniff`` is on and the stream holds binary data.
@@ -215,23 +230,76 @@ def read_blocks(
                 buf = buf[3:]
             elif buf.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
                 buf = buf[2:]  # a UTF-16 mark before UTF-8 text (see _utf16_content): not text
+        rest, goes_on = b"", False
         if not buf.endswith(b"\n"):
             tail = buffered.readline(MAX_LINE_BYTES)
             buf += tail
             if tail and not tail.endswith(b"\n"):
-                rest = b""
-                while True:  # skip the rest of an over-long line
-                    piece = buffered.readline(MAX_LINE_BYTES)
-                    rest = piece or rest
-                    if not piece or piece.endswith(b"\n"):
-                        break
-                cr = rest.rfind(b"\r", 0, len(rest) - 1)
-                if cr != -1:  # \r progress frames: the line's last frame is what it shows
-                    buf += rest[cr:].rstrip(b"\n")
-                buf += b"\n"
+                nxt = buffered.peek(1)[:1]
+                if nxt == b"\n":  # the line ends right at the limit
+                    buf += buffered.read(1)
+                elif nxt:  # it goes on: its other pieces follow as blocks of their own
+                    start = buf.rfind(b"\n") + 1
+                    cut = _piece_end(buf, start, len(buf))
+                    buf, rest, goes_on = buf[:cut], buf[cut:], True
         block = _block(buf, number)
         number += buf.count(b"\n")
         yield block
+        if goes_on:
+            yield from _pieces(buffered, rest, number, len(block.text) - block.text.rfind("\n") - 1)
+            number += 1
+
+
+def _pieces(buffered: io.BufferedReader, rest: bytes, number: int, offset: int) -> Iterator[Block]:
+    """The pieces after the first of line ``number`` (1-based), as continuing blocks: the
+    line's bytes already read (``rest``), then the stream up to and including the
+    line's ``\\n`` (or its end), at most :data:`MAX_LINE_BYTES` per piece. ``offset`` is
+    the first piece's length in code points (where the next piece starts)."""
+    pending = rest
+    ended = False
+    while True:
+        while not ended and len(pending) < MAX_LINE_BYTES:
+            more = buffered.readline(MAX_LINE_BYTES - len(pending))
+            pending += more
+            ended = not more or more.endswith(b"\n")
+        if ended and len(pending) <= MAX_LINE_BYTES:
+            piece = pending.rstrip(b"\n")
+            if piece:
+                yield _piece(piece, number, offset)
+            return
+        cut = _piece_end(pending, 0, MAX_LINE_BYTES)
+        block = _piece(pending[:cut], number, offset)
+        offset += len(block.text)
+        yield block
+        pending = pending[cut:]
+
+
+def _piece(data: bytes, number: int, offset: int) -> Block:
+    text = data.decode("utf-8", errors="replace")
+    return Block(text, data.lower(), number, continues=True, offset=offset)
+
+
+def _piece_end(data: Any, start: int, end: int) -> int:
+    """Where to cut a piece of an over-long line that starts at ``start`` in ``data``, at
+    most at ``end`` (byte offsets): in its last :data:`CUT_WINDOW_BYTES`, before the last
+    ``\\r`` (the next piece starts with a whole progress frame), else after the last escaped
+    ``\\n`` (a JSON string's line break: a traceback in a JSON dump keeps whole lines),
+    else after the last space; else at ``end``, moved back to a UTF-8 character boundary.
+    ``data`` is bytes (a stream's line) or str (a line of a block, offsets in characters)."""
+    low = max(start + 1, end - CUT_WINDOW_BYTES)
+    cr_mark, marks = (b"\r", (b"\\n", b" ")) if isinstance(data, bytes) else ("\r", ("\\n", " "))
+    cr = data.rfind(cr_mark, low, end)
+    if cr > start:
+        return cr
+    for mark in marks:
+        at = data.rfind(mark, low, end)
+        if at != -1 and at + len(mark) <= end:
+            return at + len(mark)
+    cut = end
+    if isinstance(data, bytes):
+        while cut > low and cut < len(data) and data[cut] & 0xC0 == 0x80:
+            cut -= 1  # not inside a multi-byte character
+    return cut
 
 
 def _block(buf: bytes, number: int) -> Block:
@@ -263,11 +331,17 @@ def text_blocks(text: str) -> Iterator[Block]:
     yield from read_blocks(io.BytesIO(text.encode("utf-8", errors="replace")), sniff=False)
 
 
-def logical_lines(number: int, raw: str) -> list[RawLine]:
-    """Clean one physical line (1-based ``number``) into its logical lines."""
-    if len(raw) > MAX_LINE_BYTES:
-        # \r progress frames overwrite each other: the end holds what the terminal showed.
-        raw = raw[-MAX_LINE_BYTES:] if "\r" in raw[-MAX_LINE_BYTES:] else raw[:MAX_LINE_BYTES]
+def logical_lines(number: int, raw: str, offset: int = 0) -> list[RawLine]:
+    """Clean one physical line (1-based ``number``) into its logical lines; ``raw`` starts
+    ``offset`` code points into the line (a piece of a longer one, see :class:`Block`)."""
+    if len(raw) > MAX_LINE_BYTES:  # searched whole, in pieces (see _piece_end)
+        out: list[RawLine] = []
+        start = 0
+        while len(raw) - start > MAX_LINE_BYTES:
+            cut = _piece_end(raw, start, start + MAX_LINE_BYTES)
+            out += logical_lines(number, raw[start:cut], offset + start)
+            start = cut
+        return out + logical_lines(number, raw[start:], offset + start)
     if "\x00" in raw:
         raw = raw.replace("\x00", "")
     if (
@@ -278,8 +352,8 @@ def logical_lines(number: int, raw: str) -> list[RawLine]:
         and "ank " not in raw
         and "ANK " not in raw
     ):
-        return [RawLine(number, raw, raw)]
-    return [RawLine(number, raw, text) for text in clean(raw)]
+        return [RawLine(number, raw, raw, offset)]
+    return [RawLine(number, raw, text, offset) for text in clean(raw)]
 
 
 def open_log(path: str | os.PathLike[str]) -> BinaryIO:
@@ -303,6 +377,31 @@ def open_log(path: str | os.PathLike[str]) -> BinaryIO:
         fh.close()  # a device (/dev/zero, a tty) would never end
         raise InputError(f"{path}: not a regular file or pipe")
     return _decompressing(fh, path) if stat.S_ISREG(mode) else fh
+
+
+def check_log(path: str | os.PathLike[str]) -> None:
+    """Check, before a diagnosis, that ``path`` can be read as a log: it opens, and its first
+    8 KiB (after decompression) are text. A named pipe is not read (its data would be lost);
+    a folder is not checked here (``rootrank.engine.expand_paths`` reads folders).
+
+    Raises:
+        InputError: as :func:`open_log` (missing, a folder, unreadable, a device), binary
+            data, or a compressed file that cannot be decompressed; the message names ``path``.
+    """
+    try:
+        if stat.S_ISFIFO(os.stat(path).st_mode):
+            return
+    except OSError:
+        pass  # open_log says what is wrong
+    with open_log(path) as fh:
+        try:
+            head = fh.read(8192)
+        except (OSError, EOFError, ValueError) as exc:
+            raise InputError(f"{path}: cannot be read ({exc})") from None
+    try:
+        _sniff(head)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
 
 
 # --- compressed logs ----------------------------------------------------------------------

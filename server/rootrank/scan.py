@@ -574,24 +574,25 @@ class Scanner:
             size = len(text)
             number = block.first_line
             counted = 0  # offset up to which newlines are counted into `number`
+            # A piece of an over-long line after its first (rootrank.ingest.Block.continues)
+            # is the same line again: no new line to count, not the head of the source.
+            at_start = block.first_line == 1 and not block.continues
             # Which ranks exist: the whole first block and the head of every later one
             # (a sweep over every line would cost as much as the gate itself).
-            st.ranks_seen.update(
-                ranks_in(text if block.first_line == 1 else text[:RANK_SWEEP_CHARS])
-            )
+            st.ranks_seen.update(ranks_in(text if at_start else text[:RANK_SWEEP_CHARS]))
             # Stacked [defaultN]:[rankM]: prefixes are not gated: learnt here, from the same
             # sweep (a gated stacked line teaches its own pair too).
             st.ranks_seen.update(
-                tagger.learn_stacked(text if block.first_line == 1 else text[:RANK_SWEEP_CHARS])
+                tagger.learn_stacked(text if at_start else text[:RANK_SWEEP_CHARS])
             )
-            if block.first_line == 1:  # a paste that starts inside a trace (rootrank.tracebacks)
+            if at_start:  # a paste that starts inside a trace (rootrank.tracebacks)
                 head = text.lstrip("\n")
                 first = head[: head.find("\n") if "\n" in head else len(head)]
                 if starts_mid_trace(first):
                     named = ranks_in(first)
                     where = 1 + len(text) - len(head)
                     st.cut_at_start.append((path, min(named) if len(named) == 1 else None, where))
-            if block.first_line == 1:  # framework names: the first block, then gated lines
+            if at_start:  # framework names: the first block, then gated lines
                 for stack, words in _STACK_WORDS:
                     if stack not in st.stacks and any(w in text for w in words):
                         st.stacks.add(stack)
@@ -629,7 +630,7 @@ class Scanner:
                         skipped = None
                         self._light(number, text[cur:end], path, tagger)
                 else:
-                    for raw in logical_lines(number, text[cur:end]):
+                    for raw in logical_lines(number, text[cur:end], block.offset):
                         self._line(raw, path, tagger, readers)
                 following = (
                     tagger.following() or self._pending is not None or bool(self._open_readers)
@@ -641,7 +642,7 @@ class Scanner:
                     cur = next(starts, -1)
                     while cur != -1 and cur < nxt:
                         cur = next(starts, -1)
-            st.lines_total += text.count("\n") + 1
+            st.lines_total += text.count("\n") + (0 if block.continues else 1)
         if skipped is not None:  # the last progress line is always read: the progress ends there
             number, text, cur, end = skipped
             self._light(number, text[cur:end], path, tagger)
@@ -1211,6 +1212,8 @@ class Scanner:
             col = raw.raw.find(hit.matched) if hit.matched else -1
             col_start = col if col >= 0 else None
             col_end = col + len(hit.matched) if col >= 0 else None
+        if raw.offset and col_start is not None and col_end is not None:
+            col_start, col_end = col_start + raw.offset, col_end + raw.offset  # a long line's piece
         evidence = Evidence(
             path=path,
             line=raw.number,

@@ -19,18 +19,26 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import os
 import sys
 import threading
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
+import attrs
 from cattrs import ClassValidationError, transform_error
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+)
+from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol
+from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
+from pygls.protocol.json_rpc import RPCRequest
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
@@ -41,6 +49,7 @@ from rootrank.taxonomy import failure_classes
 from .actions import SHOW_LOCATION, code_actions, quickfixes
 from .analysis import DEBOUNCE_SECONDS, Analyser
 from .documents import DocumentStore, LogDocument, is_log_document
+from .framing import FramedReader
 from .hover import hover_markdown
 from .positions import normalise_encoding, to_client_units
 from .settings import Settings
@@ -57,11 +66,6 @@ MAX_DIAGNOSE_CHARS = 256 * 1024 * 1024
 logger = logging.getLogger(__name__)
 
 
-#: The internal method a request with malformed params is answered through (see
-#: :meth:`RootrankProtocol.structure_message`).
-INVALID_PARAMS = "$/rootrank/invalidParams"
-
-
 def _validation_problems(exc: BaseException) -> str:
     """What is wrong with a message's params, from cattrs' validation error behind pygls'
     exception ("missing required field @ $.params.range"), at most three of them."""
@@ -73,17 +77,56 @@ def _validation_problems(exc: BaseException) -> str:
     return "the params do not fit the method's type"
 
 
+def _is_id(value: Any) -> bool:
+    """Whether ``value`` is a request id LSP allows (``integer | string``)."""
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+@attrs.define
+class Rejected:
+    """A message answered with an error and handed to no handler: ``id`` is the request's,
+    or ``None`` when it cannot be known (sent as ``"id": null``, JSON-RPC 2.0 section 5)."""
+
+    id: int | str | None
+    error: types.ResponseError
+
+
+def _error(exc_type: type[JsonRpcException], detail: str) -> types.ResponseError:
+    return types.ResponseError(code=exc_type.CODE, message=f"{exc_type.MESSAGE}: {detail}")
+
+
 class RootrankProtocol(LanguageServerProtocol):
-    """pygls' protocol with a cheaper document store and cancellable commands.
+    """pygls' protocol with a cheaper document store, cancellable commands, and an answer
+    for every request, as JSON-RPC 2.0 and the LSP base protocol ask:
 
     - ``didOpen``/``didChange``/``didClose`` go to :class:`DocumentStore` (line lists;
       an edit splices only its lines) instead of pygls' ``Workspace``, whose documents
       re-split their whole text on every incremental change.
     - ``workspace/executeCommand`` runs as a coroutine keyed by the request id, so a
       client's ``$/cancelRequest`` cancels a running ``rootrank.diagnose``.
+    - content that is not JSON: Parse error (-32700, ``id: null``), see :meth:`parse_error`;
+      JSON that is no request object: Invalid Request (-32600, with the id when it has a
+      usable one); a request after ``shutdown``: Invalid Request (LSP ``shutdown``);
+      a request for a method nobody serves, with or without params: Method not found
+      (-32601; pygls' generic request type wants params); params that do not fit the
+      method's type: Invalid Params (-32602). Unknown notifications are logged, not
+      answered (notifications never are).
     """
 
     _server: RootrankServer
+
+    def __init__(self, server: Any, converter: Any) -> None:
+        super().__init__(server, converter)
+        # lsprotocol drops an optional field that is None, but an error response's id is
+        # required: null when the request's id could not be read (JSON-RPC 2.0 section 5).
+        converter.register_unstructure_hook(
+            types.ResponseErrorMessage,
+            lambda m: {
+                "jsonrpc": m.jsonrpc,
+                "id": m.id,
+                "error": converter.unstructure(m.error),
+            },
+        )
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> Any:
@@ -108,29 +151,71 @@ class RootrankProtocol(LanguageServerProtocol):
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None
 
+    def reject(self, msg_id: int | str | None, error: types.ResponseError) -> None:
+        """Send ``error`` as the response to ``msg_id`` (``None``: ``"id": null``)."""
+        logger.warning("answering %r with error %s: %s", msg_id, error.code, error.message)
+        self._send_response(msg_id, None, error)  # type: ignore[arg-type]  # (null id)
+
+    def parse_error(self, detail: str) -> None:
+        """Answer content that is not JSON (Parse error, -32700, ``id: null``)."""
+        self.reject(None, _error(JsonRpcParseError, detail))
+
     def structure_message(self, data: dict[str, Any]) -> Any:
-        """pygls' parsing of one message, plus an answer to a request whose params do not
-        fit its method's type: pygls raises while parsing, before the request has a handler,
-        so nobody would answer and the client would wait for its timeout. Such a request is
-        handed on as a request for :data:`INVALID_PARAMS`, whose handler raises the
-        Invalid Params error (-32602) that pygls then sends for the request's id.
-        A malformed notification needs no answer: it is logged and dropped, as before."""
+        """pygls' parsing of one JSON object (called for every object in a message, the
+        message itself last), plus the checks that decide an answer before any handler:
+        a message whose ``method`` is not a string, whose ``id`` is neither an integer nor
+        a string, or whose ``jsonrpc`` is not ``"2.0"`` becomes a :class:`Rejected`
+        Invalid Request; a request whose params do not fit its method's type a
+        :class:`Rejected` Invalid Params naming the field (pygls raises while parsing,
+        before the request has a handler, so nobody would answer it). A malformed
+        notification needs no answer: it is logged and dropped, as in pygls."""
+        if "jsonrpc" not in data or "method" not in data:
+            return super().structure_message(data)  # an inner object, or a response
+        method, is_request = data["method"], "id" in data
+        msg_id = data.get("id") if is_request and _is_id(data.get("id")) else None
+        if is_request and msg_id is None:
+            return Rejected(
+                None, _error(JsonRpcInvalidRequest, "id must be an integer or a string")
+            )
+        if not isinstance(method, str):
+            return Rejected(msg_id, _error(JsonRpcInvalidRequest, "method must be a string"))
+        if data["jsonrpc"] != JsonRPCProtocol.VERSION:
+            if not is_request:
+                return super().structure_message(data)  # pygls logs and drops it
+            return Rejected(msg_id, _error(JsonRpcInvalidRequest, 'jsonrpc must be "2.0"'))
+        if "params" not in data and self.get_message_type(method) is None:
+            data = {**data, "params": None}  # JSON-RPC: params may be omitted
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
-            method = data.get("method") if isinstance(data, dict) else None
-            if not isinstance(method, str) or "id" not in data or "error" in data:
+            if not is_request:
                 raise
-            return JsonRPCRequestMessage(
-                id=data["id"],
-                method=INVALID_PARAMS,
-                jsonrpc=str(data.get("jsonrpc", "2.0")),
-                params={"method": method, "problems": _validation_problems(exc)},
+            return Rejected(
+                msg_id, _error(JsonRpcInvalidParams, f"{method}: {_validation_problems(exc)}")
             )
 
-    @lsp_method(INVALID_PARAMS)
-    def lsp_invalid_params(self, params: dict[str, Any]) -> Any:
-        raise JsonRpcInvalidParams.of(ValueError(f"{params['method']}: {params['problems']}"))
+    def handle_message(self, message: Any) -> None:
+        """pygls' dispatch, after answering what :meth:`structure_message` rejected, JSON
+        that is no JSON-RPC object (an array is a batch, which LSP does not use), and a
+        request that arrives after ``shutdown``."""
+        if isinstance(message, Rejected):
+            self.reject(message.id, message.error)
+            return
+        if not hasattr(message, "jsonrpc"):
+            if isinstance(message, list):
+                why = "a batch (an array); LSP sends one message at a time"
+            else:
+                why = 'not a JSON-RPC 2.0 message object (it needs "jsonrpc": "2.0")'
+            maybe_id = message.get("id") if isinstance(message, dict) else None
+            self.reject(
+                maybe_id if _is_id(maybe_id) and "method" in message else None,
+                _error(JsonRpcInvalidRequest, why),
+            )
+            return
+        if self._shutdown and isinstance(message, RPCRequest):
+            self.reject(message.id, _error(JsonRpcInvalidRequest, "the server is shut down"))
+            return
+        super().handle_message(message)
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     async def lsp_workspace__execute_command(  # type: ignore[override]
@@ -446,17 +531,46 @@ def shutdown(ls: RootrankServer, params: None) -> None:
     ls.analyser.cancel_all()
 
 
+def _skipped_input(count: int, why: str) -> None:
+    """Tell the client's log that input which was no LSP message was skipped (no id to
+    answer: the header that would frame it could not be read)."""
+    server.log(
+        types.MessageType.Warning,
+        f"rootrank: skipped {count} byte(s) of input that were no LSP message ({why});"
+        " reading resumed at the next Content-Length header",
+    )
+
+
+def _message_error(error: Exception, source: Any) -> None:
+    """pygls' loop reports here what failed while reading or dispatching a message: the
+    JSON decoder's errors (invalid JSON, bytes that are not UTF-8, nesting deeper than the
+    decoder's recursion limit) are answered as a Parse error (-32700, ``id: null``);
+    anything else goes to pygls' ``report_server_error`` (a ``window/showMessage``)."""
+    if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError, RecursionError)):
+        detail = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+        cast(RootrankProtocol, server.protocol).parse_error(detail)
+    else:
+        server.report_server_error(error, source)
+
+
 async def _serve_stdio(stdin: BinaryIO, stdout: BinaryIO) -> None:
-    """pygls' stdio loop, then our own cleanup while the event loop still runs."""
+    """pygls' stdio loop over :class:`FramedReader` (which recovers after input that is no
+    message), then our own cleanup while the event loop still runs."""
     server._stop_event = threading.Event()
     server.protocol.set_writer(StdoutWriter(stdout))
+    reader = FramedReader(
+        stdin,
+        server.thread_pool,
+        on_skip=_skipped_input,
+        on_unreadable=cast(RootrankProtocol, server.protocol).parse_error,
+    )
     try:
         await run_async(
             stop_event=server._stop_event,
-            reader=StdinAsyncReader(stdin, server.thread_pool),
+            reader=reader,
             protocol=server.protocol,
             logger=logger,
-            error_handler=server.report_server_error,
+            error_handler=_message_error,
         )
     finally:
         # The client exited or disappeared (stdin closed). Stop the engine processes now,
