@@ -57,3 +57,13 @@ def test_the_library_check_refuses_a_verify_that_cannot_fail(tmp_path):
     with pytest.raises((SignatureProblems, ValueError)) as err:
         load_signature(target)
     assert "verify" in str(err.value) and "cannot fail" in str(err.value)
+
+
+def test_a_negated_probe_that_is_true_once_the_job_died_is_refused():
+    from rootrank.verify_check import cannot_fail
+
+    assert "'ss'" in (cannot_fail("! ss -ltn | grep -q ':29500 '  # port free") or "")
+    assert "'pgrep'" in (cannot_fail("! pgrep -f train.py") or "")
+    # a rerun after the probe is judged by the rerun
+    assert cannot_fail("! ss -ltn | grep -q ':29500 ' && torchrun --nproc-per-node=2 train.py") is None
+    assert cannot_fail("ss -ltnp | grep -q ':29500 '") is None

@@ -342,6 +342,9 @@ class ScanState:
     cut_at_start: list[tuple[str, int | None, int]] = field(default_factory=list)
     #: Whether the log ends inside a traceback (of any rank, or of none).
     traceback_cut: bool = False
+    #: Tracebacks a stream ends inside (no exception line: ``exc.type`` is ``""``,
+    #: ``exc.header`` ``"cut"``); only the fix's user location reads them, not the analysis.
+    cut_tracebacks: list[SeenException] = field(default_factory=list)
     #: Training progress per rank and the metric series (rootrank.progress, rootrank.metrics).
     progress: ProgressModel = field(default_factory=ProgressModel)
     metrics: MetricsReader = field(default_factory=MetricsReader)
@@ -612,6 +615,12 @@ class Scanner:
                 st.traceback_cut = True  # the log ends inside a traceback: a failure under way
             if reader.open and rank is not None:
                 st.cut_traceback_ranks.add(rank)  # the log ends inside this rank's traceback
+            cut_frames = reader.cut_frames()
+            if cut_frames:
+                cut_exc = PyException("", "", st.lines_total, cut_frames, header="cut")
+                st.cut_tracebacks.append(
+                    SeenException(cut_exc, path, rank, None, tagger.last_time(rank), "", 0)
+                )
             exc = reader.finish()
             header = reader.take_header_message()
             if header is not None:

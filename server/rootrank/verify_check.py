@@ -127,6 +127,22 @@ def _program(stage: str) -> tuple[str, bool]:
     return "", negated
 
 
+#: Programs that look at processes and ports *now*: ``! ss ... | grep -q :29500`` (nothing
+#: listens) is also true once the failed job itself has exited, so it proves no fix.
+PROBES = frozenset({"ss", "netstat", "lsof", "fuser", "pgrep", "ps", "pidof", "nvidia-smi"})
+
+
+def _absence_only(pipeline: str) -> str | None:
+    """The probe of a negated pipeline (``! ss -ltn | grep -q :PORT``) that only checks
+    that some process or listener is gone, else ``None``."""
+    stages = [s for s in _split(pipeline, ("|",)) if s]
+    if not stages:
+        return None
+    negated = any(_program(s)[1] for s in stages)
+    first = _program(stages[0])[0]
+    return first if negated and first in PROBES else None
+
+
 def _pipeline_cannot_fail(pipeline: str) -> bool:
     stages = [s for s in _split(pipeline, ("|",)) if s]
     if not stages:
@@ -155,5 +171,12 @@ def cannot_fail(command: str) -> str | None:
                 f"its exit status is {program!r}'s, which only displays a state and exits 0"
                 " whether or not the fix worked: end it with a check that can fail"
                 " (a rerun of the job, `test`, `grep -q`, `python -c 'assert ...'`)"
+            )
+        probe = _absence_only(parts[-1]) if parts else None
+        if probe is not None and all(_absence_only(p) for p in parts):
+            return (
+                f"it only checks with {probe!r} that something is gone, which is also true once"
+                " the failed job has exited: end it with a rerun of the job (or a check that"
+                " the fix is in place)"
             )
     return None

@@ -143,6 +143,7 @@ def fill_entry(
         texts=[e.text for e in root.evidence]
         + ([seen.exc.message] if seen is not None and seen.exc.message else []),
         frames=[f"{f['file']}:{f.get('func', '')}" for f in frames],
+        command=state.launch.command or "",
         call_sites_differ=bool(sites),
         user_frame=frame is not None,
         launchers=sorted(

@@ -12,6 +12,8 @@ is the fix; :func:`choose` also says why, in words taken from the facts that hel
 - ``message: regex``: the root cause's evidence lines or its exception message match
   (case-insensitive);
 - ``frames: regex``: a frame of the root cause's traceback (``file:func``) matches;
+- ``command: regex``: the launch command the log prints (``torchrun ... train.py
+  --local_rank 0``) matches;
 - ``call_sites_differ: bool``: the ranks' tracebacks stop at different call sites;
 - ``user_frame: bool``: the root cause's traceback shows the user's own code;
 - ``launcher: [name]``: the job was launched by one of :data:`LAUNCHERS`;
@@ -48,6 +50,7 @@ WHEN_KEYS: dict[str, type] = {
     "captures": dict,
     "message": str,
     "frames": str,
+    "command": str,
     "call_sites_differ": bool,
     "user_frame": bool,
     "launcher": list,
@@ -69,6 +72,8 @@ class Facts:
     captures: dict[str, str] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)
     frames: list[str] = field(default_factory=list)
+    #: The launch command line the log prints, or ``""``.
+    command: str = ""
     call_sites_differ: bool = False
     user_frame: bool = False
     launchers: list[str] = field(default_factory=list)
@@ -133,6 +138,9 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if regex.search(value, frame):
                 return f"the traceback runs through {frame}"
         return None
+    if key == "command":
+        m = regex.search(value, facts.command) if facts.command else None
+        return f'the launch command has "{m.group(0).strip()[:120]}"' if m else None
     if key == "call_sites_differ":
         if facts.call_sites_differ != value:
             return None
