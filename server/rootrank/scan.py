@@ -707,6 +707,12 @@ class Scanner:
                 self._close_pending()
                 pending = None
         reader = readers.get(rank)
+        if rank is not None and "what():" in text and (reader is None or not reader.awaits_what):
+            # a C++ abort's what() names a rank ("[Rank 3] Watchdog caught..."), its
+            # "terminate called" line did not: it completes the rankless one
+            unranked = readers.get(None)
+            if unranked is not None and unranked.awaits_what:
+                reader = unranked
         if reader is None:
             reader = readers[rank] = TracebackReader()
         exc = reader.feed(text, raw.number, raw.raw)

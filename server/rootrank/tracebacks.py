@@ -151,6 +151,8 @@ class Frame:
     line: int
     func: str
     user: bool
+    #: The source line the traceback quotes under the frame (stripped), ``""`` if none.
+    code: str = ""
 
 
 @dataclass(slots=True)
@@ -253,6 +255,11 @@ class TracebackReader:
         """``True`` while a traceback is being read, or a C++ abort's ``what()`` line is
         awaited (its next lines are needed)."""
         return self._in_tb or self._terminate is not None
+
+    @property
+    def awaits_what(self) -> bool:
+        """``True`` after a ``terminate called after throwing`` line, until the next line."""
+        return self._terminate is not None
 
     def take_header_message(self) -> tuple[str, int, str, list[tuple[int, str]]] | None:
         """The debugger header whose message just ended, once: ``(type, header line (1-based),
@@ -421,6 +428,8 @@ class TracebackReader:
         if not text.strip() or text[:1].isspace():
             # code lines, carets, blank separators inside the traceback
             self.code_line = bool(self._frames) and bool(text.strip())
+            if self.code_line and not self._frames[-1].code and set(text.strip()) - set("^~ "):
+                self._frames[-1].code = text.strip()[:200]  # not the carets under it
             if len(self._frames) > 200:
                 del self._frames[:100]
             return True, None

@@ -137,6 +137,10 @@ def fill_entry(
         values.setdefault("message", masker.text(message) if masker else message)
     if frame is not None:
         values["user_loc"] = f"{frame.file}:{frame.line}"
+    # the statement that raised, as the traceback quotes it (``assert a % b == 0``)
+    raised_code = seen.exc.frames[-1].code if seen is not None and seen.exc.frames else ""
+    if raised_code:
+        values["raised_code"] = masker.text(raised_code) if masker else raised_code
 
     facts = Facts(
         captures=dict(root.captures),
@@ -144,6 +148,7 @@ def fill_entry(
         + ([seen.exc.message] if seen is not None and seen.exc.message else []),
         frames=[f"{f['file']}:{f.get('func', '')}" for f in frames],
         command=state.launch.command or "",
+        code=raised_code,
         call_sites_differ=bool(sites),
         user_frame=frame is not None,
         launchers=sorted(

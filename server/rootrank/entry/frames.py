@@ -42,14 +42,22 @@ def root_exception(state: ScanState, root: Finding, rank: int | None) -> SeenExc
 
     With a known ``rank``: that rank's exception at (or near) the root cause's evidence line,
     else that rank's first exception that shows the user's code. With no rank: an
-    exception with no rank at or near the evidence line. Launcher re-raises
+    exception with no rank at or near the evidence line (or a C++ abort's ``what()`` line
+    right under it, whatever rank its text names). Launcher re-raises
     (``ChildFailedError``) never count, and another rank's traceback is never taken (a
     victim's stack is not the cause's)."""
     pool = [s for s in state.exceptions if not s.exc.ignored and not _is_launcher(s)]
     if rank is not None:
         pool = [s for s in pool if s.rank == rank]
     else:
-        pool = [s for s in pool if s.rank is None]
+        # a C++ abort's ``what():`` line right under the evidence's "terminate called..." is
+        # the same failure's message, whatever rank its text names
+        after = {(e.path, e.line + 1) for e in root.evidence}
+        pool = [
+            s
+            for s in pool
+            if s.rank is None or (s.exc.header == "terminate" and (s.path, s.exc.log_line) in after)
+        ]
     if not pool:
         return None
     lines = {(e.path, e.line) for e in root.evidence}
