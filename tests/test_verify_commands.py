@@ -67,3 +67,66 @@ def test_a_negated_probe_that_is_true_once_the_job_died_is_refused():
     # a rerun after the probe is judged by the rerun
     assert cannot_fail("! ss -ltn | grep -q ':29500 ' && torchrun --nproc-per-node=2 train.py") is None
     assert cannot_fail("ss -ltnp | grep -q ':29500 '") is None
+
+
+_RDZV_TIMEOUT = (
+    "[E1201 07:40:02.118201 311 socket.cpp:1028] [c10d] The client socket has timed out after 300000ms "
+    "while trying to connect to (trainer-head, 41877).\n"
+    "[E1201 07:40:02.118377 311 TCPStore.cpp:328] [c10d] TCP client failed to connect/validate to host "
+    "trainer-head:41877 - timed out (try=0, timeout=300000ms): The client socket has timed out after "
+    "300000ms while trying to connect to (trainer-head, 41877).\n"
+)
+
+
+def test_a_masked_host_in_the_verify_is_a_blank_to_fill_not_a_name_to_run():
+    from rootrank.engine import diagnose_text
+    from rootrank.report import unfilled_placeholders
+
+    masked = diagnose_text(_RDZV_TIMEOUT).root_cause
+    head = masked.verify.split("  # ", 1)[0]
+    assert "<host-1>" in head and "<host-1>:41877" in head
+    assert "<host-1>" in unfilled_placeholders(masked.verify)
+    # without masking the real name is what the user runs
+    plain = diagnose_text(_RDZV_TIMEOUT, mask=False).root_cause
+    assert "trainer-head:41877" in plain.verify and "<host-1>" not in plain.verify
+
+
+def test_a_multi_node_job_is_rerun_with_its_node_flags():
+    from rootrank.entry.commands import Launch, fit
+
+    two_nodes = Launch("torchrun", None, "pretrain.py", None, 16, multi_node=True, nodes=2)
+    assert fit("torchrun --nproc-per-node=<gpus> train.py  # passes", two_nodes) == (
+        "torchrun --nproc-per-node=<gpus> --nnodes=2 --node-rank=<node rank> --rdzv-backend=c10d"
+        " --rdzv-endpoint=<master host>:<port> pretrain.py  # passes"
+    )
+    one_node = Launch("torchrun", None, "pretrain.py", 4, 4)
+    assert fit("torchrun --nproc-per-node=<gpus> train.py", one_node) == (
+        "torchrun --nproc-per-node=4 pretrain.py"
+    )
+
+
+def _watchdog(prefix: str, rank: int) -> str:
+    return (
+        f"{prefix}[E ProcessGroupNCCL.cpp:475] [Rank {rank}] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600412 "
+        "milliseconds before timing out.\n"
+    )
+
+
+def test_more_ranks_than_one_node_holds_means_a_multi_node_rerun():
+    from rootrank.engine import diagnose_text
+
+    log = "".join(_watchdog(f"[rank{r}]:", r) for r in (3, 9, 12))
+    verify = diagnose_text(log).root_cause.verify
+    assert "--nnodes=<nodes> --node-rank=<node rank>" in verify
+    assert "--rdzv-endpoint=<master host>:<port>" in verify
+
+
+def test_a_vllm_job_is_verified_by_starting_the_engine_not_by_torchrun():
+    from rootrank.engine import diagnose_text
+
+    log = "".join(_watchdog(f"(RayWorkerVllm pid={4100 + r}) ", r) for r in (0, 1))
+    rc = diagnose_text(log).root_cause
+    assert rc.failure_class == "collective-timeout"
+    assert "torchrun" not in rc.verify
+    assert "from vllm import LLM; LLM('<model>', tensor_parallel_size=" in rc.verify

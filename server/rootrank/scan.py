@@ -112,6 +112,16 @@ _PARALLEL_SIZE = lazy_regex.compile(r"\b(?P<kind>data|pipeline|tensor) parallel 
 # "-- Process 1 terminated with the following error:").
 _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
     (
+        # vLLM's engine starts its own workers (Ray actors, multiprocessing): its Ray worker
+        # prefix "(RayWorkerVllm pid=...)", "vllm serve", "python -m vllm.entrypoints..."
+        "vllm",
+        ("Vllm", "vllm", "VLLM"),
+        lazy_regex.compile(
+            r"\((?:RayWorkerVllm|VllmWorkerProcess|RayWorkerWrapper)\b|\bvllm serve\b"
+            r"|-m vllm\.entrypoints|\bvllm[/.](?:engine|executor|worker|distributed)\b"
+        ),
+    ),
+    (
         "mp.spawn",
         ("spawn", "ProcessRaised", "-- Process "),
         lazy_regex.compile(

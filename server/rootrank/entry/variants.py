@@ -43,6 +43,7 @@ LAUNCHERS = (
     "srun",
     "horovodrun",
     "python",
+    "vllm",
 )
 #: The ``why`` of a fix chosen because no variant's condition held (reports show no note).
 GENERAL_WHY = "no other variant's condition holds: the general fix"
