@@ -130,3 +130,41 @@ def test_a_vllm_job_is_verified_by_starting_the_engine_not_by_torchrun():
     assert rc.failure_class == "collective-timeout"
     assert "torchrun" not in rc.verify
     assert "from vllm import LLM; LLM('<model>', tensor_parallel_size=" in rc.verify
+
+
+def test_an_nccl_tests_run_is_verified_by_its_own_benchmark_command():
+    from rootrank.engine import diagnose_text
+
+    log = (
+        "$ mpirun -np 2 -H gpu-a:1,gpu-b:1 -x NCCL_DEBUG=INFO ./build/all_reduce_perf -b 8 -e 1G -f 2 -g 4\n"
+        "# nThread 1 nGpus 4 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20\n"
+        "gpu-b:5120:5188 [0] NCCL INFO NET/Socket : Using [0]eth0:10.1.0.12<0>\n"
+        "gpu-b:5120:5188 [0] include/socket.h:409 NCCL WARN Net : Connect to 10.1.0.11<51817> failed : No route to host\n"
+        "gpu-b:5120:5188 [0] NCCL INFO transport/net_socket.cc:334 -> 2\n"
+    )
+    d = diagnose_text(log, mask=False)
+    assert d.root_cause is not None
+    # the entry's nccl-tests line becomes the one the log ran
+    assert d.root_cause.verify.startswith(
+        "mpirun -np 2 -H gpu-a:1,gpu-b:1 -x NCCL_DEBUG=INFO ./build/all_reduce_perf -b 8 -e 1G -f 2 -g 4  # "
+    )
+    from rootrank.entry.commands import Launch, fit
+
+    run = Launch("nccl-tests", None, None, None, None, tool_command="all_reduce_perf -b 8 -e 1G -f 2 -g 4")
+    assert fit("NCCL_DEBUG=WARN torchrun --nproc-per-node=<gpus> train.py  # no 'NCCL WARN'", run) == (
+        "NCCL_DEBUG=WARN all_reduce_perf -b 8 -e 1G -f 2 -g 4  # no 'NCCL WARN'"
+    )
+    bare = Launch("nccl-tests", None, None, None, None)
+    assert fit("NCCL_DEBUG=WARN torchrun --nnodes=<n> ...  # ok", bare) == (
+        "NCCL_DEBUG=WARN all_reduce_perf -b 8 -e 128M -f 2 -g <gpus per process>  # ok"
+    )
+
+
+def test_the_scan_reads_a_printed_nccl_tests_command():
+    from rootrank.scan import LaunchFacts
+
+    facts = LaunchFacts()
+    line = "$ mpirun -np 16 --hostfile hosts ./build/all_gather_perf -b 8 -e 8G -f 2 -g 1"
+    facts.read(line, 1, line)
+    assert "nccl-tests" in facts.launchers
+    assert facts.tool_command == "mpirun -np 16 --hostfile hosts ./build/all_gather_perf -b 8 -e 8G -f 2 -g 1"

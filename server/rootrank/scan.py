@@ -107,10 +107,29 @@ _AGENT_PID = lazy_regex.compile(
 _PARALLEL_SIZE = lazy_regex.compile(r"\b(?P<kind>data|pipeline|tensor) parallel size: (?P<n>\d+)")
 
 
+#: nccl-tests' benchmark binaries (all_reduce_perf, all_gather_perf_mpi...).
+NCCL_TESTS_BIN = (
+    r"(?:all_reduce|all_gather|alltoall|broadcast|reduce_scatter|reduce|sendrecv|gather|scatter"
+    r"|hypercube)_perf(?:_mpi)?"
+)
+#: A printed nccl-tests command (``mpirun -np 16 ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 1``).
+_NCCL_TESTS_COMMAND = lazy_regex.compile(
+    r"(?:^|[$#>+]\s)\s*(?P<cmd>(?:(?:mpirun|mpiexec|srun)\s[^\n]{0,400}?)?\S*\b"
+    + NCCL_TESTS_BIN
+    + r"\b[^\n]{0,200})$"
+)
+
+
 # Which launcher ran the job, from what each prints (a launcher's own lines, its console
 # script in a traceback, the Open MPI --tag-output prefix "[1,0]<stderr>:", mp.spawn's
 # "-- Process 1 terminated with the following error:").
 _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
+    (
+        # NVIDIA nccl-tests: a *_perf binary, or its header "# nThread 1 nGpus 8 minBytes 8"
+        "nccl-tests",
+        ("_perf", "# nThread "),
+        lazy_regex.compile(r"\b" + NCCL_TESTS_BIN + r"\b|^# nThread \d+ nGpus \d+ minBytes"),
+    ),
     (
         # vLLM's engine starts its own workers (Ray actors, multiprocessing): its Ray worker
         # prefix "(RayWorkerVllm pid=...)", "vllm serve", "python -m vllm.entrypoints..."
@@ -231,6 +250,8 @@ class LaunchFacts:
     launchers: set[str] = field(default_factory=set)
     #: The launch command as printed (``torchrun --nproc-per-node=4 train.py --lr 1``).
     command: str | None = None
+    #: A printed nccl-tests command (``mpirun -np 16 all_reduce_perf -b 8 -e 8G -g 1``).
+    tool_command: str | None = None
 
     def read(self, text: str, number: int, raw: str | None = None) -> None:
         """Learn from one cleaned line (``number`` 1-based); ``raw`` is the line before its
@@ -249,6 +270,10 @@ class LaunchFacts:
                 self.command = m.group("cmd").strip()
                 if regex.match(r"python[\d.]*\s(?!\s*-m\s+torch\.distributed)", self.command):
                     self.launchers.add("python")
+        if self.tool_command is None and "_perf" in text:
+            m = _NCCL_TESTS_COMMAND.search(text)
+            if m:
+                self.tool_command = m.group("cmd").strip()
         if "nodes" in text or "group_world_size" in text:
             for m in _NNODES.finditer(text):
                 n, top = int(m.group("n")), m.group("max")

@@ -22,7 +22,7 @@ import regex
 
 from rootrank import lazy_regex
 from rootrank.mask import pseudonyms_in
-from rootrank.scan import ScanState
+from rootrank.scan import NCCL_TESTS_BIN, ScanState
 
 #: Entries write the user's entry script as ``train.py`` (verify commands, fix code).
 TRAIN_PY = lazy_regex.compile(r"(?<![\w./-])train\.py\b")
@@ -45,6 +45,7 @@ LAUNCH_AS = {
 #: The launcher that started the workers when the log shows several (mpirun under srun...):
 #: the innermost first.
 PRECEDENCE = (
+    "nccl-tests",
     "vllm",
     "deepspeed",
     "accelerate",
@@ -60,6 +61,19 @@ PRECEDENCE = (
 VLLM_SMOKE = (
     "python -c \"from vllm import LLM; LLM('<model>', tensor_parallel_size={tp})"
     ".generate('hello')\""
+)
+#: The nccl-tests check when the log names no nccl-tests command of its own.
+NCCL_TESTS = "all_reduce_perf -b 8 -e 128M -f 2 -g <gpus per process>"
+#: An entry's torchrun command, whole: with its script (and arguments), or ``--nnodes=N ...``.
+_TORCHRUN_WHOLE = lazy_regex.compile(
+    r"\btorchrun(?: --nproc-per-node=\S+)? (?:\.\.\. )?train\.py\b(?: (?:<[^<>]*>|[^\s#<>]+))*"
+    r"|\btorchrun --nnodes=\S+ \.\.\."
+)
+#: An entry's nccl-tests invocation (``mpirun -np <n> ... all_reduce_perf -b 8 -e 128M``).
+_NCCL_TESTS_RUN = lazy_regex.compile(
+    r"(?:\bmpirun\b[^#]*?)?(?:\S*/)?\b"
+    + NCCL_TESTS_BIN
+    + r"\b(?: -\w+ (?:<[^<>]*>|[^\s#<>]+))*"
 )
 #: A world size above this is not taken for one node's process count (8 GPUs per node).
 MAX_PER_NODE = 8
@@ -96,6 +110,8 @@ class Launch:
     #: node holds); ``nodes`` how many, when the log's hosts tell.
     multi_node: bool = False
     nodes: int | None = None
+    #: A printed nccl-tests command, when the log shows one.
+    tool_command: str | None = None
 
 
 def launch_of(state: ScanState, script: str | None, seen_text: Iterable[str] = ()) -> Launch:
@@ -131,7 +147,15 @@ def launch_of(state: ScanState, script: str | None, seen_text: Iterable[str] = (
         for m in _FILE.finditer(text)
     }
     return Launch(
-        launcher, facts.command, script, per_node, world, frozenset(known), multi, nodes
+        launcher,
+        facts.command,
+        script,
+        per_node,
+        world,
+        frozenset(known),
+        multi,
+        nodes,
+        facts.tool_command,
     )
 
 
@@ -199,7 +223,8 @@ def fit(text: str, launch: Launch) -> str:
     processes per node, ``torchrun --nproc-per-node=N train.py`` the printed command (when it
     runs the same script) or the launcher the log used; a multi-node job's torchrun gets
     ``--nnodes``/``--node-rank``/rendezvous flags (blanks where the log does not tell); a
-    vLLM job's torchrun becomes :data:`VLLM_SMOKE` (the engine answering one prompt)."""
+    vLLM job's torchrun becomes :data:`VLLM_SMOKE` (the engine answering one prompt), an
+    nccl-tests run's the benchmark command it printed (else :data:`NCCL_TESTS`)."""
     script = launch.script
     command = launch.command
     if command and "torchrun" in text and script and script.rsplit("/", 1)[-1] in command:
@@ -212,6 +237,12 @@ def fit(text: str, launch: Launch) -> str:
             text,
         )
         text = text.replace("<gpus>", str(launch.per_node))
+    if launch.launcher == "nccl-tests":
+        # a benchmark run, not a training script: rerun the benchmark as the log ran it
+        tool = launch.tool_command or NCCL_TESTS
+        if launch.tool_command:  # an entry's own nccl-tests line becomes the printed one
+            text = _NCCL_TESTS_RUN.sub(lambda m: tool, text)
+        return _TORCHRUN_WHOLE.sub(lambda m: tool, text)
     if launch.launcher == "vllm" and "torchrun" in text:
         tp = str(launch.world) if launch.world else "<tensor parallel size>"
         smoke = VLLM_SMOKE.format(tp=tp)

@@ -44,6 +44,7 @@ LAUNCHERS = (
     "horovodrun",
     "python",
     "vllm",
+    "nccl-tests",
 )
 #: The ``why`` of a fix chosen because no variant's condition held (reports show no note).
 GENERAL_WHY = "no other variant's condition holds: the general fix"
