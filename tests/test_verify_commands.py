@@ -168,3 +168,19 @@ def test_the_scan_reads_a_printed_nccl_tests_command():
     facts.read(line, 1, line)
     assert "nccl-tests" in facts.launchers
     assert facts.tool_command == "mpirun -np 16 --hostfile hosts ./build/all_gather_perf -b 8 -e 8G -f 2 -g 1"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["the Ray job completes with no SYSTEM_ERROR exits", "the step runs on MPS with the smaller batch"],
+)
+def test_a_sentence_is_no_verification_command(command):
+    assert "a sentence, not a command" in (cannot_fail(command) or "")
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["python train.py  # the Ray driver: exit 0", "make test", "pytest tests"],
+)
+def test_short_or_marked_commands_are_not_taken_for_sentences(command):
+    assert cannot_fail(command) is None

@@ -151,13 +151,30 @@ def _pipeline_cannot_fail(pipeline: str) -> bool:
     return not negated and program in DISPLAY_ONLY
 
 
+#: Characters a shell command has and an English sentence has not (flags, paths,
+#: assignments, blanks, operators, quotes).
+_COMMAND_MARKS = frozenset("-/=<>|&;$'\"`.:[]{}()*")
+
+
+def _sentence(head: str) -> bool:
+    """Whether ``head`` reads as prose, not a command: four or more words and none of the
+    marks any real command line carries (``the Ray job completes with no errors``)."""
+    words = head.split()
+    return len(words) >= 4 and not any(ch in _COMMAND_MARKS for ch in head)
+
+
 def cannot_fail(command: str) -> str | None:
     """Why ``command`` (a verify line, comment after ``  # `` allowed) exits 0 whatever
-    happened, or ``None`` when its status can show a failure. The reason names the program
-    whose status is the command's."""
+    happened, or is no command at all, or ``None`` when its status can show a failure.
+    The reason names the program whose status is the command's."""
     head = command.partition("  # ")[0].strip()
     if not head or head.startswith("#"):
         return None
+    if _sentence(head):
+        return (
+            "it is a sentence, not a command: no exit status says whether the fix worked"
+            " (write the command to run, with <blanks> for what the log cannot tell)"
+        )
     last = [s for s in _split(head, (";",)) if s]
     if not last:
         return None
