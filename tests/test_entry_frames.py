@@ -98,3 +98,59 @@ def test_launcher_console_scripts_are_not_user_code():
     assert not is_user_frame("C:\\Users\\me\\venv\\Scripts\\accelerate.exe")
     assert is_user_frame("/usr/local/bin/train_job.py")
     assert is_user_frame("/home/user/project/bin/train.py")
+
+
+_PORT_CLASH_CUT = (
+    "torchrun --standalone --nnodes=1 --nproc_per_node=2 pretrain.py --config cfg.yaml\n"
+    "[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29611 (errno: 98 - Address already in use).\n"
+    "[E socket.cpp:472] [c10d] The server socket has failed to listen on any local network address.\n"
+    "Traceback (most recent call last):\n"
+    '  File "pretrain.py", line 212, in <module>\n'
+    "    run(args)\n"
+    '  File "pretrain.py", line 63, in run\n'
+    "    dist.init_process_group(backend='nccl')\n"
+    f'  File "{SP}/torch/distributed/distributed_c10d.py", line 602, in init_process_group\n'
+    "    store, rank, world_size = next(rendezvous_iterator)\n"
+)
+
+
+def test_a_traceback_the_paste_cuts_before_its_exception_line_still_names_the_user_line():
+    # the log ends inside the only traceback (no exception line): its user frame is the
+    # fix's location all the same
+    rc = diagnose_text(_PORT_CLASH_CUT).root_cause
+    assert rc.failure_class == "port-in-use"
+    assert rc.user_frame == UserFrame(file="pretrain.py", line=63, func="run")
+    assert rc.fix.steps[0].startswith("pretrain.py:63 (in run), where ")
+
+
+def test_unranked_tracebacks_that_disagree_name_no_line():
+    # two rankless tracebacks stopping at different user lines: which one is the cause's is
+    # not known, so none is named
+    other = _PORT_CLASH_CUT.split("Traceback")[1].replace("line 63, in run", "line 71, in run")
+    log = _PORT_CLASH_CUT.replace(
+        "Traceback", "Traceback" + other.rsplit("\n", 3)[0] + "\nRuntimeError: stop\nTraceback", 1
+    )
+    rc = diagnose_text(log).root_cause
+    assert rc.failure_class == "port-in-use"
+    assert rc.user_frame is None
+
+
+def test_interleaved_cut_tracebacks_name_no_line():
+    # three processes' headers interleaved and cut: whose frames are whose cannot be told
+    head = _PORT_CLASH_CUT.split("Traceback")[0]
+    log = head + (
+        "Traceback (most recent call last):\n"
+        "Traceback (most recent call last):\n"
+        '  File "pretrain.py", line 212, in <module>\n'
+        "Traceback (most recent call last):\n"
+        '  File "pretrain.py", line 212, in <module>\n'
+    )
+    rc = diagnose_text(log).root_cause
+    assert rc.failure_class == "port-in-use"
+    assert rc.user_frame is None
+
+
+def test_a_console_script_wrapper_is_not_user_code():
+    assert not is_user_frame("/opt/conda/bin/openllm")
+    assert not is_user_frame("/home/user/.local/bin/my-tool")
+    assert is_user_frame("/opt/conda/bin/run_train.py")

@@ -184,3 +184,25 @@ def test_a_wrong_variant_is_refused_naming_the_field(tmp_path, variants, field, 
         load_signature(_write(tmp_path, variants))
     assert err.value.field == field
     assert problem in err.value.problem
+
+
+def test_an_assert_on_the_world_size_is_quoted_and_verified_under_the_launch():
+    path = HERE / "user-code-exception" / "assert-world-size.log"
+    rc = diagnose_paths([str(path)]).root_cause
+    assert rc.user_frame is not None and (rc.user_frame.file, rc.user_frame.line) == (
+        "/home/user/lm/pretrain.py",
+        96,
+    )
+    assert rc.fix.steps[0].startswith(
+        "pretrain.py:96 (in main), where rank 1 raised AssertionError: "
+        '`assert cfg.global_batch_size % (cfg.micro_batch_size * world_size) == 0, "global batch must split evenly"`'
+        " is false for this launch"
+    )
+    # one process would make world_size 1 and pass trivially: the verify relaunches
+    assert rc.verify.startswith("torchrun --nproc-per-node=<gpus> pretrain.py  #")
+
+
+def test_a_bare_assert_quotes_its_condition_not_the_exception_name():
+    rc = diagnose_paths([str(HERE / "user-code-exception" / "assertion.log")]).root_cause
+    assert "`assert cfg.warmup_steps < cfg.max_steps` is false for this run's values" in rc.fix.steps[0]
+    assert '"AssertionError"' not in rc.fix.steps[0]

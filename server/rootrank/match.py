@@ -163,6 +163,12 @@ STATE_WORDS = (
     "closing signal",
     "local_rank: ",
     "parallel size",
+    # launchers that are not training scripts (rootrank.entry.commands): nccl-tests'
+    # *_perf binaries and their header, vLLM's server commands
+    "_perf",
+    "# nthread ",
+    "vllm serve",
+    "vllm.entrypoints",
 )
 
 

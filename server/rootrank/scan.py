@@ -115,10 +115,39 @@ _CLOSING_SIGNAL = lazy_regex.compile(
 _PARALLEL_SIZE = lazy_regex.compile(r"\b(?P<kind>data|pipeline|tensor) parallel size: (?P<n>\d+)")
 
 
+#: nccl-tests' benchmark binaries (all_reduce_perf, all_gather_perf_mpi...).
+NCCL_TESTS_BIN = (
+    r"(?:all_reduce|all_gather|alltoall|broadcast|reduce_scatter|reduce|sendrecv|gather|scatter"
+    r"|hypercube)_perf(?:_mpi)?"
+)
+#: A printed nccl-tests command (``mpirun -np 16 ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 1``).
+_NCCL_TESTS_COMMAND = lazy_regex.compile(
+    r"(?:^|[$#>+]\s)\s*(?P<cmd>(?:(?:mpirun|mpiexec|srun)\s[^\n]{0,400}?)?\S*\b"
+    + NCCL_TESTS_BIN
+    + r"\b[^\n]{0,200})$"
+)
+
+
 # Which launcher ran the job, from what each prints (a launcher's own lines, its console
 # script in a traceback, the Open MPI --tag-output prefix "[1,0]<stderr>:", mp.spawn's
 # "-- Process 1 terminated with the following error:").
 _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
+    (
+        # NVIDIA nccl-tests: a *_perf binary, or its header "# nThread 1 nGpus 8 minBytes 8"
+        "nccl-tests",
+        ("_perf", "# nThread "),
+        lazy_regex.compile(r"\b" + NCCL_TESTS_BIN + r"\b|^# nThread \d+ nGpus \d+ minBytes"),
+    ),
+    (
+        # vLLM's engine starts its own workers (Ray actors, multiprocessing): its Ray worker
+        # prefix "(RayWorkerVllm pid=...)", "vllm serve", "python -m vllm.entrypoints..."
+        "vllm",
+        ("Vllm", "vllm", "VLLM"),
+        lazy_regex.compile(
+            r"\((?:RayWorkerVllm|VllmWorkerProcess|RayWorkerWrapper)\b|\bvllm serve\b"
+            r"|-m vllm\.entrypoints|\bvllm[/.](?:engine|executor|worker|distributed)\b"
+        ),
+    ),
     (
         "mp.spawn",
         ("spawn", "ProcessRaised", "-- Process "),
@@ -243,6 +272,8 @@ class LaunchFacts:
     launchers: set[str] = field(default_factory=set)
     #: The launch command as printed (``torchrun --nproc-per-node=4 train.py --lr 1``).
     command: str | None = None
+    #: A printed nccl-tests command (``mpirun -np 16 all_reduce_perf -b 8 -e 8G -g 1``).
+    tool_command: str | None = None
 
     def read(self, text: str, number: int, raw: str | None = None) -> None:
         """Learn from one cleaned line (``number`` 1-based); ``raw`` is the line before its
@@ -261,6 +292,10 @@ class LaunchFacts:
                 self.command = m.group("cmd").strip()
                 if regex.match(r"python[\d.]*\s(?!\s*-m\s+torch\.distributed)", self.command):
                     self.launchers.add("python")
+        if self.tool_command is None and "_perf" in text:
+            m = _NCCL_TESTS_COMMAND.search(text)
+            if m:
+                self.tool_command = m.group("cmd").strip()
         if "nodes" in text or "group_world_size" in text:
             for m in _NNODES.finditer(text):
                 n, top = int(m.group("n")), m.group("max")
@@ -364,6 +399,9 @@ class ScanState:
     cut_at_start: list[tuple[str, int | None, int]] = field(default_factory=list)
     #: Whether the log ends inside a traceback (of any rank, or of none).
     traceback_cut: bool = False
+    #: Tracebacks a stream ends inside (no exception line: ``exc.type`` is ``""``,
+    #: ``exc.header`` ``"cut"``); only the fix's user location reads them, not the analysis.
+    cut_tracebacks: list[SeenException] = field(default_factory=list)
     #: Training progress per rank and the metric series (rootrank.progress, rootrank.metrics).
     progress: ProgressModel = field(default_factory=ProgressModel)
     metrics: MetricsReader = field(default_factory=MetricsReader)
@@ -652,6 +690,12 @@ class Scanner:
                 st.traceback_cut = True  # the log ends inside a traceback: a failure under way
             if reader.open and rank is not None:
                 st.cut_traceback_ranks.add(rank)  # the log ends inside this rank's traceback
+            cut_frames = reader.cut_frames()
+            if cut_frames:
+                cut_exc = PyException("", "", st.lines_total, cut_frames, header="cut")
+                st.cut_tracebacks.append(
+                    SeenException(cut_exc, path, rank, None, tagger.last_time(rank), "", 0)
+                )
             exc = reader.finish()
             header = reader.take_header_message()
             if header is not None:
@@ -746,6 +790,12 @@ class Scanner:
                 self._close_pending()
                 pending = None
         reader = readers.get(rank)
+        if rank is not None and "what():" in text and (reader is None or not reader.awaits_what):
+            # a C++ abort's what() names a rank ("[Rank 3] Watchdog caught..."), its
+            # "terminate called" line did not: it completes the rankless one
+            unranked = readers.get(None)
+            if unranked is not None and unranked.awaits_what:
+                reader = unranked
         if reader is None:
             reader = readers[rank] = TracebackReader()
         exc = reader.feed(text, raw.number, raw.raw)

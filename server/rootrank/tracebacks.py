@@ -109,10 +109,10 @@ _LIBRARY_MARKERS = (
 )
 
 
-# pip's console-script wrappers of launchers (``/venv/bin/torchrun``, line 8, in <module>).
-_LAUNCHER_SCRIPT = lazy_regex.compile(
-    r"[/\\](?:bin|Scripts)[/\\](?:torchrun|deepspeed|accelerate|horovodrun|ds|python[\d.]*|ipython|jupyter[\w-]*|pytest|lightning|colossalai|llamafactory-cli|tune)(?:\.exe)?$"
-)
+# pip's console-script wrappers (``/venv/bin/torchrun``, line 8, in <module>; any package's
+# ``bin/openllm``): a file in bin/ or Scripts/ with no ``.py`` suffix only imports the
+# package's ``main``, it is never the user's code.
+_LAUNCHER_SCRIPT = lazy_regex.compile(r"[/\\](?:bin|Scripts)[/\\](?![^/\\]*\.py$)[^/\\]+$")
 
 
 def is_user_frame(path: str) -> bool:
@@ -151,6 +151,8 @@ class Frame:
     line: int
     func: str
     user: bool
+    #: The source line the traceback quotes under the frame (stripped), ``""`` if none.
+    code: str = ""
 
 
 @dataclass(slots=True)
@@ -212,6 +214,8 @@ class TracebackReader:
         "_ignored",
         "_ignored_next",
         "_in_tb",
+        "_interleaved",
+        "_left_open",
         "_mode",
         "_partial_frame",
         "_terminate",
@@ -221,6 +225,8 @@ class TracebackReader:
     def __init__(self) -> None:
         self._frames: list[Frame] = []
         self._in_tb = False
+        self._interleaved = False
+        self._left_open = False  # the line being fed ended a traceback with no exception line
         self._mode = "python"  # or "ipython", "debugger"
         # A frame line cut by a terminal's fixed-width wrap ('  File "x.py", line 12, i'),
         # waiting for its tail on the next line ('n load').
@@ -250,6 +256,11 @@ class TracebackReader:
         awaited (its next lines are needed)."""
         return self._in_tb or self._terminate is not None
 
+    @property
+    def awaits_what(self) -> bool:
+        """``True`` after a ``terminate called after throwing`` line, until the next line."""
+        return self._terminate is not None
+
     def take_header_message(self) -> tuple[str, int, str, list[tuple[int, str]]] | None:
         """The debugger header whose message just ended, once: ``(type, header line (1-based),
         header raw text, [(line (1-based), message text), ...])``; ``None`` otherwise."""
@@ -260,6 +271,7 @@ class TracebackReader:
         """Feed one cleaned line (``number`` 1-based; ``raw`` the physical line, kept for a
         debugger header's evidence); returns the exception it completes."""
         self.code_line = False
+        self._left_open = False
         if self._in_tb:
             done, exc = self._feed_tb(text, number)
             if done:
@@ -304,6 +316,14 @@ class TracebackReader:
             header="bare",
         )
 
+    def cut_frames(self) -> list[Frame]:
+        """The frames of a plain Python traceback still open (the stream ended before its
+        exception line: a paste cut short); ``[]`` otherwise, and when it began while
+        another was open (interleaved stacks). Call before :meth:`finish`."""
+        if not self._in_tb or self._mode != "python" or self._interleaved:
+            return []
+        return list(self._frames)
+
     def finish(self) -> PyException | None:
         """End of the stream: the exception of a debugger header still open, if any."""
         exc = self._end_header() if self._in_tb and self._mode == "debugger" else None
@@ -344,6 +364,9 @@ class TracebackReader:
             self._chain_index = 0
 
     def _begin(self, mode: str) -> None:
+        # A header while another traceback is still open: several processes' stacks are
+        # interleaved, and which frames are whose cannot be told.
+        self._interleaved = self._in_tb or self._left_open
         self._in_tb = True
         self._mode = mode
         self._frames = []
@@ -405,6 +428,8 @@ class TracebackReader:
         if not text.strip() or text[:1].isspace():
             # code lines, carets, blank separators inside the traceback
             self.code_line = bool(self._frames) and bool(text.strip())
+            if self.code_line and not self._frames[-1].code and set(text.strip()) - set("^~ "):
+                self._frames[-1].code = text.strip()[:200]  # not the carets under it
             if len(self._frames) > 200:
                 del self._frames[:100]
             return True, None
@@ -425,6 +450,7 @@ class TracebackReader:
         if not em:
             # A non-indented line that is not an exception: the traceback ended or was cut.
             exc = self._end_header() if self._mode == "debugger" else None
+            self._left_open = self._mode == "python"  # read by _begin if this line starts one
             self._reset_tb()
             return False, exc
         chained = self._chain_next

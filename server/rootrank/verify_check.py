@@ -127,6 +127,22 @@ def _program(stage: str) -> tuple[str, bool]:
     return "", negated
 
 
+#: Programs that look at processes and ports *now*: ``! ss ... | grep -q :29500`` (nothing
+#: listens) is also true once the failed job itself has exited, so it proves no fix.
+PROBES = frozenset({"ss", "netstat", "lsof", "fuser", "pgrep", "ps", "pidof", "nvidia-smi"})
+
+
+def _absence_only(pipeline: str) -> str | None:
+    """The probe of a negated pipeline (``! ss -ltn | grep -q :PORT``) that only checks
+    that some process or listener is gone, else ``None``."""
+    stages = [s for s in _split(pipeline, ("|",)) if s]
+    if not stages:
+        return None
+    negated = any(_program(s)[1] for s in stages)
+    first = _program(stages[0])[0]
+    return first if negated and first in PROBES else None
+
+
 def _pipeline_cannot_fail(pipeline: str) -> bool:
     stages = [s for s in _split(pipeline, ("|",)) if s]
     if not stages:
@@ -135,13 +151,30 @@ def _pipeline_cannot_fail(pipeline: str) -> bool:
     return not negated and program in DISPLAY_ONLY
 
 
+#: Characters a shell command has and an English sentence has not (flags, paths,
+#: assignments, blanks, operators, quotes).
+_COMMAND_MARKS = frozenset("-/=<>|&;$'\"`.:[]{}()*")
+
+
+def _sentence(head: str) -> bool:
+    """Whether ``head`` reads as prose, not a command: four or more words and none of the
+    marks any real command line carries (``the Ray job completes with no errors``)."""
+    words = head.split()
+    return len(words) >= 4 and not any(ch in _COMMAND_MARKS for ch in head)
+
+
 def cannot_fail(command: str) -> str | None:
     """Why ``command`` (a verify line, comment after ``  # `` allowed) exits 0 whatever
-    happened, or ``None`` when its status can show a failure. The reason names the program
-    whose status is the command's."""
+    happened, or is no command at all, or ``None`` when its status can show a failure.
+    The reason names the program whose status is the command's."""
     head = command.partition("  # ")[0].strip()
     if not head or head.startswith("#"):
         return None
+    if _sentence(head):
+        return (
+            "it is a sentence, not a command: no exit status says whether the fix worked"
+            " (write the command to run, with <blanks> for what the log cannot tell)"
+        )
     last = [s for s in _split(head, (";",)) if s]
     if not last:
         return None
@@ -155,5 +188,12 @@ def cannot_fail(command: str) -> str | None:
                 f"its exit status is {program!r}'s, which only displays a state and exits 0"
                 " whether or not the fix worked: end it with a check that can fail"
                 " (a rerun of the job, `test`, `grep -q`, `python -c 'assert ...'`)"
+            )
+        probe = _absence_only(parts[-1]) if parts else None
+        if probe is not None and all(_absence_only(p) for p in parts):
+            return (
+                f"it only checks with {probe!r} that something is gone, which is also true once"
+                " the failed job has exited: end it with a rerun of the job (or a check that"
+                " the fix is in place)"
             )
     return None

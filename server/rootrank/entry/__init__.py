@@ -16,7 +16,7 @@ from typing import Any
 import regex
 
 from rootrank import lazy_regex
-from rootrank.entry.commands import fit, launch_of, ready
+from rootrank.entry.commands import blank_masked_hosts, fit, launch_of, ready
 from rootrank.entry.frames import call_sites, location_step, root_exception, user_frame
 from rootrank.entry.variants import Facts, choose
 from rootrank.model import Finding, Fix, FixVariant, Related, RootCause, Symptom
@@ -137,12 +137,18 @@ def fill_entry(
         values.setdefault("message", masker.text(message) if masker else message)
     if frame is not None:
         values["user_loc"] = f"{frame.file}:{frame.line}"
+    # the statement that raised, as the traceback quotes it (``assert a % b == 0``)
+    raised_code = seen.exc.frames[-1].code if seen is not None and seen.exc.frames else ""
+    if raised_code:
+        values["raised_code"] = masker.text(raised_code) if masker else raised_code
 
     facts = Facts(
         captures=dict(root.captures),
         texts=[e.text for e in root.evidence]
         + ([seen.exc.message] if seen is not None and seen.exc.message else []),
         frames=[f"{f['file']}:{f.get('func', '')}" for f in frames],
+        command=state.launch.command or "",
+        code=raised_code,
         call_sites_differ=bool(sites),
         user_frame=frame is not None,
         launchers=sorted(
@@ -174,6 +180,9 @@ def fill_entry(
     elif where and steps:
         steps[0] = f"{where} {steps[0]}"
 
+    verify = ready(fit(render(variant.get("verify", sig.verify), values), launch), launch)
+    if masker is not None and masker.enabled:
+        verify = blank_masked_hosts(verify)
     evidence = [dataclasses.replace(e) for e in root.evidence[:3]]
     for f in findings:  # supporting lines of the same class (a warning before the error)
         if (
@@ -214,7 +223,7 @@ def fill_entry(
             variant=FixVariant(chosen["id"], chosen["why"]) if chosen is not None else None,
         ),
         confirm=[fit(render(c, values), launch) for c in variant.get("confirm", sig.confirm)],
-        verify=ready(fit(render(variant.get("verify", sig.verify), values), launch), launch),
+        verify=verify,
         references=list(sig.references),
         related=[
             Related(r, library.signatures[r].title) for r in sig.related if r in library.signatures

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import regex
 
 from rootrank import lazy_regex
-from rootrank.scan import ScanState
+from rootrank.mask import pseudonyms_in
+from rootrank.scan import NCCL_TESTS_BIN, ScanState
 
 #: Entries write the user's entry script as ``train.py`` (verify commands, fix code).
 TRAIN_PY = lazy_regex.compile(r"(?<![\w./-])train\.py\b")
@@ -44,6 +45,8 @@ LAUNCH_AS = {
 #: The launcher that started the workers when the log shows several (mpirun under srun...):
 #: the innermost first.
 PRECEDENCE = (
+    "nccl-tests",
+    "vllm",
     "deepspeed",
     "accelerate",
     "horovodrun",
@@ -52,6 +55,25 @@ PRECEDENCE = (
     "mp.spawn",
     "srun",
     "python",
+)
+#: vLLM starts its workers itself: the check that its tensor-parallel group comes up is
+#: the engine starting and answering one prompt (exit 0), not a torchrun of a script.
+VLLM_SMOKE = (
+    "python -c \"from vllm import LLM; LLM('<model>', tensor_parallel_size={tp})"
+    ".generate('hello')\""
+)
+#: The nccl-tests check when the log names no nccl-tests command of its own.
+NCCL_TESTS = "all_reduce_perf -b 8 -e 128M -f 2 -g <gpus per process>"
+#: An entry's torchrun command, whole: with its script (and arguments), or ``--nnodes=N ...``.
+_TORCHRUN_WHOLE = lazy_regex.compile(
+    r"\btorchrun(?: --nproc-per-node=\S+)? (?:\.\.\. )?train\.py\b(?: (?:<[^<>]*>|[^\s#<>]+))*"
+    r"|\btorchrun --nnodes=\S+ \.\.\."
+)
+#: An entry's nccl-tests invocation (``mpirun -np <n> ... all_reduce_perf -b 8 -e 128M``).
+_NCCL_TESTS_RUN = lazy_regex.compile(
+    r"(?:\bmpirun\b[^#]*?)?(?:\S*/)?\b"
+    + NCCL_TESTS_BIN
+    + r"\b(?: -\w+ (?:<[^<>]*>|[^\s#<>]+))*"
 )
 #: A world size above this is not taken for one node's process count (8 GPUs per node).
 MAX_PER_NODE = 8
@@ -84,6 +106,12 @@ class Launch:
     world: int | None
     #: File names (base names) the log shows: a command may name only these.
     known: frozenset[str] = frozenset()
+    #: The job ran on several nodes (launcher flags, several hosts, or more ranks than one
+    #: node holds); ``nodes`` how many, when the log's hosts tell.
+    multi_node: bool = False
+    nodes: int | None = None
+    #: A printed nccl-tests command, when the log shows one.
+    tool_command: str | None = None
 
 
 def launch_of(state: ScanState, script: str | None, seen_text: Iterable[str] = ()) -> Launch:
@@ -110,12 +138,25 @@ def launch_of(state: ScanState, script: str | None, seen_text: Iterable[str] = (
         and len(hosts) <= 1
     ):
         per_node = world  # no sign of a second node: every rank ran on this one
+    ranks_total = max(world or 0, (max(seen) + 1) if seen else 0)
+    multi = bool(facts.multi_node) or len(hosts) > 1 or ranks_total > MAX_PER_NODE
+    nodes = len(hosts) if len(hosts) > 1 else None
     known = {
         _base(m.group(0))
         for text in [*seen_text, facts.command or "", script or ""]
         for m in _FILE.finditer(text)
     }
-    return Launch(launcher, facts.command, script, per_node, world, frozenset(known))
+    return Launch(
+        launcher,
+        facts.command,
+        script,
+        per_node,
+        world,
+        frozenset(known),
+        multi,
+        nodes,
+        facts.tool_command,
+    )
 
 
 def _base(path: str) -> str:
@@ -143,6 +184,19 @@ def ready(command: str, launch: Launch) -> str:
     return head + sep + comment
 
 
+def blank_masked_hosts(command: str) -> str:
+    """``command`` with every host pseudonym the masking put in it (``host-1``, ``ip-2``:
+    :func:`rootrank.mask.pseudonyms_in`) turned into a visible blank (``<host-1>``): no
+    machine answers to that name, the user types the real one. The comment after
+    ``  # `` is left alone. Call only on masked text."""
+    head, sep, comment = command.partition("  # ")
+    for name in pseudonyms_in(head):
+        head = regex.sub(
+            r"(?<![\w<-])" + regex.escape(name) + r"(?![\w>-])", f"<{name}>", head
+        )
+    return head + sep + comment
+
+
 #: An option of the user's own script: ``--max-steps 5``, ``--steps=5`` (after the ``.py``).
 _SCRIPT_FLAG = lazy_regex.compile(r"(?<=\s)--[A-Za-z][\w-]{0,40}(?:[= ](?!-)[^\s<>|;&]+)?")
 
@@ -167,7 +221,10 @@ def fit(text: str, launch: Launch) -> str:
     """``text`` (an entry's step, code or command) with its stand-ins filled from ``launch``:
     ``train.py`` becomes the entry script, ``<gpus>``/``<n>`` in ``--nproc-per-node`` the
     processes per node, ``torchrun --nproc-per-node=N train.py`` the printed command (when it
-    runs the same script) or the launcher the log used."""
+    runs the same script) or the launcher the log used; a multi-node job's torchrun gets
+    ``--nnodes``/``--node-rank``/rendezvous flags (blanks where the log does not tell); a
+    vLLM job's torchrun becomes :data:`VLLM_SMOKE` (the engine answering one prompt), an
+    nccl-tests run's the benchmark command it printed (else :data:`NCCL_TESTS`)."""
     script = launch.script
     command = launch.command
     if command and "torchrun" in text and script and script.rsplit("/", 1)[-1] in command:
@@ -180,6 +237,28 @@ def fit(text: str, launch: Launch) -> str:
             text,
         )
         text = text.replace("<gpus>", str(launch.per_node))
+    if launch.launcher == "nccl-tests":
+        # a benchmark run, not a training script: rerun the benchmark as the log ran it
+        tool = launch.tool_command or NCCL_TESTS
+        if launch.tool_command:  # an entry's own nccl-tests line becomes the printed one
+            text = _NCCL_TESTS_RUN.sub(lambda m: tool, text)
+        return _TORCHRUN_WHOLE.sub(lambda m: tool, text)
+    if launch.launcher == "vllm" and "torchrun" in text:
+        tp = str(launch.world) if launch.world else "<tensor parallel size>"
+        smoke = VLLM_SMOKE.format(tp=tp)
+        text = TORCHRUN_SCRIPT.sub(lambda m: smoke, text)
+        text = regex.sub(r"\btorchrun --nnodes=\S+ \.\.\.", lambda m: smoke, text)
+        return text
+    if launch.multi_node and "--nnodes" not in text and (launch.launcher or "torchrun") == "torchrun":
+        # a multi-node job is rerun on all its nodes: one torchrun per node, same rendezvous
+        nodes = str(launch.nodes) if launch.nodes else "<nodes>"
+        text = TORCHRUN.sub(
+            lambda m: (
+                f"{m[0]} --nnodes={nodes} --node-rank=<node rank> --rdzv-backend=c10d"
+                " --rdzv-endpoint=<master host>:<port>"
+            ),
+            text,
+        )
     form = LAUNCH_AS.get(launch.launcher or "")
     if form and launch.launcher != "torchrun" and "torchrun" in text:
         world = str(launch.world) if launch.world else "<np>"

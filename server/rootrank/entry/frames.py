@@ -13,7 +13,7 @@ from typing import Any
 
 from rootrank.model import CallSite, Finding, UserFrame
 from rootrank.scan import ScanState, SeenException
-from rootrank.tracebacks import collective_call
+from rootrank.tracebacks import Frame, collective_call
 
 #: Failure classes whose tracebacks are waits in a collective (call sites are compared).
 COLLECTIVE_CLASSES = frozenset(
@@ -42,14 +42,22 @@ def root_exception(state: ScanState, root: Finding, rank: int | None) -> SeenExc
 
     With a known ``rank``: that rank's exception at (or near) the root cause's evidence line,
     else that rank's first exception that shows the user's code. With no rank: an
-    exception with no rank at or near the evidence line. Launcher re-raises
+    exception with no rank at or near the evidence line (or a C++ abort's ``what()`` line
+    right under it, whatever rank its text names). Launcher re-raises
     (``ChildFailedError``) never count, and another rank's traceback is never taken (a
     victim's stack is not the cause's)."""
     pool = [s for s in state.exceptions if not s.exc.ignored and not _is_launcher(s)]
     if rank is not None:
         pool = [s for s in pool if s.rank == rank]
     else:
-        pool = [s for s in pool if s.rank is None]
+        # a C++ abort's ``what():`` line right under the evidence's "terminate called..." is
+        # the same failure's message, whatever rank its text names
+        after = {(e.path, e.line + 1) for e in root.evidence}
+        pool = [
+            s
+            for s in pool
+            if s.rank is None or (s.exc.header == "terminate" and (s.path, s.exc.log_line) in after)
+        ]
     if not pool:
         return None
     lines = {(e.path, e.line) for e in root.evidence}
@@ -103,9 +111,35 @@ def user_frame(
             if later.exc.user_frame is not None:
                 frame = later.exc.user_frame
                 break
+    if seen is None:
+        frame = _unranked_frame(state, rank)
     if frame is None or frame.line <= 0:
         return None
     return _user_frame(frame.file, frame.line, frame.func, masker)
+
+
+def _unranked_frame(state: ScanState, rank: int | None) -> Frame | None:
+    """The user frame of the log's tracebacks when none is tied to ``rank`` and the log
+    cannot tie one: every traceback (complete, or one the log cuts before its exception
+    line, :attr:`rootrank.scan.ScanState.cut_tracebacks`) is printed without a rank, and
+    all that show the user's code stop at the same file and line (the processes of an
+    unprefixed log print the same stack), and, for a known ``rank``, the log shows only
+    one; ``None`` otherwise (several stacks may be the victims' of the rank named, and a
+    victim's stack is not the cause's)."""
+    pool = [
+        s
+        for s in [*state.exceptions, *state.cut_tracebacks]
+        if not s.exc.ignored and not _is_launcher(s)
+    ]
+    if not pool or any(s.rank is not None for s in pool):
+        return None
+    if rank is not None and len(pool) > 1:
+        return None  # several unranked stacks for a known rank: they may be its victims'
+
+    frames = [s.exc.user_frame for s in pool if s.exc.user_frame is not None]
+    if not frames or len({(f.file, f.line) for f in frames}) != 1:
+        return None
+    return frames[0]
 
 
 def call_sites(state: ScanState, root: Finding, masker: Any | None = None) -> list[CallSite]:

@@ -12,6 +12,10 @@ is the fix; :func:`choose` also says why, in words taken from the facts that hel
 - ``message: regex``: the root cause's evidence lines or its exception message match
   (case-insensitive);
 - ``frames: regex``: a frame of the root cause's traceback (``file:func``) matches;
+- ``code: regex``: the source line the traceback quotes where the exception was raised
+  (its innermost frame: ``assert steps % world_size == 0``) matches;
+- ``command: regex``: the launch command the log prints (``torchrun ... train.py
+  --local_rank 0``) matches;
 - ``call_sites_differ: bool``: the ranks' tracebacks stop at different call sites;
 - ``user_frame: bool``: the root cause's traceback shows the user's own code;
 - ``launcher: [name]``: the job was launched by one of :data:`LAUNCHERS`;
@@ -39,6 +43,8 @@ LAUNCHERS = (
     "srun",
     "horovodrun",
     "python",
+    "vllm",
+    "nccl-tests",
 )
 #: The ``why`` of a fix chosen because no variant's condition held (reports show no note).
 GENERAL_WHY = "no other variant's condition holds: the general fix"
@@ -48,6 +54,8 @@ WHEN_KEYS: dict[str, type] = {
     "captures": dict,
     "message": str,
     "frames": str,
+    "command": str,
+    "code": str,
     "call_sites_differ": bool,
     "user_frame": bool,
     "launcher": list,
@@ -69,6 +77,10 @@ class Facts:
     captures: dict[str, str] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)
     frames: list[str] = field(default_factory=list)
+    #: The launch command line the log prints, or ``""``.
+    command: str = ""
+    #: The source line quoted under the traceback's innermost frame, or ``""``.
+    code: str = ""
     call_sites_differ: bool = False
     user_frame: bool = False
     launchers: list[str] = field(default_factory=list)
@@ -133,6 +145,12 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if regex.search(value, frame):
                 return f"the traceback runs through {frame}"
         return None
+    if key == "code":
+        m = regex.search(value, facts.code) if facts.code else None
+        return f"the line that raised is `{facts.code[:120]}`" if m else None
+    if key == "command":
+        m = regex.search(value, facts.command) if facts.command else None
+        return f'the launch command has "{m.group(0).strip()[:120]}"' if m else None
     if key == "call_sites_differ":
         if facts.call_sites_differ != value:
             return None
