@@ -270,3 +270,27 @@ def test_two_ranks_on_two_ops_with_no_odd_rank_known_name_both():
         "Rank 1 runs ALLREDUCE while rank 0 runs BROADCAST at SeqNum 930"
     )
     assert "drop_last" not in " ".join(rc.fix.steps)
+
+
+def test_gloo_and_fsdp_timeouts_name_the_rank_the_analysis_found():
+    d = diagnose_paths([str(HERE / "gloo-collective-timeout" / "rank-never-joined.log")])
+    assert d.initiating_rank == 0 and d.root_cause.fix.variant.id == "rank-never-joined"
+    assert d.root_cause.fix.steps[0].startswith("Rank 0 is the rank the others waited for")
+    d = diagnose_paths([str(HERE / "fsdp-collective-watchdog-timeout" / "rank-never-joined.log")])
+    assert d.initiating_rank == 2 and d.root_cause.fix.variant.id == "rank-never-joined"
+    assert d.root_cause.fix.steps[0].startswith(
+        "Rank 2 is the rank the others waited for in the FSDP _ALLGATHER_BASE (SeqNum 20911;"
+    )
+
+
+def test_a_gradient_bucket_of_another_size_is_not_told_to_pad():
+    d = diagnose_paths([str(HERE / "fingerprint-shape-mismatch" / "gradient-bucket.log")])
+    rc = d.root_cause
+    assert rc.fix.variant.id == "gradient-bucket"
+    assert rc.fix.steps[0].startswith(
+        "The ALLREDUCE of SeqNum 4402 is a flat gradient bucket (26214400 elements on rank 1, 18350080 on rank 3)"
+    )
+    assert "all_gather" not in " ".join(rc.fix.code.values())
+    d = diagnose_paths([str(HERE / "fingerprint-shape-mismatch" / "general.log")])
+    assert d.root_cause.fix.variant.id == "general"
+    assert "Pad variable-size tensors" in " ".join(d.root_cause.fix.steps)
