@@ -194,8 +194,12 @@ def test_the_odd_rank_and_its_op_are_named_not_uneven_batches():
     rc = d.root_cause
     assert d.initiating_rank == 5
     assert rc.fix.variant.id == "rank-branch"
-    assert rc.fix.variant.why.endswith("the initiating rank runs REDUCE while the others run ALLGATHER")
-    assert rc.fix.steps[0].startswith("Rank 5 runs REDUCE while the others run ALLGATHER at SeqNum 57")
+    assert rc.fix.variant.why.endswith(
+        "the initiating rank runs REDUCE while the others run ALLGATHER"
+    )
+    assert rc.fix.steps[0].startswith(
+        "Rank 5 runs REDUCE while the others run ALLGATHER at SeqNum 57"
+    )
     text = " ".join(rc.fix.steps) + " ".join(rc.fix.code.values())
     assert "drop_last" not in text and "Join" not in text
     # a rank that reached a BARRIER early had fewer batches: the uneven-inputs fix
@@ -218,7 +222,9 @@ def test_a_short_timeout_is_the_fix_not_an_investigation():
     d = diagnose_paths([str(HERE / "nccl-watchdog-timeout" / "short-timeout.log")])
     rc = d.root_cause
     assert rc.fix.variant.id == "short-timeout"
-    assert rc.fix.steps[0].startswith("The process-group timeout is only 90000 ms: work rank 0 does")
+    assert rc.fix.steps[0].startswith(
+        "The process-group timeout is only 90000 ms: work rank 0 does"
+    )
 
 
 def test_vllm_gets_vllm_advice_and_no_training_launcher():

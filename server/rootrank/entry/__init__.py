@@ -19,15 +19,7 @@ from rootrank import lazy_regex
 from rootrank.entry.commands import fit, launch_of, ready
 from rootrank.entry.frames import call_sites, location_step, root_exception, user_frame
 from rootrank.entry.variants import Facts, choose
-from rootrank.model import (
-    Finding,
-    Fix,
-    FixVariant,
-    InitiatorInfo,
-    Related,
-    RootCause,
-    Symptom,
-)
+from rootrank.model import Finding, Fix, FixVariant, InitiatorInfo, Related, RootCause, Symptom
 from rootrank.scan import ScanState
 from rootrank.signatures import Library, Signature
 from rootrank.tracebacks import collective_call
@@ -82,19 +74,17 @@ def entry_script(state: ScanState, root: Finding) -> str | None:
 
 
 #: Template values from the analysis (not from a capture); see :mod:`.variants`.
-_ANALYSIS_VALUES = ("initiating_rank", "initiator_why", "odd_op", "others_op", "last_step")
+_ANALYSIS_VALUES = ("initiating_rank", "initiator_why", "odd_op", "others_op")
 
 
 def analysis_facts(
-    root: Finding, state: ScanState, initiating: int | None, initiator: InitiatorInfo | None
+    root: Finding, initiating: int | None, initiator: InitiatorInfo | None
 ) -> dict[str, Any]:
     """What the causal analysis found, for variants and templates: ``initiator`` (the
     deciding strategy's name or ``None``), ``initiating_rank``, ``initiator_why`` (its
     sentence), ``odd_op``/``others_op`` (the initiating rank's ``OpType`` and the one the
     others run, from a fingerprint's ``optype``/``peer_optype`` captures with
-    ``self_rank``/``peer_rank``; ``None`` unless they differ) and ``last_step`` (the
-    initiating rank's last progress step, from :attr:`ScanState.progress`; ``None`` when it
-    printed none)."""
+    ``self_rank``/``peer_rank``; ``None`` unless they differ)."""
     caps = root.captures
     odd = others = None
     mine, theirs = caps.get("optype"), caps.get("peer_optype")
@@ -103,14 +93,12 @@ def analysis_facts(
             odd, others = mine, theirs
         elif caps.get("peer_rank") == str(initiating):
             odd, others = theirs, mine
-    last = state.progress.last().get(initiating) if initiating is not None else None
     return {
         "initiator": initiator.strategy if initiator is not None else None,
         "initiating_rank": initiating,
         "initiator_why": initiator.why if initiator is not None and initiator.why else None,
         "odd_op": odd,
         "others_op": others,
-        "last_step": last.step if last is not None else None,
     }
 
 
@@ -181,7 +169,7 @@ def fill_entry(
     if frame is not None:
         values["user_loc"] = f"{frame.file}:{frame.line}"
 
-    analysed = analysis_facts(root, state, initiating, initiator)
+    analysed = analysis_facts(root, initiating, initiator)
     values.update({k: v for k, v in analysed.items() if v is not None and k in _ANALYSIS_VALUES})
     if masker and values.get("initiator_why"):
         values["initiator_why"] = masker.text(values["initiator_why"])

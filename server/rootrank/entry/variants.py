@@ -35,8 +35,7 @@ captured:
 Besides the captures, ``rank``, ``host`` and ``world_size``, a variant's text may use
 (:func:`rootrank.entry.fill_entry`): ``{initiating_rank}``, ``{initiator_why}`` (the
 strategy's sentence), ``{odd_op}`` / ``{others_op}`` (the initiating rank's op and the
-others'), ``{last_step}`` (the initiating rank's last progress step). A value the log does
-not give shows as ``<name>``.
+others'). A value the log does not give shows as ``<name>``.
 
 Values are checked at load (:func:`check_when`); matching is pure Python over
 :class:`Facts`, no code from the signature is run.
@@ -223,7 +222,9 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
     if key == "ops_differ":
         if facts.ops_differ != value:
             return None
-        return "the ranks run different collectives" if value else "the ranks run the same collective"
+        return (
+            "the ranks run different collectives" if value else "the ranks run the same collective"
+        )
     return None
 
 
