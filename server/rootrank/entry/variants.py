@@ -206,7 +206,7 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
     if key == "initiator":
         if facts.initiator not in value:
             return None
-        return f"the initiating rank was found by {facts.initiator.replace('_', ' ')}"
+        return f"the rank analysis ended at {facts.initiator}"
     if key == "initiator_known":
         if facts.initiator_known != value:
             return None
