@@ -204,5 +204,126 @@ def test_an_assert_on_the_world_size_is_quoted_and_verified_under_the_launch():
 
 def test_a_bare_assert_quotes_its_condition_not_the_exception_name():
     rc = diagnose_paths([str(HERE / "user-code-exception" / "assertion.log")]).root_cause
-    assert "`assert cfg.warmup_steps < cfg.max_steps` is false for this run's values" in rc.fix.steps[0]
+    assert (
+        "`assert cfg.warmup_steps < cfg.max_steps` is false for this run's values"
+        in rc.fix.steps[0]
+    )
     assert '"AssertionError"' not in rc.fix.steps[0]
+
+
+# -- variants chosen by what the analysis found (initiator, the odd rank's op) ------------
+
+
+def test_the_odd_rank_and_its_op_are_named_not_uneven_batches():
+    d = diagnose_paths([str(HERE / "fingerprint-desync" / "rank-branch.log")])
+    rc = d.root_cause
+    assert d.initiating_rank == 5
+    assert rc.fix.variant.id == "rank-branch"
+    assert rc.fix.variant.why.endswith(
+        "the initiating rank runs REDUCE while the others run ALLGATHER"
+    )
+    assert rc.fix.steps[0].startswith(
+        "Rank 5 runs REDUCE while the others run ALLGATHER at SeqNum 57"
+    )
+    text = " ".join(rc.fix.steps) + " ".join(rc.fix.code.values())
+    assert "drop_last" not in text and "Join" not in text
+    # a rank that reached a BARRIER early had fewer batches: the uneven-inputs fix
+    d = diagnose_paths([str(HERE / "fingerprint-desync" / "general.log")])
+    assert d.initiating_rank == 1 and d.root_cause.fix.variant.id == "general"
+    assert "drop_last=True" in d.root_cause.fix.steps[0]
+
+
+def test_a_rank_the_engine_named_is_named_in_the_first_step():
+    d = diagnose_paths([str(HERE / "nccl-watchdog-timeout" / "rank-never-joined.log")])
+    rc = d.root_cause
+    assert d.initiating_rank == 0 and rc.fix.variant.id == "rank-never-joined"
+    assert rc.fix.steps[0].startswith(
+        "Rank 0 is the rank the others waited for in ALLREDUCE SeqNum 20483 (rank 0 is the one known"
+    )
+    assert not any("Find the rank" in s for s in rc.fix.steps)
+
+
+def test_a_short_timeout_is_the_fix_not_an_investigation():
+    d = diagnose_paths([str(HERE / "nccl-watchdog-timeout" / "short-timeout.log")])
+    rc = d.root_cause
+    assert rc.fix.variant.id == "short-timeout"
+    assert rc.fix.steps[0].startswith(
+        "The process-group timeout is only 90000 ms: work rank 0 does"
+    )
+
+
+def test_vllm_gets_vllm_advice_and_no_training_launcher():
+    d = diagnose_paths([str(HERE / "nccl-watchdog-timeout" / "vllm.log")])
+    rc = d.root_cause
+    assert "vllm" in d.stack and rc.fix.variant.id == "vllm"
+    assert "NCCL_P2P_DISABLE=1" in rc.fix.steps[0]
+    text = " ".join(rc.fix.steps) + " ".join(rc.fix.code.values()) + rc.verify
+    assert "torchrun" not in text and "ddp_timeout" not in text and "tokeniz" not in text
+
+
+def test_a_hang_with_no_rank_named_gets_the_decision_between_rank_and_link():
+    d = diagnose_paths([str(HERE / "nccl-watchdog-timeout" / "no-rank-named.log")])
+    rc = d.root_cause
+    assert d.initiating_rank is None and rc.fix.variant.id == "no-rank-named"
+    assert rc.fix.variant.why == (
+        "the rank analysis ended at victims_only; the log does not show which rank stopped first"
+    )
+    assert "inside the same NCCL kernel, the link stalled" in rc.fix.steps[1]
+
+
+def test_horovod_one_rank_alone_on_an_op_is_named_without_pytorch_code():
+    d = diagnose_paths([str(HERE / "horovod-stall" / "one-rank-other-op.log")])
+    rc = d.root_cause
+    assert rc.fix.variant.id == "one-rank-other-op"
+    assert rc.fix.steps[0].startswith("Rank 2 alone submitted HorovodAllreduce_accuracy_Mean_0")
+    assert rc.fix.code == {} and "DistributedSampler" not in " ".join(rc.fix.steps)
+
+
+@pytest.mark.parametrize(
+    "when, problem",
+    [
+        ({"initiator": ["missing_reporters"]}, "initiator: 'missing_reporters' is not one of"),
+        ({"initiator_known": "yes"}, "initiator_known: must be bool"),
+        ({"odd_op": "("}, "odd_op: regex does not compile"),
+    ],
+)
+def test_analysis_conditions_are_checked_at_load(when, problem):
+    from rootrank.entry.variants import check_when
+
+    assert check_when(when).startswith(problem)
+    assert check_when({"initiator": ["missing_reporter", "odd_value_out"]}) is None
+
+
+def test_two_ranks_on_two_ops_with_no_odd_rank_known_name_both():
+    d = diagnose_paths([str(HERE / "fingerprint-desync" / "branch-on-a-value.log")])
+    rc = d.root_cause
+    assert rc.fix.variant.id == "branch-on-a-value"
+    assert rc.fix.variant.why.startswith("the ranks run different collectives")
+    assert rc.fix.steps[0].startswith(
+        "Rank 1 runs ALLREDUCE while rank 0 runs BROADCAST at SeqNum 930"
+    )
+    assert "drop_last" not in " ".join(rc.fix.steps)
+
+
+def test_gloo_and_fsdp_timeouts_name_the_rank_the_analysis_found():
+    d = diagnose_paths([str(HERE / "gloo-collective-timeout" / "rank-never-joined.log")])
+    assert d.initiating_rank == 0 and d.root_cause.fix.variant.id == "rank-never-joined"
+    assert d.root_cause.fix.steps[0].startswith("Rank 0 is the rank the others waited for")
+    d = diagnose_paths([str(HERE / "fsdp-collective-watchdog-timeout" / "rank-never-joined.log")])
+    assert d.initiating_rank == 2 and d.root_cause.fix.variant.id == "rank-never-joined"
+    assert d.root_cause.fix.steps[0].startswith(
+        "Rank 2 is the rank the others waited for in the FSDP _ALLGATHER_BASE (SeqNum 20911;"
+    )
+
+
+def test_a_gradient_bucket_of_another_size_is_not_told_to_pad():
+    d = diagnose_paths([str(HERE / "fingerprint-shape-mismatch" / "gradient-bucket.log")])
+    rc = d.root_cause
+    assert rc.fix.variant.id == "gradient-bucket"
+    assert rc.fix.steps[0].startswith(
+        "The ALLREDUCE of SeqNum 4402 is a flat gradient bucket (26214400 elements on rank 1, 18350080 on rank 3)"
+    )
+    assert "all_gather" not in " ".join(rc.fix.code.values())
+    d = diagnose_paths([str(HERE / "fingerprint-shape-mismatch" / "general.log")])
+    assert d.root_cause.fix.variant.id == "general"
+    assert "Pad variable-size tensors" in " ".join(d.root_cause.fix.steps)

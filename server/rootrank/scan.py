@@ -48,7 +48,7 @@ RANK_SWEEP_CHARS = 65536
 _STACK_WORDS = (
     ("deepspeed", ("deepspeed", "DeepSpeed")),
     ("megatron", ("megatron", "Megatron")),
-    ("vllm", ("vllm", "vLLM")),
+    ("vllm", ("vllm", "vLLM", "Vllm")),
     ("hf", ("transformers", "accelerate", "Trainer")),
 )
 

@@ -73,6 +73,7 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         initiating=initiator.rank,
         initiating_host=host,
         masker=masker,
+        initiator=diag.initiator,
     )
     diag.root_cause.confidence = _confidence(root, initiator, graph, group_of_root)
     diag.collateral = group(collateral)

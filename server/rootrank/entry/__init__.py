@@ -19,7 +19,7 @@ from rootrank import lazy_regex
 from rootrank.entry.commands import blank_masked_hosts, fit, launch_of, ready
 from rootrank.entry.frames import call_sites, location_step, root_exception, user_frame
 from rootrank.entry.variants import Facts, choose
-from rootrank.model import Finding, Fix, FixVariant, Related, RootCause, Symptom
+from rootrank.model import Finding, Fix, FixVariant, InitiatorInfo, Related, RootCause, Symptom
 from rootrank.scan import ScanState
 from rootrank.signatures import Library, Signature
 from rootrank.tracebacks import collective_call
@@ -73,6 +73,35 @@ def entry_script(state: ScanState, root: Finding) -> str | None:
     return None
 
 
+#: Template values from the analysis (not from a capture); see :mod:`.variants`.
+_ANALYSIS_VALUES = ("initiating_rank", "initiator_why", "odd_op", "others_op")
+
+
+def analysis_facts(
+    root: Finding, initiating: int | None, initiator: InitiatorInfo | None
+) -> dict[str, Any]:
+    """What the causal analysis found, for variants and templates: ``initiator`` (the
+    deciding strategy's name or ``None``), ``initiating_rank``, ``initiator_why`` (its
+    sentence), ``odd_op``/``others_op`` (the initiating rank's ``OpType`` and the one the
+    others run, from a fingerprint's ``optype``/``peer_optype`` captures with
+    ``self_rank``/``peer_rank``; ``None`` unless they differ)."""
+    caps = root.captures
+    odd = others = None
+    mine, theirs = caps.get("optype"), caps.get("peer_optype")
+    if initiating is not None and mine and theirs and mine != theirs:
+        if caps.get("self_rank") == str(initiating):
+            odd, others = mine, theirs
+        elif caps.get("peer_rank") == str(initiating):
+            odd, others = theirs, mine
+    return {
+        "initiator": initiator.strategy if initiator is not None else None,
+        "initiating_rank": initiating,
+        "initiator_why": initiator.why if initiator is not None and initiator.why else None,
+        "odd_op": odd,
+        "others_op": others,
+    }
+
+
 def fill_entry(
     sig: Signature,
     root: Finding,
@@ -84,13 +113,15 @@ def fill_entry(
     initiating: int | None,
     initiating_host: str | None,
     masker: Any | None,
+    initiator: InitiatorInfo | None = None,
 ) -> RootCause:
     """The ``root_cause`` of the diagnosis (schema ``rootrank.diagnosis/1``) for the
     root-cause finding ``root`` of signature ``sig``: ``group`` holds the findings of the
     same signature, ``findings`` all findings, ``initiating``/``initiating_host`` what the
     causal analysis concluded (``None`` when the log does not tell). ``masker`` (a
     :class:`rootrank.mask.Masker`, optional) masks the log's values before they fill the
-    templates."""
+    templates. ``initiator`` (the analysis's :class:`~rootrank.model.InitiatorInfo`) lets
+    fix variants select on how the initiating rank was found."""
     values: dict[str, Any] = {
         k: (masker.text(v) if masker else v) for k, v in root.captures.items()
     }
@@ -142,6 +173,11 @@ def fill_entry(
     if raised_code:
         values["raised_code"] = masker.text(raised_code) if masker else raised_code
 
+    analysed = analysis_facts(root, initiating, initiator)
+    values.update({k: v for k, v in analysed.items() if v is not None and k in _ANALYSIS_VALUES})
+    if masker and values.get("initiator_why"):
+        values["initiator_why"] = masker.text(values["initiator_why"])
+
     facts = Facts(
         captures=dict(root.captures),
         texts=[e.text for e in root.evidence]
@@ -161,6 +197,15 @@ def fill_entry(
             if f is not root and f.signature != root.signature
             for key in (f.signature, f.failure_class)
         },
+        initiator=analysed["initiator"],
+        initiator_known=initiating is not None,
+        odd_op=analysed["odd_op"],
+        others_op=analysed["others_op"],
+        ops_differ=bool(
+            root.captures.get("optype")
+            and root.captures.get("peer_optype")
+            and root.captures["optype"] != root.captures["peer_optype"]
+        ),
     )
     variant, chosen = choose(sig.fix, facts)
     if chosen is not None and masker:  # "why" quotes what the log said

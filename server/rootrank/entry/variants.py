@@ -23,6 +23,24 @@ is the fix; :func:`choose` also says why, in words taken from the facts that hel
 - ``findings: [id or class]`` / ``no_findings: [...]``: another finding of that signature
   id or failure class is (is not) in the log.
 
+What the causal analysis found (:mod:`rootrank.analysis.initiator`), not only what a line
+captured:
+
+- ``initiator: [strategy]``: the initiating-rank strategy that decided is one of these
+  (the names of :data:`rootrank.analysis.initiator.STRATEGIES`: ``missing_reporter``,
+  ``missing_progress``, ``odd_value_out``, ``missing_from_ready``, ``victims_only``...);
+- ``initiator_known: bool``: the analysis named the initiating rank (or could not);
+- ``odd_op: regex``: the initiating rank runs another collective than the others (its
+  ``OpType`` is one capture, the others' the peer's: ``optype``/``peer_optype`` with
+  ``self_rank``/``peer_rank``) and its op matches;
+- ``ops_differ: bool``: the two fingerprints a line compares name different ops
+  (``optype`` vs ``peer_optype``), whichever rank is the odd one.
+
+Besides the captures, ``rank``, ``host`` and ``world_size``, a variant's text may use
+(:func:`rootrank.entry.fill_entry`): ``{initiating_rank}``, ``{initiator_why}`` (the
+strategy's sentence), ``{odd_op}`` / ``{others_op}`` (the initiating rank's op and the
+others'). A value the log does not give shows as ``<name>``.
+
 Values are checked at load (:func:`check_when`); matching is pure Python over
 :class:`Facts`, no code from the signature is run.
 """
@@ -62,7 +80,20 @@ WHEN_KEYS: dict[str, type] = {
     "stack": list,
     "findings": list,
     "no_findings": list,
+    "initiator": list,
+    "initiator_known": bool,
+    "odd_op": str,
+    "ops_differ": bool,
 }
+
+
+def initiator_names() -> tuple[str, ...]:
+    """The names ``initiator:`` accepts: the strategy functions of
+    :data:`rootrank.analysis.initiator.STRATEGIES` (imported here, not at module load:
+    the analysis imports this package)."""
+    from rootrank.analysis.initiator import STRATEGIES
+
+    return tuple(s.__name__ for s in STRATEGIES)
 
 
 @dataclass
@@ -86,6 +117,13 @@ class Facts:
     launchers: list[str] = field(default_factory=list)
     stacks: list[str] = field(default_factory=list)
     findings: dict[str, str] = field(default_factory=dict)
+    #: The initiating-rank strategy that decided (``None``: none applied) and whether it named a rank.
+    initiator: str | None = None
+    initiator_known: bool = False
+    #: The initiating rank's collective and the others' when they differ (``None`` otherwise).
+    odd_op: str | None = None
+    others_op: str | None = None
+    ops_differ: bool = False
 
 
 def check_when(when: Any) -> str | None:
@@ -110,7 +148,11 @@ def check_when(when: Any) -> str | None:
         elif typ is list:
             if not value or not all(isinstance(v, str) and v for v in value):
                 return f"{key}: must be a non-empty list of names"
-            allowed = {"launcher": LAUNCHERS, "stack": STACK_NAMES}.get(key)
+            allowed = {
+                "launcher": LAUNCHERS,
+                "stack": STACK_NAMES,
+                "initiator": initiator_names() if key == "initiator" else (),
+            }.get(key)
             bad = [v for v in value if allowed is not None and v not in allowed]
             if bad:
                 return f"{key}: {bad[0]!r} is not one of {', '.join(allowed or ())}"
@@ -179,6 +221,28 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
     if key == "no_findings":
         hit = [v for v in value if v in facts.findings]
         return None if hit else "nothing else in the log points elsewhere"
+    if key == "initiator":
+        if facts.initiator not in value:
+            return None
+        return f"the rank analysis ended at {facts.initiator}"
+    if key == "initiator_known":
+        if facts.initiator_known != value:
+            return None
+        return (
+            "the analysis names the initiating rank"
+            if value
+            else "the log does not show which rank stopped first"
+        )
+    if key == "odd_op":
+        if facts.odd_op is None or not regex.search(value, facts.odd_op, regex.IGNORECASE):
+            return None
+        return f"the initiating rank runs {facts.odd_op} while the others run {facts.others_op}"
+    if key == "ops_differ":
+        if facts.ops_differ != value:
+            return None
+        return (
+            "the ranks run different collectives" if value else "the ranks run the same collective"
+        )
     return None
 
 
