@@ -65,7 +65,9 @@ def test_a_negated_probe_that_is_true_once_the_job_died_is_refused():
     assert "'ss'" in (cannot_fail("! ss -ltn | grep -q ':29500 '  # port free") or "")
     assert "'pgrep'" in (cannot_fail("! pgrep -f train.py") or "")
     # a rerun after the probe is judged by the rerun
-    assert cannot_fail("! ss -ltn | grep -q ':29500 ' && torchrun --nproc-per-node=2 train.py") is None
+    assert (
+        cannot_fail("! ss -ltn | grep -q ':29500 ' && torchrun --nproc-per-node=2 train.py") is None
+    )
     assert cannot_fail("ss -ltnp | grep -q ':29500 '") is None
 
 
@@ -150,10 +152,12 @@ def test_an_nccl_tests_run_is_verified_by_its_own_benchmark_command():
     )
     from rootrank.entry.commands import Launch, fit
 
-    run = Launch("nccl-tests", None, None, None, None, tool_command="all_reduce_perf -b 8 -e 1G -f 2 -g 4")
-    assert fit("NCCL_DEBUG=WARN torchrun --nproc-per-node=<gpus> train.py  # no 'NCCL WARN'", run) == (
-        "NCCL_DEBUG=WARN all_reduce_perf -b 8 -e 1G -f 2 -g 4  # no 'NCCL WARN'"
+    run = Launch(
+        "nccl-tests", None, None, None, None, tool_command="all_reduce_perf -b 8 -e 1G -f 2 -g 4"
     )
+    assert fit(
+        "NCCL_DEBUG=WARN torchrun --nproc-per-node=<gpus> train.py  # no 'NCCL WARN'", run
+    ) == ("NCCL_DEBUG=WARN all_reduce_perf -b 8 -e 1G -f 2 -g 4  # no 'NCCL WARN'")
     bare = Launch("nccl-tests", None, None, None, None)
     assert fit("NCCL_DEBUG=WARN torchrun --nnodes=<n> ...  # ok", bare) == (
         "NCCL_DEBUG=WARN all_reduce_perf -b 8 -e 128M -f 2 -g <gpus per process>  # ok"
@@ -167,12 +171,18 @@ def test_the_scan_reads_a_printed_nccl_tests_command():
     line = "$ mpirun -np 16 --hostfile hosts ./build/all_gather_perf -b 8 -e 8G -f 2 -g 1"
     facts.read(line, 1, line)
     assert "nccl-tests" in facts.launchers
-    assert facts.tool_command == "mpirun -np 16 --hostfile hosts ./build/all_gather_perf -b 8 -e 8G -f 2 -g 1"
+    assert (
+        facts.tool_command
+        == "mpirun -np 16 --hostfile hosts ./build/all_gather_perf -b 8 -e 8G -f 2 -g 1"
+    )
 
 
 @pytest.mark.parametrize(
     "command",
-    ["the Ray job completes with no SYSTEM_ERROR exits", "the step runs on MPS with the smaller batch"],
+    [
+        "the Ray job completes with no SYSTEM_ERROR exits",
+        "the step runs on MPS with the smaller batch",
+    ],
 )
 def test_a_sentence_is_no_verification_command(command):
     assert "a sentence, not a command" in (cannot_fail(command) or "")

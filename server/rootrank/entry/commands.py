@@ -71,9 +71,7 @@ _TORCHRUN_WHOLE = lazy_regex.compile(
 )
 #: An entry's nccl-tests invocation (``mpirun -np <n> ... all_reduce_perf -b 8 -e 128M``).
 _NCCL_TESTS_RUN = lazy_regex.compile(
-    r"(?:\bmpirun\b[^#]*?)?(?:\S*/)?\b"
-    + NCCL_TESTS_BIN
-    + r"\b(?: -\w+ (?:<[^<>]*>|[^\s#<>]+))*"
+    r"(?:\bmpirun\b[^#]*?)?(?:\S*/)?\b" + NCCL_TESTS_BIN + r"\b(?: -\w+ (?:<[^<>]*>|[^\s#<>]+))*"
 )
 #: A world size above this is not taken for one node's process count (8 GPUs per node).
 MAX_PER_NODE = 8
@@ -191,9 +189,7 @@ def blank_masked_hosts(command: str) -> str:
     ``  # `` is left alone. Call only on masked text."""
     head, sep, comment = command.partition("  # ")
     for name in pseudonyms_in(head):
-        head = regex.sub(
-            r"(?<![\w<-])" + regex.escape(name) + r"(?![\w>-])", f"<{name}>", head
-        )
+        head = regex.sub(r"(?<![\w<-])" + regex.escape(name) + r"(?![\w>-])", f"<{name}>", head)
     return head + sep + comment
 
 
@@ -249,7 +245,11 @@ def fit(text: str, launch: Launch) -> str:
         text = TORCHRUN_SCRIPT.sub(lambda m: smoke, text)
         text = regex.sub(r"\btorchrun --nnodes=\S+ \.\.\.", lambda m: smoke, text)
         return text
-    if launch.multi_node and "--nnodes" not in text and (launch.launcher or "torchrun") == "torchrun":
+    if (
+        launch.multi_node
+        and "--nnodes" not in text
+        and (launch.launcher or "torchrun") == "torchrun"
+    ):
         # a multi-node job is rerun on all its nodes: one torchrun per node, same rendezvous
         nodes = str(launch.nodes) if launch.nodes else "<nodes>"
         text = TORCHRUN.sub(
