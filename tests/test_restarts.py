@@ -47,6 +47,21 @@ def test_a_restart_that_cannot_reform_the_group_is_explained_by_the_first_attemp
     assert any("failed as it restarted" in r and "from line 49" in r for r in d.reasoning)
 
 
+def test_the_restarts_launcher_lines_do_not_contest_the_first_attempts_rank():
+    # A real capture where, in the restart, the agent saw rank 0 exit first (its gloo mesh
+    # refused): that line reports how the restart failed, not who failed first in the
+    # attempt the root cause belongs to, so it does not withdraw rank 2.
+    path = HERE / "torchrun-max-restarts-regroup-refused-rank0-exits-first.log"
+    d = diagnose_paths([str(path)], mask=False)
+    assert d.attempts == 2
+    rc = d.root_cause
+    assert (rc.signature, d.initiating_rank, rc.evidence[0].line) == (
+        "user-code-exception",
+        2,
+        19,
+    )
+
+
 def test_the_restart_alone_reads_as_a_gloo_connect_failure():
     """Without the first attempt in the file, nothing explains the refused connect: the
     restart rule needs a fault of an earlier attempt."""

@@ -734,8 +734,15 @@ def launcher_first_elsewhere(rank: int, case: Case) -> tuple[int, int] | None:
     that rank's own error is not in the log (no finding of it beyond the launcher's report),
     two readings conflict with equal strength: ``rank`` may have been unwinding its error
     when the other left, or the other hit an earlier fault the paste lost. The log does not
-    tell, so no rank is named."""
+    tell, so no rank is named.
+
+    A root from an earlier attempt (``ScanState.earlier_findings``: torchrun restarted the
+    workers, or a relaunch appended to the log) is not compared: the launcher lines kept are
+    the last attempt's, and they report how the restart failed, not who failed first in the
+    attempt the root belongs to."""
     ctx = case.ctx
+    if any(case.root is f for f in ctx.state.earlier_findings):
+        return None
     own = {f.rank for f in ctx.findings if f.rank is not None and ctx.kind(f) != "terminal"}
     firsts: list[tuple[int, int]] = []
     for e in of_kind(ctx.events, "exit"):
