@@ -90,3 +90,21 @@ def test_a_long_line_inside_a_block_is_split_not_cut():
             pieces.append(r.raw)
     assert "".join(pieces) == line and all(len(p) <= MAX_LINE_BYTES for p in pieces)
     assert any(OOM in r.text for r in logical)
+
+
+@pytest.mark.parametrize(
+    "head",
+    ["x" * 20_000, "ab " * 400_000, "x" * (MAX_LINE_BYTES - 10)],
+    ids=["20-kb-run", "1-mb-of-words", "error-across-a-piece-boundary"],
+)
+def test_an_error_deep_inside_a_line_is_found_at_its_column(tmp_path: Path, head: str):
+    # within one piece, past the regex's window: the matcher opens a window at the literal
+    line = head + " [rank3]: " + OOM
+    log = tmp_path / "train.log"
+    log.write_text("[rank3]: step 1 loss 0.5\n" + line + "\n")
+    proc = run_cli("diagnose", str(log), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    evidence = json.loads(proc.stdout)["root_cause"]["evidence"][0]
+    assert evidence["line"] == 2
+    start, end = evidence["column_start"], evidence["column_end"]
+    assert "Tried to allocate 20.00 GiB" in line[start:end]

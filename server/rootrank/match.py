@@ -21,8 +21,11 @@ REGEX_TIMEOUT_S = 0.05
 #: Distinct lines whose hits are remembered (then the memory is dropped and refilled).
 MATCH_CACHE = 4096
 
-#: Lines longer than this (characters) are matched on their first part only.
+#: Lines longer than this (characters) are matched in windows around the signature literals
+#: they hold (:meth:`Matcher.match`), not whole: a regex never runs over megabytes.
 MAX_MATCH_CHARS = 16384
+#: Characters of a window before its literal (a pattern's text ahead of its literal).
+WINDOW_BEFORE = 4096
 
 
 @dataclass(slots=True)
@@ -80,7 +83,7 @@ class Matcher:
         Results are remembered for the last :data:`MATCH_CACHE` distinct lines: a log that
         repeats one failure line a million times costs one regex pass, not a million."""
         if len(text) > MAX_MATCH_CHARS:
-            text = text[:MAX_MATCH_CHARS]
+            return self._match_long(text)
         cached = self._cache.get(text)
         if cached is None:
             cached = list(self._match(text))
@@ -88,6 +91,39 @@ class Matcher:
                 self._cache.clear()
             self._cache[text] = cached
         return cached
+
+    def _match_long(self, text: str) -> list[Hit]:
+        """:meth:`match` for a line longer than :data:`MAX_MATCH_CHARS`: each place a literal
+        occurs opens a window of at most :data:`MAX_MATCH_CHARS` characters, from
+        :data:`WINDOW_BEFORE` before it; overlapping windows merge. Spans are in ``text``
+        (0-based). Not cached (such lines rarely repeat)."""
+        starts: list[int] = []
+        for group, haystack, finder in (
+            (self.sensitive, text, self._finders[0]),
+            (self.insensitive, text.lower(), self._finders[1]),
+        ):
+            if not group:
+                continue
+            if finder is None:
+                starts.extend(i for lit, _ in group if lit for i in _all_at(haystack, lit))
+            else:
+                starts.extend(
+                    m[1] for m in finder.find_matches_as_indexes(haystack, overlapping=True)
+                )
+        windows: list[tuple[int, int]] = []
+        for pos in sorted(set(starts)):
+            lo = max(0, pos - WINDOW_BEFORE)
+            hi = min(len(text), lo + MAX_MATCH_CHARS)
+            if windows and lo <= windows[-1][1] and pos < windows[-1][1] - WINDOW_BEFORE:
+                continue  # this literal already sits well inside the last window
+            windows.append((lo, hi))
+        hits: dict[str, Hit] = {}
+        for lo, hi in windows:
+            for hit in self._match(text[lo:hi]):
+                if hit.signature.id not in hits:
+                    hit.span = (hit.span[0] + lo, hit.span[1] + lo)
+                    hits[hit.signature.id] = hit
+        return list(hits.values())
 
     def _match(self, text: str) -> Iterator[Hit]:
         seen: set[str] = set()
@@ -212,3 +248,11 @@ class Gate:
                 char_pos += len(data[byte_pos:line_start].decode("utf-8", errors="replace"))
                 byte_pos = line_start
                 yield char_pos
+
+
+def _all_at(haystack: str, needle: str) -> Iterator[int]:
+    """Every 0-based offset of ``needle`` in ``haystack``."""
+    i = haystack.find(needle)
+    while i != -1:
+        yield i
+        i = haystack.find(needle, i + 1)
