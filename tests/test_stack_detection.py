@@ -37,9 +37,18 @@ _IMA = (
     "line, stack",
     [
         ("(RayWorker pid=1080651) INFO worker.py:88] init", "vllm"),
-        ("(RayWorkerWrapper pid=4009, ip=10.0.0.2) INFO 11-29 13:00:20 model_runner.py:1072] ok", "vllm"),
-        ("(VllmWorkerProcess pid=381) INFO 11-29 13:00:20 multiproc_worker_utils.py:215] up", "vllm"),
-        ("(WorkerDict pid=93663) INFO 02-21 04:32:47 model_runner_base.py:120] Writing input", "verl"),
+        (
+            "(RayWorkerWrapper pid=4009, ip=10.0.0.2) INFO 11-29 13:00:20 model_runner.py:1072] ok",
+            "vllm",
+        ),
+        (
+            "(VllmWorkerProcess pid=381) INFO 11-29 13:00:20 multiproc_worker_utils.py:215] up",
+            "vllm",
+        ),
+        (
+            "(WorkerDict pid=93663) INFO 02-21 04:32:47 model_runner_base.py:120] Writing input",
+            "verl",
+        ),
         ("2026-11-29 13:00:01,000 - lmdeploy - INFO - turbomind.py:201 - tp=4", "lmdeploy"),
         ("Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4", "lightning"),
         ("[after megatron is initialized] datetime: 2026-11-29 12:58:02", "megatron"),
@@ -180,8 +189,9 @@ def test_a_rank_named_in_the_message_makes_the_job_multi_node():
         "the debug info. Last enqueued NCCL work: 1261, last completed NCCL work: 1259.\n"
     )
     rc = diagnose_text(log).root_cause
-    if "--nproc-per-node" in rc.verify:
-        assert "--nnodes=<nodes>" in rc.verify
+    assert rc.captures["timeout_from_rank"] == "13"
+    # 14 ranks do not fit one node of 8: the rerun is one torchrun per node
+    assert "--nproc-per-node=<gpus> --nnodes=<nodes> --node-rank=<node rank>" in rc.verify
 
 
 def test_the_node_flags_never_go_inside_a_shell_substitution():
@@ -208,6 +218,20 @@ def test_lmdeploy_is_verified_by_its_pipeline():
     engine = Launch(None, None, None, None, 4, engine="lmdeploy")
     out = fit("CUDA_LAUNCH_BLOCKING=1 python train.py --max-steps 100  # completes", engine)
     assert out == (
-        "CUDA_LAUNCH_BLOCKING=1 python -c \"from lmdeploy import pipeline, TurbomindEngineConfig; "
+        'CUDA_LAUNCH_BLOCKING=1 python -c "from lmdeploy import pipeline, TurbomindEngineConfig; '
         "print(pipeline('<model>', backend_config=TurbomindEngineConfig(tp=4))('hello'))\"  # completes"
+    )
+
+
+def test_a_library_loaded_with_one_the_log_shows_may_be_imported():
+    from rootrank.entry.commands import launch_of
+    from rootrank.scan import ScanState
+
+    state = ScanState()
+    shown = ["/opt/venv/lib/python3.10/site-packages/transformers/tokenization_utils_fast.py"]
+    launch = launch_of(state, None, shown)
+    assert {"transformers", "tokenizers", "safetensors"} <= launch.libraries
+    assert "flash_attn" not in launch.libraries
+    assert ready('python -c "from tokenizers import Tokenizer"', launch) == (
+        'python -c "from tokenizers import Tokenizer"'
     )

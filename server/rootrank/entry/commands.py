@@ -107,6 +107,13 @@ OPTIONAL_LIBRARIES = frozenset(
     "transformers accelerate deepspeed vllm triton xformers flash_attn peft trl datasets megatron "
     "apex bitsandbytes safetensors tokenizers lmdeploy sglang".split()
 )
+#: What an optional library loads with it: a log that shows the left one has the right ones.
+LOADS_WITH = {
+    "hf": ("transformers",),
+    "transformers": ("tokenizers", "safetensors"),
+    "peft": ("transformers", "accelerate", "safetensors"),
+    "trl": ("transformers", "accelerate", "datasets"),
+}
 #: A file a command names (script, config, checkpoint): it must be one the log shows.
 _FILE = lazy_regex.compile(
     r"(?<![\w./<-])(?:[\w.-]+/)*[\w-]+\.(?:py|ya?ml|json|sh|toml|cfg|ini|pt|pth|ckpt|bin|safetensors)\b(?![>/])"
@@ -185,11 +192,15 @@ def launch_of(
         if launcher == "vllm" and engine is None:
             engine = "vllm"
     words = " ".join([*seen_text, facts.command or ""])
-    libraries = frozenset(
+    shown_libs = {
         lib
         for lib in OPTIONAL_LIBRARIES
         if lib in words or lib in state.stacks or lib.replace("_", "-") in words
-    )
+    } | ({"hf"} & state.stacks)
+    for lib in ("hf", "trl", "peft", "transformers"):  # dependants first
+        if lib in shown_libs:
+            shown_libs.update(LOADS_WITH[lib])
+    libraries = frozenset(shown_libs & OPTIONAL_LIBRARIES)
     return Launch(
         launcher,
         facts.command,
@@ -212,8 +223,9 @@ def _base(path: str) -> str:
 def ready(command: str, launch: Launch) -> str:
     """``command`` (a fitted verification command) with every file, and every module it
     imports, that the log never shows turned into a visible blank (``<ds_config.json>``,
-    ``from <train> import``): it is then typed, not run as it stands. The part after
-    ``  # `` (the comment) is left alone."""
+    ``from <train> import``, ``import <flash_attn>``: a user module needs its ``.py`` in the
+    log, an :data:`OPTIONAL_LIBRARIES` one a mention, :data:`LIBRARIES` none): it is then
+    typed, not run as it stands. The part after ``  # `` (the comment) is left alone."""
     head, sep, comment = command.partition("  # ")
     head = _FILE.sub(
         lambda m: m.group(0) if _base(m.group(0)) in launch.known else f"<{m.group(0)}>", head
