@@ -35,6 +35,11 @@ _STACK_NAMES = {
     "deepspeed": "DeepSpeed",
     "megatron": "Megatron-LM",
     "vllm": "vLLM",
+    "lightning": "PyTorch Lightning",
+    "fsdp": "PyTorch FSDP",
+    "sglang": "SGLang",
+    "lmdeploy": "LMDeploy",
+    "verl": "verl",
 }
 
 

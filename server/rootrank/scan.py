@@ -15,6 +15,7 @@ import ahocorasick_rs
 import regex
 
 from rootrank import lazy_regex
+from rootrank.frameworks import stacks_in, stacks_of_paths
 from rootrank.ingest import Block, RawLine, logical_lines
 from rootrank.match import Gate, Hit, Matcher
 from rootrank.metrics import MetricsReader
@@ -43,14 +44,6 @@ MAX_EXCEPTIONS = 64
 MAX_LOOKBACK_LINES = 20000
 #: Characters at the head of each block (after the first) swept for rank prefixes.
 RANK_SWEEP_CHARS = 65536
-
-#: Words that tell which framework the log comes from (for the fix's code), by stack.
-_STACK_WORDS = (
-    ("deepspeed", ("deepspeed", "DeepSpeed")),
-    ("megatron", ("megatron", "Megatron")),
-    ("vllm", ("vllm", "vLLM", "Vllm")),
-    ("hf", ("transformers", "accelerate", "Trainer")),
-)
 
 
 @dataclass(slots=True)
@@ -189,6 +182,11 @@ _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
             r"\btorchrun\b|torch[/.]distributed[/.](?:run|launch|elastic)\b|ChildFailedError"
         ),
     ),
+)
+#: A launcher's own package directory in a frame's path: the job ran under that launcher.
+_LAUNCHER_PATHS = (
+    ("accelerate", "accelerate/commands/launch"),
+    ("deepspeed", "deepspeed/launcher/"),
 )
 _COMMAND_WORDS = (
     "torchrun",
@@ -631,9 +629,9 @@ class Scanner:
                     where = 1 + len(text) - len(head)
                     st.cut_at_start.append((path, min(named) if len(named) == 1 else None, where))
             if at_start:  # framework names: the first block, then gated lines
-                for stack, words in _STACK_WORDS:
-                    if stack not in st.stacks and any(w in text for w in words):
-                        st.stacks.add(stack)
+                st.stacks |= stacks_in(text)
+                # a paste that starts inside the launcher's traceback names it only in a frame
+                st.launch.launchers.update(n for n, part in _LAUNCHER_PATHS if part in text)
             starts = _CurveMerge(gate.line_starts(block), _CURVE_GATE.line_starts(block))
             # Whether any line of the block may print a NaN/Inf (else no line needs the test).
             nonfinite_block = _non_finite(text, 0, size)
@@ -713,6 +711,15 @@ class Scanner:
                         self._order,
                     )
                 )
+        # Frames' package paths name the stack (site-packages/vllm/...) and the launcher
+        # (accelerate/commands/launch.py) even where no gated line does.
+        paths = {f.file for seen in (*st.exceptions, *st.cut_tracebacks) for f in seen.exc.frames}
+        st.stacks |= stacks_of_paths(paths)
+        st.launch.launchers.update(
+            name
+            for name, part in _LAUNCHER_PATHS
+            if any(part in p.replace("\\", "/") for p in paths)
+        )
         if self._held:
             self._settle_sections(tagger)
         self._line_sigs.clear()
@@ -833,9 +840,8 @@ class Scanner:
                 )
         if reader.code_line:
             return  # source code quoted in a traceback is not a message
-        for stack, words in _STACK_WORDS:
-            if stack not in st.stacks and any(w in text for w in words):
-                st.stacks.add(stack)
+        # the raw line: a worker prefix ("(RayWorker pid=7) ") names the stack too
+        st.stacks |= stacks_in(raw.text)
         hits = list(self.matcher.match(text))
         if len(hits) > 1:  # one line, one explanation: the most specific signature
             hits = [max(hits, key=lambda h: h.signature.specificity)]

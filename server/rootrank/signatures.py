@@ -84,10 +84,11 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from rootrank import lazy_regex
+from rootrank.frameworks import STACK_NAMES
 from rootrank.taxonomy import failure_classes
 from rootrank.verify_check import cannot_fail
 
-STACKS = ("pytorch", "hf", "deepspeed", "megatron", "vllm")
+STACKS = STACK_NAMES  # rootrank.frameworks: the stacks a log is recognised as
 
 #: Limits that keep a hostile signature folder from hurting the engine.
 MAX_SIGNATURE_FILES = 2000

@@ -26,8 +26,9 @@ from rootrank.scan import NCCL_TESTS_BIN, ScanState
 
 #: Entries write the user's entry script as ``train.py`` (verify commands, fix code).
 TRAIN_PY = lazy_regex.compile(r"(?<![\w./-])train\.py\b")
-#: The entries' launch command: ``torchrun --nproc-per-node=N`` (``N`` may be a blank).
-TORCHRUN = lazy_regex.compile(r"\btorchrun --nproc-per-node=(?P<n>\S+)")
+#: The entries' launch command: ``torchrun --nproc-per-node=N`` (``N`` may be a blank, or a
+#: shell substitution ``$(nvidia-smi -L | wc -l)`` taken whole: nothing is written inside it).
+TORCHRUN = lazy_regex.compile(r"\btorchrun --nproc-per-node=(?P<n>\$\([^()]*\)|\S+)")
 #: ``torchrun [--nproc-per-node=N] train.py``: the part a printed command replaces whole.
 TORCHRUN_SCRIPT = lazy_regex.compile(
     r"\btorchrun(?: --nproc-per-node=\S+)? (?:\.\.\. )?train\.py\b"
@@ -62,6 +63,24 @@ VLLM_SMOKE = (
     "python -c \"from vllm import LLM; LLM('<model>', tensor_parallel_size={tp})"
     ".generate('hello')\""
 )
+#: The other serving / RL engines' check, as :data:`VLLM_SMOKE` (their own Python APIs:
+#: lmdeploy.pipeline, sglang.Engine; verl's PPO entry point with the user's overrides).
+ENGINE_SMOKE = {
+    "vllm": VLLM_SMOKE,
+    "lmdeploy": (
+        'python -c "from lmdeploy import pipeline, TurbomindEngineConfig; '
+        "print(pipeline('<model>', backend_config=TurbomindEngineConfig(tp={tp}))('hello'))\""
+    ),
+    "sglang": (
+        'python -c "import sglang as sgl; '
+        "print(sgl.Engine(model_path='<model>', tp_size={tp}).generate('hello'))\""
+    ),
+    "verl": "python3 -m verl.trainer.main_ppo <your config overrides>",
+}
+#: Which engine's check a job gets when the log shows several (verl drives vLLM or SGLang).
+ENGINE_ORDER = ("verl", "lmdeploy", "sglang", "vllm")
+#: An entry's one-process run of the script (``python train.py --max-steps 5``), whole.
+_PYTHON_SCRIPT = lazy_regex.compile(r"\bpython[\d.]* train\.py\b(?: (?:<[^<>]*>|[^\s#<>]+))*")
 #: The nccl-tests check when the log names no nccl-tests command of its own.
 NCCL_TESTS = "all_reduce_perf -b 8 -e 128M -f 2 -g <gpus per process>"
 #: An entry's torchrun command, whole: with its script (and arguments), or ``--nnodes=N ...``.
@@ -81,10 +100,20 @@ _BLANK = lazy_regex.compile(r"^<[^<>]+>$")
 _IMPORT = lazy_regex.compile(
     r"(?P<kw>\bfrom |(?<!\bfrom \S+ )\bimport )(?P<mod>[A-Za-z_]\w*)(?=[\s.;,\"'])"
 )
-LIBRARIES = frozenset(
-    "torch transformers accelerate deepspeed vllm triton numpy xformers flash_attn peft trl datasets megatron "
-    "apex bitsandbytes safetensors tokenizers os sys json math time pathlib".split()
+LIBRARIES = frozenset("torch numpy os sys json math time pathlib".split())
+#: Libraries a command may import only when the log mentions them (a frame, a path, a line):
+#: ``import flash_attn`` for a job that never loaded it proves nothing.
+OPTIONAL_LIBRARIES = frozenset(
+    "transformers accelerate deepspeed vllm triton xformers flash_attn peft trl datasets megatron "
+    "apex bitsandbytes safetensors tokenizers lmdeploy sglang".split()
 )
+#: What an optional library loads with it: a log that shows the left one has the right ones.
+LOADS_WITH = {
+    "hf": ("transformers",),
+    "transformers": ("tokenizers", "safetensors"),
+    "peft": ("transformers", "accelerate", "safetensors"),
+    "trl": ("transformers", "accelerate", "datasets"),
+}
 #: A file a command names (script, config, checkpoint): it must be one the log shows.
 _FILE = lazy_regex.compile(
     r"(?<![\w./<-])(?:[\w.-]+/)*[\w-]+\.(?:py|ya?ml|json|sh|toml|cfg|ini|pt|pth|ckpt|bin|safetensors)\b(?![>/])"
@@ -110,12 +139,24 @@ class Launch:
     nodes: int | None = None
     #: A printed nccl-tests command, when the log shows one.
     tool_command: str | None = None
+    #: The serving / RL engine the job ran (``vllm``, ``lmdeploy``, ``sglang``, ``verl``) when
+    #: it was not launched as a training job (:data:`ENGINE_ORDER`), else ``None``.
+    engine: str | None = None
+    #: Optional libraries (:data:`OPTIONAL_LIBRARIES`) the log mentions.
+    libraries: frozenset[str] = frozenset()
 
 
-def launch_of(state: ScanState, script: str | None, seen_text: Iterable[str] = ()) -> Launch:
+def launch_of(
+    state: ScanState,
+    script: str | None,
+    seen_text: Iterable[str] = (),
+    named_ranks: Iterable[int] = (),
+) -> Launch:
     """The :class:`Launch` of the log scanned into ``state`` (``script`` as
     :func:`rootrank.entry.entry_script` found it; ``seen_text``: lines and paths of the log
-    the entry may quote, whose file names a command may name)."""
+    the entry may quote, whose file names a command may name; ``named_ranks``: global ranks
+    the root cause's lines name, "from rank 13", which the job therefore had)."""
+    seen_text = list(seen_text)
     facts = state.launch
     shown = set(facts.launchers)
     if facts.launcher:
@@ -136,7 +177,8 @@ def launch_of(state: ScanState, script: str | None, seen_text: Iterable[str] = (
         and len(hosts) <= 1
     ):
         per_node = world  # no sign of a second node: every rank ran on this one
-    ranks_total = max(world or 0, (max(seen) + 1) if seen else 0)
+    named = [r for r in named_ranks if r is not None and r >= 0]
+    ranks_total = max(world or 0, (max(seen) + 1) if seen else 0, (max(named) + 1) if named else 0)
     multi = bool(facts.multi_node) or len(hosts) > 1 or ranks_total > MAX_PER_NODE
     nodes = len(hosts) if len(hosts) > 1 else None
     known = {
@@ -144,6 +186,21 @@ def launch_of(state: ScanState, script: str | None, seen_text: Iterable[str] = (
         for text in [*seen_text, facts.command or "", script or ""]
         for m in _FILE.finditer(text)
     }
+    engine = None
+    if launcher in (None, "python", "vllm"):  # not a training launcher: the engine ran it
+        engine = next((e for e in ENGINE_ORDER if e in state.stacks), None)
+        if launcher == "vllm" and engine is None:
+            engine = "vllm"
+    words = " ".join([*seen_text, facts.command or ""])
+    shown_libs = {
+        lib
+        for lib in OPTIONAL_LIBRARIES
+        if lib in words or lib in state.stacks or lib.replace("_", "-") in words
+    } | ({"hf"} & state.stacks)
+    for lib in ("hf", "trl", "peft", "transformers"):  # dependants first
+        if lib in shown_libs:
+            shown_libs.update(LOADS_WITH[lib])
+    libraries = frozenset(shown_libs & OPTIONAL_LIBRARIES)
     return Launch(
         launcher,
         facts.command,
@@ -154,6 +211,8 @@ def launch_of(state: ScanState, script: str | None, seen_text: Iterable[str] = (
         multi,
         nodes,
         facts.tool_command,
+        engine,
+        libraries,
     )
 
 
@@ -164,8 +223,9 @@ def _base(path: str) -> str:
 def ready(command: str, launch: Launch) -> str:
     """``command`` (a fitted verification command) with every file, and every module it
     imports, that the log never shows turned into a visible blank (``<ds_config.json>``,
-    ``from <train> import``): it is then typed, not run as it stands. The part after
-    ``  # `` (the comment) is left alone."""
+    ``from <train> import``, ``import <flash_attn>``: a user module needs its ``.py`` in the
+    log, an :data:`OPTIONAL_LIBRARIES` one a mention, :data:`LIBRARIES` none): it is then
+    typed, not run as it stands. The part after ``  # `` (the comment) is left alone."""
     head, sep, comment = command.partition("  # ")
     head = _FILE.sub(
         lambda m: m.group(0) if _base(m.group(0)) in launch.known else f"<{m.group(0)}>", head
@@ -173,7 +233,9 @@ def ready(command: str, launch: Launch) -> str:
     head = _IMPORT.sub(
         lambda m: (
             m.group(0)
-            if m["mod"] in LIBRARIES or f"{m['mod']}.py" in launch.known
+            if m["mod"] in LIBRARIES
+            or m["mod"] in launch.libraries
+            or f"{m['mod']}.py" in launch.known
             else f"{m['kw']}<{m['mod']}>"
         ),
         head,
@@ -239,12 +301,12 @@ def fit(text: str, launch: Launch) -> str:
         if launch.tool_command:  # an entry's own nccl-tests line becomes the printed one
             text = _NCCL_TESTS_RUN.sub(lambda m: tool, text)
         return _TORCHRUN_WHOLE.sub(lambda m: tool, text)
-    if launch.launcher == "vllm" and "torchrun" in text:
+    if launch.engine is not None and ("torchrun" in text or _PYTHON_SCRIPT.search(text)):
+        # a serving / RL engine starts its workers itself: its check is the engine answering
         tp = str(launch.world) if launch.world else "<tensor parallel size>"
-        smoke = VLLM_SMOKE.format(tp=tp)
-        text = TORCHRUN_SCRIPT.sub(lambda m: smoke, text)
-        text = regex.sub(r"\btorchrun --nnodes=\S+ \.\.\.", lambda m: smoke, text)
-        return text
+        smoke = ENGINE_SMOKE[launch.engine].format(tp=tp)
+        text = _TORCHRUN_WHOLE.sub(lambda m: smoke, text)
+        return _PYTHON_SCRIPT.sub(lambda m: smoke, text)
     if (
         launch.multi_node
         and "--nnodes" not in text
@@ -252,14 +314,17 @@ def fit(text: str, launch: Launch) -> str:
     ):
         # a multi-node job is rerun on all its nodes: one torchrun per node, same rendezvous
         nodes = str(launch.nodes) if launch.nodes else "<nodes>"
-        text = TORCHRUN.sub(
-            lambda m: (
-                f"{m[0]} --nnodes={nodes} --node-rank=<node rank> --rdzv-backend=c10d"
-                " --rdzv-endpoint=<master host>:<port>"
-            ),
-            text,
+        flags = (
+            f" --nnodes={nodes} --node-rank=<node rank> --rdzv-backend=c10d"
+            " --rdzv-endpoint=<master host>:<port>"
         )
+        text = TORCHRUN.sub(lambda m: m[0] + flags, text)
+        # ``torchrun ... train.py``: the blank holds the other flags, the node flags are written
+        text = regex.sub(r"\btorchrun(?= \.\.\. )", lambda m: m[0] + flags, text)
     form = LAUNCH_AS.get(launch.launcher or "")
+    if launch.launcher == "accelerate" and "deepspeed" in launch.libraries:
+        # accelerate's DeepSpeed plugin reads its config from the accelerate config file
+        form = "accelerate launch --config_file <accelerate config (DeepSpeed)> --num_processes {n}"
     if form and launch.launcher != "torchrun" and "torchrun" in text:
         world = str(launch.world) if launch.world else "<np>"
         text = TORCHRUN.sub(lambda m: form.format(n=m["n"], world=world), text)

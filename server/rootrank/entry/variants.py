@@ -19,7 +19,8 @@ is the fix; :func:`choose` also says why, in words taken from the facts that hel
 - ``call_sites_differ: bool``: the ranks' tracebacks stop at different call sites;
 - ``user_frame: bool``: the root cause's traceback shows the user's own code;
 - ``launcher: [name]``: the job was launched by one of :data:`LAUNCHERS`;
-- ``stack: [name]``: the log shows one of these stacks (``hf``, ``deepspeed``...);
+- ``stack: [name]``: the log shows one of these stacks (``hf``, ``deepspeed``, ``vllm``...:
+  :data:`rootrank.frameworks.STACK_NAMES`, detected as that module says);
 - ``findings: [id or class]`` / ``no_findings: [...]``: another finding of that signature
   id or failure class is (is not) in the log.
 
@@ -52,6 +53,8 @@ from typing import Any
 
 import regex
 
+from rootrank.frameworks import STACK_NAMES
+
 LAUNCHERS = (
     "torchrun",
     "mp.spawn",
@@ -66,7 +69,6 @@ LAUNCHERS = (
 )
 #: The ``why`` of a fix chosen because no variant's condition held (reports show no note).
 GENERAL_WHY = "no other variant's condition holds: the general fix"
-STACK_NAMES = ("pytorch", "hf", "deepspeed", "megatron", "vllm")
 #: ``when`` keys and the type of their value.
 WHEN_KEYS: dict[str, type] = {
     "captures": dict,

@@ -1,0 +1,110 @@
+"""Which framework (stack) a log comes from, from the evidence real logs carry.
+
+A stack name picks the fix's code and the fix variant (``stack:`` in
+:mod:`rootrank.entry.variants`) and, for serving engines, the verification command
+(:mod:`rootrank.entry.commands`). Evidence, by kind:
+
+- words a line prints (``DeepSpeed``, ``Megatron``, ``vllm serve``): :data:`STACK_WORDS`,
+  read by :mod:`rootrank.scan` over the first block and the gated lines;
+- the package directory of a traceback frame (``site-packages/vllm/engine/...``,
+  ``megatron/core/...``, ``lightning/pytorch/trainer/...``): :func:`stacks_of_paths`;
+- the worker prefix Ray prints before an actor's output: vLLM's workers are actors of class
+  ``RayWorker`` / ``RayWorkerVllm`` / ``RayWorkerWrapper`` (vllm/executor/ray_utils.py,
+  vllm/engine/ray_utils.py in older releases), its multiprocessing workers print
+  ``(VllmWorkerProcess pid=N)`` / ``(VllmWorker rank=N pid=N)``; verl's colocated Ray actors
+  are of class ``WorkerDict`` (verl/single_controller/ray/base.py).
+
+Names: ``pytorch`` (never detected: the default), ``hf``, ``deepspeed``, ``megatron``,
+``lightning``, ``fsdp``, and the serving / RL engines ``vllm``, ``sglang``, ``lmdeploy``,
+``verl`` (:data:`SERVING`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+#: Stack names a variant's ``stack:`` may name.
+STACK_NAMES = (
+    "pytorch",
+    "hf",
+    "deepspeed",
+    "megatron",
+    "lightning",
+    "fsdp",
+    "vllm",
+    "sglang",
+    "lmdeploy",
+    "verl",
+)
+#: Engines that serve a model (or run one for RL rollouts): a CUDA fault there is the
+#: engine's kernels or its build, and a rerun is the engine answering a prompt, not a
+#: training script.
+SERVING = ("vllm", "sglang", "lmdeploy", "verl")
+
+#: Substrings a line prints that name the stack (case-sensitive; several per stack).
+STACK_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("deepspeed", ("deepspeed", "DeepSpeed")),
+    ("megatron", ("megatron", "Megatron")),
+    (
+        "vllm",
+        (
+            "vllm",
+            "vLLM",
+            "Vllm",
+            "(RayWorker pid=",
+            "RayWorkerWrapper",
+            "(VllmWorker",
+            "(EngineCore",
+        ),
+    ),
+    ("sglang", ("sglang", "SGLang")),
+    ("lmdeploy", ("lmdeploy", "turbomind", "TurboMind")),
+    ("verl", ("(WorkerDict pid=", "/verl/", "verl.trainer", "verl.workers")),
+    (
+        "lightning",
+        (
+            "pytorch_lightning",
+            "lightning/pytorch",
+            "lightning.pytorch",
+            "lightning_fabric",
+            "Initializing distributed: GLOBAL_RANK",  # Lightning / Fabric start-up line
+        ),
+    ),
+    ("fsdp", ("FullyShardedDataParallel", "distributed/fsdp/", "FSDP")),
+    ("hf", ("transformers", "accelerate", "Trainer")),
+)
+
+#: A frame's file path through one of these directories is that stack's code (the path
+#: separators normalised to ``/``).
+_PATH_PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("vllm", ("/vllm/",)),
+    ("sglang", ("/sglang/",)),
+    ("lmdeploy", ("/lmdeploy/",)),
+    ("verl", ("/verl/",)),
+    ("megatron", ("/megatron/",)),
+    ("deepspeed", ("/deepspeed/",)),
+    (
+        "lightning",
+        ("/pytorch_lightning/", "/lightning/pytorch/", "/lightning/fabric/", "/lightning_fabric/"),
+    ),
+    ("fsdp", ("/torch/distributed/fsdp/", "/torch/distributed/_composable/fsdp/")),
+    ("hf", ("/transformers/", "/accelerate/")),
+)
+
+
+def stacks_in(text: str) -> set[str]:
+    """The stacks a line's words name (:data:`STACK_WORDS`)."""
+    return {stack for stack, words in STACK_WORDS if any(w in text for w in words)}
+
+
+def stacks_of_paths(paths: Iterable[str]) -> set[str]:
+    """The stacks whose package directory a frame's file path goes through
+    (``.../site-packages/vllm/worker/worker.py`` -> ``vllm``; a relative ``megatron/core/...``
+    counts too)."""
+    found: set[str] = set()
+    for path in paths:
+        p = "/" + path.replace("\\", "/").lstrip("/")
+        for stack, parts in _PATH_PARTS:
+            if stack not in found and any(part in p for part in parts):
+                found.add(stack)
+    return found
