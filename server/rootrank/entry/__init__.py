@@ -139,9 +139,8 @@ def fill_entry(
     shown += [f.file for seen_exc in state.exceptions for f in seen_exc.exc.frames] + list(
         root.captures.values()
     )
-    named = [rc_rank] + [
-        int(v) for k, v in root.captures.items() if "rank" in k and str(v).isdigit()
-    ]
+    named = [rc_rank] if rc_rank is not None else []
+    named += [int(v) for k, v in root.captures.items() if "rank" in k and str(v).isdigit()]
     launch = launch_of(state, script, shown, named)
     if masker and launch.command:  # the printed command line carries tokens, user names...
         launch = dataclasses.replace(launch, command=masker.text(launch.command))
