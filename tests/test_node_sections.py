@@ -54,6 +54,18 @@ def test_concatenated_node_logs_are_one_run(order):
     assert "holds 2 runs" not in " ".join(d.reasoning)
 
 
+@pytest.mark.parametrize("order", ["node1-first", "node0-first"])
+def test_two_agents_with_the_same_pid_are_two_nodes_not_a_restart(order):
+    # In containers both nodes' agents often have the same pid: node 0's agent is given
+    # node 1's pid, so its failure line reads like a second failure of one agent (a restart).
+    node0 = NODE0.replace(" 28296 torch/distributed/", " 28315 torch/distributed/")
+    text = NODE1 + node0 if order == "node1-first" else node0 + NODE1
+    d = diagnose_text(text, "all.log", mask=False)
+    assert d.attempts == 1
+    assert d.initiating_rank == 3
+    assert "runs of the job" not in " ".join(d.reasoning), d.reasoning
+
+
 def test_the_same_node_logged_twice_is_still_a_relaunch():
     """The same global ranks (2 and 3, node offset 2) in both sections: one node started
     twice, so the last run is diagnosed on its own. The relaunch has its own agent and

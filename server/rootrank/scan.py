@@ -896,6 +896,10 @@ class Scanner:
             )
         )
         self._section = SectionFacts()
+        # torchrun prints its start banner once per launch, not per restart: a failure line
+        # after this one is a new agent's (a relaunch, or another node with a pid that may
+        # repeat in containers), never a restart of an agent of the earlier section
+        self._agent_failed.clear()
         st.attempt_starts.append(number)
         st.findings.clear()
         st.exceptions.clear()
