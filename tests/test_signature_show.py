@@ -56,13 +56,23 @@ def test_a_unique_prefix_or_substring_names_the_entry(library):
 
 
 def test_a_part_naming_several_lists_them_and_exits_2(library):
-    several = [i for i in sorted(library.signatures) if i.startswith("nccl")]
+    several = [i for i in sorted(library.signatures) if "nccl" in i]
     assert len(several) > 8
     proc = run_cli("signatures", "nccl")
     assert proc.returncode == 2 and proc.stdout == b""
     [error] = [line for line in proc.stderr.decode().splitlines() if "note:" not in line]
     assert error.startswith(f"rootrank: 'nccl' matches {len(several)} signatures: ")
     assert ", ".join(several[:8]) in error and f"and {len(several) - 8} more" in error
+
+
+def test_a_part_of_several_ids_is_not_taken_for_the_one_it_starts(library):
+    # "oom" starts only oom-reaper-reaped but is in cuda-oom, host-oom-killer...: list them
+    several = [i for i in sorted(library.signatures) if "oom" in i]
+    assert "cuda-oom" in several and len(several) > 1
+    proc = run_cli("signatures", "oom")
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert f"'oom' matches {len(several)} signatures: " in proc.stderr.decode()
+    assert "cuda-oom" in proc.stderr.decode()
 
 
 def test_a_part_naming_none_offers_the_closest_ids_and_exits_2():

@@ -131,8 +131,8 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "signatures",
         help="list the failure library, show one entry (ID), or check a signature folder",
-        epilog="ID may be part of an id (cuda-o, unused): it must name one signature; exit 2 "
-        "when it names none (the closest ids are shown) or several (they are listed).",
+        epilog="ID may be part of an id (ddp-unused, sigfpe): it must name one signature; exit 2 "
+        "when it names none (the closest ids are shown) or several (oom: they are listed).",
     )
     s.add_argument(
         "id",

@@ -24,8 +24,9 @@ class NoSuchSignature(LookupError):
 
 
 def find_signature(library: Library, query: str) -> Signature:
-    """The signature ``query`` names: its exact id, else the only id that starts with it,
-    else the only id that contains it (case-insensitive).
+    """The signature ``query`` names: its exact id, else the only id that contains it
+    (case-insensitive). A part of an id that several ids contain names none of them: they
+    are listed (``oom`` is in cuda-oom, host-oom-killer and five more).
 
     Raises:
         NoSuchSignature: none matches (the message names the closest ids) or several do
@@ -35,15 +36,15 @@ def find_signature(library: Library, query: str) -> Signature:
     q = query.strip().lower()
     if q in library.signatures:
         return library.signatures[q]
-    for matches in ([i for i in ids if i.startswith(q)], [i for i in ids if q in i]):
-        if len(matches) == 1:
-            return library.signatures[matches[0]]
-        if matches:
-            shown = ", ".join(matches[:MAX_NAMED])
-            more = f" and {len(matches) - MAX_NAMED} more" if len(matches) > MAX_NAMED else ""
-            raise NoSuchSignature(
-                f"{query!r} matches {len(matches)} signatures: {shown}{more}; give more of the id"
-            )
+    matches = [i for i in ids if q in i]
+    if len(matches) == 1:
+        return library.signatures[matches[0]]
+    if matches:
+        shown = ", ".join(matches[:MAX_NAMED])
+        more = f" and {len(matches) - MAX_NAMED} more" if len(matches) > MAX_NAMED else ""
+        raise NoSuchSignature(
+            f"{query!r} matches {len(matches)} signatures: {shown}{more}; give more of the id"
+        )
     close = difflib.get_close_matches(q, ids, n=5, cutoff=0.5)
     hint = f"; closest ids: {', '.join(close)}" if close else ""
     raise NoSuchSignature(
