@@ -125,6 +125,10 @@ def fill_entry(
     values: dict[str, Any] = {
         k: (masker.text(v) if masker else v) for k, v in root.captures.items()
     }
+    for other in group:  # a value the root's line did not carry (a SeqNum on another line of it)
+        for k, v in other.captures.items():
+            if k not in values and v:
+                values[k] = masker.text(v) if masker else v
     rc_rank = initiating if initiating is not None else root.rank
     host_value = initiating_host or root.host
     values.update(
@@ -181,7 +185,8 @@ def fill_entry(
     facts = Facts(
         captures=dict(root.captures),
         texts=[e.text for e in root.evidence]
-        + ([seen.exc.message] if seen is not None and seen.exc.message else []),
+        + ([seen.exc.message] if seen is not None and seen.exc.message else [])
+        + [e.text for f in group if f is not root for e in f.evidence],
         frames=[f"{f['file']}:{f.get('func', '')}" for f in frames],
         command=state.launch.command or "",
         code=raised_code,

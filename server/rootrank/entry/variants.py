@@ -9,8 +9,9 @@ is the fix; :func:`choose` also says why, in words taken from the facts that hel
 
 - ``captures: {name: regex}``: the root finding captured ``name`` and its value matches
   (``""`` only asks that it is present);
-- ``message: regex``: the root cause's evidence lines or its exception message match
-  (case-insensitive);
+- ``message: regex``: the root cause's evidence lines, its exception message or the
+  evidence lines of the other findings of its signature (a WARN line before the error)
+  match (case-insensitive);
 - ``frames: regex``: a frame of the root cause's traceback (``file:func``) matches;
 - ``code: regex``: the source line the traceback quotes where the exception was raised
   (its innermost frame: ``assert steps % world_size == 0``) matches;
@@ -100,7 +101,8 @@ def initiator_names() -> tuple[str, ...]:
 class Facts:
     """What the log shows about this failure, for the ``when`` conditions.
 
-    ``texts``: the root cause's evidence lines and its exception message; ``frames``:
+    ``texts``: the root cause's evidence lines, its exception message and the evidence
+    lines of the other findings of its signature (the group); ``frames``:
     ``file:func`` of every frame of its traceback; ``findings``: signature id and failure
     class of every other finding, mapped to its title.
     """
