@@ -18,7 +18,7 @@ import regex
 from rootrank import lazy_regex
 from rootrank.entry.commands import blank_masked_hosts, fit, launch_of, ready
 from rootrank.entry.frames import call_sites, location_step, root_exception, user_frame
-from rootrank.entry.variants import Facts, choose
+from rootrank.entry.variants import Facts, choose, uneven_progress
 from rootrank.model import Finding, Fix, FixVariant, InitiatorInfo, Related, RootCause, Symptom
 from rootrank.scan import ScanState
 from rootrank.signatures import Library, Signature
@@ -211,6 +211,7 @@ def fill_entry(
             and root.captures.get("peer_optype")
             and root.captures["optype"] != root.captures["peer_optype"]
         ),
+        uneven_progress=uneven_progress(state.progress.last()),
     )
     variant, chosen = choose(sig.fix, facts)
     if chosen is not None and masker:  # "why" quotes what the log said

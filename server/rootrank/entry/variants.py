@@ -37,6 +37,14 @@ captured:
 - ``ops_differ: bool``: the two fingerprints a line compares name different ops
   (``optype`` vs ``peer_optype``), whichever rank is the odd one.
 
+What the ranks' progress lines show (:class:`rootrank.progress.ProgressModel`, the last
+step per rank):
+
+- ``uneven_progress: bool``: the ranks ran different numbers of batches in the epoch: the
+  totals their progress lines print differ (``1250/1250`` on one rank, ``1249/1251`` on
+  another), or one rank's last line reached its total (it finished the epoch) while another
+  rank's stopped short of its own (:func:`uneven_progress`).
+
 Besides the captures, ``rank``, ``host`` and ``world_size``, a variant's text may use
 (:func:`rootrank.entry.fill_entry`): ``{initiating_rank}``, ``{initiator_why}`` (the
 strategy's sentence), ``{odd_op}`` / ``{others_op}`` (the initiating rank's op and the
@@ -85,6 +93,7 @@ WHEN_KEYS: dict[str, type] = {
     "initiator_known": bool,
     "odd_op": str,
     "ops_differ": bool,
+    "uneven_progress": bool,
 }
 
 
@@ -126,6 +135,8 @@ class Facts:
     odd_op: str | None = None
     others_op: str | None = None
     ops_differ: bool = False
+    #: The ranks' progress shows different numbers of batches in the epoch (:func:`uneven_progress`).
+    uneven_progress: bool = False
 
 
 def check_when(when: Any) -> str | None:
@@ -245,7 +256,30 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
         return (
             "the ranks run different collectives" if value else "the ranks run the same collective"
         )
+    if key == "uneven_progress":
+        if facts.uneven_progress != value:
+            return None
+        return (
+            "the ranks' progress shows different numbers of batches in the epoch"
+            if value
+            else "the ranks' progress shows the same number of batches"
+        )
     return None
+
+
+def uneven_progress(last: dict[int | None, Any]) -> bool:
+    """Whether the ranks' last progress lines (``rank -> Progress`` as
+    :meth:`rootrank.progress.ProgressModel.last` gives them; lines with no rank ignored) show
+    ranks running different numbers of batches in one epoch: at least two ranks printed a
+    total (``step/total``) and the totals differ, or one rank's step equals its total while
+    another stopped short of its own. ``False`` with fewer than two ranks' totals."""
+    ranked = [p for r, p in last.items() if r is not None and p.total]
+    if len(ranked) < 2:
+        return False
+    if len({p.total for p in ranked}) > 1:
+        return True
+    done = [p for p in ranked if p.step == p.total]
+    return bool(done) and len(done) < len(ranked)
 
 
 def choose(fix: dict[str, Any], facts: Facts) -> tuple[dict[str, Any], dict[str, str] | None]:
