@@ -118,6 +118,10 @@ def test_the_first_step_is_the_change():
     assert "world_size=8" in d.root_cause.fix.steps[2]
     rc = _rc("port-in-use", "second-launcher.log")
     assert rc.fix.variant.id == "second-launcher"
+    assert "process group formed and ran afterwards" in rc.fix.variant.why
+    assert "(line 11)" in rc.fix.variant.why  # the DistBackendError after the bind failure
+    # no group formed after the bind failure (a second job may hold the port): a free port
+    assert _rc("port-in-use", "general.log").fix.variant.id == "general"
     assert "Start exactly one launcher per node" in _step(rc)
     assert "port 23456" in _step(rc) and "free port" not in _step(rc).split(":")[0]
     assert rc.verify.startswith("srun --ntasks-per-node=1")

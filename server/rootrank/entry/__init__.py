@@ -182,6 +182,8 @@ def fill_entry(
     if masker and values.get("initiator_why"):
         values["initiator_why"] = masker.text(values["initiator_why"])
 
+    from rootrank.analysis.initiator import formed_after  # the analysis imports this package
+
     facts = Facts(
         captures=dict(root.captures),
         texts=[e.text for e in root.evidence]
@@ -212,6 +214,7 @@ def fill_entry(
             and root.captures["optype"] != root.captures["peer_optype"]
         ),
         uneven_progress=uneven_progress(state.progress.last()),
+        group_formed=formed_after(root, findings, library, state),
     )
     variant, chosen = choose(sig.fix, facts)
     if chosen is not None and masker:  # "why" quotes what the log said

@@ -36,6 +36,10 @@ captured:
   ``self_rank``/``peer_rank``) and its op matches;
 - ``ops_differ: bool``: the two fingerprints a line compares name different ops
   (``optype`` vs ``peer_optype``), whichever rank is the odd one.
+- ``group_formed: bool``: after the root cause the job's process group formed and ran
+  (a later NCCL or collective finding, a later traceback waiting in a collective:
+  :func:`rootrank.analysis.initiator.formed_after`): a set-up failure that should have
+  stopped the job was another process's (a second launcher of the same job).
 
 What the ranks' progress lines show (:class:`rootrank.progress.ProgressModel`, the last
 step per rank):
@@ -94,6 +98,7 @@ WHEN_KEYS: dict[str, type] = {
     "odd_op": str,
     "ops_differ": bool,
     "uneven_progress": bool,
+    "group_formed": bool,
 }
 
 
@@ -137,6 +142,8 @@ class Facts:
     ops_differ: bool = False
     #: The ranks' progress shows different numbers of batches in the epoch (:func:`uneven_progress`).
     uneven_progress: bool = False
+    #: What shows the process group formed after the root (``None``: nothing does).
+    group_formed: str | None = None
 
 
 def check_when(when: Any) -> str | None:
@@ -255,6 +262,14 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             return None
         return (
             "the ranks run different collectives" if value else "the ranks run the same collective"
+        )
+    if key == "group_formed":
+        if bool(facts.group_formed) != value:
+            return None
+        return (
+            f"the job's process group formed and ran afterwards ({facts.group_formed})"
+            if value
+            else "nothing shows the job's process group formed afterwards"
         )
     if key == "uneven_progress":
         if facts.uneven_progress != value:
