@@ -83,11 +83,17 @@ def test_sigbus_is_shared_memory():
 def test_watchdog_variants_follow_the_shape_of_the_hang():
     rc = _rc("nccl-watchdog-timeout", "first-collective-p2p.log")
     assert (rc.captures["seqnum"], rc.fix.variant.id) == ("1", "first-collective-p2p")
-    assert "NCCL_P2P_DISABLE=1" in _step(rc) and rc.verify.startswith("NCCL_P2P_DISABLE=1 timeout 300 torchrun --nproc-per-node=<gpus> /tmp/p2p_check.py")
+    assert "NCCL_P2P_DISABLE=1" in _step(rc) and rc.verify.startswith(
+        "NCCL_P2P_DISABLE=1 timeout 300 torchrun --nproc-per-node=<gpus> /tmp/p2p_check.py"
+    )
     # rank 0 missing from SeqNum 1: a rank busy before its first collective, not the P2P test
-    assert _rc("nccl-watchdog-timeout", "first-collectives.log").fix.variant.id == "first-collectives"
+    assert (
+        _rc("nccl-watchdog-timeout", "first-collectives.log").fix.variant.id == "first-collectives"
+    )
     rc = _rc("nccl-watchdog-timeout", "uneven-epoch.log")
-    assert rc.fix.variant.why == "the ranks' progress shows different numbers of batches in the epoch"
+    assert (
+        rc.fix.variant.why == "the ranks' progress shows different numbers of batches in the epoch"
+    )
     assert "drop_last=True" in _step(rc) and "Join" in _step(rc)
     rc = _rc("nccl-watchdog-timeout", "alltoall.log")
     assert (rc.captures["optype"], rc.fix.variant.id) == ("ALLTOALL_BASE", "alltoall")
