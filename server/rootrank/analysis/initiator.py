@@ -30,6 +30,8 @@ from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_time, format_ranks, ranks_word, say
 from rootrank.model import Finding, InitiatorInfo
 from rootrank.ranks import ElasticFailure
+from rootrank.scan import ScanState
+from rootrank.signatures import Library
 
 
 @dataclass(frozen=True, slots=True)
@@ -560,15 +562,22 @@ def group_worked_after(case: Case) -> str | None:
     was another process's (a surplus launcher on the master node, a second job), which is
     no rank of this group. Returns a short description of the evidence (with its line), or
     ``None``."""
+    return formed_after(case.root, case.ctx.findings, case.ctx.library, case.ctx.state)
+
+
+def formed_after(
+    root: Finding, findings: list[Finding], library: Library, state: ScanState
+) -> str | None:
+    """:func:`group_worked_after` from its parts: the root finding, every finding, the
+    signature library and the scan state (its tracebacks)."""
     from rootrank.tracebacks import collective_call
 
-    root, ctx = case.root, case.ctx
-    for f in ctx.findings:
-        sig = ctx.library.signatures.get(f.signature)
+    for f in findings:
+        sig = library.signatures.get(f.signature)
         if f.order > root.order and sig is not None and sig.category in _GROUP_CATEGORIES:
             line = f.evidence[0].line if f.evidence else None
             return f'"{f.title}"' + (f" (line {line})" if line else "")
-    for seen in ctx.state.exceptions:
+    for seen in state.exceptions:
         call = collective_call(seen.exc.frames)
         if seen.order > root.order and call and call != "backward":
             return f"a traceback waiting in {call} (line {seen.exc.log_line})"

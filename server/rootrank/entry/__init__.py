@@ -18,7 +18,7 @@ import regex
 from rootrank import lazy_regex
 from rootrank.entry.commands import blank_masked_hosts, fit, launch_of, ready
 from rootrank.entry.frames import call_sites, location_step, root_exception, user_frame
-from rootrank.entry.variants import Facts, choose
+from rootrank.entry.variants import Facts, choose, uneven_progress
 from rootrank.model import Finding, Fix, FixVariant, InitiatorInfo, Related, RootCause, Symptom
 from rootrank.scan import ScanState
 from rootrank.signatures import Library, Signature
@@ -125,6 +125,10 @@ def fill_entry(
     values: dict[str, Any] = {
         k: (masker.text(v) if masker else v) for k, v in root.captures.items()
     }
+    for other in group:  # a value the root's line did not carry (a SeqNum on another line of it)
+        for k, v in other.captures.items():
+            if k not in values and v:
+                values[k] = masker.text(v) if masker else v
     rc_rank = initiating if initiating is not None else root.rank
     host_value = initiating_host or root.host
     values.update(
@@ -180,10 +184,13 @@ def fill_entry(
     if masker and values.get("initiator_why"):
         values["initiator_why"] = masker.text(values["initiator_why"])
 
+    from rootrank.analysis.initiator import formed_after  # the analysis imports this package
+
     facts = Facts(
         captures=dict(root.captures),
         texts=[e.text for e in root.evidence]
-        + ([seen.exc.message] if seen is not None and seen.exc.message else []),
+        + ([seen.exc.message] if seen is not None and seen.exc.message else [])
+        + [e.text for f in group if f is not root for e in f.evidence],
         frames=[f"{f['file']}:{f.get('func', '')}" for f in frames],
         command=state.launch.command or "",
         code=raised_code,
@@ -208,6 +215,8 @@ def fill_entry(
             and root.captures.get("peer_optype")
             and root.captures["optype"] != root.captures["peer_optype"]
         ),
+        uneven_progress=uneven_progress(state.progress.last()),
+        group_formed=formed_after(root, findings, library, state),
     )
     variant, chosen = choose(sig.fix, facts)
     if chosen is not None and masker:  # "why" quotes what the log said

@@ -9,8 +9,9 @@ is the fix; :func:`choose` also says why, in words taken from the facts that hel
 
 - ``captures: {name: regex}``: the root finding captured ``name`` and its value matches
   (``""`` only asks that it is present);
-- ``message: regex``: the root cause's evidence lines or its exception message match
-  (case-insensitive);
+- ``message: regex``: the root cause's evidence lines, its exception message or the
+  evidence lines of the other findings of its signature (a WARN line before the error)
+  match (case-insensitive);
 - ``frames: regex``: a frame of the root cause's traceback (``file:func``) matches;
 - ``code: regex``: the source line the traceback quotes where the exception was raised
   (its innermost frame: ``assert steps % world_size == 0``) matches;
@@ -36,6 +37,18 @@ captured:
   ``self_rank``/``peer_rank``) and its op matches;
 - ``ops_differ: bool``: the two fingerprints a line compares name different ops
   (``optype`` vs ``peer_optype``), whichever rank is the odd one.
+- ``group_formed: bool``: after the root cause the job's process group formed and ran
+  (a later NCCL or collective finding, a later traceback waiting in a collective:
+  :func:`rootrank.analysis.initiator.formed_after`): a set-up failure that should have
+  stopped the job was another process's (a second launcher of the same job).
+
+What the ranks' progress lines show (:class:`rootrank.progress.ProgressModel`, the last
+step per rank):
+
+- ``uneven_progress: bool``: the ranks ran different numbers of batches in the epoch: the
+  totals their progress lines print differ (``1250/1250`` on one rank, ``1249/1251`` on
+  another), or one rank's last line reached its total (it finished the epoch) while another
+  rank's stopped short of its own (:func:`uneven_progress`).
 
 Besides the captures, ``rank``, ``host`` and ``world_size``, a variant's text may use
 (:func:`rootrank.entry.fill_entry`): ``{initiating_rank}``, ``{initiator_why}`` (the
@@ -86,6 +99,8 @@ WHEN_KEYS: dict[str, type] = {
     "initiator_known": bool,
     "odd_op": str,
     "ops_differ": bool,
+    "uneven_progress": bool,
+    "group_formed": bool,
 }
 
 
@@ -102,7 +117,8 @@ def initiator_names() -> tuple[str, ...]:
 class Facts:
     """What the log shows about this failure, for the ``when`` conditions.
 
-    ``texts``: the root cause's evidence lines and its exception message; ``frames``:
+    ``texts``: the root cause's evidence lines, its exception message and the evidence
+    lines of the other findings of its signature (the group); ``frames``:
     ``file:func`` of every frame of its traceback; ``findings``: signature id and failure
     class of every other finding, mapped to its title.
     """
@@ -126,6 +142,10 @@ class Facts:
     odd_op: str | None = None
     others_op: str | None = None
     ops_differ: bool = False
+    #: The ranks' progress shows different numbers of batches in the epoch (:func:`uneven_progress`).
+    uneven_progress: bool = False
+    #: What shows the process group formed after the root (``None``: nothing does).
+    group_formed: str | None = None
 
 
 def check_when(when: Any) -> str | None:
@@ -245,7 +265,38 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
         return (
             "the ranks run different collectives" if value else "the ranks run the same collective"
         )
+    if key == "group_formed":
+        if bool(facts.group_formed) != value:
+            return None
+        return (
+            f"the job's process group formed and ran afterwards ({facts.group_formed})"
+            if value
+            else "nothing shows the job's process group formed afterwards"
+        )
+    if key == "uneven_progress":
+        if facts.uneven_progress != value:
+            return None
+        return (
+            "the ranks' progress shows different numbers of batches in the epoch"
+            if value
+            else "the ranks' progress shows the same number of batches"
+        )
     return None
+
+
+def uneven_progress(last: dict[int | None, Any]) -> bool:
+    """Whether the ranks' last progress lines (``rank -> Progress`` as
+    :meth:`rootrank.progress.ProgressModel.last` gives them; lines with no rank ignored) show
+    ranks running different numbers of batches in one epoch: at least two ranks printed a
+    total (``step/total``) and the totals differ, or one rank's step equals its total while
+    another stopped short of its own. ``False`` with fewer than two ranks' totals."""
+    ranked = [p for r, p in last.items() if r is not None and p.total]
+    if len(ranked) < 2:
+        return False
+    if len({p.total for p in ranked}) > 1:
+        return True
+    done = [p for p in ranked if p.step == p.total]
+    return bool(done) and len(done) < len(ranked)
 
 
 def choose(fix: dict[str, Any], facts: Facts) -> tuple[dict[str, Any], dict[str, str] | None]:
