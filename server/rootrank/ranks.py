@@ -90,6 +90,11 @@ _SUMMARY_ITEM = lazy_regex.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
 _SUMMARY_FIELD = lazy_regex.compile(
     r"^\s{0,8}(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$"
 )
+# First characters (ASCII, not white space) with which neither _SUMMARY_ITEM ("[N]:"),
+# _SUMMARY_FIELD nor _SUMMARY_RANK_FIELD can match: any but "[" and the keys' initials.
+_NO_SUMMARY_START = frozenset(
+    ["", *(c for c in map(chr, range(33, 127)) if c not in "[thre")]
+)
 _SUMMARY_KEYS = frozenset(("time", "host", "rank", "exitcode", "error_file", "traceback"))
 # An entry whose fields were glued onto one line when the summary's table was copied from a
 # rendered page or retyped: "rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>".
@@ -793,6 +798,9 @@ class RankTagger:
         ``[N]:`` or ``time`` lines before it, so a cut entry opens on its ``rank`` field and
         its time stays unknown (:func:`rootrank.analysis.initiator.elastic_rank` bounds it by its
         summary's root-cause entry)."""
+        if body[:1] in _NO_SUMMARY_START:  # none of the three patterns can match
+            self._summary_item_line = None
+            return False
         if _SUMMARY_ITEM.match(body):
             self._summary_item_line = number
             return False
