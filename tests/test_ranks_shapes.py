@@ -9,24 +9,64 @@ from hypothesis import strategies as st
 from rootrank.ranks import RankTagger
 
 _PREFIXES = st.sampled_from(
-    ["", "[rank{r}]: ", "[rank{r}]:", "[default{l}]:[rank{r}]: ", "[default{l}]: ",
-     "[trainer{l}]: ", "[E{r}]: ", "node01: [rank{r}]: ", "{r}: ", "(pid={r}) "]
+    [
+        "",
+        "[rank{r}]: ",
+        "[rank{r}]:",
+        "[default{l}]:[rank{r}]: ",
+        "[default{l}]: ",
+        "[trainer{l}]: ",
+        "[E{r}]: ",
+        "node01: [rank{r}]: ",
+        "{r}: ",
+        "(pid={r}) ",
+    ]
 )
 _STAMPS = st.tuples(
     st.sampled_from(["2026", "1999", "2126", "0026"]),
-    st.integers(0, 13), st.integers(0, 32), st.integers(0, 25),
+    st.integers(0, 13),
+    st.integers(0, 32),
+    st.integers(0, 25),
     st.sampled_from([" ", "T", "_"]),
     st.sampled_from(["", ",866", ".5", ",1234567890", "Z", ",866Z", ",1+01:00"]),
 )
 _HEADERS = st.sampled_from(
-    [" - ", " - ", " - ", " ", " INFO ", " - INFO - ", " [x.py:12] ", " | ", ": ", "  -  ", "] ", ""]
+    [
+        " - ",
+        " - ",
+        " - ",
+        " ",
+        " INFO ",
+        " - INFO - ",
+        " [x.py:12] ",
+        " | ",
+        ": ",
+        "  -  ",
+        "] ",
+        "",
+    ]
 )
 _MESSAGES = st.one_of(
     st.sampled_from(
-        ["train - INFO - step 2 | loss 10.4", "svc-1 | up", "INFO x", "rank 3: go",
-         "[rank 3] go", "step 5 Rank 4 x", "world_size=8 a", "x NCCL y:1", "a-b c",
-         "-- Process 1 terminated with the following error:", "Failures:", " step",
-         "rank : 3 (local_rank: 3)", "ValueError: x", "trainer-2 | x", "t", ""]
+        [
+            "train - INFO - step 2 | loss 10.4",
+            "svc-1 | up",
+            "INFO x",
+            "rank 3: go",
+            "[rank 3] go",
+            "step 5 Rank 4 x",
+            "world_size=8 a",
+            "x NCCL y:1",
+            "a-b c",
+            "-- Process 1 terminated with the following error:",
+            "Failures:",
+            " step",
+            "rank : 3 (local_rank: 3)",
+            "ValueError: x",
+            "trainer-2 | x",
+            "t",
+            "",
+        ]
     ),
     st.text(alphabet="abcXIW-|: [](0123456789.,", max_size=30),
     st.builds(str.__add__, st.sampled_from("abrst"), st.text(alphabet="ab -|:01", max_size=20)),
@@ -36,7 +76,9 @@ _MESSAGES = st.one_of(
 
 @st.composite
 def _lines(draw) -> str:
-    prefix = draw(st.one_of(_PREFIXES, st.sampled_from(["", "[rank{r}]: "]))).format(r=draw(st.integers(0, 12345)), l=draw(st.integers(0, 9)))
+    prefix = draw(st.one_of(_PREFIXES, st.sampled_from(["", "[rank{r}]: "]))).format(
+        r=draw(st.integers(0, 12345)), l=draw(st.integers(0, 9))
+    )
     year, mo, d, h, sep, tail = draw(_STAMPS)
     stamp = f"{year}-{mo:02d}-{d:02d}{sep}{h:02d}:04:28{tail}"
     if draw(st.integers(0, 4)) == 0:
@@ -45,8 +87,18 @@ def _lines(draw) -> str:
 
 
 def _state(t: RankTagger) -> tuple:
-    return (t.local_to_global, t.pid_rank, t.world_size, t.hosts, t.elastic, t._last_time,
-            t._summary, t._summary_item_line, t._spawn_proc, t.actor_rank)
+    return (
+        t.local_to_global,
+        t.pid_rank,
+        t.world_size,
+        t.hosts,
+        t.elastic,
+        t._last_time,
+        t._summary,
+        t._summary_item_line,
+        t._spawn_proc,
+        t.actor_rank,
+    )
 
 
 @settings(max_examples=400, deadline=None)

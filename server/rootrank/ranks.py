@@ -92,9 +92,7 @@ _SUMMARY_FIELD = lazy_regex.compile(
 )
 # First characters (ASCII, not white space) with which neither _SUMMARY_ITEM ("[N]:"),
 # _SUMMARY_FIELD nor _SUMMARY_RANK_FIELD can match: any but "[" and the keys' initials.
-_NO_SUMMARY_START = frozenset(
-    ["", *(c for c in map(chr, range(33, 127)) if c not in "[thre")]
-)
+_NO_SUMMARY_START = frozenset(["", *(c for c in map(chr, range(33, 127)) if c not in "[thre")])
 _SUMMARY_KEYS = frozenset(("time", "host", "rank", "exitcode", "error_file", "traceback"))
 # An entry whose fields were glued onto one line when the summary's table was copied from a
 # rendered page or retyped: "rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>".
@@ -331,23 +329,22 @@ class _Shape:
         header_len = len(body) - len(message)
         kinds: list[bool] = []
         parts: list[str] = []
+        got_rank = got_local = None
         at = 0
         while at < body_at and len(kinds) < 3:
             tm = _SHAPE_TAG.match(text, at)
             if tm is None or tm.group(1).lower() in ("e", "w", "i"):
                 return None
             is_rank = tm.group(1).lower() == "rank"
+            if is_rank:
+                got_rank = int(tm.group(2))
+            else:
+                got_local = int(tm.group(2))
             kinds.append(is_rank)
             parts.append(r"\[" + re.escape(tm.group(1)) + r"([0-9]{1,6})\]:" + tm.group(3))
             at = tm.end()
         if at != body_at:
             return None
-        got_rank = got_local = None
-        for tm, is_rank in zip(_SHAPE_TAG.finditer(text[:body_at]), kinds):
-            if is_rank:
-                got_rank = int(tm.group(2))
-            else:
-                got_local = int(tm.group(2))
         if (got_rank, got_local) != (rank, local) or header_len <= 0:
             return None
         hm = _HEADER_ISO.match(body)
