@@ -90,6 +90,9 @@ _SUMMARY_ITEM = lazy_regex.compile(r"^\s*\[(?P<i>\d+)\]:\s*$")
 _SUMMARY_FIELD = lazy_regex.compile(
     r"^\s{0,8}(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$"
 )
+# First characters (ASCII, not white space) with which neither _SUMMARY_ITEM ("[N]:"),
+# _SUMMARY_FIELD nor _SUMMARY_RANK_FIELD can match: any but "[" and the keys' initials.
+_NO_SUMMARY_START = frozenset(["", *(c for c in map(chr, range(33, 127)) if c not in "[thre")])
 _SUMMARY_KEYS = frozenset(("time", "host", "rank", "exitcode", "error_file", "traceback"))
 # An entry whose fields were glued onto one line when the summary's table was copied from a
 # rendered page or retyped: "rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>".
@@ -259,6 +262,112 @@ def parse_time(text: str) -> float | None:
     return seconds + (int(frac) / 10 ** len(frac) if frac else 0.0)
 
 
+#: Line shapes one source keeps (:class:`_Shape`); a source prints a few.
+MAX_SHAPES = 4
+_ASCII_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+# torch-style launcher tags ("[rank3]:", "[default3]:", "[trainer3]:") at a line start: the
+# first alternative of _PREFIX, the only prefixes a shape holds.
+_SHAPE_TAG = re.compile(r"\[([A-Za-z_][A-Za-z_-]*?)([0-9]{1,6})\]:( ?)")
+_DIGITS = re.compile(r"[0-9]+")
+# The ISO/logging-time alternative of _LOG_HEADER on its own (the header a shape holds).
+_HEADER_ISO = lazy_regex.compile(
+    r"""
+    \[?\d{4}-\d\d-\d\d[T\ _]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?
+      (?:\s*[-|]?\s*\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?)?
+      (?:\s*\[[\w.]+:\d+(?::\w+)?\])?(?:\s*[-:|])?\ +
+    """,
+    regex.VERBOSE,
+)
+
+
+def _digit_shape(text: str) -> str:
+    """A stdlib pattern for ``text`` with each run of ASCII digits free in value, fixed in
+    length (``[0-9]{k}``), every other character literal."""
+    out: list[str] = []
+    at = 0
+    for m in _DIGITS.finditer(text):
+        out.append(re.escape(text[at : m.start()]))
+        out.append(f"[0-9]{{{m.end() - m.start()}}}")
+        at = m.end()
+    out.append(re.escape(text[at:]))
+    return "".join(out)
+
+
+@dataclass(slots=True)
+class _Shape:
+    """A line layout one source repeats, learnt from one line the general path read:
+    torch-style tags (``[rank3]: ``, ``[default0]:[rank12]:``, or none), then a logging
+    timestamp header (``2026-11-29 09:04:28,866 - ``), then a message that starts with an
+    ASCII lower-case letter and whose first word (up to the first space) holds no ``-``.
+
+    ``regex`` (stdlib) matches a line of this layout up to its message: group ``i`` (1-based)
+    is the number of the ``i``-th tag (``kinds[i-1]``: ``True`` for ``rank``, a global rank;
+    ``False`` for any other tag, a local rank), group ``ts`` the timestamp's text, which starts
+    the body (the line after its tags).
+
+    Why such a line tags exactly as the general path does: the tags are _PREFIX's first
+    alternative whatever their (1-6) digits; every pattern the general path tries on the rest
+    of the header (_LEADING_STAMP, _PREFIX, _LOG_HEADER, _TS_ISO's match at the body's start)
+    tells digits apart only as digits, except _TS_ISO's year (held to 19xx/20xx here), so a
+    header with the same characters and the same digit-run lengths takes the same path; at the
+    message's first character (a lower-case ASCII letter, which none of them accepts there)
+    every longer attempt fails; and the message cannot start another header (_LOG_HEADER's
+    alternatives need an upper-case letter, ``[``, ``(``, ``!``, a digit, or for ``svc-1 | ``
+    a ``-`` before the first space). ``tests/test_ranks_shapes.py`` holds it to the general
+    path on generated lines."""
+
+    regex: re.Pattern[str]
+    kinds: tuple[bool, ...]
+
+    @staticmethod
+    def learn(
+        text: str, body: str, message: str, rank: int | None, local: int | None
+    ) -> _Shape | None:
+        """The shape of ``text`` (see the class), or ``None`` when it is not one a shape holds
+        or what the general path found differs from what the shape would read."""
+        body_at = len(text) - len(body)
+        header_len = len(body) - len(message)
+        kinds: list[bool] = []
+        parts: list[str] = []
+        got_rank = got_local = None
+        at = 0
+        while at < body_at and len(kinds) < 3:
+            tm = _SHAPE_TAG.match(text, at)
+            if tm is None or tm.group(1).lower() in ("e", "w", "i"):
+                return None
+            is_rank = tm.group(1).lower() == "rank"
+            if is_rank:
+                got_rank = int(tm.group(2))
+            else:
+                got_local = int(tm.group(2))
+            kinds.append(is_rank)
+            parts.append(r"\[" + re.escape(tm.group(1)) + r"([0-9]{1,6})\]:" + tm.group(3))
+            at = tm.end()
+        if at != body_at:
+            return None
+        if (got_rank, got_local) != (rank, local) or header_len <= 0:
+            return None
+        hm = _HEADER_ISO.match(body)
+        tsm = _TS_ISO.match(body)
+        if hm is None or hm.end() != header_len or tsm is None or body[:2] not in ("19", "20"):
+            return None
+        stamp_len = tsm.end()
+        if stamp_len > header_len:
+            return None
+        guard = r"(?=[a-z][^ \-]*(?: |\Z))"
+        header = body[:header_len]
+        pattern = (
+            "".join(parts)
+            + "(?P<ts>(?:19|20)"
+            + _digit_shape(header[2:stamp_len])
+            + ")"
+            + _digit_shape(header[stamp_len:])
+            + guard
+        )
+        shape = _Shape(re.compile(pattern), tuple(kinds))
+        return shape if shape.regex.match(text) else None
+
+
 @dataclass(slots=True)
 class ElasticFailure:
     """One entry of torchelastic's failure summary ("Root Cause (first observed failure)")."""
@@ -314,13 +423,50 @@ class RankTagger:
     _spawn_exc: bool = False
     _last_time: dict[int | None, float] = field(default_factory=dict)
     actor_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    _shapes: list[_Shape] = field(default_factory=list)
+    _stamp_cache: dict[str, float | None] = field(default_factory=dict)
+    _learn_budget: int = 64
 
     def tag(self, text: str, number: int) -> Tagged:
-        """Peel prefixes off ``text`` and attribute it. ``number`` is the 1-based line."""
+        """Peel prefixes off ``text`` and attribute it. ``number`` is the 1-based line.
+
+        A line of a shape this source printed before (see :class:`_Shape`) is read with one
+        precompiled match; any other line takes the general path, which may learn its shape."""
+        for shape in self._shapes:
+            fm = shape.regex.match(text)
+            if fm is not None:
+                return self._tag_shaped(text, number, shape, fm)
+        return self._tag_general(text, number)
+
+    def _tag_shaped(self, text: str, number: int, shape: _Shape, fm: re.Match[str]) -> Tagged:
+        """:meth:`tag` for a line that ``shape`` matched (``fm``): the prefixes' ranks and the
+        header's end come from the match, the timestamp from a cache keyed by its text; the
+        rest is the general path's."""
+        rank: int | None = None
+        local: int | None = None
+        for i, is_rank in enumerate(shape.kinds, 1):
+            if is_rank:
+                rank = int(fm.group(i))
+            else:
+                local = int(fm.group(i))
+        stamp = fm.group("ts")
+        cache = self._stamp_cache
+        if stamp in cache:
+            time = cache[stamp]
+        else:
+            if len(cache) > 4096:
+                cache.clear()
+            time = cache[stamp] = parse_time(stamp)
+        body = text[fm.start("ts") :]
+        rank, local, host, pid = self._attribute(body, number, rank, local, None, None, None, None)
+        message = text[fm.end() :]
+        return self._finish(message, rank, local, host, pid, time)
+
+    def _tag_general(self, text: str, number: int) -> Tagged:
+        """:meth:`tag` for any line (the reference the shaped path is held to)."""
         rank: int | None = None
         local: int | None = None
         host: str | None = None
-        pid: int | None = None
         body = text
         lead_time: float | None = None
         if body[:2].isdigit():
@@ -383,6 +529,40 @@ class RankTagger:
                     break
                 host = h
             body = body[m.end() :]
+        peeled_rank, peeled_local = rank, local
+        rank, local, host, pid = self._attribute(
+            body, number, rank, local, host, actor_key, actor_rank, actor_ip
+        )
+        message = strip_log_header(body)
+        time = parse_time(body) if ":" in body else None
+        if time is None:
+            time = lead_time
+        if (
+            lead_time is None
+            and actor_key is None
+            and actor_ip is None
+            and self._learn_budget > 0
+            and len(self._shapes) < MAX_SHAPES
+            and body[:1] in "12"
+            and message[:1] in _ASCII_LOWER
+        ):
+            self._learn(text, body, message, peeled_rank, peeled_local)
+        return self._finish(message, rank, local, host, pid, time)
+
+    def _attribute(
+        self,
+        body: str,
+        number: int,
+        rank: int | None,
+        local: int | None,
+        host: str | None,
+        actor_key: tuple[str | None, int] | None,
+        actor_rank: int | None,
+        actor_ip: str | None,
+    ) -> tuple[int | None, int | None, str | None, int | None]:
+        """The evidence in ``body`` (the line after its launcher prefixes) and this source's
+        state: returns ``(rank, local_rank, host, pid)`` given what the prefixes named."""
+        pid: int | None = None
         # A Ray actor / vLLM worker: its rank tag, else the rank it showed before.
         if actor_key is not None:
             if rank is None and actor_rank is not None:
@@ -450,20 +630,40 @@ class RankTagger:
                 local = self.path_rank if local is None else local
             else:
                 rank = self.path_rank
-        message = strip_log_header(body)
+        return rank, local, host, pid
+
+    def _finish(
+        self,
+        message: str,
+        rank: int | None,
+        local: int | None,
+        host: str | None,
+        pid: int | None,
+        time: float | None,
+    ) -> Tagged:
+        """An application's own rank tag at the message start, then the record."""
         if rank is None and message[:5].lower() in ("[rank", "rank ", "rank="):
             am = _APP_RANK.match(message)
             if am:
                 rank = int(am.group("n") or am.group("m"))
                 message = message[am.end() :].lstrip(" ")
-        time = parse_time(body) if ":" in body else None
-        if time is None:
-            time = lead_time
         if time is not None:
             self._last_time[rank] = time
         if rank is not None and host is not None:
             self.hosts.setdefault(rank, host)
         return Tagged(message, rank, local, host, pid, time)
+
+    def _learn(
+        self, text: str, body: str, message: str, rank: int | None, local: int | None
+    ) -> None:
+        """Learn the shape of ``text`` (already read by the general path: ``body`` after its
+        prefixes, ``message`` after its header; ``rank``/``local`` what its prefixes named) when
+        it is one :class:`_Shape` can hold; each attempt that fails spends the budget."""
+        shape = _Shape.learn(text, body, message, rank, local)
+        if shape is None:
+            self._learn_budget -= 1
+        else:
+            self._shapes.insert(0, shape)
 
     def learn_stacked(self, text: str) -> set[int]:
         """Learn local -> global rank from every stacked ``[defaultN]:[rankM]:`` prefix in
@@ -595,6 +795,9 @@ class RankTagger:
         ``[N]:`` or ``time`` lines before it, so a cut entry opens on its ``rank`` field and
         its time stays unknown (:func:`rootrank.analysis.initiator.elastic_rank` bounds it by its
         summary's root-cause entry)."""
+        if body[:1] in _NO_SUMMARY_START:  # none of the three patterns can match
+            self._summary_item_line = None
+            return False
         if _SUMMARY_ITEM.match(body):
             self._summary_item_line = number
             return False

@@ -209,11 +209,25 @@ _COMMAND = lazy_regex.compile(
 #: A new run of the job in the same file: the launcher's start banner (torchrun and accelerate
 #: print it once per start: torch/distributed/run.py) or a shell prompt that types a launch
 #: command. It starts a new attempt only after the current one failed.
-_RUN_START = lazy_regex.compile(
-    r"Setting OMP_NUM_THREADS environment variable for each process"
-    r"|^\S{0,80}[$#] (?:torchrun|accelerate launch|deepspeed|python[\d.]* -m torch\.distributed\.(?:run|launch)"
+_OMP_BANNER = "Setting OMP_NUM_THREADS environment variable for each process"
+# A launcher's command line at the text's start ("$ torchrun ...", "[user@host]# srun ...").
+_RUN_COMMAND = lazy_regex.compile(
+    r"\S{0,80}[$#] (?:torchrun|accelerate launch|deepspeed|python[\d.]* -m torch\.distributed\.(?:run|launch)"
     r"|srun|mpirun|sbatch)\b"
 )
+
+
+def _starts_run(text: str) -> bool:
+    """Whether ``text`` starts a run: torchrun's ``OMP_NUM_THREADS`` banner anywhere in it, or
+    a launcher's command line (:data:`_RUN_COMMAND`, which needs ``$ `` or ``# `` in the first
+    82 characters, so most lines are answered without a regex). Once one search of
+    ``banner|^command`` (~23 us on a 127-character NCCL line, on every gated line after a
+    failure); ``tests/test_run_start.py`` holds the two to the same answers."""
+    if _OMP_BANNER in text:
+        return True
+    head = text[:82]
+    return ("$ " in head or "# " in head) and _RUN_COMMAND.match(text) is not None
+
 
 #: torchrun's agent logs its worker group's first failure once per failed attempt
 #: (torch/distributed/elastic/multiprocessing/api.py, ``PContext._poll``); with
@@ -749,7 +763,7 @@ class Scanner:
         tagged = tagger.tag(raw.text, raw.number)
         text = tagged.text
         if self._failed and len(st.sources) == 1 and ("OMP_NUM" in text or " " in text[:90]):
-            if _RUN_START.search(text) or _RUN_START.search(raw.text):
+            if _starts_run(text) or _starts_run(raw.text):
                 self._new_attempt(raw.number, tagger, readers)
         rank = tagged.rank
         self._section.see(rank, tagged.local_rank, tagged.host, tagged.time)
