@@ -272,8 +272,9 @@ TRANSPORT_AFTERMATH = frozenset({"cuda-illegal-memory-access", "nccl-system-erro
 def transport_explains_cuda_faults(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
     """A fault of the network fabric or NCCL's transport (:data:`TRANSPORT_CLASS`: "NET/IB :
     Got completion with error 12", a UCX/EFA error) explains the CUDA faults and NCCL
-    errors printed after it (:data:`TRANSPORT_AFTERMATH`) on its host, or anywhere when
-    either host is unknown. NCCL's proxy thread drives the network transfers of a running
+    errors printed after it (:data:`TRANSPORT_AFTERMATH`), on any host: a work completion
+    fails at both ends of a connection (both servers print it), so the peer's kernels
+    abort as well. NCCL's proxy thread drives the network transfers of a running
     collective kernel; when a work completion fails (a retry-exceeded or a flushed
     GPUDirect RDMA transfer) the proxy aborts the communicator, and the kernel that was
     reading or writing the registered buffers, or the next CUDA call of the process,
@@ -294,8 +295,6 @@ def transport_explains_cuda_faults(ctx: Context, nodes: list[Finding]) -> Iterab
             if e is t or e.failure_class not in TRANSPORT_AFTERMATH:
                 continue
             if ctx.kind(e) in ("hardware", "terminal") or before(t, e) is not True:
-                continue
-            if t.host and e.host and t.host != e.host:
                 continue
             yield Edge(
                 t,
