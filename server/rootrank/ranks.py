@@ -73,6 +73,17 @@ _INLINE_RANK = lazy_regex.compile(
 _NCCL_HEADER = lazy_regex.compile(
     r"^(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?:\S+:\d+ )?NCCL "
 )
+# UCX's fatal-error banner (ucs/debug/debug.c, ``ucs_log_fatal_error``), printed by the
+# process that caught the signal: "[node01:157  :4:419] Caught signal 11 (Segmentation
+# fault ...)": host, the pid (padded to 5), UCX's thread index, the thread id.
+_UCS_BANNER = lazy_regex.compile(
+    r"^\[(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+) *:(?P<thr>\d+):(?P<tid>\d+)\] "
+)
+# torchrun's agent naming the worker it saw fail (elastic/multiprocessing/api.py
+# ``PContext._poll``): "failed (exitcode: -11) local_rank: 0 (pid: 157) of binary: ...".
+_AGENT_FAILED_PID = lazy_regex.compile(
+    r"failed \(exitcode: -?\d+\) local_rank: (?P<local>\d+) \(pid: (?P<pid>\d+)\)"
+)
 _NCCL_COMM = lazy_regex.compile(
     r"\bcomm 0x[0-9a-f]+ rank (?P<rank>\d+) n[Rr]anks (?P<nranks>\d+)"
 )  # NCCL >= 2.19: "nRanks"
@@ -384,6 +395,10 @@ class ElasticFailure:
     path: str = ""
 
 
+#: How many runs of srun-labelled lines :class:`RankTagger` keeps (``label_spans``).
+MAX_LABEL_SPANS = 100_000
+
+
 @dataclass(slots=True)
 class Tagged:
     """What :meth:`RankTagger.tag` learnt of one line."""
@@ -426,6 +441,30 @@ class RankTagger:
     _shapes: list[_Shape] = field(default_factory=list)
     _stamp_cache: dict[str, float | None] = field(default_factory=dict)
     _learn_budget: int = 64
+    #: torchrun's local rank of a worker pid, keyed ``(host or None, pid)``, from the agent's
+    #: failed-worker line (:meth:`pid_local_rank`).
+    pid_local: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    #: srun tasks (``srun --label``'s ``N:``) that are torchrun agents: a task whose output
+    #: holds the agent's failed-worker line. Such a label is the agent's task id (one per
+    #: node), not a global rank (:meth:`label_only`).
+    srun_agent_tasks: set[int] = field(default_factory=set)
+    #: ``[task, first line, last line]`` runs of lines whose rank came only from the srun
+    #: label (at most :data:`MAX_LABEL_SPANS`; consecutive lines of one task are one run).
+    label_spans: list[list[int]] = field(default_factory=list)
+    #: Ranks some line showed by other evidence than an srun label.
+    ranks_not_label: set[int] = field(default_factory=set)
+
+    def label_only(self, task: int, line: int) -> bool:
+        """Whether line ``line`` (1-based) got its rank ``task`` only from an srun label."""
+        return any(t == task and a <= line <= b for t, a, b in self.label_spans)
+
+    def pid_local_rank(self, host: str | None, pid: int) -> int | None:
+        """The local rank torchrun's agent gave worker ``pid`` on ``host`` ("failed
+        (exitcode: -11) local_rank: 0 (pid: 157)"), or ``None``. The agent's line carries no
+        host, so a pid seen on a host also matches the agent's host-less entry. Only a local
+        rank: whether it is the global one is for the analysis to prove (one node)."""
+        local = self.pid_local.get((host, pid))
+        return local if local is not None else self.pid_local.get((None, pid))
 
     def tag(self, text: str, number: int) -> Tagged:
         """Peel prefixes off ``text`` and attribute it. ``number`` is the 1-based line.
@@ -460,7 +499,7 @@ class RankTagger:
         body = text[fm.start("ts") :]
         rank, local, host, pid = self._attribute(body, number, rank, local, None, None, None, None)
         message = text[fm.end() :]
-        return self._finish(message, rank, local, host, pid, time)
+        return self._finish(message, number, rank, local, host, pid, time)
 
     def _tag_general(self, text: str, number: int) -> Tagged:
         """:meth:`tag` for any line (the reference the shaped path is held to)."""
@@ -480,6 +519,8 @@ class RankTagger:
             if pm:
                 lead_time = parse_time(pm.group("ts"))
                 body = body[pm.end() :]
+        slurm_task: int | None = None  # srun --label's task id on this line
+        from_label = False  # the rank so far is that label
         actor_key: tuple[str | None, int] | None = None
         actor_ip: str | None = None
         actor_rank: int | None = None
@@ -509,6 +550,7 @@ class RankTagger:
                 n = int(m.group("tagn"))
                 if tag.lower() == "rank":
                     rank = n
+                    from_label = False
                 elif tag.lower() in ("e", "w", "i"):  # a glog header, not a prefix
                     break
                 else:
@@ -521,6 +563,8 @@ class RankTagger:
                 if rank is not None or local is not None:
                     break
                 rank = int(m.group("slurm"))
+                slurm_task = rank
+                from_label = True
             else:
                 h = m.group("host")
                 if h.lower() in _NOT_HOSTS or h.endswith(("Error", "Exception", "Warning")):
@@ -531,7 +575,7 @@ class RankTagger:
             body = body[m.end() :]
         peeled_rank, peeled_local = rank, local
         rank, local, host, pid = self._attribute(
-            body, number, rank, local, host, actor_key, actor_rank, actor_ip
+            body, number, rank, local, host, actor_key, actor_rank, actor_ip, slurm_task, from_label
         )
         message = strip_log_header(body)
         time = parse_time(body) if ":" in body else None
@@ -547,7 +591,7 @@ class RankTagger:
             and message[:1] in _ASCII_LOWER
         ):
             self._learn(text, body, message, peeled_rank, peeled_local)
-        return self._finish(message, rank, local, host, pid, time)
+        return self._finish(message, number, rank, local, host, pid, time, slurm_task, from_label)
 
     def _attribute(
         self,
@@ -559,9 +603,13 @@ class RankTagger:
         actor_key: tuple[str | None, int] | None,
         actor_rank: int | None,
         actor_ip: str | None,
+        slurm_task: int | None = None,
+        from_label: bool = False,
     ) -> tuple[int | None, int | None, str | None, int | None]:
         """The evidence in ``body`` (the line after its launcher prefixes) and this source's
-        state: returns ``(rank, local_rank, host, pid)`` given what the prefixes named."""
+        state: returns ``(rank, local_rank, host, pid)`` given what the prefixes named
+        (``slurm_task``: srun ``--label``'s task id on this line; ``from_label``: the rank so
+        far is that label)."""
         pid: int | None = None
         # A Ray actor / vLLM worker: its rank tag, else the rank it showed before.
         if actor_key is not None:
@@ -592,6 +640,23 @@ class RankTagger:
                     self.world_size = self.world_size or int(cm.group("nranks"))
                 if rank is None:
                     rank = self.pid_rank.get((host, pid))
+        if body[:1] == "[" and pid is None:
+            um = _UCS_BANNER.match(body)
+            if um:
+                host = host or um.group("host")
+                pid = int(um.group("pid"))
+                if rank is None:
+                    rank = self.pid_rank.get((host, pid))
+        if "local_rank: " in body and "(pid: " in body:
+            fm = _AGENT_FAILED_PID.search(body)
+            if fm:
+                self.pid_local[(host, int(fm.group("pid")))] = int(fm.group("local"))
+                if slurm_task is not None and rank == slurm_task and from_label:
+                    # srun started torchrun's agent as this task (srun ... torchrun): the
+                    # label is the agent's task id, one per node, and the worker it names is
+                    # known by its local rank only; neither is a global rank
+                    self.srun_agent_tasks.add(slurm_task)
+                    rank = None
         if "Rank " in body:
             im = _INLINE_RANK.search(body)
             if im:
@@ -635,13 +700,17 @@ class RankTagger:
     def _finish(
         self,
         message: str,
+        number: int,
         rank: int | None,
         local: int | None,
         host: str | None,
         pid: int | None,
         time: float | None,
+        slurm_task: int | None = None,
+        from_label: bool = False,
     ) -> Tagged:
-        """An application's own rank tag at the message start, then the record."""
+        """An application's own rank tag at the message start, then the record (and which
+        ranks came only from an srun label: :attr:`label_spans`)."""
         if rank is None and message[:5].lower() in ("[rank", "rank ", "rank="):
             am = _APP_RANK.match(message)
             if am:
@@ -651,6 +720,15 @@ class RankTagger:
             self._last_time[rank] = time
         if rank is not None and host is not None:
             self.hosts.setdefault(rank, host)
+        if rank is not None:
+            if from_label and rank == slurm_task:
+                spans = self.label_spans
+                if spans and spans[-1][0] == rank and spans[-1][2] >= number - 1:
+                    spans[-1][2] = number
+                elif len(spans) < MAX_LABEL_SPANS:
+                    spans.append([rank, number, number])
+            else:
+                self.ranks_not_label.add(rank)
         return Tagged(message, rank, local, host, pid, time)
 
     def _learn(

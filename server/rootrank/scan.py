@@ -280,6 +280,8 @@ class LaunchFacts:
     launcher: str | None = None
     #: pids the agent sent a closing signal to (``Sending process N closing signal SIGTERM``).
     closing_pids: set[int] = field(default_factory=set)
+    #: srun task ids that ran torchrun's agent (``srun ... torchrun``; ranks.RankTagger).
+    srun_agent_tasks: set[int] = field(default_factory=set)
     #: Every launcher the log shows signs of (``torchrun``, ``mp.spawn``, ``mpirun``...).
     launchers: set[str] = field(default_factory=set)
     #: The launch command as printed (``torchrun --nproc-per-node=4 train.py --lr 1``).
@@ -750,7 +752,42 @@ class Scanner:
         for finding, pid_host, pid in st.pending_pid:
             if finding.rank is None and (pid_host, pid) in tagger.pid_rank:
                 finding.rank = tagger.pid_rank[(pid_host, pid)]
+            elif finding.rank is None and "local_rank" not in finding.captures:
+                # the agent named this pid's local rank; the analysis maps it to a global
+                # rank as it does the agent's own line (prepare.global_ranks_from_local)
+                local = tagger.pid_local_rank(pid_host, pid)
+                if local is not None:
+                    finding.captures["local_rank"] = str(local)
+                    finding.captures.setdefault("pid", str(pid))
         st.pending_pid.clear()
+        if tagger.srun_agent_tasks:
+            self._unrank_agent_tasks(path, tagger)
+
+    def _unrank_agent_tasks(self, path: str, tagger: RankTagger) -> None:
+        """srun ran torchrun's agents as its tasks: in ``path``, a finding whose rank is only
+        an agent's srun label (every evidence line) is on no rank; the task ids leave the
+        ranks seen unless other evidence showed them (ranks.RankTagger.label_only)."""
+        st = self.state
+        tasks = tagger.srun_agent_tasks
+        st.launch.srun_agent_tasks |= tasks
+        for key, f in list(st.findings.items()):
+            if f.rank not in tasks or not all(
+                e.path == path and tagger.label_only(f.rank, e.line) for e in f.evidence
+            ):
+                continue
+            del st.findings[key]
+            f.rank = None
+            for e in f.evidence:
+                e.rank = None
+            new = (key[0], None, path)
+            own = st.findings.get(new)
+            if own is None:
+                st.findings[new] = f
+            else:
+                own.count += f.count
+                own.evidence.extend(f.evidence[: max(0, MAX_EVIDENCE - len(own.evidence))])
+                own.order = min(own.order, f.order)
+        st.ranks_seen -= tasks - tagger.ranks_not_label
 
     def _line(
         self,

@@ -69,21 +69,45 @@ def _earliest(pool: list[Finding]) -> Finding:
     return best
 
 
+def _ended_processes(ctx: Context) -> set[tuple[str, int]]:
+    """``(path, 1-based line)`` of the exception lines whose traceback a process unwound and
+    died of: a rank's traceback; or, on no rank, a worker's traceback (no launcher frame)
+    when the launcher reports a worker that exited by itself (torchrun's "failed (exitcode:
+    1) local_rank: 1", its summary): the untagged traceback is that worker's last words.
+    Exceptions Python ignored (``Exception ignored in``) ended nothing."""
+    from rootrank.analysis.events import launcher_exits
+    from rootrank.analysis.initiator import _AGENT_FRAME
+
+    worker_died = bool(launcher_exits(ctx.events))
+    ended: set[tuple[str, int]] = set()
+    for s in ctx.state.exceptions:
+        if not s.exc.frames or s.exc.ignored:
+            continue
+        if s.rank is not None or (
+            worker_died and not any(_AGENT_FRAME.search(fr.file) for fr in s.exc.frames)
+        ):
+            ended.add((s.path, s.exc.log_line))
+    return ended
+
+
 def _prefer_what_ended_a_process(free: list[Finding], ctx: Context) -> list[Finding]:
-    """Among causes nothing explains: when some are the exception a rank's traceback ended
-    with (that process died of it) and the others are on no rank and ended nothing (a
-    warning the program logged and survived, such as DeepSpeed's "FusedAdam CUDA build
-    failed ... falling back to torch.optim.AdamW"), the ones that ended a process."""
-    ended = {
-        (s.path, s.exc.log_line)
-        for s in ctx.state.exceptions
-        if s.rank is not None and s.exc.frames  # a traceback the process unwound
-    }
+    """Among causes nothing explains: when some are the exception a process's traceback
+    ended with (it died of it, :func:`_ended_processes`) and the others are on no rank and
+    ended nothing (a warning the program logged and survived, such as DeepSpeed's
+    "FusedAdam CUDA build failed ... falling back to torch.optim.AdamW", or transformers'
+    load-time "Flash Attention 2.0 only supports torch.float16 and torch.bfloat16 dtypes"
+    advisory, after which the run went on), the ones that ended a process. An unranked
+    exception wins only over findings printed before it: the run went on after them."""
+    ended = _ended_processes(ctx)
     fatal = [f for f in free if any((e.path, e.line) in ended for e in f.evidence)]
     loose = [f for f in free if f not in fatal]
-    if fatal and loose and all(f.rank is None for f in loose):
-        return fatal
-    return free
+    if not fatal or not loose or any(f.rank is not None for f in loose):
+        return free
+    if all(f.rank is None for f in fatal):
+        last = max(f.order for f in fatal)
+        if any(f.order > last for f in loose):
+            return free
+    return fatal
 
 
 def pick_root(graph: Graph, ctx: Context | None = None) -> Finding | None:

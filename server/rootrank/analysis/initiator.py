@@ -399,10 +399,62 @@ SAME_ON_EVERY_RANK_TAGS = frozenset({"gpu-capability"})
 
 def same_on_every_rank(case: Case) -> bool:
     """Whether the root is a failure every rank hits alike (:data:`SAME_ON_EVERY_RANK`,
-    :data:`SAME_ON_EVERY_RANK_TAGS`)."""
+    :data:`SAME_ON_EVERY_RANK_TAGS`, :func:`setup_exception`)."""
     sig = case.ctx.library.signatures.get(case.root.signature)
     tags = set(getattr(sig, "tags", ()) or ())
-    return case.root.failure_class in SAME_ON_EVERY_RANK or bool(tags & SAME_ON_EVERY_RANK_TAGS)
+    return (
+        case.root.failure_class in SAME_ON_EVERY_RANK
+        or bool(tags & SAME_ON_EVERY_RANK_TAGS)
+        or setup_exception(case)
+    )
+
+
+#: Frames of data loading: an exception raised there reads a rank's own shard of the data.
+_DATA_FRAME = regex.compile(r"(?i)(?:[/\\]utils[/\\]data[/\\]|dataset|dataloader|collat)")
+
+
+#: Python's exceptions of program logic: given the same code and config, every process
+#: raises them alike (an arithmetic on a config value, a missing name or attribute, a
+#: call with the wrong arguments, an import). Not OSError and its kin (a lock, a file, a
+#: socket: one process's environment), nor RuntimeError (CUDA, NCCL), MemoryError, nor
+#: ValueError, KeyError, IndexError or AssertionError: a check that one rank's own shard
+#: of the data fails raises those ("record 29: expected 16 features, got 15").
+LOGIC_EXCEPTIONS = frozenset(
+    {
+        "ZeroDivisionError",
+        "TypeError",
+        "NameError",
+        "AttributeError",
+        "ImportError",
+        "ModuleNotFoundError",
+        "SyntaxError",
+        "UnboundLocalError",
+    }
+)
+
+
+def setup_exception(case: Case) -> bool:
+    """The root is a plain Python exception no signature names (``user-code-exception``) of
+    program logic (:data:`LOGIC_EXCEPTIONS`), on no rank, raised before the log shows any
+    training progress and not while reading data: the job's set-up, which every rank runs
+    alike on one config (verl's ``global_step // steps_per_epoch`` with zero steps per
+    epoch). Which rank the launcher saw exit first is then a race between identical
+    failures."""
+    from rootrank.analysis.prepare import EXCEPTION_SIGNATURE
+
+    root = case.root
+    if root.signature != EXCEPTION_SIGNATURE or root.rank is not None:
+        return False
+    if root.captures.get("exc_type", "").rsplit(".", 1)[-1] not in LOGIC_EXCEPTIONS:
+        return False
+    if any(e.kind == "progress" for e in case.ctx.events):
+        return False
+    lines = {(e.path, e.line) for e in root.evidence}
+    for seen in case.ctx.state.exceptions:
+        if (seen.path, seen.exc.log_line) in lines:
+            files = [fr.file for fr in seen.exc.frames]
+            return bool(files) and not any(_DATA_FRAME.search(f) for f in files)
+    return False
 
 
 def named_by_root(case: Case) -> Verdict | None:
@@ -496,6 +548,12 @@ def elastic_summary(case: Case) -> Verdict | None:
     summary's SIGABRT rank is only the first to time out, whatever the root's class (a bare
     summary, a timeout, a failed child)."""
     rank, why = elastic_rank(case.ctx.state.elastic)
+    if rank is not None and case.root.role == "cause" and not case.ranks_with:
+        if same_on_every_rank(case):
+            # the root names no rank and every rank hits it alike: the agent's first
+            # observed failure is only the first of identical ones
+            why = say("same_on_every_rank_launcher", rank=rank)
+            return Verdict(None, why, "elastic_summary", (rank,), True)
     aborted = [e for e in case.ctx.state.elastic if e.rank == rank and e.exitcode in ABORT_CODES]
     if rank is not None and aborted and case.root.role != "cause":
         return Verdict(None, say("watchdog_abort", rank=rank), "elastic_summary", (rank,), True)
@@ -517,8 +575,45 @@ def elastic_summary(case: Case) -> Verdict | None:
 #: ``torch/distributed/rendezvous.py`` instead, outside ``elastic/``).
 _AGENT_FRAME = regex.compile(
     r"(?:[/\\]bin[/\\]torchrun$|distributed[/\\]run\.py$|distributed[/\\]launcher[/\\]api\.py$"
-    r"|distributed[/\\]elastic[/\\](?:agent|rendezvous)[/\\])"
+    r"|distributed[/\\]launch\.py$|distributed[/\\]elastic[/\\](?:agent|rendezvous)[/\\])"
 )
+
+#: How many lines after the root a traceback may start and still be the one the root's
+#: process printed while it unwound (the c10d socket warnings come just before it).
+IMPLIED_SPAN = 12
+
+
+def _setup_traceback(case: Case) -> tuple[str, int | None] | None:
+    """The traceback the process that failed printed with the root (in its file, starting
+    at most :data:`IMPLIED_SPAN` lines after the root's line, or one the log ends inside):
+    ``("agent", None)`` when it runs through the launcher (torchrun's agent, its launcher API
+    or rendezvous handlers, ``torch/distributed/launch.py``: the store is bound before any
+    worker exists); ``("worker", rank)`` when it runs through ``init_process_group`` from the
+    user's script and no launcher frame, with the rank its lines are tagged with (``None``
+    when untagged). ``None`` when the log shows no traceback of that process."""
+    ev = case.root.evidence[0] if case.root.evidence else None
+    root_frames = [fr.get("file", "") for fr in case.root.frames]
+    if any(_AGENT_FRAME.search(f) for f in root_frames):
+        return "agent", None
+    if ev is None:
+        return None
+    st = case.ctx.state
+    for seen in [*st.exceptions, *st.cut_tracebacks]:
+        if seen.path != ev.path or not seen.exc.frames:
+            continue
+        # a traceback the log ends inside is the last thing printed; a whole one ends at its
+        # exception line, up to three lines a frame (file, code, carets) after its start
+        if seen.exc.header != "cut" and not (
+            0 < seen.exc.log_line - ev.line <= IMPLIED_SPAN + 3 * len(seen.exc.frames)
+        ):
+            continue
+        if any(_AGENT_FRAME.search(fr.file) for fr in seen.exc.frames):
+            return "agent", None
+        if any(fr.func == "init_process_group" for fr in seen.exc.frames) and any(
+            fr.user for fr in seen.exc.frames
+        ):
+            return "worker", seen.rank
+    return None
 
 
 def implied_rank(case: Case) -> Verdict | None:
@@ -529,8 +624,16 @@ def implied_rank(case: Case) -> Verdict | None:
     sig = case.ctx.library.signatures[case.root.signature]
     if case.ranks_with or sig.implied_rank is None:
         return None
-    if any(_AGENT_FRAME.search(fr.get("file", "")) for fr in case.root.frames):
+    found = _setup_traceback(case)
+    if found is not None and found[0] == "agent":
         return Verdict(None, say("implied_rank_agent"), "implied_rank", (), True)
+    if found is not None:
+        rank = found[1]
+        if rank is None:
+            # a worker bound the store itself, yet no line names its rank: with several
+            # workers (a script that forces its own rank or port) any of them may be it
+            return Verdict(None, say("implied_rank_worker_untagged"), "implied_rank", (), True)
+        return Verdict(rank, say("implied_rank_worker", rank=rank), "implied_rank", (rank,))
     worked = group_worked_after(case)
     if worked is not None:
         return Verdict(

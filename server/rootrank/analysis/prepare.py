@@ -288,7 +288,9 @@ def single_node_proof(state: ScanState, local: int | None = None) -> str | None:
     """
     facts = state.launch
     hosts = set(state.hosts.values()) | {e.host for e in state.elastic if e.host}
-    if facts.multi_node or len(hosts) > 1:
+    if facts.multi_node or len(hosts) > 1 or facts.srun_agent_tasks:
+        # srun ran torchrun's agents as tasks: one per node, and the log need not print
+        # how many (an srun label is the agent's task id, its local_rank no global rank)
         return None
     if facts.single_node:
         return f"the log sets one node ({facts.single_node[0]})"

@@ -155,6 +155,10 @@ _TEMPLATES: dict[str, str] = {
         "only rank {rank}'s copy of this set-up error is in the log, and every rank runs the same set-up: "
         "the log does not show which rank hit it first"
     ),
+    "same_on_every_rank_launcher": (
+        "the launcher saw rank {rank} fail first, but no line names the rank that raised it and every rank "
+        "runs the same set-up: the log does not show which rank hit it first"
+    ),
     "watchdog_abort": (
         "torchelastic's summary names rank {rank}, but its exit (SIGABRT) is how the NCCL watchdog ends a rank "
         "whose collective timed out: the first rank to time out, not the one the others waited for"
@@ -168,8 +172,15 @@ _TEMPLATES: dict[str, str] = {
     "all_report": "{Ranks} all report it and the log does not tell which one started",
     "implied_rank": "this failure happens on rank {rank} by design ({reason})",
     "implied_rank_agent": (
-        "its traceback runs through torchrun's agent, not a worker: the process that failed is"
-        " a launcher agent, which is no training rank"
+        "its traceback runs through the launcher (torchrun's agent, torch.distributed.launch), not a worker:"
+        " the process that failed is no training rank"
+    ),
+    "implied_rank_worker_untagged": (
+        "a worker's traceback runs through init_process_group, but no line names that worker's rank: "
+        "the log does not show which rank failed to bind the store"
+    ),
+    "implied_rank_worker": (
+        "rank {rank}'s own traceback runs through init_process_group: its process failed to bind the store"
     ),
     "elastic_only_real": (
         "torchelastic's summary shows rank {rank} exited with code {code} while the others were stopped by the agent"

@@ -260,11 +260,56 @@ def onset_explains_what_follows(ctx: Context, nodes: list[Finding]) -> Iterable[
                 yield Edge(o, f, "onset_explains_what_follows", "the curve showed the fault first")
 
 
+#: The failure class of a fault in the network fabric or NCCL's transport under it
+#: (InfiniBand/RoCE completion errors, UCX/libfabric/EFA errors, IB async events).
+TRANSPORT_CLASS = "network-fabric-error"
+
+#: Failure classes a transport failure surfaces as later in the same job: CUDA faults
+#: (an illegal memory access) and NCCL's "unhandled cuda error" / system errors.
+TRANSPORT_AFTERMATH = frozenset({"cuda-illegal-memory-access", "nccl-system-error"})
+
+
+def transport_explains_cuda_faults(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
+    """A fault of the network fabric or NCCL's transport (:data:`TRANSPORT_CLASS`: "NET/IB :
+    Got completion with error 12", a UCX/EFA error) explains the CUDA faults and NCCL
+    errors printed after it (:data:`TRANSPORT_AFTERMATH`), on any host: a work completion
+    fails at both ends of a connection (both servers print it), so the peer's kernels
+    abort as well. NCCL's proxy thread drives the network transfers of a running
+    collective kernel; when a work completion fails (a retry-exceeded or a flushed
+    GPUDirect RDMA transfer) the proxy aborts the communicator, and the kernel that was
+    reading or writing the registered buffers, or the next CUDA call of the process,
+    fails: NCCL reports it as a "Cuda failure 'an illegal memory access was encountered'"
+    and ``ncclUnhandledCudaError``. Reference: NCCL's user guide, "Troubleshooting"
+    (docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html: GPU Direct
+    RDMA and InfiniBand sections; an IB work-completion status such as 12,
+    IBV_WC_RETRY_EXC_ERR, is a fabric or GPUDirect fault, ibv_wc_status in rdma-core's
+    verbs.h). Only when the transport error comes first (timestamps, else log order in
+    one file): a CUDA fault printed before it is a fault of its own."""
+    transport = [
+        f
+        for f in nodes
+        if f.failure_class == TRANSPORT_CLASS and f.severity == "error" and f.role == "cause"
+    ]
+    for t in transport:
+        for e in nodes:
+            if e is t or e.failure_class not in TRANSPORT_AFTERMATH:
+                continue
+            if ctx.kind(e) in ("hardware", "terminal") or before(t, e) is not True:
+                continue
+            yield Edge(
+                t,
+                e,
+                "transport_explains_cuda_faults",
+                "a failed network transfer aborts NCCL's kernels, which surface as CUDA errors",
+            )
+
+
 #: The rules, in the order the report lists their edges.
 RULES: tuple[Rule, ...] = (
     onset_explains_what_follows,
     one_fault_one_explanation,
     hardware_explains_gpu_faults,
+    transport_explains_cuda_faults,
     declared_explanations,
     terminal_after_fault,
     restart_after_failure,

@@ -72,6 +72,18 @@ def root_exception(state: ScanState, root: Finding, rank: int | None) -> SeenExc
             and s not in ordered
         ]
         ordered += sorted(near, key=lambda s: abs(s.exc.log_line - ev.line))
+    if ordered and rank is None and not any((s.path, s.exc.log_line) in lines for s in ordered):
+        # only nearby rankless stacks: when the log's rankless stacks (cut ones too) stop at
+        # different user lines, which one is the cause's is not known
+        stops = {
+            (f.file, f.line)
+            for x in [*state.exceptions, *state.cut_tracebacks]
+            if x.rank is None and not x.exc.ignored and not _is_launcher(x)
+            for f in [x.exc.user_frame]
+            if f is not None
+        }
+        if len(stops) > 1:
+            return None
     if ordered:
         # the first that shows the user's code (the main process's traceback printed beside
         # a worker's), else the closest
