@@ -18,8 +18,7 @@ def _write_div(path: Path, steps: int = 600, onset: int = 400) -> None:
         for s in range(1, steps + 1):
             loss = 2.0 / (1 + s * 1e-2) if s < onset else 2.0 * math.exp((s - onset) / 10)
             f.write(
-                "{'loss': %.4f, 'grad_norm': 1.5, 'learning_rate': 2e-05, 'epoch': %.2f}\n"
-                % (loss, s / 100)
+                f"{{'loss': {loss:.4f}, 'grad_norm': 1.5, 'learning_rate': 2e-05, 'epoch': {s / 100:.2f}}}\n"
             )
 
 
@@ -46,12 +45,15 @@ def test_no_bar_healthy_dict_log_stays_silent(tmp_path):
     log = tmp_path / "ok.log"
     with open(log, "w") as f:
         for s in range(1, 1001):
+            loss, gn = 2.0 / (1 + s * 1e-2) + 0.01 * math.sin(s), 1.5 + 0.1 * math.cos(s)
             f.write(
-                "{'loss': '%.4f', 'grad_norm': '%.3f', 'learning_rate': '2e-05', 'epoch': '%.2f'}\n"
-                % (2.0 / (1 + s * 1e-2) + 0.01 * math.sin(s), 1.5 + 0.1 * math.cos(s), s / 100)
+                f"{{'loss': '{loss:.4f}', 'grad_norm': '{gn:.3f}', 'learning_rate': '2e-05', "
+                f"'epoch': '{s / 100:.2f}'}}\n"
             )
             if s % 100 == 0:
-                f.write("{'eval_loss': '%.4f', 'eval_runtime': 1.2, 'epoch': '%.2f'}\n" % (1.0, s / 100))
+                f.write(
+                    f"{{'eval_loss': '1.0000', 'eval_runtime': 1.2, 'epoch': '{s / 100:.2f}'}}\n"
+                )
     d = diagnose_paths([str(log)], mask=False).to_dict()
     assert d["root_cause"] is None
     loss = _series(d, "loss")
@@ -69,8 +71,8 @@ def test_50mb_dict_log_with_steps_covers_the_whole_run(tmp_path):
             s += 1
             f.write(
                 "".join(
-                    '[rank%d]: {"loss": %.4f, "learning_rate": 1e-05, "epoch": %.2f, "step": %d}\n'
-                    % (r, 2 / (1 + s * 1e-4), s / 1000, s)
+                    f'[rank{r}]: {{"loss": {2 / (1 + s * 1e-4):.4f}, "learning_rate": 1e-05, '
+                    f'"epoch": {s / 1000:.2f}, "step": {s}}}\n'
                     for r in range(8)
                 )
             )

@@ -126,7 +126,9 @@ _OVERFLOW = lazy_regex.compile(
     r"Attempted loss scale: (?P<a>[\d.eE+-]+), reducing to (?P<v>[\d.eE+-]+)"
     r"|reducing loss scale to (?P<w>[\d.eE+-]+)"
 )
-_DICT_STEP = lazy_regex.compile(r"""['"](?:global_)?step['"]\s*:\s*['"]?(?P<s>\d{1,12})['"]?""" + _END)
+_DICT_STEP = lazy_regex.compile(
+    r"""['"](?:global_)?step['"]\s*:\s*['"]?(?P<s>\d{1,12})['"]?""" + _END
+)
 #: Metric-name prefixes of evaluation lines: they do not count as a logged training step.
 _EVAL_PREFIXES = ("eval_", "eval/", "test_", "test/", "predict_", "val_", "val/", "validation_")
 _RESUME = lazy_regex.compile(
@@ -742,7 +744,9 @@ class MetricsReader:
             m = _DICT_STEP.search(text)
             if m:  # the dict names its own step
                 for name, v in metrics:
-                    self._add(name, rank, Point(int(m.group("s")), v, line, path, time, body, order))
+                    self._add(
+                        name, rank, Point(int(m.group("s")), v, line, path, time, body, order)
+                    )
                 return
         if step is None or is_dict:
             # a Trainer dict: its step is the one of the bar redrawn right after it; until one
