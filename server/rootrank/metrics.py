@@ -439,7 +439,11 @@ def _fmt(v: float) -> str:
 @dataclass
 class Series:
     """One metric of one rank, downsampled as it streams, with its own detectors (see the module
-    docstring). Memory: :data:`MAX_BUCKETS` buckets plus a :data:`WINDOW`-value deque."""
+    docstring). Memory: :data:`MAX_BUCKETS` buckets plus a :data:`WINDOW`-value deque.
+
+    Its steps are the log's (a bar, a ``step`` field, ``iteration N``); for lines that print no
+    step and no bar after them (Trainer dicts in ``python train.py > train.log``), the line's
+    ordinal among the rank's training metric lines since its last bar (the epoch is not used)."""
 
     name: str
     rank: int | None
