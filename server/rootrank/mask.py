@@ -320,20 +320,22 @@ _NOT_SECRET_KEY = lazy_regex.compile(
 
 # --- personal details ------------------------------------------------------------------------
 
+# Names in any script: \p{L} (letters) and \p{N} (digits) of the regex module, so "jörg@müller.de",
+# "/home/ユーザー/" and "gpu-ünï.example.com" are masked as their ASCII spellings are.
 _EMAIL = lazy_regex.compile(
-    r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
-    r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![\w-])"
+    r"(?<![\w.+-])[\p{L}\p{N}][\p{L}\p{N}._%+-]{0,63}@"
+    r"(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.){1,8}\p{L}{2,24}(?![\w-])"
 )
 _HOME = lazy_regex.compile(
     r"(?P<p>(?<![\w.])(?:/(?:[\w.-]{1,40}/){0,3}?(?:home|Users|homes|u)/|[A-Za-z]:(?:\\\\|\\)"
     r"(?:Users|Documents and Settings)(?:\\\\|\\)))"
-    r"(?P<u>[A-Za-z0-9._-]{1,64})(?=[/\\:\s'\"),\]]|$)"
-    r"|(?P<p>(?<![\w./])~)(?P<u>[A-Za-z][A-Za-z0-9._-]{0,63})(?=/)"
+    r"(?P<u>[\p{L}\p{N}._-]{1,64})(?=[/\\:\s'\"),\]]|$)"
+    r"|(?P<p>(?<![\w./])~)(?P<u>\p{L}[\p{L}\p{N}._-]{0,63})(?=/)"
 )
 _USER_VAR = lazy_regex.compile(
     r"(?P<p>\b(?:USER|LOGNAME|USERNAME|SUDO_USER|SLURM_JOB_USER|PBS_O_LOGNAME|"
     r"JUPYTERHUB_USER|(?i:user_?name|login))['\"]?\s{0,4}[=:]\s{0,4}['\"]?"
-    r"|(?i:\blogged in as):?\s{1,4})(?P<u>[A-Za-z0-9._-]{1,64})"
+    r"|(?i:\blogged in as):?\s{1,4})(?P<u>[\p{L}\p{N}._-]{1,64})"
 )
 
 # A word or key that names a user, before the name: "user alice", "--user alice", "-u alice",
@@ -346,8 +348,8 @@ _USER_WORD = (
 
 # --- hosts ------------------------------------------------------------------------------------
 
-_HOSTNAME = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63}){0,8}"
-_NAME_WITH_DIGIT = r"[A-Za-z][A-Za-z0-9-]{0,62}\d[A-Za-z0-9-]{0,20}(?:\.[A-Za-z0-9-]{1,63}){0,8}"
+_HOSTNAME = r"[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,62})(?:\.[\p{L}\p{N}-]{1,63}){0,8}"
+_NAME_WITH_DIGIT = r"\p{L}[\p{L}\p{N}-]{0,62}\d[\p{L}\p{N}-]{0,20}(?:\.[\p{L}\p{N}-]{1,63}){0,8}"
 
 # Words with a number that are not machines, though they follow "on"/"to"/"from": devices,
 # dtypes, architectures, encodings, interfaces, models, versions, loop counters.
@@ -463,7 +465,18 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
             r"(?i:\b(?:on|from|to|at|node|host|machine|server|worker|peer|via))[ \t]{1,4}['\"(]?"
             r"(?!"
             + _NOT_MACHINE
-            + r")(?P<h>[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,30}){0,6}-?\d{1,6})(?![\w.-]|:\d|\.\w)"
+            + r")(?P<h>\p{L}[\p{L}\p{N}]{0,30}(?:-[\p{L}\p{N}]{1,30}){0,6}-?\d{1,6})(?![\w.-]|:\d|\.\w)"
+        ),
+    ),
+    # a dotted name (three labels or more) after a word that names a machine: "host
+    # gpu-uni.example.com", "node a.b.c" (no digit needed: the word says it is a machine)
+    (
+        "host_word_fqdn",
+        lambda s: "." in s and any(w in s.lower() for w in ("host", "node", "machine", "server")),
+        lazy_regex.compile(
+            r"(?i:\b(?:host|hostname|node|machine|server))[ \t]{1,4}['\"(]?"
+            r"(?P<f>[\p{L}\p{N}][\p{L}\p{N}-]{0,62}(?:\.[\p{L}\p{N}-]{1,63}){1,7}\.\p{L}{2,24})"
+            r"(?![\w(-]|\.[\p{L}\p{N}])"
         ),
     ),
     # a name with a digit and a port: "node02:29500" (not file.cpp:123, not cuda:0)
@@ -479,8 +492,8 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
         "host_fqdn_digit",
         lambda s: "." in s,
         lazy_regex.compile(
-            r"(?<![\w.@/\\-])(?P<f>[A-Za-z][A-Za-z0-9-]{0,62}(?<=\d[A-Za-z0-9-]{0,20})"
-            r"(?:\.[A-Za-z0-9-]{1,63}){1,7}\.[A-Za-z]{2,24})(?![\w(-]|\.[A-Za-z0-9])"
+            r"(?<![\w.@/\\-])(?P<f>\p{L}[\p{L}\p{N}-]{0,62}(?<=\d[\p{L}\p{N}-]{0,20})"
+            r"(?:\.[\p{L}\p{N}-]{1,63}){1,7}\.\p{L}{2,24})(?![\w(-]|\.[\p{L}\p{N}])"
         ),
     ),
     # a site-internal FQDN anywhere: node03.cluster.local, ip-10-0-1-5.ec2.internal
@@ -496,7 +509,7 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
 ]
 # "ssh bob@node05", "alice@gpu-3:~$": a user at a machine (an e-mail needs a dotted domain).
 _USER_AT_HOST = lazy_regex.compile(
-    r"(?<![\w.+-])(?P<u>[A-Za-z_][A-Za-z0-9._-]{0,31})@(?P<h>[A-Za-z][A-Za-z0-9-]{0,62})"
+    r"(?<![\w.+-])(?P<u>[\p{L}_][\p{L}\p{N}._-]{0,31})@(?P<h>\p{L}[\p{L}\p{N}-]{0,62})"
     r"(?![\w.-])"
 )
 _NODELIST = lazy_regex.compile(
@@ -519,8 +532,14 @@ _IPV4 = lazy_regex.compile(
 )
 # IPv6: a free-standing run of hex digits and colons (possessive: linear), kept only when
 # ipaddress parses it, it has a "::" or eight groups, and at least three hex digits, so C++
-# scopes (c10::Error, at::cuda) and times (12:34:56) never match.
-_IPV6 = lazy_regex.compile(r"(?<![\w.])(?P<ip>[0-9A-Fa-f:]{2,39}+)(?![\w:]|\.\d)")
+# scopes (c10::Error, at::cuda) and times (12:34:56) never match. Group "g": an address glued to
+# the word before it, after a letter that is no hex digit (NCCL's IB WARN prints
+# "remoteGidsfe80::526b:4b03:a5:2d1e"): a first group of four hex digits ("ib0:fe80::..." is an
+# interface and an address), three colons and eight hex digits or more.
+_IPV6 = lazy_regex.compile(
+    r"(?<![\w.])(?P<ip>[0-9A-Fa-f:]{2,39}+)(?![\w:]|\.\d)"
+    r"|(?<=[G-Zg-z])(?P<g>[0-9A-Fa-f]{4}:[0-9A-Fa-f:]{2,35}+)(?![\w:]|\.\d)"
+)
 
 _HAS_DIGIT_DOT = lazy_regex.compile(r"\d\.\d{1,3}\.\d")
 
@@ -978,6 +997,10 @@ class Masker:
 
     def _ipv6(self, m: Any) -> str:
         text = m["ip"]
+        if text is None:  # glued to the word before it
+            text = m["g"]
+            if text.count(":") < 3 or sum(c != ":" for c in text) < 8:
+                return text
         if ("::" not in text and text.count(":") != 7) or sum(c != ":" for c in text) < 3:
             return text
         import ipaddress  # on first use: most shown lines hold no IPv6 address

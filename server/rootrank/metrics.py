@@ -5,7 +5,13 @@ What is read (one line at a time, the rank prefix already removed):
 - Hugging Face Trainer's dicts ``{'loss': '6.369', 'grad_norm': '5.263', 'learning_rate': '0.009',
   'epoch': '0.1562'}`` (values quoted since transformers 5, bare before); they carry no step: the
   step is the one the Trainer's bar shows when it is redrawn right after the dict (tqdm's
-  ``write`` redraws the bar), i.e. the next progress line of the rank;
+  ``write`` redraws the bar), i.e. the next progress line of the rank. A dict that names its own
+  ``step`` / ``global_step`` takes that step. When no bar follows (``python train.py > train.log``
+  sends tqdm to the terminal's stderr; ``disable_tqdm=True``), a dict's step is its ordinal: the
+  number of training metric lines (not ``eval_``/``test_``/``predict_``/``val_`` only) the rank has
+  printed since its last bar, added to that bar's step (1, 2, 3... when the log shows no bar). The
+  Trainer logs every ``logging_steps``, so the ordinal counts logged steps, not optimizer steps
+  (``epoch`` is not used: it gives the step only with the unknown steps per epoch);
 - Megatron-LM's ``|``-separated ``training_log`` (``lm loss: 1.051E+01 | loss scale: 1.0 | grad norm: 12.1``);
 - torchtitan's ``step: 1  loss: 12.2265  grad_norm: 4.1  memory: 10.12GiB(10.65%)  tps: 562``;
 - tqdm / Lightning postfixes (``loss=2.310, lr=0.0001``), DeepSpeed's ``step=10, skipped=2, lr=[...]``,
@@ -120,6 +126,11 @@ _OVERFLOW = lazy_regex.compile(
     r"Attempted loss scale: (?P<a>[\d.eE+-]+), reducing to (?P<v>[\d.eE+-]+)"
     r"|reducing loss scale to (?P<w>[\d.eE+-]+)"
 )
+_DICT_STEP = lazy_regex.compile(
+    r"""['"](?:global_)?step['"]\s*:\s*['"]?(?P<s>\d{1,12})['"]?""" + _END
+)
+#: Metric-name prefixes of evaluation lines: they do not count as a logged training step.
+_EVAL_PREFIXES = ("eval_", "eval/", "test_", "test/", "predict_", "val_", "val/", "validation_")
 _RESUME = lazy_regex.compile(
     r"(?i)\b(?:resum(?:e|ed|ing)\s(?:training|from)|continuing training from|loaded checkpoint|"
     r"loading checkpoint (?:from|at)|restored from checkpoint)"
@@ -428,7 +439,11 @@ def _fmt(v: float) -> str:
 @dataclass
 class Series:
     """One metric of one rank, downsampled as it streams, with its own detectors (see the module
-    docstring). Memory: :data:`MAX_BUCKETS` buckets plus a :data:`WINDOW`-value deque."""
+    docstring). Memory: :data:`MAX_BUCKETS` buckets plus a :data:`WINDOW`-value deque.
+
+    Its steps are the log's (a bar, a ``step`` field, ``iteration N``); for lines that print no
+    step and no bar after them (Trainer dicts in ``python train.py > train.log``), the line's
+    ordinal among the rank's training metric lines since its last bar (the epoch is not used)."""
 
     name: str
     rank: int | None
@@ -674,6 +689,9 @@ class MetricsReader:
         self.series: dict[tuple[str, int | None], Series] = {}
         self._pending: dict[int | None, list[tuple[str, Point]]] = {}
         self._step: dict[int | None, int] = {}
+        # per rank: (step of its last bar or 0, training metric lines since then): the fallback
+        # step of a line that waits for a bar is base + count (see the module docstring)
+        self._ordinal: dict[int | None, tuple[int, int]] = {}
         self.dropped = 0  # values of series beyond MAX_SERIES, not kept
         self._finished = False
         # per pace series name: step -> {rank: point}, the last PACE_STEPS steps
@@ -698,6 +716,7 @@ class MetricsReader:
         counter (for sorting onsets among findings)."""
         if progress is not None:
             self._step[rank] = progress.step
+            self._ordinal[rank] = (progress.step, 0)
             pend = self._pending.pop(rank, None)
             if pend:
                 for name, p in pend:
@@ -724,13 +743,30 @@ class MetricsReader:
                 )
             return
         step = self._step.get(rank)
-        if step is None or text.lstrip().startswith("{"):
-            # a Trainer dict: its step is the one of the bar redrawn right after it
+        is_dict = text.lstrip().startswith("{")
+        if is_dict and "step" in text:
+            m = _DICT_STEP.search(text)
+            if m:  # the dict names its own step
+                for name, v in metrics:
+                    self._add(
+                        name, rank, Point(int(m.group("s")), v, line, path, time, body, order)
+                    )
+                return
+        if step is None or is_dict:
+            # a Trainer dict: its step is the one of the bar redrawn right after it; until one
+            # comes, it waits with its ordinal step (used when no bar follows)
+            base, n = self._ordinal.get(rank, (0, 0))
+            if not all(name.startswith(_EVAL_PREFIXES) for name, _ in metrics):
+                n += 1
+                self._ordinal[rank] = (base, n)
             pend = self._pending.setdefault(rank, [])
-            if len(pend) < 4 * MAX_SERIES:
-                pend.extend(
-                    (name, Point(-1, v, line, path, time, body, order)) for name, v in metrics
-                )
+            if len(pend) >= 4 * MAX_SERIES:
+                self._drain(rank)  # no bar for this long: the ordinal steps stand
+                pend = self._pending.setdefault(rank, [])
+            pend.extend(
+                (name, Point(base + max(n, 1), v, line, path, time, body, order))
+                for name, v in metrics
+            )
             return
         for name, v in metrics:
             self._add(name, rank, Point(step, v, line, path, time, body, order))
@@ -798,21 +834,19 @@ class MetricsReader:
                 )
             )
 
+    def _drain(self, rank: int | None) -> None:
+        """Add the rank's waiting metrics at their ordinal steps (no bar came to give one)."""
+        for name, p in self._pending.pop(rank, None) or ():
+            self._add(name, rank, p)
+
     def finish(self) -> None:
-        """Place the metrics still waiting for a step (one past the series' last step, or 1, 2,
-        3... when the log printed no step at all) and run the whole-job detector. Idempotent."""
+        """Place the metrics still waiting for a step (at their ordinal steps: the module
+        docstring) and run the whole-job detector. Idempotent."""
         if self._finished:
             return
         self._finished = True
-        for rank, pend in self._pending.items():
-            for name, p in pend:
-                s = self.series.get((name, rank))
-                last = (
-                    s.last.step if s is not None and s.last is not None else self._step.get(rank, 0)
-                )
-                p.step = last + 1
-                self._add(name, rank, p)
-        self._pending.clear()
+        for rank in list(self._pending):
+            self._drain(rank)
         for name, higher in (("throughput", False), ("step_time", True)):
             group = [
                 s for (n, _r), s in self.series.items() if n == name and s.baseline() is not None

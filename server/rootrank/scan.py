@@ -674,7 +674,10 @@ class Scanner:
                         next_stride_at = LIGHT_FULL << (light_lines // LIGHT_FULL).bit_length()
                     if (
                         light_lines > LIGHT_FULL
-                        and light_lines % stride
+                        # scrambled (Knuth's multiplicative hash), not light_lines % stride:
+                        # N ranks' lines interleave, and a plain modulo would read the same
+                        # ranks every time (stride 2 on 8 ranks: only the odd ones)
+                        and ((light_lines * 2654435761) >> 16) % stride
                         and not (nonfinite_block and _non_finite(text, cur, end))
                     ):
                         skipped = (number, text, cur, end)  # read at the end if it stays the last
