@@ -92,9 +92,14 @@ _PATH_PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-def stacks_in(text: str) -> set[str]:
-    """The stacks a line's words name (:data:`STACK_WORDS`)."""
-    return {stack for stack, words in STACK_WORDS if any(w in text for w in words)}
+def stacks_in(text: str, known: set[str] | frozenset[str] = frozenset()) -> set[str]:
+    """The stacks a line's words name (:data:`STACK_WORDS`), other than those in ``known``
+    (already found: their words are not searched again, on the scan's per-line path)."""
+    return {
+        stack
+        for stack, words in STACK_WORDS
+        if stack not in known and any(w in text for w in words)
+    }
 
 
 def stacks_of_paths(paths: Iterable[str]) -> set[str]:

@@ -497,6 +497,23 @@ def _non_finite(text: str, start: int, end: int) -> bool:
     )
 
 
+def _absorb(first: Finding, f: Finding) -> None:
+    """Merge ``f`` into ``first``, the same signature's finding on the same rank: counts added,
+    ``f``'s evidence after ``first``'s (bounded by :data:`MAX_EVIDENCE`), the earlier order,
+    and what ``first`` lacks (time, host, captures, frames) taken from ``f``."""
+    first.count += f.count
+    first.evidence.extend(f.evidence[: max(0, MAX_EVIDENCE - len(first.evidence))])
+    first.order = min(first.order, f.order)
+    if first.time is None:
+        first.time = f.time
+    if first.host is None:
+        first.host = f.host
+    for k, v in f.captures.items():
+        first.captures.setdefault(k, v)
+    if not first.frames:
+        first.frames = f.frames
+
+
 @dataclass
 class _HeldSection:
     """What a section of one source showed, set aside at the run start that ended it
@@ -527,16 +544,7 @@ class _HeldSection:
             if key[1] is None:
                 findings[(key[0], None, f"{key[2]}#{len(findings)}")] = f
                 continue
-            first.count += f.count
-            first.evidence.extend(f.evidence[: max(0, MAX_EVIDENCE - len(first.evidence))])
-            if first.time is None:
-                first.time = f.time
-            if first.host is None:
-                first.host = f.host
-            for k, v in f.captures.items():
-                first.captures.setdefault(k, v)
-            if not first.frames:
-                first.frames = f.frames
+            _absorb(first, f)
             moved[id(f)] = first
         pending = [
             *self.pending_pid,
@@ -645,7 +653,7 @@ class Scanner:
                     where = 1 + len(text) - len(head)
                     st.cut_at_start.append((path, min(named) if len(named) == 1 else None, where))
             if at_start:  # framework names: the first block, then gated lines
-                st.stacks |= stacks_in(text)
+                st.stacks |= stacks_in(text, st.stacks)
                 # a paste that starts inside the launcher's traceback names it only in a frame
                 st.launch.launchers.update(n for n, part in _LAUNCHER_PATHS if part in text)
             starts = _CurveMerge(gate.line_starts(block), _CURVE_GATE.line_starts(block))
@@ -787,9 +795,7 @@ class Scanner:
             if own is None:
                 st.findings[new] = f
             else:
-                own.count += f.count
-                own.evidence.extend(f.evidence[: max(0, MAX_EVIDENCE - len(own.evidence))])
-                own.order = min(own.order, f.order)
+                _absorb(own, f)
         st.ranks_seen -= tasks - tagger.ranks_not_label
 
     def _line(
@@ -895,7 +901,7 @@ class Scanner:
         if reader.code_line:
             return  # source code quoted in a traceback is not a message
         # the raw line: a worker prefix ("(RayWorker pid=7) ") names the stack too
-        st.stacks |= stacks_in(raw.text)
+        st.stacks |= stacks_in(raw.text, st.stacks)
         hits = list(self.matcher.match(text))
         if len(hits) > 1:  # one line, one explanation: the most specific signature
             hits = [max(hits, key=lambda h: h.signature.specificity)]

@@ -46,7 +46,7 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     for line, why in state.node_sections:
         diag.reasoning.append(say("node_sections", line=line, why=why))
     if state.attempt_starts:
-        restart = root is not None and any(root is f for f in state.earlier_findings)
+        restart = root is not None and ctx.from_earlier_attempt(root)
         key = "attempts_restart" if restart else "attempts"
         diag.reasoning.append(say(key, n=diag.attempts, line=state.attempt_starts[-1]))
     if root is None:

@@ -853,7 +853,7 @@ def launcher_first_elsewhere(rank: int, case: Case) -> tuple[int, int] | None:
     the last attempt's, and they report how the restart failed, not who failed first in the
     attempt the root belongs to."""
     ctx = case.ctx
-    if any(case.root is f for f in ctx.state.earlier_findings):
+    if ctx.from_earlier_attempt(case.root):
         return None
     own = {f.rank for f in ctx.findings if f.rank is not None and ctx.kind(f) != "terminal"}
     firsts: list[tuple[int, int]] = []

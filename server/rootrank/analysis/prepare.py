@@ -57,6 +57,11 @@ class Context:
         """Findings that count: errors, and warnings when the log shows a failure."""
         return [f for f in self.findings if f.severity == "error" or self.failure_present]
 
+    def from_earlier_attempt(self, f: Finding) -> bool:
+        """Whether ``f`` is a finding of an attempt before the last (the scan set it aside in
+        ``ScanState.earlier_findings`` when the job restarted or was relaunched)."""
+        return any(f is e for e in self.state.earlier_findings)
+
     def known_ranks(self) -> set[int]:
         """Every rank the log shows exists (printed, in summaries, or below the world size)."""
         st = self.state

@@ -240,9 +240,9 @@ def ready(command: str, launch: Launch) -> str:
         ),
         head,
     )
-    head, dropped = _script_flags(head, launch)
+    head, script, dropped = _script_flags(head, launch)
     if dropped:  # the command stays runnable as printed; the suggestion moves to the comment
-        note = f"(add {' '.join(dropped)} if {_base(_script_of(head))} takes it, for a short run)"
+        note = f"(add {' '.join(dropped)} if {_base(script)} takes it, for a short run)"
         comment = f"{comment} {note}" if sep else note
         sep = "  # "
     return head + sep + comment
@@ -263,20 +263,14 @@ def blank_masked_hosts(command: str) -> str:
 _SCRIPT_FLAG = lazy_regex.compile(r"(?<=\s)--[A-Za-z][\w-]{0,40}(?:[= ](?!-)[^\s<>|;&]+)?")
 
 
-def _script_of(head: str) -> str:
-    """The entry script a command runs (its first ``*.py``), or ``"the script"``."""
-    m = regex.search(r"\S+\.py\b", head)
-    return m.group(0) if m else "the script"
-
-
-def _script_flags(head: str, launch: Launch) -> tuple[str, list[str]]:
+def _script_flags(head: str, launch: Launch) -> tuple[str, str, list[str]]:
     """``head`` without the options after the entry script that the log's own command never
-    passed (``train.py --max-steps 5``), and those options: the script may not take them,
-    and written as a blank (``<--max-steps 5>``) a shell reads ``<`` as a redirect. The
-    caller names them in the comment instead."""
+    passed (``train.py --max-steps 5``), the script (its first ``*.py``) and those options:
+    the script may not take them, and written as a blank (``<--max-steps 5>``) a shell reads
+    ``<`` as a redirect. The caller names them in the comment instead."""
     m = regex.search(r"\S+\.py\b", head)
     if m is None:
-        return head, []
+        return head, "", []
     seen = launch.command or ""
     dropped: list[str] = []
 
@@ -288,7 +282,7 @@ def _script_flags(head: str, launch: Launch) -> tuple[str, list[str]]:
         return ""
 
     rest = _SCRIPT_FLAG.sub(drop, head[m.end() :])
-    return head[: m.end()] + regex.sub(r"  +", " ", rest).rstrip(), dropped
+    return head[: m.end()] + regex.sub(r"  +", " ", rest).rstrip(), m.group(0), dropped
 
 
 def fit(text: str, launch: Launch) -> str:
