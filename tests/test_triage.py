@@ -485,7 +485,7 @@ def test_ctrl_c_stops_cleanly_with_the_jobs_done(tmp_path):
     assert summary["interrupted"] is True and summary["jobs_found"] == 400
     assert 1 <= summary["jobs"] == len(lines) - 1 < 400
     assert summary["failed"] == summary["jobs"]
-    assert b"interrupted: the report covers" in err and b"Traceback" not in err
+    assert b"interrupted: the report covers" in err and b"Traceback" not in err, err.decode()
 
 
 def test_no_logs_is_an_input_error_and_nothing_new_since_a_date_is_an_empty_report(

@@ -31,6 +31,7 @@ from rootrank.live.tracker import Verdict
 from rootrank.mask import Masker
 from rootrank.mask_walk import mask_result
 from rootrank.model import Diagnosis
+from rootrank.writes import write_text
 
 
 def _fmt_rank(r: int | None) -> str:
@@ -69,12 +70,11 @@ class Reporter:
         with self._lock:
             self.emitted.append(event)
             if self.fmt == "json":
-                self.out.write(json.dumps(event, ensure_ascii=False) + "\n")
+                write_text(self.out, json.dumps(event, ensure_ascii=False) + "\n")
             else:
                 if self.before_text is not None:
                     self.before_text()
-                self.out.write(text if text.endswith("\n") else text + "\n")
-            self.out.flush()
+                write_text(self.out, text if text.endswith("\n") else text + "\n")
 
     def verdict(self, v: Verdict, stacks: StackDump | None = None) -> None:
         """A stall or a straggler."""

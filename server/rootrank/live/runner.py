@@ -39,6 +39,7 @@ from rootrank.live.lines import LineSplitter
 from rootrank.live.monitor import Monitor
 from rootrank.live.tracker import ProgressTracker
 from rootrank.signatures import Library
+from rootrank.writes import write_all
 
 #: Seconds between checks (failure, stall) while the command runs.
 TICK = 0.5
@@ -68,23 +69,6 @@ def _subreaper() -> None:
 def _copy_winsize(src: int, dst: int) -> None:
     with contextlib.suppress(OSError):
         fcntl.ioctl(dst, termios.TIOCSWINSZ, fcntl.ioctl(src, termios.TIOCGWINSZ, b"\0" * 8))
-
-
-def _write_all(fd: int, data: bytes) -> bool:
-    """Write ``data`` to ``fd``; ``False`` once the reader is gone (a closed pipe)."""
-    view = memoryview(data)
-    while view:
-        try:
-            n = os.write(fd, view)
-        except InterruptedError:
-            continue
-        except BlockingIOError:
-            time.sleep(0.01)
-            continue
-        except (BrokenPipeError, OSError):
-            return False
-        view = view[n:]
-    return True
 
 
 def _children() -> list[int]:
@@ -241,7 +225,7 @@ def run_command(
     def fresh_line() -> None:
         target = 1 if (err_tty and out_tty) else 2  # a shared terminal: the last byte shown
         if last_byte[target] not in (b"\n", b""):
-            _write_all(2, b"\n")
+            write_all(2, b"\n")
             last_byte[target] = b"\n"
 
     reporter = Reporter(err, fmt, color=color, before_text=fresh_line, mask=mask)
@@ -300,7 +284,7 @@ def run_command(
                     take([r] if (r := splitter.flush()) else [], last=True)
                     continue
                 if writable[target]:
-                    writable[target] = _write_all(target, data)
+                    writable[target] = write_all(target, data)
                     last_byte[target] = data[-1:]
                 take(splitter.feed(data))
                 frame = splitter.frame()

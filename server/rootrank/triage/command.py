@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from rootrank.ingest import InputError
+from rootrank.writes import write_text
 
 HELP = "diagnose every job of a log archive on Dask and rank the hosts that start failures"
 
@@ -133,8 +134,9 @@ def run(args: argparse.Namespace, library_check: Any) -> int:
 
     def on_result(result: dict[str, Any]) -> None:
         if args.format == "json":
-            out.write(render.job_line(result) + "\n")
-            out.flush()  # a pipeline sees each job as soon as it is done
+            # whole, and at once: a pipeline sees each job as soon as it is done, and a
+            # Ctrl-C never cuts a line in half
+            write_text(out, render.job_line(result) + "\n")
 
     notes: list[str] = []
     summary, stats = triage(
