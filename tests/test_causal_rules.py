@@ -278,3 +278,18 @@ def test_a_curve_onset_explains_the_guard_but_not_an_unrelated_error(library):
     ctx = context(library, [spike, ddp])
     # A spike of the loss curve says nothing of a DDP reduction error: the error ended the job.
     assert pick_root(explain(ctx), ctx) is ddp
+
+
+def test_a_teardown_printed_before_the_timeout_it_reports_is_not_the_root(library):
+    """ProcessGroupNCCL prints "taking the entire process down" as it rethrows the watchdog's
+    exception, so the teardown banner can come first in the log; the timeout it reports
+    explains it (``explained_by: [collective-timeout]``), whatever the order."""
+    teardown = finding(library, "nccl-async-error-teardown", rank=3, line=2)
+    timeout = finding(
+        library, "nccl-watchdog-timeout", rank=3, line=3, seqnum=41, optype="ALLREDUCE"
+    )
+    ctx = context(library, [teardown, timeout])
+    assert ("nccl-watchdog-timeout", "nccl-async-error-teardown") in edges(
+        declared_explanations, ctx
+    )
+    assert pick_root(explain(ctx), ctx) is timeout
