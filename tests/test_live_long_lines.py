@@ -38,8 +38,19 @@ def test_run_finds_an_error_at_the_end_of_a_20_mb_line_and_saves_it_whole(tmp_pa
     saved = tmp_path / "saved.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
     proc = subprocess.run(
-        [sys.executable, "-m", "rootrank", "run", "--format", "json", "--log", str(saved), "--",
-         sys.executable, str(job)],
+        [
+            sys.executable,
+            "-m",
+            "rootrank",
+            "run",
+            "--format",
+            "json",
+            "--log",
+            str(saved),
+            "--",
+            sys.executable,
+            str(job),
+        ],
         capture_output=True,
         env=env,
         cwd=ROOT,
@@ -54,7 +65,9 @@ def test_run_finds_an_error_at_the_end_of_a_20_mb_line_and_saves_it_whole(tmp_pa
     assert root["evidence"][0]["column_start"] == 20_000_027  # "an illegal memory access"
     data = saved.read_bytes()
     assert data == (
-        b"[rank0]: step 1 loss 2.0\n" + b"x" * 20_000_000 + f" {ERROR}\n".encode()
+        b"[rank0]: step 1 loss 2.0\n"
+        + b"x" * 20_000_000
+        + f" {ERROR}\n".encode()
         + b"[rank0]: step 2 loss 1.9\n"
     )
     # and `rootrank diagnose` of the saved log says the same

@@ -360,8 +360,25 @@ _HPC_ROOTS = ("/scratch", "/pscratch", "/lustre", "/gpfs", "/work", "/data")
 #: Components under an HPC root that lead to the users' folders rather than name one: the
 #: user is the next component ("scratch/dave", "users/dave", "sd/d/dave").
 HPC_SKIP = frozenset(
-    {"scratch", "pscratch", "users", "user", "people", "members", "home", "homes", "u", "gpfs",
-     "lustre", "sd", "fs", "nobackup", "persistent", "personal", "individual"}
+    {
+        "scratch",
+        "pscratch",
+        "users",
+        "user",
+        "people",
+        "members",
+        "home",
+        "homes",
+        "u",
+        "gpfs",
+        "lustre",
+        "sd",
+        "fs",
+        "nobackup",
+        "persistent",
+        "personal",
+        "individual",
+    }
 )
 #: Folder names that are no user's, though they stand where a user's folder would: common
 #: words, shared areas, data sets and models. Never masked (nor learned as a user name).

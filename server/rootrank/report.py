@@ -228,7 +228,9 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
     note = variant.why if variant is not None and variant.why != GENERAL_WHY else ""
     # "Fix (for this log, because the log gives collective barrier):": the variant's reason
     # as a clause, so the heading reads as one sentence
-    out.append(st.bold("Fix") + (st.dim(f" (for this log, because {note})") if note else "") + st.bold(":"))
+    out.append(
+        st.bold("Fix") + (st.dim(f" (for this log, because {note})") if note else "") + st.bold(":")
+    )
     for i, step in enumerate(rc.fix.steps, 1):
         out.append(f"  {i}. {step}")
     code = rc.fix.code

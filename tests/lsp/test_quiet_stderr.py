@@ -29,7 +29,9 @@ def responses(out: bytes) -> dict[Any, dict[str, Any]]:
     while out:
         head, _, rest = out.partition(b"\r\n\r\n")
         length = next(
-            int(h.split(b":", 1)[1]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")
+            int(h.split(b":", 1)[1])
+            for h in head.split(b"\r\n")
+            if h.lower().startswith(b"content-length")
         )
         msg = json.loads(rest[:length])
         out = rest[length:]
@@ -44,7 +46,11 @@ def test_malformed_messages_get_errors_and_one_stderr_line_each() -> None:
         + message(method="initialized", params={})
         + frame(b"{not json")
         + message(id=2, method="textDocument/hover", params={"textDocument": {}})
-        + message(id=3, method="textDocument/codeAction", params={"textDocument": {"uri": "file:///x.log"}})
+        + message(
+            id=3,
+            method="textDocument/codeAction",
+            params={"textDocument": {"uri": "file:///x.log"}},
+        )
         + message(method="textDocument/didOpen", params={"textDocument": {"uri": "file:///y.log"}})
         + message(id=4, method="shutdown")
         + message(method="exit")

@@ -242,9 +242,7 @@ class RootrankProtocol(LanguageServerProtocol):
             return super().structure_message(data)
         except JsonRpcException as exc:
             if not is_request:
-                logger.warning(
-                    "dropped notification %s: %s", method, _validation_problems(exc)
-                )
+                logger.warning("dropped notification %s: %s", method, _validation_problems(exc))
                 return DROPPED
             return Rejected(
                 msg_id, _error(JsonRpcInvalidParams, f"{method}: {_validation_problems(exc)}")
