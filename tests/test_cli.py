@@ -36,7 +36,7 @@ def test_text_report_order_and_no_colour_when_piped():
         for h in ("Root cause:", "Verify:", "Details", "Initiating rank: 5", "Collateral:")
     ]
     order += [
-        out.index("\nFix:", order[-1]),
+        out.index("\nFix", order[-1]),  # "Fix:" or "Fix (for this log, because ...):"
         out.index("Confirm:"),
     ]  # the full fix after the details
     assert order == sorted(order)

@@ -41,7 +41,7 @@ def test_call_sites_of_a_branch_desync_name_each_rank_line():
 def test_the_cli_prints_the_user_line():
     out = run_cli("diagnose", str(BRANCH)).stdout.decode()
     assert "  in your code: /home/user/project/branch_desync.py:15 (main)\n" in out
-    assert "Fix: (for this log: the ranks' tracebacks stop at different call sites)" in out
+    assert "Fix (for this log, because the ranks' tracebacks stop at different call sites):" in out
 
 
 def _tb(rank: int, line: int, call: str, lib_line: int) -> str:

@@ -52,13 +52,20 @@ def test_splitter_shows_the_progress_bar_frame_being_drawn():
 
 def test_splitter_memory_is_bounded_by_one_line():
     from rootrank.ingest import MAX_LINE_BYTES
+    from rootrank.live.lines import Piece, joined
 
     sp = LineSplitter()
+    got: list[bytes] = []
     for _ in range(40):
-        sp.feed(b"x" * 65536)
-    lines = sp.feed(b"yyy\nnext\n")
-    assert lines[0] == b"x" * MAX_LINE_BYTES  # cut like ingest cuts, the excess skipped
-    assert lines[1] == b"next"
+        got += sp.feed(b"x" * 65536)
+        assert len(sp._partial) <= MAX_LINE_BYTES  # handed out in pieces as it grows
+    got += sp.feed(b"yyy\nnext\n")
+    # a 2.5 MiB line: whole, in pieces of at most 1 MiB (the scan's rule), then the next line
+    assert all(isinstance(p, Piece) for p in got[:-1]) and got[-1] == b"next"
+    assert [p.offset for p in got[:-1]] == [0, MAX_LINE_BYTES, 2 * MAX_LINE_BYTES]
+    assert [p.last for p in got[:-1]] == [False, False, True]
+    assert b"".join(got[:-1]) == b"x" * (40 * 65536) + b"yyy"
+    assert joined(got) == b"x" * (40 * 65536) + b"yyy\nnext\n"  # written back unchanged
     bars = LineSplitter()
     for i in range(20000):
         bars.feed(f"\r{i}/20000 [".encode())
@@ -203,7 +210,7 @@ def test_straggler_reported_once():
 # -- the streaming scan gives the post-mortem diagnosis ----------------------------------
 
 
-def _stream(path: Path, seed: int) -> dict:
+def _stream(path: Path, seed: int, max_chunk: int = 4096) -> dict:
     scan = LiveScan(ProgressTracker())
     src = scan.open(str(path))
     sp = LineSplitter()
@@ -211,7 +218,7 @@ def _stream(path: Path, seed: int) -> dict:
     rng = random.Random(seed)
     i = 0
     while i < len(data):
-        n = rng.randint(1, 4096)
+        n = rng.randint(1, max_chunk)
         scan.feed(src, sp.feed(data[i : i + n]))
         i += n
         if rng.random() < 0.1:
@@ -220,6 +227,28 @@ def _stream(path: Path, seed: int) -> dict:
     if rest is not None:
         scan.feed(src, [rest])
     return scan.finish().to_dict()
+
+
+def test_an_error_at_the_end_of_a_20_mb_line_is_found_live_as_by_diagnose(tmp_path):
+    """The live scan reads a line over 1 MiB whole, in pieces, under its own number (the
+    scan's rule, rootrank.ingest): the error 20 MB into line 2 is found at line 2."""
+    log = tmp_path / "long.log"
+    log.write_bytes(
+        b"[rank0]: step 1 loss 2.0\n"
+        + b"x" * 20_000_000
+        + b" RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        + b"[rank0]: step 2 loss 1.9\n"
+    )
+    want = diagnose_paths([str(log)]).to_dict()
+    assert want["root_cause"]["signature"] == "cuda-illegal-memory-access"
+    assert want["root_cause"]["evidence"][0]["line"] == 2
+    got = _stream(log, 3, max_chunk=1 << 20)
+    assert got["root_cause"]["signature"] == "cuda-illegal-memory-access"
+    assert got["root_cause"]["evidence"][0]["line"] == 2
+    # the column in the whole line (the pieces' offsets add up as the scan's do)
+    assert got["root_cause"]["evidence"][0]["column_start"] == 20_000_027
+    assert want["root_cause"]["evidence"][0]["column_start"] == 20_000_027
+    assert got["lines_read"] == want["lines_read"] == 3
 
 
 def _fixtures() -> list[Path]:

@@ -20,6 +20,8 @@ private key block                  ``-----BEGIN RSA PRIVATE KEY-----***``
 credentials in a URL               ``https://***:***@host-1/...`` (user and password both go)
 e-mail address                     ``<email>``
 user name in a home path           ``/home/<user>/...``, ``/Users/<user>/``, ``C:\\Users\\<user>\\``
+user name under an HPC root        ``/scratch/<user>/``, ``/lustre/orion/p1/scratch/<user>/``,
+                                   ``/work/<user>``, ``/data/<user>`` (see below)
 ``USER=alice`` and the like        ``USER=<user>``
 host name                          ``host-1``, ``host-2``... stable within one Masker
 IPv4 / IPv6 address                ``ip-1``, ``ip-2``... stable within one Masker
@@ -27,6 +29,17 @@ SLURM node list ``node[01-04]``    the expanded hosts' pseudonyms: ``host-1,host
 a line whose masking timed out     ``<line withheld: masking timed out>`` (fails closed)
 text past 16 KiB in one string     cut, ending ``…[N characters not shown]``
 =================================  ============================================================
+
+HPC storage roots (``/scratch``, ``/pscratch``, ``/lustre``, ``/gpfs``, ``/work``,
+``/data``, with a number as in ``/scratch1``, or under ``/mnt``) hold one folder per user as
+``/home`` does; the user's folder is the first one under the root (under ``/lustre/<fs>``
+and ``/gpfs/<fs>``: under the file system's name), or the one after ``scratch``,
+``users``... (``/lustre/orion/csc123/scratch/<user>``), stepping over group numbers and
+NERSC's ``sd/d``. A folder with a common name stays (``/data/imagenet/``,
+``/work/projects/``, ``/scratch/shared/``: :data:`NOT_USER_DIRS`), and so does upper case
+(``/data/ImageNet``). A project folder in the user's place (``/gpfs/alpine/csc123/x``) is
+masked like a user's: it names an allocation. ``/root/...`` is kept: ``root`` is the
+superuser's account, no person's name, and the path says where the job ran.
 
 Kept on purpose: ``localhost``, loopback and unspecified addresses (``127.0.0.1``,
 ``0.0.0.0``, ``::1``; a wrong ``MASTER_ADDR=localhost`` *is* a diagnosis), public
@@ -332,6 +345,96 @@ _HOME = lazy_regex.compile(
     r"(?P<u>[\p{L}\p{N}._-]{1,64})(?=[/\\:\s'\"),\]]|$)"
     r"|(?P<p>(?<![\w./])~)(?P<u>\p{L}[\p{L}\p{N}._-]{0,63})(?=/)"
 )
+# HPC storage roots where each user has a folder, as home folders are: /scratch/dave,
+# /scratch1/01234/dave (TACC), /pscratch/sd/d/dave (NERSC), /scratch/users/dave (Stanford),
+# /scratch/gpfs/dave (Princeton), /lustre/orion/csc123/scratch/dave (OLCF), /lustre/fs1/dave,
+# /gpfs/alpine/proj/scratch/dave, /work/dave, /data/dave; optionally under /mnt. Only at the
+# start of a path (not /home/<user>/data/x, a folder inside a user's own tree). Which
+# component is the user's is decided in Masker._hpc_path (see HPC_SKIP and NOT_USER_DIRS).
+_HPC_PATH = lazy_regex.compile(
+    r"(?<![\w.~/<>-])(?P<root>/(?:mnt/)?(?P<kind>scratch|pscratch|lustre|gpfs|work|data)\d{0,2}/)"
+    r"(?P<rest>(?:[\p{L}\p{N}._-]{1,64}/){0,4}[\p{L}\p{N}._-]{1,64})"
+    r"(?=[/\\:\s'\"),\]]|$)"
+)
+_HPC_ROOTS = ("/scratch", "/pscratch", "/lustre", "/gpfs", "/work", "/data")
+#: Components under an HPC root that lead to the users' folders rather than name one: the
+#: user is the next component ("scratch/dave", "users/dave", "sd/d/dave").
+HPC_SKIP = frozenset(
+    {
+        "scratch",
+        "pscratch",
+        "users",
+        "user",
+        "people",
+        "members",
+        "home",
+        "homes",
+        "u",
+        "gpfs",
+        "lustre",
+        "sd",
+        "fs",
+        "nobackup",
+        "persistent",
+        "personal",
+        "individual",
+    }
+)
+#: Folder names that are no user's, though they stand where a user's folder would: common
+#: words, shared areas, data sets and models. Never masked (nor learned as a user name).
+NOT_USER_DIRS = frozenset(
+    """
+    root nobody admin admins system sys shared share public common global local group groups
+    project projects proj prj team teams lab labs org research department dept tmp temp
+    scratch work data datasets dataset db corpora corpus raw processed cache caches hub hf
+    huggingface transformers torch pytorch models model weights checkpoints checkpoint ckpt
+    ckpts pretrained outputs output out results runs run logs log experiments experiment exp
+    exps jobs job src code repo repos git software sw apps app opt bin lib env envs venv
+    venvs conda miniconda miniconda3 anaconda anaconda3 containers container images image
+    singularity apptainer docker backup backups archive archives train training val valid
+    validation test tests eval evaluation inference benchmark benchmarks bench ml ai nlp
+    vision llm llms imagenet coco cifar mnist wikitext pile openwebtext laion tokenizers
+    tokenizer wandb mlflow tensorboard slurm nvme ssd fast slow dev prod staging main
+    default all misc other others tools utils shm mnt fs1 fs2 ceph nfs
+    pretrain pretraining finetune finetuning sft rlhf dpo ppo grpo cls seg det lm mlm clm
+    audio speech video videos text texts tab tabular img imgs labels annotations shards
+    tfrecords webdataset parquet jsonl csv tokens tokenized vocab embeddings features samples
+    examples demo demos notebooks scripts configs config third_party aten megatron deepspeed
+    accelerate fsdp ddp nccl cuda triton vllm llama gpt bert vit resnet mistral qwen gemma
+    clips frames audioset librispeech commonvoice laion400m c4 redpajama fineweb dolma
+    """.split()
+)
+_LOGIN = lazy_regex.compile(r"[\p{Ll}\p{Lo}_][\p{Ll}\p{Lo}\p{N}._-]{2,31}")
+
+
+def _hpc_user_index(kind: str, parts: list[str], last_is_dir: bool) -> int | None:
+    """Which of the components under an HPC root (``parts``, from ``/scratch/`` on) is a
+    user's folder, or ``None``. Under ``/lustre`` and ``/gpfs`` the first component is the
+    file system's name; a component after a :data:`HPC_SKIP` word (``scratch``, ``users``)
+    is preferred within the first four; numbers (a group id), one-letter components
+    (NERSC's ``sd/d``) and :data:`HPC_SKIP` words are stepped over. The
+    component found must look like a login name (3 to 32 characters, starting with a
+    lower-case letter or ``_``, no upper case) and be no :data:`NOT_USER_DIRS` word."""
+    start = 1 if kind in ("lustre", "gpfs") else 0
+    for j in range(min(len(parts), 4) - 1, start - 1, -1):
+        if parts[j].lower() in HPC_SKIP:
+            start = j + 1
+            break
+    for k in range(start, len(parts)):
+        name = parts[k]
+        if name.lower() in HPC_SKIP or name.isdigit() or len(name) == 1:
+            continue
+        is_dir = k < len(parts) - 1 or last_is_dir
+        if (
+            not (is_dir or "." not in name)
+            or name.lower() in NOT_USER_DIRS
+            or not _LOGIN.fullmatch(name)
+        ):
+            return None
+        return k
+    return None
+
+
 _USER_VAR = lazy_regex.compile(
     r"(?P<p>\b(?:USER|LOGNAME|USERNAME|SUDO_USER|SLURM_JOB_USER|PBS_O_LOGNAME|"
     r"JUPYTERHUB_USER|(?i:user_?name|login))['\"]?\s{0,4}[=:]\s{0,4}['\"]?"
@@ -559,6 +662,7 @@ PATTERNS: dict[str, Any] = {
     "token_chars": _TOKEN_CHARS,
     "email": _EMAIL,
     "home": _HOME,
+    "hpc_path": _HPC_PATH,
     "user_var": _USER_VAR,
     "user_at_host": _USER_AT_HOST,
     "config_line": _CONFIG_LINE,
@@ -774,6 +878,8 @@ class Masker:
             s = self._sub(_EMAIL, _email, s)
         if "home" in s or "Users" in s or "~" in s or "/u/" in s or "Documents and" in s:
             s = self._sub(_HOME, self._home, s)
+        if not self._gated or any(root in s for root in _HPC_ROOTS):
+            s = self._sub(_HPC_PATH, self._hpc_path, s)
         low = s.lower()
         if "user" in low or "logname" in low or "login" in low or "logged in as" in low:
             s = self._sub(_USER_VAR, self._user_var, s)
@@ -928,6 +1034,15 @@ class Masker:
             return m[0]
         self._users.add(user)
         return m["p"] + USER
+
+    def _hpc_path(self, m: Any) -> str:
+        parts = m["rest"].split("/")
+        k = _hpc_user_index(m["kind"], parts, m.string[m.end() : m.end() + 1] == "/")
+        if k is None:
+            return m[0]
+        self._users.add(parts[k])
+        parts[k] = USER
+        return m["root"] + "/".join(parts)
 
     def _user_var(self, m: Any) -> str:
         user = m["u"]

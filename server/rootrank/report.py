@@ -226,7 +226,11 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
     out.append("")
     variant = rc.fix.variant
     note = variant.why if variant is not None and variant.why != GENERAL_WHY else ""
-    out.append(st.bold("Fix:") + (st.dim(f" (for this log: {note})") if note else ""))
+    # "Fix (for this log, because the log gives collective barrier):": the variant's reason
+    # as a clause, so the heading reads as one sentence
+    out.append(
+        st.bold("Fix") + (st.dim(f" (for this log, because {note})") if note else "") + st.bold(":")
+    )
     for i, step in enumerate(rc.fix.steps, 1):
         out.append(f"  {i}. {step}")
     code = rc.fix.code
@@ -311,7 +315,7 @@ def to_markdown(diag: Diagnosis) -> str:
         out.append("")
     out.append("### Fix\n")
     if (variant := rc.fix.variant) and variant.why != GENERAL_WHY:
-        out.append(f"_Chosen for this log: {variant.why}._\n")
+        out.append(f"_Chosen for this log because {variant.why}._\n")
     out.extend(f"{i}. {s}" for i, s in enumerate(rc.fix.steps, 1))
     out.append("")
     code = rc.fix.code

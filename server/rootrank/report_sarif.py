@@ -12,8 +12,16 @@ workflow commands.
 
 Paths: an absolute path under the current directory is written relative to it (so code
 scanning maps it to the repository), as is one whose tail names a file under it (a
-traceback printed on another machine); other absolute paths become ``file://`` URIs in
-SARIF and stay as they are in workflow commands. Lines are 1-based everywhere.
+traceback printed on another machine); in SARIF such a ``uri`` carries
+``"uriBaseId": "%SRCROOT%"`` (the checkout's root, as GitHub code scanning reads it; the
+checkout's own absolute path is never written). Masking runs before rendering, so a path
+can hold a placeholder (``/home/<user>/proj/train.py``): its tail still maps to the
+checkout when the file is there; when it does not map, the path names no file of the
+repository and no file on the reader's machine, so it is no location: the result is placed
+at the next place that maps (the log line), and the masked path stays in the message text
+(in workflow commands the annotation then has no ``file=``). Other absolute paths (no
+placeholder: ``/opt/conda/.../torch/x.py``) become ``file://`` URIs in SARIF and stay as they
+are in workflow commands. Lines are 1-based everywhere.
 """
 
 from __future__ import annotations
@@ -56,24 +64,80 @@ def _relative(path: str, cwd: str | None = None) -> str:
     return path
 
 
-def _uri(path: str) -> str:
-    """A SARIF ``artifactLocation.uri``: a relative reference, or a ``file://`` URI."""
+#: The SARIF base id of relative URIs: the root of the checkout (GitHub code scanning).
+SRCROOT = "%SRCROOT%"
+
+
+def _masked_away(rel: str) -> bool:
+    """Whether ``rel`` (after :func:`_relative`) is an absolute path that masking changed
+    (a ``<user>``-style placeholder: every one :mod:`rootrank.mask` writes into a path is in
+    angle brackets) and that maps to no file under the current directory."""
+    return os.path.isabs(rel) and "<" in rel and ">" in rel
+
+
+def _mappable(path: str | None) -> str | None:
+    """``path`` as written in a report (:func:`_relative`), or ``None`` when masking made it
+    name no file (see :func:`_masked_away`)."""
+    if not path:
+        return None
     rel = _relative(path)
+    return None if _masked_away(rel) else rel
+
+
+def _artifact(path: str) -> dict[str, str] | None:
+    """A SARIF ``artifactLocation``: a relative ``uri`` on ``%SRCROOT%``, a ``file://`` URI,
+    or ``None`` when masking made ``path`` name no file."""
+    rel = _mappable(path)
+    if rel is None:
+        return None
     if os.path.isabs(rel):
-        return "file://" + quote(PurePosixPath(rel.replace("\\", "/")).as_posix())
-    return quote(rel.replace("\\", "/"))
+        return {"uri": "file://" + quote(PurePosixPath(rel.replace("\\", "/")).as_posix())}
+    return {"uri": quote(rel.replace("\\", "/")), "uriBaseId": SRCROOT}
 
 
-def _location(path: str, line: int, message: str | None = None) -> dict[str, Any]:
+def _location(path: str, line: int, message: str | None = None) -> dict[str, Any] | None:
+    """A SARIF location, or ``None`` when ``path`` names no file (see :func:`_artifact`)."""
+    artifact = _artifact(path)
+    if artifact is None:
+        return None
     loc: dict[str, Any] = {
         "physicalLocation": {
-            "artifactLocation": {"uri": _uri(path)},
+            "artifactLocation": artifact,
             "region": {"startLine": max(1, int(line))},
         }
     }
     if message:
         loc["message"] = {"text": message}
     return loc
+
+
+def _located(
+    frame: Any, evidence: list[Any], label_lines: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    """``(locations, related locations, text to add to the message)`` of a result: at the
+    user's frame (``in <function>``) when it maps to a file, else at the first log line
+    that does; the other log lines (up to five in all) are related locations, labelled
+    ``log line of rank N`` when ``label_lines``. A frame that masking made unmappable is
+    named in the returned text instead (`` Raised at /home/<user>/x.py:12 ...``)."""
+    lines = [
+        loc
+        for e in evidence[:5]
+        if (loc := _location(e.path, e.line, _line_label(e) if label_lines else None))
+    ]
+    note = ""
+    if frame:
+        at = _location(frame.file, frame.line, f"in {frame.func or 'the user code'}")
+        if at is not None:
+            return [at], lines, note
+        note = f" Raised at {frame.file}:{frame.line} (not a file of this checkout)."
+    if not lines:
+        return [], [], note
+    primary = {k: v for k, v in lines[0].items() if k != "message"}
+    return [primary], lines[1:], note
+
+
+def _line_label(e: Any) -> str:
+    return f"log line{'' if e.rank is None else ' of rank ' + str(e.rank)}"
 
 
 def _rule(
@@ -117,21 +181,9 @@ def to_sarif_dict(diag: Diagnosis) -> dict[str, Any]:
             text += f" Fix: {v['fix']}"
         if v["verify"]:
             text += f" Verify: {v['verify']}"
-        evidence = rc.evidence
         frame = user_frame(rc)
-        related = [
-            _location(
-                e.path, e.line, f"log line{'' if e.rank is None else ' of rank ' + str(e.rank)}"
-            )
-            for e in evidence[:5]
-        ]
-        if frame:
-            locations = [_location(frame.file, frame.line, f"in {frame.func or 'the user code'}")]
-        elif evidence:
-            locations = [_location(evidence[0].path, evidence[0].line)]
-            related = related[1:]
-        else:
-            locations = []
+        locations, related, note = _located(frame, list(rc.evidence), label_lines=True)
+        text += note
         result: dict[str, Any] = {
             "ruleId": rc.signature,
             "ruleIndex": 0,
@@ -166,14 +218,8 @@ def to_sarif_dict(diag: Diagnosis) -> dict[str, Any]:
             (uf for f in diag.findings if f.signature == sig and (uf := user_frame(f)) is not None),
             None,
         )
-        if frame:
-            locations = [_location(frame.file, frame.line, f"in {frame.func or 'the user code'}")]
-            related = [_location(e.path, e.line) for e in evidence[:5]]
-        elif evidence:
-            locations = [_location(evidence[0].path, evidence[0].line)]
-            related = [_location(e.path, e.line) for e in evidence[1:5]]
-        else:
-            locations, related = [], []
+        locations, related, note = _located(frame, list(evidence), label_lines=False)
+        text += note
         result = {
             "ruleId": sig,
             "ruleIndex": index,
@@ -200,7 +246,9 @@ def to_sarif_dict(diag: Diagnosis) -> dict[str, Any]:
                     }
                 },
                 "artifacts": [
-                    {"location": {"uri": _uri(s)}} for s in diag.sources if s and s != "-"
+                    {"location": artifact}
+                    for s in diag.sources
+                    if s and s != "-" and (artifact := _artifact(s)) is not None
                 ],
                 "results": results,
                 "columnKind": "unicodeCodePoints",
@@ -225,8 +273,9 @@ def _escape_property(text: str) -> str:
 
 def _command(kind: str, message: str, path: str | None, line: int | None, title: str) -> str:
     props = []
+    path = _mappable(path)
     if path:
-        props.append(f"file={_escape_property(_relative(path))}")
+        props.append(f"file={_escape_property(path)}")
         if line:
             props.append(f"line={int(line)}")
     props.append(f"title={_escape_property(title)}")
@@ -256,8 +305,10 @@ def to_github(diag: Diagnosis) -> str:
         else:
             out.append("::notice title=rootrank::No known failure found")
         return "\n".join(out) + "\n"
-    frame = user_frame(rc)
+    raised = user_frame(rc)
     evidence = rc.evidence[0] if rc.evidence else None
+    # a frame that masking made name no file: the annotation goes to the log line
+    frame = raised if raised and _mappable(raised.file) is not None else None
     path, line = (
         (frame.file, frame.line)
         if frame
@@ -268,6 +319,8 @@ def to_github(diag: Diagnosis) -> str:
     message = f"{v['title']}" + (f" on {v['where']}" if v["where"] else "") + "."
     if frame and evidence:
         message += f"\nLog: {evidence.path}:{evidence.line}"
+    elif raised and not frame:
+        message += f"\nRaised at {raised.file}:{raised.line} (not a file of this checkout)"
     if v["fix"]:
         message += f"\nFix: {v['fix']}"
     if v["verify"]:

@@ -54,7 +54,7 @@ MALFORMED = [
     (
         "textDocument/hover",
         {"textDocument": {}},
-        "required field missing @ $.params.text_document.uri",
+        "required field missing @ $.params.textDocument.uri",
     ),
     ("textDocument/hover", [1, 2], "$.params"),
     ("workspace/executeCommand", {"arguments": []}, "required field missing @ $.params.command"),

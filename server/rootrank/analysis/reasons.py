@@ -112,7 +112,9 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank} printed {n} names where every other rank printed the same {m}: it lacks {missing}"
     ),
     "two_disagree": "ranks {a} and {b} disagree ({key} {va} vs {vb}) and the log does not tell which one diverged",
-    "missing_reporter": "rank {rank} is the one known rank that did not report it, so it is the rank the others waited for",
+    # the reason only (the fix text and the heading "Initiating rank: N" say the conclusion,
+    # "Rank N is the rank the others waited for (<this reason>)")
+    "missing_reporter": "rank {rank} is the one known rank that did not report it",
     "missing_reporter_cut": (
         "rank {rank} is the one known rank that did not report it, but the log cuts its"
         " traceback before the error line, so that line may simply be missing: the log does"

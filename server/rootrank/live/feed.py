@@ -29,6 +29,7 @@ from typing import Any
 
 from rootrank.engine import _finish, default_library, matcher_for
 from rootrank.ingest import Block, strip_ansi
+from rootrank.live.lines import Piece
 from rootrank.live.steps import read_step
 from rootrank.live.tracker import ProgressTracker
 from rootrank.match import Matcher
@@ -247,6 +248,23 @@ class LiveScan:
                         number + len(lines),
                         now,
                     )
+                    continue
+                if any(isinstance(x, Piece) and x.offset for x in data):
+                    # a line over 1 MiB, in pieces (rootrank.live.lines): each piece after
+                    # the first is a block of its own under that line's number, as
+                    # ingest.read_blocks gives it to `rootrank diagnose`
+                    for x in data:
+                        if not (isinstance(x, Piece) and x.offset):
+                            lines.append(x)
+                            continue
+                        if lines:
+                            buf = b"\n".join(lines)
+                            src.lines += len(lines)
+                            yield Block(buf.decode("utf-8", errors="replace"), buf.lower(), number)
+                            number += len(lines)
+                            lines = []
+                        text = x.decode("utf-8", errors="replace")
+                        yield Block(text, x.lower(), number - 1, continues=True, offset=x.offset)
                     continue
                 first = number + len(lines)
                 lines.extend(data)

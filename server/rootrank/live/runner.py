@@ -35,7 +35,7 @@ from typing import IO
 from rootrank.ingest import InputError
 from rootrank.live.events import Reporter
 from rootrank.live.feed import LiveScan
-from rootrank.live.lines import LineSplitter
+from rootrank.live.lines import LineSplitter, joined
 from rootrank.live.monitor import Monitor
 from rootrank.live.tracker import ProgressTracker
 from rootrank.signatures import Library
@@ -261,7 +261,7 @@ def run_command(
         if not lines:
             return
         if logfh is not None:
-            logfh.write(b"\n".join(lines) + (b"" if last else b"\n"))
+            logfh.write(joined(lines, last))  # pieces of a long line go back as one line
             logfh.flush()
         scan.feed(src, lines)
 

@@ -22,6 +22,7 @@ import inspect
 import json
 import logging
 import os
+import re
 import sys
 import threading
 from typing import Any, BinaryIO, cast
@@ -71,10 +72,29 @@ def _validation_problems(exc: BaseException) -> str:
     exception ("missing required field @ $.params.range"), at most three of them."""
     cause = exc.__cause__
     if isinstance(cause, ClassValidationError):
-        problems = transform_error(cause, path="$")
+        problems = [_lsp_names(p) for p in transform_error(cause, path="$")]
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         return "; ".join(problems[:3]) + more
     return "the params do not fit the method's type"
+
+
+_PATH_FIELD = re.compile(r"(?<=\.)[a-z][a-z0-9_]*")
+
+
+def _lsp_names(problem: str) -> str:
+    """cattrs names a field by its Python attribute (``$.params.text_document.uri``); a
+    client sent, and the LSP specification names, the JSON field (``$.params.textDocument.uri``).
+    The renaming is lsprotocol's own (``_to_camel_case`` in ``lsprotocol/_hooks.py``: a
+    trailing ``_`` dropped, then snake_case to camelCase: ``from_`` is ``from``)."""
+    head, sep, path = problem.rpartition(" @ ")
+    if not sep:
+        return problem
+
+    def camel(m: re.Match[str]) -> str:
+        parts = m[0].removesuffix("_").split("_")
+        return parts[0] + "".join(p.title() for p in parts[1:])
+
+    return head + sep + _PATH_FIELD.sub(camel, path)
 
 
 def _is_id(value: Any) -> bool:
@@ -89,6 +109,39 @@ class Rejected:
 
     id: int | str | None
     error: types.ResponseError
+
+
+#: What :meth:`RootrankProtocol.structure_message` returns for a notification whose params do
+#: not fit its method's type (logged in one line; a notification is never answered).
+DROPPED = object()
+
+
+class OneLineLog(logging.Filter):
+    """Makes every record one line on stderr (an editor's output channel shows the server's
+    stderr): a traceback becomes ``message: ExceptionType: first line of the exception``.
+
+    pygls logs each malformed message with a full traceback (``Unable to deserialize
+    message`` with cattrs' exception group; ``Unable to handle message`` for content that is
+    no JSON); the server answers both itself and logs the answer in one line
+    (:meth:`RootrankProtocol.reject`, the ``dropped notification`` line), so pygls' own
+    record of them is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        message = record.getMessage()
+        if record.name.startswith("pygls.") and message.startswith("Unable to deserialize message"):
+            return False  # structure_message answers or drops it, in one line of its own
+        if message.startswith("Unable to handle message") and isinstance(
+            exc, (json.JSONDecodeError, UnicodeDecodeError, RecursionError)
+        ):
+            return False  # answered as a Parse error by _message_error, which logs that
+        first = message.split("\n", 1)[0]
+        if exc is not None:
+            detail = str(exc).split("\n", 1)[0]
+            first += f": {type(exc).__name__}" + (f": {detail}" if detail else "")
+        record.msg, record.args = first, ()
+        record.exc_info = record.exc_text = record.stack_info = None
+        return True
 
 
 def _error(exc_type: type[JsonRpcException], detail: str) -> types.ResponseError:
@@ -189,7 +242,8 @@ class RootrankProtocol(LanguageServerProtocol):
             return super().structure_message(data)
         except JsonRpcException as exc:
             if not is_request:
-                raise
+                logger.warning("dropped notification %s: %s", method, _validation_problems(exc))
+                return DROPPED
             return Rejected(
                 msg_id, _error(JsonRpcInvalidParams, f"{method}: {_validation_problems(exc)}")
             )
@@ -200,6 +254,8 @@ class RootrankProtocol(LanguageServerProtocol):
         request that arrives after ``shutdown``."""
         if isinstance(message, Rejected):
             self.reject(message.id, message.error)
+            return
+        if message is DROPPED:
             return
         if not hasattr(message, "jsonrpc"):
             if isinstance(message, list):
@@ -594,6 +650,10 @@ def serve() -> None:
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
+    handler = logging.StreamHandler(sys.stderr)  # warnings and errors, one line each
+    handler.setLevel(logging.WARNING)
+    handler.addFilter(OneLineLog())
+    logging.getLogger().addHandler(handler)
     try:
         asyncio.run(_serve_stdio(sys.stdin.buffer, protocol_out))
     except (BrokenPipeError, KeyboardInterrupt, SystemExit):

@@ -16,6 +16,12 @@ def _duration(seconds: float) -> str:
     return f"{seconds}s"
 
 
+def format_rate(jobs: int, seconds: float) -> str:
+    """``"4.8 jobs/s"``: ``jobs`` done in ``seconds`` of wall time since the workers were up
+    (the one rate triage prints, on the progress line and in its final note)."""
+    return f"{jobs / max(seconds, 1e-6):.1f} jobs/s"
+
+
 class Progress:
     """Prints ``triage: 1,234/10,000 jobs · 56.7 jobs/s · 12.3 MB/s · 2m35s left``.
 
@@ -23,6 +29,10 @@ class Progress:
     seconds; otherwise (a CI log, a file) one line is written every ``interval_file`` seconds.
     The time left is the jobs still to do at the rate so far (a few big logs late in the
     archive make it optimistic).
+
+    The rate is :func:`rate`: jobs done per second of wall time since the workers were up
+    (:meth:`begin`; the cluster's start-up is not diagnosis time), the one figure the
+    final ``rootrank: N jobs in S s`` note prints too.
     """
 
     def __init__(
@@ -45,16 +55,23 @@ class Progress:
         self.cached = 0
         self.shown = False
 
-    def line(self) -> str:
-        """The current progress line (no newline)."""
-        elapsed = max(time.monotonic() - self.start, 1e-6)
+    def begin(self) -> None:
+        """Start the clock now (the workers are up): the rate counts from here."""
+        self.start = self.last = time.monotonic()
+
+    def line(self, elapsed: float | None = None) -> str:
+        """The current progress line (no newline); ``elapsed``: seconds since :meth:`begin`
+        (default: measured now)."""
+        if elapsed is None:
+            elapsed = time.monotonic() - self.start
+        elapsed = max(elapsed, 1e-6)
         rate = self.jobs / elapsed
         mbs = self.bytes / elapsed / 1e6
         left = ""
         if self.jobs and self.total_jobs > self.jobs:
             left = f" · {_duration((self.total_jobs - self.jobs) / rate)} left"
         cached = f" ({self.cached:,} from the cache)" if self.cached else ""
-        return f"triage: {self.jobs:,}/{self.total_jobs:,} jobs{cached} · {rate:.1f} jobs/s · {mbs:.1f} MB/s{left}"
+        return f"triage: {self.jobs:,}/{self.total_jobs:,} jobs{cached} · {format_rate(self.jobs, elapsed)} · {mbs:.1f} MB/s{left}"
 
     def update(self, jobs: int, nbytes: int, cached: int = 0) -> None:
         """Count ``jobs`` more jobs done (``nbytes`` bytes, ``cached`` of them from the cache)."""
@@ -66,20 +83,22 @@ class Progress:
             self.last = now
             self._write()
 
-    def _write(self) -> None:
+    def _write(self, elapsed: float | None = None) -> None:
         try:
             if self.tty:
-                self.stream.write("\r\x1b[K" + self.line())
+                self.stream.write("\r\x1b[K" + self.line(elapsed))
             else:
-                self.stream.write(self.line() + "\n")
+                self.stream.write(self.line(elapsed) + "\n")
             self.stream.flush()
             self.shown = True
         except (OSError, ValueError):
             pass
 
-    def finish(self, note: str = "") -> None:
-        """Write the final line (always, so a run says how long it took)."""
-        self._write()
+    def finish(self, note: str = "", elapsed: float | None = None) -> None:
+        """Write the final line (always, so a run says how long it took); ``elapsed``: the
+        run's seconds since :meth:`begin` as the caller measured them (its note then shows
+        the same rate as this line)."""
+        self._write(elapsed)
         try:
             if self.tty:
                 self.stream.write("\n")

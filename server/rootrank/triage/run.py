@@ -227,6 +227,8 @@ def triage(
     with dask_client(scheduler, workers) as client:
         stats.startup_seconds = time.monotonic() - start
         start = time.monotonic()
+        if bar:
+            bar.begin()  # the rate counts from here, as stats.seconds does
         stats.workers = len(client.scheduler_info().get("workers", {})) or (workers or 1)
         window = max(4, WINDOW_PER_WORKER * stats.workers)
         ac = distributed.as_completed(loop=client.loop)
@@ -283,7 +285,7 @@ def triage(
                 stats.worker_peak_rss = {}
     stats.seconds = time.monotonic() - start
     if bar:
-        bar.finish()
+        bar.finish(elapsed=stats.seconds)
     return summary, stats
 
 

@@ -1,0 +1,32 @@
+"""Report text that says each thing once: the rank the others waited for is concluded once
+(the reason in parentheses is only the reason), and the fix heading with its variant's
+reason reads as one clause ("Fix (for this log, because ...):")."""
+
+from __future__ import annotations
+
+from conftest import ROOT, run_cli
+
+LOG = ROOT / "tests" / "fix_variants" / "gloo-collective-timeout" / "rank-never-joined.log"
+
+
+def test_the_rank_the_others_waited_for_is_said_once():
+    proc = run_cli("diagnose", str(LOG))
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, proc.stderr.decode()
+    headline = out.splitlines()[2]
+    assert headline.startswith(
+        "Fix: Rank 0 is the rank the others waited for (rank 0 is the one known rank that did"
+        " not report it). Work that only rank 0 does"
+    )
+    assert headline.count("waited for") == 1
+    assert "so it is the rank the others waited for" not in out
+    assert "  Rank 0 is the one known rank that did not report it. [missing_reporter]" in out
+    assert "Fix (for this log, because the analysis names the initiating rank):" in out
+    assert "Fix: (for this log:" not in out
+
+
+def test_markdown_says_why_the_fix_was_chosen_as_one_sentence():
+    proc = run_cli("diagnose", str(LOG), "--format", "markdown")
+    out = proc.stdout.decode()
+    assert "_Chosen for this log because the analysis names the initiating rank._" in out
+    assert out.count("waited for") == 2  # the headline's fix and the fix's first step
