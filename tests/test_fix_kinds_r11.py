@@ -140,8 +140,9 @@ def test_local_module_frame_reads_the_package_directory():
 def test_import_name_error_fills_the_module_the_message_names():
     rc = _rc(KINDS / "import-name.log")
     assert rc.signature == "import-name-error"
-    assert "ImportError: torch.nn.attention.flex_attention has no create_block_mask" in (
-        rc.fix.steps[0]
+    assert (
+        "ImportError: torch.nn.attention.flex_attention has no create_block_mask"
+        in (rc.fix.steps[0])
     )
     assert rc.verify.startswith(
         'python -c "from torch.nn.attention.flex_attention import create_block_mask"'

@@ -292,8 +292,8 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
     if key == "agree":
         if not all(name in facts.agree for name in value):
             return None
-        said = ", ".join(f"{name} {facts.agree[name]}" for name in value)
-        return f"every reporting rank gives the same {said}"
+        agreed = ", ".join(f"{name} {facts.agree[name]}" for name in value)
+        return f"every reporting rank gives the same {agreed}"
     if key == "module_local":
         if bool(facts.module_local) != value:
             return None
