@@ -209,3 +209,13 @@ def test_an_old_torch_named_by_its_thc_lines_is_upgraded_first():
     assert "Upgrade PyTorch to a current release first" in rc.fix.steps[0]
     assert not rc.fix.steps[0].startswith("Rerun the failing step")
     assert rc.verify.startswith('python -c "import torch; print(torch.__version__)')
+
+
+def test_ib_retry_exceeded_decides_by_which_hosts_report_it():
+    rc = _rc(VARIANTS / "ib-completion-error" / "retry-exceeded.log")
+    assert rc.fix.variant.id == "retry-exceeded"
+    first = rc.fix.steps[0]
+    assert "Which hosts report it decides." in first
+    # one host: its link; every host at once: GPUDirect RDMA first
+    assert "drain the host that reports it" in first
+    assert "Every host of the job at once" in first and "NCCL_NET_GDR_LEVEL=LOC" in first
