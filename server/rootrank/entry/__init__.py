@@ -18,7 +18,13 @@ import regex
 from rootrank import lazy_regex
 from rootrank.entry.commands import blank_masked_hosts, fit, launch_of, ready
 from rootrank.entry.frames import call_sites, location_step, root_exception, user_frame
-from rootrank.entry.variants import Facts, choose, uneven_progress
+from rootrank.entry.variants import (
+    Facts,
+    agreed_values,
+    choose,
+    local_module_frame,
+    uneven_progress,
+)
 from rootrank.model import Finding, Fix, FixVariant, InitiatorInfo, Related, RootCause, Symptom
 from rootrank.scan import ScanState
 from rootrank.signatures import Library, Signature
@@ -149,6 +155,13 @@ def fill_entry(
     if masker and launch.command:  # the printed command line carries tokens, user names...
         launch = dataclasses.replace(launch, command=masker.text(launch.command))
 
+    named_module = str(root.captures.get("module") or "")
+    if regex.fullmatch(r"[A-Za-z_]\w*(?:\.\w+)*", named_module):
+        # the log names the module the job imported (or failed to): a check may import it
+        launch = dataclasses.replace(
+            launch, libraries=launch.libraries | {named_module.split(".", 1)[0]}
+        )
+
     seen = root_exception(state, root, rc_rank)
     frame = user_frame(state, root, rc_rank, masker)
     sites = call_sites(state, root, masker)
@@ -186,8 +199,20 @@ def fill_entry(
 
     from rootrank.analysis.initiator import formed_after  # the analysis imports this package
 
+    # a value the root's own line did not carry comes from another line of its group (the
+    # SeqNum/OpType on a what(): line of the same watchdog), as for the templates above
+    captured = dict(root.captures)
+    for other in group:
+        for k, v in other.captures.items():
+            if k not in captured and v:
+                captured[k] = v
+    tracebacks = [(str(f.get("file", "")), f.get("line")) for f in root.frames] + [
+        (f.file, f.line)
+        for seen_exc in (*state.exceptions, *state.cut_tracebacks)
+        for f in seen_exc.exc.frames
+    ]
     facts = Facts(
-        captures=dict(root.captures),
+        captures=captured,
         texts=[e.text for e in root.evidence]
         + ([seen.exc.message] if seen is not None and seen.exc.message else [])
         + [e.text for f in group if f is not root for e in f.evidence],
@@ -217,7 +242,15 @@ def fill_entry(
         ),
         uneven_progress=uneven_progress(state.progress.last()),
         group_formed=formed_after(root, findings, library, state),
+        agree=agreed_values([(f.rank, f.captures) for f in group]),
+        module_local=local_module_frame(captured.get("module"), tracebacks),
     )
+    module = str(values.get("module") or "")
+    if regex.fullmatch(r"\w+(?:\.\w+)+", module):  # a dotted module: its package and file
+        values["module_parent"], values["module_leaf"] = module.rsplit(".", 1)
+        values["module_top"] = module.split(".", 1)[0]
+    if facts.module_local:
+        values["module_file"] = masker.text(facts.module_local) if masker else facts.module_local
     variant, chosen = choose(sig.fix, facts)
     if chosen is not None and masker:  # "why" quotes what the log said
         chosen = {"id": chosen["id"], "why": masker.text(chosen["why"])}

@@ -45,6 +45,14 @@ captured:
 What the ranks' progress lines show (:class:`rootrank.progress.ProgressModel`, the last
 step per rank):
 
+- ``agree: [capture]``: at least two ranks report the root cause (its signature's findings)
+  and every one of them captured the same value of each named capture (``numel``: the
+  ranks wait in collectives of one size, so they built the same model);
+- ``module_local: bool``: the missing module a finding captured (``module``: a dotted
+  name with a package) lives in the user's own source tree: a traceback frame's file outside
+  site-packages is in that package's directory (``mmseg/models/backbones/__init__.py`` for
+  ``mmseg.models.backbones.x``), so no ``pip install`` brings the file back.
+
 - ``uneven_progress: bool``: the ranks ran different numbers of batches in the epoch: the
   totals their progress lines print differ (``1250/1250`` on one rank, ``1249/1251`` on
   another), or one rank's last line reached its total (it finished the epoch) while another
@@ -101,6 +109,8 @@ WHEN_KEYS: dict[str, type] = {
     "ops_differ": bool,
     "uneven_progress": bool,
     "group_formed": bool,
+    "agree": list,
+    "module_local": bool,
 }
 
 
@@ -146,6 +156,12 @@ class Facts:
     uneven_progress: bool = False
     #: What shows the process group formed after the root (``None``: nothing does).
     group_formed: str | None = None
+    #: Capture name -> the one value at least two reporting ranks all captured
+    #: (:func:`agreed_values`); a name the ranks disagree on, or only one rank gave, is absent.
+    agree: dict[str, str] = field(default_factory=dict)
+    #: The user's file that imports the missing module (``file:line``), when the module
+    #: lives in the user's own source tree (``module_local``), else ``None``.
+    module_local: str | None = None
 
 
 def check_when(when: Any) -> str | None:
@@ -273,6 +289,19 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if value
             else "nothing shows the job's process group formed afterwards"
         )
+    if key == "agree":
+        if not all(name in facts.agree for name in value):
+            return None
+        agreed = ", ".join(f"{name} {facts.agree[name]}" for name in value)
+        return f"every reporting rank gives the same {agreed}"
+    if key == "module_local":
+        if bool(facts.module_local) != value:
+            return None
+        return (
+            f"the missing module is in your own source tree (imported at {facts.module_local})"
+            if value
+            else "the missing module is not in your source tree"
+        )
     if key == "uneven_progress":
         if facts.uneven_progress != value:
             return None
@@ -297,6 +326,45 @@ def uneven_progress(last: dict[int | None, Any]) -> bool:
         return True
     done = [p for p in ranked if p.step == p.total]
     return bool(done) and len(done) < len(ranked)
+
+
+def agreed_values(reports: list[tuple[int | None, dict[str, str]]]) -> dict[str, str]:
+    """Capture name -> value for the names on which the ranks agree: ``reports`` holds
+    ``(rank, captures)`` of each finding of the root cause's signature; a name counts when
+    at least two different ranks captured it and all captured values are equal. Findings
+    with no rank are left out (they may repeat a ranked line)."""
+    seen: dict[str, dict[int, str]] = {}
+    for rank, caps in reports:
+        if rank is None:
+            continue
+        for name, value in caps.items():
+            if value:
+                seen.setdefault(name, {})[rank] = str(value)
+    return {
+        name: next(iter(by_rank.values()))
+        for name, by_rank in seen.items()
+        if len(by_rank) >= 2 and len(set(by_rank.values())) == 1
+    }
+
+
+def local_module_frame(module: str | None, frames: list[tuple[str, int | None]]) -> str | None:
+    """``file:line`` (the path from the package's top directory) of the frame that shows ``module`` (``pkg.sub.name``) lives in the
+    user's own tree: a frame file (``(path, line)`` pairs, any traceback of the log) outside
+    ``site-packages``/``dist-packages`` and the Python library whose directory ends with the
+    module's package path (``.../pkg/sub/__init__.py``); ``None`` when there is none or the
+    module has no package part (a top-level name says nothing about where it lives)."""
+    if not module or "." not in module:
+        return None
+    package = "/" + "/".join(module.split(".")[:-1]) + "/"
+    for path, line in frames:
+        p = "/" + path.replace("\\", "/").lstrip("/")
+        if "-packages/" in p or regex.search(r"/lib/python\d", p):
+            continue
+        at = p.rfind(package)
+        if at >= 0 and p.rsplit("/", 1)[0] + "/" == p[: at + len(package)]:
+            shown = p[at + 1 :]  # from the package's top directory: mmseg/models/.../x.py
+            return f"{shown}:{line}" if line is not None else shown
+    return None
 
 
 def choose(fix: dict[str, Any], facts: Facts) -> tuple[dict[str, Any], dict[str, str] | None]:
