@@ -1,0 +1,96 @@
+"""Kinds of miss left after round 10, each on text written here in the shape real tools and
+scripts print (an application's per-rank debug line, torchrun's ``[rankN]:`` prefix):
+
+A. a hang shown only by how the log ends: every rank prints the same per-rank line each
+   iteration, one rank never does (or stopped while the others went on), and no error follows
+   (rootrank.analysis.silent).
+"""
+
+from __future__ import annotations
+
+from rootrank.engine import diagnose_text
+
+# -- A ------------------------------------------------------------------------------------
+
+
+def _per_rank(lines: list[tuple[int, int]], fmt: str) -> str:
+    return "".join(fmt.format(rank=r, n=n) + "\n" for r, n in lines)
+
+
+def test_the_rank_missing_from_the_last_per_rank_lines_is_the_one_the_others_wait_for():
+    # 6 ranks tagged "[RANK n]" by the script itself; rank 4 never prints
+    order = [0, 3, 1, 5, 2]
+    text = "epoch 3 begins\n" + _per_rank(
+        [(r, 900 + r) for r in order], "[RANK {rank}] fetched record {n} in 0.41 s"
+    )
+    d = diagnose_text(text, "train.out", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "rank-silent-in-per-rank-lines"
+    assert d.root_cause.failure_class == "collective-timeout"
+    assert d.initiating_rank == 4
+    assert d.root_cause.evidence[0].line == 6  # the log's last line
+
+
+def test_a_rank_that_stopped_while_the_others_printed_twice_more_is_named():
+    rows = [(r, 10) for r in range(4)] + [(r, 11) for r in (0, 2, 3)] + [(r, 12) for r in (3, 0, 2)]
+    text = _per_rank(rows, "rank={rank} iteration {n} data ready")
+    d = diagnose_text(text, "job.log", mask=False)
+    assert d.root_cause.signature == "rank-silent-in-per-rank-lines"
+    assert d.initiating_rank == 1
+    assert any("at least 2 more times after rank 1" in r for r in d.reasoning)
+
+
+def test_torchrun_prefixes_count_as_the_per_rank_tag():
+    text = _per_rank([(r, 77) for r in (0, 2, 3, 1, 5)], "[rank{rank}]: loader step {n} ok")
+    d = diagnose_text(text, "run.log", mask=False)
+    assert d.initiating_rank == 4
+    assert d.root_cause.signature == "rank-silent-in-per-rank-lines"
+
+
+def test_every_rank_present_is_no_hang():
+    text = _per_rank([(r, 5) for r in (2, 0, 1, 3, 4)], "(rank {rank}) wrote shard {n}")
+    d = diagnose_text(text, "job.log", mask=False)
+    assert d.root_cause is None
+
+
+def test_the_highest_rank_missing_proves_nothing_without_a_world_size():
+    # ranks 0-4 print; rank 5 may simply not exist
+    text = _per_rank([(r, 5) for r in range(5)], "(rank {rank}) wrote shard {n}")
+    assert diagnose_text(text, "job.log", mask=False).root_cause is None
+
+
+def test_a_world_size_shows_the_missing_highest_rank():
+    text = "world_size=6\n" + _per_rank([(r, 5) for r in range(5)], "(rank {rank}) wrote shard {n}")
+    d = diagnose_text(text, "job.log", mask=False)
+    assert d.root_cause.signature == "rank-silent-in-per-rank-lines"
+    assert d.initiating_rank == 5
+
+
+def test_a_log_that_goes_on_after_the_per_rank_lines_is_no_hang():
+    text = _per_rank([(r, 5) for r in (0, 1, 3, 4, 5)], "rank {rank}: evaluated {n} batches")
+    text += "evaluation done, accuracy 0.91\n"
+    assert diagnose_text(text, "job.log", mask=False).root_cause is None
+
+
+def test_two_ranks_missing_name_no_rank():
+    text = _per_rank([(r, 5) for r in (0, 1, 4, 5, 6)], "rank {rank}: evaluated {n} batches")
+    assert diagnose_text(text, "job.log", mask=False).root_cause is None
+
+
+def test_a_rank_with_other_tagged_lines_at_the_end_is_not_silent():
+    text = "rank 2: waiting on lock 1\n" + _per_rank(
+        [(r, 5) for r in (0, 1, 3, 4)], "rank {rank}: evaluated {n} batches"
+    )
+    assert diagnose_text(text, "job.log", mask=False).root_cause is None
+
+
+def test_an_error_in_the_log_is_the_cause_not_the_silence():
+    text = _per_rank([(r, 5) for r in (0, 1, 3, 4)], "rank {rank}: evaluated {n} batches")
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/p/train.py", line 9, in <module>\n'
+        "    load()\n"
+        "FileNotFoundError: [Errno 2] No such file or directory: '/data/x.bin'\n" + text
+    )
+    d = diagnose_text(text, "job.log", mask=False)
+    assert d.root_cause is None or d.root_cause.signature != "rank-silent-in-per-rank-lines"
