@@ -3,7 +3,10 @@ scripts print (an application's per-rank debug line, torchrun's ``[rankN]:`` pre
 
 A. a hang shown only by how the log ends: every rank prints the same per-rank line each
    iteration, one rank never does (or stopped while the others went on), and no error follows
-   (rootrank.analysis.silent).
+   (rootrank.analysis.silent);
+B. a stall report whose per-op ready sets are disjoint, one rank alone in its own op: the ranks
+   wait in different collectives, a desync started by that rank, not a slow rank
+   (``inferred: {differs: ready}``, rootrank.analysis.prepare).
 """
 
 from __future__ import annotations
@@ -94,3 +97,41 @@ def test_an_error_in_the_log_is_the_cause_not_the_silence():
     )
     d = diagnose_text(text, "job.log", mask=False)
     assert d.root_cause is None or d.root_cause.signature != "rank-silent-in-per-rank-lines"
+
+
+# -- B ------------------------------------------------------------------------------------
+
+STALL = (
+    "[2026-05-02 07:30:12.551902: W horovod/common/stall_inspector.cc:107] One or more tensors"
+    " were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting"
+    " for remainder of ranks for more than 60 seconds. This may indicate that different ranks"
+    " are trying to submit different tensors or that only subset of ranks is submitting"
+    " tensors, which will cause deadlock. Stalled ops: {ops}\n"
+)
+
+
+def test_one_rank_alone_in_another_op_is_a_desync_on_that_rank():
+    ops = (
+        "broadcast.global_step [ready ranks: 7, 1, 0, 2, 3, 4, 6], "
+        "allreduce.grad.encoder.layer.11 [ready ranks: 5], "
+        "broadcast.epoch [ready ranks: 0, 1, 2, 3, 4, 6, 7]"
+    )
+    d = diagnose_text("step 88 loss 1.02\n" + STALL.format(ops=ops), "hvd.log", mask=False)
+    assert d.root_cause.signature == "horovod-stall-different-ops"
+    assert d.root_cause.failure_class == "collective-desync"
+    assert d.initiating_rank == 5
+    assert "allreduce.grad.encoder.layer.11" in d.root_cause.fix.steps[0]
+    assert "horovod-stall" in {f.signature for f in d.findings}
+
+
+def test_ranks_missing_from_every_op_are_a_stall_not_a_desync():
+    ops = "allreduce.a [ready ranks: 0, 1, 2], allreduce.b [ready ranks: 0, 1, 2]"
+    d = diagnose_text(STALL.format(ops=ops), "hvd.log", mask=False)
+    assert d.root_cause.signature == "horovod-stall"
+    assert d.root_cause.failure_class == "collective-timeout"
+
+
+def test_two_ranks_each_alone_name_no_desync_rank():
+    ops = "allreduce.a [ready ranks: 3], allreduce.b [ready ranks: 1], allreduce.c [ready ranks: 0, 2]"
+    d = diagnose_text(STALL.format(ops=ops), "hvd.log", mask=False)
+    assert d.root_cause.signature == "horovod-stall"

@@ -10,9 +10,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from rootrank.analysis.compare import MAX_SEQNUM_LAG, odd_one_out, split_groups
+import regex
+
+from rootrank.analysis.compare import MAX_SEQNUM_LAG, lone_submitter, odd_one_out, split_groups
 from rootrank.analysis.events import Event, events_of, finding_kind
-from rootrank.analysis.reasons import ranks_word, say
+from rootrank.analysis.reasons import format_ranks, ranks_word, say
 from rootrank.model import Evidence, Finding
 from rootrank.scan import MAX_EVIDENCE, ScanState
 from rootrank.signatures import Library, Signature
@@ -211,6 +213,14 @@ def infer(findings: list[Finding], library: Library) -> list[Finding]:
             continue
         group = [f for f in findings if f.signature in sig.inferred["from"]]
         key = sig.inferred["differs"]
+        if key == "ready":
+            lone = _lone_submitter(group)
+            if lone is not None:
+                base, rank, op, why = lone
+                found = _inferred(sig, base, rank, why)
+                found.captures["tensor"] = op
+                out.append(found)
+            continue
         sizes = key not in ("optype", "collective")
         if sizes and len({f.captures.get("optype") for f in group if f.rank is not None}) > 1:
             continue  # different collectives: a desync, whatever their sizes
@@ -236,6 +246,26 @@ def infer(findings: list[Finding], library: Library) -> list[Finding]:
         if f.rank not in best or f.specificity > best[f.rank].specificity:
             best[f.rank] = f
     return list(best.values())
+
+
+def _lone_submitter(group: list[Finding]) -> tuple[Finding, int, str, str] | None:
+    """``differs: ready``: a stall report that lists, per collective, the ranks that submitted
+    it (Horovod's ``op [ready ranks: 2, 0, 1]``, captured as ``ready`` and, for the further
+    ops of the same line, ``stalled_more``). When those sets are disjoint and one rank stands
+    alone in its own op (:func:`~rootrank.analysis.compare.lone_submitter`), the ranks wait in
+    different collectives: a desync started by that rank, not a slow rank.
+    ``(base finding, rank, the lone op's name, why)`` or ``None``."""
+    for f in group:
+        ops = [(f.captures.get("tensor", ""), f.captures.get("ready", ""))] + regex.findall(
+            r"([\w./:-]+) \[ready ranks: ([\d, ]+)\]", f.captures.get("stalled_more", "")
+        )
+        sets = [frozenset(int(x) for x in regex.findall(r"\d+", m)) for _, m in ops]
+        lone = lone_submitter(sets)
+        if lone is not None:
+            others = sorted(set().union(*sets) - {lone})
+            op = next(name for (name, _), s in zip(ops, sets) if s == {lone})
+            return f, lone, op, say("lone_submitter", rank=lone, others=format_ranks(others))
+    return None
 
 
 def _inferred(sig: Signature, base: Finding, rank: int | None, why: str) -> Finding:
