@@ -6,7 +6,10 @@ A. a hang shown only by how the log ends: every rank prints the same per-rank li
    (rootrank.analysis.silent);
 B. a stall report whose per-op ready sets are disjoint, one rank alone in its own op: the ranks
    wait in different collectives, a desync started by that rank, not a slow rank
-   (``inferred: {differs: ready}``, rootrank.analysis.prepare).
+   (``inferred: {differs: ready}``, rootrank.analysis.prepare);
+C. a ZeroDivisionError after the run printed a count of steps, batches or samples as 0 is a
+   division by that count: a configuration error (empty data, or a batch larger than it),
+   not a bug in the line that divides (rootrank.analysis.prepare.zero_count_divisions).
 """
 
 from __future__ import annotations
@@ -135,3 +138,53 @@ def test_two_ranks_each_alone_name_no_desync_rank():
     ops = "allreduce.a [ready ranks: 3], allreduce.b [ready ranks: 1], allreduce.c [ready ranks: 0, 2]"
     d = diagnose_text(STALL.format(ops=ops), "hvd.log", mask=False)
     assert d.root_cause.signature == "horovod-stall"
+
+
+# -- C ------------------------------------------------------------------------------------
+
+TRAINER_EMPTY = """\
+[INFO|trainer.py:2128] 2026-07-03 08:00:12,004 >> ***** Running training *****
+[INFO|trainer.py:2129] 2026-07-03 08:00:12,004 >>   Num examples = 0
+[INFO|trainer.py:2130] 2026-07-03 08:00:12,004 >>   Num Epochs = 3
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/srv/exp/sft.py", line 61, in <module>
+[rank1]:     trainer.train()
+[rank1]:   File "/srv/exp/callbacks.py", line 33, in on_train_begin
+[rank1]:     self.log_every = self.total // self.num_batches
+[rank1]: ZeroDivisionError: integer division or modulo by zero
+"""
+
+
+def test_a_division_after_a_count_printed_as_zero_is_a_config_error():
+    d = diagnose_text(TRAINER_EMPTY, "sft.log", mask=False)
+    assert d.root_cause.signature == "zero-count-division"
+    assert d.root_cause.failure_class == "config-error"
+    assert d.root_cause.evidence[0].line == 9
+    assert '"Num examples"' in d.root_cause.summary and "line 2" in d.root_cause.summary
+    assert "user-code-exception" in {f.signature for f in d.findings}
+
+
+def test_a_nonzero_count_leaves_the_division_a_plain_exception():
+    text = TRAINER_EMPTY.replace("Num examples = 0", "Num examples = 1,024")
+    d = diagnose_text(text, "sft.log", mask=False)
+    assert d.root_cause is None or d.root_cause.signature != "zero-count-division"
+
+
+def test_another_exception_after_a_zero_count_is_not_read_as_the_division():
+    text = TRAINER_EMPTY.replace(
+        "ZeroDivisionError: integer division or modulo by zero",
+        "KeyError: 'input_ids'",
+    )
+    d = diagnose_text(text, "sft.log", mask=False)
+    assert d.root_cause is None or d.root_cause.signature != "zero-count-division"
+
+
+def test_counts_that_are_not_sizes_are_not_read_as_zero():
+    from rootrank.engine import diagnose_text as dt
+
+    text = "skipped steps: 0, overflow steps: 0\nstep 0 loss 2.31\nsteps per epoch: 120\n"
+    d = dt(text, "x.log", mask=False)
+    assert "printed-count-zero" not in {f.signature for f in d.findings}
+    d = dt("steps per epoch: 0\n", "x.log", mask=False)
+    assert [f.captures["what"] for f in d.findings] == ["steps per epoch"]
+    assert d.root_cause is None  # a printed 0 alone is no failure

@@ -88,6 +88,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     local_why = global_ranks_from_local(findings, state)
     findings.extend(earlier_faults(findings, state, library))
     findings.extend(infer(findings, library))
+    findings.extend(zero_count_divisions(findings, state, library))
     findings.extend(exception_findings(findings, state, library))
     findings.sort(key=lambda f: f.order)
     failure_present = (
@@ -163,6 +164,70 @@ def exception_findings(
             for fr in exc.frames[-12:]
         ]
     return list(first.values())
+
+
+#: A count the run printed as 0 (a warning symptom), and the cause it makes of a division.
+ZERO_COUNT_SIGNATURE = "printed-count-zero"
+ZERO_DIVISION_SIGNATURE = "zero-count-division"
+
+
+def zero_count_divisions(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """A ``ZeroDivisionError`` after the run printed a count of steps, batches or samples as
+    0 (a :data:`ZERO_COUNT_SIGNATURE` finding earlier in the same source) is a division by
+    that count: a finding of :data:`ZERO_DIVISION_SIGNATURE` (class config-error) on the
+    exception's line, one per rank, with the count's wording (``what``) and line
+    (``count_where``). The exception alone says only where; the printed 0 says why (an
+    empty dataset, or a global batch larger than the data). Empty when either signature is
+    missing or no such pair is in the log."""
+    sig = library.signatures.get(ZERO_DIVISION_SIGNATURE)
+    zeros = [f for f in findings if f.signature == ZERO_COUNT_SIGNATURE]
+    if sig is None or not zeros:
+        return []
+    # a line another signature reads is its; the generic exception's reading is not
+    # (user-code-exception declares explained_by: [zero-count-division])
+    read = {
+        (e.path, e.line)
+        for f in findings
+        if f.signature != EXCEPTION_SIGNATURE
+        for e in f.evidence
+    }
+    out: dict[int | None, Finding] = {}
+    for seen in state.exceptions:
+        exc = seen.exc
+        if exc.ignored or seen.rank in out or not exc.type.endswith("ZeroDivisionError"):
+            continue
+        if (seen.path, exc.log_line) in read:
+            continue
+        before = [
+            z
+            for z in zeros
+            if z.order < seen.order and z.evidence and z.evidence[0].path == seen.path
+        ]
+        if not before:
+            continue
+        count = max(before, key=lambda z: z.order)
+        where = count.evidence[0]
+        out[seen.rank] = found = Finding.of(
+            sig,
+            rank=seen.rank,
+            host=seen.host,
+            time=seen.time,
+            order=seen.order,
+            evidence=[Evidence(path=seen.path, line=exc.log_line, text=seen.raw, rank=seen.rank)],
+            captures={
+                "what": count.captures.get("what", ""),
+                "count_where": f"line {where.line}",
+                "exc_type": exc.type.rsplit(".", 1)[-1],
+                "message": exc.message,
+            },
+        )
+        found.frames = [
+            {"file": fr.file, "line": fr.line, "func": fr.func, "user": fr.user}
+            for fr in exc.frames[-12:]
+        ]
+    return list(out.values())
 
 
 def earlier_faults(findings: list[Finding], state: ScanState, library: Library) -> list[Finding]:
