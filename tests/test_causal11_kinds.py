@@ -9,7 +9,10 @@ B. a stall report whose per-op ready sets are disjoint, one rank alone in its ow
    (``inferred: {differs: ready}``, rootrank.analysis.prepare);
 C. a ZeroDivisionError after the run printed a count of steps, batches or samples as 0 is a
    division by that count: a configuration error (empty data, or a batch larger than it),
-   not a bug in the line that divides (rootrank.analysis.prepare.zero_count_divisions).
+   not a bug in the line that divides (rootrank.analysis.prepare.zero_count_divisions);
+D. an exception no signature names, printed after a cause the program survived (on no rank,
+   not an exception's line), is still a finding, and the one that ended the worker wins
+   (rootrank.analysis.prepare.exception_findings).
 """
 
 from __future__ import annotations
@@ -188,3 +191,53 @@ def test_counts_that_are_not_sizes_are_not_read_as_zero():
     d = dt("steps per epoch: 0\n", "x.log", mask=False)
     assert [f.captures["what"] for f in d.findings] == ["steps per epoch"]
     assert d.root_cause is None  # a printed 0 alone is no failure
+
+
+# -- D ------------------------------------------------------------------------------------
+
+AGENT = "/usr/lib/python3/dist-packages/torch/distributed"
+ADVISORY_THEN_CUSTOM = f"""\
+Flash Attention 2.0 only supports torch.float16 and torch.bfloat16 dtypes, but the current dype in MistralForCausalLM is torch.float32. You should run training or inference using Automatic Mixed-Precision via the `with torch.autocast(device_type='torch_device'):` decorator, or load the model with the `torch_dtype` argument.
+wrapping model with FSDP (FULL_SHARD)
+Traceback (most recent call last):
+  File "/work/u/rl/run.py", line 88, in <module>
+    reward = build_reward(cfg)
+  File "/work/u/rl/reward.py", line 41, in build_reward
+    raise RewardHeadMismatch(head.in_features, policy.hidden)
+rl.errors.RewardHeadMismatch: reward head takes 4096 features, the policy gives 5120
+E0704 11:02:09.900000 7100 {AGENT}/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 3 (pid: 7131) of binary: /usr/bin/python3
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+run.py FAILED
+------------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-07-04_11:02:09
+  host      : node-7
+  rank      : 3 (local_rank: 3)
+  exitcode  : 1 (pid: 7131)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+
+
+def test_an_unnamed_exception_after_a_survived_advisory_is_the_root():
+    d = diagnose_text(ADVISORY_THEN_CUSTOM, "job.log", mask=False)
+    assert d.root_cause.signature == "user-code-exception"
+    assert d.root_cause.evidence[0].line == 8
+    assert d.root_cause.captures.get("exc_type") == "RewardHeadMismatch"
+    assert "flash-attention-unsupported" in {g.signature for g in d.collateral}
+
+
+def test_a_cause_on_a_rank_still_hides_a_later_unnamed_exception():
+    text = ADVISORY_THEN_CUSTOM.replace(
+        "Flash Attention 2.0 only supports",
+        "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.10 GiB of which 1.02 GiB is free.\nFlash Attention 2.0 only supports",
+    )
+    d = diagnose_text(text, "job.log", mask=False)
+    assert d.root_cause.signature != "user-code-exception"
+    assert "user-code-exception" not in {f.signature for f in d.findings}

@@ -125,13 +125,29 @@ def exception_findings(
     finding of :data:`EXCEPTION_SIGNATURE`: the process ended on it by itself, and the
     launcher's report only followed (issue 8, kinds 1 and 10). Exceptions Python ignored
     and C++ aborts (``terminate called ...``: not a Python exception) are left out; the
-    finding's ``exc_type``/``message`` captures fill the entry. Empty when a cause exists,
-    and when no error was found at all: an exception alone stays unclassified (the report
-    shows it and exits 3, "a failure rootrank cannot name")."""
+    finding's ``exc_type``/``message`` captures fill the entry. Empty when a cause exists
+    that may have ended a process, and when no error was found at all: an exception alone
+    stays unclassified (the report shows it and exits 3, "a failure rootrank cannot name").
+
+    Causes that only preceded the exception (on no rank, none of them on an exception's
+    line: a warning the program printed and went on after, such as transformers'
+    load-time advisory) do not hide it: the exceptions after the last of them, with a
+    traceback, become findings too, and the analysis prefers the one that ended a process
+    (rootrank.analysis.graph._prefer_what_ended_a_process)."""
     sig = library.signatures.get(EXCEPTION_SIGNATURE)
     errors = [f for f in findings if f.severity == "error"]
-    if sig is None or not errors or any(f.role == "cause" for f in errors):
+    if sig is None or not errors:
         return []
+    causes = [f for f in errors if f.role == "cause"]
+    after = 0  # only exceptions printed after this order count
+    if causes:
+        raised = {(s.path, s.exc.log_line) for s in state.exceptions}
+        if any(
+            f.rank is not None or any((e.path, e.line) in raised for e in f.evidence)
+            for f in causes
+        ):
+            return []
+        after = max(f.order for f in causes)
     read = {(e.path, e.line) for f in findings for e in f.evidence}
     first: dict[int | None, Finding] = {}
     for seen in state.exceptions:
@@ -139,6 +155,8 @@ def exception_findings(
         if exc.ignored or exc.header == "terminate" or seen.rank in first:
             continue
         if (seen.path, exc.log_line) in read:
+            continue
+        if causes and (seen.order <= after or not exc.frames):
             continue
         col = seen.raw.find(exc.type)
         first[seen.rank] = Finding.of(
