@@ -12,7 +12,9 @@ C. a ZeroDivisionError after the run printed a count of steps, batches or sample
    not a bug in the line that divides (rootrank.analysis.prepare.zero_count_divisions);
 D. an exception no signature names, printed after a cause the program survived (on no rank,
    not an exception's line), is still a finding, and the one that ended the worker wins
-   (rootrank.analysis.prepare.exception_findings).
+   (rootrank.analysis.prepare.exception_findings);
+E. a GPU the log names whose architecture is newer than the CUDA build the log names explains
+   the cuBLAS/cuDNN errors that follow (rootrank.analysis.prepare.arch_mismatches).
 """
 
 from __future__ import annotations
@@ -241,3 +243,50 @@ def test_a_cause_on_a_rank_still_hides_a_later_unnamed_exception():
     d = diagnose_text(text, "job.log", mask=False)
     assert d.root_cause.signature != "user-code-exception"
     assert "user-code-exception" not in {f.signature for f in d.findings}
+
+
+# -- E ------------------------------------------------------------------------------------
+
+HOPPER_ON_117 = """\
+PyTorch version: 1.13.1+cu117
+CUDA used to build PyTorch: 11.7
+GPU models and configuration:
+GPU 0: NVIDIA H100 80GB HBM3
+GPU 1: NVIDIA H100 80GB HBM3
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/opt/llm/pretrain.py", line 301, in <module>
+[rank1]:     loss = model(batch).loss
+[rank1]: RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmEx( handle, opa, opb, m, n, k, &falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb, &fbeta, c, CUDA_R_16F, ldc, CUDA_R_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP)`
+"""
+
+
+def test_a_gpu_newer_than_the_cuda_build_explains_the_cublas_error():
+    d = diagnose_text(HOPPER_ON_117, "env_and_run.txt", mask=False)
+    assert d.root_cause.signature == "gpu-newer-than-cuda-build"
+    assert d.root_cause.failure_class == "cuda-driver-or-arch-mismatch"
+    assert d.root_cause.evidence[0].line == 2  # the CUDA build
+    assert "sm_90" in d.root_cause.summary and "11.8" in d.root_cause.summary
+    assert "cublas-error" in {g.signature for g in d.collateral}
+
+
+def test_a_build_new_enough_for_the_gpu_leaves_the_cublas_error():
+    text = HOPPER_ON_117.replace("CUDA used to build PyTorch: 11.7", "CUDA used to build PyTorch: 12.1")
+    text = text.replace("1.13.1+cu117", "2.3.1+cu121")
+    d = diagnose_text(text, "env_and_run.txt", mask=False)
+    assert d.root_cause.signature == "cublas-error"
+
+
+def test_gpu_and_build_facts_without_an_error_are_no_failure():
+    text = "".join(HOPPER_ON_117.splitlines(keepends=True)[:5]) + "step 10 loss 2.1\n"
+    d = diagnose_text(text, "env.txt", mask=False)
+    assert d.root_cause is None
+
+
+def test_the_two_facts_on_one_prose_line_and_an_old_wheel_tag():
+    text = (
+        "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n"
+        "env: torch 1.7.1+cu101 on an RTX 4090\n"
+    )
+    d = diagnose_text(text, "issue.txt", mask=False)
+    assert d.root_cause.signature == "gpu-newer-than-cuda-build"
+    assert "RTX 4090" in d.root_cause.summary and "CUDA 10.1" in d.root_cause.summary

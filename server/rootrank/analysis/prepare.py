@@ -89,6 +89,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(earlier_faults(findings, state, library))
     findings.extend(infer(findings, library))
     findings.extend(zero_count_divisions(findings, state, library))
+    findings.extend(arch_mismatches(findings, library))
     findings.extend(exception_findings(findings, state, library))
     findings.sort(key=lambda f: f.order)
     failure_present = (
@@ -246,6 +247,91 @@ def zero_count_divisions(
             for fr in exc.frames[-12:]
         ]
     return list(out.values())
+
+
+#: The GPU and CUDA build facts, and the cause their mismatch makes of a CUDA library error.
+GPU_FACT_SIGNATURE = "gpu-and-cuda-build-named"
+ARCH_MISMATCH_SIGNATURE = "gpu-newer-than-cuda-build"
+#: GPU models (as the fact signature captures them) -> (architecture, first CUDA release
+#: that builds for it), from NVIDIA's compute-capability table and the CUDA release notes
+#: (https://developer.nvidia.com/cuda-gpus): sm_80 CUDA 11.0, sm_86 11.1, sm_89 and sm_90
+#: 11.8, sm_100 and sm_120 12.8.
+GPU_ARCH: tuple[tuple[str, str, tuple[int, int]], ...] = (
+    (r"RTX ?30\d0|\bA10G?\b|\bA40\b|RTX A[456]000", "sm_86", (11, 1)),
+    (r"\bA100\b|\bA30\b", "sm_80", (11, 0)),
+    (r"RTX ?40\d0|\bL40S?\b|\bL4\b", "sm_89", (11, 8)),
+    (r"\bG?H[128]00\b", "sm_90", (11, 8)),
+    (r"\bG?B200\b", "sm_100", (12, 8)),
+    (r"RTX ?50\d0", "sm_120", (12, 8)),
+)
+#: Classes of the errors a missing architecture shows as.
+ARCH_SYMPTOM_CLASSES = frozenset({"cublas-cudnn-error", "cuda-driver-or-arch-mismatch"})
+
+
+def _cuda_version(text: str) -> tuple[int, int] | None:
+    """``"10.0"`` -> (10, 0); a wheel tag's ``"101"`` -> (10, 1), ``"118"`` -> (11, 8)."""
+    if "." in text:
+        major, _, minor = text.partition(".")
+        return (int(major), int(minor or 0)) if major.isdigit() else None
+    if text.isdigit() and len(text) == 3:
+        return int(text[:2]), int(text[2])
+    return None
+
+
+def arch_mismatches(findings: list[Finding], library: Library) -> list[Finding]:
+    """A GPU named in the log whose architecture needs a newer CUDA than a build version
+    named in the log (the :data:`GPU_FACT_SIGNATURE` facts, :data:`GPU_ARCH`), with a CUDA
+    library error (:data:`ARCH_SYMPTOM_CLASSES`) after the facts: a finding of
+    :data:`ARCH_MISMATCH_SIGNATURE` on the line naming the CUDA build. The error signatures
+    declare ``explained_by`` it. Several builds named: the oldest is taken only when no
+    newer one satisfies the GPU (a log that names both is not a proof). Empty otherwise."""
+    sig = library.signatures.get(ARCH_MISMATCH_SIGNATURE)
+    facts = [f for f in findings if f.signature == GPU_FACT_SIGNATURE]
+    if sig is None or not facts:
+        return []
+    gpus = [(f, f.captures["gpu"]) for f in facts if f.captures.get("gpu")]
+    builds = [
+        (f, v) for f in facts if (v := _cuda_version(f.captures.get("cuda") or "")) is not None
+    ]
+    if not gpus or not builds:
+        return []
+    errors = [
+        f
+        for f in findings
+        if f.severity == "error"
+        and f.failure_class in ARCH_SYMPTOM_CLASSES
+        and f.signature != ARCH_MISMATCH_SIGNATURE
+    ]
+    if not errors:
+        return []
+    for gf, gpu in gpus:
+        arch = next(((a, need) for pat, a, need in GPU_ARCH if regex.search(pat, gpu)), None)
+        if arch is None:
+            continue
+        name, needs = arch
+        if any(v >= needs for _, v in builds):
+            continue
+        bf, version = max(builds, key=lambda b: b[1])
+        # (an environment report pasted below the error still describes its machine)
+        error = min(errors, key=lambda e: e.order)
+        return [
+            Finding.of(
+                sig,
+                rank=None,
+                host=None,
+                time=bf.time,
+                order=min(bf.order, gf.order),
+                evidence=list(bf.evidence[:1]),
+                captures={
+                    "gpu": gpu,
+                    "arch": name,
+                    "needs": f"{needs[0]}.{needs[1]}",
+                    "cuda": f"{version[0]}.{version[1]}",
+                    "error": (error.evidence[0].text if error.evidence else error.title)[:160],
+                },
+            )
+        ]
+    return []
 
 
 def earlier_faults(findings: list[Finding], state: ScanState, library: Library) -> list[Finding]:
