@@ -104,7 +104,9 @@ LOG_HOROVOD_SPLIT = """\
 
 def test_horovod_stall_with_complementary_ready_sets_names_the_lone_rank():
     d = diagnose_text(LOG_HOROVOD_SPLIT)
-    assert d.root_cause is not None and d.root_cause.signature == "horovod-stall"
+    # disjoint ready sets with one rank alone: a desync on that rank (horovod-stall-different-ops)
+    assert d.root_cause is not None and d.root_cause.signature == "horovod-stall-different-ops"
+    assert d.root_cause.failure_class == "collective-desync"
     assert d.initiating_rank == 1
 
 

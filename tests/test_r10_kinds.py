@@ -53,7 +53,8 @@ Root Cause (first observed failure):
 
 def test_the_exception_that_ended_the_worker_beats_an_earlier_survived_warning():
     d = diagnose_text(WARNING_THEN_EXCEPTION, "console.log", mask=False)
-    assert d.root_cause.signature == "user-code-exception"
+    # the exception, read as a division by the "batches per epoch: 0" printed before it
+    assert d.root_cause.signature == "zero-count-division"
     assert d.root_cause.evidence[0].line == 10  # the ZeroDivisionError line
     assert "flash-attention-unsupported" in {g.signature for g in d.collateral}
 
@@ -74,7 +75,7 @@ def test_an_environment_error_keeps_the_rank_the_launcher_saw_exit():
         line for line in WARNING_THEN_EXCEPTION.splitlines(keepends=True) if "Flash" not in line
     )
     d = diagnose_text(logic, "console.log", mask=False)
-    assert d.root_cause.signature == "user-code-exception"
+    assert d.root_cause.signature == "zero-count-division"
     assert d.initiating_rank is None
     text = logic.replace(
         "    warmup_epochs = cfg.warmup_steps // batches_per_epoch\n"

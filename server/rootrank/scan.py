@@ -437,7 +437,15 @@ class ScanState:
     #: :data:`MAX_CLOSING_SIGNALS` (every pid is also in ``launch.closing_pids``; read by
     #: :mod:`rootrank.analysis.events`).
     closing_signals: list[ClosingSignal] = field(default_factory=list)
+    #: The last lines of each source (at most :data:`TAIL_CHARS`, whole lines, the first
+    #: :data:`MAX_TAILS` sources): ``(path, 1-based number of its first line, text)``. The
+    #: analysis reads how the log ends (rootrank.analysis.silent).
+    tails: list[tuple[str, int, str]] = field(default_factory=list)
 
+
+#: Characters of each source's end kept in ``ScanState.tails``, and for how many sources.
+TAIL_CHARS = 16384
+MAX_TAILS = 64
 
 #: Lines that may show progress or a metric (one Aho-Corasick pass per block, like the main gate).
 _CURVE_GATE = Gate(PROGRESS_LITERALS, state_words=())
@@ -629,9 +637,13 @@ class Scanner:
         skipped: tuple[int, str, int, int] | None = None
         # The sampling stride of light lines (_light_stride), recomputed only where it changes.
         stride, next_stride_at = 1, 0
+        tail, tail_end = "", 0  # the source's last lines (ScanState.tails)
         for block in blocks:
             text = block.text
             size = len(text)
+            if not block.continues:
+                tail = (f"{tail}\n{text}" if tail and size < TAIL_CHARS else text)[-TAIL_CHARS:]
+                tail_end = block.first_line + text.count("\n")
             number = block.first_line
             counted = 0  # offset up to which newlines are counted into `number`
             # A piece of an over-long line after its first (rootrank.ingest.Block.continues)
@@ -706,6 +718,10 @@ class Scanner:
                     while cur != -1 and cur < nxt:
                         cur = next(starts, -1)
             st.lines_total += text.count("\n") + (0 if block.continues else 1)
+        if tail and len(st.tails) < MAX_TAILS:
+            if tail_end - tail.count("\n") != 1:  # cut inside a line: start at the next
+                tail = tail[tail.find("\n") + 1 :]
+            st.tails.append((path, tail_end - tail.count("\n"), tail))
         if skipped is not None:  # the last progress line is always read: the progress ends there
             number, text, cur, end = skipped
             self._light(number, text[cur:end], path, tagger)

@@ -62,9 +62,10 @@ The schema (all keys required unless marked optional)::
       # - {case: positive, initiating_rank: int|null, line: int}     # <id>.positive.log
       # - {case: positive-2, initiating_rank: int|null, line: int}   # <id>.positive-2.log
       # near-miss logs need no entry: every <id>.near-miss*.log must yield no finding of it
-    detector: metrics | progress # optional, instead of `patterns`: found by the training-curve
-                                 # detectors (rootrank.metrics; the id is the onset's kind) or
-                                 # by the causal analysis from the progress model (a stall)
+    detector: metrics | progress | analysis  # optional, instead of `patterns`: found by the
+                                 # training-curve detectors (rootrank.metrics; the id is the
+                                 # onset's kind), by the causal analysis from the progress model
+                                 # (a stall) or from what the log states (analysis)
 
 Templates in ``fix``/``verify`` may use ``{name}`` for any capture, ``{rank}`` and
 ``{host}``; a missing value renders as ``<name>``.
@@ -122,8 +123,10 @@ _ID = lazy_regex.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
 #: Who finds a signature that has no patterns: the training-curve detectors
-#: (:mod:`rootrank.metrics`) or the causal analysis from progress (:mod:`rootrank.analysis.stall`).
-DETECTORS = ("metrics", "progress")
+#: (:mod:`rootrank.metrics`), the causal analysis from progress (:mod:`rootrank.analysis.stall`),
+#: or the causal analysis from findings and exceptions the log states
+#: (``analysis``: :func:`rootrank.analysis.prepare.zero_count_divisions`).
+DETECTORS = ("metrics", "progress", "analysis")
 
 
 _DECODING = threading.Lock()

@@ -124,7 +124,8 @@ def pick_root(graph: Graph, ctx: Context | None = None) -> Finding | None:
             stated = [
                 f
                 for f in free
-                if getattr(ctx.library.signatures.get(f.signature), "detector", None) is None
+                if getattr(ctx.library.signatures.get(f.signature), "detector", None)
+                in (None, "analysis")
             ]
             free = stated or free
         if ctx is not None and len(free) > 1:

@@ -10,9 +10,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from rootrank.analysis.compare import MAX_SEQNUM_LAG, odd_one_out, split_groups
+import regex
+
+from rootrank.analysis.compare import MAX_SEQNUM_LAG, lone_submitter, odd_one_out, split_groups
 from rootrank.analysis.events import Event, events_of, finding_kind
-from rootrank.analysis.reasons import ranks_word, say
+from rootrank.analysis.reasons import format_ranks, ranks_word, say
 from rootrank.model import Evidence, Finding
 from rootrank.scan import MAX_EVIDENCE, ScanState
 from rootrank.signatures import Library, Signature
@@ -86,6 +88,8 @@ def prepare(state: ScanState, library: Library) -> Context:
     local_why = global_ranks_from_local(findings, state)
     findings.extend(earlier_faults(findings, state, library))
     findings.extend(infer(findings, library))
+    findings.extend(zero_count_divisions(findings, state, library))
+    findings.extend(arch_mismatches(findings, library))
     findings.extend(exception_findings(findings, state, library))
     findings.sort(key=lambda f: f.order)
     failure_present = (
@@ -97,9 +101,10 @@ def prepare(state: ScanState, library: Library) -> Context:
     ctx = Context(state, library, findings, failure_present, local_why)
     # These read the Context defined here; each adds a finding the scan could not make alone.
     from rootrank.analysis.departed import departed_finding
+    from rootrank.analysis.silent import silent_rank_finding
     from rootrank.analysis.stall import stall_finding
 
-    for make in (stall_finding, departed_finding):
+    for make in (stall_finding, departed_finding, silent_rank_finding):
         extra = make(ctx)
         if extra is not None:
             findings.append(extra)
@@ -121,13 +126,29 @@ def exception_findings(
     finding of :data:`EXCEPTION_SIGNATURE`: the process ended on it by itself, and the
     launcher's report only followed (issue 8, kinds 1 and 10). Exceptions Python ignored
     and C++ aborts (``terminate called ...``: not a Python exception) are left out; the
-    finding's ``exc_type``/``message`` captures fill the entry. Empty when a cause exists,
-    and when no error was found at all: an exception alone stays unclassified (the report
-    shows it and exits 3, "a failure rootrank cannot name")."""
+    finding's ``exc_type``/``message`` captures fill the entry. Empty when a cause exists
+    that may have ended a process, and when no error was found at all: an exception alone
+    stays unclassified (the report shows it and exits 3, "a failure rootrank cannot name").
+
+    Causes that only preceded the exception (on no rank, none of them on an exception's
+    line: a warning the program printed and went on after, such as transformers'
+    load-time advisory) do not hide it: the exceptions after the last of them, with a
+    traceback, become findings too, and the analysis prefers the one that ended a process
+    (rootrank.analysis.graph._prefer_what_ended_a_process)."""
     sig = library.signatures.get(EXCEPTION_SIGNATURE)
     errors = [f for f in findings if f.severity == "error"]
-    if sig is None or not errors or any(f.role == "cause" for f in errors):
+    if sig is None or not errors:
         return []
+    causes = [f for f in errors if f.role == "cause"]
+    after = 0  # only exceptions printed after this order count
+    if causes:
+        raised = {(s.path, s.exc.log_line) for s in state.exceptions}
+        if any(
+            f.rank is not None or any((e.path, e.line) in raised for e in f.evidence)
+            for f in causes
+        ):
+            return []
+        after = max(f.order for f in causes)
     read = {(e.path, e.line) for f in findings for e in f.evidence}
     first: dict[int | None, Finding] = {}
     for seen in state.exceptions:
@@ -135,6 +156,8 @@ def exception_findings(
         if exc.ignored or exc.header == "terminate" or seen.rank in first:
             continue
         if (seen.path, exc.log_line) in read:
+            continue
+        if causes and (seen.order <= after or not exc.frames):
             continue
         col = seen.raw.find(exc.type)
         first[seen.rank] = Finding.of(
@@ -160,6 +183,155 @@ def exception_findings(
             for fr in exc.frames[-12:]
         ]
     return list(first.values())
+
+
+#: A count the run printed as 0 (a warning symptom), and the cause it makes of a division.
+ZERO_COUNT_SIGNATURE = "printed-count-zero"
+ZERO_DIVISION_SIGNATURE = "zero-count-division"
+
+
+def zero_count_divisions(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """A ``ZeroDivisionError`` after the run printed a count of steps, batches or samples as
+    0 (a :data:`ZERO_COUNT_SIGNATURE` finding earlier in the same source) is a division by
+    that count: a finding of :data:`ZERO_DIVISION_SIGNATURE` (class config-error) on the
+    exception's line, one per rank, with the count's wording (``what``) and line
+    (``count_where``). The exception alone says only where; the printed 0 says why (an
+    empty dataset, or a global batch larger than the data). Empty when either signature is
+    missing or no such pair is in the log."""
+    sig = library.signatures.get(ZERO_DIVISION_SIGNATURE)
+    zeros = [f for f in findings if f.signature == ZERO_COUNT_SIGNATURE]
+    if sig is None or not zeros:
+        return []
+    # a line another signature reads is its; the generic exception's reading is not
+    # (user-code-exception declares explained_by: [zero-count-division])
+    read = {
+        (e.path, e.line)
+        for f in findings
+        if f.signature != EXCEPTION_SIGNATURE
+        for e in f.evidence
+    }
+    out: dict[int | None, Finding] = {}
+    for seen in state.exceptions:
+        exc = seen.exc
+        if exc.ignored or seen.rank in out or not exc.type.endswith("ZeroDivisionError"):
+            continue
+        if (seen.path, exc.log_line) in read:
+            continue
+        before = [
+            z
+            for z in zeros
+            if z.order < seen.order and z.evidence and z.evidence[0].path == seen.path
+        ]
+        if not before:
+            continue
+        count = max(before, key=lambda z: z.order)
+        where = count.evidence[0]
+        out[seen.rank] = found = Finding.of(
+            sig,
+            rank=seen.rank,
+            host=seen.host,
+            time=seen.time,
+            order=seen.order,
+            evidence=[Evidence(path=seen.path, line=exc.log_line, text=seen.raw, rank=seen.rank)],
+            captures={
+                "what": count.captures.get("what", ""),
+                "count_where": f"line {where.line}",
+                "exc_type": exc.type.rsplit(".", 1)[-1],
+                "message": exc.message,
+            },
+        )
+        found.frames = [
+            {"file": fr.file, "line": fr.line, "func": fr.func, "user": fr.user}
+            for fr in exc.frames[-12:]
+        ]
+    return list(out.values())
+
+
+#: The GPU and CUDA build facts, and the cause their mismatch makes of a CUDA library error.
+GPU_FACT_SIGNATURE = "gpu-and-cuda-build-named"
+ARCH_MISMATCH_SIGNATURE = "gpu-newer-than-cuda-build"
+#: GPU models (as the fact signature captures them) -> (architecture, first CUDA release
+#: that builds for it), from NVIDIA's compute-capability table and the CUDA release notes
+#: (https://developer.nvidia.com/cuda-gpus): sm_80 CUDA 11.0, sm_86 11.1, sm_89 and sm_90
+#: 11.8, sm_100 and sm_120 12.8.
+GPU_ARCH: tuple[tuple[str, str, tuple[int, int]], ...] = (
+    (r"RTX ?30\d0|\bA10G?\b|\bA40\b|RTX A[456]000", "sm_86", (11, 1)),
+    (r"\bA100\b|\bA30\b", "sm_80", (11, 0)),
+    (r"RTX ?40\d0|\bL40S?\b|\bL4\b", "sm_89", (11, 8)),
+    (r"\bG?H[128]00\b", "sm_90", (11, 8)),
+    (r"\bG?B200\b", "sm_100", (12, 8)),
+    (r"RTX ?50\d0", "sm_120", (12, 8)),
+)
+#: Classes of the errors a missing architecture shows as.
+ARCH_SYMPTOM_CLASSES = frozenset({"cublas-cudnn-error", "cuda-driver-or-arch-mismatch"})
+
+
+def _cuda_version(text: str) -> tuple[int, int] | None:
+    """``"10.0"`` -> (10, 0); a wheel tag's ``"101"`` -> (10, 1), ``"118"`` -> (11, 8)."""
+    if "." in text:
+        major, _, minor = text.partition(".")
+        return (int(major), int(minor or 0)) if major.isdigit() else None
+    if text.isdigit() and len(text) == 3:
+        return int(text[:2]), int(text[2])
+    return None
+
+
+def arch_mismatches(findings: list[Finding], library: Library) -> list[Finding]:
+    """A GPU named in the log whose architecture needs a newer CUDA than a build version
+    named in the log (the :data:`GPU_FACT_SIGNATURE` facts, :data:`GPU_ARCH`), with a CUDA
+    library error (:data:`ARCH_SYMPTOM_CLASSES`) after the facts: a finding of
+    :data:`ARCH_MISMATCH_SIGNATURE` on the line naming the CUDA build. The error signatures
+    declare ``explained_by`` it. Several builds named: the oldest is taken only when no
+    newer one satisfies the GPU (a log that names both is not a proof). Empty otherwise."""
+    sig = library.signatures.get(ARCH_MISMATCH_SIGNATURE)
+    facts = [f for f in findings if f.signature == GPU_FACT_SIGNATURE]
+    if sig is None or not facts:
+        return []
+    gpus = [(f, f.captures["gpu"]) for f in facts if f.captures.get("gpu")]
+    builds = [
+        (f, v) for f in facts if (v := _cuda_version(f.captures.get("cuda") or "")) is not None
+    ]
+    if not gpus or not builds:
+        return []
+    errors = [
+        f
+        for f in findings
+        if f.severity == "error"
+        and f.failure_class in ARCH_SYMPTOM_CLASSES
+        and f.signature != ARCH_MISMATCH_SIGNATURE
+    ]
+    if not errors:
+        return []
+    for gf, gpu in gpus:
+        arch = next(((a, need) for pat, a, need in GPU_ARCH if regex.search(pat, gpu)), None)
+        if arch is None:
+            continue
+        name, needs = arch
+        if any(v >= needs for _, v in builds):
+            continue
+        bf, version = max(builds, key=lambda b: b[1])
+        # (an environment report pasted below the error still describes its machine)
+        error = min(errors, key=lambda e: e.order)
+        return [
+            Finding.of(
+                sig,
+                rank=None,
+                host=None,
+                time=bf.time,
+                order=min(bf.order, gf.order),
+                evidence=list(bf.evidence[:1]),
+                captures={
+                    "gpu": gpu,
+                    "arch": name,
+                    "needs": f"{needs[0]}.{needs[1]}",
+                    "cuda": f"{version[0]}.{version[1]}",
+                    "error": (error.evidence[0].text if error.evidence else error.title)[:160],
+                },
+            )
+        ]
+    return []
 
 
 def earlier_faults(findings: list[Finding], state: ScanState, library: Library) -> list[Finding]:
@@ -210,6 +382,14 @@ def infer(findings: list[Finding], library: Library) -> list[Finding]:
             continue
         group = [f for f in findings if f.signature in sig.inferred["from"]]
         key = sig.inferred["differs"]
+        if key == "ready":
+            lone = _lone_submitter(group)
+            if lone is not None:
+                base, rank, op, why = lone
+                found = _inferred(sig, base, rank, why)
+                found.captures["tensor"] = op
+                out.append(found)
+            continue
         sizes = key not in ("optype", "collective")
         if sizes and len({f.captures.get("optype") for f in group if f.rank is not None}) > 1:
             continue  # different collectives: a desync, whatever their sizes
@@ -235,6 +415,26 @@ def infer(findings: list[Finding], library: Library) -> list[Finding]:
         if f.rank not in best or f.specificity > best[f.rank].specificity:
             best[f.rank] = f
     return list(best.values())
+
+
+def _lone_submitter(group: list[Finding]) -> tuple[Finding, int, str, str] | None:
+    """``differs: ready``: a stall report that lists, per collective, the ranks that submitted
+    it (Horovod's ``op [ready ranks: 2, 0, 1]``, captured as ``ready`` and, for the further
+    ops of the same line, ``stalled_more``). When those sets are disjoint and one rank stands
+    alone in its own op (:func:`~rootrank.analysis.compare.lone_submitter`), the ranks wait in
+    different collectives: a desync started by that rank, not a slow rank.
+    ``(base finding, rank, the lone op's name, why)`` or ``None``."""
+    for f in group:
+        ops = [(f.captures.get("tensor", ""), f.captures.get("ready", ""))] + regex.findall(
+            r"([\w./:-]+) \[ready ranks: ([\d, ]+)\]", f.captures.get("stalled_more", "")
+        )
+        sets = [frozenset(int(x) for x in regex.findall(r"\d+", m)) for _, m in ops]
+        lone = lone_submitter(sets)
+        if lone is not None:
+            others = sorted(set().union(*sets) - {lone})
+            op = next(name for (name, _), s in zip(ops, sets) if s == {lone})
+            return f, lone, op, say("lone_submitter", rank=lone, others=format_ranks(others))
+    return None
 
 
 def _inferred(sig: Signature, base: Finding, rank: int | None, why: str) -> Finding:

@@ -120,6 +120,16 @@ _TEMPLATES: dict[str, str] = {
         " traceback before the error line, so that line may simply be missing: the log does"
         " not tell which rank the others waited for"
     ),
+    "silent_in_lines": (
+        "ranks {printers} each printed the same per-rank line until the log ends, rank {rank}"
+        " never did and printed nothing else: rank {rank} stopped, and the others waited for"
+        " it in their next collective"
+    ),
+    "silent_behind_in_lines": (
+        "ranks {printers} each printed the same per-rank line at least {lag} more times after"
+        " rank {rank}'s last one, until the log ends with no error: rank {rank} stopped, and the"
+        " others waited for it in their next collective"
+    ),
     "missing_progress": (
         "rank {rank} is the one rank missing from the last progress (step {step}); the other ranks went on and "
         "waited for it"
