@@ -498,7 +498,19 @@ class Series:
                 self.width *= 2
             if not buckets or buckets[-1].n >= self.width:
                 buckets.append(_Bucket())
-        buckets[-1].add(p)
+        # _Bucket.add, inlined (the hot path: every point of every series)
+        b = buckets[-1]
+        b.n += 1
+        v = p.value
+        if v - v != 0.0:  # NaN or +/-Inf (math.isfinite, without the call)
+            if b.bad is None:
+                b.bad = p
+        else:
+            lo, hi = b.lo, b.hi
+            if lo is None or v < lo.value:
+                b.lo = p
+            if hi is None or v > hi.value:
+                b.hi = p
         if self.role:
             self._detect(p)
 

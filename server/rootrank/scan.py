@@ -15,7 +15,7 @@ import ahocorasick_rs
 import regex
 
 from rootrank import lazy_regex
-from rootrank.frameworks import stacks_in, stacks_of_paths
+from rootrank.frameworks import STACK_WORDS, stacks_in, stacks_of_paths
 from rootrank.ingest import Block, RawLine, logical_lines
 from rootrank.match import Gate, Hit, Matcher
 from rootrank.metrics import MetricsReader
@@ -183,6 +183,19 @@ _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
         ),
     ),
 )
+#: Every literal of :data:`_LAUNCHER_SIGNS`, in one case-sensitive automaton: a line holding
+#: none of them (almost every line) skips the per-launcher tests with one native pass.
+#: (A contiguous NFA: built in a fraction of the default's time, which every start pays.)
+_LAUNCHER_WORDS = ahocorasick_rs.AhoCorasick(
+    sorted({lit for _, literals, _ in _LAUNCHER_SIGNS for lit in literals}),
+    implementation=ahocorasick_rs.Implementation.ContiguousNFA,
+)
+#: Every word of :data:`rootrank.frameworks.STACK_WORDS`, likewise: a gated line that holds
+#: none of them names no stack, so ``stacks_in`` (about 40 substring tests) is not called.
+_STACK_WORDS = ahocorasick_rs.AhoCorasick(
+    sorted({w for _, words in STACK_WORDS for w in words}),
+    implementation=ahocorasick_rs.Implementation.ContiguousNFA,
+)
 #: A launcher's own package directory in a frame's path: the job ran under that launcher.
 _LAUNCHER_PATHS = (
     ("accelerate", "accelerate/commands/launch"),
@@ -293,13 +306,15 @@ class LaunchFacts:
         """Learn from one cleaned line (``number`` 1-based); ``raw`` is the line before its
         prefixes were peeled (a launcher's own logger header names it: ``[launch.py:321:...]``)."""
         whole = raw if raw is not None else text
-        for name, literals, sign in _LAUNCHER_SIGNS:
-            if (
-                name not in self.launchers
-                and any(lit in whole for lit in literals)
-                and sign.search(whole)
-            ):
-                self.launchers.add(name)
+        # (a line holds one of a sign's literals only if the automaton finds some literal)
+        if _LAUNCHER_WORDS.find_matches_as_indexes(whole):
+            for name, literals, sign in _LAUNCHER_SIGNS:
+                if (
+                    name not in self.launchers
+                    and any(lit in whole for lit in literals)
+                    and sign.search(whole)
+                ):
+                    self.launchers.add(name)
         if self.command is None and 'File "' not in text and any(w in text for w in _COMMAND_WORDS):
             m = _COMMAND.search(text) if "Error" not in text else None
             if m:
@@ -449,35 +464,60 @@ MAX_TAILS = 64
 
 #: Lines that may show progress or a metric (one Aho-Corasick pass per block, like the main gate).
 _CURVE_GATE = Gate(PROGRESS_LITERALS, state_words=())
-_CURVE_WORDS = ahocorasick_rs.AhoCorasick(list(PROGRESS_LITERALS))
+# (only for lines no gate chose: a contiguous NFA, cheaper to build at every start)
+_CURVE_WORDS = ahocorasick_rs.AhoCorasick(
+    list(PROGRESS_LITERALS), implementation=ahocorasick_rs.Implementation.ContiguousNFA
+)
 
 
-class _CurveMerge:
-    """The main gate's line starts merged (ascending, no repeats) with the curve gate's; after
-    each ``next``, ``curve`` tells whether that line holds a progress/metric word and ``light``
-    whether only the curve gate chose it. Holds two offsets, not the block's lines."""
-
-    def __init__(self, main: Iterator[int], curves: Iterator[int]) -> None:
-        self._main, self._curves = main, curves
-        self._m, self._c = next(main, -1), next(curves, -1)
-        self.curve = self.light = False
-
-    def __iter__(self) -> _CurveMerge:
-        return self
-
-    def __next__(self) -> int:
-        m, c = self._m, self._c
-        if m == -1 and c == -1:
-            raise StopIteration
-        if c == -1 or (m != -1 and m < c):
-            self._m = next(self._main, -1)
-            self.curve = self.light = False
-            return m
-        self._c = next(self._curves, -1)
-        if m == c:
-            self._m = next(self._main, -1)
-        self.curve, self.light = True, m != c
-        return c
+def _gated_lines(gate: Gate, block: Block) -> Iterator[int]:
+    """The lines of ``block`` the main gate or the curve gate chose, ascending, no repeats, each
+    as ``start << 2 | curve << 1 | light``: ``start`` the line's offset in ``block.text``,
+    ``curve`` whether it holds a progress/metric word, ``light`` whether only the curve gate
+    chose it. The same lines and flags as merging both gates' :meth:`Gate.line_starts`; on an
+    ASCII block the curve gate's matches (about three per line of a metric-heavy log) are walked
+    here, in the merge itself, instead of through a second generator and a merging object."""
+    main = list(gate.line_starts(block))  # few: the lines a signature or state word is on
+    n_main = len(main)
+    i = 0
+    m = main[0] if n_main else -1
+    data = block.lower_bytes
+    if data.isascii():
+        rfind, find, size = data.rfind, data.find, len(data)
+        line_end = -1
+        for _, start, end in _CURVE_GATE.automaton.find_matches_as_indexes(data):
+            if start <= line_end:
+                continue
+            c = rfind(b"\n", 0, start) + 1
+            line_end = find(b"\n", end)
+            if line_end == -1:
+                line_end = size
+            while m != -1 and m < c:
+                yield m << 2
+                i += 1
+                m = main[i] if i < n_main else -1
+            if m == c:
+                yield c << 2 | 2
+                i += 1
+                m = main[i] if i < n_main else -1
+            else:
+                yield c << 2 | 3
+    else:
+        for c in _CURVE_GATE.line_starts(block):
+            while m != -1 and m < c:
+                yield m << 2
+                i += 1
+                m = main[i] if i < n_main else -1
+            if m == c:
+                yield c << 2 | 2
+                i += 1
+                m = main[i] if i < n_main else -1
+            else:
+                yield c << 2 | 3
+    while m != -1:
+        yield m << 2
+        i += 1
+        m = main[i] if i < n_main else -1
 
 
 #: Progress/metric-only lines of one scan (all its sources together, so a folder of per-rank
@@ -668,10 +708,12 @@ class Scanner:
                 st.stacks |= stacks_in(text, st.stacks)
                 # a paste that starts inside the launcher's traceback names it only in a frame
                 st.launch.launchers.update(n for n, part in _LAUNCHER_PATHS if part in text)
-            starts = _CurveMerge(gate.line_starts(block), _CURVE_GATE.line_starts(block))
+            # each value start << 2 | curve << 1 | light (_gated_lines); -1 >> 2 is -1, the end
+            starts = _gated_lines(gate, block)
             # Whether any line of the block may print a NaN/Inf (else no line needs the test).
             nonfinite_block = _non_finite(text, 0, size)
-            cur = 0 if following else next(starts, -1)
+            gated = 0 if following else next(starts, -1)
+            cur = gated >> 2
             while cur != -1 and cur < size:
                 number += text.count("\n", counted, cur)
                 counted = cur
@@ -685,7 +727,7 @@ class Scanner:
                     )
                     light = False
                 else:
-                    self._curve_line, light = starts.curve, starts.light
+                    self._curve_line, light = bool(gated & 2), bool(gated & 1)
                 if light:  # only a progress/metric line: no matching
                     self._light_lines += 1
                     light_lines = self._light_lines
@@ -714,9 +756,11 @@ class Scanner:
                 if following:
                     cur = nxt
                 else:
-                    cur = next(starts, -1)
+                    gated = next(starts, -1)
+                    cur = gated >> 2
                     while cur != -1 and cur < nxt:
-                        cur = next(starts, -1)
+                        gated = next(starts, -1)
+                        cur = gated >> 2
             st.lines_total += text.count("\n") + (0 if block.continues else 1)
         if tail and len(st.tails) < MAX_TAILS:
             if tail_end - tail.count("\n") != 1:  # cut inside a line: start at the next
@@ -917,7 +961,8 @@ class Scanner:
         if reader.code_line:
             return  # source code quoted in a traceback is not a message
         # the raw line: a worker prefix ("(RayWorker pid=7) ") names the stack too
-        st.stacks |= stacks_in(raw.text, st.stacks)
+        if _STACK_WORDS.find_matches_as_indexes(raw.text):
+            st.stacks |= stacks_in(raw.text, st.stacks)
         hits = list(self.matcher.match(text))
         if len(hits) > 1:  # one line, one explanation: the most specific signature
             hits = [max(hits, key=lambda h: h.signature.specificity)]
