@@ -205,6 +205,9 @@ STATE_WORDS = (
     "# nthread ",
     "vllm serve",
     "vllm.entrypoints",
+    # ProcessGroupNCCL's C++ log records: a terminal may wrap one inside the words a
+    # signature looks for; the scanner joins its tail (rootrank.scan, PendingMessage)
+    "processgroupnccl.cpp:",
 )
 
 
