@@ -6,11 +6,16 @@ A. a watchdog's PG status (``last enqueued work`` / ``last completed work``) com
    the ranks of one process group: the rank that never completed a work its peers completed,
    and enqueued nothing after it, is the one the others wait for; a broadcast, or ranks that
    both enqueued as far, or two groups, say nothing;
+B. a rendezvous connect timeout whose cause is the user's own call: the old c10d wording
+   (``RuntimeError: connect() timed out.``) is a rendezvous failure, and a call that asks
+   for ``rank >= world_size`` (no process is rank 0, none hosts the TCPStore) selects the
+   fix that names that call instead of a network checklist;
 """
 
 from __future__ import annotations
 
 from rootrank.engine import diagnose_text
+from rootrank.entry.variants import rank_outside_world
 
 
 def _wrap(line: str, width: int) -> str:
@@ -86,3 +91,59 @@ def test_different_process_groups_are_not_compared():
     d = diagnose_text(log + "\n", "job.out", mask=False)
     assert d.initiator.strategy != "behind_in_completed_work"
     assert d.initiator.rank is None
+
+
+# -- B ------------------------------------------------------------------------------------
+
+SITE = "/usr/local/lib/python3.9/site-packages/torch/distributed"
+
+
+def _store_timeout(call: str) -> str:
+    return f"""\
+rank 3 starting, 4 processes, master 192.168.7.2:29501
+Process Process-4:
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.9/multiprocessing/process.py", line 315, in _bootstrap
+    self.run()
+  File "/usr/local/lib/python3.9/multiprocessing/process.py", line 108, in run
+    self._target(*self._args, **self._kwargs)
+  File "/srv/asr/launch_workers.py", line 54, in work
+    {call}
+  File "{SITE}/distributed_c10d.py", line 439, in init_process_group
+    store, rank, world_size = next(rendezvous_iterator)
+  File "{SITE}/rendezvous.py", line 146, in _tcp_rendezvous_handler
+    store = TCPStore(result.hostname, result.port, world_size, start_daemon, timeout)
+RuntimeError: connect() timed out.
+"""
+
+
+def test_a_call_asking_for_a_rank_outside_the_world_is_the_cause_at_the_users_line():
+    log = _store_timeout('dist.init_process_group("gloo", init_method=url, rank=4, world_size=4)')
+    d = diagnose_text(log, "worker.log", mask=False)
+    assert d.root_cause.failure_class == "rendezvous-failure"
+    assert d.root_cause.signature == "tcpstore-connect-timeout"
+    assert d.root_cause.evidence[0].line == 14
+    assert d.root_cause.fix.variant.id == "rank-outside-world"
+    first = d.root_cause.fix.steps[0]
+    assert "launch_workers.py:54" in first
+    assert "asks for rank 4 in a world of 4" in first
+    assert d.initiator is None or d.initiator.rank is None
+
+
+def test_a_rank_inside_the_world_keeps_the_reachability_fix():
+    log = _store_timeout('dist.init_process_group("gloo", init_method=url, rank=3, world_size=4)')
+    d = diagnose_text(log, "worker.log", mask=False)
+    assert d.root_cause.signature == "tcpstore-connect-timeout"
+    assert d.root_cause.fix.variant.id == "general"
+
+
+def test_rank_outside_world_reads_literal_keyword_arguments_only():
+    assert rank_outside_world(["init_process_group('nccl', world_size=2, rank=2)"]) == (
+        "init_process_group('nccl', world_size=2, rank=2)",
+        2,
+        2,
+    )
+    assert rank_outside_world(["init_process_group('nccl', world_size=8, rank=7)"]) is None
+    # a rank computed at run time, or another keyword ending in rank, tells nothing
+    assert rank_outside_world(["init_process_group('nccl', world_size=2, rank=args.rank)"]) is None
+    assert rank_outside_world(["setup(local_rank=3, world_size=2)"]) is None
