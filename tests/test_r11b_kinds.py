@@ -10,6 +10,9 @@ B. a rendezvous connect timeout whose cause is the user's own call: the old c10d
    (``RuntimeError: connect() timed out.``) is a rendezvous failure, and a call that asks
    for ``rank >= world_size`` (no process is rank 0, none hosts the TCPStore) selects the
    fix that names that call instead of a network checklist;
+C. a traceback pasted without its "Traceback" header, or shifted right as a whole, still
+   gives its frames to its exception; an OOM while the weights are moved onto the GPU
+   (``Module._apply``) selects the fix about the model's size, not the batch's;
 """
 
 from __future__ import annotations
@@ -147,3 +150,53 @@ def test_rank_outside_world_reads_literal_keyword_arguments_only():
     # a rank computed at run time, or another keyword ending in rank, tells nothing
     assert rank_outside_world(["init_process_group('nccl', world_size=2, rank=args.rank)"]) is None
     assert rank_outside_world(["setup(local_rank=3, world_size=2)"]) is None
+
+
+# -- C ------------------------------------------------------------------------------------
+
+TORCH_NN = "/opt/py311/lib/python3.11/site-packages/torch/nn/modules/module.py"
+HEADLESS_LOAD_OOM = f"""\
+INFO 2025-04-02 09:14:55 loading UNet3D weights (fp32) onto cuda:0
+[rank0]:   File "/work/vgen/sample.py", line 88, in main
+[rank0]:     unet = UNet3D.from_config(cfg).to(device)
+[rank0]:   File "{TORCH_NN}", line 1340, in to
+[rank0]:     return self._apply(convert)
+[rank0]:   File "{TORCH_NN}", line 900, in _apply
+[rank0]:     module._apply(fn)
+[rank0]:   File "{TORCH_NN}", line 1326, in convert
+[rank0]:     return t.to(
+[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 90.00 MiB. GPU 0 has a total \
+capacity of 15.77 GiB of which 40.12 MiB is free. Of the allocated memory 15.20 GiB is allocated by PyTorch, \
+and 9.50 MiB is reserved by PyTorch but unallocated.
+"""
+
+
+def test_a_headless_traceback_gives_its_frames_and_a_weight_load_oom_its_own_fix():
+    d = diagnose_text(HEADLESS_LOAD_OOM, "sample.log", mask=False)
+    rc = d.root_cause
+    assert (rc.signature, rc.rank, rc.evidence[0].line) == ("cuda-oom", 0, 10)
+    assert [f["func"] for f in rc.frames] == ["main", "to", "_apply", "convert"]
+    assert rc.user_frame is not None and (rc.user_frame.file, rc.user_frame.line) == (
+        "/work/vgen/sample.py",
+        88,
+    )
+    assert rc.fix.variant.id == "loading-weights"
+    assert "micro-batch" not in rc.fix.steps[0]
+
+
+SHIFTED = """\
+   loss = criterion(out, target)
+  File "/home/user/vision/train.py", line 141, in step
+        return F.cross_entropy(out, target.long())
+  File "/usr/lib/python3/dist-packages/torch/nn/functional.py", line 3029, in cross_entropy
+        return torch._C._nn.cross_entropy_loss(input, target, weight)
+  RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!
+"""
+
+
+def test_an_exception_line_indented_like_its_frames_ends_the_shifted_traceback():
+    d = diagnose_text(SHIFTED, "paste.txt", mask=False)
+    rc = d.root_cause
+    assert (rc.signature, rc.evidence[0].line) == ("device-mismatch", 6)
+    assert [f["func"] for f in rc.frames] == ["step", "cross_entropy"]
+    assert rc.user_frame is not None and rc.user_frame.line == 141
