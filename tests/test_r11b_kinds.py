@@ -13,6 +13,9 @@ B. a rendezvous connect timeout whose cause is the user's own call: the old c10d
 C. a traceback pasted without its "Traceback" header, or shifted right as a whole, still
    gives its frames to its exception; an OOM while the weights are moved onto the GPU
    (``Module._apply``) selects the fix about the model's size, not the batch's;
+D. the evidence selects the family's variant: a segfault the kernel places in PyTorch's own
+   library is a torch build/driver problem (not "rebuild your extensions"); a stuck
+   watchdog after ranks already exited the program is a teardown problem.
 """
 
 from __future__ import annotations
@@ -200,3 +203,52 @@ def test_an_exception_line_indented_like_its_frames_ends_the_shifted_traceback()
     assert (rc.signature, rc.evidence[0].line) == ("device-mismatch", 6)
     assert [f["func"] for f in rc.frames] == ["step", "cross_entropy"]
     assert rc.user_frame is not None and rc.user_frame.line == 141
+
+
+# -- D ------------------------------------------------------------------------------------
+
+
+def test_a_segfault_in_torchs_own_library_selects_the_torch_build_fix():
+    log = (
+        "epoch 2 iter 5100 loss 0.0912\n"
+        "[Tue Mar  4 02:11:09 2025] python3[88012]: segfault at 0 ip 00007f0a11c3e7aa sp "
+        "00007ffc8a0e1f30 error 4 in libc10.so[7f0a11c00000+a1000] likely on CPU 3 (core 3, socket 0)\n"
+    )
+    d = diagnose_text(log, "dmesg.txt", mask=False)
+    assert d.root_cause.signature == "worker-segfault"
+    assert d.root_cause.fix.variant.id == "torch-library"
+    assert "libc10.so" in d.root_cause.fix.steps[0]
+    other = log.replace("libc10.so", "libbitsandbytes_cuda121.so")
+    d = diagnose_text(other, "dmesg.txt", mask=False)
+    assert d.root_cause.fix.variant.id == "general"
+
+
+def _stuck(pg: str) -> str:
+    return (
+        f"[rank2]:[E0909 12:40:00.000100 ProcessGroupNCCL.cpp:1555] [PG ID 5 PG GUID 21({pg}) "
+        "Rank 0] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress "
+        "in monitoring enqueued collectives.\n"
+    )
+
+
+EXIT_WARNING = (
+    "[rank{r}]:[W0909 12:31:5{r}.000100 ProcessGroupNCCL.cpp:1496] Warning: WARNING: "
+    "destroy_process_group() was not called before program exit, which can leak resources.\n"
+)
+
+
+def test_a_stuck_watchdog_after_ranks_exited_is_a_teardown_problem():
+    log = "Run finished: 3 epochs\n" + EXIT_WARNING.format(r=0) + EXIT_WARNING.format(r=1)
+    d = diagnose_text(log + _stuck("PIPELINE_PARALLEL"), "job.log", mask=False)
+    assert d.root_cause.signature == "nccl-heartbeat-monitor-timeout"
+    assert d.root_cause.fix.variant.id == "after-exit"
+    assert "destroy_process_group()" in d.root_cause.fix.steps[1]
+    # the same report with no rank at exit: the general advice
+    d = diagnose_text("epoch 1 step 40\n" + _stuck("EXPERT_PARALLEL"), "job.log", mask=False)
+    assert d.root_cause.fix.variant.id == "general"
+
+
+def test_the_exit_warning_alone_is_no_root_cause():
+    d = diagnose_text("done\n" + EXIT_WARNING.format(r=0), "job.log", mask=False)
+    assert d.root_cause is None
+    assert [f.signature for f in d.findings] == ["process-group-not-destroyed"]
