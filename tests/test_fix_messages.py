@@ -137,5 +137,5 @@ def test_a_wrapped_watchdog_line_fills_the_seqnum():
     d = diagnose_paths([str(HERE / "fix_messages" / "watchdog-wrapped.log")])
     rc = d.root_cause
     assert (rc.signature, rc.rank, rc.evidence[0].line) == ("nccl-watchdog-timeout", 9, 1)
-    assert "seqnum" not in rc.captures  # the header line has none
+    assert rc.captures["seqnum"] == "4411"  # the wrapped tail completes the header's captures
     assert "SeqNum 4411" in rc.verify and "<seqnum>" not in rc.verify

@@ -205,6 +205,11 @@ STATE_WORDS = (
     "# nthread ",
     "vllm serve",
     "vllm.entrypoints",
+    # ProcessGroupNCCL's C++ log records: a terminal may wrap one inside the words a
+    # signature looks for; the scanner joins its tail (rootrank.scan, PendingMessage)
+    "processgroupnccl.cpp:",
+    # a traceback frame: read even when the paste cut the "Traceback" header above it
+    'file "',
 )
 
 

@@ -35,6 +35,9 @@ from rootrank.tracebacks import (
 )
 
 MAX_EVIDENCE = 5
+#: The C++ log records whose wrapped tail is joined to them even when no signature matched
+#: their first line (a gate word of rootrank.match.STATE_WORDS, so they are read).
+_WRAPPABLE_RECORD = "ProcessGroupNCCL.cpp:"
 #: Lines after an exception line that may continue its message (hard-wrapped or multi-line).
 MAX_CONTINUATION_LINES = 12
 #: Characters of a joined exception message handed to the matcher.
@@ -398,6 +401,9 @@ class PendingMessage:
     #: ``True`` for a traceback's exception message: a signature that matched only a wrapped
     #: tail line is re-pointed at the first line when the joined message matches it too.
     supersede: bool = True
+    #: ``True`` for a log line a signature matched (not an exception): its wrapped tail only
+    #: completes that finding's captures (:meth:`Scanner._complete_wrapped`).
+    complete_only: bool = False
 
 
 def _weight(hit: Hit) -> tuple[int, int, int]:
@@ -906,10 +912,12 @@ class Scanner:
                 and tagged.time is None
                 and len(pending.parts) <= MAX_CONTINUATION_LINES
                 and continues_message(text)
+                # a wrapped log record's tail is bare: no header the cleaning removed
+                and (pending.exc_type or continues_message(raw.text))
             ):
                 pending.parts.append(text)
                 pending.numbers.append(raw.number)
-                if rank is None and pending.rank is not None:
+                if rank is None and pending.rank is not None and pending.exc_type:
                     # A wrapped tail carries no launcher prefix: it is still that rank's message.
                     rank = tagged.rank = pending.rank
                     tagged.host = tagged.host or pending.host
@@ -989,6 +997,15 @@ class Scanner:
                 self._pending.sigs.update(h.signature.id for h in hits)
                 if raw.number == self._pending.numbers[0]:
                     self._pending.first_sigs.update(h.signature.id for h in hits)
+        if self._pending is None and exc is None and (hits or _WRAPPABLE_RECORD in raw.text):
+            # a log line a terminal may have wrapped ("... last enqueue" then "d work: 137429,
+            # last completed work: 137428"): its tail may hold captures of the signature the
+            # line showed, or (a C++ record cut inside the words) the whole match
+            ids = {h.signature.id for h in hits}
+            self._pending = PendingMessage(
+                "", [text], [raw.number], raw, path, tagged.rank, tagged.host, tagged.pid,
+                tagged.time, [], set(ids), set(ids), supersede=False, complete_only=bool(hits),
+            )
         if header is not None:
             self._header_message(header, path, rank, tagged.host, tagged.time)
 
@@ -1194,7 +1211,28 @@ class Scanner:
         pending, self._pending = self._pending, None
         if pending is None or len(pending.parts) < 2:
             return
+        if pending.complete_only:
+            self._complete_wrapped(pending)
+            return
         self._match_joined(pending)
+
+    def _complete_wrapped(self, message: PendingMessage) -> None:
+        """A log line a signature matched continued on the next lines (a terminal's
+        fixed-width wrap, no prefix or timestamp of its own): the joined text, read by the
+        same signatures only, fills the captures the first line could not hold. No new
+        finding comes from the join (the line was no exception message)."""
+        parts = message.parts
+        spaced = " ".join([parts[0].rstrip(), *(p.strip() for p in parts[1:])])[:MAX_JOINED_CHARS]
+        glued = "".join([parts[0].rstrip(" "), *(p.strip() for p in parts[1:])])[:MAX_JOINED_CHARS]
+        best: Hit | None = None
+        for joined in (glued, spaced):
+            for hit in self.matcher.match(joined):
+                if hit.signature.id in message.first_sigs and (
+                    best is None or len(hit.captures) > len(best.captures)
+                ):
+                    best = hit
+        if best is not None:
+            self._complete_captures(best, message)
 
     def _match_joined(self, message: PendingMessage) -> None:
         """Run the matcher on a message's lines joined with a space (a wrap at a word

@@ -104,6 +104,7 @@ _LIBRARY_MARKERS = (
     "/lib/python",
     "\\lib\\python",
     "<frozen",
+    "<string>",  # code made by exec (a dataclass's generated __init__): no file to open
     "/torch/",
     "\\torch\\",
 )
@@ -217,6 +218,7 @@ class TracebackReader:
         "_interleaved",
         "_left_open",
         "_mode",
+        "_frame_indent",
         "_partial_frame",
         "_terminate",
         "code_line",
@@ -231,6 +233,8 @@ class TracebackReader:
         # A frame line cut by a terminal's fixed-width wrap ('  File "x.py", line 12, i'),
         # waiting for its tail on the next line ('n load').
         self._partial_frame: str | None = None
+        #: The indentation of the last frame line (``File "..."``), in characters.
+        self._frame_indent = 2
         # "terminate called after throwing an instance of 'T'": T, waiting for its what() line.
         self._terminate: str | None = None
         self._chain_next: str | None = None
@@ -297,6 +301,15 @@ class TracebackReader:
                 return None
         after_ignored = self._ignored_next
         self._start(text, number, raw)
+        if not self._in_tb and 'File "' in text:
+            fm = _FRAME.match(text)
+            if fm and fm.group("func"):
+                # a frame with no "Traceback" header above it: an excerpt that cut the
+                # traceback's head (a paste joined from two parts); its frames still belong
+                # to the exception line that ends it
+                self._begin("python")
+                self._feed_tb(text, number)
+                return None
         if not self._in_tb and ("Error: " in text or "xception: " in text or "Exit: " in text):
             return self._bare(text, number, after_ignored)
         return None
@@ -411,6 +424,7 @@ class TracebackReader:
         if 'File "' in text:
             fm = _FRAME.match(text)
             if fm:
+                self._frame_indent = len(text) - len(text.lstrip())
                 file = fm.group("file")
                 self._frames.append(
                     Frame(
@@ -425,8 +439,16 @@ class TracebackReader:
                 return True, None
             if text.lstrip().startswith('File "'):
                 self._partial_frame = text
-        if not text.strip() or text[:1].isspace():
-            # code lines, carets, blank separators inside the traceback
+        indent = len(text) - len(text.lstrip())
+        shifted_exception = (
+            indent > 0
+            and self._frames
+            and indent <= self._frame_indent
+            and _EXC.match(text.strip()) is not None
+        )
+        if (not text.strip() or text[:1].isspace()) and not shifted_exception:
+            # code lines, carets, blank separators inside the traceback (an exception line
+            # indented no deeper than the frames is the exception of a paste shifted right)
             self.code_line = bool(self._frames) and bool(text.strip())
             if self.code_line and not self._frames[-1].code and set(text.strip()) - set("^~ "):
                 self._frames[-1].code = text.strip()[:200]  # not the carets under it

@@ -171,6 +171,80 @@ def same_step_everywhere(case: Case) -> Verdict | None:
     return None
 
 
+#: Collectives that may complete on one rank before another issued them (a root sends
+#: before its receivers arrive; a send completes without the peer's later work).
+_ROOTED_OPS = frozenset({"BROADCAST", "REDUCE", "SCATTER", "GATHER", "SEND", "RECV", "RECVANYSOURCE"})
+
+
+def _timed_out_work(f: Finding) -> int | None:
+    """The work (SeqNum) a watchdog report timed out in: its ``timeout_work`` capture, else
+    its ``seqnum``; ``None`` when it names none."""
+    raw = f.captures.get("timeout_work") or f.captures.get("seqnum") or ""
+    return int(raw) if raw.isdigit() else None
+
+
+def behind_in_completed_work(case: Case) -> Verdict | None:
+    """The watchdog's PG status (``failure detected by watchdog at work sequence id: 137429
+    PG status: last enqueued work: 137429, last completed work: 137428``; 2.4's ``Timeout at
+    NCCL work: N, ... last completed NCCL work: M``) says how far each rank got. A symmetric
+    collective (all-reduce, all-gather, reduce-scatter) completes on a rank only after every
+    member of the group issued it, so when rank B of the same process group completed the
+    very work rank A timed out in, and A also enqueued nothing after it while B went on (A's
+    ``last enqueued`` is lower), A is the rank the others wait for: its host side stopped.
+    The single such rank of one group is the initiator; two or more say nothing. Not when A's
+    timed-out op is a rooted or point-to-point one (a broadcast's root completes before its
+    receivers), nor when both ranks enqueued as far (the host went on; the transport stalled).
+    Ranks whose reports name no group are compared only within :data:`MAX_SEQNUM_LAG`
+    collectives (further apart they may count different groups)."""
+    from rootrank.analysis.compare import MAX_SEQNUM_LAG
+
+    def number(f: Finding, key: str) -> int | None:
+        raw = f.captures.get(key, "")
+        return int(raw) if raw.lstrip("-").isdigit() else None
+
+    reports: dict[int, tuple[str | None, int, int | None, int | None, str]] = {}
+    for f in case.group:
+        work = _timed_out_work(f)
+        if f.rank is None or work is None:
+            continue
+        reports.setdefault(
+            f.rank,
+            (
+                f.captures.get("pg"),
+                work,
+                number(f, "last_completed"),
+                number(f, "last_enqueued"),
+                f.captures.get("optype", "").upper(),
+            ),
+        )
+    behind: list[tuple[int, int, str, int]] = []
+    for rank, (pg, work, _done, queued, op) in reports.items():
+        if op in _ROOTED_OPS:
+            continue
+        for peer, (peer_pg, peer_work, peer_done, peer_queued, _op) in reports.items():
+            if peer == rank or peer_done is None or peer_pg != pg:
+                continue
+            if pg is None and peer_work - work > MAX_SEQNUM_LAG:
+                continue
+            if queued is not None and peer_queued is not None and queued >= peer_queued:
+                continue
+            if peer_done >= work:
+                behind.append((rank, peer, pg if pg is not None else "?", peer_done))
+                break
+    if len({b[0] for b in behind}) != 1:
+        return None
+    rank, peer, pg, peer_done = behind[0]
+    why = say(
+        "completed_work_behind",
+        rank=rank,
+        work=reports[rank][1],
+        pg=pg,
+        peer=peer,
+        peer_done=peer_done,
+    )
+    return Verdict(rank, why, "behind_in_completed_work", (rank,))
+
+
 def odd_value_out(case: Case) -> Verdict | None:
     """The rank whose OpType, collective, shape, Numel, dtype or SeqNum differs from the
     others' reports of the same failure (:func:`~rootrank.analysis.compare.odd_one_out`)."""
@@ -771,6 +845,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     named_in_message,
     missing_from_ready,
     same_step_everywhere,
+    behind_in_completed_work,
     odd_value_out,
     odd_printed_value,
     missing_reporter,

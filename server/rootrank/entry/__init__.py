@@ -23,6 +23,7 @@ from rootrank.entry.variants import (
     agreed_values,
     choose,
     local_module_frame,
+    rank_outside_world,
     uneven_progress,
 )
 from rootrank.model import Finding, Fix, FixVariant, InitiatorInfo, Related, RootCause, Symptom
@@ -192,6 +193,12 @@ def fill_entry(
     if raised_code:
         values["raised_code"] = masker.text(raised_code) if masker else raised_code
 
+    # a call in the traceback that asks for rank >= world_size (init_process_group(rank=1, world_size=1))
+    outside = rank_outside_world([f.code for f in seen.exc.frames if f.code]) if seen else None
+    if outside is not None:
+        values["call_code"] = masker.text(outside[0]) if masker else outside[0]
+        values["call_rank"], values["call_world_size"] = str(outside[1]), str(outside[2])
+
     analysed = analysis_facts(root, initiating, initiator)
     values.update({k: v for k, v in analysed.items() if v is not None and k in _ANALYSIS_VALUES})
     if masker and values.get("initiator_why"):
@@ -219,6 +226,7 @@ def fill_entry(
         frames=[f"{f['file']}:{f.get('func', '')}" for f in frames],
         command=state.launch.command or "",
         code=raised_code,
+        rank_outside_world=outside[0] if outside is not None else None,
         call_sites_differ=bool(sites),
         user_frame=frame is not None,
         launchers=sorted(

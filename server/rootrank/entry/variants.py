@@ -37,6 +37,10 @@ captured:
   ``self_rank``/``peer_rank``) and its op matches;
 - ``ops_differ: bool``: the two fingerprints a line compares name different ops
   (``optype`` vs ``peer_optype``), whichever rank is the odd one.
+- ``rank_outside_world: bool``: a source line of the traceback passes a literal ``rank=R``
+  with ``world_size=W`` and ``R >= W`` (``init_process_group(..., world_size=1, rank=1)``;
+  ranks are 0-based, so no process is rank 0 and none hosts the TCPStore:
+  :func:`rank_outside_world`).
 - ``group_formed: bool``: after the root cause the job's process group formed and ran
   (a later NCCL or collective finding, a later traceback waiting in a collective:
   :func:`rootrank.analysis.initiator.formed_after`): a set-up failure that should have
@@ -111,7 +115,25 @@ WHEN_KEYS: dict[str, type] = {
     "group_formed": bool,
     "agree": list,
     "module_local": bool,
+    "rank_outside_world": bool,
 }
+
+_RANK_ARG = regex.compile(r"(?<![\w.])rank\s*=\s*(\d+)\b")
+_WORLD_ARG = regex.compile(r"\bworld_size\s*=\s*(\d+)\b")
+
+
+def rank_outside_world(codes: list[str]) -> tuple[str, int, int] | None:
+    """The first source line of ``codes`` (the lines a traceback quotes under its frames)
+    that passes literal keyword arguments ``rank=R`` and ``world_size=W`` with ``R >= W``,
+    as ``(line, R, W)``; ``None`` when no line does. Ranks are 0-based (``0..W-1``), so such
+    a call asks for a rank no world of that size has: with ``W`` processes numbered that
+    way, no process is rank 0, which is the one that hosts the rendezvous TCPStore
+    (``torch.distributed.rendezvous``: ``start_daemon = rank == 0``)."""
+    for code in codes:
+        r, w = _RANK_ARG.search(code), _WORLD_ARG.search(code)
+        if r and w and int(r.group(1)) >= int(w.group(1)):
+            return code, int(r.group(1)), int(w.group(1))
+    return None
 
 
 def initiator_names() -> tuple[str, ...]:
@@ -162,6 +184,8 @@ class Facts:
     #: The user's file that imports the missing module (``file:line``), when the module
     #: lives in the user's own source tree (``module_local``), else ``None``.
     module_local: str | None = None
+    #: The traceback's source line that asks for a rank outside the world (:func:`rank_outside_world`).
+    rank_outside_world: str | None = None
 
 
 def check_when(when: Any) -> str | None:
@@ -301,6 +325,14 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             f"the missing module is in your own source tree (imported at {facts.module_local})"
             if value
             else "the missing module is not in your source tree"
+        )
+    if key == "rank_outside_world":
+        if bool(facts.rank_outside_world) != value:
+            return None
+        return (
+            f"the traceback's call `{facts.rank_outside_world[:120]}` asks for a rank outside the world"
+            if value
+            else "no call in the traceback asks for a rank outside the world"
         )
     if key == "uneven_progress":
         if facts.uneven_progress != value:
