@@ -270,7 +270,9 @@ def test_a_gpu_newer_than_the_cuda_build_explains_the_cublas_error():
 
 
 def test_a_build_new_enough_for_the_gpu_leaves_the_cublas_error():
-    text = HOPPER_ON_117.replace("CUDA used to build PyTorch: 11.7", "CUDA used to build PyTorch: 12.1")
+    text = HOPPER_ON_117.replace(
+        "CUDA used to build PyTorch: 11.7", "CUDA used to build PyTorch: 12.1"
+    )
     text = text.replace("1.13.1+cu117", "2.3.1+cu121")
     d = diagnose_text(text, "env_and_run.txt", mask=False)
     assert d.root_cause.signature == "cublas-error"

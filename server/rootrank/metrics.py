@@ -491,9 +491,10 @@ class Series:
         buckets = self.buckets
         if not buckets or buckets[-1].n >= self.width:
             if len(buckets) >= MAX_BUCKETS:
-                b = buckets
+                old = buckets
                 self.buckets = buckets = [
-                    b[i].merge(b[i + 1]) if i + 1 < len(b) else b[i] for i in range(0, len(b), 2)
+                    old[i].merge(old[i + 1]) if i + 1 < len(old) else old[i]
+                    for i in range(0, len(old), 2)
                 ]
                 self.width *= 2
             if not buckets or buckets[-1].n >= self.width:

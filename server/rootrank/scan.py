@@ -1003,8 +1003,20 @@ class Scanner:
             # line showed, or (a C++ record cut inside the words) the whole match
             ids = {h.signature.id for h in hits}
             self._pending = PendingMessage(
-                "", [text], [raw.number], raw, path, tagged.rank, tagged.host, tagged.pid,
-                tagged.time, [], set(ids), set(ids), supersede=False, complete_only=bool(hits),
+                "",
+                [text],
+                [raw.number],
+                raw,
+                path,
+                tagged.rank,
+                tagged.host,
+                tagged.pid,
+                tagged.time,
+                [],
+                set(ids),
+                set(ids),
+                supersede=False,
+                complete_only=bool(hits),
             )
         if header is not None:
             self._header_message(header, path, rank, tagged.host, tagged.time)

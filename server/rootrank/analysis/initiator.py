@@ -173,7 +173,9 @@ def same_step_everywhere(case: Case) -> Verdict | None:
 
 #: Collectives that may complete on one rank before another issued them (a root sends
 #: before its receivers arrive; a send completes without the peer's later work).
-_ROOTED_OPS = frozenset({"BROADCAST", "REDUCE", "SCATTER", "GATHER", "SEND", "RECV", "RECVANYSOURCE"})
+_ROOTED_OPS = frozenset(
+    {"BROADCAST", "REDUCE", "SCATTER", "GATHER", "SEND", "RECV", "RECVANYSOURCE"}
+)
 
 
 def _timed_out_work(f: Finding) -> int | None:

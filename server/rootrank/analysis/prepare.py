@@ -207,10 +207,7 @@ def zero_count_divisions(
     # a line another signature reads is its; the generic exception's reading is not
     # (user-code-exception declares explained_by: [zero-count-division])
     read = {
-        (e.path, e.line)
-        for f in findings
-        if f.signature != EXCEPTION_SIGNATURE
-        for e in f.evidence
+        (e.path, e.line) for f in findings if f.signature != EXCEPTION_SIGNATURE for e in f.evidence
     }
     out: dict[int | None, Finding] = {}
     for seen in state.exceptions:
@@ -432,7 +429,7 @@ def _lone_submitter(group: list[Finding]) -> tuple[Finding, int, str, str] | Non
         lone = lone_submitter(sets)
         if lone is not None:
             others = sorted(set().union(*sets) - {lone})
-            op = next(name for (name, _), s in zip(ops, sets) if s == {lone})
+            op = next(name for (name, _), s in zip(ops, sets, strict=True) if s == {lone})
             return f, lone, op, say("lone_submitter", rank=lone, others=format_ranks(others))
     return None
 

@@ -103,9 +103,7 @@ def _silent_in(ctx: Context, path: str, first: int, text: str) -> Finding | None
         r
         for r, last in printed.items()
         if all(
-            sum(1 for q, n in lines if q == o and n > last) >= LAG_LINES
-            for o in printed
-            if o != r
+            sum(1 for q, n in lines if q == o and n > last) >= LAG_LINES for o in printed if o != r
         )
     }
     if len(never) + len(behind) != 1 or never & tagged_ranks:

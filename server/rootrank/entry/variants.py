@@ -327,10 +327,11 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             else "the missing module is not in your source tree"
         )
     if key == "rank_outside_world":
-        if bool(facts.rank_outside_world) != value:
+        call = facts.rank_outside_world or ""
+        if bool(call) != value:
             return None
         return (
-            f"the traceback's call `{facts.rank_outside_world[:120]}` asks for a rank outside the world"
+            f"the traceback's call `{call[:120]}` asks for a rank outside the world"
             if value
             else "no call in the traceback asks for a rank outside the world"
         )
