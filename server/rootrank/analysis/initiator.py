@@ -508,9 +508,17 @@ def named_by_root(case: Case) -> Verdict | None:
     return Verdict(rank, "", "named_by_root", (rank,))
 
 
+#: Seconds under which one rank's lead in time is a tie (:func:`earliest_time`): processes
+#: that poll the same asynchronous error (the NCCL watchdog checks its work every 100 ms)
+#: print it within microseconds of each other, and the order they print in is scheduling,
+#: not causality.
+TIE_MARGIN_S = 0.001
+
+
 def earliest_time(case: Case) -> Verdict | None:
     """Several ranks report the same cause: the first by timestamp started it; without
-    times (or a tie) the log does not tell. Reads the group's finding events."""
+    times (or a tie: another rank's report less than :data:`TIE_MARGIN_S` later) the log
+    does not tell. Reads the group's finding events."""
     if case.root.role != "cause" or len(case.ranks_with) < 2:
         return None
     sig = case.root.signature
@@ -522,7 +530,8 @@ def earliest_time(case: Case) -> Verdict | None:
     timed = [e for e in ranked if e.time is not None]
     if len(timed) == len(ranked):
         first = min(timed, key=lambda f: f.time or 0.0)
-        if sum(1 for f in timed if f.time == first.time) == 1 and first.rank is not None:
+        tied = [f for f in timed if f.rank != first.rank and (f.time or 0.0) - (first.time or 0.0) < TIE_MARGIN_S]
+        if not tied and first.rank is not None:
             return Verdict(
                 first.rank,
                 say("reported_first", rank=first.rank, time=fmt_time(first.time)),

@@ -59,7 +59,7 @@ def cause_explains_symptoms(ctx: Context, nodes: list[Finding]) -> Iterable[Edge
     for c in causes:
         terminal = ctx.kind(c) == "terminal"
         for s in symptoms:
-            if terminal and before(s, c) is True:
+            if (terminal and before(s, c) is True) or _launcher_killed(ctx, s, c):
                 continue
             yield Edge(c, s, "cause_explains_symptoms", "the other ranks only saw its consequence")
 
@@ -79,6 +79,8 @@ def terminal_after_fault(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
     ]
     for t in terminals:
         for f in faults:
+            if _launcher_killed(ctx, t, f):
+                continue
             if t.role == "symptom":
                 # The launcher's own report (a failed child, its SIGTERMs) is printed when it
                 # notices, often before the failing rank's output is flushed: log order does
@@ -97,6 +99,38 @@ def terminal_after_fault(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
                     "terminal_after_fault",
                     "the job was already failing before it was stopped",
                 )
+
+
+#: The capture of a launcher's failure report whose line also says that the launcher now
+#: kills the other processes (Lightning's "... terminated with code 4. Forcefully
+#: terminating all other processes"), and the ``explained_by`` word of the SIGKILLs it sends.
+KILLS_OTHERS = "kills_others"
+LAUNCHER_KILL = "launcher-kill"
+
+
+def _launcher_killed(ctx: Context, announcer: Finding, e: Finding) -> bool:
+    """``e`` (a SIGKILL whose signature declares ``explained_by: [launcher-kill]``) is not
+    printed before ``announcer``, a launcher's report that captured :data:`KILLS_OTHERS`."""
+    if e is announcer or KILLS_OTHERS not in announcer.captures:
+        return False
+    sig = ctx.library.signatures.get(e.signature)
+    if LAUNCHER_KILL not in (getattr(sig, "explained_by", ()) or ()):
+        return False
+    return before(e, announcer) is not True
+
+
+def launcher_kills_the_rest(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
+    """A launcher that reports a child's failure and says it now terminates all other
+    processes sends the SIGKILLs printed after it (Lightning/Fabric's subprocess launcher,
+    ``_ChildProcessObserver``: SIGKILL to every other child and to its own process, which a
+    shell then reports as ``Killed`` / exit 137): those kills are collateral of the child's
+    failure, not the OOM killer, like the closing signals torchrun's agent sends."""
+    for a in nodes:
+        if KILLS_OTHERS not in a.captures:
+            continue
+        for e in nodes:
+            if _launcher_killed(ctx, a, e):
+                yield Edge(a, e, "launcher_kills_the_rest", "the launcher killed the other processes after a child failed")
 
 
 def declared_explanations(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
@@ -311,6 +345,7 @@ RULES: tuple[Rule, ...] = (
     hardware_explains_gpu_faults,
     transport_explains_cuda_faults,
     declared_explanations,
+    launcher_kills_the_rest,
     terminal_after_fault,
     restart_after_failure,
     cause_explains_symptoms,

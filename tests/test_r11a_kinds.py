@@ -1,0 +1,128 @@
+"""The kinds of miss heldout-r11a showed, each on text written here in the tools' real shape
+(ROCr's hardware-exception line, c10d's watchdog lines, HIP's error strings, Lightning's
+subprocess launcher, a CI shell's ``Killed``):
+
+A. a ROCm runtime hardware exception (the AMD counterpart of an Xid) is the root cause of
+   the collective timeouts that follow it;
+B. the class of a wrapped accelerator error comes from the error it carries: HIP's "invalid
+   kernel file" is a missing code object for the GPU's architecture, not a kernel fault;
+C. a lead of a few nanoseconds among ranks reporting one asynchronous CUDA error is a tie;
+D. a SIGKILL printed after a launcher said it terminates all other processes is the
+   launcher's kill, collateral of the child that failed, not the OOM killer.
+"""
+
+from __future__ import annotations
+
+from rootrank.engine import diagnose_text
+
+# -- A ------------------------------------------------------------------------------------
+
+ROCM_HANG = """\
++ torchrun --nproc-per-node=4 pretrain.py --config cfg/7b.yaml
+[2025-07-14 03:10:02] iter 880 | loss 2.31 | 412 TFLOP/s
+[2025-07-14 03:11:40] iter 890 | loss 2.30 | 409 TFLOP/s
+HW Exception by GPU node-2 (Agent handle: 0x55e3c1d20a10) reason :GPU Hang
+HW Exception by GPU node-2 (Agent handle: 0x5581aa0b3c20) reason :GPU Hang
+[rank1]:[E714 03:21:44.018224410 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=90121, OpType=ALLREDUCE, NumelIn=4096, NumelOut=4096, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.
+[rank3]:[E714 03:21:44.021981003 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=90121, OpType=ALLREDUCE, NumelIn=4096, NumelOut=4096, Timeout(ms)=600000) ran for 600015 milliseconds before timing out.
+[rank2]:[E714 03:21:44.030412872 ProcessGroupNCCL.cpp:632] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=90121, OpType=ALLREDUCE, NumelIn=4096, NumelOut=4096, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.
+"""
+
+
+def test_a_rocm_hardware_exception_explains_the_watchdog_timeouts_after_it():
+    d = diagnose_text(ROCM_HANG, "job.log", mask=False)
+    assert d.root_cause.signature == "rocm-hw-exception"
+    assert d.root_cause.failure_class == "gpu-hardware-xid-ecc"
+    assert d.root_cause.evidence[0].line == 4
+    assert d.root_cause.captures["reason"] == "GPU Hang"
+    collateral = {g.signature for g in d.collateral}
+    assert "nccl-watchdog-timeout" in collateral or "fsdp-collective-watchdog-timeout" in collateral
+    assert "Drain the node" in d.root_cause.fix.steps[0]
+
+
+def test_a_rocm_line_that_only_mentions_hw_exceptions_is_no_hardware_fault():
+    text = ROCM_HANG.replace("HW Exception by GPU node-2 (Agent handle: 0x55e3c1d20a10) reason :GPU Hang\n", "")
+    text = text.replace("HW Exception by GPU node-2 (Agent handle: 0x5581aa0b3c20) reason :GPU Hang\n", "HW Exception handler installed for GPU node-2\n")
+    d = diagnose_text(text, "job.log", mask=False)
+    assert d.root_cause.failure_class != "gpu-hardware-xid-ecc"
+
+
+# -- B ------------------------------------------------------------------------------------
+
+HIP_NO_CODE_OBJECT = """\
+(Worker_TP1 pid=4410) INFO 03-02 10:00:01 [parallel_state.py:1102] world_size=2 rank=1 local_rank=1 backend=nccl
+(Worker_TP1 pid=4410) ERROR 03-02 10:00:04 [multiproc_executor.py:596] Traceback (most recent call last):
+(Worker_TP1 pid=4410) ERROR 03-02 10:00:04 [multiproc_executor.py:596]   File "/opt/venv/lib/python3.12/site-packages/vllm/distributed/device_communicators/pynccl.py", line 131, in __init__
+(Worker_TP1 pid=4410) ERROR 03-02 10:00:04 [multiproc_executor.py:596]     data = torch.zeros(1, device=device)
+(Worker_TP1 pid=4410) ERROR 03-02 10:00:04 [multiproc_executor.py:596] torch.AcceleratorError: HIP error: invalid kernel file
+(Worker_TP1 pid=4410) ERROR 03-02 10:00:04 [multiproc_executor.py:596] Search for `hipErrorInvalidKernelFile' in https://rocm.docs.amd.com/projects/HIP/en/latest/index.html for more information.
+"""
+
+
+def test_a_hip_invalid_kernel_file_is_an_architecture_mismatch():
+    d = diagnose_text(HIP_NO_CODE_OBJECT, "serve.log", mask=False)
+    assert d.root_cause.signature == "rocm-no-binary-for-gpu"
+    assert d.root_cause.failure_class == "cuda-driver-or-arch-mismatch"
+    assert d.root_cause.evidence[0].line == 5
+    assert any("RCCL" in step for step in d.root_cause.fix.steps)
+
+
+def test_another_accelerator_error_stays_with_the_wrapper_signature():
+    text = HIP_NO_CODE_OBJECT.replace("HIP error: invalid kernel file", "HIP error: unspecified launch failure").replace(
+        "hipErrorInvalidKernelFile", "hipErrorLaunchFailure"
+    )
+    d = diagnose_text(text, "serve.log", mask=False)
+    assert d.root_cause.signature == "accelerator-error"
+
+
+# -- C ------------------------------------------------------------------------------------
+
+def _async_fault(times: dict[int, str]) -> str:
+    lines = []
+    for rank, t in times.items():
+        lines.append(
+            f"[rank{rank}]:[E305 11:42:17.{t} ProcessGroupNCCL.cpp:1895] [PG ID 3 PG GUID 7(TENSOR_MODEL_PARALLEL_GROUP) Rank {rank}] "
+            "Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered"
+        )
+        lines.append(f"[rank{rank}]: CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_nanosecond_lead_among_ranks_polling_one_async_error_names_no_rank():
+    d = diagnose_text(_async_fault({2: "731200488", 0: "731200395", 1: "731200431"}), "job.log", mask=False)
+    assert d.root_cause.signature == "cuda-illegal-memory-access"
+    assert d.initiating_rank is None
+    assert d.initiator.strategy == "earliest_time"
+    assert d.initiator.candidates == [0, 1, 2]
+
+
+def test_a_clear_lead_in_time_still_names_the_first_rank():
+    d = diagnose_text(_async_fault({2: "912000000", 0: "731200395", 1: "733900431"}), "job.log", mask=False)
+    assert d.initiating_rank == 0
+    assert d.initiator.strategy == "earliest_time"
+
+
+# -- D ------------------------------------------------------------------------------------
+
+LAUNCHER_KILL = """\
+============================= test session starts ==============================
+tests/test_fit.py::test_fit_two_processes
+INFO     lightning.fabric.utilities.distributed:distributed.py:282 Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/3
+INFO     lightning.fabric.strategies.launchers.subprocess_script:subprocess_script.py:224 [rank: 2] Child process with PID 7131 terminated with code 2. Forcefully terminating all other processes to avoid zombies 🧟
+/tmp/ci/job.sh: line 3:  7040 Killed                  python -m pytest tests/test_fit.py
+"""
+
+
+def test_a_kill_after_the_launcher_said_it_terminates_the_rest_is_collateral():
+    d = diagnose_text(LAUNCHER_KILL, "ci.log", mask=False)
+    assert d.root_cause.signature == "elastic-child-failed"
+    assert d.initiating_rank == 2
+    assert "worker-sigkill-exit" in {g.signature for g in d.collateral}
+    assert any(e.rule == "launcher_kills_the_rest" for e in d.explanations)
+
+
+def test_a_kill_printed_before_any_launcher_report_is_still_the_cause():
+    lines = LAUNCHER_KILL.splitlines(keepends=True)
+    text = "".join(lines[:3] + [lines[4], lines[3]])
+    d = diagnose_text(text, "ci.log", mask=False)
+    assert d.root_cause.signature == "worker-sigkill-exit"
