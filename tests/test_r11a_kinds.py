@@ -126,3 +126,47 @@ def test_a_kill_printed_before_any_launcher_report_is_still_the_cause():
     text = "".join(lines[:3] + [lines[4], lines[3]])
     d = diagnose_text(text, "ci.log", mask=False)
     assert d.root_cause.signature == "worker-sigkill-exit"
+
+
+# -- E ------------------------------------------------------------------------------------
+
+HANDLED_THEN_FINAL = """\
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/opt/venv/lib/python3.10/site-packages/safetensors/cache.py", line 40, in lookup
+[rank1]:     return self._open[key]
+[rank1]: AttributeError: 'NoneType' object has no attribute 'handle'
+[rank1]:
+[rank1]: During handling of the above exception, another exception occurred:
+[rank1]:
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/home/user/lm/finetune.py", line 301, in <module>
+[rank1]:     trainer.save_shard(step)
+[rank1]:   File "/home/user/lm/finetune.py", line 244, in save_shard
+[rank1]:     torch.save(state, out)
+[rank1]:   File "/opt/venv/lib/python3.10/site-packages/torch/serialization.py", line 651, in save
+[rank1]:     with _open_zipfile_writer(f) as opened_zipfile:
+[rank1]:   File "fastio/_writer.pyx", line 88, in fastio._writer.open_for_write
+[rank1]: OSError: [Errno 28] No space left on device: '/scratch/ckpt/shard-1.pt'
+"""
+
+
+def test_the_final_exception_of_a_chain_beats_a_generic_one_it_was_handling():
+    d = diagnose_text(HANDLED_THEN_FINAL, "job.log", mask=False)
+    assert d.root_cause.failure_class == "disk-full"
+    assert d.root_cause.evidence[0].line == 16
+    assert any(e.rule == "final_exception_ends_the_chain" for e in d.explanations)
+    # the compiled extension's relative .pyx path is no user code: the user's line is named
+    assert (d.root_cause.user_frame.file, d.root_cause.user_frame.line) == ("/home/user/lm/finetune.py", 244)
+
+
+def test_a_specific_handled_exception_is_not_overruled_by_a_generic_final_one():
+    text = HANDLED_THEN_FINAL.replace(
+        "[rank1]: AttributeError: 'NoneType' object has no attribute 'handle'",
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.15 GiB of which 1.02 GiB is free.",
+    ).replace(
+        "[rank1]: OSError: [Errno 28] No space left on device: '/scratch/ckpt/shard-1.pt'",
+        "[rank1]: NameError: name 'fallback_state' is not defined",
+    )
+    d = diagnose_text(text, "job.log", mask=False)
+    assert d.root_cause.failure_class == "cuda-oom"
+    assert d.root_cause.evidence[0].line == 4
