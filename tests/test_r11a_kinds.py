@@ -170,3 +170,60 @@ def test_a_specific_handled_exception_is_not_overruled_by_a_generic_final_one():
     d = diagnose_text(text, "job.log", mask=False)
     assert d.root_cause.failure_class == "cuda-oom"
     assert d.root_cause.evidence[0].line == 4
+
+
+# -- F ------------------------------------------------------------------------------------
+
+AGENT = "/usr/local/lib/python3.11/dist-packages/torch/distributed"
+
+
+def _summary_entry(i: int, rank: int, pid: int, code: int) -> str:
+    name = {-6: "SIGABRT", -15: "SIGTERM", -9: "SIGKILL"}[code]
+    return (
+        f"[{i}]:\n  time      : 2025-11-03_17:40:12\n  host      : gpu-b\n"
+        f"  rank      : {rank} (local_rank: {rank})\n  exitcode  : {code} (pid: {pid})\n"
+        f"  error_file: <N/A>\n  traceback : Signal {-code} ({name}) received by PID {pid}\n"
+    )
+
+
+def _census(codes: dict[int, int]) -> str:
+    pids = {r: 6100 + r for r in codes}
+    first = next(r for r, c in codes.items() if c == -6)
+    lines = []
+    for r in (1, 3):
+        lines.append(
+            f"[rank{r}]:[E1103 17:30:11.{r}20000000 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=4411, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, "
+            f"Timeout(ms)=600000) ran for 600{r}21 milliseconds before timing out.\n"
+        )
+    for r, pid in pids.items():
+        if r != first:
+            lines.append(
+                f"W1103 17:40:10.5{r}0000 6001 {AGENT}/elastic/multiprocessing/api.py:897] Sending process {pid} closing signal SIGTERM\n"
+            )
+    lines.append(
+        f"E1103 17:40:12.100000 6001 {AGENT}/elastic/multiprocessing/api.py:869] failed (exitcode: -6) local_rank: {first} (pid: {pids[first]}) of binary: /usr/bin/python3\n"
+    )
+    lines.append("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n")
+    lines.append("============================================================\ntrain_mt.py FAILED\n")
+    lines.append("------------------------------------------------------------\nFailures:\n")
+    others = [r for r in codes if r != first]
+    for i, r in enumerate(others, 1):
+        lines.append(_summary_entry(i, r, pids[r], codes[r]))
+    lines.append("------------------------------------------------------------\nRoot Cause (first observed failure):\n")
+    lines.append(_summary_entry(0, first, pids[first], -6))
+    lines.append("============================================================\n")
+    return "".join(lines)
+
+
+def test_the_one_rank_the_agent_stopped_while_the_rest_aborted_is_the_one_they_waited_for():
+    d = diagnose_text(_census({0: -6, 1: -6, 2: -15, 3: -6}), "job.log", mask=False)
+    assert d.root_cause.failure_class == "collective-timeout"
+    assert d.initiating_rank == 2
+    assert d.initiator.strategy == "missing_reporter"
+    assert "failure table" in d.initiator.why
+
+
+def test_two_ranks_stopped_by_the_agent_name_no_rank_from_the_table():
+    d = diagnose_text(_census({0: -6, 1: -6, 2: -15, 3: -15}), "job.log", mask=False)
+    assert d.initiating_rank is None

@@ -113,6 +113,11 @@ _TEMPLATES: dict[str, str] = {
     ),
     "two_disagree": "ranks {a} and {b} disagree ({key} {va} vs {vb}) and the log does not tell which one diverged",
     "missing_reporter": "rank {rank} is the one known rank that did not report it, so it is the rank the others waited for",
+    "missing_reporter_table": (
+        "rank {rank} is the one rank the launcher's failure table shows stopped by the agent's closing signal"
+        " while ranks {aborted} aborted themselves (SIGABRT: their watchdogs timed out), so it is"
+        " the rank the others waited for"
+    ),
     "missing_reporter_cut": (
         "rank {rank} is the one known rank that did not report it, but the log cuts its"
         " traceback before the error line, so that line may simply be missing: the log does"
