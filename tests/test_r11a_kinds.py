@@ -227,3 +227,34 @@ def test_the_one_rank_the_agent_stopped_while_the_rest_aborted_is_the_one_they_w
 def test_two_ranks_stopped_by_the_agent_name_no_rank_from_the_table():
     d = diagnose_text(_census({0: -6, 1: -6, 2: -15, 3: -15}), "job.log", mask=False)
     assert d.initiating_rank is None
+
+
+# -- G ------------------------------------------------------------------------------------
+
+def test_an_oom_naming_another_worker_of_the_job_selects_one_gpu_per_process():
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "fix_variants/cuda-oom/ranks-share-a-gpu.log").read_text()
+    d = diagnose_text(text, "job.log", mask=False)
+    assert d.root_cause.failure_class == "cuda-oom"
+    assert d.root_cause.fix.variant.id == "ranks-share-a-gpu"
+    assert "process 3342" in d.root_cause.fix.variant.why
+    # a process that is no worker of this job (another user's) is no evidence of shared GPUs
+    other = text.replace("Process 3342 has", "Process 9120 has")
+    d = diagnose_text(other, "job.log", mask=False)
+    assert d.root_cause.fix.variant.id != "ranks-share-a-gpu"
+
+
+def test_deepspeeds_kill_list_names_the_jobs_workers():
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "fix_variants/cuda-oom/ranks-share-a-gpu.log").read_text()
+    lines = [line for line in text.splitlines(keepends=True) if "torch/distributed" not in line]
+    lines += [
+        "[2025-04-12 14:02:40,101] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 3341\n",
+        "[2025-04-12 14:02:40,102] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 3342\n",
+        "[2025-04-12 14:02:40,390] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python3', '-u', 'train_ctc.py', '--local_rank=0'] exits with return code = 1\n",
+    ]
+    d = diagnose_text("".join(lines), "job.log", mask=False)
+    assert d.root_cause.failure_class == "cuda-oom"
+    assert d.root_cause.fix.variant.id == "ranks-share-a-gpu"

@@ -94,6 +94,9 @@ _LAUNCH_CMD = lazy_regex.compile(
 _AGENT_PID = lazy_regex.compile(
     r"Sending process (?P<pid>\d+) closing signal|failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: (?P<fpid>\d+)\)"
 )
+# DeepSpeed's launcher (launcher/launch.py ``sigkill_handler``) killing its workers after
+# one failed: "[launch.py:319:sigkill_handler] Killing subprocess 198906".
+_DS_KILL = lazy_regex.compile(r"Killing subprocess (?P<pid>\d+)")
 #: The agent's closing-signal lines kept as events (a node's workers per attempt; bounded
 #: against a log of endless restarts).
 MAX_CLOSING_SIGNALS = 4096
@@ -280,6 +283,9 @@ class LaunchFacts:
     launcher: str | None = None
     #: pids the agent sent a closing signal to (``Sending process N closing signal SIGTERM``).
     closing_pids: set[int] = field(default_factory=set)
+    #: Worker pids a launcher names as its own besides torchrun's (DeepSpeed's "Killing
+    #: subprocess N"); with ``agent_pids``: :meth:`worker_pids`.
+    launcher_kill_pids: set[int] = field(default_factory=set)
     #: srun task ids that ran torchrun's agent (``srun ... torchrun``; ranks.RankTagger).
     srun_agent_tasks: set[int] = field(default_factory=set)
     #: Every launcher the log shows signs of (``torchrun``, ``mp.spawn``, ``mpirun``...).
@@ -288,6 +294,10 @@ class LaunchFacts:
     command: str | None = None
     #: A printed nccl-tests command (``mpirun -np 16 all_reduce_perf -b 8 -e 8G -g 1``).
     tool_command: str | None = None
+
+    def worker_pids(self) -> set[int]:
+        """The pids the launchers name as the job's workers (torchrun's agent, DeepSpeed's)."""
+        return self.agent_pids | self.launcher_kill_pids
 
     def read(self, text: str, number: int, raw: str | None = None) -> None:
         """Learn from one cleaned line (``number`` 1-based); ``raw`` is the line before its
@@ -352,6 +362,8 @@ class LaunchFacts:
                 self.agent_pids.add(int(m.group("pid") or m.group("fpid")))
                 if m.group("pid"):
                     self.closing_pids.add(int(m.group("pid")))
+        if "Killing subprocess" in text and (m := _DS_KILL.search(text)):
+            self.launcher_kill_pids.add(int(m.group("pid")))
         if "parallel size" in text:
             for m in _PARALLEL_SIZE.finditer(text):
                 self.parallel_sizes[m.group("kind")] = int(m.group("n"))

@@ -18,7 +18,7 @@ import regex
 from rootrank import lazy_regex
 from rootrank.entry.commands import blank_masked_hosts, fit, launch_of, ready
 from rootrank.entry.frames import call_sites, location_step, root_exception, user_frame
-from rootrank.entry.variants import Facts, choose, uneven_progress
+from rootrank.entry.variants import Facts, choose, uneven_progress, worker_on_same_gpu
 from rootrank.model import Finding, Fix, FixVariant, InitiatorInfo, Related, RootCause, Symptom
 from rootrank.scan import ScanState
 from rootrank.signatures import Library, Signature
@@ -218,6 +218,7 @@ def fill_entry(
         uneven_progress=uneven_progress(state.progress.last()),
         group_formed=formed_after(root, findings, library, state),
     )
+    facts.worker_on_same_gpu = worker_on_same_gpu(facts.texts, state.launch.worker_pids())
     variant, chosen = choose(sig.fix, facts)
     if chosen is not None and masker:  # "why" quotes what the log said
         chosen = {"id": chosen["id"], "why": masker.text(chosen["why"])}

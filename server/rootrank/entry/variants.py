@@ -50,6 +50,13 @@ step per rank):
   another), or one rank's last line reached its total (it finished the epoch) while another
   rank's stopped short of its own (:func:`uneven_progress`).
 
+What the root's own message says about the job's other processes:
+
+- ``worker_on_same_gpu: bool``: the message names another process holding memory on this
+  GPU (CUDA's OOM "Process 4711 has 2.42 GiB memory in use") and that pid is another worker
+  of this job (the launchers' worker pids: torchrun's agent, DeepSpeed's "Killing
+  subprocess N"): two ranks share one GPU (:func:`worker_on_same_gpu`).
+
 Besides the captures, ``rank``, ``host`` and ``world_size``, a variant's text may use
 (:func:`rootrank.entry.fill_entry`): ``{initiating_rank}``, ``{initiator_why}`` (the
 strategy's sentence), ``{odd_op}`` / ``{others_op}`` (the initiating rank's op and the
@@ -100,6 +107,7 @@ WHEN_KEYS: dict[str, type] = {
     "odd_op": str,
     "ops_differ": bool,
     "uneven_progress": bool,
+    "worker_on_same_gpu": bool,
     "group_formed": bool,
 }
 
@@ -146,6 +154,8 @@ class Facts:
     uneven_progress: bool = False
     #: What shows the process group formed after the root (``None``: nothing does).
     group_formed: str | None = None
+    #: The pid of another worker of the job the root's message names on this GPU, or ``None``.
+    worker_on_same_gpu: int | None = None
 
 
 def check_when(when: Any) -> str | None:
@@ -281,6 +291,29 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if value
             else "the ranks' progress shows the same number of batches"
         )
+    if key == "worker_on_same_gpu":
+        if (facts.worker_on_same_gpu is not None) != value:
+            return None
+        return (
+            f"the message shows process {facts.worker_on_same_gpu}, another worker of this job, holding memory on the same GPU"
+            if value
+            else "the message names no other worker of this job on the GPU"
+        )
+    return None
+
+
+#: CUDA's OOM message naming the other processes on the GPU (c10/cuda/CUDACachingAllocator.cpp:
+#: "Process 198907 has 2.42 GiB memory in use").
+_OTHER_PROCESS = regex.compile(r"\bProcess (?P<pid>\d+) has \d+(?:\.\d+)? [KMGT]iB memory in use")
+
+
+def worker_on_same_gpu(texts: list[str], worker_pids: set[int]) -> int | None:
+    """The first pid among ``worker_pids`` (the job's workers, as its launchers name them)
+    that a message in ``texts`` shows holding memory on the failing GPU, or ``None``."""
+    for text in texts:
+        for m in _OTHER_PROCESS.finditer(text):
+            if int(m.group("pid")) in worker_pids:
+                return int(m.group("pid"))
     return None
 
 
