@@ -243,6 +243,11 @@ def test_an_oom_naming_another_worker_of_the_job_selects_one_gpu_per_process():
     other = text.replace("Process 3342 has", "Process 9120 has")
     d = diagnose_text(other, "job.log", mask=False)
     assert d.root_cause.fix.variant.id != "ranks-share-a-gpu"
+    # a worker's stray CUDA context too small to matter (free + its 300 MiB < the 640 MiB
+    # asked for) is not why this rank ran out of memory
+    small = text.replace("Process 3342 has 11.90 GiB", "Process 3342 has 300.00 MiB")
+    d = diagnose_text(small, "job.log", mask=False)
+    assert d.root_cause.fix.variant.id != "ranks-share-a-gpu"
 
 
 def test_deepspeeds_kill_list_names_the_jobs_workers():
@@ -258,3 +263,64 @@ def test_deepspeeds_kill_list_names_the_jobs_workers():
     d = diagnose_text("".join(lines), "job.log", mask=False)
     assert d.root_cause.failure_class == "cuda-oom"
     assert d.root_cause.fix.variant.id == "ranks-share-a-gpu"
+
+
+# -- H ------------------------------------------------------------------------------------
+
+def _launch(error_lines: list[str], pid: int, rank: int, minute: int = 15) -> str:
+    tb = [
+        "Traceback (most recent call last):\n",
+        '  File "/home/user/seg/tools/train.py", line 12, in <module>\n',
+        "    from seg.models import build_model\n",
+    ] + error_lines
+    return "".join(tb) + (
+        f"E1020 08:{minute}:02.200000 {pid} /opt/venv/lib/python3.10/site-packages/torch/distributed/elastic/multiprocessing/api.py:869] "
+        f"failed (exitcode: 1) local_rank: {rank} (pid: {pid + 7}) of binary: /opt/venv/bin/python\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/bin/torchrun", line 8, in <module>\n'
+        "    sys.exit(main())\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "============================================================\n"
+        "tools/train.py FAILED\n"
+        "------------------------------------------------------------\n"
+        "Failures:\n  <NO_OTHER_FAILURES>\n"
+        "------------------------------------------------------------\n"
+        "Root Cause (first observed failure):\n"
+        f"[0]:\n  time      : 2024-10-20_08:{minute}:03\n  host      : ws-3\n"
+        f"  rank      : {rank} (local_rank: {rank})\n  exitcode  : 1 (pid: {pid + 7})\n"
+        "  error_file: <N/A>\n  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+        "============================================================\n"
+    )
+
+
+FIRST = [
+    '  File "/home/user/seg/seg/models/__init__.py", line 4, in <module>\n',
+    "    from .unet import UNet\n",
+    "ModuleNotFoundError: No module named 'seg.models.unet'\n",
+]
+SECOND = [
+    '  File "/home/user/seg/seg/models/head.py", line 41\n',
+    "    return x.softmax(dim=1))\n",
+    "                           ^\n",
+    "SyntaxError: unmatched ')'\n",
+]
+
+
+def test_a_relaunch_appended_after_torchruns_summary_is_the_attempt_that_ended_the_job():
+    d = diagnose_text(_launch(FIRST, 4100, 2) + _launch(SECOND, 4300, 1, minute=31), "run.log", mask=False)
+    assert d.attempts == 2
+    assert d.root_cause.evidence[0].text.startswith("SyntaxError")
+    assert d.root_cause.user_frame.file.endswith("seg/models/head.py")
+    assert d.root_cause.user_frame.line == 41
+
+
+def test_a_wrappers_traceback_after_the_summary_is_the_same_run():
+    wrapper = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/seg/launch_all.py", line 30, in <module>\n'
+        "    subprocess.run(cmd, check=True)\n"
+        "subprocess.CalledProcessError: Command '['torchrun', '--nproc-per-node=4', 'tools/train.py']' returned non-zero exit status 1.\n"
+    )
+    d = diagnose_text(_launch(FIRST, 4100, 2) + wrapper, "run.log", mask=False)
+    assert d.attempts == 1
+    assert d.root_cause.evidence[0].text.startswith("ModuleNotFoundError")

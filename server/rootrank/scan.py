@@ -213,6 +213,7 @@ _COMMAND = lazy_regex.compile(
 #: print it once per start: torch/distributed/run.py) or a shell prompt that types a launch
 #: command. It starts a new attempt only after the current one failed.
 _OMP_BANNER = "Setting OMP_NUM_THREADS environment variable for each process"
+_TRACEBACK_START = "Traceback (most recent call last):"
 # A launcher's command line at the text's start ("$ torchrun ...", "[user@host]# srun ...").
 _RUN_COMMAND = lazy_regex.compile(
     r"\S{0,80}[$#] (?:torchrun|accelerate launch|deepspeed|python[\d.]* -m torch\.distributed\.(?:run|launch)"
@@ -605,6 +606,9 @@ class Scanner:
         # line, and how many times it restarted its workers.
         self._agent_failed: dict[tuple[str, str], int] = {}
         self._agent_restarts: dict[tuple[str, str], int] = {}
+        # 1-based lines where a section was cut at a traceback after torchrun's failure
+        # summary (kept a relaunch only if the section shows a summary of its own).
+        self._summary_cuts: set[int] = set()
         # The keys (ranks) of the current source's traceback readers that are open: kept as
         # readers are fed, so "is any traceback open" costs O(1) per line, not O(ranks).
         self._open_readers: set[int | None] = set()
@@ -823,6 +827,12 @@ class Scanner:
         if self._failed and len(st.sources) == 1 and ("OMP_NUM" in text or " " in text[:90]):
             if _starts_run(text) or _starts_run(raw.text):
                 self._new_attempt(raw.number, tagger, readers)
+            elif text.startswith(_TRACEBACK_START) and any(e.root_cause for e in tagger.elastic):
+                # torchrun prints its failure summary once, as its last words: a worker's
+                # traceback after it is a relaunch's, if that section ends with a summary of
+                # its own (else a wrapper's report of the same run: _settle_sections).
+                self._summary_cuts.add(raw.number)
+                self._new_attempt(raw.number, tagger, readers)
         rank = tagged.rank
         self._section.see(rank, tagged.local_rank, tagged.host, tagged.time)
         need_time = tagged.time is None and rank is not None
@@ -1001,13 +1011,26 @@ class Scanner:
             if carried is not None:
                 sec = carried.before(sec)
             later = held[i + 1].facts if i + 1 < len(held) else last
-            why = another_node(sec.facts, later)
-            if why is None:
-                carried = None
-                continue
+            nxt = held[i + 1] if i + 1 < len(held) else None
+            later_elastic = nxt.elastic if nxt else tagger.elastic
+            later_excs = nxt.exceptions if nxt else st.exceptions
+            if held[i].start in self._summary_cuts and not (
+                later_elastic
+                and any(not x.exc.type.endswith("ChildFailedError") for x in later_excs)
+            ):
+                # No worker failure and summary of its own: a launcher's report after the
+                # summary (a wrapper's CalledProcessError, a second agent's own traceback),
+                # not a relaunch: the same run, no node section.
+                why = ""
+            else:
+                why = another_node(sec.facts, later)
+                if why is None:
+                    carried = None
+                    continue
             later.merge(sec.facts)
             st.attempt_starts.remove(held[i].start)
-            st.node_sections.append((held[i].start, why))
+            if why:
+                st.node_sections.append((held[i].start, why))
             carried = sec
         if carried is None:
             return

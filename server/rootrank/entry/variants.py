@@ -53,9 +53,10 @@ step per rank):
 What the root's own message says about the job's other processes:
 
 - ``worker_on_same_gpu: bool``: the message names another process holding memory on this
-  GPU (CUDA's OOM "Process 4711 has 2.42 GiB memory in use") and that pid is another worker
+  GPU (CUDA's OOM "Process 4711 has 2.42 GiB memory in use"), that pid is another worker
   of this job (the launchers' worker pids: torchrun's agent, DeepSpeed's "Killing
-  subprocess N"): two ranks share one GPU (:func:`worker_on_same_gpu`).
+  subprocess N"), and without it the allocation would have fit: two ranks share one GPU
+  (:func:`worker_on_same_gpu`).
 
 Besides the captures, ``rank``, ``host`` and ``world_size``, a variant's text may use
 (:func:`rootrank.entry.fill_entry`): ``{initiating_rank}``, ``{initiator_why}`` (the
@@ -302,18 +303,41 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
     return None
 
 
-#: CUDA's OOM message naming the other processes on the GPU (c10/cuda/CUDACachingAllocator.cpp:
-#: "Process 198907 has 2.42 GiB memory in use").
-_OTHER_PROCESS = regex.compile(r"\bProcess (?P<pid>\d+) has \d+(?:\.\d+)? [KMGT]iB memory in use")
+#: CUDA's OOM message (c10/cuda/CUDACachingAllocator.cpp): the request, what is free, and the
+#: other processes on the GPU ("Process 198907 has 2.42 GiB memory in use").
+_OTHER_PROCESS = regex.compile(r"\bProcess (?P<pid>\d+) has (?P<size>\d+(?:\.\d+)? [KMGT]?i?B) memory in use")
+_REQUEST = regex.compile(r"Tried to allocate (?P<size>\d+(?:\.\d+)? ?[KMGT]?i?B)")
+_FREE = regex.compile(r"of which (?P<size>\d+(?:\.\d+)? ?[KMGT]?i?B) is free")
+_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+def _bytes(size: str) -> float | None:
+    """``"2.42 GiB"`` -> bytes (float), ``None`` for a unit CUDA does not print."""
+    num = regex.match(r"\d+(?:\.\d+)?", size)
+    unit = size[num.end():].strip() if num else ""
+    return float(num.group(0)) * _UNITS[unit] if num and unit in _UNITS else None
 
 
 def worker_on_same_gpu(texts: list[str], worker_pids: set[int]) -> int | None:
-    """The first pid among ``worker_pids`` (the job's workers, as its launchers name them)
-    that a message in ``texts`` shows holding memory on the failing GPU, or ``None``."""
+    """The pid of another worker of this job (``worker_pids``, as its launchers name them)
+    that an OOM message in ``texts`` shows holding memory on the failing GPU, when without
+    those workers the allocation would have fit (free memory plus theirs >= the request:
+    a CUDA context of a few hundred MiB beside a rank that needs more is not the cause);
+    ``None`` otherwise."""
     for text in texts:
-        for m in _OTHER_PROCESS.finditer(text):
-            if int(m.group("pid")) in worker_pids:
-                return int(m.group("pid"))
+        theirs = [
+            (int(m.group("pid")), _bytes(m.group("size")))
+            for m in _OTHER_PROCESS.finditer(text)
+            if int(m.group("pid")) in worker_pids
+        ]
+        req, free = _REQUEST.search(text), _FREE.search(text)
+        if not theirs or req is None or free is None:
+            continue
+        need, have = _bytes(req.group("size")), _bytes(free.group("size"))
+        if need is None or have is None or any(b is None for _, b in theirs):
+            continue
+        if have + sum(b for _, b in theirs if b is not None) >= need:
+            return theirs[0][0]
     return None
 
 
