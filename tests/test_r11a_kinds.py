@@ -324,3 +324,20 @@ def test_a_wrappers_traceback_after_the_summary_is_the_same_run():
     d = diagnose_text(_launch(FIRST, 4100, 2) + wrapper, "run.log", mask=False)
     assert d.attempts == 1
     assert d.root_cause.evidence[0].text.startswith("ModuleNotFoundError")
+
+
+# -- I ------------------------------------------------------------------------------------
+
+def test_the_abort_stacks_naming_transformer_engine_select_its_fix_even_interleaved():
+    dump = (
+        "Fatal Python error: Aborted\n"
+        "Thread 0x00007f3aThread 0x00007f3b (most recent call first):\n"
+        '  File "/opt/te-src/TransformerEngine/transformer_engine/pytorch/permutation.py"  File , line 412 in backward\n'
+        "<no Python frame>\n"
+    )
+    text = _async_fault({2: "731200488", 0: "731200395"}) + dump
+    d = diagnose_text(text, "job.log", mask=False)
+    assert d.root_cause.signature == "cuda-illegal-memory-access"
+    assert d.root_cause.fix.variant.id == "transformer-engine"
+    d = diagnose_text(text.replace("TransformerEngine/transformer_engine", "kernels/moe"), "job.log", mask=False)
+    assert d.root_cause.fix.variant.id == "general"
