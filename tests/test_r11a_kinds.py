@@ -341,3 +341,19 @@ def test_the_abort_stacks_naming_transformer_engine_select_its_fix_even_interlea
     assert d.root_cause.fix.variant.id == "transformer-engine"
     d = diagnose_text(text.replace("TransformerEngine/transformer_engine", "kernels/moe"), "job.log", mask=False)
     assert d.root_cause.fix.variant.id == "general"
+
+
+# -- J ------------------------------------------------------------------------------------
+
+def test_two_ranks_refused_the_same_file_select_one_writer_per_file():
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "fix_variants/permission-denied/ranks-share-one-file.log").read_text()
+    d = diagnose_text(text, "job.log", mask=False)
+    assert d.root_cause.fix.variant.id == "ranks-share-one-file"
+    assert "1, 3" in d.root_cause.fix.variant.why
+    # each rank refused its own file: a permissions problem, not a collision
+    own = text.replace("[rank3]: PermissionError: [Errno 13] Permission denied: '/mnt/team/reports/val_metrics.json'",
+                       "[rank3]: PermissionError: [Errno 13] Permission denied: '/mnt/team/reports/val_metrics_3.json'")
+    d = diagnose_text(own, "job.log", mask=False)
+    assert d.root_cause.fix.variant.id == "general"

@@ -18,7 +18,13 @@ import regex
 from rootrank import lazy_regex
 from rootrank.entry.commands import blank_masked_hosts, fit, launch_of, ready
 from rootrank.entry.frames import call_sites, location_step, root_exception, user_frame
-from rootrank.entry.variants import Facts, choose, uneven_progress, worker_on_same_gpu
+from rootrank.entry.variants import (
+    Facts,
+    choose,
+    ranks_share_path,
+    uneven_progress,
+    worker_on_same_gpu,
+)
 from rootrank.model import Finding, Fix, FixVariant, InitiatorInfo, Related, RootCause, Symptom
 from rootrank.scan import ScanState
 from rootrank.signatures import Library, Signature
@@ -219,6 +225,7 @@ def fill_entry(
         group_formed=formed_after(root, findings, library, state),
     )
     facts.worker_on_same_gpu = worker_on_same_gpu(facts.texts, state.launch.worker_pids())
+    facts.ranks_share_path = ranks_share_path([root, *(f for f in group if f is not root)])
     variant, chosen = choose(sig.fix, facts)
     if chosen is not None and masker:  # "why" quotes what the log said
         chosen = {"id": chosen["id"], "why": masker.text(chosen["why"])}

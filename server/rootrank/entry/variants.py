@@ -52,6 +52,8 @@ step per rank):
 
 What the root's own message says about the job's other processes:
 
+- ``ranks_share_path: bool``: the root and a finding of its signature on another rank
+  captured the same ``path`` (two ranks failed on one file: every rank writes it);
 - ``worker_on_same_gpu: bool``: the message names another process holding memory on this
   GPU (CUDA's OOM "Process 4711 has 2.42 GiB memory in use"), that pid is another worker
   of this job (the launchers' worker pids: torchrun's agent, DeepSpeed's "Killing
@@ -109,6 +111,7 @@ WHEN_KEYS: dict[str, type] = {
     "ops_differ": bool,
     "uneven_progress": bool,
     "worker_on_same_gpu": bool,
+    "ranks_share_path": bool,
     "group_formed": bool,
 }
 
@@ -157,6 +160,8 @@ class Facts:
     group_formed: str | None = None
     #: The pid of another worker of the job the root's message names on this GPU, or ``None``.
     worker_on_same_gpu: int | None = None
+    #: The ranks whose findings of the root's signature captured the root's ``path`` (two or more), else empty.
+    ranks_share_path: list[int] = field(default_factory=list)
 
 
 def check_when(when: Any) -> str | None:
@@ -292,6 +297,14 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if value
             else "the ranks' progress shows the same number of batches"
         )
+    if key == "ranks_share_path":
+        if bool(facts.ranks_share_path) != value:
+            return None
+        return (
+            f"ranks {', '.join(str(r) for r in facts.ranks_share_path)} failed on the same path"
+            if value
+            else "no two ranks failed on the same path"
+        )
     if key == "worker_on_same_gpu":
         if (facts.worker_on_same_gpu is not None) != value:
             return None
@@ -316,6 +329,17 @@ def _bytes(size: str) -> float | None:
     num = regex.match(r"\d+(?:\.\d+)?", size)
     unit = size[num.end():].strip() if num else ""
     return float(num.group(0)) * _UNITS[unit] if num and unit in _UNITS else None
+
+
+def ranks_share_path(findings: list[Any]) -> list[int]:
+    """The ranks (sorted) of ``findings`` (the root and the other findings of its signature)
+    that captured the root's ``path`` (``findings[0]`` is the root), when there are two or
+    more; else ``[]``."""
+    path = findings[0].captures.get("path") if findings else None
+    if not path:
+        return []
+    ranks = sorted({f.rank for f in findings if f.rank is not None and f.captures.get("path") == path})
+    return ranks if len(ranks) >= 2 else []
 
 
 def worker_on_same_gpu(texts: list[str], worker_pids: set[int]) -> int | None:
