@@ -15,7 +15,7 @@ A stack name picks the fix's code and the fix variant (``stack:`` in
   are of class ``WorkerDict`` (verl/single_controller/ray/base.py).
 
 Names: ``pytorch`` (never detected: the default), ``hf``, ``deepspeed``, ``megatron``,
-``lightning``, ``fsdp``, and the serving / RL engines ``vllm``, ``sglang``, ``lmdeploy``,
+``lightning``, ``fsdp``, ``transformer-engine`` (NVIDIA's fused-kernel library), and the serving / RL engines ``vllm``, ``sglang``, ``lmdeploy``,
 ``verl`` (:data:`SERVING`).
 """
 
@@ -35,6 +35,7 @@ STACK_NAMES = (
     "sglang",
     "lmdeploy",
     "verl",
+    "transformer-engine",
 )
 #: Engines that serve a model (or run one for RL rollouts): a CUDA fault there is the
 #: engine's kernels or its build, and a rerun is the engine answering a prompt, not a
@@ -72,6 +73,8 @@ STACK_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("fsdp", ("FullyShardedDataParallel", "distributed/fsdp/", "FSDP")),
     ("hf", ("transformers", "accelerate", "Trainer")),
+    # NVIDIA TransformerEngine's kernels (fused attention, MoE router/permutation, FP8 GEMMs)
+    ("transformer-engine", ("transformer_engine", "TransformerEngine")),
 )
 
 #: A frame's file path through one of these directories is that stack's code (the path
@@ -89,6 +92,7 @@ _PATH_PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("fsdp", ("/torch/distributed/fsdp/", "/torch/distributed/_composable/fsdp/")),
     ("hf", ("/transformers/", "/accelerate/")),
+    ("transformer-engine", ("/transformer_engine/",)),
 )
 
 

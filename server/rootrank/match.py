@@ -199,6 +199,7 @@ STATE_WORDS = (
     "closing signal",
     "local_rank: ",
     "parallel size",
+    "killing subprocess",  # DeepSpeed's launcher names the job's workers (LaunchFacts.worker_pids)
     # launchers that are not training scripts (rootrank.entry.commands): nccl-tests'
     # *_perf binaries and their header, vLLM's server commands
     "_perf",

@@ -97,6 +97,9 @@ _LAUNCH_CMD = lazy_regex.compile(
 _AGENT_PID = lazy_regex.compile(
     r"Sending process (?P<pid>\d+) closing signal|failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: (?P<fpid>\d+)\)"
 )
+# DeepSpeed's launcher (launcher/launch.py ``sigkill_handler``) killing its workers after
+# one failed: "[launch.py:319:sigkill_handler] Killing subprocess 198906".
+_DS_KILL = lazy_regex.compile(r"Killing subprocess (?P<pid>\d+)")
 #: The agent's closing-signal lines kept as events (a node's workers per attempt; bounded
 #: against a log of endless restarts).
 MAX_CLOSING_SIGNALS = 4096
@@ -226,6 +229,7 @@ _COMMAND = lazy_regex.compile(
 #: print it once per start: torch/distributed/run.py) or a shell prompt that types a launch
 #: command. It starts a new attempt only after the current one failed.
 _OMP_BANNER = "Setting OMP_NUM_THREADS environment variable for each process"
+_TRACEBACK_START = "Traceback (most recent call last):"
 # A launcher's command line at the text's start ("$ torchrun ...", "[user@host]# srun ...").
 _RUN_COMMAND = lazy_regex.compile(
     r"\S{0,80}[$#] (?:torchrun|accelerate launch|deepspeed|python[\d.]* -m torch\.distributed\.(?:run|launch)"
@@ -296,6 +300,9 @@ class LaunchFacts:
     launcher: str | None = None
     #: pids the agent sent a closing signal to (``Sending process N closing signal SIGTERM``).
     closing_pids: set[int] = field(default_factory=set)
+    #: Worker pids a launcher names as its own besides torchrun's (DeepSpeed's "Killing
+    #: subprocess N"); with ``agent_pids``: :meth:`worker_pids`.
+    launcher_kill_pids: set[int] = field(default_factory=set)
     #: srun task ids that ran torchrun's agent (``srun ... torchrun``; ranks.RankTagger).
     srun_agent_tasks: set[int] = field(default_factory=set)
     #: Every launcher the log shows signs of (``torchrun``, ``mp.spawn``, ``mpirun``...).
@@ -304,6 +311,10 @@ class LaunchFacts:
     command: str | None = None
     #: A printed nccl-tests command (``mpirun -np 16 all_reduce_perf -b 8 -e 8G -g 1``).
     tool_command: str | None = None
+
+    def worker_pids(self) -> set[int]:
+        """The pids the launchers name as the job's workers (torchrun's agent, DeepSpeed's)."""
+        return self.agent_pids | self.launcher_kill_pids
 
     def read(self, text: str, number: int, raw: str | None = None) -> None:
         """Learn from one cleaned line (``number`` 1-based); ``raw`` is the line before its
@@ -370,6 +381,8 @@ class LaunchFacts:
                 self.agent_pids.add(int(m.group("pid") or m.group("fpid")))
                 if m.group("pid"):
                     self.closing_pids.add(int(m.group("pid")))
+        if "Killing subprocess" in text and (m := _DS_KILL.search(text)):
+            self.launcher_kill_pids.add(int(m.group("pid")))
         if "parallel size" in text:
             for m in _PARALLEL_SIZE.finditer(text):
                 self.parallel_sizes[m.group("kind")] = int(m.group("n"))
@@ -647,6 +660,9 @@ class Scanner:
         # line, and how many times it restarted its workers.
         self._agent_failed: dict[tuple[str, str], int] = {}
         self._agent_restarts: dict[tuple[str, str], int] = {}
+        # 1-based lines where a section was cut at a traceback after torchrun's failure
+        # summary (kept a relaunch only if the section shows a summary of its own).
+        self._summary_cuts: set[int] = set()
         # The keys (ranks) of the current source's traceback readers that are open: kept as
         # readers are fed, so "is any traceback open" costs O(1) per line, not O(ranks).
         self._open_readers: set[int | None] = set()
@@ -877,6 +893,12 @@ class Scanner:
         if self._failed and len(st.sources) == 1 and ("OMP_NUM" in text or " " in text[:90]):
             if _starts_run(text) or _starts_run(raw.text):
                 self._new_attempt(raw.number, tagger, readers)
+            elif text.startswith(_TRACEBACK_START) and any(e.root_cause for e in tagger.elastic):
+                # torchrun prints its failure summary once, as its last words: a worker's
+                # traceback after it is a relaunch's, if that section ends with a summary of
+                # its own (else a wrapper's report of the same run: _settle_sections).
+                self._summary_cuts.add(raw.number)
+                self._new_attempt(raw.number, tagger, readers)
         rank = tagged.rank
         self._section.see(rank, tagged.local_rank, tagged.host, tagged.time)
         need_time = tagged.time is None and rank is not None
@@ -1079,13 +1101,26 @@ class Scanner:
             if carried is not None:
                 sec = carried.before(sec)
             later = held[i + 1].facts if i + 1 < len(held) else last
-            why = another_node(sec.facts, later)
-            if why is None:
-                carried = None
-                continue
+            nxt = held[i + 1] if i + 1 < len(held) else None
+            later_elastic = nxt.elastic if nxt else tagger.elastic
+            later_excs = nxt.exceptions if nxt else st.exceptions
+            if held[i].start in self._summary_cuts and not (
+                later_elastic
+                and any(not x.exc.type.endswith("ChildFailedError") for x in later_excs)
+            ):
+                # No worker failure and summary of its own: a launcher's report after the
+                # summary (a wrapper's CalledProcessError, a second agent's own traceback),
+                # not a relaunch: the same run, no node section.
+                why: str | None = ""
+            else:
+                why = another_node(sec.facts, later)
+                if why is None:
+                    carried = None
+                    continue
             later.merge(sec.facts)
             st.attempt_starts.remove(held[i].start)
-            st.node_sections.append((held[i].start, why))
+            if why:
+                st.node_sections.append((held[i].start, why))
             carried = sec
         if carried is None:
             return

@@ -114,13 +114,18 @@ _LIBRARY_MARKERS = (
 # ``bin/openllm``): a file in bin/ or Scripts/ with no ``.py`` suffix only imports the
 # package's ``main``, it is never the user's code.
 _LAUNCHER_SCRIPT = lazy_regex.compile(r"[/\\](?:bin|Scripts)[/\\](?![^/\\]*\.py$)[^/\\]+$")
+# A Cython module's frame (``src/netCDF4/_netCDF4.pyx``, line 2158): the relative path is
+# where the installed package's extension was compiled, never a file of the user's tree.
+_COMPILED_SOURCE = lazy_regex.compile(r"^(?![/\\~]|[A-Za-z]:)[^\n]*\.(?:pyx|pxd|pxi)$")
 
 
 def is_user_frame(path: str) -> bool:
     """``True`` when a frame's file is the user's code, not a library's, Python's or a
-    launcher's console script."""
-    return not any(marker in path for marker in _LIBRARY_MARKERS) and not _LAUNCHER_SCRIPT.search(
-        path
+    launcher's console script (or a compiled extension's relative ``.pyx`` path)."""
+    return (
+        not any(marker in path for marker in _LIBRARY_MARKERS)
+        and not _LAUNCHER_SCRIPT.search(path)
+        and not _COMPILED_SOURCE.search(path)
     )
 
 

@@ -384,6 +384,16 @@ def missing_reporter(case: Case) -> Verdict | None:
         if f.failure_class == root.failure_class and f.rank is not None
     }
     known = case.ctx.known_ranks()
+    census = _abort_census(case)
+    if census is not None:
+        aborted, stopped = census
+        if not (reporters - aborted - {stopped}):
+            return Verdict(
+                stopped,
+                say("missing_reporter_table", rank=stopped, aborted=format_ranks(sorted(aborted))),
+                "missing_reporter",
+                (stopped,),
+            )
     if not reporters or (len(reporters) < 2 and known != {0, 1}):
         # One rank's report against one quiet rank says who the other rank is only when the
         # job has two ranks; with a higher rank seen, the quiet one may just be unpasted.
@@ -408,6 +418,39 @@ def missing_reporter(case: Case) -> Verdict | None:
             missing[0], say("missing_reporter", rank=missing[0]), "missing_reporter", (missing[0],)
         )
     return None
+
+
+#: Exit codes of a worker that aborted itself (SIGABRT: the NCCL watchdog's abort, as
+#: torchelastic and a shell print it) and of one the agent's closing signal stopped.
+_SELF_ABORT = (-6, 134)
+_AGENT_STOP = (-15, -9)
+
+
+def _abort_census(case: Case) -> tuple[set[int], int] | None:
+    """``(ranks that aborted themselves, the one rank the agent stopped)`` from
+    torchelastic's failure table, when the root is a collective timeout and the table is a
+    census: every rank of the job listed, all but one ended by SIGABRT (their watchdogs
+    timed out: ProcessGroupNCCL aborts the process) and that one by the agent's SIGTERM or
+    SIGKILL (its pid among the agent's closing signals): it was alive and had not timed
+    out, so it is the rank the others waited for. ``None`` otherwise."""
+    if case.root.failure_class != "collective-timeout":
+        return None
+    entries = [e for e in of_kind(case.ctx.events, "summary") if e.rank is not None and e.rank >= 0]
+    ranks: set[int] = {e.rank for e in entries if e.rank is not None}
+    if len(entries) != len(ranks) or ranks != set(range(len(ranks))):
+        return None  # a partial or repeated table is no census
+    world = case.ctx.state.world_size
+    if world and world != len(ranks):
+        return None
+    aborted = {e.rank for e in entries if e.rank is not None and e.code in _SELF_ABORT}
+    stopped = [
+        e.rank
+        for e in entries
+        if e.rank is not None and e.code in _AGENT_STOP and e.sender == "agent"
+    ]
+    if len(stopped) != 1 or len(aborted) < 2 or aborted | set(stopped) != ranks:
+        return None
+    return aborted, stopped[0]
 
 
 def missing_progress(case: Case) -> Verdict | None:
@@ -584,9 +627,17 @@ def named_by_root(case: Case) -> Verdict | None:
     return Verdict(rank, "", "named_by_root", (rank,))
 
 
+#: Seconds under which one rank's lead in time is a tie (:func:`earliest_time`): processes
+#: that poll the same asynchronous error (the NCCL watchdog checks its work every 100 ms)
+#: print it within microseconds of each other, and the order they print in is scheduling,
+#: not causality.
+TIE_MARGIN_S = 0.001
+
+
 def earliest_time(case: Case) -> Verdict | None:
     """Several ranks report the same cause: the first by timestamp started it; without
-    times (or a tie) the log does not tell. Reads the group's finding events."""
+    times (or a tie: another rank's report less than :data:`TIE_MARGIN_S` later) the log
+    does not tell. Reads the group's finding events."""
     if case.root.role != "cause" or len(case.ranks_with) < 2:
         return None
     sig = case.root.signature
@@ -598,7 +649,12 @@ def earliest_time(case: Case) -> Verdict | None:
     timed = [e for e in ranked if e.time is not None]
     if len(timed) == len(ranked):
         first = min(timed, key=lambda f: f.time or 0.0)
-        if sum(1 for f in timed if f.time == first.time) == 1 and first.rank is not None:
+        tied = [
+            f
+            for f in timed
+            if f.rank != first.rank and (f.time or 0.0) - (first.time or 0.0) < TIE_MARGIN_S
+        ]
+        if not tied and first.rank is not None:
             return Verdict(
                 first.rank,
                 say("reported_first", rank=first.rank, time=fmt_time(first.time)),

@@ -116,6 +116,10 @@ _TEMPLATES: dict[str, str] = {
     # the reason only (the fix text and the heading "Initiating rank: N" say the conclusion,
     # "Rank N is the rank the others waited for (<this reason>)")
     "missing_reporter": "rank {rank} is the one known rank that did not report it",
+    "missing_reporter_table": (
+        "rank {rank} is the one rank the launcher's failure table shows stopped by the agent's closing signal"
+        " while ranks {aborted} aborted themselves (SIGABRT: their watchdogs timed out)"
+    ),
     "missing_reporter_cut": (
         "rank {rank} is the one known rank that did not report it, but the log cuts its"
         " traceback before the error line, so that line may simply be missing: the log does"

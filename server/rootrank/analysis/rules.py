@@ -59,7 +59,7 @@ def cause_explains_symptoms(ctx: Context, nodes: list[Finding]) -> Iterable[Edge
     for c in causes:
         terminal = ctx.kind(c) == "terminal"
         for s in symptoms:
-            if terminal and before(s, c) is True:
+            if (terminal and before(s, c) is True) or _launcher_killed(ctx, s, c):
                 continue
             yield Edge(c, s, "cause_explains_symptoms", "the other ranks only saw its consequence")
 
@@ -79,6 +79,8 @@ def terminal_after_fault(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
     ]
     for t in terminals:
         for f in faults:
+            if _launcher_killed(ctx, t, f):
+                continue
             if t.role == "symptom":
                 # The launcher's own report (a failed child, its SIGTERMs) is printed when it
                 # notices, often before the failing rank's output is flushed: log order does
@@ -96,6 +98,43 @@ def terminal_after_fault(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
                     t,
                     "terminal_after_fault",
                     "the job was already failing before it was stopped",
+                )
+
+
+#: The capture of a launcher's failure report whose line also says that the launcher now
+#: kills the other processes (Lightning's "... terminated with code 4. Forcefully
+#: terminating all other processes"), and the ``explained_by`` word of the SIGKILLs it sends.
+KILLS_OTHERS = "kills_others"
+LAUNCHER_KILL = "launcher-kill"
+
+
+def _launcher_killed(ctx: Context, announcer: Finding, e: Finding) -> bool:
+    """``e`` (a SIGKILL whose signature declares ``explained_by: [launcher-kill]``) is not
+    printed before ``announcer``, a launcher's report that captured :data:`KILLS_OTHERS`."""
+    if e is announcer or KILLS_OTHERS not in announcer.captures:
+        return False
+    sig = ctx.library.signatures.get(e.signature)
+    if LAUNCHER_KILL not in (getattr(sig, "explained_by", ()) or ()):
+        return False
+    return before(e, announcer) is not True
+
+
+def launcher_kills_the_rest(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
+    """A launcher that reports a child's failure and says it now terminates all other
+    processes sends the SIGKILLs printed after it (Lightning/Fabric's subprocess launcher,
+    ``_ChildProcessObserver``: SIGKILL to every other child and to its own process, which a
+    shell then reports as ``Killed`` / exit 137): those kills are collateral of the child's
+    failure, not the OOM killer, like the closing signals torchrun's agent sends."""
+    for a in nodes:
+        if KILLS_OTHERS not in a.captures:
+            continue
+        for e in nodes:
+            if _launcher_killed(ctx, a, e):
+                yield Edge(
+                    a,
+                    e,
+                    "launcher_kills_the_rest",
+                    "the launcher killed the other processes after a child failed",
                 )
 
 
@@ -221,6 +260,64 @@ def one_fault_one_explanation(ctx: Context, nodes: list[Finding]) -> Iterable[Ed
 MESSAGE_SPAN = 3
 
 
+def _handled_and_final(
+    ctx: Context,
+) -> list[tuple[tuple[str, int | None, int], tuple[str, int | None, int]]]:
+    """``((path, rank, line), (path, rank, line))`` of each exception that was being handled
+    when another was raised (the link after it says "During handling of the above
+    exception, another exception occurred") and of the last exception of its chain, the
+    one that ended the process. Lines are 1-based exception lines."""
+    streams: dict[tuple[str, int | None], list] = {}
+    for seen in ctx.state.exceptions:
+        streams.setdefault((seen.path, seen.rank), []).append(seen.exc)
+    out = []
+    for (path, rank), excs in streams.items():
+        excs.sort(key=lambda e: e.log_line)
+        for i, exc in enumerate(excs):
+            j = i
+            while (
+                j + 1 < len(excs)
+                and excs[j + 1].chain_index == excs[j].chain_index + 1
+                and excs[j + 1].chained
+            ):
+                j += 1
+            if j > i and excs[i + 1].chained == "context":
+                out.append(((path, rank, exc.log_line), (path, rank, excs[j].log_line)))
+    return out
+
+
+def final_exception_ends_the_chain(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
+    """In a chained traceback the last exception is the one that ended the process; an
+    exception that was being handled when it was raised ("During handling of the above
+    exception, another exception occurred": a cache miss, an import fallback) is context.
+    A more specific reading of the final exception (PermissionError on the output file)
+    explains a less specific one of the handled exception (a generic KeyError) on the same
+    rank and in the same file (Python's traceback module prints ``__context__`` first)."""
+    causes = [f for f in nodes if f.role == "cause" and f.evidence]
+    if not causes:
+        return
+    for handled, final in _handled_and_final(ctx):
+        at = {
+            key: [
+                f
+                for f in causes
+                if f.evidence[0].path == key[0]
+                and f.rank == key[1]
+                and 0 <= f.evidence[0].line - key[2] <= MESSAGE_SPAN
+            ]
+            for key in (handled, final)
+        }
+        for a in at[final]:
+            for b in at[handled]:
+                if a is not b and a.specificity > b.specificity:
+                    yield Edge(
+                        a,
+                        b,
+                        "final_exception_ends_the_chain",
+                        "it was being handled when the final exception was raised",
+                    )
+
+
 def hardware_explains_gpu_faults(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
     """A hardware event (an Xid the driver attributes to the GPU, ECC, NVLink, a GPU
     fallen off the bus) explains every later non-hardware failure: the processes on that
@@ -308,9 +405,11 @@ def transport_explains_cuda_faults(ctx: Context, nodes: list[Finding]) -> Iterab
 RULES: tuple[Rule, ...] = (
     onset_explains_what_follows,
     one_fault_one_explanation,
+    final_exception_ends_the_chain,
     hardware_explains_gpu_faults,
     transport_explains_cuda_faults,
     declared_explanations,
+    launcher_kills_the_rest,
     terminal_after_fault,
     restart_after_failure,
     cause_explains_symptoms,

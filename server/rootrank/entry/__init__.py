@@ -24,7 +24,9 @@ from rootrank.entry.variants import (
     choose,
     local_module_frame,
     rank_outside_world,
+    ranks_share_path,
     uneven_progress,
+    worker_on_same_gpu,
 )
 from rootrank.model import Finding, Fix, FixVariant, InitiatorInfo, Related, RootCause, Symptom
 from rootrank.scan import ScanState
@@ -259,6 +261,8 @@ def fill_entry(
         values["module_top"] = module.split(".", 1)[0]
     if facts.module_local:
         values["module_file"] = masker.text(facts.module_local) if masker else facts.module_local
+    facts.worker_on_same_gpu = worker_on_same_gpu(facts.texts, state.launch.worker_pids())
+    facts.ranks_share_path = ranks_share_path([root, *(f for f in group if f is not root)])
     variant, chosen = choose(sig.fix, facts)
     if chosen is not None and masker:  # "why" quotes what the log said
         chosen = {"id": chosen["id"], "why": masker.text(chosen["why"])}

@@ -62,6 +62,16 @@ step per rank):
   another), or one rank's last line reached its total (it finished the epoch) while another
   rank's stopped short of its own (:func:`uneven_progress`).
 
+What the root's own message says about the job's other processes:
+
+- ``ranks_share_path: bool``: the root and a finding of its signature on another rank
+  captured the same ``path`` (two ranks failed on one file: every rank writes it);
+- ``worker_on_same_gpu: bool``: the message names another process holding memory on this
+  GPU (CUDA's OOM "Process 4711 has 2.42 GiB memory in use"), that pid is another worker
+  of this job (the launchers' worker pids: torchrun's agent, DeepSpeed's "Killing
+  subprocess N"), and without it the allocation would have fit: two ranks share one GPU
+  (:func:`worker_on_same_gpu`).
+
 Besides the captures, ``rank``, ``host`` and ``world_size``, a variant's text may use
 (:func:`rootrank.entry.fill_entry`): ``{initiating_rank}``, ``{initiator_why}`` (the
 strategy's sentence), ``{odd_op}`` / ``{others_op}`` (the initiating rank's op and the
@@ -112,6 +122,8 @@ WHEN_KEYS: dict[str, type] = {
     "odd_op": str,
     "ops_differ": bool,
     "uneven_progress": bool,
+    "worker_on_same_gpu": bool,
+    "ranks_share_path": bool,
     "group_formed": bool,
     "agree": list,
     "module_local": bool,
@@ -186,6 +198,10 @@ class Facts:
     module_local: str | None = None
     #: The traceback's source line that asks for a rank outside the world (:func:`rank_outside_world`).
     rank_outside_world: str | None = None
+    #: The pid of another worker of the job the root's message names on this GPU, or ``None``.
+    worker_on_same_gpu: int | None = None
+    #: The ranks whose findings of the root's signature captured the root's ``path`` (two or more), else empty.
+    ranks_share_path: list[int] = field(default_factory=list)
 
 
 def check_when(when: Any) -> str | None:
@@ -343,6 +359,75 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if value
             else "the ranks' progress shows the same number of batches"
         )
+    if key == "ranks_share_path":
+        if bool(facts.ranks_share_path) != value:
+            return None
+        return (
+            f"ranks {', '.join(str(r) for r in facts.ranks_share_path)} failed on the same path"
+            if value
+            else "no two ranks failed on the same path"
+        )
+    if key == "worker_on_same_gpu":
+        if (facts.worker_on_same_gpu is not None) != value:
+            return None
+        return (
+            f"the message shows process {facts.worker_on_same_gpu}, another worker of this job, holding memory on the same GPU"
+            if value
+            else "the message names no other worker of this job on the GPU"
+        )
+    return None
+
+
+#: CUDA's OOM message (c10/cuda/CUDACachingAllocator.cpp): the request, what is free, and the
+#: other processes on the GPU ("Process 198907 has 2.42 GiB memory in use").
+_OTHER_PROCESS = regex.compile(
+    r"\bProcess (?P<pid>\d+) has (?P<size>\d+(?:\.\d+)? [KMGT]?i?B) memory in use"
+)
+_REQUEST = regex.compile(r"Tried to allocate (?P<size>\d+(?:\.\d+)? ?[KMGT]?i?B)")
+_FREE = regex.compile(r"of which (?P<size>\d+(?:\.\d+)? ?[KMGT]?i?B) is free")
+_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+def _bytes(size: str) -> float | None:
+    """``"2.42 GiB"`` -> bytes (float), ``None`` for a unit CUDA does not print."""
+    num = regex.match(r"\d+(?:\.\d+)?", size)
+    unit = size[num.end() :].strip() if num else ""
+    return float(num.group(0)) * _UNITS[unit] if num and unit in _UNITS else None
+
+
+def ranks_share_path(findings: list[Any]) -> list[int]:
+    """The ranks (sorted) of ``findings`` (the root and the other findings of its signature)
+    that captured the root's ``path`` (``findings[0]`` is the root), when there are two or
+    more; else ``[]``."""
+    path = findings[0].captures.get("path") if findings else None
+    if not path:
+        return []
+    ranks = sorted(
+        {f.rank for f in findings if f.rank is not None and f.captures.get("path") == path}
+    )
+    return ranks if len(ranks) >= 2 else []
+
+
+def worker_on_same_gpu(texts: list[str], worker_pids: set[int]) -> int | None:
+    """The pid of another worker of this job (``worker_pids``, as its launchers name them)
+    that an OOM message in ``texts`` shows holding memory on the failing GPU, when without
+    those workers the allocation would have fit (free memory plus theirs >= the request:
+    a CUDA context of a few hundred MiB beside a rank that needs more is not the cause);
+    ``None`` otherwise."""
+    for text in texts:
+        theirs = [
+            (int(m.group("pid")), _bytes(m.group("size")))
+            for m in _OTHER_PROCESS.finditer(text)
+            if int(m.group("pid")) in worker_pids
+        ]
+        req, free = _REQUEST.search(text), _FREE.search(text)
+        if not theirs or req is None or free is None:
+            continue
+        need, have = _bytes(req.group("size")), _bytes(free.group("size"))
+        if need is None or have is None or any(b is None for _, b in theirs):
+            continue
+        if have + sum(b for _, b in theirs if b is not None) >= need:
+            return theirs[0][0]
     return None
 
 
