@@ -13,7 +13,7 @@ from rootrank.evaluate import evaluate
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 
-CLASS_FLOOR = 0.94
+CLASS_FLOOR = 0.95  # 95/99 reached in round 11
 RANK_FLOOR = 0.96
 #: Ranks named where the label says the log cannot tell (3 at the start of round 7, 0 since round 9).
 OVERCLAIM_CEILING = 0
