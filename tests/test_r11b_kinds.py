@@ -183,7 +183,7 @@ def test_a_headless_traceback_gives_its_frames_and_a_weight_load_oom_its_own_fix
         "/work/vgen/sample.py",
         88,
     )
-    assert rc.fix.variant.id == "loading-weights"
+    assert rc.fix.variant.id == "at-load"
     assert "micro-batch" not in rc.fix.steps[0]
 
 
