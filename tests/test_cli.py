@@ -9,6 +9,8 @@ import sys
 
 from conftest import ROOT, run_cli
 
+from rootrank.extras import install_hint
+
 OOM = ROOT / "signatures" / "memory" / "cuda-oom.positive.log"
 
 
@@ -143,7 +145,7 @@ def test_serve_without_the_lsp_extra_is_one_line_and_exit_2():
     assert proc.returncode == 2
     assert proc.stderr.decode().strip().splitlines() == [
         "rootrank: the language server needs pygls and lsprotocol (lsprotocol is missing): "
-        + "pip install 'rootrank[lsp]'"
+        + install_hint("lsp")
     ]
 
 

@@ -495,9 +495,10 @@ def _main(argv: list[str] | None) -> int:
             try:
                 from rootrank.lsp.server import serve  # imports pygls and lsprotocol
             except ImportError as exc:
+                from rootrank.extras import install_hint  # an error path only
                 print(
                     f"rootrank: the language server needs pygls and lsprotocol ({exc.name} is missing):"
-                    " pip install 'rootrank[lsp]'",
+                    f" {install_hint('lsp')}",
                     file=sys.stderr,
                 )
                 return EXIT_INPUT_ERROR

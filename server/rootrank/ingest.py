@@ -521,9 +521,10 @@ def _decompressing(fh: BinaryIO, path: str | os.PathLike[str]) -> BinaryIO:
                 import zstandard
             except ImportError:
                 fh.close()
+                from rootrank.extras import install_hint  # an error path only
                 raise InputError(
                     f"{path}: a zstd-compressed log needs the zstandard package"
-                    " (pip install 'rootrank[fleet]') or Python 3.14"
+                    f" ({install_hint('fleet')}) or Python 3.14"
                 ) from None
             reader = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True)
     else:

@@ -6,7 +6,7 @@ rank is the ``RANK`` variable torchrun, DeepSpeed and accelerate put in each wor
 environment (``/proc/P/environ``). A process py-spy cannot attach to (no ptrace permission,
 not Python, gone) is left out and the reason is kept in :attr:`StackDump.notes`.
 
-py-spy comes from the ``live`` extra (``pip install 'rootrank[live]'``); without it the dump
+py-spy comes from the ``live`` extra (``pip install '.[live]'`` in the clone); without it the dump
 says so and the stall is still reported.
 """
 
@@ -222,8 +222,9 @@ def dump_job(root: int) -> StackDump:
     out = StackDump()
     exe = py_spy()
     if exe is None:
+        from rootrank.extras import install_hint  # an error path only
         out.notes.append(
-            "py-spy is not installed, so no stacks were collected: pip install 'rootrank[live]'"
+            f"py-spy is not installed, so no stacks were collected: {install_hint('live')}"
         )
         return out
     pids = [p for p in descendants(root) if _is_python(p)][:MAX_PROCESSES]

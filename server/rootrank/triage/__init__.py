@@ -6,5 +6,5 @@ small per-job records into one summary (:mod:`.summary`) and shows it as a text 
 Lines, Markdown or a self-contained HTML report (:mod:`.render`). Hosts keep one pseudonym
 across the whole archive (:mod:`.hosts`); ``--cache DIR`` skips unchanged jobs (:mod:`.cache`).
 
-Dask is an optional dependency (``pip install 'rootrank[fleet]'``); only :mod:`.run` imports it.
+Dask is an optional dependency (``pip install '.[fleet]'`` in the clone); only :mod:`.run` imports it.
 """

@@ -30,7 +30,7 @@ examples:
 
 Hosts get one pseudonym across the whole archive (a keyed hash; the key is random per run, or
 kept in the --cache folder); --keep-hosts shows them raw with the rest still masked. Needs
-pip install 'rootrank[fleet]'.
+.venv/bin/pip install '.[fleet]' in the rootrank clone (it is not on PyPI).
 """
 
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?Z?$")
