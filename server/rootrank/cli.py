@@ -496,6 +496,7 @@ def _main(argv: list[str] | None) -> int:
                 from rootrank.lsp.server import serve  # imports pygls and lsprotocol
             except ImportError as exc:
                 from rootrank.extras import install_hint  # an error path only
+
                 print(
                     f"rootrank: the language server needs pygls and lsprotocol ({exc.name} is missing):"
                     f" {install_hint('lsp')}",

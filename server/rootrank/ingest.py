@@ -522,6 +522,7 @@ def _decompressing(fh: BinaryIO, path: str | os.PathLike[str]) -> BinaryIO:
             except ImportError:
                 fh.close()
                 from rootrank.extras import install_hint  # an error path only
+
                 raise InputError(
                     f"{path}: a zstd-compressed log needs the zstandard package"
                     f" ({install_hint('fleet')}) or Python 3.14"

@@ -223,6 +223,7 @@ def dump_job(root: int) -> StackDump:
     exe = py_spy()
     if exe is None:
         from rootrank.extras import install_hint  # an error path only
+
         out.notes.append(
             f"py-spy is not installed, so no stacks were collected: {install_hint('live')}"
         )

@@ -64,6 +64,7 @@ def _need_dask() -> Any:
         import distributed
     except ImportError as exc:
         from rootrank.extras import install_hint  # an error path only
+
         raise InputError(
             f"rootrank triage runs on Dask ({exc.name} is missing): {install_hint('fleet')}"
         ) from None
