@@ -265,6 +265,11 @@ def test_an_unclassified_failure_exits_3_not_like_a_healthy_run():
     assert out["unclassified"]["title"] == "MyPipelineFault: shard 7 lost"
     assert out["unclassified"]["rank"] == 1
     assert out["unclassified"]["evidence"][0]["line"] == 4
+    text = run_cli("diagnose", "-", stdin=log).stdout.decode().splitlines()
+    assert text[0] == "Unclassified failure on rank 1: MyPipelineFault: shard 7 lost"
+    assert text[1] == "  at <stdin>:4" and "No known failure" not in "\n".join(text)
+    md = run_cli("diagnose", "-", "--format", "markdown", stdin=log).stdout.decode()
+    assert md.startswith("## rootrank: unclassified failure on rank 1\n")
 
 
 def test_the_headline_names_a_rank_only_when_it_started_the_failure():

@@ -151,14 +151,16 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
     rc = diag.root_cause
     v = verdict(diag)
     if rc is None or v is None:
-        out.append(st.bold("No known failure found."))
-        if diag.unclassified:
+        if diag.unclassified:  # a failure (exit 3), not a healthy run: say so first
             u = diag.unclassified
             ev = u.evidence[0]
             rank = f" on rank {u.rank}" if u.rank is not None else ""
-            out.append(f"Last exception{rank} (unclassified): {u.title}")
-            out.append(st.dim(f"  {ev.path}:{ev.line}"))
-        elif diag.findings:
+            out.append(st.red("Unclassified failure") + st.bold(f"{rank}: {u.title}"))
+            out.append(st.dim(f"  at {ev.path}:{ev.line}"))
+            out.append("No signature names this exception: read it and its traceback above it.")
+        else:
+            out.append(st.bold("No known failure found."))
+        if not diag.unclassified and diag.findings:
             out.append("Only warnings were found; nothing in the log shows a failure:")
             for f in diag.findings[:5]:
                 out.append(f"  - {f.title} ({f.evidence[0].path}:{f.evidence[0].line})")
@@ -257,14 +259,16 @@ def to_markdown(diag: Diagnosis) -> str:
     rc = diag.root_cause
     out: list[str] = []
     if rc is None:
-        out.append("## rootrank: no known failure found\n")
-        if diag.unclassified:
+        if diag.unclassified:  # a failure (exit 3), not a healthy run
             u = diag.unclassified
             ev = u.evidence[0]
             rank = f" on rank {u.rank}" if u.rank is not None else ""
+            out.append(f"## rootrank: unclassified failure{rank}\n")
             out.append(
-                f"Last exception{rank} (unclassified): `{u.title}` at `{ev.path}:{ev.line}`\n"
+                f"`{u.title}` at `{ev.path}:{ev.line}`: no signature names this exception.\n"
             )
+        else:
+            out.append("## rootrank: no known failure found\n")
         out.extend(_markdown_curves(diag))
         return "\n".join(out)
     v = verdict(diag)
