@@ -36,7 +36,8 @@ def test_the_newest_run_is_kept_with_the_files_that_name_no_run():
     assert kept == ["/d/launcher.log", "/d/slurm-200-0.out"]
     assert note == (
         "the folder holds 2 runs: diagnosed SLURM job 200 (the newest); "
-        "left out SLURM job 100 (name their files to diagnose them)"
+        "left out SLURM job 100 (name their files to diagnose them, or `rootrank triage` the"
+        " folder for every run)"
     )
 
 
@@ -95,3 +96,21 @@ def test_an_unreadable_subfolder_is_named_not_silently_dropped(tmp_path: Path, m
     assert notes == [
         f"skipped the folder {tmp_path / 'sub'}: Permission denied (its logs were not read)"
     ]
+
+
+def test_a_healthy_newest_run_says_in_text_what_was_left_out_and_names_only_the_newest(
+    tmp_path: Path,
+):
+    """A "No known failure found." covers only the run read: the text report says which runs
+    were left out (the 5 newest by name, the rest counted), as JSON's warnings do."""
+    for k in range(9):
+        f = tmp_path / f"slurm-{100 + k}.out"
+        f.write_text(OOM if k < 8 else "step 1 loss 2.0\n", encoding="utf-8")
+        os.utime(f, (1_000_000 + k, 1_000_000 + k))
+    proc = run_cli("diagnose", str(tmp_path))
+    out = proc.stdout.decode()
+    assert proc.returncode == 1 and out.startswith("No known failure found.")
+    warning = next(x for x in out.splitlines() if x.startswith("warning: "))
+    assert "the folder holds 9 runs: diagnosed SLURM job 108 (the newest)" in warning
+    assert "left out 3 older runs and SLURM job 103, " in warning
+    assert "SLURM job 107 (" in warning and "SLURM job 102" not in warning

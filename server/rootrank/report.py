@@ -172,6 +172,8 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
                 f"{plural(diag.lines_read, 'line')} read from {plural(len(diag.sources), 'source')}."
             )
         )
+        for w in diag.warnings:  # what was left out: a healthy verdict covers only what was read
+            out.append(st.dim(f"warning: {w}"))
         return "\n".join(out) + "\n"
     out.append(
         st.red("Root cause: ") + st.bold(v["title"]) + (f" on {v['where']}" if v["where"] else "")

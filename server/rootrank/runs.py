@@ -28,6 +28,9 @@ _SLURM = lazy_regex.compile(
 )
 # <run_id>/attempt_<k>/<local_rank>/(stdout|stderr).log|error.json
 _ATTEMPT = lazy_regex.compile(r"^attempt_(?P<k>\d{1,6})$")
+#: How many of the left-out runs :func:`pick_run` names in its note (the newest ones); the
+#: rest are counted ("2,997 older runs and ...").
+MAX_NAMED_RUNS = 5
 
 
 @dataclass(frozen=True)
@@ -98,10 +101,13 @@ def pick_run(
     chosen = max(runs, key=newest)
     others = sorted((k for k in runs if k != chosen), key=newest)
     kept = [f for f in files if keys[f] is None or keys[f] == chosen]
-    left = ", ".join(k.label() for k in others)
+    shown = [k.label() for k in others[-MAX_NAMED_RUNS:]]  # the newest of the others
+    more = len(others) - len(shown)
+    left = (f"{more:,} older runs and " if more else "") + ", ".join(shown)
     note = (
         f"the folder holds {len(runs)} runs: diagnosed {chosen.label()} (the newest); "
-        f"left out {left} (name their files to diagnose them)"
+        f"left out {left} (name their files to diagnose them, or `rootrank triage` the folder"
+        " for every run)"
     )
     return kept, note
 
