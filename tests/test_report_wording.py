@@ -4,6 +4,8 @@ reason reads as one clause ("Fix (for this log, because ...):")."""
 
 from __future__ import annotations
 
+import re
+
 from conftest import ROOT, run_cli
 
 LOG = ROOT / "tests" / "fix_variants" / "gloo-collective-timeout" / "rank-never-joined.log"
@@ -30,3 +32,23 @@ def test_markdown_says_why_the_fix_was_chosen_as_one_sentence():
     out = proc.stdout.decode()
     assert "_Chosen for this log because the analysis names the initiating rank._" in out
     assert out.count("waited for") == 2  # the headline's fix and the fix's first step
+
+
+def test_markdown_escapes_the_log_outside_code_spans(tmp_path):
+    """Log text in Markdown prose shows as written: ``(in <module>)`` is not an HTML tag that
+    vanishes, a log's ``<script>`` stays text; code spans (the verify) are left as they are."""
+    log = tmp_path / "t.log"
+    log.write_text(
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/x/train.py", line 3, in <module>\n'
+        "[rank1]:     f()\n"
+        "[rank1]: ValueError: bad <img src=x onerror=alert(1)> </script><script>alert(2)</script>\n"
+    )
+    out = run_cli("diagnose", str(log), "--format", "markdown").stdout.decode()
+    fix = next(x for x in out.splitlines() if x.startswith("- **Fix:**"))
+    assert "(in &lt;module&gt;)" in fix
+    assert "&lt;img src=x onerror=alert(1)&gt; &lt;/script&gt;&lt;script&gt;" in fix
+    prose = re.sub(r"```.*?```", "", out, flags=re.S)  # a fenced block shows its text as is
+    assert "<script>" not in prose and "<img" not in prose
+    verify = next(x for x in out.splitlines() if x.startswith("- **Verify:**"))
+    assert "`torchrun --nproc-per-node=<gpus> " in verify  # inside a code span: kept

@@ -256,6 +256,21 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
     return "\n".join(out) + "\n"
 
 
+#: An inline code span of Markdown (its text is shown as is, so it is not escaped).
+_CODE_SPAN = lazy_regex.compile(r"(`[^`\n]*`)")
+
+
+def _md(text: str) -> str:
+    """``text`` (which may quote the log) safe as Markdown prose: ``&``, ``<`` and ``>``
+    outside inline code spans become entities, so ``(in <module>)`` shows as written and a
+    log's ``<script>`` or ``<img onerror=...>`` stays text; code spans are kept whole."""
+    parts = _CODE_SPAN.split(text)
+    return "".join(
+        p if i % 2 else p.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        for i, p in enumerate(parts)
+    )
+
+
 def to_markdown(diag: Diagnosis) -> str:
     """The report as Markdown (for issues, PR comments and CI summaries)."""
     rc = diag.root_cause
@@ -275,13 +290,15 @@ def to_markdown(diag: Diagnosis) -> str:
         return "\n".join(out)
     v = verdict(diag)
     assert v is not None
-    out.append(f"## Root cause: {rc.title}" + (f" on {v['where']}" if v["where"] else "") + "\n")
+    out.append(
+        f"## Root cause: {_md(rc.title)}" + (f" on {_md(v['where'])}" if v["where"] else "") + "\n"
+    )
     verdict_lines = []
     at = [f"`{x}`" for x in (v["code"], v["log"]) if x]
     if at:
         verdict_lines.append(f"- **At:** {' · '.join(at)}")
     if v["fix"]:
-        verdict_lines.append(f"- **Fix:** {v['fix']}")
+        verdict_lines.append(f"- **Fix:** {_md(v['fix'])}")
     if v["verify"]:
         verdict_lines.append(f"- **Verify:** `{v['verify']}`")
     if verdict_lines:
@@ -303,26 +320,26 @@ def to_markdown(diag: Diagnosis) -> str:
     out.append("```text")
     out.extend(f"{_loc(e)}: {_cut(e.text.strip())}" for e in rc.evidence)
     out.append("```\n")
-    out.append(f"{rc.summary}\n")
+    out.append(f"{_md(rc.summary)}\n")
     out.append("### Initiating rank\n")
     if diag.initiating_rank is not None:
         host = f" on `{diag.initiating_host}`" if diag.initiating_host else ""
         out.append(f"**Rank {diag.initiating_rank}**{host}.\n")
     else:
         out.append("Unknown: the log does not tell.\n")
-    out.extend(f"- {r}" for r in diag.reasoning)
+    out.extend(f"- {_md(r)}" for r in diag.reasoning)
     out.append("")
     if diag.collateral:
         out.append("### Collateral\n")
         out.append("| kind | ranks | lines |")
         out.append("| --- | --- | --- |")
         for g in diag.collateral:
-            out.append(f"| {g.title} | {format_ranks(g.ranks) or '-'} | {g.count} |")
+            out.append(f"| {_md(g.title)} | {format_ranks(g.ranks) or '-'} | {g.count} |")
         out.append("")
     out.append("### Fix\n")
     if (variant := rc.fix.variant) and variant.why != GENERAL_WHY:
-        out.append(f"_Chosen for this log because {variant.why}._\n")
-    out.extend(f"{i}. {s}" for i, s in enumerate(rc.fix.steps, 1))
+        out.append(f"_Chosen for this log because {_md(variant.why)}._\n")
+    out.extend(f"{i}. {_md(s)}" for i, s in enumerate(rc.fix.steps, 1))
     out.append("")
     code = rc.fix.code
     shown = _stacks_to_show(diag, code)
@@ -339,7 +356,7 @@ def to_markdown(diag: Diagnosis) -> str:
         out.append("```\n")
         out.append("</details>\n")
     out.append("### Confirm\n")
-    out.extend(f"- [ ] {c}" for c in rc.confirm)
+    out.extend(f"- [ ] {_md(c)}" for c in rc.confirm)
     out.append("\n**Verification command:**\n")
     out.append("```bash")
     out.append(rc.verify)
@@ -348,7 +365,7 @@ def to_markdown(diag: Diagnosis) -> str:
         out.append(f"Fill in {', '.join(f'`{b}`' for b in blanks)} before running it.\n")
     if rc.related:
         out.append("### Related\n")
-        out.extend(f"- {r.title} (`{r.id}`)" for r in rc.related)
+        out.extend(f"- {_md(r.title)} (`{r.id}`)" for r in rc.related)
         out.append("")
     out.extend(_markdown_curves(diag))
     if rc.references:
