@@ -122,3 +122,18 @@ async def test_the_server_keeps_serving_after_malformed_requests(tmp_path: Path)
                 {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}},
             )
         assert err.value.code == -32601  # Method Not Found: still an answer
+
+
+@pytest.mark.parametrize(
+    "method", ["textDocument/didSave", "$/cancelRequest", "textDocument/didChange"]
+)
+async def test_a_notification_sent_with_an_id_is_answered_as_an_invalid_request(
+    tmp_path: Path, method: str
+):
+    """An id makes a message a request, and every request gets an answer: a notification's
+    method sent with an id gets Invalid Request (-32600), not silence."""
+    async with started(tmp_path) as client:
+        with pytest.raises(JsonRpcException) as err:
+            await _ask(client, method, {"textDocument": {"uri": "file:///x.log"}, "id": 1})
+        assert err.value.code == -32600
+        assert f"{method} is a notification: send it without an id" in err.value.message

@@ -236,7 +236,14 @@ class RootrankProtocol(LanguageServerProtocol):
             if not is_request:
                 return super().structure_message(data)  # pygls logs and drops it
             return Rejected(msg_id, _error(JsonRpcInvalidRequest, 'jsonrpc must be "2.0"'))
-        if "params" not in data and self.get_message_type(method) is None:
+        kind = self.get_message_type(method)
+        if is_request and kind is not None and kind.__name__.endswith("Notification"):
+            # an id makes it a request, and every request gets an answer (JSON-RPC 2.0)
+            return Rejected(
+                msg_id,
+                _error(JsonRpcInvalidRequest, f"{method} is a notification: send it without an id"),
+            )
+        if "params" not in data and kind is None:
             data = {**data, "params": None}  # JSON-RPC: params may be omitted
         try:
             return super().structure_message(data)
