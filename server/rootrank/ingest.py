@@ -29,7 +29,7 @@ import io
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -324,6 +324,49 @@ def _reencoded_blocks(
             data += b"\n"
         yield _block(data, number)
         number += data.count(b"\n")
+
+
+#: A line that starts with a non-blank character (then a block has no common indent).
+_UNINDENTED = re.compile(r"^[^\s]", re.MULTILINE)
+
+
+def dedented(blocks: Iterable[Block]) -> Iterator[Block]:
+    """``blocks`` with the indent every non-blank line of the first block shares removed: a
+    log pasted as a Markdown code block, or per-rank files that keep the space after a
+    ``[rankN]:`` prefix, read like the unindented log (a traceback whose lines are all
+    shifted right is otherwise read as frame lines only). The indent (spaces/tabs) comes
+    from the first block; a later block loses it only when all its non-blank lines carry it,
+    so :attr:`Block.offset` (set to the indent's length) keeps evidence columns exact.
+    Pieces of an over-long line (:attr:`Block.continues`) pass through unchanged."""
+    prefix: str | None = None
+    lacking = strip = _UNINDENTED  # the lines without the indent, the indent (set below)
+    for block in blocks:
+        if block.continues or prefix == "":
+            yield block
+            continue
+        text = block.text
+        if prefix is None:  # the first block: the indent its non-blank lines share
+            if _UNINDENTED.search(text):
+                prefix = ""
+                yield block
+                continue
+            indents = [
+                line[: len(line) - len(line.lstrip(" \t"))]
+                for line in text.split("\n")
+                if line.strip()
+            ]
+            prefix = os.path.commonprefix(indents) if indents else ""
+            if not prefix:
+                yield block
+                continue
+            lacking = re.compile(f"^(?!{re.escape(prefix)})(?=[^\\n]*\\S)", re.MULTILINE)
+            strip = re.compile(f"^{re.escape(prefix)}", re.MULTILINE)
+        if lacking.search(text):  # a non-blank line without the indent: left as it is
+            yield block
+            continue
+        text = strip.sub("", text)
+        data = text.encode("utf-8", errors="replace")
+        yield Block(text, data.lower(), block.first_line, offset=len(prefix))
 
 
 def text_blocks(text: str) -> Iterator[Block]:

@@ -16,7 +16,7 @@ import regex
 
 from rootrank import lazy_regex
 from rootrank.frameworks import STACK_WORDS, stacks_in, stacks_of_paths
-from rootrank.ingest import Block, RawLine, logical_lines
+from rootrank.ingest import Block, RawLine, dedented, logical_lines
 from rootrank.match import Gate, Hit, Matcher
 from rootrank.metrics import MetricsReader
 from rootrank.model import Evidence, Finding
@@ -700,7 +700,7 @@ class Scanner:
         # The sampling stride of light lines (_light_stride), recomputed only where it changes.
         stride, next_stride_at = 1, 0
         tail, tail_end = "", 0  # the source's last lines (ScanState.tails)
-        for block in blocks:
+        for block in dedented(blocks):  # a log indented as a whole reads as unindented
             text = block.text
             size = len(text)
             if not block.continues:
