@@ -4,6 +4,7 @@ reason reads as one clause ("Fix (for this log, because ...):")."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from conftest import ROOT, run_cli
@@ -52,3 +53,25 @@ def test_markdown_escapes_the_log_outside_code_spans(tmp_path):
     assert "<script>" not in prose and "<img" not in prose
     verify = next(x for x in out.splitlines() if x.startswith("- **Verify:**"))
     assert "`torchrun --nproc-per-node=<gpus> " in verify  # inside a code span: kept
+
+
+def test_a_store_connect_error_names_no_host_for_the_reporter_and_its_fix_follows_the_errno(
+    tmp_path,
+):
+    """The address in "failed to connect to [A]:P" is the store's (MASTER_ADDR), not the
+    reporting rank's host; errno 113 (no route) is a closed network path, not a name to
+    resolve."""
+    log = tmp_path / "v.log"
+    log.write_text(
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/x/train.py", line 3, in <module>\n'
+        "[rank1]:     f()\n"
+        "[rank1]: torch.distributed.DistNetworkError: The client socket has failed to connect"
+        " to [10.1.2.3]:29500 (errno: 113 - No route to host).\n"
+    )
+    out = json.loads(run_cli("diagnose", str(log), "--no-mask", "--format", "json").stdout)
+    rc = out["root_cause"]
+    assert rc["host"] is None and out["initiating_host"] is None
+    assert rc["fix"]["variant"]["id"] == "unreachable"
+    assert "Open TCP port 29500" in rc["fix"]["steps"][0] and "getent" not in rc["fix"]["steps"][0]
+    assert rc["verify"].startswith("nc -zv 10.1.2.3 29500")
