@@ -190,6 +190,7 @@ def fill_entry(
         values.setdefault("message", masker.text(message) if masker else message)
     if frame is not None:
         values["user_loc"] = f"{frame.file}:{frame.line}"
+        values["user_file"] = frame.file  # the user's own file the traceback names last
     # the statement that raised, as the traceback quotes it (``assert a % b == 0``)
     raised_code = seen.exc.frames[-1].code if seen is not None and seen.exc.frames else ""
     if raised_code:
