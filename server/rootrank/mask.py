@@ -732,25 +732,34 @@ def learn_users(text: str, into: set[str]) -> None:
     :data:`MAX_LEARNED_USERS` names are kept; a line whose matching times out adds nothing.
     The scan calls it on every line of the inputs, so a name is masked on every shown line
     (:meth:`Masker.learn`), whether or not the line it came from is shown."""
+    # Each path is read once per block: a traceback repeats its frames' folders thousands of
+    # times, and one regex pass per path costs more than the scan of its line.
     seen: set[str] = set()
     for lit in _USER_DIR_LITERALS:
         i = text.find(lit)
         while i != -1 and len(into) < MAX_LEARNED_USERS:
-            start = text.rfind("\n", 0, i) + 1
+            line_start = text.rfind("\n", 0, i) + 1
             end = text.find("\n", i)
             if end == -1:
                 end = len(text)
-            line = text[start:end]
-            if line not in seen:
-                seen.add(line)
+            start = max(text.rfind(c, line_start, i) for c in _PATH_STOPS) + 1
+            stop = _PATH_END.search(text, i, end)
+            path = text[max(start, line_start) : stop.start() if stop else end]
+            if path not in seen:
+                seen.add(path)
                 m = Masker()
                 try:
-                    m._sub(_HOME, m._home, line)
-                    m._sub(_HPC_PATH, m._hpc_path, line)
+                    m._sub(_HOME, m._home, path)
+                    m._sub(_HPC_PATH, m._hpc_path, path)
                 except TimeoutError:
                     pass
                 into.update(m._users)
-            i = text.find(lit, end)
+            i = text.find(lit, stop.end() if stop else end)
+
+
+# Where a path in a log line begins (after one of these) and ends (at one of these).
+_PATH_STOPS = (" ", "\t", '"', "'", "(", "=", ",")
+_PATH_END = lazy_regex.compile(r"[\s'\"(),=]")
 
 
 # A URL, up to the end of the character before the match: a learned name inside one (a
