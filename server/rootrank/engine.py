@@ -134,6 +134,7 @@ def _finish(
             masker.host(hosts[r])
         for h in sorted(state.launch.hosts):
             masker.host(h)
+        masker.learn(state.users)  # from any line of the inputs, before any line is masked
         # Learn the hosts the findings' lines name ("can't resolve 'trainjob-master-0'") before
         # the entry is filled: a capture masked alone has no context to be known as a host.
         for f in state.findings.values():

@@ -715,6 +715,58 @@ def _masked_already(value: str) -> bool:
     return STARS in value or value.startswith("<") or bool(_PSEUDONYM.fullmatch(value))
 
 
+#: The most user names :func:`learn_users` keeps from one scan (a log naming more folders
+#: than this is no one person's; the shown lines' own paths are still masked where they stand).
+MAX_LEARNED_USERS = 64
+
+# Where a user's folder may stand in a line (the literals _HOME and _HPC_PATH need).
+_USER_DIR_LITERALS = ("/home", "/Users/", "/homes/", "/u/", "~", "Users\\", *_HPC_ROOTS)
+
+
+def learn_users(text: str, into: set[str]) -> None:
+    """Add to ``into`` the user names the folders in ``text`` (one block of whole lines)
+    name: ``/home/<name>/``, ``/Users/<name>/``, ``C:\\Users\\<name>\\`` and the HPC
+    user folders (``/scratch/<name>/``, the rules of :data:`HPC_SKIP` and
+    :data:`NOT_USER_DIRS`), the same names :meth:`Masker.text` learns from a shown line. Only
+    the lines holding one of those folders' literals are read; at most
+    :data:`MAX_LEARNED_USERS` names are kept; a line whose matching times out adds nothing.
+    The scan calls it on every line of the inputs, so a name is masked on every shown line
+    (:meth:`Masker.learn`), whether or not the line it came from is shown."""
+    # Each path is read once per block: a traceback repeats its frames' folders thousands of
+    # times, and one regex pass per path costs more than the scan of its line.
+    seen: set[str] = set()
+    for lit in _USER_DIR_LITERALS:
+        i = text.find(lit)
+        while i != -1 and len(into) < MAX_LEARNED_USERS:
+            line_start = text.rfind("\n", 0, i) + 1
+            end = text.find("\n", i)
+            if end == -1:
+                end = len(text)
+            start = max(text.rfind(c, line_start, i) for c in _PATH_STOPS) + 1
+            stop = _PATH_END.search(text, i, end)
+            path = text[max(start, line_start) : stop.start() if stop else end]
+            if path not in seen:
+                seen.add(path)
+                m = Masker()
+                try:
+                    m._sub(_HOME, m._home, path)
+                    m._sub(_HPC_PATH, m._hpc_path, path)
+                except TimeoutError:
+                    pass
+                into.update(m._users)
+            i = text.find(lit, stop.end() if stop else end)
+
+
+# Where a path in a log line begins (after one of these) and ends (at one of these).
+_PATH_STOPS = (" ", "\t", '"', "'", "(", "=", ",")
+_PATH_END = lazy_regex.compile(r"[\s'\"(),=]")
+
+
+# A URL, up to the end of the character before the match: a learned name inside one (a
+# documentation link's ".../notes/cuda.html") is a path of that site, no user's folder.
+_IN_URL = lazy_regex.compile(r"[A-Za-z][\w+.-]{0,15}://[^\s'\"<>()]*$")
+
+
 class Masker:
     """Masks secrets and personal details in text shown to a user, one diagnosis at a time.
 
@@ -1051,6 +1103,11 @@ class Masker:
         self._users.add(user)
         return m["p"] + USER
 
+    def learn(self, users: Iterable[str]) -> None:
+        """Mask these user names (from :func:`learn_users`) wherever a user's name stands in
+        the text this instance masks from now on, as if a shown line's path had named them."""
+        self._users.update(users)
+
     def _user_paths(self, s: str) -> str:
         # A user name learned from a home path is also masked where it is a path component
         # elsewhere (/scratch/alice/run1, /gpfs/data/alice).
@@ -1059,7 +1116,9 @@ class Masker:
             return s
         alt = "|".join(regex.escape(u) for u in sorted(names, key=len, reverse=True))
         pat = regex.compile(r"(?<=[/\\])(?:" + alt + r")(?=[/\\:\s'\")]|$)")
-        return pat.sub(USER, s, timeout=TIMEOUT_S)
+        return pat.sub(
+            lambda m: m[0] if _IN_URL.search(s, 0, m.start()) else USER, s, timeout=TIMEOUT_S
+        )
 
     def _user_words(self, s: str) -> str:
         # A user name learned from a home path or a user variable, where a word or key names

@@ -17,6 +17,7 @@ import regex
 from rootrank import lazy_regex
 from rootrank.frameworks import STACK_WORDS, stacks_in, stacks_of_paths
 from rootrank.ingest import Block, RawLine, dedented, logical_lines
+from rootrank.mask import learn_users
 from rootrank.match import Gate, Hit, Matcher
 from rootrank.metrics import MetricsReader
 from rootrank.model import Evidence, Finding
@@ -475,6 +476,9 @@ class ScanState:
     #: :data:`MAX_TAILS` sources): ``(path, 1-based number of its first line, text)``. The
     #: analysis reads how the log ends (rootrank.analysis.silent).
     tails: list[tuple[str, int, str]] = field(default_factory=list)
+    #: User names the inputs' home and HPC user folders name, on any line, shown or not
+    #: (rootrank.mask.learn_users): masked on every shown line, whatever the file order.
+    users: set[str] = field(default_factory=set)
 
 
 #: Characters of each source's end kept in ``ScanState.tails``, and for how many sources.
@@ -726,6 +730,7 @@ class Scanner:
                     named = ranks_in(first)
                     where = 1 + len(text) - len(head)
                     st.cut_at_start.append((path, min(named) if len(named) == 1 else None, where))
+            learn_users(text, st.users)
             if at_start:  # framework names: the first block, then gated lines
                 st.stacks |= stacks_in(text, st.stacks)
                 # a paste that starts inside the launcher's traceback names it only in a frame
