@@ -160,7 +160,6 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
             out.append("No signature names this exception: read it and its traceback above it.")
         else:
             out.append(st.bold("No known failure found."))
-        out.extend(f"  {r}" for r in diag.reasoning)  # what was weighed (an error survived)
         if not diag.unclassified and diag.findings:
             out.append("Only warnings were found; nothing in the log shows a failure:")
             for f in diag.findings[:5]:

@@ -25,7 +25,6 @@ from rootrank.analysis.graph import Graph, explain, pick_root
 from rootrank.analysis.initiator import Initiator, find_initiator
 from rootrank.analysis.prepare import Context, prepare, single_node_proof
 from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say, sentence
-from rootrank.analysis.survived import went_on_after
 from rootrank.entry import fill_entry
 from rootrank.model import Diagnosis, Finding, RankFacts
 from rootrank.scan import ScanState
@@ -41,7 +40,6 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     log before they fill the entry's templates, so the fix and verification text (ours)
     is never itself rewritten; the engine masks the rest of the log-derived text after."""
     ctx = prepare(state, library)
-    survived = _set_aside_survived(ctx)
     graph = explain(ctx)
     root = pick_root(graph, ctx)
     diag = _empty_diagnosis(ctx)
@@ -51,7 +49,6 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         restart = root is not None and ctx.from_earlier_attempt(root)
         key = "attempts_restart" if restart else "attempts"
         diag.reasoning.append(say(key, n=diag.attempts, line=state.attempt_starts[-1]))
-    diag.reasoning.extend(survived)
     if root is None:
         return _no_known_failure(ctx, diag)
     initiator = find_initiator(ctx, root)
@@ -106,50 +103,10 @@ def _empty_diagnosis(ctx: Context) -> Diagnosis:
     )
 
 
-def _set_aside_survived(ctx: Context) -> list[str]:
-    """Take out of ``ctx.findings`` the errors their rank went on training after
-    (:mod:`rootrank.analysis.survived`); one reasoning line for each."""
-    why: list[str] = []
-    kept = []
-    raised = {(s.path, s.exc.log_line) for s in ctx.state.exceptions if not s.exc.ignored}
-    for f in ctx.findings:
-        # only an exception a traceback printed: a message the log states, not a reading of
-        # the curves (they go on by nature) nor another process's report (the kernel's)
-        ev = next((e for e in f.evidence if (e.path, e.line) in raised), None)
-        stated = getattr(ctx.library.signatures.get(f.signature), "detector", None) is None
-        gone = (
-            went_on_after(ctx, f.rank, ev.path, ev.line)
-            if ev is not None and stated and f.severity == "error" and ctx.kind(f) == "cause"
-            else None
-        )
-        if gone is None or ev is None:
-            kept.append(f)
-            continue
-        why.append(
-            say("survived", title=f.title, line=ev.line, next_line=gone.line, what=gone.what)
-        )
-    if why:
-        ctx.findings = kept
-        ctx.__dict__.pop("events", None)  # the stream is rebuilt from the findings kept
-    return why
-
-
 def _no_known_failure(ctx: Context, diag: Diagnosis) -> Diagnosis:
-    """No signature explains the failure: the last exception is shown as unclassified,
-    unless its process went on training after it (:func:`went_on_after`)."""
-    last = ctx.state.exceptions[-1] if ctx.state.exceptions else None
-    gone = went_on_after(ctx, last.rank, last.path, last.exc.log_line) if last else None
-    if last is not None and gone is not None:
-        if any(f"(line {last.exc.log_line}) was survived" in r for r in diag.reasoning):
-            diag.timeline = timeline(ctx.findings, None)
-            return diag  # said already, of the finding read from it
-        title = f"{last.exc.type}: {last.exc.message}"[:160]
-        diag.reasoning.append(
-            say(
-                "survived", title=title, line=last.exc.log_line, next_line=gone.line, what=gone.what
-            )
-        )
-    elif last is not None:
+    """No signature explains the failure: the last exception is shown as unclassified."""
+    if ctx.state.exceptions:
+        last = ctx.state.exceptions[-1]
         diag.unclassified = unclassified(last)
         diag.initiating_rank = last.rank
         diag.reasoning.append(

@@ -227,10 +227,6 @@ _TEMPLATES: dict[str, str] = {
         "The section from line {line} begins like a new run, but it is another node of the same run ({why}): "
         "the nodes' output is read as one run."
     ),
-    "survived": (
-        "{title} (line {line}) was survived: the same process went on training after it"
-        " ({what} at line {next_line}) and no worker failed, so it is not a root cause"
-    ),
     "no_known_failure": "No known failure found. The last exception{rank_part} is {type} at {where}.",
     "local_rank_summary": "torchrun's summary gives pid {pid} (local_rank {local}) the global rank {rank}",
     "local_rank_single_node": "local_rank {local} is global rank {local}: {proof}",
