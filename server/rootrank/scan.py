@@ -497,46 +497,23 @@ def _gated_lines(gate: Gate, block: Block) -> Iterator[int]:
     """The lines of ``block`` the main gate or the curve gate chose, ascending, no repeats, each
     as ``start << 2 | curve << 1 | light``: ``start`` the line's offset in ``block.text``,
     ``curve`` whether it holds a progress/metric word, ``light`` whether only the curve gate
-    chose it. The same lines and flags as merging both gates' :meth:`Gate.line_starts`; on an
-    ASCII block the curve gate's matches (about three per line of a metric-heavy log) are walked
-    here, in the merge itself, instead of through a second generator and a merging object."""
+    chose it. The merge of both gates' :meth:`Gate.line_starts`, with its flags, in one
+    generator (no merging object)."""
     main = list(gate.line_starts(block))  # few: the lines a signature or state word is on
     n_main = len(main)
     i = 0
     m = main[0] if n_main else -1
-    data = block.lower_bytes
-    if data.isascii():
-        rfind, find, size = data.rfind, data.find, len(data)
-        line_end = -1
-        for _, start, end in _CURVE_GATE.automaton.find_matches_as_indexes(data):
-            if start <= line_end:
-                continue
-            c = rfind(b"\n", 0, start) + 1
-            line_end = find(b"\n", end)
-            if line_end == -1:
-                line_end = size
-            while m != -1 and m < c:
-                yield m << 2
-                i += 1
-                m = main[i] if i < n_main else -1
-            if m == c:
-                yield c << 2 | 2
-                i += 1
-                m = main[i] if i < n_main else -1
-            else:
-                yield c << 2 | 3
-    else:
-        for c in _CURVE_GATE.line_starts(block):
-            while m != -1 and m < c:
-                yield m << 2
-                i += 1
-                m = main[i] if i < n_main else -1
-            if m == c:
-                yield c << 2 | 2
-                i += 1
-                m = main[i] if i < n_main else -1
-            else:
-                yield c << 2 | 3
+    for c in _CURVE_GATE.line_starts(block):
+        while m != -1 and m < c:
+            yield m << 2
+            i += 1
+            m = main[i] if i < n_main else -1
+        if m == c:
+            yield c << 2 | 2
+            i += 1
+            m = main[i] if i < n_main else -1
+        else:
+            yield c << 2 | 3
     while m != -1:
         yield m << 2
         i += 1
