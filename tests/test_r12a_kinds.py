@@ -101,3 +101,40 @@ def test_b_another_cuda_failure_stays_with_the_nccl_wrapper():
     )
     assert d.root_cause.signature != "fabric-manager-not-running"
     assert d.root_cause.failure_class == "nccl-system-error"
+
+
+# -- C ------------------------------------------------------------------------------------
+
+STORE_RESET = """\
+[2026-02-10 09:41:07,550] [INFO] [launch.py:256:main] process 80213 spawned with command: ['/usr/bin/python', '-u', 'sft.py', '--local_rank=0', '--deepspeed', 'ds_z2.json']
+[2026-02-10 09:43:55,910] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 80213
+  File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 3696, in barrier
+    work = default_pg.barrier(opts=opts)
+RuntimeError: [5] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer. This may indicate a possible application crash on rank 0 or a network set up issue.
+"""
+
+
+def test_c_a_reset_store_connection_names_the_store_host_not_the_reporter():
+    d = diagnose_text(STORE_RESET, "train.log", mask=False)
+    assert d.root_cause.signature == "store-host-gone"
+    assert d.root_cause.failure_class == "elastic-child-failed"
+    assert d.root_cause.evidence[0].line == 5
+    assert d.initiating_rank == 0
+    assert "rank 0's own output" in d.root_cause.fix.steps[0]
+
+
+def test_c_a_store_timeout_stays_a_wait_timeout():
+    text = STORE_RESET.replace("Connection reset by peer", "Socket Timeout")
+    d = diagnose_text(text, "train.log", mask=False)
+    assert d.root_cause.signature == "store-key-wait-timeout"
+    assert d.root_cause.failure_class == "collective-timeout"
+
+
+def test_c_the_store_hosts_own_fault_explains_the_reset():
+    text = (
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+        " GPU 0 has a total capacity of 79.15 GiB of which 1.02 GiB is free.\n"
+    ) + STORE_RESET.replace("RuntimeError: [5]", "[rank5]: RuntimeError: [5]")
+    d = diagnose_text(text, "train.log", mask=False)
+    assert d.root_cause.failure_class == "cuda-oom"
+    assert d.initiating_rank == 0
