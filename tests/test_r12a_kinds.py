@@ -138,3 +138,36 @@ def test_c_the_store_hosts_own_fault_explains_the_reset():
     d = diagnose_text(text, "train.log", mask=False)
     assert d.root_cause.failure_class == "cuda-oom"
     assert d.initiating_rank == 0
+
+
+# -- E ------------------------------------------------------------------------------------
+
+CUT_COMPARISON = """\
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/app/train.py", line 88, in <module>
+[rank1]:     trainer.fit(model)
+[rank1]:   File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 2730, in broadcast
+[rank1]:     work = group.broadcast([tensor], opts)
+[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=21, OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format
+"""
+
+
+def test_e_the_reporter_of_a_cut_fingerprint_comparison_is_not_the_odd_rank():
+    d = diagnose_text(CUT_COMPARISON, "train.log", mask=False)
+    assert d.root_cause.signature == "collective-mismatch-unspecified"
+    assert d.root_cause.failure_class == "collective-desync"
+    assert d.root_cause.evidence[0].line == 6
+    assert d.root_cause.captures["self_rank"] == "1"
+    assert "rank" not in d.root_cause.captures
+    assert d.initiating_rank is None
+
+
+def test_e_the_old_inconsistent_wording_still_names_its_rank():
+    text = (
+        "RuntimeError: Detected mismatch between collectives on ranks. Rank 2 is running"
+        " inconsistent collective: CollectiveFingerPrint(OpType=ALLREDUCE, TensorShape=[20, 10],"
+        " TensorDtypes=Float)\n"
+    )
+    d = diagnose_text(text, "train.log", mask=False)
+    assert d.root_cause.signature == "collective-mismatch-unspecified"
+    assert d.initiating_rank == 2

@@ -148,6 +148,11 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank}'s message only says it differs from rank {peer}, and the log shows no other"
         " rank's output: it does not tell which of the two deviates"
     ),
+    "comparison_reporter": (
+        "rank {rank} reports that its collective differs from another rank's (each side of a"
+        " mismatch raises it, its own rank first), and the log shows no other rank's output: it"
+        " does not tell which side deviates"
+    ),
     "cut_trace_before": (
         "rank {rank} printed it, but the log starts inside an earlier trace (line {line}) whose"
         " rank and error the paste cut, so it does not show that rank {rank} failed first"
