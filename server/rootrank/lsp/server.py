@@ -65,6 +65,9 @@ from .worker import EngineError, EnginePool
 MAX_PROBLEM_MESSAGES = 5
 #: Seconds the process may take to end once the client is gone.
 EXIT_GRACE_SECONDS = 3.0
+#: Longest a hover waits for a diagnosis going on before it answers "diagnosing…", in
+#: seconds (VS Code shows "Loading…" meanwhile; a small log's run usually ends within it).
+HOVER_WAIT_SECONDS = 1.0
 #: Most characters ``rootrank.diagnose`` accepts (a terminal selection, not a whole disk).
 MAX_DIAGNOSE_CHARS = 256 * 1024 * 1024
 
@@ -463,12 +466,24 @@ def text_document_did_close(ls: RootrankServer, params: types.DidCloseTextDocume
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
-def text_document_hover(ls: RootrankServer, params: types.HoverParams) -> types.Hover | None:
+async def text_document_hover(ls: RootrankServer, params: types.HoverParams) -> types.Hover | None:
     """The entry of the finding on the hovered line (root cause first), from the cached
-    analysis of the current version; ``None`` elsewhere or while a new version runs."""
-    analysis = ls.analyser.current(params.text_document.uri)
+    analysis of the current version; ``None`` on a line without a finding.
+
+    While the current version is being diagnosed (a large log just opened, an edit), the
+    hover waits at most :data:`HOVER_WAIT_SECONDS` for the result, then answers with one
+    line saying so and how far the engine has read (:meth:`Analyser.status`): a hover
+    never comes back empty only because the result is not there yet, and never holds the
+    request for the whole run (tens of seconds on a 50 MB log)."""
+    uri = params.text_document.uri
+    analysis = ls.analyser.current(uri) or await ls.analyser.wait(uri, HOVER_WAIT_SECONDS)
     if analysis is None:
-        return None
+        status = ls.analyser.status(uri)
+        if status is None:
+            return None
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.PlainText, value=status)
+        )
     entries = analysis.by_line.get(params.position.line)
     if not entries:
         return None
