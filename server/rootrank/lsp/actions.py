@@ -121,8 +121,9 @@ def usable_commands(
     (``initializationOptions.clientCommands``, see :func:`.settings.client_commands`); only
     those of :data:`CLIENT_COMMANDS` count. :data:`SHOW_LOCATION` is the server's own command
     but works through ``window/showDocument``, so it needs the client capability
-    ``window.showDocument.support`` (LSP 3.16; Neovim 0.9+, VS Code; not Neovim 0.7/0.8 or
-    Emacs 29's eglot). Edits (``WorkspaceEdit``) need no command and are always offered.
+    ``window.showDocument.support`` (LSP 3.16; VS Code and Neovim 0.9+ send it, Neovim
+    0.7/0.8 and Emacs 29.1 do not, per the capabilities pytest-lsp records of each). Edits
+    (``WorkspaceEdit``) need no command and are always offered.
     """
     usable = set(client_commands & CLIENT_COMMANDS)
     window = capabilities.window if capabilities is not None else None
