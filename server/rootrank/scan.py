@@ -22,7 +22,7 @@ from rootrank.match import Gate, Hit, Matcher
 from rootrank.metrics import MetricsReader
 from rootrank.model import Evidence, Finding
 from rootrank.progress import LITERALS as PROGRESS_LITERALS
-from rootrank.progress import ProgressModel
+from rootrank.progress import Advance, AdvanceWatch, ProcessKey, ProgressModel
 from rootrank.ranks import ElasticFailure, RankTagger, parse_time, rank_from_path, ranks_in
 from rootrank.runs import SectionFacts, another_node
 from rootrank.tracebacks import (
@@ -61,6 +61,9 @@ class SeenException:
     time: float | None
     raw: str
     order: int
+    #: Whether the process that raised it printed a greater step after it, in the same
+    #: section of the log (rootrank.progress.AdvanceWatch); ``None`` when not watched.
+    advance: Advance | None = None
 
 
 # How many nodes the job had, from what launchers print (torchrun's flags and its agent's
@@ -656,6 +659,9 @@ class Scanner:
         # was a relaunch or another node (:meth:`_new_attempt`, :meth:`_settle_sections`).
         self._section = SectionFacts()
         self._held: list[_HeldSection] = []
+        # Each process's steps since its section began, and the exceptions waiting to see
+        # their process advance past them (rootrank.analysis.survived reads the result).
+        self._advance = AdvanceWatch()
 
     def scan_source(self, path: str, blocks: Iterable[Block]) -> None:
         """Scan one source given as blocks of whole lines. ``path`` names it in evidence;
@@ -800,6 +806,7 @@ class Scanner:
                         tagger.last_time(rank),
                         exc.line_text or exc.type,
                         self._order,
+                        self._advance.watch((path, None, rank, None), exc.log_line),
                     )
                 )
         # Frames' package paths name the stack (site-packages/vllm/...) and the launcher
@@ -888,7 +895,12 @@ class Scanner:
             st.ranks_seen.add(rank)
         if self._curve_line:
             self._curves(
-                raw, text, rank if rank is not None else tagged.local_rank, tagged.time, path
+                raw,
+                text,
+                rank if rank is not None else tagged.local_rank,
+                tagged.time,
+                path,
+                (path, tagged.host, rank, None if rank is not None else tagged.local_rank),
             )
         elif tagged.time is not None and (st.end_time is None or tagged.time > st.end_time):
             st.end_time = tagged.time
@@ -908,6 +920,8 @@ class Scanner:
                 if agent in self._agent_failed:
                     self._restarted(path, self._agent_failed[agent] + 1, agent)
                 self._agent_failed[agent] = raw.number
+                # the attempt ended: a step printed after it is a restarted worker's
+                self._advance.new_section(path)
         pending = self._pending
         if pending is not None:
             if (
@@ -952,8 +966,18 @@ class Scanner:
             self._order += 1
             self._failed = True
             seen_raw = exc.line_text if exc.header == "debugger" else raw.raw
+            local = None if rank is not None else tagged.local_rank
             st.exceptions.append(
-                SeenException(exc, path, rank, tagged.host, tagged.time, seen_raw, self._order)
+                SeenException(
+                    exc,
+                    path,
+                    rank,
+                    tagged.host,
+                    tagged.time,
+                    seen_raw,
+                    self._order,
+                    self._advance.watch((path, tagged.host, rank, local), exc.log_line),
+                )
             )
             if exc.log_line == raw.number and pending is None:
                 if self._pending is not None:
@@ -1054,6 +1078,7 @@ class Scanner:
         # after this one is a new agent's (a relaunch, or another node with a pid that may
         # repeat in containers), never a restart of an agent of the earlier section
         self._agent_failed.clear()
+        self._advance.new_section()
         st.attempt_starts.append(number)
         st.findings.clear()
         st.exceptions.clear()
@@ -1171,10 +1196,19 @@ class Scanner:
             if tagged.rank is not None:
                 self.state.ranks_seen.add(tagged.rank)
             rank = tagged.rank if tagged.rank is not None else tagged.local_rank
-            self._curves(raw, tagged.text, rank, tagged.time, path)
+            local = None if tagged.rank is not None else tagged.local_rank
+            self._curves(
+                raw, tagged.text, rank, tagged.time, path, (path, tagged.host, tagged.rank, local)
+            )
 
     def _curves(
-        self, raw: RawLine, text: str, rank: int | None, time: float | None, path: str
+        self,
+        raw: RawLine,
+        text: str,
+        rank: int | None,
+        time: float | None,
+        path: str,
+        key: ProcessKey,
     ) -> None:
         """Feed one line body (rank prefix removed) to the progress model and the metrics reader.
         ``rank`` is the global rank, else the local one (``[defaultN]:`` of ``torchrun --tee``:
@@ -1191,11 +1225,14 @@ class Scanner:
             for frame in raw.raw.split("\r")[1:-1]:
                 p = st.progress.observe(frame, rank=rank, time=time, path=path, line=raw.number)
                 if p is not None:
+                    self._advance.see(key, p)
                     st.metrics.observe(
                         "", rank=rank, time=time, path=path, line=raw.number, progress=p
                     )
                     break
         p = st.progress.observe(text, rank=rank, time=time, path=path, line=raw.number)
+        if p is not None:
+            self._advance.see(key, p)
         st.metrics.observe(
             text, rank=rank, time=time, path=path, line=raw.number, progress=p, order=self._order
         )

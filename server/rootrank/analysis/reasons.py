@@ -227,6 +227,11 @@ _TEMPLATES: dict[str, str] = {
         "The section from line {line} begins like a new run, but it is another node of the same run ({why}): "
         "the nodes' output is read as one run."
     ),
+    "survived": (
+        '"{title}" ({where}) was survived: {who} went on to step {after} (line {after_line}),'
+        " past step {before}, its highest before it, and no launcher reports its worker failed;"
+        " collateral, not the root cause [{rule}]."
+    ),
     "no_known_failure": "No known failure found. The last exception{rank_part} is {type} at {where}.",
     "local_rank_summary": "torchrun's summary gives pid {pid} (local_rank {local}) the global rank {rank}",
     "local_rank_single_node": "local_rank {local} is global rank {local}: {proof}",
