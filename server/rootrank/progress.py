@@ -352,6 +352,12 @@ class ProgressModel:
         self._last[rank] = p
         return p
 
+    def forget(self, ranks: set[int]) -> None:
+        """Drop the progress of ``ranks`` (ranks of another job of the same file)."""
+        for r in ranks:
+            self._last.pop(r, None)
+            self._bar_total.pop(r, None)
+
     def typical_gap(self) -> float | None:
         """The median time (seconds) between a rank's consecutive progress lines, over the
         last 64 seen; ``None`` without two timed progress lines of one rank."""

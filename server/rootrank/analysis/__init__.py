@@ -44,6 +44,15 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     graph = explain(ctx)
     root = pick_root(graph, ctx)
     diag = _empty_diagnosis(ctx)
+    if state.other_runs:
+        runs = "; ".join(f"{r.label()}: {r.why}" for r in state.other_runs[-5:])
+        more = len(state.other_runs) - 5
+        runs = (f"{more} earlier runs and " if more > 0 else "") + runs
+        start = state.other_runs[-1].end + 1
+        n = len(state.other_runs) + 1
+        diag.reasoning.append(say("other_runs", n=n, line=start, runs=runs))
+        where = state.sources[0] if state.sources else "the log"
+        diag.warnings.append(say("other_runs_note", path=where, n=n, line=start, runs=runs))
     for line, why in state.node_sections:
         diag.reasoning.append(say("node_sections", line=line, why=why))
     if state.attempt_starts:

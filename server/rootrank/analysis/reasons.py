@@ -215,6 +215,15 @@ _TEMPLATES: dict[str, str] = {
         "the evidence points at different ranks ({candidates}); rootrank names none rather than a wrong one"
     ),
     "agree": "Other evidence points at the same rank ({strategies})",
+    "other_runs": (
+        "The log holds {n} different runs, one after the other; this is the diagnosis of the last"
+        " one (from line {line}), as a folder of several runs is diagnosed by its newest. Left"
+        " out: {runs}."
+    ),
+    "other_runs_note": (
+        "{path}: the file holds {n} different runs: diagnosed the last (from line {line});"
+        " left out {runs}"
+    ),
     "attempts": (
         "The log holds {n} runs of the job, each started after the one before had failed; this is the "
         "diagnosis of the last one (from line {line}), the run that ended the job."
