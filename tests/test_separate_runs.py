@@ -172,3 +172,31 @@ def test_two_nodes_of_one_run_cut_one_after_the_other_are_still_one_run():
     assert not other_runs(d) and d.attempts == 1
     assert any("another node of the same run" in r for r in d.reasoning)
     assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 3
+
+
+def test_launch_of_keeps_the_launcher_its_options_and_the_script():
+    from rootrank.runs import launch_of
+
+    assert launch_of("user@node01:~/proj$ torchrun --nproc-per-node=2 train.py --batch-size 4") == (
+        "torchrun --nproc-per-node=2 train.py"
+    )
+    assert launch_of(
+        "+ torchrun --nnodes=2 --node-rank 1 --master-addr node00 --nproc-per-node=8 train.py"
+    ) == ("torchrun --nnodes=2 --nproc-per-node=8 train.py")
+    assert launch_of("$ deepspeed --num_gpus 8 pretrain.py --deepspeed ds.json") == (
+        "deepspeed --num_gpus 8 pretrain.py"
+    )
+    assert launch_of("$ nvidia-smi") is None
+
+
+def test_separate_run_reasons():
+    from rootrank.runs import SectionFacts, separate_run
+
+    a = SectionFacts(ranks={0, 7}, launch="torchrun --nproc-per-node=8 a.py")
+    assert separate_run(a, SectionFacts(launch="torchrun --nproc-per-node=8 a.py")) is None
+    assert (
+        separate_run(a, SectionFacts(world=2))
+        == "its world size is 2, and the run before had rank 7"
+    )
+    assert separate_run(SectionFacts(ended="x"), SectionFacts()) == "the run before it ended (x)"
+    assert separate_run(SectionFacts(world=8), SectionFacts(world=8, ranks={3})) is None
