@@ -230,6 +230,9 @@ def read_blocks(
                 buf = buf[3:]
             elif buf.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
                 buf = buf[2:]  # a UTF-16 mark before UTF-8 text (see _utf16_content): not text
+            if _cr_line_ends(buf):
+                buffered = io.BufferedReader(_CrLineEnds(buf, buffered), buffer_size=1 << 16)
+                buf = buffered.read(block_bytes)
         rest, goes_on = b"", False
         if not buf.endswith(b"\n"):
             tail = buffered.readline(MAX_LINE_BYTES)
@@ -248,6 +251,68 @@ def read_blocks(
         if goes_on:
             yield from _pieces(buffered, rest, number, len(block.text) - block.text.rfind("\n") - 1)
             number += 1
+
+
+def _cr_line_ends(head: bytes) -> bool:
+    """Whether a log's first block (``head``, bytes) ends its lines with ``\\r`` alone: it
+    holds a ``\\r`` between two lines' text and no ``\\n`` but a last one (a file written by a
+    classic Mac OS tool, a terminal capture that kept the carriage returns only).
+
+    A ``\\r`` inside a ``\\n`` line is a progress frame (tqdm redraws its bar with ``\\r``),
+    so one ``\\n`` between lines in the head keeps every ``\\r`` of the file a frame
+    (:func:`clean`); a log of frames only with no ``\\n`` at all is read one frame a line.
+    """
+    body = head.rstrip(b"\r\n")
+    return b"\r" in body and b"\n" not in body
+
+
+class _CrLineEnds(io.RawIOBase):
+    """A stream whose line ends are ``\\r`` read with ``\\n`` ones: ``head`` (bytes already
+    read from ``rest``), then ``rest``, each ``\\r`` and ``\\r\\n`` given as ``\\n`` (a ``\\r``
+    at the end of a read waits for the next byte, so a ``\\r\\n`` cut by a read is one line
+    end). Line numbers are then those of an editor that breaks lines at ``\\r``."""
+
+    _CHUNK = 1 << 16
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._rest = rest
+        self._out = b""
+        self._at = 0  # how much of ``_out`` was given
+        self._cr = False  # the last read ended in a "\r" not given yet
+        self._ended = False
+        self._translate(head)
+
+    def readable(self) -> bool:
+        return True
+
+    def _translate(self, data: bytes) -> None:
+        if self._cr:
+            data = b"\r" + data
+        self._cr = data.endswith(b"\r")
+        if self._cr:
+            data = data[:-1]
+        self._out, self._at = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n"), 0
+
+    def readinto(self, buf: Any) -> int:
+        while self._at >= len(self._out):
+            if self._ended:
+                return 0
+            read1 = getattr(self._rest, "read1", self._rest.read)
+            data = read1(self._CHUNK)
+            if not data:
+                self._ended = True
+                self._out, self._at, self._cr = (b"\n" if self._cr else b""), 0, False
+                continue
+            self._translate(data)
+        n = min(len(buf), len(self._out) - self._at)
+        buf[:n] = self._out[self._at : self._at + n]
+        self._at += n
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            self._rest.close()
+        super().close()
 
 
 def _pieces(buffered: io.BufferedReader, rest: bytes, number: int, offset: int) -> Iterator[Block]:
