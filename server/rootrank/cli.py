@@ -361,6 +361,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from rootrank import evaluate
 
     rep = evaluate.evaluate(args.paths, library=_library(args.signatures))
+    for skipped in rep.skipped:  # one line each, before the figures they are not in
+        print(f"rootrank: skipped {skipped.folder}: {skipped.why}", file=sys.stderr)
+    if not rep.cases:
+        print(f"rootrank: no case could be scored ({len(rep.skipped)} skipped)", file=sys.stderr)
+        return EXIT_INPUT_ERROR
     if args.format == "json":
         print(json.dumps(rep.to_dict(), indent=2))
     else:
