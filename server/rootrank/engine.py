@@ -243,7 +243,7 @@ def diagnose_blocks(
 ) -> Diagnosis:
     """Diagnose sources given as ``(name, blocks)`` pairs, scanned in order."""
     lib = library or default_library()
-    scanner = Scanner(matcher_for(lib))
+    scanner = Scanner(matcher_for(lib), learn_users=mask)
     for name, blocks in sources:
         scanner.scan_source(name, blocks)
     return _finish(scanner.state, scanner.matcher.timeouts, lib, mask)
@@ -334,7 +334,7 @@ def diagnose_paths(
     import sys
 
     lib = library or default_library()
-    scanner = Scanner(matcher_for(lib))
+    scanner = Scanner(matcher_for(lib), learn_users=mask)  # user names serve the masking only
     skipped: list[str] = []
     notes: list[str] = []
     files = expand_paths(paths, notes)
