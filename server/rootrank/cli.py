@@ -17,7 +17,7 @@ import gc
 import json
 import os
 import sys
-from typing import NoReturn
+from typing import BinaryIO, NoReturn
 
 from rootrank import __version__
 
@@ -250,18 +250,23 @@ def _library(extra: list[str]):  # type: ignore[no-untyped-def]
     return lib
 
 
-def _readable_inputs(paths: list[str]) -> tuple[list[str], list[str]]:
+def _readable_inputs(paths: list[str]) -> tuple[list[str], list[str], BinaryIO | None]:
     """(the inputs of ``diagnose`` that can be read, one problem line per input that
-    cannot): the path must exist and a folder hold logs (``engine.expand_paths``), a file
-    opens and its head is text (``ingest.check_log``); ``-`` (standard input) is kept."""
-    from rootrank.engine import expand_paths
+    cannot, the stream to read for ``-``): the path must exist and a folder hold logs
+    (``engine.expand_paths``), a file opens and its head is text (``ingest.check_log``);
+    ``-`` (standard input) must not be file names only (``engine.stdin_log``)."""
+    from rootrank.engine import expand_paths, stdin_log
     from rootrank.ingest import InputError, check_log
 
     readable: list[str] = []
     problems: list[str] = []
+    stdin: BinaryIO | None = None
     for path in paths:
         try:
-            if path != "-":
+            if path == "-":
+                if stdin is None and not sys.stdin.isatty():
+                    stdin = stdin_log(sys.stdin.buffer)
+            else:
                 expand_paths([path], [])  # a missing path; a folder without logs
                 if not os.path.isdir(path):
                     check_log(path)
@@ -269,21 +274,21 @@ def _readable_inputs(paths: list[str]) -> tuple[list[str], list[str]]:
             problems.append(str(exc))
         else:
             readable.append(path)
-    return readable, problems
+    return readable, problems, stdin
 
 
 def _cmd_diagnose(args: argparse.Namespace) -> int:
     from rootrank import report
     from rootrank.engine import diagnose_paths
 
-    readable, unreadable = _readable_inputs(args.paths)
+    readable, unreadable, stdin = _readable_inputs(args.paths)
     for problem in unreadable:
         print(f"rootrank: {problem}", file=sys.stderr)
     if not readable:
         return EXIT_INPUT_ERROR
     library = _library(args.signatures)
     _started()
-    diag = diagnose_paths(readable, library=library, mask=not args.no_mask)
+    diag = diagnose_paths(readable, library=library, mask=not args.no_mask, stdin=stdin)
     if unreadable:
         from rootrank.mask import Masker
 
@@ -356,6 +361,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from rootrank import evaluate
 
     rep = evaluate.evaluate(args.paths, library=_library(args.signatures))
+    for skipped in rep.skipped:  # one line each, before the figures they are not in
+        print(f"rootrank: skipped {skipped.folder}: {skipped.why}", file=sys.stderr)
+    if not rep.cases:
+        print(f"rootrank: no case could be scored ({len(rep.skipped)} skipped)", file=sys.stderr)
+        return EXIT_INPUT_ERROR
     if args.format == "json":
         print(json.dumps(rep.to_dict(), indent=2))
     else:

@@ -16,7 +16,16 @@ from functools import lru_cache
 from typing import BinaryIO
 
 from rootrank.analysis import analyze
-from rootrank.ingest import Block, InputError, open_log, read_blocks, strip_compression, text_blocks
+from rootrank.ingest import (
+    Block,
+    InputError,
+    decompressed,
+    open_log,
+    prefixed,
+    read_blocks,
+    strip_compression,
+    text_blocks,
+)
 from rootrank.mask import Masker
 from rootrank.mask_walk import mask_diagnosis
 from rootrank.match import Matcher
@@ -115,6 +124,70 @@ def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[t
     return out
 
 
+#: At most this many bytes of standard input are looked at for file names (a peek of its
+#: buffer, then, when that shows names only, a read to its end: see stdin_log); a longer
+#: input is read as a log.
+STDIN_NAMES_BYTES = 8192
+
+
+def names_instead_of_log(head: bytes) -> list[str]:
+    """The file names standard input holds instead of a log (``ls logs/ | rootrank diagnose
+    -``, ``echo logs/ | rootrank diagnose -``, ``find . -name '*.log' | ...``), or ``[]``
+    when it may hold log text. ``head`` is all of the input seen so far (bytes).
+
+    Names are what is there when every non-blank line of ``head`` names a path that exists
+    (from the current folder), or is one word naming a log file or a folder (``rank0.log``,
+    ``slurm-7.out.gz``, ``error.json``, ``logs/``: what ``ls logs/`` prints, relative to that
+    folder). A log's lines hold words and spaces, a timestamp, a prefix or a message; no
+    healthy or failed run's log is only file names. A ``head`` of :data:`STDIN_NAMES_BYTES`
+    or more is not judged (a listing that long is no longer "a few paths").
+    """
+    if not head or len(head) >= STDIN_NAMES_BYTES or b"\x00" in head:
+        return []
+    lines = [line.strip() for line in head.decode("utf-8", errors="replace").splitlines()]
+    names = [line for line in lines if line]
+    if not names:
+        return []
+    for name in names:
+        if os.path.exists(name):
+            continue
+        if any(c.isspace() for c in name) or ":" in name or "\ufffd" in name:
+            return []
+        low = strip_compression(name.lower())
+        if not (low.endswith((*LOG_SUFFIXES, "/")) or os.path.basename(low) in LOG_NAMES):
+            return []
+    return names
+
+
+def stdin_log(stdin: BinaryIO) -> BinaryIO:
+    """The stream to read standard input's log from: ``stdin`` itself, or, when the bytes
+    its buffer shows (a peek of at most :data:`STDIN_NAMES_BYTES`) look like file names
+    only and it had to be read to its end to tell, a stream that gives those bytes back
+    first (:func:`rootrank.ingest.prefixed`).
+
+    Raises:
+        InputError: the whole input is file names (:func:`names_instead_of_log`), with a
+            sentence saying the paths go as arguments (``rootrank diagnose logs/``).
+    """
+    peek = getattr(stdin, "peek", None)
+    if peek is None or not names_instead_of_log(peek(STDIN_NAMES_BYTES)[:STDIN_NAMES_BYTES]):
+        return stdin
+    # The start is names; the input must have ended for them to be all of it (a training
+    # script's first line, unbuffered into a live pipe, may be a path with more to come).
+    head = stdin.read(STDIN_NAMES_BYTES)  # io.BufferedReader.read(n): n bytes or the end
+    names = names_instead_of_log(head)
+    if not names:
+        return prefixed(head, stdin)
+    import shlex  # an error path only
+
+    shown = " ".join(shlex.quote(n) for n in names[:3]) + (" ..." if len(names) > 3 else "")
+    given = shown if all(os.path.exists(n) for n in names) else "FOLDER/"
+    raise InputError(
+        f"standard input holds file names ({shown}), not a log: give the paths as arguments"
+        f" (rootrank diagnose {given})"
+    )
+
+
 def _finish(
     state: ScanState,
     timeouts: dict[str, int],
@@ -170,7 +243,7 @@ def diagnose_blocks(
 ) -> Diagnosis:
     """Diagnose sources given as ``(name, blocks)`` pairs, scanned in order."""
     lib = library or default_library()
-    scanner = Scanner(matcher_for(lib))
+    scanner = Scanner(matcher_for(lib), learn_users=mask)
     for name, blocks in sources:
         scanner.scan_source(name, blocks)
     return _finish(scanner.state, scanner.matcher.timeouts, lib, mask)
@@ -228,12 +301,15 @@ def _reporting(
 def diagnose_stream(
     stream: BinaryIO, name: str = "<stdin>", *, library: Library | None = None, mask: bool = True
 ) -> Diagnosis:
-    """Diagnose a binary stream read line by line (standard input, a pipe).
+    """Diagnose a binary stream read line by line (standard input, a pipe), decompressed
+    first when its magic bytes say gzip, xz or zstd (:func:`rootrank.ingest.decompressed`).
 
     Raises:
-        InputError: the stream holds binary data.
+        InputError: the stream holds binary data, or corrupt compressed data.
     """
-    return diagnose_blocks([(name, read_blocks(stream))], library=library, mask=mask)
+    return diagnose_blocks(
+        [(name, read_blocks(decompressed(stream, name)))], library=library, mask=mask
+    )
 
 
 def diagnose_paths(
@@ -242,8 +318,10 @@ def diagnose_paths(
     library: Library | None = None,
     mask: bool = True,
     new_masker: Callable[[], Masker] = Masker,
+    stdin: BinaryIO | None = None,
 ) -> Diagnosis:
-    """Diagnose files and folders (``-`` is standard input), streaming each file once.
+    """Diagnose files and folders (``-`` is standard input: ``stdin``, by default
+    ``sys.stdin.buffer``), streaming each file once.
 
     ``new_masker`` makes the masker of this diagnosis when ``mask`` is on (fleet triage
     passes one whose host pseudonyms hold across a whole archive; the default numbers hosts
@@ -256,13 +334,15 @@ def diagnose_paths(
     import sys
 
     lib = library or default_library()
-    scanner = Scanner(matcher_for(lib))
+    scanner = Scanner(matcher_for(lib), learn_users=mask)  # user names serve the masking only
     skipped: list[str] = []
     notes: list[str] = []
     files = expand_paths(paths, notes)
     for path, in_folder in files:
         if path == "-":
-            scanner.scan_source("<stdin>", read_blocks(sys.stdin.buffer))
+            # compressed or not, by its magic bytes (`gzip -c train.log | rootrank diagnose -`)
+            stream = stdin if stdin is not None else sys.stdin.buffer
+            scanner.scan_source("<stdin>", read_blocks(decompressed(stream)))
             continue
         try:
             with open_log(path) as fh:

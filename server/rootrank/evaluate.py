@@ -4,6 +4,11 @@ A case is a folder with ``input.log`` and ``expected.json`` holding ``failure_cl
 (``null``/``"healthy"`` for a run that did not fail), optional ``also_acceptable`` (other
 classes a careful reader could defend) and ``initiating_rank`` (int, or ``null`` where the
 log cannot tell). Folders of cases are searched one level deep.
+
+A folder that cannot be scored (no ``input.log``, no ``expected.json``, an ``expected.json``
+that is not JSON or holds a field of the wrong type) is not scored and not counted in the
+figures: it is listed in :attr:`EvalReport.skipped` with why, and ``rootrank eval`` names
+each on stderr, so a case lost to a typo never passes for a case scored.
 """
 
 from __future__ import annotations
@@ -53,10 +58,20 @@ class CaseResult:
 
 
 @dataclass
+class SkippedCase:
+    """A case folder that was not scored: ``folder`` as found, ``why`` one sentence."""
+
+    folder: str
+    why: str
+
+
+@dataclass
 class EvalReport:
-    """All case results with the summary figures (fractions in 0..1)."""
+    """All case results with the summary figures (fractions in 0..1), and the folders that
+    could not be scored (not in the figures)."""
 
     cases: list[CaseResult] = field(default_factory=list)
+    skipped: list[SkippedCase] = field(default_factory=list)
 
     @property
     def failing(self) -> list[CaseResult]:
@@ -90,6 +105,7 @@ class EvalReport:
             "healthy_cases": sum(1 for c in self.cases if c.healthy),
             "healthy_claims": self.healthy_claims,
             "rank_overclaims": self.rank_overclaims,
+            "skipped": [{"case": c.folder, "why": c.why} for c in self.skipped],
             "misses": [
                 {
                     "case": c.name,
@@ -108,40 +124,88 @@ class EvalReport:
 
 def find_cases(paths: list[str]) -> list[str]:
     """Case folders under ``paths`` (a case folder itself, or a folder of case folders)."""
+    return [c for c in _case_folders(paths) if os.path.isfile(os.path.join(c, "expected.json"))]
+
+
+def _case_folders(paths: list[str]) -> list[str]:
+    """The folders that are, or should be, cases: a path holding ``input.log`` or
+    ``expected.json``, else every folder in it (not hidden), one level deep."""
     out: list[str] = []
     for p in paths:
-        if os.path.isfile(os.path.join(p, "expected.json")):
+        if _has_case_file(p):
             out.append(p)
-            continue
-        if os.path.isdir(p):
+        elif os.path.isdir(p):
             for name in sorted(os.listdir(p)):
                 sub = os.path.join(p, name)
-                if os.path.isfile(os.path.join(sub, "expected.json")):
+                if not name.startswith(".") and os.path.isdir(sub):
                     out.append(sub)
     return out
 
 
-def evaluate(paths: list[str], *, library: Library | None = None) -> EvalReport:
-    """Diagnose every case under ``paths`` and compare with its ``expected.json``.
+def _has_case_file(folder: str) -> bool:
+    return any(os.path.isfile(os.path.join(folder, n)) for n in ("expected.json", "input.log"))
+
+
+def _labels(folder: str) -> dict[str, Any]:
+    """The case's ``expected.json``, checked field by field.
 
     Raises:
-        InputError: no case folder was found.
+        ValueError: a sentence saying why the folder is not a case that can be scored.
     """
-    cases = find_cases(paths)
-    if not cases:
+    has_labels = os.path.isfile(os.path.join(folder, "expected.json"))
+    has_log = os.path.isfile(os.path.join(folder, "input.log"))
+    if not has_labels and not has_log:
+        raise ValueError("no input.log and no expected.json (cases are searched one level deep)")
+    if not has_labels:
+        raise ValueError("no expected.json (the labels)")
+    if not has_log:
+        raise ValueError("no input.log (the log to diagnose)")
+    try:
+        with open(os.path.join(folder, "expected.json"), encoding="utf-8") as fh:
+            expected = json.load(fh)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"expected.json is not UTF-8 ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"expected.json is not JSON ({exc})") from None
+    except OSError as exc:
+        raise ValueError(f"expected.json cannot be read ({exc.strerror or exc})") from None
+    if not isinstance(expected, dict):
+        raise ValueError(f"expected.json holds a {type(expected).__name__}, not one JSON object")
+    if "failure_class" not in expected:
+        raise ValueError('expected.json has no "failure_class" (null for a healthy run)')
+    if not isinstance(expected["failure_class"], (str, type(None))):
+        raise ValueError('expected.json: "failure_class" must be a string or null')
+    rank = expected.get("initiating_rank")
+    if rank is not None and (not isinstance(rank, int) or isinstance(rank, bool) or rank < 0):
+        raise ValueError('expected.json: "initiating_rank" must be a rank (0, 1, ...) or null')
+    acceptable = expected.get("also_acceptable")
+    if acceptable is not None and not (
+        isinstance(acceptable, list) and all(isinstance(a, str) for a in acceptable)
+    ):
+        raise ValueError('expected.json: "also_acceptable" must be a list of class names')
+    return expected
+
+
+def evaluate(paths: list[str], *, library: Library | None = None) -> EvalReport:
+    """Diagnose every case under ``paths`` and compare with its ``expected.json``; a folder
+    that cannot be scored goes to :attr:`EvalReport.skipped` (see the module docstring).
+
+    Raises:
+        InputError: no folder under ``paths`` is or should be a case.
+    """
+    folders = _case_folders(paths)
+    if not folders:
         missing = [p for p in paths if not os.path.exists(p)]
         if missing:
             raise InputError(f"{missing[0]}: no such folder")
         raise InputError(f"no case folders (with expected.json) under {', '.join(paths)}")
     report = EvalReport()
-    for case in cases:
+    for case in folders:
         try:
-            with open(os.path.join(case, "expected.json"), encoding="utf-8") as fh:
-                expected = json.load(fh)
-            if not isinstance(expected, dict):
-                raise ValueError("expected.json must hold one JSON object")
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{case}: expected.json: {exc}") from None
+            expected = _labels(case)
+        except ValueError as exc:
+            report.skipped.append(SkippedCase(case, str(exc)))
+            continue
         result = CaseResult(
             name=os.path.basename(os.path.normpath(case)),
             expected_class=expected.get("failure_class"),
@@ -178,6 +242,11 @@ def to_text(report: EvalReport) -> str:
         + (" (no healthy cases)" if not d["healthy_cases"] else f" of {d['healthy_cases']}"),
         f"ranks claimed where the label says the log cannot tell: {d['rank_overclaims']}",
     ]
+    if report.skipped:
+        lines.append(
+            f"skipped: {len(report.skipped)} case folder(s) not scored (not in the figures;"
+            " why on stderr)"
+        )
     if d["misses"]:
         lines.append("misses:")
         for m in d["misses"]:

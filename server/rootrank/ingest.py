@@ -230,6 +230,9 @@ def read_blocks(
                 buf = buf[3:]
             elif buf.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
                 buf = buf[2:]  # a UTF-16 mark before UTF-8 text (see _utf16_content): not text
+            if _cr_line_ends(buf):
+                buffered = io.BufferedReader(_CrLineEnds(buf, buffered), buffer_size=1 << 16)
+                buf = buffered.read(block_bytes)
         rest, goes_on = b"", False
         if not buf.endswith(b"\n"):
             tail = buffered.readline(MAX_LINE_BYTES)
@@ -248,6 +251,68 @@ def read_blocks(
         if goes_on:
             yield from _pieces(buffered, rest, number, len(block.text) - block.text.rfind("\n") - 1)
             number += 1
+
+
+def _cr_line_ends(head: bytes) -> bool:
+    """Whether a log's first block (``head``, bytes) ends its lines with ``\\r`` alone: it
+    holds a ``\\r`` between two lines' text and no ``\\n`` but a last one (a file written by a
+    classic Mac OS tool, a terminal capture that kept the carriage returns only).
+
+    A ``\\r`` inside a ``\\n`` line is a progress frame (tqdm redraws its bar with ``\\r``),
+    so one ``\\n`` between lines in the head keeps every ``\\r`` of the file a frame
+    (:func:`clean`); a log of frames only with no ``\\n`` at all is read one frame a line.
+    """
+    body = head.rstrip(b"\r\n")
+    return b"\r" in body and b"\n" not in body
+
+
+class _CrLineEnds(io.RawIOBase):
+    """A stream whose line ends are ``\\r`` read with ``\\n`` ones: ``head`` (bytes already
+    read from ``rest``), then ``rest``, each ``\\r`` and ``\\r\\n`` given as ``\\n`` (a ``\\r``
+    at the end of a read waits for the next byte, so a ``\\r\\n`` cut by a read is one line
+    end). Line numbers are then those of an editor that breaks lines at ``\\r``."""
+
+    _CHUNK = 1 << 16
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._rest = rest
+        self._out = b""
+        self._at = 0  # how much of ``_out`` was given
+        self._cr = False  # the last read ended in a "\r" not given yet
+        self._ended = False
+        self._translate(head)
+
+    def readable(self) -> bool:
+        return True
+
+    def _translate(self, data: bytes) -> None:
+        if self._cr:
+            data = b"\r" + data
+        self._cr = data.endswith(b"\r")
+        if self._cr:
+            data = data[:-1]
+        self._out, self._at = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n"), 0
+
+    def readinto(self, buf: Any) -> int:
+        while self._at >= len(self._out):
+            if self._ended:
+                return 0
+            read1 = getattr(self._rest, "read1", self._rest.read)
+            data = read1(self._CHUNK)
+            if not data:
+                self._ended = True
+                self._out, self._at, self._cr = (b"\n" if self._cr else b""), 0, False
+                continue
+            self._translate(data)
+        n = min(len(buf), len(self._out) - self._at)
+        buf[:n] = self._out[self._at : self._at + n]
+        self._at += n
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            self._rest.close()
+        super().close()
 
 
 def _pieces(buffered: io.BufferedReader, rest: bytes, number: int, offset: int) -> Iterator[Block]:
@@ -419,7 +484,7 @@ def open_log(path: str | os.PathLike[str]) -> BinaryIO:
     if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
         fh.close()  # a device (/dev/zero, a tty) would never end
         raise InputError(f"{path}: not a regular file or pipe")
-    return _decompressing(fh, path) if stat.S_ISREG(mode) else fh
+    return decompressed(fh, path)
 
 
 def check_log(path: str | os.PathLike[str]) -> None:
@@ -530,15 +595,88 @@ class _Decompressed(io.RawIOBase):
         super().close()
 
 
-def _decompressing(fh: BinaryIO, path: str | os.PathLike[str]) -> BinaryIO:
+def decompressed(fh: BinaryIO, name: str | os.PathLike[str] = "<stdin>") -> BinaryIO:
     """``fh`` itself, or a decompressing reader when its first bytes are gzip, xz or zstd.
 
+    The magic bytes decide, not a name: standard input (``gzip -c train.log | rootrank
+    diagnose -``, ``kubectl logs job/x | gzip | ...``) and named pipes are read like a
+    ``.gz`` file. Nothing of ``fh`` is lost (see :func:`_head`). Closing the reader closes
+    ``fh``. ``name`` only goes into error messages.
+
     Raises:
-        InputError: a zstd file and neither ``compression.zstd`` (Python 3.14) nor the
+        InputError: a zstd stream and neither ``compression.zstd`` (Python 3.14) nor the
             ``zstandard`` package is available.
     """
-    head = fh.read(6)
-    fh.seek(0)
+    head, fh = _head(fh, len(_XZ_MAGIC))
+    if not head.startswith((_GZIP_MAGIC, _XZ_MAGIC, _ZSTD_MAGIC)):
+        return fh
+    return _decompressing(fh, head, name)
+
+
+def _head(fh: BinaryIO, n: int) -> tuple[bytes, BinaryIO]:
+    """The first ``n`` bytes of ``fh`` (fewer when it ends sooner), and a stream that still
+    starts with them: ``fh`` itself moved back where it was when it can seek (a file, stdin
+    redirected from a file); ``fh`` itself when its buffer shows them without consuming
+    (``io.BufferedReader.peek`` on a pipe); else, when the pipe's first write was shorter
+    than ``n``, a stream that gives them back before the rest (:class:`_Prefixed`)."""
+    try:
+        seekable = fh.seekable()
+    except (OSError, ValueError):
+        seekable = False
+    if seekable:
+        at = fh.tell()
+        head = fh.read(n)
+        fh.seek(at)
+        return head, fh
+    peek = getattr(fh, "peek", None)
+    if peek is not None:
+        head = peek(n)[:n]
+        if len(head) >= n:
+            return head, fh
+    head = fh.read(n)  # io.BufferedReader.read(n) waits for n bytes or the end
+    return head, prefixed(head, fh)
+
+
+def prefixed(head: bytes, rest: BinaryIO) -> BinaryIO:
+    """A buffered stream of ``head`` (bytes already read from ``rest``), then ``rest``:
+    what was read to look at a pipe's start is given back. Closing it closes ``rest``."""
+    return io.BufferedReader(_Prefixed(head, rest))  # type: ignore[return-value]
+
+
+class _Prefixed(io.RawIOBase):
+    """``head`` (bytes already read from ``rest``), then ``rest``; closing closes ``rest``."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head, self._rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: Any) -> int:
+        if self._head:
+            n = min(len(buf), len(self._head))
+            buf[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        read1 = getattr(self._rest, "read1", self._rest.read)  # what one read of a pipe gives
+        data = read1(len(buf))
+        buf[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._rest.close()
+        super().close()
+
+
+def _decompressing(fh: BinaryIO, head: bytes, path: str | os.PathLike[str]) -> BinaryIO:
+    """A decompressing reader over ``fh``, whose first bytes ``head`` are a gzip, xz or zstd
+    magic number (:func:`decompressed`).
+
+    Raises:
+        InputError: a zstd stream and neither ``compression.zstd`` (Python 3.14) nor the
+            ``zstandard`` package is available.
+    """
     reader: Any = None
     new: Any  # a decompressor factory, or None when ``reader`` decompresses itself
     if head.startswith(_GZIP_MAGIC):
@@ -571,6 +709,6 @@ def _decompressing(fh: BinaryIO, path: str | os.PathLike[str]) -> BinaryIO:
                     f" ({install_hint('fleet')}) or Python 3.14"
                 ) from None
             reader = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True)
-    else:
+    else:  # pragma: no cover - decompressed() passes a magic number
         return fh
     return io.BufferedReader(_Decompressed(fh, new, what, reader), buffer_size=1 << 16)  # type: ignore[return-value]

@@ -25,6 +25,7 @@ user name under an HPC root        ``/scratch/<user>/``, ``/lustre/orion/p1/scra
 ``USER=alice`` and the like        ``USER=<user>``
 host name                          ``host-1``, ``host-2``... stable within one Masker
 IPv4 / IPv6 address                ``ip-1``, ``ip-2``... stable within one Masker
+MAC (hardware) address             ``mac-1``, ``mac-2``... stable within one Masker
 SLURM node list ``node[01-04]``    the expanded hosts' pseudonyms: ``host-1,host-2,...``
 a line whose masking timed out     ``<line withheld: masking timed out>`` (fails closed)
 text past 16 KiB in one string     cut, ending ``…[N characters not shown]``
@@ -42,7 +43,8 @@ masked like a user's: it names an allocation. ``/root/...`` is kept: ``root`` is
 superuser's account, no person's name, and the path says where the job ran.
 
 Kept on purpose: ``localhost``, loopback and unspecified addresses (``127.0.0.1``,
-``0.0.0.0``, ``::1``; a wrong ``MASTER_ADDR=localhost`` *is* a diagnosis), public
+``0.0.0.0``, ``::1``; a wrong ``MASTER_ADDR=localhost`` *is* a diagnosis), the broadcast and
+zero MAC addresses (``ff:ff:ff:ff:ff:ff``, ``00:00:00:00:00:00``), public
 documentation hosts (``pytorch.org``, ``github.com``...), hex hashes, commit ids, pointers,
 tensor values and version numbers (they are not secrets, and error text needs them).
 
@@ -136,7 +138,7 @@ _INTERNAL_NAMES = (
 _INTERNAL_SUFFIX = "(?:" + "|".join(_INTERNAL_NAMES) + ")"
 _INTERNAL_DOTTED = tuple("." + name for name in _INTERNAL_NAMES)
 
-_PSEUDONYM_BODY = r"(?:host|ip)-\d+"
+_PSEUDONYM_BODY = r"(?:host|ip|mac)-\d+"
 _PSEUDONYM = lazy_regex.compile(_PSEUDONYM_BODY)
 _PSEUDONYM_WORD = lazy_regex.compile(r"\b" + _PSEUDONYM_BODY + r"\b")
 _IPV4_FULL = lazy_regex.compile(
@@ -644,6 +646,19 @@ _IPV6 = lazy_regex.compile(
     r"|(?<=[G-Zg-z])(?P<g>[0-9A-Fa-f]{4}:[0-9A-Fa-f:]{2,35}+)(?![\w:]|\.\d)"
 )
 
+# A MAC address: EUI-48 as ``ip link``/``ifconfig``/NCCL's and the NICs' kernel messages print
+# it (``link/ether 0c:42:a1:5e:77:10``, ``HWaddr ...``), or Windows' ``0C-42-A1-5E-77-10``; or
+# the 20-byte IPoIB hardware address (``link/infiniband 80:00:10:29:fe:80:...``: it holds the
+# port GUID). Both name one machine's card as an IP names the machine. Only a whole run of
+# two-digit hex groups of exactly that length matches: a longer colon run (a hex dump, an
+# 8-group IPv6 address, a fingerprint) and a shorter one (a time 12:34:56) never do, nor do
+# 4-digit groups (IPv6, PCI bus ids ``0000:3b:00.0``) or ``0x`` pointers.
+_MAC = lazy_regex.compile(
+    r"(?<![\w:.-])(?P<mac>[0-9A-Fa-f]{2}(?P<sep>[:-])[0-9A-Fa-f]{2}(?:(?P=sep)[0-9A-Fa-f]{2}){4}"
+    r"(?:(?P=sep)[0-9A-Fa-f]{2}){14}+|[0-9A-Fa-f]{2}(?P<sep2>[:-])[0-9A-Fa-f]{2}"
+    r"(?:(?P=sep2)[0-9A-Fa-f]{2}){4})(?![\w:-]|\.\w)"
+)
+
 _HAS_DIGIT_DOT = lazy_regex.compile(r"\d\.\d{1,3}\.\d")
 
 #: Every pattern the masker uses, by name: the regex-safety test checks each one.
@@ -669,6 +684,7 @@ PATTERNS: dict[str, Any] = {
     "nodelist": _NODELIST,
     "ipv4": _IPV4,
     "ipv6": _IPV6,
+    "mac": _MAC,
     **{name: pattern for name, _test, pattern in _HOST_RULES},
 }
 
@@ -780,7 +796,16 @@ class Masker:
     Not thread-safe: share one instance between threads only under a lock.
     """
 
-    __slots__ = ("_gated", "_host_count", "_ip_count", "_known", "_names", "_users", "enabled")
+    __slots__ = (
+        "_gated",
+        "_host_count",
+        "_ip_count",
+        "_known",
+        "_mac_count",
+        "_names",
+        "_users",
+        "enabled",
+    )
 
     def __init__(self, enabled: bool = True, *, gated: bool = True) -> None:
         self.enabled = enabled
@@ -790,6 +815,7 @@ class Masker:
         self._names: dict[str, str] = {}  # real host/IP (lower-case) -> pseudonym
         self._host_count = 0
         self._ip_count = 0
+        self._mac_count = 0
         self._users: set[str] = set()
         self._known: Any = None  # compiled alternation of known host names, rebuilt lazily
 
@@ -840,6 +866,28 @@ class Masker:
         self._names[key] = pseudonym
         self._known = None
         return pseudonym
+
+    def mac(self, address: str) -> str:
+        """The pseudonym of a MAC (or IPoIB hardware) address: ``mac-1``, ``mac-2``... in order
+        of first sight, stable for the life of this instance whatever the case and separator
+        (``0C-42-A1-...`` and ``0c:42:a1:...`` are one card). The broadcast and all-zero
+        addresses come back unchanged (they name no card), as does everything when disabled."""
+        if not self.enabled:
+            return address
+        key = address.lower().replace("-", ":")
+        if set(key) <= {"f", ":"} or set(key) <= {"0", ":"}:
+            return address
+        pseudonym = self._names.get(key)
+        if pseudonym is None:
+            self._mac_count += 1
+            pseudonym = self._names[key] = f"mac-{self._mac_count}"
+        return pseudonym
+
+    def _mac(self, m: Any) -> str:
+        text = m["mac"]
+        if m["sep2"] == "-" and not any(c.isalpha() for c in text):
+            return text  # dashes and decimal digits only: a date-time (24-11-29-12-30-45)
+        return self.mac(text)
 
     def _known_pattern(self) -> Any:
         # Host names learned earlier (with a digit, a dot or a dash, so "gpu" never becomes a
@@ -938,7 +986,9 @@ class Masker:
         if self._users:
             s = self._user_paths(s)
             s = self._user_words(s)
-        # 3. Hosts and addresses.
+        # 3. Hosts and addresses; hardware addresses first (a host rule reads "host:port").
+        if not self._gated or s.count(":") >= 5 or s.count("-") >= 5:
+            s = self._sub(_MAC, self._mac, s)
         if "@" in s:
             s = self._sub(_USER_AT_HOST, self._user_at_host, s)
         if "NODELIST" in s or not self._gated:
@@ -1176,6 +1226,10 @@ class Masker:
             if text.count(":") < 3 or sum(c != ":" for c in text) < 8:
                 return text
         if ("::" not in text and text.count(":") != 7) or sum(c != ":" for c in text) < 3:
+            return text
+        if "::" not in text and all(len(g) == 2 for g in text.split(":")):
+            # eight 2-digit groups are the bytes of a hex dump (an address written whole
+            # whose first group is 00xx is in the reserved ::/8)
             return text
         import ipaddress  # on first use: most shown lines hold no IPv6 address
 

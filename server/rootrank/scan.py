@@ -625,11 +625,14 @@ class Scanner:
     """Feeds lines through rank attribution, traceback reading and matching.
 
     Use one Scanner per diagnosis: :meth:`scan_source` once per file (or text), then read
-    :attr:`state`.
+    :attr:`state`. ``learn_users`` off (a diagnosis that masks nothing, ``--no-mask``):
+    :attr:`ScanState.users` is not built; they only serve the masking
+    (:func:`rootrank.mask.learn_users`, a pass per block for the folders' literals).
     """
 
-    def __init__(self, matcher: Matcher) -> None:
+    def __init__(self, matcher: Matcher, *, learn_users: bool = True) -> None:
         self.matcher = matcher
+        self.learns_users = learn_users
         self.state = ScanState()
         self._order = 0
         self._block_text: str | None = None
@@ -728,7 +731,8 @@ class Scanner:
                     named = ranks_in(first)
                     where = 1 + len(text) - len(head)
                     st.cut_at_start.append((path, min(named) if len(named) == 1 else None, where))
-            learn_users(text, st.users)
+            if self.learns_users:  # for the masking only (off with --no-mask)
+                learn_users(text, st.users)
             if at_start:  # framework names: the first block, then gated lines
                 st.stacks |= stacks_in(text, st.stacks)
                 # a paste that starts inside the launcher's traceback names it only in a frame

@@ -75,9 +75,11 @@ class _SharedOrderScanner(Scanner):
     """A Scanner whose event order counter is shared with the other sources' scanners, so
     findings and exceptions from several files are ordered as they arrived."""
 
-    def __init__(self, matcher: Matcher, state: ScanState, counter: list[int]) -> None:
+    def __init__(
+        self, matcher: Matcher, state: ScanState, counter: list[int], *, learn_users: bool = True
+    ) -> None:
         self._counter = counter
-        super().__init__(matcher)
+        super().__init__(matcher, learn_users=learn_users)
         self.state = state
 
     @property  # type: ignore[override]
@@ -205,7 +207,9 @@ class LiveScan:
     # -- the scanning thread -------------------------------------------------------------
 
     def _scan(self, src: Source) -> None:
-        scanner = _SharedOrderScanner(self.matcher, self.state, self._counter)
+        scanner = _SharedOrderScanner(
+            self.matcher, self.state, self._counter, learn_users=self.mask
+        )
         try:
             with self.lock:
                 scanner.scan_source(src.name, self._blocks(src))
