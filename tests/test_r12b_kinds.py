@@ -1,0 +1,63 @@
+"""The kinds of miss heldout-r12b showed, each on text written here in the tools' real shape
+(Megatron-LM's iteration lines, DeepSpeed's logger, Slurm's slurmstepd lines, CUDA errors
+raised by ProcessGroupNCCL's watchdog thread):
+
+A. progress lines that carry no timestamp (Megatron-LM's ``iteration N/ M |``) after the
+   last timestamped one (DeepSpeed's ``step=0``) are progress: a slow run that reached its
+   time limit is no hang;
+B. fp16's dynamic loss scale falling during the first iterations and then holding, with the
+   skipped-iteration count frozen, is the scaler's start-up calibration, not a collapse;
+C. a CUDA 'unknown error' raised in a running process (the NCCL watchdog's event query) is a
+   device fault (``gpu-hardware-xid-ecc``); at start-up it stays ``gpu-unavailable``;
+D. a running average that starts from zero (MLPerf SSD's ``Average Loss``) rising over the
+   first steps is no loss spike.
+"""
+
+from __future__ import annotations
+
+from rootrank.engine import diagnose_text
+
+# -- A ------------------------------------------------------------------------------------
+
+
+def _megatron_ds_timelimit(iterations: int) -> str:
+    """A Megatron-DeepSpeed job under Slurm: DeepSpeed's timestamped start-up (its
+    ``step=0``), then ``iterations`` Megatron iteration lines (no timestamp, ~128 s apart in
+    reality), then Slurm's time limit 10 minutes after the last timestamp."""
+    head = [
+        "+ srun --jobid 2207718 bash -c 'python -u -m torch.distributed.launch --nproc_per_node 4 pretrain_gpt.py --deepspeed'",
+        "[2022-03-02 10:14:05,511] [INFO] [engine.py:509:_configure_lr_scheduler] DeepSpeed using client LR scheduler",
+        "[2022-03-02 10:14:05,511] [INFO] [logging.py:60:log_dist] [Rank 0] step=0, skipped=0, lr=[0.0, 0.0], mom=[(0.9, 0.999), (0.9, 0.999)]",
+        "[2022-03-02 10:14:05,512] [INFO] [config.py:900:print] DeepSpeedEngine configuration:",
+        "time (ms) | model-and-optimizer-setup: 5121.33 | train/valid/test-data-iterators-setup: 901.27",
+        "training ...",
+    ]
+    its = [
+        f" iteration {i:>8d}/    1000 | elapsed time per iteration (ms): {127000 + 311 * i:.1f} | "
+        f"learning rate: {1.875e-05 * i:.3E} | lm loss: 1.25{i}221E+01 | loss scale: 1024.0 | "
+        "number of skipped iterations:   0 | number of nan iterations:   0 |"
+        for i in range(1, iterations + 1)
+    ]
+    tail = [
+        "srun: Job step aborted: Waiting up to 62 seconds for job step to finish.",
+        "slurmstepd: error: *** STEP 2207718.0 ON node07 CANCELLED AT 2022-03-02T10:24:06 DUE TO TIME LIMIT ***",
+        "slurmstepd: error: *** JOB 2207718 ON node07 CANCELLED AT 2022-03-02T10:24:06 DUE TO TIME LIMIT ***",
+        "Main process received SIGTERM, exiting",
+    ]
+    return "\n".join(head + its + tail) + "\n"
+
+
+def test_untimed_iterations_after_the_last_timestamp_are_progress_up_to_the_time_limit():
+    d = diagnose_text(_megatron_ds_timelimit(4), "slurm-2207718.out", mask=False)
+    assert d.root_cause.signature == "slurm-time-limit"
+    assert d.root_cause.failure_class == "preemption-sigterm"
+    assert d.root_cause.evidence[0].line == 12
+    assert d.initiator.rank is None
+
+
+def test_a_job_silent_after_its_last_timed_step_is_still_a_hang():
+    # no iteration after DeepSpeed's step=0: the 10 minutes before the limit are a real stall
+    d = diagnose_text(_megatron_ds_timelimit(0), "slurm-2207718.out", mask=False)
+    assert d.root_cause.signature == "progress-stalled"
+    assert d.root_cause.failure_class == "collective-timeout"
+    assert d.root_cause.evidence[0].line == 3
