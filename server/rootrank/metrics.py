@@ -654,7 +654,9 @@ class Series:
         if not math.isfinite(v):
             return
         last = self.scale_last
-        if last is None or v > last:
+        if last is None or v >= last:
+            # a hold ends a run of halvings as a rise does: the next run is measured from the
+            # value the scale settled at, not from the warm-up's 2^32 before it
             self.scale_run_start = p
         if last is not None and v >= last:
             self.scale_settled = True
