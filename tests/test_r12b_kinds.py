@@ -61,3 +61,67 @@ def test_a_job_silent_after_its_last_timed_step_is_still_a_hang():
     assert d.root_cause.signature == "progress-stalled"
     assert d.root_cause.failure_class == "collective-timeout"
     assert d.root_cause.evidence[0].line == 3
+
+
+# -- B and E ------------------------------------------------------------------------------
+
+
+def _megatron_fp16(scales: list[float], skipped: list[int], tail: list[str]) -> str:
+    """Megatron-LM fp16 iteration lines every 10 iterations (loss scale and the skipped
+    count as Megatron prints them), then ``tail``."""
+    its = [
+        f" iteration {10 * (i + 1):>8d}/    1000 | consumed samples: {40 * (i + 1):>12d} | "
+        f"elapsed time per iteration (ms): 1616.{i % 10} | learning rate: 1.405E-04 | "
+        f"global batch size:     4 | lm loss: {7.9 - 0.01 * i:.6E} | loss scale: {s:.1f} | "
+        f"grad norm: 2.{i % 10}98 | number of skipped iterations: {k:>3d} | "
+        "number of nan iterations:   0 |"
+        for i, (s, k) in enumerate(zip(scales, skipped, strict=True))
+    ]
+    return "\n".join(["training ...", *its, *tail]) + "\n"
+
+
+SCANCEL = [
+    "srun: Job step aborted: Waiting up to 62 seconds for job step to finish.",
+    "Killing subprocess 50083",
+    "slurmstepd: error: *** STEP 1809562.0 ON node03 CANCELLED AT 2021-05-23T08:29:53 ***",
+    "Main process received SIGTERM, exiting",
+    "slurmstepd: error: *** JOB 1809562 ON node03 CANCELLED AT 2021-05-23T08:29:53 ***",
+]
+
+
+def test_the_loss_scale_warm_up_then_a_hold_is_no_collapse():
+    # 2^23 after the first ten iterations (all skipped), 2^15, then 2^14 held with no skips
+    scales = [8388608.0, 32768.0] + [16384.0] * 18
+    skipped = [10, 8, 1] + [0] * 17
+    d = diagnose_text(_megatron_fp16(scales, skipped, SCANCEL), "meg.out", mask=False)
+    assert "loss-scale-collapse" not in {f.signature for f in d.findings}
+    assert d.root_cause.signature == "slurm-preemption"
+    assert d.root_cause.failure_class == "preemption-sigterm"
+    assert d.root_cause.evidence[0].line == 24
+    assert d.initiator.rank is None
+
+
+def test_a_fall_after_the_scale_settled_is_measured_from_where_it_settled():
+    # warm-up to 2^14, held, then halved every logged step down to 8: a collapse from 16384
+    scales = [8388608.0, 32768.0, 16384.0, 16384.0, 16384.0, 2048.0, 256.0, 32.0, 8.0]
+    skipped = [10, 8, 0, 0, 0, 3, 6, 9, 10]
+    d = diagnose_text(_megatron_fp16(scales, skipped, []), "meg.out", mask=False)
+    collapse = next(f for f in d.findings if f.signature == "loss-scale-collapse")
+    # the run of halvings starts at the last hold (16384 at iteration 50), not at 2^23
+    assert collapse.captures["step"] == "50"
+    assert collapse.captures["value"] == "1.638e+04"
+    assert collapse.evidence[0].line == 6
+
+
+def test_a_cancellation_after_a_failed_task_stays_the_teardown():
+    tail = [
+        "Traceback (most recent call last):",
+        '  File "pretrain_gpt.py", line 215, in <module>',
+        "    main()",
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "srun: error: node05: task 3: Exited with exit code 1",
+        *SCANCEL,
+    ]
+    d = diagnose_text(_megatron_fp16([16384.0] * 5, [0] * 5, tail), "meg.out", mask=False)
+    assert d.root_cause.signature != "slurm-preemption"
+    assert d.root_cause.failure_class == "cuda-illegal-memory-access"
