@@ -125,3 +125,28 @@ def test_a_cancellation_after_a_failed_task_stays_the_teardown():
     d = diagnose_text(_megatron_fp16([16384.0] * 5, [0] * 5, tail), "meg.out", mask=False)
     assert d.root_cause.signature != "slurm-preemption"
     assert d.root_cause.failure_class == "cuda-illegal-memory-access"
+
+
+# -- C ------------------------------------------------------------------------------------
+
+LIB = "/gpfswork/rech/six/commun/conda/tr11-176B-ml/lib/python3.8/site-packages/torch/lib"
+
+
+def test_cuda_unknown_error_in_the_nccl_watchdog_of_a_running_job_is_a_device_fault():
+    # torch.distributed.run's --tee tags ([default3]) are local worker indices, not ranks
+    log = "\n".join(
+        [
+            "[default0]: iteration     5124/  115311 | consumed samples:      2359296 | lm loss: 2.712E+00 |",
+            "[default3]:terminate called after throwing an instance of 'c10::CUDAError'",
+            "[default3]:  what():  CUDA error: unknown error",
+            "[default3]:Exception raised from query at ../aten/src/ATen/cuda/CUDAEvent.h:95 (most recent call first):",
+            f"[default3]:frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x42 (0x1518a06137d2 in {LIB}/libc10.so)",
+            f"[default3]:frame #1: c10d::ProcessGroupNCCL::WorkNCCL::finishedGPUExecutionInternal() const + 0x11a (0x15190c6c29ea in {LIB}/libtorch_cuda_cpp.so)",
+            f"[default3]:frame #2: c10d::ProcessGroupNCCL::WorkNCCL::isCompleted() + 0x50 (0x15190c6c4fd0 in {LIB}/libtorch_cuda_cpp.so)",
+            f"[default3]:frame #3: c10d::ProcessGroupNCCL::workCleanupLoop() + 0x145 (0x15190c6c6265 in {LIB}/libtorch_cuda_cpp.so)",
+        ]
+    )
+    d = diagnose_text(log + "\n", "tr11.out", mask=False)
+    assert d.root_cause.signature == "cuda-error-unknown"
+    assert d.root_cause.failure_class == "gpu-hardware-xid-ecc"
+    assert d.root_cause.evidence[0].line == 3
