@@ -150,3 +150,42 @@ def test_cuda_unknown_error_in_the_nccl_watchdog_of_a_running_job_is_a_device_fa
     assert d.root_cause.signature == "cuda-error-unknown"
     assert d.root_cause.failure_class == "gpu-hardware-xid-ecc"
     assert d.root_cause.evidence[0].line == 3
+
+
+# -- D ------------------------------------------------------------------------------------
+
+
+def _ssd_lines(losses: list[float]) -> str:
+    """MLPerf SSD's line at iteration 0 and every 20 iterations, printed by each of 8
+    processes with no rank prefix: the step's loss ("Loss function") and its running average
+    ("Average Loss": avg = 0.999 * avg + 0.001 * loss from 0, so 0.001 x the loss at 0)."""
+    avg, out = 0.0, []
+    for i, loss in enumerate(losses):
+        for _ in range(20 if i else 1):  # the average moves every iteration
+            avg = 0.999 * avg + 0.001 * loss
+        for proc in range(8):
+            out.append(
+                f"Iteration: {20 * i:>6d}, Loss function: {loss + 0.1 * proc:.3f}, "
+                f"Average Loss: {avg:.3f}, avg. samples / sec: {10150 + proc:.2f}"
+            )
+    return "\n".join(out) + "\n"
+
+
+def test_a_running_average_filling_from_zero_is_no_loss_spike():
+    losses = [22.6 - 0.02 * i for i in range(120)]  # the loss itself falls steadily
+    d = diagnose_text(_ssd_lines(losses), "result_0.txt", mask=False)
+    assert d.root_cause is None
+    assert "loss-spike" not in {f.signature for f in d.findings}
+
+
+def test_a_spike_in_the_loss_printed_beside_its_running_average_is_still_found():
+    losses = [2.3 - 0.001 * i for i in range(60)]
+    losses[40] = 41.0
+    log = "".join(
+        f"epoch 1 step {i} loss {loss:.3f} avg loss {2.31 - 0.0005 * i:.3f} lr 0.001\n"
+        for i, loss in enumerate(losses)
+    )
+    d = diagnose_text(log, "train.log", mask=False)
+    spike = next(f for f in d.findings if f.signature == "loss-spike")
+    assert spike.evidence[0].line == 41
+    assert spike.captures["metric"] == "loss"
