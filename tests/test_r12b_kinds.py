@@ -189,3 +189,40 @@ def test_a_spike_in_the_loss_printed_beside_its_running_average_is_still_found()
     spike = next(f for f in d.findings if f.signature == "loss-spike")
     assert spike.evidence[0].line == 41
     assert spike.captures["metric"] == "loss"
+
+
+# -- F ------------------------------------------------------------------------------------
+
+VENV = "/home/user/vit_env/lib/python3.8/site-packages"
+
+
+def _conv_trace(rank: int, message: str) -> str:
+    p = f"[rank{rank}]:"
+    return "\n".join(
+        [
+            f"{p} Traceback (most recent call last):",
+            f'{p}   File "/home/user/vit/run_distributed_training.py", line 108, in <module>',
+            f"{p}     outputs = model_engine(inputs)",
+            f'{p}   File "{VENV}/torch/nn/modules/conv.py", line 454, in _conv_forward',
+            f"{p}     return F.conv2d(input, weight, bias, self.stride,",
+            f"{p} RuntimeError: {message}",
+        ]
+    )
+
+
+def test_one_ranks_copy_of_an_input_against_parameter_dtype_mismatch_names_no_rank():
+    log = _conv_trace(4, "Input type (c10::Half) and bias type (float) should be the same")
+    d = diagnose_text(log + "\n", "CURRENT_ERROR.txt", mask=False)
+    assert d.root_cause.failure_class == "dtype-mismatch"
+    assert d.root_cause.captures["param"] == "bias"
+    assert d.root_cause.evidence[0].line == 6
+    assert d.initiator.rank is None
+    assert d.initiator.strategy == "named_by_root"
+
+
+def test_a_data_dtype_mismatch_on_one_rank_still_names_it():
+    # not a parameter: a batch of another dtype can be that rank's own shard
+    log = _conv_trace(4, "expected scalar type Float but found Double")
+    d = diagnose_text(log + "\n", "CURRENT_ERROR.txt", mask=False)
+    assert d.root_cause.failure_class == "dtype-mismatch"
+    assert d.initiator.rank == 4
