@@ -226,3 +226,50 @@ def test_a_data_dtype_mismatch_on_one_rank_still_names_it():
     d = diagnose_text(log + "\n", "CURRENT_ERROR.txt", mask=False)
     assert d.root_cause.failure_class == "dtype-mismatch"
     assert d.initiator.rank == 4
+
+
+# -- G ------------------------------------------------------------------------------------
+
+ELASTIC = "torch/distributed/elastic/multiprocessing/api.py"
+
+
+def _two_jobs_on_one_node(agents: tuple[int, int]) -> str:
+    """``srun torchrun --standalone --nproc_per_node=2`` under ``--ntasks-per-node=2``: two
+    agents (``agents``), each with workers 0 and 1; the first agent's rank 0 runs out of memory
+    on GPU 0 where the second agent's rank 0 (pid 51001) holds 68.7 GiB."""
+    a, b = agents
+    return "\n".join(
+        [
+            "Starting inference with arguments: Namespace(num_steps=196, bf16=False)",
+            "Starting inference with arguments: Namespace(num_steps=196, bf16=False)",
+            "[rank0]: Traceback (most recent call last):",
+            '[rank0]:   File "/home/user/infer.py", line 102, in infer',
+            "[rank0]:     preds = model(batch)",
+            "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.43 GiB. "
+            "GPU 0 has a total capacity of 93.11 GiB of which 4.06 GiB is free. Process 51001 has "
+            "68.70 GiB memory in use. Including non-PyTorch memory, this process has 20.33 GiB "
+            "memory in use.",
+            f"W0710 17:01:46.645000 {a} {ELASTIC}:897] Sending process 50002 closing signal SIGTERM",
+            f"E0710 17:01:47.013000 {a} {ELASTIC}:869] failed (exitcode: 1) local_rank: 0 (pid: 50001) of binary: /usr/bin/python3",
+            "srun: error: node01: task 1: Exited with exit code 1",
+            "srun: Terminating StepId=13102226.0",
+            f"W0710 17:01:47.709000 {b} torch/distributed/elastic/agent/server/api.py:704] Received 15 death signal, shutting down workers",
+            f"W0710 17:01:47.710000 {b} {ELASTIC}:897] Sending process 51001 closing signal SIGTERM",
+            f"W0710 17:01:47.711000 {b} {ELASTIC}:897] Sending process 51002 closing signal SIGTERM",
+            "slurmstepd: error: *** STEP 13102226.0 ON node01 CANCELLED AT 2025-07-10T17:01:47 ***",
+        ]
+    )
+
+
+def test_two_torchrun_agents_on_one_node_select_the_one_launcher_per_node_fix():
+    d = diagnose_text(_two_jobs_on_one_node((40001, 40002)) + "\n", "13102226.log", mask=False)
+    assert d.root_cause.failure_class == "cuda-oom"
+    assert d.root_cause.fix.variant.id == "launcher-started-twice"
+    assert d.root_cause.evidence[0].line == 6
+    assert d.initiator.rank == 0
+
+
+def test_one_agent_with_two_workers_on_a_gpu_keeps_the_device_placement_fix():
+    d = diagnose_text(_two_jobs_on_one_node((40001, 40001)) + "\n", "13102226.log", mask=False)
+    assert d.root_cause.failure_class == "cuda-oom"
+    assert d.root_cause.fix.variant.id == "ranks-share-a-gpu"
