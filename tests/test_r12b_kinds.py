@@ -15,7 +15,11 @@ D. a running average that starts from zero (MLPerf SSD's ``Average Loss``) risin
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rootrank.engine import diagnose_text
+
+HERE = Path(__file__).parent
 
 # -- A ------------------------------------------------------------------------------------
 
@@ -273,3 +277,17 @@ def test_one_agent_with_two_workers_on_a_gpu_keeps_the_device_placement_fix():
     d = diagnose_text(_two_jobs_on_one_node((40001, 40001)) + "\n", "13102226.log", mask=False)
     assert d.root_cause.failure_class == "cuda-oom"
     assert d.root_cause.fix.variant.id == "ranks-share-a-gpu"
+
+
+# -- H ------------------------------------------------------------------------------------
+
+
+def test_cuda_out_of_memory_in_the_first_barrier_points_at_the_device_not_the_batch():
+    # CUDA's own error (no "Tried to allocate") while NCCL sets up the first collective
+    log = (HERE / "fix_variants/cuda-oom/no-allocation-at-first-collective.log").read_text()
+    d = diagnose_text(log, "tr1-13B.out", mask=False)
+    assert d.root_cause.failure_class == "cuda-oom"
+    assert d.root_cause.fix.variant.id == "no-allocation-at-first-collective"
+    assert d.root_cause.evidence[0].line == 19
+    assert "exclude that node" in d.root_cause.fix.steps[0]
+    assert d.initiator.rank is None
