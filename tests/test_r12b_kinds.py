@@ -291,3 +291,36 @@ def test_cuda_out_of_memory_in_the_first_barrier_points_at_the_device_not_the_ba
     assert d.root_cause.evidence[0].line == 19
     assert "exclude that node" in d.root_cause.fix.steps[0]
     assert d.initiator.rank is None
+
+
+def _two_agents_one_segfault() -> str:
+    """Two torchrun agents (7001, 7002) on one node; agent 7001's local rank 1 dies by
+    SIGSEGV with no Python traceback, and Slurm then stops the other agent."""
+    return "\n".join(
+        [
+            "Model loaded and frozen.",
+            "Model loaded and frozen.",
+            "Batch [2/50]:  22%|##2       | 44/196 [01:24<04:54,  1.94s/it]",
+            f"W0710 17:09:46.971000 7001 {ELASTIC}:897] Sending process 7101 closing signal SIGTERM",
+            f"E0710 17:09:47.840000 7001 {ELASTIC}:869] failed (exitcode: -11) local_rank: 1 (pid: 7102) of binary: /usr/bin/python3.11",
+            "Root Cause (first observed failure):",
+            "[0]:",
+            "  time      : 2025-07-10_17:09:46",
+            "  host      : gpu-12",
+            "  rank      : 1 (local_rank: 1)",
+            "  exitcode  : -11 (pid: 7102)",
+            "  error_file: <N/A>",
+            "  traceback : Signal 11 (SIGSEGV) received by PID 7102",
+            "srun: error: gpu-12: task 1: Exited with exit code 1",
+            "slurmstepd: error: *** STEP 13102222.0 ON gpu-12 CANCELLED AT 2025-07-10T17:09:48 ***",
+            "W0710 17:09:48.725000 7002 torch/distributed/elastic/agent/server/api.py:704] Received 15 death signal, shutting down workers",
+            f"W0710 17:09:48.726000 7002 {ELASTIC}:897] Sending process 7201 closing signal SIGTERM",
+        ]
+    )
+
+
+def test_a_segfault_in_a_job_launched_twice_on_one_node_selects_the_one_launcher_fix():
+    d = diagnose_text(_two_agents_one_segfault() + "\n", "13102222.log", mask=False)
+    assert d.root_cause.failure_class == "segfault"
+    assert d.root_cause.fix.variant.id == "launcher-started-twice"
+    assert d.initiator.rank == 1
