@@ -324,10 +324,32 @@ def _read_metrics(text: str) -> list[tuple[str, float]]:
                 put(m.group("k"), m.group("v"))
         return list(out.items())
     for m in _KV.finditer(text):
-        put(m.group("k"), m.group("v"), m.group("u"))
+        put(_qualified(text, m.start("k"), m.group("k")), m.group("v"), m.group("u"))
     for m in _SPACED.finditer(text):
-        put(m.group("k"), m.group("v"), m.group("u"))
+        put(_qualified(text, m.start("k"), m.group("k")), m.group("v"), m.group("u"))
     return list(out.items())
+
+
+#: Words that, printed just before a metric's key, make its value a running average of it
+#: (MLPerf SSD's ``Average Loss:``, ``running loss``, ``smoothed loss``, ``avg. loss``).
+_AVERAGING = frozenset("average avg running smoothed smooth ema moving mean".split())
+#: The suffix of such a series' name (``loss_running_average``): charted, never a spike.
+AVERAGED_SUFFIX = "_running_average"
+_WORD_BEFORE = lazy_regex.compile(r"([A-Za-z]+)\.?\s{1,3}$")
+
+
+def _qualified(text: str, start: int, key: str) -> str:
+    """``key``, or ``key`` + :data:`AVERAGED_SUFFIX` when the word printed just before it
+    (within three spaces, an abbreviation's dot allowed) is an averaging word.
+
+    Mechanism: a running average (``avg = 0.999 * avg + 0.001 * loss``, or the mean since the
+    epoch began) fills from its start value over the first steps and lags every change; its rise
+    at the start of a run is the average filling, not the loss spiking, and a real spike shows
+    in the step's own value printed beside it."""
+    m = _WORD_BEFORE.search(text, max(0, start - 16), start)
+    if m is not None and m.group(1).lower() in _AVERAGING:
+        return f"{key}{AVERAGED_SUFFIX}"
+    return key
 
 
 def _constant_at_most_one(series: Series) -> bool:
@@ -545,7 +567,9 @@ class Series:
     def __post_init__(self) -> None:
         n = self.name
         self.role = (
-            "scale"
+            ""
+            if n.endswith(AVERAGED_SUFFIX)
+            else "scale"
             if n == "loss_scale"
             else "grad"
             if n == "grad_norm"
@@ -654,7 +678,9 @@ class Series:
         if not math.isfinite(v):
             return
         last = self.scale_last
-        if last is None or v > last:
+        if last is None or v >= last:
+            # a hold ends a run of halvings as a rise does: the next run is measured from the
+            # value the scale settled at, not from the warm-up's 2^32 before it
             self.scale_run_start = p
         if last is not None and v >= last:
             self.scale_settled = True

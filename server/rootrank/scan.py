@@ -104,6 +104,14 @@ _AGENT_PID = lazy_regex.compile(
 # DeepSpeed's launcher (launcher/launch.py ``sigkill_handler``) killing its workers after
 # one failed: "[launch.py:319:sigkill_handler] Killing subprocess 198906".
 _DS_KILL = lazy_regex.compile(r"Killing subprocess (?P<pid>\d+)")
+# The torchrun agent's own pid: torchelastic logs with glog's header, whose number after the
+# time is the logging process (``W0710 17:01:46.645000 1063758 .../elastic/multiprocessing/
+# api.py:897] Sending process 1064092 closing signal SIGTERM``).
+_AGENT_SELF = lazy_regex.compile(
+    r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ (?P<pid>\d+) \S*torch/distributed/(?:elastic|run)"
+)
+#: At most this many agent processes are remembered (a fleet's concatenated logs).
+MAX_AGENT_PROCESSES = 64
 #: The agent's closing-signal lines kept as events (a node's workers per attempt; bounded
 #: against a log of endless restarts).
 MAX_CLOSING_SIGNALS = 4096
@@ -319,6 +327,9 @@ class LaunchFacts:
     command: str | None = None
     #: A printed nccl-tests command (``mpirun -np 16 all_reduce_perf -b 8 -e 8G -g 1``).
     tool_command: str | None = None
+    #: The pids of the torchrun agents themselves (glog's process field on torchelastic's own
+    #: lines, :data:`_AGENT_SELF`); two or more on one node: the launcher ran twice.
+    agent_processes: set[int] = field(default_factory=set)
 
     def worker_pids(self) -> set[int]:
         """The pids the launchers name as the job's workers (torchrun's agent, DeepSpeed's)."""
@@ -389,6 +400,12 @@ class LaunchFacts:
                 self.agent_pids.add(int(m.group("pid") or m.group("fpid")))
                 if m.group("pid"):
                     self.closing_pids.add(int(m.group("pid")))
+        if (
+            "torch/distributed/" in whole
+            and len(self.agent_processes) < MAX_AGENT_PROCESSES
+            and (m := _AGENT_SELF.search(whole))
+        ):
+            self.agent_processes.add(int(m.group("pid")))
         if "Killing subprocess" in text and (m := _DS_KILL.search(text)):
             self.launcher_kill_pids.add(int(m.group("pid")))
         if "parallel size" in text:

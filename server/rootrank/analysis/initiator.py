@@ -518,14 +518,27 @@ SAME_ON_EVERY_RANK_TAGS = frozenset({"gpu-capability"})
 
 def same_on_every_rank(case: Case) -> bool:
     """Whether the root is a failure every rank hits alike (:data:`SAME_ON_EVERY_RANK`,
-    :data:`SAME_ON_EVERY_RANK_TAGS`, :func:`setup_exception`)."""
+    :data:`SAME_ON_EVERY_RANK_TAGS`, :func:`parameter_dtype_mismatch`,
+    :func:`setup_exception`)."""
     sig = case.ctx.library.signatures.get(case.root.signature)
     tags = set(getattr(sig, "tags", ()) or ())
     return (
         case.root.failure_class in SAME_ON_EVERY_RANK
         or bool(tags & SAME_ON_EVERY_RANK_TAGS)
+        or parameter_dtype_mismatch(case)
         or setup_exception(case)
     )
+
+
+def parameter_dtype_mismatch(case: Case) -> bool:
+    """The root is a dtype mismatch between a module's own parameter and its input (the
+    ``param`` capture of ``dtype-mismatch``: conv/linear's "Input type (c10::Half) and bias
+    type (float) should be the same"). Mechanism: every rank builds the same model (one dtype
+    for its weights) and runs the same code that casts the input (``.half()``, autocast or
+    none), so the mismatch is the code's, not one rank's data: a batch of another dtype
+    would need one rank's shard stored in another dtype, and is not what this message
+    compares."""
+    return case.root.failure_class == "dtype-mismatch" and bool(case.root.captures.get("param"))
 
 
 #: Frames of data loading: an exception raised there reads a rank's own shard of the data.

@@ -44,11 +44,33 @@ def stalled_rank(ctx: Context) -> tuple[int | None, str]:
     return None, ""
 
 
+def progressed_after(ctx: Context, newest: Progress) -> bool:
+    """Whether a progress line without a timestamp comes after ``newest`` (the latest timed
+    progress) in the stream: then the job went on stepping past the last time the log gives,
+    and the silence before the kill cannot be measured from ``newest``.
+
+    Mechanism: Megatron-LM prints ``iteration N/ M |`` with no timestamp while DeepSpeed's
+    logger (``[2021-05-27 21:32:10,180] ... step=0``) and others stamp theirs; a job that only
+    ran slowly up to its time limit then shows its last *timed* progress long before the kill
+    although untimed iterations kept coming until it. Reads the progress events (one per rank,
+    its last line; ``order`` is the stream's)."""
+    progress = [e for e in ctx.events if e.kind == "progress"]
+    after = [
+        e.order
+        for e in progress
+        if e.time is not None and e.path == newest.path and e.line == newest.line
+    ]
+    if not after:
+        return False
+    return any(e.time is None and e.order > after[0] for e in progress)
+
+
 def stall_finding(ctx: Context) -> Finding | None:
     """A finding of :data:`STALL_SIGNATURE` when a terminal event of the scheduler (a cause
     of kind ``terminal`` with a timestamp) came at least :data:`STALL_MIN_SECONDS` and
     :data:`STALL_INTERVALS` typical progress intervals after the last progress line, and no
-    other fault is in the log (then that fault explains the kill). ``None`` otherwise."""
+    other fault is in the log (then that fault explains the kill), and no untimed progress
+    line came after that last timed one (:func:`progressed_after`). ``None`` otherwise."""
     if STALL_SIGNATURE not in ctx.library.signatures:
         return None
     terminals = [
@@ -73,6 +95,8 @@ def stall_finding(ctx: Context) -> Finding | None:
     if not timed:
         return None
     newest = max(timed, key=lambda p: p.time or 0.0)
+    if progressed_after(ctx, newest):
+        return None
     silent = (kill.time or 0.0) - (newest.time or 0.0)
     gap = ctx.state.progress.typical_gap()
     if silent < STALL_MIN_SECONDS or (gap is not None and silent < STALL_INTERVALS * gap):

@@ -25,6 +25,7 @@ from rootrank.entry.variants import (
     local_module_frame,
     rank_outside_world,
     ranks_share_path,
+    several_agents_one_node,
     uneven_progress,
     worker_on_same_gpu,
 )
@@ -263,6 +264,9 @@ def fill_entry(
     if facts.module_local:
         values["module_file"] = masker.text(facts.module_local) if masker else facts.module_local
     facts.worker_on_same_gpu = worker_on_same_gpu(facts.texts, state.launch.worker_pids())
+    facts.several_agents = several_agents_one_node(
+        state.launch.agent_processes, state.launch.multi_node
+    )
     facts.ranks_share_path = ranks_share_path([root, *(f for f in group if f is not root)])
     variant, chosen = choose(sig.fix, facts)
     if chosen is not None and masker:  # "why" quotes what the log said

@@ -66,6 +66,10 @@ What the root's own message says about the job's other processes:
 
 - ``ranks_share_path: bool``: the root and a finding of its signature on another rank
   captured the same ``path`` (two ranks failed on one file: every rank writes it);
+- ``several_agents_one_node: bool``: two or more torchrun agents (their own pids on
+  torchelastic's lines) in a log that shows one node only: the launch started torchrun once
+  per Slurm task (``srun`` with ``--ntasks-per-node`` above 1), so each agent started its own
+  workers on the same GPUs (:func:`several_agents_one_node`);
 - ``worker_on_same_gpu: bool``: the message names another process holding memory on this
   GPU (CUDA's OOM "Process 4711 has 2.42 GiB memory in use"), that pid is another worker
   of this job (the launchers' worker pids: torchrun's agent, DeepSpeed's "Killing
@@ -123,6 +127,7 @@ WHEN_KEYS: dict[str, type] = {
     "ops_differ": bool,
     "uneven_progress": bool,
     "worker_on_same_gpu": bool,
+    "several_agents_one_node": bool,
     "ranks_share_path": bool,
     "group_formed": bool,
     "agree": list,
@@ -200,6 +205,8 @@ class Facts:
     rank_outside_world: str | None = None
     #: The pid of another worker of the job the root's message names on this GPU, or ``None``.
     worker_on_same_gpu: int | None = None
+    #: The torchrun agents' own pids when two or more ran on one node, else empty.
+    several_agents: list[int] = field(default_factory=list)
     #: The ranks whose findings of the root's signature captured the root's ``path`` (two or more), else empty.
     ranks_share_path: list[int] = field(default_factory=list)
 
@@ -367,6 +374,15 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if value
             else "no two ranks failed on the same path"
         )
+    if key == "several_agents_one_node":
+        if bool(facts.several_agents) != value:
+            return None
+        return (
+            f"the log shows {len(facts.several_agents)} torchrun agents on one node "
+            f"(pids {', '.join(str(p) for p in facts.several_agents)})"
+            if value
+            else "the log shows one torchrun agent per node"
+        )
     if key == "worker_on_same_gpu":
         if (facts.worker_on_same_gpu is not None) != value:
             return None
@@ -406,6 +422,19 @@ def ranks_share_path(findings: list[Any]) -> list[int]:
         {f.rank for f in findings if f.rank is not None and f.captures.get("path") == path}
     )
     return ranks if len(ranks) >= 2 else []
+
+
+def several_agents_one_node(agents: set[int], multi_node: list[str]) -> list[int]:
+    """The torchrun agents' own pids (sorted) when the log shows two or more of them and no
+    sign of several nodes (``multi_node``: a node rank above 0), else ``[]``.
+
+    Mechanism: one torchrun agent per node starts ``--nproc-per-node`` workers; under Slurm,
+    ``srun torchrun ...`` runs one agent per task, so ``--ntasks-per-node=2`` on one node runs
+    two agents, each with its own rank 0..N-1 (``--standalone``: its own store), on the same
+    GPUs: two copies of the job share every GPU."""
+    if len(agents) < 2 or multi_node:
+        return []
+    return sorted(agents)
 
 
 def worker_on_same_gpu(texts: list[str], worker_pids: set[int]) -> int | None:

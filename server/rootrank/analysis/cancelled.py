@@ -1,0 +1,61 @@
+"""A Slurm cancellation that no task caused: the job was stopped from outside.
+
+slurmstepd prints ``*** STEP 4242.0 ON node01 CANCELLED AT <when> ***`` in two situations:
+srun tearing a step down after one of its tasks failed (``--kill-on-bad-exit``: the task's
+error comes first, and the cancellation is only the teardown), and ``scancel`` by a person or
+a script (Slurm prints no ``DUE TO`` reason and, in many versions, no ``by <user>`` either).
+When the log shows no task failing before it -- no error finding other than the teardown's own
+lines, no Python exception, no worker that exited non-zero by itself -- the cancellation is
+the second kind: the job was stopped while it ran, which is ``preemption-sigterm``
+(:func:`cancelled_finding`).
+"""
+
+from __future__ import annotations
+
+from rootrank.analysis.prepare import Context
+from rootrank.model import Finding
+
+#: slurmstepd's plain cancellation line (``slurm-step-cancelled``: a symptom by default).
+CANCEL_SIGNATURE = "slurm-step-cancelled"
+#: What a cancellation from outside is (``CANCELLED AT ... by <user>`` / ``DUE TO PREEMPTION``).
+OUTSIDE_SIGNATURE = "slurm-preemption"
+#: The lines a step's teardown prints itself, whatever started it: srun's abort notice,
+#: the cancellation, a torchrun agent or launcher told to stop. They are no failed task.
+TEARDOWN = frozenset(
+    {CANCEL_SIGNATURE, "srun-step-aborted", "agent-received-signal", "agent-sigterm-to-workers"}
+)
+
+
+def cancelled_finding(ctx: Context) -> Finding | None:
+    """A finding of :data:`OUTSIDE_SIGNATURE` on the first plain cancellation line when
+    nothing before or around it shows a task failing: every error finding is one of the
+    :data:`TEARDOWN` lines, the scan saw no Python exception and no cut traceback, and no
+    worker exited with a positive code (a negative code is a signal, as the cancellation
+    sends). ``None`` otherwise (then the failing task explains the cancellation)."""
+    if CANCEL_SIGNATURE not in ctx.library.signatures:
+        return None
+    if OUTSIDE_SIGNATURE not in ctx.library.signatures:
+        return None
+    cancels = [f for f in ctx.findings if f.signature == CANCEL_SIGNATURE]
+    if not cancels:
+        return None
+    st = ctx.state
+    if st.exceptions or st.traceback_cut or st.cut_traceback_ranks:
+        return None
+    if any(e.exitcode is not None and e.exitcode > 0 for e in st.elastic):
+        return None
+    if any(
+        f.signature not in TEARDOWN and (f.severity == "error" or f.role == "cause")
+        for f in ctx.findings
+    ):
+        return None
+    first = min(cancels, key=lambda f: f.order)
+    return Finding.of(
+        ctx.library.signatures[OUTSIDE_SIGNATURE],
+        rank=None,
+        host=first.host,
+        time=first.time,
+        order=max(0, first.order - 1),
+        evidence=list(first.evidence[:1]),
+        captures=dict(first.captures),
+    )
