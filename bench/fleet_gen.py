@@ -11,8 +11,8 @@ lines follow. Hosts come from a cluster of ``--hosts`` machines (jobs / 20 by de
 jobs are healthy (``tests/healthy/*.log``), a few end in an exception no signature knows.
 
 The planted bad host (``--bad-host``, default ``gpu-node-042``) is put at the initiating rank of
-``--planted`` jobs whose fixture is a machine failure (ECC, NVLink, illegal memory access, IB
-verbs, OOM...); it also runs in many other jobs without starting their failure. Random hosts
+``--planted`` jobs whose fixture is a failure the host causes (ECC, NVLink, IB verbs, the OOM
+killer...: the taxonomy's host kinds); it also runs in many other jobs without starting their failure. Random hosts
 start the other failures, so the bad host must come out first by the jobs it initiated.
 
 Layouts: ``DAY/slurm-<id>.out`` (all ranks in one file), ``DAY/slurm-<id>-<task>.out`` (one
@@ -40,14 +40,12 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-MACHINE_CLASSES = {
-    "gpu-hardware-xid-ecc",
-    "cuda-illegal-memory-access",
-    "network-fabric-error",
-    "nccl-system-error",
-    "host-oom-killed",
-    "cpu-oom",
-}
+sys.path.insert(0, str(ROOT / "server"))
+from rootrank.taxonomy import failure_classes, host_kinds  # noqa: E402
+
+#: The classes that are a host's doing (their kind is marked "host" in signatures/taxonomy.json:
+#: hardware, network, the host's OOM killer, its disk): the planted bad host starts these.
+MACHINE_CLASSES = {c.slug for c in failure_classes().values() if c.kind in host_kinds()}
 _RANK_WORDS = re.compile(r"(?:\[rank|\[default|Rank |rank )(\d{1,4})|^(\d{1,4}): ", re.MULTILINE)
 
 UNCLASSIFIED = """Traceback (most recent call last):

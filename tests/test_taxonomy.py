@@ -4,6 +4,7 @@ team's shared copy is beside the clone) that both lists agree slug for slug."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -25,6 +26,9 @@ def test_the_repository_holds_every_class_with_a_description():
         == 'the GPU caching allocator could not allocate ("CUDA out of memory")'
     )
     assert describe("unclassified") == ""
+    # every class states its kind (a class added without one would count against no host)
+    raw = json.loads((ROOT / "signatures" / "taxonomy.json").read_text(encoding="utf-8"))
+    assert all("kind" in c for c in raw["classes"])
 
 
 @pytest.mark.skipif(
@@ -65,6 +69,16 @@ def test_docs_page_is_generated_from_the_data():
             '{"schema": "rootrank.taxonomy/1", "classes": [{"slug": "a", "description": "x"},'
             ' {"slug": "a", "description": "y"}]}',
             "classes[1].slug: 'a' appears twice",
+        ),
+        (
+            '{"schema": "rootrank.taxonomy/1", "kinds": [],'
+            ' "classes": [{"slug": "a", "description": "x", "kind": "hardware"}]}',
+            "classes[0].kind: 'hardware' is not one of the kinds",
+        ),
+        (
+            '{"schema": "rootrank.taxonomy/1", "kinds": [{"kind": "hardware", "host": "yes",'
+            ' "description": "x"}], "classes": []}',
+            "kinds[0].host: must be true or false",
         ),
     ],
 )

@@ -210,7 +210,8 @@ def test_the_summary_is_the_same_in_any_order_and_partition(archive):
     top = s["hosts"][0]
     assert top["host"] == BAD and top["jobs"] == len(truth["planted_jobs"]) == 6
     assert top["jobs"] > s["hosts"][1]["jobs"]
-    assert set(top["kinds"]) <= {"hardware", "network", "memory"}
+    assert set(top["kinds"]) <= {"hardware", "network", "host-memory", "host-storage"}
+    assert top["host_caused"] == top["jobs"]  # every planted failure is the host's doing
     assert sorted(int(j.rsplit("-", 1)[1]) for j in top["job_ids"]) == sorted(truth["planted_jobs"])
     assert top["evidence"] and all(e["line"] >= 1 for e in top["evidence"])
     assert [d["day"] for d in s["days"]] == sorted(d["day"] for d in s["days"])

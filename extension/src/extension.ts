@@ -7,6 +7,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { copyText, runInTerminal } from './actions';
+import { COPY_VERIFY, OPEN_ENTRY, RUN_VERIFY } from './clientCommands';
 import { LibraryCache, pickSignature } from './library';
 import { info, outputChannel } from './log';
 import { Diagnosis, headline, oneLineFix } from './report/diagnosis';
@@ -272,12 +273,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
       library.reset();
       await server.restart();
     }),
-    // Client-side commands the server's code actions name (server/rootrank/lsp/actions.py).
-    vscode.commands.registerCommand('rootrank.copyVerifyCommand', (command: string) => copyText(String(command ?? ''))),
-    vscode.commands.registerCommand('rootrank.runVerifyCommand', (command: string) =>
-      runInTerminal(context, String(command ?? '')),
-    ),
-    vscode.commands.registerCommand('rootrank.openEntry', (id: string) => openEntry(String(id ?? ''))),
+    // Client-side commands the server's code actions name (server/rootrank/lsp/actions.py); the
+    // server offers them because serverSettings() lists them as clientCommands.
+    vscode.commands.registerCommand(COPY_VERIFY, (command: string) => copyText(String(command ?? ''))),
+    vscode.commands.registerCommand(RUN_VERIFY, (command: string) => runInTerminal(context, String(command ?? ''))),
+    vscode.commands.registerCommand(OPEN_ENTRY, (id: string) => openEntry(String(id ?? ''))),
     vscode.window.registerTerminalLinkProvider({
       provideTerminalLinks: async (ctx: vscode.TerminalLinkContext) => {
         if (!readSettings().terminalLinks) {

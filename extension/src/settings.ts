@@ -3,6 +3,7 @@
  * `initializationOptions` (names from `server/rootrank/lsp/settings.py`).
  */
 import * as vscode from 'vscode';
+import { CLIENT_COMMANDS } from './clientCommands';
 
 /** Settings read by the extension. */
 export interface ExtensionSettings {
@@ -20,6 +21,8 @@ export interface ServerSettings {
   signatureFolders: string[];
   mask: boolean;
   documentGlobs: string[];
+  /** The commands of the server's code actions this extension implements (clientCommands.ts). */
+  clientCommands: string[];
 }
 
 /** Read the current settings (for `resource`'s folder when given). */
@@ -38,7 +41,12 @@ export function readSettings(resource?: vscode.Uri): ExtensionSettings {
 
 /** The part of the settings the server takes. */
 export function serverSettings(s: ExtensionSettings): ServerSettings {
-  return { signatureFolders: s.signatureFolders, mask: s.mask, documentGlobs: s.documentGlobs };
+  return {
+    signatureFolders: s.signatureFolders,
+    mask: s.mask,
+    documentGlobs: s.documentGlobs,
+    clientCommands: [...CLIENT_COMMANDS],
+  };
 }
 
 /** Settings whose change needs a server restart (the others are read when used). */

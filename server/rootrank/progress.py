@@ -352,6 +352,12 @@ class ProgressModel:
         self._last[rank] = p
         return p
 
+    def forget(self, ranks: set[int]) -> None:
+        """Drop the progress of ``ranks`` (ranks of another job of the same file)."""
+        for r in ranks:
+            self._last.pop(r, None)
+            self._bar_total.pop(r, None)
+
     def typical_gap(self) -> float | None:
         """The median time (seconds) between a rank's consecutive progress lines, over the
         last 64 seen; ``None`` without two timed progress lines of one rank."""
@@ -391,3 +397,117 @@ class ProgressModel:
             silent_seconds=silent,
             behind=sorted(behind),
         )
+
+
+# --- Did the process that raised go on training? ---------------------------------------------
+#
+# A process that dies of an exception prints no further step; one that caught it (a retried OOM,
+# a logger's failed upload, a traceback logged at warning level) may. Printing *a* progress line
+# is no proof: a tqdm bar is redrawn at the same step as the exception closes it, a resumed loop
+# prints a step it had already passed. The proof is an advance: a step greater than every step
+# that process printed before the exception in the same format (one counter: a tqdm bar and a
+# "step N" log line may count different things), in the same section of the log (the same run
+# and attempt). :class:`AdvanceWatch` gathers it while the scan reads, one :class:`Advance` per
+# exception, in bounded memory.
+
+#: Who printed a line, as far as one source can tell: ``(path, host, global rank, local rank)``
+#: (the local rank only when the line names no global rank). Lines with equal keys are read as
+#: one process's.
+ProcessKey = tuple[str, str | None, int | None, int | None]
+
+
+@dataclass(slots=True)
+class Advance:
+    """Whether the process that raised an exception advanced past its step after it.
+
+    Attributes:
+        key: the process that raised it (:data:`ProcessKey`).
+        line: the exception's 1-based line in its source.
+        before: the highest step the process printed before ``line`` in the same section of the
+            log, per format (:attr:`Progress.kind`); empty when it printed none there (or the
+            scan could not tell: then nothing counts as an advance).
+        after: the first progress of the same process after ``line``, in the same section,
+            whose step is greater than ``before`` of its format; ``None`` while none is seen.
+    """
+
+    key: ProcessKey
+    line: int
+    before: dict[str, int]
+    after: Progress | None = None
+
+    def passes(self, p: Progress) -> bool:
+        """Whether ``p`` (a later line of the same process) is past every earlier step of its
+        format."""
+        top = self.before.get(p.kind)
+        return top is not None and p.line > self.line and p.step > top
+
+
+class AdvanceWatch:
+    """The highest step per process (:data:`ProcessKey`) and format since its section began,
+    and the exceptions waiting to see their process advance (:class:`Advance`).
+
+    The scanner calls :meth:`see` for every progress line it reads, :meth:`watch` for every
+    exception, and :meth:`new_section` where a later run or attempt starts (what was printed
+    before no longer counts, and the earlier exceptions stop watching). Memory: per process,
+    one integer per format, the last :data:`RECENT` progress lines and at most
+    :data:`MAX_WATCHES` exceptions.
+    """
+
+    #: Progress lines kept per process, for an exception the reader reports a few lines late
+    #: (its message went on): steps on lines before the exception's count as "before" it.
+    RECENT = 16
+    MAX_WATCHES = 64
+
+    def __init__(self) -> None:
+        # the highest step per format among the lines that left the recent ones
+        self._peak: dict[ProcessKey, dict[str, int]] = {}
+        self._recent: dict[ProcessKey, deque[Progress]] = {}
+        self._watches: dict[ProcessKey, deque[Advance]] = {}
+
+    def see(self, key: ProcessKey, p: Progress) -> None:
+        """One progress line of process ``key`` (read in order within its source)."""
+        recent = self._recent.get(key)
+        if recent is None:
+            recent = self._recent[key] = deque(maxlen=self.RECENT)
+        if len(recent) == self.RECENT:
+            oldest = recent[0]
+            peak = self._peak.setdefault(key, {})
+            if oldest.step > peak.get(oldest.kind, -1):
+                peak[oldest.kind] = oldest.step
+        recent.append(p)
+        watches = self._watches.get(key)
+        if not watches:
+            return
+        for a in watches:
+            if a.after is None and a.passes(p):
+                a.after = p
+        while watches and watches[0].after is not None:
+            watches.popleft()  # decided: nothing later changes it
+
+    def watch(self, key: ProcessKey, line: int) -> Advance:
+        """An exception of process ``key`` at 1-based ``line``: its :class:`Advance`, filled
+        in as the scan goes on (progress already read on later lines counts too)."""
+        recent = self._recent.get(key, ())
+        if recent and recent[0].line >= line and key in self._peak:
+            return Advance(key, line, {})  # lines between it and the recent ones were dropped
+        before = dict(self._peak.get(key, {}))
+        for p in recent:
+            if p.line < line and p.step > before.get(p.kind, -1):
+                before[p.kind] = p.step
+        a = Advance(key, line, before)
+        if not before:
+            return a
+        a.after = next((p for p in recent if a.passes(p)), None)
+        if a.after is None:
+            watches = self._watches.get(key)
+            if watches is None:
+                watches = self._watches[key] = deque(maxlen=self.MAX_WATCHES)
+            watches.append(a)
+        return a
+
+    def new_section(self, path: str | None = None) -> None:
+        """A later run or attempt starts (in ``path``, or in every source when ``None``): the
+        steps printed so far are forgotten and the exceptions before stop watching."""
+        for store in (self._peak, self._recent, self._watches):
+            for key in [k for k in store if path is None or k[0] == path]:
+                del store[key]

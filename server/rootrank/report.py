@@ -141,6 +141,12 @@ def verdict(diag: Diagnosis) -> dict[str, Any] | None:
     }
 
 
+def _weighed(diag: Diagnosis) -> list[str]:
+    """The reasoning of a diagnosis with no root cause, but the sentence its heading already
+    says: what was weighed and set aside (an error its process survived, the runs)."""
+    return [r for r in diag.reasoning if not r.startswith("No known failure found.")]
+
+
 def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -> str:
     """A compact report for a terminal; ``color`` adds ANSI colour (use only on a TTY).
 
@@ -160,6 +166,7 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
             out.append("No signature names this exception: read it and its traceback above it.")
         else:
             out.append(st.bold("No known failure found."))
+        out.extend(f"  {r}" for r in _weighed(diag))
         if not diag.unclassified and diag.findings:
             out.append("Only warnings were found; nothing in the log shows a failure:")
             for f in diag.findings[:5]:
@@ -286,6 +293,9 @@ def to_markdown(diag: Diagnosis) -> str:
             )
         else:
             out.append("## rootrank: no known failure found\n")
+        if weighed := _weighed(diag):
+            out.extend(f"- {_md(r)}" for r in weighed)
+            out.append("")
         out.extend(_markdown_curves(diag))
         return "\n".join(out)
     v = verdict(diag)

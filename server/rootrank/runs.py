@@ -138,6 +138,15 @@ class SectionFacts:
     hosts: set[str] = field(default_factory=set)
     first_time: float | None = None
     last_time: float | None = None
+    #: The 1-based line the section begins at.
+    start: int = 1
+    #: How the section's run was launched (:func:`launch_of` of its command line), if printed.
+    launch: str | None = None
+    #: The world size its lines print (``world_size=8``, NCCL's ``nranks 8``), if any.
+    world: int | None = None
+    #: Why its run is complete (it ended: progress at its total, the Trainer's end-of-run
+    #: summary), or ``None``.
+    ended: str | None = None
 
     def see(
         self,
@@ -167,6 +176,9 @@ class SectionFacts:
         for t in (other.first_time, other.last_time):
             if t is not None:
                 self.see(None, time=t)
+        self.world = max(self.world or 0, other.world or 0) or None
+        self.launch = self.launch or other.launch
+        self.start = min(self.start, other.start)
 
 
 def another_node(earlier: SectionFacts, later: SectionFacts) -> str | None:
@@ -210,3 +222,87 @@ def _span(ranks: set[int]) -> str:
     if len(s) > 2 and s[-1] - s[0] == len(s) - 1:
         return f"{s[0]}-{s[-1]}"
     return ", ".join(str(r) for r in s)
+
+
+# --- One file, several different jobs (``cat job1.log job2.log``) ---------------------------
+#
+# A relaunch of the same job (after a failure, ``tee -a``) is an attempt of one run; a section
+# launched another way is another job: its failure is not a restart's, its ranks and world are
+# not this run's. The README's rule for folders holds for one file too: the newest (last) run
+# is diagnosed, and the report names the others.
+
+# A launcher command: the launcher, its own options, then the script (or -m module); what
+# follows the script is the script's arguments (a batch size changed on a relaunch is the
+# same job).
+_LAUNCH = lazy_regex.compile(
+    r"(?P<launcher>torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch)|accelerate\s+launch"
+    r"|deepspeed|mpirun|mpiexec|srun|horovodrun|python[\d.]*)(?P<opts>(?:\s+(?!\S+\.py\b)\S+){0,40}?)"
+    r"\s+(?P<script>\S+\.py|-m\s+[\w.]+)\b"
+)
+# Options that differ between the nodes of one run (or between two submissions of one job).
+_NODE_OPTIONS = lazy_regex.compile(
+    r"^--?(?:node[_-]rank|master[_-]addr|master[_-]port|rdzv[_-](?:endpoint|id)|machine[_-]rank"
+    r"|main[_-]process[_-](?:ip|port)|hostfile|host|H)(?:=\S*)?$"
+)
+
+
+def launch_of(command: str | None) -> str | None:
+    """How ``command`` (a printed launcher command line) launches the job: the launcher, its
+    options and the script, with the node-specific options (``--node-rank``, the rendezvous
+    endpoint, the master address and port) and the script's own arguments left out, spaces
+    collapsed; ``None`` when ``command`` is no launcher command."""
+    if not command:
+        return None
+    m = _LAUNCH.search(command)
+    if m is None:
+        return None
+    opts: list[str] = []
+    words = m.group("opts").split()
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+            continue
+        if _NODE_OPTIONS.match(w):
+            skip = "=" not in w
+            continue
+        opts.append(w)
+    launcher = " ".join(m.group("launcher").split())
+    script = " ".join(m.group("script").split())
+    return " ".join([launcher, *opts, script])
+
+
+def separate_run(earlier: SectionFacts, later: SectionFacts) -> str | None:
+    """Why ``later`` (a section that began with a run start) is another job than ``earlier``
+    rather than a relaunch or another node of it, as a clause for the report; ``None`` when
+    the log does not show it. Another job: ``earlier`` ran to its end (a complete run, so a
+    run after it is no restart of it), or the two were launched differently (another script,
+    other launcher options), or they print different world sizes (a rank of ``earlier`` at or
+    past ``later``'s world size counts too)."""
+    if earlier.ended:
+        return f"the run before it ended ({earlier.ended})"
+    if earlier.launch and later.launch and earlier.launch != later.launch:
+        return f"it was launched as `{later.launch}`, the run before as `{earlier.launch}`"
+    if earlier.world and later.world and earlier.world != later.world:
+        return f"its world size is {later.world}, the run before's {earlier.world}"
+    if later.world and earlier.ranks and max(earlier.ranks) >= later.world:
+        return f"its world size is {later.world}, and the run before had rank {max(earlier.ranks)}"
+    if earlier.world and later.ranks and max(later.ranks) >= earlier.world:
+        return f"it has rank {max(later.ranks)}, past the run before's world size {earlier.world}"
+    return None
+
+
+@dataclass(frozen=True)
+class OtherRun:
+    """A run of one file left out of its diagnosis (:func:`separate_run`): its 1-based lines
+    ``start``..``end``, its launch (if printed) and why it is another run."""
+
+    start: int
+    end: int
+    launch: str | None
+    why: str
+
+    def label(self) -> str:
+        """``the run at lines 1-40 (`torchrun --nproc-per-node=8 a.py`)``."""
+        how = f" (`{self.launch}`)" if self.launch else ""
+        return f"the run at lines {self.start}-{self.end}{how}"

@@ -22,9 +22,9 @@ from rootrank.match import Gate, Hit, Matcher
 from rootrank.metrics import MetricsReader
 from rootrank.model import Evidence, Finding
 from rootrank.progress import LITERALS as PROGRESS_LITERALS
-from rootrank.progress import ProgressModel
+from rootrank.progress import Advance, AdvanceWatch, ProcessKey, ProgressModel
 from rootrank.ranks import ElasticFailure, RankTagger, parse_time, rank_from_path, ranks_in
-from rootrank.runs import SectionFacts, another_node
+from rootrank.runs import OtherRun, SectionFacts, another_node, launch_of, separate_run
 from rootrank.tracebacks import (
     Frame,
     PyException,
@@ -61,6 +61,9 @@ class SeenException:
     time: float | None
     raw: str
     order: int
+    #: Whether the process that raised it printed a greater step after it, in the same
+    #: section of the log (rootrank.progress.AdvanceWatch); ``None`` when not watched.
+    advance: Advance | None = None
 
 
 # How many nodes the job had, from what launchers print (torchrun's flags and its agent's
@@ -236,6 +239,10 @@ _RUN_COMMAND = lazy_regex.compile(
     r"\S{0,80}[$#] (?:torchrun|accelerate launch|deepspeed|python[\d.]* -m torch\.distributed\.(?:run|launch)"
     r"|srun|mpirun|sbatch)\b"
 )
+
+
+#: Progress formats whose total is the whole run's (Lightning's bar counts one epoch).
+_RUN_TOTAL_KINDS = ("tqdm", "megatron", "plain")
 
 
 def _starts_run(text: str) -> bool:
@@ -470,6 +477,10 @@ class ScanState:
     #: output of the same run (``cat node1.log node0.log``; rootrank.runs.another_node):
     #: ``(1-based line where the section began, why)``. They are not counted as attempts.
     node_sections: list[tuple[int, str]] = field(default_factory=list)
+    #: Other jobs the file holds before the diagnosed run (``cat job1.log job2.log``; a
+    #: section launched another way, or after a run that ended: rootrank.runs.separate_run),
+    #: in log order. What they showed is not part of the diagnosis; they are named in it.
+    other_runs: list[OtherRun] = field(default_factory=list)
     #: torchrun's agent's closing-signal lines, in scan order, every attempt's, the first
     #: :data:`MAX_CLOSING_SIGNALS` (every pid is also in ``launch.closing_pids``; read by
     #: :mod:`rootrank.analysis.events`).
@@ -658,6 +669,15 @@ class Scanner:
         # was a relaunch or another node (:meth:`_new_attempt`, :meth:`_settle_sections`).
         self._section = SectionFacts()
         self._held: list[_HeldSection] = []
+        # Why the current section's run is complete (rootrank.runs.SectionFacts.ended): a run
+        # start after it begins another job. The first line of the current job, and the ranks
+        # the jobs before it showed (taken out of the ranks seen at the source's end).
+        self._ended: str | None = None
+        self._run_start = 1
+        self._other_run_ranks: set[int] = set()
+        # Each process's steps since its section began, and the exceptions waiting to see
+        # their process advance past them (rootrank.analysis.survived reads the result).
+        self._advance = AdvanceWatch()
 
     def scan_source(self, path: str, blocks: Iterable[Block]) -> None:
         """Scan one source given as blocks of whole lines. ``path`` names it in evidence;
@@ -673,6 +693,7 @@ class Scanner:
         tagger = RankTagger(path=path, path_rank=path_rank, path_rank_is_local=is_local)
         self._path_rank = path_rank
         self._section, self._held = SectionFacts(), []
+        self._ended, self._run_start, self._other_run_ranks = None, 1, set()
         readers: dict[int | None, TracebackReader] = {}
         self._open_readers.clear()
         gate = self.matcher.gate
@@ -805,6 +826,7 @@ class Scanner:
                         tagger.last_time(rank),
                         exc.line_text or exc.type,
                         self._order,
+                        self._advance.watch((path, None, rank, None), exc.log_line),
                     )
                 )
         # Frames' package paths name the stack (site-packages/vllm/...) and the launcher
@@ -818,6 +840,10 @@ class Scanner:
         )
         if self._held:
             self._settle_sections(tagger)
+        if self._other_run_ranks:  # ranks only other jobs of the file showed
+            gone = self._other_run_ranks - self._section.ranks
+            st.ranks_seen -= gone
+            st.progress.forget(gone)
         self._line_sigs.clear()
         if path_rank is not None and st.lines_total:
             st.ranks_seen.add(
@@ -877,15 +903,34 @@ class Scanner:
         st = self.state
         tagged = tagger.tag(raw.text, raw.number)
         text = tagged.text
-        if self._failed and len(st.sources) == 1 and ("OMP_NUM" in text or " " in text[:90]):
+        if (
+            (self._failed or self._ended is not None)
+            and len(st.sources) == 1
+            and ("OMP_NUM" in text or " " in text[:90])
+        ):
             if _starts_run(text) or _starts_run(raw.text):
-                self._new_attempt(raw.number, tagger, readers)
-            elif text.startswith(_TRACEBACK_START) and any(e.root_cause for e in tagger.elastic):
+                self._new_attempt(raw.number, tagger, readers, launch_of(raw.text))
+            elif (
+                self._failed
+                and text.startswith(_TRACEBACK_START)
+                and any(e.root_cause for e in tagger.elastic)
+            ):
                 # torchrun prints its failure summary once, as its last words: a worker's
                 # traceback after it is a relaunch's, if that section ends with a summary of
                 # its own (else a wrapper's report of the same run: _settle_sections).
                 self._summary_cuts.add(raw.number)
-                self._new_attempt(raw.number, tagger, readers)
+                self._new_attempt(raw.number, tagger, readers, started=False)
+        elif (
+            self._section.launch is not None
+            and len(st.sources) == 1
+            and ("$ " in raw.text[:82] or "# " in raw.text[:82])
+            and _starts_run(raw.text)
+        ):
+            # a command that launches the job another way, with no failure or end between:
+            # another job (a run that was stopped without a word, then a new one)
+            launch = launch_of(raw.text)
+            if launch is not None and launch != self._section.launch:
+                self._new_attempt(raw.number, tagger, readers, launch)
         rank = tagged.rank
         self._section.see(rank, tagged.local_rank, tagged.host, tagged.time)
         need_time = tagged.time is None and rank is not None
@@ -893,11 +938,18 @@ class Scanner:
             st.ranks_seen.add(rank)
         if self._curve_line:
             self._curves(
-                raw, text, rank if rank is not None else tagged.local_rank, tagged.time, path
+                raw,
+                text,
+                rank if rank is not None else tagged.local_rank,
+                tagged.time,
+                path,
+                (path, tagged.host, rank, None if rank is not None else tagged.local_rank),
             )
         elif tagged.time is not None and (st.end_time is None or tagged.time > st.end_time):
             st.end_time = tagged.time
         st.launch.read(text, raw.number, raw.text)
+        if self._section.launch is None and st.launch.command is not None:
+            self._section.launch = launch_of(st.launch.command)
         if (
             "closing signal" in text
             and len(st.closing_signals) < MAX_CLOSING_SIGNALS
@@ -913,6 +965,8 @@ class Scanner:
                 if agent in self._agent_failed:
                     self._restarted(path, self._agent_failed[agent] + 1, agent)
                 self._agent_failed[agent] = raw.number
+                # the attempt ended: a step printed after it is a restarted worker's
+                self._advance.new_section(path)
         pending = self._pending
         if pending is not None:
             if (
@@ -960,8 +1014,18 @@ class Scanner:
             self._order += 1
             self._failed = True
             seen_raw = exc.line_text if exc.header == "debugger" else raw.raw
+            local = None if rank is not None else tagged.local_rank
             st.exceptions.append(
-                SeenException(exc, path, rank, tagged.host, tagged.time, seen_raw, self._order)
+                SeenException(
+                    exc,
+                    path,
+                    rank,
+                    tagged.host,
+                    tagged.time,
+                    seen_raw,
+                    self._order,
+                    self._advance.watch((path, tagged.host, rank, local), exc.log_line),
+                )
             )
             if exc.log_line == raw.number and pending is None:
                 if self._pending is not None:
@@ -1034,17 +1098,35 @@ class Scanner:
             self._header_message(header, path, rank, tagged.host, tagged.time)
 
     def _new_attempt(
-        self, number: int, tagger: RankTagger, readers: dict[int | None, TracebackReader]
+        self,
+        number: int,
+        tagger: RankTagger,
+        readers: dict[int | None, TracebackReader],
+        launch: str | None = None,
+        started: bool = True,
     ) -> None:
         """A new run starts at line ``number`` (1-based) after the current one failed: what the
         failed run showed is dropped, so the diagnosis is about the run that ended the job
         (what the ranks and hosts are stays learnt). What it dropped is held until the source
         ends: if the new section turns out to be another node of the same run
-        (:meth:`_settle_sections`), it is put back."""
+        (:meth:`_settle_sections`), it is put back.
+
+        ``launch`` is how the new section's command line launches the job
+        (:func:`rootrank.runs.launch_of`), if the run start is one; ``started`` is ``False``
+        for a cut at a traceback after torchrun's summary (no run start seen). A run start
+        that shows another job (:func:`rootrank.runs.separate_run`: the section before ended,
+        or was launched another way) begins a new run instead (:meth:`_new_run`)."""
         st = self.state
         facts = self._section
         for e in tagger.elastic:
             facts.see(e.rank, e.local_rank, e.host, e.time)
+        facts.world, tagger.world_size = tagger.world_size, None
+        facts.ended = self._ended
+        later = SectionFacts(start=number, launch=launch)
+        why = separate_run(facts, later) if started else None
+        if why is not None:
+            self._new_run(number, facts, later, why, tagger, readers)
+            return
         self._held.append(
             _HeldSection(
                 start=number,
@@ -1057,11 +1139,12 @@ class Scanner:
                 elastic=list(tagger.elastic),
             )
         )
-        self._section = SectionFacts()
+        self._section = later
         # torchrun prints its start banner once per launch, not per restart: a failure line
         # after this one is a new agent's (a relaunch, or another node with a pid that may
         # repeat in containers), never a restart of an agent of the earlier section
         self._agent_failed.clear()
+        self._advance.new_section()
         st.attempt_starts.append(number)
         st.findings.clear()
         st.exceptions.clear()
@@ -1074,6 +1157,77 @@ class Scanner:
         self._pending = None
         self._line_sigs.clear()
         self._failed = False
+        self._ended = None
+
+    def _new_run(
+        self,
+        number: int,
+        earlier: SectionFacts,
+        later: SectionFacts,
+        why: str,
+        tagger: RankTagger,
+        readers: dict[int | None, TracebackReader],
+    ) -> None:
+        """Another job starts at line ``number`` (1-based; :func:`rootrank.runs.separate_run`
+        says ``why``): everything the earlier job showed is dropped as if the scan began here
+        (its findings, exceptions, summaries, attempts, progress and curves, launch facts,
+        stacks, hosts and world size; its ranks leave the ranks seen at the source's end),
+        and the job is named in :attr:`ScanState.other_runs`."""
+        st = self.state
+        st.other_runs.append(OtherRun(self._run_start, number - 1, earlier.launch, why))
+        self._other_run_ranks |= earlier.ranks
+        for held in self._held:
+            self._other_run_ranks |= held.facts.ranks
+        self._held.clear()
+        self._summary_cuts.clear()
+        self._run_start = number
+        for items in (
+            st.findings,
+            st.exceptions,
+            st.pending_pid,
+            st.cut_traceback_ranks,
+            st.cut_at_start,
+            st.cut_tracebacks,
+            st.earlier_findings,
+            st.attempt_starts,
+            st.node_sections,
+            st.closing_signals,
+            st.stacks,
+            st.hosts,
+            tagger.elastic,
+            tagger.hosts,
+            tagger.local_to_global,
+            tagger.pid_rank,
+            tagger.pid_local,
+            readers,
+        ):
+            items.clear()
+        st.world_size = tagger.world_size = None
+        st.traceback_cut = False
+        st.end_time = None
+        st.progress = ProgressModel()
+        st.metrics = MetricsReader()
+        st.launch = LaunchFacts()
+        self._section = later
+        self._advance.new_section()
+        self._agent_failed.clear()
+        self._agent_restarts.clear()
+        self._open_readers.clear()
+        self._pending = None
+        self._line_sigs.clear()
+        self._failed = False
+        self._ended = None
+
+    def _left_out(self, start: int, facts: SectionFacts, why: str) -> None:
+        """The file's sections before line ``start`` (1-based) are another job than the one
+        from it (found at the source's end: :meth:`_settle_sections`): they leave the
+        attempts, and the job is named in :attr:`ScanState.other_runs`. (What the scan
+        learnt of the job's progress is dropped with its ranks at the source's end.)"""
+        st = self.state
+        st.other_runs.append(OtherRun(self._run_start, start - 1, facts.launch, why))
+        self._other_run_ranks |= facts.ranks
+        self._run_start = start
+        st.attempt_starts[:] = [a for a in st.attempt_starts if a > start]
 
     def _settle_sections(self, tagger: RankTagger) -> None:
         """At the end of a source cut into sections by run starts (:meth:`_new_attempt`),
@@ -1085,6 +1239,7 @@ class Scanner:
         last = self._section
         for e in tagger.elastic:
             last.see(e.rank, e.local_rank, e.host, e.time)
+        last.world = tagger.world_size
         held, self._held = self._held, []
         carried: _HeldSection | None = None  # earlier sections of the same run, merged
         for i, sec in enumerate(held):
@@ -1105,6 +1260,9 @@ class Scanner:
             else:
                 why = another_node(sec.facts, later)
                 if why is None:
+                    other = separate_run(sec.facts, later)
+                    if other is not None:  # another job (its world size differs), not a relaunch
+                        self._left_out(held[i].start, sec.facts, other)
                     carried = None
                     continue
             later.merge(sec.facts)
@@ -1112,6 +1270,9 @@ class Scanner:
             if why:
                 st.node_sections.append((held[i].start, why))
             carried = sec
+        # the world size each section printed (reset at each cut), for the run diagnosed
+        worlds = [h.facts.world for h in held if h.facts.start >= self._run_start]
+        tagger.world_size = max([w for w in (*worlds, tagger.world_size) if w], default=None)
         if carried is None:
             return
         # The last cut was another node's: put the run's earlier sections back.
@@ -1178,11 +1339,21 @@ class Scanner:
             tagged = tagger.tag(raw.text, raw.number)
             if tagged.rank is not None:
                 self.state.ranks_seen.add(tagged.rank)
+                self._section.see(tagged.rank, tagged.local_rank, tagged.host, tagged.time)
             rank = tagged.rank if tagged.rank is not None else tagged.local_rank
-            self._curves(raw, tagged.text, rank, tagged.time, path)
+            local = None if tagged.rank is not None else tagged.local_rank
+            self._curves(
+                raw, tagged.text, rank, tagged.time, path, (path, tagged.host, tagged.rank, local)
+            )
 
     def _curves(
-        self, raw: RawLine, text: str, rank: int | None, time: float | None, path: str
+        self,
+        raw: RawLine,
+        text: str,
+        rank: int | None,
+        time: float | None,
+        path: str,
+        key: ProcessKey,
     ) -> None:
         """Feed one line body (rank prefix removed) to the progress model and the metrics reader.
         ``rank`` is the global rank, else the local one (``[defaultN]:`` of ``torchrun --tee``:
@@ -1199,11 +1370,20 @@ class Scanner:
             for frame in raw.raw.split("\r")[1:-1]:
                 p = st.progress.observe(frame, rank=rank, time=time, path=path, line=raw.number)
                 if p is not None:
+                    self._advance.see(key, p)
                     st.metrics.observe(
                         "", rank=rank, time=time, path=path, line=raw.number, progress=p
                     )
                     break
         p = st.progress.observe(text, rank=rank, time=time, path=path, line=raw.number)
+        if p is not None:
+            self._advance.see(key, p)
+            if p.total is not None and p.total > 1 and p.kind in _RUN_TOTAL_KINDS:
+                # the run's own total (not a Lightning bar's per-epoch one)
+                done = p.step >= p.total
+                self._ended = f"its progress reached step {p.step} of {p.total}" if done else None
+        if "train_runtime" in text:
+            self._ended = "the Trainer printed its end-of-run summary (train_runtime)"
         st.metrics.observe(
             text, rank=rank, time=time, path=path, line=raw.number, progress=p, order=self._order
         )

@@ -5,7 +5,14 @@ slugs are exact and never renamed or removed (labelled cases and reports refer t
 The file is data, read with :func:`json.loads`::
 
     {"schema": "rootrank.taxonomy/1", "about": str,
-     "classes": [{"slug": "[a-z0-9-]+", "description": str}, ...]}
+     "kinds": [{"kind": "[a-z0-9-]+", "host": bool, "description": str}, ...],
+     "classes": [{"slug": "[a-z0-9-]+", "description": str, "kind": str}, ...]}
+
+A class's ``kind`` says where such failures come from (``hardware``, ``job-resources``,
+``software``...); a kind with ``"host": true`` is the machine's doing, so ``rootrank triage``
+counts those failures against the host that initiated them (:func:`host_kinds`). ``kinds``
+and ``kind`` may be left out (a file written before them): every class is then
+``software``, which counts against no host.
 """
 
 from __future__ import annotations
@@ -24,12 +31,36 @@ class TaxonomyError(ValueError):
     """The taxonomy file is missing or malformed. ``str(e)`` names the file and the problem."""
 
 
+#: The kind of a class that names none (and of ``unclassified`` or a team's own class).
+DEFAULT_KIND = "software"
+
+
 @dataclass(frozen=True, slots=True)
 class FailureClass:
-    """One failure class: its slug (``cuda-oom``) and a one-sentence description."""
+    """One failure class: its slug (``cuda-oom``), a one-sentence description and its kind
+    (a :class:`Kind`'s name)."""
 
     slug: str
     description: str
+    kind: str = DEFAULT_KIND
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """Where failures of some classes come from: ``host`` says whether they are the
+    machine's doing (counted against the host that initiated them by ``rootrank triage``)."""
+
+    name: str
+    host: bool
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class Taxonomy:
+    """The classes by slug and the kinds by name, each in file order."""
+
+    classes: dict[str, FailureClass]
+    kinds: dict[str, Kind]
 
 
 def taxonomy_path() -> Path:
@@ -40,11 +71,16 @@ def taxonomy_path() -> Path:
 
 
 def load_taxonomy(path: Path | None = None) -> dict[str, FailureClass]:
-    """The failure classes by slug, in file order.
+    """The failure classes by slug, in file order (see :func:`load_full`)."""
+    return load_full(path).classes
+
+
+def load_full(path: Path | None = None) -> Taxonomy:
+    """The failure classes by slug and their kinds by name, in file order.
 
     Raises:
-        TaxonomyError: the file cannot be read, is not JSON of the shape above, or repeats
-            a slug.
+        TaxonomyError: the file cannot be read, is not JSON of the shape above, repeats a
+            slug or a kind, or a class names a kind the file does not list.
     """
     p = path or taxonomy_path()
     try:
@@ -57,6 +93,7 @@ def load_taxonomy(path: Path | None = None) -> dict[str, FailureClass]:
         or not isinstance(data.get("classes"), list)
     ):
         raise TaxonomyError(f'{p}: must be {{"schema": "{SCHEMA}", "classes": [...]}}')
+    kinds = _load_kinds(p, data.get("kinds", []))
     classes: dict[str, FailureClass] = {}
     for i, item in enumerate(data["classes"]):
         slug = item.get("slug") if isinstance(item, dict) else None
@@ -67,14 +104,59 @@ def load_taxonomy(path: Path | None = None) -> dict[str, FailureClass]:
             raise TaxonomyError(f"{p}: classes[{i}].description: must be non-empty text")
         if slug in classes:
             raise TaxonomyError(f"{p}: classes[{i}].slug: {slug!r} appears twice")
-        classes[slug] = FailureClass(slug, description.strip())
-    return classes
+        kind = item.get("kind", DEFAULT_KIND)
+        if kind != DEFAULT_KIND and kind not in kinds:
+            raise TaxonomyError(f"{p}: classes[{i}].kind: {kind!r} is not one of the kinds")
+        classes[slug] = FailureClass(slug, description.strip(), kind)
+    return Taxonomy(classes, kinds)
+
+
+def _load_kinds(p: Path, raw: object) -> dict[str, Kind]:
+    """The ``kinds`` list, validated field by field."""
+    if not isinstance(raw, list):
+        raise TaxonomyError(f"{p}: kinds: must be a list")
+    kinds: dict[str, Kind] = {}
+    for i, item in enumerate(raw):
+        name = item.get("kind") if isinstance(item, dict) else None
+        if not isinstance(name, str) or not _SLUG.match(name):
+            raise TaxonomyError(f"{p}: kinds[{i}].kind: must be [a-z0-9-]+")
+        if name in kinds:
+            raise TaxonomyError(f"{p}: kinds[{i}].kind: {name!r} appears twice")
+        host = item.get("host")
+        if not isinstance(host, bool):
+            raise TaxonomyError(f"{p}: kinds[{i}].host: must be true or false")
+        description = item.get("description")
+        if not isinstance(description, str) or not description.strip():
+            raise TaxonomyError(f"{p}: kinds[{i}].description: must be non-empty text")
+        kinds[name] = Kind(name, host, description.strip())
+    return kinds
 
 
 @cache
+def _builtin() -> Taxonomy:
+    return load_full()
+
+
 def failure_classes() -> dict[str, FailureClass]:
-    """The built-in taxonomy, read once per process (see :func:`load_taxonomy`)."""
-    return load_taxonomy()
+    """The built-in taxonomy's classes, read once per process (see :func:`load_full`)."""
+    return _builtin().classes
+
+
+def kinds() -> dict[str, Kind]:
+    """The built-in taxonomy's kinds by name, in file order."""
+    return _builtin().kinds
+
+
+def host_kinds() -> frozenset[str]:
+    """The kinds whose failures are the machine's doing (``"host": true``)."""
+    return frozenset(k.name for k in kinds().values() if k.host)
+
+
+def kind_of(slug: str | None) -> str:
+    """The kind of a class; :data:`DEFAULT_KIND` for ``None``, ``unclassified`` or a slug
+    the taxonomy does not hold (a team's own class)."""
+    found = failure_classes().get(slug or "")
+    return found.kind if found else DEFAULT_KIND
 
 
 def describe(slug: str) -> str:
@@ -98,11 +180,29 @@ of these; never rename or remove one, because labelled cases and reports refer t
 """
 
 
+_KINDS_HEAD = """
+## Kinds
+
+Each class has a kind: where such failures come from. `rootrank triage` counts a host's
+failures of the kinds marked *host* against it ([triage.md](triage.md)); the others would
+have failed on any machine (a user's CUDA OOM, an exception in the training script).
+
+"""
+
+
 def markdown_page() -> str:
-    """``docs/failure-classes.md``: an introduction and the taxonomy as a Markdown table."""
+    """``docs/failure-classes.md``: an introduction, the taxonomy as a Markdown table, and
+    the kinds with their classes."""
     rows = ["| failure_class | what it means |", "| --- | --- |"]
     rows.extend(f"| `{c.slug}` | {c.description} |" for c in failure_classes().values())
-    return _PAGE_HEAD + "\n".join(rows) + "\n"
+    kind_rows = ["| kind | host | what it means | classes |", "| --- | --- | --- | --- |"]
+    for kind in kinds().values():
+        members = ", ".join(
+            f"`{c.slug}`" for c in failure_classes().values() if c.kind == kind.name
+        )
+        host = "host" if kind.host else ""
+        kind_rows.append(f"| `{kind.name}` | {host} | {kind.description} | {members} |")
+    return _PAGE_HEAD + "\n".join(rows) + "\n" + _KINDS_HEAD + "\n".join(kind_rows) + "\n"
 
 
 if __name__ == "__main__":

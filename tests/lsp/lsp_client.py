@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import re
 import shutil
 import sys
 import time
@@ -56,6 +57,16 @@ def capabilities(progress: bool = True) -> types.ClientCapabilities:
     )
 
 
+EXTENSION_COMMANDS = Path(__file__).resolve().parents[2] / "extension" / "src" / "clientCommands.ts"
+
+
+def extension_client_commands() -> list[str]:
+    """The command ids the VS Code extension sends as ``clientCommands`` (the string
+    constants of ``extension/src/clientCommands.ts``), so the tests follow the TypeScript."""
+    text = EXTENSION_COMMANDS.read_text(encoding="utf-8")
+    return re.findall(r"^export const [A-Z_]+ = '([\w.]+)';", text, flags=re.MULTILINE)
+
+
 def make_client() -> LanguageClient:
     """pytest-lsp's test client, also recording the version of each diagnostics batch
     (``client.diagnostic_versions``) and how many batches arrived (``client.publish_count``)."""
@@ -101,13 +112,15 @@ async def started(
     options: dict[str, Any] | None = None,
     *,
     progress: bool = True,
+    client_capabilities: types.ClientCapabilities | None = None,
 ) -> AsyncIterator[LanguageClient]:
-    """A client connected to a fresh server, initialized with ``options``."""
+    """A client connected to a fresh server, initialized with ``options`` and
+    ``client_capabilities`` (default :func:`capabilities`)."""
     client = await ClientServerConfig(server_command=SERVER, client_factory=make_client).start()
     try:
         await client.initialize_session(
             types.InitializeParams(
-                capabilities=capabilities(progress),
+                capabilities=client_capabilities or capabilities(progress),
                 root_uri=from_fs_path(str(root)) if root else None,
                 workspace_folders=[
                     types.WorkspaceFolder(uri=from_fs_path(str(root)), name=root.name)

@@ -15,6 +15,7 @@ from lsp_client import (
     LOG,
     command_of,
     copy_workspace,
+    extension_client_commands,
     open_document,
     started,
     wait_for_diagnostics,
@@ -24,6 +25,8 @@ from pygls.uris import from_fs_path
 
 SIGNATURES = str(FIXTURES / "signatures")
 OPTIONS = {"signatureFolders": [SIGNATURES]}
+#: What the VS Code extension sends (it also implements the client-side commands).
+VSCODE_OPTIONS = {**OPTIONS, "clientCommands": extension_client_commands()}
 ROOT_LINE = 12  # 0-based editor line of "RuntimeError: Expected to have finished reduction ..."
 WATCHDOG_LINES = {0: 14, 1: 15, 3: 16}  # first watchdog line of each collateral rank
 
@@ -133,7 +136,7 @@ async def test_hover_shows_the_entry_fast(workspace: Path) -> None:
 
 
 async def test_quick_fix_edits_the_workspace_file(workspace: Path) -> None:
-    async with started(workspace, OPTIONS) as client:
+    async with started(workspace, VSCODE_OPTIONS) as client:
         uri = open_document(client, workspace / "logs" / LOG)
         diagnostics = await wait_for_diagnostics(client, uri)
         root = next(d for d in diagnostics if d.severity == types.DiagnosticSeverity.Error)
@@ -237,7 +240,7 @@ async def test_no_edit_outside_the_workspace(tmp_path: Path) -> None:
     workspace.mkdir()
     log = workspace / LOG
     log.write_text((FIXTURES / "workspace" / "logs" / LOG).read_text())
-    async with started(workspace, OPTIONS) as client:
+    async with started(workspace, VSCODE_OPTIONS) as client:
         uri = open_document(client, log)
         diagnostics = await wait_for_diagnostics(client, uri)
         root = next(d for d in diagnostics if d.severity == types.DiagnosticSeverity.Error)

@@ -25,6 +25,7 @@ from rootrank.analysis.graph import Graph, explain, pick_root
 from rootrank.analysis.initiator import Initiator, find_initiator
 from rootrank.analysis.prepare import Context, prepare, single_node_proof
 from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say, sentence
+from rootrank.analysis.survived import RULE as SURVIVED_RULE
 from rootrank.entry import fill_entry
 from rootrank.model import Diagnosis, Finding, RankFacts
 from rootrank.scan import ScanState
@@ -43,13 +44,24 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     graph = explain(ctx)
     root = pick_root(graph, ctx)
     diag = _empty_diagnosis(ctx)
+    if state.other_runs:
+        runs = "; ".join(f"{r.label()}: {r.why}" for r in state.other_runs[-5:])
+        more = len(state.other_runs) - 5
+        runs = (f"{more} earlier runs and " if more > 0 else "") + runs
+        start = state.other_runs[-1].end + 1
+        n = len(state.other_runs) + 1
+        diag.reasoning.append(say("other_runs", n=n, line=start, runs=runs))
+        where = state.sources[0] if state.sources else "the log"
+        diag.warnings.append(say("other_runs_note", path=where, n=n, line=start, runs=runs))
     for line, why in state.node_sections:
         diag.reasoning.append(say("node_sections", line=line, why=why))
     if state.attempt_starts:
         restart = root is not None and ctx.from_earlier_attempt(root)
         key = "attempts_restart" if restart else "attempts"
         diag.reasoning.append(say(key, n=diag.attempts, line=state.attempt_starts[-1]))
+    diag.reasoning.extend(_survived_reasons(ctx))
     if root is None:
+        diag.collateral = group([f for s in ctx.survived for f in s.findings])
         return _no_known_failure(ctx, diag)
     initiator = find_initiator(ctx, root)
     group_of_root = [f for f in ctx.findings if f.signature == root.signature]
@@ -76,7 +88,7 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         initiator=diag.initiator,
     )
     diag.root_cause.confidence = _confidence(root, initiator, graph, group_of_root)
-    diag.collateral = group(collateral)
+    diag.collateral = group([*collateral, *(f for s in ctx.survived for f in s.findings)])
     diag.timeline = timeline(ctx.findings, root)
     diag.explanations = explanations(graph, root)
     return diag
@@ -101,6 +113,28 @@ def _empty_diagnosis(ctx: Context) -> Diagnosis:
         lines_read=st.lines_total,
         attempts=1 + len(st.attempt_starts),
     )
+
+
+def _survived_reasons(ctx: Context) -> list[str]:
+    """One sentence per exception its process survived (:mod:`rootrank.analysis.survived`),
+    at most 8: what it was, where, and the step that shows the process went on."""
+    out = []
+    for s in ctx.survived[:8]:
+        exc = s.seen.exc
+        title = s.findings[0].title if s.findings else f"{exc.type}: {exc.message}"[:160]
+        out.append(
+            say(
+                "survived",
+                title=title,
+                where=f"{s.seen.path}:{exc.log_line}",
+                who=s.who,
+                after=s.after.step,
+                after_line=s.after.line,
+                before=s.before,
+                rule=SURVIVED_RULE,
+            )
+        )
+    return out
 
 
 def _no_known_failure(ctx: Context, diag: Diagnosis) -> Diagnosis:

@@ -584,7 +584,10 @@ def named_by_root(case: Case) -> Verdict | None:
     rank at all is every rank's, not one rank's. A message that compares its rank with one
     other (a ``peer_rank`` capture: DDP's "does not match ... in process 0") says the two
     differ, not which one deviates: in a log that shows no other rank (not the peer's own
-    output, nor a third rank that did not complain), it names no rank."""
+    output, nor a third rank that did not complain), it names no rank. So does a comparison
+    whose peer's half the paste cut (a ``self_rank`` capture without ``peer_rank``:
+    ProcessGroupWrapper's "Rank 1 is running collective: ..." that each side of a mismatch
+    raises with its own rank first)."""
     if case.root.role != "cause" or len(case.ranks_with) != 1:
         return None
     rank = case.ranks_with[0]
@@ -595,6 +598,13 @@ def named_by_root(case: Case) -> Verdict | None:
         # "rank 2's param differs from process 0's", and no other rank's output in the log
         why = say("pair_no_majority", rank=rank, peer=int(peer))
         return Verdict(None, why, "named_by_root", (rank, int(peer)), True)
+    if (
+        case.root.captures.get("self_rank", "").isdigit()
+        and not peer.isdigit()
+        and not (case.ctx.known_ranks() - {rank})
+    ):
+        why = say("comparison_reporter", rank=rank)
+        return Verdict(None, why, "named_by_root", (rank,), True)
     cut = earlier_cut_trace(rank, case)
     if cut is not None:
         why = say("cut_trace_before", rank=rank, line=cut)

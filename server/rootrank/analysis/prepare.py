@@ -15,6 +15,7 @@ import regex
 from rootrank.analysis.compare import MAX_SEQNUM_LAG, lone_submitter, odd_one_out, split_groups
 from rootrank.analysis.events import Event, events_of, finding_kind
 from rootrank.analysis.reasons import format_ranks, ranks_word, say
+from rootrank.analysis.survived import Survived, set_aside, survived_errors
 from rootrank.model import Evidence, Finding
 from rootrank.scan import MAX_EVIDENCE, ScanState
 from rootrank.signatures import Library, Signature
@@ -27,7 +28,9 @@ class Context:
     ``findings`` are in log order; ``failure_present`` is true when the log shows a
     failure at all (an error finding, an exception, a failed exit), so warnings count;
     ``local_why`` is the sentence that justified a local-to-global rank mapping;
-    ``events`` is the scan as one ordered stream (:mod:`rootrank.analysis.events`).
+    ``events`` is the scan as one ordered stream (:mod:`rootrank.analysis.events`);
+    ``survived`` the exceptions their process went on training after
+    (:mod:`rootrank.analysis.survived`): ``state`` and ``findings`` are seen without them.
     """
 
     state: ScanState
@@ -36,6 +39,7 @@ class Context:
     failure_present: bool
     local_why: str = ""
     notes: list[str] = field(default_factory=list)
+    survived: list[Survived] = field(default_factory=list)
 
     @cached_property
     def events(self) -> tuple[Event, ...]:
@@ -76,7 +80,8 @@ class Context:
 
 def prepare(state: ScanState, library: Library) -> Context:
     """Build the :class:`Context` for ``state`` (``state`` itself is not changed, except
-    that mapped findings' evidence learns its global rank)."""
+    that mapped findings' evidence learns its global rank; the context's ``state`` is a view
+    of it without the exceptions their process survived)."""
     totals: Counter[str] = Counter()
     for f in state.findings.values():
         totals[f.signature] += f.count
@@ -86,6 +91,8 @@ def prepare(state: ScanState, library: Library) -> Context:
         if totals[f.signature] >= library.signatures[f.signature].min_count
     ]
     local_why = global_ranks_from_local(findings, state)
+    survived = survived_errors(state, findings, library)
+    state, findings = set_aside(state, findings, survived)
     findings.extend(earlier_faults(findings, state, library))
     findings.extend(infer(findings, library))
     findings.extend(zero_count_divisions(findings, state, library))
@@ -98,7 +105,7 @@ def prepare(state: ScanState, library: Library) -> Context:
         or state.traceback_cut
         or any(e.exitcode not in (None, 0) for e in state.elastic)
     )
-    ctx = Context(state, library, findings, failure_present, local_why)
+    ctx = Context(state, library, findings, failure_present, local_why, survived=survived)
     # These read the Context defined here; each adds a finding the scan could not make alone.
     from rootrank.analysis.departed import departed_finding
     from rootrank.analysis.silent import silent_rank_finding

@@ -148,6 +148,11 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank}'s message only says it differs from rank {peer}, and the log shows no other"
         " rank's output: it does not tell which of the two deviates"
     ),
+    "comparison_reporter": (
+        "rank {rank} reports that its collective differs from another rank's (each side of a"
+        " mismatch raises it, its own rank first), and the log shows no other rank's output: it"
+        " does not tell which side deviates"
+    ),
     "cut_trace_before": (
         "rank {rank} printed it, but the log starts inside an earlier trace (line {line}) whose"
         " rank and error the paste cut, so it does not show that rank {rank} failed first"
@@ -215,6 +220,15 @@ _TEMPLATES: dict[str, str] = {
         "the evidence points at different ranks ({candidates}); rootrank names none rather than a wrong one"
     ),
     "agree": "Other evidence points at the same rank ({strategies})",
+    "other_runs": (
+        "The log holds {n} different runs, one after the other; this is the diagnosis of the last"
+        " one (from line {line}), as a folder of several runs is diagnosed by its newest. Left"
+        " out: {runs}."
+    ),
+    "other_runs_note": (
+        "{path}: the file holds {n} different runs: diagnosed the last (from line {line});"
+        " left out {runs}"
+    ),
     "attempts": (
         "The log holds {n} runs of the job, each started after the one before had failed; this is the "
         "diagnosis of the last one (from line {line}), the run that ended the job."
@@ -226,6 +240,11 @@ _TEMPLATES: dict[str, str] = {
     "node_sections": (
         "The section from line {line} begins like a new run, but it is another node of the same run ({why}): "
         "the nodes' output is read as one run."
+    ),
+    "survived": (
+        '"{title}" ({where}) was survived: {who} went on to step {after} (line {after_line}),'
+        " past step {before}, its highest before it, and no launcher reports its worker failed;"
+        " collateral, not the root cause [{rule}]."
     ),
     "no_known_failure": "No known failure found. The last exception{rank_part} is {type} at {where}.",
     "local_rank_summary": "torchrun's summary gives pid {pid} (local_rank {local}) the global rank {rank}",

@@ -39,11 +39,14 @@ from .documents import DocumentStore, split_lines, strip_break
 from .hover import render_template, template_values, verify_command
 from .positions import to_client_units
 
-#: Client-side commands the server names in code actions; the client implements them
+#: Client-side commands the server can name in code actions; only a client that implements
+#: them (the VS Code extension, ``extension/src/clientCommands.ts``) runs them, so they are
+#: offered only to a client that lists them in ``initializationOptions.clientCommands``
 #: (the server never runs a verification command itself).
 COPY_VERIFY = "rootrank.copyVerifyCommand"
 RUN_VERIFY = "rootrank.runVerifyCommand"
 OPEN_ENTRY = "rootrank.openEntry"
+CLIENT_COMMANDS = frozenset({COPY_VERIFY, RUN_VERIFY, OPEN_ENTRY})
 #: Server-side command: asks the client to show a location (``window/showDocument``).
 SHOW_LOCATION = "rootrank.showLocation"
 
@@ -104,6 +107,29 @@ def quickfixes(signature: Signature) -> tuple[list[QuickFix], list[str]]:
             continue
         fixes.append(QuickFix(title, find, replace, files, skip_if))
     return fixes, problems
+
+
+def usable_commands(
+    client_commands: frozenset[str], capabilities: types.ClientCapabilities | None
+) -> frozenset[str]:
+    """The commands a code action may carry for this client: an action whose command the
+    client cannot carry out does nothing when chosen (Neovim sends a command it does not
+    know to the server as ``workspace/executeCommand``, which answers that it has no such
+    command), so it is not offered.
+
+    ``client_commands`` are the ids the client said it implements
+    (``initializationOptions.clientCommands``, see :func:`.settings.client_commands`); only
+    those of :data:`CLIENT_COMMANDS` count. :data:`SHOW_LOCATION` is the server's own command
+    but works through ``window/showDocument``, so it needs the client capability
+    ``window.showDocument.support`` (LSP 3.16; VS Code and Neovim 0.9+ send it, Neovim
+    0.7/0.8 and Emacs 29.1 do not, per the capabilities pytest-lsp records of each). Edits
+    (``WorkspaceEdit``) need no command and are always offered.
+    """
+    usable = set(client_commands & CLIENT_COMMANDS)
+    window = capabilities.window if capabilities is not None else None
+    if window is not None and window.show_document is not None and window.show_document.support:
+        usable.add(SHOW_LOCATION)
+    return frozenset(usable)
 
 
 def _matches(relative: str, globs: tuple[str, ...]) -> bool:
@@ -228,8 +254,12 @@ def code_actions(
     documents: DocumentStore,
     roots: list[str],
     encoding: str,
+    commands: frozenset[str],
 ) -> list[types.CodeAction]:
-    """The actions for the rootrank diagnostics in ``params.context`` (others are ignored)."""
+    """The actions for the rootrank diagnostics in ``params.context`` (others are ignored).
+
+    ``commands`` are the commands this client can carry out (:func:`usable_commands`): an
+    action naming any other command is left out; quick-fix edits are always offered."""
     actions: list[types.CodeAction] = []
     ours = [d for d in params.context.diagnostics if d.source == SOURCE and d.code is not None]
     if not ours or analysis is None:
@@ -248,31 +278,34 @@ def code_actions(
             if files is None:
                 files = workspace_files(roots)
             actions += _fix_actions(
-                diagnostic, signature, finding, diagnosis, documents, roots, files, encoding
+                diagnostic,
+                signature,
+                finding,
+                diagnosis,
+                documents,
+                roots,
+                files,
+                encoding,
+                show_location=SHOW_LOCATION in commands,
             )
         verify = verify_command(signature, finding, diagnosis)
-        actions.append(
-            _command_action(
-                f"Copy the verification command ({signature.id})", COPY_VERIFY, [verify], diagnostic
-            )
-        )
-        actions.append(
-            _command_action(
-                "Run the verification command in a terminal", RUN_VERIFY, [verify], diagnostic
-            )
-        )
-        actions.append(
-            _command_action(
-                f"Open the full entry: {signature.title}", OPEN_ENTRY, [signature.id], diagnostic
-            )
-        )
+        offered: list[tuple[str, str, list[Any]]] = [
+            (f"Copy the verification command ({signature.id})", COPY_VERIFY, [verify]),
+            ("Run the verification command in a terminal", RUN_VERIFY, [verify]),
+            (f"Open the full entry: {signature.title}", OPEN_ENTRY, [signature.id]),
+        ]
         first = analysis.first_error
         if first is not None and first != diagnostic.range:
             rank = diagnosis.get("initiating_rank")
             label = (
                 f"Go to rank {rank}'s first error" if rank is not None else "Go to the first error"
             )
-            actions.append(_command_action(label, SHOW_LOCATION, [analysis.uri, first], diagnostic))
+            offered.append((label, SHOW_LOCATION, [analysis.uri, first]))
+        actions += [
+            _command_action(title, command, arguments, diagnostic)
+            for title, command, arguments in offered
+            if command in commands
+        ]
     return actions
 
 
@@ -312,7 +345,12 @@ def _fix_actions(
     roots: list[str],
     files: list[str],
     encoding: str,
+    *,
+    show_location: bool,
 ) -> list[types.CodeAction]:
+    """The signature's quick-fix edits found in the workspace; when none is found, "Open the
+    frame" of the innermost user frame (a :data:`SHOW_LOCATION` command: only when
+    ``show_location``, the client can show a document)."""
     fixes, _problems = quickfixes(signature)
     frames = [f for f in finding.get("frames") or [] if isinstance(f, dict)]
     framed = frame_files(frames, roots, files)
@@ -348,7 +386,7 @@ def _fix_actions(
                 edit=types.WorkspaceEdit(changes={uri: [edit]}),
             )
         )
-    if not actions and framed:
+    if not actions and framed and show_location:
         path, line = framed[0]
         name = os.path.relpath(path, _inside(path, roots) or os.path.dirname(path))
         location = types.Range(

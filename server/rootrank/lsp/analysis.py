@@ -10,7 +10,9 @@
 - an engine error becomes a ``window/logMessage`` and an empty result; the server keeps
   serving;
 - results are kept per document for the version they were made from, and dropped when
-  the document closes.
+  the document closes;
+- a request that needs the result (a hover) can wait a moment for a run going on
+  (:meth:`Analyser.wait`) and otherwise say how far it is (:meth:`Analyser.status`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import functools
 import logging
 import time
 import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -40,6 +43,15 @@ TICK_SECONDS = 1.0
 logger = logging.getLogger(__name__)
 
 
+@dataclass
+class Reading:
+    """How far the engine has read a document in the run going on: ``done`` of ``total``
+    bytes (UTF-8, as the engine reports them; 0 of 0 before its first report)."""
+
+    done: int = 0
+    total: int = 0
+
+
 class Analyser:
     """Schedules and caches document analyses for one server."""
 
@@ -47,6 +59,7 @@ class Analyser:
         self.server = server
         self.results: dict[str, Analysis] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._reading: dict[str, Reading] = {}
 
     def schedule(self, uri: str, delay: float = 0.0) -> None:
         """(Re)start the analysis of ``uri`` after ``delay`` seconds, cancelling any run
@@ -93,6 +106,38 @@ class Analyser:
         """How many runs are scheduled or going on."""
         return len(self._tasks)
 
+    async def wait(self, uri: str, timeout: float) -> Analysis | None:
+        """The result for the document's current version, waiting at most ``timeout``
+        seconds for a run that is scheduled or going on (a newer version's run too);
+        ``None`` when there is none by then. The runs are not cancelled by the wait, nor by
+        a cancellation of the waiting request."""
+        deadline = time.monotonic() + timeout
+        while (analysis := self.current(uri)) is None:
+            task = self._tasks.get(uri)
+            left = deadline - time.monotonic()
+            if task is None or left <= 0:
+                return None
+            await asyncio.wait({task}, timeout=left)
+        return analysis
+
+    def status(self, uri: str) -> str | None:
+        """One line saying that ``uri`` is being diagnosed and how far the engine read it
+        (``"rootrank: diagnosing big.log (31.5 MB, 40% read)…"``), or ``None`` when no
+        run is scheduled or going on for it."""
+        if uri not in self._tasks:
+            return None
+        document = self.server.documents.get(uri)
+        name = (to_fs_path(uri) or uri).replace("\\", "/").rsplit("/", 1)[-1]
+        reading = self._reading.get(uri)
+        if reading is not None and reading.total:
+            percent = min(99, 100 * reading.done // reading.total)
+            detail = f"{reading.total / 1e6:.1f} MB, {percent}% read"
+        elif document is not None:
+            detail = f"{document.size / 1e6:.1f} MB"
+        else:
+            return None
+        return f"rootrank: diagnosing {name} ({detail})…"
+
     async def _run(self, uri: str, delay: float) -> None:
         if delay > 0:
             await asyncio.sleep(delay)
@@ -109,6 +154,13 @@ class Analyser:
         settings = server.settings
         diagnosis: dict[str, Any] = {}
         outcome = "nothing found"
+        reading = self._reading[uri] = Reading()
+
+        def on_progress(done: int, total: int) -> None:
+            reading.done, reading.total = done, total
+            if progress is not None:
+                progress.report(done, total)
+
         try:
             diagnosis = await server.pool.diagnose(
                 text,
@@ -116,7 +168,7 @@ class Analyser:
                 folders=settings.signature_folders,
                 mask=settings.mask,
                 generation=server.generation,
-                on_progress=progress.report if progress is not None else None,
+                on_progress=on_progress,
                 on_sent=document.split,
             )
         except asyncio.CancelledError:
@@ -128,6 +180,8 @@ class Analyser:
             outcome = "failed (see the log)"
         finally:
             del text
+            if self._reading.get(uri) is reading:
+                del self._reading[uri]
         if server.documents.get(uri) is not document or document.version != version:
             if progress is not None:
                 progress.end("superseded by a newer version")

@@ -13,6 +13,11 @@ Commands served (``workspace/executeCommand``):
 - ``rootrank.signatures`` -> ``[{id, title, failure_class, category, keys}]``;
 - ``rootrank.failureClasses`` -> ``[{slug, description}]`` (the taxonomy);
 - ``rootrank.showLocation`` ``uri, range`` -> asks the client to show it (``window/showDocument``).
+
+Code actions may also name client-side commands (copy/run the verification command, open
+the entry); they are offered only to a client that lists them in
+``initializationOptions.clientCommands`` (the VS Code extension), and ``showLocation`` only
+to a client that supports ``window/showDocument`` (:func:`.actions.usable_commands`).
 """
 
 from __future__ import annotations
@@ -47,19 +52,22 @@ from rootrank import __version__
 from rootrank.signatures import Library, SignatureError, load_library
 from rootrank.taxonomy import failure_classes
 
-from .actions import SHOW_LOCATION, code_actions, quickfixes
+from .actions import SHOW_LOCATION, code_actions, quickfixes, usable_commands
 from .analysis import DEBOUNCE_SECONDS, Analyser
 from .documents import DocumentStore, LogDocument, is_log_document
 from .framing import FramedReader
 from .hover import hover_markdown
 from .positions import normalise_encoding, to_client_units
-from .settings import Settings
+from .settings import Settings, client_commands
 from .worker import EngineError, EnginePool
 
 #: Most ``window/showMessage`` notices sent for one load of the signature folders.
 MAX_PROBLEM_MESSAGES = 5
 #: Seconds the process may take to end once the client is gone.
 EXIT_GRACE_SECONDS = 3.0
+#: Longest a hover waits for a diagnosis going on before it answers "diagnosing…", in
+#: seconds (VS Code shows "Loading…" meanwhile; a small log's run usually ends within it).
+HOVER_WAIT_SECONDS = 1.0
 #: Most characters ``rootrank.diagnose`` accepts (a terminal selection, not a whole disk).
 MAX_DIAGNOSE_CHARS = 256 * 1024 * 1024
 
@@ -305,6 +313,8 @@ class RootrankServer(LanguageServer):
         generation: bumped whenever the library is reloaded (tells the engine processes).
         pool: the engine processes.
         analyser: per-document scheduling and results.
+        commands: the commands this client can carry out, which code actions may name
+            (:func:`.actions.usable_commands`; set at ``initialize``).
     """
 
     def __init__(self) -> None:
@@ -320,6 +330,7 @@ class RootrankServer(LanguageServer):
         self.generation = 0
         self.pool = EnginePool()
         self.analyser = Analyser(self)
+        self.commands: frozenset[str] = frozenset()
 
     # ---------------------------------------------------------------- helpers
     def log(self, level: types.MessageType, message: str) -> None:
@@ -398,6 +409,9 @@ _pending_problems: list[str] = []
 def initialize(ls: RootrankServer, params: types.InitializeParams) -> None:
     roots = ls.workspace_roots()
     ls.settings = ls.settings.updated(params.initialization_options, roots[0] if roots else None)
+    ls.commands = usable_commands(
+        client_commands(params.initialization_options), params.capabilities
+    )
     _pending_problems[:] = [*ls.settings.problems, *ls.load_signatures()]
 
 
@@ -452,12 +466,24 @@ def text_document_did_close(ls: RootrankServer, params: types.DidCloseTextDocume
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
-def text_document_hover(ls: RootrankServer, params: types.HoverParams) -> types.Hover | None:
+async def text_document_hover(ls: RootrankServer, params: types.HoverParams) -> types.Hover | None:
     """The entry of the finding on the hovered line (root cause first), from the cached
-    analysis of the current version; ``None`` elsewhere or while a new version runs."""
-    analysis = ls.analyser.current(params.text_document.uri)
+    analysis of the current version; ``None`` on a line without a finding.
+
+    While the current version is being diagnosed (a large log just opened, an edit), the
+    hover waits at most :data:`HOVER_WAIT_SECONDS` for the result, then answers with one
+    line saying so and how far the engine has read (:meth:`Analyser.status`): a hover
+    never comes back empty only because the result is not there yet, and never holds the
+    request for the whole run (tens of seconds on a 50 MB log)."""
+    uri = params.text_document.uri
+    analysis = ls.analyser.current(uri) or await ls.analyser.wait(uri, HOVER_WAIT_SECONDS)
     if analysis is None:
-        return None
+        status = ls.analyser.status(uri)
+        if status is None:
+            return None
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.PlainText, value=status)
+        )
     entries = analysis.by_line.get(params.position.line)
     if not entries:
         return None
@@ -488,8 +514,9 @@ def text_document_hover(ls: RootrankServer, params: types.HoverParams) -> types.
 async def text_document_code_action(
     ls: RootrankServer, params: types.CodeActionParams
 ) -> list[types.CodeAction]:
-    """Actions for our diagnostics only (``source == "rootrank"``); computed off the event
-    loop because finding a quick fix's target reads workspace files."""
+    """Actions for our diagnostics only (``source == "rootrank"``), naming only commands this
+    client can carry out (``ls.commands``); computed off the event loop because finding a
+    quick fix's target reads workspace files."""
     if not any(d.source == "rootrank" for d in params.context.diagnostics):
         return []
     analysis = ls.analyser.current(params.text_document.uri) or ls.analyser.results.get(
@@ -497,7 +524,14 @@ async def text_document_code_action(
     )
     encoding = normalise_encoding(ls.workspace.position_encoding)
     return await asyncio.to_thread(
-        code_actions, params, analysis, ls.library, ls.documents, ls.workspace_roots(), encoding
+        code_actions,
+        params,
+        analysis,
+        ls.library,
+        ls.documents,
+        ls.workspace_roots(),
+        encoding,
+        ls.commands,
     )
 
 

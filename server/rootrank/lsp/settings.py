@@ -8,6 +8,9 @@ Accepted shapes (the extension sends the first; Neovim users often write the sec
 
 Unknown keys are ignored; a key of the wrong type keeps its previous value and is
 reported in ``Settings.problems``.
+
+``initializationOptions`` may also say which of the server's client-side commands the
+client implements (:func:`client_commands`); that is the client's, not a setting.
 """
 
 from __future__ import annotations
@@ -75,3 +78,22 @@ def _resolve(folder: str, root: str | None) -> str:
     if not os.path.isabs(path) and root:
         path = os.path.join(root, path)
     return os.path.normpath(path)
+
+
+def client_commands(raw: Any) -> frozenset[str]:
+    """The command ids a client says it implements itself, from ``initializationOptions``
+    (``{"clientCommands": [...]}``, also inside ``{"rootrank": {...}}``); empty when absent
+    or not a list (a generic LSP client sends none).
+
+    LSP has no capability for "I implement command X": a ``Command`` in a code action is run
+    by the client if it knows the id, else sent back to the server as
+    ``workspace/executeCommand``. The VS Code extension registers
+    ``rootrank.copyVerifyCommand``, ``rootrank.runVerifyCommand`` and ``rootrank.openEntry``
+    and lists them here (``extension/src/clientCommands.ts``).
+    """
+    if isinstance(raw, dict) and isinstance(raw.get("rootrank"), dict):
+        raw = raw["rootrank"]
+    listed = raw.get("clientCommands") if isinstance(raw, dict) else None
+    if not isinstance(listed, list):
+        return frozenset()
+    return frozenset(c for c in listed if isinstance(c, str))

@@ -11,6 +11,8 @@ import html
 import json
 from typing import Any
 
+from rootrank.taxonomy import host_kinds
+
 #: Hosts shown in the text, Markdown and HTML reports (the JSON has all of them).
 MAX_HOSTS_SHOWN = 25
 #: Classes drawn separately in the by-day chart; the rest are summed as "other".
@@ -75,21 +77,23 @@ def to_text(s: dict[str, Any]) -> str:
     out = [f"rootrank triage: {headline(s)}", f"  {_date_range(s)}", ""]
     hosts = s["hosts"][:MAX_HOSTS_SHOWN]
     out.append(
-        "Hosts that initiated failures, worst first (machine = hardware, network, memory or storage kinds)"
+        "Hosts that initiated failures, worst first (HOST-CAUSED = the host's doing: "
+        + ", ".join(sorted(host_kinds()))
+        + " kinds)"
     )
     if hosts:
         rows = [
             [
                 h["host"],
                 h["jobs"],
-                h["jobs"] - h["kinds"].get("software", 0),
+                h["host_caused"],
                 h["ran_in"],
                 _counts(h["kinds"]),
                 _counts(h["classes"]),
             ]
             for h in hosts
         ]
-        table = _table(rows, ["HOST", "JOBS", "MACHINE", "RAN IN", "KINDS", "CLASSES"])
+        table = _table(rows, ["HOST", "JOBS", "HOST-CAUSED", "RAN IN", "KINDS", "CLASSES"])
         out.append(table[0])
         for h, line in zip(hosts, table[1:], strict=False):
             out.append(line)
@@ -191,7 +195,7 @@ def to_markdown(s: dict[str, Any]) -> str:
     ]
     if s["hosts"]:
         out += [
-            "| host | jobs initiated | machine kinds | ran in | kinds | classes | evidence |",
+            "| host | jobs initiated | host-caused | ran in | kinds | classes | evidence |",
             "|---|---:|---:|---:|---|---|---|",
         ]
         for h in s["hosts"][:MAX_HOSTS_SHOWN]:
@@ -200,7 +204,7 @@ def to_markdown(s: dict[str, Any]) -> str:
                 for e in h["evidence"][:2]
             )
             out.append(
-                f"| {_md(h['host'])} | {h['jobs']} | {h['jobs'] - h['kinds'].get('software', 0)} | {h['ran_in']} | "
+                f"| {_md(h['host'])} | {h['jobs']} | {h['host_caused']} | {h['ran_in']} | "
                 f"{_md(_counts(h['kinds']))} | {_md(_counts(h['classes']))} | {ev} |"
             )
     else:
@@ -385,7 +389,7 @@ def to_html(s: dict[str, Any]) -> str:
     ]
     if s["hosts"]:
         o.append(
-            "<table><tr><th>host</th><th>jobs initiated</th><th>machine kinds</th><th>ran in</th><th>kinds</th><th>classes</th><th>evidence</th></tr>"
+            "<table><tr><th>host</th><th>jobs initiated</th><th>host-caused</th><th>ran in</th><th>kinds</th><th>classes</th><th>evidence</th></tr>"
         )
         for h in s["hosts"][:MAX_HOSTS_SHOWN]:
             ev = "".join(
@@ -394,7 +398,7 @@ def to_html(s: dict[str, Any]) -> str:
             )
             o.append(
                 f"<tr><td><b>{_e(h['host'])}</b></td><td class=n>{h['jobs']}</td>"
-                f"<td class=n>{h['jobs'] - h['kinds'].get('software', 0)}</td><td class=n>{h['ran_in']}</td>"
+                f"<td class=n>{h['host_caused']}</td><td class=n>{h['ran_in']}</td>"
                 f"<td>{_e(_counts(h['kinds']))}</td><td>{_e(_counts(h['classes']))}</td><td>{ev}</td></tr>"
             )
         o.append("</table>")

@@ -16,29 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from rootrank import taxonomy
 from rootrank.mask import KEEP_HOSTS
-
-#: Which failure classes come from the machine rather than the job's own code or
-#: configuration (taxonomy: ../shared/taxonomy.md). A host that starts failures of these kinds
-#: in several jobs is a candidate to drain; everything else is ``"software"``.
-NODE_KINDS: dict[str, str] = {
-    "gpu-hardware-xid-ecc": "hardware",
-    "cuda-illegal-memory-access": "hardware",
-    "cuda-driver-or-arch-mismatch": "hardware",
-    "gpu-unavailable": "hardware",
-    "segfault": "hardware",
-    "network-fabric-error": "network",
-    "nccl-system-error": "network",
-    "rendezvous-failure": "network",
-    "port-in-use": "network",
-    "host-oom-killed": "memory",
-    "cpu-oom": "memory",
-    "cuda-oom": "memory",
-    "dataloader-worker-killed-or-shm": "memory",
-    "disk-full": "storage",
-    "filesystem-permission": "storage",
-    "too-many-open-files": "storage",
-}
 
 #: How many unclassified / unreadable jobs the summary lists (the first by job order; the
 #: JSON Lines output has every job).
@@ -49,8 +28,17 @@ MAX_HOST_EVIDENCE = 5
 
 
 def kind_of(failure_class: str | None) -> str:
-    """``"hardware"``, ``"network"``, ``"memory"``, ``"storage"`` or ``"software"``."""
-    return NODE_KINDS.get(failure_class or "", "software")
+    """The kind of a failure class (``signatures/taxonomy.json``: ``hardware``, ``network``,
+    ``job-resources``, ``segfault``, ``software``...; ``software`` for an unknown class)."""
+    return taxonomy.kind_of(failure_class)
+
+
+def host_caused(failure_class: str | None) -> bool:
+    """Whether a failure of this class is the doing of the host that initiated it: its kind
+    is marked ``"host": true`` in the taxonomy (hardware, the network below the job, the
+    host's OOM killer, its disk), not a user's OOM or exception that any host would have
+    raised the same way."""
+    return kind_of(failure_class) in taxonomy.host_kinds()
 
 
 def day_of(t: float) -> str:
@@ -110,6 +98,7 @@ class _Span:
 @dataclass
 class _Host:
     jobs: int = 0  # jobs this host initiated
+    host_caused: int = 0  # of those, jobs whose class is the host's doing (host_caused())
     ran_in: int = 0  # jobs that ran on it
     classes: Counter[str] = field(default_factory=Counter)
     kinds: Counter[str] = field(default_factory=Counter)
@@ -119,6 +108,7 @@ class _Host:
 
     def merge(self, other: _Host) -> None:
         self.jobs += other.jobs
+        self.host_caused += other.host_caused
         self.ran_in += other.ran_in
         self.classes.update(other.classes)
         self.kinds.update(other.kinds)
@@ -180,6 +170,7 @@ class Summary:
             if h not in rec["hosts"]:
                 host.ran_in += 1
             host.jobs += 1
+            host.host_caused += host_caused(cls)
             host.classes[cls] += 1
             host.kinds[kind_of(cls)] += 1
             host.span.add(t)
@@ -207,13 +198,13 @@ class Summary:
 
     def ranked_hosts(self) -> list[tuple[str, _Host]]:
         """Hosts that initiated at least one failure, worst first: most jobs failed with a
-        machine kind (hardware, network, memory, storage), then most jobs initiated, then most
-        distinct classes, then the fewest jobs run (a higher share), then by name."""
+        class that is the host's doing (:func:`host_caused`), then most jobs initiated, then
+        most distinct classes, then the fewest jobs run (a higher share), then by name."""
         rows = [(h, v) for h, v in self.hosts.items() if v.jobs]
         return sorted(
             rows,
             key=lambda hv: (
-                -(hv[1].jobs - hv[1].kinds.get("software", 0)),
+                -hv[1].host_caused,
                 -hv[1].jobs,
                 -len(hv[1].classes),
                 hv[1].ran_in,
@@ -254,6 +245,7 @@ class Summary:
             {
                 "host": h,
                 "jobs": v.jobs,
+                "host_caused": v.host_caused,
                 "classes": dict(sorted(v.classes.items(), key=lambda kv: (-kv[1], kv[0]))),
                 "kinds": dict(sorted(v.kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
                 "ran_in": v.ran_in,

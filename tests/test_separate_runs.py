@@ -1,0 +1,202 @@
+"""Several different jobs in one file (``cat job1.log job2.log``, a log folder of unrelated runs
+read as one stream): a section launched another way (another script, other launcher options),
+with another world size, or after a run that ran to its end, is another run, not an attempt
+of the same job. The last is diagnosed (as a folder's newest run is) and the others are named
+(rootrank.runs.separate_run; the scan drops what they showed: rootrank.scan.Scanner._new_run).
+
+Shapes: a shell prompt that types the command (``user@host:~/proj$ torchrun ...``), torchrun's
+``Setting OMP_NUM_THREADS`` banner (torch/distributed/run.py), its ``[rankN]:`` prefixes, a
+plain loop's ``step N/TOTAL loss X`` and Hugging Face Trainer's end-of-run summary dict
+(``{'train_runtime': ..., 'train_loss': ...}``, trainer.py ``speed_metrics``).
+"""
+
+from __future__ import annotations
+
+from rootrank.engine import diagnose_text
+
+BANNER = (
+    "W1203 {t} 66120 torch/distributed/run.py:793] Setting OMP_NUM_THREADS environment variable"
+    " for each process to be 1 in default, to avoid your system being overloaded, please further"
+    " tune the variable for optimal performance in your application as needed.\n"
+)
+
+
+def launch(command: str, t: str = "09:20:02.118000") -> str:
+    return f"user@node01:~/proj$ {command}\n" + BANNER.format(t=t)
+
+
+def steps(ranks: range, n: int, total: int) -> str:
+    return "".join(
+        f"[rank{r}]: step {s}/{total} loss 1.2{s % 10}00\n" for s in (n - 1, n) for r in ranks
+    )
+
+
+def missing_file(rank: int) -> str:
+    p = f"[rank{rank}]: "
+    return (
+        f"{p}Traceback (most recent call last):\n"
+        f'{p}  File "/home/u/proj/finetune.py", line 52, in <module>\n'
+        f"{p}    batch = next(it)\n"
+        f"{p}FileNotFoundError: [Errno 2] No such file or directory: '/data/shard_0007.pt'\n"
+    )
+
+
+def oom(rank: int, script: str = "pretrain.py") -> str:
+    p = f"[rank{rank}]: "
+    return (
+        f"{p}Traceback (most recent call last):\n"
+        f'{p}  File "/home/u/proj/{script}", line 40, in <module>\n'
+        f"{p}    loss = model(x).sum()\n"
+        f"{p}torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.64 GiB. GPU {rank} has"
+        " a total capacity of 79.10 GiB of which 1.00 GiB is free.\n"
+    )
+
+
+def other_runs(d) -> list[str]:
+    return [r for r in d.reasoning if r.startswith("The log holds") and "different runs" in r]
+
+
+def test_a_run_that_ended_then_another_job_the_last_is_diagnosed_and_the_first_named():
+    first = launch("torchrun --nproc-per-node=8 pretrain.py --config big.yaml", "07:00:02.118000")
+    first += steps(range(8), 1000, 1000)
+    second = launch("torchrun --nproc-per-node=2 finetune.py") + oom(1, "finetune.py")
+    log = first + second
+    d = diagnose_text(log, "jobs.log", mask=False)
+    assert d.root_cause is not None and d.root_cause.signature == "cuda-oom"
+    assert d.initiating_rank == 1 and d.attempts == 1
+    assert d.ranks.seen == [1]  # ranks 0-7 were the other job's
+    assert other_runs(d) == [
+        "The log holds 2 different runs, one after the other; this is the diagnosis of the last"
+        f" one (from line {first.count(chr(10)) + 1}), as a folder of several runs is diagnosed"
+        " by its newest. Left out: the run at lines 1-18 (`torchrun --nproc-per-node=8"
+        " pretrain.py`): the run before it ended (its progress reached step 1000 of 1000)."
+    ]
+    assert any("left out the run at lines 1-18" in w for w in d.warnings)
+
+
+def test_the_same_job_launched_again_after_it_ended_is_another_run_too():
+    """Hugging Face Trainer's end-of-run summary ends a run; the relaunch of the same command
+    is a new run (a healthy one: no failure, exit code 1), not the first one's attempt."""
+    first = launch("torchrun --nproc-per-node=2 train.py", "07:00:02.118000") + (
+        "[rank0]: {'train_runtime': 3605.2, 'train_samples_per_second': 71.0,"
+        " 'train_steps_per_second': 0.277, 'train_loss': 1.8342, 'epoch': 3.0}\n"
+    )
+    second = launch("torchrun --nproc-per-node=2 train.py") + steps(range(2), 10, 1000)
+    d = diagnose_text(first + second, "jobs.log", mask=False)
+    assert d.root_cause is None and d.unclassified is None
+    (line,) = other_runs(d)
+    assert "end-of-run summary (train_runtime)" in line and "from line 4)" in line
+
+
+def test_a_failed_job_then_a_job_launched_another_way_is_no_attempt_of_it():
+    first = launch("torchrun --nproc-per-node=8 pretrain.py", "07:00:02.118000") + oom(6)
+    second = launch("torchrun --nproc-per-node=2 finetune.py") + missing_file(0)
+    d = diagnose_text(first + second, "jobs.log", mask=False)
+    assert d.root_cause.signature == "checkpoint-file-missing" and d.root_cause.rank == 0
+    assert d.attempts == 1
+    assert "cuda-oom" not in {f.signature for f in d.findings}
+    (line,) = other_runs(d)
+    assert (
+        "it was launched as `torchrun --nproc-per-node=2 finetune.py`, the run before as"
+        " `torchrun --nproc-per-node=8 pretrain.py`" in line
+    )
+    assert 6 not in d.ranks.seen
+
+
+def test_another_world_size_without_a_command_line_is_another_run():
+    """Only torchrun's banners start the sections (no prompt was logged): the world sizes the
+    jobs print tell them apart, at the end of the file."""
+    first = BANNER.format(t="07:00:02.118000") + (
+        "".join(f"[rank{r}]: initialized process group rank={r} world_size=8\n" for r in range(8))
+        + oom(6)
+    )
+    second = BANNER.format(t="09:20:02.118000") + (
+        "".join(f"[rank{r}]: initialized process group rank={r} world_size=2\n" for r in range(2))
+        + oom(1, "finetune.py")
+    )
+    d = diagnose_text(first + second, "jobs.log", mask=False)
+    assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 1
+    assert d.attempts == 1 and d.ranks.world_size == 2
+    (line,) = other_runs(d)
+    assert "its world size is 2, the run before's 8" in line
+    assert set(d.ranks.seen) <= {0, 1}
+
+
+def test_a_relaunch_of_the_same_job_stays_an_attempt():
+    """The same launcher command with other script arguments (a smaller batch) after a
+    failure: the job relaunched, as before (tests/test_attempts.py)."""
+    first = launch("torchrun --nproc-per-node=2 pretrain.py", "07:00:02.118000") + oom(1)
+    second = launch("torchrun --nproc-per-node=2 pretrain.py --batch-size 4") + missing_file(0)
+    d = diagnose_text(first + second, "jobs.log", mask=False)
+    assert d.attempts == 2 and not other_runs(d)
+    assert any("holds 2 runs of the job" in r for r in d.reasoning)
+
+
+def test_a_job_launched_another_way_with_no_failure_between_is_another_run():
+    """The first job was stopped without a word (a Ctrl-C the log did not keep); the next
+    prompt launches another script."""
+    first = launch("torchrun --nproc-per-node=4 pretrain.py", "07:00:02.118000")
+    first += steps(range(4), 120, 1000)
+    second = launch("torchrun --nproc-per-node=2 finetune.py") + oom(1, "finetune.py")
+    d = diagnose_text(first + second, "jobs.log", mask=False)
+    assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 1
+    (line,) = other_runs(d)
+    assert "the run at lines 1-10 (`torchrun --nproc-per-node=4 pretrain.py`)" in line
+    assert d.progress is None  # the other job's steps are not this run's
+
+
+def test_two_nodes_of_one_run_cut_one_after_the_other_are_still_one_run():
+    """``cat node1.log node0.log``: the same launch but for the node rank and rendezvous
+    options, and lines timed while the other node ran (rootrank.runs.another_node)."""
+    node1 = (
+        launch(
+            "torchrun --nnodes=2 --node-rank=1 --master-addr=node00 --nproc-per-node=2 pretrain.py",
+            "07:00:02.118000",
+        )
+        + oom(3)
+        + (
+            "E1203 07:10:05.406000 66120 torch/distributed/elastic/multiprocessing/api.py:874]"
+            " failed (exitcode: 1) local_rank: 1 (pid: 66131) of binary: /usr/bin/python3\n"
+        )
+    )
+    node0 = launch(
+        "torchrun --nnodes=2 --node-rank=0 --master-addr=node00 --nproc-per-node=2 pretrain.py",
+        "07:00:02.200000",
+    ) + "".join(
+        f"[rank{r}]: [rank{r}]:[E1203 07:10:00.000000 9 ProcessGroupNCCL.cpp:616] [Rank {r}]"
+        " Watchdog caught collective operation timeout: WorkNCCL(SeqNum=120, OpType=ALLREDUCE,"
+        " NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n"
+        for r in (0, 1)
+    )
+    d = diagnose_text(node1 + node0, "nodes.log", mask=False)
+    assert not other_runs(d) and d.attempts == 1
+    assert any("another node of the same run" in r for r in d.reasoning)
+    assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 3
+
+
+def test_launch_of_keeps_the_launcher_its_options_and_the_script():
+    from rootrank.runs import launch_of
+
+    assert launch_of("user@node01:~/proj$ torchrun --nproc-per-node=2 train.py --batch-size 4") == (
+        "torchrun --nproc-per-node=2 train.py"
+    )
+    assert launch_of(
+        "+ torchrun --nnodes=2 --node-rank 1 --master-addr node00 --nproc-per-node=8 train.py"
+    ) == ("torchrun --nnodes=2 --nproc-per-node=8 train.py")
+    assert launch_of("$ deepspeed --num_gpus 8 pretrain.py --deepspeed ds.json") == (
+        "deepspeed --num_gpus 8 pretrain.py"
+    )
+    assert launch_of("$ nvidia-smi") is None
+
+
+def test_separate_run_reasons():
+    from rootrank.runs import SectionFacts, separate_run
+
+    a = SectionFacts(ranks={0, 7}, launch="torchrun --nproc-per-node=8 a.py")
+    assert separate_run(a, SectionFacts(launch="torchrun --nproc-per-node=8 a.py")) is None
+    assert (
+        separate_run(a, SectionFacts(world=2))
+        == "its world size is 2, and the run before had rank 7"
+    )
+    assert separate_run(SectionFacts(ended="x"), SectionFacts()) == "the run before it ended (x)"
+    assert separate_run(SectionFacts(world=8), SectionFacts(world=8, ranks={3})) is None
