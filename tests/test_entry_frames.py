@@ -154,3 +154,39 @@ def test_a_console_script_wrapper_is_not_user_code():
     assert not is_user_frame("/opt/conda/bin/openllm")
     assert not is_user_frame("/home/user/.local/bin/my-tool")
     assert is_user_frame("/opt/conda/bin/run_train.py")
+
+
+# A CUDA kernel assertion, then faulthandler's dump of the crashing thread (as
+# Python/traceback.c writes it: innermost frame first, "line N in func", no comma), and
+# another thread's stack that is not the crash's.
+_KERNEL_ASSERT_FAULTHANDLER = (
+    "/opt/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block:"
+    " [12,0,0], thread: [5,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n"
+    "Fatal Python error: Aborted\n"
+    "\n"
+    "Thread 0x00007f11c2ffd640 (most recent call first):\n"
+    '  File "/usr/lib/python3.10/threading.py", line 324 in wait\n'
+    '  File "/home/user/tinylm/data_prefetch.py", line 40 in run\n'
+    "\n"
+    "Current thread 0x00007f12a0b52740 (most recent call first):\n"
+    f'  File "{SP}/torch/nn/functional.py", line 2264 in embedding\n'
+    '  File "/home/user/tinylm/model.py", line 88 in forward\n'
+    '  File "/home/user/tinylm/pretrain.py", line 131 in train_step\n'
+    '  File "/home/user/tinylm/pretrain.py", line 202 in <module>\n'
+    "\n"
+    "Extension modules: numpy.core._multiarray_umath, torch._C (total: 2)\n"
+)
+
+
+def test_faulthandler_stack_of_the_crashing_thread_names_the_user_line():
+    rc = diagnose_text(_KERNEL_ASSERT_FAULTHANDLER).root_cause
+    assert rc.signature == "cuda-device-assert-kernel"
+    # the current thread's innermost user frame, not the other thread's
+    assert rc.user_frame == UserFrame(file="/home/user/tinylm/model.py", line=88, func="forward")
+    assert rc.fix.steps[0].startswith("model.py:88 (in forward), where ")
+
+
+def test_a_faulthandler_stack_the_log_ends_inside_is_read():
+    log = _KERNEL_ASSERT_FAULTHANDLER.split("\n\nExtension modules")[0]
+    rc = diagnose_text(log).root_cause
+    assert rc.user_frame == UserFrame(file="/home/user/tinylm/model.py", line=88, func="forward")

@@ -98,6 +98,25 @@ def test_hardware_xid_gets_drain_the_node_not_kernel_debugging():
     assert d.root_cause.verify.startswith("dcgmi diag -r 3")
 
 
+def test_shm_open_errno_selects_the_permission_fix(tmp_path):
+    # NCCL <= 2.18 prints shm_open's errno on its own WARN line (SYSCHECKVAL in shm.h) and
+    # the "Error while creating shared memory segment" line after it carries none: the
+    # errno line decides, so the fix is the mode, not a list of size and mode checks.
+    log = tmp_path / "shm-open.log"
+    log.write_text(
+        "gpu02:811:902 [1] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied\n"
+        "gpu02:811:902 [1] NCCL INFO include/shm.h:41 -> 2\n"
+        "gpu02:811:902 [1] include/shm.h:48 NCCL WARN Error while creating shared memory segment"
+        " nccl-shm-recv-0a1b2c3d4e5f6071-0-1-0 (size 4460544)\n",
+        encoding="utf-8",
+    )
+    rc = diagnose_paths([str(log)]).root_cause
+    assert rc.signature == "nccl-shm-no-space"
+    assert rc.fix.variant is not None and rc.fix.variant.id == "permission"
+    assert '"Permission denied"' in rc.fix.steps[0] and "chmod 1777" in rc.fix.steps[0]
+    assert rc.verify.startswith("stat -c %a /dev/shm")
+
+
 def _write(tmp_path: Path, variants: str) -> Path:
     src = (
         Path(__file__).resolve().parents[1]

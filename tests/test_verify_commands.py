@@ -194,3 +194,67 @@ def test_a_sentence_is_no_verification_command(command):
 )
 def test_short_or_marked_commands_are_not_taken_for_sentences(command):
     assert cannot_fail(command) is None
+
+
+# -- the verification runs the job the way the log shows it ran ----------------------------
+
+# One process started by hand: no launcher, no rank, no distributed line (the kernel's record
+# of the OOM kill and the shell's report, as dmesg and bash print them).
+_ONE_PROCESS_KILLED = (
+    "epoch 3:  41%|████      | 120/291 [02:11<03:07,  1.10s/it]\n"
+    "[123456.789012] Out of memory: Killed process 40211 (python) total-vm:98123456kB,"
+    " anon-rss:61234567kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:120000kB oom_score_adj:0\n"
+    "Killed\n"
+)
+
+# torchrun's two workers: rank 1's traceback in the user's script (as torch 2.x prints it).
+_TORCHRUN_CPU_OOM = (
+    "W1204 10:00:00.000000 5120 torch/distributed/run.py:793] Setting OMP_NUM_THREADS environment"
+    " variable for each process to be 1 in default\n"
+    "[rank1]: Traceback (most recent call last):\n"
+    '[rank1]:   File "/home/user/proj/build_cache.py", line 21, in <module>\n'
+    "[rank1]:     cache = torch.empty(n_items, n_items, dtype=torch.float64)\n"
+    "[rank1]: RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator:"
+    " not enough memory: you tried to allocate 800000000000 bytes.\n"
+    "E1204 10:00:03.000000 5120 torch/distributed/elastic/multiprocessing/api.py:869] failed"
+    " (exitcode: 1) local_rank: 1 (pid: 5200) of binary: /usr/bin/python3\n"
+)
+
+
+def test_a_one_process_job_is_verified_with_python_not_torchrun():
+    from rootrank.engine import diagnose_text
+
+    rc = diagnose_text(_ONE_PROCESS_KILLED).root_cause
+    assert rc is not None and rc.failure_class == "host-oom-killed"
+    assert "torchrun" not in rc.verify
+    assert "python <train.py>" in rc.verify
+
+
+def test_a_torchrun_job_is_not_verified_with_one_python_process():
+    from rootrank.engine import diagnose_text
+
+    rc = diagnose_text(_TORCHRUN_CPU_OOM).root_cause
+    assert rc is not None and rc.signature == "cpu-alloc-failed" and rc.rank == 1
+    assert "torchrun --nproc-per-node=<gpus> build_cache.py" in rc.verify
+    assert "python build_cache.py" not in rc.verify
+
+
+def test_processes_of_reads_launchers_ranks_and_distributed_lines():
+    from rootrank.entry.commands import Launch, fit
+
+    one = Launch(None, None, "eval.py", None, None, processes="one")
+    assert fit("/usr/bin/time -v torchrun ... 2>&1 | grep RSS", one) == (
+        "/usr/bin/time -v python eval.py 2>&1 | grep RSS"
+    )
+    assert fit("torchrun --nproc-per-node=<gpus> train.py --x 1  # ok", one) == (
+        "python eval.py --x 1  # ok"
+    )
+    several = Launch("torchrun", None, "eval.py", 4, 4, processes="several")
+    assert fit("python train.py --steps 5  # ok", several, verify=True) == (
+        "torchrun --nproc-per-node=4 eval.py --steps 5  # ok"
+    )
+    # a step (not the verification) may ask for one process on purpose (pdb, one GPU)
+    assert fit("python train.py --steps 5", several) == "python eval.py --steps 5"
+    # mp.spawn starts its workers from one python process: python is how it was run
+    spawn = Launch("mp.spawn", None, "eval.py", None, 2, processes="several")
+    assert fit("python train.py", spawn, verify=True) == "python eval.py"

@@ -211,6 +211,8 @@ STATE_WORDS = (
     "processgroupnccl.cpp:",
     # a traceback frame: read even when the paste cut the "Traceback" header above it
     'file "',
+    # faulthandler's dump of the crashing thread: its frames follow (rootrank.tracebacks)
+    "current thread 0x",
 )
 
 

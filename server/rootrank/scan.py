@@ -473,7 +473,9 @@ class ScanState:
     #: Whether the log ends inside a traceback (of any rank, or of none).
     traceback_cut: bool = False
     #: Tracebacks a stream ends inside (no exception line: ``exc.type`` is ``""``,
-    #: ``exc.header`` ``"cut"``); only the fix's user location reads them, not the analysis.
+    #: ``exc.header`` ``"cut"``), and faulthandler's stacks of a crashing thread
+    #: (``exc.header`` ``"faulthandler"``, ``exc.log_line`` its header's line): only the fix's
+    #: user location reads them, not the analysis.
     cut_tracebacks: list[SeenException] = field(default_factory=list)
     #: Training progress per rank and the metric series (rootrank.progress, rootrank.metrics).
     progress: ProgressModel = field(default_factory=ProgressModel)
@@ -821,6 +823,9 @@ class Scanner:
                 st.traceback_cut = True  # the log ends inside a traceback: a failure under way
             if reader.open and rank is not None:
                 st.cut_traceback_ranks.add(rank)  # the log ends inside this rank's traceback
+            fault = reader.take_fault_stack(end=True)
+            if fault is not None:
+                self._fault_stack(fault, path, rank, None, tagger.last_time(rank))
             cut_frames = reader.cut_frames()
             if cut_frames:
                 cut_exc = PyException("", "", st.lines_total, cut_frames, header="cut")
@@ -1013,6 +1018,9 @@ class Scanner:
         if reader is None:
             reader = readers[rank] = TracebackReader()
         exc = reader.feed(text, raw.number, raw.raw)
+        fault = reader.take_fault_stack()
+        if fault is not None:
+            self._fault_stack(fault, path, rank, tagged.host, tagged.time)
         if reader.open:
             self._open_readers.add(rank)
         else:
@@ -1400,6 +1408,22 @@ class Scanner:
         st.metrics.observe(
             text, rank=rank, time=time, path=path, line=raw.number, progress=p, order=self._order
         )
+
+    def _fault_stack(
+        self,
+        fault: tuple[int, list[Frame]],
+        path: str,
+        rank: int | None,
+        host: str | None,
+        time: float | None,
+    ) -> None:
+        """Keep faulthandler's stack of a crashing thread (``(header line, frames)`` from
+        :meth:`TracebackReader.take_fault_stack`) beside the cut tracebacks: it shows where
+        the process was in the user's code when a native crash or abort ended it (a CUDA
+        kernel assertion, a segfault), which no exception line says."""
+        line, frames = fault
+        exc = PyException("", "", line, frames, header="faulthandler")
+        self.state.cut_tracebacks.append(SeenException(exc, path, rank, host, time, "", 0))
 
     def _header_message(
         self,

@@ -15,6 +15,10 @@ in order. It recognises:
   frames ``Cell In[3], line 5`` / ``File /path/mod.py:12, in func(...)`` / (IPython 7)
   ``<ipython-input-3-...> in <module>`` and ``/path/mod.py in func(...)``, code lines marked
   ``---->``, then the usual ``KeyError: 'a'`` (IPython's ``ultratb``);
+- faulthandler's dump of the crashing thread (``Fatal Python error: Aborted`` /
+  ``Segmentation fault``, then ``Current thread 0x... (most recent call first):`` and frames
+  ``File "path", line N in func``, innermost first): its frames, in traceback order, for
+  the user's location only (:meth:`TracebackReader.take_fault_stack`; no exception is made);
 - C++ aborts: ``terminate called after throwing an instance of 'c10::Error'`` and the
   ``  what():  ...`` line under it (libstdc++'s verbose terminate handler);
 - debugger pastes: VS Code's exception widget ``Exception has occurred: KeyError`` (or
@@ -69,6 +73,17 @@ _TERMINATE = lazy_regex.compile(
     r"^\s*terminate called after throwing an instance of '(?P<type>[^']{1,200})'\s*$"
 )
 _WHAT = lazy_regex.compile(r"^\s*what\(\):\s+(?P<msg>.*)$")
+# faulthandler (Python/traceback.c, dump_traceback / write_thread_id): the crashing thread's
+# header, then one line a frame, innermost first, "  File \"f.py\", line 12 in func" (no
+# comma before "in"); other threads are headed "Thread 0x..." and are not the crash's.
+_FAULT_START = lazy_regex.compile(
+    r"^\s*Current thread 0x[0-9a-fA-F]+(?: \[[^\]]*\])? \(most recent call first\):\s*$"
+)
+_FAULT_FRAME = lazy_regex.compile(
+    r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)\s*$'
+)
+#: Frames of one faulthandler stack kept (it prints at most 100).
+MAX_FAULT_FRAMES = 100
 # An exception line printed with no traceback above it (a paste that starts at the error, a
 # logger that prints ``f"{type(e).__name__}: {e}"``, a task's stderr cut by the launcher):
 # at the start of the line (after a rank/task prefix), a dotted type ending in Error or
@@ -226,6 +241,9 @@ class TracebackReader:
         "_frame_indent",
         "_partial_frame",
         "_terminate",
+        "_fault",
+        "_fault_line",
+        "_fault_ready",
         "code_line",
     )
 
@@ -242,6 +260,11 @@ class TracebackReader:
         self._frame_indent = 2
         # "terminate called after throwing an instance of 'T'": T, waiting for its what() line.
         self._terminate: str | None = None
+        # faulthandler's stack being read (innermost first), the line of its header, and
+        # the last one read whole, waiting for take_fault_stack: (header line, frames).
+        self._fault: list[Frame] | None = None
+        self._fault_line = 0
+        self._fault_ready: tuple[int, list[Frame]] | None = None
         self._chain_next: str | None = None
         self._chain_index = 0
         self._ignored = False
@@ -276,11 +299,44 @@ class TracebackReader:
         ready, self._header_ready = self._header_ready, None
         return ready
 
+    def take_fault_stack(self, *, end: bool = False) -> tuple[int, list[Frame]] | None:
+        """The faulthandler stack that just ended, once: ``(line of its "Current thread"
+        header (1-based), frames in traceback order, innermost last)``; ``None`` otherwise.
+        ``end``: the stream ended, so a stack still being read is complete."""
+        if end and self._fault is not None:
+            self._end_fault()
+        ready, self._fault_ready = self._fault_ready, None
+        return ready
+
+    def _end_fault(self) -> None:
+        frames, self._fault = self._fault, None
+        if frames:
+            self._fault_ready = (self._fault_line, frames[::-1])
+
+    def _feed_fault(self, text: str, number: int) -> bool:
+        """Whether ``text`` belongs to a faulthandler stack (its header or a frame)."""
+        if self._fault is not None:
+            fm = _FAULT_FRAME.match(text)
+            if fm and len(self._fault) < MAX_FAULT_FRAMES:
+                path = fm.group("file")
+                self._fault.append(
+                    Frame(path, int(fm.group("line")), fm.group("func"), is_user_frame(path))
+                )
+                return True
+            self._end_fault()
+        if "most recent call first" in text and _FAULT_START.match(text):
+            self._fault = []
+            self._fault_line = number
+            return True
+        return False
+
     def feed(self, text: str, number: int, raw: str | None = None) -> PyException | None:
         """Feed one cleaned line (``number`` 1-based; ``raw`` the physical line, kept for a
         debugger header's evidence); returns the exception it completes."""
         self.code_line = False
         self._left_open = False
+        if not self._in_tb and self._feed_fault(text, number):
+            return None
         if self._in_tb:
             done, exc = self._feed_tb(text, number)
             if done:

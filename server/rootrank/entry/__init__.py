@@ -286,7 +286,9 @@ def fill_entry(
     elif where and steps:
         steps[0] = f"{where} {steps[0]}"
 
-    verify = ready(fit(render(variant.get("verify", sig.verify), values), launch), launch)
+    verify = ready(
+        fit(render(variant.get("verify", sig.verify), values), launch, verify=True), launch
+    )
     if masker is not None and masker.enabled:
         verify = blank_masked_hosts(verify)
     evidence = [dataclasses.replace(e) for e in root.evidence[:3]]

@@ -92,6 +92,15 @@ _TORCHRUN_WHOLE = lazy_regex.compile(
 _NCCL_TESTS_RUN = lazy_regex.compile(
     r"(?:\bmpirun\b[^#]*?)?(?:\S*/)?\b" + NCCL_TESTS_BIN + r"\b(?: -\w+ (?:<[^<>]*>|[^\s#<>]+))*"
 )
+#: Launchers that start several worker processes (``mp.spawn`` runs inside one ``python``).
+MULTI_PROCESS = frozenset({"torchrun", "deepspeed", "accelerate", "mpirun", "horovodrun", "srun"})
+#: A line that only a distributed job prints: NCCL/gloo/c10d messages, torch.distributed or a
+#: distributed framework in a path, a process group, a rank prefix, the launchers' variables.
+DISTRIBUTED_TEXT = lazy_regex.compile(
+    r"NCCL|\bgloo\b|\bc10d\b|torch[/.]distributed|ProcessGroup|DistributedDataParallel"
+    r"|deepspeed|horovod|megatron|\[rank\d|\bworld_size\b|\bLOCAL_RANK\b|\bMASTER_ADDR\b",
+    regex.IGNORECASE,
+)
 #: A world size above this is not taken for one node's process count (8 GPUs per node).
 MAX_PER_NODE = 8
 _BLANK = lazy_regex.compile(r"^<[^<>]+>$")
@@ -144,6 +153,11 @@ class Launch:
     engine: str | None = None
     #: Optional libraries (:data:`OPTIONAL_LIBRARIES`) the log mentions.
     libraries: frozenset[str] = frozenset()
+    #: How many processes the job ran, as far as the log tells (:func:`processes_of`):
+    #: ``"one"`` (no launcher, rank, world size or distributed line: one ``python`` process),
+    #: ``"several"`` (a multi-process launcher, two ranks, a world size above 1...), or
+    #: ``None`` when the log does not tell.
+    processes: str | None = None
 
 
 def launch_of(
@@ -201,6 +215,9 @@ def launch_of(
         if lib in shown_libs:
             shown_libs.update(LOADS_WITH[lib])
     libraries = frozenset(shown_libs & OPTIONAL_LIBRARIES)
+    processes = processes_of(
+        state, launcher, seen_text, ranks_total=ranks_total, multi_node=multi, engine=engine
+    )
     return Launch(
         launcher,
         facts.command,
@@ -213,7 +230,49 @@ def launch_of(
         facts.tool_command,
         engine,
         libraries,
+        processes,
     )
+
+
+def processes_of(
+    state: ScanState,
+    launcher: str | None,
+    seen_text: list[str],
+    *,
+    ranks_total: int,
+    multi_node: bool,
+    engine: str | None,
+) -> str | None:
+    """``"several"`` when the log shows a job of several processes (a launcher of
+    :data:`MULTI_PROCESS`, two ranks or a rank above 0, a world size above 1, several nodes,
+    torchrun's worker pids), ``"one"`` when it shows none of that, no launcher at all and no
+    line a distributed job prints (:data:`DISTRIBUTED_TEXT` in ``seen_text``, the findings'
+    lines or the exceptions' frames and messages): the user ran ``python script.py``, and a
+    verification must too (``torchrun`` would start a process group the script never asked
+    for, on one GPU it would pass for another reason). ``None`` otherwise (``mp.spawn``, an
+    engine, a printed ``python`` command: the launcher decides)."""
+    if (
+        launcher in MULTI_PROCESS
+        or ranks_total > 1
+        or multi_node
+        or state.launch.worker_pids()
+        or state.launch.nproc_per_node
+    ):
+        return "several"
+    if launcher is not None or engine is not None or state.elastic or state.ranks_seen:
+        return None
+    texts = [
+        *seen_text,
+        *(e.text for f in state.findings.values() for e in f.evidence),
+        *(
+            text
+            for seen in state.exceptions
+            for text in (seen.exc.message, *(fr.file for fr in seen.exc.frames))
+        ),
+    ]
+    if any(DISTRIBUTED_TEXT.search(t) for t in texts if t):
+        return None
+    return "one"
 
 
 def _base(path: str) -> str:
@@ -285,16 +344,48 @@ def _script_flags(head: str, launch: Launch) -> tuple[str, str, list[str]]:
     return head[: m.end()] + regex.sub(r"  +", " ", rest).rstrip(), m.group(0), dropped
 
 
-def fit(text: str, launch: Launch) -> str:
+#: ``torchrun [--nproc-per-node=N] [...]`` before the entry script or without one: what a
+#: one-process job runs as ``python`` instead.
+_TORCHRUN_LAUNCH = lazy_regex.compile(
+    r"\btorchrun(?! --nnodes)(?: --nproc-per-node=(?:\$\([^()]*\)|\S+))?(?: \.\.\.)?"
+    r"(?P<script> train\.py\b)?"
+)
+#: A launcher an entry's command names before its ``python train.py`` (it starts the processes).
+_LAUNCHER_WORD = lazy_regex.compile(
+    r"\b(?:mpirun|mpiexec|horovodrun|srun|deepspeed|accelerate launch|torchrun|python -m torch\.distributed)\b"
+)
+
+
+def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
     """``text`` (an entry's step, code or command) with its stand-ins filled from ``launch``:
     ``train.py`` becomes the entry script, ``<gpus>``/``<n>`` in ``--nproc-per-node`` the
     processes per node, ``torchrun --nproc-per-node=N train.py`` the printed command (when it
     runs the same script) or the launcher the log used; a multi-node job's torchrun gets
     ``--nnodes``/``--node-rank``/rendezvous flags (blanks where the log does not tell); a
     vLLM job's torchrun becomes :data:`VLLM_SMOKE` (the engine answering one prompt), an
-    nccl-tests run's the benchmark command it printed (else :data:`NCCL_TESTS`)."""
+    nccl-tests run's the benchmark command it printed (else :data:`NCCL_TESTS`).
+
+    A job of one process (``launch.processes == "one"``) runs ``python train.py`` wherever an
+    entry wrote torchrun. ``verify``: ``text`` is the verification command; in a job of
+    several processes launched by a multi-process launcher (or by one the log does not name)
+    its one-process ``python train.py`` becomes that launcher's command, as the job ran."""
     script = launch.script
     command = launch.command
+    if verify and launch.processes == "several" and launch.launcher not in ("mp.spawn", "python"):
+        # a one-process run of a script that several launched processes ran: it would stop at
+        # init_process_group (no RANK/MASTER_ADDR) before reaching the step that failed
+        # (not the python an entry's own launcher line runs: ``mpirun -np <n> python train.py``)
+        text = _PYTHON_SCRIPT.sub(
+            lambda m: (
+                m[0]
+                if _LAUNCHER_WORD.search(m.string, 0, m.start())
+                else "torchrun --nproc-per-node=<gpus> " + m[0].split(" ", 1)[1]
+            ),
+            text,
+        )
+    if launch.processes == "one" and "torchrun" in text:
+        # the log shows one process started by hand: rerun it the same way
+        text = _TORCHRUN_LAUNCH.sub("python train.py", text)
     if command and "torchrun" in text and script and script.rsplit("/", 1)[-1] in command:
         text = TORCHRUN_SCRIPT.sub(lambda m: command.replace("\\", "\\\\"), text, count=1)
     if launch.per_node is not None:
