@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -14,16 +15,38 @@ CORPUS = Path(os.environ.get("ROOTRANK_CORPUS", ROOT.parent / "shared" / "corpus
 
 
 def run_cli(
-    *args: str, stdin: bytes | None = None, timeout: float = 120
+    *args: str, stdin: bytes | None = None, timeout: float = 120, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run ``python -m rootrank ARGS`` as a user would; returns the completed process."""
+    """Run ``python -m rootrank ARGS`` as a user would (in ``cwd``, the clone by default);
+    returns the completed process."""
     return subprocess.run(
         [sys.executable, "-m", "rootrank", *args],
         input=stdin,
         capture_output=True,
         timeout=timeout,
-        cwd=ROOT,
+        cwd=cwd or ROOT,
     )
+
+
+class PipePieces(io.RawIOBase):
+    """A pipe whose writes arrive in the given pieces of bytes (not seekable): a read gets at
+    most one piece, cut to the reader's buffer, as ``read(2)`` on a pipe does."""
+
+    def __init__(self, pieces: list[bytes]) -> None:
+        self._pieces = list(pieces)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:  # type: ignore[no-untyped-def]
+        if not self._pieces:
+            return 0
+        piece = self._pieces.pop(0)
+        n = min(len(buf), len(piece))
+        buf[:n] = piece[:n]
+        if n < len(piece):
+            self._pieces.insert(0, piece[n:])
+        return n
 
 
 @pytest.fixture(scope="session")

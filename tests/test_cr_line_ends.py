@@ -9,7 +9,7 @@ import io
 import json
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, PipePieces, run_cli
 
 from rootrank.engine import diagnose_paths, diagnose_text
 from rootrank.ingest import _CrLineEnds, read_blocks
@@ -63,26 +63,11 @@ def test_cr_only_lines_keep_their_numbers_across_blocks():
     assert [n for n, _ in lines] == list(range(1, 202))
 
 
-class _Reads(io.RawIOBase):
-    def __init__(self, pieces: list[bytes]) -> None:
-        self._pieces = list(pieces)
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buf) -> int:  # type: ignore[no-untyped-def]
-        if not self._pieces:
-            return 0
-        piece = self._pieces.pop(0)
-        buf[: len(piece)] = piece
-        return len(piece)
-
-
 def test_a_crlf_cut_between_two_reads_is_one_line_end():
-    rest = io.BufferedReader(_Reads([b"b\r", b"\nc\r", b"\r", b"d"]))
+    rest = io.BufferedReader(PipePieces([b"b\r", b"\nc\r", b"\r", b"d"]))
     stream = io.BufferedReader(_CrLineEnds(b"a\r", rest))
     assert stream.read() == b"a\nb\nc\n\nd"
-    stream = io.BufferedReader(_CrLineEnds(b"a\r", io.BufferedReader(_Reads([]))))
+    stream = io.BufferedReader(_CrLineEnds(b"a\r", io.BufferedReader(PipePieces([]))))
     assert stream.read() == b"a\n"
 
 

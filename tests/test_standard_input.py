@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, PipePieces, run_cli
 
 from rootrank.engine import names_instead_of_log, stdin_log
 from rootrank.ingest import InputError, decompressed, read_blocks
@@ -60,34 +60,14 @@ def test_a_compressed_log_on_stdin_in_the_text_report():
     assert first[1].endswith("<stdin>:19")
 
 
-class _Pipe(io.RawIOBase):
-    """A pipe whose writes arrive in the given pieces (not seekable)."""
-
-    def __init__(self, pieces: list[bytes]) -> None:
-        self._pieces = list(pieces)
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buf) -> int:  # type: ignore[no-untyped-def]
-        if not self._pieces:
-            return 0
-        piece = self._pieces.pop(0)
-        n = min(len(buf), len(piece))
-        buf[:n] = piece[:n]
-        if n < len(piece):
-            self._pieces.insert(0, piece[n:])
-        return n
-
-
 @pytest.mark.parametrize("first", [1, 3, 5])
 def test_a_magic_number_cut_by_the_pipes_first_write_is_still_read(first):
     plain = EXAMPLE.read_bytes()
     for packed in (gzip.compress(plain), lzma.compress(plain)):
-        pipe = io.BufferedReader(_Pipe([packed[:first], packed[first:]]))
+        pipe = io.BufferedReader(PipePieces([packed[:first], packed[first:]]))
         assert decompressed(pipe).read() == plain
     # and a plain log cut the same way loses no byte
-    pipe = io.BufferedReader(_Pipe([plain[:first], plain[first:]]))
+    pipe = io.BufferedReader(PipePieces([plain[:first], plain[first:]]))
     assert decompressed(pipe).read() == plain
 
 
@@ -131,18 +111,6 @@ def _logs(tmp_path):
     return logs
 
 
-def _run_in(cwd, *args: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "server"))
-    return subprocess.run(
-        [sys.executable, "-m", "rootrank", *args],
-        input=stdin,
-        capture_output=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
-
-
 @pytest.mark.parametrize(
     ("typed", "stdin", "advice"),
     [
@@ -158,7 +126,7 @@ def _run_in(cwd, *args: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]
 )
 def test_file_names_on_stdin_say_paths_go_as_arguments(tmp_path, typed, stdin, advice):
     _logs(tmp_path)
-    proc = _run_in(tmp_path, "diagnose", "-", stdin=stdin)
+    proc = run_cli("diagnose", "-", stdin=stdin, cwd=tmp_path)
     assert proc.returncode == 2, typed
     assert proc.stdout == b""
     err = proc.stderr.decode()
@@ -169,8 +137,8 @@ def test_file_names_on_stdin_say_paths_go_as_arguments(tmp_path, typed, stdin, a
 
 def test_file_names_on_stdin_beside_a_readable_log_are_a_warning(tmp_path):
     _logs(tmp_path)
-    proc = _run_in(
-        tmp_path, "diagnose", "-", "logs/rank0.log", "--format", "json", stdin=b"logs/\n"
+    proc = run_cli(
+        "diagnose", "-", "logs/rank0.log", "--format", "json", stdin=b"logs/\n", cwd=tmp_path
     )
     assert proc.returncode == 0
     d = json.loads(proc.stdout)
@@ -224,8 +192,8 @@ def test_short_log_text_is_not_file_names(tmp_path, monkeypatch, text):
 
 
 def test_names_are_read_whole_and_given_back_when_more_follows():
-    stream = io.BufferedReader(_Pipe([b"rank0.log\n", b"[rank0]: RuntimeError: boom\n"]))
+    stream = io.BufferedReader(PipePieces([b"rank0.log\n", b"[rank0]: RuntimeError: boom\n"]))
     out = stdin_log(stream)  # type: ignore[arg-type]
     assert out.read() == b"rank0.log\n[rank0]: RuntimeError: boom\n"
     with pytest.raises(InputError, match=r"file names \(rank0.log rank1.log\)"):
-        stdin_log(io.BufferedReader(_Pipe([b"rank0.log\n", b"rank1.log\n"])))  # type: ignore[arg-type]
+        stdin_log(io.BufferedReader(PipePieces([b"rank0.log\n", b"rank1.log\n"])))  # type: ignore[arg-type]
