@@ -171,6 +171,7 @@ STATE_WORDS = (
     "failures:",  # torchelastic failure summary
     "root cause (first observed failure)",
     "-- process ",  # mp.spawn banner
+    "----------begin global rank",  # composer's launcher prints a crashed rank's output
     "world_size",
     "world size",
     "xception has occurred",  # a debugger's exception header (VS Code / debugpy)

@@ -91,6 +91,12 @@ _NCCL_INIT = lazy_regex.compile(
     r"\bRank (?P<rank>\d+) nranks (?P<nranks>\d+)|\bInit COMPLETE comm \S+ rank (?P<rank2>\d+) nranks (?P<nranks2>\d+)"
 )
 _SPAWN = lazy_regex.compile(r"^-- Process (?P<proc>\d+) terminated with the following error:")
+# MosaicML composer's launcher prints the captured output of a rank that crashed between
+# "----------Begin global rank 2 STDERR----------" and "----------End global rank 2 STDERR----------"
+# (composer/cli/launcher.py, _print_process_exit_status): the lines between are that rank's.
+_COMPOSER_BLOCK = lazy_regex.compile(
+    r"^-{10}(?P<edge>Begin|End) global rank (?P<rank>\d+) (?:STDOUT|STDERR)-{10}\s*$"
+)
 _WORLD = lazy_regex.compile(r"\b(?:world_size|WORLD_SIZE|world size)\s*[=:]\s*(?P<n>\d{1,6})\b")
 
 # A summary retyped or copied from a rendered page may put a space before the colon.
@@ -436,6 +442,8 @@ class RankTagger:
     _spawn_proc: int | None = None
     _spawn_left: int = 0
     _spawn_exc: bool = False
+    #: the global rank of an open composer output block (:data:`_COMPOSER_BLOCK`)
+    _block_rank: int | None = None
     _last_time: dict[int | None, float] = field(default_factory=dict)
     actor_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
     _shapes: list[_Shape] = field(default_factory=list)
@@ -687,6 +695,15 @@ class RankTagger:
                 self._spawn_exc = True
             elif (self._spawn_exc and not body.strip()) or self._spawn_left <= 0:
                 self._spawn_proc = None
+        if body[:10] == "----------":
+            bm = _COMPOSER_BLOCK.match(body)
+            if bm:
+                opened = bm.group("edge") == "Begin"
+                self._block_rank = int(bm.group("rank")) if opened else None
+                if rank is None:
+                    rank = int(bm.group("rank"))
+        elif self._block_rank is not None and rank is None:
+            rank = self._block_rank
         if self._track_summary(body, number) and rank is None:
             rank = self.summary_rank(number)
         if rank is None and self.path_rank is not None:
@@ -760,8 +777,9 @@ class RankTagger:
         return seen
 
     def following(self) -> bool:
-        """``True`` while a torchelastic summary or an ``mp.spawn`` traceback is open."""
-        return self._summary or self._spawn_proc is not None
+        """``True`` while a torchelastic summary, an ``mp.spawn`` traceback or a composer
+        output block is open."""
+        return self._summary or self._spawn_proc is not None or self._block_rank is not None
 
     def last_time(self, rank: int | None) -> float | None:
         """The latest timestamp seen so far on a line of ``rank`` (a lower bound for an

@@ -1,0 +1,47 @@
+"""MosaicML composer's launcher (``composer -n 4 train.py ...``): its report of a crashed rank
+names the global rank and exit code, and the captured output it prints between
+``----------Begin global rank N STDERR----------`` and the matching ``End`` line is that rank's
+(composer/cli/launcher.py, ``_monitor_processes`` and ``_print_process_exit_status``). The
+log is written in the launcher's shape from its source."""
+
+from __future__ import annotations
+
+from conftest import ROOT
+
+from rootrank.engine import diagnose_text
+from rootrank.ranks import RankTagger
+
+LOG = (ROOT / "tests" / "data" / "composer-rank-crashed.log").read_text()
+
+
+def test_the_crashed_ranks_captured_traceback_is_that_ranks_root_cause():
+    d = diagnose_text(LOG, "train.log")
+    root = d.root_cause
+    assert root is not None and root.failure_class == "user-code-exception"
+    assert d.initiating_rank == 2
+    assert root.evidence[0].line == 26 and root.evidence[0].text == "KeyError: 'name'"
+
+
+def test_the_launchers_line_alone_names_the_rank_and_the_signal_exit_code():
+    head = "\n".join(LOG.splitlines()[:10])
+    text = head + "\nERROR:composer.cli.launcher:Rank 3 crashed with exit code -7.\n"
+    d = diagnose_text(text, "train.log")
+    root = d.root_cause
+    assert root is not None and root.signature == "elastic-child-failed"
+    assert d.initiating_rank == 3
+    assert root.evidence[0].line == 11
+    assert root.fix.variant is not None and root.fix.variant.id == "native-signal"  # -7: SIGBUS
+
+
+def test_only_the_lines_inside_a_block_take_its_rank():
+    tagger = RankTagger()
+    lines = [
+        "Global rank 2 (PID 51234) exited with code 1",
+        "----------Begin global rank 2 STDERR----------",
+        "KeyError: 'name'",
+        "----------End global rank 2 STDERR----------",
+        "Waiting up to 30 seconds for all training processes to terminate.",
+    ]
+    ranks = [tagger.tag(text, n).rank for n, text in enumerate(lines, 1)]
+    assert ranks == [None, 2, 2, 2, None]
+    assert not tagger.following()
