@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from rootrank import lazy_regex, library_file
+from rootrank import lazy_regex, library_file, ranks
 from rootrank.engine import diagnose_paths
 from rootrank.mask import Masker
 from rootrank.report import to_json
@@ -192,3 +192,50 @@ def test_every_fixture_gives_the_same_json_lazy_and_eager():
         != fast[path]
     ]
     assert differ == []
+
+
+def _strip_log_header_ungated(text: str) -> str:
+    """strip_log_header as it was before its first-character test: the pattern on every
+    text."""
+    for _ in range(3):
+        m = ranks._LOG_HEADER.match(text)
+        if not m or m.end() == 0:
+            return text
+        text = text[m.end() :]
+    return text
+
+
+def test_strip_log_header_skips_only_texts_no_header_can_start():
+    """The first-character test of strip_log_header changes no answer: every header kind it
+    removes, texts that look close, and every line of every fixture log and example."""
+    made = [
+        "[E1129 10:12:01.5 x.cpp:632] NCCL error",
+        "E1129 13:34:28.512 25034 api.py:1002] failed",
+        "2026-11-29 09:04:28,866 - INFO - step 3",
+        "[2026-11-29T09:04:28Z] [ERROR] [train.py:12] boom",
+        "INFO 11-29 10:12:01 [worker.py:12] ready",
+        "WARNING:root:careful",
+        "CRITICAL:torch.distributed:lost",
+        "(pid=4242, ip=10.0.0.1) Traceback (most recent call last):",
+        "(raylet) worker died",
+        "!!! Exception during processing !!! CUDA out of memory",
+        "trainer-1  |  RuntimeError: CUDA error",
+        "svc.a-12 | x",
+        "Traceback (most recent call last):",
+        "torch.OutOfMemoryError: CUDA out of memory.",
+        '  File "train.py", line 3, in <module>',
+        "",
+        "|",
+        "\u0663\u0663\u0663\u0663-11-29 09:04:28 x",  # Arabic-Indic digits: \d is Unicode
+        "\u00e9t\u00e9-3 | message",
+    ]
+    lines = made[:]
+    for path in [*FIXTURES, *sorted(Path(__file__).parents[1].glob("examples/*.log"))]:
+        lines += path.read_text(encoding="utf-8", errors="replace").splitlines()
+    bodies = lines + [ln.split("]: ", 1)[-1] for ln in lines]  # also after a [rankN]: prefix
+    assert len(bodies) > 10_000
+    assert [ranks.strip_log_header(t) for t in bodies] == [
+        _strip_log_header_ungated(t) for t in bodies
+    ]
+    assert ranks.strip_log_header(made[0]) == "NCCL error"  # the pattern still runs
+    assert ranks.strip_log_header(made[10]) == "RuntimeError: CUDA error"
