@@ -239,3 +239,48 @@ def test_strip_log_header_skips_only_texts_no_header_can_start():
     ]
     assert ranks.strip_log_header(made[0]) == "NCCL error"  # the pattern still runs
     assert ranks.strip_log_header(made[10]) == "RuntimeError: CUDA error"
+
+
+def _rank_from_path_ungated(path: str) -> tuple[int | None, bool]:
+    """rank_from_path as it was before its word test: _FILE_RANK on every path."""
+    m = ranks._FILE_RANK.search(str(Path(path)).replace("\\", "/"))
+    if not m:
+        return None, False
+    if m.group("ldir") is not None:
+        return int(m.group("ldir")), True
+    if m.group("task") is not None:
+        return int(m.group("task")), False
+    return int(m.group("rank") if m.group("rank") is not None else m.group("dir")), False
+
+
+def test_rank_from_path_skips_only_paths_that_name_no_rank():
+    """The word test of rank_from_path changes no answer: every layout that names a rank, in
+    any case (with the Kelvin sign and the long s, which fold to k and s), near misses, and
+    every fixture's path."""
+    paths = [
+        "logs/attempt_0/3/stderr.log",
+        "ATTEMPT_2/7/error.json",
+        "slurm-4242-5.out",
+        "SLURM-1-2.ERR",
+        "\u017flurm-1-2.out",
+        "runs/rank3.log",
+        "RAN\u212a3.log",
+        "rank\u0663.log",
+        "worker-12.out",
+        "proc_4.err",
+        "train.rank_3.txt",
+        "rank_3/stdout.log",
+        "Worker.5/x.log",
+        "runs/rank12-debug/train.log",
+        "/tmp/rootrank-startup-ab3/tiny.log",
+        "rank-s/3.log",
+        "attempt_/3/stderr.log",
+        "slurm-x-3.out",
+        "train.log",
+        "",
+    ]
+    paths += [str(p) for p in FIXTURES]
+    got = [ranks.rank_from_path(p) for p in paths]
+    assert got == [_rank_from_path_ungated(p) for p in paths]
+    assert got[:4] == [(3, True), (7, True), (5, False), (2, False)]
+    assert got[5:8] == [(3, False), (3, False), (3, False)]
