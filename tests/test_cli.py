@@ -7,8 +7,10 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT, run_cli
 
+from rootrank import cli
 from rootrank.extras import install_hint
 
 OOM = ROOT / "signatures" / "memory" / "cuda-oom.positive.log"
@@ -288,3 +290,30 @@ def test_the_headline_names_a_rank_only_when_it_started_the_failure():
     assert diag.initiating_rank is None
     head = to_text(diag).splitlines()[0]
     assert head.startswith("Root cause: ") and " on rank" not in head
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["diagnose", "a.log", "b.log", "--format", "json", "--no-mask", "--signatures", "x"],
+        ["diagnose", "a.log", "--form", "markdown", "--all-stacks", "--color", "never"],
+        ["eval", "cases", "--min-class", "0.9", "--min-rank", "0.5", "-f", "json"],
+        ["signatures", "cuda-oom", "--format", "json"],
+        ["signatures", "--check", "dir"],
+        ["serve"],
+        ["run", "--stall", "60", "--on-stall", "dump", "--log", "x.log", "--", "torchrun", "t.py"],
+        ["watch", "logs", "-", "--progress-every", "5", "--format", "json"],
+        ["triage", "archive", "--format", "html", "--since", "2026-11-01", "--keep-hosts"],
+    ],
+)
+def test_the_parser_of_one_command_parses_and_helps_as_the_whole_parser(words):
+    """cli._parser(command) builds only that subcommand (a start-up cost, issue 11): it must
+    read the same arguments and show the same help as the parser of every subcommand."""
+    whole, alone = cli._parser(), cli._parser(words[0])
+    assert vars(alone.parse_args(words)) == vars(whole.parse_args(words))
+    assert alone._subparsers is not None and whole._subparsers is not None
+    (alone_sub,) = alone._subparsers._group_actions
+    (whole_sub,) = whole._subparsers._group_actions
+    assert list(alone_sub.choices) == [words[0]]
+    assert alone_sub.choices[words[0]].format_help() == whole_sub.choices[words[0]].format_help()
+    assert list(whole_sub.choices) == list(cli.COMMANDS)

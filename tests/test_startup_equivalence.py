@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from rootrank import lazy_regex, library_file
+from rootrank import lazy_regex, library_file, ranks
 from rootrank.engine import diagnose_paths
 from rootrank.mask import Masker
 from rootrank.report import to_json
@@ -192,3 +192,95 @@ def test_every_fixture_gives_the_same_json_lazy_and_eager():
         != fast[path]
     ]
     assert differ == []
+
+
+def _strip_log_header_ungated(text: str) -> str:
+    """strip_log_header as it was before its first-character test: the pattern on every
+    text."""
+    for _ in range(3):
+        m = ranks._LOG_HEADER.match(text)
+        if not m or m.end() == 0:
+            return text
+        text = text[m.end() :]
+    return text
+
+
+def test_strip_log_header_skips_only_texts_no_header_can_start():
+    """The first-character test of strip_log_header changes no answer: every header kind it
+    removes, texts that look close, and every line of every fixture log and example."""
+    made = [
+        "[E1129 10:12:01.5 x.cpp:632] NCCL error",
+        "E1129 13:34:28.512 25034 api.py:1002] failed",
+        "2026-11-29 09:04:28,866 - INFO - step 3",
+        "[2026-11-29T09:04:28Z] [ERROR] [train.py:12] boom",
+        "INFO 11-29 10:12:01 [worker.py:12] ready",
+        "WARNING:root:careful",
+        "CRITICAL:torch.distributed:lost",
+        "(pid=4242, ip=10.0.0.1) Traceback (most recent call last):",
+        "(raylet) worker died",
+        "!!! Exception during processing !!! CUDA out of memory",
+        "trainer-1  |  RuntimeError: CUDA error",
+        "svc.a-12 | x",
+        "Traceback (most recent call last):",
+        "torch.OutOfMemoryError: CUDA out of memory.",
+        '  File "train.py", line 3, in <module>',
+        "",
+        "|",
+        "\u0663\u0663\u0663\u0663-11-29 09:04:28 x",  # Arabic-Indic digits: \d is Unicode
+        "\u00e9t\u00e9-3 | message",
+    ]
+    lines = made[:]
+    for path in [*FIXTURES, *sorted(Path(__file__).parents[1].glob("examples/*.log"))]:
+        lines += path.read_text(encoding="utf-8", errors="replace").splitlines()
+    bodies = lines + [ln.split("]: ", 1)[-1] for ln in lines]  # also after a [rankN]: prefix
+    assert len(bodies) > 10_000
+    assert [ranks.strip_log_header(t) for t in bodies] == [
+        _strip_log_header_ungated(t) for t in bodies
+    ]
+    assert ranks.strip_log_header(made[0]) == "NCCL error"  # the pattern still runs
+    assert ranks.strip_log_header(made[10]) == "RuntimeError: CUDA error"
+
+
+def _rank_from_path_ungated(path: str) -> tuple[int | None, bool]:
+    """rank_from_path as it was before its word test: _FILE_RANK on every path."""
+    m = ranks._FILE_RANK.search(str(Path(path)).replace("\\", "/"))
+    if not m:
+        return None, False
+    if m.group("ldir") is not None:
+        return int(m.group("ldir")), True
+    if m.group("task") is not None:
+        return int(m.group("task")), False
+    return int(m.group("rank") if m.group("rank") is not None else m.group("dir")), False
+
+
+def test_rank_from_path_skips_only_paths_that_name_no_rank():
+    """The word test of rank_from_path changes no answer: every layout that names a rank, in
+    any case (with the Kelvin sign and the long s, which fold to k and s), near misses, and
+    every fixture's path."""
+    paths = [
+        "logs/attempt_0/3/stderr.log",
+        "ATTEMPT_2/7/error.json",
+        "slurm-4242-5.out",
+        "SLURM-1-2.ERR",
+        "\u017flurm-1-2.out",
+        "runs/rank3.log",
+        "RAN\u212a3.log",
+        "rank\u0663.log",
+        "worker-12.out",
+        "proc_4.err",
+        "train.rank_3.txt",
+        "rank_3/stdout.log",
+        "Worker.5/x.log",
+        "runs/rank12-debug/train.log",
+        "/tmp/rootrank-startup-ab3/tiny.log",
+        "rank-s/3.log",
+        "attempt_/3/stderr.log",
+        "slurm-x-3.out",
+        "train.log",
+        "",
+    ]
+    paths += [str(p) for p in FIXTURES]
+    got = [ranks.rank_from_path(p) for p in paths]
+    assert got == [_rank_from_path_ungated(p) for p in paths]
+    assert got[:4] == [(3, True), (7, True), (5, False), (2, False)]
+    assert got[5:8] == [(3, False), (3, False), (3, False)]

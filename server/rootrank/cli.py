@@ -68,7 +68,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_INPUT_ERROR, f"rootrank: {message} (see '{self.prog} --help')\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+#: The subcommands, in ``--help``'s order.
+COMMANDS = ("diagnose", "eval", "signatures", "serve", "run", "watch", "triage")
+
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser: with ``command`` (one of :data:`COMMANDS`, the first word of the
+    arguments to parse), only that subcommand's parser, else every one.
+
+    Arguments that begin with a subcommand's name can only be parsed by it or shown in its
+    own help, usage and errors (the top-level parser has no option after the command, and a
+    subcommand's name must be given whole), so the others are not built: argparse's
+    ``add_argument`` sets up a help formatter each time, and the parsers of all seven
+    subcommands took ~5 ms of every start (issue 11). Anything else (``--help``, a wrong or
+    missing command) gets every subcommand."""
     p = _Parser(
         prog="rootrank",
         description="Find the root cause and the initiating rank of a failed multi-GPU training run.",
@@ -78,79 +91,88 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"rootrank {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    d = sub.add_parser(
-        "diagnose",
-        help="diagnose log files, folders of per-rank logs, or - for standard input",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    d.add_argument(
-        "paths", nargs="+", metavar="PATH", help="a log file, a folder of logs, or - (stdin)"
-    )
-    d.add_argument(
-        "--format", "-f", choices=("text", "json", "markdown", "sarif", "github"), default="text"
-    )
-    d.add_argument(
-        "--no-mask", action="store_true", help="show raw text (secrets and hosts unmasked)"
-    )
-    d.add_argument(
-        "--signatures",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="an extra signature folder (repeatable)",
-    )
-    d.add_argument(
-        "--all-stacks",
-        action="store_true",
-        help="show the fix's code for every stack, not only the one seen",
-    )
-    d.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    if command in (None, "diagnose"):
+        d = sub.add_parser(
+            "diagnose",
+            help="diagnose log files, folders of per-rank logs, or - for standard input",
+            epilog=_EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        d.add_argument(
+            "paths", nargs="+", metavar="PATH", help="a log file, a folder of logs, or - (stdin)"
+        )
+        d.add_argument(
+            "--format",
+            "-f",
+            choices=("text", "json", "markdown", "sarif", "github"),
+            default="text",
+        )
+        d.add_argument(
+            "--no-mask", action="store_true", help="show raw text (secrets and hosts unmasked)"
+        )
+        d.add_argument(
+            "--signatures",
+            action="append",
+            default=[],
+            metavar="DIR",
+            help="an extra signature folder (repeatable)",
+        )
+        d.add_argument(
+            "--all-stacks",
+            action="store_true",
+            help="show the fix's code for every stack, not only the one seen",
+        )
+        d.add_argument("--color", choices=("auto", "always", "never"), default="auto")
 
-    e = sub.add_parser(
-        "eval", help="score the engine on labelled case folders (input.log + expected.json)"
-    )
-    e.add_argument("paths", nargs="+", metavar="DIR")
-    e.add_argument("--format", "-f", choices=("text", "json"), default="text")
-    e.add_argument("--signatures", action="append", default=[], metavar="DIR")
-    e.add_argument(
-        "--min-class",
-        type=_fraction,
-        default=None,
-        metavar="FRACTION",
-        help="exit 1 when the class accuracy is below FRACTION (0..1), for CI gates",
-    )
-    e.add_argument(
-        "--min-rank",
-        type=_fraction,
-        default=None,
-        metavar="FRACTION",
-        help="exit 1 when the initiating-rank accuracy is below FRACTION (0..1)",
-    )
+    if command in (None, "eval"):
+        e = sub.add_parser(
+            "eval", help="score the engine on labelled case folders (input.log + expected.json)"
+        )
+        e.add_argument("paths", nargs="+", metavar="DIR")
+        e.add_argument("--format", "-f", choices=("text", "json"), default="text")
+        e.add_argument("--signatures", action="append", default=[], metavar="DIR")
+        e.add_argument(
+            "--min-class",
+            type=_fraction,
+            default=None,
+            metavar="FRACTION",
+            help="exit 1 when the class accuracy is below FRACTION (0..1), for CI gates",
+        )
+        e.add_argument(
+            "--min-rank",
+            type=_fraction,
+            default=None,
+            metavar="FRACTION",
+            help="exit 1 when the initiating-rank accuracy is below FRACTION (0..1)",
+        )
 
-    s = sub.add_parser(
-        "signatures",
-        help="list the failure library, show one entry (ID), or check a signature folder",
-        epilog="ID may be part of an id (ddp-unused, sigfpe): it must name one signature; exit 2 "
-        "when it names none (the closest ids are shown) or several (oom: they are listed).",
-    )
-    s.add_argument(
-        "id",
-        nargs="?",
-        metavar="ID",
-        help="show this signature's whole entry (an id or part of one)",
-    )
-    s.add_argument(
-        "--check", metavar="DIR", help="validate a signature folder and report every problem"
-    )
-    s.add_argument("--format", "-f", choices=("text", "json"), default="text")
+    if command in (None, "signatures"):
+        s = sub.add_parser(
+            "signatures",
+            help="list the failure library, show one entry (ID), or check a signature folder",
+            epilog="ID may be part of an id (ddp-unused, sigfpe): it must name one signature; exit 2 "
+            "when it names none (the closest ids are shown) or several (oom: they are listed).",
+        )
+        s.add_argument(
+            "id",
+            nargs="?",
+            metavar="ID",
+            help="show this signature's whole entry (an id or part of one)",
+        )
+        s.add_argument(
+            "--check", metavar="DIR", help="validate a signature folder and report every problem"
+        )
+        s.add_argument("--format", "-f", choices=("text", "json"), default="text")
 
-    sub.add_parser("serve", help="run the language server over stdio (for editors)")
-    _live_parsers(sub)
+    if command in (None, "serve"):
+        sub.add_parser("serve", help="run the language server over stdio (for editors)")
+    if command in (None, "run", "watch"):
+        _live_parsers(sub, command)
+    if command in (None, "triage"):
+        # fleet triage (needs rootrank[fleet])
+        from rootrank.triage import command as triage_command
 
-    from rootrank.triage import command as triage_command  # fleet triage (needs rootrank[fleet])
-
-    triage_command.add_parser(sub)
+        triage_command.add_parser(sub)
     return p
 
 
@@ -165,8 +187,9 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _live_parsers(sub) -> None:  # type: ignore[no-untyped-def]
-    """``rootrank run`` and ``rootrank watch`` (docs/live.md)."""
+def _live_parsers(sub, command: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    """``rootrank run`` and ``rootrank watch`` (docs/live.md); with ``command``, only that
+    one (see :func:`_parser`)."""
     common = _Parser(add_help=False)
     common.add_argument(
         "--format",
@@ -195,32 +218,34 @@ def _live_parsers(sub) -> None:  # type: ignore[no-untyped-def]
     )
     common.add_argument("--signatures", action="append", default=[], metavar="DIR")
     common.add_argument("--color", choices=("auto", "always", "never"), default="auto")
-    r = sub.add_parser(
-        "run",
-        parents=[common],
-        help="run a training command and watch it live (-- CMD ARGS...)",
-        usage="rootrank run [options] -- CMD ARGS...",
-        epilog="exit code: the command's own (128+N when signal N ended it, 127 not found, "
-        "126 not runnable); 2 for a usage error. See docs/live.md.",
-    )
-    r.add_argument("--log", metavar="FILE", help="also save the command's output to FILE")
-    r.add_argument(
-        "--on-stall",
-        choices=("report", "dump"),
-        default="report",
-        help="dump: collect every rank's Python stack with py-spy when a stall is found",
-    )
-    r.add_argument("cmd", nargs=argparse.REMAINDER, metavar="CMD ARGS...")
-    w = sub.add_parser(
-        "watch",
-        parents=[common],
-        help="follow log files or folders written by a running job",
-        epilog="runs until Ctrl-C (exit 130), or reading only -, until its end: exit 0 when a "
-        "failure was reported, 1 when none. See docs/live.md.",
-    )
-    w.add_argument(
-        "paths", nargs="+", metavar="PATH", help="a log file, a folder of logs, or - (stdin)"
-    )
+    if command in (None, "run"):
+        r = sub.add_parser(
+            "run",
+            parents=[common],
+            help="run a training command and watch it live (-- CMD ARGS...)",
+            usage="rootrank run [options] -- CMD ARGS...",
+            epilog="exit code: the command's own (128+N when signal N ended it, 127 not found, "
+            "126 not runnable); 2 for a usage error. See docs/live.md.",
+        )
+        r.add_argument("--log", metavar="FILE", help="also save the command's output to FILE")
+        r.add_argument(
+            "--on-stall",
+            choices=("report", "dump"),
+            default="report",
+            help="dump: collect every rank's Python stack with py-spy when a stall is found",
+        )
+        r.add_argument("cmd", nargs=argparse.REMAINDER, metavar="CMD ARGS...")
+    if command in (None, "watch"):
+        w = sub.add_parser(
+            "watch",
+            parents=[common],
+            help="follow log files or folders written by a running job",
+            epilog="runs until Ctrl-C (exit 130), or reading only -, until its end: exit 0 when a "
+            "failure was reported, 1 when none. See docs/live.md.",
+        )
+        w.add_argument(
+            "paths", nargs="+", metavar="PATH", help="a log file, a folder of logs, or - (stdin)"
+        )
 
 
 def _library(extra: list[str]):  # type: ignore[no-untyped-def]
@@ -475,8 +500,9 @@ def _main(argv: list[str] | None) -> int:
         if sys.stderr is not None:
             print("rootrank: standard output is closed; nothing can be written", file=sys.stderr)
         return EXIT_INPUT_ERROR
-    parser = _parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    parser = _parser(words[0] if words and words[0] in COMMANDS else None)
+    args = parser.parse_args(words)
     if getattr(args, "paths", None) and "-" in args.paths and sys.stdin is None:
         print("rootrank: standard input is closed; nothing to read from '-'", file=sys.stderr)
         return EXIT_INPUT_ERROR

@@ -17,6 +17,7 @@ from typing import Any
 
 import regex
 
+from rootrank import lazy_regex
 from rootrank.analysis.compare import lacking_keys, lone_submitter, odd_one_out
 from rootrank.analysis.events import (
     ABORT_CODES,
@@ -542,7 +543,7 @@ def parameter_dtype_mismatch(case: Case) -> bool:
 
 
 #: Frames of data loading: an exception raised there reads a rank's own shard of the data.
-_DATA_FRAME = regex.compile(r"(?i)(?:[/\\]utils[/\\]data[/\\]|dataset|dataloader|collat)")
+_DATA_FRAME = lazy_regex.compile(r"(?i)(?:[/\\]utils[/\\]data[/\\]|dataset|dataloader|collat)")
 
 
 #: Python's exceptions of program logic: given the same code and config, every process
@@ -728,7 +729,7 @@ def elastic_summary(case: Case) -> Verdict | None:
 #: script, ``torch/distributed/run.py``, the launcher API, the elastic agent and its
 #: rendezvous handlers (a worker's ``init_process_group`` goes through
 #: ``torch/distributed/rendezvous.py`` instead, outside ``elastic/``).
-_AGENT_FRAME = regex.compile(
+_AGENT_FRAME = lazy_regex.compile(
     r"(?:[/\\]bin[/\\]torchrun$|distributed[/\\]run\.py$|distributed[/\\]launcher[/\\]api\.py$"
     r"|distributed[/\\]launch\.py$|distributed[/\\]elastic[/\\](?:agent|rendezvous)[/\\])"
 )

@@ -92,6 +92,7 @@ from typing import Any
 
 import regex
 
+from rootrank import lazy_regex
 from rootrank.frameworks import STACK_NAMES
 
 LAUNCHERS = (
@@ -135,8 +136,8 @@ WHEN_KEYS: dict[str, type] = {
     "rank_outside_world": bool,
 }
 
-_RANK_ARG = regex.compile(r"(?<![\w.])rank\s*=\s*(\d+)\b")
-_WORLD_ARG = regex.compile(r"\bworld_size\s*=\s*(\d+)\b")
+_RANK_ARG = lazy_regex.compile(r"(?<![\w.])rank\s*=\s*(\d+)\b")
+_WORLD_ARG = lazy_regex.compile(r"\bworld_size\s*=\s*(\d+)\b")
 
 
 def rank_outside_world(codes: list[str]) -> tuple[str, int, int] | None:
@@ -396,11 +397,11 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
 
 #: CUDA's OOM message (c10/cuda/CUDACachingAllocator.cpp): the request, what is free, and the
 #: other processes on the GPU ("Process 198907 has 2.42 GiB memory in use").
-_OTHER_PROCESS = regex.compile(
+_OTHER_PROCESS = lazy_regex.compile(
     r"\bProcess (?P<pid>\d+) has (?P<size>\d+(?:\.\d+)? [KMGT]?i?B) memory in use"
 )
-_REQUEST = regex.compile(r"Tried to allocate (?P<size>\d+(?:\.\d+)? ?[KMGT]?i?B)")
-_FREE = regex.compile(r"of which (?P<size>\d+(?:\.\d+)? ?[KMGT]?i?B) is free")
+_REQUEST = lazy_regex.compile(r"Tried to allocate (?P<size>\d+(?:\.\d+)? ?[KMGT]?i?B)")
+_FREE = lazy_regex.compile(r"of which (?P<size>\d+(?:\.\d+)? ?[KMGT]?i?B) is free")
 _UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 
 
