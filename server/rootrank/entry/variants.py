@@ -102,6 +102,7 @@ LAUNCHERS = (
     "accelerate",
     "srun",
     "horovodrun",
+    "lightning",
     "python",
     "vllm",
     "nccl-tests",
