@@ -39,6 +39,9 @@ OOM = (
         ),
         ("[1,0]<stderr>:Traceback (most recent call last):", {"mpirun"}, None),
         ("srun: error: node01: tasks 2-3: Exited with exit code 1", {"srun"}, None),
+        # torchrun --tee's prefix: role "default", local rank 3
+        ("[default3]:  what():  CUDA error: unknown error", {"torchrun"}, None),
+        ("node02: [default3]:[rank11]: RuntimeError: x", {"torchrun"}, None),
         ('  File "/x/torch/multiprocessing/spawn.py", line 3, in join', {"mp.spawn"}, None),
         ("python 3.6", set(), None),
         ("Using python 3.10 on linux", set(), None),
@@ -132,4 +135,82 @@ def test_an_option_of_the_users_script_the_log_never_shows_moves_to_the_comment(
     )
     assert comment.endswith(
         "(add --max-steps 20 if ddp_unused_parameters.py takes it, for a short run)"
+    )
+
+
+LIGHTNING_FSDP_OOM = """\
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "/home/mei/vlm/lit_train.py", line 120, in <module>
+[rank0]:     trainer.fit(module, datamodule=dm)
+[rank0]:   File "/home/mei/.venv/lib/python3.11/site-packages/lightning/pytorch/trainer/trainer.py", line 538, in fit
+[rank0]:     call._call_and_handle_interrupt(
+[rank0]:   File "/home/mei/.venv/lib/python3.11/site-packages/lightning/pytorch/trainer/call.py", line 46, in _call_and_handle_interrupt
+[rank0]:     return trainer.strategy.launcher.launch(trainer_fn, *args, trainer=trainer, **kwargs)
+[rank0]:   File "/home/mei/.venv/lib/python3.11/site-packages/lightning/pytorch/strategies/launchers/subprocess_script.py", line 105, in launch
+[rank0]:     return function(*args, **kwargs)
+[rank0]:   File "/home/mei/.venv/lib/python3.11/site-packages/lightning/pytorch/strategies/fsdp.py", line 294, in _setup_model
+[rank0]:     model = FullyShardedDataParallel(
+[rank0]:   File "/home/mei/.venv/lib/python3.11/site-packages/torch/distributed/fsdp/fully_sharded_data_parallel.py", line 509, in __init__
+[rank0]:     _init_param_handle_from_module(
+[rank0]:   File "/home/mei/.venv/lib/python3.11/site-packages/torch/distributed/fsdp/_init_utils.py", line 648, in _init_param_handle_from_params
+[rank0]:     handle = FlatParamHandle(
+[rank0]:   File "/home/mei/.venv/lib/python3.11/site-packages/torch/distributed/fsdp/_flat_param.py", line 848, in flatten_tensors
+[rank0]:     return torch.cat(flat_tensors, dim=0)
+[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 13.48 GiB. GPU 0 has a total capacity of 23.65 GiB of which 9.80 GiB is free.
+"""
+
+
+def test_a_lightning_job_is_verified_as_lightning_runs_it():
+    """Lightning's Trainer starts the other processes from ``python script.py`` itself (its
+    SubprocessScriptLauncher in the traceback): no torchrun, and the FSDP wrapping OOM gets
+    the auto-wrap policy, in Lightning's own words."""
+    rc = diagnose_text(LIGHTNING_FSDP_OOM).root_cause
+    assert rc.fix.variant.id == "fsdp-flatten"
+    assert "FSDPStrategy(auto_wrap_policy=" in rc.fix.steps[0]
+    assert rc.verify.startswith("python lit_train.py  # FSDP wraps the model")
+    assert "torchrun" not in rc.verify
+
+
+def test_an_accelerate_entry_in_a_lightning_job_is_not_launched_with_accelerate():
+    log = LIGHTNING_FSDP_OOM.replace(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 13.48 GiB. GPU 0 has a total capacity of 23.65 GiB of which 9.80 GiB is free.",
+        "ValueError: Must flatten tensors with uniform dtype but got torch.bfloat16 and torch.float32",
+    )
+    rc = diagnose_text(log).root_cause
+    assert "accelerate" not in rc.verify
+    assert rc.verify.startswith("python lit_train.py ")
+
+
+def test_a_deepspeed_job_with_no_launcher_line_is_verified_with_deepspeeds_launcher():
+    """Six identical tracebacks and DeepSpeed's own log lines, no launcher printed: several
+    processes (never ``python train.py`` alone), started by the launcher DeepSpeed documents."""
+    tb = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/ana/train_ds.py", line 80, in <module>\n'
+        "    main()\n"
+        '  File "/srv/ana/train_ds.py", line 52, in main\n'
+        "    opt = build_optimizer(model.named_parameters())\n"
+        "AttributeError: 'tuple' object has no attribute 'named_parameters'\n"
+    )
+    log = (
+        "[2026-11-20 10:01:02,100] [INFO] [logging.py:96:log_dist] [Rank -1] DeepSpeed info: "
+        "version=0.14.0, git-hash=unknown, git-branch=unknown\n" + tb * 3
+    )
+    rc = diagnose_text(log).root_cause
+    assert rc.fix.variant.id == "tuple-returned"
+    assert "Unpack it where it is assigned" in rc.fix.steps[0]
+    assert rc.fix.steps[0].startswith("train_ds.py:52")
+    assert rc.verify.startswith("deepspeed --num_gpus <gpus> train_ds.py  # ")
+
+
+def test_a_torchrun_flag_with_spaces_is_not_cut_for_a_store_error():
+    """The TCPStore's own error is a distributed job's: its port fix keeps torchrun whole."""
+    log = (
+        "RuntimeError: The server socket has failed to listen on any local network address. "
+        "port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use\n"
+    )
+    rc = diagnose_text(log).root_cause
+    assert "python <train.py> +" not in rc.verify
+    assert rc.verify.startswith(
+        "torchrun --nproc-per-node=<gpus> --master-port=$((29500 + RANDOM % 1000))"
     )

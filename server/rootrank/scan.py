@@ -195,9 +195,12 @@ _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
     ),
     (
         "torchrun",
-        ("torchrun", "torch/distributed", "torch.distributed", "ChildFailedError"),
+        ("torchrun", "torch/distributed", "torch.distributed", "ChildFailedError", "[default"),
+        # "[default3]:" is torchrun's --tee prefix (role "default", local rank 3:
+        # torch/distributed/elastic/multiprocessing/api.py tees each worker's output so)
         lazy_regex.compile(
             r"\btorchrun\b|torch[/.]distributed[/.](?:run|launch|elastic)\b|ChildFailedError"
+            r"|^(?:[\w.-]+: )?\[default\d+\]:"
         ),
     ),
 )
@@ -218,6 +221,11 @@ _STACK_WORDS = ahocorasick_rs.AhoCorasick(
 _LAUNCHER_PATHS = (
     ("accelerate", "accelerate/commands/launch"),
     ("deepspeed", "deepspeed/launcher/"),
+    # Lightning's own launchers (Trainer/Fabric re-run the script for each device, or spawn):
+    # every Trainer.fit goes through one, also under torchrun or srun, which then take
+    # precedence (rootrank.entry.commands.PRECEDENCE)
+    ("lightning", "strategies/launchers/subprocess_script"),
+    ("lightning", "strategies/launchers/multiprocessing"),
 )
 _COMMAND_WORDS = (
     "torchrun",

@@ -41,8 +41,24 @@ LAUNCH_AS = {
     "horovodrun": "horovodrun -np {world} python",
     "srun": "srun --ntasks={world} python",
     "mp.spawn": "python",
+    # Lightning's Trainer(devices=N) starts the other processes itself from ``python script.py``
+    "lightning": "python",
     "python": "python",
 }
+#: A stack whose jobs always run several processes (a process group, sharded state): a log
+#: that shows it is never read as a one-process ``python`` run.
+DISTRIBUTED_STACKS = frozenset({"deepspeed", "megatron", "fsdp"})
+#: The launcher a stack documents, for a log that shows the stack but no launcher: DeepSpeed's
+#: own ``deepspeed`` CLI (deepspeed/launcher/runner.py) starts its scripts' processes.
+STACK_LAUNCHER = {"deepspeed": "deepspeed"}
+#: Launchers that run the user's script with ``python`` and start the other processes from
+#: inside it (``mp.spawn``, Lightning's Trainer): a verification runs the script the same way.
+SELF_LAUNCHED = ("mp.spawn", "lightning", "python")
+#: An entry's ``accelerate launch [flags] script.py`` (a signature written for accelerate):
+#: for a job another launcher ran, the flags go and the launcher the log shows takes its place.
+_ACCELERATE_LAUNCH = lazy_regex.compile(
+    r"\baccelerate launch(?: --[\w-]+(?:[= ](?!-)(?:<[^<>]*>|[^\s<>]+))?)*(?= \S+\.py\b)"
+)
 #: The launcher that started the workers when the log shows several (mpirun under srun...):
 #: the innermost first.
 PRECEDENCE = (
@@ -55,6 +71,7 @@ PRECEDENCE = (
     "torchrun",
     "mp.spawn",
     "srun",
+    "lightning",
     "python",
 )
 #: vLLM starts its workers itself: the check that its tensor-parallel group comes up is
@@ -98,7 +115,10 @@ MULTI_PROCESS = frozenset({"torchrun", "deepspeed", "accelerate", "mpirun", "hor
 #: distributed framework in a path, a process group, a rank prefix, the launchers' variables.
 DISTRIBUTED_TEXT = lazy_regex.compile(
     r"NCCL|\bgloo\b|\bc10d\b|torch[/.]distributed|ProcessGroup|DistributedDataParallel"
-    r"|deepspeed|horovod|megatron|\[rank\d|\bworld_size\b|\bLOCAL_RANK\b|\bMASTER_ADDR\b",
+    r"|deepspeed|horovod|megatron|\[rank\d|\bworld_size\b|\bLOCAL_RANK\b|\bMASTER_ADDR\b"
+    # c10d's TCPStore (torch/csrc/distributed/c10d/socket.cpp: "The server socket has failed to
+    # listen on any local network address"): only a process group's rendezvous binds it
+    r"|TCPStore|server socket has failed to listen",
     regex.IGNORECASE,
 )
 #: A world size above this is not taken for one node's process count (8 GPUs per node).
@@ -158,6 +178,10 @@ class Launch:
     #: ``"several"`` (a multi-process launcher, two ranks, a world size above 1...), or
     #: ``None`` when the log does not tell.
     processes: str | None = None
+    #: ``launcher`` is not shown by the log but the one its stack documents
+    #: (:data:`STACK_LAUNCHER`): it fills a torchrun command, never replaces another
+    #: launcher an entry wrote.
+    launcher_assumed: bool = False
 
 
 def launch_of(
@@ -176,6 +200,12 @@ def launch_of(
     if facts.launcher:
         shown.add(facts.launcher)
     launcher = next((name for name in PRECEDENCE if name in shown), None)
+    assumed = False
+    if launcher is None:  # no launcher shown: the one the stack documents, if it has one
+        launcher = next(
+            (STACK_LAUNCHER[s] for s in sorted(state.stacks) if s in STACK_LAUNCHER), None
+        )
+        assumed = launcher is not None
     per_node = facts.nproc_per_node
     world = state.world_size
     seen = sorted(state.ranks_seen)
@@ -231,6 +261,7 @@ def launch_of(
         engine,
         libraries,
         processes,
+        assumed,
     )
 
 
@@ -247,7 +278,8 @@ def processes_of(
     :data:`MULTI_PROCESS`, two ranks or a rank above 0, a world size above 1, several nodes,
     torchrun's worker pids), ``"one"`` when it shows none of that, no launcher at all and no
     line a distributed job prints (:data:`DISTRIBUTED_TEXT` in ``seen_text``, the findings'
-    lines or the exceptions' frames and messages): the user ran ``python script.py``, and a
+    lines or the exceptions' frames and messages) and no stack of :data:`DISTRIBUTED_STACKS`
+    (DeepSpeed, Megatron, FSDP: a process group by design): the user ran ``python script.py``, and a
     verification must too (``torchrun`` would start a process group the script never asked
     for, on one GPU it would pass for another reason). ``None`` otherwise (``mp.spawn``, an
     engine, a printed ``python`` command: the launcher decides)."""
@@ -259,7 +291,13 @@ def processes_of(
         or state.launch.nproc_per_node
     ):
         return "several"
-    if launcher is not None or engine is not None or state.elastic or state.ranks_seen:
+    if (
+        launcher is not None
+        or engine is not None
+        or state.elastic
+        or state.ranks_seen
+        or state.stacks & DISTRIBUTED_STACKS
+    ):
         return None
     texts = [
         *seen_text,
@@ -371,7 +409,16 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
     its one-process ``python train.py`` becomes that launcher's command, as the job ran."""
     script = launch.script
     command = launch.command
-    if verify and launch.processes == "several" and launch.launcher not in ("mp.spawn", "python"):
+    if (
+        launch.launcher is not None
+        and not launch.launcher_assumed
+        and launch.launcher != "accelerate"
+        and launch.engine is None
+        and launch.launcher != "nccl-tests"
+    ):
+        # an entry written for accelerate, in a job another launcher ran: that launcher's form
+        text = _ACCELERATE_LAUNCH.sub("torchrun --nproc-per-node=<gpus>", text)
+    if verify and launch.processes == "several" and launch.launcher not in SELF_LAUNCHED:
         # a one-process run of a script that several launched processes ran: it would stop at
         # init_process_group (no RANK/MASTER_ADDR) before reaching the step that failed
         # (not the python an entry's own launcher line runs: ``mpirun -np <n> python train.py``)

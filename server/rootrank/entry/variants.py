@@ -103,6 +103,7 @@ LAUNCHERS = (
     "accelerate",
     "srun",
     "horovodrun",
+    "lightning",
     "python",
     "vllm",
     "nccl-tests",
