@@ -20,6 +20,8 @@ def test_the_crashed_ranks_captured_traceback_is_that_ranks_root_cause():
     assert root is not None and root.failure_class == "user-code-exception"
     assert d.initiating_rank == 2
     assert root.evidence[0].line == 26 and root.evidence[0].text == "KeyError: 'name'"
+    # the verification reruns the command the log shows, with composer's launcher
+    assert root.verify.startswith("composer -n 4 train.py yamls/finetune.yaml")
 
 
 def test_the_launchers_line_alone_names_the_rank_and_the_signal_exit_code():

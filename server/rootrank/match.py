@@ -172,6 +172,9 @@ STATE_WORDS = (
     "root cause (first observed failure)",
     "-- process ",  # mp.spawn banner
     "----------begin global rank",  # composer's launcher prints a crashed rank's output
+    "composer.cli.launcher",  # composer's launcher (rootrank.scan._LAUNCHER_SIGNS)
+    "$ composer ",
+    "# composer ",
     "world_size",
     "world size",
     "xception has occurred",  # a debugger's exception header (VS Code / debugpy)

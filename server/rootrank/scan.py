@@ -194,6 +194,15 @@ _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
         lazy_regex.compile(r"accelerate[/.]commands[/.]launch|\baccelerate launch\b"),
     ),
     (
+        # MosaicML composer's launcher: its logger's lines ("composer.cli.launcher") and its
+        # command line ("composer -n 8 train.py ..."; composer/cli/launcher.py)
+        "composer",
+        ("composer",),
+        lazy_regex.compile(
+            r"\bcomposer\.cli\.launcher\b|(?:^|[$#>+]\s*)composer\s+(?:-n\s*\d+\s+)?\S+\.py\b"
+        ),
+    ),
+    (
         "torchrun",
         ("torchrun", "torch/distributed", "torch.distributed", "ChildFailedError", "[default"),
         # "[default3]:" is torchrun's --tee prefix (role "default", local rank 3:
@@ -236,12 +245,13 @@ _COMMAND_WORDS = (
     "mpiexec",
     "srun",
     "horovodrun",
+    "composer",
 )
 # A launch command as a shell or job script prints it (a prompt, `set -x`'s "+ "), up to the
 # end of the line: it must name a .py script or a -m module.
 _COMMAND = lazy_regex.compile(
     r"(?:^|[$#>+]\s)\s*(?P<cmd>(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch)|deepspeed|accelerate\s+launch"
-    r"|mpirun|mpiexec|srun|horovodrun|python[\d.]*)(?=\s)[^\n]{0,500}?(?:\S+\.py|(?<!\S)-m\s+[\w.]+)\b[^\n]{0,300})$"
+    r"|mpirun|mpiexec|srun|horovodrun|composer|python[\d.]*)(?=\s)[^\n]{0,500}?(?:\S+\.py|(?<!\S)-m\s+[\w.]+)\b[^\n]{0,300})$"
 )
 
 

@@ -37,6 +37,8 @@ TORCHRUN_SCRIPT = lazy_regex.compile(
 LAUNCH_AS = {
     "deepspeed": "deepspeed --num_gpus {n}",
     "accelerate": "accelerate launch --num_processes {n}",
+    # MosaicML composer's launcher: ``composer -n N train.py ARGS`` (composer/cli/launcher.py)
+    "composer": "composer -n {n}",
     "mpirun": "mpirun -np {world} python",
     "horovodrun": "horovodrun -np {world} python",
     "srun": "srun --ntasks={world} python",
@@ -66,6 +68,7 @@ PRECEDENCE = (
     "vllm",
     "deepspeed",
     "accelerate",
+    "composer",
     "horovodrun",
     "mpirun",
     "torchrun",
@@ -110,7 +113,9 @@ _NCCL_TESTS_RUN = lazy_regex.compile(
     r"(?:\bmpirun\b[^#]*?)?(?:\S*/)?\b" + NCCL_TESTS_BIN + r"\b(?: -\w+ (?:<[^<>]*>|[^\s#<>]+))*"
 )
 #: Launchers that start several worker processes (``mp.spawn`` runs inside one ``python``).
-MULTI_PROCESS = frozenset({"torchrun", "deepspeed", "accelerate", "mpirun", "horovodrun", "srun"})
+MULTI_PROCESS = frozenset(
+    {"torchrun", "deepspeed", "accelerate", "composer", "mpirun", "horovodrun", "srun"}
+)
 #: A line that only a distributed job prints: NCCL/gloo/c10d messages, torch.distributed or a
 #: distributed framework in a path, a process group, a rank prefix, the launchers' variables.
 DISTRIBUTED_TEXT = lazy_regex.compile(

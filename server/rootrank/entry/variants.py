@@ -101,6 +101,7 @@ LAUNCHERS = (
     "mpirun",
     "deepspeed",
     "accelerate",
+    "composer",
     "srun",
     "horovodrun",
     "lightning",
