@@ -474,6 +474,9 @@ class ScanState:
     launch: LaunchFacts = field(default_factory=LaunchFacts)
     #: Ranks whose traceback the log cuts before its exception line (a paste that ends early).
     cut_traceback_ranks: set[int] = field(default_factory=set)
+    #: Where each traceback of :attr:`cut_traceback_ranks` began: ``(path, rank, 1-based
+    #: line)`` (rootrank.tracebacks.TracebackReader.started), in scan order.
+    cut_traceback_starts: list[tuple[str, int, int]] = field(default_factory=list)
     #: Streams whose first line is inside a trace (a paste that starts below a rank's
     #: ``Traceback`` header or C++ frame list): ``(path, rank or None, 1-based line)``.
     cut_at_start: list[tuple[str, int | None, int]] = field(default_factory=list)
@@ -845,6 +848,8 @@ class Scanner:
                 st.traceback_cut = True  # the log ends inside a traceback: a failure under way
             if reader.open and rank is not None:
                 st.cut_traceback_ranks.add(rank)  # the log ends inside this rank's traceback
+                if len(st.cut_traceback_starts) < MAX_EXCEPTIONS:
+                    st.cut_traceback_starts.append((path, rank, reader.started))
             fault = reader.take_fault_stack(end=True)
             if fault is not None:
                 self._fault_stack(fault, path, rank, None, tagger.last_time(rank))
