@@ -279,6 +279,17 @@ def launch_of(command: str | None) -> str | None:
     return " ".join([launcher, *opts, script])
 
 
+def launch_parts(command: str | None) -> tuple[str, str] | None:
+    """``(launcher, script)`` of ``command`` (a launcher command line): the launcher as
+    typed (``torchrun``, ``python3``, ``accelerate launch``), spaces collapsed, and the
+    entry script (``train.py``, ``-m pkg.mod``); ``None`` when ``command`` is no launcher
+    command."""
+    m = _LAUNCH.search(command) if command else None
+    if m is None:
+        return None
+    return " ".join(m.group("launcher").split()), " ".join(m.group("script").split())
+
+
 def separate_run(earlier: SectionFacts, later: SectionFacts) -> str | None:
     """Why ``later`` (a section that began with a run start) is another job than ``earlier``
     rather than a relaunch or another node of it, as a clause for the report; ``None`` when

@@ -31,7 +31,14 @@ from rootrank.ranks import (
     rank_from_path,
     ranks_in,
 )
-from rootrank.runs import OtherRun, SectionFacts, another_node, launch_of, separate_run
+from rootrank.runs import (
+    OtherRun,
+    SectionFacts,
+    another_node,
+    launch_of,
+    launch_parts,
+    separate_run,
+)
 from rootrank.tracebacks import (
     Frame,
     PyException,
@@ -337,6 +344,36 @@ class LaunchFacts:
     #: The pids of the torchrun agents themselves (glog's process field on torchelastic's own
     #: lines, :data:`_AGENT_SELF`); two or more on one node: the launcher ran twice.
     agent_processes: set[int] = field(default_factory=set)
+
+    def ran(self, command: str) -> bool:
+        """The exact command the job was started with (``rootrank run -- CMD``: its argv
+        joined as a shell reads it), over whatever the log printed: it becomes
+        :attr:`command`, its script :attr:`script`, its launcher one of :attr:`launchers`
+        and its ``--nproc-per-node`` :attr:`nproc_per_node`. Returns ``False`` (and changes
+        nothing) when ``command`` does not launch a Python script or module (``bash
+        launch.sh``: what the log prints of the launch is all there is)."""
+        # the program as a path (.venv/bin/torchrun, /opt/conda/bin/python3) is its name
+        probe = regex.sub(r"^\S*/(?=\S)", "", command.lstrip())
+        parts = launch_parts(probe)
+        if parts is None or not _COMMAND.search(probe):
+            return False
+        launcher, script = parts
+        self.command = command
+        if script.endswith(".py"):
+            self.script = script
+        word = launcher.split()[0]
+        if word.startswith("python") and "torch.distributed" not in launcher:
+            self.launchers.add("python")
+        elif word.startswith("python"):
+            self.launchers.add("torchrun")
+        else:
+            self.launchers.add(word)
+            if word in ("deepspeed", "accelerate"):
+                self.launcher = word
+        m = _NPROC.search(command)
+        if m:
+            self.nproc_per_node = int(m.group("n"))
+        return True
 
     def worker_pids(self) -> set[int]:
         """The pids the launchers name as the job's workers (torchrun's agent, DeepSpeed's)."""
