@@ -210,3 +210,92 @@ def test_a_parameter_marked_ready_twice_on_the_one_rank_pasted_names_no_rank():
     d = diagnose_text(text, mask=False)
     assert d.root_cause.failure_class == "ddp-marked-ready-twice"
     assert d.initiating_rank is None and d.initiator.candidates == [5]
+
+
+# -- a traceback the end of the log cuts is no exception --------------------------------------
+
+
+def _bad_record(rank: int) -> list[str]:
+    p = f"[rank{rank}]: "
+    return [
+        f"{p}Traceback (most recent call last):",
+        f'{p}  File "/home/u/proj/train.py", line 41, in <module>',
+        f"{p}    main()",
+        f'{p}  File "/home/u/proj/train.py", line 16, in load_batch',
+        f'{p}    raise ValueError(f"corrupt record in shard-{{rank:05d}}.jsonl")',
+        f"{p}ValueError: corrupt record in shard-0000{rank}.jsonl line 29",
+    ]
+
+
+def _waiting_in_all_reduce(rank: int) -> list[str]:
+    """A rank's traceback from the collective it waited in, as far as the paste goes (no
+    exception line: ``head -n 20`` cut it)."""
+    p = f"[rank{rank}]: "
+    return [
+        f"{p}Traceback (most recent call last):",
+        f'{p}  File "/home/u/proj/train.py", line 41, in <module>',
+        f"{p}    main()",
+        f'{p}  File "/home/u/proj/train.py", line 32, in main',
+        f"{p}    dist.all_reduce(loss)",
+        f'{p}  File "/usr/lib/python3/site-packages/torch/distributed/c10d_logger.py", line 81,'
+        " in wrapper",
+    ]
+
+
+STEPS = [f"[rank{r}]: step 3 loss 0.41" for r in range(3)]
+
+
+def test_a_traceback_cut_after_the_root_cause_is_no_failure_of_its_rank():
+    """``head -n 20`` of a log where rank 2 raised and rank 0's traceback from the
+    all_reduce it waited in follows, cut by the end: rank 2 is the initiating rank, and
+    nothing says rank 0 failed with an exception."""
+    lines = STEPS + _bad_record(2) + _waiting_in_all_reduce(0)
+    d = diagnose_text("\n".join(lines) + "\n", "half.log", mask=False)
+    assert d.root_cause.signature == "user-code-exception"
+    assert d.root_cause.evidence[0].line == 9 and d.root_cause.rank == 2
+    assert d.initiating_rank == 2
+    assert not any("also failed with an exception" in r for r in d.reasoning)
+
+
+def test_a_traceback_cut_that_began_before_the_root_cause_still_leaves_the_order_open():
+    """Rank 0's traceback began before rank 2's exception line (the two interleave) and the
+    log cuts it: its error may have come first, so no rank is named."""
+    waiting = _waiting_in_all_reduce(0)
+    lines = STEPS + waiting[:2] + _bad_record(2) + waiting[2:]
+    d = diagnose_text("\n".join(lines) + "\n", "half.log", mask=False)
+    assert d.root_cause.signature == "user-code-exception" and d.root_cause.rank == 2
+    assert d.initiating_rank is None
+    assert any(
+        "rank 0 also failed with an exception no signature explains" in r.lower()
+        for r in d.reasoning
+    )
+
+
+def test_a_cut_traceback_after_a_root_cause_raised_inside_a_collective_still_counts():
+    """The root cause was raised inside dist.barrier (NCCL could not set up its shared memory,
+    torch/distributed/distributed_c10d.py): every rank that enters the barrier raises it, so
+    rank 3's traceback cut after it may be its own copy, and no rank is named."""
+    p = "[rank1]: "
+    root = [
+        f"{p}Traceback (most recent call last):",
+        f'{p}  File "/home/u/proj/train.py", line 20, in <module>',
+        f"{p}    dist.barrier()",
+        f'{p}  File "/usr/lib/python3/site-packages/torch/distributed/distributed_c10d.py",'
+        " line 4551, in barrier",
+        f"{p}    work = group.barrier(opts=opts)",
+        f"{p}torch.distributed.DistBackendError: NCCL error in:"
+        " /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, unhandled system error (run"
+        " with NCCL_DEBUG=INFO for details), NCCL version 2.21.5",
+        f"{p}ncclSystemError: System call (e.g. socket, malloc) or external library call failed"
+        " or device error. ",
+        f"{p}Last error:",
+        f"{p}Error while creating shared memory segment /dev/shm/nccl-LeXlEJ (size 9637888)",
+    ]
+    cut = [
+        "[rank3]: Traceback (most recent call last):",
+        '[rank3]:   File "/home/u/proj/train.py", line 20, in <module>',
+    ]
+    d = diagnose_text("\n".join(root + cut) + "\n", "shm.log", mask=False)
+    assert d.root_cause.signature == "nccl-shm-no-space" and d.root_cause.rank == 1
+    assert d.initiating_rank is None
+    assert any("rank 3 also failed" in r.lower() for r in d.reasoning)

@@ -91,3 +91,73 @@ def test_a_command_killed_by_sigkill_says_so_when_its_output_names_no_cause(tmp_
     err = proc.stderr.decode()
     assert "The command exited with code 137 (SIGKILL" in err
     assert "No known failure found" not in err
+
+
+# -- rootrank run: the Verify reruns the command that ran --------------------------------------
+
+MULTI_OOM = [
+    b"[rank0]: step 1/100 loss 2.0",
+    b"[rank1]: step 1/100 loss 2.0",
+    b"[rank1]: Traceback (most recent call last):",
+    b'[rank1]:   File "/home/u/proj/train.py", line 9, in <module>',
+    b"[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 1 has"
+    b" a total capacity of 23.65 GiB of which 1.20 GiB is free.",
+]
+
+
+def test_the_verify_of_a_run_is_the_command_that_ran():
+    """The runner knows the exact command (LiveScan(command=...), LaunchFacts.ran): the Verify
+    reruns it, program path and arguments as typed, not a torchrun line made up from a
+    frame's file name (train.py here)."""
+    from rootrank.live.feed import LiveScan
+    from rootrank.live.tracker import ProgressTracker
+
+    command = "/opt/conda/bin/python3 multi.py --lr 3"
+    scan = LiveScan(ProgressTracker(None), mask=False, command=command)
+    scan.feed(scan.open("<command output>"), MULTI_OOM)
+    d = scan.finish()
+    assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 1
+    assert d.root_cause.verify.startswith(
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True /opt/conda/bin/python3 multi.py --lr 3  #"
+    )
+
+    scan = LiveScan(ProgressTracker(None), mask=False, command="torchrun --nproc-per-node=2 x.py")
+    scan.feed(scan.open("<command output>"), MULTI_OOM)
+    d = scan.finish()
+    assert d.root_cause.verify.startswith(
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True torchrun --nproc-per-node=2 x.py  #"
+    )
+
+    scan = LiveScan(ProgressTracker(None), mask=False, command="bash launch.sh")
+    scan.feed(scan.open("<command output>"), MULTI_OOM)
+    d = scan.finish()  # no launch command: what the output shows, as rootrank diagnose reads it
+    assert "bash" not in d.root_cause.verify and "train.py" in d.root_cause.verify
+
+
+def test_rootrank_run_gives_its_command_to_the_diagnosis(tmp_path):
+    job = tmp_path / "fail.py"
+    job.write_text(
+        "import sys\n"
+        "for step in range(1, 4):\n"
+        "    print(f'[rank0]: step {step}/100 loss 2.0', flush=True)\n"
+        "raise RuntimeError('CUDA error: an illegal memory access was encountered')\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "rootrank", "run", "--format", "json", "--"]
+        + [sys.executable, str(job), "--lr", "3"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    evs = [json.loads(x) for x in proc.stderr.decode().splitlines() if x.startswith("{")]
+    final = next(e for e in evs if e["event"] == "failure" and e["final"])
+    root = final["diagnosis"]["root_cause"]
+    assert root["signature"] == "cuda-illegal-memory-access"
+    assert root["verify"].startswith("CUDA_LAUNCH_BLOCKING=1 ")
+    ran = root["verify"].split("  #")[0].removeprefix("CUDA_LAUNCH_BLOCKING=1 ")
+    program, *args = ran.split(" ")
+    assert os.path.basename(program) == os.path.basename(sys.executable)  # the path, masked
+    assert args[0].endswith("/fail.py") and args[1:] == ["--lr", "3"]

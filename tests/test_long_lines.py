@@ -108,3 +108,52 @@ def test_an_error_deep_inside_a_line_is_found_at_its_column(tmp_path: Path, head
     assert evidence["line"] == 2
     start, end = evidence["column_start"], evidence["column_end"]
     assert "Tried to allocate 20.00 GiB" in line[start:end]
+
+
+ILLEGAL = "RuntimeError: CUDA error: an illegal memory access was encountered"
+
+
+def _timeouts(ranks: range) -> str:
+    """ProcessGroupNCCL's watchdog timeout (ProcessGroupNCCL.cpp, ``WorkNCCL::checkTimeout``)
+    on the ranks that waited for the faulting one."""
+    return "".join(
+        f"[rank{r}]:[E1203 09:10:00.000000 {400 + r} ProcessGroupNCCL.cpp:632] [Rank {r}]"
+        " Watchdog caught collective operation timeout: WorkNCCL(SeqNum=50, OpType=ALLREDUCE,"
+        " NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing"
+        " out.\n"
+        for r in ranks
+    )
+
+
+def _long_rank_line(body: str) -> str:
+    """``[rank3]: `` once at the start, then ``body`` repeated past 3 MB, then the error: the
+    launcher prefixes a line once, whatever its length."""
+    return "[rank3]: " + body * (3 * MAX_LINE_BYTES // len(body) + 1) + " " + ILLEGAL
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["x", "  7%|#####| 7/100 [00:01<00:00]\r"],
+    ids=["one-word", "progress-frames"],
+)
+def test_every_piece_of_a_long_line_belongs_to_the_rank_of_its_prefix(body: str):
+    """The error at the end of a 3 MB ``[rank3]:`` line is rank 3's in every piece the line is
+    read in (rootrank.scan.Scanner._line_rank), whether the pieces come as blocks of their own
+    (a file, standard input) or inside one block."""
+    from rootrank.engine import diagnose_blocks, diagnose_text
+    from rootrank.ingest import Block
+
+    steps = "".join(f"[rank{r}]: step {s}/1000\n" for s in range(1, 50) for r in range(4))
+    head = steps + _long_rank_line(body) + "\n"
+    log = head + _timeouts(range(3))
+    line = head.count("\n")
+    d = diagnose_text(log, "long.log", mask=False)
+    assert d.root_cause.signature == "cuda-illegal-memory-access"
+    assert d.root_cause.rank == 3 and d.initiating_rank == 3
+    assert d.root_cause.evidence[0].line == line and d.root_cause.evidence[0].rank == 3
+
+    block = Block(log, log.encode().lower(), 1)  # the long line inside one block
+    d = diagnose_blocks([("long.log", [block])], mask=False)
+    assert d.root_cause.signature == "cuda-illegal-memory-access"
+    assert d.root_cause.rank == 3 and d.initiating_rank == 3
+    assert d.root_cause.evidence[0].line == line

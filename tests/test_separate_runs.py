@@ -200,3 +200,88 @@ def test_separate_run_reasons():
     )
     assert separate_run(SectionFacts(ended="x"), SectionFacts()) == "the run before it ended (x)"
     assert separate_run(SectionFacts(world=8), SectionFacts(world=8, ranks={3})) is None
+
+
+def summary(script: str, rank: int, exitcode: int, pid: int) -> str:
+    """torchrun's failure summary (torch/distributed/elastic/multiprocessing/errors/__init__.py,
+    ``ChildFailedError.format_msg``): its title names the entry script as launched."""
+    why = (
+        f"Signal 9 (SIGKILL) received by PID {pid}"
+        if exitcode == -9
+        else "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"
+    )
+    return (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/venv/bin/torchrun", line 8, in <module>\n'
+        "    sys.exit(main())\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "============================================================\n"
+        f"{script} FAILED\n"
+        "------------------------------------------------------------\n"
+        "Failures:\n"
+        "  <NO_OTHER_FAILURES>\n"
+        "------------------------------------------------------------\n"
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "  time      : 2026-11-29_13:28:32\n"
+        "  host      : node01\n"
+        f"  rank      : {rank} (local_rank: {rank})\n"
+        f"  exitcode  : {exitcode} (pid: {pid})\n"
+        "  error_file: <N/A>\n"
+        f"  traceback : {why}\n"
+        "============================================================\n"
+    )
+
+
+def killed_job(t: str) -> str:
+    """train_sigkill.py on 3 ranks: rank 1 is SIGKILLed (no traceback of its own)."""
+    return BANNER.format(t=t) + steps(range(3), 4, 1000) + summary("train_sigkill.py", 1, -9, 16160)
+
+
+def oom_job(t: str) -> str:
+    """train_oom.py on the same 3 ranks: rank 2 runs out of memory."""
+    return (
+        BANNER.format(t=t)
+        + steps(range(3), 4, 1000)
+        + oom(2, "train_oom.py")
+        + summary("train_oom.py", 2, 1, 16211)
+    )
+
+
+def test_two_jobs_of_other_scripts_the_verify_names_the_diagnosed_runs_script():
+    """``cat b.log a.log``: two torchrun jobs of the same shape (3 ranks, no prompt, no world
+    size printed), told apart only by the scripts their failure summaries name. The second is
+    another job (not an attempt of the first), named in the reasoning and the warnings, and
+    its own script is the one the Verify reruns, in either order."""
+    first, second = killed_job("09:00:02.118000"), oom_job("09:20:02.118000")
+    d = diagnose_text(first + second, "ba.log", mask=False)
+    assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 2
+    assert d.attempts == 1
+    assert "train_oom.py" in d.root_cause.verify and "train_sigkill.py" not in d.root_cause.verify
+    n = first.count("\n")
+    (line,) = other_runs(d)
+    assert f"from line {n + 1}" in line
+    assert f"the run at lines 1-{n}: it ran train_oom.py, the run before ran train_sigkill.py" in (
+        line
+    )
+    assert any(f"left out the run at lines 1-{n}" in w for w in d.warnings)
+
+    d = diagnose_text(second + first, "ab.log", mask=False)
+    assert d.root_cause.signature == "worker-sigkill-exit" and d.initiating_rank == 1
+    assert "train_sigkill.py" in d.root_cause.verify and "train_oom.py" not in d.root_cause.verify
+    (line,) = other_runs(d)
+    assert "it ran train_sigkill.py, the run before ran train_oom.py" in line
+
+
+def test_a_relaunch_of_the_same_script_stays_an_attempt_and_keeps_its_script():
+    """The same script failing twice (a relaunch after a failure) is one job's two attempts;
+    a relaunch cut before its summary names no script and reruns its run's."""
+    first = oom_job("09:00:02.118000")
+    d = diagnose_text(first + oom_job("09:20:02.118000"), "again.log", mask=False)
+    assert d.attempts == 2 and other_runs(d) == []
+    assert "train_oom.py" in d.root_cause.verify
+    cut = BANNER.format(t="09:20:02.118000") + steps(range(3), 4, 1000) + oom(0, "train_oom.py")
+    d = diagnose_text(first + cut, "again.log", mask=False)
+    assert d.attempts == 2 and other_runs(d) == []
+    assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 0
+    assert "train_oom.py" in d.root_cause.verify

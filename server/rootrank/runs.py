@@ -147,6 +147,11 @@ class SectionFacts:
     #: Why its run is complete (it ended: progress at its total, the Trainer's end-of-run
     #: summary), or ``None``.
     ended: str | None = None
+    #: The entry script the section names (torchelastic's ``x.py FAILED`` title, a printed
+    #: launch command: rootrank.scan.LaunchFacts.script), if any.
+    script: str | None = None
+    #: The launch command the section prints (rootrank.scan.LaunchFacts.command), if any.
+    command: str | None = None
 
     def see(
         self,
@@ -178,6 +183,8 @@ class SectionFacts:
                 self.see(None, time=t)
         self.world = max(self.world or 0, other.world or 0) or None
         self.launch = self.launch or other.launch
+        self.script = self.script or other.script
+        self.command = self.command or other.command
         self.start = min(self.start, other.start)
 
 
@@ -272,17 +279,35 @@ def launch_of(command: str | None) -> str | None:
     return " ".join([launcher, *opts, script])
 
 
+def launch_parts(command: str | None) -> tuple[str, str] | None:
+    """``(launcher, script)`` of ``command`` (a launcher command line): the launcher as
+    typed (``torchrun``, ``python3``, ``accelerate launch``), spaces collapsed, and the
+    entry script (``train.py``, ``-m pkg.mod``); ``None`` when ``command`` is no launcher
+    command."""
+    m = _LAUNCH.search(command) if command else None
+    if m is None:
+        return None
+    return " ".join(m.group("launcher").split()), " ".join(m.group("script").split())
+
+
 def separate_run(earlier: SectionFacts, later: SectionFacts) -> str | None:
     """Why ``later`` (a section that began with a run start) is another job than ``earlier``
     rather than a relaunch or another node of it, as a clause for the report; ``None`` when
     the log does not show it. Another job: ``earlier`` ran to its end (a complete run, so a
     run after it is no restart of it), or the two were launched differently (another script,
-    other launcher options), or they print different world sizes (a rank of ``earlier`` at or
-    past ``later``'s world size counts too)."""
+    other launcher options), or they name different entry scripts (torchelastic's ``x.py
+    FAILED`` titles: a relaunch reruns the same script), or they print different world sizes
+    (a rank of ``earlier`` at or past ``later``'s world size counts too)."""
     if earlier.ended:
         return f"the run before it ended ({earlier.ended})"
     if earlier.launch and later.launch and earlier.launch != later.launch:
         return f"it was launched as `{later.launch}`, the run before as `{earlier.launch}`"
+    if (
+        earlier.script
+        and later.script
+        and _script_name(earlier.script) != _script_name(later.script)
+    ):
+        return f"it ran {later.script}, the run before ran {earlier.script}"
     if earlier.world and later.world and earlier.world != later.world:
         return f"its world size is {later.world}, the run before's {earlier.world}"
     if later.world and earlier.ranks and max(earlier.ranks) >= later.world:
@@ -290,6 +315,12 @@ def separate_run(earlier: SectionFacts, later: SectionFacts) -> str | None:
     if earlier.world and later.ranks and max(later.ranks) >= earlier.world:
         return f"it has rank {max(later.ranks)}, past the run before's world size {earlier.world}"
     return None
+
+
+def _script_name(script: str) -> str:
+    """The file name of an entry script as a launcher names it (``scenarios/train.py`` and
+    ``./train.py`` are one script run from two folders; ``-m pkg.mod`` stays as it is)."""
+    return script.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 @dataclass(frozen=True)

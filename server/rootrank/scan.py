@@ -23,8 +23,22 @@ from rootrank.metrics import MetricsReader
 from rootrank.model import Evidence, Finding
 from rootrank.progress import LITERALS as PROGRESS_LITERALS
 from rootrank.progress import Advance, AdvanceWatch, ProcessKey, ProgressModel
-from rootrank.ranks import ElasticFailure, RankTagger, parse_time, rank_from_path, ranks_in
-from rootrank.runs import OtherRun, SectionFacts, another_node, launch_of, separate_run
+from rootrank.ranks import (
+    ElasticFailure,
+    RankTagger,
+    Tagged,
+    parse_time,
+    rank_from_path,
+    ranks_in,
+)
+from rootrank.runs import (
+    OtherRun,
+    SectionFacts,
+    another_node,
+    launch_of,
+    launch_parts,
+    separate_run,
+)
 from rootrank.tracebacks import (
     Frame,
     PyException,
@@ -349,6 +363,36 @@ class LaunchFacts:
     #: lines, :data:`_AGENT_SELF`); two or more on one node: the launcher ran twice.
     agent_processes: set[int] = field(default_factory=set)
 
+    def ran(self, command: str) -> bool:
+        """The exact command the job was started with (``rootrank run -- CMD``: its argv
+        joined as a shell reads it), over whatever the log printed: it becomes
+        :attr:`command`, its script :attr:`script`, its launcher one of :attr:`launchers`
+        and its ``--nproc-per-node`` :attr:`nproc_per_node`. Returns ``False`` (and changes
+        nothing) when ``command`` does not launch a Python script or module (``bash
+        launch.sh``: what the log prints of the launch is all there is)."""
+        # the program as a path (.venv/bin/torchrun, /opt/conda/bin/python3) is its name
+        probe = regex.sub(r"^\S*/(?=\S)", "", command.lstrip())
+        parts = launch_parts(probe)
+        if parts is None or not _COMMAND.search(probe):
+            return False
+        launcher, script = parts
+        self.command = command
+        if script.endswith(".py"):
+            self.script = script
+        word = launcher.split()[0]
+        if word.startswith("python") and "torch.distributed" not in launcher:
+            self.launchers.add("python")
+        elif word.startswith("python"):
+            self.launchers.add("torchrun")
+        else:
+            self.launchers.add(word)
+            if word in ("deepspeed", "accelerate"):
+                self.launcher = word
+        m = _NPROC.search(command)
+        if m:
+            self.nproc_per_node = int(m.group("n"))
+        return True
+
     def worker_pids(self) -> set[int]:
         """The pids the launchers name as the job's workers (torchrun's agent, DeepSpeed's)."""
         return self.agent_pids | self.launcher_kill_pids
@@ -485,6 +529,9 @@ class ScanState:
     launch: LaunchFacts = field(default_factory=LaunchFacts)
     #: Ranks whose traceback the log cuts before its exception line (a paste that ends early).
     cut_traceback_ranks: set[int] = field(default_factory=set)
+    #: Where each traceback of :attr:`cut_traceback_ranks` began: ``(path, rank, 1-based
+    #: line)`` (rootrank.tracebacks.TracebackReader.started), in scan order.
+    cut_traceback_starts: list[tuple[str, int, int]] = field(default_factory=list)
     #: Streams whose first line is inside a trace (a paste that starts below a rank's
     #: ``Traceback`` header or C++ frame list): ``(path, rank or None, 1-based line)``.
     cut_at_start: list[tuple[str, int | None, int]] = field(default_factory=list)
@@ -528,6 +575,10 @@ class ScanState:
     #: (rootrank.mask.learn_users): masked on every shown line, whatever the file order.
     users: set[str] = field(default_factory=set)
 
+
+#: Characters of a line's head read for the rank prefix of its later pieces (an over-long
+#: line: rootrank.ingest.Block.continues); stacked prefixes and a timestamp fit in it.
+LINE_HEAD_CHARS = 512
 
 #: Characters of each source's end kept in ``ScanState.tails``, and for how many sources.
 TAIL_CHARS = 16384
@@ -673,6 +724,14 @@ class Scanner:
         self.state = ScanState()
         self._order = 0
         self._block_text: str | None = None
+        # Whether the current block is a piece of an over-long line after its first
+        # (rootrank.ingest.Block.continues), and the head of the last line of the last block
+        # that was not (its 1-based number, its first LINE_HEAD_CHARS characters): where the
+        # rank prefix of every later piece of that line is.
+        self._block_continues = False
+        self._line_head: tuple[int, str] | None = None
+        # The attribution of the head of the over-long line being read, by its 1-based number.
+        self._head_tagged: tuple[int, Tagged] | None = None
         self._line_start = 0
         self._path_rank: int | None = None
         # rank -> (block text, line start the last walk began at, time it found)
@@ -748,6 +807,9 @@ class Scanner:
             if not block.continues:
                 tail = (f"{tail}\n{text}" if tail and size < TAIL_CHARS else text)[-TAIL_CHARS:]
                 tail_end = block.first_line + text.count("\n")
+                last = text.rfind("\n") + 1
+                self._line_head = (tail_end, text[last : last + LINE_HEAD_CHARS])
+            self._block_continues = block.continues
             number = block.first_line
             counted = 0  # offset up to which newlines are counted into `number`
             # A piece of an over-long line after its first (rootrank.ingest.Block.continues)
@@ -841,6 +903,8 @@ class Scanner:
                 st.traceback_cut = True  # the log ends inside a traceback: a failure under way
             if reader.open and rank is not None:
                 st.cut_traceback_ranks.add(rank)  # the log ends inside this rank's traceback
+                if len(st.cut_traceback_starts) < MAX_EXCEPTIONS:
+                    st.cut_traceback_starts.append((path, rank, reader.started))
             fault = reader.take_fault_stack(end=True)
             if fault is not None:
                 self._fault_stack(fault, path, rank, None, tagger.last_time(rank))
@@ -941,6 +1005,8 @@ class Scanner:
     ) -> None:
         st = self.state
         tagged = tagger.tag(raw.text, raw.number)
+        if raw.offset:  # a piece of an over-long line after its first: the line's rank is its
+            tagged = self._line_rank(raw, tagged, tagger)
         text = tagged.text
         if (
             (self._failed or self._ended is not None)
@@ -989,6 +1055,9 @@ class Scanner:
         st.launch.read(text, raw.number, raw.text)
         if self._section.launch is None and st.launch.command is not None:
             self._section.launch = launch_of(st.launch.command)
+            self._section.command = st.launch.command
+        if self._section.script is None and st.launch.script is not None:
+            self._section.script = st.launch.script
         if (
             "closing signal" in text
             and len(st.closing_signals) < MAX_CLOSING_SIGNALS
@@ -1136,6 +1205,43 @@ class Scanner:
         if header is not None:
             self._header_message(header, path, rank, tagged.host, tagged.time)
 
+    def _line_rank(self, raw: RawLine, tagged: Tagged, tagger: RankTagger) -> Tagged:
+        """``tagged`` (a piece of line ``raw.number`` that starts ``raw.offset`` code points
+        into it: rootrank.ingest.Block) attributed as the line's head is: launchers prefix a
+        line once, at its start (``[rank3]: ...`` then 3 MB of text), so every piece of it
+        belongs to the head's rank, local rank, host, pid and time. The head comes from the
+        block (an over-long line inside one block) or from the block the line began in
+        (:attr:`_line_head`); it is tagged once per line. A piece whose head is unknown keeps
+        its own attribution."""
+        memo = self._head_tagged
+        if memo is None or memo[0] != raw.number:
+            if not self._block_continues and self._block_text is not None:
+                start = self._line_start
+                head: str | None = self._block_text[start : start + LINE_HEAD_CHARS]
+            elif self._line_head is not None and self._line_head[0] == raw.number:
+                head = self._line_head[1]
+            else:
+                head = None
+            if head is None:
+                return tagged
+            # (a line of progress frames: the prefix is before the first \r, the one frame
+            # that carries it; cleaning would keep the last)
+            lines = logical_lines(raw.number, head.split("\r", 1)[0])
+            if not lines:
+                return tagged
+            memo = self._head_tagged = (raw.number, tagger.tag(lines[0].text, raw.number))
+        line = memo[1]
+        if line.rank is None and line.local_rank is None and line.host is None:
+            return tagged
+        return replace(
+            tagged,
+            rank=line.rank,
+            local_rank=line.local_rank,
+            host=line.host,
+            pid=line.pid if line.pid is not None else tagged.pid,
+            time=line.time if line.time is not None else tagged.time,
+        )
+
     def _new_attempt(
         self,
         number: int,
@@ -1161,6 +1267,9 @@ class Scanner:
             facts.see(e.rank, e.local_rank, e.host, e.time)
         facts.world, tagger.world_size = tagger.world_size, None
         facts.ended = self._ended
+        # the entry script and launch command are the section's own: the next section names
+        # its own (or, a relaunch that prints none, gets its run's back: _settle_sections)
+        st.launch.script = st.launch.command = None
         later = SectionFacts(start=number, launch=launch)
         why = separate_run(facts, later) if started else None
         if why is not None:
@@ -1312,6 +1421,13 @@ class Scanner:
         # the world size each section printed (reset at each cut), for the run diagnosed
         worlds = [h.facts.world for h in held if h.facts.start >= self._run_start]
         tagger.world_size = max([w for w in (*worlds, tagger.world_size) if w], default=None)
+        # a section that names no script or command (a relaunch cut short, a wrapper's report
+        # after the summary) runs its run's: the latest its earlier sections named
+        run = [h.facts for h in held if h.facts.start >= self._run_start]
+        if st.launch.script is None:
+            st.launch.script = next((f.script for f in reversed(run) if f.script), None)
+        if st.launch.command is None:
+            st.launch.command = next((f.command for f in reversed(run) if f.command), None)
         if carried is None:
             return
         # The last cut was another node's: put the run's earlier sections back.

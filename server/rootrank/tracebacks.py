@@ -245,6 +245,7 @@ class TracebackReader:
         "_fault_line",
         "_fault_ready",
         "code_line",
+        "started",
     )
 
     def __init__(self) -> None:
@@ -281,6 +282,9 @@ class TracebackReader:
         #: ``True`` when the last line fed was source code quoted under a frame (its text
         #: is the program's, not a message: ``raise ValueError("CUDA out of memory")``).
         self.code_line = False
+        #: The 1-based line where the traceback being read began (its last ``Traceback``
+        #: header, or its first frame when the paste cut the header); 0 before any.
+        self.started = 0
 
     @property
     def open(self) -> bool:
@@ -368,7 +372,7 @@ class TracebackReader:
                 # a frame with no "Traceback" header above it: an excerpt that cut the
                 # traceback's head (a paste joined from two parts); its frames still belong
                 # to the exception line that ends it
-                self._begin("python")
+                self._begin("python", number)
                 self._feed_tb(text, number)
                 return None
         if not self._in_tb and ("Error: " in text or "xception: " in text or "Exit: " in text):
@@ -408,16 +412,16 @@ class TracebackReader:
         """Out of a traceback: does ``text`` start one (or a chain)?"""
         if "Traceback" in text:
             if _START.match(text):
-                self._begin("python")
+                self._begin("python", number)
                 return
             im = _IPY_START.match(text)
             if im:
-                self._begin("ipython")
+                self._begin("ipython", number)
                 return
         if "xception has occurred" in text:
             dm = _DEBUGGER.match(text)
             if dm:
-                self._begin("debugger")
+                self._begin("debugger", number)
                 self._header = True
                 self._header_type = dm.group("type")
                 self._header_line = number
@@ -437,7 +441,8 @@ class TracebackReader:
         elif stripped and not stripped.startswith(("[", "-----")) and self._chain_next is None:
             self._chain_index = 0
 
-    def _begin(self, mode: str) -> None:
+    def _begin(self, mode: str, number: int) -> None:
+        self.started = number
         # A header while another traceback is still open: several processes' stacks are
         # interleaved, and which frames are whose cannot be told.
         self._interleaved = self._in_tb or self._left_open

@@ -975,7 +975,18 @@ def earlier_cut_trace(rank: int, case: Case) -> int | None:
 def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
     """Another rank whose Python exception no finding covers (printed no later than the
     root cause as far as the log shows) or whose traceback the log cuts before its
-    exception line. ``None`` when there is none."""
+    exception line, when that traceback began before the root cause's line in the same
+    file (or in another file: no order to compare). ``None`` when there is none.
+
+    A traceback the end of the log cuts shows no exception: it is a failure under way whose
+    error the log lost. Begun before the root cause was printed, its error may have come
+    first. Begun after it, when the root cause was raised outside any collective (its
+    traceback has no ``torch/distributed/`` frame: user code, a forward pass), it is the
+    unwinding the root cause set off in the ranks that waited for it (``head -n 20`` of a
+    log where rank 2 raised and rank 0's traceback from its all_reduce follows), and no
+    failure of its own. A root cause raised inside a collective (a barrier that cannot set
+    up NCCL) is raised by every rank that enters it: another rank's later traceback may be
+    its own copy, so it still counts."""
     st, root = case.ctx.state, case.root
     explained = {(e.path, e.line) for f in case.ctx.findings for e in f.evidence}
     for seen in st.exceptions:
@@ -986,7 +997,21 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
         if root.time is not None and seen.time is not None and seen.time > root.time:
             continue
         return seen.rank
-    cut = sorted(st.cut_traceback_ranks - {rank})
+    ev = root.evidence[0] if root.evidence else None
+    local = bool(root.frames) and not any(
+        "torch/distributed/" in str(f.get("file", "")).replace("\\", "/") for f in root.frames
+    )
+    later = {
+        cut_rank
+        for path, cut_rank, line in st.cut_traceback_starts
+        if local and ev is not None and path == ev.path and line > ev.line
+    }
+    earlier = {
+        cut_rank
+        for path, cut_rank, line in st.cut_traceback_starts
+        if ev is None or path != ev.path or line <= ev.line
+    }
+    cut = sorted(st.cut_traceback_ranks - {rank} - (later - earlier))
     return cut[0] if cut else None
 
 

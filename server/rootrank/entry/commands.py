@@ -100,6 +100,10 @@ ENGINE_SMOKE = {
 #: Which engine's check a job gets when the log shows several (verl drives vLLM or SGLang).
 ENGINE_ORDER = ("verl", "lmdeploy", "sglang", "vllm")
 #: An entry's one-process run of the script (``python train.py --max-steps 5``), whole.
+#: An entry's ``python train.py`` (without its arguments), and a command that runs a script
+#: with Python itself (not ``python -m torch.distributed.run``).
+_PYTHON_TRAIN = lazy_regex.compile(r"\bpython[\d.]* train\.py\b")
+_PYTHON_COMMAND = lazy_regex.compile(r"(?:\S*/)?python[\d.]*\s+(?!-m\s+torch\.distributed)")
 _PYTHON_SCRIPT = lazy_regex.compile(r"\bpython[\d.]* train\.py\b(?: (?:<[^<>]*>|[^\s#<>]+))*")
 #: The nccl-tests check when the log names no nccl-tests command of its own.
 NCCL_TESTS = "all_reduce_perf -b 8 -e 128M -f 2 -g <gpus per process>"
@@ -440,6 +444,16 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
         text = _TORCHRUN_LAUNCH.sub("python train.py", text)
     if command and "torchrun" in text and script and script.rsplit("/", 1)[-1] in command:
         text = TORCHRUN_SCRIPT.sub(lambda m: command.replace("\\", "\\\\"), text, count=1)
+    if (
+        command
+        and script
+        and script.rsplit("/", 1)[-1] in command
+        and _PYTHON_COMMAND.match(command)
+        and launch.launcher in (None, "python")
+    ):
+        # the job was one ``python script.py ...`` command (printed, or run by rootrank run):
+        # an entry's ``python train.py`` reruns it as it was typed, arguments and all
+        text = _PYTHON_TRAIN.sub(lambda m: command.replace("\\", "\\\\"), text, count=1)
     if launch.per_node is not None:
         text = TORCHRUN.sub(
             lambda m: (

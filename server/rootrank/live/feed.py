@@ -112,8 +112,16 @@ class LiveScan:
     """
 
     def __init__(
-        self, tracker: ProgressTracker, *, library: Library | None = None, mask: bool = True
+        self,
+        tracker: ProgressTracker,
+        *,
+        library: Library | None = None,
+        mask: bool = True,
+        command: str | None = None,
     ) -> None:
+        #: The command that produced the output (``rootrank run -- CMD``), if this scan
+        #: knows it: the diagnoses take it as the job's launch (LaunchFacts.ran).
+        self.command = command
         self.library = library or default_library()
         self.mask = mask
         self.tracker = tracker
@@ -185,7 +193,14 @@ class LiveScan:
         the analysis runs on a copy of the state)."""
         with self.lock:
             state = copy.deepcopy(self.state)
+        self._ran(state)
         return _finish(state, {}, self.library, self.mask)
+
+    def _ran(self, state: ScanState) -> None:
+        """Tell ``state`` the command that ran (:attr:`command`), at the end of the scan:
+        a run start in the output resets what the log said of the launch."""
+        if self.command:
+            state.launch.ran(self.command)
 
     def finish(self) -> Diagnosis:
         """Close every source, wait for the scans, and return the final diagnosis."""
@@ -194,6 +209,7 @@ class LiveScan:
         for src in self._sources:
             if src.thread is not None:
                 src.thread.join()
+        self._ran(self.state)
         return _finish(
             self.state,
             self.matcher.timeouts,

@@ -24,6 +24,7 @@ import errno
 import fcntl
 import os
 import selectors
+import shlex
 import signal
 import subprocess
 import sys
@@ -230,7 +231,7 @@ def run_command(
 
     reporter = Reporter(err, fmt, color=color, before_text=fresh_line, mask=mask)
     tracker = ProgressTracker(stall)
-    scan = LiveScan(tracker, library=library, mask=mask)
+    scan = LiveScan(tracker, library=library, mask=mask, command=shlex.join(argv))
     src = scan.open(log or "<command output>")
     monitor = Monitor(
         scan, reporter, on_stall=on_stall, job_pid=lambda: child.pid, progress_every=progress_every
