@@ -255,21 +255,21 @@ def _readable_inputs(paths: list[str]) -> tuple[list[str], list[str], BinaryIO |
     cannot, the stream to read for ``-``): the path must exist and a folder hold logs
     (``engine.expand_paths``), a file opens and its head is text (``ingest.check_log``);
     ``-`` (standard input) must not be file names only (``engine.stdin_log``)."""
-    from rootrank.engine import expand_paths, stdin_log
-    from rootrank.ingest import InputError, check_log
+    from rootrank.engine import readable_paths, stdin_log
+    from rootrank.ingest import InputError
 
     readable: list[str] = []
     problems: list[str] = []
     stdin: BinaryIO | None = None
     for path in paths:
+        if path != "-":
+            ok, bad = readable_paths([path])
+            readable += ok
+            problems += bad
+            continue
         try:
-            if path == "-":
-                if stdin is None and not sys.stdin.isatty():
-                    stdin = stdin_log(sys.stdin.buffer)
-            else:
-                expand_paths([path], [])  # a missing path; a folder without logs
-                if not os.path.isdir(path):
-                    check_log(path)
+            if stdin is None and not sys.stdin.isatty():
+                stdin = stdin_log(sys.stdin.buffer)
         except InputError as exc:
             problems.append(str(exc))
         else:

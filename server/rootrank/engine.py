@@ -64,6 +64,29 @@ def matcher_for(library: Library) -> Matcher:
     return matcher
 
 
+def readable_paths(paths: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(the paths that can be read, one problem line per path that cannot), in order: a path
+    must exist, a folder hold logs (:func:`expand_paths`) and a file open with a text head
+    (:func:`rootrank.ingest.check_log`: not binary, not a compressed file that cannot be
+    decompressed). ``rootrank diagnose`` and each job of ``rootrank triage`` diagnose the
+    readable ones and name the others as ``not read: <problem>`` in the warnings; only when
+    none is readable is the input an error. ``-`` (standard input) is the caller's."""
+    from rootrank.ingest import check_log
+
+    readable: list[str] = []
+    problems: list[str] = []
+    for path in paths:
+        try:
+            expand_paths([path], [])  # a missing path; a folder without logs
+            if not os.path.isdir(path):
+                check_log(path)
+        except InputError as exc:
+            problems.append(str(exc))
+        else:
+            readable.append(path)
+    return readable, problems
+
+
 def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[tuple[str, bool]]:
     """Turn files and folders into the log files to read, in a stable order, each with
     ``True`` when it was found in a folder (such a file is skipped, not fatal, when it
