@@ -288,7 +288,13 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
         return EXIT_INPUT_ERROR
     library = _library(args.signatures)
     _started()
-    diag = diagnose_paths(readable, library=library, mask=not args.no_mask, stdin=stdin)
+    diag = diagnose_paths(
+        readable,
+        library=library,
+        mask=not args.no_mask,
+        stdin=stdin,
+        on_warning=lambda note: print(f"rootrank: warning: {note}", file=sys.stderr),
+    )
     if unreadable:
         from rootrank.mask import Masker
 
