@@ -395,6 +395,13 @@ def _cmd_signatures(args: argparse.Namespace) -> int:
     if args.check:
         lib = Library(signatures={})
         _load_dir(__import__("pathlib").Path(args.check), lib, strict=False)
+        if not lib.signatures and not lib.problems:  # a folder, but not of signatures
+            print(
+                f"rootrank: {args.check}: no signature files (*.yaml, *.yml) in this folder"
+                " or below it",
+                file=sys.stderr,
+            )
+            return EXIT_INPUT_ERROR
         for problem in lib.problems:
             print(problem)
         print(f"{len(lib)} signature(s) valid, {len(lib.problems)} problem(s)")
