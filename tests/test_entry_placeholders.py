@@ -6,6 +6,7 @@ verification commands are rendered as :func:`rootrank.entry.fill_entry` renders 
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -125,3 +126,35 @@ def test_the_diagnosis_of_a_device_assert_closes_the_script_blank():
         "<train.py>  # no device-side assert (add --max-steps 200 if <train.py> takes it,"
         " for a short run)"
     )
+
+
+#: Megatron core's rerun state machine (rerun_state_machine.py, validate_result) raising with
+#: reruns disabled: its iteration is ``current_iteration``, -1 until the training loop sets it.
+_MEGATRON_NAN = (
+    "[rank2]: Traceback (most recent call last):\n"
+    '[rank2]:   File "/work/Megatron-LM/pretrain_gpt.py", line 290, in <module>\n'
+    "[rank2]:     pretrain(\n"
+    "[rank2]: RuntimeError: Rank 2, node gpu-07, device 2, iteration {it}: Unexpected result nan"
+    " (message='found NaN in local grad norm for bucket #0 in backward pass before data-parallel"
+    " communication collective')\n"
+)
+
+
+@pytest.mark.parametrize(
+    "iteration, said", [("-1", "the failing iteration"), ("118", "iteration 118")]
+)
+def test_megatrons_untracked_iteration_minus_one_is_not_quoted_as_an_iteration(
+    tmp_path, iteration, said
+):
+    """Round-12 trial, item 11: "no 'found NaN in local' on any rank past iteration -1"."""
+    log = tmp_path / "train.log"
+    log.write_text(_MEGATRON_NAN.format(it=iteration), encoding="utf-8")
+    proc = run_cli("diagnose", str(log), "--format", "json", "--no-mask")
+    assert proc.returncode == 0, proc.stderr.decode()
+    d = json.loads(proc.stdout)
+    assert d["root_cause"]["signature"] == "loss-or-grad-nan" and d["initiating_rank"] == 2
+    assert d["root_cause"]["verify"] == (
+        "<your launch command>  # rerun from the last checkpoint: no 'found NaN in local' on"
+        f" any rank past {said}"
+    )
+    assert "iteration -1" not in json.dumps(d["root_cause"]["fix"])

@@ -46,20 +46,24 @@ _UNKNOWN_PHRASES = {
     "rank": "the failing rank",
     "host": "the failing host",
     "initiating_rank": "the initiating rank",
+    "iteration": "the failing iteration",
 }
+#: The word before each of :data:`_UNKNOWN_PHRASES`' placeholders ("iteration {iteration}").
+_PHRASE_WORD = {"host": "host", "iteration": "iteration"}
 
 
 def render(template: str, values: dict[str, Any], *, keep_unknown: bool = False) -> str:
     """Fill ``{name}`` placeholders from ``values``. An unknown name becomes ``<name>``
-    ("rank {rank}"/"host {host}"/"rank {initiating_rank}": "the failing rank"/"the failing
-    host"/"the initiating rank", capitalised as the template was), or stays as written with
+    ("rank {rank}"/"host {host}"/"rank {initiating_rank}"/"iteration {iteration}": "the
+    failing rank"/"the failing host"/"the initiating rank"/"the failing iteration",
+    capitalised as the template was), or stays as written with
     ``keep_unknown`` (code, where braces may be Python's). Other braces (JSON, shell
     ``${VAR}``) are left alone."""
 
     if not keep_unknown:
         for key, phrase in _UNKNOWN_PHRASES.items():
             if values.get(key) is None:
-                word = "host" if key == "host" else "rank"
+                word = _PHRASE_WORD.get(key, "rank")
                 for said_as, phrase_as in (
                     (word.capitalize(), phrase.capitalize()),
                     (word, phrase),
