@@ -82,3 +82,18 @@ def test_a_valid_folder_passes_the_check(tmp_path: Path):
     proc = run_cli("signatures", "--check", str(tmp_path / "team"))
     assert proc.returncode == 0
     assert proc.stdout.decode().splitlines() == ["1 signature(s) valid, 0 problem(s)"]
+
+
+def test_a_folder_with_no_signature_file_is_an_input_error(tmp_path: Path):
+    """Round-12 trial, item 11: ``--check logs/`` said "0 signature(s) valid, 0 problem(s)"
+    and exit 0, as if an empty library were a valid one."""
+    logs = tmp_path / "logs"
+    (logs / "sub").mkdir(parents=True)
+    (logs / "train.log").write_text("step 1\n")
+    (logs / "sub" / "notes.md").write_text("# notes\n")
+    proc = run_cli("signatures", "--check", str(logs))
+    assert proc.returncode == 2
+    assert proc.stdout == b""
+    assert proc.stderr.decode() == (
+        f"rootrank: {logs}: no signature files (*.yaml, *.yml) in this folder or below it\n"
+    )

@@ -280,21 +280,21 @@ def _readable_inputs(paths: list[str]) -> tuple[list[str], list[str], BinaryIO |
     cannot, the stream to read for ``-``): the path must exist and a folder hold logs
     (``engine.expand_paths``), a file opens and its head is text (``ingest.check_log``);
     ``-`` (standard input) must not be file names only (``engine.stdin_log``)."""
-    from rootrank.engine import expand_paths, stdin_log
-    from rootrank.ingest import InputError, check_log
+    from rootrank.engine import readable_paths, stdin_log
+    from rootrank.ingest import InputError
 
     readable: list[str] = []
     problems: list[str] = []
     stdin: BinaryIO | None = None
     for path in paths:
+        if path != "-":
+            ok, bad = readable_paths([path])
+            readable += ok
+            problems += bad
+            continue
         try:
-            if path == "-":
-                if stdin is None and not sys.stdin.isatty():
-                    stdin = stdin_log(sys.stdin.buffer)
-            else:
-                expand_paths([path], [])  # a missing path; a folder without logs
-                if not os.path.isdir(path):
-                    check_log(path)
+            if stdin is None and not sys.stdin.isatty():
+                stdin = stdin_log(sys.stdin.buffer)
         except InputError as exc:
             problems.append(str(exc))
         else:
@@ -313,7 +313,13 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
         return EXIT_INPUT_ERROR
     library = _library(args.signatures)
     _started()
-    diag = diagnose_paths(readable, library=library, mask=not args.no_mask, stdin=stdin)
+    diag = diagnose_paths(
+        readable,
+        library=library,
+        mask=not args.no_mask,
+        stdin=stdin,
+        on_warning=lambda note: print(f"rootrank: warning: {note}", file=sys.stderr),
+    )
     if unreadable:
         from rootrank.mask import Masker
 
@@ -414,6 +420,13 @@ def _cmd_signatures(args: argparse.Namespace) -> int:
     if args.check:
         lib = Library(signatures={})
         _load_dir(__import__("pathlib").Path(args.check), lib, strict=False)
+        if not lib.signatures and not lib.problems:  # a folder, but not of signatures
+            print(
+                f"rootrank: {args.check}: no signature files (*.yaml, *.yml) in this folder"
+                " or below it",
+                file=sys.stderr,
+            )
+            return EXIT_INPUT_ERROR
         for problem in lib.problems:
             print(problem)
         print(f"{len(lib)} signature(s) valid, {len(lib.problems)} problem(s)")

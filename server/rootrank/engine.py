@@ -19,6 +19,7 @@ from rootrank.analysis import analyze
 from rootrank.ingest import (
     Block,
     InputError,
+    cut_short,
     decompressed,
     open_log,
     prefixed,
@@ -62,6 +63,29 @@ def matcher_for(library: Library) -> Matcher:
     _MATCHERS.insert(0, (library, matcher))
     del _MATCHERS[4:]
     return matcher
+
+
+def readable_paths(paths: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(the paths that can be read, one problem line per path that cannot), in order: a path
+    must exist, a folder hold logs (:func:`expand_paths`) and a file open with a text head
+    (:func:`rootrank.ingest.check_log`: not binary, not a compressed file that cannot be
+    decompressed). ``rootrank diagnose`` and each job of ``rootrank triage`` diagnose the
+    readable ones and name the others as ``not read: <problem>`` in the warnings; only when
+    none is readable is the input an error. ``-`` (standard input) is the caller's."""
+    from rootrank.ingest import check_log
+
+    readable: list[str] = []
+    problems: list[str] = []
+    for path in paths:
+        try:
+            expand_paths([path], [])  # a missing path; a folder without logs
+            if not os.path.isdir(path):
+                check_log(path)
+        except InputError as exc:
+            problems.append(str(exc))
+        else:
+            readable.append(path)
+    return readable, problems
 
 
 def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[tuple[str, bool]]:
@@ -312,6 +336,29 @@ def diagnose_stream(
     )
 
 
+def _note_cut_short(
+    fh: BinaryIO,
+    name: str,
+    lines: int,
+    notes: list[str],
+    on_warning: Callable[[str], None] | None,
+) -> None:
+    """Add to ``notes`` (and tell ``on_warning``) that the compressed input ``name``, read to
+    its end through ``fh`` (``lines`` lines), was cut short (:func:`rootrank.ingest.cut_short`):
+    the log goes on past what was read, so a later failure, or the end of the run, is not in
+    the diagnosis."""
+    what = cut_short(fh)
+    if what is None:
+        return
+    note = (
+        f"{name}: the {what} data ends early (cut short before its end marker): only its"
+        f" first {lines:,} line(s) were read, and the log may go on past them"
+    )
+    notes.append(note)
+    if on_warning is not None:
+        on_warning(note)
+
+
 def diagnose_paths(
     paths: list[str],
     *,
@@ -319,6 +366,7 @@ def diagnose_paths(
     mask: bool = True,
     new_masker: Callable[[], Masker] = Masker,
     stdin: BinaryIO | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> Diagnosis:
     """Diagnose files and folders (``-`` is standard input: ``stdin``, by default
     ``sys.stdin.buffer``), streaming each file once.
@@ -326,6 +374,11 @@ def diagnose_paths(
     ``new_masker`` makes the masker of this diagnosis when ``mask`` is on (fleet triage
     passes one whose host pseudonyms hold across a whole archive; the default numbers hosts
     ``host-1``... within this diagnosis).
+
+    A compressed input whose data ends before its end-of-stream marker
+    (:func:`rootrank.ingest.cut_short`) is diagnosed from the lines it holds, with a warning
+    that says so; ``on_warning`` (the CLI: one ``rootrank: warning:`` line on stderr) is
+    also called with it, unmasked.
 
     Raises:
         InputError: a path is missing, unreadable, binary, a folder with no logs, or every
@@ -339,10 +392,14 @@ def diagnose_paths(
     notes: list[str] = []
     files = expand_paths(paths, notes)
     for path, in_folder in files:
+        before = scanner.state.lines_total
         if path == "-":
             # compressed or not, by its magic bytes (`gzip -c train.log | rootrank diagnose -`)
-            stream = stdin if stdin is not None else sys.stdin.buffer
-            scanner.scan_source("<stdin>", read_blocks(decompressed(stream)))
+            stream = decompressed(stdin if stdin is not None else sys.stdin.buffer)
+            scanner.scan_source("<stdin>", read_blocks(stream))
+            _note_cut_short(
+                stream, "<stdin>", scanner.state.lines_total - before, notes, on_warning
+            )
             continue
         try:
             with open_log(path) as fh:
@@ -352,6 +409,7 @@ def diagnose_paths(
                     raise InputError(f"{path}: {exc}") from None
                 except OSError as exc:
                     raise InputError(f"{path}: read failed ({exc.strerror or exc})") from None
+                _note_cut_short(fh, path, scanner.state.lines_total - before, notes, on_warning)
         except InputError as exc:
             if not in_folder:
                 raise

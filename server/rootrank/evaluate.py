@@ -88,9 +88,15 @@ class EvalReport:
         return sum(c.rank_ok for c in cases) / len(cases) if cases else 1.0
 
     @property
+    def overclaimed(self) -> list[CaseResult]:
+        """Failing cases labelled "the log cannot tell" (no ``initiating_rank``) where a rank
+        was claimed anyway, in case order."""
+        return [c for c in self.failing if not c.rank_labelled and c.got_rank is not None]
+
+    @property
     def rank_overclaims(self) -> int:
-        """Failing cases labelled "the log cannot tell" where a rank was claimed anyway."""
-        return sum(1 for c in self.failing if not c.rank_labelled and c.got_rank is not None)
+        """How many :attr:`overclaimed` cases there are."""
+        return len(self.overclaimed)
 
     @property
     def healthy_claims(self) -> int:
@@ -118,6 +124,16 @@ class EvalReport:
                 }
                 for c in self.cases
                 if not c.class_ok or (c.rank_labelled and not c.rank_ok) or c.error
+            ],
+            "rank_overclaimed": [
+                {
+                    "case": c.name,
+                    "got_rank": c.got_rank,
+                    "expected_class": c.expected_class,
+                    "got_class": c.got_class,
+                    "got_signature": c.got_signature,
+                }
+                for c in self.overclaimed
             ],
         }
 
@@ -229,7 +245,8 @@ def evaluate(paths: list[str], *, library: Library | None = None) -> EvalReport:
 
 
 def to_text(report: EvalReport) -> str:
-    """The human summary: figures first, then every miss with what was expected."""
+    """The human summary: figures first, then every miss with what was expected, then every
+    case where a rank was claimed though its label says the log cannot tell."""
     d = report.to_dict()
     failing = len(report.failing)
     lines = [
@@ -260,6 +277,13 @@ def to_text(report: EvalReport) -> str:
             if m["expected_rank"] is not None and m["expected_rank"] != m["got_rank"]:
                 parts.append(f"rank {m['got_rank']}, expected {m['expected_rank']}")
             lines.append(f"  {m['case']}: " + "; ".join(parts))
+    if d["rank_overclaimed"]:
+        lines.append("rank over-claims:")
+        for o in d["rank_overclaimed"]:
+            lines.append(
+                f"  {o['case']}: rank {o['got_rank']}, expected none (the label says the log"
+                f" cannot tell); class {o['got_class']} ({o['got_signature']})"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -540,14 +540,18 @@ class _Decompressed(io.RawIOBase):
     for xz, or ``None`` when ``reader`` is already a decompressing file object, for zstd).
     Concatenated members/streams are read one after another; a stream cut short ends at the
     last byte that decompressed (a job killed while its log was compressed); corrupt data
-    raises :class:`InputError`, so callers see one kind of error."""
+    raises :class:`InputError`, so callers see one kind of error. ``cut_short`` tells, once
+    the reader has given its last byte, that the data ended before its end-of-stream marker
+    (gzip's trailer, xz's stream footer; zstd only through Python 3.14's ``compression.zstd``,
+    whose reader says so: the ``zstandard`` package's stream reader ends silently)."""
 
     _CHUNK = 1 << 16
 
     def __init__(self, raw: BinaryIO, new: Any, what: str, reader: Any = None) -> None:
-        self._raw, self._new, self._what, self._reader = raw, new, what, reader
+        self._raw, self._new, self.what, self._reader = raw, new, what, reader
         self._dec: Any = new() if new else None  # a decompressor object, or None with ``reader``
         self._input = b""
+        self.cut_short = False
 
     def readable(self) -> bool:
         return True
@@ -559,10 +563,13 @@ class _Decompressed(io.RawIOBase):
             return self._decode_into(buf)
         except InputError:
             raise
-        except EOFError:
+        except (
+            EOFError
+        ):  # compression.zstd: "Compressed file ended before the end-of-stream marker"
+            self.cut_short = True
             return 0
         except Exception as exc:  # noqa: BLE001 - zlib.error, lzma.LZMAError, zstandard.ZstdError
-            raise InputError(f"corrupt {self._what} data ({exc})") from None
+            raise InputError(f"corrupt {self.what} data ({exc})") from None
 
     def _decode_into(self, buf: Any) -> int:
         want = len(buf)
@@ -577,6 +584,7 @@ class _Decompressed(io.RawIOBase):
             if not self._input and getattr(dec, "needs_input", True):
                 self._input = self._raw.read(self._CHUNK)
                 if not self._input:
+                    self.cut_short = True
                     return 0  # cut short: end at what decompressed
             out = dec.decompress(self._input, want)
             self._input = getattr(dec, "unconsumed_tail", b"")  # zlib keeps unread input there
@@ -593,6 +601,18 @@ class _Decompressed(io.RawIOBase):
             finally:
                 self._raw.close()
         super().close()
+
+
+def cut_short(fh: BinaryIO) -> str | None:
+    """The compression (``"gzip"``, ``"xz"``, ``"zstd"``) of ``fh``, a reader from
+    :func:`decompressed` or :func:`open_log` read to its end, when its data ended before
+    the end-of-stream marker (``gzip -c train.log | head -c 900``, a copy stopped midway):
+    the lines read are all the file holds, not the whole log. ``None`` when it ended whole
+    or is not compressed."""
+    raw = getattr(fh, "raw", None)
+    if isinstance(raw, _Decompressed) and raw.cut_short:
+        return raw.what
+    return None
 
 
 def decompressed(fh: BinaryIO, name: str | os.PathLike[str] = "<stdin>") -> BinaryIO:

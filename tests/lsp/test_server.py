@@ -449,3 +449,67 @@ async def test_cancel_request_stops_a_long_diagnose(workspace: Path) -> None:
         )
         assert small["root_cause"]["signature"] == "ddp-unused-parameters"
         assert time.monotonic() - start < 30  # a fresh engine process, not the 43 MB run
+
+
+def _replace_text(client, uri: str, version: int, text: str) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+async def test_requests_after_an_edit_answer_for_the_new_text(workspace: Path) -> None:
+    """Round-12 trial, item 7: after the whole log was replaced with ``hello``, a code action
+    on the old root-cause diagnostic still offered its quick fix. Every request answers for
+    the current text: the old diagnostic gets nothing, the hover on its line is empty, and
+    the diagnostics published for the new version are empty."""
+    log = workspace / "logs" / LOG
+    async with started(workspace, VSCODE_OPTIONS) as client:
+        uri = open_document(client, log)
+        diagnostics = await wait_for_diagnostics(client, uri, version=1)
+        root = next(d for d in diagnostics if d.severity == types.DiagnosticSeverity.Error)
+        params = types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=root.range,
+            context=types.CodeActionContext(diagnostics=[root]),
+        )
+        before = await client.text_document_code_action_async(params)
+        assert [a.title for a in before or [] if isinstance(a, types.CodeAction) and a.edit] == [
+            "Pass find_unused_parameters=True to DistributedDataParallel"
+        ]
+
+        _replace_text(client, uri, 2, "hello\n")  # asked at once, inside the debounce
+        assert list(await client.text_document_code_action_async(params) or []) == []
+        assert await client.text_document_hover_async(hover_params(uri, ROOT_LINE)) is None
+        assert await wait_for_diagnostics(client, uri, version=2) == []
+        assert list(await client.text_document_code_action_async(params) or []) == []
+
+        # The same log again: the new version's own diagnostic gets its quick fix back.
+        _replace_text(client, uri, 3, log.read_text(encoding="utf-8"))
+        again = await wait_for_diagnostics(client, uri, version=3)
+        new_root = next(d for d in again if d.severity == types.DiagnosticSeverity.Error)
+        assert new_root.range == root.range
+        after = await client.text_document_code_action_async(params)
+        assert [a.title for a in after or [] if isinstance(a, types.CodeAction) and a.edit] == [
+            "Pass find_unused_parameters=True to DistributedDataParallel"
+        ]
+
+        # A line added above the error moves it: the diagnostic kept from before gets nothing,
+        # the one published for the new text gets the fix.
+        _replace_text(client, uri, 4, "starting\n" + log.read_text(encoding="utf-8"))
+        assert list(await client.text_document_code_action_async(params) or []) == []
+        moved = await wait_for_diagnostics(client, uri, version=4)
+        moved_root = next(d for d in moved if d.severity == types.DiagnosticSeverity.Error)
+        assert moved_root.range.start.line == ROOT_LINE + 1
+        on_moved = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=moved_root.range,
+                context=types.CodeActionContext(diagnostics=[moved_root]),
+            )
+        )
+        assert [a.title for a in on_moved or [] if isinstance(a, types.CodeAction) and a.edit] == [
+            "Pass find_unused_parameters=True to DistributedDataParallel"
+        ]

@@ -40,23 +40,35 @@ MAX_MESSAGE_CHARS = 300
 _PLACEHOLDER = lazy_regex.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
 _UNKNOWN = {"rank": "<rank>", "host": "<host>"}
-#: "rank {rank}" / "host {host}" when the log does not tell: a phrase, not a placeholder.
+#: "rank {rank}" / "host {host}" / "rank {initiating_rank}" when the log does not tell: a
+#: phrase, not a placeholder (a blank would nest inside a blank: ``<pid of rank <rank>>``).
+_UNKNOWN_PHRASES = {
+    "rank": "the failing rank",
+    "host": "the failing host",
+    "initiating_rank": "the initiating rank",
+    "iteration": "the failing iteration",
+}
+#: The word before each of :data:`_UNKNOWN_PHRASES`' placeholders ("iteration {iteration}").
+_PHRASE_WORD = {"host": "host", "iteration": "iteration"}
 
 
 def render(template: str, values: dict[str, Any], *, keep_unknown: bool = False) -> str:
     """Fill ``{name}`` placeholders from ``values``. An unknown name becomes ``<name>``
-    (``rank``/``host``: "the failing rank"/"the failing host"), or stays as written with
+    ("rank {rank}"/"host {host}"/"rank {initiating_rank}"/"iteration {iteration}": "the
+    failing rank"/"the failing host"/"the initiating rank"/"the failing iteration",
+    capitalised as the template was), or stays as written with
     ``keep_unknown`` (code, where braces may be Python's). Other braces (JSON, shell
     ``${VAR}``) are left alone."""
 
     if not keep_unknown:
-        for key, phrase in (("rank", "the failing rank"), ("host", "the failing host")):
+        for key, phrase in _UNKNOWN_PHRASES.items():
             if values.get(key) is None:
-                template = regex.sub(
-                    r"\b[Rr]ank \{" + key + r"\}" if key == "rank" else r"\b[Hh]ost \{host\}",
-                    phrase,
-                    template,
-                )
+                word = _PHRASE_WORD.get(key, "rank")
+                for said_as, phrase_as in (
+                    (word.capitalize(), phrase.capitalize()),
+                    (word, phrase),
+                ):
+                    template = regex.sub(rf"\b{said_as} \{{{key}\}}", phrase_as, template)
 
     def sub(m: regex.Match[str]) -> str:
         value = values.get(m.group(1))

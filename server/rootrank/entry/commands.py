@@ -348,7 +348,10 @@ def ready(command: str, launch: Launch) -> str:
     )
     head, script, dropped = _script_flags(head, launch)
     if dropped:  # the command stays runnable as printed; the suggestion moves to the comment
-        note = f"(add {' '.join(dropped)} if {_base(script)} takes it, for a short run)"
+        purpose = ", for a short run" if any(_SHORT_RUN_FLAG.match(f) for f in dropped) else ""
+        name = _base(script.strip("<>"))
+        name = f"<{name}>" if script.startswith("<") else name  # still a blank to fill
+        note = f"(add {' '.join(dropped)} if {name} takes it{purpose})"
         comment = f"{comment} {note}" if sep else note
         sep = "  # "
     return head + sep + comment
@@ -365,6 +368,12 @@ def blank_masked_hosts(command: str) -> str:
     return head + sep + comment
 
 
+#: An option that limits how long the run lasts (``--max-steps 5``, ``--train-iters=20``,
+#: ``--num-epochs 1``): the reason a verification passes it. Another option (``--help``,
+#: ``--resume``, ``--num-workers 0``) is named without that reason.
+_SHORT_RUN_FLAG = lazy_regex.compile(
+    r"--(?:max[-_])?(?:train[-_])?(?:num[-_])?(?:steps|iters|iterations|epochs|samples)\b"
+)
 #: An option of the user's own script: ``--max-steps 5``, ``--steps=5`` (after the ``.py``).
 _SCRIPT_FLAG = lazy_regex.compile(r"(?<=\s)--[A-Za-z][\w-]{0,40}(?:[= ](?!-)[^\s<>|;&]+)?")
 
@@ -373,8 +382,10 @@ def _script_flags(head: str, launch: Launch) -> tuple[str, str, list[str]]:
     """``head`` without the options after the entry script that the log's own command never
     passed (``train.py --max-steps 5``), the script (its first ``*.py``) and those options:
     the script may not take them, and written as a blank (``<--max-steps 5>``) a shell reads
-    ``<`` as a redirect. The caller names them in the comment instead."""
-    m = regex.search(r"\S+\.py\b", head)
+    ``<`` as a redirect. The caller names them in the comment instead. A script the log does
+    not show is a blank (``<train.py>``, :func:`ready`): the script returned is the whole
+    blank, its closing ``>`` too."""
+    m = regex.search(r"(?<![^\s=])<[^\s<>]+\.py>|\S+\.py\b", head)
     if m is None:
         return head, "", []
     seen = launch.command or ""

@@ -256,12 +256,22 @@ def code_actions(
     encoding: str,
     commands: frozenset[str],
 ) -> list[types.CodeAction]:
-    """The actions for the rootrank diagnostics in ``params.context`` (others are ignored).
+    """The actions for the rootrank diagnostics in ``params.context`` (others are ignored)
+    that ``analysis`` published (same code and range): a diagnostic of an older version of
+    the document (the client still shows it after an edit) names a finding the current
+    text may no longer hold, so it gets no action.
 
     ``commands`` are the commands this client can carry out (:func:`usable_commands`): an
     action naming any other command is left out; quick-fix edits are always offered."""
     actions: list[types.CodeAction] = []
-    ours = [d for d in params.context.diagnostics if d.source == SOURCE and d.code is not None]
+    published = analysis.diagnostics if analysis is not None else []
+    ours = [
+        d
+        for d in params.context.diagnostics
+        if d.source == SOURCE
+        and d.code is not None
+        and any(p.code == d.code and p.range == d.range for p in published)
+    ]
     if not ours or analysis is None:
         return actions
     diagnosis = analysis.diagnosis

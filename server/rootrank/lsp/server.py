@@ -516,12 +516,18 @@ async def text_document_code_action(
 ) -> list[types.CodeAction]:
     """Actions for our diagnostics only (``source == "rootrank"``), naming only commands this
     client can carry out (``ls.commands``); computed off the event loop because finding a
-    quick fix's target reads workspace files."""
+    quick fix's target reads workspace files.
+
+    The actions answer for the document's current text: the analysis of its current version
+    (waiting at most :data:`HOVER_WAIT_SECONDS` for a run going on, as a hover does), never
+    an older version's; a diagnostic that analysis did not publish (one the client kept from
+    before an edit) gets nothing (:func:`~rootrank.lsp.actions.code_actions`)."""
     if not any(d.source == "rootrank" for d in params.context.diagnostics):
         return []
-    analysis = ls.analyser.current(params.text_document.uri) or ls.analyser.results.get(
-        params.text_document.uri
-    )
+    uri = params.text_document.uri
+    analysis = ls.analyser.current(uri) or await ls.analyser.wait(uri, HOVER_WAIT_SECONDS)
+    if analysis is None:
+        return []
     encoding = normalise_encoding(ls.workspace.position_encoding)
     return await asyncio.to_thread(
         code_actions,

@@ -156,6 +156,9 @@ def to_text(s: dict[str, Any]) -> str:
     if s["error_jobs"]:
         out += ["", f"Jobs that could not be read ({s['errors']:,})"]
         out.extend(f"  {e['job']}: {e['error']}" for e in s["error_jobs"])
+    if s.get("not_read_files"):
+        out += ["", f"Files skipped in jobs that were diagnosed ({s['files_not_read']:,})"]
+        out.extend(f"  {e['job']}: {e['error']}" for e in s["not_read_files"])
     if s["days"]:
         out += ["", "By day"]
         out.extend(
@@ -241,6 +244,9 @@ def to_markdown(s: dict[str, Any]) -> str:
     if s["error_jobs"]:
         out += ["", f"## Jobs that could not be read ({s['errors']})", ""]
         out += [f"- {_md(e['job'])}: {_md(e['error'])}" for e in s["error_jobs"]]
+    if s.get("not_read_files"):
+        out += ["", f"## Files skipped in jobs that were diagnosed ({s['files_not_read']})", ""]
+        out += [f"- {_md(e['job'])}: {_md(e['error'])}" for e in s["not_read_files"]]
     if s["days"]:
         out += [
             "",
@@ -440,6 +446,10 @@ def to_html(s: dict[str, Any]) -> str:
     if s["error_jobs"]:
         o.append(f"<h2>Jobs that could not be read ({s['errors']})</h2><ul>")
         o += [f"<li>{_e(e['job'])}: {_e(e['error'])}</li>" for e in s["error_jobs"]]
+        o.append("</ul>")
+    if s.get("not_read_files"):
+        o.append(f"<h2>Files skipped in jobs that were diagnosed ({s['files_not_read']})</h2><ul>")
+        o += [f"<li>{_e(e['job'])}: {_e(e['error'])}</li>" for e in s["not_read_files"]]
         o.append("</ul>")
     if s["days"]:
         o.append(

@@ -132,6 +132,8 @@ class Summary:
     undated: int = 0
     unclassified: _First = field(default_factory=lambda: _First(MAX_LISTED))
     errors: _First = field(default_factory=lambda: _First(MAX_LISTED))
+    #: Files skipped in jobs that were diagnosed (a binary file beside the logs).
+    not_read: _First = field(default_factory=lambda: _First(MAX_LISTED))
 
     def add(self, rec: dict[str, Any]) -> None:
         """Fold one job's record (:func:`rootrank.triage.work.record`) in."""
@@ -148,6 +150,8 @@ class Summary:
         if rec["time_source"] != "log":
             self.undated += 1
         index, job = rec["index"], rec["id"]
+        for why in rec.get("not_read") or []:
+            self.not_read.add(index, {"job": job, "error": why})
         if status == "error":
             self.errors.add(index, {"job": job, "error": rec["error"]})
         elif status == "unclassified":
@@ -195,6 +199,7 @@ class Summary:
         self.undated += other.undated
         self.unclassified.merge(other.unclassified)
         self.errors.merge(other.errors)
+        self.not_read.merge(other.not_read)
 
     def ranked_hosts(self) -> list[tuple[str, _Host]]:
         """Hosts that initiated at least one failure, worst first: most jobs failed with a
@@ -289,6 +294,8 @@ class Summary:
             "undated_jobs": self.undated,
             "unclassified_jobs": self.unclassified.items(),
             "error_jobs": self.errors.items(),
+            "files_not_read": self.not_read.seen,
+            "not_read_files": self.not_read.items(),
         }
 
 

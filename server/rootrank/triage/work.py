@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from rootrank.engine import default_library, diagnose_paths
+from rootrank.engine import default_library, diagnose_paths, readable_paths
 from rootrank.ingest import InputError
 from rootrank.mask import Masker
 from rootrank.mask_walk import mask_result
@@ -87,20 +87,32 @@ def diagnose_job(job: Job, options: Options) -> dict[str, Any]:
     "error": str | None, "record": dict, "hashes": [str] | None}`` where ``diagnosis`` is
     ``rootrank.diagnosis/1`` exactly as ``rootrank diagnose PATHS --format json`` prints it
     (with archive-wide host pseudonyms instead of ``host-1``...), ``None`` when not asked for
-    or when the job could not be read (``error`` says why, masked).
+    or when the job could not be read (``error`` says why, masked). A file of the job that
+    cannot be read (binary, a broken archive) is skipped as ``rootrank diagnose`` skips it:
+    ``not read: <why>`` in the diagnosis's ``warnings`` and the record's ``not_read``; the
+    job is an error only when none of its paths can be read.
     """
     start = time.perf_counter()
     masker = options.new_masker()
     job_id = masker.text(job.id)
     result: Diagnosis | None = None
     error = None
+    unread: list[str] = []
     try:
+        # as `rootrank diagnose PATHS`: a path that cannot be read (a binary file beside the
+        # logs) is named in the warnings and the others are diagnosed; none readable: an error
+        paths, unread = readable_paths(job.paths)
+        if not paths:
+            raise InputError(
+                unread[0] + (f" (and {len(unread) - 1} more)" if len(unread) > 1 else "")
+            )
         result = diagnose_paths(
-            list(job.paths),
+            paths,
             library=_library(options.signatures),
             mask=options.mask != "off",
             new_masker=options.new_masker,
         )
+        result.warnings.extend(f"not read: {masker.text(p)}" for p in unread)
     except InputError as exc:
         error = masker.text(str(exc))
     except MemoryError:
@@ -115,6 +127,8 @@ def diagnose_job(job: Job, options: Options) -> dict[str, Any]:
             hashes = None
     seconds = time.perf_counter() - start
     rec = record(job, job_id, result, error, seconds)
+    if result is not None:
+        rec["not_read"] = [masker.text(p) for p in unread]
     head = job_head(job, masker)
     return {
         "job": head,
@@ -195,7 +209,9 @@ def record(
     job ran on), ``evidence`` (the root cause's first line: ``{"path", "line", "text"}``),
     ``exception`` (the unclassified exception: ``{"path", "line", "text"}``), ``time`` (s since
     the epoch) and ``time_source`` (``"log"``: the first dated failure line; ``"mtime"``: the
-    newest file's modification time, when the log carries no date), ``error``.
+    newest file's modification time, when the log carries no date), ``error``, ``not_read``
+    (why each file of a diagnosed job was skipped: ``"<path>: binary data, not a text log"``;
+    set by :func:`diagnose_job`).
     """
     rec: dict[str, Any] = {
         "index": job.index,
@@ -215,6 +231,7 @@ def record(
         "time": job.mtime,
         "time_source": "mtime",
         "error": error,
+        "not_read": [],
     }
     if diag is None:
         return rec
