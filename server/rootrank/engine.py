@@ -212,6 +212,10 @@ def stdin_log(stdin: BinaryIO) -> BinaryIO:
     )
 
 
+#: Capture names whose value is a machine's name or address (masked as a host).
+HOST_CAPTURES = ("host", "node", "store")
+
+
 def _finish(
     state: ScanState,
     timeouts: dict[str, int],
@@ -235,6 +239,13 @@ def _finish(
         # Learn the hosts the findings' lines name ("can't resolve 'trainjob-master-0'") before
         # the entry is filled: a capture masked alone has no context to be known as a host.
         for f in state.findings.values():
+            # a host a signature captured by name (Megatron's "Rank 2, node gpu-07, ...",
+            # srun's "srun: error: node7: task 3: ..."): a bare name has no shape to be
+            # known as a host by (a GPU's "node-3" number is not one)
+            for name in HOST_CAPTURES:
+                value = f.captures.get(name)
+                if value and not value.isdigit():
+                    masker.host(value)
             for e in f.evidence:
                 masker.text(e.text)
     # Training curves: onsets join the findings (causes that explain what follows them); the
