@@ -68,3 +68,17 @@ def test_no_over_claim_no_section(tmp_path):
     report = evaluate([str(tmp_path)])
     assert report.to_dict()["rank_overclaimed"] == []
     assert "over-claims" not in to_text(report)
+
+
+def test_nothing_measured_is_null_not_a_perfect_score(tmp_path):
+    """Only "cannot tell" labels: the JSON's rank accuracy is null (the text says n/a)."""
+    case = tmp_path / "a-cannot-tell"
+    case.mkdir()
+    (case / "input.log").write_bytes(HANG)
+    (case / "expected.json").write_text(
+        '{"failure_class": "collective-desync", "initiating_rank": null}'
+    )
+    d = evaluate([str(tmp_path)]).to_dict()
+    assert d["rank_labelled"] == 0 and d["rank_accuracy"] is None
+    assert d["class_accuracy"] == 1.0
+    assert "initiating-rank accuracy: n/a (0/0 labelled)" in to_text(evaluate([str(tmp_path)]))

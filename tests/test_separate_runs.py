@@ -69,7 +69,7 @@ def test_a_run_that_ended_then_another_job_the_last_is_diagnosed_and_the_first_n
         "The log holds 2 different runs, one after the other; this is the diagnosis of the last"
         f" one (from line {first.count(chr(10)) + 1}), as a folder of several runs is diagnosed"
         " by its newest. Left out: the run at lines 1-18 (`torchrun --nproc-per-node=8"
-        " pretrain.py`): the run before it ended (its progress reached step 1000 of 1000)."
+        " pretrain.py`): it ended (its progress reached step 1000 of 1000) before the next run started."
     ]
     assert any("left out the run at lines 1-18" in w for w in d.warnings)
 
@@ -97,8 +97,8 @@ def test_a_failed_job_then_a_job_launched_another_way_is_no_attempt_of_it():
     assert "cuda-oom" not in {f.signature for f in d.findings}
     (line,) = other_runs(d)
     assert (
-        "it was launched as `torchrun --nproc-per-node=2 finetune.py`, the run before as"
-        " `torchrun --nproc-per-node=8 pretrain.py`" in line
+        "it was launched as `torchrun --nproc-per-node=8 pretrain.py`, the next run as"
+        " `torchrun --nproc-per-node=2 finetune.py`" in line
     )
     assert 6 not in d.ranks.seen
 
@@ -118,7 +118,7 @@ def test_another_world_size_without_a_command_line_is_another_run():
     assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 1
     assert d.attempts == 1 and d.ranks.world_size == 2
     (line,) = other_runs(d)
-    assert "its world size is 2, the run before's 8" in line
+    assert "its world size is 8, the next run's 2" in line
     assert set(d.ranks.seen) <= {0, 1}
 
 
@@ -195,10 +195,12 @@ def test_separate_run_reasons():
     a = SectionFacts(ranks={0, 7}, launch="torchrun --nproc-per-node=8 a.py")
     assert separate_run(a, SectionFacts(launch="torchrun --nproc-per-node=8 a.py")) is None
     assert (
-        separate_run(a, SectionFacts(world=2))
-        == "its world size is 2, and the run before had rank 7"
+        separate_run(a, SectionFacts(world=2)) == "it had rank 7, past the next run's world size 2"
     )
-    assert separate_run(SectionFacts(ended="x"), SectionFacts()) == "the run before it ended (x)"
+    assert (
+        separate_run(SectionFacts(ended="x"), SectionFacts())
+        == "it ended (x) before the next run started"
+    )
     assert separate_run(SectionFacts(world=8), SectionFacts(world=8, ranks={3})) is None
 
 
@@ -261,16 +263,14 @@ def test_two_jobs_of_other_scripts_the_verify_names_the_diagnosed_runs_script():
     n = first.count("\n")
     (line,) = other_runs(d)
     assert f"from line {n + 1}" in line
-    assert f"the run at lines 1-{n}: it ran train_oom.py, the run before ran train_sigkill.py" in (
-        line
-    )
+    assert f"the run at lines 1-{n}: it ran train_sigkill.py, the next run train_oom.py" in (line)
     assert any(f"left out the run at lines 1-{n}" in w for w in d.warnings)
 
     d = diagnose_text(second + first, "ab.log", mask=False)
     assert d.root_cause.signature == "worker-sigkill-exit" and d.initiating_rank == 1
     assert "train_sigkill.py" in d.root_cause.verify and "train_oom.py" not in d.root_cause.verify
     (line,) = other_runs(d)
-    assert "it ran train_sigkill.py, the run before ran train_oom.py" in line
+    assert "it ran train_oom.py, the next run train_sigkill.py" in line
 
 
 def test_a_relaunch_of_the_same_script_stays_an_attempt_and_keeps_its_script():

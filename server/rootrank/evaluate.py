@@ -103,11 +103,14 @@ class EvalReport:
         return sum(1 for c in self.cases if c.healthy and c.got_class is not None)
 
     def to_dict(self) -> dict[str, Any]:
+        labelled = sum(1 for c in self.failing if c.rank_labelled)
         return {
             "cases": len(self.cases),
-            "class_accuracy": round(self.class_accuracy, 4),
-            "rank_accuracy": round(self.rank_accuracy, 4),
-            "rank_labelled": sum(1 for c in self.failing if c.rank_labelled),
+            # null where nothing was measured (no failing case, no rank label), as the text
+            # says "n/a": never a perfect score out of nothing
+            "class_accuracy": round(self.class_accuracy, 4) if self.failing else None,
+            "rank_accuracy": round(self.rank_accuracy, 4) if labelled else None,
+            "rank_labelled": labelled,
             "healthy_cases": sum(1 for c in self.cases if c.healthy),
             "healthy_claims": self.healthy_claims,
             "rank_overclaims": self.rank_overclaims,

@@ -292,28 +292,29 @@ def launch_parts(command: str | None) -> tuple[str, str] | None:
 
 def separate_run(earlier: SectionFacts, later: SectionFacts) -> str | None:
     """Why ``later`` (a section that began with a run start) is another job than ``earlier``
-    rather than a relaunch or another node of it, as a clause for the report; ``None`` when
+    rather than a relaunch or another node of it, as a clause about ``earlier`` (the run the
+    report leaves out: "it ran x.py, the next run y.py"); ``None`` when
     the log does not show it. Another job: ``earlier`` ran to its end (a complete run, so a
     run after it is no restart of it), or the two were launched differently (another script,
     other launcher options), or they name different entry scripts (torchelastic's ``x.py
     FAILED`` titles: a relaunch reruns the same script), or they print different world sizes
     (a rank of ``earlier`` at or past ``later``'s world size counts too)."""
     if earlier.ended:
-        return f"the run before it ended ({earlier.ended})"
+        return f"it ended ({earlier.ended}) before the next run started"
     if earlier.launch and later.launch and earlier.launch != later.launch:
-        return f"it was launched as `{later.launch}`, the run before as `{earlier.launch}`"
+        return f"it was launched as `{earlier.launch}`, the next run as `{later.launch}`"
     if (
         earlier.script
         and later.script
         and _script_name(earlier.script) != _script_name(later.script)
     ):
-        return f"it ran {later.script}, the run before ran {earlier.script}"
+        return f"it ran {earlier.script}, the next run {later.script}"
     if earlier.world and later.world and earlier.world != later.world:
-        return f"its world size is {later.world}, the run before's {earlier.world}"
+        return f"its world size is {earlier.world}, the next run's {later.world}"
     if later.world and earlier.ranks and max(earlier.ranks) >= later.world:
-        return f"its world size is {later.world}, and the run before had rank {max(earlier.ranks)}"
+        return f"it had rank {max(earlier.ranks)}, past the next run's world size {later.world}"
     if earlier.world and later.ranks and max(later.ranks) >= earlier.world:
-        return f"it has rank {max(later.ranks)}, past the run before's world size {earlier.world}"
+        return f"its world size is {earlier.world}, and the next run has rank {max(later.ranks)}"
     return None
 
 
