@@ -47,3 +47,21 @@ def test_only_the_lines_inside_a_block_take_its_rank():
     ranks = [tagger.tag(text, n).rank for n, text in enumerate(lines, 1)]
     assert ranks == [None, 2, 2, 2, None]
     assert not tagger.following()
+
+
+def test_a_rank_the_kernel_killed_explains_the_others_watchdog_timeout():
+    head = "\n".join(LOG.splitlines()[:10])
+    text = (
+        head
+        + "\nERROR:composer.cli.launcher:Rank 2 crashed with exit code -9.\n"
+        + "[rank0]:[E1002 11:31:02.330000 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught"
+        " collective operation timeout: WorkNCCL(SeqNum=901, OpType=ALLREDUCE, NumelIn=2123,"
+        " NumelOut=2123, Timeout(ms)=600000) ran for 600010 milliseconds before timing out.\n"
+        # the launcher's cleanup: its own SIGTERM of rank 1 is no failure of rank 1
+         + "ERROR:composer.cli.launcher:Global rank 1 (PID 51202) exited with code -15\n"
+    )
+    d = diagnose_text(text, "train.log")
+    root = d.root_cause
+    assert root is not None and root.signature == "worker-sigkill-exit"
+    assert d.initiating_rank == 2 and root.evidence[0].line == 11
+    assert "elastic-child-failed" not in {f.signature for f in d.findings if f.rank == 1}
