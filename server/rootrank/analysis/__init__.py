@@ -20,7 +20,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from rootrank.analysis.collateral import collateral_of, explanations, group, timeline, unclassified
+from rootrank.analysis.collateral import (
+    collateral_of,
+    cut_traceback,
+    explanations,
+    group,
+    timeline,
+    unclassified,
+)
 from rootrank.analysis.graph import Graph, explain, pick_root
 from rootrank.analysis.initiator import Initiator, find_initiator
 from rootrank.analysis.prepare import Context, prepare, single_node_proof
@@ -151,6 +158,18 @@ def _no_known_failure(ctx: Context, diag: Diagnosis) -> Diagnosis:
                 where=f"{last.path}:{last.exc.log_line}",
             )
         )
+    elif ctx.state.cut_tracebacks:  # no exception line at all: the log stops inside one
+        cut = ctx.state.cut_tracebacks[-1]
+        diag.unclassified = cut_traceback(cut)
+        where = f"{cut.path}:{cut.exc.log_line}"
+        diag.reasoning.append(
+            say(
+                "log_ends_in_traceback",
+                rank_part=f" of rank {cut.rank}" if cut.rank is not None else "",
+                where=where,
+            )
+        )
+        diag.warnings.append(f"{where}: the log ends inside a traceback (cut before its exception)")
     diag.timeline = timeline(ctx.findings, None)
     return diag
 

@@ -135,6 +135,28 @@ def unclassified(last: SeenException) -> Finding:
     )
 
 
+def cut_traceback(last: SeenException) -> Finding:
+    """A traceback the end of the log cut before its exception line, as a finding with
+    signature ``unclassified``: a failure was under way (the log was truncated, or the process
+    was killed while printing it), and the user's innermost frame is where it was."""
+    frame = last.exc.user_frame  # the user's own innermost frame, else None
+    where = f" (in your code at {frame.file}:{frame.line})" if frame is not None else ""
+    text = "The log ends inside a traceback: its exception line is cut off" + where
+    return Finding(
+        signature="unclassified",
+        failure_class="unclassified",
+        title=text[:300],
+        role="cause",
+        severity="error",
+        specificity=0,
+        rank=last.rank,
+        host=last.host,
+        time=last.time,
+        order=last.order,
+        evidence=[Evidence(path=last.path, line=last.exc.log_line, text=text, rank=last.rank)],
+    )
+
+
 def last_unexplained_exception(state: ScanState) -> SeenException | None:
     """The last exception the scan saw, or ``None``."""
     return state.exceptions[-1] if state.exceptions else None

@@ -247,6 +247,10 @@ _TEMPLATES: dict[str, str] = {
         " collateral, not the root cause [{rule}]."
     ),
     "no_known_failure": "No known failure found. The last exception{rank_part} is {type} at {where}.",
+    "log_ends_in_traceback": (
+        "The log ends inside a traceback{rank_part} ({where}): the exception line that would name"
+        " the failure is cut off, so a failure was under way but the log does not say which."
+    ),
     "local_rank_summary": "torchrun's summary gives pid {pid} (local_rank {local}) the global rank {rank}",
     "local_rank_single_node": "local_rank {local} is global rank {local}: {proof}",
 }
