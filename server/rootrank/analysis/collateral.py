@@ -120,19 +120,7 @@ def unclassified(last: SeenException) -> Finding:
         column_start=col if col >= 0 else None,
         column_end=len(last.raw) if col >= 0 else None,
     )
-    return Finding(
-        signature="unclassified",
-        failure_class="unclassified",
-        title=f"{exc.type}: {exc.message}"[:300],
-        role="cause",
-        severity="error",
-        specificity=0,
-        rank=last.rank,
-        host=last.host,
-        time=last.time,
-        order=last.order,
-        evidence=[evidence],
-    )
+    return _unclassified_finding(last, f"{exc.type}: {exc.message}", evidence)
 
 
 def cut_traceback(last: SeenException) -> Finding:
@@ -142,18 +130,25 @@ def cut_traceback(last: SeenException) -> Finding:
     frame = last.exc.user_frame  # the user's own innermost frame, else None
     where = f" (in your code at {frame.file}:{frame.line})" if frame is not None else ""
     text = "The log ends inside a traceback: its exception line is cut off" + where
+    evidence = Evidence(path=last.path, line=last.exc.log_line, text=text, rank=last.rank)
+    return _unclassified_finding(last, text, evidence)
+
+
+def _unclassified_finding(seen: SeenException, title: str, evidence: Evidence) -> Finding:
+    """The ``unclassified`` finding of ``seen`` (its rank, host, time and order), titled
+    ``title`` (cut to 300 characters) with ``evidence`` as its one line."""
     return Finding(
         signature="unclassified",
         failure_class="unclassified",
-        title=text[:300],
+        title=title[:300],
         role="cause",
         severity="error",
         specificity=0,
-        rank=last.rank,
-        host=last.host,
-        time=last.time,
-        order=last.order,
-        evidence=[Evidence(path=last.path, line=last.exc.log_line, text=text, rank=last.rank)],
+        rank=seen.rank,
+        host=seen.host,
+        time=seen.time,
+        order=seen.order,
+        evidence=[evidence],
     )
 
 
