@@ -8,6 +8,7 @@ from __future__ import annotations
 import calendar
 import gzip
 import json
+import logging
 import os
 import random
 import re
@@ -540,3 +541,21 @@ def test_triage_needs_no_network_beyond_loopback(archive):
     assert isolated.stdout == normal.stdout
     _, summary = _jsonl(normal)
     assert summary["jobs"] == 40 and summary["hosts"][0]["host"] == BAD
+
+
+def test_dask_shutdown_noise_is_silenced_and_levels_are_restored(caplog):
+    """A 'Stream is closed' error logged while the local cluster stops is not shown; the
+    levels Dask's config set (a child with its own level too) come back afterwards."""
+    from rootrank.triage.run import _quiet_shutdown
+
+    child = logging.getLogger("distributed.client")
+    child.setLevel(logging.WARNING)
+    caplog.set_level(logging.DEBUG)
+    with _quiet_shutdown():
+        child.error("Stream is closed")
+        logging.getLogger("tornado.application").error("Stream is closed")
+        logging.getLogger("rootrank.other").error("kept")
+    assert [r.getMessage() for r in caplog.records] == ["kept"]
+    assert child.level == logging.WARNING
+    child.error("after")
+    assert [r.getMessage() for r in caplog.records] == ["kept", "after"]

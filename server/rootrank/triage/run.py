@@ -128,8 +128,41 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
     try:
         yield client
     finally:
-        client.close()
-        cluster.close()
+        with _quiet_shutdown():
+            client.close()
+            cluster.close()
+
+
+#: The loggers that report a connection closed under them while a local cluster shuts down.
+_SHUTDOWN_LOGGERS = ("distributed", "tornado", "asyncio")
+
+
+@contextmanager
+def _quiet_shutdown() -> Iterator[None]:
+    """Silence Dask's own logging while the local cluster stops.
+
+    After a Ctrl-C the driver cancels futures and closes the cluster at once; a worker's
+    comm may then close under a pending message, and ``distributed`` logs that at ERROR with
+    a "Stream is closed" traceback (seen once in about 270 interrupted triages). The user
+    asked the run to stop, and the results already printed are complete, so shutdown noise
+    is not shown. Every logger under those names is raised above CRITICAL (Dask's config
+    gives some children, such as ``distributed.client``, a level of their own), and each
+    level is restored afterwards.
+    """
+    names = [
+        name
+        for name in list(logging.Logger.manager.loggerDict)
+        if name.split(".")[0] in _SHUTDOWN_LOGGERS
+    ]
+    loggers = [logging.getLogger(name) for name in {*_SHUTDOWN_LOGGERS, *names}]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
 
 
 def _batches(jobs: Iterator[Job]) -> Iterator[list[Job]]:
