@@ -827,6 +827,8 @@ class RankTagger:
             )
             self._summary_noise = 0
             return False
+        if self._quoted_traceback_line(body):
+            return True
         fm = _SUMMARY_FIELD.match(body)
         if fm:
             self._summary_noise = 0
@@ -882,6 +884,27 @@ class RankTagger:
             self._summary = False
             self._summary_noise = 0
         return False
+
+    def _quoted_traceback_line(self, body: str) -> bool:
+        """``True`` when ``body`` continues the traceback that the open entry's
+        ``traceback :`` field quotes: the rank's own error file (``error.json``'s
+        ``py_callstack``, written by ``@record``) is printed with every newline replaced by
+        a newline and two spaces (``ProcessFailure`` formatting in
+        torch/distributed/elastic/multiprocessing/errors/__init__.py,
+        ``_format_failure``), so each of its lines is indented, down to the exception line
+        at two spaces; a blank line of the paste is kept. The summary's closing ``====``
+        rule (not indented) ends it. Such a line is that entry's rank's own output: its
+        frames, its exception and its message's tail (a cut paste included)."""
+        if not self.elastic or self.elastic[-1].traceback is None:
+            return False
+        if body.startswith("    ") or (
+            body.startswith("  ")
+            and not _SUMMARY_FIELD.match(body)
+            and not body.lstrip().startswith("[")
+        ):
+            self._summary_noise = 0
+            return True
+        return not body.strip()
 
     def _glued_entry(self, body: str) -> bool:
         """Record an entry whose rank and exitcode fields share one line (a summary copied
