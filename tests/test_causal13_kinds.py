@@ -6,6 +6,9 @@ A. torchelastic's failure summary quotes the failing rank's own traceback (its e
    that rank's, its exception is the root cause and the summary is collateral; a paste cut
    inside it still shows the message's tail (a Dynamo graph-break error) and the user's
    frame.
+B. a launcher's negative exit code is the signal that killed the worker (Python's
+   ``Popen.returncode``), read the same way for every launcher (torchrun, composer,
+   DeepSpeed): -7 SIGBUS, -6 SIGABRT, -11 SIGSEGV..., when nothing deeper is in the log.
 """
 
 from __future__ import annotations
@@ -96,3 +99,55 @@ def test_a_graph_break_logged_by_torch_logging_is_no_error():
     d = diagnose_text(log, "train.log", mask=False)
     assert d.root_cause is None
     assert "dynamo-graph-break-error" not in {f.signature for f in d.findings}
+
+
+# -- B ------------------------------------------------------------------------------------
+
+
+def _signal_case(line: str, before: str = "") -> tuple[str | None, int | None, int | None]:
+    d = diagnose_text("Building trainer...\n" + before + line + "\n", "train.log", mask=False)
+    root = d.root_cause
+    if root is None:
+        return None, None, d.initiating_rank
+    return root.signature, root.evidence[0].line, d.initiating_rank
+
+
+def test_composer_s_negative_exit_code_is_the_signal():
+    line = "ERROR:composer.cli.launcher:Rank 1 crashed with exit code -11."
+    assert _signal_case(line) == ("worker-segfault", 2, 1)
+
+
+def test_deepspeed_s_negative_return_code_is_the_signal():
+    # deepspeed/launcher/launch.py sigkill_handler: "{cmd} exits with return code = {code}"
+    line = (
+        "[2026-12-03 10:01:02,311] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python3',"
+        " '-u', 'train.py', '--local_rank=1', '--deepspeed'] exits with return code = -7"
+    )
+    sig, where, _ = _signal_case(line)
+    assert (sig, where) == ("worker-sigbus-exit", 2)
+
+
+def test_an_abort_after_a_watchdog_timeout_is_the_timeout_s():
+    # SIGABRT is raised by the process itself after it printed why: the watchdog's timeout
+    timeout = (
+        "[rank3]:[E1203 11:30:11.901000 7715 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught"
+        " collective operation timeout: WorkNCCL(SeqNum=812, OpType=ALLREDUCE, NumelIn=1,"
+        " NumelOut=1, Timeout(ms)=600000) ran for 600021 milliseconds before timing out.\n"
+    )
+    line = (
+        "E1203 11:40:12.418000 7701 torch/distributed/elastic/multiprocessing/api.py:869] failed"
+        " (exitcode: -6) local_rank: 3 (pid: 7715) of binary: /usr/bin/python3"
+    )
+    sig, where, _ = _signal_case(line, timeout)
+    assert (sig, where) == ("nccl-watchdog-timeout", 2)
+    sig, where, _ = _signal_case(line)
+    assert (sig, where) == ("worker-sigabrt-exit", 2)
+
+
+def test_a_sigterm_exit_code_is_no_signal_fault():
+    line = (
+        "E1203 11:40:12.418000 7701 torch/distributed/elastic/multiprocessing/api.py:869] failed"
+        " (exitcode: -15) local_rank: 0 (pid: 7712) of binary: /usr/bin/python3"
+    )
+    sig, _, _ = _signal_case(line)
+    assert sig == "elastic-child-failed"

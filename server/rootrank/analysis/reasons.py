@@ -82,6 +82,11 @@ _TEMPLATES: dict[str, str] = {
         " {rank} had left the job (it exited 0: its data ran out, or it returned early), the peer"
         " they lost"
     ),
+    "signal_exit": (
+        "the launcher reports exit code {code}, and a negative exit code is the signal that killed"
+        " the worker: {number}, {name} (Python's subprocess returncode); nothing deeper is in the"
+        " log"
+    ),
     "behind_at_stop": (
         "when the job was stopped, rank {rank}'s last progress was {own} while the other ranks"
         " had reached step {top}; {timing}, so the log does not show whether the job had hung:"
