@@ -9,6 +9,11 @@ A. torchelastic's failure summary quotes the failing rank's own traceback (its e
 B. a launcher's negative exit code is the signal that killed the worker (Python's
    ``Popen.returncode``), read the same way for every launcher (torchrun, composer,
    DeepSpeed): -7 SIGBUS, -6 SIGABRT, -11 SIGSEGV..., when nothing deeper is in the log.
+C. a log that shows one rank's output only (torchrun ``--local-ranks-filter 0``, a launch
+   script's ``LOG_RANK=0``, rank 0 alone printing) of a job with more ranks (``NGPU=2``,
+   ``--nproc-per-node 4``, a world size) names no rank: the one visible rank's copy of the
+   error is no evidence of who started it; a single-rank job, a log where the launcher
+   names the rank, or a rank a filter would not keep keep their rank.
 """
 
 from __future__ import annotations
@@ -151,3 +156,59 @@ def test_a_sigterm_exit_code_is_no_signal_fault():
     )
     sig, _, _ = _signal_case(line)
     assert sig == "elastic-child-failed"
+
+
+# -- C ------------------------------------------------------------------------------------
+
+_ILLEGAL_ACCESS = (
+    "[rank0]:2026-01-28 13:23:00,193 - root - INFO - Training starts at step 1, with local batch"
+    " size 8, global batch size 16, sequence length 2048, total steps 10 (warmup 2)\n"
+    "[rank0]:[rank0]:[E128 13:23:00.788972321 ProcessGroupNCCL.cpp:1897] [PG ID 0 PG GUID"
+    " 0(default_pg) Rank 0] Process group watchdog thread terminated with exception: CUDA error:"
+    " an illegal memory access was encountered\n"
+    "[rank0]:CUDA kernel errors might be asynchronously reported at some other API call, so the"
+    " stacktrace below might be incorrect.\n"
+)
+
+
+def _launch(command: str, body: str = _ILLEGAL_ACCESS):
+    return diagnose_text(f"$ {command}\n{body}", "train.log", mask=False)
+
+
+def test_the_one_rank_a_launch_script_keeps_is_not_the_initiator():
+    d = _launch("CONFIG_FILE=./train_configs/debug_model.toml NGPU=2 ./run_train.sh")
+    assert d.root_cause.signature == "cuda-illegal-memory-access"
+    assert d.initiating_rank is None
+    assert d.initiator.rank is None and d.initiator.candidates == [0]
+    assert any("only rank whose output the log shows" in s for s in d.reasoning)
+
+
+def test_torchrun_s_local_ranks_filter_shows_the_job_had_more_ranks():
+    d = _launch(
+        "torchrun --nproc_per_node=4 --rdzv_backend c10d --rdzv_endpoint=localhost:0"
+        " --local-ranks-filter 0 --role rank --tee 3 -m torchtitan.train"
+    )
+    assert d.initiating_rank is None
+    assert any("--local-ranks-filter 0" in s for s in d.reasoning)
+
+
+def test_a_single_gpu_job_keeps_its_rank():
+    d = _launch("CONFIG_FILE=./train_configs/debug_model.toml NGPU=1 ./run_train.sh")
+    assert d.initiating_rank == 0
+
+
+def test_the_launcher_naming_the_visible_rank_keeps_it():
+    body = _ILLEGAL_ACCESS + (
+        "E0128 13:23:02.000000 900 torch/distributed/elastic/multiprocessing/api.py:869] failed"
+        " (exitcode: 1) local_rank: 0 (pid: 901) of binary: /usr/bin/python3\n"
+    )
+    d = _launch("torchrun --standalone --nproc_per_node=2 train.py", body)
+    assert d.initiating_rank == 0
+
+
+def test_a_rank_no_filter_keeps_is_evidence():
+    # only rank 1 printed in a 2-worker job: no filter keeps rank 1 alone, so it printed
+    # because it failed
+    body = _ILLEGAL_ACCESS.replace("rank0", "rank1").replace("Rank 0", "Rank 1")
+    d = _launch("torchrun --standalone --nproc_per_node=2 train.py", body)
+    assert d.initiating_rank == 1

@@ -90,6 +90,18 @@ _NODE_RANK = lazy_regex.compile(
     r"--node[_-]rank[= ](?P<n>\d+)|\bgroup_rank[=:]\s*(?P<g>\d+)|--rdzv[_-]endpoint|--master[_-]addr"
 )
 _STANDALONE = lazy_regex.compile(r"--standalone\b")
+# A launch script's own count of workers per node, set on its command line
+# (torchtitan's run_train.sh: NGPU=8 -> torchrun --nproc_per_node=${NGPU}; Megatron-LM's
+# examples: GPUS_PER_NODE=8), read as --nproc-per-node.
+_NPROC_ENV = lazy_regex.compile(
+    r"(?:^|[\s;])(?:NGPU|NGPUS|NUM_GPUS|GPUS_PER_NODE|NPROC_PER_NODE)=[\"']?(?P<n>\d{1,4})\b"
+)
+# An output filter that keeps one local rank's lines: torchrun --local-ranks-filter N
+# (torch/distributed/run.py), or a launch script's LOG_RANK=N that it passes there
+# (torchtitan's run_train.sh: --local-ranks-filter ${LOG_RANK}).
+_RANK_FILTER = lazy_regex.compile(
+    r"(?:--local[_-]ranks[_-]filter[= ]|(?:^|[\s;])LOG_RANK=)[\"']?(?P<r>\d{1,5}(?:,\d{1,5})*)\b"
+)
 # The rendezvous host as launchers print it: MASTER_ADDR=node01, --master_addr node01,
 # --rdzv-endpoint=node01:29500, master_addr: node01 (for the masker: a host named in passing
 # elsewhere in the log then reads the same everywhere).
@@ -359,6 +371,10 @@ class LaunchFacts:
     command: str | None = None
     #: A printed nccl-tests command (``mpirun -np 16 all_reduce_perf -b 8 -e 8G -g 1``).
     tool_command: str | None = None
+    #: An output filter that keeps some local ranks' lines only (``--local-ranks-filter 0``,
+    #: ``LOG_RANK=0``): the phrase and its line, and the ranks it keeps.
+    rank_filter: str | None = None
+    rank_filter_keeps: tuple[int, ...] = ()
     #: The pids of the torchrun agents themselves (glog's process field on torchelastic's own
     #: lines, :data:`_AGENT_SELF`); two or more on one node: the launcher ran twice.
     agent_processes: set[int] = field(default_factory=set)
@@ -452,6 +468,19 @@ class LaunchFacts:
             m = _NPROC.search(text)
             if m:
                 self.nproc_per_node = int(m.group("n"))
+        if (
+            self.nproc_per_node is None
+            and ("GPU" in text or "NPROC" in text)
+            and 'File "' not in text
+        ):
+            m = _NPROC_ENV.search(text)
+            if m:
+                self.nproc_per_node = int(m.group("n"))
+        if self.rank_filter is None and ("ranks" in text or "LOG_RANK" in text):
+            m = _RANK_FILTER.search(text)
+            if m and 'File "' not in text:
+                self.rank_filter = f"'{m.group(0).strip()}' (line {number})"
+                self.rank_filter_keeps = tuple(int(r) for r in m.group("r").split(","))
         if ("torchrun" in text or "torch.distributed." in text) and 'File "' not in text:
             m = _LAUNCH_CMD.search(text)
             if m and self.launch_command is None:

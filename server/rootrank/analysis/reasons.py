@@ -178,6 +178,11 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank} printed it, but torchrun's agent saw rank {other} exit first by itself (exit code {code}) and"
         " the log shows nothing of rank {other}'s own error: the log does not show which of ranks {ranks} failed first"
     ),
+    "only_visible_rank": (
+        "rank {rank} is the only rank whose output the log shows, while the job ran more ({more}):"
+        " a log that keeps one rank's lines shows that rank's copy of the error, not who started it,"
+        " and no launcher report names rank {rank} as the first to fail"
+    ),
     "same_on_every_rank": (
         "only rank {rank}'s copy of this set-up error is in the log, and every rank runs the same set-up: "
         "the log does not show which rank hit it first"
