@@ -14,6 +14,10 @@ C. a log that shows one rank's output only (torchrun ``--local-ranks-filter 0``,
    ``--nproc-per-node 4``, a world size) names no rank: the one visible rank's copy of the
    error is no evidence of who started it; a single-rank job, a log where the launcher
    names the rank, or a rank a filter would not keep keep their rank.
+D. torchrun ``--tee`` prefixes each ``\\n``-ended line of a worker once: the ``\\r`` frames of
+   a progress bar after the first are that worker's too; and two jobs' logs concatenated
+   with no launcher banner between them are two runs when the later prints another world
+   size after the first failed: the last is diagnosed, the first named as left out.
 """
 
 from __future__ import annotations
@@ -212,3 +216,56 @@ def test_a_rank_no_filter_keeps_is_evidence():
     body = _ILLEGAL_ACCESS.replace("rank0", "rank1").replace("Rank 0", "Rank 1")
     d = _launch("torchrun --standalone --nproc_per_node=2 train.py", body)
     assert d.initiating_rank == 1
+
+
+# -- D ------------------------------------------------------------------------------------
+
+
+def test_progress_frames_after_a_carriage_return_keep_the_tee_prefix_s_rank():
+    log = (
+        "$ torchrun --standalone --nproc-per-node=2 --tee 3 train.py\n"
+        "[default0]:Epoch 0:  20%|##        | 20/100 [00:02<00:08, 9.5it/s, loss=2.10]\n"
+        "[default1]:Epoch 0:  10%|#         | 10/100 [00:01<00:09, 9.5it/s, loss=2.30]"
+        "\rEpoch 0:  11%|#         | 11/100 [00:01<00:09, 9.5it/s, loss=2.29]"
+        "\rEpoch 0:  12%|#         | 12/100 [00:01<00:09, 9.5it/s, loss=2.28]\n"
+    )
+    d = diagnose_text(log, "train.log", mask=False)
+    steps = {p.rank: p.step for p in d.progress.ranks}
+    assert set(steps) == {0, 1}  # no rankless progress from rank 1's later frames
+    assert steps[0] == 20 and steps[1] >= 11
+
+
+def _job(world: int, rank: int, script: str, error: str) -> str:
+    return (
+        f"[rank0]: world_size={world} backend=nccl\n"
+        f"[rank{rank}]: step 10 loss 2.1\n"
+        f"[rank{rank}]: Traceback (most recent call last):\n"
+        f'[rank{rank}]:   File "/home/u/{script}", line 40, in <module>\n'
+        f"[rank{rank}]:     main()\n"
+        f"[rank{rank}]: {error}\n"
+    )
+
+
+def test_a_job_of_another_world_size_after_a_failure_is_another_run():
+    oom = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 2 has a"
+        " total capacity of 79.15 GiB of which 1.02 GiB is free."
+    )
+    log = _job(4, 2, "train_a.py", oom) + _job(
+        2, 1, "eval_b.py", "ValueError: checkpoint path /ckpt/step_500 does not exist"
+    )
+    d = diagnose_text(log, "jobs.log", mask=False)
+    assert d.root_cause.signature == "user-code-exception"
+    assert d.root_cause.evidence[0].line == 12
+    assert d.initiating_rank == 1
+    assert d.ranks.world_size == 2 and d.ranks.seen == [0, 1]
+    assert "cuda-oom" not in {f.signature for f in d.findings}
+    assert any("its world size is 4, the next run's 2" in w for w in d.warnings)
+
+
+def test_the_same_world_size_printed_again_is_the_same_job():
+    error = "ValueError: checkpoint path /ckpt/step_500 does not exist"
+    log = _job(4, 2, "train_a.py", error) + "[rank0]: world_size=4 backend=nccl\n"
+    d = diagnose_text(log, "train.log", mask=False)
+    assert d.root_cause.evidence[0].line == 6 and d.initiating_rank == 2
+    assert not any("different runs" in w for w in d.warnings)

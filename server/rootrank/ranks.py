@@ -457,6 +457,9 @@ class RankTagger:
     local_to_global: dict[tuple[str | None, int], int] = field(default_factory=dict)
     pid_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
     world_size: int | None = None
+    #: The last line that printed a world size: ``(1-based line, its value, the world size
+    #: known before it)``, read by the scanner to see a job of another size begin.
+    world_line: tuple[int, int, int | None] | None = None
     hosts: dict[int, str] = field(default_factory=dict)
     elastic: list[ElasticFailure] = field(default_factory=list)
     _summary: bool = False
@@ -702,7 +705,9 @@ class RankTagger:
         if "world" in body.lower() or "WORLD" in body:
             wm = _WORLD.search(body)
             if wm:
-                self.world_size = max(self.world_size or 0, int(wm.group("n")))
+                n = int(wm.group("n"))
+                self.world_line = (number, n, self.world_size)
+                self.world_size = max(self.world_size or 0, n)
         # mp.spawn: the traceback after the banner belongs to that process, up to the
         # first blank line after its exception line.
         if body.startswith("-- Process "):
