@@ -193,6 +193,13 @@ STATE_WORDS = (
     "node-rank",
     "--standalone",
     "nproc",
+    # a launch script's worker count and output filter (rootrank.scan.LaunchFacts)
+    "ngpu",
+    "gpus_per_node",
+    "num_gpus=",
+    "local-ranks-filter",
+    "local_ranks_filter",
+    "log_rank=",
     "torchrun",
     "torch.distributed.run",
     "torch.distributed.launch",

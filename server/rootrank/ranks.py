@@ -457,6 +457,9 @@ class RankTagger:
     local_to_global: dict[tuple[str | None, int], int] = field(default_factory=dict)
     pid_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
     world_size: int | None = None
+    #: The last line that printed a world size: ``(1-based line, its value, the world size
+    #: known before it)``, read by the scanner to see a job of another size begin.
+    world_line: tuple[int, int, int | None] | None = None
     hosts: dict[int, str] = field(default_factory=dict)
     elastic: list[ElasticFailure] = field(default_factory=list)
     _summary: bool = False
@@ -702,7 +705,9 @@ class RankTagger:
         if "world" in body.lower() or "WORLD" in body:
             wm = _WORLD.search(body)
             if wm:
-                self.world_size = max(self.world_size or 0, int(wm.group("n")))
+                n = int(wm.group("n"))
+                self.world_line = (number, n, self.world_size)
+                self.world_size = max(self.world_size or 0, n)
         # mp.spawn: the traceback after the banner belongs to that process, up to the
         # first blank line after its exception line.
         if body.startswith("-- Process "):
@@ -827,6 +832,8 @@ class RankTagger:
             )
             self._summary_noise = 0
             return False
+        if self._quoted_traceback_line(body):
+            return True
         fm = _SUMMARY_FIELD.match(body)
         if fm:
             self._summary_noise = 0
@@ -882,6 +889,27 @@ class RankTagger:
             self._summary = False
             self._summary_noise = 0
         return False
+
+    def _quoted_traceback_line(self, body: str) -> bool:
+        """``True`` when ``body`` continues the traceback that the open entry's
+        ``traceback :`` field quotes: the rank's own error file (``error.json``'s
+        ``py_callstack``, written by ``@record``) is printed with every newline replaced by
+        a newline and two spaces (``ProcessFailure`` formatting in
+        torch/distributed/elastic/multiprocessing/errors/__init__.py,
+        ``_format_failure``), so each of its lines is indented, down to the exception line
+        at two spaces; a blank line of the paste is kept. The summary's closing ``====``
+        rule (not indented) ends it. Such a line is that entry's rank's own output: its
+        frames, its exception and its message's tail (a cut paste included)."""
+        if not self.elastic or self.elastic[-1].traceback is None:
+            return False
+        if body.startswith("    ") or (
+            body.startswith("  ")
+            and not _SUMMARY_FIELD.match(body)
+            and not body.lstrip().startswith("[")
+        ):
+            self._summary_noise = 0
+            return True
+        return not body.strip()
 
     def _glued_entry(self, body: str) -> bool:
         """Record an entry whose rank and exitcode fields share one line (a summary copied

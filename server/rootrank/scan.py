@@ -90,6 +90,18 @@ _NODE_RANK = lazy_regex.compile(
     r"--node[_-]rank[= ](?P<n>\d+)|\bgroup_rank[=:]\s*(?P<g>\d+)|--rdzv[_-]endpoint|--master[_-]addr"
 )
 _STANDALONE = lazy_regex.compile(r"--standalone\b")
+# A launch script's own count of workers per node, set on its command line
+# (torchtitan's run_train.sh: NGPU=8 -> torchrun --nproc_per_node=${NGPU}; Megatron-LM's
+# examples: GPUS_PER_NODE=8), read as --nproc-per-node.
+_NPROC_ENV = lazy_regex.compile(
+    r"(?:^|[\s;])(?:NGPU|NGPUS|NUM_GPUS|GPUS_PER_NODE|NPROC_PER_NODE)=[\"']?(?P<n>\d{1,4})\b"
+)
+# An output filter that keeps one local rank's lines: torchrun --local-ranks-filter N
+# (torch/distributed/run.py), or a launch script's LOG_RANK=N that it passes there
+# (torchtitan's run_train.sh: --local-ranks-filter ${LOG_RANK}).
+_RANK_FILTER = lazy_regex.compile(
+    r"(?:--local[_-]ranks[_-]filter[= ]|(?:^|[\s;])LOG_RANK=)[\"']?(?P<r>\d{1,5}(?:,\d{1,5})*)\b"
+)
 # The rendezvous host as launchers print it: MASTER_ADDR=node01, --master_addr node01,
 # --rdzv-endpoint=node01:29500, master_addr: node01 (for the masker: a host named in passing
 # elsewhere in the log then reads the same everywhere).
@@ -359,6 +371,10 @@ class LaunchFacts:
     command: str | None = None
     #: A printed nccl-tests command (``mpirun -np 16 all_reduce_perf -b 8 -e 8G -g 1``).
     tool_command: str | None = None
+    #: An output filter that keeps some local ranks' lines only (``--local-ranks-filter 0``,
+    #: ``LOG_RANK=0``): the phrase and its line, and the ranks it keeps.
+    rank_filter: str | None = None
+    rank_filter_keeps: tuple[int, ...] = ()
     #: The pids of the torchrun agents themselves (glog's process field on torchelastic's own
     #: lines, :data:`_AGENT_SELF`); two or more on one node: the launcher ran twice.
     agent_processes: set[int] = field(default_factory=set)
@@ -452,6 +468,19 @@ class LaunchFacts:
             m = _NPROC.search(text)
             if m:
                 self.nproc_per_node = int(m.group("n"))
+        if (
+            self.nproc_per_node is None
+            and ("GPU" in text or "NPROC" in text)
+            and 'File "' not in text
+        ):
+            m = _NPROC_ENV.search(text)
+            if m:
+                self.nproc_per_node = int(m.group("n"))
+        if self.rank_filter is None and ("ranks" in text or "LOG_RANK" in text):
+            m = _RANK_FILTER.search(text)
+            if m and 'File "' not in text:
+                self.rank_filter = f"'{m.group(0).strip()}' (line {number})"
+                self.rank_filter_keeps = tuple(int(r) for r in m.group("r").split(","))
         if ("torchrun" in text or "torch.distributed." in text) and 'File "' not in text:
             m = _LAUNCH_CMD.search(text)
             if m and self.launch_command is None:
@@ -1007,6 +1036,8 @@ class Scanner:
         tagged = tagger.tag(raw.text, raw.number)
         if raw.offset:  # a piece of an over-long line after its first: the line's rank is its
             tagged = self._line_rank(raw, tagged, tagger)
+        elif tagged.rank is None and tagged.local_rank is None and "\r" in raw.raw:
+            tagged = self._frame_rank(raw, tagged, tagger)
         text = tagged.text
         if (
             (self._failed or self._ended is not None)
@@ -1015,6 +1046,10 @@ class Scanner:
         ):
             if _starts_run(text) or _starts_run(raw.text):
                 self._new_attempt(raw.number, tagger, readers, launch_of(raw.text))
+            elif self._other_world(raw.number, tagger, readers):
+                # another job's start: it prints another world size after this one failed
+                # (two jobs' logs concatenated with no launcher banner between them)
+                self._new_attempt(raw.number, tagger, readers, worlds=tagger.world_line)
             elif (
                 self._failed
                 and text.startswith(_TRACEBACK_START)
@@ -1242,6 +1277,42 @@ class Scanner:
             time=line.time if line.time is not None else tagged.time,
         )
 
+    def _other_world(
+        self, number: int, tagger: RankTagger, readers: dict[int | None, TracebackReader]
+    ) -> bool:
+        """Whether line ``number`` (1-based, just tagged) printed a world size other than the
+        one the section printed before it, outside any traceback: a job's size is fixed for
+        its life (torchrun's ``WORLD_SIZE``; an elastic resize restarts the workers, with a
+        banner), so after a failure another size is another job's output (logs of two jobs
+        concatenated with no launcher banner between them)."""
+        wl = tagger.world_line
+        if wl is None or wl[0] != number or wl[2] is None or wl[1] == wl[2]:
+            return False
+        return not any(r.open for r in readers.values())
+
+    def _frame_rank(self, raw: RawLine, tagged: Tagged, tagger: RankTagger) -> Tagged:
+        """``tagged`` (the last frame of a line of ``\r`` progress frames, the one cleaning
+        keeps) attributed as the line's first frame is, when that one names a rank or local
+        rank and the last names none: torchrun's ``--tee`` (TailLog) and srun's ``--label``
+        prefix each ``\n``-ended line of a worker's stream once, so a progress bar's later
+        frames (``[default1]:Epoch 0: 10%...\rEpoch 0: 11%...``) and whatever the worker
+        printed after its last ``\r`` are the prefixed rank's."""
+        head = raw.raw.split("\r", 1)[0]
+        lines = logical_lines(raw.number, head) if head.strip() else []
+        if not lines:
+            return tagged
+        line = tagger.tag(lines[0].text, raw.number)
+        if line.rank is None and line.local_rank is None:
+            return tagged
+        return replace(
+            tagged,
+            rank=line.rank,
+            local_rank=line.local_rank,
+            host=line.host if line.host is not None else tagged.host,
+            pid=line.pid if line.pid is not None else tagged.pid,
+            time=tagged.time if tagged.time is not None else line.time,
+        )
+
     def _new_attempt(
         self,
         number: int,
@@ -1249,6 +1320,7 @@ class Scanner:
         readers: dict[int | None, TracebackReader],
         launch: str | None = None,
         started: bool = True,
+        worlds: tuple[int, int, int | None] | None = None,
     ) -> None:
         """A new run starts at line ``number`` (1-based) after the current one failed: what the
         failed run showed is dropped, so the diagnosis is about the run that ended the job
@@ -1258,7 +1330,10 @@ class Scanner:
 
         ``launch`` is how the new section's command line launches the job
         (:func:`rootrank.runs.launch_of`), if the run start is one; ``started`` is ``False``
-        for a cut at a traceback after torchrun's summary (no run start seen). A run start
+        for a cut at a traceback after torchrun's summary (no run start seen); ``worlds``
+        (:attr:`rootrank.ranks.RankTagger.world_line`) for a cut at a line that printed
+        another world size than the section's: the section's is its third value, the new
+        one's its second. A run start
         that shows another job (:func:`rootrank.runs.separate_run`: the section before ended,
         or was launched another way) begins a new run instead (:meth:`_new_run`)."""
         st = self.state
@@ -1271,9 +1346,13 @@ class Scanner:
         # its own (or, a relaunch that prints none, gets its run's back: _settle_sections)
         st.launch.script = st.launch.command = None
         later = SectionFacts(start=number, launch=launch)
+        if worlds is not None:
+            facts.world, later.world = worlds[2], worlds[1]
         why = separate_run(facts, later) if started else None
         if why is not None:
             self._new_run(number, facts, later, why, tagger, readers)
+            if worlds is not None:
+                tagger.world_size = st.world_size = worlds[1]
             return
         self._held.append(
             _HeldSection(
@@ -1492,6 +1571,8 @@ class Scanner:
         no matching."""
         for raw in logical_lines(number, line):
             tagged = tagger.tag(raw.text, raw.number)
+            if tagged.rank is None and tagged.local_rank is None and "\r" in raw.raw:
+                tagged = self._frame_rank(raw, tagged, tagger)
             if tagged.rank is not None:
                 self.state.ranks_seen.add(tagged.rank)
                 self._section.see(tagged.rank, tagged.local_rank, tagged.host, tagged.time)

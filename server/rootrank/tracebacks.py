@@ -49,6 +49,21 @@ _FRAME = lazy_regex.compile(
 _EXC = lazy_regex.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failed|Unsupported|Warning|Timeout|Fault|Iteration|Stop\w*)?)(?::\s?(?P<msg>.*))?$"
 )
+# The type of an exception line that a paste shifted right: a dotted name or an exception
+# class's suffix, so that a message's indented "Hint: ..." or "Explanation: ..." (a Dynamo
+# graph-break message under a cut traceback) is not read as one.
+_SHIFTED_TYPE = lazy_regex.compile(
+    r"(?:\.|(?:Error|Exception|Exit|Interrupt|Failed|Unsupported|Warning|Timeout|Fault|Iteration)$)"
+)
+
+
+def _shifted_exception(stripped: str) -> bool:
+    """``True`` when ``stripped`` (an indented line of a traceback, indented no deeper than
+    its frames) reads as an exception line of a paste shifted right."""
+    em = _EXC.match(stripped)
+    return em is not None and _SHIFTED_TYPE.search(em.group("type")) is not None
+
+
 # VS Code's exception widget title ('Exception has occurred: {0}' with debugpy's exceptionId).
 _DEBUGGER = lazy_regex.compile(
     r"^\s*(?:User-unhandled e|E)xception has occurred: (?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)"
@@ -510,12 +525,18 @@ class TracebackReader:
             indent > 0
             and self._frames
             and indent <= self._frame_indent
-            and _EXC.match(text.strip()) is not None
+            and _shifted_exception(text.strip())
         )
         if (not text.strip() or text[:1].isspace()) and not shifted_exception:
             # code lines, carets, blank separators inside the traceback (an exception line
-            # indented no deeper than the frames is the exception of a paste shifted right)
-            self.code_line = bool(self._frames) and bool(text.strip())
+            # indented no deeper than the frames is the exception of a paste shifted right).
+            # Python prints a frame's source line (and its carets) deeper than the frame
+            # line; an indented line no deeper is no code but a message line of a paste cut
+            # inside the traceback (torchelastic's summary quoting an error file: the
+            # exception's message tail, "Developer debug context: ..."), read as a message.
+            self.code_line = (
+                bool(self._frames) and bool(text.strip()) and indent > self._frame_indent
+            )
             if self.code_line and not self._frames[-1].code and set(text.strip()) - set("^~ "):
                 self._frames[-1].code = text.strip()[:200]  # not the carets under it
             if len(self._frames) > 200:

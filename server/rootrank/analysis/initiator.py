@@ -607,6 +607,12 @@ def named_by_root(case: Case) -> Verdict | None:
     rank = case.ranks_with[0]
     if same_on_every_rank(case) and not (case.ctx.state.ranks_seen - {rank}):
         return Verdict(None, say("same_on_every_rank", rank=rank), "named_by_root", (rank,), True)
+    # a root read from a launcher's line about the rank (its exit code, its local rank) is
+    # no output of the rank's own: that line is the launcher's evidence
+    more = filtered_view(case.ctx, rank)
+    if more is not None and not {"exitcode", "local_rank"} & set(case.root.captures):
+        why = say("only_visible_rank", rank=rank, more=more)
+        return Verdict(None, why, "named_by_root", (rank,), True)
     peer = case.root.captures.get("peer_rank", "")
     if peer.isdigit() and int(peer) != rank and not (case.ctx.known_ranks() - {rank}):
         # "rank 2's param differs from process 0's", and no other rank's output in the log
@@ -649,6 +655,46 @@ def named_by_root(case: Case) -> Verdict | None:
             True,
         )
     return Verdict(rank, "", "named_by_root", (rank,))
+
+
+def filtered_view(ctx: Context, rank: int) -> str | None:
+    """Why the log is one rank's view of a job with more ranks, so that ``rank`` printing
+    the error is no evidence that it started the failure; ``None`` when it is not.
+
+    All of: ``rank`` is the only rank any line is tagged with; it is a rank an output filter
+    keeps (torchrun's ``--local-ranks-filter``, a launch script's ``LOG_RANK``), or rank 0
+    (the one rank-0-only logging and most launch scripts keep: torchtitan's run_train.sh,
+    ``if rank == 0: print``); the log shows the job had more ranks (the filter itself, a
+    world size, ``--nproc-per-node`` or a launch script's ``NGPU=``/``GPUS_PER_NODE=`` above
+    1, another rank in a launcher's summary, or an agent with several workers); and no
+    launcher reports ``rank`` exiting by itself (torchelastic's first observed failure, an
+    exit code of its own): that report would be independent evidence. Returns the phrase
+    that shows the other ranks. A single-process job (world size 1, ``--nproc-per-node 1``
+    on one node) and a log where several ranks print keep their rank."""
+    st = ctx.state
+    facts = st.launch
+    if st.ranks_seen != {rank}:
+        return None
+    if rank not in (facts.rank_filter_keeps or (0,)):
+        return None
+    if st.world_size == 1:
+        return None
+    more: str | None = None
+    if facts.rank_filter:
+        more = f"its output is filtered to one rank: {facts.rank_filter}"
+    elif st.world_size and st.world_size > 1:
+        more = f"world size {st.world_size}"
+    elif facts.nproc_per_node and facts.nproc_per_node > 1:
+        more = f"{facts.nproc_per_node} workers per node"
+    elif ctx.known_ranks() - {rank}:
+        more = f"the log names {ranks_word(sorted(ctx.known_ranks() - {rank}))}"
+    elif len(facts.agent_pids) > 1:
+        more = f"torchrun's agent ran {len(facts.agent_pids)} workers"
+    if more is None:
+        return None
+    if rank in launcher_exits(ctx.events):
+        return None  # the launcher saw it exit by itself: evidence beyond its own output
+    return more
 
 
 #: Seconds under which one rank's lead in time is a tie (:func:`earliest_time`): processes

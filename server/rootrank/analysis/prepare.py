@@ -15,6 +15,7 @@ import regex
 from rootrank.analysis.compare import MAX_SEQNUM_LAG, lone_submitter, odd_one_out, split_groups
 from rootrank.analysis.events import Event, events_of, finding_kind
 from rootrank.analysis.reasons import format_ranks, ranks_word, say
+from rootrank.analysis.signal_exit import signal_exit_findings
 from rootrank.analysis.survived import Survived, set_aside, survived_errors
 from rootrank.model import Evidence, Finding
 from rootrank.scan import MAX_EVIDENCE, ScanState
@@ -98,6 +99,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(zero_count_divisions(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
     findings.extend(exception_findings(findings, state, library))
+    findings.extend(signal_exit_findings(findings, library))
     findings.sort(key=lambda f: f.order)
     failure_present = (
         any(f.severity == "error" for f in findings)

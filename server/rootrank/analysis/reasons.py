@@ -82,6 +82,11 @@ _TEMPLATES: dict[str, str] = {
         " {rank} had left the job (it exited 0: its data ran out, or it returned early), the peer"
         " they lost"
     ),
+    "signal_exit": (
+        "the launcher reports exit code {code}, and a negative exit code is the signal that killed"
+        " the worker: {number}, {name} (Python's subprocess returncode); nothing deeper is in the"
+        " log"
+    ),
     "behind_at_stop": (
         "when the job was stopped, rank {rank}'s last progress was {own} while the other ranks"
         " had reached step {top}; {timing}, so the log does not show whether the job had hung:"
@@ -172,6 +177,11 @@ _TEMPLATES: dict[str, str] = {
     "launcher_first_elsewhere": (
         "rank {rank} printed it, but torchrun's agent saw rank {other} exit first by itself (exit code {code}) and"
         " the log shows nothing of rank {other}'s own error: the log does not show which of ranks {ranks} failed first"
+    ),
+    "only_visible_rank": (
+        "rank {rank} is the only rank whose output the log shows, while the job ran more ({more}):"
+        " a log that keeps one rank's lines shows that rank's copy of the error, not who started it,"
+        " and no launcher report names rank {rank} as the first to fail"
     ),
     "same_on_every_rank": (
         "only rank {rank}'s copy of this set-up error is in the log, and every rank runs the same set-up: "

@@ -245,6 +245,9 @@ def fill_entry(
         rank_outside_world=outside[0] if outside is not None else None,
         call_sites_differ=bool(sites),
         user_frame=frame is not None,
+        cut_traceback=initiating is not None
+        and initiating in state.cut_traceback_ranks
+        and not any(x.rank == initiating for x in state.exceptions),
         launchers=sorted(
             state.launch.launchers | ({launch.launcher} if launch.launcher else set())
         ),

@@ -123,7 +123,14 @@ def user_frame(
             if later.exc.user_frame is not None:
                 frame = later.exc.user_frame
                 break
-    if seen is None:
+    if seen is None and rank is not None:
+        # the rank's own traceback the log cuts before its exception line (a torchelastic
+        # summary quoting the rank's error file, pasted in pieces): its frames are the
+        # failing rank's, when it is the only one of that rank
+        cut = [s for s in state.cut_tracebacks if s.rank == rank and s.exc.user_frame]
+        if len(cut) == 1:
+            frame = cut[0].exc.user_frame
+    if seen is None and frame is None:
         frame = _unranked_frame(state, rank)
     if frame is None or frame.line <= 0:
         return None

@@ -19,6 +19,8 @@ is the fix; :func:`choose` also says why, in words taken from the facts that hel
   --local_rank 0``) matches;
 - ``call_sites_differ: bool``: the ranks' tracebacks stop at different call sites;
 - ``user_frame: bool``: the root cause's traceback shows the user's own code;
+- ``cut_traceback: bool``: the initiating rank's own traceback is in the log, cut before its
+  exception line (a summary quoting its error file in part), and no exception of that rank;
 - ``launcher: [name]``: the job was launched by one of :data:`LAUNCHERS`;
 - ``stack: [name]``: the log shows one of these stacks (``hf``, ``deepspeed``, ``vllm``...:
   :data:`rootrank.frameworks.STACK_NAMES`, detected as that module says);
@@ -120,6 +122,7 @@ WHEN_KEYS: dict[str, type] = {
     "code": str,
     "call_sites_differ": bool,
     "user_frame": bool,
+    "cut_traceback": bool,
     "launcher": list,
     "stack": list,
     "findings": list,
@@ -184,6 +187,7 @@ class Facts:
     code: str = ""
     call_sites_differ: bool = False
     user_frame: bool = False
+    cut_traceback: bool = False
     launchers: list[str] = field(default_factory=list)
     stacks: list[str] = field(default_factory=list)
     findings: dict[str, str] = field(default_factory=dict)
@@ -288,6 +292,14 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             "the ranks' tracebacks stop at different call sites"
             if value
             else "the tracebacks show no ranks at different call sites"
+        )
+    if key == "cut_traceback":
+        if facts.cut_traceback != value:
+            return None
+        return (
+            "the rank's own traceback is in the log, cut before its exception line"
+            if value
+            else "the log holds no cut traceback of the rank"
         )
     if key == "user_frame":
         if facts.user_frame != value:

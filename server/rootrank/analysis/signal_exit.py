@@ -1,0 +1,91 @@
+"""A launcher's negative exit code is a signal, whichever launcher printed it.
+
+Every Python launcher starts its workers with ``subprocess.Popen`` and prints the child's
+``returncode``; a negative value ``-N`` means the child was killed by signal ``N`` (Python's
+``subprocess`` docs, ``Popen.returncode``). torchrun's agent prints it as ``failed
+(exitcode: -7)``, composer as ``Rank 2 crashed with exit code -7.``, DeepSpeed's launcher as
+``exits with return code = -7``, Lightning as ``terminated with code -7``. The signal says
+what killed the worker (SIGBUS: a shared-memory mapping with no space behind it; SIGKILL: the
+OOM killer or another process; SIGSEGV/SIGFPE/SIGILL: a native crash; SIGABRT: the process
+aborted itself), so when nothing deeper is in the log, the launcher's report is read as the
+signal's signature, one mechanism for every launcher: the launcher-report signature
+(``elastic-child-failed``) captures the code, and :data:`SIGNAL_SIGNATURES` maps it.
+
+SIGTERM (-15) and SIGHUP (-1) are not mapped: they are sent from outside (the agent's own
+cleanup, a scheduler, a closed terminal), and the terminal-event rules read those.
+"""
+
+from __future__ import annotations
+
+from rootrank.analysis.events import finding_kind
+from rootrank.analysis.reasons import say
+from rootrank.model import Finding
+from rootrank.signatures import Library
+
+#: Signal number -> the signature of a worker killed by it.
+SIGNAL_SIGNATURES: dict[int, str] = {
+    4: "illegal-instruction-cpu",
+    6: "worker-sigabrt-exit",
+    7: "worker-sigbus-exit",
+    8: "worker-sigfpe",
+    9: "worker-sigkill-exit",
+    11: "worker-segfault",
+}
+#: Signal names, for the reasoning.
+SIGNAL_NAMES = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV"}
+#: Signals a process raises on itself after printing why (abort() after a C++ exception, an
+#: assertion, or ProcessGroupNCCL's watchdog after a timeout): any error of the log may be
+#: that why, not only a cause.
+SELF_RAISED = frozenset({6})
+#: The signatures whose findings are a launcher's report of a worker's exit code.
+LAUNCHER_REPORTS = frozenset({"elastic-child-failed"})
+
+
+def signal_exit_findings(findings: list[Finding], library: Library) -> list[Finding]:
+    """One finding of the signal's signature (:data:`SIGNAL_SIGNATURES`) per launcher report
+    (:data:`LAUNCHER_REPORTS`) whose captured ``exitcode`` is ``-N``, on the report's rank and
+    line, when nothing deeper is in ``findings``: no error finding that is not a launcher's
+    report or a terminal event and, for a signal other than :data:`SELF_RAISED`, is a
+    cause. A rank that already has a finding of that signature gets none. Empty when the
+    signature is not in ``library``. The report stays, as the new finding's collateral."""
+    reports = [
+        f
+        for f in findings
+        if f.signature in LAUNCHER_REPORTS and f.captures.get("exitcode", "").startswith("-")
+    ]
+    if not reports:
+        return []
+    others = [
+        f
+        for f in findings
+        if f.severity == "error"
+        and f.signature not in LAUNCHER_REPORTS
+        and finding_kind(library, f) != "terminal"
+    ]
+    out: list[Finding] = []
+    for report in reports:
+        code = report.captures["exitcode"]
+        number = int(code[1:]) if code[1:].isdigit() else 0
+        sig = library.signatures.get(SIGNAL_SIGNATURES.get(number, ""))
+        if sig is None:
+            continue
+        if any(f.role == "cause" or number in SELF_RAISED for f in others):
+            continue  # something deeper is in the log: the signal is its consequence
+        if any(f.signature == sig.id and f.rank == report.rank for f in [*findings, *out]):
+            continue
+        why = say("signal_exit", code=code, number=number, name=SIGNAL_NAMES[number])
+        captures = {**report.captures, "signal": SIGNAL_NAMES[number], "why": why}
+        if report.rank is not None:
+            captures.setdefault("rank", str(report.rank))
+        out.append(
+            Finding.of(
+                sig,
+                rank=report.rank,
+                host=report.host,
+                time=report.time,
+                order=report.order,
+                evidence=list(report.evidence[:1]),
+                captures=captures,
+            )
+        )
+    return out
