@@ -85,3 +85,109 @@ def test_prefilters_find_real_values() -> None:
     assert scan._stacks_in_block(text, lower, {"deepspeed"}) == {"megatron"}
     # lower-case bytes of an upper-case word: the prefilter passes, the exact test does not
     assert scan._stacks_in_block("MEGATRON", b"megatron", set()) == set()
+
+
+_HOST_PIECES = st.one_of(
+    st.sampled_from(
+        [
+            "on",
+            "ON",
+            "From",
+            "to",
+            "at",
+            "node",
+            "hoſt",  # long s: folds to "s"
+            "\u212aworker",  # Kelvin sign: folds to "k"
+            "wor\u212aer",
+            "machine",
+            "server",
+            "peer",
+            "via",
+            " ",
+            "\t",
+            "  ",
+            "'",
+            '"',
+            "(",
+            "-",
+            "gpu-node-",
+            "node",
+            "cuda",
+            "step",
+            "é",
+            "Ω",
+            "²",
+            "Ⅻ",
+            "٣",
+            "7",
+            "018",
+            ".",
+            ":",
+            "<",
+            "Tried to allocate 2.00 GiB",
+        ]
+    ),
+    st.text(max_size=4),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_HOST_PIECES, max_size=14))
+def test_host_word_cheap_test_keeps_every_match(parts: list[str]) -> None:
+    """The stdlib prefilter of the host_word rule passes on every string the rule matches, so
+    masking is the same as with the old test (a digit anywhere)."""
+    s = "".join(parts)
+    rule = next(p for name, _, p in mask._HOST_RULES if name == "host_word")
+    if rule.search(s):
+        assert mask._NEAR_HOST_WORD.search(s)
+    if any(c.isdigit() for c in s):
+        assert mask.Masker().text(s) == _masked_with_digit_test(s)
+
+
+def _masked_with_digit_test(s: str) -> str:
+    """``Masker().text(s)`` with host_word's cheap test as it was (any digit)."""
+    saved = list(mask._HOST_RULES)
+    try:
+        mask._HOST_RULES[:] = [
+            (n, (lambda t: any(c.isdigit() for c in t)) if n == "host_word" else test, p)
+            for n, test, p in saved
+        ]
+        return mask.Masker().text(s)
+    finally:
+        mask._HOST_RULES[:] = saved
+
+
+def test_host_word_cheap_test_real_values() -> None:
+    assert mask._NEAR_HOST_WORD.search("CUDA out of memory. Tried to allocate 2.00 GiB") is None
+    assert mask._NEAR_HOST_WORD.search('File "train.py", line 3, in <module>') is None
+    assert mask.Masker().text("connection from gpu-node-018 lost") == "connection from host-1 lost"
+    assert mask.Masker().text("moved to step3") == "moved to step3"
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.text(max_size=8),
+    st.sampled_from(["on", "FROM", "To", "at", "node", "hoſt", "\u212aworker", "peer", "via"]),
+    st.sampled_from([" ", "\t", "  \t", "    "]),
+    st.sampled_from(["", "'", '"', "("]),
+    st.text(alphabet=st.characters(categories=["L", "N"]), min_size=1, max_size=8),
+    st.lists(st.text(alphabet=st.characters(categories=["L", "N"]), min_size=1, max_size=4)),
+    st.sampled_from(["7", "018", "٣", "9", "-3"]),
+    st.text(max_size=6),
+)
+def test_host_word_shaped_strings(
+    head: str,
+    word: str,
+    blank: str,
+    quote: str,
+    first: str,
+    parts: list[str],
+    digits: str,
+    tail: str,
+) -> None:
+    """Strings shaped like host_word's matches (a word, blanks, a name ending in a digit)."""
+    s = f"{head}{word}{blank}{quote}{first}{''.join('-' + p for p in parts)}{digits}{tail}"
+    rule = next(p for name, _, p in mask._HOST_RULES if name == "host_word")
+    if rule.search(s):
+        assert mask._NEAR_HOST_WORD.search(s)
+    assert mask.Masker().text(s) == _masked_with_digit_test(s)
