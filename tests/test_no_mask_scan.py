@@ -41,9 +41,9 @@ def test_no_mask_never_calls_learn_users(monkeypatch, tmp_path, mask):
     calls: list[int] = []
     real = scan_mod.learn_users
 
-    def counting(text: str, into: set[str]) -> None:
+    def counting(text: str, into: set[str], lower: bytes | None = None) -> None:
         calls.append(len(text))
-        real(text, into)
+        real(text, into, lower)
 
     monkeypatch.setattr(scan_mod, "learn_users", counting)
     log = tmp_path / "train.log"

@@ -68,6 +68,40 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_INPUT_ERROR, f"rootrank: {message} (see '{self.prog} --help')\n")
 
 
+def _terminal_columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size().columns`` gives it (``$COLUMNS``
+    when a positive whole number, else the width of the terminal on ``sys.__stdout__``, else
+    80), without importing :mod:`shutil`: argparse's help formatter imports it for this one
+    call, and with it ``bz2``, ``lzma``, ``zlib`` and ``fnmatch`` (~3 ms of every start;
+    issue 11). A log whose compression needs them imports them where it is read."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+    return columns
+
+
+class _RawFormatter(argparse.RawDescriptionHelpFormatter):
+    """``argparse.RawDescriptionHelpFormatter`` with the width argparse would give it (the
+    terminal's columns less 2), found by :func:`_terminal_columns`: the same help text."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        if width is None:
+            width = _terminal_columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
 #: The subcommands, in ``--help``'s order.
 COMMANDS = ("diagnose", "eval", "signatures", "serve", "run", "watch", "triage")
 
@@ -86,7 +120,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="rootrank",
         description="Find the root cause and the initiating rank of a failed multi-GPU training run.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RawFormatter,
     )
     p.add_argument("--version", action="version", version=f"rootrank {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -96,7 +130,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
             "diagnose",
             help="diagnose log files, folders of per-rank logs, or - for standard input",
             epilog=_EPILOG,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=_RawFormatter,
         )
         d.add_argument(
             "paths", nargs="+", metavar="PATH", help="a log file, a folder of logs, or - (stdin)"
