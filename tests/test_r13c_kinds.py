@@ -1,0 +1,191 @@
+"""The kinds of miss heldout-r13c (real torch 2.13 CPU/gloo runs with traps) showed, each on
+text written here in the tools' real shape (torchrun's banner, agent and summary lines,
+``--tee 3`` prefixes, ``traceback.print_exc()`` / ``logger.exception`` output, the Hugging
+Face Trainer's metric dicts and end-of-run summary):
+
+A. a run that reached its end (its progress at its total, the Trainer's ``train_runtime``
+   summary) with no launcher reporting a failed worker survived the errors it printed before
+   that end, even when they carry no rank (an untagged caught traceback of a multi-rank log)
+   or come from a rank that prints no progress (rule ``run_completed``);
+B. a NaN guard's exception that puts the adjective before the noun or the value after it
+   (``non-finite mean loss nan at iteration 5``, ``NaN loss at step 3``, ``loss=nan``) is the
+   guard's NaN (``nan-guard-exception``), not a plain user exception.
+"""
+
+from __future__ import annotations
+
+from rootrank.engine import diagnose_text
+
+_BANNER = [
+    "W0412 09:14:02.118000 3101 torch/distributed/run.py:874] ",
+    "W0412 09:14:02.118000 3101 torch/distributed/run.py:874] *****************************************",
+    "W0412 09:14:02.118000 3101 torch/distributed/run.py:874] Setting OMP_NUM_THREADS environment "
+    "variable for each process to be 1 in default, to avoid your system being overloaded, please "
+    "further tune the variable for optimal performance in your application as needed. ",
+    "W0412 09:14:02.118000 3101 torch/distributed/run.py:874] *****************************************",
+]
+
+
+def _steps(ranks: range, first: int, last: int, total: int) -> list[str]:
+    """``logging``-formatted progress lines of every rank for steps ``first..last`` of ``total``."""
+    return [
+        f"2025-04-12 09:14:0{s % 10},{100 + r:03d} - INFO - trainer - rank {r} step {s}/{total} loss 0.{700 - 9 * s}"
+        for s in range(first, last + 1)
+        for r in ranks
+    ]
+
+
+def _caught_upload_error() -> list[str]:
+    """A caught ConnectionError printed by ``logger.exception`` (no rank prefix: the workers
+    share the terminal): its traceback starts at the handler's frame, ``main``."""
+    return [
+        "2025-04-12 09:14:05,220 - ERROR - trainer - metrics upload failed (attempt 1/3), retrying",
+        "Traceback (most recent call last):",
+        '  File "/home/ana/proj/train.py", line 41, in main',
+        "    push_metrics(step, loss.item())",
+        '  File "/home/ana/proj/train.py", line 22, in push_metrics',
+        '    raise ConnectionError(f"tracker at {URL} refused the connection")',
+        "ConnectionError: tracker at http://tracker.lan:8080/api refused the connection",
+    ]
+
+
+def _completed_ddp_run(error: list[str]) -> str:
+    """A 4-rank torchrun DDP run: each rank's reducer warning (``[rankN]:`` prefixed, so the
+    log shows four ranks), steps 1-3, ``error``, steps 4-6 of 6, then rank 0's last line."""
+    warn = (
+        "[rank{r}]:[W0412 09:14:03.8{r}1000000 reducer.cpp:1529] Warning: find_unused_parameters=True "
+        "was specified in DDP constructor, but did not find any unused parameters in the forward pass. "
+        "This flag results in an extra traversal of the autograd graph every iteration,  which can "
+        "adversely affect performance. (function operator())"
+    )
+    lines = [
+        *_BANNER,
+        *(warn.format(r=r) for r in (3, 1, 0, 2)),
+        *_steps(range(4), 1, 3, 6),
+        *error,
+        *_steps(range(4), 4, 6, 6),
+        "2025-04-12 09:14:09,900 - INFO - trainer - Training completed.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_untagged_caught_traceback_before_every_rank_reached_its_total_is_survived():
+    d = diagnose_text(_completed_ddp_run(_caught_upload_error()), "train.log", mask=False)
+    assert d.root_cause is None
+    said = [r for r in d.reasoning if "[run_completed]" in r]
+    assert len(said) == 1
+    assert "train.log:39" in said[0]  # rank 3's "step 6/6", the last line at the total
+    assert "step 6 of 6" in said[0]
+
+
+def test_uncaught_traceback_is_not_survived_by_the_runs_end():
+    uncaught = [
+        "Traceback (most recent call last):",
+        '  File "/home/ana/proj/train.py", line 60, in <module>',
+        "    main()",
+        '  File "/home/ana/proj/train.py", line 44, in main',
+        "    ratio = hits / total",
+        "ZeroDivisionError: division by zero",
+    ]
+    d = diagnose_text(_completed_ddp_run(uncaught), "train.log", mask=False)
+    assert d.root_cause is not None
+    assert not any("[run_completed]" in r for r in d.reasoning)
+
+
+def _hf_run(after_summary: list[str], summary_rc: list[str]) -> str:
+    """A 3-rank ``torchrun --tee 3`` run in the Trainer's shape: rank 2 prints the CPU
+    allocator's message twice while it retries a smaller cache (no traceback), rank 0 alone
+    logs metrics and the bar, then the ``train_runtime`` summary, then ``after_summary``."""
+    alloc = (
+        "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: "
+        "you tried to allocate {n} bytes. Error code 12 (Cannot allocate memory)"
+    )
+    lines = [
+        *_BANNER,
+        f"[default2]:prefetch buffer of 1024 MiB failed: {alloc.format(n=1073741824)}",
+        "[default2]:retrying with 512 MiB",
+        f"[default2]:prefetch buffer of 512 MiB failed: {alloc.format(n=536870912)}",
+        "[default2]:retrying with 256 MiB",
+        "[default0]: 10%|#         | 2/20 [00:00<00:03,  5.10it/s]",
+        "[default0]:{'loss': 1.3311, 'grad_norm': 0.77, 'learning_rate': 4.5e-05, 'epoch': 0.5}",
+        "[default0]: 50%|#####     | 10/20 [00:01<00:01,  5.02it/s]",
+        "[default0]:{'loss': 1.2207, 'grad_norm': 0.64, 'learning_rate': 0.0, 'epoch': 1.0}",
+        "[default0]:100%|##########| 20/20 [00:03<00:00,  5.01it/s]",
+        "[default0]:{'train_runtime': 3.9921, 'train_samples_per_second': 120.2, "
+        "'train_steps_per_second': 5.01, 'train_loss': 1.2871, 'epoch': 1.0}",
+        *after_summary,
+        *summary_rc,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_allocator_errors_a_rank_printed_before_the_trainers_summary_are_survived():
+    d = diagnose_text(_hf_run([], []), "train.log", mask=False)
+    assert d.root_cause is None
+    said = [r for r in d.reasoning if "[run_completed]" in r]
+    assert len(said) == 1 and "train_runtime" in said[0]
+    assert "(2 lines)" in said[0]
+
+
+def test_an_error_after_the_runs_end_is_the_failure():
+    crash = [
+        "[default0]:[rank0]: Traceback (most recent call last):",
+        '[default0]:[rank0]:   File "/home/ana/proj/train.py", line 88, in <module>',
+        "[default0]:[rank0]:     trainer.save_model(OUT)",
+        "[default0]:[rank0]: OSError: [Errno 28] No space left on device",
+    ]
+    d = diagnose_text(_hf_run(crash, []), "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "disk-full"
+    assert d.initiating_rank == 0
+
+
+def test_a_launcher_reporting_a_failed_worker_keeps_the_errors():
+    summary = [
+        "E0412 09:14:20.511000 3101 torch/distributed/elastic/multiprocessing/api.py:1002] "
+        "failed (exitcode: -9) local_rank: 2 (pid: 3190) of binary: /usr/bin/python3",
+    ]
+    d = diagnose_text(_hf_run([], summary), "train.log", mask=False)
+    assert d.root_cause is not None
+    assert not any("[run_completed]" in r for r in d.reasoning)
+
+
+# -- B ------------------------------------------------------------------------------------
+
+
+def _guard_on_every_rank(message: str) -> str:
+    """Four ranks raise the same guard exception at the same step (the guard checks the
+    all-reduced loss), rank 1's traceback first."""
+    lines = [*_BANNER]
+    for r in (1, 0, 3, 2):
+        lines += [
+            f"[rank{r}]: Traceback (most recent call last):",
+            f'[rank{r}]:   File "/home/ana/proj/train.py", line 71, in <module>',
+            f"[rank{r}]:     main()",
+            f'[rank{r}]:   File "/home/ana/proj/train.py", line 64, in main',
+            f'[rank{r}]:     raise FloatingPointError(f"{{msg}}")',
+            f"[rank{r}]: FloatingPointError: {message}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def test_adjective_first_nan_guard_message_is_the_guards_nan():
+    for message in (
+        "non-finite mean loss nan at iteration 5; stopping",
+        "NaN loss at step 3, stopping",
+    ):
+        d = diagnose_text(_guard_on_every_rank(message), "train.log", mask=False)
+        assert d.root_cause is not None, message
+        assert d.root_cause.signature == "nan-guard-exception", message
+        assert d.root_cause.failure_class == "nan-or-fp16-overflow", message
+        assert d.root_cause.evidence[0].line == 10, message  # rank 1's exception line
+
+
+def test_a_message_that_only_mentions_nan_elsewhere_stays_a_user_exception():
+    d = diagnose_text(
+        _guard_on_every_rank("cannot parse 'nan' in column loss_weight of row 12"),
+        "train.log",
+        mask=False,
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.signature != "nan-guard-exception"
