@@ -189,3 +189,124 @@ def test_a_message_that_only_mentions_nan_elsewhere_stays_a_user_exception():
     )
     assert d.root_cause is not None
     assert d.root_cause.signature != "nan-guard-exception"
+
+
+# -- C ------------------------------------------------------------------------------------
+
+
+def _agent_banner(pid: int, sec: int) -> list[str]:
+    head = f"W0412 10:02:{sec:02d}.118000 {pid} torch/distributed/run.py:874] "
+    return [
+        head,
+        head + "*****************************************",
+        head + "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, "
+        "to avoid your system being overloaded, please further tune the variable for optimal "
+        "performance in your application as needed. ",
+        head + "*****************************************",
+    ]
+
+
+def _summary(
+    agent: int, sec: int, failed: tuple[int, int, int], root: tuple[int, int, int]
+) -> list[str]:
+    """torchelastic's failure summary: ``failed`` and ``root`` are (rank, local_rank, exitcode)."""
+
+    def entry(n: int, who: tuple[int, int, int], pid: int) -> list[str]:
+        rank, local, code = who
+        sig = "  (SIGTERM)" if code == -15 else " "
+        tb = (
+            f"Signal 15 (SIGTERM) received by PID {pid}"
+            if code == -15
+            else "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"
+        )
+        return [
+            f"[{n}]:",
+            f"  time      : 2025-04-12_10:02:{sec:02d}",
+            "  host      : gpu-a",
+            f"  rank      : {rank} (local_rank: {local})",
+            f"  exitcode  : {code} (pid: {pid}){sig}",
+            "  error_file: <N/A>",
+            f"  traceback : {tb}",
+        ]
+
+    return [
+        f"E0412 10:02:{sec:02d}.402000 {agent} torch/distributed/elastic/multiprocessing/api.py:1002] "
+        f"failed (exitcode: {root[2]}) local_rank: {root[1]} (pid: {agent + 50 + root[1]}) of binary: /usr/bin/python3",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "============================================================",
+        "pretrain.py FAILED",
+        "------------------------------------------------------------",
+        "Failures:",
+        *entry(1, failed, agent + 50 + failed[1]),
+        "------------------------------------------------------------",
+        "Root Cause (first observed failure):",
+        *entry(0, root, agent + 50 + root[1]),
+        "============================================================",
+    ]
+
+
+def _victim(rank: int, port: int) -> list[str]:
+    return [
+        f"[rank{rank}]: Traceback (most recent call last):",
+        f'[rank{rank}]:   File "/srv/lm/pretrain.py", line 77, in <module>',
+        f"[rank{rank}]:     main()",
+        f'[rank{rank}]:   File "/srv/lm/pretrain.py", line 70, in main',
+        f"[rank{rank}]:     dist.all_reduce(flat)",
+        f"[rank{rank}]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] "
+        f"Connection closed by peer [10.0.0.2]:{port}. This is typically caused by a remote worker "
+        "crashing. Check the logs of the remote worker before reporting an error. GLHF! 🏖️",
+    ]
+
+
+def test_two_agents_started_from_one_terminal_are_one_run_not_a_relaunch():
+    """``torchrun --nnodes=2 --node-rank=1 ... & torchrun --nnodes=2 --node-rank=0 ...`` in one
+    terminal: both banners first, the workers' lines interleaved, node 1's summary (rank 2
+    raised) and then node 0's victims and summary. Node 0's ranks print lines in both sections,
+    so only the agents' pids show the second section is no relaunch."""
+    lines = [
+        *_agent_banner(4410, 1),
+        *_agent_banner(4452, 2),
+        *(f"[rank {r}] shard opened, 4096 samples" for r in (0, 3, 2, 1)),
+        "[rank2]: Traceback (most recent call last):",
+        '[rank2]:   File "/srv/lm/pretrain.py", line 77, in <module>',
+        "[rank2]:     main()",
+        '[rank2]:   File "/srv/lm/pretrain.py", line 52, in main',
+        "[rank2]:     vocab = load_vocab(cfg.vocab_path)",
+        '[rank2]:   File "/srv/lm/data.py", line 31, in load_vocab',
+        '[rank2]:     raise ValueError(f"vocab file {path} has {n} entries, expected {want}")',
+        "[rank2]: ValueError: vocab file /data/vocab.txt has 31999 entries, expected 32000",
+        "[rank 0] step 1 loss 10.41",
+        "[rank 1] step 1 loss 10.41",
+        "W0412 10:02:09.300000 4410 torch/distributed/elastic/multiprocessing/api.py:1028] "
+        "Sending process 4463 closing signal SIGTERM",
+        *_summary(4410, 9, (3, 1, -15), (2, 0, 1)),
+        *_victim(1, 41233),
+        *_victim(0, 38177),
+        "W0412 10:02:14.611000 4452 torch/distributed/elastic/multiprocessing/api.py:1028] "
+        "Sending process 4502 closing signal SIGTERM",
+        *_summary(4452, 14, (0, 0, -15), (1, 1, 1)),
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "both-nodes.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiating_rank == 2
+    assert d.attempts == 1
+    assert any("two agents of one run ran at once" in r for r in d.reasoning)
+
+
+def test_one_agent_pid_seen_again_after_its_failure_is_still_a_relaunch():
+    """A restarted container gives its new agent the old pid: the earlier section holds one
+    agent only, so the same pid after the summary is no second agent."""
+    lines = [
+        *_agent_banner(7, 1),
+        "[rank1]: Traceback (most recent call last):",
+        '[rank1]:   File "/srv/lm/pretrain.py", line 77, in <module>',
+        "[rank1]:     main()",
+        "[rank1]: ValueError: vocab file /data/vocab.txt has 31999 entries, expected 32000",
+        *_summary(7, 9, (0, 0, -15), (1, 1, 1)),
+        *_victim(1, 41233),
+        *_summary(7, 40, (0, 0, -15), (1, 1, 1)),
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "train.log", mask=False)
+    assert not any("two agents of one run ran at once" in r for r in d.reasoning)
+    assert d.attempts == 2

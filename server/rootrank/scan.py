@@ -301,6 +301,9 @@ def _starts_run(text: str) -> bool:
 #: (torch/distributed/elastic/multiprocessing/api.py, ``PContext._poll``); with
 #: ``--max-restarts`` it then starts the group again and, at its default log level, prints
 #: nothing else. A second such line from one agent (the glog header's pid) is a restart.
+#: A line of torchrun's own (its start banner, the agent's signals and failures): the glog
+#: header's pid is the agent's (rootrank.runs.SectionFacts.agents).
+_AGENT_LINE = lazy_regex.compile(r"^[EWI]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*torch/distributed/")
 _AGENT_FAILED = lazy_regex.compile(
     r"(?:^|\s)[EW]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*elastic/multiprocessing/api\.py:\d+\] "
     r"failed \(exitcode: -?\d+\) local_rank: \d+ "
@@ -1045,6 +1048,8 @@ class Scanner:
                 self._new_attempt(raw.number, tagger, readers, launch)
         rank = tagged.rank
         self._section.see(rank, tagged.local_rank, tagged.host, tagged.time)
+        if "torch/distributed/" in raw.text and (a := _AGENT_LINE.match(raw.text)):
+            self._section.agents.add(a["agent"])
         need_time = tagged.time is None and rank is not None
         if rank is not None:
             st.ranks_seen.add(rank)
