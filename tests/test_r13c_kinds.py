@@ -310,3 +310,52 @@ def test_one_agent_pid_seen_again_after_its_failure_is_still_a_relaunch():
     d = diagnose_text("\n".join(lines) + "\n", "train.log", mask=False)
     assert not any("two agents of one run ran at once" in r for r in d.reasoning)
     assert d.attempts == 2
+
+
+# -- D ------------------------------------------------------------------------------------
+
+
+def _spawn_exit(extra: list[str]) -> str:
+    """``mp.spawn(worker, nprocs=4)``: every process logs with a ``[rankN]`` tag, process 2
+    exits with ``os._exit(4)`` after an ERROR line (no traceback of its own), spawn SIGTERMs
+    the others and raises ProcessExitedException in the parent."""
+    lines = [
+        *extra,
+        *(
+            f"2025-04-12 11:20:0{s},{r}11 INFO [rank{r}] train: step {s} loss 2.{90 - s}"
+            for s in range(3)
+            for r in range(4)
+        ),
+        "2025-04-12 11:20:03,512 ERROR [rank2] train: index for shard 7 is stale (1200 != 1184 records); aborting",
+        *(
+            f"W0412 11:20:03.560000 9000 torch/multiprocessing/spawn.py:165] Terminating process {pid} via signal SIGTERM"
+            for pid in (9011, 9012, 9014)
+        ),
+        "Traceback (most recent call last):",
+        '  File "/srv/lm/train.py", line 61, in <module>',
+        "    mp.spawn(worker, args=(4,), nprocs=4)",
+        '  File "/usr/lib/python3/dist-packages/torch/multiprocessing/spawn.py", line 340, in spawn',
+        '    return start_processes(fn, args, nprocs, join, daemon, start_method="spawn")',
+        '  File "/usr/lib/python3/dist-packages/torch/multiprocessing/spawn.py", line 296, in start_processes',
+        "    while not context.join():",
+        '  File "/usr/lib/python3/dist-packages/torch/multiprocessing/spawn.py", line 204, in join',
+        "    raise ProcessExitedException(",
+        "torch.multiprocessing.spawn.ProcessExitedException: process 2 terminated with exit code 4",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_mp_spawn_process_index_that_exited_is_the_rank_on_one_node():
+    d = diagnose_text(_spawn_exit([]), "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "elastic-child-failed"
+    assert d.initiating_rank == 2
+
+
+def test_mp_spawn_process_index_is_no_global_rank_when_the_log_shows_two_nodes():
+    d = diagnose_text(
+        _spawn_exit(["+ python /srv/lm/train.py --nnodes=2 --node_rank=1 --master_addr=10.0.0.1"]),
+        "train.log",
+        mask=False,
+    )
+    assert d.initiating_rank is None
