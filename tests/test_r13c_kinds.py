@@ -359,3 +359,42 @@ def test_mp_spawn_process_index_is_no_global_rank_when_the_log_shows_two_nodes()
         mask=False,
     )
     assert d.initiating_rank is None
+
+
+# -- E ------------------------------------------------------------------------------------
+
+
+def test_your_launch_command_is_the_launcher_and_script_the_log_shows():
+    from rootrank.entry.commands import Launch, fit
+
+    entry = "TORCH_DISTRIBUTED_DEBUG=DETAIL <your launch command>  # every rank ends the epoch"
+    torchrun = Launch(launcher="torchrun", command=None, script="pretrain.py", per_node=4, world=4)
+    assert fit(entry, torchrun, verify=True) == (
+        "TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node=4 pretrain.py  # every rank ends the epoch"
+    )
+    spawn = Launch(
+        launcher="mp.spawn", command=None, script="pretrain.py", per_node=None, world=None
+    )
+    assert fit(entry, spawn, verify=True).startswith(
+        "TORCH_DISTRIBUTED_DEBUG=DETAIL python pretrain.py"
+    )
+    printed = Launch(
+        launcher="torchrun",
+        command="torchrun --standalone --nproc-per-node=2 pretrain.py --lr 3e-4",
+        script="pretrain.py",
+        per_node=2,
+        world=2,
+    )
+    assert "torchrun --standalone --nproc-per-node=2 pretrain.py --lr 3e-4" in fit(entry, printed)
+    # a launcher the log does not show (assumed from the stack) or no script: left to the user
+    assumed = Launch(
+        launcher="torchrun",
+        command=None,
+        script="pretrain.py",
+        per_node=4,
+        world=4,
+        launcher_assumed=True,
+    )
+    assert "<your launch command>" in fit(entry, assumed)
+    unnamed = Launch(launcher="torchrun", command=None, script=None, per_node=4, world=4)
+    assert "<your launch command>" in fit(entry, unnamed)
