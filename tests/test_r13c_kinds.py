@@ -398,3 +398,39 @@ def test_your_launch_command_is_the_launcher_and_script_the_log_shows():
     assert "<your launch command>" in fit(entry, assumed)
     unnamed = Launch(launcher="torchrun", command=None, script=None, per_node=4, world=4)
     assert "<your launch command>" in fit(entry, unnamed)
+
+
+def _torn_checkpoint(call: str) -> str:
+    lines = [
+        "[rank0] resuming from the last checkpoint",
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/srv/lm/pretrain.py", line 91, in <module>',
+        "[rank0]:     main()",
+        '[rank0]:   File "/srv/lm/pretrain.py", line 40, in main',
+        f"[rank0]:     {call}",
+        '[rank0]:   File "/usr/lib/python3/dist-packages/torch/serialization.py", line 1486, in load',
+        "[rank0]:     with _open_zipfile_reader(opened_file) as opened_zipfile:",
+        '[rank0]:   File "/usr/lib/python3/dist-packages/torch/serialization.py", line 771, in __init__',
+        "[rank0]:     super().__init__(torch._C.PyTorchFileReader(name_or_buffer))",
+        "[rank0]: RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central "
+        "directory. This is an internal miniz error. If you are seeing this error, there is a high "
+        "likelihood that your checkpoint file is corrupted.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_the_checkpoint_the_failing_call_loads_fills_the_verify_command():
+    d = diagnose_text(
+        _torn_checkpoint('state = torch.load("runs/exp3/last.pt", map_location="cpu")'),
+        "t.log",
+        mask=False,
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "checkpoint-corrupt-or-wrong-format"
+    assert "torch.load('runs/exp3/last.pt'" in d.root_cause.verify
+    # a path built at run time (an f-string) is not in the log: left for the user
+    d = diagnose_text(
+        _torn_checkpoint('state = torch.load(f"{args.out}/last.pt")'), "t.log", mask=False
+    )
+    assert d.root_cause is not None
+    assert "<ckpt>" in d.root_cause.verify
