@@ -152,6 +152,9 @@ class SectionFacts:
     script: str | None = None
     #: The launch command the section prints (rootrank.scan.LaunchFacts.command), if any.
     command: str | None = None
+    #: The pids of the torchrun agents whose own lines (glog headers of
+    #: ``torch/distributed/...`` lines: the start banner, closing signals, failures) it holds.
+    agents: set[str] = field(default_factory=set)
 
     def see(
         self,
@@ -178,6 +181,7 @@ class SectionFacts:
         self.ranks |= other.ranks
         self.offsets |= other.offsets
         self.hosts |= other.hosts
+        self.agents |= other.agents
         for t in (other.first_time, other.last_time):
             if t is not None:
                 self.see(None, time=t)
@@ -198,7 +202,20 @@ def another_node(earlier: SectionFacts, later: SectionFacts) -> str | None:
     line (the two ran at once), or when both sections name their ranks and either their node
     offsets (``rank - local_rank``) or their hosts differ (another node rank, another
     machine). Disjoint ranks alone are not enough: a relaunch where a different rank failed
-    shows different ranks too."""
+    shows different ranks too.
+
+    Before all that: when the earlier section holds the lines of two or more torchrun agents
+    (their glog headers' pids) and every agent of the later section is one of them, the later
+    section's agent was already running while the earlier one's failed: two agents of one run
+    (``--nnodes=2``, both started from one terminal or one script), whose workers' lines
+    interleave, so each section shows the other's ranks too. A relaunch is a new agent
+    process; one agent's pid repeating (a restarted container) is not two agents."""
+    if len(earlier.agents) > 1 and later.agents and later.agents <= earlier.agents:
+        pids = ", ".join(sorted(later.agents))
+        return (
+            f"its torchrun agent (pid {pids}) had printed its own lines before the earlier "
+            "section ended: two agents of one run ran at once"
+        )
     if earlier.ranks & later.ranks:
         return None
     if (

@@ -339,6 +339,9 @@ def _starts_run(text: str) -> bool:
 #: (torch/distributed/elastic/multiprocessing/api.py, ``PContext._poll``); with
 #: ``--max-restarts`` it then starts the group again and, at its default log level, prints
 #: nothing else. A second such line from one agent (the glog header's pid) is a restart.
+#: A line of torchrun's own (its start banner, the agent's signals and failures): the glog
+#: header's pid is the agent's (rootrank.runs.SectionFacts.agents).
+_AGENT_LINE = lazy_regex.compile(r"^[EWI]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*torch/distributed/")
 _AGENT_FAILED = lazy_regex.compile(
     r"(?:^|\s)[EW]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*elastic/multiprocessing/api\.py:\d+\] "
     r"failed \(exitcode: -?\d+\) local_rank: \d+ "
@@ -618,6 +621,10 @@ class ScanState:
     #: section launched another way, or after a run that ended: rootrank.runs.separate_run),
     #: in log order. What they showed is not part of the diagnosis; they are named in it.
     other_runs: list[OtherRun] = field(default_factory=list)
+    #: The sources whose last run reached its end (its progress at its total, the Trainer's
+    #: end-of-run summary) with nothing after it undoing that: ``(path, 1-based line of the
+    #: end, why)``, in scan order (read by rootrank.analysis.completed).
+    run_ended: list[tuple[str, int, str]] = field(default_factory=list)
     #: torchrun's agent's closing-signal lines, in scan order, every attempt's, the first
     #: :data:`MAX_CLOSING_SIGNALS` (every pid is also in ``launch.closing_pids``; read by
     #: :mod:`rootrank.analysis.events`).
@@ -825,6 +832,7 @@ class Scanner:
         # start after it begins another job. The first line of the current job, and the ranks
         # the jobs before it showed (taken out of the ranks seen at the source's end).
         self._ended: str | None = None
+        self._ended_line = 0
         self._run_start = 1
         self._other_run_ranks: set[int] = set()
         # Each process's steps since its section began, and the exceptions waiting to see
@@ -998,6 +1006,8 @@ class Scanner:
         )
         if self._held:
             self._settle_sections(tagger)
+        if self._ended is not None:
+            st.run_ended.append((path, self._ended_line, self._ended))
         if self._other_run_ranks:  # ranks only other jobs of the file showed
             gone = self._other_run_ranks - self._section.ranks
             st.ranks_seen -= gone
@@ -1099,6 +1109,8 @@ class Scanner:
                 self._new_attempt(raw.number, tagger, readers, launch)
         rank = tagged.rank
         self._section.see(rank, tagged.local_rank, tagged.host, tagged.time)
+        if "torch/distributed/" in raw.text and (a := _AGENT_LINE.match(raw.text)):
+            self._section.agents.add(a["agent"])
         need_time = tagged.time is None and rank is not None
         if rank is not None:
             st.ranks_seen.add(rank)
@@ -1644,8 +1656,10 @@ class Scanner:
                 # the run's own total (not a Lightning bar's per-epoch one)
                 done = p.step >= p.total
                 self._ended = f"its progress reached step {p.step} of {p.total}" if done else None
+                self._ended_line = raw.number
         if "train_runtime" in text:
             self._ended = "the Trainer printed its end-of-run summary (train_runtime)"
+            self._ended_line = raw.number
         st.metrics.observe(
             text, rank=rank, time=time, path=path, line=raw.number, progress=p, order=self._order
         )

@@ -28,6 +28,7 @@ from rootrank.analysis.collateral import (
     timeline,
     unclassified,
 )
+from rootrank.analysis.completed import RULE as COMPLETED_RULE
 from rootrank.analysis.graph import Graph, explain, pick_root
 from rootrank.analysis.initiator import Initiator, find_initiator
 from rootrank.analysis.prepare import Context, prepare, single_node_proof
@@ -67,8 +68,21 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         key = "attempts_restart" if restart else "attempts"
         diag.reasoning.append(say(key, n=diag.attempts, line=state.attempt_starts[-1]))
     diag.reasoning.extend(_survived_reasons(ctx))
+    done = ctx.completed
+    if done is not None:
+        diag.reasoning.append(
+            say(
+                "run_completed",
+                n=done.lines,
+                where=f"{done.path}:{done.line}",
+                why=done.why,
+                rule=COMPLETED_RULE,
+            )
+        )
     if root is None:
-        diag.collateral = group([f for s in ctx.survived for f in s.findings])
+        diag.collateral = group(
+            [*(f for s in ctx.survived for f in s.findings), *(done.findings if done else ())]
+        )
         return _no_known_failure(ctx, diag)
     initiator = find_initiator(ctx, root)
     group_of_root = [f for f in ctx.findings if f.signature == root.signature]

@@ -13,6 +13,8 @@ from functools import cached_property
 import regex
 
 from rootrank.analysis.compare import MAX_SEQNUM_LAG, lone_submitter, odd_one_out, split_groups
+from rootrank.analysis.completed import Completed, completed_run
+from rootrank.analysis.completed import set_aside as set_aside_completed
 from rootrank.analysis.events import Event, events_of, finding_kind
 from rootrank.analysis.reasons import format_ranks, ranks_word, say
 from rootrank.analysis.signal_exit import signal_exit_findings
@@ -31,7 +33,9 @@ class Context:
     ``local_why`` is the sentence that justified a local-to-global rank mapping;
     ``events`` is the scan as one ordered stream (:mod:`rootrank.analysis.events`);
     ``survived`` the exceptions their process went on training after
-    (:mod:`rootrank.analysis.survived`): ``state`` and ``findings`` are seen without them.
+    (:mod:`rootrank.analysis.survived`): ``state`` and ``findings`` are seen without them;
+    ``completed`` the run's end that showed every error before it survived
+    (:mod:`rootrank.analysis.completed`; those are set aside too), or ``None``.
     """
 
     state: ScanState
@@ -41,6 +45,7 @@ class Context:
     local_why: str = ""
     notes: list[str] = field(default_factory=list)
     survived: list[Survived] = field(default_factory=list)
+    completed: Completed | None = None
 
     @cached_property
     def events(self) -> tuple[Event, ...]:
@@ -94,6 +99,8 @@ def prepare(state: ScanState, library: Library) -> Context:
     local_why = global_ranks_from_local(findings, state)
     survived = survived_errors(state, findings, library)
     state, findings = set_aside(state, findings, survived)
+    completed = completed_run(state, findings, library)
+    state, findings = set_aside_completed(state, findings, completed)
     findings.extend(earlier_faults(findings, state, library))
     findings.extend(infer(findings, library))
     findings.extend(zero_count_divisions(findings, state, library))
@@ -107,7 +114,9 @@ def prepare(state: ScanState, library: Library) -> Context:
         or state.traceback_cut
         or any(e.exitcode not in (None, 0) for e in state.elastic)
     )
-    ctx = Context(state, library, findings, failure_present, local_why, survived=survived)
+    ctx = Context(
+        state, library, findings, failure_present, local_why, survived=survived, completed=completed
+    )
     # These read the Context defined here; each adds a finding the scan could not make alone.
     from rootrank.analysis.cancelled import cancelled_finding
     from rootrank.analysis.departed import departed_finding

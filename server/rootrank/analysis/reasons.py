@@ -256,6 +256,11 @@ _TEMPLATES: dict[str, str] = {
         " past step {before}, its highest before it, and no launcher reports its worker failed;"
         " collateral, not the root cause [{rule}]."
     ),
+    "run_completed": (
+        "The run reached its end at {where} ({why}) after the errors before it ({n} lines), with no"
+        " launcher reporting a failed worker and no traceback up to the script's top level: they"
+        " were caught and survived; collateral, not the root cause [{rule}]."
+    ),
     "no_known_failure": "No known failure found. The last exception{rank_part} is {type} at {where}.",
     "log_ends_in_traceback": (
         "The log ends inside a traceback{rank_part} ({where}): the exception line that would name"

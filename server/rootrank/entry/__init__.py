@@ -79,6 +79,24 @@ def render(template: str, values: dict[str, Any], *, keep_unknown: bool = False)
     return _PLACEHOLDER.sub(sub, template)
 
 
+#: A loading call that passes its file as a plain string literal (no f-string braces):
+#: ``torch.load("ckpt/last.pt")``, ``safe_open('model.safetensors', ...)``.
+_LOAD_CALL = lazy_regex.compile(
+    r"\b(?:torch\.load|load_file|safe_open|load_checkpoint|load_state_dict_from_url|from_pretrained)"
+    r"\(\s*[rb]?(?P<q>[\"'])(?P<path>[^\"'{}\n]{1,240})(?P=q)"
+)
+
+
+def loaded_path(codes: list[str]) -> str | None:
+    """The file the first of ``codes`` (source lines a traceback quotes, innermost first)
+    that calls a loader with a literal path passes to it, or ``None``."""
+    for code in codes:
+        m = _LOAD_CALL.search(code)
+        if m:
+            return m["path"]
+    return None
+
+
 def entry_script(state: ScanState, root: Finding) -> str | None:
     """The entry script: as the launcher names it (torchelastic's ``x.py FAILED`` title, a
     printed ``torchrun ... x.py``), else the file name of the user's ``<module>`` frame in the
@@ -208,6 +226,19 @@ def fill_entry(
     raised_code = seen.exc.frames[-1].code if seen is not None and seen.exc.frames else ""
     if raised_code:
         values["raised_code"] = masker.text(raised_code) if masker else raised_code
+
+    # the file the failing call loads, as the traceback's quoted source passes it literally
+    # (``state = torch.load("ckpt/last.pt")``), when the message names none
+    if seen is not None and not any(values.get(k) for k in ("ckpt", "file", "file2")):
+        loaded = loaded_path([f.code for f in reversed(seen.exc.frames) if f.code])
+        if loaded:
+            values["ckpt"] = masker.text(loaded) if masker else loaded
+            # the log shows the file (in the quoted source): a command may name it
+            name = loaded.replace("\\", "/").rsplit("/", 1)[-1]
+            launch = dataclasses.replace(launch, known=launch.known | {name})
+    for k in ("file", "file2"):
+        if values.get(k) and not values.get("ckpt"):
+            values["ckpt"] = values[k]
 
     # a call in the traceback that asks for rank >= world_size (init_process_group(rank=1, world_size=1))
     outside = rank_outside_world([f.code for f in seen.exc.frames if f.code]) if seen else None

@@ -414,6 +414,21 @@ _LAUNCHER_WORD = lazy_regex.compile(
 )
 
 
+def _launch_form(launch: Launch) -> str | None:
+    """The command that reruns the job as the log shows it was launched, when the log names
+    the launcher (not assumed) and the entry script: ``torchrun --nproc-per-node=<gpus>
+    train.py`` for torchrun (``<gpus>`` filled later from the log when it tells), ``python
+    train.py`` for a script that starts its own processes (``mp.spawn``, plain ``python``);
+    ``None`` otherwise."""
+    if launch.launcher is None or launch.launcher_assumed or not launch.script:
+        return None
+    if launch.launcher == "torchrun":
+        return f"torchrun --nproc-per-node=<gpus> {launch.script}"
+    if launch.launcher in ("mp.spawn", "python"):
+        return f"python {launch.script}"
+    return None
+
+
 def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
     """``text`` (an entry's step, code or command) with its stand-ins filled from ``launch``:
     ``train.py`` becomes the entry script, ``<gpus>``/``<n>`` in ``--nproc-per-node`` the
@@ -429,6 +444,12 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
     its one-process ``python train.py`` becomes that launcher's command, as the job ran."""
     script = launch.script
     command = launch.command
+    if "<your launch command>" in text:
+        # an entry that cannot know the launch: the printed command, else the launcher the
+        # log shows with its script (torchrun's banner and summary give both)
+        own = command or _launch_form(launch)
+        if own:
+            text = text.replace("<your launch command>", own)
     if (
         launch.launcher is not None
         and not launch.launcher_assumed

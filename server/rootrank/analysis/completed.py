@@ -1,0 +1,107 @@
+"""Errors printed before a run's visible end were survived (rule ``run_completed``).
+
+Mechanism: a training run that reached its end -- its progress at its own total (``step 8/8``,
+a bar at ``12/12``) or the Hugging Face Trainer's end-of-run summary (``train_runtime``) --
+went on past every error it had printed before that line. A process that dies of an error
+trains no further, and the run's end is printed after the last step of training (rank 0
+prints the Trainer's summary only once every rank left the training loop, since the last
+optimizer step holds a collective). So when the log's run reached its end, no launcher
+reports a worker that failed or was killed, no traceback reached the script's top level
+(``<module>``: the process ended with it) and no error comes at or after the end line, the
+errors before it were caught and survived: a retried allocation that printed the allocator's
+message, a logger's failed upload printed with ``logger.exception``, a cleanup's
+``traceback.print_exc()``.
+
+This reaches what :mod:`rootrank.analysis.survived` cannot: an error line with no rank (an
+untagged traceback of a multi-rank log) or of a rank that prints no progress of its own (only
+rank 0 logs, as the Trainer does). It needs the whole run's end, not one process's next step.
+
+It is not used when the end is no proof: a log of several sources (per-rank files: one
+file's end says nothing of the others), a log cut inside a traceback, and a run whose
+training curves went wrong (a NaN or a spike read from the metrics is a failure the run
+trained through, not an error it survived).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from rootrank.analysis.events import events_of
+from rootrank.analysis.survived import caught
+from rootrank.model import Finding
+from rootrank.scan import ScanState
+from rootrank.signatures import Library
+
+#: The rule's name, as the reasoning line shows it.
+RULE = "run_completed"
+
+#: The category of the signatures read from the training curves (rootrank.metrics onsets):
+#: a run can train to its end through them, so they are never set aside by this rule.
+_CURVES = "training"
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    """The run's end that shows its earlier errors were survived.
+
+    Attributes:
+        path: the source the end line is in.
+        line: 1-based line of the end (the progress at its total, or the Trainer's summary).
+        why: how the run's end shows (``its progress reached step 8 of 8``).
+        findings: the error findings set aside (all before ``line``).
+        lines: how many distinct lines of the log those findings and the exceptions set
+            aside begin on (one error read both ways counts once).
+    """
+
+    path: str
+    line: int
+    why: str
+    findings: tuple[Finding, ...] = ()
+    lines: int = 0
+
+
+def completed_run(state: ScanState, findings: list[Finding], library: Library) -> Completed | None:
+    """The end of ``state``'s run when it shows the errors before it were survived (the
+    module's docstring gives the rule), else ``None``. ``findings`` are the analysis's
+    findings after :mod:`rootrank.analysis.survived` set its own aside."""
+    if len(state.sources) != 1 or state.traceback_cut or not state.run_ended:
+        return None
+    path, line, why = state.run_ended[-1]
+    if path != state.sources[0]:
+        return None
+    errors = [f for f in findings if f.severity == "error"]
+    if not errors and not state.exceptions:
+        return None
+    if any(library.signatures[f.signature].category == _CURVES for f in errors):
+        return None
+    for f in errors:
+        if not f.evidence or f.count > len(f.evidence):
+            return None  # lines the evidence does not hold may come after the end
+        if any(e.path != path or e.line >= line for e in f.evidence):
+            return None
+    for seen in state.exceptions:
+        if seen.path != path or seen.exc.log_line >= line or not caught(seen):
+            return None
+    if any(e.exitcode not in (None, 0) for e in state.elastic):
+        return None
+    for e in events_of(state, findings, library):
+        if e.kind in ("exit", "summary", "signal") and e.code not in (None, 0):
+            return None
+    where = {e.line for f in errors for e in f.evidence}
+    where.update(seen.exc.log_line for seen in state.exceptions)
+    return Completed(path, line, why, tuple(errors), len(where))
+
+
+def set_aside(
+    state: ScanState, findings: list[Finding], completed: Completed | None
+) -> tuple[ScanState, list[Finding]]:
+    """``state`` seen without its exceptions (a shallow copy: the scan is not changed) and
+    ``findings`` without the error findings ``completed`` set aside; unchanged when it is
+    ``None``."""
+    if completed is None:
+        return state, findings
+    gone = {id(f) for f in completed.findings}
+    view = dataclasses.replace(state)
+    view.exceptions = type(state.exceptions)((), maxlen=state.exceptions.maxlen)
+    return view, [f for f in findings if id(f) not in gone]
