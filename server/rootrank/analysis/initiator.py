@@ -248,6 +248,51 @@ def behind_in_completed_work(case: Case) -> Verdict | None:
     return Verdict(rank, why, "behind_in_completed_work", (rank,))
 
 
+def ahead_in_enqueued_work(case: Case) -> Verdict | None:
+    """ProcessGroupNCCL's status lines give each rank's ``last enqueued`` and ``last
+    completed`` NCCL work (2.3+'s ``Received a dump signal due to a collective timeout from
+    rank 7 ... Last enqueued NCCL work: 56116, last completed NCCL work: 56116``; the
+    watchdog's ``PG status``). When every rank but one reports the same work both enqueued
+    and completed (they issued nothing more: they wait outside NCCL, in a gloo barrier, a
+    store or Python) and that one rank completed the same work but enqueued more after it,
+    the one rank issued collectives no other rank joined: its command stream diverged and
+    the others wait for it to reach the point they are at. At least three ranks must report
+    (two cannot show a majority), all in one process group, for a hang or desync root."""
+    if case.root.failure_class not in ("collective-timeout", "collective-desync"):
+        return None
+
+    def number(f: Finding, key: str) -> int | None:
+        raw = f.captures.get(key, "")
+        return int(raw) if raw.lstrip("-").isdigit() else None
+
+    status: dict[int, tuple[str | None, int, int]] = {}
+    for f in case.ctx.findings:
+        queued, done = number(f, "last_enqueued"), number(f, "last_completed")
+        if f.rank is None or queued is None or done is None:
+            continue
+        status.setdefault(f.rank, (f.captures.get("pg"), queued, done))
+    if len(status) < 3 or len({pg for pg, _q, _d in status.values()}) != 1:
+        return None
+    busy = [r for r, (_pg, queued, done) in status.items() if queued != done]
+    idle = {done for r, (_pg, queued, done) in status.items() if queued == done}
+    if len(busy) != 1 or len(idle) != 1:
+        return None
+    rank = busy[0]
+    _pg, queued, done = status[rank]
+    work = next(iter(idle))
+    if done != work or queued <= work:
+        return None
+    why = say(
+        "enqueued_work_ahead",
+        rank=rank,
+        queued=queued,
+        done=done,
+        n=len(status) - 1,
+        work=work,
+    )
+    return Verdict(rank, why, "ahead_in_enqueued_work", (rank,))
+
+
 def odd_value_out(case: Case) -> Verdict | None:
     """The rank whose OpType, collective, shape, Numel, dtype or SeqNum differs from the
     others' reports of the same failure (:func:`~rootrank.analysis.compare.odd_one_out`)."""
@@ -928,6 +973,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     missing_from_ready,
     same_step_everywhere,
     behind_in_completed_work,
+    ahead_in_enqueued_work,
     odd_value_out,
     odd_printed_value,
     missing_reporter,

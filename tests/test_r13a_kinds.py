@@ -1,0 +1,123 @@
+"""The kinds of miss heldout-r13a showed, each on text written here in the tools' real shape
+(ProcessGroupNCCL's 2.3+ dump-signal lines, gloo's timeout in ``barrier``, torchelastic's
+summary):
+
+A. ProcessGroupNCCL's per-rank counters (``Last enqueued NCCL work: N, last completed NCCL
+   work: M``): when every reporting rank but one is idle at the same work and that one rank
+   completed the same work but enqueued more, it issued collectives nobody joined; it is the
+   initiator, not the rank torchelastic saw exit first;
+"""
+
+from __future__ import annotations
+
+from rootrank.engine import diagnose_text
+
+# -- A ------------------------------------------------------------------------------------
+
+
+def _gloo_barrier(rank: int, op: str, where: int) -> list[str]:
+    """Rank ``rank``'s traceback: it waits in ``dist.barrier(group=control)`` (gloo) until
+    the timeout."""
+    p = f"[rank{rank}]:"
+    return [
+        f"{p} Traceback (most recent call last):",
+        f'{p}   File "/srv/app/server.py", line 812, in <module>',
+        f"{p}     main()",
+        f'{p}   File "/srv/app/server.py", line 640, in warmup',
+        f"{p}     dist.barrier(group=control_group)",
+        f'{p}   File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 4635, in barrier',
+        f"{p}     work.wait()",
+        f"{p} RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:{where}]"
+        f" Timed out waiting 1800000ms for {op} operation to complete",
+    ]
+
+
+def _dump_line(rank: int, source: str, queued: int, done: int) -> str:
+    return (
+        f"[rank{rank}]:[E703 17:54:18.88{rank}000000 ProcessGroupNCCL.cpp:1987] [PG ID 0 PG GUID"
+        f" 0(default_pg) Rank {rank}] Received a dump signal due to a collective timeout from"
+        f" {source} and we will try our best to dump the debug info. Last enqueued NCCL work:"
+        f" {queued}, last completed NCCL work: {done}.This is most likely caused by incorrect"
+        " usages of collectives, e.g., wrong sizes used across ranks."
+    )
+
+
+def _summary(first: int, world: int) -> list[str]:
+    out = [
+        f"E0703 17:54:25.355000 925 torch/distributed/elastic/multiprocessing/api.py:988] failed"
+        f" (exitcode: 1) local_rank: {first} (pid: {1720 + first}) of binary: /usr/bin/python3",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "============================================================",
+        "app.server FAILED",
+        "------------------------------------------------------------",
+        "Failures:",
+    ]
+    n = 1
+    for r in range(world):
+        if r == first:
+            continue
+        out += [
+            f"[{n}]:",
+            "  time      : 2026-07-03_17:54:25",
+            "  host      : gpu-node",
+            f"  rank      : {r} (local_rank: {r})",
+            f"  exitcode  : -15 (pid: {1720 + r})",
+            "  error_file: <N/A>",
+            f"  traceback : Signal 15 (SIGTERM) received by PID {1720 + r}",
+        ]
+        n += 1
+    out += [
+        "------------------------------------------------------------",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2026-07-03_17:54:21",
+        "  host      : gpu-node",
+        f"  rank      : {first} (local_rank: {first})",
+        f"  exitcode  : 1 (pid: {1720 + first})",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+        "============================================================",
+    ]
+    return out
+
+
+def _warmup_hang(counters: dict[int, tuple[str, int, int]]) -> str:
+    lines = _gloo_barrier(3, "recv", 78) + _gloo_barrier(4, "send", 129)
+    lines += [_dump_line(r, src, q, d) for r, (src, q, d) in sorted(counters.items())]
+    return "\n".join(lines + _summary(5, 8)) + "\n"
+
+
+def test_the_one_rank_with_nccl_work_outstanding_while_the_rest_are_idle_initiates():
+    log = _warmup_hang(
+        {
+            0: ("rank 7", 56116, 56116),
+            5: ("rank 7", 56116, 56116),
+            7: ("this local rank", 56390, 56116),
+        }
+    )
+    d = diagnose_text(log, "server.log", mask=False)
+    assert d.root_cause.failure_class == "collective-timeout"
+    assert d.root_cause.evidence[0].line == 8
+    assert d.initiator.rank == 7
+    assert d.initiator.strategy == "ahead_in_enqueued_work"
+    assert "enqueued up to 56390" in d.initiator.why
+
+
+def test_ranks_that_all_have_work_outstanding_name_no_rank_this_way():
+    # the usual hang: every waiting rank has the collective enqueued, none completed it
+    log = _warmup_hang(
+        {
+            0: ("rank 7", 56117, 56116),
+            5: ("rank 7", 56117, 56116),
+            7: ("this local rank", 56390, 56116),
+        }
+    )
+    d = diagnose_text(log, "server.log", mask=False)
+    assert d.initiator.strategy != "ahead_in_enqueued_work"
+    assert d.initiator.rank != 7
+
+
+def test_two_reporting_ranks_are_no_majority():
+    log = _warmup_hang({0: ("rank 7", 56116, 56116), 7: ("this local rank", 56390, 56116)})
+    d = diagnose_text(log, "server.log", mask=False)
+    assert d.initiator.strategy != "ahead_in_enqueued_work"
