@@ -1,11 +1,14 @@
 """The kinds of miss heldout-r13a showed, each on text written here in the tools' real shape
 (ProcessGroupNCCL's 2.3+ dump-signal lines, gloo's timeout in ``barrier``, torchelastic's
-summary):
+summary, DeepSpeed's launcher):
 
 A. ProcessGroupNCCL's per-rank counters (``Last enqueued NCCL work: N, last completed NCCL
    work: M``): when every reporting rank but one is idle at the same work and that one rank
    completed the same work but enqueued more, it issued collectives nobody joined; it is the
    initiator, not the rank torchelastic saw exit first;
+B. a launcher that reports one worker exiting by itself does not name the raiser of an
+   unprefixed exception that several processes printed (torchelastic's
+   ``<NO_OTHER_FAILURES>`` after it stopped the rest; DeepSpeed's ``sigkill_handler`` line).
 """
 
 from __future__ import annotations
@@ -121,3 +124,76 @@ def test_two_reporting_ranks_are_no_majority():
     log = _warmup_hang({0: ("rank 7", 56116, 56116), 7: ("this local rank", 56390, 56116)})
     d = diagnose_text(log, "server.log", mask=False)
     assert d.initiator.strategy != "ahead_in_enqueued_work"
+
+
+# -- B ------------------------------------------------------------------------------------
+
+
+def _value_error_traceback() -> list[str]:
+    return [
+        "Traceback (most recent call last):",
+        '  File "/opt/conda/lib/python3.10/runpy.py", line 196, in _run_module_as_main',
+        "    return _run_code(code, main_globals, None,",
+        '  File "/work/proj/sft/train.py", line 114, in train',
+        "    trainer = Trainer(args)",
+        '  File "/work/proj/sft/trainer.py", line 73, in __init__',
+        "    tracker.login(key=args.tracker_key)",
+        "ValueError: API key must be 40 characters long, yours was 13",
+    ]
+
+
+def _torchrun_copies(copies: int) -> str:
+    lines: list[str] = []
+    for _ in range(copies):
+        lines += _value_error_traceback()
+    lines += [
+        "W0802 03:43:22.101000 40470 torch/distributed/elastic/multiprocessing/api.py:897]"
+        f" Sending process {40474 + r} closing signal SIGTERM"
+        for r in range(3)
+    ]
+    lines += _summary(3, 4)[:1] + [
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "============================================================",
+        "train.py FAILED",
+        "------------------------------------------------------------",
+        "Failures:",
+        "  <NO_OTHER_FAILURES>",
+        "------------------------------------------------------------",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2024-08-02_03:43:23",
+        "  host      : gpu-node",
+        "  rank      : 3 (local_rank: 3)",
+        "  exitcode  : 1 (pid: 1723)",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+        "============================================================",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_one_unprefixed_traceback_belongs_to_the_worker_the_launcher_reports():
+    d = diagnose_text(_torchrun_copies(1), "job.log", mask=False)
+    assert d.root_cause.evidence[0].line == 8
+    assert d.initiator.rank == 3
+    assert d.initiator.strategy == "reported_by_launcher"
+
+
+def test_several_unprefixed_copies_leave_the_raiser_unknown():
+    d = diagnose_text(_torchrun_copies(4), "job.log", mask=False)
+    assert d.root_cause.evidence[0].line == 8
+    assert d.initiator.rank is None
+    assert d.initiator.strategy == "reported_by_launcher"
+    assert "4 processes printed the same exception" in d.initiator.why
+
+
+def test_deepspeed_launcher_line_does_not_pick_one_of_two_copies():
+    lines = _value_error_traceback() + _value_error_traceback()
+    lines += [
+        "[2024-08-02 03:43:23,037] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 40473",
+        "[2024-08-02 03:43:23,037] [ERROR] [launch.py:325:sigkill_handler] ['/opt/conda/bin/python',"
+        " '-u', '-m', 'sft.train', '--local_rank=0', '--zero_stage', '2'] exits with return code = 1",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "job.log", mask=False)
+    assert d.root_cause.evidence[0].line == 8
+    assert d.initiator.rank is None

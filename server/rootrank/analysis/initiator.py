@@ -910,6 +910,11 @@ def reported_by_launcher(case: Case) -> Verdict | None:
         if len(exits) != 1:
             return None
         rank, code = next(iter(exits.items()))
+        copies = unranked_copies(case)
+        if copies > 1:
+            # several processes printed it: the launcher names only the first exit it saw
+            why = say("launcher_one_of_copies", rank=rank, code=code, n=copies)
+            return Verdict(None, why, "reported_by_launcher", (rank,), True)
         return Verdict(
             rank,
             say("reported_by_launcher_unranked", rank=rank, code=code),
@@ -924,6 +929,37 @@ def reported_by_launcher(case: Case) -> Verdict | None:
     rank = case.ranks_with[0]
     return Verdict(
         rank, say("reported_by_launcher", rank=rank, code=exitcode), "reported_by_launcher", (rank,)
+    )
+
+
+def unranked_copies(case: Case) -> int:
+    """How many separate tracebacks with no rank end in the root's exception (its type, as
+    read at the root's evidence line): one per process that raised it. A log with two or
+    more holds the same failure from several workers (every rank running the same set-up,
+    or several ranks sharing one GPU), and a launcher that reports one worker exiting by
+    itself names only the first exit it observed (torchelastic's ``<NO_OTHER_FAILURES>``
+    after it stopped the others; DeepSpeed's ``sigkill_handler`` line for the process
+    whose return code it read), not the one that raised it. Chained and ignored
+    exceptions, and ones a rank prefix tags, are not counted. Returns 0 when the root's
+    traceback is not found."""
+    seen_all = case.ctx.state.exceptions
+    lines = {(e.path, e.line) for e in case.root.evidence}
+    kind = next(
+        (s.exc.type for s in seen_all if (s.path, s.exc.log_line) in lines),
+        None,
+    )
+    if kind is None:
+        return 0
+    return len(
+        {
+            (s.path, s.exc.log_line)
+            for s in seen_all
+            if s.rank is None
+            and s.exc.type == kind
+            and s.exc.chain_index == 0
+            and not s.exc.ignored
+            and s.exc.frames
+        }
     )
 
 

@@ -195,6 +195,11 @@ _TEMPLATES: dict[str, str] = {
         "no rank is named on that line; the launcher reports that only rank {rank} exited by"
         " itself (with code {code}), so it is the rank that raised it"
     ),
+    "launcher_one_of_copies": (
+        "no rank is named on that line, and {n} processes printed the same exception without"
+        " a rank: the launcher's report of rank {rank} exiting by itself (code {code}) names"
+        " the first exit it saw, not the process that raised it first"
+    ),
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",
     "implied_rank": "this failure happens on rank {rank} by design ({reason})",
