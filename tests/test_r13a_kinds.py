@@ -197,3 +197,74 @@ def test_deepspeed_launcher_line_does_not_pick_one_of_two_copies():
     d = diagnose_text("\n".join(lines) + "\n", "job.log", mask=False)
     assert d.root_cause.evidence[0].line == 8
     assert d.initiator.rank is None
+
+
+# -- C ------------------------------------------------------------------------------------
+# A ``-m`` launch: the verification reruns the module the launcher names, not a file of it.
+
+
+def _module_oom_under_torchrun(title: str) -> str:
+    """torchrun ran ``-m`` a module (runpy's ``_run_module_as_main`` frame); one worker's
+    CUDA OOM, then torchelastic's summary titled ``title``."""
+    lines = [
+        "[rank2]: Traceback (most recent call last):",
+        '[rank2]:   File "<frozen runpy>", line 198, in _run_module_as_main',
+        '[rank2]:   File "<frozen runpy>", line 88, in _run_code',
+        '[rank2]:   File "/srv/app/src/servepkg/server.py", line 910, in <module>',
+        "[rank2]:     main()",
+        '[rank2]:   File "/srv/app/src/servepkg/server.py", line 402, in load_weights',
+        "[rank2]:     shard = shard.to(device)",
+        "[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 2"
+        " has a total capacity of 79.10 GiB of which 1.02 GiB is free. Including non-PyTorch"
+        " memory, this process has 78.06 GiB memory in use.",
+        "W0703 10:02:11.100000 77 torch/distributed/elastic/multiprocessing/api.py:1014]"
+        " Sending process 101 closing signal SIGTERM",
+        "E0703 10:02:12.200000 77 torch/distributed/elastic/multiprocessing/api.py:988] failed"
+        " (exitcode: 1) local_rank: 2 (pid: 102) of binary: /usr/bin/python3",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "============================================================",
+        f"{title} FAILED",
+        "------------------------------------------------------------",
+        "Failures:",
+        "  <NO_OTHER_FAILURES>",
+        "------------------------------------------------------------",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2026-07-03_10:02:11",
+        "  host      : gpu-node",
+        "  rank      : 2 (local_rank: 2)",
+        "  exitcode  : 1 (pid: 102)",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+        "============================================================",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_module_launch_is_verified_with_the_module():
+    d = diagnose_text(_module_oom_under_torchrun("servepkg.server"), "job.log", mask=False)
+    assert d.root_cause.failure_class == "cuda-oom"
+    assert d.root_cause.evidence[0].line == 8
+    assert d.initiator.rank == 2
+    assert " -m servepkg.server" in d.root_cause.verify
+    assert "server.py" not in d.root_cause.verify.split("  # ")[0]
+
+
+def test_a_script_title_still_names_the_script():
+    d = diagnose_text(_module_oom_under_torchrun("serve_main.py"), "job.log", mask=False)
+    assert "serve_main.py" in d.root_cause.verify
+    assert " -m " not in d.root_cause.verify.split("  # ")[0]
+
+
+def test_deepspeed_runs_a_module_with_its_module_flag():
+    lines = _value_error_traceback() + [
+        "[2024-08-02 03:43:23,037] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 40473",
+        "[2024-08-02 03:43:23,037] [ERROR] [launch.py:325:sigkill_handler] ['/opt/conda/bin/python',"
+        " '-u', '-m', 'sftpkg.cli.train_sft', '--local_rank=0', '--zero_stage', '2'] exits with"
+        " return code = 1",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "job.log", mask=False)
+    head = d.root_cause.verify.split("  # ")[0]
+    assert head.startswith("deepspeed ")
+    assert "--module sftpkg.cli.train_sft" in head
+    assert " -m " not in head
