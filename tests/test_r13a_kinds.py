@@ -268,3 +268,49 @@ def test_deepspeed_runs_a_module_with_its_module_flag():
     assert head.startswith("deepspeed ")
     assert "--module sftpkg.cli.train_sft" in head
     assert " -m " not in head
+
+
+# -- D ------------------------------------------------------------------------------------
+# An NCCL wrapper error whose "Last error:" names the InfiniBand verb that failed: the verb
+# is the root cause even when a terminal wrapped the wrapper's first line, a label emptied
+# before "[rankN]:" is peeled, and a memory registration every process of a node does alike
+# names no rank from one rank's copy.
+
+
+def _ib_reg_mr_paste(error: str) -> str:
+    p = ": [rank18]:"
+    lines = [
+        f"{p} Traceback (most recent call last):",
+        f'{p}   File "/data/src/train.py", line 28, in <module>',
+        f"{p}     main()",
+        f'{p}   File "/data/src/sft/workflow.py", line 47, in run_sft',
+        f'{p}     with training_args.main_process_first(desc="load dataset"):',
+        f'{p}   File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 4159, in barrier',
+        f"{p}     work = group.barrier(opts=opts)",
+        f"{p} torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "NCCLUtils.hpp:317, unhandled system error (run with NCCL_DEBUG=INFO for details), NC",
+        "CL version 2.21.5",
+        f"{p} ncclSystemError: System call (e.g. socket, malloc) or external library call failed"
+        " or device error.",
+        f"{p} Last error:",
+        f"{p} Call to ibv_reg_mr failed with error {error}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_the_last_error_verb_explains_the_wrapped_system_error():
+    d = diagnose_text(_ib_reg_mr_paste("Bad address"), "job.log", mask=False)
+    assert d.root_cause.signature == "ib-verbs-call-failed"
+    assert d.root_cause.failure_class == "network-fabric-error"
+    assert d.root_cause.evidence[0].line == 12
+    assert d.root_cause.fix.variant.id == "reg-mr-gpu-memory"
+    # one rank's copy of a registration every process does alike: no initiating rank
+    assert d.initiator.rank is None
+    assert 18 in d.initiator.candidates
+
+
+def test_memlock_refusal_gets_the_memlock_fix():
+    d = diagnose_text(_ib_reg_mr_paste("Cannot allocate memory"), "job.log", mask=False)
+    assert d.root_cause.signature == "ib-verbs-call-failed"
+    assert d.root_cause.fix.variant.id == "reg-mr-memlock"
+    assert "memlock" in d.root_cause.fix.steps[0] or "memlock" in d.root_cause.fix.steps[1]

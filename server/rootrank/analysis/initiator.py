@@ -573,6 +573,21 @@ def same_on_every_rank(case: Case) -> bool:
         or bool(tags & SAME_ON_EVERY_RANK_TAGS)
         or parameter_dtype_mismatch(case)
         or setup_exception(case)
+        or memory_registration_refused(case)
+    )
+
+
+def memory_registration_refused(case: Case) -> bool:
+    """The root is NCCL's InfiniBand memory registration refused (``ib-verbs-call-failed``
+    with verb ``ibv_reg_mr``: "Bad address", "Cannot allocate memory"). Mechanism: every
+    process registers its buffers with the HCA the same way when it builds its
+    communicator, and what refuses it is the host's set-up (the locked-memory limit, the
+    GPUDirect RDMA peer-memory module), alike for every process of a node configured
+    alike; which rank's copy of it a log shows is which process printed first. (A queue
+    pair that cannot connect, ``ibv_modify_qp``, is a link between two peers: not this.)"""
+    return (
+        case.root.signature == "ib-verbs-call-failed"
+        and case.root.captures.get("verb") == "ibv_reg_mr"
     )
 
 
