@@ -314,3 +314,51 @@ def test_memlock_refusal_gets_the_memlock_fix():
     assert d.root_cause.signature == "ib-verbs-call-failed"
     assert d.root_cause.fix.variant.id == "reg-mr-memlock"
     assert "memlock" in d.root_cause.fix.steps[0] or "memlock" in d.root_cause.fix.steps[1]
+
+
+# -- E ------------------------------------------------------------------------------------
+# NCCL's own "Cuda failure 2 'out of memory'" while it creates the communicator at the job's
+# first collective (a barrier before the model is loaded) is its transport set-up failing
+# (WSL2, containers), not memory pressure; at a parameter broadcast after the model was
+# loaded it stays a memory fix.
+
+
+def _nccl_cuda_failure(call: str, frame: str) -> str:
+    p = "[rank1]:"
+    return (
+        "\n".join(
+            [
+                f"{p} Traceback (most recent call last):",
+                f'{p}   File "/home/user/proj/train.py", line 58, in main',
+                f"{p}     {frame}",
+                f'{p}   File "/usr/local/lib/python3.10/dist-packages/torch/distributed/distributed_c10d.py", line 4635, in {call}',
+                f"{p}     work = group.{call}(opts=opts)",
+                f"{p} torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/"
+                "distributed/c10d/ProcessGroupNCCL.cpp:3356, unhandled cuda error (run with"
+                " NCCL_DEBUG=INFO for details), NCCL version 2.26.2",
+                f"{p} ncclUnhandledCudaError: Call to CUDA function failed.",
+                f"{p} Last error:",
+                f"{p} Cuda failure 2 'out of memory'",
+            ]
+        )
+        + "\n"
+    )
+
+
+def test_cuda_failure_in_nccl_at_the_first_barrier_gets_the_transport_fix():
+    d = diagnose_text(_nccl_cuda_failure("barrier", "dist.barrier()"), "job.log", mask=False)
+    assert d.root_cause.signature == "gpu-oom-driver-level"
+    assert d.root_cause.evidence[0].line == 9
+    assert d.initiator.rank == 1
+    assert d.root_cause.fix.variant.id == "nccl-setup-first-collective"
+    assert "NCCL_SHM_DISABLE=1" in " ".join(d.root_cause.fix.steps[:2])
+
+
+def test_cuda_failure_in_a_parameter_broadcast_keeps_the_memory_fix():
+    d = diagnose_text(
+        _nccl_cuda_failure("broadcast", "engine = deepspeed.initialize(model=model)"),
+        "job.log",
+        mask=False,
+    )
+    assert d.root_cause.signature == "gpu-oom-driver-level"
+    assert d.root_cause.fix.variant.id == "general"
