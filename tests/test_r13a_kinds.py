@@ -362,3 +362,42 @@ def test_cuda_failure_in_a_parameter_broadcast_keeps_the_memory_fix():
     )
     assert d.root_cause.signature == "gpu-oom-driver-level"
     assert d.root_cause.fix.variant.id == "general"
+
+
+# -- F ------------------------------------------------------------------------------------
+# DeepSpeed's code in the user's tree (an editable clone, a vendored copy) is the library's:
+# the user's frame named is the script's own line that called into it.
+
+
+def test_vendored_deepspeed_frames_are_library_frames():
+    from rootrank.tracebacks import is_user_frame
+
+    assert not is_user_frame("/home/user/proj/_deepspeed_ref/deepspeed/runtime/zero/stage3.py")
+    assert not is_user_frame("/home/user/DeepSpeed/deepspeed/runtime/engine.py")
+    assert is_user_frame("/home/user/proj/mistral-deepspeed/sft_trainer.py")
+    assert is_user_frame("/home/user/proj/experiments/train_gpt2.py")
+
+
+def test_the_user_line_is_the_script_that_called_vendored_deepspeed():
+    p = "[rank1]:"
+    ds = "/home/user/proj/_deepspeed_ref/deepspeed/runtime"
+    lines = [
+        f"{p} Traceback (most recent call last):",
+        f'{p}   File "/home/user/proj/train_gpt2.py", line 180, in <module>',
+        f"{p}     main()",
+        f'{p}   File "/home/user/proj/train_gpt2.py", line 135, in main',
+        f"{p}     model_engine.step()",
+        f'{p}   File "{ds}/engine.py", line 2822, in step',
+        f"{p}     self._take_model_step(lr_kwargs)",
+        f'{p}   File "{ds}/zero/stage3.py", line 1095, in step_with_gradscaler',
+        f"{p}     optimizer.step()",
+        f"{p} torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.44 GiB. GPU 1 has a"
+        " total capacity of 10.75 GiB of which 748.75 MiB is free.",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "job.log", mask=False)
+    assert d.root_cause.failure_class == "cuda-oom"
+    assert d.root_cause.evidence[0].line == 10
+    assert d.initiator.rank == 1
+    frame = d.root_cause.user_frame
+    assert frame is not None
+    assert frame.file.endswith("train_gpt2.py") and frame.line == 135
