@@ -179,6 +179,7 @@ STATE_WORDS = (
     "world size",
     "xception has occurred",  # a debugger's exception header (VS Code / debugpy)
     ".py failed",  # torchelastic summary title: names the entry script
+    " failed\n",  # its title for a ``-m`` launch ("pkg.server FAILED"): names the entry module
     "accelerate launch",
     "omp_num_threads environment variable",  # a launcher starts (a new run in an appended log)
     "deepspeed --",  # other launchers' command lines (the entry script)

@@ -8,7 +8,8 @@ Prefixes peeled off the start of a line (repeatedly, so stacked tags work):
   ``[default0]:`` get rank 12;
 - SLURM ``srun --label``: ``3: `` and ``0 :``;
 - Open MPI ``--tag-output``: ``[1,3]<stderr>:`` (the second number is the rank);
-- pdsh / the DeepSpeed launcher: ``node01: `` (a host name).
+- pdsh / the DeepSpeed launcher: ``node01: `` (a host name); an emptied label (``: ``
+  before ``[rank18]:``, a paste whose host names were removed) is peeled with no host.
 - Ray actors and vLLM workers: ``(RayWorkerWrapper pid=4009, ip=10.0.0.2) ``,
   ``(VllmWorker rank=2 pid=384550) ``, ``(Worker_TP1 pid=2211) ``, ``(raylet) ``, possibly
   nested (``(EngineCore_DP0 pid=1088) (RayWorkerWrapper pid=285) ``). vLLM's ``rank=N`` is
@@ -57,6 +58,7 @@ _PREFIX = lazy_regex.compile(
   | (?P<stream>std(?:out|err)):\ {1,2}(?=\S|\ \ )                      # accelerate: "stderr: "
   | (?P<slurm>\d{1,6})\ ?:(?!\d)\ ?                                  # 3: / 0 :
   | (?P<host>(?=[A-Za-z0-9_.-]*\d)[A-Za-z][A-Za-z0-9_.-]{0,62}):\ (?!\s)  # node01:
+  | (?P<blank>:)\ (?=\[[A-Za-z_-]{1,20}\d{1,6}\]:)                      # ": [rank18]:" (label emptied)
     """,
     regex.VERBOSE,
 )
@@ -594,6 +596,10 @@ class RankTagger:
                 rank = int(m.group("mpirank"))
             elif m.group("stream") is not None:
                 pass  # a stream tag (accelerate launch): no rank, just peel it
+            elif m.group("blank") is not None:
+                # a pdsh host or srun task label emptied before a torchrun prefix (a paste
+                # whose host names were removed): no rank of its own, just peel it
+                pass
             elif m.group("slurm") is not None:
                 if rank is not None or local is not None:
                     break

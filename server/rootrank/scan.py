@@ -111,6 +111,17 @@ _MASTER_HOST = lazy_regex.compile(
 # The entry script: torchelastic's summary title "train_x.py FAILED" (elastic/multiprocessing/
 # errors/__init__.py) or the first .py after a printed launcher command.
 _SCRIPT_FAILED = lazy_regex.compile(r"^(?P<s>\S{1,300}\.py) FAILED\s*$")
+# The entry module of a ``-m`` launch: torchelastic's title "pkg.server FAILED" (a dotted name,
+# no .py) or the quoted argv DeepSpeed's launcher prints ("spawned with command: [..., '-u',
+# '-m', 'pkg.cli.train', ...]", its sigkill_handler line likewise).
+_MODULE_FAILED = lazy_regex.compile(
+    r"^(?P<m>[A-Za-z_]\w{0,100}(?:\.[A-Za-z_]\w{0,100}){1,10}) FAILED\s*$"
+)
+_MODULE_ARGV = lazy_regex.compile(
+    r"'-m', '(?P<m>[A-Za-z_]\w{0,100}(?:\.[A-Za-z_]\w{0,100}){0,10})'"
+)
+#: Modules that are launchers themselves, not the user's entry (``python -m torch.distributed.run``).
+_LAUNCHER_MODULES = ("torch.distributed", "deepspeed.launcher", "accelerate.commands")
 _SCRIPT_AFTER_LAUNCHER = lazy_regex.compile(
     r"(?P<launcher>torchrun|torch\.distributed\.(?:run|launch)|accelerate launch|deepspeed)\b[^\n]{0,400}?"
     r"\s(?P<s>[\w./-]{1,300}\.py)\b"
@@ -386,6 +397,8 @@ class LaunchFacts:
     node_flags: bool = False
     hosts: set[str] = field(default_factory=set)
     script: str | None = None
+    #: The entry module of a ``-m`` launch (``pkg.server``), when no script is named.
+    module: str | None = None
     launcher: str | None = None
     #: pids the agent sent a closing signal to (``Sending process N closing signal SIGTERM``).
     closing_pids: set[int] = field(default_factory=set)
@@ -481,6 +494,14 @@ class LaunchFacts:
                 launcher = m.groupdict().get("launcher") or ""
                 if launcher.startswith(("deepspeed", "accelerate")):
                     self.launcher = launcher.split()[0]
+        if self.script is None and self.module is None and (" FAILED" in text or "'-m', '" in text):
+            mod = _MODULE_FAILED.match(text) or _MODULE_ARGV.search(text)
+            if (
+                mod is not None
+                and not mod["m"].endswith(".py")
+                and not mod["m"].startswith(_LAUNCHER_MODULES)
+            ):
+                self.module = mod["m"]
         if ("master" in text or "rdzv" in text or "MASTER" in text) and len(
             self.hosts
         ) < MAX_NAMED_HOSTS:
@@ -1382,7 +1403,7 @@ class Scanner:
         facts.ended = self._ended
         # the entry script and launch command are the section's own: the next section names
         # its own (or, a relaunch that prints none, gets its run's back: _settle_sections)
-        st.launch.script = st.launch.command = None
+        st.launch.script = st.launch.command = st.launch.module = None
         later = SectionFacts(start=number, launch=launch)
         if worlds is not None:
             facts.world, later.world = worlds[2], worlds[1]

@@ -30,7 +30,8 @@ in order. It recognises:
   after it (message), at the header's line.
 
 A frame is the user's code unless its path is inside ``site-packages``/``dist-packages``,
-the standard library, a ``torch``/``<frozen ...>`` path, or a launcher's console script
+the standard library, a ``torch``/``<frozen ...>`` path, one of DeepSpeed's subpackages
+(an editable or vendored copy), or a launcher's console script
 (``.../bin/torchrun``, ``bin/deepspeed``, ``bin/accelerate``: pip's entry-point wrappers).
 """
 
@@ -137,6 +138,17 @@ _LIBRARY_MARKERS = (
     "<string>",  # code made by exec (a dataclass's generated __init__): no file to open
     "/torch/",
     "\\torch\\",
+    # DeepSpeed's own subpackages wherever the package sits: a clone installed with ``pip
+    # install -e`` or a copy vendored into the user's tree (``proj/_deepspeed_ref/deepspeed/
+    # runtime/zero/stage3.py``) is still the library's code, not the user's
+    "/deepspeed/runtime/",
+    "/deepspeed/ops/",
+    "/deepspeed/comm/",
+    "/deepspeed/utils/",
+    "/deepspeed/launcher/",
+    "/deepspeed/accelerator/",
+    "/deepspeed/module_inject/",
+    "/deepspeed/inference/",
 )
 
 

@@ -248,6 +248,51 @@ def behind_in_completed_work(case: Case) -> Verdict | None:
     return Verdict(rank, why, "behind_in_completed_work", (rank,))
 
 
+def ahead_in_enqueued_work(case: Case) -> Verdict | None:
+    """ProcessGroupNCCL's status lines give each rank's ``last enqueued`` and ``last
+    completed`` NCCL work (2.3+'s ``Received a dump signal due to a collective timeout from
+    rank 7 ... Last enqueued NCCL work: 56116, last completed NCCL work: 56116``; the
+    watchdog's ``PG status``). When every rank but one reports the same work both enqueued
+    and completed (they issued nothing more: they wait outside NCCL, in a gloo barrier, a
+    store or Python) and that one rank completed the same work but enqueued more after it,
+    the one rank issued collectives no other rank joined: its command stream diverged and
+    the others wait for it to reach the point they are at. At least three ranks must report
+    (two cannot show a majority), all in one process group, for a hang or desync root."""
+    if case.root.failure_class not in ("collective-timeout", "collective-desync"):
+        return None
+
+    def number(f: Finding, key: str) -> int | None:
+        raw = f.captures.get(key, "")
+        return int(raw) if raw.lstrip("-").isdigit() else None
+
+    status: dict[int, tuple[str | None, int, int]] = {}
+    for f in case.ctx.findings:
+        queued, done = number(f, "last_enqueued"), number(f, "last_completed")
+        if f.rank is None or queued is None or done is None:
+            continue
+        status.setdefault(f.rank, (f.captures.get("pg"), queued, done))
+    if len(status) < 3 or len({pg for pg, _q, _d in status.values()}) != 1:
+        return None
+    busy = [r for r, (_pg, queued, done) in status.items() if queued != done]
+    idle = {done for r, (_pg, queued, done) in status.items() if queued == done}
+    if len(busy) != 1 or len(idle) != 1:
+        return None
+    rank = busy[0]
+    _pg, queued, done = status[rank]
+    work = next(iter(idle))
+    if done != work or queued <= work:
+        return None
+    why = say(
+        "enqueued_work_ahead",
+        rank=rank,
+        queued=queued,
+        done=done,
+        n=len(status) - 1,
+        work=work,
+    )
+    return Verdict(rank, why, "ahead_in_enqueued_work", (rank,))
+
+
 def odd_value_out(case: Case) -> Verdict | None:
     """The rank whose OpType, collective, shape, Numel, dtype or SeqNum differs from the
     others' reports of the same failure (:func:`~rootrank.analysis.compare.odd_one_out`)."""
@@ -528,6 +573,21 @@ def same_on_every_rank(case: Case) -> bool:
         or bool(tags & SAME_ON_EVERY_RANK_TAGS)
         or parameter_dtype_mismatch(case)
         or setup_exception(case)
+        or memory_registration_refused(case)
+    )
+
+
+def memory_registration_refused(case: Case) -> bool:
+    """The root is NCCL's InfiniBand memory registration refused (``ib-verbs-call-failed``
+    with verb ``ibv_reg_mr``: "Bad address", "Cannot allocate memory"). Mechanism: every
+    process registers its buffers with the HCA the same way when it builds its
+    communicator, and what refuses it is the host's set-up (the locked-memory limit, the
+    GPUDirect RDMA peer-memory module), alike for every process of a node configured
+    alike; which rank's copy of it a log shows is which process printed first. (A queue
+    pair that cannot connect, ``ibv_modify_qp``, is a link between two peers: not this.)"""
+    return (
+        case.root.signature == "ib-verbs-call-failed"
+        and case.root.captures.get("verb") == "ibv_reg_mr"
     )
 
 
@@ -911,6 +971,11 @@ def reported_by_launcher(case: Case) -> Verdict | None:
         if len(exits) != 1:
             return None
         rank, code = next(iter(exits.items()))
+        copies = unranked_copies(case)
+        if copies > 1:
+            # several processes printed it: the launcher names only the first exit it saw
+            why = say("launcher_one_of_copies", rank=rank, code=code, n=copies)
+            return Verdict(None, why, "reported_by_launcher", (rank,), True)
         return Verdict(
             rank,
             say("reported_by_launcher_unranked", rank=rank, code=code),
@@ -925,6 +990,37 @@ def reported_by_launcher(case: Case) -> Verdict | None:
     rank = case.ranks_with[0]
     return Verdict(
         rank, say("reported_by_launcher", rank=rank, code=exitcode), "reported_by_launcher", (rank,)
+    )
+
+
+def unranked_copies(case: Case) -> int:
+    """How many separate tracebacks with no rank end in the root's exception (its type, as
+    read at the root's evidence line): one per process that raised it. A log with two or
+    more holds the same failure from several workers (every rank running the same set-up,
+    or several ranks sharing one GPU), and a launcher that reports one worker exiting by
+    itself names only the first exit it observed (torchelastic's ``<NO_OTHER_FAILURES>``
+    after it stopped the others; DeepSpeed's ``sigkill_handler`` line for the process
+    whose return code it read), not the one that raised it. Chained and ignored
+    exceptions, and ones a rank prefix tags, are not counted. Returns 0 when the root's
+    traceback is not found."""
+    seen_all = case.ctx.state.exceptions
+    lines = {(e.path, e.line) for e in case.root.evidence}
+    kind = next(
+        (s.exc.type for s in seen_all if (s.path, s.exc.log_line) in lines),
+        None,
+    )
+    if kind is None:
+        return 0
+    return len(
+        {
+            (s.path, s.exc.log_line)
+            for s in seen_all
+            if s.rank is None
+            and s.exc.type == kind
+            and s.exc.chain_index == 0
+            and not s.exc.ignored
+            and s.exc.frames
+        }
     )
 
 
@@ -974,6 +1070,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     missing_from_ready,
     same_step_everywhere,
     behind_in_completed_work,
+    ahead_in_enqueued_work,
     odd_value_out,
     odd_printed_value,
     missing_reporter,

@@ -112,6 +112,11 @@ _TEMPLATES: dict[str, str] = {
     "odd_printed": "every rank printed {shape} and rank {rank} printed {value} where the others printed {majority} ({where})",
     "seqnum_behind": "rank {rank} is behind (SeqNum {low}; the others are at {high})",
     "completed_work_behind": "rank {rank} timed out in work {work} of process group {pg}, which rank {peer} of the same group had already completed (its last completed work: {peer_done}): rank {rank} is behind, the others wait for it",
+    "enqueued_work_ahead": (
+        "the other {n} ranks enqueued and completed NCCL work up to {work} and issued nothing"
+        " more, while rank {rank} completed {done} and enqueued up to {queued}: it issued"
+        " collectives no other rank joined, the others wait for it"
+    ),
     "barrier_early": "rank {rank} entered {value} while the other rank was in {other}: it left the loop early",
     "diverged_groups": "the ranks' collective streams diverged: {groups}; the log does not tell which side started",
     "lacking_keys": (
@@ -199,6 +204,11 @@ _TEMPLATES: dict[str, str] = {
     "reported_by_launcher_unranked": (
         "no rank is named on that line; the launcher reports that only rank {rank} exited by"
         " itself (with code {code}), so it is the rank that raised it"
+    ),
+    "launcher_one_of_copies": (
+        "no rank is named on that line, and {n} processes printed the same exception without"
+        " a rank: the launcher's report of rank {rank} exiting by itself (code {code}) names"
+        " the first exit it saw, not the process that raised it first"
     ),
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",

@@ -249,7 +249,7 @@ def one_fault_one_explanation(ctx: Context, nodes: list[Finding]) -> Iterable[Ed
                     a, b, "one_fault_one_explanation", "both are the same fault on this rank"
                 )
                 continue
-            if ea.path != eb.path or abs(ea.line - eb.line) > MESSAGE_SPAN:
+            if ea.path != eb.path or _message_gap(a, b) > MESSAGE_SPAN:
                 continue
             if a.time is not None and b.time is not None and a.time != b.time:
                 continue
@@ -258,6 +258,26 @@ def one_fault_one_explanation(ctx: Context, nodes: list[Finding]) -> Iterable[Ed
 
 #: How many lines one exception message may span for :func:`one_fault_one_explanation`.
 MESSAGE_SPAN = 3
+
+
+#: How many of a finding's evidence lines :func:`_message_gap` compares.
+GAP_LINES = 8
+
+
+def _message_gap(a: Finding, b: Finding) -> int:
+    """Lines between the nearest evidence lines of ``a`` and ``b`` in one file (of their
+    first :data:`GAP_LINES` each): a message that spans several lines is read by a
+    signature on more than one of them (PyTorch's ``DistBackendError: NCCL error in: ...,
+    unhandled system error`` then ``ncclSystemError: System call ...`` then ``Last
+    error:``), and a terminal that wrapped its first line pushes the rest down, so its
+    first line alone would put the text of its ``Last error:`` line out of reach."""
+    gaps = [
+        abs(x.line - y.line)
+        for x in a.evidence[:GAP_LINES]
+        for y in b.evidence[:GAP_LINES]
+        if x.path == y.path
+    ]
+    return min(gaps) if gaps else MESSAGE_SPAN + 1
 
 
 def _handled_and_final(

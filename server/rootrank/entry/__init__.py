@@ -99,10 +99,13 @@ def loaded_path(codes: list[str]) -> str | None:
 
 def entry_script(state: ScanState, root: Finding) -> str | None:
     """The entry script: as the launcher names it (torchelastic's ``x.py FAILED`` title, a
-    printed ``torchrun ... x.py``), else the file name of the user's ``<module>`` frame in the
-    root cause's traceback; ``None`` when the log names none."""
+    printed ``torchrun ... x.py``), else ``-m pkg.mod`` for a module launch the launcher names
+    (:attr:`rootrank.scan.LaunchFacts.module`), else the file name of the user's ``<module>``
+    frame in the root cause's traceback; ``None`` when the log names none."""
     if state.launch.script:
         return state.launch.script
+    if state.launch.module:  # ``torchrun -m pkg.server``: rerun the module, not a file of it
+        return f"-m {state.launch.module}"
     frames = [(str(f.get("file", "")), f.get("func"), f.get("user")) for f in root.frames]
     # A chained traceback keeps its <module> frame in another link of the chain.
     frames += [(f.file, f.func, f.user) for seen in state.exceptions for f in seen.exc.frames]

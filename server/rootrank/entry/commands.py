@@ -530,4 +530,7 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
         text = regex.sub(r"\btorchrun(?= \.\.\.)", form.format(n="<n>", world=world), text)
     if script and script != "train.py" and "train.py" in text:
         text = TRAIN_PY.sub(script.replace("\\", "\\\\"), text)
+    if script and script.startswith("-m ") and launch.launcher == "deepspeed":
+        # DeepSpeed's runner takes a module as ``--module pkg.mod`` (deepspeed/launcher/runner.py)
+        text = regex.sub(r"(?<=\bdeepspeed\b[^\n#]*) -m (?=\S)", " --module ", text)
     return text
