@@ -99,6 +99,10 @@ def test_composers_command_keeps_its_config_argument():
     rc = diagnose_text(log).root_cause
     assert rc.rank == 2
     assert "composer train.py yamls/finetune/gpt2-arc.yaml  #" in rc.verify
+    # -7 is SIGBUS whatever launcher reports it: /dev/shm first, not a faulthandler rerun
+    assert rc.fix.variant is not None and rc.fix.variant.id == "sigbus"
+    assert rc.fix.steps[0].startswith("Exit code -7 is SIGBUS")
+    assert "--ipc=host" in rc.fix.steps[0]
 
 
 def test_a_llamafactory_job_is_verified_with_its_cli():
