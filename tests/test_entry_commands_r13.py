@@ -15,10 +15,14 @@ NCCL's shared-memory and system errors are torch's ``DistBackendError`` texts.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rootrank.engine import diagnose_text
 from rootrank.scan import LaunchFacts
+
+HERE = Path(__file__).resolve().parent / "fix_variants"
 
 IMA = (
     "[rank0]:[E128 13:23:00.788972321 ProcessGroupNCCL.cpp:1897] [PG ID 0 PG GUID 0(default_pg)"
@@ -170,3 +174,24 @@ def test_an_engines_check_replaces_a_multi_node_torchrun_template():
     assert rc.signature == "nccl-unhandled-system-error"
     assert rc.verify.startswith('NCCL_DEBUG=WARN python -c "import sglang as sgl;')
     assert "torchrun" not in rc.verify
+
+
+def test_a_name_taken_in_dev_shm_is_a_stale_segment_not_a_bad_record():
+    log = (HERE / "user-code-exception" / "stale-shared-memory.log").read_text()
+    rc = diagnose_text(log).root_cause
+    assert rc.signature == "user-code-exception" and rc.rank == 3
+    assert rc.fix.variant is not None and rc.fix.variant.id == "stale-shared-memory"
+    assert "'/000004_locals'" in rc.fix.steps[0]
+    assert "clean_stale_shared_memory()" in rc.fix.steps[0]
+    # a directory that exists is another FileExistsError: not a shared-memory segment
+    other = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/pat/run/train.py", line 12, in <module>\n'
+        "    os.makedirs(args.out)\n"
+        '  File "/usr/lib/python3.10/os.py", line 225, in makedirs\n'
+        "    mkdir(name, mode)\n"
+        "FileExistsError: [Errno 17] File exists: 'out/run1'\n"
+    )
+    rc = diagnose_text(other).root_cause
+    assert rc.signature == "user-code-exception"
+    assert rc.fix.variant is not None and rc.fix.variant.id == "general"
