@@ -195,3 +195,23 @@ def test_a_name_taken_in_dev_shm_is_a_stale_segment_not_a_bad_record():
     rc = diagnose_text(other).root_cause
     assert rc.signature == "user-code-exception"
     assert rc.fix.variant is not None and rc.fix.variant.id == "general"
+
+
+def test_a_refused_connection_inside_one_nodes_spawn_is_the_socket_interface():
+    log = (HERE / "nccl-socket-connect-failed" / "refused-one-node.log").read_text()
+    rc = diagnose_text(log).root_cause
+    assert rc.fix.variant is not None and rc.fix.variant.id == "refused-one-node"
+    assert "NCCL_SOCKET_IFNAME=<iface>" in rc.fix.steps[0]
+    assert rc.verify.startswith("NCCL_DEBUG=INFO NCCL_SOCKET_IFNAME=<iface> python main.py")
+    # the same refusal in a job the log shows on two nodes: the peer may have died first
+    rc = diagnose_text("Starting node_rank=1 of nnodes=2\n" + log).root_cause
+    assert rc.fix.variant is not None and rc.fix.variant.id == "refused"
+
+
+def test_a_script_that_spawns_its_own_workers_is_told_to_use_one_launcher():
+    log = (HERE / "nccl-invalid-usage" / "self-spawning-script.log").read_text()
+    rc = diagnose_text(log).root_cause
+    assert rc.signature == "nccl-invalid-usage"
+    assert rc.fix.variant is not None and rc.fix.variant.id == "self-spawning-script"
+    assert "Use one launcher" in rc.fix.steps[0]
+    assert rc.verify.startswith("NCCL_DEBUG=WARN python train_mt.py")
