@@ -215,3 +215,36 @@ def test_a_script_that_spawns_its_own_workers_is_told_to_use_one_launcher():
     assert rc.fix.variant is not None and rc.fix.variant.id == "self-spawning-script"
     assert "Use one launcher" in rc.fix.steps[0]
     assert rc.verify.startswith("NCCL_DEBUG=WARN python train_mt.py")
+
+
+def test_a_rankless_traceback_at_the_root_line_gives_the_users_line():
+    # a worker's traceback printed with no rank prefix; torchrun's summary names the rank
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/pat/t5/pretrain.py", line 150, in <module>\n'
+        "    trainer.train()\n"
+        '  File "/opt/conda/lib/python3.9/site-packages/torch/_utils.py", line 457, in reraise\n'
+        "    raise exception\n"
+        "IndexError: Caught IndexError in DataLoader worker process 3.\n"
+        "Original Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.9/site-packages/torch/utils/data/_utils/fetch.py", line 49, in <listcomp>\n'
+        "    data = [self.dataset[idx] for idx in possibly_batched_index]\n"
+        '  File "/home/pat/t5/pretrain.py", line 35, in __getitem__\n'
+        "    noised_text = fields[1]\n"
+        "IndexError: list index out of range\n"
+        "\n"
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 4"
+        " (pid: 24321) of binary: /opt/conda/bin/python\n"
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "  time      : 2022-07-11_09:56:03\n"
+        "  host      : node01\n"
+        "  rank      : 4 (local_rank: 4)\n"
+        "  exitcode  : 1 (pid: 24321)\n"
+        "  error_file: <N/A>\n"
+    )
+    rc = diagnose_text(log).root_cause
+    assert rc.signature == "user-code-exception" and rc.rank == 4
+    assert rc.user_frame is not None
+    assert (rc.user_frame.file.rsplit("/", 1)[-1], rc.user_frame.line) == ("pretrain.py", 35)
+    assert rc.fix.steps[0].startswith("pretrain.py:35 (in __getitem__), where rank 4 raised")
