@@ -32,7 +32,7 @@ def test_the_launchers_line_alone_names_the_rank_and_the_signal_exit_code():
     assert root is not None and root.signature == "elastic-child-failed"
     assert d.initiating_rank == 3
     assert root.evidence[0].line == 11
-    assert root.fix.variant is not None and root.fix.variant.id == "native-signal"  # -7: SIGBUS
+    assert root.fix.variant is not None and root.fix.variant.id == "sigbus"  # -7: SIGBUS
 
 
 def test_only_the_lines_inside_a_block_take_its_rank():
