@@ -248,3 +248,23 @@ def test_a_rankless_traceback_at_the_root_line_gives_the_users_line():
     assert rc.user_frame is not None
     assert (rc.user_frame.file.rsplit("/", 1)[-1], rc.user_frame.line) == ("pretrain.py", 35)
     assert rc.fix.steps[0].startswith("pretrain.py:35 (in __getitem__), where rank 4 raised")
+
+
+def test_a_users_script_that_imports_a_framework_keeps_its_own_launch():
+    # torchtitan used as a library by the user's own script: torchrun runs that script
+    log = (
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/home/pat/my_pretrain.py", line 40, in <module>\n'
+        "[rank1]:     loss = step(model, batch)\n"
+        '[rank1]:   File "/opt/conda/lib/python3.11/site-packages/torchtitan/models/llama3/model.py", line 48, in forward\n'
+        "[rank1]:     h = x + self.attention(x)\n"
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a"
+        " total capacity of 79.15 GiB of which 1.21 GiB is free.\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "============================================================\n"
+        "my_pretrain.py FAILED\n"
+    )
+    rc = diagnose_text(log).root_cause
+    assert rc.signature == "cuda-oom"
+    assert "torchrun --nproc-per-node=<gpus> my_pretrain.py" in rc.verify
+    assert "run_train.sh" not in rc.verify

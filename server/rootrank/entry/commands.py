@@ -238,10 +238,13 @@ def launch_of(
     ranks_total = max(world or 0, (max(seen) + 1) if seen else 0, (max(named) + 1) if named else 0)
     multi = bool(facts.multi_node) or len(hosts) > 1 or ranks_total > MAX_PER_NODE
     nodes = len(hosts) if len(hosts) > 1 else None
-    # the framework's own entry (its run script ships with it), when no command is printed
+    # the framework's own entry (its run script ships with it), when no command is printed and
+    # the entry script the log names (if any) is the framework's own file, not a user's script
+    # that imports the framework as a library
+    own_file = script is None or any(_base(p) == _base(script) for p in facts.entry_paths)
     entry = (
         framework_entry([*facts.entry_paths, *seen_text], per_node)
-        if facts.command is None
+        if facts.command is None and own_file
         else None
     )
     known = {
@@ -469,25 +472,14 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
     own = ENV_HEAD.sub("", command) if command else ""
     plain_python = bool(own and _PYTHON_COMMAND.match(own))
     if command and "torchrun" in text and script and script.rsplit("/", 1)[-1] in command:
-        if plain_python:
-            # the log ran the script with plain python and the entry launches it with torchrun
-            # on purpose (the job needs a process group): torchrun runs the same script with
-            # the same arguments, the command's variables before it
-            env = command[: len(command) - len(own)]
-            args = own.split(None, 1)[1] if " " in own.strip() else ""
-            text = TORCHRUN_SCRIPT.sub(
-                lambda m: (env + m[0].rsplit(" ", 1)[0] + " " + args).replace("\\", "\\\\"),
-                text,
-                count=1,
-            )
-        else:
-            text = TORCHRUN_SCRIPT.sub(lambda m: command.replace("\\", "\\\\"), text, count=1)
+        text = TORCHRUN_SCRIPT.sub(lambda m: command.replace("\\", "\\\\"), text, count=1)
     if (
         command
         and script
         and script.rsplit("/", 1)[-1] in command
         and plain_python
         and launch.launcher in (None, "python")
+        and command not in text  # (already written whole in place of a torchrun line)
     ):
         # the job was one ``python script.py ...`` command (printed, or run by rootrank run):
         # an entry's ``python train.py`` reruns it as it was typed, arguments and all
