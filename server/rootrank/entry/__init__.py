@@ -317,6 +317,7 @@ def fill_entry(
         state.launch.agent_processes, state.launch.multi_node
     )
     facts.ranks_share_path = ranks_share_path([root, *(f for f in group if f is not root)])
+    facts.multi_node = launch.multi_node
     variant, chosen = choose(sig.fix, facts)
     if chosen is not None and masker:  # "why" quotes what the log said
         chosen = {"id": chosen["id"], "why": masker.text(chosen["why"])}
