@@ -94,7 +94,7 @@ def test_a_framework_shell_script_is_rerun_as_typed():
     assert "<train.py>" not in rc.verify and "torchrun" not in rc.verify
 
 
-def test_composers_command_keeps_its_config_argument():
+def test_composers_sigbus_exit_leads_with_shared_memory():
     log = (
         "root@node01:/llm-foundry/scripts/train# composer train.py yamls/finetune/gpt2-arc.yaml\n"
         "Building trainer...\n"
@@ -102,11 +102,11 @@ def test_composers_command_keeps_its_config_argument():
     )
     rc = diagnose_text(log).root_cause
     assert rc.rank == 2
-    assert "composer train.py yamls/finetune/gpt2-arc.yaml  #" in rc.verify
-    # -7 is SIGBUS whatever launcher reports it: /dev/shm first, not a faulthandler rerun
-    assert rc.fix.variant is not None and rc.fix.variant.id == "sigbus"
-    assert rc.fix.steps[0].startswith("Exit code -7 is SIGBUS")
+    # -7 is SIGBUS whatever launcher reports it (rootrank.analysis.signal_exit): /dev/shm
+    # first, not a faulthandler rerun; its check is /dev/shm's free space
+    assert rc.signature == "worker-sigbus-exit"
     assert "--ipc=host" in rc.fix.steps[0]
+    assert "/dev/shm" in rc.verify
 
 
 def test_a_llamafactory_job_is_verified_with_its_cli():
