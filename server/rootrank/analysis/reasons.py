@@ -106,6 +106,7 @@ _TEMPLATES: dict[str, str] = {
     "odd_capture": "rank {rank} passed {key} {value} where the other ranks passed {majority}",
     "odd_printed": "every rank printed {shape} and rank {rank} printed {value} where the others printed {majority} ({where})",
     "seqnum_behind": "rank {rank} is behind (SeqNum {low}; the others are at {high})",
+    "ahead_in_sequence": "rank {rank} runs {value} at SeqNum {ahead}, past SeqNum {high} where the other ranks wait: it completed the collective they are stuck in, so its different {key} is its next collective, not a divergence, and the log does not show the rank they wait for",
     "completed_work_behind": "rank {rank} timed out in work {work} of process group {pg}, which rank {peer} of the same group had already completed (its last completed work: {peer_done}): rank {rank} is behind, the others wait for it",
     "barrier_early": "rank {rank} entered {value} while the other rank was in {other}: it left the loop early",
     "diverged_groups": "the ranks' collective streams diverged: {groups}; the log does not tell which side started",
