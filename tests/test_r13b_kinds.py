@@ -81,3 +81,79 @@ def test_rank_in_another_collective_at_the_same_seqnum_is_still_the_initiator():
     d = diagnose_text(LOG_SAME_SEQNUM)
     assert d.root_cause is not None and d.root_cause.failure_class == "collective-desync"
     assert d.initiating_rank == 0
+
+
+# --- Horovod's stall-inspector map: a cut line, and the shutdown marker ---------------------
+
+#: stall_inspector.cc prints "Missing ranks:" then one "<rank>: [<up to 6 names> ...]" line per
+#: missing rank; TensorFlow's op names are long, and this line is cut before its "]".
+LOG_HOROVOD_MAP_CUT = """\
+[2021-03-04 10:12:40.118230: W /tmp/pip-req-build-8x2k1d/horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.
+Missing ranks:
+2: [DistributedGradientTape_Allreduce/cond_7/then/_52/DistributedGradientTape_Allreduce/cond_7/HorovodAllreduce_gradient_tape_conv2d_3_Conv2D_Conv2DBackpropFilter_0, DistributedGradientTape_Allreduce/cond_8/then/_60/Distributed
+"""
+
+#: The same report once rank 2 is past HOROVOD_STALL_SHUTDOWN_TIME_SECONDS: "2!: [".
+LOG_HOROVOD_MAP_SHUTDOWN = """\
+[2021-03-04 10:22:40.118230: E /tmp/pip-req-build-8x2k1d/horovod/common/stall_inspector.cc:110] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.
+Missing ranks:
+2!: [allreduce.module.conv1.weight, allreduce.module.conv1.bias]
+One or more rank (marked by "!") is stalled for longer than 600 seconds. Will shutdown.
+"""
+
+
+def test_horovod_missing_ranks_line_cut_before_its_bracket_names_the_rank():
+    d = diagnose_text(LOG_HOROVOD_MAP_CUT)
+    assert d.root_cause is not None and d.root_cause.signature == "horovod-stall"
+    assert d.initiating_rank == 2
+    assert d.root_cause.evidence[0].line == 3
+
+
+def test_horovod_shutdown_marked_rank_is_named():
+    d = diagnose_text(LOG_HOROVOD_MAP_SHUTDOWN)
+    assert d.root_cause is not None and d.root_cause.signature == "horovod-stall"
+    assert d.initiating_rank == 2 and d.initiator is not None
+    assert d.initiator.strategy == "named_in_message"
+
+
+def test_fix_names_the_missing_rank_and_leaves_no_analysis_blank():
+    for log in (LOG_HOROVOD_MAP_CUT, LOG_HOROVOD_MAP_SHUTDOWN):
+        d = diagnose_text(log)
+        assert d.root_cause is not None and d.root_cause.fix is not None
+        first = d.root_cause.fix.steps[0]
+        assert first.startswith("Rank 2 never submitted the op")
+        assert "<initiator_why>" not in " ".join(d.root_cause.fix.steps)
+
+
+def test_horovod_stall_without_a_named_rank_quotes_no_analysis_value():
+    header = LOG_HOROVOD_MAP_CUT.splitlines()[0] + "\n"
+    d = diagnose_text(header)
+    assert d.root_cause is not None and d.initiating_rank is None
+    assert d.root_cause.fix is not None
+    assert "<initiator_why>" not in " ".join(d.root_cause.fix.steps)
+
+
+def test_variants_quoting_analysis_values_require_them():
+    """A fix variant whose text quotes ``{initiating_rank}`` is chosen only when the analysis
+    named a rank (``initiator_known: true`` or an ``initiator`` strategy list), and one quoting
+    ``{initiator_why}`` only when its ``when`` asks about the analysis at all: otherwise the
+    report prints the value as a blank to fill in (r13b #06: "never submitted the op
+    (<initiator_why>)")."""
+    import yaml
+    from conftest import ROOT
+
+    bad = []
+    for path in sorted((ROOT / "signatures").rglob("*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        for variant in ((data or {}).get("fix") or {}).get("variants") or []:
+            text = yaml.safe_dump(
+                [variant.get("steps"), variant.get("code"), variant.get("verify")]
+            )
+            when = variant.get("when") or {}
+            if "{initiating_rank}" in text and not (
+                when.get("initiator_known") is True or "initiator" in when
+            ):
+                bad.append(f"{path.name}:{variant.get('id')}: {{initiating_rank}}")
+            if "{initiator_why}" in text and not ("initiator_known" in when or "initiator" in when):
+                bad.append(f"{path.name}:{variant.get('id')}: {{initiator_why}}")
+    assert bad == []

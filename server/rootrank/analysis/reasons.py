@@ -68,6 +68,7 @@ _TEMPLATES: dict[str, str] = {
         "job was stopped: it had hung, it did not run out of time while training"
     ),
     "named_in_message": "the failure's own message names rank {rank} as the one at fault",
+    "own_report": "the line that reports it is rank {rank}'s, and no other rank's failure comes before it",
     "missing_from_ready": (
         "rank {rank} is the one rank missing from the ranks ready in the stalled collective"
         " ({ready}): the others waited for it"
