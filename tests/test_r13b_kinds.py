@@ -157,3 +157,35 @@ def test_variants_quoting_analysis_values_require_them():
             if "{initiator_why}" in text and not ("initiator_known" in when or "initiator" in when):
                 bad.append(f"{path.name}:{variant.get('id')}: {{initiator_why}}")
     assert bad == []
+
+
+# --- a serving engine's check replaces a torchrun command that carries flags ---------------
+
+#: vLLM's multiprocessing workers (vllm/executor/multiproc_worker_utils.py) report an NCCL
+#: failure while creating the tensor-parallel group.
+LOG_VLLM_WORKER_NCCL = """\
+INFO 03-11 09:14:02 config.py:1020] Defaulting to use mp for distributed inference
+(VllmWorkerProcess pid=4121) ERROR 03-11 09:14:09 multiproc_worker_utils.py:226] Exception in worker VllmWorkerProcess while processing method init_device: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details), Traceback (most recent call last):
+(VllmWorkerProcess pid=4121) ERROR 03-11 09:14:09 multiproc_worker_utils.py:226]   File "/usr/local/lib/python3.10/dist-packages/vllm/executor/multiproc_worker_utils.py", line 223, in _run_worker_process
+(VllmWorkerProcess pid=4121) ERROR 03-11 09:14:09 multiproc_worker_utils.py:226]     output = executor(*args, **kwargs)
+(VllmWorkerProcess pid=4121) ERROR 03-11 09:14:09 multiproc_worker_utils.py:226]   File "/usr/local/lib/python3.10/dist-packages/vllm/distributed/device_communicators/pynccl_wrapper.py", line 227, in NCCL_CHECK
+(VllmWorkerProcess pid=4121) ERROR 03-11 09:14:09 multiproc_worker_utils.py:226]     raise RuntimeError(f"NCCL error: {error_str}")
+(VllmWorkerProcess pid=4121) ERROR 03-11 09:14:09 multiproc_worker_utils.py:226] RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)
+"""
+
+
+def test_vllm_worker_nccl_error_is_verified_by_starting_the_engine():
+    d = diagnose_text(LOG_VLLM_WORKER_NCCL)
+    assert d.root_cause is not None and d.root_cause.failure_class == "nccl-system-error"
+    assert d.root_cause.fix is not None
+    verify = d.root_cause.verify
+    assert "from vllm import LLM" in verify and "torchrun" not in verify
+
+
+def test_torchrun_with_flags_before_the_script_is_one_command():
+    from rootrank.entry.commands import _TORCHRUN_WHOLE
+
+    m = _TORCHRUN_WHOLE.search(
+        "NCCL_DEBUG=WARN torchrun --nnodes=<n> --nproc-per-node=<gpus> train.py  # ok"
+    )
+    assert m is not None and m.group(0) == "torchrun --nnodes=<n> --nproc-per-node=<gpus> train.py"
