@@ -189,3 +189,29 @@ def test_torchrun_with_flags_before_the_script_is_one_command():
         "NCCL_DEBUG=WARN torchrun --nnodes=<n> --nproc-per-node=<gpus> train.py  # ok"
     )
     assert m is not None and m.group(0) == "torchrun --nnodes=<n> --nproc-per-node=<gpus> train.py"
+
+
+# --- pdsh prefixes that are IP addresses (a DeepSpeed hostfile written with IPs) ------------
+
+#: DeepSpeed's pdsh launcher prefixes each line with the host as the hostfile names it.
+LOG_PDSH_IP = """\
+10.20.0.11: [2024-01-02 10:11:12,345] [INFO] [launch.py:146:main] WORLD INFO DICT: {'10.20.0.11': [0, 1], '10.20.0.12': [0, 1]}
+10.20.0.12: [2024-01-02 10:11:12,351] [INFO] [launch.py:152:main] nnodes=2, num_local_procs=2, node_rank=1
+10.20.0.12: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.15 GiB of which 1.02 GiB is free. Of the allocated memory 75.40 GiB is allocated by PyTorch, and 1.11 GiB is reserved by PyTorch but unallocated.
+"""
+
+
+def test_pdsh_prefix_that_is_an_ip_address_is_the_host():
+    d = diagnose_text(LOG_PDSH_IP, mask=False)
+    assert d.root_cause is not None and d.root_cause.failure_class == "cuda-oom"
+    assert d.root_cause.host == "10.20.0.12"
+    # the message is read without the prefix: the evidence column starts after it
+    assert d.root_cause.evidence[0].text.startswith("torch.cuda.OutOfMemoryError")
+
+
+def test_a_line_that_starts_with_an_address_and_a_port_is_no_prefix():
+    from rootrank.ranks import _PREFIX
+
+    assert _PREFIX.match("10.20.0.12: Traceback") is not None
+    assert _PREFIX.match("10.20.0.12:29500 refused") is None
+    assert _PREFIX.match("10.20.0.12 : x") is None
