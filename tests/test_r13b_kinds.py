@@ -215,3 +215,31 @@ def test_a_line_that_starts_with_an_address_and_a_port_is_no_prefix():
     assert _PREFIX.match("10.20.0.12: Traceback") is not None
     assert _PREFIX.match("10.20.0.12:29500 refused") is None
     assert _PREFIX.match("10.20.0.12 : x") is None
+
+
+# --- "busy or unavailable" is a GPU that refuses this process, not "no GPU visible" --------
+
+
+def _fix_of(name: str) -> tuple[str, str]:
+    from conftest import ROOT
+
+    d = diagnose_text((ROOT / "tests/fix_variants/no-cuda-gpus" / name).read_text())
+    assert d.root_cause is not None and d.root_cause.signature == "no-cuda-gpus"
+    variant = d.root_cause.fix.variant
+    return (variant.id if variant else ""), d.root_cause.fix.steps[0]
+
+
+def test_busy_gpu_during_torch_load_leads_with_map_location():
+    variant, first = _fix_of("device-busy-at-load.log")
+    assert variant == "device-busy-at-load"
+    assert "map_location" in first and "Exclusive_Process" in first
+
+
+def test_busy_gpu_elsewhere_leads_with_compute_mode():
+    variant, first = _fix_of("device-busy.log")
+    assert variant == "device-busy" and "compute_mode" in first
+
+
+def test_no_gpu_visible_keeps_the_general_fix():
+    variant, first = _fix_of("general.log")
+    assert variant == "general" and "Print what the process sees" in first
