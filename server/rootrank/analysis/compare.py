@@ -142,6 +142,15 @@ def _ahead_of_all(
     return {"ahead": seqnums[rank], "high": max(others)}
 
 
+def rank_ahead(group: list[Finding], rank: int) -> bool:
+    """Whether ``rank``'s SeqNum in ``group`` is above every other reporting rank's (all of
+    them print one): it completed the collective the others still wait in
+    (:func:`_ahead_of_all`)."""
+    seqnums = _int_values(values_by_rank(group, "seqnum"))
+    reporters = {f.rank: "" for f in group if f.rank is not None}
+    return _ahead_of_all(rank, reporters, seqnums) is not None
+
+
 def split_groups(group: list[Finding], key: str) -> dict[str, list[int]]:
     """Ranks by their ``key`` capture: ``{"15170": [6, 7], "15173": [0, 1, 2, 3]}``."""
     out: dict[str, list[int]] = {}
