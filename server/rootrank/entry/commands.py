@@ -109,6 +109,8 @@ _PYTHON_SCRIPT = lazy_regex.compile(r"\bpython[\d.]* train\.py\b(?: (?:<[^<>]*>|
 #: The nccl-tests check when the log names no nccl-tests command of its own.
 NCCL_TESTS = "all_reduce_perf -b 8 -e 128M -f 2 -g <gpus per process>"
 #: An entry's torchrun command, whole: with its script (and arguments), or ``--nnodes=N ...``.
+#: (any ``--flag[=value]`` may come before the script: the NCCL entries write
+#: ``torchrun --nnodes=<n> --nproc-per-node=<gpus> train.py``)
 _TORCHRUN_WHOLE = lazy_regex.compile(
     r"\btorchrun(?: --[\w-]+(?:=\S+| (?![-<])(?!\S*\.py\b)\S+)?)* (?:\.\.\. )?train\.py\b(?: (?:<[^<>]*>|[^\s#<>]+))*"
     r"|\btorchrun --nnodes=\S+ \.\.\."
