@@ -7,13 +7,14 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rootrank import launchers
 from rootrank.scan import _starts_run
 
 # The pattern _starts_run replaced (searched on every gated line after a failure).
+# The launchers are rootrank.launchers' (one alternation every reader of a launch line shares).
 _RUN_START = regex.compile(
     r"Setting OMP_NUM_THREADS environment variable for each process"
-    r"|^\S{0,80}[$#] (?:torchrun|accelerate launch|deepspeed|python[\d.]* -m torch\.distributed\.(?:run|launch)"
-    r"|srun|mpirun|sbatch)\b"
+    r"|^\S{0,80}[$#] (?:" + launchers.MULTI_PROCESS + r"|sbatch)\b"
 )
 
 _PIECES = st.sampled_from(
@@ -27,6 +28,9 @@ _PIECES = st.sampled_from(
         "srun",
         "mpirun",
         "sbatch",
+        "composer",
+        "mpiexec",
+        "horovodrun",
         "x",
         "user@node01:~",
         " ",

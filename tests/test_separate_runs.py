@@ -174,19 +174,19 @@ def test_two_nodes_of_one_run_cut_one_after_the_other_are_still_one_run():
     assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 3
 
 
-def test_launch_of_keeps_the_launcher_its_options_and_the_script():
-    from rootrank.runs import launch_of
+def test_launch_identity_keeps_the_launcher_its_options_and_the_script():
+    from rootrank.runs import launch_identity
 
-    assert launch_of("user@node01:~/proj$ torchrun --nproc-per-node=2 train.py --batch-size 4") == (
-        "torchrun --nproc-per-node=2 train.py"
-    )
-    assert launch_of(
+    assert launch_identity(
+        "user@node01:~/proj$ torchrun --nproc-per-node=2 train.py --batch-size 4"
+    ) == ("torchrun --nproc-per-node=2 train.py")
+    assert launch_identity(
         "+ torchrun --nnodes=2 --node-rank 1 --master-addr node00 --nproc-per-node=8 train.py"
     ) == ("torchrun --nnodes=2 --nproc-per-node=8 train.py")
-    assert launch_of("$ deepspeed --num_gpus 8 pretrain.py --deepspeed ds.json") == (
+    assert launch_identity("$ deepspeed --num_gpus 8 pretrain.py --deepspeed ds.json") == (
         "deepspeed --num_gpus 8 pretrain.py"
     )
-    assert launch_of("$ nvidia-smi") is None
+    assert launch_identity("$ nvidia-smi") is None
 
 
 def test_separate_run_reasons():

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import ahocorasick_rs
 import regex
 
-from rootrank import lazy_regex
+from rootrank import launchers, lazy_regex
 from rootrank.frameworks import STACK_WORDS, stacks_in, stacks_of_paths
 from rootrank.ingest import Block, RawLine, dedented, logical_lines
 from rootrank.mask import learn_users
@@ -35,7 +35,7 @@ from rootrank.runs import (
     OtherRun,
     SectionFacts,
     another_node,
-    launch_of,
+    launch_identity,
     launch_parts,
     separate_run,
 )
@@ -313,8 +313,9 @@ _COMMAND_WORDS = (
 # A launch command as a shell or job script prints it (a prompt, `set -x`'s "+ "), up to the
 # end of the line: it must name a .py script or a -m module.
 _COMMAND = lazy_regex.compile(
-    r"(?:^|[$#>+]\s)\s*(?P<cmd>(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch)|deepspeed|accelerate\s+launch"
-    r"|mpirun|mpiexec|srun|horovodrun|composer|python[\d.]*)(?=\s)[^\n]{0,500}?(?:\S+\.py|(?<!\S)-m\s+[\w.]+)\b[^\n]{0,300})$"
+    r"(?:^|[$#>+]\s)\s*(?P<cmd>(?:"
+    + launchers.ANY
+    + r")(?=\s)[^\n]{0,500}?(?:\S+\.py|(?<!\S)-m\s+[\w.]+)\b[^\n]{0,300})$"
 )
 
 
@@ -324,10 +325,7 @@ _COMMAND = lazy_regex.compile(
 _OMP_BANNER = "Setting OMP_NUM_THREADS environment variable for each process"
 _TRACEBACK_START = "Traceback (most recent call last):"
 # A launcher's command line at the text's start ("$ torchrun ...", "[user@host]# srun ...").
-_RUN_COMMAND = lazy_regex.compile(
-    r"\S{0,80}[$#] (?:torchrun|accelerate launch|deepspeed|python[\d.]* -m torch\.distributed\.(?:run|launch)"
-    r"|srun|mpirun|sbatch)\b"
-)
+_RUN_COMMAND = lazy_regex.compile(r"\S{0,80}[$#] (?:" + launchers.MULTI_PROCESS + r"|sbatch)\b")
 
 
 #: Progress formats whose total is the whole run's (Lightning's bar counts one epoch).
@@ -1102,7 +1100,7 @@ class Scanner:
             and ("OMP_NUM" in text or " " in text[:90])
         ):
             if _starts_run(text) or _starts_run(raw.text):
-                self._new_attempt(raw.number, tagger, readers, launch_of(raw.text))
+                self._new_attempt(raw.number, tagger, readers, launch_identity(raw.text))
             elif self._other_world(raw.number, tagger, readers):
                 # another job's start: it prints another world size after this one failed
                 # (two jobs' logs concatenated with no launcher banner between them)
@@ -1125,7 +1123,7 @@ class Scanner:
         ):
             # a command that launches the job another way, with no failure or end between:
             # another job (a run that was stopped without a word, then a new one)
-            launch = launch_of(raw.text)
+            launch = launch_identity(raw.text)
             if launch is not None and launch != self._section.launch:
                 self._new_attempt(raw.number, tagger, readers, launch)
         rank = tagged.rank
@@ -1148,7 +1146,7 @@ class Scanner:
             st.end_time = tagged.time
         st.launch.read(text, raw.number, raw.text)
         if self._section.launch is None and st.launch.command is not None:
-            self._section.launch = launch_of(st.launch.command)
+            self._section.launch = launch_identity(st.launch.command)
             self._section.command = st.launch.command
         if self._section.script is None and st.launch.script is not None:
             self._section.script = st.launch.script
@@ -1388,7 +1386,7 @@ class Scanner:
         (:meth:`_settle_sections`), it is put back.
 
         ``launch`` is how the new section's command line launches the job
-        (:func:`rootrank.runs.launch_of`), if the run start is one; ``started`` is ``False``
+        (:func:`rootrank.runs.launch_identity`), if the run start is one; ``started`` is ``False``
         for a cut at a traceback after torchrun's summary (no run start seen); ``worlds``
         (:attr:`rootrank.ranks.RankTagger.world_line`) for a cut at a line that printed
         another world size than the section's: the section's is its third value, the new
