@@ -603,6 +603,25 @@ class _Decompressed(io.RawIOBase):
         super().close()
 
 
+def compression_of(head: bytes) -> str | None:
+    """The compression (``"gzip"``, ``"xz"``, ``"zstd"``) whose magic number ``head`` (a
+    file's first bytes) starts with; ``None`` for anything else."""
+    for magic, what in ((_GZIP_MAGIC, "gzip"), (_XZ_MAGIC, "xz"), (_ZSTD_MAGIC, "zstd")):
+        if head.startswith(magic):
+            return what
+    return None
+
+
+def check_text(head: bytes) -> None:
+    """Check that ``head`` (a file's first bytes, as stored) is text a log can hold (UTF-8,
+    UTF-16, with or without a BOM).
+
+    Raises:
+        InputError: "binary data, not a text log" (over 10% control or undecodable bytes).
+    """
+    _sniff(head)
+
+
 def cut_short(fh: BinaryIO) -> str | None:
     """The compression (``"gzip"``, ``"xz"``, ``"zstd"``) of ``fh``, a reader from
     :func:`decompressed` or :func:`open_log` read to its end, when its data ended before
