@@ -114,7 +114,7 @@ def diagnose_job(job: Job, options: Options) -> dict[str, Any]:
             library=_library(options.signatures),
             mask=options.mask != "off",
             new_masker=options.new_masker,
-            on_warning=cut.append,  # a compressed file that ends early: read in part
+            on_warning=cut.append,  # a compressed file cut short, a broken error.json: read in part
         )
         result.warnings.extend(f"not read: {masker.text(p)}" for p in unread)
     except InputError as exc:
