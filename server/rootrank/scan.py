@@ -324,8 +324,12 @@ _COMMAND = lazy_regex.compile(
 #: command. It starts a new attempt only after the current one failed.
 _OMP_BANNER = "Setting OMP_NUM_THREADS environment variable for each process"
 _TRACEBACK_START = "Traceback (most recent call last):"
-# A launcher's command line at the text's start ("$ torchrun ...", "[user@host]# srun ...").
-_RUN_COMMAND = lazy_regex.compile(r"\S{0,80}[$#] (?:" + launchers.MULTI_PROCESS + r"|sbatch)\b")
+# A launcher's command line at the text's start: typed at a prompt ("$ torchrun ...",
+# "[user@host]# srun ...") or traced by a script's `set -x` ("+ torchrun ...": bash prints
+# PS4, "+ " by default, one "+" more per level of nesting, before each command it runs).
+_RUN_COMMAND = lazy_regex.compile(
+    r"(?:\S{0,80}[$#]|\+{1,3}) (?:" + launchers.MULTI_PROCESS + r"|sbatch)\b"
+)
 
 
 #: Progress formats whose total is the whole run's (Lightning's bar counts one epoch).
@@ -335,13 +339,15 @@ _RUN_TOTAL_KINDS = ("tqdm", "megatron", "plain")
 def _starts_run(text: str) -> bool:
     """Whether ``text`` starts a run: torchrun's ``OMP_NUM_THREADS`` banner anywhere in it, or
     a launcher's command line (:data:`_RUN_COMMAND`, which needs ``$ `` or ``# `` in the first
-    82 characters, so most lines are answered without a regex). Once one search of
+    82 characters or a ``+`` first, so most lines are answered without a regex). Once one search of
     ``banner|^command`` (~23 us on a 127-character NCCL line, on every gated line after a
     failure); ``tests/test_run_start.py`` holds the two to the same answers."""
     if _OMP_BANNER in text:
         return True
     head = text[:82]
-    return ("$ " in head or "# " in head) and _RUN_COMMAND.match(text) is not None
+    return ("$ " in head or "# " in head or text.startswith("+")) and _RUN_COMMAND.match(
+        text
+    ) is not None
 
 
 #: torchrun's agent logs its worker group's first failure once per failed attempt
@@ -1118,7 +1124,7 @@ class Scanner:
         elif (
             self._section.launch is not None
             and len(st.sources) == 1
-            and ("$ " in raw.text[:82] or "# " in raw.text[:82])
+            and ("$ " in raw.text[:82] or "# " in raw.text[:82] or raw.text.startswith("+"))
             and _starts_run(raw.text)
         ):
             # a command that launches the job another way, with no failure or end between:
