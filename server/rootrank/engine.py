@@ -257,7 +257,13 @@ def _finish(
         )
     diag = analyze(state, library, masker)
     diag.progress = state.progress.report(state.end_time)
-    diag.metrics = state.metrics.report()
+    # a run appended to one file: its curves are the last attempt's (the findings are)
+    since = (
+        (state.sources[0], state.attempt_starts[-1])
+        if state.attempt_starts and len(state.sources) == 1
+        else None
+    )
+    diag.metrics = state.metrics.report(since)
     if timeouts:
         diag.warnings.extend(
             f"signature {sid}: pattern timed out on {n} line(s) and was skipped"
