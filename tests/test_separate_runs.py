@@ -174,19 +174,19 @@ def test_two_nodes_of_one_run_cut_one_after_the_other_are_still_one_run():
     assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 3
 
 
-def test_launch_of_keeps_the_launcher_its_options_and_the_script():
-    from rootrank.runs import launch_of
+def test_launch_identity_keeps_the_launcher_its_options_and_the_script():
+    from rootrank.runs import launch_identity
 
-    assert launch_of("user@node01:~/proj$ torchrun --nproc-per-node=2 train.py --batch-size 4") == (
-        "torchrun --nproc-per-node=2 train.py"
-    )
-    assert launch_of(
+    assert launch_identity(
+        "user@node01:~/proj$ torchrun --nproc-per-node=2 train.py --batch-size 4"
+    ) == ("torchrun --nproc-per-node=2 train.py")
+    assert launch_identity(
         "+ torchrun --nnodes=2 --node-rank 1 --master-addr node00 --nproc-per-node=8 train.py"
     ) == ("torchrun --nnodes=2 --nproc-per-node=8 train.py")
-    assert launch_of("$ deepspeed --num_gpus 8 pretrain.py --deepspeed ds.json") == (
+    assert launch_identity("$ deepspeed --num_gpus 8 pretrain.py --deepspeed ds.json") == (
         "deepspeed --num_gpus 8 pretrain.py"
     )
-    assert launch_of("$ nvidia-smi") is None
+    assert launch_identity("$ nvidia-smi") is None
 
 
 def test_separate_run_reasons():
@@ -285,3 +285,32 @@ def test_a_relaunch_of_the_same_script_stays_an_attempt_and_keeps_its_script():
     assert d.attempts == 2 and other_runs(d) == []
     assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 0
     assert "train_oom.py" in d.root_cause.verify
+
+
+def test_a_set_x_trace_of_the_launch_starts_the_next_run():
+    # a job script with `set -x`: bash prints "+ torchrun ..." before each launch, then
+    # torchrun its banner; the trace line is the next run's first line and its launch
+    def traced(command: str, t: str) -> str:
+        return f"+ {command}\n" + BANNER.format(t=t)
+
+    first = (
+        traced("torchrun --nproc-per-node=4 finetune.py", "09:20:02.118000")
+        + steps(range(4), 2, 100)
+        + missing_file(3)
+    )
+    second = (
+        traced("torchrun --nproc-per-node=4 pretrain.py", "09:40:02.118000")
+        + steps(range(4), 2, 100)
+        + oom(1)
+    )
+    d = diagnose_text(first + second, "job.log", mask=False)
+    start = first.count("\n") + 1  # the "+ torchrun ... pretrain.py" line
+    assert d.root_cause is not None and d.root_cause.signature == "cuda-oom"
+    assert d.initiating_rank == 1
+    assert d.root_cause.verify.split("  #")[0].endswith("torchrun --nproc-per-node=4 pretrain.py")
+    assert d.warnings == [
+        f"job.log: the file holds 2 different runs: diagnosed the last (from line {start});"
+        f" left out the run at lines 1-{start - 1} (`torchrun --nproc-per-node=4 finetune.py`):"
+        " it was launched as `torchrun --nproc-per-node=4 finetune.py`, the next run as"
+        " `torchrun --nproc-per-node=4 pretrain.py`"
+    ]

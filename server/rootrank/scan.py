@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import ahocorasick_rs
 import regex
 
-from rootrank import lazy_regex
+from rootrank import launchers, lazy_regex
 from rootrank.frameworks import FRAMEWORK_ENTRY, STACK_WORDS, stacks_in, stacks_of_paths
 from rootrank.ingest import Block, RawLine, dedented, logical_lines
 from rootrank.mask import learn_users
@@ -35,7 +35,7 @@ from rootrank.runs import (
     OtherRun,
     SectionFacts,
     another_node,
-    launch_of,
+    launch_identity,
     launch_parts,
     separate_run,
 )
@@ -342,8 +342,9 @@ ENV_HEAD = lazy_regex.compile("^" + ENV_PREFIX)
 _COMMAND = lazy_regex.compile(
     r"(?:^|[$#>+]\s)\s*(?P<cmd>"
     + ENV_PREFIX
-    + r"(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch)|deepspeed|accelerate\s+launch"
-    r"|mpirun|mpiexec|srun|horovodrun|composer|python[\d.]*)(?=\s)[^\n]{0,500}?(?:\S+\.py|(?<!\S)-m\s+[\w.]+)\b[^\n]{0,300})$"
+    + r"(?:"
+    + launchers.ANY
+    + r")(?=\s)[^\n]{0,500}?(?:\S+\.py|(?<!\S)-m\s+[\w.]+)\b[^\n]{0,300})$"
 )
 #: A job started by something other than a launcher and a script, typed after a shell prompt
 #: (or ``set -x``'s "+ "): a shell script the framework ships (torchtitan's
@@ -360,10 +361,11 @@ _ENTRY_COMMAND = lazy_regex.compile(
 #: command. It starts a new attempt only after the current one failed.
 _OMP_BANNER = "Setting OMP_NUM_THREADS environment variable for each process"
 _TRACEBACK_START = "Traceback (most recent call last):"
-# A launcher's command line at the text's start ("$ torchrun ...", "[user@host]# srun ...").
+# A launcher's command line at the text's start: typed at a prompt ("$ torchrun ...",
+# "[user@host]# srun ...") or traced by a script's `set -x` ("+ torchrun ...": bash prints
+# PS4, "+ " by default, one "+" more per level of nesting, before each command it runs).
 _RUN_COMMAND = lazy_regex.compile(
-    r"\S{0,80}[$#] (?:torchrun|accelerate launch|deepspeed|python[\d.]* -m torch\.distributed\.(?:run|launch)"
-    r"|srun|mpirun|sbatch)\b"
+    r"(?:\S{0,80}[$#]|\+{1,3}) (?:" + launchers.MULTI_PROCESS + r"|sbatch)\b"
 )
 
 
@@ -374,13 +376,15 @@ _RUN_TOTAL_KINDS = ("tqdm", "megatron", "plain")
 def _starts_run(text: str) -> bool:
     """Whether ``text`` starts a run: torchrun's ``OMP_NUM_THREADS`` banner anywhere in it, or
     a launcher's command line (:data:`_RUN_COMMAND`, which needs ``$ `` or ``# `` in the first
-    82 characters, so most lines are answered without a regex). Once one search of
+    82 characters or a ``+`` first, so most lines are answered without a regex). Once one search of
     ``banner|^command`` (~23 us on a 127-character NCCL line, on every gated line after a
     failure); ``tests/test_run_start.py`` holds the two to the same answers."""
     if _OMP_BANNER in text:
         return True
     head = text[:82]
-    return ("$ " in head or "# " in head) and _RUN_COMMAND.match(text) is not None
+    return ("$ " in head or "# " in head or text.startswith("+")) and _RUN_COMMAND.match(
+        text
+    ) is not None
 
 
 #: torchrun's agent logs its worker group's first failure once per failed attempt
@@ -1158,7 +1162,7 @@ class Scanner:
             and ("OMP_NUM" in text or " " in text[:90])
         ):
             if _starts_run(text) or _starts_run(raw.text):
-                self._new_attempt(raw.number, tagger, readers, launch_of(raw.text))
+                self._new_attempt(raw.number, tagger, readers, launch_identity(raw.text))
             elif self._other_world(raw.number, tagger, readers):
                 # another job's start: it prints another world size after this one failed
                 # (two jobs' logs concatenated with no launcher banner between them)
@@ -1176,12 +1180,12 @@ class Scanner:
         elif (
             self._section.launch is not None
             and len(st.sources) == 1
-            and ("$ " in raw.text[:82] or "# " in raw.text[:82])
+            and ("$ " in raw.text[:82] or "# " in raw.text[:82] or raw.text.startswith("+"))
             and _starts_run(raw.text)
         ):
             # a command that launches the job another way, with no failure or end between:
             # another job (a run that was stopped without a word, then a new one)
-            launch = launch_of(raw.text)
+            launch = launch_identity(raw.text)
             if launch is not None and launch != self._section.launch:
                 self._new_attempt(raw.number, tagger, readers, launch)
         rank = tagged.rank
@@ -1204,7 +1208,7 @@ class Scanner:
             st.end_time = tagged.time
         st.launch.read(text, raw.number, raw.text)
         if self._section.launch is None and st.launch.command is not None:
-            self._section.launch = launch_of(st.launch.command)
+            self._section.launch = launch_identity(st.launch.command)
             self._section.command = st.launch.command
         if self._section.script is None and st.launch.script is not None:
             self._section.script = st.launch.script
@@ -1444,7 +1448,7 @@ class Scanner:
         (:meth:`_settle_sections`), it is put back.
 
         ``launch`` is how the new section's command line launches the job
-        (:func:`rootrank.runs.launch_of`), if the run start is one; ``started`` is ``False``
+        (:func:`rootrank.runs.launch_identity`), if the run start is one; ``started`` is ``False``
         for a cut at a traceback after torchrun's summary (no run start seen); ``worlds``
         (:attr:`rootrank.ranks.RankTagger.world_line`) for a cut at a line that printed
         another world size than the section's: the section's is its third value, the new
