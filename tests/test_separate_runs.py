@@ -314,3 +314,21 @@ def test_a_set_x_trace_of_the_launch_starts_the_next_run():
         " it was launched as `torchrun --nproc-per-node=4 finetune.py`, the next run as"
         " `torchrun --nproc-per-node=4 pretrain.py`"
     ]
+
+
+def test_the_left_out_jobs_training_curves_are_left_out_too():
+    """The job left out of the diagnosis keeps none of its curves: a per-rank loss only the
+    first job printed is not charted beside the diagnosed job's (rootrank.metrics
+    MetricsReader.forget_before); the diagnosed job's own curve stays."""
+    first = BANNER.format(t="09:00:02.118000") + "".join(
+        f"[rank{r}]: step {s}/1000 grad_norm 0.{s}1\n" for s in range(1, 6) for r in range(3)
+    )
+    first += summary("train_sigkill.py", 1, -9, 16160)
+    second = oom_job("09:20:02.118000")
+    d = diagnose_text(first + second, "ba.log", mask=False)
+    assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 2
+    assert len(other_runs(d)) == 1
+    names = {(m.name, m.rank) for m in d.metrics}
+    assert not any(name == "grad_norm" for name, _ in names)
+    alone = diagnose_text(first, "b.log", mask=False)
+    assert {("grad_norm", r) for r in range(3)} <= {(m.name, m.rank) for m in alone.metrics}

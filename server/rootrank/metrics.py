@@ -765,6 +765,18 @@ class MetricsReader:
         # made: the straggler test reads it on every throughput point)
         self._ranked: dict[str, int] = {}
 
+    def forget_before(self, path: str, line: int) -> None:
+        """Drop the series whose every point came from ``path`` before ``line`` (1-based):
+        another job's curves in the same file, left out of the diagnosis with its findings
+        (rootrank.scan: a section whose world size or launch differs is a separate run)."""
+        for key, s in list(self.series.items()):
+            last = s.last
+            if last is not None and last.path == path and last.line < line:
+                del self.series[key]
+                self._pending.pop(key[1], None)
+                if key[1] is not None and key[0] in self._ranked:
+                    self._ranked[key[0]] -= 1
+
     def observe(
         self,
         text: str,

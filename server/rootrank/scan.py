@@ -1093,6 +1093,8 @@ class Scanner:
             gone = self._other_run_ranks - self._section.ranks
             st.ranks_seen -= gone
             st.progress.forget(gone)
+        if self._run_start > 1:  # another job before this one in the file: not its curves
+            st.metrics.forget_before(path, self._run_start)
         self._line_sigs.clear()
         if path_rank is not None and st.lines_total:
             st.ranks_seen.add(
