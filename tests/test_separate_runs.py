@@ -332,3 +332,32 @@ def test_the_left_out_jobs_training_curves_are_left_out_too():
     assert not any(name == "grad_norm" for name, _ in names)
     alone = diagnose_text(first, "b.log", mask=False)
     assert {("grad_norm", r) for r in range(3)} <= {(m.name, m.rank) for m in alone.metrics}
+
+
+def test_a_traceback_of_another_script_after_the_summary_is_another_job():
+    """``cat a.log b.log`` where b.log is a plain ``python train.py`` run: torchrun's failure
+    summary is its last output, so a traceback after it whose ``<module>`` frame is another
+    script is another job (diagnosed, as the newest), not collateral of the first; a
+    wrapper's ``CalledProcessError`` after the summary stays the first run's report."""
+    first = oom_job("09:00:02.118000")
+    second = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/nanoGPT/train.py", line 110, in <module>\n'
+        "    ctx = torch.amp.autocast(device_type='cuda', dtype=ptdtype)\n"
+        "ValueError: block_size 2048 exceeds the model's 1024 positions\n"
+    )
+    d = diagnose_text(first + second, "ab.log", mask=False)
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.root_cause.evidence[0].line == first.count("\n") + 4
+    (line,) = other_runs(d)
+    assert "it ran train_oom.py, the next run train.py" in line
+    wrapper = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/proj/launch.py", line 31, in <module>\n'
+        "    subprocess.run(cmd, check=True)\n"
+        "subprocess.CalledProcessError: Command '['torchrun', '--nproc-per-node=3',"
+        " 'train_oom.py']' returned non-zero exit status 1.\n"
+    )
+    d = diagnose_text(first + wrapper, "w.log", mask=False)
+    assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 2
+    assert other_runs(d) == []

@@ -369,6 +369,45 @@ _RUN_COMMAND = lazy_regex.compile(
 )
 
 
+#: Exceptions a wrapper or launcher raises about the run it started (not a job of its own).
+_WRAPPER_EXCEPTIONS = ("CalledProcessError", "ChildFailedError", "SystemExit")
+#: Path parts of launchers' own entry files (their tracebacks are reports of the run).
+_LAUNCHER_FILES = (
+    "/bin/torchrun",
+    "torch/distributed/",
+    "/bin/deepspeed",
+    "deepspeed/launcher/",
+    "/bin/accelerate",
+    "accelerate/commands/",
+    "composer/cli/",
+)
+
+
+def _other_entry(script: str | None, excs: Iterable[SeenException]) -> str | None:
+    """The entry script of a traceback in the section after torchrun's failure summary, when
+    it is not ``script`` (the summary's ``x.py FAILED`` title): its outermost ``<module>`` frame
+    names another script, and neither the exception (a wrapper's ``CalledProcessError``) nor the
+    file (``torchrun`` itself, a second agent) is a launcher's report of the same run. The file
+    name, or ``None``."""
+    if not script:
+        return None
+    own = script.replace("\\", "/").rsplit("/", 1)[-1]
+    for seen in excs:
+        exc = seen.exc
+        if not exc.frames or exc.type.endswith(_WRAPPER_EXCEPTIONS):
+            continue
+        first = exc.frames[0]
+        path = first.file.replace("\\", "/")
+        if first.func != "<module>" or not path.endswith(".py"):
+            continue
+        if any(part in path for part in _LAUNCHER_FILES):
+            continue
+        name = path.rsplit("/", 1)[-1]
+        if name != own:
+            return name
+    return None
+
+
 #: Progress formats whose total is the whole run's (Lightning's bar counts one epoch).
 _RUN_TOTAL_KINDS = ("tqdm", "megatron", "plain")
 
@@ -1597,6 +1636,18 @@ class Scanner:
             nxt = held[i + 1] if i + 1 < len(held) else None
             later_elastic = nxt.elastic if nxt else tagger.elastic
             later_excs = nxt.exceptions if nxt else st.exceptions
+            cut_by_summary = held[i].start in self._summary_cuts
+            other_entry = _other_entry(sec.facts.script, later_excs) if cut_by_summary else None
+            if other_entry is not None:
+                # torchrun's summary is its last output: a traceback after it from another
+                # entry script (not a wrapper's report) is another job's, not this run's
+                self._left_out(
+                    held[i].start,
+                    sec.facts,
+                    f"it ran {sec.facts.script}, the next run {other_entry}",
+                )
+                carried = None
+                continue
             if held[i].start in self._summary_cuts and not (
                 later_elastic
                 and any(not x.exc.type.endswith("ChildFailedError") for x in later_excs)
