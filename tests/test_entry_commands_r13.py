@@ -268,3 +268,18 @@ def test_a_users_script_that_imports_a_framework_keeps_its_own_launch():
     assert rc.signature == "cuda-oom"
     assert "torchrun --nproc-per-node=<gpus> my_pretrain.py" in rc.verify
     assert "run_train.sh" not in rc.verify
+
+
+def test_a_port_clash_fragment_is_no_one_process_run():
+    """Two pasted lines, no launcher: a TCPStore that cannot bind its port belongs to a
+    process group (port-in-use is a class of several processes), so the fix and verify keep
+    the launcher's words; and 'torchrun' in prose is never rewritten as a command."""
+    log = (
+        "    store = TCPStore(master_addr, master_port, world_size, start_daemon, timeout)\n"
+        "RuntimeError: Address already in use\n"
+    )
+    rc = diagnose_text(log).root_cause
+    assert rc.failure_class == "port-in-use"
+    assert rc.verify.startswith("torchrun --nproc-per-node=<gpus> --master-port=")
+    assert "python train.py pick" not in " ".join(rc.fix.steps)
+    assert "to let torchrun pick one" in rc.fix.steps[0]

@@ -133,6 +133,26 @@ DISTRIBUTED_TEXT = lazy_regex.compile(
     r"|TCPStore|server socket has failed to listen",
     regex.IGNORECASE,
 )
+#: Failure classes only a job of several processes can have (a rendezvous, its port, a
+#: collective, a process group's transport): a log fragment that shows one of them and no
+#: launcher is not a one-process ``python`` run (a pasted ``RuntimeError: Address already in
+#: use`` under ``TCPStore(...)``).
+PROCESS_GROUP_CLASSES = frozenset(
+    {
+        "port-in-use",
+        "rendezvous-failure",
+        "collective-timeout",
+        "collective-shape-mismatch",
+        "collective-desync",
+        "divergent-model-across-ranks",
+        "nccl-system-error",
+        "nccl-internal-or-invalid-usage",
+        "network-fabric-error",
+        "rank-environment-mismatch",
+        "ddp-unused-parameters",
+        "ddp-marked-ready-twice",
+    }
+)
 #: A world size above this is not taken for one node's process count (8 GPUs per node).
 MAX_PER_NODE = 8
 _BLANK = lazy_regex.compile(r"^<[^<>]+>$")
@@ -335,6 +355,8 @@ def processes_of(
     ]
     if any(DISTRIBUTED_TEXT.search(t) for t in texts if t):
         return None
+    if any(f.failure_class in PROCESS_GROUP_CLASSES for f in state.findings.values()):
+        return None
     return "one"
 
 
@@ -421,7 +443,8 @@ def _script_flags(head: str, launch: Launch) -> tuple[str, str, list[str]]:
 #: ``torchrun [--nproc-per-node=N] [...]`` before the entry script or without one: what a
 #: one-process job runs as ``python`` instead.
 _TORCHRUN_LAUNCH = lazy_regex.compile(
-    r"\btorchrun(?! --nnodes)(?: --nproc-per-node=(?:\$\([^()]*\)|\S+))?(?: \.\.\.)?"
+    # a command, not the word in prose ("to let torchrun pick a port")
+    r"\btorchrun(?= --| \.\.\.| train\.py\b)(?! --nnodes)(?: --nproc-per-node=(?:\$\([^()]*\)|\S+))?(?: \.\.\.)?"
     r"(?P<script> train\.py\b)?"
 )
 #: A launcher an entry's command names before its ``python train.py`` (it starts the processes).
