@@ -99,7 +99,7 @@ export class ServerManager implements vscode.Disposable {
       state
     ];
     this.status.text = `${icon} rootrank`;
-    this.status.tooltip = `rootrank language server: ${detail}. Click to open its output.`;
+    this.status.tooltip = `rootrank language server: ${detail.replace(/\.+$/, '')}. Click to open its output.`;
     this.status.backgroundColor =
       state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
     this.stateEmitter.fire(state);

@@ -299,7 +299,8 @@ function verdictSection(d: Diagnosis, cause: RootCause, ctx: PageContext, ids: {
   parts.push(
     `<div class="badges"><span class="badge class">${esc(cause.failure_class)}</span>` +
       `<span class="badge confidence" title="How sure the engine is">confidence ${percent(cause.confidence)}</span>` +
-      `<a href="#" class="badge entry-link" data-signature="${esc(cause.signature)}">${esc(cause.signature)}</a>` +
+      // the signature's link reads "entry" when its id is the class's (no chip said twice)
+      `<a href="#" class="badge entry-link" data-signature="${esc(cause.signature)}">${esc(cause.signature === cause.failure_class ? 'entry' : cause.signature)}</a>` +
       (variant?.id ? `<span class="badge" title="${esc(variant.why ?? '')}">fix: ${esc(variant.id)}</span>` : '') +
       `</div></section>`,
   );
@@ -547,7 +548,9 @@ export function renderEntryHtml(e: Entry, ctx: PageContext): string {
   const ids = { next: () => `blk${++counter}` };
   const parts: string[] = [
     `<section class="cause"><h1>${esc(e.title ?? e.id)}</h1><div class="badges">` +
-      `<span class="badge class">${esc(e.failure_class ?? '')}</span><span class="badge">${esc(e.id)}</span></div>` +
+      `<span class="badge class">${esc(e.failure_class ?? '')}</span>` +
+      (e.id !== e.failure_class ? `<span class="badge">${esc(e.id)}</span>` : '') +
+      `</div>` +
       (e.entry?.summary ? `<p>${esc(e.entry.summary)}</p>` : '') +
       `</section>`,
   ];

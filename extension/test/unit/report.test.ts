@@ -57,6 +57,9 @@ describe('renderReportHtml', () => {
   it('shows the root cause, class, confidence and initiating rank with the host', () => {
     assert.match(html, /<h1 id="h-cause">CUDA out of memory in the caching allocator<\/h1>/);
     assert.match(html, /<span class="badge class">cuda-oom<\/span>/);
+    // the signature id equals the class: its link reads "entry", the id is not shown twice
+    assert.match(html, /data-signature="cuda-oom">entry<\/a>/);
+    assert.equal(html.match(/>cuda-oom</g)?.length, 1);
     assert.match(html, /confidence \d+%/);
     assert.match(html, /<p class="big">rank 5 on <strong>host-1<\/strong><\/p>/);
     assert.match(html, /Rank 5 hit &quot;CUDA out of memory in the caching allocator&quot; \(sample.log:18\)/);

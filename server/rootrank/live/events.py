@@ -154,7 +154,7 @@ class Reporter:
         else:
             where = f" on rank {diag.initiating_rank}" if diag.initiating_rank is not None else ""
             title, cls = (rc.title, rc.failure_class) if rc else ("an error", "?")
-            text = f"rootrank: failure while the job runs: {title}{where} ({cls})"
+            text = f"rootrank: failure in the log so far: {title}{where} ({cls})"
         self._emit(event, text)
 
     def progress(self, ranks: list[dict[str, Any]]) -> None:
