@@ -283,3 +283,22 @@ def test_a_port_clash_fragment_is_no_one_process_run():
     assert rc.verify.startswith("torchrun --nproc-per-node=<gpus> --master-port=")
     assert "python train.py pick" not in " ".join(rc.fix.steps)
     assert "to let torchrun pick one" in rc.fix.steps[0]
+
+
+def test_an_mpirun_command_line_is_the_jobs_verify_and_gpu0_pairs_get_set_device():
+    """An ``mpirun ... python x.py`` line printed with no prompt is the job's command (the
+    gate reads MPI launch lines), so the verify reruns it, not ``python <train.py>``; and a
+    device mismatch that pairs cuda:0 with another GPU gets the set_device variant."""
+    log = (
+        "mpirun -np 4 python /opt/proj/tools/train.py configs/det.py --launcher mpi\n"
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two"
+        " devices, cuda:0 and cuda:3! (when checking argument for argument weight in method"
+        " wrapper_CUDA__cudnn_convolution)\n"
+    )
+    rc = diagnose_text(log).root_cause
+    assert rc.signature == "device-mismatch"
+    assert rc.fix.variant is not None and rc.fix.variant.id == "every-process-on-gpu0"
+    assert "torch.cuda.set_device(local_rank)" in rc.fix.steps[0]
+    assert rc.verify.startswith(
+        "mpirun -np 4 python /opt/proj/tools/train.py configs/det.py --launcher mpi  #"
+    )

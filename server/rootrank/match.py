@@ -189,6 +189,9 @@ STATE_WORDS = (
     "accelerate launch",
     "omp_num_threads environment variable",  # a launcher starts (a new run in an appended log)
     "deepspeed --",  # other launchers' command lines (the entry script)
+    "mpirun ",  # an MPI launch line ("mpirun -np 4 python train.py"), printed or echoed
+    "mpiexec ",
+    "horovodrun ",
     "terminate called after throwing",  # a C++ exception aborted the process; what() follows
     # the job's layout (one node or several): launcher flags, agent config and its workers
     "nnodes",
