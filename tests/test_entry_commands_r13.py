@@ -302,3 +302,24 @@ def test_an_mpirun_command_line_is_the_jobs_verify_and_gpu0_pairs_get_set_device
     assert rc.verify.startswith(
         "mpirun -np 4 python /opt/proj/tools/train.py configs/det.py --launcher mpi  #"
     )
+
+
+def test_a_ray_train_job_is_verified_with_its_driver_script_not_torchrun():
+    """Ray Train (RaySGD before it) runs the driver script with python and starts the
+    workers as Ray actors: an entry's torchrun, even its multi-node form, becomes python."""
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/ray/train/_internal/worker_group.py",'
+        " line 33, in __execute\n"
+        "    raise skipped from exception_cause(skipped)\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/nn/parallel/distributed.py",'
+        " line 798, in __init__\n"
+        "    _verify_param_shape_across_processes(self.process_group, parameters)\n"
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details),"
+        " NCCL version 2.20.5\n"
+    )
+    rc = diagnose_text(log).root_cause
+    assert rc.failure_class == "nccl-system-error"
+    assert "torchrun" not in rc.verify
+    assert rc.verify.startswith("NCCL_DEBUG=WARN python <train.py>")

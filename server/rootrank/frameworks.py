@@ -37,6 +37,7 @@ STACK_NAMES = (
     "lmdeploy",
     "verl",
     "transformer-engine",
+    "ray-train",
 )
 #: Engines that serve a model (or run one for RL rollouts): a CUDA fault there is the
 #: engine's kernels or its build, and a rerun is the engine answering a prompt, not a
@@ -76,6 +77,9 @@ STACK_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("hf", ("transformers", "accelerate", "Trainer")),
     # NVIDIA TransformerEngine's kernels (fused attention, MoE router/permutation, FP8 GEMMs)
     ("transformer-engine", ("transformer_engine", "TransformerEngine")),
+    # Ray Train (and RaySGD before it): the driver script, run with python, starts the
+    # training workers as Ray actors (ray/train/torch/torch_trainer.py)
+    ("ray-train", ("(RayTrainWorker pid=", "TorchTrainer", "ray.train.", "ray.util.sgd")),
 )
 
 #: A frame's file path through one of these directories is that stack's code (the path
@@ -94,6 +98,7 @@ _PATH_PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("fsdp", ("/torch/distributed/fsdp/", "/torch/distributed/_composable/fsdp/")),
     ("hf", ("/transformers/", "/accelerate/")),
     ("transformer-engine", ("/transformer_engine/",)),
+    ("ray-train", ("/ray/train/", "/ray/util/sgd/", "/ray/air/")),
 )
 
 

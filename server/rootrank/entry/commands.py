@@ -46,6 +46,8 @@ LAUNCH_AS = {
     "mp.spawn": "python",
     # Lightning's Trainer(devices=N) starts the other processes itself from ``python script.py``
     "lightning": "python",
+    # Ray Train: the driver script (python) starts the workers as Ray actors
+    "ray": "python",
     "python": "python",
 }
 #: A stack whose jobs always run several processes (a process group, sharded state): a log
@@ -53,10 +55,10 @@ LAUNCH_AS = {
 DISTRIBUTED_STACKS = frozenset({"deepspeed", "megatron", "fsdp"})
 #: The launcher a stack documents, for a log that shows the stack but no launcher: DeepSpeed's
 #: own ``deepspeed`` CLI (deepspeed/launcher/runner.py) starts its scripts' processes.
-STACK_LAUNCHER = {"deepspeed": "deepspeed"}
+STACK_LAUNCHER = {"deepspeed": "deepspeed", "ray-train": "ray"}
 #: Launchers that run the user's script with ``python`` and start the other processes from
 #: inside it (``mp.spawn``, Lightning's Trainer): a verification runs the script the same way.
-SELF_LAUNCHED = ("mp.spawn", "lightning", "python")
+SELF_LAUNCHED = ("mp.spawn", "lightning", "ray", "python")
 #: An entry's ``accelerate launch [flags] script.py`` (a signature written for accelerate):
 #: for a job another launcher ran, the flags go and the launcher the log shows takes its place.
 _ACCELERATE_LAUNCH = lazy_regex.compile(
@@ -76,6 +78,7 @@ PRECEDENCE = (
     "mp.spawn",
     "srun",
     "lightning",
+    "ray",
     "python",
 )
 #: vLLM starts its workers itself: the check that its tensor-parallel group comes up is
@@ -114,6 +117,10 @@ NCCL_TESTS = "all_reduce_perf -b 8 -e 128M -f 2 -g <gpus per process>"
 _TORCHRUN_WHOLE = lazy_regex.compile(
     r"\btorchrun(?: --[\w-]+(?:=\S+| (?![-<])(?!\S*\.py\b)\S+)?)* (?:\.\.\. )?train\.py\b(?: (?:<[^<>]*>|[^\s#<>]+))*"
     r"|\btorchrun --nnodes=\S+ \.\.\."
+)
+#: An entry's ``torchrun [--flag[=value]]... `` before its script (``train.py``, ``<train.py>``).
+_TORCHRUN_FLAGS = lazy_regex.compile(
+    r"\btorchrun(?: --[\w-]+(?:=\S+)?)* (?:\.\.\. )?(?=<?train\.py\b)"
 )
 #: An entry's nccl-tests invocation (``mpirun -np <n> ... all_reduce_perf -b 8 -e 128M``).
 _NCCL_TESTS_RUN = lazy_regex.compile(
@@ -275,7 +282,7 @@ def launch_of(
         for m in _FILE.finditer(text)
     }
     engine = None
-    if launcher in (None, "python", "vllm"):  # not a training launcher: the engine ran it
+    if launcher in (None, "python", "vllm", "ray"):  # not a training launcher: the engine ran it
         engine = next((e for e in ENGINE_ORDER if e in state.stacks), None)
         if launcher == "vllm" and engine is None:
             engine = "vllm"
@@ -586,6 +593,11 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
     if launch.launcher == "accelerate" and "deepspeed" in launch.libraries:
         # accelerate's DeepSpeed plugin reads its config from the accelerate config file
         form = "accelerate launch --config_file <accelerate config (DeepSpeed)> --num_processes {n}"
+    if form == "python" and launch.launcher != "python" and "torchrun" in text:
+        # a launcher that runs the script with python and starts the other processes itself
+        # (mp.spawn, Lightning, Ray Train's driver): an entry's torchrun, whatever its flags
+        # (``--nnodes=<n> --nproc-per-node=<gpus>``), is that python command
+        text = _TORCHRUN_FLAGS.sub("python ", text)
     if form and launch.launcher != "torchrun" and "torchrun" in text:
         world = str(launch.world) if launch.world else "<np>"
         text = TORCHRUN.sub(lambda m: form.format(n=m["n"], world=world), text)

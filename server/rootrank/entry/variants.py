@@ -110,6 +110,7 @@ LAUNCHERS = (
     "srun",
     "horovodrun",
     "lightning",
+    "ray",
     "python",
     "vllm",
     "nccl-tests",
