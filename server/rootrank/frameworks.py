@@ -38,6 +38,7 @@ STACK_NAMES = (
     "verl",
     "transformer-engine",
     "ray-train",
+    "kubernetes",
 )
 #: Engines that serve a model (or run one for RL rollouts): a CUDA fault there is the
 #: engine's kernels or its build, and a rerun is the engine answering a prompt, not a
@@ -80,6 +81,9 @@ STACK_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Ray Train (and RaySGD before it): the driver script, run with python, starts the
     # training workers as Ray actors (ray/train/torch/torch_trainer.py)
     ("ray-train", ("(RayTrainWorker pid=", "TorchTrainer", "ray.train.", "ray.util.sgd")),
+    # the job runs in Kubernetes pods (Kubeflow's PyTorchJob, a pod's log read with kubectl,
+    # cluster DNS names): MASTER_ADDR is a Service name that resolves once its pod exists
+    ("kubernetes", ("kubectl ", ".svc.cluster.local", "PyTorchJob", "kubeflow")),
 )
 
 #: A frame's file path through one of these directories is that stack's code (the path
