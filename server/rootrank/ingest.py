@@ -4,7 +4,9 @@ What real terminals and launchers leave in a log, and what happens to it here:
 
 - invalid UTF-8 is kept as U+FFFD (``errors="replace"``); a UTF-16 file (PowerShell's ``>``
   writes UTF-16LE with a BOM) is decoded as UTF-16, once its content confirms the BOM (a
-  UTF-16 mark before UTF-8 text is dropped and the text read as UTF-8);
+  UTF-16 mark before UTF-8 text is dropped and the text read as UTF-8); a UTF-32 file with
+  its BOM (``iconv -t utf-32``: ``FF FE 00 00`` little-endian, ``00 00 FE FF`` big-endian) is
+  decoded as UTF-32, checked before UTF-16 since its little-endian mark begins with UTF-16LE's;
 - ANSI escape sequences are removed, and so are their escape-less leftovers (``[1;36m``,
   ``1;36m``) that remain when a tool strips the ESC byte only;
 - ``\\r`` progress-bar overwrites are collapsed to what the terminal last showed (the text
@@ -134,6 +136,8 @@ def _sniff(head: bytes) -> str:
     Raises:
         InputError: when the bytes look binary (over 10% control or undecodable bytes).
     """
+    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)) and _utf32_content(head):
+        return "utf-32"  # before UTF-16: FF FE 00 00 also starts with UTF-16LE's mark
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and _utf16_content(head[2:]):
         return "utf-16"
     if head.startswith(codecs.BOM_UTF8):
@@ -156,6 +160,21 @@ def _sniff(head: bytes) -> str:
         if bad > 0.1 * len(decoded):
             raise InputError("binary data, not a text log")
     return "utf-8"
+
+
+def _utf32_content(head: bytes) -> bool:
+    """Whether ``head`` (a file's first bytes, starting with a UTF-32 byte-order mark) is
+    UTF-32 text: every 4-byte unit of the sample (cut to whole units) is a code point below
+    U+110000 and not U+0000. A UTF-16LE file whose BOM is followed by a U+0000 character
+    would start with the same four bytes; its next units fail this check."""
+    big = head.startswith(codecs.BOM_UTF32_BE)
+    sample = head[4 : 4 + 4096]
+    sample = sample[: len(sample) - len(sample) % 4]
+    for i in range(0, len(sample), 4):
+        cp = int.from_bytes(sample[i : i + 4], "big" if big else "little")
+        if cp == 0 or cp >= 0x110000:
+            return False
+    return True
 
 
 def _utf16_content(body: bytes) -> bool:
