@@ -220,12 +220,13 @@ class Block:
 
 
 def read_blocks(
-    stream: BinaryIO, *, block_bytes: int = BLOCK_BYTES, sniff: bool = True
+    stream: BinaryIO, *, block_bytes: int = BLOCK_BYTES, sniff: bool = True, first_line: int = 1
 ) -> Iterator[Block]:
     """Read a binary stream as blocks of whole lines, never holding more than one block
     plus one line piece (:data:`MAX_LINE_BYTES`) in memory: a longer line ends its block
     with its first piece and its other pieces follow as blocks of their own
-    (:attr:`Block.continues`).
+    (:attr:`Block.continues`). ``first_line`` is the 1-based number the stream's first
+    line gets (a selection's first line in its file).
 
     Raises:
         InputError: ``sniff`` is on and the stream holds binary data.
@@ -235,9 +236,9 @@ def read_blocks(
     )
     encoding = _sniff(buffered.peek(8192)[:8192]) if sniff else "utf-8"
     if encoding != "utf-8":
-        yield from _reencoded_blocks(buffered, encoding, block_bytes)
+        yield from _reencoded_blocks(buffered, encoding, block_bytes, first_line)
         return
-    number = 1
+    number = first_line
     first = True
     while True:
         buf = buffered.read(block_bytes)
@@ -393,10 +394,10 @@ def _block(buf: bytes, number: int) -> Block:
 
 
 def _reencoded_blocks(
-    buffered: io.BufferedReader, encoding: str, block_bytes: int
+    buffered: io.BufferedReader, encoding: str, block_bytes: int, first_line: int = 1
 ) -> Iterator[Block]:
     text_stream = io.TextIOWrapper(buffered, encoding=encoding, errors="replace", newline="\n")
-    number = 1
+    number = first_line
     while True:
         chunk = text_stream.read(block_bytes // 2)
         if not chunk:
@@ -453,9 +454,12 @@ def dedented(blocks: Iterable[Block]) -> Iterator[Block]:
         yield Block(text, data.lower(), block.first_line, offset=len(prefix))
 
 
-def text_blocks(text: str) -> Iterator[Block]:
-    """Blocks of text already in memory (an editor buffer, a selection): no binary check."""
-    yield from read_blocks(io.BytesIO(text.encode("utf-8", errors="replace")), sniff=False)
+def text_blocks(text: str, first_line: int = 1) -> Iterator[Block]:
+    """Blocks of text already in memory (an editor buffer, a selection whose first line is
+    line ``first_line`` of its file, 1-based): no binary check."""
+    yield from read_blocks(
+        io.BytesIO(text.encode("utf-8", errors="replace")), sniff=False, first_line=first_line
+    )
 
 
 def logical_lines(number: int, raw: str, offset: int = 0) -> list[RawLine]:
