@@ -153,13 +153,15 @@ def test_an_abort_after_a_watchdog_timeout_is_the_timeout_s():
     assert (sig, where) == ("worker-sigabrt-exit", 2)
 
 
-def test_a_sigterm_exit_code_is_no_signal_fault():
+def test_a_sigterm_first_failure_is_a_stop_from_outside_not_a_native_fault():
+    # the agent SIGTERMs the other workers only after a first failure: a first failure by
+    # -15 was sent from outside (worker-sigterm-exit, class preemption-sigterm)
     line = (
         "E1203 11:40:12.418000 7701 torch/distributed/elastic/multiprocessing/api.py:869] failed"
         " (exitcode: -15) local_rank: 0 (pid: 7712) of binary: /usr/bin/python3"
     )
     sig, _, _ = _signal_case(line)
-    assert sig == "elastic-child-failed"
+    assert sig == "worker-sigterm-exit"
 
 
 # -- C ------------------------------------------------------------------------------------

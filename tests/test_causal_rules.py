@@ -293,3 +293,37 @@ def test_a_teardown_printed_before_the_timeout_it_reports_is_not_the_root(librar
         declared_explanations, ctx
     )
     assert pick_root(explain(ctx), ctx) is timeout
+
+
+def test_a_count_printed_before_its_noun_names_the_rank_that_differs():
+    """'<count> <noun>' prints (a parameter count with thousands separators, a dataset
+    length) are values each rank prints: the one rank with another count is the initiator,
+    not the rank torchelastic saw exit first."""
+    from rootrank.engine import diagnose_text
+
+    counts = {0: "1,310,720", 1: "1,310,720", 2: "1,310,720", 3: "1,311,232"}
+    log = "".join(
+        f"rank {r}: wrapped model, {counts[r]} trainable parameters\n" for r in (1, 3, 0, 2)
+    )
+    log += (
+        "terminate called after throwing an instance of 'gloo::EnforceNotMet'\n"
+        "  what():  [enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:456] "
+        "op.preamble.length <= op.nbytes. 5244928 vs 5242880. Received data size doesn't match expected size.\n"
+    )
+    d = diagnose_text(log, mask=False)
+    assert d.root_cause.failure_class == "collective-shape-mismatch"
+    assert d.initiating_rank == 3
+    assert d.initiator is not None and d.initiator.strategy == "odd_printed_value"
+    assert "rank 3 printed 1311232 where the others printed 1310720" in d.initiator.why
+
+
+def test_counts_that_differ_on_every_rank_name_no_rank():
+    from rootrank.engine import diagnose_text
+
+    log = "".join(f"rank {r}: loaded {1000 + 7 * r} samples\n" for r in range(4)) + (
+        "  what():  [enforce fail at pair.cc:456] op.preamble.length <= op.nbytes. 2728 vs 2724. "
+        "Received data size doesn't match expected size.\n"
+    )
+    d = diagnose_text(log, mask=False)
+    assert d.root_cause.failure_class == "collective-shape-mismatch"
+    assert d.initiator is None or d.initiator.strategy != "odd_printed_value"

@@ -21,6 +21,7 @@ Names: ``pytorch`` (never detected: the default), ``hf``, ``deepspeed``, ``megat
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 #: Stack names a variant's ``stack:`` may name.
@@ -117,3 +118,41 @@ def stacks_of_paths(paths: Iterable[str]) -> set[str]:
             if stack not in found and any(part in p for part in parts):
                 found.add(stack)
     return found
+
+
+#: Frameworks that start their own jobs, by the package directory their frames run through
+#: (the log's traceback, with no launch command printed), and the command their docs start a
+#: run with: LLaMA-Factory's CLI (``llamafactory-cli train x.yaml`` runs torchrun on
+#: ``llamafactory/launcher.py`` itself), torchtitan's ``run_train.sh`` (torchrun of
+#: ``torchtitan.train``, GPUs from ``NGPU``, the job's TOML from ``CONFIG_FILE``), OpenRLHF's
+#: ``openrlhf.cli`` modules (``*_ray`` ones under Ray: ``python3 -m``, run where ``ray.init``
+#: reaches the cluster; the others under ``deepspeed --module``). ``{module}`` is the entry
+#: module's name, from its frame.
+FRAMEWORK_ENTRY: tuple[tuple[str, str, str], ...] = (
+    ("/llamafactory/", "", "llamafactory-cli train <your config.yaml>"),
+    ("/torchtitan/", "", "NGPU={n} CONFIG_FILE=<your config .toml> ./run_train.sh"),
+    ("/openrlhf/cli/", "_ray", "python3 -m openrlhf.cli.{module} <your arguments>"),
+    ("/openrlhf/cli/", "", "deepspeed --module openrlhf.cli.{module} <your arguments>"),
+)
+
+
+def framework_entry(paths: Iterable[str], per_node: int | None) -> str | None:
+    """The command a framework of :data:`FRAMEWORK_ENTRY` starts its runs with, when one of
+    ``paths`` (the traceback's frames, the log's lines) goes through its package directory
+    (for a module entry: a ``.py`` file directly in it whose name ends in its suffix);
+    ``None`` when none does. ``per_node`` fills the GPUs (else a ``<gpus>`` blank)."""
+    for path in paths:
+        p = "/" + path.replace("\\", "/").lstrip("/")
+        for part, suffix, form in FRAMEWORK_ENTRY:
+            at = p.find(part)
+            if at < 0:
+                continue
+            module = None
+            if "{module}" in form:
+                m = re.match(r"(\w+)\.py\b", p[at + len(part) :])
+                if m is None or not m[1].endswith(suffix):
+                    continue
+                module = m[1]
+            n = str(per_node) if per_node else "<gpus>"
+            return form.format(n=n, module=module)
+    return None

@@ -175,6 +175,12 @@ STATE_WORDS = (
     "composer.cli.launcher",  # composer's launcher (rootrank.scan._LAUNCHER_SIGNS)
     "$ composer ",
     "# composer ",
+    # a shell prompt typing the job's command: a framework's script or CLI, with the
+    # variables before it (rootrank.scan._ENTRY_COMMAND: NGPU=8 ./run_train.sh)
+    " ./",
+    "bash ",
+    "-cli ",
+    "forcefully terminating all other processes",  # Lightning's launcher saw a rank die
     "world_size",
     "world size",
     "xception has occurred",  # a debugger's exception header (VS Code / debugpy)

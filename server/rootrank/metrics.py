@@ -119,6 +119,13 @@ _SPACED = lazy_regex.compile(
     r"(?i)(?<![\w./-])(?P<k>loss|lm loss|lr|grad[_ ]norm|gnorm|scale|loss scale|time|dt|mfu|tps|ppl|mem(?:ory)?)"
     r"\s{1,3}(?P<v>" + _NUM + r")" + _UNIT + _END
 )
+# "<count> <noun>" for the sizes a rank prints of what it built or loaded ("model built, 2,050
+# trainable parameters", "loaded 12,000 samples", "24 layers"): a value that should be the same
+# on every rank (rootrank.analysis.initiator.odd_printed_value reads the rank that differs).
+_COUNTED = lazy_regex.compile(
+    r"(?i)(?<![\w.,/-])(?P<v>\d{1,3}(?:,\d{3})+(?!\d)|\d+)\s(?P<k>(?:trainable\s|total\s)?"
+    r"param(?:eter)?s|samples|examples|sequences|layers|blocks)\b"
+)
 _MEGATRON_PART = lazy_regex.compile(
     r"^\s*(?P<k>[A-Za-z][\w /().-]{0,60}?)\s*:?\s+(?P<v>" + _NUM + r")\s*$"
 )
@@ -327,7 +334,15 @@ def _read_metrics(text: str) -> list[tuple[str, float]]:
         put(_qualified(text, m.start("k"), m.group("k")), m.group("v"), m.group("u"))
     for m in _SPACED.finditer(text):
         put(_qualified(text, m.start("k"), m.group("k")), m.group("v"), m.group("u"))
+    if any(w in text for w in _COUNT_WORDS):
+        for m in _COUNTED.finditer(text):
+            put(m.group("k"), m.group("v"))
     return list(out.items())
+
+
+#: The nouns :data:`_COUNTED` reads, as a cheap test before it runs (lower case: "Parameters"
+#: and "Samples" are rare at a line's start after a count, and the test only skips work).
+_COUNT_WORDS = ("param", "samples", "examples", "sequences", "layers", "blocks", "PARAM")
 
 
 #: Words that, printed just before a metric's key, make its value a running average of it

@@ -53,6 +53,12 @@ LITERALS: tuple[str, ...] = (
     "throughput",
     "samples/sec",
     "tokens/sec",
+    # the sizes a rank prints of what it built or loaded ("2,050 trainable parameters",
+    # "12,000 samples"), read by rootrank.metrics._COUNTED for the odd rank out
+    "parameters",
+    " params",
+    " samples",
+    " examples",
 )
 
 # Megatron-LM training_log: " iteration      120/    1000 |"

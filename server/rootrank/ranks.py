@@ -59,6 +59,7 @@ _PREFIX = lazy_regex.compile(
   | (?P<slurm>\d{1,6})\ ?:(?!\d)\ ?                                  # 3: / 0 :
   | (?P<host>(?=[A-Za-z0-9_.-]*\d)[A-Za-z][A-Za-z0-9_.-]{0,62}):\ (?!\s)  # node01:
   | (?P<blank>:)\ (?=\[[A-Za-z_-]{1,20}\d{1,6}\]:)                      # ": [rank18]:" (label emptied)
+  | (?P<hostip>(?:\d{1,3}\.){3}\d{1,3}):\ (?!\s)                     # 10.0.0.7: (hostfile by IP)
     """,
     regex.VERBOSE,
 )
@@ -607,7 +608,7 @@ class RankTagger:
                 slurm_task = rank
                 from_label = True
             else:
-                h = m.group("host")
+                h = m.group("host") or m.group("hostip")
                 if h.lower() in _NOT_HOSTS or h.endswith(("Error", "Exception", "Warning")):
                     break
                 if host is not None:

@@ -15,7 +15,7 @@ import ahocorasick_rs
 import regex
 
 from rootrank import lazy_regex
-from rootrank.frameworks import STACK_WORDS, stacks_in, stacks_of_paths
+from rootrank.frameworks import FRAMEWORK_ENTRY, STACK_WORDS, stacks_in, stacks_of_paths
 from rootrank.ingest import Block, RawLine, dedented, logical_lines
 from rootrank.mask import learn_users
 from rootrank.match import Gate, Hit, Matcher
@@ -123,9 +123,14 @@ _MODULE_ARGV = lazy_regex.compile(
 #: Modules that are launchers themselves, not the user's entry (``python -m torch.distributed.run``).
 _LAUNCHER_MODULES = ("torch.distributed", "deepspeed.launcher", "accelerate.commands")
 _SCRIPT_AFTER_LAUNCHER = lazy_regex.compile(
-    r"(?P<launcher>torchrun|torch\.distributed\.(?:run|launch)|accelerate launch|deepspeed)\b[^\n]{0,400}?"
+    r"(?P<launcher>torchrun|torch\.distributed\.(?:run|launch)|accelerate launch|deepspeed"
+    r"|(?<![\w.])composer(?=\s))\b[^\n]{0,400}?"
     r"\s(?P<s>[\w./-]{1,300}\.py)\b"
 )
+#: Frame paths of :data:`LaunchFacts.entry_paths` kept per log.
+MAX_ENTRY_PATHS = 4
+_ENTRY_PARTS = tuple(sorted({part for part, _, _ in FRAMEWORK_ENTRY}))
+_FRAME_PATH = lazy_regex.compile(r'File "([^"\n]{1,500})"')
 #: The most launcher-named hosts remembered per log.
 MAX_NAMED_HOSTS = 64
 # torchrun's --nproc-per-node, and deepspeed's --num_gpus (GPUs per node, like it)
@@ -180,6 +185,16 @@ _NCCL_TESTS_COMMAND = lazy_regex.compile(
 # script in a traceback, the Open MPI --tag-output prefix "[1,0]<stderr>:", mp.spawn's
 # "-- Process 1 terminated with the following error:").
 _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
+    (
+        # Lightning's own launcher (Trainer/Fabric re-run the script for each device): its
+        # child-process observer's line when a rank's process died
+        # (lightning/fabric/strategies/launchers/subprocess_script.py, _ChildProcessObserver)
+        "lightning",
+        ("Forcefully terminating all other processes",),
+        lazy_regex.compile(
+            r"Child process with PID \d+ terminated with code -?\d+\. Forcefully terminating"
+        ),
+    ),
     (
         # NVIDIA nccl-tests: a *_perf binary, or its header "# nThread 1 nGpus 8 minBytes 8"
         "nccl-tests",
@@ -309,12 +324,34 @@ _COMMAND_WORDS = (
     "srun",
     "horovodrun",
     "composer",
+    ".sh",
+    "-cli ",
 )
+#: What may stand before a launch command on its line and belongs to it: a wrapper that runs
+#: the rest (``env``, ``nohup``, or a site's own word directly before assignments:
+#: ``with-proxy CONFIG_FILE=x ./run.sh``) and the ``VAR=value`` assignments the shell passes
+#: to the command (``CUDA_VISIBLE_DEVICES=0,1 NGPU=2``). A rerun types them too.
+ENV_PREFIX = (
+    r"(?:(?:env|nohup|[\w-]+(?=\s+[A-Za-z_]\w*=))\s+)?"
+    r"(?:[A-Za-z_]\w*=(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']*)\s+)*"
+)
+#: :data:`ENV_PREFIX` at the start of a command (to read the launcher after it).
+ENV_HEAD = lazy_regex.compile("^" + ENV_PREFIX)
 # A launch command as a shell or job script prints it (a prompt, `set -x`'s "+ "), up to the
 # end of the line: it must name a .py script or a -m module.
 _COMMAND = lazy_regex.compile(
-    r"(?:^|[$#>+]\s)\s*(?P<cmd>(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch)|deepspeed|accelerate\s+launch"
+    r"(?:^|[$#>+]\s)\s*(?P<cmd>"
+    + ENV_PREFIX
+    + r"(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch)|deepspeed|accelerate\s+launch"
     r"|mpirun|mpiexec|srun|horovodrun|composer|python[\d.]*)(?=\s)[^\n]{0,500}?(?:\S+\.py|(?<!\S)-m\s+[\w.]+)\b[^\n]{0,300})$"
+)
+#: A job started by something other than a launcher and a script, typed after a shell prompt
+#: (or ``set -x``'s "+ "): a shell script the framework ships (torchtitan's
+#: ``NGPU=8 CONFIG_FILE=x.toml ./run_train.sh``, ``bash scripts/pretrain.sh``) or a
+#: framework's own CLI (``llamafactory-cli train x.yaml``). The whole line is the command.
+_ENTRY_COMMAND = lazy_regex.compile(
+    r"[$#+]\s+(?P<cmd>" + ENV_PREFIX + r"(?:(?:(?:bash|sh)\s+|\./)\S*\.sh\b|[\w.-]+-cli\s+[a-z]\w*)"
+    r"[^\n]{0,300})$"
 )
 
 
@@ -420,6 +457,10 @@ class LaunchFacts:
     #: The pids of the torchrun agents themselves (glog's process field on torchelastic's own
     #: lines, :data:`_AGENT_SELF`); two or more on one node: the launcher ran twice.
     agent_processes: set[int] = field(default_factory=set)
+    #: Frame paths through a framework that starts its own runs
+    #: (:data:`rootrank.frameworks.FRAMEWORK_ENTRY`), the first few, from any traceback
+    #: line (a cut or unparsed traceback's too): the verification runs that framework's entry.
+    entry_paths: list[str] = field(default_factory=list)
 
     def ran(self, command: str) -> bool:
         """The exact command the job was started with (``rootrank run -- CMD``: its argv
@@ -429,7 +470,8 @@ class LaunchFacts:
         nothing) when ``command`` does not launch a Python script or module (``bash
         launch.sh``: what the log prints of the launch is all there is)."""
         # the program as a path (.venv/bin/torchrun, /opt/conda/bin/python3) is its name
-        probe = regex.sub(r"^\S*/(?=\S)", "", command.lstrip())
+        # (after the wrapper and assignments before it: ``env VAR=1 python x.py``)
+        probe = regex.sub(r"^\S*/(?=\S)", "", ENV_HEAD.sub("", command.lstrip()))
         parts = launch_parts(probe)
         if parts is None or not _COMMAND.search(probe):
             return False
@@ -469,11 +511,25 @@ class LaunchFacts:
                 ):
                     self.launchers.add(name)
         if self.command is None and 'File "' not in text and any(w in text for w in _COMMAND_WORDS):
-            m = _COMMAND.search(text) if "Error" not in text else None
+            m = (
+                (_COMMAND.search(text) or _ENTRY_COMMAND.search(text))
+                if "Error" not in text
+                else None
+            )
             if m:
-                self.command = m.group("cmd").strip()
-                if regex.match(r"python[\d.]*\s(?!\s*-m\s+torch\.distributed)", self.command):
+                # (a job put in the background, ``python train.py &``, reruns in the foreground)
+                self.command = regex.sub(r"\s+&$", "", m.group("cmd").strip())
+                own = ENV_HEAD.sub("", self.command)
+                if regex.match(r"python[\d.]*\s(?!\s*-m\s+torch\.distributed)", own):
                     self.launchers.add("python")
+        if (
+            len(self.entry_paths) < MAX_ENTRY_PATHS
+            and 'File "' in text
+            and any(part in text for part in _ENTRY_PARTS)
+        ):
+            m = _FRAME_PATH.search(text)
+            if m and any(part in m[1] for part in _ENTRY_PARTS):
+                self.entry_paths.append(m[1])
         if self.tool_command is None and "_perf" in text:
             m = _NCCL_TESTS_COMMAND.search(text)
             if m:

@@ -56,6 +56,7 @@ def odd_one_out(
     between them is left undecided, since the ranks that did not report may be at either
     value (and in a BROADCAST the root completes before its receivers).
     """
+    seqnums = _int_values(values_by_rank(group, "seqnum"))
     for key in keys:
         values = values_by_rank(group, key)
         if len(values) < 2 or len(set(values.values())) < 2:
@@ -67,6 +68,10 @@ def odd_one_out(
             if len(minority) == 1 and least < max(counts.values()):
                 r = minority[0]
                 majority = counts.most_common(1)[0][0]
+                ahead = _ahead_of_all(r, values, seqnums) if key != "seqnum" else None
+                if ahead is not None:
+                    why = say("ahead_in_sequence", rank=r, value=values[r], key=key, **ahead)
+                    return OddOne(None, why, True, key)
                 kind = {"collective": "odd_collective", "optype": "odd_optype"}.get(
                     key, "odd_capture"
                 )
@@ -106,6 +111,44 @@ def odd_one_out(
                 None, say("two_disagree", a=a, b=b, key=key, va=values[a], vb=values[b]), True, key
             )
     return OddOne(None, "")
+
+
+def _int_values(values: dict[int, str]) -> dict[int, int]:
+    """``values`` whose every value is an integer, as ints; empty when any is not."""
+    try:
+        return {r: int(v) for r, v in values.items()}
+    except ValueError:
+        return {}
+
+
+def _ahead_of_all(
+    rank: int, values: dict[int, str], seqnums: dict[int, int]
+) -> dict[str, int] | None:
+    """``{"ahead": S, "high": H}`` when ``rank``'s SeqNum ``S`` is above the SeqNum of every
+    other rank in ``values`` (their highest is ``H``), else ``None``.
+
+    Mechanism: a watchdog reports the oldest work a rank has not completed. A rank whose
+    oldest open work is a later SeqNum than the others' completed the collective they still
+    wait in (it took part in it) and went on to the next one; that next collective may be of
+    another type or size, which is progress, not a divergence. Such a rank is the one
+    reporter shown *not* to be stuck, so a different ``OpType``/size on it names no one.
+    ``None`` also when any of these ranks has no SeqNum (older watchdogs print none).
+    """
+    if rank not in seqnums or any(r not in seqnums for r in values):
+        return None
+    others = [seqnums[r] for r in values if r != rank]
+    if not others or seqnums[rank] <= max(others):
+        return None
+    return {"ahead": seqnums[rank], "high": max(others)}
+
+
+def rank_ahead(group: list[Finding], rank: int) -> bool:
+    """Whether ``rank``'s SeqNum in ``group`` is above every other reporting rank's (all of
+    them print one): it completed the collective the others still wait in
+    (:func:`_ahead_of_all`)."""
+    seqnums = _int_values(values_by_rank(group, "seqnum"))
+    reporters = {f.rank: "" for f in group if f.rank is not None}
+    return _ahead_of_all(rank, reporters, seqnums) is not None
 
 
 def split_groups(group: list[Finding], key: str) -> dict[str, list[int]]:

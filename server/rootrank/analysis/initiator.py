@@ -1020,7 +1020,18 @@ def unranked_copies(case: Case) -> int:
             and s.exc.chain_index == 0
             and not s.exc.ignored
             and s.exc.frames
+            and not _rewrapped(s.exc.message)
         }
+    )
+
+
+def _rewrapped(message: str) -> bool:
+    """torch's ``ExceptionWrapper.reraise`` (torch/_utils.py) re-raises a DataLoader worker's
+    or a DataParallel replica's exception in the main process as ``Caught T in DataLoader
+    worker process N.`` followed by the worker's ``Original Traceback``: one failure of one
+    process, printed as two tracebacks of the same type. The re-raise is not another copy."""
+    return message.startswith("Caught ") and (
+        " in DataLoader worker process " in message or " in replica " in message
     )
 
 

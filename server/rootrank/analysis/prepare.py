@@ -12,7 +12,13 @@ from functools import cached_property
 
 import regex
 
-from rootrank.analysis.compare import MAX_SEQNUM_LAG, lone_submitter, odd_one_out, split_groups
+from rootrank.analysis.compare import (
+    MAX_SEQNUM_LAG,
+    lone_submitter,
+    odd_one_out,
+    rank_ahead,
+    split_groups,
+)
 from rootrank.analysis.completed import Completed, completed_run
 from rootrank.analysis.completed import set_aside as set_aside_completed
 from rootrank.analysis.events import Event, events_of, finding_kind
@@ -488,6 +494,10 @@ def _diverged(group: list[Finding], key: str) -> tuple[Finding, str] | None:
             f"{ranks_word(ranks)} in {value}" + (f" (SeqNum {at.pop()})" if len(at) == 1 else "")
         )
     smallest = min(groups.values(), key=len)
+    if len(smallest) == 1 and rank_ahead(group, smallest[0]):
+        # the lone rank's other collective is a later one: it completed the collective
+        # the others wait in, so the streams did not diverge (compare.rank_ahead)
+        return None
     base = next(f for f in group if f.rank == smallest[0])
     return base, say("diverged_groups", groups=" while ".join(parts))
 

@@ -68,6 +68,7 @@ _TEMPLATES: dict[str, str] = {
         "job was stopped: it had hung, it did not run out of time while training"
     ),
     "named_in_message": "the failure's own message names rank {rank} as the one at fault",
+    "own_report": "the line that reports it is rank {rank}'s, and no other rank's failure comes before it",
     "missing_from_ready": (
         "rank {rank} is the one rank missing from the ranks ready in the stalled collective"
         " ({ready}): the others waited for it"
@@ -111,6 +112,7 @@ _TEMPLATES: dict[str, str] = {
     "odd_capture": "rank {rank} passed {key} {value} where the other ranks passed {majority}",
     "odd_printed": "every rank printed {shape} and rank {rank} printed {value} where the others printed {majority} ({where})",
     "seqnum_behind": "rank {rank} is behind (SeqNum {low}; the others are at {high})",
+    "ahead_in_sequence": "rank {rank} runs {value} at SeqNum {ahead}, past SeqNum {high} where the other ranks wait: it completed the collective they are stuck in, so its different {key} is its next collective, not a divergence, and the log does not show the rank they wait for",
     "completed_work_behind": "rank {rank} timed out in work {work} of process group {pg}, which rank {peer} of the same group had already completed (its last completed work: {peer_done}): rank {rank} is behind, the others wait for it",
     "enqueued_work_ahead": (
         "the other {n} ranks enqueued and completed NCCL work up to {work} and issued nothing"

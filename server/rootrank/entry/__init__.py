@@ -188,10 +188,17 @@ def analysis_facts(
             odd, others = mine, theirs
         elif caps.get("peer_rank") == str(initiating):
             odd, others = theirs, mine
+    why = initiator.why if initiator is not None and initiator.why else None
+    if why is None and initiator is not None and initiating is not None:
+        # a strategy that names the root's own rank (named_by_root) states no separate reason;
+        # a template quoting {initiator_why} must not show it as a blank to fill in
+        from rootrank.analysis.reasons import say  # the analysis imports this package
+
+        why = say("own_report", rank=initiating)
     return {
         "initiator": initiator.strategy if initiator is not None else None,
         "initiating_rank": initiating,
-        "initiator_why": initiator.why if initiator is not None and initiator.why else None,
+        "initiator_why": why,
         "odd_op": odd,
         "others_op": others,
     }
@@ -370,6 +377,7 @@ def fill_entry(
         state.launch.agent_processes, state.launch.multi_node
     )
     facts.ranks_share_path = ranks_share_path([root, *(f for f in group if f is not root)])
+    facts.multi_node = launch.multi_node
     variant, chosen = choose(sig.fix, facts)
     keep = (variant.get("when") or {}).get("message") if chosen is not None else None
     if own_message and isinstance(keep, str):  # the quote keeps what the variant rests on

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 import regex
 
 from rootrank import lazy_regex
+from rootrank.frameworks import framework_entry
 from rootrank.mask import pseudonyms_in
-from rootrank.scan import NCCL_TESTS_BIN, ScanState
+from rootrank.scan import ENV_HEAD, NCCL_TESTS_BIN, ScanState
 
 #: Entries write the user's entry script as ``train.py`` (verify commands, fix code).
 TRAIN_PY = lazy_regex.compile(r"(?<![\w./-])train\.py\b")
@@ -108,8 +109,10 @@ _PYTHON_SCRIPT = lazy_regex.compile(r"\bpython[\d.]* train\.py\b(?: (?:<[^<>]*>|
 #: The nccl-tests check when the log names no nccl-tests command of its own.
 NCCL_TESTS = "all_reduce_perf -b 8 -e 128M -f 2 -g <gpus per process>"
 #: An entry's torchrun command, whole: with its script (and arguments), or ``--nnodes=N ...``.
+#: (any ``--flag[=value]`` may come before the script: the NCCL entries write
+#: ``torchrun --nnodes=<n> --nproc-per-node=<gpus> train.py``)
 _TORCHRUN_WHOLE = lazy_regex.compile(
-    r"\btorchrun(?: --nproc-per-node=\S+)? (?:\.\.\. )?train\.py\b(?: (?:<[^<>]*>|[^\s#<>]+))*"
+    r"\btorchrun(?: --[\w-]+(?:=\S+| (?![-<])(?!\S*\.py\b)\S+)?)* (?:\.\.\. )?train\.py\b(?: (?:<[^<>]*>|[^\s#<>]+))*"
     r"|\btorchrun --nnodes=\S+ \.\.\."
 )
 #: An entry's nccl-tests invocation (``mpirun -np <n> ... all_reduce_perf -b 8 -e 128M``).
@@ -191,6 +194,9 @@ class Launch:
     #: (:data:`STACK_LAUNCHER`): it fills a torchrun command, never replaces another
     #: launcher an entry wrote.
     launcher_assumed: bool = False
+    #: The command the job's framework starts runs with (:func:`framework_entry`), when the
+    #: log shows that framework's code and no launch command of its own.
+    entry: str | None = None
 
 
 def launch_of(
@@ -234,9 +240,18 @@ def launch_of(
     ranks_total = max(world or 0, (max(seen) + 1) if seen else 0, (max(named) + 1) if named else 0)
     multi = bool(facts.multi_node) or len(hosts) > 1 or ranks_total > MAX_PER_NODE
     nodes = len(hosts) if len(hosts) > 1 else None
+    # the framework's own entry (its run script ships with it), when no command is printed and
+    # the entry script the log names (if any) is the framework's own file, not a user's script
+    # that imports the framework as a library
+    own_file = script is None or any(_base(p) == _base(script) for p in facts.entry_paths)
+    entry = (
+        framework_entry([*facts.entry_paths, *seen_text], per_node)
+        if facts.command is None and own_file
+        else None
+    )
     known = {
         _base(m.group(0))
-        for text in [*seen_text, facts.command or "", script or ""]
+        for text in [*seen_text, facts.command or "", script or "", entry or ""]
         for m in _FILE.finditer(text)
     }
     engine = None
@@ -271,6 +286,7 @@ def launch_of(
         libraries,
         processes,
         assumed,
+        entry,
     )
 
 
@@ -474,18 +490,43 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
     if launch.processes == "one" and "torchrun" in text:
         # the log shows one process started by hand: rerun it the same way
         text = _TORCHRUN_LAUNCH.sub("python train.py", text)
+    # the command without the wrapper and variables before it, and whether it is one plain
+    # ``python script.py ...`` (not a launcher)
+    own = ENV_HEAD.sub("", command) if command else ""
+    plain_python = bool(own and _PYTHON_COMMAND.match(own))
     if command and "torchrun" in text and script and script.rsplit("/", 1)[-1] in command:
         text = TORCHRUN_SCRIPT.sub(lambda m: command.replace("\\", "\\\\"), text, count=1)
     if (
         command
         and script
         and script.rsplit("/", 1)[-1] in command
-        and _PYTHON_COMMAND.match(command)
+        and plain_python
         and launch.launcher in (None, "python")
+        and command not in text  # (already written whole in place of a torchrun line)
     ):
         # the job was one ``python script.py ...`` command (printed, or run by rootrank run):
         # an entry's ``python train.py`` reruns it as it was typed, arguments and all
         text = _PYTHON_TRAIN.sub(lambda m: command.replace("\\", "\\\\"), text, count=1)
+    if (
+        verify
+        and command
+        and not plain_python
+        and launch.engine is None
+        and launch.launcher != "nccl-tests"
+        and (script is None or script.rsplit("/", 1)[-1] not in command)
+    ):
+        # the log shows the command the job was started with, and it is not a launcher running
+        # the script an entry names (a framework's shell script or CLI, ``composer x.py a.yaml``
+        # whose script the log names nowhere else): a rerun is that command, whole, after the
+        # entry's own variables (``CUDA_LAUNCH_BLOCKING=1 NGPU=2 ./run_train.sh``)
+        whole = command.replace("\\", "\\\\")
+        text = _TORCHRUN_WHOLE.sub(lambda m: whole, text)
+        text = _PYTHON_SCRIPT.sub(lambda m: whole, text)
+    if verify and launch.entry and launch.engine is None and launch.launcher != "nccl-tests":
+        # no command printed, but the framework whose code ran starts its runs one way
+        entry = launch.entry
+        text = _TORCHRUN_WHOLE.sub(lambda m: entry, text)
+        text = _PYTHON_SCRIPT.sub(lambda m: entry, text)
     if launch.per_node is not None:
         text = TORCHRUN.sub(
             lambda m: (

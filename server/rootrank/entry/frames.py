@@ -41,14 +41,24 @@ def root_exception(state: ScanState, root: Finding, rank: int | None) -> SeenExc
     """The exception (traceback) that belongs to the root cause, or ``None``.
 
     With a known ``rank``: that rank's exception at (or near) the root cause's evidence line,
-    else that rank's first exception that shows the user's code. With no rank: an
+    else that rank's first exception that shows the user's code; a traceback printed with no
+    rank whose exception line is the root cause's own evidence line counts as that rank's
+    (the log's tracebacks carry no rank prefix, the launcher's summary named the rank). With no rank: an
     exception with no rank at or near the evidence line (or a C++ abort's ``what()`` line
     right under it, whatever rank its text names). Launcher re-raises
     (``ChildFailedError``) never count, and another rank's traceback is never taken (a
     victim's stack is not the cause's)."""
     pool = [s for s in state.exceptions if not s.exc.ignored and not _is_launcher(s)]
     if rank is not None:
-        pool = [s for s in pool if s.rank == rank]
+        lines = {(e.path, e.line) for e in root.evidence}
+        pool = [
+            s
+            for s in pool
+            if s.rank == rank
+            # a traceback printed with no rank prefix whose exception line is the root cause's
+            # own evidence line (the rank came from elsewhere: torchrun's summary) is its own
+            or (s.rank is None and (s.path, s.exc.log_line) in lines)
+        ]
     else:
         # a C++ abort's ``what():`` line right under the evidence's "terminate called..." is
         # the same failure's message, whatever rank its text names

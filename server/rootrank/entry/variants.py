@@ -68,6 +68,9 @@ What the root's own message says about the job's other processes:
 
 - ``ranks_share_path: bool``: the root and a finding of its signature on another rank
   captured the same ``path`` (two ranks failed on one file: every rank writes it);
+- ``multi_node: bool``: the log shows the job on several nodes (launcher node flags, several
+  hosts, more ranks than one node holds: :attr:`rootrank.entry.commands.Launch.multi_node`),
+  or (``false``) it shows nothing of a second node;
 - ``several_agents_one_node: bool``: two or more torchrun agents (their own pids on
   torchelastic's lines) in a log that shows one node only: the launch started torchrun once
   per Slurm task (``srun`` with ``--ntasks-per-node`` above 1), so each agent started its own
@@ -139,6 +142,7 @@ WHEN_KEYS: dict[str, type] = {
     "agree": list,
     "module_local": bool,
     "rank_outside_world": bool,
+    "multi_node": bool,
 }
 
 _RANK_ARG = lazy_regex.compile(r"(?<![\w.])rank\s*=\s*(\d+)\b")
@@ -216,6 +220,8 @@ class Facts:
     several_agents: list[int] = field(default_factory=list)
     #: The ranks whose findings of the root's signature captured the root's ``path`` (two or more), else empty.
     ranks_share_path: list[int] = field(default_factory=list)
+    #: The log shows the job on several nodes (``rootrank.entry.commands.Launch.multi_node``).
+    multi_node: bool = False
 
 
 def check_when(when: Any) -> str | None:
@@ -308,6 +314,14 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             "the traceback shows your own code"
             if value
             else "the traceback shows none of your code"
+        )
+    if key == "multi_node":
+        if facts.multi_node != value:
+            return None
+        return (
+            "the log shows the job on several nodes"
+            if value
+            else "the log shows the job on one node"
         )
     if key == "launcher":
         hit = [v for v in value if v in facts.launchers]
