@@ -89,3 +89,40 @@ def test_the_verification_fills_the_processes_the_command_line_gave():
         assert d.initiating_rank == 2
         assert root.verify.split("  #")[0] == shown
         assert "<n>" not in root.verify and "<gpus>" not in root.verify
+
+
+def test_two_composer_jobs_of_different_scripts_are_two_runs():
+    # cat job_a.log job_b.log: the second job's '$ composer -n 4 train_b.py' starts another run
+    # (rootrank.launchers: composer is a launcher to every reader of a launch line), so the
+    # diagnosis is the last job's, rank 1's ValueError, and the first job is named as left out
+    job_a = LOG.replace("train.py", "train_a.py")
+    job_b = (
+        LOG.replace("train.py", "train_b.py")
+        .replace("KeyError: 'name'", "ValueError: batch has 3 samples, expected 4")
+        .replace("ank 2", "ank 1")
+        .replace("rank(2)", "rank(1)")
+    )
+    d = diagnose_text(job_a + job_b, "train.log", mask=False)
+    root = d.root_cause
+    assert root is not None and root.failure_class == "user-code-exception"
+    assert d.initiating_rank == 1
+    assert root.evidence[0].line == 29 + 26
+    assert root.evidence[0].text == "ValueError: batch has 3 samples, expected 4"
+    assert root.verify.startswith("composer -n 4 train_b.py yamls/finetune.yaml")
+    assert d.warnings == [
+        "train.log: the file holds 2 different runs: diagnosed the last (from line 30); left out"
+        " the run at lines 1-29 (`composer -n 4 train_a.py`): it was launched as"
+        " `composer -n 4 train_a.py`, the next run as `composer -n 4 train_b.py`"
+    ]
+
+
+def test_every_reader_of_a_launch_line_knows_composer():
+    from rootrank.entry.commands import _LAUNCHER_WORD
+    from rootrank.runs import launch_identity, launch_parts
+    from rootrank.scan import _starts_run
+
+    line = "$ composer -n 4 train.py yamls/finetune.yaml"
+    assert launch_identity(line) == "composer -n 4 train.py"
+    assert launch_parts(line) == ("composer", "train.py")
+    assert _starts_run(line)
+    assert _LAUNCHER_WORD.search("composer -n 4 python train.py")

@@ -91,10 +91,35 @@ def test_skipped_folders_are_in_the_json_and_the_report(tmp_path):
     assert len(report.skipped) == len(BROKEN)
 
 
-def test_a_missing_log_is_skipped_not_scored_as_a_miss(tmp_path):
+def test_a_gate_fails_when_a_folder_was_skipped(tmp_path):
+    # 8 of 9 folders unreadable: a 100% class accuracy on the one left is no passed gate
     _cases(tmp_path)
-    gated = run_cli("eval", str(tmp_path), "--min-class", "1.0")
+    for gate in (["--min-class", "1.0"], ["--min-rank", "0.5"]):
+        gated = run_cli("eval", str(tmp_path), *gate)
+        assert gated.returncode == 1
+        assert gated.stderr.decode().splitlines()[-1] == (
+            f"rootrank: below the bar: {len(BROKEN)} of {len(BROKEN) + 1} case folder(s)"
+            " skipped, not scored (--allow-skipped to gate on the rest)"
+        )
+    ungated = run_cli("eval", str(tmp_path))
+    assert ungated.returncode == 0  # no gate asked: the figures and the skipped are shown
+
+
+def test_allow_skipped_gates_on_what_was_scored(tmp_path):
+    _cases(tmp_path)
+    gated = run_cli("eval", str(tmp_path), "--min-class", "1.0", "--allow-skipped")
     assert gated.returncode == 0  # c02-no-log is no miss: the bar holds on what was scored
+    assert "below the bar" not in gated.stderr.decode()
+    # a miss still fails it: the bar itself is kept
+    bad = tmp_path / "c09-wrong-label"
+    bad.mkdir()
+    (bad / "input.log").write_bytes(OOM_LOG)
+    (bad / "expected.json").write_text('{"failure_class": "nccl-timeout"}')
+    gated = run_cli("eval", str(tmp_path), "--min-class", "1.0", "--allow-skipped")
+    assert gated.returncode == 1
+    assert gated.stderr.decode().splitlines()[-1] == (
+        "rootrank: below the bar: class accuracy 50.0% < 100.0%"
+    )
 
 
 def test_only_unscorable_folders_exit_2(tmp_path):

@@ -384,6 +384,49 @@ def test_watch_a_missing_path_is_an_input_error(tmp_path):
     assert b"no such file or folder" in err
 
 
+def test_watch_a_binary_or_compressed_file_is_an_input_error(tmp_path):
+    # followed, it would stay silent forever: no line ever comes out of it
+    binary = tmp_path / "core.log"
+    binary.write_bytes(bytes(range(256)) * 16)
+    packed = tmp_path / "train.log.gz"
+    packed.write_bytes(b"\x1f\x8b\x08\x00" + bytes(64))
+    for path, why in (
+        (binary, "binary data, not a text log"),
+        (
+            packed,
+            "gzip-compressed: watch follows a text log as it is written"
+            f" (rootrank diagnose {packed} reads it)",
+        ),
+    ):
+        proc = rootrank("watch", str(path))
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 2
+        assert out == b""
+        assert err.decode().splitlines() == [f"rootrank: {path}: {why}"]
+
+
+def test_watch_a_file_not_written_yet_is_followed(tmp_path):
+    # an empty file (the job has not printed yet) is no binary file: it is followed
+    log = tmp_path / "train.log"
+    log.write_bytes(b"")
+    proc = rootrank("watch", str(log))
+    try:
+        time.sleep(1.5)
+        assert proc.poll() is None
+        with log.open("a") as fh:
+            fh.write(OOM)
+        deadline = time.time() + 20
+        line = b""
+        while time.time() < deadline and b"failure" not in line:
+            ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+            if ready:
+                line += os.read(proc.stdout.fileno(), 4096)
+        assert b"CUDA out of memory" in line and b"rank 1" in line
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+
+
 def test_watch_a_folder_follows_the_newest_attempt_only(tmp_path):
     old = tmp_path / "run" / "attempt_0" / "1"
     old.mkdir(parents=True)

@@ -161,3 +161,50 @@ def test_rootrank_run_gives_its_command_to_the_diagnosis(tmp_path):
     program, *args = ran.split(" ")
     assert os.path.basename(program) == os.path.basename(sys.executable)  # the path, masked
     assert args[0].endswith("/fail.py") and args[1:] == ["--lr", "3"]
+
+
+# -- a failure the command's exit code hid (``... | tee x.log``) --------------------------------
+
+
+def _run_piped(tmp_path, fmt: str):
+    job = tmp_path / "oom.py"
+    job.write_text(
+        "import sys\n"
+        "print('[rank1]: step 3/100 loss 2.0', flush=True)\n"
+        "print('[rank1]: Traceback (most recent call last):', flush=True)\n"
+        "print('[rank1]:   File \"/work/train.py\", line 9, in <module>', flush=True)\n"
+        "print('[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB.'"
+        " ' GPU 1 has a total capacity of 23.65 GiB of which 1.20 GiB is free.', flush=True)\n"
+        "sys.exit(1)\n",
+        encoding="utf-8",
+    )
+    # the pipeline's status is cat's 0, as tee's is in `torchrun train.py 2>&1 | tee x.log`
+    return subprocess.run(
+        [sys.executable, "-m", "rootrank", "run", "--format", fmt, "--", "bash", "-c"]
+        + [f"{sys.executable} {job} 2>&1 | cat"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def test_a_failure_the_exit_code_hid_gets_the_full_report_with_a_note(tmp_path):
+    proc = _run_piped(tmp_path, "text")
+    assert proc.returncode == 0  # rootrank exits with the command's code
+    err = proc.stderr.decode().splitlines()
+    start = err.index(next(x for x in err if x.startswith("The command exited 0")))
+    assert err[start].startswith(
+        "The command exited 0, but its output shows a failure: its exit code hid it"
+    )
+    assert err[start + 1] == "Root cause: CUDA out of memory in the caching allocator on rank 1"
+
+
+def test_the_final_json_event_says_the_exit_code_hid_the_failure(tmp_path):
+    proc = _run_piped(tmp_path, "json")
+    evs = [json.loads(x) for x in proc.stderr.decode().splitlines() if x.startswith("{")]
+    final = next(e for e in evs if e["event"] == "failure" and e["final"])
+    assert final["exit_code_hid_failure"] is True
+    assert final["diagnosis"]["root_cause"]["signature"] == "cuda-oom"
+    assert final["diagnosis"]["initiating_rank"] == 1
+    assert evs[-1] == {"event": "exit", "time": evs[-1]["time"], "code": 0}

@@ -276,3 +276,37 @@ def test_every_rank_diverged_at_once_even_when_one_rank_exited_first():
     assert d["initiator"]["strategy"] == "same_step_everywhere"
     assert d["initiator"]["candidates"] == [0, 1]
     assert "step (37)" in d["initiator"]["why"]
+
+
+def test_the_curve_of_a_relaunched_run_is_the_last_attempts():
+    # a failed attempt (steps 0-2), torchrun's summary, then a relaunch that starts at step 0
+    # again and runs to its end: the curve is the relaunch's 10 points, not 13 that join the
+    # two attempts' values (round-12 trial, item 11), and its last value is labelled
+    banner = (
+        "W1129 {t} 14547 torch/distributed/run.py:874] Setting OMP_NUM_THREADS environment"
+        " variable for each process to be 1 in default, to avoid your system being overloaded,"
+        " please further tune the variable for optimal performance in your application as"
+        " needed.\n"
+    )
+    failed = (
+        banner.format(t="13:27:37.893000")
+        + "step 0 loss 1.3287\nstep 1 loss 0.6259\nstep 2 loss 1.0563\n"
+        + "[rank2]: Traceback (most recent call last):\n"
+        + '[rank2]:   File "/w/train.py", line 16, in <module>\n'
+        + "[rank2]: ValueError: corrupt record in shard-00002.jsonl line 29\n"
+        + "E1129 13:27:44.579000 14547 torch/distributed/elastic/multiprocessing/api.py:1002]"
+        " failed (exitcode: 1) local_rank: 2 (pid: 14622) of binary: /usr/bin/python3\n"
+    )
+    relaunch = banner.format(t="14:02:11.893000") + "".join(
+        f"step {s} loss {0.5 - s / 100:.2f}\n" for s in range(10)
+    )
+    start = failed.count("\n") + 1
+    d = diagnose_text(failed + relaunch, "train.log", mask=False)
+    assert d.attempts == 2 and d.root_cause is None
+    (loss,) = [m for m in d.metrics if m.name == "loss"]
+    assert loss.points == [[s, round(0.5 - s / 100, 2)] for s in range(10)]
+    assert loss.onsets == []
+    line = next(t for t in to_text(d).splitlines() if t.strip().startswith("loss "))
+    assert line.endswith(" last 0.41 steps 0–9")
+    # the attempts are split at the relaunch's banner: a point before it is the failed one's
+    assert d.reasoning and start == 9

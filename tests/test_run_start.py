@@ -7,19 +7,22 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rootrank import launchers
 from rootrank.scan import _starts_run
 
 # The pattern _starts_run replaced (searched on every gated line after a failure).
+# The launchers are rootrank.launchers' (one alternation every reader of a launch line shares).
 _RUN_START = regex.compile(
     r"Setting OMP_NUM_THREADS environment variable for each process"
-    r"|^\S{0,80}[$#] (?:torchrun|accelerate launch|deepspeed|python[\d.]* -m torch\.distributed\.(?:run|launch)"
-    r"|srun|mpirun|sbatch)\b"
+    r"|^(?:\S{0,80}[$#]|\+{1,3}) (?:" + launchers.MULTI_PROCESS + r"|sbatch)\b"
 )
 
 _PIECES = st.sampled_from(
     [
         "$ ",
         "# ",
+        "+ ",
+        "++",
         "torchrun",
         "accelerate launch",
         "deepspeed",
@@ -27,6 +30,9 @@ _PIECES = st.sampled_from(
         "srun",
         "mpirun",
         "sbatch",
+        "composer",
+        "mpiexec",
+        "horovodrun",
         "x",
         "user@node01:~",
         " ",
@@ -55,3 +61,8 @@ def test_starts_run_on_real_lines() -> None:
     assert not _starts_run("node01:59958:59958 [0] NCCL INFO comm 0x1 rank 0 nranks 8 # torchrun")
     assert not _starts_run("$ torchrunner --x")
     assert _starts_run("# srun -N 2 python train.py")
+    # a script's `set -x` trace of the launch (bash's PS4, "+ ", "++ " one level down)
+    assert _starts_run("+ torchrun --nproc-per-node=3 train_sigkill.py")
+    assert _starts_run("++ srun -N 2 python train.py")
+    assert not _starts_run("+ echo torchrun")
+    assert not _starts_run("+1.5% torchrun throughput")

@@ -174,19 +174,19 @@ def test_two_nodes_of_one_run_cut_one_after_the_other_are_still_one_run():
     assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 3
 
 
-def test_launch_of_keeps_the_launcher_its_options_and_the_script():
-    from rootrank.runs import launch_of
+def test_launch_identity_keeps_the_launcher_its_options_and_the_script():
+    from rootrank.runs import launch_identity
 
-    assert launch_of("user@node01:~/proj$ torchrun --nproc-per-node=2 train.py --batch-size 4") == (
-        "torchrun --nproc-per-node=2 train.py"
-    )
-    assert launch_of(
+    assert launch_identity(
+        "user@node01:~/proj$ torchrun --nproc-per-node=2 train.py --batch-size 4"
+    ) == ("torchrun --nproc-per-node=2 train.py")
+    assert launch_identity(
         "+ torchrun --nnodes=2 --node-rank 1 --master-addr node00 --nproc-per-node=8 train.py"
     ) == ("torchrun --nnodes=2 --nproc-per-node=8 train.py")
-    assert launch_of("$ deepspeed --num_gpus 8 pretrain.py --deepspeed ds.json") == (
+    assert launch_identity("$ deepspeed --num_gpus 8 pretrain.py --deepspeed ds.json") == (
         "deepspeed --num_gpus 8 pretrain.py"
     )
-    assert launch_of("$ nvidia-smi") is None
+    assert launch_identity("$ nvidia-smi") is None
 
 
 def test_separate_run_reasons():
@@ -285,3 +285,79 @@ def test_a_relaunch_of_the_same_script_stays_an_attempt_and_keeps_its_script():
     assert d.attempts == 2 and other_runs(d) == []
     assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 0
     assert "train_oom.py" in d.root_cause.verify
+
+
+def test_a_set_x_trace_of_the_launch_starts_the_next_run():
+    # a job script with `set -x`: bash prints "+ torchrun ..." before each launch, then
+    # torchrun its banner; the trace line is the next run's first line and its launch
+    def traced(command: str, t: str) -> str:
+        return f"+ {command}\n" + BANNER.format(t=t)
+
+    first = (
+        traced("torchrun --nproc-per-node=4 finetune.py", "09:20:02.118000")
+        + steps(range(4), 2, 100)
+        + missing_file(3)
+    )
+    second = (
+        traced("torchrun --nproc-per-node=4 pretrain.py", "09:40:02.118000")
+        + steps(range(4), 2, 100)
+        + oom(1)
+    )
+    d = diagnose_text(first + second, "job.log", mask=False)
+    start = first.count("\n") + 1  # the "+ torchrun ... pretrain.py" line
+    assert d.root_cause is not None and d.root_cause.signature == "cuda-oom"
+    assert d.initiating_rank == 1
+    assert d.root_cause.verify.split("  #")[0].endswith("torchrun --nproc-per-node=4 pretrain.py")
+    assert d.warnings == [
+        f"job.log: the file holds 2 different runs: diagnosed the last (from line {start});"
+        f" left out the run at lines 1-{start - 1} (`torchrun --nproc-per-node=4 finetune.py`):"
+        " it was launched as `torchrun --nproc-per-node=4 finetune.py`, the next run as"
+        " `torchrun --nproc-per-node=4 pretrain.py`"
+    ]
+
+
+def test_the_left_out_jobs_training_curves_are_left_out_too():
+    """The job left out of the diagnosis keeps none of its curves: a per-rank loss only the
+    first job printed is not charted beside the diagnosed job's (rootrank.metrics
+    MetricsReader.forget_before); the diagnosed job's own curve stays."""
+    first = BANNER.format(t="09:00:02.118000") + "".join(
+        f"[rank{r}]: step {s}/1000 grad_norm 0.{s}1\n" for s in range(1, 6) for r in range(3)
+    )
+    first += summary("train_sigkill.py", 1, -9, 16160)
+    second = oom_job("09:20:02.118000")
+    d = diagnose_text(first + second, "ba.log", mask=False)
+    assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 2
+    assert len(other_runs(d)) == 1
+    names = {(m.name, m.rank) for m in d.metrics}
+    assert not any(name == "grad_norm" for name, _ in names)
+    alone = diagnose_text(first, "b.log", mask=False)
+    assert {("grad_norm", r) for r in range(3)} <= {(m.name, m.rank) for m in alone.metrics}
+
+
+def test_a_traceback_of_another_script_after_the_summary_is_another_job():
+    """``cat a.log b.log`` where b.log is a plain ``python train.py`` run: torchrun's failure
+    summary is its last output, so a traceback after it whose ``<module>`` frame is another
+    script is another job (diagnosed, as the newest), not collateral of the first; a
+    wrapper's ``CalledProcessError`` after the summary stays the first run's report."""
+    first = oom_job("09:00:02.118000")
+    second = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/nanoGPT/train.py", line 110, in <module>\n'
+        "    ctx = torch.amp.autocast(device_type='cuda', dtype=ptdtype)\n"
+        "ValueError: block_size 2048 exceeds the model's 1024 positions\n"
+    )
+    d = diagnose_text(first + second, "ab.log", mask=False)
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.root_cause.evidence[0].line == first.count("\n") + 4
+    (line,) = other_runs(d)
+    assert "it ran train_oom.py, the next run train.py" in line
+    wrapper = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/proj/launch.py", line 31, in <module>\n'
+        "    subprocess.run(cmd, check=True)\n"
+        "subprocess.CalledProcessError: Command '['torchrun', '--nproc-per-node=3',"
+        " 'train_oom.py']' returned non-zero exit status 1.\n"
+    )
+    d = diagnose_text(first + wrapper, "w.log", mask=False)
+    assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 2
+    assert other_runs(d) == []

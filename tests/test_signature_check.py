@@ -97,3 +97,22 @@ def test_a_folder_with_no_signature_file_is_an_input_error(tmp_path: Path):
     assert proc.stderr.decode() == (
         f"rootrank: {logs}: no signature files (*.yaml, *.yml) in this folder or below it\n"
     )
+
+
+def test_a_missing_id_or_category_says_what_to_write(tmp_path: Path):
+    # the file name is the id and the folder the category: both are written in the file too
+    target = _broken_copy(
+        tmp_path,
+        "memory",
+        "cuda-oom",
+        [("id: cuda-oom\n", ""), ("category: memory\n", "")],
+    )
+    target.rename(target.with_name("my-oom.yaml"))
+    proc = run_cli("signatures", "--check", str(tmp_path / "team"))
+    bad = tmp_path / "team" / "memory" / "my-oom.yaml"
+    assert proc.returncode == 2
+    assert proc.stdout.decode().splitlines() == [
+        f"{bad}: id: missing: write `id: my-oom` (the file name)",
+        f"{bad}: category: missing: write `category: memory` (the folder name)",
+        "0 signature(s) valid, 2 problem(s)",
+    ]

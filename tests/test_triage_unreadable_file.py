@@ -77,6 +77,27 @@ def test_the_summary_and_the_text_report_name_the_skipped_file(arch):
     assert "1 jobs (3.7 kB): 1 failed with a known root cause" in out
     assert "0 unreadable" in out
     assert (
-        f"Files skipped in jobs that were diagnosed (1)\n  arch2/jobA: {junk}: binary data,"
+        f"Files skipped / read in part in jobs that were diagnosed (1)\n  arch2/jobA: {junk}:"
+        " binary data,"
         " not a text log\n" in out
     )
+
+
+def test_a_compressed_file_cut_short_is_named_with_the_skipped_ones(tmp_path):
+    # one section for a file skipped and a file read in part (trial r12b #9: the .gz cut short
+    # was in the JSON's warnings only)
+    job = tmp_path / "arch3" / "j2"
+    job.mkdir(parents=True)
+    cut = job / "trunc.log.gz"
+    whole = gzip.compress(OOM.read_bytes())
+    cut.write_bytes(whole[: len(whole) * 2 // 3])
+    (found,) = list(discover([str(tmp_path / "arch3")]))
+    got = diagnose_job(found, Options(mask="off"))
+    assert got["record"]["status"] == "failed" and got["record"]["signature"] == "cuda-oom"
+    (note,) = got["record"]["not_read"]
+    assert note.startswith(f"{cut}: the gzip data ends early (cut short before its end marker)")
+    proc = run_cli("triage", str(tmp_path / "arch3"), "-q", "--workers", "1", "--no-mask")
+    assert proc.returncode == 0, proc.stderr.decode()
+    lines = proc.stdout.decode().splitlines()
+    head = lines.index("Files skipped / read in part in jobs that were diagnosed (1)")
+    assert lines[head + 1] == f"  arch3/j2: {note}"

@@ -83,3 +83,50 @@ def test_a_cut_file_in_a_folder_is_named_in_the_warnings(tmp_path):
     d = diagnose_paths([str(logs)], mask=False)
     assert d.warnings == [_warning(str(logs / "slurm-7.out.gz"), "gzip", 109)]
     assert d.root_cause is not None and d.initiating_rank == 2
+
+
+def _bz2(data: bytes) -> bytes:
+    import bz2
+
+    return bz2.compress(data)
+
+
+def _zstd(data: bytes) -> bytes:
+    zstandard = pytest.importorskip("zstandard", reason="zstd needs the fleet extra")
+    return zstandard.ZstdCompressor().compress(data)
+
+
+@pytest.mark.parametrize("what, suffix, compress", [("bzip2", "bz2", _bz2), ("zstd", "zst", _zstd)])
+def test_bzip2_and_zstd_are_read_and_a_cut_one_is_named(tmp_path, what, suffix, compress):
+    # a log compressed in two parts (pbzip2/pzstd, or a file appended to), the second cut:
+    # the first part's 60 lines are read, rank 2's divergence at line 19 among them; both
+    # compressions decode whole blocks only, so the cut second part gives none
+    lines = EXAMPLE.read_bytes().splitlines(keepends=True)
+    first, rest = b"".join(lines[:60]), b"".join(lines[60:])
+    whole = tmp_path / f"whole.log.{suffix}"
+    whole.write_bytes(compress(first) + compress(rest))
+    d = diagnose_paths([str(whole)], mask=False)
+    assert d.warnings == [] and d.lines_read == 109
+    assert d.root_cause is not None and d.root_cause.signature == "timeout-call-site-divergence"
+    assert d.initiating_rank == 2
+
+    packed = compress(rest)
+    cut = tmp_path / f"cut.log.{suffix}"
+    cut.write_bytes(compress(first) + packed[: len(packed) * 2 // 3])
+    with open_log(cut) as fh:
+        assert fh.read() == first
+        assert cut_short(fh) == what
+    proc = run_cli("diagnose", str(cut), "--format", "json", "--no-mask")
+    assert proc.returncode == 0, proc.stderr.decode()
+    got = json.loads(proc.stdout)
+    note = _warning(str(cut), what, 60)
+    assert got["warnings"] == [note]
+    assert proc.stderr.decode() == f"rootrank: warning: {note}\n"
+    assert got["root_cause"]["evidence"][0]["line"] == 19 and got["initiating_rank"] == 2
+
+
+def test_text_that_starts_with_bzh_is_no_bzip2(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_bytes(b"BZh9 is a bzip2 header; this is a text log\n" + EXAMPLE.read_bytes())
+    d = diagnose_paths([str(log)], mask=False)
+    assert d.lines_read == 110 and d.initiating_rank == 2

@@ -60,14 +60,17 @@ def _fmt(v: float) -> str:
 
 
 def text_lines(metrics: list[MetricSeries], limit: int = 12) -> list[str]:
-    """One line per series: name and rank, sparkline, last value, and its onsets (kind, step, line)."""
+    """One line per series: name and rank, sparkline, ``last <value>``, the steps it spans and
+    its onsets (kind, step, line)."""
     out = []
     for m in metrics[:limit]:
         who = f"{m.name}" + (f" (rank {m.rank})" if m.rank is not None else "")
         pts = m.points
         last = pts[-1][1] if pts else None
         tail = (
-            f" {last}" if isinstance(last, str) else (f" {_fmt(last)}" if last is not None else "")
+            f" last {last}"
+            if isinstance(last, str)
+            else (f" last {_fmt(last)}" if last is not None else "")
         )
         steps = f" steps {pts[0][0]}–{pts[-1][0]}" if pts else ""
         marks = "; ".join(f"{o.kind} at step {o.step} (line {o.line})" for o in m.onsets)

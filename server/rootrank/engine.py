@@ -257,7 +257,13 @@ def _finish(
         )
     diag = analyze(state, library, masker)
     diag.progress = state.progress.report(state.end_time)
-    diag.metrics = state.metrics.report()
+    # a run appended to one file: its curves are the last attempt's (the findings are)
+    since = (
+        (state.sources[0], state.attempt_starts[-1])
+        if state.attempt_starts and len(state.sources) == 1
+        else None
+    )
+    diag.metrics = state.metrics.report(since)
     if timeouts:
         diag.warnings.extend(
             f"signature {sid}: pattern timed out on {n} line(s) and was skipped"
@@ -375,6 +381,52 @@ def _note_cut_short(
         on_warning(note)
 
 
+#: Bytes of an ``error.json`` parsed to check it (torchelastic's are a few KiB; a larger one
+#: is read as text only).
+_ERROR_FILE_CHECK_BYTES = 16 << 20
+
+
+def _note_broken_error_file(
+    path: str, notes: list[str], on_warning: Callable[[str], None] | None
+) -> None:
+    """Add to ``notes`` (and tell ``on_warning``) that ``path``, a torchelastic error file
+    (``error.json``), is not what torchelastic writes: a JSON object with a ``"message"``
+    (torch/distributed/elastic/multiprocessing/errors/error_handler.py,
+    ``ErrorHandler.record_exception``: ``{"message": {"message": ..., "extraInfo":
+    {"py_callstack": ..., "timestamp": ...}}}``). One cut short (a worker killed while it
+    wrote) or overwritten is still read as text, so what it holds is used, but the rank's
+    error may be missing: the user should know the file was broken, not find it ignored."""
+    import json  # only error.json files
+
+    try:
+        if os.path.getsize(path) > _ERROR_FILE_CHECK_BYTES:
+            return
+        with open_log(path) as fh:
+            raw = fh.read()
+    except (OSError, InputError):
+        return  # read (or named unreadable) by the scan itself
+    why = None
+    try:
+        doc = json.loads(raw.decode("utf-8", errors="replace"))
+    except ValueError as exc:
+        if not raw.strip():
+            why = "it is empty"
+        else:
+            why = f"it is not valid JSON ({exc})"
+    else:
+        if not isinstance(doc, dict) or "message" not in doc:
+            why = 'it holds no "message" (torchelastic writes {"message": {...}})'
+    if why is None:
+        return
+    note = (
+        f"{path}: a torchelastic error file, but {why}: read as text, the rank's error may be"
+        " missing from it (a worker killed while writing it leaves it cut)"
+    )
+    notes.append(note)
+    if on_warning is not None:
+        on_warning(note)
+
+
 def diagnose_paths(
     paths: list[str],
     *,
@@ -426,6 +478,8 @@ def diagnose_paths(
                 except OSError as exc:
                     raise InputError(f"{path}: read failed ({exc.strerror or exc})") from None
                 _note_cut_short(fh, path, scanner.state.lines_total - before, notes, on_warning)
+            if os.path.basename(path) in LOG_NAMES:
+                _note_broken_error_file(path, notes, on_warning)
         except InputError as exc:
             if not in_folder:
                 raise

@@ -541,10 +541,17 @@ def check_log(path: str | os.PathLike[str]) -> None:
 # one block). A truncated file yields what it holds; corrupt data is an InputError.
 
 #: Names of compressed logs a folder scan also reads (``train.log.gz``, ``slurm-12.out.zst``).
-COMPRESSED_SUFFIXES = (".gz", ".zst", ".xz")
+COMPRESSED_SUFFIXES = (".gz", ".zst", ".xz", ".bz2")
 _GZIP_MAGIC = b"\x1f\x8b"
 _XZ_MAGIC = b"\xfd7zXZ\x00"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+#: bzip2: "BZh", the block size ('1'..'9'), then the first block's magic (pi's digits,
+#: 0x314159265359) or, for an empty stream, the end-of-stream magic (sqrt(pi), 0x177245385090)
+#: (bzip2's format: https://sourceware.org/bzip2/manual/manual.html and its source,
+#: compress.c); "BZh" alone can start a text line.
+_BZIP2_MAGIC = re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")
+#: Bytes enough to tell every compression above from text.
+_MAGIC_BYTES = 10
 
 
 def strip_compression(name: str) -> str:
@@ -560,13 +567,15 @@ class _Decompressed(io.RawIOBase):
     """A decompressing reader over an open file; closing it closes the file.
 
     ``new`` makes a decompressor (``zlib.decompressobj`` for gzip, ``lzma.LZMADecompressor``
-    for xz, or ``None`` when ``reader`` is already a decompressing file object, for zstd).
-    Concatenated members/streams are read one after another; a stream cut short ends at the
-    last byte that decompressed (a job killed while its log was compressed); corrupt data
-    raises :class:`InputError`, so callers see one kind of error. ``cut_short`` tells, once
-    the reader has given its last byte, that the data ended before its end-of-stream marker
-    (gzip's trailer, xz's stream footer; zstd only through Python 3.14's ``compression.zstd``,
-    whose reader says so: the ``zstandard`` package's stream reader ends silently)."""
+    for xz, ``bz2.BZ2Decompressor`` for bzip2, :class:`_ZstdChunks` for zstd through the
+    ``zstandard`` package), or is ``None`` when ``reader`` is already a decompressing file
+    object (zstd through Python 3.14's ``compression.zstd``). Concatenated members, streams
+    or frames are read one after another; a stream cut short ends at the last byte that
+    decompressed (a job killed while its log was compressed); corrupt data raises
+    :class:`InputError`, so callers see one kind of error. ``cut_short`` tells, once the
+    reader has given its last byte, that the data ended before its end-of-stream marker
+    (gzip's trailer, xz's stream footer, bzip2's end-of-stream magic, a zstd frame's end;
+    ``compression.zstd``'s reader says so itself)."""
 
     _CHUNK = 1 << 16
 
@@ -626,8 +635,61 @@ class _Decompressed(io.RawIOBase):
         super().close()
 
 
+def compression_of(head: bytes) -> str | None:
+    """The compression (``"gzip"``, ``"xz"``, ``"zstd"``, ``"bzip2"``) whose magic number
+    ``head`` (a file's first bytes, :data:`_MAGIC_BYTES` of them tell) starts with; ``None``
+    for anything else."""
+    for magic, what in ((_GZIP_MAGIC, "gzip"), (_XZ_MAGIC, "xz"), (_ZSTD_MAGIC, "zstd")):
+        if head.startswith(magic):
+            return what
+    if _BZIP2_MAGIC.match(head):
+        return "bzip2"
+    return None
+
+
+def check_text(head: bytes) -> None:
+    """Check that ``head`` (a file's first bytes, as stored) is text a log can hold (UTF-8,
+    UTF-16, with or without a BOM).
+
+    Raises:
+        InputError: "binary data, not a text log" (over 10% control or undecodable bytes).
+    """
+    _sniff(head)
+
+
+class _ZstdChunks:
+    """A ``zstandard`` decompression object (one frame) with the interface of
+    ``bz2.BZ2Decompressor``/``lzma.LZMADecompressor`` that :class:`_Decompressed` drives:
+    ``decompress(data, max_length)``, ``eof``, ``needs_input``, ``unused_data``. zstandard's
+    ``decompress`` takes no ``max_length``; what it gave past it waits in ``_out`` (at most
+    what one 64 KiB read of input decompresses to). Its ``eof`` (the frame's end was read) is
+    what tells a whole file from one cut short: its ``stream_reader`` ends silently at a cut."""
+
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
+        self._out = b""
+
+    @property
+    def eof(self) -> bool:
+        return bool(self._obj.eof) and not self._out
+
+    @property
+    def needs_input(self) -> bool:
+        return not self._out and not self._obj.eof
+
+    @property
+    def unused_data(self) -> bytes:
+        return bytes(self._obj.unused_data)
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        if data:
+            self._out += self._obj.decompress(data)
+        out, self._out = self._out[:max_length], self._out[max_length:]
+        return out
+
+
 def cut_short(fh: BinaryIO) -> str | None:
-    """The compression (``"gzip"``, ``"xz"``, ``"zstd"``) of ``fh``, a reader from
+    """The compression (``"gzip"``, ``"xz"``, ``"zstd"``, ``"bzip2"``) of ``fh``, a reader from
     :func:`decompressed` or :func:`open_log` read to its end, when its data ended before
     the end-of-stream marker (``gzip -c train.log | head -c 900``, a copy stopped midway):
     the lines read are all the file holds, not the whole log. ``None`` when it ended whole
@@ -650,10 +712,11 @@ def decompressed(fh: BinaryIO, name: str | os.PathLike[str] = "<stdin>") -> Bina
         InputError: a zstd stream and neither ``compression.zstd`` (Python 3.14) nor the
             ``zstandard`` package is available.
     """
-    head, fh = _head(fh, len(_XZ_MAGIC))
-    if not head.startswith((_GZIP_MAGIC, _XZ_MAGIC, _ZSTD_MAGIC)):
+    head, fh = _head(fh, _MAGIC_BYTES)
+    what = compression_of(head)
+    if what is None:
         return fh
-    return _decompressing(fh, head, name)
+    return _decompressing(fh, what, name)
 
 
 def _head(fh: BinaryIO, n: int) -> tuple[bytes, BinaryIO]:
@@ -712,9 +775,12 @@ class _Prefixed(io.RawIOBase):
         super().close()
 
 
-def _decompressing(fh: BinaryIO, head: bytes, path: str | os.PathLike[str]) -> BinaryIO:
-    """A decompressing reader over ``fh``, whose first bytes ``head`` are a gzip, xz or zstd
-    magic number (:func:`decompressed`).
+def _decompressing(fh: BinaryIO, what: str, path: str | os.PathLike[str]) -> BinaryIO:
+    """A decompressing reader over ``fh``, whose first bytes are the magic number of ``what``
+    (:func:`compression_of`: gzip, xz, zstd or bzip2; :func:`decompressed`). A stream cut
+    short is noticed (:func:`cut_short`) for all of them, zstd included: the ``zstandard``
+    package is driven frame by frame (:class:`_ZstdChunks`), whose ``eof`` says a frame
+    ended.
 
     Raises:
         InputError: a zstd stream and neither ``compression.zstd`` (Python 3.14) nor the
@@ -722,20 +788,22 @@ def _decompressing(fh: BinaryIO, head: bytes, path: str | os.PathLike[str]) -> B
     """
     reader: Any = None
     new: Any  # a decompressor factory, or None when ``reader`` decompresses itself
-    if head.startswith(_GZIP_MAGIC):
+    if what == "gzip":
         import zlib
 
         def new() -> Any:  # a gzip member (its header included)
             return zlib.decompressobj(16 + zlib.MAX_WBITS)
 
-        what = "gzip"
-    elif head.startswith(_XZ_MAGIC):
+    elif what == "xz":
         import lzma
 
         new = lzma.LZMADecompressor
-        what = "xz"
-    elif head.startswith(_ZSTD_MAGIC):
-        new, what = None, "zstd"
+    elif what == "bzip2":
+        import bz2
+
+        new = bz2.BZ2Decompressor  # one stream; pbzip2's several follow one another
+    elif what == "zstd":
+        new = None
         try:
             from compression import zstd  # type: ignore[import-not-found]  # Python >= 3.14
 
@@ -751,7 +819,11 @@ def _decompressing(fh: BinaryIO, head: bytes, path: str | os.PathLike[str]) -> B
                     f"{path}: a zstd-compressed log needs the zstandard package"
                     f" ({install_hint('fleet')}) or Python 3.14"
                 ) from None
-            reader = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True)
+            dctx = zstandard.ZstdDecompressor()
+
+            def new() -> Any:  # one zstd frame; the next (pzstd, appended files) follow
+                return _ZstdChunks(dctx.decompressobj())
+
     else:  # pragma: no cover - decompressed() passes a magic number
         return fh
     return io.BufferedReader(_Decompressed(fh, new, what, reader), buffer_size=1 << 16)  # type: ignore[return-value]

@@ -10,6 +10,10 @@ values alike. A field opts out only by saying what it holds, in its metadata
   bare ``gpu-node-018`` is masked even with no word around it);
 - ``{"mask": "ours"}``: rootrank's own words (signature ids, class slugs, the entry's text
   rendered from values that were masked before they filled it), never rewritten;
+- ``{"mask": "about_path"}``: rootrank's sentences that begin with the path they are about,
+  ``"<path>: <what>"`` (the report's warnings): the path and the rest are masked apart
+  (:func:`_about_path`), so ``tl2: the folder ...`` keeps its folder name where the whole
+  line would read as a pdsh host prefix (``node01: ...``);
 - anything else, including a new field nobody marked: log text, :meth:`Masker.text`.
 
 So a field added to the contract is masked by default; leaving it raw takes a decision
@@ -24,7 +28,7 @@ from typing import Any, TypeVar, cast
 from rootrank.mask import Masker
 from rootrank.model import Diagnosis
 
-TEXT, HOST, OURS = "text", "host", "ours"
+TEXT, HOST, OURS, ABOUT_PATH = "text", "host", "ours", "about_path"
 
 
 T = TypeVar("T")
@@ -47,7 +51,9 @@ def _walk(value: Any, masker: Masker, how: str) -> Any:
     if how == OURS:
         return value
     if isinstance(value, str):
-        return masker.host(value) if how == HOST else masker.text(value)
+        if how == HOST:
+            return masker.host(value)
+        return _about_path(value, masker) if how == ABOUT_PATH else masker.text(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         for f in dataclasses.fields(value):
             how_f = f.metadata.get("mask", TEXT)
@@ -60,6 +66,17 @@ def _walk(value: Any, masker: Masker, how: str) -> Any:
     if isinstance(value, dict):
         return {_walk(k, masker, TEXT): _walk(v, masker, how) for k, v in value.items()}
     return value
+
+
+def _about_path(sentence: str, masker: Masker) -> str:
+    """``sentence`` masked as ``"<path>: <rest>"``: the part before the first ``": "``, when
+    it has no space (a path, ``tl2``, ``logs/slurm-7.out``), masked on its own (user names,
+    and a host only where a path shows one, as the report's ``sources`` are), the rest as log
+    text; a sentence of another shape (``"not read: ..."``) as log text whole."""
+    head, sep, rest = sentence.partition(": ")
+    if not sep or not head or any(c.isspace() for c in head):
+        return masker.text(sentence)
+    return masker.text(head) + sep + masker.text(rest)
 
 
 def mask_diagnosis(diag: Diagnosis, masker: Masker) -> Diagnosis:

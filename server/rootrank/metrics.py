@@ -491,6 +491,7 @@ class Series:
     onsets: list[Onset] = field(default_factory=list)
     window: deque = field(default_factory=lambda: deque(maxlen=WINDOW))
     resumed_at: int | None = None  # self.count when the run resumed
+    restart: Point | None = None  # the last point whose step went back to the start (a relaunch)
     scale_max: float = 0.0
     scale_last: float | None = None
     scale_run_start: Point | None = None
@@ -521,6 +522,7 @@ class Series:
                 self.elevated.clear()
                 self.cached = None
                 self.resumed_at = None
+                self.restart = p
             else:
                 self.resumed_at = self.count
         self.count += 1
@@ -717,10 +719,12 @@ class Series:
         vals = self.early[WARMUP_POINTS:]
         return median(vals) if len(vals) >= BASELINE_POINTS else None
 
-    def points(self) -> list[list[Any]]:
+    def points(self, since: tuple[str, int] | None = None) -> list[list[Any]]:
         """The downsampled points ``[[step, value], ...]`` in log order (non-finite values as
         ``"nan"`` / ``"inf"`` / ``"-inf"``), at most :data:`MAX_POINTS`: each bucket's lowest,
-        highest and first non-finite point, the last point and every onset's point."""
+        highest and first non-finite point, the last point and every onset's point. ``since``
+        (``(path, line)``, 1-based): the points of ``path`` before ``line`` are left out (the
+        attempts before the last of a run appended to one file)."""
         keep: dict[int, Point] = {}
         for b in self.buckets:
             for p in (b.lo, b.hi, b.bad):
@@ -728,10 +732,17 @@ class Series:
                     keep[id(p)] = p
         for p in [*(o.point for o in self.onsets), *([self.last] if self.last else [])]:
             keep[id(p)] = p
+        if since is not None:
+            keep = {k: p for k, p in keep.items() if not _before(p, since)}
         pts = sorted(keep.values(), key=lambda p: (p.order, p.path, p.line))
         if len(pts) > MAX_POINTS:
             pts = pts[: MAX_POINTS - 1] + pts[-1:]
         return [[p.step, p.value if math.isfinite(p.value) else _fmt(p.value)] for p in pts]
+
+
+def _before(p: Point, since: tuple[str, int]) -> bool:
+    """``p`` was printed in ``since``'s path before its line (an earlier attempt's point)."""
+    return p.path == since[0] and p.line < since[1]
 
 
 class MetricsReader:
@@ -753,6 +764,18 @@ class MetricsReader:
         # per series name: how many ranks (not None) have a series of it (kept as series are
         # made: the straggler test reads it on every throughput point)
         self._ranked: dict[str, int] = {}
+
+    def forget_before(self, path: str, line: int) -> None:
+        """Drop the series whose every point came from ``path`` before ``line`` (1-based):
+        another job's curves in the same file, left out of the diagnosis with its findings
+        (rootrank.scan: a section whose world size or launch differs is a separate run)."""
+        for key, s in list(self.series.items()):
+            last = s.last
+            if last is not None and last.path == path and last.line < line:
+                del self.series[key]
+                self._pending.pop(key[1], None)
+                if key[1] is not None and key[0] in self._ranked:
+                    self._ranked[key[0]] -= 1
 
     def observe(
         self,
@@ -930,10 +953,14 @@ class MetricsReader:
         out = [o for s in self.series.values() for o in s.onsets]
         return sorted(out, key=lambda o: (o.point.step, o.point.order, o.point.line))
 
-    def report(self) -> list[MetricSeries]:
+    def report(self, since: tuple[str, int] | None = None) -> list[MetricSeries]:
         """The contract's ``metrics`` list: one entry per series with at least :data:`MIN_POINTS`
         points (or an onset): loss, grad_norm, loss_scale, lr, throughput, step_time, memory first,
-        then the others by name; within a name, by rank."""
+        then the others by name; within a name, by rank. ``since`` (``(path, line)``): the start
+        of the last attempt of a run appended to one file (a relaunch after a failure, whose
+        steps start again): the points and onsets before it are the failed attempts', left out
+        as their findings are (:meth:`rootrank.scan.Scanner._new_attempt`), so one curve does
+        not join two attempts' values, in a series whose steps went back to the start there."""
         self.finish()
         order = {
             "loss": 0,
@@ -949,14 +976,22 @@ class MetricsReader:
             self.series.items(),
             key=lambda kv: (order.get(kv[0][0], 9), kv[0][0], kv[0][1] is not None, kv[0][1] or 0),
         ):
-            if s.count < MIN_POINTS and not s.onsets:
+            # the earlier attempts' points are left out where the series itself started again
+            # at the attempt (steps back to the start: a relaunch from scratch); a resume from
+            # a checkpoint continues the curve, and its values before the resume are the
+            # baseline its onsets are read against (resume-divergence)
+            cut = (
+                since if since is not None and s.restart and not _before(s.restart, since) else None
+            )
+            onsets = [o for o in s.onsets if cut is None or not _before(o.point, cut)]
+            if s.count < MIN_POINTS and not onsets:
                 continue
             out.append(
                 MetricSeries(
                     name=name,
                     rank=rank,
-                    points=s.points(),
-                    onsets=[o.metric_onset() for o in s.onsets],
+                    points=s.points(cut),
+                    onsets=[o.metric_onset() for o in onsets],
                 )
             )
         return out

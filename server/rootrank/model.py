@@ -21,9 +21,12 @@ SCHEMA = "rootrank.diagnosis/1"
 #: a string field is masked as log text unless it says otherwise. ``HOST`` fields hold a
 #: host name (masked to its pseudonym); ``OURS`` fields hold rootrank's own words (ids,
 #: slugs, the entry's text rendered from values masked before they filled it), never
-#: rewritten.
+#: rewritten. ``ABOUT_PATH`` fields hold rootrank's sentences that begin with the path they
+#: are about (``"tl2: the folder holds 2 runs ..."``): the path is masked as a path, the rest
+#: as text, so a folder's name before ``": "`` is not read as a pdsh host prefix.
 HOST = {"mask": "host"}
 OURS = {"mask": "ours"}
+ABOUT_PATH = {"mask": "about_path"}
 
 
 @dataclass(slots=True)
@@ -542,7 +545,7 @@ class Diagnosis:
     stack: list[str] = field(default_factory=list, metadata=OURS)
     timeline: list[TimelineMark] = field(default_factory=list)
     lines_read: int = 0
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list, metadata=ABOUT_PATH)
     #: The causal edges that decided.
     explanations: list[Explanation] = field(default_factory=list)
     #: How the initiating rank was found.

@@ -19,7 +19,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rootrank import lazy_regex
+from rootrank import launchers, lazy_regex
 
 # slurm-1234.out, slurm-1234-3.out (%j-%t), slurm-1234_7.out (array %A_%a), slurm-1234_7-3.err,
 # compressed: slurm-1234.out.gz
@@ -140,7 +140,8 @@ class SectionFacts:
     last_time: float | None = None
     #: The 1-based line the section begins at.
     start: int = 1
-    #: How the section's run was launched (:func:`launch_of` of its command line), if printed.
+    #: How the section's run was launched (:func:`launch_identity` of its command line), if
+    #: printed.
     launch: str | None = None
     #: The world size its lines print (``world_size=8``, NCCL's ``nranks 8``), if any.
     world: int | None = None
@@ -259,8 +260,7 @@ def _span(ranks: set[int]) -> str:
 # follows the script is the script's arguments (a batch size changed on a relaunch is the
 # same job).
 _LAUNCH = lazy_regex.compile(
-    r"(?P<launcher>torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch)|accelerate\s+launch"
-    r"|deepspeed|mpirun|mpiexec|srun|horovodrun|python[\d.]*)(?P<opts>(?:\s+(?!\S+\.py\b)\S+){0,40}?)"
+    r"(?P<launcher>" + launchers.ANY + r")(?P<opts>(?:\s+(?!\S+\.py\b)\S+){0,40}?)"
     r"\s+(?P<script>\S+\.py|-m\s+[\w.]+)\b"
 )
 # Options that differ between the nodes of one run (or between two submissions of one job).
@@ -270,7 +270,7 @@ _NODE_OPTIONS = lazy_regex.compile(
 )
 
 
-def launch_of(command: str | None) -> str | None:
+def launch_identity(command: str | None) -> str | None:
     """How ``command`` (a printed launcher command line) launches the job: the launcher, its
     options and the script, with the node-specific options (``--node-rank``, the rendezvous
     endpoint, the master address and port) and the script's own arguments left out, spaces

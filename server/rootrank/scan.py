@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import ahocorasick_rs
 import regex
 
-from rootrank import lazy_regex
+from rootrank import launchers, lazy_regex
 from rootrank.frameworks import FRAMEWORK_ENTRY, STACK_WORDS, stacks_in, stacks_of_paths
 from rootrank.ingest import Block, RawLine, dedented, logical_lines
 from rootrank.mask import learn_users
@@ -35,7 +35,7 @@ from rootrank.runs import (
     OtherRun,
     SectionFacts,
     another_node,
-    launch_of,
+    launch_identity,
     launch_parts,
     separate_run,
 )
@@ -342,8 +342,9 @@ ENV_HEAD = lazy_regex.compile("^" + ENV_PREFIX)
 _COMMAND = lazy_regex.compile(
     r"(?:^|[$#>+]\s)\s*(?P<cmd>"
     + ENV_PREFIX
-    + r"(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch)|deepspeed|accelerate\s+launch"
-    r"|mpirun|mpiexec|srun|horovodrun|composer|python[\d.]*)(?=\s)[^\n]{0,500}?(?:\S+\.py|(?<!\S)-m\s+[\w.]+)\b[^\n]{0,300})$"
+    + r"(?:"
+    + launchers.ANY
+    + r")(?=\s)[^\n]{0,500}?(?:\S+\.py|(?<!\S)-m\s+[\w.]+)\b[^\n]{0,300})$"
 )
 #: A job started by something other than a launcher and a script, typed after a shell prompt
 #: (or ``set -x``'s "+ "): a shell script the framework ships (torchtitan's
@@ -360,11 +361,51 @@ _ENTRY_COMMAND = lazy_regex.compile(
 #: command. It starts a new attempt only after the current one failed.
 _OMP_BANNER = "Setting OMP_NUM_THREADS environment variable for each process"
 _TRACEBACK_START = "Traceback (most recent call last):"
-# A launcher's command line at the text's start ("$ torchrun ...", "[user@host]# srun ...").
+# A launcher's command line at the text's start: typed at a prompt ("$ torchrun ...",
+# "[user@host]# srun ...") or traced by a script's `set -x` ("+ torchrun ...": bash prints
+# PS4, "+ " by default, one "+" more per level of nesting, before each command it runs).
 _RUN_COMMAND = lazy_regex.compile(
-    r"\S{0,80}[$#] (?:torchrun|accelerate launch|deepspeed|python[\d.]* -m torch\.distributed\.(?:run|launch)"
-    r"|srun|mpirun|sbatch)\b"
+    r"(?:\S{0,80}[$#]|\+{1,3}) (?:" + launchers.MULTI_PROCESS + r"|sbatch)\b"
 )
+
+
+#: Exceptions a wrapper or launcher raises about the run it started (not a job of its own).
+_WRAPPER_EXCEPTIONS = ("CalledProcessError", "ChildFailedError", "SystemExit")
+#: Path parts of launchers' own entry files (their tracebacks are reports of the run).
+_LAUNCHER_FILES = (
+    "/bin/torchrun",
+    "torch/distributed/",
+    "/bin/deepspeed",
+    "deepspeed/launcher/",
+    "/bin/accelerate",
+    "accelerate/commands/",
+    "composer/cli/",
+)
+
+
+def _other_entry(script: str | None, excs: Iterable[SeenException]) -> str | None:
+    """The entry script of a traceback in the section after torchrun's failure summary, when
+    it is not ``script`` (the summary's ``x.py FAILED`` title): its outermost ``<module>`` frame
+    names another script, and neither the exception (a wrapper's ``CalledProcessError``) nor the
+    file (``torchrun`` itself, a second agent) is a launcher's report of the same run. The file
+    name, or ``None``."""
+    if not script:
+        return None
+    own = script.replace("\\", "/").rsplit("/", 1)[-1]
+    for seen in excs:
+        exc = seen.exc
+        if not exc.frames or exc.type.endswith(_WRAPPER_EXCEPTIONS):
+            continue
+        first = exc.frames[0]
+        path = first.file.replace("\\", "/")
+        if first.func != "<module>" or not path.endswith(".py"):
+            continue
+        if any(part in path for part in _LAUNCHER_FILES):
+            continue
+        name = path.rsplit("/", 1)[-1]
+        if name != own:
+            return name
+    return None
 
 
 #: Progress formats whose total is the whole run's (Lightning's bar counts one epoch).
@@ -374,13 +415,15 @@ _RUN_TOTAL_KINDS = ("tqdm", "megatron", "plain")
 def _starts_run(text: str) -> bool:
     """Whether ``text`` starts a run: torchrun's ``OMP_NUM_THREADS`` banner anywhere in it, or
     a launcher's command line (:data:`_RUN_COMMAND`, which needs ``$ `` or ``# `` in the first
-    82 characters, so most lines are answered without a regex). Once one search of
+    82 characters or a ``+`` first, so most lines are answered without a regex). Once one search of
     ``banner|^command`` (~23 us on a 127-character NCCL line, on every gated line after a
     failure); ``tests/test_run_start.py`` holds the two to the same answers."""
     if _OMP_BANNER in text:
         return True
     head = text[:82]
-    return ("$ " in head or "# " in head) and _RUN_COMMAND.match(text) is not None
+    return ("$ " in head or "# " in head or text.startswith("+")) and _RUN_COMMAND.match(
+        text
+    ) is not None
 
 
 #: torchrun's agent logs its worker group's first failure once per failed attempt
@@ -1089,6 +1132,8 @@ class Scanner:
             gone = self._other_run_ranks - self._section.ranks
             st.ranks_seen -= gone
             st.progress.forget(gone)
+        if self._run_start > 1:  # another job before this one in the file: not its curves
+            st.metrics.forget_before(path, self._run_start)
         self._line_sigs.clear()
         if path_rank is not None and st.lines_total:
             st.ranks_seen.add(
@@ -1158,7 +1203,7 @@ class Scanner:
             and ("OMP_NUM" in text or " " in text[:90])
         ):
             if _starts_run(text) or _starts_run(raw.text):
-                self._new_attempt(raw.number, tagger, readers, launch_of(raw.text))
+                self._new_attempt(raw.number, tagger, readers, launch_identity(raw.text))
             elif self._other_world(raw.number, tagger, readers):
                 # another job's start: it prints another world size after this one failed
                 # (two jobs' logs concatenated with no launcher banner between them)
@@ -1176,12 +1221,12 @@ class Scanner:
         elif (
             self._section.launch is not None
             and len(st.sources) == 1
-            and ("$ " in raw.text[:82] or "# " in raw.text[:82])
+            and ("$ " in raw.text[:82] or "# " in raw.text[:82] or raw.text.startswith("+"))
             and _starts_run(raw.text)
         ):
             # a command that launches the job another way, with no failure or end between:
             # another job (a run that was stopped without a word, then a new one)
-            launch = launch_of(raw.text)
+            launch = launch_identity(raw.text)
             if launch is not None and launch != self._section.launch:
                 self._new_attempt(raw.number, tagger, readers, launch)
         rank = tagged.rank
@@ -1204,7 +1249,7 @@ class Scanner:
             st.end_time = tagged.time
         st.launch.read(text, raw.number, raw.text)
         if self._section.launch is None and st.launch.command is not None:
-            self._section.launch = launch_of(st.launch.command)
+            self._section.launch = launch_identity(st.launch.command)
             self._section.command = st.launch.command
         if self._section.script is None and st.launch.script is not None:
             self._section.script = st.launch.script
@@ -1444,7 +1489,7 @@ class Scanner:
         (:meth:`_settle_sections`), it is put back.
 
         ``launch`` is how the new section's command line launches the job
-        (:func:`rootrank.runs.launch_of`), if the run start is one; ``started`` is ``False``
+        (:func:`rootrank.runs.launch_identity`), if the run start is one; ``started`` is ``False``
         for a cut at a traceback after torchrun's summary (no run start seen); ``worlds``
         (:attr:`rootrank.ranks.RankTagger.world_line`) for a cut at a line that printed
         another world size than the section's: the section's is its third value, the new
@@ -1591,6 +1636,18 @@ class Scanner:
             nxt = held[i + 1] if i + 1 < len(held) else None
             later_elastic = nxt.elastic if nxt else tagger.elastic
             later_excs = nxt.exceptions if nxt else st.exceptions
+            cut_by_summary = held[i].start in self._summary_cuts
+            other_entry = _other_entry(sec.facts.script, later_excs) if cut_by_summary else None
+            if other_entry is not None:
+                # torchrun's summary is its last output: a traceback after it from another
+                # entry script (not a wrapper's report) is another job's, not this run's
+                self._left_out(
+                    held[i].start,
+                    sec.facts,
+                    f"it ran {sec.facts.script}, the next run {other_entry}",
+                )
+                carried = None
+                continue
             if held[i].start in self._summary_cuts and not (
                 later_elastic
                 and any(not x.exc.type.endswith("ChildFailedError") for x in later_excs)

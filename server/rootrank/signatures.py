@@ -444,12 +444,18 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
     kind = ""
 
     with check.field():
+        if "id" not in data:  # the file name is the id, written in the file too
+            raise SignatureError(p, "id", f"missing: write `id: {p.stem}` (the file name)")
         sig_id = _need(data, "id", str, p)
         if sig_id != p.stem or not _ID.match(sig_id):
             raise SignatureError(p, "id", f"must equal the file name {p.stem!r} and be [a-z0-9-]")
     with check.field():
         title = _need(data, "title", str, p)
     with check.field():
+        if "category" not in data:  # the folder is the category
+            raise SignatureError(
+                p, "category", f"missing: write `category: {p.parent.name}` (the folder name)"
+            )
         category = _need(data, "category", str, p)
         if category != p.parent.name:
             raise SignatureError(p, "category", f"must equal the folder name {p.parent.name!r}")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import regex
 
-from rootrank import lazy_regex
+from rootrank import launchers, lazy_regex
 from rootrank.frameworks import framework_entry
 from rootrank.mask import pseudonyms_in
 from rootrank.scan import ENV_HEAD, NCCL_TESTS_BIN, ScanState
@@ -425,9 +425,7 @@ _TORCHRUN_LAUNCH = lazy_regex.compile(
     r"(?P<script> train\.py\b)?"
 )
 #: A launcher an entry's command names before its ``python train.py`` (it starts the processes).
-_LAUNCHER_WORD = lazy_regex.compile(
-    r"\b(?:mpirun|mpiexec|horovodrun|srun|deepspeed|accelerate launch|torchrun|python -m torch\.distributed)\b"
-)
+_LAUNCHER_WORD = lazy_regex.compile(r"\b(?:" + launchers.MULTI_PROCESS + r")\b")
 
 
 def _launch_form(launch: Launch) -> str | None:

@@ -144,6 +144,9 @@ class Reporter:
             return
         if final:
             text = report.to_text(diag, color=self.color)
+            if diag.root_cause is not None and exit_code == 0:
+                event["exit_code_hid_failure"] = True
+                text = _EXIT_HID_FAILURE + "\n" + text
             if diag.root_cause is None and exit_code:
                 first, _, rest = text.partition("\n")
                 if "No known failure found." in first:
@@ -165,6 +168,16 @@ class Reporter:
         """The command's exit code (JSON only: in text the shell shows it)."""
         if self.fmt == "json":
             self._emit({"event": "exit", "code": code}, "")
+
+
+#: The first line of ``rootrank run``'s final report when the output shows a failure and the
+#: command exited 0: a pipeline's exit status is its last command's (bash, "Pipelines"), so
+#: ``torchrun train.py 2>&1 | tee x.log`` exits with tee's 0 whatever the job did.
+_EXIT_HID_FAILURE = (
+    "The command exited 0, but its output shows a failure: its exit code hid it (a pipeline"
+    " such as `... | tee x.log` exits with its last command's status; `set -o pipefail` passes"
+    " the job's on)."
+)
 
 
 #: Exit codes of a command ended by a signal (the shell's 128 + N) and who usually sends it.

@@ -154,11 +154,15 @@ class Monitor:
             t.join(max(0.0, end - time.time()))
 
     def final(self, diag: Diagnosis, failed: bool, exit_code: int | None = None) -> None:
-        """At the end: the full diagnosis when the job failed (or a new root cause showed up).
-        ``exit_code``: the command's (``rootrank run``), said when the output names no cause."""
+        """At the end: the full diagnosis when the job failed, when a new root cause showed
+        up, or (``rootrank run``) when the output shows a failure although the command exited
+        0 (``cmd | tee x.log``: a pipeline's status is its last command's, so ``tee`` hid the
+        job's; the report then says so). ``exit_code``: the command's (``rootrank run``;
+        ``None`` for ``watch``, which knows none), said when the output names no cause."""
         key = failure_key(diag)
         stall = self.stalls[-1] if self.stalls else None
-        if failed or (key is not None and key != self.reported):
+        hidden = exit_code == 0 and key is not None
+        if failed or hidden or (key is not None and key != self.reported):
             if key is not None or failed:
                 self.reporter.failure(diag, final=True, stall=stall, exit_code=exit_code)
 

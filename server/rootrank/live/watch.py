@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from rootrank.engine import LOG_NAMES, LOG_SUFFIXES, MAX_FOLDER_FILES
-from rootrank.ingest import InputError
+from rootrank.ingest import InputError, check_text, compression_of
 from rootrank.live.events import Reporter
 from rootrank.live.feed import LiveScan, Source
 from rootrank.live.lines import LineSplitter, Piece
@@ -84,6 +84,7 @@ class Watcher:
             if os.path.isdir(p):
                 self.folders.append(p)
             elif os.path.exists(p):
+                _check_followable(p)
                 self.explicit.append(p)
             else:
                 raise InputError(f"{p}: no such file or folder")
@@ -208,6 +209,37 @@ class Watcher:
                 f.fh.close()
 
 
+def _check_followable(path: str) -> None:
+    """Check that ``path`` (a file named on the command line) is a text log watch can follow
+    as it grows: its first bytes (none yet: a job about to write it) are text. A compressed
+    file is no growing log (its bytes decode only as a whole stream), and binary data holds
+    no lines: following either would stay silent forever. A named pipe or a device is not
+    read here (its bytes would be lost).
+
+    Raises:
+        InputError: ``"<path>: binary data, not a text log"``, ``"<path>: gzip-compressed:
+            watch follows a text log as it is written (rootrank diagnose reads it)"``, or
+            ``"<path>: cannot be read (...)"``.
+    """
+    try:
+        with open(path, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return
+            head = fh.read(8192)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    what = compression_of(head)
+    if what is not None:
+        raise InputError(
+            f"{path}: {what}-compressed: watch follows a text log as it is written"
+            f" (rootrank diagnose {path} reads it)"
+        )
+    try:
+        check_text(head)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
 def _log_files(folder: str) -> list[str]:
     found: list[str] = []
     seen = 0
@@ -263,7 +295,8 @@ def watch_paths(
     input ends, or until ``stop`` is set). Returns 0 when a failure was reported, else 1.
 
     Raises:
-        InputError: a path does not exist.
+        InputError: a path does not exist, or a file named holds binary or compressed data
+            (:func:`_check_followable`).
     """
     tracker = ProgressTracker(stall)
     scan = LiveScan(tracker, library=library, mask=mask)

@@ -157,7 +157,10 @@ def to_text(s: dict[str, Any]) -> str:
         out += ["", f"Jobs that could not be read ({s['errors']:,})"]
         out.extend(f"  {e['job']}: {e['error']}" for e in s["error_jobs"])
     if s.get("not_read_files"):
-        out += ["", f"Files skipped in jobs that were diagnosed ({s['files_not_read']:,})"]
+        out += [
+            "",
+            f"Files skipped / read in part in jobs that were diagnosed ({s['files_not_read']:,})",
+        ]
         out.extend(f"  {e['job']}: {e['error']}" for e in s["not_read_files"])
     if s["days"]:
         out += ["", "By day"]
@@ -245,7 +248,11 @@ def to_markdown(s: dict[str, Any]) -> str:
         out += ["", f"## Jobs that could not be read ({s['errors']})", ""]
         out += [f"- {_md(e['job'])}: {_md(e['error'])}" for e in s["error_jobs"]]
     if s.get("not_read_files"):
-        out += ["", f"## Files skipped in jobs that were diagnosed ({s['files_not_read']})", ""]
+        out += [
+            "",
+            f"## Files skipped / read in part in jobs that were diagnosed ({s['files_not_read']})",
+            "",
+        ]
         out += [f"- {_md(e['job'])}: {_md(e['error'])}" for e in s["not_read_files"]]
     if s["days"]:
         out += [
@@ -448,7 +455,9 @@ def to_html(s: dict[str, Any]) -> str:
         o += [f"<li>{_e(e['job'])}: {_e(e['error'])}</li>" for e in s["error_jobs"]]
         o.append("</ul>")
     if s.get("not_read_files"):
-        o.append(f"<h2>Files skipped in jobs that were diagnosed ({s['files_not_read']})</h2><ul>")
+        o.append(
+            f"<h2>Files skipped / read in part in jobs that were diagnosed ({s['files_not_read']})</h2><ul>"
+        )
         o += [f"<li>{_e(e['job'])}: {_e(e['error'])}</li>" for e in s["not_read_files"]]
         o.append("</ul>")
     if s["days"]:

@@ -132,7 +132,8 @@ class Summary:
     undated: int = 0
     unclassified: _First = field(default_factory=lambda: _First(MAX_LISTED))
     errors: _First = field(default_factory=lambda: _First(MAX_LISTED))
-    #: Files skipped in jobs that were diagnosed (a binary file beside the logs).
+    #: Files skipped (a binary file beside the logs) or read in part (a ``.gz`` cut short)
+    #: in jobs that were diagnosed.
     not_read: _First = field(default_factory=lambda: _First(MAX_LISTED))
 
     def add(self, rec: dict[str, Any]) -> None:

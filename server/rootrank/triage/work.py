@@ -90,7 +90,9 @@ def diagnose_job(job: Job, options: Options) -> dict[str, Any]:
     or when the job could not be read (``error`` says why, masked). A file of the job that
     cannot be read (binary, a broken archive) is skipped as ``rootrank diagnose`` skips it:
     ``not read: <why>`` in the diagnosis's ``warnings`` and the record's ``not_read``; the
-    job is an error only when none of its paths can be read.
+    job is an error only when none of its paths can be read. A compressed file cut short
+    (``.gz`` ending before its end marker) is read up to the cut, and the diagnosis's warning
+    saying so is in ``not_read`` too (a file read in part).
     """
     start = time.perf_counter()
     masker = options.new_masker()
@@ -98,6 +100,7 @@ def diagnose_job(job: Job, options: Options) -> dict[str, Any]:
     result: Diagnosis | None = None
     error = None
     unread: list[str] = []
+    cut: list[str] = []
     try:
         # as `rootrank diagnose PATHS`: a path that cannot be read (a binary file beside the
         # logs) is named in the warnings and the others are diagnosed; none readable: an error
@@ -111,6 +114,7 @@ def diagnose_job(job: Job, options: Options) -> dict[str, Any]:
             library=_library(options.signatures),
             mask=options.mask != "off",
             new_masker=options.new_masker,
+            on_warning=cut.append,  # a compressed file cut short, a broken error.json: read in part
         )
         result.warnings.extend(f"not read: {masker.text(p)}" for p in unread)
     except InputError as exc:
@@ -128,7 +132,7 @@ def diagnose_job(job: Job, options: Options) -> dict[str, Any]:
     seconds = time.perf_counter() - start
     rec = record(job, job_id, result, error, seconds)
     if result is not None:
-        rec["not_read"] = [masker.text(p) for p in unread]
+        rec["not_read"] = [masker.text(p) for p in [*unread, *cut]]
     head = job_head(job, masker)
     return {
         "job": head,
@@ -210,8 +214,8 @@ def record(
     ``exception`` (the unclassified exception: ``{"path", "line", "text"}``), ``time`` (s since
     the epoch) and ``time_source`` (``"log"``: the first dated failure line; ``"mtime"``: the
     newest file's modification time, when the log carries no date), ``error``, ``not_read``
-    (why each file of a diagnosed job was skipped: ``"<path>: binary data, not a text log"``;
-    set by :func:`diagnose_job`).
+    (why each file of a diagnosed job was skipped, ``"<path>: binary data, not a text log"``,
+    or read in part, ``"<path>: the gzip data ends early ..."``; set by :func:`diagnose_job`).
     """
     rec: dict[str, Any] = {
         "index": job.index,

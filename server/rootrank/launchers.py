@@ -1,0 +1,27 @@
+"""The launchers whose command lines rootrank reads, as one regex alternation every reader of
+a launch line shares (:data:`rootrank.scan._COMMAND` and ``_RUN_COMMAND``,
+:data:`rootrank.runs._LAUNCH`, :data:`rootrank.entry.commands._LAUNCHER_WORD`): a launcher
+added here is recognised in a printed command, splits two jobs launched differently, and keeps
+an entry's ``python train.py`` after it. Each is named as its users type it (the console
+script, or ``python -m`` of its module):
+
+- ``torchrun`` / ``python -m torch.distributed.run`` (``.launch``, the older module):
+  https://docs.pytorch.org/docs/stable/elastic/run.html
+- ``accelerate launch``: https://huggingface.co/docs/accelerate/package_reference/cli
+- ``deepspeed``: https://www.deepspeed.ai/getting-started/#launching-deepspeed-training
+- ``mpirun`` / ``mpiexec`` (Open MPI, MPICH), ``srun`` (SLURM), ``horovodrun`` (Horovod)
+- ``composer`` (MosaicML): https://github.com/mosaicml/composer/blob/dev/composer/cli/launcher.py
+"""
+
+from __future__ import annotations
+
+#: Launchers that start the job's processes (regex source, no groups, no anchors); words
+#: inside one are joined by ``\s+`` (a log may pad them).
+MULTI_PROCESS = (
+    r"torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch)|accelerate\s+launch"
+    r"|deepspeed|mpirun|mpiexec|srun|horovodrun|composer"
+)
+#: Any launch of a training script: a multi-process launcher, or the interpreter itself
+#: (``python3 train.py``). The interpreter comes last, so ``python -m torch.distributed.run``
+#: is read as the launcher it is.
+ANY = MULTI_PROCESS + r"|python[\d.]*"
