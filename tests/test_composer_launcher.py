@@ -70,6 +70,27 @@ def test_a_rank_the_kernel_killed_explains_the_others_watchdog_timeout():
     assert "elastic-child-failed" not in {f.signature for f in d.findings if f.rank == 1}
 
 
+def test_the_verification_fills_the_processes_the_command_line_gave():
+    # ``composer -n 4 train.py`` printed with no script argument and no torchrun-style flag:
+    # composer's own ``-n``/``--nproc`` (composer/cli/launcher.py) is the processes per node,
+    # and the printed command is the verification's (round-13 trial: "composer -n <n> ...
+    # train.py" although the log's first line is "$ composer -n 4 train.py").
+    for shown in ("composer -n 4 train.py", "composer --nproc 8 -v train.py"):
+        text = (
+            f"$ {shown}\n"
+            "[batch=100/4800]:\n"
+            "ERROR:composer.cli.launcher:Rank 2 crashed with exit code -9.\n"
+            "Waiting up to 30 seconds for all training processes to terminate. Press Ctrl-C to"
+            " exit immediately.\n"
+        )
+        d = diagnose_text(text, "train.log")
+        root = d.root_cause
+        assert root is not None and root.signature == "worker-sigkill-exit"
+        assert d.initiating_rank == 2
+        assert root.verify.split("  #")[0] == shown
+        assert "<n>" not in root.verify and "<gpus>" not in root.verify
+
+
 def test_two_composer_jobs_of_different_scripts_are_two_runs():
     # cat job_a.log job_b.log: the second job's '$ composer -n 4 train_b.py' starts another run
     # (rootrank.launchers: composer is a launcher to every reader of a launch line), so the

@@ -122,6 +122,21 @@ def test_powershell_utf16_log(tmp_path: Path, bom: bool) -> None:
     _oom_result(done)
 
 
+@pytest.mark.parametrize("codec", ["utf-32", "utf-32-be"], ids=["utf32le-bom", "utf32be-bom"])
+def test_utf32_log_with_a_bom_is_decoded_not_called_healthy(tmp_path: Path, codec: str) -> None:
+    # iconv -t utf-32 writes a BOM, FF FE 00 00 (little-endian): it begins with UTF-16LE's
+    # mark, and read as UTF-16 every character became itself plus a NUL: nothing matched and
+    # the failing run was called healthy (exit 1).
+    body = OOM.encode(codec)
+    if codec == "utf-32-be":
+        body = codecs.BOM_UTF32_BE + body
+    p = tmp_path / "u32.log"
+    p.write_bytes(body)
+    done, _ = _diagnose(str(p), "--format", "json")
+    diag = _oom_result(done)
+    assert diag["lines_read"] == OOM.count("\n")
+
+
 @pytest.mark.parametrize("mark", [codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE], ids=["ff-fe", "fe-ff"])
 def test_utf16_mark_before_utf8_text_is_read_as_utf8(tmp_path: Path, mark: bytes) -> None:
     # A UTF-16 byte-order mark followed by ordinary UTF-8 text (a tool wrote the mark, then

@@ -443,3 +443,68 @@ def test_watch_a_folder_follows_the_newest_attempt_only(tmp_path):
     finally:
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=30)
+
+
+VALUE_ERROR = (
+    "[rank2]: Traceback (most recent call last):\n"
+    '[rank2]:   File "train.py", line 9, in <module>\n'
+    "[rank2]: ValueError: bad sample at index 7\n"
+)
+
+
+def test_watch_reports_the_next_jobs_failure_after_truncation_rotation_and_a_new_job_file(
+    tmp_path,
+):
+    log = tmp_path / "app.log"
+    log.write_text("")
+    proc = rootrank("watch", "--format", "json", str(log))
+    reader = EventReader(proc)
+    try:
+        time.sleep(1)
+        log.write_text(OOM)
+        first = reader.next()
+        assert first["event"] == "failure"
+        assert first["diagnosis"]["root_cause"]["failure_class"] == "cuda-oom"
+        assert first["diagnosis"]["initiating_rank"] == 1
+        # truncated, then the next job fails another way: its failure is reported
+        time.sleep(2)
+        log.write_text("")
+        time.sleep(2)
+        log.write_text(VALUE_ERROR)
+        second = reader.next()
+        assert second["event"] == "failure"
+        assert second["diagnosis"]["initiating_rank"] == 2
+        assert second["diagnosis"]["root_cause"]["evidence"][0]["line"] == 3
+        # rotated, and the next job fails as the first did: reported again (a new job)
+        log.rename(tmp_path / "app.log.1")
+        log.write_text("step 1 loss 1.0\n" + OOM)
+        third = reader.next()
+        assert third["event"] == "failure"
+        assert third["diagnosis"]["root_cause"]["failure_class"] == "cuda-oom"
+        assert third["diagnosis"]["initiating_rank"] == 1
+        assert third["diagnosis"]["root_cause"]["evidence"][0]["line"] == 4
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    assert proc.returncode == 130
+
+
+def test_watch_a_folder_reports_a_requeued_slurm_jobs_failure(tmp_path):
+    (tmp_path / "slurm-100.out").write_text(OOM)
+    proc = rootrank("watch", "--format", "json", str(tmp_path))
+    reader = EventReader(proc)
+    try:
+        first = reader.next(timeout=30)
+        assert first["event"] == "failure"
+        assert first["diagnosis"]["initiating_rank"] == 1
+        time.sleep(1)
+        (tmp_path / "slurm-101.out").write_text("step 1 loss 1.0\n" + VALUE_ERROR)
+        second = reader.next(timeout=30)
+        assert second["event"] == "failure"
+        assert second["diagnosis"]["initiating_rank"] == 2
+        ev = second["diagnosis"]["root_cause"]["evidence"][0]
+        assert (ev["path"].rsplit("/", 1)[-1], ev["line"]) == ("slurm-101.out", 4)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    assert proc.returncode == 130

@@ -559,3 +559,63 @@ def test_dask_shutdown_noise_is_silenced_and_levels_are_restored(caplog):
     assert child.level == logging.WARNING
     child.error("after")
     assert [r.getMessage() for r in caplog.records] == ["kept", "after"]
+
+
+DASHBOARD_PROBE = """
+import json, urllib.error, urllib.request
+import psutil
+from rootrank.triage.run import dask_client
+
+
+def main():
+    with dask_client(None, 1) as client:
+        port = client.scheduler_info()["services"]["dashboard"]
+        codes = {}
+        for path in ("/", "/status", "/health", "/json/counts.json", "/info/main/workers.html"):
+            try:
+                codes[path] = urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10).status
+            except urllib.error.HTTPError as exc:
+                codes[path] = exc.code
+        me = psutil.Process()
+        listening = sorted(
+            {c.laddr.ip for p in (me, *me.children(recursive=True))
+             for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN}
+        )
+        print(json.dumps({"port": port, "codes": codes, "listening": listening}))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_the_local_cluster_serves_no_dashboard_and_warns_of_no_taken_port(tmp_path):
+    """docs/triage.md: "no dashboard". Dask's scheduler opens an HTTP server whatever it is
+    told (dashboard_address=None means port 8787, and a taken 8787 printed a UserWarning on
+    the user's terminal: round-13 trial item 5). With 8787 taken: no warning on stderr, the
+    HTTP servers listen on 127.0.0.1 only, on another port, and serve nothing (404)."""
+    holder = socket.socket()
+    try:
+        holder.bind(("127.0.0.1", 8787))
+        holder.listen()
+    except OSError:
+        pass  # taken already: the case to test
+    try:
+        probe = tmp_path / "probe.py"
+        probe.write_text(DASHBOARD_PROBE)
+        done = subprocess.run(
+            [sys.executable, "-W", "default", str(probe)],
+            capture_output=True,
+            env=ENV,
+            timeout=300,
+            check=False,
+            cwd=tmp_path,
+        )
+    finally:
+        holder.close()
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"already in use" not in done.stderr and b"UserWarning" not in done.stderr
+    got = json.loads(done.stdout)
+    assert got["port"] != 8787
+    assert set(got["codes"].values()) == {404}
+    assert got["listening"] == ["127.0.0.1"]

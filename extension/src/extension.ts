@@ -92,11 +92,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
     ReportPanel.showEntryPanel(host, `rootrank: ${entry.title ?? id}`).showEntry(entry);
   }
 
-  const diagnoseAndShow = async (text: string, name: string): Promise<Diagnosis | undefined> => {
+  const diagnoseAndShow = async (text: string, name: string, firstLine = 1): Promise<Diagnosis | undefined> => {
     try {
       const d = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Window, title: 'rootrank: diagnosing' },
-        () => server.diagnose(text, name),
+        () => server.diagnose(text, name, firstLine),
       );
       info(`Diagnosed ${name}: ${headline(d) ?? 'no known failure'}`);
       showReport(d);
@@ -122,11 +122,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
         selection.end.line,
         doc.lineAt(selection.end.line).text.length,
       );
-      const name = remember(`${base}:${selection.start.line + 1}-${selection.end.line + 1}`, {
-        uri: doc.uri,
-        lineOffset: selection.start.line,
-      });
-      return diagnoseAndShow(doc.getText(range), name);
+      // The server counts the selection's lines from its first line in the file, so the
+      // reasoning, the evidence and the JSON name the file's lines (`train.log:16`).
+      const name = remember(base, { uri: doc.uri, lineOffset: 0 });
+      return diagnoseAndShow(doc.getText(range), name, selection.start.line + 1);
     }
     const name = remember(base, { uri: doc.uri, lineOffset: 0 });
     return diagnoseAndShow(doc.getText(), name);

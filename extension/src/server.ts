@@ -238,9 +238,13 @@ export class ServerManager implements vscode.Disposable {
     return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args })) as T;
   }
 
-  /** `rootrank.diagnose` {text, name} -> diagnosis. */
-  async diagnose(text: string, name: string): Promise<Diagnosis> {
-    return asDiagnosis(await this.execute('rootrank.diagnose', [{ text, name }]));
+  /**
+   * `rootrank.diagnose` {text, name, firstLine} -> diagnosis. `firstLine` (1-based) is the
+   * line of `name` the text starts at (a selection): the diagnosis then names the file's lines.
+   */
+  async diagnose(text: string, name: string, firstLine = 1): Promise<Diagnosis> {
+    const request = firstLine > 1 ? { text, name, firstLine } : { text, name };
+    return asDiagnosis(await this.execute('rootrank.diagnose', [request]));
   }
 
   /** `rootrank.signatures` -> every signature of the loaded library. */

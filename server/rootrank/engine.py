@@ -297,14 +297,17 @@ def diagnose_text(
     library: Library | None = None,
     mask: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    first_line: int = 1,
 ) -> Diagnosis:
     """Diagnose text already in memory (a selection, terminal output, an editor buffer).
 
     ``name`` is used as the path in evidence (and may name the rank, e.g. ``rank3.log``).
     ``progress``, when given, is called after each block with (characters read, total
-    characters), for a client's progress bar.
+    characters), for a client's progress bar. ``first_line`` is the 1-based line of
+    ``name`` the text starts at (a selection of a file): every line number in the diagnosis
+    (evidence, reasoning, frames of the log) is then the file's.
     """
-    blocks: Iterable[Block] = text_blocks(text)
+    blocks: Iterable[Block] = text_blocks(text, first_line)
     if progress is not None:
         blocks = _reporting(blocks, len(text), progress)
     return diagnose_blocks([(name, blocks)], library=library, mask=mask)
@@ -318,12 +321,14 @@ def diagnose_utf8(
     library: Library | None = None,
     mask: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    first_line: int = 1,
 ) -> Diagnosis:
     """:func:`diagnose_text` of a text given as its UTF-8 bytes, ``text.encode("utf-8",
     "replace")`` (the language server's buffer as its engine process receives it): the same
     blocks, without decoding the whole text first and encoding it again. ``chars`` is the
-    text's length in code points, the total given to ``progress``."""
-    blocks: Iterable[Block] = read_blocks(io.BytesIO(data), sniff=False)
+    text's length in code points, the total given to ``progress``; ``first_line`` as in
+    :func:`diagnose_text`."""
+    blocks: Iterable[Block] = read_blocks(io.BytesIO(data), sniff=False, first_line=first_line)
     if progress is not None:
         blocks = _reporting(blocks, chars, progress)
     return diagnose_blocks([(name, blocks)], library=library, mask=mask)

@@ -4,7 +4,9 @@ What real terminals and launchers leave in a log, and what happens to it here:
 
 - invalid UTF-8 is kept as U+FFFD (``errors="replace"``); a UTF-16 file (PowerShell's ``>``
   writes UTF-16LE with a BOM) is decoded as UTF-16, once its content confirms the BOM (a
-  UTF-16 mark before UTF-8 text is dropped and the text read as UTF-8);
+  UTF-16 mark before UTF-8 text is dropped and the text read as UTF-8); a UTF-32 file with
+  its BOM (``iconv -t utf-32``: ``FF FE 00 00`` little-endian, ``00 00 FE FF`` big-endian) is
+  decoded as UTF-32, checked before UTF-16 since its little-endian mark begins with UTF-16LE's;
 - ANSI escape sequences are removed, and so are their escape-less leftovers (``[1;36m``,
   ``1;36m``) that remain when a tool strips the ESC byte only;
 - ``\\r`` progress-bar overwrites are collapsed to what the terminal last showed (the text
@@ -134,6 +136,8 @@ def _sniff(head: bytes) -> str:
     Raises:
         InputError: when the bytes look binary (over 10% control or undecodable bytes).
     """
+    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)) and _utf32_content(head):
+        return "utf-32"  # before UTF-16: FF FE 00 00 also starts with UTF-16LE's mark
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and _utf16_content(head[2:]):
         return "utf-16"
     if head.startswith(codecs.BOM_UTF8):
@@ -156,6 +160,21 @@ def _sniff(head: bytes) -> str:
         if bad > 0.1 * len(decoded):
             raise InputError("binary data, not a text log")
     return "utf-8"
+
+
+def _utf32_content(head: bytes) -> bool:
+    """Whether ``head`` (a file's first bytes, starting with a UTF-32 byte-order mark) is
+    UTF-32 text: every 4-byte unit of the sample (cut to whole units) is a code point below
+    U+110000 and not U+0000. A UTF-16LE file whose BOM is followed by a U+0000 character
+    would start with the same four bytes; its next units fail this check."""
+    big = head.startswith(codecs.BOM_UTF32_BE)
+    sample = head[4 : 4 + 4096]
+    sample = sample[: len(sample) - len(sample) % 4]
+    for i in range(0, len(sample), 4):
+        cp = int.from_bytes(sample[i : i + 4], "big" if big else "little")
+        if cp == 0 or cp >= 0x110000:
+            return False
+    return True
 
 
 def _utf16_content(body: bytes) -> bool:
@@ -201,12 +220,13 @@ class Block:
 
 
 def read_blocks(
-    stream: BinaryIO, *, block_bytes: int = BLOCK_BYTES, sniff: bool = True
+    stream: BinaryIO, *, block_bytes: int = BLOCK_BYTES, sniff: bool = True, first_line: int = 1
 ) -> Iterator[Block]:
     """Read a binary stream as blocks of whole lines, never holding more than one block
     plus one line piece (:data:`MAX_LINE_BYTES`) in memory: a longer line ends its block
     with its first piece and its other pieces follow as blocks of their own
-    (:attr:`Block.continues`).
+    (:attr:`Block.continues`). ``first_line`` is the 1-based number the stream's first
+    line gets (a selection's first line in its file).
 
     Raises:
         InputError: ``sniff`` is on and the stream holds binary data.
@@ -216,9 +236,9 @@ def read_blocks(
     )
     encoding = _sniff(buffered.peek(8192)[:8192]) if sniff else "utf-8"
     if encoding != "utf-8":
-        yield from _reencoded_blocks(buffered, encoding, block_bytes)
+        yield from _reencoded_blocks(buffered, encoding, block_bytes, first_line)
         return
-    number = 1
+    number = first_line
     first = True
     while True:
         buf = buffered.read(block_bytes)
@@ -374,10 +394,10 @@ def _block(buf: bytes, number: int) -> Block:
 
 
 def _reencoded_blocks(
-    buffered: io.BufferedReader, encoding: str, block_bytes: int
+    buffered: io.BufferedReader, encoding: str, block_bytes: int, first_line: int = 1
 ) -> Iterator[Block]:
     text_stream = io.TextIOWrapper(buffered, encoding=encoding, errors="replace", newline="\n")
-    number = 1
+    number = first_line
     while True:
         chunk = text_stream.read(block_bytes // 2)
         if not chunk:
@@ -434,9 +454,12 @@ def dedented(blocks: Iterable[Block]) -> Iterator[Block]:
         yield Block(text, data.lower(), block.first_line, offset=len(prefix))
 
 
-def text_blocks(text: str) -> Iterator[Block]:
-    """Blocks of text already in memory (an editor buffer, a selection): no binary check."""
-    yield from read_blocks(io.BytesIO(text.encode("utf-8", errors="replace")), sniff=False)
+def text_blocks(text: str, first_line: int = 1) -> Iterator[Block]:
+    """Blocks of text already in memory (an editor buffer, a selection whose first line is
+    line ``first_line`` of its file, 1-based): no binary check."""
+    yield from read_blocks(
+        io.BytesIO(text.encode("utf-8", errors="replace")), sniff=False, first_line=first_line
+    )
 
 
 def logical_lines(number: int, raw: str, offset: int = 0) -> list[RawLine]:

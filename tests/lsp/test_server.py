@@ -513,3 +513,48 @@ async def test_requests_after_an_edit_answer_for_the_new_text(workspace: Path) -
         assert [a.title for a in on_moved or [] if isinstance(a, types.CodeAction) and a.edit] == [
             "Pass find_unused_parameters=True to DistributedDataParallel"
         ]
+
+
+async def test_diagnose_a_selection_names_the_files_lines(workspace: Path) -> None:
+    # VS Code's "Diagnose Selection" sends lines 7-15 of train.log with firstLine 7: every
+    # line the diagnosis names (evidence, reasoning) must be the file's, as the whole file's
+    # diagnosis names it, not the selection's own count (trial r13: "train.log:8-41:9").
+    lines = [f"[rank{r}]: step 1 loss 2.0" for r in range(3)] * 3 + [
+        "[rank2]: Traceback (most recent call last):",
+        '[rank2]:   File "train.py", line 9, in <module>',
+        "[rank2]:     load_batch()",
+        '[rank2]:   File "train.py", line 5, in load_batch',
+        "[rank2]: ValueError: corrupt record in shard 2",
+        "[rank0]: [E ProcessGroupNCCL.cpp:1234] [Rank 0] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+        "Timeout(ms)=600000) ran for 600001 milliseconds before timing out.",
+    ]
+    async with started(workspace, OPTIONS) as client:
+        whole = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="rootrank.diagnose",
+                arguments=[{"text": "\n".join(lines) + "\n", "name": "train.log"}],
+            )
+        )
+        selected = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="rootrank.diagnose",
+                arguments=[
+                    {"text": "\n".join(lines[6:]) + "\n", "name": "train.log", "firstLine": 7}
+                ],
+            )
+        )
+        with pytest.raises(Exception, match="firstLine"):
+            await client.workspace_execute_command_async(
+                types.ExecuteCommandParams(
+                    command="rootrank.diagnose",
+                    arguments=[{"text": "x\n", "name": "train.log", "firstLine": 0}],
+                )
+            )
+    for d in (whole, selected):
+        assert d["initiating_rank"] == 2
+        assert [(e["path"], e["line"]) for e in d["root_cause"]["evidence"]] == [("train.log", 14)]
+        assert '"A plain Python exception ended the process' in d["reasoning"][0]
+        assert d["reasoning"][0].endswith("(train.log:14).")
+    assert selected["sources"] == ["train.log"]
+    assert [c["evidence"][0]["line"] for c in selected["collateral"]] == [15]

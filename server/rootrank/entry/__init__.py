@@ -39,6 +39,58 @@ MAX_MESSAGE_CHARS = 300
 
 _PLACEHOLDER = lazy_regex.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
+#: Where a message may be cut: after a sentence's or a clause's end (``.``, ``!``, ``?``,
+#: ``;``) and the space after it (``4.35 GiB`` has no space after its dot: never cut there).
+_CLAUSE_END = lazy_regex.compile(r"(?<=[.!?;])\s+")
+
+
+def quote_message(message: str, limit: int = MAX_MESSAGE_CHARS, keep: str | None = None) -> str:
+    """``message`` (an exception's message, str) shortened to about ``limit`` characters for
+    a fix to quote: whole sentences or clauses from its start, the ones dropped replaced by
+    ``…``, never a cut inside a number or a word (a cut mid-number misquotes the figure).
+    ``keep`` (a regex, the chosen fix variant's ``when: message``) names the part the advice
+    rests on: the sentence that holds its match is kept too, after the first, even when it
+    lies past ``limit`` (the allocator's "8.56 GiB is reserved by PyTorch but unallocated"
+    at the end of a long CUDA OOM message). A first sentence longer than ``limit`` alone is
+    cut at the last space before ``limit``, with ``…``."""
+    if len(message) <= limit:
+        return message
+    sentences = [s for s in _CLAUSE_END.split(message) if s]
+    must: set[int] = set()
+    if keep:
+        try:
+            m = regex.search(keep, message, regex.IGNORECASE)
+        except regex.error:
+            m = None
+        if m is not None:
+            at = 0
+            for i, s in enumerate(sentences):
+                start = message.find(s, at)
+                end = start + len(s)
+                at = end
+                if start < m.end() and m.start() < end:
+                    must.add(i)
+    kept: set[int] = {0, *must}
+    size = sum(len(sentences[i]) + 1 for i in kept)
+    for i in range(1, len(sentences)):
+        if i in kept:
+            continue
+        if size + len(sentences[i]) + 1 > limit:
+            break
+        kept.add(i)
+        size += len(sentences[i]) + 1
+    out: list[str] = []
+    for i, s in enumerate(sentences):
+        if i in kept:
+            if len(s) > limit:
+                cut = s.rfind(" ", 0, limit)
+                s = (s[:cut] if cut > 0 else s[:limit]).rstrip(" ,;:") + " …"
+            out.append(s)
+        elif out and out[-1] != "…":
+            out.append("…")
+    return " ".join(out)
+
+
 _UNKNOWN = {"rank": "<rank>", "host": "<host>"}
 #: "rank {rank}" / "host {host}" / "rank {initiating_rank}" when the log does not tell: a
 #: phrase, not a placeholder (a blank would nest inside a blank: ``<pid of rank <rank>>``).
@@ -226,9 +278,10 @@ def fill_entry(
         if seen is not None and seen.exc.message
         else (root.evidence[0].text.strip() if root.evidence else "")
     )
-    if message:
-        message = message[:MAX_MESSAGE_CHARS]
-        values.setdefault("message", masker.text(message) if masker else message)
+    own_message = bool(message) and "message" not in values
+    if own_message:
+        quoted = quote_message(message)
+        values["message"] = masker.text(quoted) if masker else quoted
     if frame is not None:
         values["user_loc"] = f"{frame.file}:{frame.line}"
         values["user_file"] = frame.file  # the user's own file the traceback names last
@@ -326,6 +379,10 @@ def fill_entry(
     facts.ranks_share_path = ranks_share_path([root, *(f for f in group if f is not root)])
     facts.multi_node = launch.multi_node
     variant, chosen = choose(sig.fix, facts)
+    keep = (variant.get("when") or {}).get("message") if chosen is not None else None
+    if own_message and isinstance(keep, str):  # the quote keeps what the variant rests on
+        quoted = quote_message(message, keep=keep)
+        values["message"] = masker.text(quoted) if masker else quoted
     if chosen is not None and masker:  # "why" quotes what the log said
         chosen = {"id": chosen["id"], "why": masker.text(chosen["why"])}
     is_default = chosen is None or variant is sig.fix.get("variants", [None])[-1]

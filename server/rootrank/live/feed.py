@@ -102,6 +102,7 @@ class Source:
     error: str | None = None
     closed: bool = False
     tagger: RankTagger = field(default_factory=RankTagger)
+    first_line: int = 1  # the file's line number of the first line fed
 
 
 class LiveScan:
@@ -133,16 +134,20 @@ class LiveScan:
         self._counter = [0]
         self._sources: list[Source] = []
         self.last_arrival = 0.0  # time.time() of the last line fed
+        #: How many times a new run replaced the one scanned (:meth:`new_run`).
+        self.run = 0
 
     # -- feeding -------------------------------------------------------------------------
 
-    def open(self, name: str) -> Source:
-        """Start scanning a new source named ``name`` (a path: it may name the rank)."""
+    def open(self, name: str, first_line: int = 1) -> Source:
+        """Start scanning a new source named ``name`` (a path: it may name the rank), whose
+        first line fed is line ``first_line`` (1-based) of that file."""
         rank, local = rank_from_path(name)
         src = Source(
             name,
             queue.Queue(QUEUE_CHUNKS),
             tagger=RankTagger(path=name, path_rank=rank, path_rank_is_local=local),
+            first_line=first_line,
         )
         src.thread = threading.Thread(
             target=self._scan, args=(src,), name=f"rootrank-scan {name}", daemon=True
@@ -173,6 +178,23 @@ class LiveScan:
             src.queue.put(None)
         if wait and src.thread is not None:
             src.thread.join()
+
+    def new_run(self) -> None:
+        """Another job replaced the one scanned so far (a watched file was truncated or
+        rotated, a newer SLURM job or attempt appeared in a watched folder): every source is
+        closed and the scan starts again from an empty state, as ``rootrank diagnose`` of
+        ``cat job1.log job2.log`` diagnoses the last job only. What the earlier job showed
+        (findings, ranks, progress) is left out, so the new job's failure is its own root
+        cause even when it comes after the earlier one's; :attr:`run` counts these. Open
+        the sources that go on (:meth:`open`) afterwards."""
+        for src in self._sources:
+            self.close(src, wait=False)
+        with self.lock:  # the scanning threads keep the old state (their own reference)
+            self._sources = []
+            self.state = ScanState()
+            self.progress = ProgressModel()
+            self.tracker.reset()
+            self.run += 1
 
     # -- reading -------------------------------------------------------------------------
 
@@ -237,7 +259,7 @@ class LiveScan:
     def _blocks(self, src: Source):  # type: ignore[no-untyped-def]
         """Blocks for ``scan_source``, as they arrive. Runs in the scan thread holding the
         lock, which it releases only while waiting for lines."""
-        number = 1
+        number = src.first_line
         while True:
             self.lock.release()
             try:
@@ -305,6 +327,8 @@ class LiveScan:
                 return
 
     def _step(self, src: Source, text: str, number: int, now: float) -> None:
+        if src not in self._sources:
+            return  # an earlier run's lines still queued (new_run)
         p = read_step(text, src.tagger, number, model=self.progress, time=now, path=src.name)
         if p is not None:
             self.tracker.update(p.rank, p.step, p.total, None, now, src.name, number)

@@ -3,7 +3,9 @@
 - A failure is reported once the lines show a root cause and the output has been quiet for
   :data:`SETTLE` seconds (the lines of one crash arrive within a moment of each other, and
   the first of them rarely tell the whole story), or :data:`MAX_SETTLE` seconds after it was
-  first seen; again only if a later root cause differs (another signature or rank).
+  first seen; again only if a later root cause differs (another signature or rank), or
+  belongs to a new job (:attr:`rootrank.live.feed.LiveScan.run` changed: a watched log was
+  truncated or rotated, a newer job's file appeared), even when it is the same as the last.
 - Stalls and stragglers come from the :class:`~rootrank.live.tracker.ProgressTracker`; with
   ``on_stall="dump"`` each rank's stack is collected first (in a thread, so the job's output
   keeps flowing) and may name the suspect.
@@ -57,7 +59,11 @@ class Monitor:
         self.on_stall = on_stall
         self.job_pid = job_pid
         self.progress_every = progress_every
+        #: The failure reported last for the current job (LiveScan.run), if any.
         self.reported: tuple[str, int | None] | None = None
+        #: Whether any failure was reported (of any job).
+        self.any_reported = False
+        self._run = scan.run
         self._seen_order: tuple[int, int, int] | None = None
         self._last_snapshot = 0.0
         self._gap = MIN_SNAPSHOT_GAP
@@ -103,6 +109,9 @@ class Monitor:
                 self.reporter.progress(ranks)
 
     def _check_failure(self, now: float) -> None:
+        if self.scan.run != self._run:  # a new job: its failure is its own
+            self._run = self.scan.run
+            self.reported, self._candidate, self._seen_order = None, None, None
         order = self.scan.changes()
         if order != self._seen_order and now - self._last_snapshot >= self._gap:
             self._seen_order = order
@@ -123,6 +132,7 @@ class Monitor:
             quiet = now - self.scan.last_arrival >= SETTLE
             if (quiet and self._seen_order == self.scan.changes()) or now - first >= MAX_SETTLE:
                 self.reported = key
+                self.any_reported = True
                 self._candidate = None
                 self.reporter.failure(diag, final=False)
 

@@ -11,8 +11,14 @@ logs live. For each file:
   or torchrun attempts only the newest run's files are followed (:func:`rootrank.runs.pick_run`,
   as ``rootrank diagnose`` reads a folder), and a newer run appearing is followed too;
 - rotation (the path now names another file: a new inode) and truncation (the file shrank)
-  start a new source at the new file's start; the old one's lines stay in the diagnosis, and
-  the progress seen so far is forgotten (a new run started).
+  start a new source at the new file's start, and so does a newer run appearing in a watched
+  folder (its older run's files are no longer followed): a new job started. What the earlier
+  job showed (findings, ranks, progress) is left out from then on
+  (:meth:`~rootrank.live.feed.LiveScan.new_run`), so its failure is reported even when it
+  repeats the earlier one's, as ``rootrank diagnose`` of the two jobs in one file diagnoses the
+  last. The other files followed go on from where they were read (their later lines belong to
+  the new job); a file whose start was read before that new job began (the other ranks'
+  files, rewritten in turn by a relaunch) starts no further new run when it is rewritten.
 
 A failure is reported as soon as the lines show one; stalls and stragglers as in
 ``rootrank run``. Otherwise it stays quiet.
@@ -32,7 +38,7 @@ from rootrank.engine import LOG_NAMES, LOG_SUFFIXES, MAX_FOLDER_FILES
 from rootrank.ingest import InputError, check_text, compression_of
 from rootrank.live.events import Reporter
 from rootrank.live.feed import LiveScan, Source
-from rootrank.live.lines import LineSplitter
+from rootrank.live.lines import LineSplitter, Piece
 from rootrank.live.monitor import Monitor, failure_key
 from rootrank.live.tracker import ProgressTracker
 from rootrank.runs import pick_run
@@ -60,6 +66,8 @@ class Followed:
     splitter: LineSplitter
     fh: IO[bytes]
     head: bytes = b""  # the file's first bytes, to tell a rewritten file from an appended one
+    lines: int = 0  # whole lines fed so far
+    run: int = 0  # LiveScan.run when this file was read from its start
 
 
 class Watcher:
@@ -70,6 +78,7 @@ class Watcher:
         self.files: dict[str, Followed] = {}
         self.folders: list[str] = []
         self.explicit: list[str] = []
+        self._from_folder: set[str] = set()
         self._last_rescan = 0.0
         for p in paths:
             if os.path.isdir(p):
@@ -87,9 +96,16 @@ class Watcher:
             self._last_rescan = now
             for path in self.explicit:
                 self._follow(path)
+            wanted: list[str] = []
             for folder in self.folders:
                 newest, _ = pick_run(_log_files(folder))  # an older SLURM job or attempt is history
-                for path in newest:
+                wanted.extend(newest)
+            older = [p for p in self._from_folder if p in self.files and p not in wanted]
+            if older and any(p not in self.files for p in wanted):
+                self._new_run(drop=older)  # a newer job's files appeared
+            for path in wanted:
+                if path not in self.files:
+                    self._from_folder.add(path)
                     self._follow(path)
         return sum(self._read(f) for f in list(self.files.values()))
 
@@ -107,6 +123,7 @@ class Watcher:
             fh.close()
             return None
         f = Followed(path, st.st_dev, st.st_ino, 0, self.scan.open(path), LineSplitter(), fh)
+        f.run = self.scan.run
         self.files[path] = f
         return f
 
@@ -145,22 +162,43 @@ class Watcher:
             if len(f.head) < HEAD_BYTES and f.offset == len(f.head):
                 f.head += data[: HEAD_BYTES - len(f.head)]
             f.offset += len(data)
-            self.scan.feed(f.src, f.splitter.feed(data))
+            lines = f.splitter.feed(data)
+            f.lines += sum(1 for x in lines if not (isinstance(x, Piece) and x.offset))
+            self.scan.feed(f.src, lines)
             frame = f.splitter.frame()
             if frame:
                 self.scan.feed_frame(f.src, frame)
         return len(data)
 
     def _restart(self, f: Followed) -> None:
+        """``f`` was truncated or rotated: read it again from its start, as a new job's."""
+        if f.run == self.scan.run:
+            self._new_run(drop=[f.path])
+        else:  # its start was the earlier job's: the new job began in another file
+            self._flush(f)
+            self.scan.close(f.src, wait=False)
+            f.fh.close()
+            del self.files[f.path]
+        self._open(f.path)
+
+    def _flush(self, f: Followed) -> None:
         rest = f.splitter.flush()
         if rest:
+            f.lines += 1
             self.scan.feed(f.src, [rest])
-        self.scan.close(f.src, wait=False)
-        f.fh.close()
-        del self.files[f.path]
-        with self.scan.lock:
-            self.scan.tracker.reset()
-        self._open(f.path)
+
+    def _new_run(self, drop: list[str]) -> None:
+        """A new job started: stop following ``drop`` (paths), start the scan again and go
+        on with the other files from where they were read."""
+        for path in drop:
+            self._flush(self.files[path])
+        self.scan.new_run()
+        for path in drop:
+            with contextlib.suppress(OSError):
+                self.files[path].fh.close()
+            del self.files[path]
+        for f in self.files.values():
+            f.src = self.scan.open(f.path, first_line=f.lines + 1)
 
     def close(self) -> None:
         for f in self.files.values():
@@ -285,4 +323,4 @@ def watch_paths(
             watcher.close()
         diag = scan.finish()
     monitor.final(diag, failed=False)
-    return 0 if monitor.reported is not None or failure_key(diag) is not None else 1
+    return 0 if monitor.any_reported or failure_key(diag) is not None else 1

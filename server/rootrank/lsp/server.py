@@ -7,8 +7,10 @@ engine results into LSP messages.
 
 Commands served (``workspace/executeCommand``):
 
-- ``rootrank.diagnose`` ``{text, name?}`` -> the ``rootrank.diagnosis/1`` dict, exactly as
-  ``rootrank diagnose --format json`` prints it for the same text;
+- ``rootrank.diagnose`` ``{text, name?, firstLine?}`` -> the ``rootrank.diagnosis/1`` dict,
+  exactly as ``rootrank diagnose --format json`` prints it for the same text; ``firstLine``
+  (1-based, default 1) is the line of ``name`` the text starts at (a selection of that
+  file), so every line the diagnosis names is the file's;
 - ``rootrank.signature`` ``id`` -> the signature's entry (``Signature.to_entry()``), or null;
 - ``rootrank.signatures`` -> ``[{id, title, failure_class, category, keys}]``;
 - ``rootrank.failureClasses`` -> ``[{slug, description}]`` (the taxonomy);
@@ -543,14 +545,18 @@ async def text_document_code_action(
 
 @server.command("rootrank.diagnose")
 async def diagnose_command(ls: RootrankServer, *args: Any) -> dict[str, Any]:
-    """``{text, name?}`` -> the CLI's JSON for the same text (``rootrank.diagnosis/1``)."""
+    """``{text, name?, firstLine?}`` -> the CLI's JSON for the same text
+    (``rootrank.diagnosis/1``); lines are counted from ``firstLine`` (1-based, default 1)."""
     request = args[0] if args else None
     if isinstance(request, str):
         request = {"text": request}
     if not isinstance(request, dict) or not isinstance(request.get("text"), str):
         raise JsonRpcInvalidParams.of(
-            ValueError("rootrank.diagnose takes {text: string, name?: string}")
+            ValueError("rootrank.diagnose takes {text: string, name?: string, firstLine?: int}")
         )
+    first_line = request.get("firstLine", 1)
+    if isinstance(first_line, bool) or not isinstance(first_line, int) or first_line < 1:
+        raise JsonRpcInvalidParams.of(ValueError("firstLine must be an integer >= 1"))
     text: str = request["text"]
     if len(text) > MAX_DIAGNOSE_CHARS:
         raise JsonRpcInvalidParams.of(
@@ -564,6 +570,7 @@ async def diagnose_command(ls: RootrankServer, *args: Any) -> dict[str, Any]:
             folders=ls.settings.signature_folders,
             mask=ls.settings.mask,
             generation=ls.generation,
+            first_line=first_line,
         )
     except EngineError as exc:
         ls.log(types.MessageType.Error, f"rootrank.diagnose failed: {exc}")

@@ -95,6 +95,8 @@ def child_main() -> None:
             }
             if takes_progress:
                 kwargs["progress"] = _progress_sender(channel)
+            if int(header.get("first_line", 1)) > 1:
+                kwargs["first_line"] = int(header["first_line"])
             diagnosis = diagnose_utf8(data, header.get("name") or "<text>", **kwargs)
             body = json.dumps(diagnosis.to_dict(), default=str).encode("utf-8", "surrogatepass")
             _write_frame(channel, b"D", body)
@@ -233,8 +235,10 @@ class EnginePool:
         generation: int = 0,
         on_progress: Callable[[int, int], None] | None = None,
         on_sent: Callable[[], None] | None = None,
+        first_line: int = 1,
     ) -> dict[str, Any]:
-        """Run ``rootrank.engine.diagnose_text(text, name)`` in a child process.
+        """Run ``rootrank.engine.diagnose_text(text, name)`` in a child process;
+        ``first_line`` (1-based) is the line of ``name`` the text starts at (a selection).
 
         ``on_sent`` is called once the text is in the child's pipe, while the child works
         (the server splits the document into lines then, off the path to the result).
@@ -254,6 +258,7 @@ class EnginePool:
                 "mask": mask,
                 "folders": list(folders),
                 "generation": generation,
+                "first_line": first_line,
             }
             try:
                 result = await worker.run(header, text, on_progress, on_sent)

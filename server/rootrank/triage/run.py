@@ -92,6 +92,13 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
     ``workers`` single-threaded processes (all cores by default) listening on 127.0.0.1 only,
     with no dashboard. The local workers ignore Ctrl-C (the driver stops them cleanly).
 
+    Dask's scheduler and workers always open an HTTP server (``distributed.node.ServerNode.
+    start_http_server``; ``dashboard_address=None`` only means the default port, 8787, where
+    a taken port gets a ``UserWarning`` on stderr and another port), so each is given
+    127.0.0.1 and a port the system picks (``127.0.0.1:0``: no warning, nothing on another
+    interface) and no HTTP routes (``distributed.{scheduler,worker}.http.routes``: every
+    request gets 404), and ``dashboard=False`` (no Bokeh pages).
+
     Raises:
         InputError: Dask is not installed, or the scheduler cannot be reached.
     """
@@ -113,14 +120,21 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
     except ValueError:  # not the main thread
         previous = None
     try:
-        cluster = distributed.LocalCluster(
-            n_workers=n,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        )
+        import dask  # installed with distributed
+
+        with dask.config.set(
+            {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+        ):
+            cluster = distributed.LocalCluster(
+                n_workers=n,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                worker_dashboard_address=None,
+                scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+                silence_logs=logging.ERROR,
+            )
         client = distributed.Client(cluster)
     finally:
         if previous is not None:

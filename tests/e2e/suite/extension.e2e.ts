@@ -191,11 +191,13 @@ describe('rootrank extension (installed .vsix, real VS Code)', function () {
     const report = await waitFor('a new report', () => (api.lastReport() !== before ? api.lastReport() : undefined));
     assert.equal(report.root_cause?.signature, 'cuda-oom');
     assert.equal(report.initiating_rank, 3);
-    // Evidence lines are numbered within the selection (notes.md lines 7-12): its 5th line,
-    // notes.md line 11, is the OutOfMemoryError; the report links there.
+    // The selection (notes.md lines 7-12) is diagnosed with the file's line numbers: its 5th
+    // line, notes.md line 11, is the OutOfMemoryError, in the evidence, the reasoning and the link.
     assert.equal(first, 6);
     assert.match(lines[first + 4], /torch\.OutOfMemoryError/);
-    assert.match(api.lastReportHtml()!, /class="evidence-link" data-path="notes.md:7-12" data-line="5"/);
+    const html = api.lastReportHtml()!;
+    assert.match(html, /class="evidence-link" data-path="notes.md" data-line="11"/);
+    assert.doesNotMatch(html, /data-path="notes\.md:7-12"|notes\.md:7-12:/);
   });
 
   it('notifies when a command fails in a bash terminal with a known failure', async function () {
