@@ -745,6 +745,10 @@ class ScanState:
     #: end-of-run summary) with nothing after it undoing that: ``(path, 1-based line of the
     #: end, why)``, in scan order (read by rootrank.analysis.completed).
     run_ended: list[tuple[str, int, str]] = field(default_factory=list)
+    #: The log shows a run's start: torchrun's ``OMP_NUM_THREADS`` banner (printed before it
+    #: starts its workers) or a launch command line (``launch.command``); read by
+    #: rootrank.entry.variants.run_phase (a pasted tail with no step is not a start-up).
+    start_seen: bool = False
     #: torchrun's agent's closing-signal lines, in scan order, every attempt's, the first
     #: :data:`MAX_CLOSING_SIGNALS` (every pid is also in ``launch.closing_pids``; read by
     #: :mod:`rootrank.analysis.events`).
@@ -1197,6 +1201,8 @@ class Scanner:
         elif tagged.rank is None and tagged.local_rank is None and "\r" in raw.raw:
             tagged = self._frame_rank(raw, tagged, tagger)
         text = tagged.text
+        if not st.start_seen and "OMP_NUM" in text and _OMP_BANNER in text:
+            st.start_seen = True
         if (
             (self._failed or self._ended is not None)
             and len(st.sources) == 1
