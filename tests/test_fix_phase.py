@@ -86,3 +86,41 @@ def test_segfault_before_the_first_step_is_a_start_up_crash():
 def test_segfault_in_a_tail_with_steps_keeps_the_general_fix():
     sig, variant, _ = _chosen(HERE / "worker-segfault" / "general.log")
     assert (sig, variant) == ("worker-segfault", "general")
+
+
+# A DeepSpeed engine set up by accelerate's Accelerator (HF Trainer / accelerate scripts): the
+# frames are accelerate/accelerator.py's _prepare_deepspeed -> deepspeed.initialize.
+_ENGINE_INIT_OOM = """\
+Traceback (most recent call last):
+  File "/work/sft/train.py", line 151, in <module>
+    main()
+  File "/work/sft/train.py", line 146, in main
+    trainer.train()
+{driver}  File "/usr/local/lib/python3.11/site-packages/deepspeed/__init__.py", line 193, in initialize
+    engine = DeepSpeedEngine(args=args,
+  File "/usr/local/lib/python3.11/site-packages/deepspeed/runtime/engine.py", line 269, in __init__
+    self._configure_distributed_model(model)
+  File "/usr/local/lib/python3.11/site-packages/deepspeed/runtime/engine.py", line 1188, in _configure_distributed_model
+    self.module.to(self.device)
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a total capacity of 39.39 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process has 38.36 GiB memory in use. Of the allocated memory 37.80 GiB is allocated by PyTorch, and 61.21 MiB is reserved by PyTorch but unallocated.
+"""
+_ACCELERATE_FRAMES = """\
+  File "/usr/local/lib/python3.11/site-packages/accelerate/accelerator.py", line 1898, in _prepare_deepspeed
+    engine, optimizer, _, lr_scheduler = ds_initialize(**kwargs)
+"""
+
+
+def test_verify_uses_accelerate_launch_when_accelerate_built_the_deepspeed_engine(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(_ENGINE_INIT_OOM.format(driver=_ACCELERATE_FRAMES))
+    rc = diagnose_paths([str(log)]).root_cause
+    assert rc is not None and rc.signature == "cuda-oom"
+    assert rc.fix.variant is not None and rc.fix.variant.id == "at-load"
+    assert rc.verify.startswith("accelerate launch --config_file <accelerate config (DeepSpeed)>")
+
+
+def test_verify_keeps_the_deepspeed_cli_without_accelerate_frames(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(_ENGINE_INIT_OOM.format(driver=""))
+    rc = diagnose_paths([str(log)]).root_cause
+    assert rc is not None and rc.verify.startswith("deepspeed --num_gpus")

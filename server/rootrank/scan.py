@@ -314,6 +314,9 @@ _LAUNCHER_PATHS = (
     ("lightning", "strategies/launchers/subprocess_script"),
     ("lightning", "strategies/launchers/multiprocessing"),
 )
+#: Frames of a library that drove the job's engine set-up (not a launcher's own file): the
+#: Accelerator's prepare (accelerate/accelerator.py: _prepare_deepspeed, _prepare_fsdp...).
+_DRIVER_PATHS = (("accelerate", "accelerate/accelerator.py"),)
 _COMMAND_WORDS = (
     "torchrun",
     "python",
@@ -489,6 +492,10 @@ class LaunchFacts:
     srun_agent_tasks: set[int] = field(default_factory=set)
     #: Every launcher the log shows signs of (``torchrun``, ``mp.spawn``, ``mpirun``...).
     launchers: set[str] = field(default_factory=set)
+    #: Libraries whose own code set the job's engine up, read from traceback frames
+    #: (:data:`_DRIVER_PATHS`: ``accelerate`` for accelerate's Accelerator); with no launcher
+    #: shown, they name the launcher a verification uses (rootrank.entry.commands.launch_of).
+    drivers: set[str] = field(default_factory=set)
     #: The launch command as printed (``torchrun --nproc-per-node=4 train.py --lr 1``).
     command: str | None = None
     #: A printed nccl-tests command (``mpirun -np 16 all_reduce_perf -b 8 -e 8G -g 1``).
@@ -1127,6 +1134,9 @@ class Scanner:
             name
             for name, part in _LAUNCHER_PATHS
             if any(part in p.replace("\\", "/") for p in paths)
+        )
+        st.launch.drivers.update(
+            name for name, part in _DRIVER_PATHS if any(part in p.replace("\\", "/") for p in paths)
         )
         if self._held:
             self._settle_sections(tagger)
