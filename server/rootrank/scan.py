@@ -314,6 +314,9 @@ _LAUNCHER_PATHS = (
     ("lightning", "strategies/launchers/subprocess_script"),
     ("lightning", "strategies/launchers/multiprocessing"),
 )
+#: Frames of a library that drove the job's engine set-up (not a launcher's own file): the
+#: Accelerator's prepare (accelerate/accelerator.py: _prepare_deepspeed, _prepare_fsdp...).
+_DRIVER_PATHS = (("accelerate", "accelerate/accelerator.py"),)
 _COMMAND_WORDS = (
     "torchrun",
     "python",
@@ -489,6 +492,10 @@ class LaunchFacts:
     srun_agent_tasks: set[int] = field(default_factory=set)
     #: Every launcher the log shows signs of (``torchrun``, ``mp.spawn``, ``mpirun``...).
     launchers: set[str] = field(default_factory=set)
+    #: Libraries whose own code set the job's engine up, read from traceback frames
+    #: (:data:`_DRIVER_PATHS`: ``accelerate`` for accelerate's Accelerator); with no launcher
+    #: shown, they name the launcher a verification uses (rootrank.entry.commands.launch_of).
+    drivers: set[str] = field(default_factory=set)
     #: The launch command as printed (``torchrun --nproc-per-node=4 train.py --lr 1``).
     command: str | None = None
     #: A printed nccl-tests command (``mpirun -np 16 all_reduce_perf -b 8 -e 8G -g 1``).
@@ -745,6 +752,10 @@ class ScanState:
     #: end-of-run summary) with nothing after it undoing that: ``(path, 1-based line of the
     #: end, why)``, in scan order (read by rootrank.analysis.completed).
     run_ended: list[tuple[str, int, str]] = field(default_factory=list)
+    #: The log shows a run's start: torchrun's ``OMP_NUM_THREADS`` banner (printed before it
+    #: starts its workers) or a launch command line (``launch.command``); read by
+    #: rootrank.entry.variants.run_phase (a pasted tail with no step is not a start-up).
+    start_seen: bool = False
     #: torchrun's agent's closing-signal lines, in scan order, every attempt's, the first
     #: :data:`MAX_CLOSING_SIGNALS` (every pid is also in ``launch.closing_pids``; read by
     #: :mod:`rootrank.analysis.events`).
@@ -1124,6 +1135,9 @@ class Scanner:
             for name, part in _LAUNCHER_PATHS
             if any(part in p.replace("\\", "/") for p in paths)
         )
+        st.launch.drivers.update(
+            name for name, part in _DRIVER_PATHS if any(part in p.replace("\\", "/") for p in paths)
+        )
         if self._held:
             self._settle_sections(tagger)
         if self._ended is not None:
@@ -1197,6 +1211,8 @@ class Scanner:
         elif tagged.rank is None and tagged.local_rank is None and "\r" in raw.raw:
             tagged = self._frame_rank(raw, tagged, tagger)
         text = tagged.text
+        if not st.start_seen and "OMP_NUM" in text and _OMP_BANNER in text:
+            st.start_seen = True
         if (
             (self._failed or self._ended is not None)
             and len(st.sources) == 1

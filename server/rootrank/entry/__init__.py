@@ -25,6 +25,7 @@ from rootrank.entry.variants import (
     local_module_frame,
     rank_outside_world,
     ranks_share_path,
+    run_phase,
     several_agents_one_node,
     uneven_progress,
     worker_on_same_gpu,
@@ -378,6 +379,22 @@ def fill_entry(
     )
     facts.ranks_share_path = ranks_share_path([root, *(f for f in group if f is not root)])
     facts.multi_node = launch.multi_node
+    facts.run_frames = [
+        text
+        for seen_exc in (*state.exceptions, *state.cut_tracebacks)
+        for f in seen_exc.exc.frames
+        for text in (f"{f.file}:{f.func}", f.code)
+        if text
+    ] + facts.frames
+    at = root.evidence[0] if root.evidence else None
+    facts.phase, facts.phase_why = run_phase(
+        at.path if at else "",
+        at.line if at else 0,
+        list(state.progress.last().values()),
+        state.run_ended,
+        state.start_seen or bool(state.launch.command),
+    )
+    values["phase_why"] = masker.text(facts.phase_why) if masker else facts.phase_why
     variant, chosen = choose(sig.fix, facts)
     keep = (variant.get("when") or {}).get("message") if chosen is not None else None
     if own_message and isinstance(keep, str):  # the quote keeps what the variant rests on

@@ -248,6 +248,12 @@ def launch_of(
             (STACK_LAUNCHER[s] for s in sorted(state.stacks) if s in STACK_LAUNCHER), None
         )
         assumed = launcher is not None
+        if launcher == "deepspeed" and "accelerate" in facts.drivers:
+            # accelerate's Accelerator built the DeepSpeed engine (its frames:
+            # accelerate/accelerator.py, _prepare_deepspeed): the job reads its DeepSpeed
+            # settings from accelerate's config, which ``accelerate launch`` passes (the
+            # deepspeed CLI does not); https://huggingface.co/docs/accelerate/usage_guides/deepspeed
+            launcher = "accelerate"
     per_node = facts.nproc_per_node
     world = state.world_size
     seen = sorted(state.ranks_seen)

@@ -13,6 +13,10 @@ is the fix; :func:`choose` also says why, in words taken from the facts that hel
   evidence lines of the other findings of its signature (a WARN line before the error)
   match (case-insensitive);
 - ``frames: regex``: a frame of the root cause's traceback (``file:func``) matches;
+- ``run_frames: regex``: a frame of any traceback of the diagnosed run (the root's, the
+  exception it was handling, another rank's) matches, as ``file:func`` or as the source line
+  the frame quotes (``model = load_model(...)``): what the job was doing when it failed,
+  when the root's own traceback is not in the log or is cut;
 - ``code: regex``: the source line the traceback quotes where the exception was raised
   (its innermost frame: ``assert steps % world_size == 0``) matches;
 - ``command: regex``: the launch command the log prints (``torchrun ... train.py
@@ -59,6 +63,12 @@ step per rank):
   site-packages is in that package's directory (``mmseg/models/backbones/__init__.py`` for
   ``mmseg.models.backbones.x``), so no ``pip install`` brings the file back.
 
+- ``phase: [name]``: when the root cause happened in the run: ``start-up`` (no rank printed
+  a training step, :mod:`rootrank.progress`, and the log shows the run's start: loading,
+  engine set-up, the first step), ``before-steps`` (no step either, but the log does not show
+  the start: a pasted tail), ``finished`` (the run's progress had reached its total, or the Trainer printed its
+  end-of-run summary, before the root's line: teardown, interpreter exit) or ``training``
+  (anything else) (:func:`run_phase`).
 - ``uneven_progress: bool``: the ranks ran different numbers of batches in the epoch: the
   totals their progress lines print differ (``1250/1250`` on one rank, ``1249/1251`` on
   another), or one rank's last line reached its total (it finished the epoch) while another
@@ -122,6 +132,8 @@ WHEN_KEYS: dict[str, type] = {
     "captures": dict,
     "message": str,
     "frames": str,
+    "run_frames": str,
+    "phase": list,
     "command": str,
     "code": str,
     "call_sites_differ": bool,
@@ -145,6 +157,9 @@ WHEN_KEYS: dict[str, type] = {
     "rank_outside_world": bool,
     "multi_node": bool,
 }
+
+#: The names ``phase:`` accepts (:func:`run_phase`).
+PHASES = ("start-up", "before-steps", "training", "finished")
 
 _RANK_ARG = lazy_regex.compile(r"(?<![\w.])rank\s*=\s*(\d+)\b")
 _WORLD_ARG = lazy_regex.compile(r"\bworld_size\s*=\s*(\d+)\b")
@@ -186,6 +201,11 @@ class Facts:
     captures: dict[str, str] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)
     frames: list[str] = field(default_factory=list)
+    #: ``file:func`` and the quoted source line of every frame of every traceback of the run.
+    run_frames: list[str] = field(default_factory=list)
+    #: When the root cause happened (one of :data:`PHASES`) and what shows it.
+    phase: str = "training"
+    phase_why: str = ""
     #: The launch command line the log prints, or ``""``.
     command: str = ""
     #: The source line quoted under the traceback's innermost frame, or ``""``.
@@ -251,6 +271,7 @@ def check_when(when: Any) -> str | None:
                 "launcher": LAUNCHERS,
                 "stack": STACK_NAMES,
                 "initiator": initiator_names() if key == "initiator" else (),
+                "phase": PHASES,
             }.get(key)
             bad = [v for v in value if allowed is not None and v not in allowed]
             if bad:
@@ -286,6 +307,13 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if regex.search(value, frame):
                 return f"the traceback runs through {frame}"
         return None
+    if key == "run_frames":
+        for frame in reversed(facts.run_frames):
+            if regex.search(value, frame):
+                return f"a traceback of the run shows {frame.strip()[:120]}"
+        return None
+    if key == "phase":
+        return facts.phase_why if facts.phase in value else None
     if key == "code":
         m = regex.search(value, facts.code) if facts.code else None
         return f"the line that raised is `{facts.code[:120]}`" if m else None
@@ -488,6 +516,34 @@ def worker_on_same_gpu(texts: list[str], worker_pids: set[int]) -> int | None:
         if have + sum(b for _, b in theirs if b is not None) >= need:
             return theirs[0][0]
     return None
+
+
+def run_phase(
+    root_path: str,
+    root_line: int,
+    steps: list[Any],
+    ended: list[tuple[str, int, str]],
+    start_seen: bool,
+) -> tuple[str, str]:
+    """When the root cause (at ``root_path:root_line``) happened: ``(phase, why)``, the phase
+    one of :data:`PHASES`. ``steps`` are the ranks' last progress lines
+    (:class:`rootrank.progress.Progress`) and ``ended`` the scan's ``run_ended``
+    (``(path, line, why)``: the run's progress reached its total, the Trainer's end-of-run
+    summary). A run ended before the root's line (same source) is ``finished``: the fault came
+    in teardown (saving, freeing, interpreter exit). No progress line at all is ``start-up``
+    when ``start_seen`` (the log shows the run's launch: the job never printed a step, so it
+    failed in loading, engine set-up or the first step), else ``before-steps`` (a pasted tail
+    shows no step whatever the phase was).
+    Progress in another source than the root's cannot be ordered against it and counts as
+    ``training``."""
+    for path, line, why in ended:
+        if path == root_path and line < root_line:
+            return "finished", f"the run had ended before it failed ({why}, line {line})"
+    if not steps and start_seen:
+        return "start-up", "the log shows the run's launch and no training step before the failure"
+    if not steps:
+        return "before-steps", "no rank printed a training step before it failed"
+    return "training", "the ranks printed training steps before it failed"
 
 
 def uneven_progress(last: dict[int | None, Any]) -> bool:
