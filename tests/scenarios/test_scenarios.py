@@ -260,6 +260,9 @@ FAILURES = [
         (
             r"^\[rank{fault}\]: RuntimeError: .*Timed out waiting",
             r"^\[rank{fault}\]:   File .*, in barrier$",
+            # on a loaded machine the others time out first and exit: the fault rank, still
+            # in its barrier, then reads "Connection closed by peer" (seen in a doubled CI run)
+            r"^\[rank{fault}\]: RuntimeError: .*Connection closed by peer",
         ),
         env=HANG_TIMEOUT,
         why="without debug every rank times out; only the tracebacks show the fault rank waiting "
