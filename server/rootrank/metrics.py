@@ -773,9 +773,10 @@ class MetricsReader:
             last = s.last
             if last is not None and last.path == path and last.line < line:
                 del self.series[key]
-                self._pending.pop(key[1], None)
                 if key[1] is not None and key[0] in self._ranked:
                     self._ranked[key[0]] -= 1
+        for pend in self._pending.values():  # points waiting for a bar: the left-out job's
+            pend[:] = [(n, p) for n, p in pend if not (p.path == path and p.line < line)]
 
     def observe(
         self,
