@@ -327,3 +327,32 @@ def test_counts_that_differ_on_every_rank_name_no_rank():
     d = diagnose_text(log, mask=False)
     assert d.root_cause.failure_class == "collective-shape-mismatch"
     assert d.initiator is None or d.initiator.strategy != "odd_printed_value"
+
+
+@pytest.mark.parametrize(
+    ("noun", "counts"),
+    [
+        ("layers", (24, 24, 23, 24)),
+        ("Sequences", (12000, 12000, 11000, 12000)),
+        ("blocks", (32, 32, 31, 32)),
+        ("params", (1024, 1024, 1000, 1024)),
+    ],
+)
+def test_every_count_noun_the_reader_knows_reaches_it(noun, counts):
+    """Each noun :data:`rootrank.metrics._COUNTED` reads is also a word of the curve gate
+    (:data:`rootrank.progress.COUNT_NOUNS`): a line that prints only '24 layers' (no step, no
+    loss) still reaches the reader, so the rank that printed another count is the initiator
+    even when every rank reports the same watchdog timeout."""
+    from rootrank.engine import diagnose_text
+
+    log = "".join(f"[rank{r}]: model built with {counts[r]} {noun}\n" for r in range(4))
+    log += "".join(
+        f"[rank{r}]:[E1203 10:00:0{r}.000 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1024, "
+        "NumelOut=1024, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n"
+        for r in range(4)
+    )
+    d = diagnose_text(log, mask=False)
+    assert d.initiating_rank == 2
+    assert d.initiator is not None and d.initiator.strategy == "odd_printed_value"
+    assert f"rank 2 printed {counts[2]}" in d.initiator.why

@@ -61,7 +61,7 @@ from typing import Any
 
 from rootrank import lazy_regex
 from rootrank.model import Evidence, Finding, MetricOnset, MetricSeries
-from rootrank.progress import MAX_SHAPES, Progress, _unique_index, shape
+from rootrank.progress import COUNT_NOUNS, MAX_SHAPES, Progress, _unique_index, shape
 
 #: Points a series needs before it is reported.
 MIN_POINTS = 3
@@ -334,15 +334,11 @@ def _read_metrics(text: str) -> list[tuple[str, float]]:
         put(_qualified(text, m.start("k"), m.group("k")), m.group("v"), m.group("u"))
     for m in _SPACED.finditer(text):
         put(_qualified(text, m.start("k"), m.group("k")), m.group("v"), m.group("u"))
-    if any(w in text for w in _COUNT_WORDS):
+    lowered = text.lower()
+    if any(w in lowered for w in COUNT_NOUNS):
         for m in _COUNTED.finditer(text):
             put(m.group("k"), m.group("v"))
     return list(out.items())
-
-
-#: The nouns :data:`_COUNTED` reads, as a cheap test before it runs (lower case: "Parameters"
-#: and "Samples" are rare at a line's start after a count, and the test only skips work).
-_COUNT_WORDS = ("param", "samples", "examples", "sequences", "layers", "blocks", "PARAM")
 
 
 #: Words that, printed just before a metric's key, make its value a running average of it

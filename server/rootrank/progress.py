@@ -38,6 +38,20 @@ from rootrank.model import RankStep, TrainingProgress
 #: Lower-case substrings one of which every progress or metric line contains: the scanner runs
 #: :meth:`ProgressModel.observe` and the metrics reader only on lines holding one of them
 #: (found with the same Aho-Corasick pass as the signatures' literals).
+#: The nouns of the sizes a rank prints of what it built or loaded ("2,050 trainable
+#: parameters", "12,000 samples", "24 layers"), each after the space that follows its count:
+#: gate words here and the cheap test before :data:`rootrank.metrics._COUNTED` runs, which reads
+#: them for the odd rank out (rootrank.analysis.initiator.odd_printed_value). Lower case: the
+#: gate folds case; the test in metrics is given the line lower-cased.
+COUNT_NOUNS: tuple[str, ...] = (
+    " param",  # params, parameters
+    " samples",
+    " examples",
+    " sequences",
+    " layers",
+    " blocks",
+)
+
 LITERALS: tuple[str, ...] = (
     "step",  # step N, global_step=, steps:, Skipping step (loss-scale overflow)
     "iter",  # iteration N/ M, iter N:
@@ -53,12 +67,7 @@ LITERALS: tuple[str, ...] = (
     "throughput",
     "samples/sec",
     "tokens/sec",
-    # the sizes a rank prints of what it built or loaded ("2,050 trainable parameters",
-    # "12,000 samples"), read by rootrank.metrics._COUNTED for the odd rank out
-    "parameters",
-    " params",
-    " samples",
-    " examples",
+    *COUNT_NOUNS,
 )
 
 # Megatron-LM training_log: " iteration      120/    1000 |"
