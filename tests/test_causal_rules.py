@@ -356,3 +356,49 @@ def test_every_count_noun_the_reader_knows_reaches_it(noun, counts):
     assert d.initiating_rank == 2
     assert d.initiator is not None and d.initiator.strategy == "odd_printed_value"
     assert f"rank 2 printed {counts[2]}" in d.initiator.why
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "len(train_dataset) = {v}",
+        "Dataset length {v}",
+        "tokenizer vocab size: {v}",
+        "vocab_size={v}",
+        "num_batches: {v}",
+        "flat param numel {v}",
+    ],
+)
+def test_a_size_printed_after_its_key_names_the_rank_that_differs(template):
+    """Sizes printed after their key (:data:`rootrank.progress.SIZE_KEYS`, read by
+    :data:`rootrank.metrics._SIZED` or as any ``key=value``): rank 1's other value names it,
+    although rank 1 reports the watchdog timeout like every other rank."""
+    from rootrank.engine import diagnose_text
+
+    values = (32000, 32001, 32000, 32000)
+    log = "".join(f"[rank{r}]: " + template.format(v=values[r]) + "\n" for r in range(4))
+    log += "".join(
+        f"[rank{r}]:[E1203 10:00:0{r}.000 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1024, "
+        "NumelOut=1024, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n"
+        for r in range(4)
+    )
+    d = diagnose_text(log, mask=False)
+    assert d.initiating_rank == 1
+    assert d.initiator is not None and d.initiator.strategy == "odd_printed_value"
+    assert "rank 1 printed 32001 where the others printed 32000" in d.initiator.why
+
+
+def test_sizes_printed_on_many_lines_are_not_a_training_curve():
+    """A size printed on several lines with no rank ('len(keys): 7', 'numel 4096') is a
+    constant read for the odd rank out, never charted as a curve; the loss beside it is."""
+    from rootrank.engine import diagnose_text
+
+    log = "".join(
+        f"step {s} loss {2.0 - s / 10:.2f} len(keys): {7 if s != 3 else 3} numel 4096\n"
+        for s in range(1, 7)
+    )
+    d = diagnose_text(log + "RuntimeError: boom\n", mask=False)
+    names = {m.name for m in d.metrics}
+    assert "loss" in names
+    assert not names & {"len(keys)", "numel"}

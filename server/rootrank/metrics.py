@@ -61,7 +61,7 @@ from typing import Any
 
 from rootrank import lazy_regex
 from rootrank.model import Evidence, Finding, MetricOnset, MetricSeries
-from rootrank.progress import COUNT_NOUNS, MAX_SHAPES, Progress, _unique_index, shape
+from rootrank.progress import COUNT_NOUNS, MAX_SHAPES, SIZE_KEYS, Progress, _unique_index, shape
 
 #: Points a series needs before it is reported.
 MIN_POINTS = 3
@@ -118,6 +118,22 @@ _KV = lazy_regex.compile(
 _SPACED = lazy_regex.compile(
     r"(?i)(?<![\w./-])(?P<k>loss|lm loss|lr|grad[_ ]norm|gnorm|scale|loss scale|time|dt|mfu|tps|ppl|mem(?:ory)?)"
     r"\s{1,3}(?P<v>" + _NUM + r")" + _UNIT + _END
+)
+# "<size word> <value>" with or without "=" / ":" for the sizes a rank prints of what it built or
+# loaded where the key is not one word (_KV reads "vocab_size=32000"): "len(train_dataset) = 1000",
+# "dataset length 1000", "numel 4096", "vocab size 32000". A value every rank should print alike
+# (rootrank.analysis.initiator.odd_printed_value reads the rank that differs).
+_SIZED = lazy_regex.compile(
+    r"(?i)(?<![\w./-])(?P<k>len\([\w.\[\]'\"]{1,40}\)|vocab(?:ulary)?[ _]size|length|numel)"
+    r"\s{0,3}[=:]?\s{0,3}(?P<v>\d{1,3}(?:,\d{3})+(?!\d)|\d+)" + _END
+)
+#: Series names of the sizes :data:`_SIZED` and :data:`_COUNTED` read (``len(x)``, ``length``,
+#: ``numel``, ``vocab_size``, ``trainable_parameters``, ``samples``, ...): constants a rank
+#: prints once, for the odd rank out, never a training curve (:meth:`MetricsReader.report`
+#: leaves them out).
+_SIZE_NAME = lazy_regex.compile(
+    r"len\(.*\)|length|numel|vocab(?:ulary)?_size|(?:trainable_|total_)?param(?:eter)?s"
+    r"|samples|examples|sequences|layers|blocks"
 )
 # "<count> <noun>" for the sizes a rank prints of what it built or loaded ("model built, 2,050
 # trainable parameters", "loaded 12,000 samples", "24 layers"): a value that should be the same
@@ -337,6 +353,9 @@ def _read_metrics(text: str) -> list[tuple[str, float]]:
     lowered = text.lower()
     if any(w in lowered for w in COUNT_NOUNS):
         for m in _COUNTED.finditer(text):
+            put(m.group("k"), m.group("v"))
+    if any(w in lowered for w in SIZE_KEYS):
+        for m in _SIZED.finditer(text):
             put(m.group("k"), m.group("v"))
     return list(out.items())
 
@@ -981,7 +1000,7 @@ class MetricsReader:
                 since if since is not None and s.restart and not _before(s.restart, since) else None
             )
             onsets = [o for o in s.onsets if cut is None or not _before(o.point, cut)]
-            if s.count < MIN_POINTS and not onsets:
+            if (s.count < MIN_POINTS and not onsets) or _SIZE_NAME.fullmatch(name):
                 continue
             out.append(
                 MetricSeries(

@@ -52,6 +52,12 @@ COUNT_NOUNS: tuple[str, ...] = (
     " blocks",
 )
 
+#: The keys of sizes printed before their value ("len(train_dataset) = 1000", "dataset length
+#: 1000", "numel 4096", "vocab size 32000"; ``vocab_size=``, ``num_batches:`` are one word, read
+#: like any key; not a watchdog's ``NumelIn=``, which the SeqNum/Numel strategies read):
+#: gate words here and the cheap test before :data:`rootrank.metrics._SIZED` runs. Lower case.
+SIZE_KEYS: tuple[str, ...] = ("len(", "length", "numel ", "numel:", "numel=", "vocab", "num_")
+
 LITERALS: tuple[str, ...] = (
     "step",  # step N, global_step=, steps:, Skipping step (loss-scale overflow)
     "iter",  # iteration N/ M, iter N:
@@ -68,6 +74,7 @@ LITERALS: tuple[str, ...] = (
     "samples/sec",
     "tokens/sec",
     *COUNT_NOUNS,
+    *SIZE_KEYS,
 )
 
 # Megatron-LM training_log: " iteration      120/    1000 |"
