@@ -80,6 +80,11 @@ def test_docs_page_is_generated_from_the_data():
             ' "description": "x"}], "classes": []}',
             "kinds[0].host: must be true or false",
         ),
+        (
+            '{"schema": "rootrank.taxonomy/1",'
+            ' "classes": [{"slug": "a", "description": "x", "process_group": 1}]}',
+            "classes[0].process_group: must be true or false",
+        ),
     ],
 )
 def test_a_malformed_taxonomy_is_refused_with_the_problem(
@@ -112,3 +117,19 @@ def test_reports_name_the_class_and_say_what_it_means():
     )
     md = run_cli("diagnose", "examples/multi-rank-hang.log", "--format", "markdown").stdout.decode()
     assert "*collective-desync*: ranks issued different collectives" in md
+
+
+def test_the_classes_only_several_processes_can_have_are_data():
+    """``"process_group": true`` in the taxonomy marks the classes a one-process run cannot
+    have (rootrank.entry.commands reads them to tell a fragment of a launched job from a
+    ``python`` run); an OOM or a user exception is not among them."""
+    from rootrank.taxonomy import process_group_classes
+
+    several = process_group_classes()
+    assert {
+        "port-in-use",
+        "rendezvous-failure",
+        "collective-timeout",
+        "nccl-system-error",
+    } <= several
+    assert not several & {"cuda-oom", "user-code-exception", "host-oom-killed"}

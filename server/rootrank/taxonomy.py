@@ -6,13 +6,16 @@ The file is data, read with :func:`json.loads`::
 
     {"schema": "rootrank.taxonomy/1", "about": str,
      "kinds": [{"kind": "[a-z0-9-]+", "host": bool, "description": str}, ...],
-     "classes": [{"slug": "[a-z0-9-]+", "description": str, "kind": str}, ...]}
+     "classes": [{"slug": "[a-z0-9-]+", "description": str, "kind": str,
+                  "process_group": bool}, ...]}
 
 A class's ``kind`` says where such failures come from (``hardware``, ``job-resources``,
 ``software``...); a kind with ``"host": true`` is the machine's doing, so ``rootrank triage``
 counts those failures against the host that initiated them (:func:`host_kinds`). ``kinds``
 and ``kind`` may be left out (a file written before them): every class is then
-``software``, which counts against no host.
+``software``, which counts against no host. ``process_group: true`` (default false) marks a
+class only a job of several processes can have (a rendezvous, its port, a collective, a process
+group's transport): :func:`process_group_classes`.
 """
 
 from __future__ import annotations
@@ -37,12 +40,13 @@ DEFAULT_KIND = "software"
 
 @dataclass(frozen=True, slots=True)
 class FailureClass:
-    """One failure class: its slug (``cuda-oom``), a one-sentence description and its kind
-    (a :class:`Kind`'s name)."""
+    """One failure class: its slug (``cuda-oom``), a one-sentence description, its kind
+    (a :class:`Kind`'s name) and whether only a job of several processes can have it."""
 
     slug: str
     description: str
     kind: str = DEFAULT_KIND
+    process_group: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +84,8 @@ def load_full(path: Path | None = None) -> Taxonomy:
 
     Raises:
         TaxonomyError: the file cannot be read, is not JSON of the shape above, repeats a
-            slug or a kind, or a class names a kind the file does not list.
+            slug or a kind, a class names a kind the file does not list, or its
+            ``process_group`` is not a boolean.
     """
     p = path or taxonomy_path()
     try:
@@ -107,7 +112,10 @@ def load_full(path: Path | None = None) -> Taxonomy:
         kind = item.get("kind", DEFAULT_KIND)
         if kind != DEFAULT_KIND and kind not in kinds:
             raise TaxonomyError(f"{p}: classes[{i}].kind: {kind!r} is not one of the kinds")
-        classes[slug] = FailureClass(slug, description.strip(), kind)
+        process_group = item.get("process_group", False)
+        if not isinstance(process_group, bool):
+            raise TaxonomyError(f"{p}: classes[{i}].process_group: must be true or false")
+        classes[slug] = FailureClass(slug, description.strip(), kind, process_group)
     return Taxonomy(classes, kinds)
 
 
@@ -150,6 +158,12 @@ def kinds() -> dict[str, Kind]:
 def host_kinds() -> frozenset[str]:
     """The kinds whose failures are the machine's doing (``"host": true``)."""
     return frozenset(k.name for k in kinds().values() if k.host)
+
+
+def process_group_classes() -> frozenset[str]:
+    """The classes only a job of several processes can have (``"process_group": true``):
+    a log fragment that shows one of them is not a one-process run."""
+    return frozenset(c.slug for c in failure_classes().values() if c.process_group)
 
 
 def kind_of(slug: str | None) -> str:

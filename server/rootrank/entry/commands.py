@@ -24,6 +24,7 @@ from rootrank import launchers, lazy_regex
 from rootrank.frameworks import framework_entry
 from rootrank.mask import pseudonyms_in
 from rootrank.scan import ENV_HEAD, NCCL_TESTS_BIN, ScanState
+from rootrank.taxonomy import process_group_classes
 
 #: Entries write the user's entry script as ``train.py`` (verify commands, fix code).
 TRAIN_PY = lazy_regex.compile(r"(?<![\w./-])train\.py\b")
@@ -139,26 +140,6 @@ DISTRIBUTED_TEXT = lazy_regex.compile(
     # listen on any local network address"): only a process group's rendezvous binds it
     r"|TCPStore|server socket has failed to listen",
     regex.IGNORECASE,
-)
-#: Failure classes only a job of several processes can have (a rendezvous, its port, a
-#: collective, a process group's transport): a log fragment that shows one of them and no
-#: launcher is not a one-process ``python`` run (a pasted ``RuntimeError: Address already in
-#: use`` under ``TCPStore(...)``).
-PROCESS_GROUP_CLASSES = frozenset(
-    {
-        "port-in-use",
-        "rendezvous-failure",
-        "collective-timeout",
-        "collective-shape-mismatch",
-        "collective-desync",
-        "divergent-model-across-ranks",
-        "nccl-system-error",
-        "nccl-internal-or-invalid-usage",
-        "network-fabric-error",
-        "rank-environment-mismatch",
-        "ddp-unused-parameters",
-        "ddp-marked-ready-twice",
-    }
 )
 #: A world size above this is not taken for one node's process count (8 GPUs per node).
 MAX_PER_NODE = 8
@@ -368,7 +349,10 @@ def processes_of(
     ]
     if any(DISTRIBUTED_TEXT.search(t) for t in texts if t):
         return None
-    if any(f.failure_class in PROCESS_GROUP_CLASSES for f in state.findings.values()):
+    # a fragment that shows a rendezvous, its port or a collective (a pasted "Address already
+    # in use" under TCPStore(...)) and no launcher is not a one-process python run
+    several = process_group_classes()
+    if any(f.failure_class in several for f in state.findings.values()):
         return None
     return "one"
 
