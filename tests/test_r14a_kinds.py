@@ -84,3 +84,37 @@ def test_what_edge_needs_the_message_right_under_the_abort(library):
         assert (("nccl-watchdog-timeout", "dist-backend-error-wrapper") in drawn) is expected
         root = pick_root(explain(ctx), ctx)
         assert root is (msg if expected else abort)
+
+
+# --- DeepSpeed ZeRO-3's cross-rank trace check -----------------------------------------------
+
+#: assert_ints_same_as_other_ranks() raised on rank 2 (torchrun prefix) in an evaluation step of
+#: an MoE model: its recorded submodule order differs from rank 0's.
+LOG_ZERO3_DISAGREEMENT = """\
+[rank2]: Traceback (most recent call last):
+[rank2]:   File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/zero/parameter_offload.py", line 231, in _end_of_forward_hook
+[rank2]:     self.get_param_coordinator().reset_step()
+[rank2]:   File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/zero/partitioned_param_coordinator.py", line 187, in reset_step
+[rank2]:     assert_ints_same_as_other_ranks([m.id for m in self.__submodule_order])
+[rank2]:   File "/opt/conda/lib/python3.10/site-packages/deepspeed/runtime/zero/utils.py", line 88, in assert_ints_same_as_other_ranks
+[rank2]:     raise RuntimeError(f"disagreement between rank0 and rank{dist.get_rank()}: "
+[rank2]: RuntimeError: disagreement between rank0 and rank2: rank0: [0, 1, 2, 40, 41, 44, 42], rank2: [0, 1, 2, 40, 41, 43, 42]
+"""
+
+
+def test_zero3_trace_disagreement_is_a_desync_with_the_moe_leaf_fix():
+    d = diagnose_text(LOG_ZERO3_DISAGREEMENT)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "deepspeed-zero3-trace-disagreement"
+    assert d.root_cause.failure_class == "collective-desync"
+    assert d.root_cause.evidence[0].line == 8
+    assert d.root_cause.captures.get("self_rank") == "2"
+    # each side of the comparison raises it with its own rank: rank 2's copy alone names no one
+    assert d.initiating_rank is None
+    assert d.root_cause.fix is not None
+    assert "set_z3_leaf_modules" in d.root_cause.fix.steps[0]
+
+
+def test_the_words_without_the_trace_lists_are_no_finding():
+    d = diagnose_text("[rank1]: ZeRO-3 trace check: no disagreement between rank0 and rank1\n")
+    assert d.root_cause is None
