@@ -118,3 +118,64 @@ def test_zero3_trace_disagreement_is_a_desync_with_the_moe_leaf_fix():
 def test_the_words_without_the_trace_lists_are_no_finding():
     d = diagnose_text("[rank1]: ZeRO-3 trace check: no disagreement between rank0 and rank1\n")
     assert d.root_cause is None
+
+
+# --- a library calling another package with arguments its installed version lacks -------------
+
+#: torchrun's [rank1] prefix; the call site is in an installed package (site-packages), the
+#: callee is another package's function that the installed version defines without `group`.
+LOG_LIBRARY_CALL = """\
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/home/user/exp/finetune.py", line 61, in <module>
+[rank1]:     model = accelerator.prepare(model)
+[rank1]:   File "/opt/venv/lib/python3.11/site-packages/accelerate/accelerator.py", line 1402, in prepare_model
+[rank1]:     model = fully_shard(model, mesh=mesh, reshard_after_forward=True, group=pg)
+[rank1]: TypeError: fully_shard() got an unexpected keyword argument 'group'
+"""
+
+#: The same TypeError raised at the user's own call: the user's arguments, not a version pair.
+LOG_USER_CALL = """\
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/home/user/exp/finetune.py", line 61, in <module>
+[rank1]:     model = build_model(cfg, group=pg)
+[rank1]: TypeError: build_model() got an unexpected keyword argument 'group'
+"""
+
+#: A required positional argument missing, called from a library clone's file (Megatron-Core
+#: run from a Megatron-LM checkout counts as library code).
+LOG_MISSING_ARG = """\
+Traceback (most recent call last):
+  File "/workspace/Megatron-LM/pretrain_gpt.py", line 301, in <module>
+    pretrain(train_valid_test_datasets_provider, model_provider, ModelType.encoder_or_decoder, forward_step)
+  File "/workspace/Megatron-LM/megatron/core/pipeline_parallel/schedules.py", line 417, in forward_step
+    output_tensor, loss_func = forward_step_func(data_iterator, model)
+TypeError: forward_step() missing 1 required positional argument: 'return_schedule_plan'
+"""
+
+
+def test_a_library_call_with_an_unknown_keyword_is_a_version_mismatch():
+    d = diagnose_text(LOG_LIBRARY_CALL)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "library-call-signature-mismatch"
+    assert d.root_cause.failure_class == "dependency-version-mismatch"
+    assert d.root_cause.evidence[0].line == 6
+    assert d.root_cause.captures["callee"] == "fully_shard"
+    assert d.root_cause.captures["arg"] == "group"
+    assert d.root_cause.captures["caller"] == "accelerator.py:1402"
+    # one rank's copy of an error every rank's set-up raises alike names no rank
+    assert d.initiating_rank is None
+
+
+def test_the_same_error_at_the_users_own_call_stays_the_users():
+    d = diagnose_text(LOG_USER_CALL)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "user-code-exception"
+
+
+def test_a_missing_argument_called_from_megatron_core_is_a_version_mismatch():
+    d = diagnose_text(LOG_MISSING_ARG)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "library-call-signature-mismatch"
+    assert d.root_cause.captures["arg"] == "return_schedule_plan"
+    assert d.root_cause.captures["caller"] == "schedules.py:417"
+    assert d.root_cause.evidence[0].line == 6
