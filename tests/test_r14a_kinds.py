@@ -179,3 +179,25 @@ def test_a_missing_argument_called_from_megatron_core_is_a_version_mismatch():
     assert d.root_cause.captures["arg"] == "return_schedule_plan"
     assert d.root_cause.captures["caller"] == "schedules.py:417"
     assert d.root_cause.evidence[0].line == 6
+
+
+# --- one rank's copy of a communicator-setup check every member makes ------------------------
+
+#: NCCL's init compares every member's bus id; rank 3's traceback is the only one pasted.
+LOG_DUPLICATE_GPU_ONE_RANK = """\
+[rank3]:   File "/opt/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 2806, in all_reduce
+[rank3]:     work = group.allreduce([tensor], opts)
+[rank3]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.21.5
+[rank3]: ncclInvalidUsage: This usually reflects invalid usage of NCCL library.
+[rank3]: Last error:
+[rank3]: Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1b000
+"""
+
+
+def test_one_ranks_copy_of_a_duplicate_gpu_check_names_no_rank():
+    d = diagnose_text(LOG_DUPLICATE_GPU_ONE_RANK)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "nccl-duplicate-gpu"
+    assert d.root_cause.evidence[0].line == 6
+    assert d.root_cause.rank == 3  # rank 3 printed it ...
+    assert d.initiating_rank is None  # ... but every member of the communicator fails it alike
