@@ -201,3 +201,30 @@ def test_one_ranks_copy_of_a_duplicate_gpu_check_names_no_rank():
     assert d.root_cause.evidence[0].line == 6
     assert d.root_cause.rank == 3  # rank 3 printed it ...
     assert d.initiating_rank is None  # ... but every member of the communicator fails it alike
+
+
+# --- a failed worker reported under accelerate launch -----------------------------------------
+
+#: `accelerate test` relays the launch's output as "stderr: " lines; local rank 3 exited with 1.
+LOG_ACCELERATE_TEST_CHILD_FAILED = """\
+stderr: W1127 14:20:03.512000 88120 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 88141 closing signal SIGTERM
+stderr: E1127 14:20:04.021000 88120 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 3 (pid: 88144) of binary: /opt/venv/bin/python3
+stderr: Traceback (most recent call last):
+stderr:   File "/opt/venv/bin/accelerate-launch", line 8, in <module>
+stderr:     sys.exit(main())
+stderr:   File "/opt/venv/lib/python3.11/site-packages/accelerate/commands/launch.py", line 1190, in main
+stderr:     launch_command(args)
+stderr:   File "/opt/venv/lib/python3.11/site-packages/torch/distributed/run.py", line 910, in run
+stderr:     elastic_launch(
+"""
+
+
+def test_a_failed_worker_under_accelerate_gets_the_accelerate_variant():
+    d = diagnose_text(LOG_ACCELERATE_TEST_CHILD_FAILED)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "elastic-child-failed"
+    assert d.root_cause.evidence[0].line == 2
+    assert d.initiating_rank == 3
+    assert d.root_cause.fix is not None and d.root_cause.fix.variant is not None
+    assert d.root_cause.fix.variant.id == "accelerate-launcher"
+    assert d.root_cause.verify is not None and d.root_cause.verify.startswith("accelerate launch")
