@@ -228,3 +228,25 @@ def test_a_failed_worker_under_accelerate_gets_the_accelerate_variant():
     assert d.root_cause.fix is not None and d.root_cause.fix.variant is not None
     assert d.root_cause.fix.variant.id == "accelerate-launcher"
     assert d.root_cause.verify is not None and d.root_cause.verify.startswith("accelerate launch")
+
+
+# --- NCCL 'invalid usage' in vLLM's own pynccl, no duplicate GPU ------------------------------
+
+#: vLLM's pynccl wrapper raises it from NCCL_CHECK; nothing in the log names a duplicate GPU.
+LOG_PYNCCL_INVALID_USAGE = """\
+[rank0]:   File "/opt/venv/lib/python3.10/site-packages/vllm/distributed/device_communicators/pynccl.py", line 118, in all_reduce
+[rank0]:     self.nccl.ncclAllReduce(buffer_type(tensor.data_ptr()),
+[rank0]:   File "/opt/venv/lib/python3.10/site-packages/vllm/distributed/device_communicators/pynccl_wrapper.py", line 223, in NCCL_CHECK
+[rank0]:     raise RuntimeError(f"NCCL error: {error_str}")
+[rank0]: RuntimeError: NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)
+"""
+
+
+def test_pynccl_invalid_usage_without_duplicate_gpu_points_at_the_nccl_library():
+    d = diagnose_text(LOG_PYNCCL_INVALID_USAGE)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "nccl-invalid-usage"
+    assert d.root_cause.evidence[0].line == 5
+    assert d.root_cause.fix is not None and d.root_cause.fix.variant is not None
+    assert d.root_cause.fix.variant.id == "pynccl-library"
+    assert "VLLM_NCCL_SO_PATH" in d.root_cause.fix.steps[0]
