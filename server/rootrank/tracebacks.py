@@ -149,6 +149,11 @@ _LIBRARY_MARKERS = (
     "/deepspeed/accelerator/",
     "/deepspeed/module_inject/",
     "/deepspeed/inference/",
+    # the same for Megatron-Core and Megatron-Bridge, which are run from a clone
+    # (``Megatron-LM/megatron/core/...``, ``Megatron-Bridge/src/megatron/bridge/...``): the
+    # user's code is the recipe or pretrain script that imports them
+    "/megatron/core/",
+    "/megatron/bridge/",
 )
 
 

@@ -558,8 +558,11 @@ SAME_ON_EVERY_RANK = frozenset(
 #: Signature tags (facts in a signature's YAML) of failures every rank of one job hits the
 #: same way although their class may be rank-specific elsewhere: ``gpu-capability``, a
 #: kernel that refuses the GPU type (FlashAttention only on Ampere or newer, bf16 or FP8 on
-#: an older GPU): a job's GPUs are one type.
-SAME_ON_EVERY_RANK_TAGS = frozenset({"gpu-capability"})
+#: an older GPU): a job's GPUs are one type; ``comm-init-check``, a check NCCL makes while
+#: building a communicator over every member's data (init.cc gathers every rank's PCI bus
+#: id and each member compares them all: "Duplicate GPU detected : rank 3 and rank 2"), so
+#: every member fails it alike and the ranks it names are the pair, not the one printing.
+SAME_ON_EVERY_RANK_TAGS = frozenset({"gpu-capability", "comm-init-check"})
 
 
 def same_on_every_rank(case: Case) -> bool:

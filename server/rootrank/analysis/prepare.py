@@ -110,6 +110,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(earlier_faults(findings, state, library))
     findings.extend(infer(findings, library))
     findings.extend(zero_count_divisions(findings, state, library))
+    findings.extend(library_call_mismatches(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
     findings.extend(exception_findings(findings, state, library))
     findings.extend(signal_exit_findings(findings, library))
@@ -260,6 +261,77 @@ def zero_count_divisions(
             captures={
                 "what": count.captures.get("what", ""),
                 "count_where": f"line {where.line}",
+                "exc_type": exc.type.rsplit(".", 1)[-1],
+                "message": exc.message,
+            },
+        )
+        found.frames = [
+            {"file": fr.file, "line": fr.line, "func": fr.func, "user": fr.user}
+            for fr in exc.frames[-12:]
+        ]
+    return list(out.values())
+
+
+#: A library's call into another package with arguments the installed callee does not take.
+LIBRARY_CALL_SIGNATURE = "library-call-signature-mismatch"
+
+#: Python's TypeError for a call whose arguments do not fit the callee's signature (CPython
+#: ``Python/ceval.c`` / ``getargs.c`` wording): an unknown keyword, a missing required
+#: argument, too many positional arguments, one argument given twice.
+CALL_SIGNATURE_MESSAGE = regex.compile(
+    r"^(?P<callee>[\w.<>]+)\(\) (?:"
+    r"got an unexpected keyword argument '(?P<arg>\w+)'"
+    r"|missing \d+ required (?:positional|keyword-only) arguments?: (?P<arg2>'\w+'(?:,? (?:and )?'\w+')*)"
+    r"|takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given"
+    r"|got multiple values for argument '(?P<arg3>\w+)'"
+    r")"
+)
+
+
+def library_call_mismatches(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """A ``TypeError`` about a call's arguments (:data:`CALL_SIGNATURE_MESSAGE`) whose
+    innermost frame is library code (not the user's: ``Frame.user``) is one installed package
+    calling another with arguments the installed version of the callee does not take: a
+    finding of :data:`LIBRARY_CALL_SIGNATURE` (class dependency-version-mismatch) on the
+    exception's line, one per rank. Mechanism: CPython checks a call's arguments before it
+    enters the callee, so the traceback ends at the caller's line; when that line is in a
+    library (Megatron-Bridge calling megatron.core, accelerate calling torch), the two
+    packages were released for different APIs of each other. A call from the user's own file
+    stays the generic exception (its arguments are the user's to fix). Lines another
+    signature reads (a config dataclass given an unknown field) are left to it."""
+    sig = library.signatures.get(LIBRARY_CALL_SIGNATURE)
+    if sig is None:
+        return []
+    read = {
+        (e.path, e.line) for f in findings if f.signature != EXCEPTION_SIGNATURE for e in f.evidence
+    }
+    out: dict[int | None, Finding] = {}
+    for seen in state.exceptions:
+        exc = seen.exc
+        if exc.ignored or seen.rank in out or not exc.type.endswith("TypeError"):
+            continue
+        if not exc.frames or exc.frames[-1].user or (seen.path, exc.log_line) in read:
+            continue
+        m = CALL_SIGNATURE_MESSAGE.match(exc.message.strip())
+        if m is None:
+            continue
+        caller = exc.frames[-1]
+        name = caller.file.replace("\\", "/").rsplit("/", 1)[-1]
+        arg = m.group("arg") or m.group("arg3") or (m.group("arg2") or "").replace("'", "")
+        out[seen.rank] = found = Finding.of(
+            sig,
+            rank=seen.rank,
+            host=seen.host,
+            time=seen.time,
+            order=seen.order,
+            evidence=[Evidence(path=seen.path, line=exc.log_line, text=seen.raw, rank=seen.rank)],
+            captures={
+                "callee": m.group("callee"),
+                "arg": arg,
+                "caller": f"{name}:{caller.line}",
+                "caller_func": caller.func,
                 "exc_type": exc.type.rsplit(".", 1)[-1],
                 "message": exc.message,
             },

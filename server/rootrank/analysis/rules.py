@@ -146,7 +146,8 @@ def declared_explanations(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
     fault on another rank, for a message that only reports that a peer went away (NCCL's
     "remote process exited or there was a network error", gloo's "Connection reset by
     peer"): no later by timestamps; log order does not count, since the launcher reports a
-    worker's death after its peers noticed it."""
+    worker's death after its peers noticed it; ``what``: the finding read on the ``what():``
+    line a C++ abort printed under it (:func:`_what_of`)."""
     for e in nodes:
         sig = ctx.library.signatures.get(e.signature)
         wanted = set(getattr(sig, "explained_by", ()) or ())
@@ -177,6 +178,13 @@ def declared_explanations(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
             elif "wrapped" in wanted and c.role == "cause" and _wrapped_in(e, c):
                 yield Edge(
                     c, e, "declared_explanations", "it re-raises the exception printed after it"
+                )
+            elif "what" in wanted and c.signature != e.signature and _what_of(e, c):
+                yield Edge(
+                    c,
+                    e,
+                    "declared_explanations",
+                    "it is the message the abort printed on its what(): line",
                 )
             elif (
                 "peer" in wanted
@@ -215,6 +223,27 @@ def restart_after_failure(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
 #: How many lines after a wrapper exception (``explained_by: [wrapped]``) the exception it
 #: re-raises may be printed (its "Original Traceback").
 WRAP_SPAN = 60
+
+
+#: How many lines after a C++ abort's "terminate called after throwing an instance of 'T'"
+#: (``explained_by: [what]``) its ``what():  message`` line may be printed: libstdc++'s
+#: verbose terminate handler writes it on the next line; one more for a wrapped terminal line.
+WHAT_SPAN = 2
+
+
+def _what_of(abort: Finding, message: Finding) -> bool:
+    """``message`` is read on the ``what():`` line of the C++ abort ``abort`` reported: in
+    its file, at most :data:`WHAT_SPAN` lines after it, on its rank or on none (the what()
+    payload's own ``[PG 3 Rank 5]`` is a subgroup rank and tags nothing, and the terminate
+    line names no rank). The exception type on the terminate line
+    (``c10::DistBackendError``) is only how the watchdog thread rethrew it; the payload is
+    the failure (a watchdog timeout, an NCCL error string)."""
+    if not abort.evidence or not message.evidence:
+        return False
+    if abort.rank is not None and message.rank not in (abort.rank, None):
+        return False
+    a, m = abort.evidence[0], message.evidence[0]
+    return a.path == m.path and 0 < m.line - a.line <= WHAT_SPAN and "what():" in m.text
 
 
 def _wrapped_in(wrapper: Finding, inner: Finding) -> bool:

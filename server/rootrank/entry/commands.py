@@ -15,6 +15,7 @@ Facts come from :class:`rootrank.scan.LaunchFacts` (``launchers``, ``command``,
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -149,7 +150,9 @@ _BLANK = lazy_regex.compile(r"^<[^<>]+>$")
 _IMPORT = lazy_regex.compile(
     r"(?P<kw>\bfrom |(?<!\bfrom \S+ )\bimport )(?P<mod>[A-Za-z_]\w*)(?=[\s.;,\"'])"
 )
-LIBRARIES = frozenset("torch numpy os sys json math time pathlib".split())
+#: Modules every Python has (the standard library: ``importlib``, ``inspect``) and the two a
+#: PyTorch job always has.
+LIBRARIES = frozenset({"torch", "numpy"}) | frozenset(sys.stdlib_module_names)
 #: Libraries a command may import only when the log mentions them (a frame, a path, a line):
 #: ``import flash_attn`` for a job that never loaded it proves nothing.
 OPTIONAL_LIBRARIES = frozenset(
