@@ -50,6 +50,7 @@ from pathlib import PurePath
 import regex
 
 from rootrank import lazy_regex
+from rootrank.ingest import strip_ansi
 
 _PREFIX = lazy_regex.compile(
     r"""
@@ -218,6 +219,30 @@ _ACTOR = lazy_regex.compile(
     regex.VERBOSE,
 )
 _ACTOR_TP = lazy_regex.compile(r"Worker_TP(?P<tp>\d{1,6})(?:_EP\d+)?")
+# A Ray Train worker's own rank, printed on its actor's lines. Ray Train starts one
+# ``RayTrainWorker`` actor per rank and gives worker ``i`` of its WorkerGroup world rank ``i``
+# (ray/train/torch/config.py ``_TorchBackend.on_start``), whose process-group line says so:
+# "Setting up process group for: env:// [rank=0, world_size=4]"; the training function's own
+# tags of that worker ("world_rank=3", "[Worker:3]", "[worker 3]") name the same index.
+_RAY_TRAIN_RANK = lazy_regex.compile(
+    r"\[rank=(?P<pg>\d{1,6}), world_size=\d{1,6}\]"
+    r"|\bworld_rank\s?[=:]\s?(?P<wr>\d{1,6})\b"
+    r"|\[[Ww]orker[: ]?(?P<wk>\d{1,6})\]"
+)
+# A Ray actor's line (its "(Name pid=N, ip=X) " prefix, possibly after a launcher tag and
+# ANSI colours) that may name its rank: the cheap sweep of learn_actor_ranks.
+_ACTOR_LINE = re.compile(
+    r"^[^\n(]{0,40}\([A-Za-z_][\w.:-]{0,80} pid=[0-9]{1,9}[^\n]*", re.MULTILINE
+)
+# Ray's report of a worker process that died, printed by the driver or the raylet, not by the
+# worker (src/ray/core_worker: "... Worker IP address: 10.0.0.1 Worker port: 10016 Worker PID:
+# 1942 Worker exit type: SYSTEM_ERROR ..."), and the driver's re-raise of an actor task's
+# exception, whose repr names the actor's process ("ray::RayTrainWorker._RayTrainWorker__execute()
+# (pid=1942, ip=10.0.0.1, actor_id=..."): the process is named by pid (and IP) only.
+_RAY_DEAD_PID = lazy_regex.compile(
+    r"(?:Worker IP address: (?P<ip>[^\s,]+) .{0,80}?)?Worker PID: (?P<pid>\d{1,9})\b"
+    r"|\bray::\w[\w.]{0,120}\(\) \(pid=(?P<tpid>\d{1,9})(?:, ip=(?P<tip>[^\s,)]+))?"
+)
 
 _LOG_HEADER = lazy_regex.compile(
     r"""
@@ -284,6 +309,23 @@ def rank_from_path(path: str) -> tuple[int | None, bool]:
     if m.group("task") is not None:
         return int(m.group("task")), False
     return int(m.group("rank") if m.group("rank") is not None else m.group("dir")), False
+
+
+def _ray_train_rank(body: str, ray_train: bool) -> int | None:
+    """The world rank a Ray actor's line ``body`` (after its ``(Actor pid=N)`` prefix) names
+    for its own process (:data:`_RAY_TRAIN_RANK`): Ray Train's process-group line on any
+    actor; a ``world_rank=K`` / ``[Worker:K]`` tag in the line's first 160 characters only on a
+    ``RayTrainWorker`` (``ray_train``), whose worker index is its world rank."""
+    if "rank" not in body and not (ray_train and "orker" in body):
+        return None
+    m = _RAY_TRAIN_RANK.search(body[:160] if ray_train else body)
+    if m is None:
+        return None
+    if m.group("pg") is not None:
+        return int(m.group("pg"))
+    if not ray_train:
+        return None
+    return int(m.group("wr") or m.group("wk"))
 
 
 def parse_time(text: str) -> float | None:
@@ -496,6 +538,27 @@ class RankTagger:
         """Whether line ``line`` (1-based) got its rank ``task`` only from an srun label."""
         return any(t == task and a <= line <= b for t, a, b in self.label_spans)
 
+    def rank_of_pid(self, host: str | None, pid: int) -> int | None:
+        """The global rank process ``pid`` on ``host`` showed on its own lines: an NCCL
+        ``comm ... rank R`` line of that pid, else a Ray actor's rank (:meth:`actor_rank_of`);
+        ``None`` when no line of that process named one."""
+        rank = self.pid_rank.get((host, pid))
+        return rank if rank is not None else self.actor_rank_of(host, pid)
+
+    def actor_rank_of(self, host: str | None, pid: int) -> int | None:
+        """The rank a Ray actor / vLLM worker of process ``pid`` showed on its own prefixed
+        lines (``(RayTrainWorker pid=1942, ip=10.0.0.1) ... [rank=0, world_size=4]``), for a
+        line that names that process by pid only (Ray's ``Worker PID: 1942`` report of its
+        death). The IP, when both lines give one, must agree; a line with no IP takes the one
+        actor of that pid, and none when actors of several hosts share the pid."""
+        rank = self.actor_rank.get((host, pid))
+        if rank is not None or not self.actor_rank:
+            return rank
+        ranks = {
+            r for (ip, p), r in self.actor_rank.items() if p == pid and (host is None or ip is None)
+        }
+        return ranks.pop() if len(ranks) == 1 else None
+
     def pid_local_rank(self, host: str | None, pid: int) -> int | None:
         """The local rank torchrun's agent gave worker ``pid`` on ``host`` ("failed
         (exitcode: -11) local_rank: 0 (pid: 157)"), or ``None``. The agent's line carries no
@@ -562,6 +625,7 @@ class RankTagger:
         actor_key: tuple[str | None, int] | None = None
         actor_ip: str | None = None
         actor_rank: int | None = None
+        ray_train = False  # the actor is a Ray Train worker (_RAY_TRAIN_RANK)
         # Peel launcher prefixes (up to a few stacked ones).
         for _ in range(5):
             if body[:1] == "(":
@@ -576,6 +640,7 @@ class RankTagger:
                             tm = _ACTOR_TP.fullmatch(am.group("actor"))
                             if tm:
                                 actor_rank = int(tm.group("tp"))
+                            ray_train = am.group("actor") == "RayTrainWorker"
                     else:
                         actor_ip = am.group("rip") or actor_ip
                     body = body[am.end() :]
@@ -615,6 +680,8 @@ class RankTagger:
                     break
                 host = h
             body = body[m.end() :]
+        if actor_key is not None and actor_rank is None and rank is None:
+            actor_rank = _ray_train_rank(body, ray_train)
         peeled_rank, peeled_local = rank, local
         rank, local, host, pid = self._attribute(
             body, number, rank, local, host, actor_key, actor_rank, actor_ip, slurm_task, from_label
@@ -689,6 +756,13 @@ class RankTagger:
                 pid = int(um.group("pid"))
                 if rank is None:
                     rank = self.pid_rank.get((host, pid))
+        if pid is None and actor_key is None and ("Worker PID: " in body or "ray::" in body):
+            rm = _RAY_DEAD_PID.search(body)
+            if rm:
+                pid = int(rm.group("pid") or rm.group("tpid"))
+                host = host or rm.group("ip") or rm.group("tip")
+                if rank is None:
+                    rank = self.actor_rank_of(host, pid)
         if "local_rank: " in body and "(pid: " in body:
             fm = _AGENT_FAILED_PID.search(body)
             if fm:
@@ -810,6 +884,27 @@ class RankTagger:
         for host, local, rank in set(found):
             self.local_to_global.setdefault((host or None, int(local)), int(rank))
             seen.add(int(rank))
+        return seen
+
+    def learn_actor_ranks(self, text: str) -> set[int]:
+        """Learn the rank of each Ray actor whose prefixed line in ``text`` (a block of lines)
+        names it (:func:`_ray_train_rank`: Ray Train's process-group line, a RayTrainWorker's
+        ``[Worker:K]``/``world_rank=K``), so that a line naming that process by pid only (Ray's
+        ``Worker PID: N`` death report, read by :meth:`tag`) gets its rank, although such
+        actor lines are mostly not gated (nothing on them is an error). Returns the ranks seen."""
+        if "pid=" not in text or ("RayTrainWorker" not in text and ", world_size=" not in text):
+            return set()
+        seen: set[int] = set()
+        for m in _ACTOR_LINE.finditer(text):
+            line = strip_ansi(m.group(0))
+            at = line.find("(")
+            am = _ACTOR.match(line, at) if at >= 0 else None
+            if am is None or am.group("apid") is None:
+                continue
+            rank = _ray_train_rank(line[am.end() :], am.group("actor") == "RayTrainWorker")
+            if rank is not None:
+                self.actor_rank.setdefault((am.group("aip"), int(am.group("apid"))), rank)
+                seen.add(rank)
         return seen
 
     def following(self) -> bool:
