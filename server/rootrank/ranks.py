@@ -65,6 +65,9 @@ _PREFIX = lazy_regex.compile(
     regex.VERBOSE,
 )
 
+# "rank3: " at a line start is a rank tag a script printed (its own, or _APP_RANK's "rank 3: "
+# without the space), not a pdsh host called rank3.
+_RANK_WORD = re.compile(r"[Rr]ank[0-9]{1,5}")
 # Words that look like "name1: " but are messages, not pdsh host prefixes.
 # ("mlx5: <host>: got completion with error:" is rdma-core's mlx5 driver tag, not a pdsh host.)
 _NOT_HOSTS = frozenset(
@@ -170,6 +173,34 @@ _LINE_RANK_AFTER_NL = re.compile("\n" + _LINE_RANK_BODY)
 _APP_RANK = lazy_regex.compile(
     r"\[(?:rank|RANK|Rank)[ =](?P<n>\d{1,6})(?:/\d{1,6})?\][ :]|(?:rank|RANK)[ =](?P<m>\d{1,6})(?:/\d{1,6})?: "
 )
+
+
+# A tag a user's own print or logging format puts at the message start, with a number that may
+# be the rank: "[r3] it 05 loss 0.93", "rank3: loss", "[GPU 3] batch 10", "[worker-3] ...",
+# "worker_3 | ..." ("worker-3: " at a line start is a pdsh host, a node's name). Nothing in one such tag says the number is a rank (a retry, a device, a
+# DataLoader worker): a form is read as a rank only once the log shows it with several numbers
+# that fit the job (RankTagger.user_tag_rank).
+_USER_TAG_BODY = (
+    r"(?:\[[rR](?P<r>[0-9]{1,5})\]|[Rr]ank(?P<k>[0-9]{1,5}):|\[(?:GPU|gpu|Gpu) ?:?(?P<g>[0-9]{1,3})\]"
+    r"|\[[Ww]orker[-_](?P<w>[0-9]{1,5})\]|[Ww]orker[-_](?P<v>[0-9]{1,5}) \|)"
+)
+_USER_TAG = re.compile(_USER_TAG_BODY + "[ \t]?")
+_USER_TAG_AFTER_NL = re.compile("\n" + _USER_TAG_BODY)
+#: The form of each _USER_TAG group: a form's numbers are counted together.
+_USER_TAG_FORMS = {"r": "r", "k": "rank", "g": "gpu", "w": "worker", "v": "worker"}
+#: The first characters a _USER_TAG can start with.
+_USER_TAG_FIRST = frozenset("[rRwW")
+#: Distinct numbers kept per user tag form (a bound on memory: more is no rank numbering).
+MAX_USER_TAG_NUMBERS = 4096
+
+
+def _user_tag(m: re.Match[str]) -> tuple[str, int]:
+    """The form and the number of a :data:`_USER_TAG` match."""
+    for group, form in _USER_TAG_FORMS.items():
+        value = m.group(group)
+        if value is not None:
+            return form, int(value)
+    raise ValueError("no number")  # pragma: no cover - every alternative captures one
 
 
 def ranks_in(text: str) -> set[int]:
@@ -518,6 +549,8 @@ class RankTagger:
     _block_rank: int | None = None
     _last_time: dict[int | None, float] = field(default_factory=dict)
     actor_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    #: The numbers seen per user tag form (:data:`_USER_TAG`, :meth:`user_tag_rank`).
+    user_tags: dict[str, set[int]] = field(default_factory=dict)
     _shapes: list[_Shape] = field(default_factory=list)
     _stamp_cache: dict[str, float | None] = field(default_factory=dict)
     _learn_budget: int = 64
@@ -674,7 +707,11 @@ class RankTagger:
                 from_label = True
             else:
                 h = m.group("host") or m.group("hostip")
-                if h.lower() in _NOT_HOSTS or h.endswith(("Error", "Exception", "Warning")):
+                if (
+                    h.lower() in _NOT_HOSTS
+                    or h.endswith(("Error", "Exception", "Warning"))
+                    or _RANK_WORD.fullmatch(h)
+                ):
                     break
                 if host is not None:
                     break
@@ -843,6 +880,14 @@ class RankTagger:
             if am:
                 rank = int(am.group("n") or am.group("m"))
                 message = message[am.end() :].lstrip(" ")
+        if rank is None and message[:1] in _USER_TAG_FIRST:
+            um = _USER_TAG.match(message)
+            if um:
+                form, n = _user_tag(um)
+                self._see_user_tag(form, n)
+                if self.user_tag_rank(form, n):
+                    rank = n
+                    message = message[um.end() :]
         if time is not None:
             self._last_time[rank] = time
         if rank is not None and host is not None:
@@ -885,6 +930,42 @@ class RankTagger:
             self.local_to_global.setdefault((host or None, int(local)), int(rank))
             seen.add(int(rank))
         return seen
+
+    def _see_user_tag(self, form: str, n: int) -> None:
+        """Count number ``n`` of user tag ``form`` (:data:`_USER_TAG`)."""
+        seen = self.user_tags.setdefault(form, set())
+        if len(seen) < MAX_USER_TAG_NUMBERS:
+            seen.add(n)
+
+    def user_tag_rank(self, form: str, n: int) -> bool:
+        """Whether number ``n`` of a user's own tag ``form`` (``[r3]``, ``rank3:``, ``[GPU 3]``,
+        ``[worker-3]``) is read as the line's rank. Only when the log shows the form is a rank
+        numbering: at least two distinct numbers, every one below the world size when the log
+        printed one, else dense from 0 (the highest below twice their count: ranks 0-3, not a
+        retry 12 and a retry 250); a GPU index only while the log shows one host (on several
+        nodes it is the local rank). One number alone (a log of rank 0's output only, a tag
+        that names something else) is no rank: such a line stays on no rank."""
+        seen = self.user_tags.get(form)
+        if seen is None or len(seen) < 2 or n not in seen:
+            return False
+        top = max(seen)
+        if self.world_size is not None:
+            if top >= self.world_size:
+                return False
+        elif top >= 2 * len(seen):
+            return False
+        return form != "gpu" or len(set(self.hosts.values())) <= 1
+
+    def learn_user_tags(self, text: str) -> None:
+        """Count the user tags (:data:`_USER_TAG`) at the line starts of ``text`` (a block of
+        lines), so a form's first lines are read as ranks too once the block shows its
+        numbering (:meth:`user_tag_rank`); tags after a logger header are counted as their
+        lines are tagged."""
+        first = _USER_TAG.match(text)
+        found = [first] if first else []
+        found += _USER_TAG_AFTER_NL.finditer(text)
+        for m in found:
+            self._see_user_tag(*_user_tag(m))
 
     def learn_actor_ranks(self, text: str) -> set[int]:
         """Learn the rank of each Ray actor whose prefixed line in ``text`` (a block of lines)

@@ -1017,6 +1017,7 @@ class Scanner:
             st.ranks_seen.update(
                 tagger.learn_stacked(text if at_start else text[:RANK_SWEEP_CHARS])
             )
+            tagger.learn_user_tags(text if at_start else text[:RANK_SWEEP_CHARS])
             # Ray actors' ranks, from their (mostly ungated) lines, for the lines that name
             # an actor's process by pid only.
             st.ranks_seen.update(
