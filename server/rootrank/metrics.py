@@ -114,9 +114,10 @@ _KV = lazy_regex.compile(
     + _UNIT
     + _END
 )
-# "key value" for metric words only (nanoGPT's "loss 4.1234, time 30.12ms, mfu 12.34%")
+# "key value" for metric words only (nanoGPT's "loss 4.1234, time 30.12ms, mfu 12.34%"), a
+# loss named by a word before it included ("local_loss 0.9333 mean_loss 0.9846")
 _SPACED = lazy_regex.compile(
-    r"(?i)(?<![\w./-])(?P<k>loss|lm loss|lr|grad[_ ]norm|gnorm|scale|loss scale|time|dt|mfu|tps|ppl|mem(?:ory)?)"
+    r"(?i)(?<![\w./-])(?P<k>(?:[a-z][a-z0-9]{0,20}_)?loss|lm loss|lr|grad[_ ]norm|gnorm|scale|loss scale|time|dt|mfu|tps|ppl|mem(?:ory)?)"
     r"\s{1,3}(?P<v>" + _NUM + r")" + _UNIT + _END
 )
 # "<count> <noun>" for the sizes a rank prints of what it built or loaded ("model built, 2,050
