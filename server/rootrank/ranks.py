@@ -250,6 +250,17 @@ _ACTOR = lazy_regex.compile(
     regex.VERBOSE,
 )
 _ACTOR_TP = lazy_regex.compile(r"Worker_TP(?P<tp>\d{1,6})(?:_EP\d+)?")
+# SGLang's logger header (sglang/srt/utils.py ``configure_logger``: "[%(asctime)s{prefix}] "
+# with the prefix " TP{tp_rank}", " DP{dp_rank} TP{tp_rank}", " PP{pp_rank} TP{tp_rank}"...):
+# "[2025-01-05 10:00:00 TP3] ", "[01-05 10:00:00 TP3] ". With tensor parallelism alone the TP
+# rank is the process's rank; with a DP/PP/EP part it is a rank inside one group (``other``).
+_SGLANG_HEADER = lazy_regex.compile(
+    r"\[(?:(?:\d{4}-)?\d\d-\d\d )?\d\d:\d\d:\d\d(?:[.,]\d{1,6})?"
+    r"(?P<other>(?: (?:DP|PP|EP|CP|DPA)\d{1,5})*) TP(?P<tp>\d{1,5})(?P<after>(?: (?:EP|PP|DP)\d{1,5})*)\] ?"
+)
+_TRACEBACK_HEAD = "Traceback (most recent call last):"
+#: Lines of one logged traceback record followed at most (a bound if its exception is cut).
+MAX_RECORD_LINES = 400
 # A Ray Train worker's own rank, printed on its actor's lines. Ray Train starts one
 # ``RayTrainWorker`` actor per rank and gives worker ``i`` of its WorkerGroup world rank ``i``
 # (ray/train/torch/config.py ``_TorchBackend.on_start``), whose process-group line says so:
@@ -545,6 +556,10 @@ class RankTagger:
     _spawn_proc: int | None = None
     _spawn_left: int = 0
     _spawn_exc: bool = False
+    #: the rank of a traceback logged as one record after an SGLang header, and the lines
+    #: it may still hold (_tag_general)
+    _record_rank: int | None = None
+    _record_left: int = 0
     #: the global rank of an open composer output block (:data:`_COMPOSER_BLOCK`)
     _block_rank: int | None = None
     _last_time: dict[int | None, float] = field(default_factory=dict)
@@ -719,11 +734,24 @@ class RankTagger:
             body = body[m.end() :]
         if actor_key is not None and actor_rank is None and rank is None:
             actor_rank = _ray_train_rank(body, ray_train)
+        sglang = _SGLANG_HEADER.match(body) if body[:1] == "[" and "TP" in body[:48] else None
+        if (
+            sglang is not None
+            and rank is None
+            and not sglang.group("other")
+            and "PP" not in sglang.group("after")
+            and "DP" not in sglang.group("after")
+        ):
+            rank = int(sglang.group("tp"))
         peeled_rank, peeled_local = rank, local
         rank, local, host, pid = self._attribute(
             body, number, rank, local, host, actor_key, actor_rank, actor_ip, slurm_task, from_label
         )
-        message = strip_log_header(body)
+        message = body[sglang.end() :] if sglang is not None else strip_log_header(body)
+        if sglang is not None and rank is not None and message.endswith(_TRACEBACK_HEAD):
+            # logger.error(f"Scheduler hit an exception: {traceback}"): one record, its
+            # header on the first line only; the traceback's lines below are this rank's
+            self._record_rank, self._record_left = rank, MAX_RECORD_LINES
         time = parse_time(body) if ":" in body else None
         if time is None:
             time = lead_time
@@ -826,6 +854,16 @@ class RankTagger:
                 n = int(wm.group("n"))
                 self.world_line = (number, n, self.world_size)
                 self.world_size = max(self.world_size or 0, n)
+        # A traceback logged as one record after a rank's logger header: its lines carry no
+        # header of their own (see _tag_general), up to its exception line.
+        if self._record_rank is not None:
+            if rank is None and body.strip():
+                rank = self._record_rank
+                self._record_left -= 1
+                if _is_exception_line(body) or self._record_left <= 0:
+                    self._record_rank = None
+            else:
+                self._record_rank = None
         # mp.spawn: the traceback after the banner belongs to that process, up to the
         # first blank line after its exception line.
         if body.startswith("-- Process "):
