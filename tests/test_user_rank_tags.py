@@ -29,6 +29,8 @@ def test_other_forms_are_read_the_same_way():
         ("[GPU 0] ok\n[GPU 1] ok\n[GPU 2] ok\n", "[GPU 2] loss 2.0", 2),
         ("[worker-0] ok\n[worker-1] ok\n", "[worker-1] loss 2.0", 1),
         ("worker_0 | ok\nworker_1 | ok\n", "worker_0 | loss 2.0", 0),
+        ("Rank 0: ok\nRank 1: ok\n", "Rank 1: loss 2.0", 1),
+        ("train | rank 0 | step 1\ntrain | rank 2 | step 1\n", "train | rank 2 | step 2", 2),
     ):
         assert _tagger(lines).tag(line, 1).rank == rank, line
 
@@ -76,3 +78,13 @@ def test_worker_colon_at_a_line_start_stays_a_pdsh_host():
 def test_a_launcher_prefix_wins_over_a_user_tag():
     tagger = _tagger("[r0] a\n[r1] b\n")
     assert tagger.tag("[rank1]:[r0] a", 1).rank == 1
+
+
+def test_gpu_indices_of_one_node_in_a_larger_job_name_no_rank():
+    # world size 16, GPU tags 0-7: one node's local indices, not global ranks
+    tagger = _tagger("".join(f"[GPU {g}] x\n" for g in range(8)))
+    tagger.tag("WORLD_SIZE=16", 1)
+    assert tagger.tag("[GPU 3] x", 2).rank is None
+    full = _tagger("".join(f"[GPU {g}] x\n" for g in range(8)))
+    full.tag("WORLD_SIZE=8", 1)
+    assert full.tag("[GPU 3] x", 2).rank == 3

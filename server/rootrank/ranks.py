@@ -176,18 +176,20 @@ _APP_RANK = lazy_regex.compile(
 
 
 # A tag a user's own print or logging format puts at the message start, with a number that may
-# be the rank: "[r3] it 05 loss 0.93", "rank3: loss", "[GPU 3] batch 10", "[worker-3] ...",
-# "worker_3 | ..." ("worker-3: " at a line start is a pdsh host, a node's name). Nothing in one such tag says the number is a rank (a retry, a device, a
+# be the rank: "[r3] it 05 loss 0.93", "rank3: loss", "Rank 3: loss", "[GPU 3] batch 10",
+# "[worker-3] ...", "worker_3 | ...", "train | rank 3 | step 7" (a logger name, then the rank
+# between pipes); "worker-3: " at a line start is a pdsh host, a node's name. Nothing in one such tag says the number is a rank (a retry, a device, a
 # DataLoader worker): a form is read as a rank only once the log shows it with several numbers
 # that fit the job (RankTagger.user_tag_rank).
 _USER_TAG_BODY = (
-    r"(?:\[[rR](?P<r>[0-9]{1,5})\]|[Rr]ank(?P<k>[0-9]{1,5}):|\[(?:GPU|gpu|Gpu) ?:?(?P<g>[0-9]{1,3})\]"
-    r"|\[[Ww]orker[-_](?P<w>[0-9]{1,5})\]|[Ww]orker[-_](?P<v>[0-9]{1,5}) \|)"
+    r"(?:\[[rR](?P<r>[0-9]{1,5})\]|(?:rank|Rank ?)(?P<k>[0-9]{1,5}):|\[(?:GPU|gpu|Gpu) ?:?(?P<g>[0-9]{1,3})\]"
+    r"|\[[Ww]orker[-_](?P<w>[0-9]{1,5})\]|[Ww]orker[-_](?P<v>[0-9]{1,5}) \|"
+    r"|[A-Za-z_][\w.-]{0,40} \| [Rr]ank[ =:]?(?P<p>[0-9]{1,5}) \|)"
 )
 _USER_TAG = re.compile(_USER_TAG_BODY + "[ \t]?")
 _USER_TAG_AFTER_NL = re.compile("\n" + _USER_TAG_BODY)
 #: The form of each _USER_TAG group: a form's numbers are counted together.
-_USER_TAG_FORMS = {"r": "r", "k": "rank", "g": "gpu", "w": "worker", "v": "worker"}
+_USER_TAG_FORMS = {"r": "r", "k": "rank", "g": "gpu", "w": "worker", "v": "worker", "p": "| rank"}
 #: The first characters a _USER_TAG can start with.
 _USER_TAG_FIRST = frozenset("[rRwW")
 #: Distinct numbers kept per user tag form (a bound on memory: more is no rank numbering).
@@ -918,7 +920,7 @@ class RankTagger:
             if am:
                 rank = int(am.group("n") or am.group("m"))
                 message = message[am.end() :].lstrip(" ")
-        if rank is None and message[:1] in _USER_TAG_FIRST:
+        if rank is None and (message[:1] in _USER_TAG_FIRST or " | " in message[:48]):
             um = _USER_TAG.match(message)
             if um:
                 form, n = _user_tag(um)
@@ -981,7 +983,8 @@ class RankTagger:
         numbering: at least two distinct numbers, every one below the world size when the log
         printed one, else dense from 0 (the highest below twice their count: ranks 0-3, not a
         retry 12 and a retry 250); a GPU index only while the log shows one host (on several
-        nodes it is the local rank). One number alone (a log of rank 0's output only, a tag
+        nodes it is the local rank: with a world size printed, its indices must reach it). One
+        number alone (a log of rank 0's output only, a tag
         that names something else) is no rank: such a line stays on no rank."""
         seen = self.user_tags.get(form)
         if seen is None or len(seen) < 2 or n not in seen:
@@ -990,6 +993,8 @@ class RankTagger:
         if self.world_size is not None:
             if top >= self.world_size:
                 return False
+            if form == "gpu" and top + 1 < self.world_size:
+                return False  # a node's GPU indices, in a job of more ranks than it has
         elif top >= 2 * len(seen):
             return False
         return form != "gpu" or len(set(self.hosts.values())) <= 1
