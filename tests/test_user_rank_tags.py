@@ -88,3 +88,9 @@ def test_gpu_indices_of_one_node_in_a_larger_job_name_no_rank():
     full = _tagger("".join(f"[GPU {g}] x\n" for g in range(8)))
     full.tag("WORLD_SIZE=8", 1)
     assert full.tag("[GPU 3] x", 2).rank == 3
+
+
+def test_dataloader_worker_indices_short_of_the_world_size_name_no_rank():
+    tagger = _tagger("".join(f"[worker-{w}] loading shard\n" for w in range(4)))
+    tagger.tag("world_size=8", 1)
+    assert tagger.tag("[worker-2] loading shard", 2).rank is None

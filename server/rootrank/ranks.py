@@ -983,7 +983,8 @@ class RankTagger:
         numbering: at least two distinct numbers, every one below the world size when the log
         printed one, else dense from 0 (the highest below twice their count: ranks 0-3, not a
         retry 12 and a retry 250); a GPU index only while the log shows one host (on several
-        nodes it is the local rank: with a world size printed, its indices must reach it). One
+        nodes it is the local rank: with a world size printed, its indices must reach it, as
+        a worker index's must, a DataLoader's workers being no ranks). One
         number alone (a log of rank 0's output only, a tag
         that names something else) is no rank: such a line stays on no rank."""
         seen = self.user_tags.get(form)
@@ -993,8 +994,10 @@ class RankTagger:
         if self.world_size is not None:
             if top >= self.world_size:
                 return False
-            if form == "gpu" and top + 1 < self.world_size:
-                return False  # a node's GPU indices, in a job of more ranks than it has
+            if form in ("gpu", "worker") and top + 1 < self.world_size:
+                # a node's GPU indices, or a DataLoader's worker indices, in a job of more
+                # ranks than they count
+                return False
         elif top >= 2 * len(seen):
             return False
         return form != "gpu" or len(set(self.hosts.values())) <= 1
