@@ -135,12 +135,13 @@ CASES = [
         "(RayWorkerWrapper pid=92234, ip=10.0.0.2) 00000000 00000000 00000000 00000000\n"
         "(RayWorkerWrapper pid=92234, ip=10.0.0.2) 00000000 00008813 100076ab 008ae4d3\n"
         "(RayWorkerWrapper pid=92234, ip=10.0.0.2) [rank12]:[E1129 13:23:05.483840160 ProcessGroupNCCL.cpp:542] [Rank 12] Collective WorkNCCL(SeqNum=1, OpType=BROADCAST, NumelIn=7, NumelOut=7, Timeout(ms)=1800000) raised the following async exception: NCCL error: remote process exited or there was a network error, NCCL version 2.21.5\n",
-        # rank 12 is learnt from the actor's later "[rank12]:" line; attribution runs forward
-        # only, so the earlier driver line stays unranked.
+        # rank 12 is learnt from the actor's later "[rank12]:" line; the earlier line of the
+        # same actor process (pid 92234) takes it at the source's end, as a line of an NCCL pid
+        # does from a later "comm ... rank R" line (ranks.RankTagger.rank_of_pid)
         "ib-completion-error",
         "network-fabric-error",
         1,
-        None,
+        12,
     ),
     (
         "proxy-async-path-only",

@@ -114,9 +114,10 @@ _KV = lazy_regex.compile(
     + _UNIT
     + _END
 )
-# "key value" for metric words only (nanoGPT's "loss 4.1234, time 30.12ms, mfu 12.34%")
+# "key value" for metric words only (nanoGPT's "loss 4.1234, time 30.12ms, mfu 12.34%"), a
+# loss named by a word before it included ("local_loss 0.9333 mean_loss 0.9846")
 _SPACED = lazy_regex.compile(
-    r"(?i)(?<![\w./-])(?P<k>loss|lm loss|lr|grad[_ ]norm|gnorm|scale|loss scale|time|dt|mfu|tps|ppl|mem(?:ory)?)"
+    r"(?i)(?<![\w./-])(?P<k>(?:[a-z][a-z0-9]{0,20}_)?loss|lm loss|lr|grad[_ ]norm|gnorm|scale|loss scale|time|dt|mfu|tps|ppl|mem(?:ory)?)"
     r"\s{1,3}(?P<v>" + _NUM + r")" + _UNIT + _END
 )
 # "<size word> <value>" with or without "=" / ":" for the sizes a rank prints of what it built or
@@ -1013,6 +1014,24 @@ class MetricsReader:
         return out
 
 
+def mirrored_series(model: MetricsReader) -> set[str]:
+    """The names of the series every rank printed with the same values (at least two ranks,
+    two values each): an all-reduced quantity (the mean loss every rank logs after
+    ``all_reduce``), which shows the job's state, not one rank's. Compared by each series'
+    kept points (its buckets' lowest and highest, in order), the same for equal series."""
+    prints: dict[str, list[tuple[float, ...]]] = {}
+    for (name, rank), series in model.series.items():
+        if rank is not None:
+            prints.setdefault(name, []).append(
+                tuple(p.value for b in series.buckets for p in (b.lo, b.hi) if p is not None)
+            )
+    return {
+        name
+        for name, values in prints.items()
+        if len(values) >= 2 and len(values[0]) >= 2 and all(v == values[0] for v in values)
+    }
+
+
 def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
     """The onsets as findings (role and specificity from their ``detector: metrics`` signatures in
     ``library``), for the causal analysis: one per kind, the earliest, with evidence at the onset's
@@ -1032,6 +1051,17 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
             continue
         o = group[0]
         ranks = {g.rank for g in group}
+        # A value every rank prints the same (an all-reduced mean) goes bad on every rank at
+        # once, whichever rank's own value did: its onsets name no rank. The rank-local series
+        # that went bad at that step do (mirrored_series).
+        spread: set[int] = set()
+        if len(ranks) > 1:
+            mirrored = mirrored_series(model)
+            own = [g for g in group if g.name not in mirrored]
+            if own and len(own) < len(group):
+                spread = {g.rank for g in group if g.name in mirrored and g.rank is not None}
+                o, ranks = own[0], {g.rank for g in own}
+                spread -= ranks
         # Several ranks at once, or the other ranks already well above their median at that
         # step (a global cause, e.g. the learning rate; one rank merely crossed first): no rank
         # started it. A bad batch leaves the other ranks normal at its step.
@@ -1047,14 +1077,22 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
             if rank is not None or len(shown) < 2
             else f"{o.why} (ranks {', '.join(map(str, shown))} at the same step)"
         )
+        if rank is not None and spread:
+            mean = next(g.name for g in group if g.name != o.name)
+            why = (
+                f"{why}, rank {rank}'s own value; {mean}, the same on every rank, went bad at "
+                f"that step on ranks {', '.join(map(str, sorted(spread | {rank})))}"
+            )
         p = o.point
+        # carried to every rank by the all-reduce: the step's first bad print is its time
+        when = group[0].point if rank is not None and spread else p
         out.append(
             Finding.of(
                 sig,
                 rank=rank,
                 host=None,
-                time=p.time,
-                order=p.order,
+                time=when.time,
+                order=when.order,
                 evidence=[Evidence(path=p.path, line=p.line, text=p.text or why, rank=rank)],
                 captures={
                     "step": str(p.step),
@@ -1067,4 +1105,7 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
                 },
             )
         )
+        if rank is not None and spread:
+            # the ranks an all-reduced value carried it to at the same step
+            out[-1].captures["spread_to"] = ", ".join(map(str, sorted(spread)))
     return out

@@ -50,6 +50,7 @@ from pathlib import PurePath
 import regex
 
 from rootrank import lazy_regex
+from rootrank.ingest import strip_ansi
 
 _PREFIX = lazy_regex.compile(
     r"""
@@ -64,6 +65,9 @@ _PREFIX = lazy_regex.compile(
     regex.VERBOSE,
 )
 
+# "rank3: " at a line start is a rank tag a script printed (its own, or _APP_RANK's "rank 3: "
+# without the space), not a pdsh host called rank3.
+_RANK_WORD = re.compile(r"[Rr]ank[0-9]{1,5}")
 # Words that look like "name1: " but are messages, not pdsh host prefixes.
 # ("mlx5: <host>: got completion with error:" is rdma-core's mlx5 driver tag, not a pdsh host.)
 _NOT_HOSTS = frozenset(
@@ -171,6 +175,36 @@ _APP_RANK = lazy_regex.compile(
 )
 
 
+# A tag a user's own print or logging format puts at the message start, with a number that may
+# be the rank: "[r3] it 05 loss 0.93", "rank3: loss", "Rank 3: loss", "[GPU 3] batch 10",
+# "[worker-3] ...", "worker_3 | ...", "train | rank 3 | step 7" (a logger name, then the rank
+# between pipes); "worker-3: " at a line start is a pdsh host, a node's name. Nothing in one such tag says the number is a rank (a retry, a device, a
+# DataLoader worker): a form is read as a rank only once the log shows it with several numbers
+# that fit the job (RankTagger.user_tag_rank).
+_USER_TAG_BODY = (
+    r"(?:\[[rR](?P<r>[0-9]{1,5})\]|(?:rank|Rank ?)(?P<k>[0-9]{1,5}):|\[(?:GPU|gpu|Gpu) ?:?(?P<g>[0-9]{1,3})\]"
+    r"|\[[Ww]orker[-_](?P<w>[0-9]{1,5})\]|[Ww]orker[-_](?P<v>[0-9]{1,5}) \|"
+    r"|[A-Za-z_][\w.-]{0,40} \| [Rr]ank[ =:]?(?P<p>[0-9]{1,5}) \|)"
+)
+_USER_TAG = re.compile(_USER_TAG_BODY + "[ \t]?")
+_USER_TAG_AFTER_NL = re.compile("\n" + _USER_TAG_BODY)
+#: The form of each _USER_TAG group: a form's numbers are counted together.
+_USER_TAG_FORMS = {"r": "r", "k": "rank", "g": "gpu", "w": "worker", "v": "worker", "p": "| rank"}
+#: The first characters a _USER_TAG can start with.
+_USER_TAG_FIRST = frozenset("[rRwW")
+#: Distinct numbers kept per user tag form (a bound on memory: more is no rank numbering).
+MAX_USER_TAG_NUMBERS = 4096
+
+
+def _user_tag(m: re.Match[str]) -> tuple[str, int]:
+    """The form and the number of a :data:`_USER_TAG` match."""
+    for group, form in _USER_TAG_FORMS.items():
+        value = m.group(group)
+        if value is not None:
+            return form, int(value)
+    raise ValueError("no number")  # pragma: no cover - every alternative captures one
+
+
 def ranks_in(text: str) -> set[int]:
     """Global ranks named by launcher prefixes at the start of the lines of ``text``
     (``[rank3]:``, ``[1,3]<stderr>:``, ``3: ``): a cheap sweep used to learn which ranks
@@ -218,6 +252,41 @@ _ACTOR = lazy_regex.compile(
     regex.VERBOSE,
 )
 _ACTOR_TP = lazy_regex.compile(r"Worker_TP(?P<tp>\d{1,6})(?:_EP\d+)?")
+# SGLang's logger header (sglang/srt/utils.py ``configure_logger``: "[%(asctime)s{prefix}] "
+# with the prefix " TP{tp_rank}", " DP{dp_rank} TP{tp_rank}", " PP{pp_rank} TP{tp_rank}"...):
+# "[2025-01-05 10:00:00 TP3] ", "[01-05 10:00:00 TP3] ". With tensor parallelism alone the TP
+# rank is the process's rank; with a DP/PP/EP part it is a rank inside one group (``other``).
+_SGLANG_HEADER = lazy_regex.compile(
+    r"\[(?:(?:\d{4}-)?\d\d-\d\d )?\d\d:\d\d:\d\d(?:[.,]\d{1,6})?"
+    r"(?P<other>(?: (?:DP|PP|EP|CP|DPA)\d{1,5})*) TP(?P<tp>\d{1,5})(?P<after>(?: (?:EP|PP|DP)\d{1,5})*)\] ?"
+)
+_TRACEBACK_HEAD = "Traceback (most recent call last):"
+#: Lines of one logged traceback record followed at most (a bound if its exception is cut).
+MAX_RECORD_LINES = 400
+# A Ray Train worker's own rank, printed on its actor's lines. Ray Train starts one
+# ``RayTrainWorker`` actor per rank and gives worker ``i`` of its WorkerGroup world rank ``i``
+# (ray/train/torch/config.py ``_TorchBackend.on_start``), whose process-group line says so:
+# "Setting up process group for: env:// [rank=0, world_size=4]"; the training function's own
+# tags of that worker ("world_rank=3", "[Worker:3]", "[worker 3]") name the same index.
+_RAY_TRAIN_RANK = lazy_regex.compile(
+    r"\[rank=(?P<pg>\d{1,6}), world_size=\d{1,6}\]"
+    r"|\bworld_rank\s?[=:]\s?(?P<wr>\d{1,6})\b"
+    r"|\[[Ww]orker[: ]?(?P<wk>\d{1,6})\]"
+)
+# A Ray actor's line (its "(Name pid=N, ip=X) " prefix, possibly after a launcher tag and
+# ANSI colours) that may name its rank: the cheap sweep of learn_actor_ranks.
+_ACTOR_LINE = re.compile(
+    r"^[^\n(]{0,40}\([A-Za-z_][\w.:-]{0,80} pid=[0-9]{1,9}[^\n]*", re.MULTILINE
+)
+# Ray's report of a worker process that died, printed by the driver or the raylet, not by the
+# worker (src/ray/core_worker: "... Worker IP address: 10.0.0.1 Worker port: 10016 Worker PID:
+# 1942 Worker exit type: SYSTEM_ERROR ..."), and the driver's re-raise of an actor task's
+# exception, whose repr names the actor's process ("ray::RayTrainWorker._RayTrainWorker__execute()
+# (pid=1942, ip=10.0.0.1, actor_id=..."): the process is named by pid (and IP) only.
+_RAY_DEAD_PID = lazy_regex.compile(
+    r"(?:Worker IP address: (?P<ip>[^\s,]+) .{0,80}?)?Worker PID: (?P<pid>\d{1,9})\b"
+    r"|\bray::\w[\w.]{0,120}\(\) \(pid=(?P<tpid>\d{1,9})(?:, ip=(?P<tip>[^\s,)]+))?"
+)
 
 _LOG_HEADER = lazy_regex.compile(
     r"""
@@ -284,6 +353,23 @@ def rank_from_path(path: str) -> tuple[int | None, bool]:
     if m.group("task") is not None:
         return int(m.group("task")), False
     return int(m.group("rank") if m.group("rank") is not None else m.group("dir")), False
+
+
+def _ray_train_rank(body: str, ray_train: bool) -> int | None:
+    """The world rank a Ray actor's line ``body`` (after its ``(Actor pid=N)`` prefix) names
+    for its own process (:data:`_RAY_TRAIN_RANK`): Ray Train's process-group line on any
+    actor; a ``world_rank=K`` / ``[Worker:K]`` tag in the line's first 160 characters only on a
+    ``RayTrainWorker`` (``ray_train``), whose worker index is its world rank."""
+    if "rank" not in body and not (ray_train and "orker" in body):
+        return None
+    m = _RAY_TRAIN_RANK.search(body[:160] if ray_train else body)
+    if m is None:
+        return None
+    if m.group("pg") is not None:
+        return int(m.group("pg"))
+    if not ray_train:
+        return None
+    return int(m.group("wr") or m.group("wk"))
 
 
 def parse_time(text: str) -> float | None:
@@ -472,10 +558,16 @@ class RankTagger:
     _spawn_proc: int | None = None
     _spawn_left: int = 0
     _spawn_exc: bool = False
+    #: the rank of a traceback logged as one record after an SGLang header, and the lines
+    #: it may still hold (_tag_general)
+    _record_rank: int | None = None
+    _record_left: int = 0
     #: the global rank of an open composer output block (:data:`_COMPOSER_BLOCK`)
     _block_rank: int | None = None
     _last_time: dict[int | None, float] = field(default_factory=dict)
     actor_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    #: The numbers seen per user tag form (:data:`_USER_TAG`, :meth:`user_tag_rank`).
+    user_tags: dict[str, set[int]] = field(default_factory=dict)
     _shapes: list[_Shape] = field(default_factory=list)
     _stamp_cache: dict[str, float | None] = field(default_factory=dict)
     _learn_budget: int = 64
@@ -495,6 +587,27 @@ class RankTagger:
     def label_only(self, task: int, line: int) -> bool:
         """Whether line ``line`` (1-based) got its rank ``task`` only from an srun label."""
         return any(t == task and a <= line <= b for t, a, b in self.label_spans)
+
+    def rank_of_pid(self, host: str | None, pid: int) -> int | None:
+        """The global rank process ``pid`` on ``host`` showed on its own lines: an NCCL
+        ``comm ... rank R`` line of that pid, else a Ray actor's rank (:meth:`actor_rank_of`);
+        ``None`` when no line of that process named one."""
+        rank = self.pid_rank.get((host, pid))
+        return rank if rank is not None else self.actor_rank_of(host, pid)
+
+    def actor_rank_of(self, host: str | None, pid: int) -> int | None:
+        """The rank a Ray actor / vLLM worker of process ``pid`` showed on its own prefixed
+        lines (``(RayTrainWorker pid=1942, ip=10.0.0.1) ... [rank=0, world_size=4]``), for a
+        line that names that process by pid only (Ray's ``Worker PID: 1942`` report of its
+        death). The IP, when both lines give one, must agree; a line with no IP takes the one
+        actor of that pid, and none when actors of several hosts share the pid."""
+        rank = self.actor_rank.get((host, pid))
+        if rank is not None or not self.actor_rank:
+            return rank
+        ranks = {
+            r for (ip, p), r in self.actor_rank.items() if p == pid and (host is None or ip is None)
+        }
+        return ranks.pop() if len(ranks) == 1 else None
 
     def pid_local_rank(self, host: str | None, pid: int) -> int | None:
         """The local rank torchrun's agent gave worker ``pid`` on ``host`` ("failed
@@ -562,6 +675,7 @@ class RankTagger:
         actor_key: tuple[str | None, int] | None = None
         actor_ip: str | None = None
         actor_rank: int | None = None
+        ray_train = False  # the actor is a Ray Train worker (_RAY_TRAIN_RANK)
         # Peel launcher prefixes (up to a few stacked ones).
         for _ in range(5):
             if body[:1] == "(":
@@ -576,6 +690,7 @@ class RankTagger:
                             tm = _ACTOR_TP.fullmatch(am.group("actor"))
                             if tm:
                                 actor_rank = int(tm.group("tp"))
+                            ray_train = am.group("actor") == "RayTrainWorker"
                     else:
                         actor_ip = am.group("rip") or actor_ip
                     body = body[am.end() :]
@@ -609,17 +724,36 @@ class RankTagger:
                 from_label = True
             else:
                 h = m.group("host") or m.group("hostip")
-                if h.lower() in _NOT_HOSTS or h.endswith(("Error", "Exception", "Warning")):
+                if (
+                    h.lower() in _NOT_HOSTS
+                    or h.endswith(("Error", "Exception", "Warning"))
+                    or _RANK_WORD.fullmatch(h)
+                ):
                     break
                 if host is not None:
                     break
                 host = h
             body = body[m.end() :]
+        if actor_key is not None and actor_rank is None and rank is None:
+            actor_rank = _ray_train_rank(body, ray_train)
+        sglang = _SGLANG_HEADER.match(body) if body[:1] == "[" and "TP" in body[:48] else None
+        if (
+            sglang is not None
+            and rank is None
+            and not sglang.group("other")
+            and "PP" not in sglang.group("after")
+            and "DP" not in sglang.group("after")
+        ):
+            rank = int(sglang.group("tp"))
         peeled_rank, peeled_local = rank, local
         rank, local, host, pid = self._attribute(
             body, number, rank, local, host, actor_key, actor_rank, actor_ip, slurm_task, from_label
         )
-        message = strip_log_header(body)
+        message = body[sglang.end() :] if sglang is not None else strip_log_header(body)
+        if sglang is not None and rank is not None and message.endswith(_TRACEBACK_HEAD):
+            # logger.error(f"Scheduler hit an exception: {traceback}"): one record, its
+            # header on the first line only; the traceback's lines below are this rank's
+            self._record_rank, self._record_left = rank, MAX_RECORD_LINES
         time = parse_time(body) if ":" in body else None
         if time is None:
             time = lead_time
@@ -689,6 +823,13 @@ class RankTagger:
                 pid = int(um.group("pid"))
                 if rank is None:
                     rank = self.pid_rank.get((host, pid))
+        if pid is None and actor_key is None and ("Worker PID: " in body or "ray::" in body):
+            rm = _RAY_DEAD_PID.search(body)
+            if rm:
+                pid = int(rm.group("pid") or rm.group("tpid"))
+                host = host or rm.group("ip") or rm.group("tip")
+                if rank is None:
+                    rank = self.actor_rank_of(host, pid)
         if "local_rank: " in body and "(pid: " in body:
             fm = _AGENT_FAILED_PID.search(body)
             if fm:
@@ -715,6 +856,16 @@ class RankTagger:
                 n = int(wm.group("n"))
                 self.world_line = (number, n, self.world_size)
                 self.world_size = max(self.world_size or 0, n)
+        # A traceback logged as one record after a rank's logger header: its lines carry no
+        # header of their own (see _tag_general), up to its exception line.
+        if self._record_rank is not None:
+            if rank is None and body.strip():
+                rank = self._record_rank
+                self._record_left -= 1
+                if _is_exception_line(body) or self._record_left <= 0:
+                    self._record_rank = None
+            else:
+                self._record_rank = None
         # mp.spawn: the traceback after the banner belongs to that process, up to the
         # first blank line after its exception line.
         if body.startswith("-- Process "):
@@ -769,6 +920,14 @@ class RankTagger:
             if am:
                 rank = int(am.group("n") or am.group("m"))
                 message = message[am.end() :].lstrip(" ")
+        if rank is None and (message[:1] in _USER_TAG_FIRST or " | " in message[:48]):
+            um = _USER_TAG.match(message)
+            if um:
+                form, n = _user_tag(um)
+                self._see_user_tag(form, n)
+                if self.user_tag_rank(form, n):
+                    rank = n
+                    message = message[um.end() :]
         if time is not None:
             self._last_time[rank] = time
         if rank is not None and host is not None:
@@ -810,6 +969,69 @@ class RankTagger:
         for host, local, rank in set(found):
             self.local_to_global.setdefault((host or None, int(local)), int(rank))
             seen.add(int(rank))
+        return seen
+
+    def _see_user_tag(self, form: str, n: int) -> None:
+        """Count number ``n`` of user tag ``form`` (:data:`_USER_TAG`)."""
+        seen = self.user_tags.setdefault(form, set())
+        if len(seen) < MAX_USER_TAG_NUMBERS:
+            seen.add(n)
+
+    def user_tag_rank(self, form: str, n: int) -> bool:
+        """Whether number ``n`` of a user's own tag ``form`` (``[r3]``, ``rank3:``, ``[GPU 3]``,
+        ``[worker-3]``) is read as the line's rank. Only when the log shows the form is a rank
+        numbering: at least two distinct numbers, every one below the world size when the log
+        printed one, else dense from 0 (the highest below twice their count: ranks 0-3, not a
+        retry 12 and a retry 250); a GPU index only while the log shows one host (on several
+        nodes it is the local rank: with a world size printed, its indices must reach it, as
+        a worker index's must, a DataLoader's workers being no ranks). One
+        number alone (a log of rank 0's output only, a tag
+        that names something else) is no rank: such a line stays on no rank."""
+        seen = self.user_tags.get(form)
+        if seen is None or len(seen) < 2 or n not in seen:
+            return False
+        top = max(seen)
+        if self.world_size is not None:
+            if top >= self.world_size:
+                return False
+            if form in ("gpu", "worker") and top + 1 < self.world_size:
+                # a node's GPU indices, or a DataLoader's worker indices, in a job of more
+                # ranks than they count
+                return False
+        elif top >= 2 * len(seen):
+            return False
+        return form != "gpu" or len(set(self.hosts.values())) <= 1
+
+    def learn_user_tags(self, text: str) -> None:
+        """Count the user tags (:data:`_USER_TAG`) at the line starts of ``text`` (a block of
+        lines), so a form's first lines are read as ranks too once the block shows its
+        numbering (:meth:`user_tag_rank`); tags after a logger header are counted as their
+        lines are tagged."""
+        first = _USER_TAG.match(text)
+        found = [first] if first else []
+        found += _USER_TAG_AFTER_NL.finditer(text)
+        for m in found:
+            self._see_user_tag(*_user_tag(m))
+
+    def learn_actor_ranks(self, text: str) -> set[int]:
+        """Learn the rank of each Ray actor whose prefixed line in ``text`` (a block of lines)
+        names it (:func:`_ray_train_rank`: Ray Train's process-group line, a RayTrainWorker's
+        ``[Worker:K]``/``world_rank=K``), so that a line naming that process by pid only (Ray's
+        ``Worker PID: N`` death report, read by :meth:`tag`) gets its rank, although such
+        actor lines are mostly not gated (nothing on them is an error). Returns the ranks seen."""
+        if "pid=" not in text or ("RayTrainWorker" not in text and ", world_size=" not in text):
+            return set()
+        seen: set[int] = set()
+        for m in _ACTOR_LINE.finditer(text):
+            line = strip_ansi(m.group(0))
+            at = line.find("(")
+            am = _ACTOR.match(line, at) if at >= 0 else None
+            if am is None or am.group("apid") is None:
+                continue
+            rank = _ray_train_rank(line[am.end() :], am.group("actor") == "RayTrainWorker")
+            if rank is not None:
+                self.actor_rank.setdefault((am.group("aip"), int(am.group("apid"))), rank)
+                seen.add(rank)
         return seen
 
     def following(self) -> bool:

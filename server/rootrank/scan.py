@@ -1017,6 +1017,12 @@ class Scanner:
             st.ranks_seen.update(
                 tagger.learn_stacked(text if at_start else text[:RANK_SWEEP_CHARS])
             )
+            tagger.learn_user_tags(text if at_start else text[:RANK_SWEEP_CHARS])
+            # Ray actors' ranks, from their (mostly ungated) lines, for the lines that name
+            # an actor's process by pid only.
+            st.ranks_seen.update(
+                tagger.learn_actor_ranks(text if at_start else text[:RANK_SWEEP_CHARS])
+            )
             if at_start:  # a paste that starts inside a trace (rootrank.tracebacks)
                 head = text.lstrip("\n")
                 first = head[: head.find("\n") if "\n" in head else len(head)]
@@ -1158,10 +1164,15 @@ class Scanner:
             st.hosts.setdefault(rank, host)
         if tagger.world_size:
             st.world_size = max(st.world_size or 0, tagger.world_size)
-        # Findings whose rank is only known from a later NCCL "comm ... rank R" line.
+        # Findings whose rank is only known from a later line of the same process: NCCL's
+        # "comm ... rank R", a Ray actor's own rank (ranks.RankTagger.rank_of_pid).
         for finding, pid_host, pid in st.pending_pid:
-            if finding.rank is None and (pid_host, pid) in tagger.pid_rank:
-                finding.rank = tagger.pid_rank[(pid_host, pid)]
+            later_rank = tagger.rank_of_pid(pid_host, pid) if finding.rank is None else None
+            if later_rank is not None:
+                finding.rank = later_rank
+                for e in finding.evidence:
+                    if e.rank is None:
+                        e.rank = later_rank
             elif finding.rank is None and "local_rank" not in finding.captures:
                 # the agent named this pid's local rank; the analysis maps it to a global
                 # rank as it does the agent's own line (prepare.global_ranks_from_local)

@@ -996,6 +996,39 @@ def reported_by_launcher(case: Case) -> Verdict | None:
     )
 
 
+#: Ray's exit types of a worker it did not ask to exit (src/ray/protobuf/common.proto
+#: ``WorkerExitType``: ``SYSTEM_ERROR`` a crash, a kill from outside or a lost connection;
+#: ``USER_ERROR`` an exception the worker raised), as opposed to ``INTENDED_USER_EXIT`` and
+#: ``INTENDED_SYSTEM_EXIT``, the exits Ray or the user requested.
+UNREQUESTED_EXITS = frozenset({"SYSTEM_ERROR", "USER_ERROR"})
+
+
+def died_unrequested(case: Case) -> Verdict | None:
+    """A process manager's report that one worker's process died without being asked to
+    (Ray's ``Worker PID: N Worker exit type: SYSTEM_ERROR``, an ``exit_type`` capture in
+    :data:`UNREQUESTED_EXITS`) is that worker's own death: Ray stops the other workers of a
+    group only after it, and gives the exits it requests another type. The report names
+    the process by pid; its rank comes from that process's own lines
+    (rootrank.ranks.RankTagger.rank_of_pid), never from the report."""
+    root = case.root
+    if (
+        root.role != "symptom"
+        or case.ctx.kind(root) != "terminal"
+        or root.captures.get("exit_type") not in UNREQUESTED_EXITS
+        or len(case.ranks_with) != 1
+    ):
+        return None
+    rank = case.ranks_with[0]
+    why = say(
+        "died_unrequested",
+        manager="Ray",
+        rank=rank,
+        pid=root.captures.get("pid", "?"),
+        exit_type=root.captures["exit_type"],
+    )
+    return Verdict(rank, why, "died_unrequested", (rank,))
+
+
 def unranked_copies(case: Case) -> int:
     """How many separate tracebacks with no rank end in the root's exception (its type, as
     read at the root's evidence line): one per process that raised it. A log with two or
@@ -1094,6 +1127,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     signal_not_sent_by_agent,
     peer_victim,
     reported_by_launcher,
+    died_unrequested,
     elastic_summary,
     implied_rank,
     victims_only,

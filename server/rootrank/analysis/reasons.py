@@ -203,6 +203,10 @@ _TEMPLATES: dict[str, str] = {
         "whose collective timed out: the first rank to time out, not the one the others waited for"
     ),
     "reported_by_launcher": "the launcher reports that rank {rank} exited by itself with code {code}",
+    "died_unrequested": (
+        "{manager} reports that rank {rank}'s process (pid {pid}) died without being asked to"
+        " (exit type {exit_type}): its own death, not a stop the job sent it"
+    ),
     "reported_by_launcher_unranked": (
         "no rank is named on that line; the launcher reports that only rank {rank} exited by"
         " itself (with code {code}), so it is the rank that raised it"

@@ -412,8 +412,15 @@ def onset_explains_what_follows(ctx: Context, nodes: list[Finding]) -> Iterable[
         for f in nodes:
             if f is o or f.failure_class != o.failure_class or before(o, f) is not True:
                 continue
-            if o.rank is None or f.rank in (None, o.rank):
+            if o.rank is None or f.rank in (None, o.rank) or f.rank in _spread_to(o):
                 yield Edge(o, f, "onset_explains_what_follows", "the curve showed the fault first")
+
+
+def _spread_to(onset: Finding) -> set[int]:
+    """The ranks an all-reduced value carried a one-rank onset to at its step (the onset's
+    ``spread_to`` capture: rootrank.metrics.onset_findings)."""
+    raw = onset.captures.get("spread_to", "")
+    return {int(x) for x in raw.split(", ") if x.isdigit()}
 
 
 #: The failure class of a fault in the network fabric or NCCL's transport under it
