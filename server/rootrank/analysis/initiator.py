@@ -1048,8 +1048,35 @@ def peer_victim(case: Case) -> Verdict | None:
         return None
     own = [f for f in case.ctx.findings if f.rank == rank]
     if any(case.ctx.peer_report(f) for f in own) and not any(f.role == "cause" for f in own):
+        left = self_exited(case.ctx.state.elastic)
+        if (
+            left is not None
+            and left != rank
+            and not any(f.rank == left and case.ctx.peer_report(f) for f in case.ctx.findings)
+        ):
+            return None  # the failure table shows the peer that left: elastic_summary names it
         return Verdict(None, say("peer_victim", rank=rank), "peer_victim", (rank,), True)
     return None
+
+
+def self_exited(elastic: list[ElasticFailure]) -> int | None:
+    """The one rank torchelastic's failure tables show exiting by itself, or ``None``: the
+    tables list at least two ranks, exactly one with a nonzero exit code that is no signal,
+    and every other ended by a signal (the agent's SIGTERM/SIGKILL after that first failure:
+    torch/distributed/elastic/multiprocessing/api.py ``_poll`` closes the rest and records
+    their signal exits too). The entry torchelastic marks "Root Cause" need not be it: that
+    is the smallest timestamp, and a stopped worker's error file can be older than the
+    detection time of a worker that wrote none."""
+    entries = [e for e in elastic if e.rank is not None and e.rank >= 0]
+    if len({e.rank for e in entries}) < 2:
+        return None
+    real = {
+        e.rank for e in entries if e.exitcode not in (None, 0) and e.exitcode not in SIGNAL_CODES
+    }
+    signalled = {e.rank for e in entries if e.exitcode in SIGNAL_CODES}
+    if len(real) != 1 or real | signalled != {e.rank for e in entries}:
+        return None
+    return next(iter(real))
 
 
 def _exitcode(f: Finding) -> int | None:

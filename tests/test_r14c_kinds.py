@@ -1,0 +1,155 @@
+"""The kinds of miss the r14c held-out runs showed, each on text written here in the tools'
+real shape (torch 2.13 torchrun/gloo output):
+
+A. torchrun's ``failed (exitcode: -15) local_rank: N (pid: P)`` line names the failure with
+   the smallest timestamp among *all* its workers' failures, the ones it SIGTERMed itself in
+   ``close()`` included, and a worker's timestamp is its ``error.json``'s when ``@record``
+   wrote one: a victim that raised 'Connection closed by peer', wrote its error file and was
+   still tearing down when the agent stopped it sorts before the worker that really failed
+   first with no error file. A SIGTERM the agent itself sent (its pid in ``Sending process P
+   closing signal SIGTERM``) is no stop from outside; the rank the failure table shows
+   exiting by itself (a nonzero code that is no signal, every other rank signalled) is the
+   peer the others lost, and with nothing deeper in the log the root is the launcher's
+   report of it.
+"""
+
+from __future__ import annotations
+
+from rootrank.engine import diagnose_text
+
+# -- A ------------------------------------------------------------------------------------
+
+_API = "torch/distributed/elastic/multiprocessing/api.py"
+_GLOO = (
+    "RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] "
+    "Connection closed by peer [127.0.0.1]:{port}. This is typically caused by a remote worker "
+    "crashing. Check the logs of the remote worker before reporting an error. GLHF!"
+)
+
+
+def _entry(idx: int, rank: int, code: int, pid: int, error_file: str, tb: str) -> str:
+    sig = "  (SIGTERM)" if code == -15 else " "
+    return (
+        f"[{idx}]:\n"
+        "  time      : 2026-12-03_09:41:07\n"
+        "  host      : gpu-a17\n"
+        f"  rank      : {rank} (local_rank: {rank})\n"
+        f"  exitcode  : {code} (pid: {pid}){sig}\n"
+        f"  error_file: {error_file}\n"
+        f"  traceback : {tb}\n"
+    )
+
+
+def _agent_log(failed_pid: int, closed: list[int]) -> str:
+    """Three workers (pids 7100-7102); rank 1 (pid 7101) exits with code 2 and writes no
+    error file; ranks 0 and 2 raise 'Connection closed by peer' under @record (error files
+    written) and are stopped by the agent's SIGTERM while they tear down; torchrun's
+    ``failed`` line and Root Cause name ``failed_pid``."""
+    lines = [
+        "[default0]:epoch 1 it 40 loss 2.113",
+        "[default1]:epoch 1 it 40 loss 2.113",
+        "[default2]:epoch 1 it 40 loss 2.113",
+    ]
+    for pid in closed:
+        lines.append(
+            f"W1203 09:41:08.118000 7090 {_API}:1028] Sending process {pid} closing signal SIGTERM"
+        )
+    rank_of = {7100: 0, 7101: 1, 7102: 2}
+    code = -15 if failed_pid in closed else 1
+    lines.append(
+        f"E1203 09:41:08.390000 7090 {_API}:1002] failed (exitcode: {code}) local_rank:"
+        f" {rank_of[failed_pid]} (pid: {failed_pid}) of binary: /opt/venv/bin/python3"
+    )
+    lines += [
+        "Traceback (most recent call last):",
+        '  File "/opt/venv/bin/torchrun", line 6, in <module>',
+        "    sys.exit(main())",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "=" * 60,
+        "pretrain.py FAILED",
+        "-" * 60,
+        "Failures:",
+    ]
+    text = "\n".join(lines) + "\n"
+    err = "/tmp/torchelastic_q1/none_k2/attempt_0/{r}/error.json"
+    entries = {
+        0: _entry(
+            0,
+            0,
+            -15,
+            7100,
+            err.format(r=0),
+            "Traceback (most recent call last):\n  " + _GLOO.format(port=41221) + "\n  ",
+        ),
+        1: _entry(
+            0,
+            1,
+            2,
+            7101,
+            "<N/A>",
+            "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+        ),
+        2: _entry(
+            0,
+            2,
+            -15,
+            7102,
+            err.format(r=2),
+            "Traceback (most recent call last):\n  " + _GLOO.format(port=38090) + "\n  ",
+        ),
+    }
+    root = rank_of[failed_pid]
+    n = 1
+    for r in (0, 1, 2):
+        if r == root:
+            continue
+        text += entries[r].replace("[0]:", f"[{n}]:", 1)
+        n += 1
+    text += "-" * 60 + "\nRoot Cause (first observed failure):\n" + entries[root]
+    text += "=" * 60 + "\n"
+    return text
+
+
+def test_a_sigterm_the_agent_sent_is_no_outside_stop_and_the_self_exited_rank_leads():
+    # the agent SIGTERMed 7100 and 7102, then its "failed" line and Root Cause name 7102
+    # (its error file is older than 7101's detection): rank 1 exited by itself (code 2)
+    d = diagnose_text(_agent_log(7102, [7100, 7102]), "torchrun.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "elastic-child-failed"
+    assert d.root_cause.signature == "elastic-child-failed"
+    assert d.initiating_rank == 1
+    assert d.initiator is not None and d.initiator.strategy == "elastic_summary"
+    assert "worker-sigterm-exit" not in {f.signature for f in d.findings}
+    collateral = {f.signature for f in d.collateral}
+    assert "connection-reset-by-peer" in collateral
+
+
+def test_a_sigterm_no_closing_signal_names_stays_an_outside_stop():
+    # rank 2 (pid 7102) was SIGTERMed before the agent stopped anyone: the agent's closing
+    # signals go to 7100 and 7101 only, every worker ended by SIGTERM, none wrote an error file
+    log = (
+        "[default2]:epoch 1 it 40 loss 2.113\n"
+        f"W1203 09:41:08.118000 7090 {_API}:1028] Sending process 7100 closing signal SIGTERM\n"
+        f"W1203 09:41:08.119000 7090 {_API}:1028] Sending process 7101 closing signal SIGTERM\n"
+        f"E1203 09:41:08.390000 7090 {_API}:1002] failed (exitcode: -15) local_rank: 2"
+        " (pid: 7102) of binary: /opt/venv/bin/python3\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "Failures:\n"
+        + _entry(1, 0, -15, 7100, "<N/A>", "Signal 15 (SIGTERM) received by PID 7100")
+        + _entry(2, 1, -15, 7101, "<N/A>", "Signal 15 (SIGTERM) received by PID 7101")
+        + "Root Cause (first observed failure):\n"
+        + _entry(0, 2, -15, 7102, "<N/A>", "Signal 15 (SIGTERM) received by PID 7102")
+    )
+    d = diagnose_text(log, "torchrun.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "worker-sigterm-exit"
+    assert d.root_cause.failure_class == "preemption-sigterm"
+    assert d.initiating_rank == 2
+
+
+def test_a_the_self_exited_rank_named_by_the_agent_is_read_as_before():
+    # the agent's line names rank 1 itself (code 1): the elastic report, rank 1
+    d = diagnose_text(_agent_log(7101, [7100, 7102]), "torchrun.log", mask=False)
+    assert d.root_cause is not None
+    assert d.initiating_rank == 1
+    assert d.root_cause.signature == "elastic-child-failed"
