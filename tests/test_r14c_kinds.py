@@ -11,6 +11,10 @@ A. torchrun's ``failed (exitcode: -15) local_rank: N (pid: P)`` line names the f
    exiting by itself (a nonzero code that is no signal, every other rank signalled) is the
    peer the others lost, and with nothing deeper in the log the root is the launcher's
    report of it.
+B. a run that reached its end (every rank at ``step 10/10``) survived the caught errors
+   before it, however many lines they hold: an error read on more lines than a finding keeps
+   as evidence (a size-mismatch list on every rank) is placed by the scan's last error line,
+   not given up on as "maybe after the end".
 """
 
 from __future__ import annotations
@@ -153,3 +157,56 @@ def test_a_the_self_exited_rank_named_by_the_agent_is_read_as_before():
     assert d.root_cause is not None
     assert d.initiating_rank == 1
     assert d.root_cause.signature == "elastic-child-failed"
+
+
+# -- B ------------------------------------------------------------------------------------
+
+
+def _warm_start_log(extra_after_end: bool) -> str:
+    """Three ranks (torchrun --tee 3) each log a caught load_state_dict mismatch (two size
+    lines each: six lines, more than a finding keeps), then train to step 6/6."""
+    lines = []
+    for r in (1, 0, 2):
+        p = f"[default{r}]:"
+        lines += [
+            f"{p}2026-12-03 11:02:07,41{r} [ERROR] finetune: could not load adapter from"
+            " /data/adapters/a7.pt; starting it from zero",
+            f"{p}Traceback (most recent call last):",
+            f'{p}  File "/home/u/finetune.py", line 22, in load_adapter',
+            f"{p}    adapter.load_state_dict(torch.load(path))",
+            f'{p}  File "/opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py",'
+            " line 2638, in load_state_dict",
+            f"{p}    raise RuntimeError(",
+            f"{p}RuntimeError: Error(s) in loading state_dict for Linear:",
+            f"{p}\tsize mismatch for weight: copying a param with shape torch.Size([24, 48]) from"
+            " checkpoint, the shape in current model is torch.Size([16, 48]).",
+            f"{p}\tsize mismatch for bias: copying a param with shape torch.Size([24]) from"
+            " checkpoint, the shape in current model is torch.Size([16]).",
+        ]
+    for step in range(1, 7):
+        for r in (0, 1, 2):
+            lines.append(
+                f"[default{r}]:2026-12-03 11:02:1{step},000 [INFO] finetune: rank {r}"
+                f" step {step}/6 loss {2.0 - step / 10:.3f}"
+            )
+    if extra_after_end:
+        lines += [
+            "[default0]:RuntimeError: Error(s) in loading state_dict for Linear:",
+            "[default0]:\tsize mismatch for weight: copying a param with shape torch.Size([24,"
+            " 48]) from checkpoint, the shape in current model is torch.Size([16, 48]).",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def test_b_errors_beyond_the_kept_evidence_before_a_completed_run_were_survived():
+    d = diagnose_text(_warm_start_log(False), "torchrun.log", mask=False)
+    assert d.root_cause is None
+    assert any("[run_completed]" in r for r in d.reasoning)
+    assert "state-dict-size-mismatch" in {f.signature for f in d.collateral}
+
+
+def test_b_an_error_after_the_end_keeps_the_failure():
+    d = diagnose_text(_warm_start_log(True), "torchrun.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "checkpoint-load-mismatch"
+    assert not any("[run_completed]" in r for r in d.reasoning)

@@ -752,6 +752,10 @@ class ScanState:
     #: end-of-run summary) with nothing after it undoing that: ``(path, 1-based line of the
     #: end, why)``, in scan order (read by rootrank.analysis.completed).
     run_ended: list[tuple[str, int, str]] = field(default_factory=list)
+    #: The 1-based line of each source's last match of an error-severity signature (every
+    #: occurrence, also those past a finding's :data:`MAX_EVIDENCE` kept lines): whether any
+    #: error comes at or after a run's end (read by rootrank.analysis.completed).
+    last_error_line: dict[str, int] = field(default_factory=dict)
     #: The log shows a run's start: torchrun's ``OMP_NUM_THREADS`` banner (printed before it
     #: starts its workers) or a launch command line (``launch.command``); read by
     #: rootrank.entry.variants.run_phase (a pasted tail with no step is not a start-up).
@@ -2083,6 +2087,8 @@ class Scanner:
         self._order += 1
         if sig.severity == "error":
             self._failed = True
+            if raw.number > st.last_error_line.get(path, 0):
+                st.last_error_line[path] = raw.number
         if columns is not None:
             col_start: int | None = columns[0]
             col_end: int | None = columns[1]
