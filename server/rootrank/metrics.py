@@ -114,9 +114,10 @@ _KV = lazy_regex.compile(
     + _UNIT
     + _END
 )
-# "key value" for metric words only (nanoGPT's "loss 4.1234, time 30.12ms, mfu 12.34%")
+# "key value" for metric words only (nanoGPT's "loss 4.1234, time 30.12ms, mfu 12.34%"; a
+# qualified loss too: "local_loss 0.512 global_loss 0.498", "val_loss 2.01")
 _SPACED = lazy_regex.compile(
-    r"(?i)(?<![\w./-])(?P<k>loss|lm loss|lr|grad[_ ]norm|gnorm|scale|loss scale|time|dt|mfu|tps|ppl|mem(?:ory)?)"
+    r"(?i)(?<![\w./-])(?P<k>(?:[a-z]{1,12}_)?loss|lm loss|lr|grad[_ ]norm|gnorm|scale|loss scale|time|dt|mfu|tps|ppl|mem(?:ory)?)"
     r"\s{1,3}(?P<v>" + _NUM + r")" + _UNIT + _END
 )
 # "<count> <noun>" for the sizes a rank prints of what it built or loaded ("model built, 2,050
