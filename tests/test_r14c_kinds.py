@@ -15,11 +15,16 @@ B. a run that reached its end (every rank at ``step 10/10``) survived the caught
    before it, however many lines they hold: an error read on more lines than a finding keeps
    as evidence (a size-mismatch list on every rank) is placed by the scan's last error line,
    not given up on as "maybe after the end".
+C. a non-finite loss: the rank whose own (local) loss went NaN/Inf at a step where every
+   other rank still printed a finite one is where it entered; the all-reduced loss and a
+   guard on another rank follow. Plain torchrun output carries no rank prefix: a progress
+   line that names its rank once in its body (``it 4 rank 3 | tok_loss ...``) is that rank's.
 """
 
 from __future__ import annotations
 
 from rootrank.engine import diagnose_text
+from rootrank.scan import body_rank
 
 # -- A ------------------------------------------------------------------------------------
 
@@ -210,3 +215,54 @@ def test_b_an_error_after_the_end_keeps_the_failure():
     assert d.root_cause is not None
     assert d.root_cause.failure_class == "checkpoint-load-mismatch"
     assert not any("[run_completed]" in r for r in d.reasoning)
+
+
+# -- C ------------------------------------------------------------------------------------
+
+
+def _nan_log(bad_ranks: tuple[int, ...]) -> str:
+    """Four ranks print ``it N rank R | tok_loss X | mean_loss Y`` (no prefix: plain torchrun);
+    at it 4 the ranks in ``bad_ranks`` print tok_loss nan, the mean is nan everywhere, and
+    rank 0's guard raises FloatingPointError; the others lose their peer."""
+    lines = []
+    for it in range(1, 5):
+        for r in (2, 0, 3, 1):
+            local = "nan" if it == 4 and r in bad_ranks else f"{0.9 - it / 20 + r / 100:.4f}"
+            mean = "nan" if it == 4 else f"{0.9 - it / 20:.4f}"
+            lines.append(f"it {it} rank {r} | tok_loss {local} | mean_loss {mean}")
+    lines += [
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/srv/job/pretrain.py", line 61, in <module>',
+        "[rank0]:     main()",
+        '[rank0]:   File "/srv/job/pretrain.py", line 48, in main',
+        '[rank0]:     raise FloatingPointError(f"mean loss is {mean} at it {it}")',
+        "[rank0]: FloatingPointError: mean loss is nan at it 4",
+        "[rank2]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection"
+        " closed by peer [127.0.0.1]:50112",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_c_the_rank_whose_own_loss_went_non_finite_first_started_it():
+    d = diagnose_text(_nan_log((3,)), "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "nan-or-fp16-overflow"
+    assert d.initiating_rank == 3
+    assert d.initiator is not None and d.initiator.strategy == "first_nonfinite"
+    assert any("tok_loss went non-finite at step 4" in r for r in d.reasoning)
+
+
+def test_c_every_rank_non_finite_at_once_names_no_rank():
+    d = diagnose_text(_nan_log((0, 1, 2, 3)), "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "nan-or-fp16-overflow"
+    assert d.initiating_rank is None
+
+
+def test_c_a_line_names_its_own_rank_once():
+    assert body_rank("it 4 rank 3 | tok_loss 0.81") == 3
+    assert body_rank("train step 3 rank=0 loss 1.79") == 0
+    assert body_rank("rank 1 waits for rank 0 at step 5") is None  # speaks of two ranks
+    assert body_rank("step 5: all ranks 0-3 ready") is None
+    assert body_rank("step 5 local_rank 2 loss 0.3") is None
+    assert body_rank("step 5 rank 2.5 loss 0.3") is None

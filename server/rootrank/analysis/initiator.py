@@ -154,6 +154,55 @@ def missing_from_ready(case: Case) -> Verdict | None:
     return None
 
 
+#: The failure class whose values a rank prints of itself (its own loss): the rank whose
+#: value went non-finite first is read from the curves (:func:`first_nonfinite`).
+NONFINITE_CLASS = "nan-or-fp16-overflow"
+
+
+def first_nonfinite(case: Case) -> Verdict | None:
+    """For a non-finite loss: the one rank whose own series of a metric went NaN/Inf at a step
+    where every other rank printing that metric still had a finite value (its series goes on
+    to that step or later, non-finite only after it, or never). A rank's local loss is
+    computed from its own batch before any collective, so the first rank to print it
+    non-finite is where the NaN entered; the all-reduced values (a global loss, a gradient
+    norm) turn non-finite on every rank at once and tell nothing, and so does a guard that
+    raised on whichever rank runs it. Every metric name read this way must name the same
+    rank (or none)."""
+    if case.root.failure_class != NONFINITE_CLASS:
+        return None
+    by_name: dict[str, dict[int, Any]] = {}
+    for (name, rank), series in case.ctx.state.metrics.series.items():
+        if rank is not None and series.last is not None:
+            by_name.setdefault(name, {})[rank] = series
+    found: dict[int, tuple[str, int]] = {}
+    for name, ranks in sorted(by_name.items()):
+        if len(ranks) < 2:
+            continue
+        bad = {
+            r: min(o.point.step for o in s.onsets if o.kind == "metric-nonfinite")
+            for r, s in ranks.items()
+            if any(o.kind == "metric-nonfinite" for o in s.onsets)
+        }
+        if not bad:
+            continue
+        step = min(bad.values())
+        first = [r for r, at in bad.items() if at == step]
+        if len(first) != 1:
+            continue
+        others = [s for r, s in ranks.items() if r != first[0]]
+        if all(s.last.step >= step for s in others):
+            found.setdefault(first[0], (name, step))
+    if len(found) != 1:
+        return None
+    rank, (name, step) = next(iter(found.items()))
+    return Verdict(
+        rank,
+        say("first_nonfinite", rank=rank, name=name, step=step),
+        "first_nonfinite",
+        (rank,),
+    )
+
+
 def same_step_everywhere(case: Case) -> Verdict | None:
     """A training-curve onset that several ranks showed at the same step (or that the other
     ranks were already heading into: :func:`rootrank.metrics.onset_findings`) has a cause
@@ -1106,6 +1155,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     named_together,
     named_in_message,
     missing_from_ready,
+    first_nonfinite,
     same_step_everywhere,
     behind_in_completed_work,
     ahead_in_enqueued_work,
