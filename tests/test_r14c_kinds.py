@@ -19,6 +19,8 @@ C. a non-finite loss: the rank whose own (local) loss went NaN/Inf at a step whe
    other rank still printed a finite one is where it entered; the all-reduced loss and a
    guard on another rank follow. Plain torchrun output carries no rank prefix: a progress
    line that names its rank once in its body (``it 4 rank 3 | tok_loss ...``) is that rank's.
+D. Hugging Face's logging format puts the logger's location first (``[INFO|trainer.py:2128]``):
+   ``name.py:NN`` is a code location, never a metric series named ``name.py``.
 """
 
 from __future__ import annotations
@@ -266,3 +268,19 @@ def test_c_a_line_names_its_own_rank_once():
     assert body_rank("step 5: all ranks 0-3 ready") is None
     assert body_rank("step 5 local_rank 2 loss 0.3") is None
     assert body_rank("step 5 rank 2.5 loss 0.3") is None
+
+
+# -- D ------------------------------------------------------------------------------------
+
+
+def test_d_a_logger_location_is_no_metric():
+    lines = [
+        f"[INFO|run_clm.py:{310 + i}] 2026-12-03 12:00:0{i},101 >> step {i} loss {2.5 - i / 10:.3f}"
+        for i in range(1, 6)
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "train.log", mask=False)
+    names = {m.name for m in d.metrics}
+    assert "loss" in names
+    assert not any(n.endswith(".py") for n in names)
+    loss = next(m for m in d.metrics if m.name == "loss")
+    assert loss.points[-1] == [5, 2.0]

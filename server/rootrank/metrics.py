@@ -114,6 +114,9 @@ _KV = lazy_regex.compile(
     + _UNIT
     + _END
 )
+# A source file's name: "name.py:123" is a code location (Hugging Face's logging format
+# "[INFO|trainer.py:2128] ... >> ...", a warning's "train.py:40:"), never a metric named name.py.
+_SOURCE_FILE = lazy_regex.compile(r"\.(?:py|pyx|cc|cpp|cxx|cu|c|h|hpp|rs|go|js|ts)$")
 # "key value" for metric words only (nanoGPT's "loss 4.1234, time 30.12ms, mfu 12.34%"; a
 # qualified loss too: "local_loss 0.512 global_loss 0.498", "val_loss 2.01")
 _SPACED = lazy_regex.compile(
@@ -332,6 +335,8 @@ def _read_metrics(text: str) -> list[tuple[str, float]]:
                 put(m.group("k"), m.group("v"))
         return list(out.items())
     for m in _KV.finditer(text):
+        if m.group("sep") == ":" and _SOURCE_FILE.search(m.group("k")):
+            continue  # a logger's location ("[INFO|trainer.py:2128]"), not a metric
         put(_qualified(text, m.start("k"), m.group("k")), m.group("v"), m.group("u"))
     for m in _SPACED.finditer(text):
         put(_qualified(text, m.start("k"), m.group("k")), m.group("v"), m.group("u"))
