@@ -21,6 +21,10 @@ C. a non-finite loss: the rank whose own (local) loss went NaN/Inf at a step whe
    line that names its rank once in its body (``it 4 rank 3 | tok_loss ...``) is that rank's.
 D. Hugging Face's logging format puts the logger's location first (``[INFO|trainer.py:2128]``):
    ``name.py:NN`` is a code location, never a metric series named ``name.py``.
+E. ranks that built different models stop wherever the difference trips them (the odd rank
+   in DDP's parameter check, a peer in the module sync or in backward after it left): their
+   differing call sites are a consequence, so the fix starts at the odd rank's own line, not
+   with "make every rank reach the same collectives".
 """
 
 from __future__ import annotations
@@ -284,3 +288,54 @@ def test_d_a_logger_location_is_no_metric():
     assert not any(n.endswith(".py") for n in names)
     loss = next(m for m in d.metrics if m.name == "loss")
     assert loss.points[-1] == [5, 2.0]
+
+
+# -- E ------------------------------------------------------------------------------------
+
+_DDP_SITE = "/opt/venv/lib/python3.11/site-packages/torch"
+
+
+def test_e_a_divergent_model_s_fix_starts_at_the_odd_rank_s_line():
+    log = (
+        "rank 3: built head with 1003 classes\n"
+        "rank 0: built head with 1000 classes\n"
+        "[rank3]: Traceback (most recent call last):\n"
+        '[rank3]:   File "/work/cls/train_cls.py", line 52, in <module>\n'
+        "[rank3]:     main()\n"
+        '[rank3]:   File "/work/cls/train_cls.py", line 31, in main\n'
+        "[rank3]:     model = DDP(model)\n"
+        f'[rank3]:   File "{_DDP_SITE}/nn/parallel/distributed.py", line 1064, in __init__\n'
+        "[rank3]:     _verify_param_shape_across_processes(self.process_group, parameters)\n"
+        f'[rank3]:   File "{_DDP_SITE}/distributed/utils.py", line 286, in'
+        " _verify_param_shape_across_processes\n"
+        "[rank3]:     return dist._verify_params_across_processes(process_group, tensors, logger)\n"
+        "[rank3]: RuntimeError: [3]: params[4] in this process with sizes [1003, 256] appears not"
+        " to match sizes of the same param in process 0.\n"
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "/work/cls/train_cls.py", line 52, in <module>\n'
+        "[rank0]:     main()\n"
+        '[rank0]:   File "/work/cls/train_cls.py", line 31, in main\n'
+        "[rank0]:     model = DDP(model)\n"
+        f'[rank0]:   File "{_DDP_SITE}/distributed/utils.py", line 326, in _sync_params_and_buffers\n'
+        "[rank0]:     dist._broadcast_coalesced(\n"
+        "[rank0]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection"
+        " closed by peer [127.0.0.1]:40007\n"
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/work/cls/train_cls.py", line 52, in <module>\n'
+        "[rank1]:     main()\n"
+        '[rank1]:   File "/work/cls/train_cls.py", line 40, in main\n'
+        "[rank1]:     loss.backward()\n"
+        f'[rank1]:   File "{_DDP_SITE}/autograd/graph.py", line 979, in _engine_run_backward\n'
+        "[rank1]:     return Variable._execution_engine.run_backward(\n"
+        "[rank1]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection"
+        " closed by peer [127.0.0.1]:40011\n"
+    )
+    d = diagnose_text(log, "train.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "divergent-model-across-ranks"
+    assert d.initiating_rank == 3
+    assert rc.call_sites == []
+    assert rc.fix.steps[0].startswith(
+        "train_cls.py:31 (in main), where rank 3 raised RuntimeError:"
+    )
+    assert not any("same collectives" in step for step in rc.fix.steps)

@@ -16,12 +16,17 @@ from rootrank.scan import ScanState, SeenException
 from rootrank.tracebacks import Frame, collective_call
 
 #: Failure classes whose tracebacks are waits in a collective (call sites are compared).
+#: The classes whose ranks' differing call sites are the fault itself (a rank that took
+#: another branch, issued another collective or waited elsewhere). Not
+#: ``divergent-model-across-ranks``: when the ranks built different models, each stops where
+#: the difference trips it (the odd rank in DDP's parameter-shape check, a peer in the module
+#: sync or a gradient bucket's all-reduce after it left), so their sites differ as a
+#: consequence and "reach the same collectives" would be the wrong fix.
 COLLECTIVE_CLASSES = frozenset(
     {
         "collective-desync",
         "collective-shape-mismatch",
         "collective-timeout",
-        "divergent-model-across-ranks",
     }
 )
 #: How far (lines) an exception line may sit from the root cause's evidence line and still
