@@ -25,6 +25,9 @@ E. ranks that built different models stop wherever the difference trips them (th
    in DDP's parameter check, a peer in the module sync or in backward after it left): their
    differing call sites are a consequence, so the fix starts at the odd rank's own line, not
    with "make every rank reach the same collectives".
+F. per-rank files pasted with ``tail -n +1 logs/*/attempt_0/*/std*.log``: each ``==> path <==``
+   header starts that file's lines, and the rank its path names (``attempt_0/2/``: local rank
+   2) is theirs, as if the file had been read on its own.
 """
 
 from __future__ import annotations
@@ -339,3 +342,37 @@ def test_e_a_divergent_model_s_fix_starts_at_the_odd_rank_s_line():
         "train_cls.py:31 (in main), where rank 3 raised RuntimeError:"
     )
     assert not any("same collectives" in step for step in rc.fix.steps)
+
+
+# -- F ------------------------------------------------------------------------------------
+
+
+def _tail_paste() -> str:
+    out = ["$ tail -n +1 runs/none_q8/attempt_0/*/stdout.log runs/none_q8/attempt_0/*/stderr.log"]
+    for r, last in ((0, 6), (1, 6), (2, 3)):
+        out.append(f"==> runs/none_q8/attempt_0/{r}/stdout.log <==")
+        out += [f"step {i}/20 loss {1.5 - i / 10:.3f}" for i in range(1, last + 1)]
+        if r == 2:
+            out.append("re-indexing shard 17 ...")
+        out.append("")
+    for r in (0, 1):
+        out.append(f"==> runs/none_q8/attempt_0/{r}/stderr.log <==")
+        out += [
+            f"[rank{r}]: Traceback (most recent call last):",
+            f'[rank{r}]:   File "/work/lm/train_lm.py", line 66, in main',
+            f"[rank{r}]:     dist.all_reduce(g)",
+            f"[rank{r}]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81]"
+            " Timed out waiting 20000ms for recv operation to complete",
+            "",
+        ]
+    out.append("==> runs/none_q8/attempt_0/2/stderr.log <==")
+    return "\n".join(out) + "\n"
+
+
+def test_f_a_tail_header_gives_its_file_s_rank_to_the_lines_after_it():
+    d = diagnose_text(_tail_paste(), "pasted.log", mask=False)
+    steps = {r.rank: r.step for r in d.progress.ranks if r.rank is not None}
+    assert steps == {0: 6, 1: 6, 2: 3}
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-timeout"
+    assert d.initiating_rank == 2

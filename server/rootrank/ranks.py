@@ -101,6 +101,9 @@ _COMPOSER_BLOCK = lazy_regex.compile(
     r"^-{10}(?P<edge>Begin|End) global rank (?P<rank>\d+) (?:STDOUT|STDERR)-{10}\s*$"
 )
 _WORLD = lazy_regex.compile(r"\b(?:world_size|WORLD_SIZE|world size)\s*[=:]\s*(?P<n>\d{1,6})\b")
+# The header ``tail``/``head`` print before each file when given several
+# (``tail -n +1 logs/*/attempt_0/*/stderr.log``): "==> logs/x/attempt_0/2/stderr.log <==".
+_FILE_HEADER = lazy_regex.compile(r"^==> (?P<path>\S(?:.{0,998}\S)?) <==\s*$")
 
 # A summary retyped or copied from a rendered page may put a space before the colon.
 _SUMMARY_START = lazy_regex.compile(
@@ -474,6 +477,9 @@ class RankTagger:
     _spawn_exc: bool = False
     #: the global rank of an open composer output block (:data:`_COMPOSER_BLOCK`)
     _block_rank: int | None = None
+    #: the source's own path rank, before a ``tail`` file header (:data:`_FILE_HEADER`)
+    #: replaced it with its file's
+    _own_path_rank: tuple[int | None, bool] | None = None
     _last_time: dict[int | None, float] = field(default_factory=dict)
     actor_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
     _shapes: list[_Shape] = field(default_factory=list)
@@ -740,6 +746,8 @@ class RankTagger:
                     rank = int(bm.group("rank"))
         elif self._block_rank is not None and rank is None:
             rank = self._block_rank
+        if body[:4] == "==> ":
+            self._file_header(body)
         if self._track_summary(body, number) and rank is None:
             rank = self.summary_rank(number)
         if rank is None and self.path_rank is not None:
@@ -749,6 +757,22 @@ class RankTagger:
             else:
                 rank = self.path_rank
         return rank, local, host, pid
+
+    def _file_header(self, body: str) -> None:
+        """A ``tail``/``head`` file header (``==> path <==``): the lines after it, up to the
+        next header, are that file's, so the rank its path names (:func:`rank_from_path`: a
+        ``--log-dir`` tree's ``attempt_0/3/stderr.log`` is local rank 3) is theirs, as if
+        the file had been read on its own; a path that names none gives the source's own
+        back."""
+        m = _FILE_HEADER.match(body)
+        if m is None:
+            return
+        if self._own_path_rank is None:
+            self._own_path_rank = (self.path_rank, self.path_rank_is_local)
+        rank, local = rank_from_path(m.group("path"))
+        if rank is None:
+            rank, local = self._own_path_rank
+        self.path_rank, self.path_rank_is_local = rank, local
 
     def _finish(
         self,
