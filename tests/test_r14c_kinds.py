@@ -28,6 +28,9 @@ E. ranks that built different models stop wherever the difference trips them (th
 F. per-rank files pasted with ``tail -n +1 logs/*/attempt_0/*/std*.log``: each ``==> path <==``
    header starts that file's lines, and the rank its path names (``attempt_0/2/``: local rank
    2) is theirs, as if the file had been read on its own.
+G. mp.spawn's ``ProcessExitedException: process 1 terminated with signal SIGKILL`` is raised in
+   the parent: its traceback's frames (``mp.spawn(...)`` at the script's top level) are the
+   launching process's, not rank 1's code, and are no "where rank 1 failed".
 """
 
 from __future__ import annotations
@@ -376,3 +379,33 @@ def test_f_a_tail_header_gives_its_file_s_rank_to_the_lines_after_it():
     assert d.root_cause is not None
     assert d.root_cause.failure_class == "collective-timeout"
     assert d.initiating_rank == 2
+
+
+# -- G ------------------------------------------------------------------------------------
+
+
+def test_g_the_spawn_parent_s_frames_are_not_the_killed_rank_s():
+    log = (
+        "2026-12-03 13:10:02,311 INFO [proc0] epoch 2 iter 300 loss 0.912\n"
+        "2026-12-03 13:10:02,315 INFO [proc1] epoch 2 iter 300 loss 0.912\n"
+        "W1203 13:10:09.004000 4410 torch/multiprocessing/spawn.py:165] Terminating process 4431"
+        " via signal SIGTERM\n"
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/speech/train_asr.py", line 212, in <module>\n'
+        "    mp.spawn(run, args=(world,), nprocs=world)\n"
+        '  File "/opt/venv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", line 340,'
+        " in spawn\n"
+        '    return start_processes(fn, args, nprocs, join, daemon, start_method="spawn")\n'
+        '  File "/opt/venv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", line 192,'
+        " in join\n"
+        "    raise ProcessExitedException(\n"
+        "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal"
+        " SIGKILL\n"
+    )
+    d = diagnose_text(log, "train.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "host-oom-killed"
+    assert d.initiating_rank == 1
+    assert rc.user_frame is None
+    assert rc.frames == []
+    assert not rc.fix.steps[0].startswith("train_asr.py:212")

@@ -17,7 +17,13 @@ import regex
 
 from rootrank import lazy_regex
 from rootrank.entry.commands import blank_masked_hosts, fit, launch_of, ready
-from rootrank.entry.frames import call_sites, location_step, root_exception, user_frame
+from rootrank.entry.frames import (
+    call_sites,
+    launcher_report,
+    location_step,
+    root_exception,
+    user_frame,
+)
 from rootrank.entry.variants import (
     Facts,
     agreed_values,
@@ -264,7 +270,7 @@ def fill_entry(
     sites = call_sites(state, root, masker)
     frames = (
         list(root.frames)
-        if root.frames and root.rank == rc_rank
+        if root.frames and root.rank == rc_rank and not launcher_report(state, root)
         else (
             [
                 {"file": f.file, "line": f.line, "func": f.func, "user": f.user}

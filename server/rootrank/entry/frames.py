@@ -42,6 +42,15 @@ def _is_launcher(seen: SeenException) -> bool:
     return name in ("ChildFailedError", "ProcessRaisedException", "ProcessExitedException")
 
 
+def launcher_report(state: ScanState, root: Finding) -> bool:
+    """Whether the root's own line is the exception line of a launcher's re-raise
+    (:func:`_is_launcher`: mp.spawn's ``ProcessExitedException: process 1 terminated with
+    signal SIGKILL`` in the parent): its traceback's frames are the launching process's
+    (``mp.spawn(...)`` in ``<module>``), not the failed worker's code."""
+    lines = {(e.path, e.line) for e in root.evidence[:1]}
+    return any((s.path, s.exc.log_line) in lines and _is_launcher(s) for s in state.exceptions)
+
+
 def root_exception(state: ScanState, root: Finding, rank: int | None) -> SeenException | None:
     """The exception (traceback) that belongs to the root cause, or ``None``.
 
@@ -122,7 +131,9 @@ def user_frame(
     """The innermost frame in the user's code of the
     root cause's traceback (the finding's own frames first, else :func:`root_exception`);
     ``None`` when the log shows none. ``file`` is masked with ``masker`` when given."""
-    if rank is None or root.rank == rank:  # the finding's own traceback is the rank's
+    if (rank is None or root.rank == rank) and not launcher_report(state, root):
+        # the finding's own traceback is the rank's (unless a launcher's parent process
+        # printed it: mp.spawn's ProcessExitedException, whose frames are the parent's)
         for f in reversed(root.frames):
             if f.get("user") and int(f.get("line") or 0) > 0:
                 return _user_frame(str(f["file"]), int(f["line"]), str(f.get("func") or ""), masker)
