@@ -31,6 +31,9 @@ F. per-rank files pasted with ``tail -n +1 logs/*/attempt_0/*/std*.log``: each `
 G. mp.spawn's ``ProcessExitedException: process 1 terminated with signal SIGKILL`` is raised in
    the parent: its traceback's frames (``mp.spawn(...)`` at the script's top level) are the
    launching process's, not rank 1's code, and are no "where rank 1 failed".
+H. a torchelastic table entry whose rank exceeds its local rank (``rank : 5 (local_rank: 1)``)
+   ran on a later node (torchrun numbers workers node rank x per node + local rank): the job
+   had several nodes of rank - local rank workers each, and its rerun is one torchrun per node.
 """
 
 from __future__ import annotations
@@ -409,3 +412,44 @@ def test_g_the_spawn_parent_s_frames_are_not_the_killed_rank_s():
     assert rc.user_frame is None
     assert rc.frames == []
     assert not rc.fix.steps[0].startswith("train_asr.py:212")
+
+
+# -- H ------------------------------------------------------------------------------------
+
+
+def test_h_a_rank_beyond_its_local_rank_shows_the_nodes_and_their_size():
+    lines = [f"[rank{r}]:step 40 | loss 1.02" for r in range(8)]
+    lines += [
+        "[rank5]: Traceback (most recent call last):",
+        '[rank5]:   File "/home/u/mt/train_mt.py", line 91, in <module>',
+        "[rank5]:     main()",
+        '[rank5]:   File "/home/u/mt/train_mt.py", line 77, in main',
+        "[rank5]:     src = batch['src_ids']",
+        "[rank5]: KeyError: 'src_ids'",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "=" * 60,
+        "train_mt.py FAILED",
+        "-" * 60,
+        "Failures:",
+        "[1]:",
+        "  time      : 2026-12-03_15:01:12",
+        "  host      : worker-b",
+        "  rank      : 4 (local_rank: 0)",
+        "  exitcode  : -15 (pid: 9021)  (SIGTERM)",
+        "  error_file: <N/A>",
+        "  traceback : Signal 15 (SIGTERM) received by PID 9021",
+        "-" * 60,
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2026-12-03_15:01:11",
+        "  host      : worker-b",
+        "  rank      : 5 (local_rank: 1)",
+        "  exitcode  : 1 (pid: 9022)",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+        "=" * 60,
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "node-b.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and d.initiating_rank == 5
+    assert rc.verify.startswith("torchrun --nproc-per-node=4 --nnodes=2 --node-rank=<node rank>")
