@@ -146,6 +146,10 @@ def test_a_sigterm_the_agent_sent_is_no_outside_stop_and_the_self_exited_rank_le
     assert "worker-sigterm-exit" not in {f.signature for f in d.findings}
     collateral = {f.signature for f in d.collateral}
     assert "connection-reset-by-peer" in collateral
+    # the table's error files show torchrun's log dir: rank 1's own stderr is beside them
+    assert d.root_cause.fix.variant is not None
+    assert d.root_cause.fix.variant.id == "log-dir-on-disk"
+    assert "/tmp/torchelastic_q1/none_k2/attempt_0/1/stderr.log" in d.root_cause.fix.steps[0]
 
 
 def test_a_sigterm_no_closing_signal_names_stays_an_outside_stop():

@@ -429,6 +429,9 @@ class ElasticFailure:
     root_cause: bool = False
     line: int = 0
     path: str = ""
+    #: The entry's ``error_file`` (``<N/A>``: ``None``): the worker's ``error.json`` in
+    #: torchrun's log dir (``<log dir>/<run>/attempt_0/<local rank>/error.json``).
+    error_file: str | None = None
 
 
 #: How many runs of srun-labelled lines :class:`RankTagger` keeps (``label_spans``).
@@ -899,6 +902,8 @@ class RankTagger:
                         item.pid = int(em.group("pid"))
             elif key == "traceback":
                 item.traceback = value
+            elif key == "error_file" and value and value != "<N/A>":
+                item.error_file = value
             return True
         stripped = body.strip()
         if _SUMMARY_START.match(body):

@@ -21,6 +21,7 @@ from rootrank.entry.frames import (
     call_sites,
     launcher_report,
     location_step,
+    rank_output_file,
     root_exception,
     user_frame,
 )
@@ -330,6 +331,11 @@ def fill_entry(
         for k, v in other.captures.items():
             if k not in captured and v:
                 captured[k] = v
+    # where torchrun wrote the rank's own stderr, when the log shows its --log-dir tree
+    own_output = rank_output_file(state, rc_rank)
+    if own_output is not None:
+        values["rank_output"] = masker.text(own_output) if masker else own_output
+        captured["rank_output"] = own_output
     tracebacks = [(str(f.get("file", "")), f.get("line")) for f in root.frames] + [
         (f.file, f.line)
         for seen_exc in (*state.exceptions, *state.cut_tracebacks)

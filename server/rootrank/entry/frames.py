@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rootrank import lazy_regex
 from rootrank.model import CallSite, Finding, UserFrame
 from rootrank.scan import ScanState, SeenException
 from rootrank.tracebacks import Frame, collective_call
@@ -40,6 +41,33 @@ def _is_launcher(seen: SeenException) -> bool:
     a worker's failure, not the failure."""
     name = seen.exc.type.rsplit(".", 1)[-1]
     return name in ("ChildFailedError", "ProcessRaisedException", "ProcessExitedException")
+
+
+# A worker's error file in torchrun's log dir: "<log dir>/<run id>/attempt_<n>/<local rank>/error.json".
+_ERROR_FILE = lazy_regex.compile(r"^(?P<dir>.+[/\\]attempt_\d+[/\\])\d+[/\\]error\.json$")
+
+
+def rank_output_file(state: ScanState, rank: int | None) -> str | None:
+    """Where torchrun wrote ``rank``'s own stderr, when the log shows its log dir: an entry of
+    torchelastic's failure table names a worker's ``error_file`` inside the ``--log-dir``
+    tree (``/tmp/logs/none_ab12/attempt_0/3/error.json``), and the table gives ``rank``'s
+    local rank on the same host; the file is ``<that attempt's folder>/<local rank>/stderr.log``
+    (torch/distributed/elastic/multiprocessing/api.py writes ``stdout.log``/``stderr.log``
+    there for ``--redirects``/``--tee``). ``None`` otherwise."""
+    if rank is None:
+        return None
+    mine = [e for e in state.elastic if e.rank == rank and e.local_rank is not None]
+    if not mine:
+        return None
+    local, host = mine[-1].local_rank, mine[-1].host
+    for e in state.elastic:
+        if e.error_file is None or (host and e.host and e.host != host):
+            continue
+        m = _ERROR_FILE.match(e.error_file)
+        if m is not None:
+            sep = "\\" if "\\" in e.error_file and "/" not in e.error_file else "/"
+            return f"{m.group('dir')}{local}{sep}stderr.log"
+    return None
 
 
 def launcher_report(state: ScanState, root: Finding) -> bool:
