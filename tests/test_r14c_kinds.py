@@ -17,7 +17,9 @@ B. a run that reached its end (every rank at ``step 10/10``) survived the caught
    not given up on as "maybe after the end".
 C. a non-finite loss: the rank whose own (local) loss went NaN/Inf at a step where every
    other rank still printed a finite one is where it entered; the all-reduced loss and a
-   guard on another rank follow. Plain torchrun output carries no rank prefix: a progress
+   guard on another rank follow (the onset of one rank's metric names it even when an
+   all-reduced metric went NaN on every rank at the same step, and it explains a later guard
+   on any rank: the all-reduce carried the NaN there). Plain torchrun output carries no rank prefix: a progress
    line that names its rank once in its body (``it 4 rank 3 | tok_loss ...``) is that rank's.
 D. Hugging Face's logging format puts the logger's location first (``[INFO|trainer.py:2128]``):
    ``name.py:NN`` is a code location, never a metric series named ``name.py``.
@@ -269,6 +271,13 @@ def test_c_the_rank_whose_own_loss_went_non_finite_first_started_it():
     assert d.initiating_rank == 3
     assert d.initiator is not None and d.initiator.strategy == "first_nonfinite"
     assert any("tok_loss went non-finite at step 4" in r for r in d.reasoning)
+    # the rank's own tok_loss onset (not the mean every rank all-reduces) is the root, and it
+    # explains rank 0's guard: the fix is the one-rank variant, on rank 3's batch
+    assert d.root_cause.signature == "metric-nonfinite"
+    assert d.root_cause.evidence[0].text.startswith("it 4 rank 3 | tok_loss nan")
+    assert d.root_cause.fix.variant is not None
+    assert d.root_cause.fix.variant.id == "one-rank-first"
+    assert "nan-guard-exception" in {f.signature for f in d.collateral}
 
 
 def test_c_every_rank_non_finite_at_once_names_no_rank():

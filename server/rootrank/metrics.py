@@ -1000,6 +1000,28 @@ class MetricsReader:
         return out
 
 
+def _decisive(group: list[Onset]) -> list[Onset]:
+    """The onsets of one kind at its earliest step, narrowed to one metric's when that metric
+    names a single rank: a rank's own value (its local loss, from its own batch) goes
+    non-finite on that rank alone, while a value every rank all-reduces (the global loss)
+    goes non-finite on every rank at the same step and tells nothing of where it began. With
+    no metric of one rank (or two metrics naming different ranks) the group is kept whole."""
+    by_name: dict[str, list[Onset]] = {}
+    for o in group:
+        by_name.setdefault(o.name, []).append(o)
+    single = {
+        name: onsets
+        for name, onsets in by_name.items()
+        if len({o.rank for o in onsets}) == 1 and onsets[0].rank is not None
+    }
+    if len(single) == len(by_name) or not single:
+        return group
+    ranks = {onsets[0].rank for onsets in single.values()}
+    if len(ranks) != 1:
+        return group
+    return next(iter(single.values()))
+
+
 def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
     """The onsets as findings (role and specificity from their ``detector: metrics`` signatures in
     ``library``), for the causal analysis: one per kind, the earliest, with evidence at the onset's
@@ -1013,6 +1035,8 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
         same = first.setdefault(o.kind, [])
         if not same or o.point.step == same[0].point.step:
             same.append(o)
+    for kind, group in list(first.items()):
+        first[kind] = _decisive(group)
     for kind, group in first.items():
         sig = library.signatures.get(kind)
         if sig is None:
