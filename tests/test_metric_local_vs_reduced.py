@@ -47,7 +47,8 @@ def test_the_rank_whose_own_loss_went_nan_under_a_mean_every_rank_shares():
     assert d.root_cause.signature == "metric-nonfinite"
     assert d.initiating_rank == 1
     assert (d.root_cause.evidence[0].line, d.root_cause.evidence[0].rank) == (20, 1)
-    assert "the same on every rank" in " ".join(d.reasoning)
+    assert d.initiator is not None and d.initiator.strategy == "first_nonfinite"
+    assert "local_loss went non-finite at step 4" in " ".join(d.reasoning)
 
 
 def test_every_rank_own_loss_nan_at_once_names_no_rank():

@@ -193,6 +193,7 @@ STATE_WORDS = (
     "mpiexec ",
     "horovodrun ",
     "terminate called after throwing",  # a C++ exception aborted the process; what() follows
+    "==> ",  # tail/head's file header: the lines after it are that file's (ranks.RankTagger)
     # the job's layout (one node or several): launcher flags, agent config and its workers
     "nnodes",
     "max_nodes",

@@ -114,8 +114,11 @@ _KV = lazy_regex.compile(
     + _UNIT
     + _END
 )
+# A source file's name: "name.py:123" is a code location (Hugging Face's logging format
+# "[INFO|trainer.py:2128] ... >> ...", a warning's "train.py:40:"), never a metric named name.py.
+_SOURCE_FILE = lazy_regex.compile(r"\.(?:py|pyx|cc|cpp|cxx|cu|c|h|hpp|rs|go|js|ts)$")
 # "key value" for metric words only (nanoGPT's "loss 4.1234, time 30.12ms, mfu 12.34%"), a
-# loss named by a word before it included ("local_loss 0.9333 mean_loss 0.9846")
+# loss named by a word before it included ("local_loss 0.9333 mean_loss 0.9846", "val_loss 2.01")
 _SPACED = lazy_regex.compile(
     r"(?i)(?<![\w./-])(?P<k>(?:[a-z][a-z0-9]{0,20}_)?loss|lm loss|lr|grad[_ ]norm|gnorm|scale|loss scale|time|dt|mfu|tps|ppl|mem(?:ory)?)"
     r"\s{1,3}(?P<v>" + _NUM + r")" + _UNIT + _END
@@ -348,6 +351,8 @@ def _read_metrics(text: str) -> list[tuple[str, float]]:
                 put(m.group("k"), m.group("v"))
         return list(out.items())
     for m in _KV.finditer(text):
+        if m.group("sep") == ":" and _SOURCE_FILE.search(m.group("k")):
+            continue  # a logger's location ("[INFO|trainer.py:2128]"), not a metric
         put(_qualified(text, m.start("k"), m.group("k")), m.group("v"), m.group("u"))
     for m in _SPACED.finditer(text):
         put(_qualified(text, m.start("k"), m.group("k")), m.group("v"), m.group("u"))
@@ -1014,22 +1019,26 @@ class MetricsReader:
         return out
 
 
-def mirrored_series(model: MetricsReader) -> set[str]:
-    """The names of the series every rank printed with the same values (at least two ranks,
-    two values each): an all-reduced quantity (the mean loss every rank logs after
-    ``all_reduce``), which shows the job's state, not one rank's. Compared by each series'
-    kept points (its buckets' lowest and highest, in order), the same for equal series."""
-    prints: dict[str, list[tuple[float, ...]]] = {}
-    for (name, rank), series in model.series.items():
-        if rank is not None:
-            prints.setdefault(name, []).append(
-                tuple(p.value for b in series.buckets for p in (b.lo, b.hi) if p is not None)
-            )
-    return {
-        name
-        for name, values in prints.items()
-        if len(values) >= 2 and len(values[0]) >= 2 and all(v == values[0] for v in values)
+def _decisive(group: list[Onset]) -> list[Onset]:
+    """The onsets of one kind at its earliest step, narrowed to one metric's when that metric
+    names a single rank: a rank's own value (its local loss, from its own batch) goes
+    non-finite on that rank alone, while a value every rank all-reduces (the global loss)
+    goes non-finite on every rank at the same step and tells nothing of where it began. With
+    no metric of one rank (or two metrics naming different ranks) the group is kept whole."""
+    by_name: dict[str, list[Onset]] = {}
+    for o in group:
+        by_name.setdefault(o.name, []).append(o)
+    single = {
+        name: onsets
+        for name, onsets in by_name.items()
+        if len({o.rank for o in onsets}) == 1 and onsets[0].rank is not None
     }
+    if len(single) == len(by_name) or not single:
+        return group
+    ranks = {onsets[0].rank for onsets in single.values()}
+    if len(ranks) != 1:
+        return group
+    return next(iter(single.values()))
 
 
 def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
@@ -1045,23 +1054,14 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
         same = first.setdefault(o.kind, [])
         if not same or o.point.step == same[0].point.step:
             same.append(o)
+    for kind, group in list(first.items()):
+        first[kind] = _decisive(group)
     for kind, group in first.items():
         sig = library.signatures.get(kind)
         if sig is None:
             continue
         o = group[0]
         ranks = {g.rank for g in group}
-        # A value every rank prints the same (an all-reduced mean) goes bad on every rank at
-        # once, whichever rank's own value did: its onsets name no rank. The rank-local series
-        # that went bad at that step do (mirrored_series).
-        spread: set[int] = set()
-        if len(ranks) > 1:
-            mirrored = mirrored_series(model)
-            own = [g for g in group if g.name not in mirrored]
-            if own and len(own) < len(group):
-                spread = {g.rank for g in group if g.name in mirrored and g.rank is not None}
-                o, ranks = own[0], {g.rank for g in own}
-                spread -= ranks
         # Several ranks at once, or the other ranks already well above their median at that
         # step (a global cause, e.g. the learning rate; one rank merely crossed first): no rank
         # started it. A bad batch leaves the other ranks normal at its step.
@@ -1077,22 +1077,14 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
             if rank is not None or len(shown) < 2
             else f"{o.why} (ranks {', '.join(map(str, shown))} at the same step)"
         )
-        if rank is not None and spread:
-            mean = next(g.name for g in group if g.name != o.name)
-            why = (
-                f"{why}, rank {rank}'s own value; {mean}, the same on every rank, went bad at "
-                f"that step on ranks {', '.join(map(str, sorted(spread | {rank})))}"
-            )
         p = o.point
-        # carried to every rank by the all-reduce: the step's first bad print is its time
-        when = group[0].point if rank is not None and spread else p
         out.append(
             Finding.of(
                 sig,
                 rank=rank,
                 host=None,
-                time=when.time,
-                order=when.order,
+                time=p.time,
+                order=p.order,
                 evidence=[Evidence(path=p.path, line=p.line, text=p.text or why, rank=rank)],
                 captures={
                     "step": str(p.step),
@@ -1105,7 +1097,4 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
                 },
             )
         )
-        if rank is not None and spread:
-            # the ranks an all-reduced value carried it to at the same step
-            out[-1].captures["spread_to"] = ", ".join(map(str, sorted(spread)))
     return out

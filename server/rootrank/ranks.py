@@ -105,6 +105,9 @@ _COMPOSER_BLOCK = lazy_regex.compile(
     r"^-{10}(?P<edge>Begin|End) global rank (?P<rank>\d+) (?:STDOUT|STDERR)-{10}\s*$"
 )
 _WORLD = lazy_regex.compile(r"\b(?:world_size|WORLD_SIZE|world size)\s*[=:]\s*(?P<n>\d{1,6})\b")
+# The header ``tail``/``head`` print before each file when given several
+# (``tail -n +1 logs/*/attempt_0/*/stderr.log``): "==> logs/x/attempt_0/2/stderr.log <==".
+_FILE_HEADER = lazy_regex.compile(r"^==> (?P<path>\S(?:.{0,998}\S)?) <==\s*$")
 
 # A summary retyped or copied from a rendered page may put a space before the colon.
 _SUMMARY_START = lazy_regex.compile(
@@ -512,6 +515,9 @@ class ElasticFailure:
     root_cause: bool = False
     line: int = 0
     path: str = ""
+    #: The entry's ``error_file`` (``<N/A>``: ``None``): the worker's ``error.json`` in
+    #: torchrun's log dir (``<log dir>/<run>/attempt_0/<local rank>/error.json``).
+    error_file: str | None = None
 
 
 #: How many runs of srun-labelled lines :class:`RankTagger` keeps (``label_spans``).
@@ -564,6 +570,9 @@ class RankTagger:
     _record_left: int = 0
     #: the global rank of an open composer output block (:data:`_COMPOSER_BLOCK`)
     _block_rank: int | None = None
+    #: the source's own path rank, before a ``tail`` file header (:data:`_FILE_HEADER`)
+    #: replaced it with its file's
+    _own_path_rank: tuple[int | None, bool] | None = None
     _last_time: dict[int | None, float] = field(default_factory=dict)
     actor_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
     #: The numbers seen per user tag form (:data:`_USER_TAG`, :meth:`user_tag_rank`).
@@ -891,6 +900,8 @@ class RankTagger:
                     rank = int(bm.group("rank"))
         elif self._block_rank is not None and rank is None:
             rank = self._block_rank
+        if body[:4] == "==> ":
+            self._file_header(body)
         if self._track_summary(body, number) and rank is None:
             rank = self.summary_rank(number)
         if rank is None and self.path_rank is not None:
@@ -900,6 +911,22 @@ class RankTagger:
             else:
                 rank = self.path_rank
         return rank, local, host, pid
+
+    def _file_header(self, body: str) -> None:
+        """A ``tail``/``head`` file header (``==> path <==``): the lines after it, up to the
+        next header, are that file's, so the rank its path names (:func:`rank_from_path`: a
+        ``--log-dir`` tree's ``attempt_0/3/stderr.log`` is local rank 3) is theirs, as if
+        the file had been read on its own; a path that names none gives the source's own
+        back."""
+        m = _FILE_HEADER.match(body)
+        if m is None:
+            return
+        if self._own_path_rank is None:
+            self._own_path_rank = (self.path_rank, self.path_rank_is_local)
+        rank, local = rank_from_path(m.group("path"))
+        if rank is None:
+            rank, local = self._own_path_rank
+        self.path_rank, self.path_rank_is_local = rank, local
 
     def _finish(
         self,
@@ -1097,6 +1124,8 @@ class RankTagger:
                         item.pid = int(em.group("pid"))
             elif key == "traceback":
                 item.traceback = value
+            elif key == "error_file" and value and value != "<N/A>":
+                item.error_file = value
             return True
         stripped = body.strip()
         if _SUMMARY_START.match(body):

@@ -143,6 +143,26 @@ _LAUNCH_CMD = lazy_regex.compile(
 _AGENT_PID = lazy_regex.compile(
     r"Sending process (?P<pid>\d+) closing signal|failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: (?P<fpid>\d+)\)"
 )
+# A training script's own rank word inside a progress line with no rank prefix ("step 06 rank 1
+# local_loss 0.51", "train step 3 rank 0 loss 1.79", "rank 2 | step 4/8"): "rank" as a word,
+# a space or "=", the number, then no more of a word or a decimal.
+_BODY_RANK = lazy_regex.compile(r"(?<![\w-])rank[ =](?P<n>\d{1,6})(?![\w.])")
+
+
+def body_rank(text: str) -> int | None:
+    """The rank a line names of itself inside its body (:data:`_BODY_RANK`), read for its
+    progress and metrics when no prefix tags it (a script's ``print(f"step {s} rank {rank}
+    loss {loss}")`` under plain torchrun, whose output carries no rank prefix), or ``None``.
+
+    Only a line that says "rank" once, as that word (not ``ranks``, ``local_rank``,
+    ``world_rank``...), names itself: one that speaks of two ranks ("rank 1 waits for rank 0")
+    or of "ranks" is about others, and is read as before."""
+    if text.count("rank") != 1:
+        return None
+    m = _BODY_RANK.search(text)
+    return int(m.group("n")) if m is not None else None
+
+
 # DeepSpeed's launcher (launcher/launch.py ``sigkill_handler``) killing its workers after
 # one failed: "[launch.py:319:sigkill_handler] Killing subprocess 198906".
 _DS_KILL = lazy_regex.compile(r"Killing subprocess (?P<pid>\d+)")
@@ -752,6 +772,10 @@ class ScanState:
     #: end-of-run summary) with nothing after it undoing that: ``(path, 1-based line of the
     #: end, why)``, in scan order (read by rootrank.analysis.completed).
     run_ended: list[tuple[str, int, str]] = field(default_factory=list)
+    #: The 1-based line of each source's last match of an error-severity signature (every
+    #: occurrence, also those past a finding's :data:`MAX_EVIDENCE` kept lines): whether any
+    #: error comes at or after a run's end (read by rootrank.analysis.completed).
+    last_error_line: dict[str, int] = field(default_factory=dict)
     #: The log shows a run's start: torchrun's ``OMP_NUM_THREADS`` banner (printed before it
     #: starts its workers) or a launch command line (``launch.command``); read by
     #: rootrank.entry.variants.run_phase (a pasted tail with no step is not a start-up).
@@ -1800,6 +1824,8 @@ class Scanner:
         st = self.state
         if time is not None and (st.end_time is None or time > st.end_time):
             st.end_time = time
+        if rank is None and "rank" in text:
+            rank = body_rank(text)
         if "\r" in raw.raw and "%|" in raw.raw and self._frames_line != raw.number:
             self._frames_line = raw.number
             for frame in raw.raw.split("\r")[1:-1]:
@@ -2094,6 +2120,8 @@ class Scanner:
         self._order += 1
         if sig.severity == "error":
             self._failed = True
+            if raw.number > st.last_error_line.get(path, 0):
+                st.last_error_line[path] = raw.number
         if columns is not None:
             col_start: int | None = columns[0]
             col_end: int | None = columns[1]

@@ -17,6 +17,7 @@ The steps, in order (each a module of this package):
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any
 
@@ -33,6 +34,7 @@ from rootrank.analysis.graph import Graph, explain, pick_root
 from rootrank.analysis.initiator import Initiator, find_initiator
 from rootrank.analysis.prepare import Context, prepare, single_node_proof
 from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say, sentence
+from rootrank.analysis.signal_exit import LAUNCHER_REPORTS
 from rootrank.analysis.survived import RULE as SURVIVED_RULE
 from rootrank.entry import fill_entry
 from rootrank.model import Diagnosis, Finding, RankFacts
@@ -88,6 +90,9 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     group_of_root = [f for f in ctx.findings if f.signature == root.signature]
     if initiator.rank is not None and initiator.rank != root.rank:
         root = next((f for f in group_of_root if f.rank == initiator.rank), root)
+    report = _launcher_report_for(ctx, root, group_of_root, initiator.rank)
+    if report is not None:
+        root, group_of_root = report, [report]
     diag.initiating_rank = initiator.rank
     diag.initiator = initiator.info()
     host = state.hosts.get(initiator.rank) if initiator.rank is not None else None
@@ -113,6 +118,25 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     diag.timeline = timeline(ctx.findings, root)
     diag.explanations = explanations(graph, root)
     return diag
+
+
+def _launcher_report_for(
+    ctx: Context, root: Finding, group_of_root: list[Finding], rank: int | None
+) -> Finding | None:
+    """The launcher's report of a failed worker (:data:`~rootrank.analysis.signal_exit.
+    LAUNCHER_REPORTS`), on ``rank``, to stand as the root cause in place of ``root``, or
+    ``None``: when ``root`` only reports that a peer went away (``explained_by: [peer]``:
+    gloo's "Connection closed by peer") and the initiating rank, found elsewhere (the one
+    rank torchelastic's table shows exiting by itself), has no finding of ``root``'s
+    signature. The peers' reports are then that rank's collateral, and what the log shows of
+    the rank itself is the launcher's report of its exit: nothing deeper is visible."""
+    if rank is None or not ctx.peer_report(root) or any(f.rank == rank for f in group_of_root):
+        return None
+    reports = [f for f in ctx.findings if f.signature in LAUNCHER_REPORTS]
+    if not reports:
+        return None
+    best = next((f for f in reports if f.rank == rank), reports[0])
+    return dataclasses.replace(best, rank=rank)
 
 
 def _empty_diagnosis(ctx: Context) -> Diagnosis:

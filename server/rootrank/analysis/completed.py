@@ -75,8 +75,11 @@ def completed_run(state: ScanState, findings: list[Finding], library: Library) -
         return None
     if any(library.signatures[f.signature].category == _CURVES for f in errors):
         return None
+    last = state.last_error_line.get(path)
     for f in errors:
-        if not f.evidence or f.count > len(f.evidence):
+        if not f.evidence:
+            return None
+        if f.count > len(f.evidence) and (last is None or last >= line):
             return None  # lines the evidence does not hold may come after the end
         if any(e.path != path or e.line >= line for e in f.evidence):
             return None

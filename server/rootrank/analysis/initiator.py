@@ -154,6 +154,55 @@ def missing_from_ready(case: Case) -> Verdict | None:
     return None
 
 
+#: The failure class whose values a rank prints of itself (its own loss): the rank whose
+#: value went non-finite first is read from the curves (:func:`first_nonfinite`).
+NONFINITE_CLASS = "nan-or-fp16-overflow"
+
+
+def first_nonfinite(case: Case) -> Verdict | None:
+    """For a non-finite loss: the one rank whose own series of a metric went NaN/Inf at a step
+    where every other rank printing that metric still had a finite value (its series goes on
+    to that step or later, non-finite only after it, or never). A rank's local loss is
+    computed from its own batch before any collective, so the first rank to print it
+    non-finite is where the NaN entered; the all-reduced values (a global loss, a gradient
+    norm) turn non-finite on every rank at once and tell nothing, and so does a guard that
+    raised on whichever rank runs it. Every metric name read this way must name the same
+    rank (or none)."""
+    if case.root.failure_class != NONFINITE_CLASS:
+        return None
+    by_name: dict[str, dict[int, Any]] = {}
+    for (name, rank), series in case.ctx.state.metrics.series.items():
+        if rank is not None and series.last is not None:
+            by_name.setdefault(name, {})[rank] = series
+    found: dict[int, tuple[str, int]] = {}
+    for name, ranks in sorted(by_name.items()):
+        if len(ranks) < 2:
+            continue
+        bad = {
+            r: min(o.point.step for o in s.onsets if o.kind == "metric-nonfinite")
+            for r, s in ranks.items()
+            if any(o.kind == "metric-nonfinite" for o in s.onsets)
+        }
+        if not bad:
+            continue
+        step = min(bad.values())
+        first = [r for r, at in bad.items() if at == step]
+        if len(first) != 1:
+            continue
+        others = [s for r, s in ranks.items() if r != first[0]]
+        if all(s.last.step >= step for s in others):
+            found.setdefault(first[0], (name, step))
+    if len(found) != 1:
+        return None
+    rank, (name, step) = next(iter(found.items()))
+    return Verdict(
+        rank,
+        say("first_nonfinite", rank=rank, name=name, step=step),
+        "first_nonfinite",
+        (rank,),
+    )
+
+
 def same_step_everywhere(case: Case) -> Verdict | None:
     """A training-curve onset that several ranks showed at the same step (or that the other
     ranks were already heading into: :func:`rootrank.metrics.onset_findings`) has a cause
@@ -1084,8 +1133,35 @@ def peer_victim(case: Case) -> Verdict | None:
         return None
     own = [f for f in case.ctx.findings if f.rank == rank]
     if any(case.ctx.peer_report(f) for f in own) and not any(f.role == "cause" for f in own):
+        left = self_exited(case.ctx.state.elastic)
+        if (
+            left is not None
+            and left != rank
+            and not any(f.rank == left and case.ctx.peer_report(f) for f in case.ctx.findings)
+        ):
+            return None  # the failure table shows the peer that left: elastic_summary names it
         return Verdict(None, say("peer_victim", rank=rank), "peer_victim", (rank,), True)
     return None
+
+
+def self_exited(elastic: list[ElasticFailure]) -> int | None:
+    """The one rank torchelastic's failure tables show exiting by itself, or ``None``: the
+    tables list at least two ranks, exactly one with a nonzero exit code that is no signal,
+    and every other ended by a signal (the agent's SIGTERM/SIGKILL after that first failure:
+    torch/distributed/elastic/multiprocessing/api.py ``_poll`` closes the rest and records
+    their signal exits too). The entry torchelastic marks "Root Cause" need not be it: that
+    is the smallest timestamp, and a stopped worker's error file can be older than the
+    detection time of a worker that wrote none."""
+    entries = [e for e in elastic if e.rank is not None and e.rank >= 0]
+    if len({e.rank for e in entries}) < 2:
+        return None
+    real = {
+        e.rank for e in entries if e.exitcode not in (None, 0) and e.exitcode not in SIGNAL_CODES
+    }
+    signalled = {e.rank for e in entries if e.exitcode in SIGNAL_CODES}
+    if len(real) != 1 or real | signalled != {e.rank for e in entries}:
+        return None
+    return next(iter(real))
 
 
 def _exitcode(f: Finding) -> int | None:
@@ -1115,6 +1191,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     named_together,
     named_in_message,
     missing_from_ready,
+    first_nonfinite,
     same_step_everywhere,
     behind_in_completed_work,
     ahead_in_enqueued_work,

@@ -23,7 +23,7 @@ from rootrank.analysis.completed import Completed, completed_run
 from rootrank.analysis.completed import set_aside as set_aside_completed
 from rootrank.analysis.events import Event, events_of, finding_kind
 from rootrank.analysis.reasons import format_ranks, ranks_word, say
-from rootrank.analysis.signal_exit import signal_exit_findings
+from rootrank.analysis.signal_exit import agent_sent, signal_exit_findings
 from rootrank.analysis.survived import Survived, set_aside, survived_errors
 from rootrank.model import Evidence, Finding
 from rootrank.scan import MAX_EVIDENCE, ScanState
@@ -102,6 +102,7 @@ def prepare(state: ScanState, library: Library) -> Context:
         for f in state.findings.values()
         if totals[f.signature] >= library.signatures[f.signature].min_count
     ]
+    findings = agent_sent(findings, state.launch.closing_pids)
     local_why = global_ranks_from_local(findings, state)
     survived = survived_errors(state, findings, library)
     state, findings = set_aside(state, findings, survived)

@@ -73,6 +73,11 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank} is the one rank missing from the ranks ready in the stalled collective"
         " ({ready}): the others waited for it"
     ),
+    "first_nonfinite": (
+        "rank {rank}'s own {name} went non-finite at step {step} while every other rank that prints it"
+        " still had a finite value there: the NaN entered on rank {rank}, the all-reduced values and"
+        " any guard on another rank followed"
+    ),
     "peer_victim": (
         "rank {rank} exited first, but its own error only says a peer closed the connection:"
         " it was the first victim, and the log does not show which peer left"

@@ -397,12 +397,19 @@ def hardware_explains_gpu_faults(ctx: Context, nodes: list[Finding]) -> Iterable
             )
 
 
+#: Onsets whose value every all-reduce carries to every rank (a NaN/Inf): their onset on one
+#: rank explains the same class on another rank later.
+_SPREADS = frozenset({"metric-nonfinite"})
+
+
 def onset_explains_what_follows(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
     """A training-curve onset (``detector: metrics``: the loss spiked, turned NaN, the loss
     scale collapsed) explains what the same fault does later: the next onset and the script's
-    NaN guard or the scaler's final error, of the same failure class, on its rank (on any rank
-    when every rank showed it at once). Under DDP a bad update reaches every rank's weights
-    in the next all-reduce, so one onset is the start of all of them (rootrank.metrics)."""
+    NaN guard or the scaler's final error, of the same failure class, on its rank or, for a
+    non-finite value, on any rank. Under DDP a bad update reaches every rank's weights in the
+    next all-reduce, so one onset is the start of all of them (rootrank.metrics); a NaN is
+    carried by every all-reduce it enters (the global loss, the gradients), so a guard that
+    raises on another rank after one rank's own value went NaN only saw it arrive."""
     onsets = [
         f
         for f in nodes
@@ -412,15 +419,8 @@ def onset_explains_what_follows(ctx: Context, nodes: list[Finding]) -> Iterable[
         for f in nodes:
             if f is o or f.failure_class != o.failure_class or before(o, f) is not True:
                 continue
-            if o.rank is None or f.rank in (None, o.rank) or f.rank in _spread_to(o):
+            if o.rank is None or f.rank in (None, o.rank) or o.signature in _SPREADS:
                 yield Edge(o, f, "onset_explains_what_follows", "the curve showed the fault first")
-
-
-def _spread_to(onset: Finding) -> set[int]:
-    """The ranks an all-reduced value carried a one-rank onset to at its step (the onset's
-    ``spread_to`` capture: rootrank.metrics.onset_findings)."""
-    raw = onset.captures.get("spread_to", "")
-    return {int(x) for x in raw.split(", ") if x.isdigit()}
 
 
 #: The failure class of a fault in the network fabric or NCCL's transport under it

@@ -89,3 +89,43 @@ def signal_exit_findings(findings: list[Finding], library: Library) -> list[Find
             )
         )
     return out
+
+
+#: Exit codes of a signal that is sent, never raised by a crash: SIGTERM (-15) and SIGHUP
+#: (-1), as a launcher prints them.
+SENT_SIGNALS = frozenset({"-15", "-1", "15", "1"})
+
+
+def agent_sent(findings: list[Finding], closing_pids: set[int]) -> list[Finding]:
+    """``findings`` without the findings that read a worker's SIGTERM/SIGHUP exit as a stop
+    from outside (a ``preemption-sigterm`` cause capturing the worker's ``pid`` and its
+    ``signal`` or ``exitcode``) when torchrun's agent itself sent that pid a closing signal
+    (``closing_pids``: the ``Sending process N closing signal`` lines). The agent's stop
+    stays in the log's other findings (its closing signals, the launcher's report).
+
+    Mechanism: the agent's ``failed (exitcode: -15) local_rank: N (pid: P)`` line names the
+    failure with the smallest timestamp among *all* its workers' failures, including the
+    ones it SIGTERMed itself in ``close()`` (torch/distributed/elastic/multiprocessing/
+    api.py ``_poll``: ``_capture_process_failures`` runs again after ``close()``). A
+    failure's timestamp is its ``error.json``'s when the worker wrote one (``@record``,
+    written when its exception was raised), else the time the agent looked. So a worker that
+    raised a collateral error (a peer's connection closed), wrote its error file and was
+    still tearing down when the agent SIGTERMed it sorts before the worker that really failed
+    first with no error file: the line names a worker the agent stopped, not one stopped
+    from outside. A pid the agent never signalled keeps its reading."""
+    if not closing_pids:
+        return findings
+    out: list[Finding] = []
+    for f in findings:
+        code = f.captures.get("signal") or f.captures.get("exitcode", "")
+        pid = f.captures.get("pid", "")
+        if (
+            f.role == "cause"
+            and f.failure_class == "preemption-sigterm"
+            and code in SENT_SIGNALS
+            and pid.isdigit()
+            and int(pid) in closing_pids
+        ):
+            continue
+        out.append(f)
+    return out

@@ -17,7 +17,14 @@ import regex
 
 from rootrank import lazy_regex
 from rootrank.entry.commands import blank_masked_hosts, fit, launch_of, ready
-from rootrank.entry.frames import call_sites, location_step, root_exception, user_frame
+from rootrank.entry.frames import (
+    call_sites,
+    launcher_report,
+    location_step,
+    rank_output_file,
+    root_exception,
+    user_frame,
+)
 from rootrank.entry.variants import (
     Facts,
     agreed_values,
@@ -264,7 +271,7 @@ def fill_entry(
     sites = call_sites(state, root, masker)
     frames = (
         list(root.frames)
-        if root.frames and root.rank == rc_rank
+        if root.frames and root.rank == rc_rank and not launcher_report(state, root)
         else (
             [
                 {"file": f.file, "line": f.line, "func": f.func, "user": f.user}
@@ -324,6 +331,11 @@ def fill_entry(
         for k, v in other.captures.items():
             if k not in captured and v:
                 captured[k] = v
+    # where torchrun wrote the rank's own stderr, when the log shows its --log-dir tree
+    own_output = rank_output_file(state, rc_rank)
+    if own_output is not None:
+        values["rank_output"] = masker.text(own_output) if masker else own_output
+        captured["rank_output"] = own_output
     tracebacks = [(str(f.get("file", "")), f.get("line")) for f in root.frames] + [
         (f.file, f.line)
         for seen_exc in (*state.exceptions, *state.cut_tracebacks)

@@ -210,6 +210,28 @@ class Launch:
     entry: str | None = None
 
 
+def node_offsets(state: ScanState) -> set[int]:
+    """The first global ranks of nodes after the first that torchelastic's failure tables
+    show: an entry whose rank exceeds its local rank (``rank : 3 (local_rank: 1)``) ran on a
+    node whose workers start at rank - local rank (torchrun numbers a node's workers
+    ``node rank x nproc-per-node + local rank``). A non-empty set proves several nodes; its
+    smallest member is a node's worker count when every other is a multiple of it (else the
+    set is empty: the table does not give one count)."""
+    found = {
+        e.rank - e.local_rank
+        for e in state.elastic
+        if e.rank is not None and e.local_rank is not None and e.rank > e.local_rank >= 0
+    }
+    if not found:
+        return set()
+    step = min(found)
+    if any(o % step for o in found) or any(
+        e.local_rank is not None and e.local_rank >= step for e in state.elastic
+    ):
+        return set()
+    return found
+
+
 def launch_of(
     state: ScanState,
     script: str | None,
@@ -245,6 +267,9 @@ def launch_of(
         # torchrun's own terminal output (its failure summary is there): the ranks it ran
         world = len(seen)
     hosts = set(state.hosts.values()) | facts.hosts
+    offsets = node_offsets(state)
+    if per_node is None and offsets:
+        per_node = min(offsets)  # rank = node rank x per node + local rank (torchrun)
     if (
         per_node is None
         and world
@@ -255,8 +280,10 @@ def launch_of(
         per_node = world  # no sign of a second node: every rank ran on this one
     named = [r for r in named_ranks if r is not None and r >= 0]
     ranks_total = max(world or 0, (max(seen) + 1) if seen else 0, (max(named) + 1) if named else 0)
-    multi = bool(facts.multi_node) or len(hosts) > 1 or ranks_total > MAX_PER_NODE
+    multi = bool(facts.multi_node) or len(hosts) > 1 or ranks_total > MAX_PER_NODE or bool(offsets)
     nodes = len(hosts) if len(hosts) > 1 else None
+    if nodes is None and offsets and per_node and ranks_total % per_node == 0:
+        nodes = ranks_total // per_node
     # the framework's own entry (its run script ships with it), when no command is printed and
     # the entry script the log names (if any) is the framework's own file, not a user's script
     # that imports the framework as a library

@@ -11,17 +11,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from rootrank import lazy_regex
 from rootrank.model import CallSite, Finding, UserFrame
 from rootrank.scan import ScanState, SeenException
 from rootrank.tracebacks import Frame, collective_call
 
 #: Failure classes whose tracebacks are waits in a collective (call sites are compared).
+#: The classes whose ranks' differing call sites are the fault itself (a rank that took
+#: another branch, issued another collective or waited elsewhere). Not
+#: ``divergent-model-across-ranks``: when the ranks built different models, each stops where
+#: the difference trips it (the odd rank in DDP's parameter-shape check, a peer in the module
+#: sync or a gradient bucket's all-reduce after it left), so their sites differ as a
+#: consequence and "reach the same collectives" would be the wrong fix.
 COLLECTIVE_CLASSES = frozenset(
     {
         "collective-desync",
         "collective-shape-mismatch",
         "collective-timeout",
-        "divergent-model-across-ranks",
     }
 )
 #: How far (lines) an exception line may sit from the root cause's evidence line and still
@@ -35,6 +41,42 @@ def _is_launcher(seen: SeenException) -> bool:
     a worker's failure, not the failure."""
     name = seen.exc.type.rsplit(".", 1)[-1]
     return name in ("ChildFailedError", "ProcessRaisedException", "ProcessExitedException")
+
+
+# A worker's error file in torchrun's log dir: "<log dir>/<run id>/attempt_<n>/<local rank>/error.json".
+_ERROR_FILE = lazy_regex.compile(r"^(?P<dir>.+[/\\]attempt_\d+[/\\])\d+[/\\]error\.json$")
+
+
+def rank_output_file(state: ScanState, rank: int | None) -> str | None:
+    """Where torchrun wrote ``rank``'s own stderr, when the log shows its log dir: an entry of
+    torchelastic's failure table names a worker's ``error_file`` inside the ``--log-dir``
+    tree (``/tmp/logs/none_ab12/attempt_0/3/error.json``), and the table gives ``rank``'s
+    local rank on the same host; the file is ``<that attempt's folder>/<local rank>/stderr.log``
+    (torch/distributed/elastic/multiprocessing/api.py writes ``stdout.log``/``stderr.log``
+    there for ``--redirects``/``--tee``). ``None`` otherwise."""
+    if rank is None:
+        return None
+    mine = [e for e in state.elastic if e.rank == rank and e.local_rank is not None]
+    if not mine:
+        return None
+    local, host = mine[-1].local_rank, mine[-1].host
+    for e in state.elastic:
+        if e.error_file is None or (host and e.host and e.host != host):
+            continue
+        m = _ERROR_FILE.match(e.error_file)
+        if m is not None:
+            sep = "\\" if "\\" in e.error_file and "/" not in e.error_file else "/"
+            return f"{m.group('dir')}{local}{sep}stderr.log"
+    return None
+
+
+def launcher_report(state: ScanState, root: Finding) -> bool:
+    """Whether the root's own line is the exception line of a launcher's re-raise
+    (:func:`_is_launcher`: mp.spawn's ``ProcessExitedException: process 1 terminated with
+    signal SIGKILL`` in the parent): its traceback's frames are the launching process's
+    (``mp.spawn(...)`` in ``<module>``), not the failed worker's code."""
+    lines = {(e.path, e.line) for e in root.evidence[:1]}
+    return any((s.path, s.exc.log_line) in lines and _is_launcher(s) for s in state.exceptions)
 
 
 def root_exception(state: ScanState, root: Finding, rank: int | None) -> SeenException | None:
@@ -117,7 +159,9 @@ def user_frame(
     """The innermost frame in the user's code of the
     root cause's traceback (the finding's own frames first, else :func:`root_exception`);
     ``None`` when the log shows none. ``file`` is masked with ``masker`` when given."""
-    if rank is None or root.rank == rank:  # the finding's own traceback is the rank's
+    if (rank is None or root.rank == rank) and not launcher_report(state, root):
+        # the finding's own traceback is the rank's (unless a launcher's parent process
+        # printed it: mp.spawn's ProcessExitedException, whose frames are the parent's)
         for f in reversed(root.frames):
             if f.get("user") and int(f.get("line") or 0) > 0:
                 return _user_frame(str(f["file"]), int(f["line"]), str(f.get("func") or ""), masker)
