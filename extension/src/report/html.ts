@@ -543,6 +543,14 @@ export interface Entry {
 }
 
 /** The page for one failure-library entry. */
+/**
+ * The tab title of a library entry: its id, so the entry opened from a report ("entry") is
+ * told apart from the report's own tab, whose title is the same signature's title.
+ */
+export function entryTitle(e: Pick<Entry, 'id'>): string {
+  return `rootrank entry: ${e.id}`;
+}
+
 export function renderEntryHtml(e: Entry, ctx: PageContext): string {
   let counter = 0;
   const ids = { next: () => `blk${++counter}` };
@@ -581,5 +589,5 @@ export function renderEntryHtml(e: Entry, ctx: PageContext): string {
       `<section><h2>References</h2><ul>${e.references.map((r) => `<li><code>${esc(r)}</code></li>`).join('')}</ul></section>`,
     );
   }
-  return page(ctx, `rootrank: ${e.title ?? e.id}`, `<main class="report entry">${parts.join('')}</main>`);
+  return page(ctx, entryTitle(e), `<main class="report entry">${parts.join('')}</main>`);
 }

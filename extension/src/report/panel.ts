@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Diagnosis } from './diagnosis';
-import { Entry, renderEntryHtml, renderReportHtml, PageContext } from './html';
+import { Entry, entryTitle, renderEntryHtml, renderReportHtml, PageContext } from './html';
 
 /** What the panel needs from the rest of the extension. */
 export interface PanelHost {
@@ -155,7 +155,7 @@ export class ReportPanel {
     const html = renderEntryHtml(e, this.context());
     ReportPanel.lastHtml = html;
     ReportPanel.lastEntryHtml = html;
-    this.panel.title = `rootrank: ${e.title ?? e.id}`;
+    this.panel.title = entryTitle(e);
     this.panel.webview.html = html;
   }
 

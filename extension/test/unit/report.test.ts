@@ -2,7 +2,13 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { asDiagnosis, Diagnosis, headline } from '../../src/report/diagnosis';
-import { contentSecurityPolicy, renderEntryHtml, renderReportHtml, ranksLabel } from '../../src/report/html';
+import {
+  contentSecurityPolicy,
+  entryTitle,
+  renderEntryHtml,
+  renderReportHtml,
+  ranksLabel,
+} from '../../src/report/html';
 
 // A diagnosis made by the engine (rootrank.engine.diagnose_text) from extension/samples/torchrun-8gpu-oom.log.
 const FIXTURE = path.resolve(__dirname, '../../../../extension/test/fixtures/torchrun-8gpu-oom.diagnosis.json');
@@ -270,5 +276,8 @@ describe('renderEntryHtml', () => {
       /<details class="code-block" open><summary><span class="stack">PyTorch<\/span> <span class="muted">\(default\)<\/span><\/summary><div class="code-head"><button class="copy" data-copy-target="blk1"[^>]*>Copy<\/button><\/div><pre><code id="blk1">x = 1<\/code><\/pre>/,
     );
     assert.match(out, /<code id="blk2">torchrun train.py<\/code>/);
+    // its tab is told apart from the report of the same signature (titled by the signature's title)
+    assert.match(out, /<title>rootrank entry: cuda-oom<\/title>/);
+    assert.equal(entryTitle({ id: 'user-code-exception' }), 'rootrank entry: user-code-exception');
   });
 });
