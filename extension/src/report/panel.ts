@@ -30,6 +30,7 @@ type Message =
   | { type: 'copy'; text: string }
   | { type: 'run'; command: string }
   | { type: 'entry'; id: string }
+  | { type: 'external'; url: string }
   | { type: 'ready' };
 
 /**
@@ -178,6 +179,12 @@ export class ReportPanel {
         return;
       case 'open':
         await this.openLine(m.path, m.line);
+        return;
+      case 'external':
+        // a reference the user clicked: only http(s) addresses, opened by the browser
+        if (/^https?:\/\/[^\s"'<>]+$/.test(m.url)) {
+          await vscode.env.openExternal(vscode.Uri.parse(m.url, true));
+        }
         return;
       default:
         return;
