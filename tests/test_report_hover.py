@@ -72,3 +72,39 @@ def test_diagnostics_lead_with_the_verdict_and_never_say_rank_none(library):
     assert not [m for m in messages if RAW.search(m)]
     # The rankless torchrun-agent line reads without a rank prefix.
     assert any(m.startswith("The torchrun agent stopped the remaining workers") for m in messages)
+
+
+def test_root_hover_entry_names_the_logs_own_script(library, tmp_path):
+    # The hover of the root-cause line is found through the finding of the same signature and
+    # rank; its entry (fix steps, code, confirm) must be the one the engine rendered for this
+    # log, as the CLI and the report view show it, not the library's `python train.py`
+    # (trial r14, finding 4).
+    log = tmp_path / "h.log"
+    log.write_text(
+        "[rank0]: step 3 loss 1.2034\n"
+        "[rank1]: step 3 loss 1.1987\n"
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/home/user/project/finetune_lm.py", line 41, in <module>\n'
+        "[rank1]:     main()\n"
+        '[rank1]:   File "/home/user/project/finetune_lm.py", line 16, in main\n'
+        '[rank1]:     raise ValueError(f"corrupt record in shard-{rank:05d}.jsonl")\n'
+        "[rank1]: ValueError: corrupt record in shard-00001.jsonl line 29: expected 16 features\n",
+        encoding="utf-8",
+    )
+    d = diagnose_paths([str(log)], library=library).to_dict()
+    assert d["root_cause"]["signature"] == "user-code-exception"
+    text = log.read_text()
+    doc = LogDocument(
+        uri=log.as_uri(), language_id="log", version=1, lines=text.splitlines(keepends=True)
+    )
+    analysis = build_analysis(log.as_uri(), doc, d, library, "utf-16")
+    at = analysis.by_line[7][0]  # the ValueError line (0-based 7)
+    assert at.kind == "root"
+    hover = hover_markdown(at, d, library)
+    details = hover.split("#### Fix", 1)[1]
+    assert details.splitlines()[1].startswith(
+        "1. finetune_lm.py:16 (in main), where rank 1 raised ValueError:"
+    )
+    assert "python -m pdb -c continue finetune_lm.py --num-workers 0" in details
+    assert "(python -X faulthandler finetune_lm.py)" in details
+    assert "train.py" not in hover

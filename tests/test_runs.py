@@ -114,3 +114,78 @@ def test_a_healthy_newest_run_says_in_text_what_was_left_out_and_names_only_the_
     assert "the folder holds 9 runs: diagnosed SLURM job 108 (the newest)" in warning
     assert "left out 3 older runs and SLURM job 103, " in warning
     assert "SLURM job 107 (" in warning and "SLURM job 102" not in warning
+
+
+def test_an_empty_newest_attempt_is_passed_over_for_the_one_that_wrote_the_failure():
+    # torchrun creates attempt_1's files when it restarts the workers; a restart stuck in its
+    # rendezvous leaves them empty and newest, while attempt_0 holds the failure
+    files = [
+        f"/l/r1/attempt_{k}/{r}/{n}.log"
+        for k in (0, 1)
+        for r in (0, 1)
+        for n in ("stderr", "stdout")
+    ]
+    times = {f: (2.0 if "attempt_1" in f else 1.0) for f in files}
+    sizes = {f: (0 if "attempt_1" in f else 100) for f in files}
+    kept, note = pick_run(files, mtime=times.__getitem__, size=sizes.__getitem__)
+    assert kept == [f for f in files if "attempt_0" in f]
+    assert note == (
+        "the folder holds 2 runs: diagnosed torchrun run r1 attempt 0, the newest that wrote"
+        " anything (torchrun run r1 attempt 1, newer, has no output yet: empty files)"
+    )
+    # without sizes (watch follows where the next output will appear), the newest is kept
+    assert pick_run(files, mtime=times.__getitem__)[0] == [f for f in files if "attempt_1" in f]
+    # every run empty: the newest is kept as before (the caller says "empty input")
+    kept, note = pick_run(files, mtime=times.__getitem__, size=lambda f: 0)
+    assert kept == [f for f in files if "attempt_1" in f]
+    assert note is not None and "diagnosed torchrun run r1 attempt 1 (the newest)" in note
+
+
+def test_cli_on_a_log_dir_whose_restart_wrote_nothing_diagnoses_the_failed_attempt(tmp_path: Path):
+    run = tmp_path / "logs" / "r1_abc"
+    raised = (
+        # as torch 2.13's torchrun --log-dir wrote it in a real run (gloo, CPU)
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/home/user/project/tr.py", line 11, in <module>\n'
+        '[rank1]:     raise RuntimeError(f"shard checksum mismatch at step {step}: expected'
+        ' 0x3f2a got 0x0000")\n'
+        "[rank1]: RuntimeError: shard checksum mismatch at step 6: expected 0x3f2a got 0x0000\n"
+    )
+    for k, rank, out, err, when in (
+        (0, 0, "rank 0 step 5 loss 0.1667\n", "", 1_000_000),
+        (0, 1, "rank 1 step 5 loss 0.1667\n", raised, 1_000_001),
+        (1, 0, "", "", 2_000_000),
+        (1, 1, "", "", 2_000_000),
+    ):
+        d = run / f"attempt_{k}" / str(rank)
+        d.mkdir(parents=True)
+        for name, text in (("stdout.log", out), ("stderr.log", err)):
+            f = d / name
+            f.write_text(text, encoding="utf-8")
+            os.utime(f, (when, when))
+    import json
+
+    proc = run_cli("diagnose", "--format", "json", str(tmp_path / "logs"))
+    # rank 1's RuntimeError of attempt 0 (no signature names it: exit code 3, unclassified)
+    assert proc.returncode == 3, proc.stderr
+    diag = json.loads(proc.stdout)
+    found = diag["unclassified"]
+    assert found["title"].startswith("RuntimeError: shard checksum mismatch at step 6")
+    assert found["rank"] == 1
+    assert found["evidence"][0]["path"].endswith(os.path.join("attempt_0", "1", "stderr.log"))
+    assert found["evidence"][0]["line"] == 4
+    assert any(
+        "diagnosed torchrun run r1_abc attempt 0, the newest that wrote anything"
+        " (torchrun run r1_abc attempt 1, newer, has no output yet: empty files)" in w
+        for w in diag["warnings"]
+    )
+
+
+def test_an_all_empty_folder_names_three_files_and_counts_the_rest(tmp_path: Path):
+    for i in range(5):
+        (tmp_path / f"rank{i}.log").write_text("", encoding="utf-8")
+    proc = run_cli("diagnose", str(tmp_path))
+    assert proc.returncode == 2
+    err = proc.stderr.decode()
+    assert "rank2.log (and 2 more): empty input (0 bytes read): nothing to diagnose" in err
+    assert "rank3.log" not in err

@@ -31,9 +31,9 @@ def test_progress_line_and_final_note_give_the_same_rate(tmp_path):
     )
     err = proc.stderr.decode()
     assert proc.returncode == 0, err
-    bars = re.findall(r"triage: 12/12 jobs · ([\d.]+) jobs/s · ([\d.]+) MB/s", err)
+    bars = re.findall(r"triage: 12/12 jobs · ([\d.]+) jobs/s · ([\d.]+ [kM]B/s)", err)
     note = re.search(
-        r"rootrank: 12 jobs in ([\d.]+) s \(([\d.]+) jobs/s, ([\d.]+) MB/s\) on 1 worker\(s\), "
+        r"rootrank: 12 jobs in ([\d.]+) s \(([\d.]+) jobs/s, ([\d.]+ [kM]B/s)\) on 1 worker\(s\), "
         r"after ([\d.]+) s starting the workers",
         err,
     )
@@ -42,3 +42,13 @@ def test_progress_line_and_final_note_give_the_same_rate(tmp_path):
     seconds, rate = float(note[1]), float(note[2])
     # the rate is the jobs over those seconds (printed to 0.1 s, the rate to 0.1 jobs/s)
     assert 12 / (seconds + 0.05) - 0.05 <= rate <= 12 / max(seconds - 0.05, 1e-3) + 0.05
+
+
+def test_small_archives_read_in_kb_per_second_not_zero_mb():
+    # trial r14: 59 small held-out logs (0.5 MB) in 16.8 s printed "0.0 MB/s"
+    from rootrank.triage.progress import format_throughput
+
+    assert format_throughput(519_161, 16.8) == "31 kB/s"
+    assert format_throughput(0, 2.0) == "0 kB/s"
+    assert format_throughput(98_000_000, 10.0) == "9.8 MB/s"
+    assert format_throughput(60_000, 1.0) == "0.1 MB/s"

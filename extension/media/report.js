@@ -1,5 +1,6 @@
 // rootrank report page script: turns clicks and Enter/Space on data-* elements into messages
-// for the extension (open a log line, copy, run in a terminal, open an entry). No network.
+// for the extension (open a log line, copy, run in a terminal, open an entry, open a reference
+// in the browser). The page itself fetches nothing.
 (function () {
   const vscode = acquireVsCodeApi();
   function textOf(id) {
@@ -7,7 +8,7 @@
     return el ? el.textContent : '';
   }
   function activate(target) {
-    const el = target.closest('[data-path],[data-copy-target],[data-run-target],[data-signature]');
+    const el = target.closest('[data-path],[data-copy-target],[data-run-target],[data-signature],[data-url]');
     if (!el) return false;
     if (el.dataset.copyTarget) {
       vscode.postMessage({ type: 'copy', text: textOf(el.dataset.copyTarget) });
@@ -16,6 +17,8 @@
       setTimeout(() => (el.textContent = old), 1200);
     } else if (el.dataset.runTarget) {
       vscode.postMessage({ type: 'run', command: textOf(el.dataset.runTarget) });
+    } else if (el.dataset.url) {
+      vscode.postMessage({ type: 'external', url: el.dataset.url });
     } else if (el.dataset.signature) {
       vscode.postMessage({ type: 'entry', id: el.dataset.signature });
     } else if (el.dataset.path) {

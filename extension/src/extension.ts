@@ -11,7 +11,7 @@ import { COPY_VERIFY, OPEN_ENTRY, RUN_VERIFY } from './clientCommands';
 import { LibraryCache, pickSignature } from './library';
 import { info, outputChannel } from './log';
 import { Diagnosis, headline, oneLineFix } from './report/diagnosis';
-import type { Entry } from './report/html';
+import { entryTitle, type Entry } from './report/html';
 import { ReportPanel } from './report/panel';
 import { ServerManager } from './server';
 import { readSettings, RESTART_SETTINGS } from './settings';
@@ -89,7 +89,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rootra
       void vscode.window.showWarningMessage(`rootrank: no signature "${id}" in the library.`);
       return;
     }
-    ReportPanel.showEntryPanel(host, `rootrank: ${entry.title ?? id}`).showEntry(entry);
+    ReportPanel.showEntryPanel(host, entryTitle(entry)).showEntry(entry);
   }
 
   const diagnoseAndShow = async (text: string, name: string, firstLine = 1): Promise<Diagnosis | undefined> => {

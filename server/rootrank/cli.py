@@ -600,8 +600,7 @@ def _main(argv: list[str] | None) -> int:
                     file=sys.stderr,
                 )
                 return EXIT_INPUT_ERROR
-            serve()
-            return 0
+            return serve()  # 1 when the client left without a shutdown request
     except (InputError, SignatureError) as exc:
         print(f"rootrank: {exc}", file=sys.stderr)
         return EXIT_INPUT_ERROR

@@ -139,7 +139,9 @@ def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[t
                 raise InputError(
                     f"{p}: no log files (*{', *'.join(LOG_SUFFIXES)}, error.json) in this folder"
                 )
-            found, note = pick_run(found)
+            # a newest run with empty files only (a restart attempt stuck before its first
+            # line) is passed over for the one that wrote the failure
+            found, note = pick_run(found, size=os.path.getsize)
             if note:
                 notes.append(f"{p}: {note}")
             out.extend((f, True) for f in found)
@@ -493,6 +495,8 @@ def diagnose_paths(
         # 0 bytes (an empty `kubectl logs`, a job that never started) is no evidence of a
         # healthy run: nothing was read, so nothing can be said
         names = ", ".join("<stdin>" if p == "-" else p for p, _ in files[:3])
+        if len(files) > 3:
+            names += f" (and {len(files) - 3} more)"
         raise InputError(f"{names}: empty input (0 bytes read): nothing to diagnose")
     return _finish(
         scanner.state,

@@ -71,7 +71,9 @@ def _job_order(key: RunKey) -> tuple[int, ...]:
 
 
 def pick_run(
-    files: list[str], mtime: Callable[[str], float] = os.path.getmtime
+    files: list[str],
+    mtime: Callable[[str], float] = os.path.getmtime,
+    size: Callable[[str], int] | None = None,
 ) -> tuple[list[str], str | None]:
     """Keep the files of the newest run of ``files`` (paths of one folder, in order).
 
@@ -80,7 +82,15 @@ def pick_run(
     ``None`` when ``files`` hold at most one run. Runs of different kinds (SLURM jobs and
     torchrun attempts side by side) are compared by modification time alone. ``mtime`` gives a
     file's modification time in seconds (``os.path.getmtime``; a file that cannot be statted
-    counts as oldest)."""
+    counts as oldest).
+
+    ``size`` (bytes of a file, ``os.path.getsize``; ``None``: not asked) passes over a run
+    whose files are all empty when another run wrote something: torchrun creates a restart
+    attempt's ``stdout.log``/``stderr.log`` when it starts the workers, so an attempt that is
+    stuck in its rendezvous (or was just started) is the newest run and holds 0 bytes, while
+    the attempt before it holds the failure that caused the restart. The note then names the
+    empty run as passed over. ``rootrank diagnose`` asks; ``watch`` does not (the empty
+    attempt is where the next output will appear)."""
     keys = {f: run_key(f) for f in files}
     runs: dict[RunKey, list[str]] = {}
     for f, k in keys.items():
@@ -98,16 +108,42 @@ def pick_run(
                 times.append(float("-inf"))
         return (max(times), _job_order(k))
 
-    chosen = max(runs, key=newest)
-    others = sorted((k for k in runs if k != chosen), key=newest)
+    candidates = list(runs)
+    empty: list[RunKey] = []
+    if size is not None:
+
+        def _bytes(f: str) -> int:
+            try:
+                return size(f)
+            except OSError:
+                return 0
+
+        written = [k for k in runs if any(_bytes(f) > 0 for f in runs[k])]
+        if written:
+            empty = [k for k in runs if k not in written]
+            candidates = written
+    chosen = max(candidates, key=newest)
+    # the empty runs newer than the one diagnosed are named apart from the older ones
+    unborn = [k for k in empty if newest(k) > newest(chosen)]
+    others = sorted((k for k in runs if k != chosen and k not in unborn), key=newest)
     kept = [f for f in files if keys[f] is None or keys[f] == chosen]
     shown = [k.label() for k in others[-MAX_NAMED_RUNS:]]  # the newest of the others
     more = len(others) - len(shown)
     left = (f"{more:,} older runs and " if more else "") + ", ".join(shown)
-    note = (
-        f"the folder holds {len(runs)} runs: diagnosed {chosen.label()} (the newest); "
-        f"left out {left} (name their files to diagnose them, or `rootrank triage` the folder"
+    if unborn:
+        names = " and ".join(k.label() for k in unborn)
+        verb = "has" if len(unborn) == 1 else "have"
+        head = (
+            f"the folder holds {len(runs)} runs: diagnosed {chosen.label()}, the newest that"
+            f" wrote anything ({names}, newer, {verb} no output yet: empty files)"
+        )
+    else:
+        head = f"the folder holds {len(runs)} runs: diagnosed {chosen.label()} (the newest)"
+    note = head + (
+        f"; left out {left} (name their files to diagnose them, or `rootrank triage` the folder"
         " for every run)"
+        if others
+        else ""
     )
     return kept, note
 

@@ -335,3 +335,30 @@ def test_exit_right_after_shutdown_is_clean() -> None:
     _, err = proc.communicate(b"".join(send(r) for r in requests), timeout=60)
     assert proc.returncode == 0, err.decode()[-2000:]
     assert b"Traceback" not in err, err.decode()[-2000:]
+
+
+def test_exit_without_shutdown_is_exit_code_1() -> None:
+    # LSP 3.17, `exit`: "The server should exit with success code 0 if the shutdown request
+    # has been received before; otherwise with error code 1" (trial r14, finding 6)
+    def send(message: dict) -> bytes:
+        body = json.dumps(message).encode()
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"processId": None, "rootUri": None, "capabilities": {}},
+    }
+    codes = {}
+    for case, tail in (
+        ("exit", [{"jsonrpc": "2.0", "method": "exit"}]),
+        ("eof", []),  # the client went away: stdin closed, no shutdown, no exit
+    ):
+        proc = subprocess.Popen(
+            SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        _, err = proc.communicate(b"".join(send(m) for m in [init, *tail]), timeout=60)
+        assert b"Traceback" not in err, err.decode()[-2000:]
+        codes[case] = proc.returncode
+    assert codes == {"exit": 1, "eof": 1}

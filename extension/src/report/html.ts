@@ -201,6 +201,22 @@ export function ranksLabel(ranks: Array<number | null> | undefined): string {
   return runs.join(', ');
 }
 
+/**
+ * The entry's references (the doc or issue that establishes it): each http(s) address is a
+ * link the extension opens in the browser on a click (`data-url`, report.js posts it; nothing
+ * is fetched by the page), anything else is shown as text.
+ */
+export function referencesSection(refs: string[] | undefined): string {
+  if (!refs?.length) {
+    return '';
+  }
+  const item = (r: string): string =>
+    /^https?:\/\/[^\s"'<>]+$/.test(r)
+      ? `<li><a href="#" class="ref-link" data-url="${esc(r)}" title="Open in the browser">${esc(r)}</a></li>`
+      : `<li><code>${esc(r)}</code></li>`;
+  return `<section aria-labelledby="h-refs"><h2 id="h-refs">References</h2><ul>${refs.map(item).join('')}</ul></section>`;
+}
+
 function relatedSection(related: Array<RelatedEntry | string> | undefined): string {
   const items = (related ?? [])
     .map((r) => (typeof r === 'string' ? { id: r, title: r } : r))
@@ -517,6 +533,7 @@ export function renderReportHtml(d: Diagnosis, ctx: PageContext): string {
       );
     }
     parts.push(relatedSection(cause.related));
+    parts.push(referencesSection(cause.references));
   }
   if (d.warnings?.length) {
     parts.push(
@@ -543,6 +560,14 @@ export interface Entry {
 }
 
 /** The page for one failure-library entry. */
+/**
+ * The tab title of a library entry: its id, so the entry opened from a report ("entry") is
+ * told apart from the report's own tab, whose title is the same signature's title.
+ */
+export function entryTitle(e: Pick<Entry, 'id'>): string {
+  return `rootrank entry: ${e.id}`;
+}
+
 export function renderEntryHtml(e: Entry, ctx: PageContext): string {
   let counter = 0;
   const ids = { next: () => `blk${++counter}` };
@@ -576,10 +601,6 @@ export function renderEntryHtml(e: Entry, ctx: PageContext): string {
     );
   }
   parts.push(relatedSection(e.related));
-  if (e.references?.length) {
-    parts.push(
-      `<section><h2>References</h2><ul>${e.references.map((r) => `<li><code>${esc(r)}</code></li>`).join('')}</ul></section>`,
-    );
-  }
-  return page(ctx, `rootrank: ${e.title ?? e.id}`, `<main class="report entry">${parts.join('')}</main>`);
+  parts.push(referencesSection(e.references));
+  return page(ctx, entryTitle(e), `<main class="report entry">${parts.join('')}</main>`);
 }

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Diagnosis } from './diagnosis';
-import { Entry, renderEntryHtml, renderReportHtml, PageContext } from './html';
+import { Entry, entryTitle, renderEntryHtml, renderReportHtml, PageContext } from './html';
 
 /** What the panel needs from the rest of the extension. */
 export interface PanelHost {
@@ -30,6 +30,7 @@ type Message =
   | { type: 'copy'; text: string }
   | { type: 'run'; command: string }
   | { type: 'entry'; id: string }
+  | { type: 'external'; url: string }
   | { type: 'ready' };
 
 /**
@@ -155,7 +156,7 @@ export class ReportPanel {
     const html = renderEntryHtml(e, this.context());
     ReportPanel.lastHtml = html;
     ReportPanel.lastEntryHtml = html;
-    this.panel.title = `rootrank: ${e.title ?? e.id}`;
+    this.panel.title = entryTitle(e);
     this.panel.webview.html = html;
   }
 
@@ -178,6 +179,12 @@ export class ReportPanel {
         return;
       case 'open':
         await this.openLine(m.path, m.line);
+        return;
+      case 'external':
+        // a reference the user clicked: only http(s) addresses, opened by the browser
+        if (/^https?:\/\/[^\s"'<>]+$/.test(m.url)) {
+          await vscode.env.openExternal(vscode.Uri.parse(m.url, true));
+        }
         return;
       default:
         return;

@@ -2,7 +2,14 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { asDiagnosis, Diagnosis, headline } from '../../src/report/diagnosis';
-import { contentSecurityPolicy, renderEntryHtml, renderReportHtml, ranksLabel } from '../../src/report/html';
+import {
+  contentSecurityPolicy,
+  entryTitle,
+  referencesSection,
+  renderEntryHtml,
+  renderReportHtml,
+  ranksLabel,
+} from '../../src/report/html';
 
 // A diagnosis made by the engine (rootrank.engine.diagnose_text) from extension/samples/torchrun-8gpu-oom.log.
 const FIXTURE = path.resolve(__dirname, '../../../../extension/test/fixtures/torchrun-8gpu-oom.diagnosis.json');
@@ -95,6 +102,17 @@ describe('renderReportHtml', () => {
     const untrusted = renderReportHtml(sample(), { ...ctx, canRun: false });
     assert.match(untrusted, /<button class="run" disabled title="Disabled in an untrusted workspace">/);
     assert.doesNotMatch(untrusted, /data-run-target/);
+  });
+
+  it('links the root cause entry references for the browser', () => {
+    const refs = sample().root_cause?.references ?? [];
+    assert.ok(refs.length > 0);
+    const section = html.slice(html.indexOf('<h2 id="h-refs">References</h2>'));
+    for (const r of refs) {
+      assert.ok(section.includes(`data-url="${r}"`), r);
+    }
+    assert.equal(referencesSection([]), '');
+    assert.equal(referencesSection(['javascript:alert(1)']).includes('data-url'), false);
   });
 
   it('renders the confirm checklist', () => {
@@ -270,5 +288,17 @@ describe('renderEntryHtml', () => {
       /<details class="code-block" open><summary><span class="stack">PyTorch<\/span> <span class="muted">\(default\)<\/span><\/summary><div class="code-head"><button class="copy" data-copy-target="blk1"[^>]*>Copy<\/button><\/div><pre><code id="blk1">x = 1<\/code><\/pre>/,
     );
     assert.match(out, /<code id="blk2">torchrun train.py<\/code>/);
+    // references are links the extension opens in the browser (data-url), other text stays text
+    const refs = renderEntryHtml(
+      { id: 'cuda-oom', references: ['https://pytorch.org/docs/stable/notes/cuda.html', 'NCCL 2.18 release notes'] },
+      ctx,
+    );
+    assert.match(
+      refs,
+      /<li><a href="#" class="ref-link" data-url="https:\/\/pytorch.org\/docs\/stable\/notes\/cuda.html" title="Open in the browser">https:\/\/pytorch.org\/docs\/stable\/notes\/cuda.html<\/a><\/li><li><code>NCCL 2.18 release notes<\/code><\/li>/,
+    );
+    // its tab is told apart from the report of the same signature (titled by the signature's title)
+    assert.match(out, /<title>rootrank entry: cuda-oom<\/title>/);
+    assert.equal(entryTitle({ id: 'user-code-exception' }), 'rootrank entry: user-code-exception');
   });
 });

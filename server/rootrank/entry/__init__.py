@@ -420,7 +420,13 @@ def fill_entry(
     steps = [fit(render(s, values), launch) for s in variant["steps"]]
     if seen is not None:
         call = collective_call(seen.exc.frames)
-        action = f"was in {call}" if call else f"raised {seen.exc.type.rsplit('.', 1)[-1]}"
+        exc_name = seen.exc.type.rsplit(".", 1)[-1]
+        if exc_name == "KeyboardInterrupt":
+            # Python raises it for SIGINT at whatever line runs then: where the process was
+            # when it was stopped, not what it did wrong
+            action = f"was {'in ' + call + ' ' if call else ''}when SIGINT stopped it"
+        else:
+            action = f"was in {call}" if call else f"raised {exc_name}"
     else:
         action = None
     where = location_step(frame, sites, rc_rank, action)

@@ -7,15 +7,15 @@ LSP over stdio. See :mod:`rootrank.lsp.server` for what it serves.
 from __future__ import annotations
 
 
-def main() -> None:
-    """Run the rootrank language server over stdin/stdout until the client exits.
+def main() -> int:
+    """Run the rootrank language server over stdin/stdout until the client exits; returns
+    the exit code (0 after a ``shutdown`` request, else 1: :func:`rootrank.lsp.server.serve`).
 
-    Takes no arguments (the CLI's ``serve`` subcommand calls it). Imports pygls only
-    here, so the engine and CLI never pay for it.
+    Takes no arguments. Imports pygls only here, so the engine and CLI never pay for it.
     """
     from .server import serve
 
-    serve()
+    return serve()
 
 
 __all__ = ["main"]

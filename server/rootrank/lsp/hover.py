@@ -116,6 +116,12 @@ def verdict_markdown(diagnosis: dict[str, Any], library: Library) -> list[str]:
     return out
 
 
+#: What the hover of a root-cause line takes from ``root_cause`` over the matching finding:
+#: its facts, and the entry fields the engine renders for the log (rootrank.entry).
+_ROOT_FACTS = ("confidence", "host", "title")
+_ROOT_ENTRY = ("summary", "mechanism", "symptoms", "fix", "confirm")
+
+
 def hover_markdown(at: FindingAt, diagnosis: dict[str, Any], library: Library) -> str:
     """The Markdown shown when hovering a line of ``at``'s finding.
 
@@ -124,10 +130,17 @@ def hover_markdown(at: FindingAt, diagnosis: dict[str, Any], library: Library) -
     finding = at.finding
     root = diagnosis.get("root_cause") or {}
     if at.kind == "root" and root:
-        # The root cause's own facts (confidence, host) over the matching finding's.
+        # The root cause's own facts (confidence, host) over the matching finding's, and its
+        # entry as the engine rendered it for this log (the fix steps and confirm name the
+        # script and launch the log shows: `python train_bad_data.py`, not the library's
+        # `python train.py`); a finding of the same signature and rank carries neither.
         finding = {
             **finding,
-            **{k: root[k] for k in ("confidence", "host", "title") if root.get(k) is not None},
+            **{
+                k: root[k]
+                for k in (*_ROOT_FACTS, *_ROOT_ENTRY)
+                if root.get(k) is not None and root.get(k) != ""
+            },
         }
     sig_id = str(finding.get("signature"))
     signature = library.get(sig_id)

@@ -693,8 +693,11 @@ async def _serve_stdio(stdin: BinaryIO, stdout: BinaryIO) -> None:
         await server.pool.aclose()
 
 
-def serve() -> None:
-    """Run the server over stdio until the client exits or disappears.
+def serve() -> int:
+    """Run the server over stdio until the client exits or disappears; returns the exit
+    code: 0 when the client sent ``shutdown`` before it left, else 1 (LSP 3.17, ``exit``:
+    the server exits "with error code 1" when no shutdown request came first; pygls raises
+    that code as SystemExit, which ends the loop below and is read back from the protocol).
 
     The real stdout is kept for the protocol and file descriptor 1 is pointed at stderr,
     so a stray ``print`` anywhere cannot corrupt the stream. When stdin closes (the
@@ -714,3 +717,4 @@ def serve() -> None:
         pass
     finally:
         server.pool.close()
+    return 0 if server.protocol._shutdown else 1

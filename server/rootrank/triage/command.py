@@ -111,7 +111,7 @@ def run(args: argparse.Namespace, library_check: Any) -> int:
     from rootrank.triage import render
     from rootrank.triage.cache import Cache
     from rootrank.triage.hosts import new_key
-    from rootrank.triage.progress import format_rate
+    from rootrank.triage.progress import format_rate, format_throughput
     from rootrank.triage.run import triage
     from rootrank.triage.work import Options
 
@@ -166,11 +166,10 @@ def run(args: argparse.Namespace, library_check: Any) -> int:
     for note in notes:
         print(f"rootrank: note: {note}", file=sys.stderr)
     if not args.quiet:
-        mb = stats.bytes / max(stats.seconds, 1e-9) / 1e6
         cached = f", {stats.cached} from the cache" if cache else ""
         print(
             f"rootrank: {stats.jobs:,} jobs in {stats.seconds:.1f} s ({format_rate(stats.jobs, stats.seconds)}, "
-            f"{mb:.1f} MB/s) on {stats.workers} worker(s){cached}, "
+            f"{format_throughput(stats.bytes, stats.seconds)}) on {stats.workers} worker(s){cached}, "
             f"after {stats.startup_seconds:.1f} s starting the workers",
             file=sys.stderr,
         )

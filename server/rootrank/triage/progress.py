@@ -22,6 +22,16 @@ def format_rate(jobs: int, seconds: float) -> str:
     return f"{jobs / max(seconds, 1e-6):.1f} jobs/s"
 
 
+def format_throughput(nbytes: int, seconds: float) -> str:
+    """``"12.3 MB/s"``, or ``"31 kB/s"`` below 0.1 MB/s (an archive of small logs read in a
+    few seconds would otherwise print ``0.0 MB/s``): ``nbytes`` read in ``seconds`` of wall
+    time since the workers were up."""
+    per_second = nbytes / max(seconds, 1e-6)
+    if per_second < 0.05e6:
+        return f"{per_second / 1e3:.0f} kB/s"
+    return f"{per_second / 1e6:.1f} MB/s"
+
+
 class Progress:
     """Prints ``triage: 1,234/10,000 jobs · 56.7 jobs/s · 12.3 MB/s · 2m35s left``.
 
@@ -66,12 +76,11 @@ class Progress:
             elapsed = time.monotonic() - self.start
         elapsed = max(elapsed, 1e-6)
         rate = self.jobs / elapsed
-        mbs = self.bytes / elapsed / 1e6
         left = ""
         if self.jobs and self.total_jobs > self.jobs:
             left = f" · {_duration((self.total_jobs - self.jobs) / rate)} left"
         cached = f" ({self.cached:,} from the cache)" if self.cached else ""
-        return f"triage: {self.jobs:,}/{self.total_jobs:,} jobs{cached} · {format_rate(self.jobs, elapsed)} · {mbs:.1f} MB/s{left}"
+        return f"triage: {self.jobs:,}/{self.total_jobs:,} jobs{cached} · {format_rate(self.jobs, elapsed)} · {format_throughput(self.bytes, elapsed)}{left}"
 
     def update(self, jobs: int, nbytes: int, cached: int = 0) -> None:
         """Count ``jobs`` more jobs done (``nbytes`` bytes, ``cached`` of them from the cache)."""
