@@ -76,6 +76,12 @@ step per rank):
 
 What the root's own message says about the job's other processes:
 
+- ``sizes_apart: int``: the root captured two byte or element counts of one transfer,
+  ``size`` (what arrived, what one rank passed) and ``expected_size`` (the buffer the other
+  posted), and the larger is at least this many times the smaller (:func:`sizes_apart`):
+  one tensor built alike on every rank and cut or padded differently (an uneven last batch,
+  a list one item longer) differs by a fraction; sizes many times apart are two different
+  tensors, so two different collectives met (one rank skipped or added a collective).
 - ``ranks_share_path: bool``: the root and a finding of its signature on another rank
   captured the same ``path`` (two ranks failed on one file: every rank writes it);
 - ``multi_node: bool``: the log shows the job on several nodes (launcher node flags, several
@@ -151,6 +157,7 @@ WHEN_KEYS: dict[str, type] = {
     "worker_on_same_gpu": bool,
     "several_agents_one_node": bool,
     "ranks_share_path": bool,
+    "sizes_apart": int,
     "group_formed": bool,
     "agree": list,
     "module_local": bool,
@@ -256,6 +263,8 @@ def check_when(when: Any) -> str | None:
             return f"{key}: unknown condition (one of {', '.join(WHEN_KEYS)})"
         if not isinstance(raw, typ):
             return f"{key}: must be {typ.__name__}"
+        if typ is int and (isinstance(raw, bool) or not isinstance(raw, int) or raw < 2):
+            return f"{key}: must be a whole number of 2 or more"
         value: Any = raw  # a dict, str, list or bool, as typ says
         patterns: list[Any] = []
         if key == "captures":
@@ -424,6 +433,12 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if value
             else "the ranks' progress shows the same number of batches"
         )
+    if key == "sizes_apart":
+        ratio = sizes_apart(facts.captures)
+        if ratio is None or ratio < value:
+            return None
+        size, expected = facts.captures["size"], facts.captures["expected_size"]
+        return f"the sizes are {size} and {expected}: {ratio:g} times apart"
     if key == "ranks_share_path":
         if bool(facts.ranks_share_path) != value:
             return None
@@ -467,6 +482,20 @@ def _bytes(size: str) -> float | None:
     num = regex.match(r"\d+(?:\.\d+)?", size)
     unit = size[num.end() :].strip() if num else ""
     return float(num.group(0)) * _UNITS[unit] if num and unit in _UNITS else None
+
+
+def sizes_apart(captures: dict[str, str]) -> float | None:
+    """How many times the larger of the captures ``size`` and ``expected_size`` is the
+    smaller (both plain counts, bytes or elements as the message gives them), or ``None``
+    when either is missing, not a count (a shape such as ``(9)`` is read as its number) or
+    zero."""
+    values = []
+    for name in ("size", "expected_size"):
+        m = regex.fullmatch(r"\(?\s*(\d+)\s*,?\s*\)?", str(captures.get(name, "")).strip())
+        if m is None or int(m.group(1)) == 0:
+            return None
+        values.append(int(m.group(1)))
+    return max(values) / min(values)
 
 
 def ranks_share_path(findings: list[Any]) -> list[int]:

@@ -1,0 +1,64 @@
+"""Fix kinds of round 14 (issue 15): decisions the log supports, each tested on a fixture
+written from what the tools print (tests/fix_variants/) and on the rule's own function."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rootrank.engine import diagnose_paths
+from rootrank.entry.variants import Facts, check_when, choose, sizes_apart
+
+HERE = Path(__file__).resolve().parent / "fix_variants"
+
+
+def _rc(sig: str, variant: str):
+    diag = diagnose_paths([str(HERE / sig / f"{variant}.log")])
+    assert diag.root_cause is not None
+    return diag, diag.root_cause
+
+
+def test_sizes_apart_reads_counts_and_shapes():
+    assert sizes_apart({"size": "88", "expected_size": "4"}) == 22
+    assert sizes_apart({"size": "(10)", "expected_size": "(9)"}) == 10 / 9
+    assert sizes_apart({"size": "4804"}) is None
+    assert sizes_apart({"size": "0", "expected_size": "4"}) is None
+    assert sizes_apart({"size": "(2, 3)", "expected_size": "(9)"}) is None
+
+
+def test_sizes_apart_condition_is_checked_and_chosen():
+    assert check_when({"sizes_apart": 4}) is None
+    assert check_when({"sizes_apart": True}) is not None
+    assert check_when({"sizes_apart": 1}) is not None
+    fix = {
+        "variants": [
+            {"id": "far", "when": {"sizes_apart": 4}, "steps": ["x"]},
+            {"id": "g", "steps": ["y"]},
+        ]
+    }
+    _, why = choose(fix, Facts(captures={"size": "4804", "expected_size": "4800"}))
+    assert why is not None and why["id"] == "g"
+    _, why = choose(fix, Facts(captures={"size": "88", "expected_size": "4"}))
+    assert why == {"id": "far", "why": "the sizes are 88 and 4: 22 times apart"}
+
+
+def test_gloo_sizes_far_apart_is_a_skipped_collective_not_padding():
+    diag, rc = _rc("gloo-size-mismatch", "different-collectives")
+    assert rc.fix.variant.id == "different-collectives"
+    assert diag.initiating_rank == 1  # torchrun's summary: the aborting rank (SIGABRT)
+    assert rc.fix.steps[0].startswith("The two sizes are far apart (1048576 vs 8)")
+    assert "Rank 1's sequence of collectives diverged" in rc.fix.steps[0]
+    assert "pad" not in rc.fix.steps[0]
+
+
+def test_gloo_size_mismatch_on_the_rank_that_printed_another_model_size():
+    diag, rc = _rc("gloo-size-mismatch", "rank-built-differently")
+    assert diag.initiating_rank == 3  # not rank 1, whose receive aborted
+    assert rc.fix.variant.id == "rank-built-differently"
+    assert rc.fix.steps[0].startswith("Rank 3 printed another value than the others")
+    assert "1184768" in rc.fix.steps[0] and "1180672" in rc.fix.steps[0]
+
+
+def test_gloo_sizes_a_few_bytes_apart_keep_the_padding_fix():
+    _, rc = _rc("gloo-size-mismatch", "general")
+    assert rc.fix.variant.id == "general"
+    assert "pad" in rc.fix.steps[0]
