@@ -62,3 +62,15 @@ def test_gloo_sizes_a_few_bytes_apart_keep_the_padding_fix():
     _, rc = _rc("gloo-size-mismatch", "general")
     assert rc.fix.variant.id == "general"
     assert "pad" in rc.fix.steps[0]
+
+
+def test_port_clash_of_torchrun_agents_under_srun_is_the_launch_topology():
+    _, rc = _rc("port-in-use", "agents-under-srun")
+    assert rc.fix.variant.id == "agents-under-srun"
+    assert rc.fix.variant.why.startswith(
+        "the job was launched with srun; the traceback runs through"
+    )
+    assert "torchrun's own agent (not a worker) could not bind port 29400" in rc.fix.steps[0]
+    assert "srun --ntasks-per-node=1 torchrun" in rc.fix.steps[0]
+    assert "SLURM_NTASKS_PER_NODE" in rc.fix.steps[1]
+    assert rc.verify.startswith("srun --ntasks-per-node=1 hostname")
