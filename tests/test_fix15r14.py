@@ -74,3 +74,28 @@ def test_port_clash_of_torchrun_agents_under_srun_is_the_launch_topology():
     assert "srun --ntasks-per-node=1 torchrun" in rc.fix.steps[0]
     assert "SLURM_NTASKS_PER_NODE" in rc.fix.steps[1]
     assert rc.verify.startswith("srun --ntasks-per-node=1 hostname")
+
+
+def test_oom_in_the_optimizer_step_is_not_answered_with_the_batch_size():
+    diag, rc = _rc("cuda-oom", "optimizer-step")
+    assert diag.initiating_rank == 1
+    assert rc.fix.variant.id == "optimizer-step"
+    assert "adamw.py:_multi_tensor_adamw" in rc.fix.variant.why
+    # the user's line first, then the decision: optimizer state, not activations
+    assert rc.fix.steps[0].startswith(
+        "pretrain.py:174 (in train), where rank 1 raised OutOfMemoryError"
+    )
+    assert "a smaller micro-batch does not change this peak" in rc.fix.steps[0]
+    assert "fused=True" in rc.fix.steps[0]
+    # its fragmentation note (402 MiB reserved) does not take over
+    assert "expandable_segments" not in rc.fix.steps[0]
+    assert rc.verify.startswith("torchrun --nproc-per-node=<gpus> pretrain.py")
+
+
+def test_oom_in_the_optimizer_step_after_the_fused_optimizer_failed_to_build():
+    _, rc = _rc("cuda-oom", "optimizer-step-after-fused-build-failed")
+    assert rc.fix.variant.id == "optimizer-step-after-fused-build-failed"
+    assert "extension failed to build" in rc.fix.variant.why
+    assert rc.fix.steps[0].startswith("finetune.py:88 (in <module>), where rank 0 raised")
+    assert "Make the fused optimizer build" in rc.fix.steps[0]
+    assert '"offload_optimizer": {"device": "cpu"}' in rc.fix.steps[1]
