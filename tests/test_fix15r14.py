@@ -99,3 +99,10 @@ def test_oom_in_the_optimizer_step_after_the_fused_optimizer_failed_to_build():
     assert rc.fix.steps[0].startswith("finetune.py:88 (in <module>), where rank 0 raised")
     assert "Make the fused optimizer build" in rc.fix.steps[0]
     assert '"offload_optimizer": {"device": "cpu"}' in rc.fix.steps[1]
+
+
+def test_your_launch_command_is_deepspeeds_runner_when_the_log_shows_it():
+    # the runner's `spawned with command` lines name the script; the printed runner `cmd =`
+    # is its internal launcher (deepspeed.launcher.launch), not what the user typed
+    _, rc = _rc("cuda-oom", "optimizer-step-after-fused-build-failed")
+    assert rc.verify.startswith("deepspeed --num_gpus <gpus> finetune.py  # ")
