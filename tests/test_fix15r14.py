@@ -106,3 +106,36 @@ def test_your_launch_command_is_deepspeeds_runner_when_the_log_shows_it():
     # is its internal launcher (deepspeed.launcher.launch), not what the user typed
     _, rc = _rc("cuda-oom", "optimizer-step-after-fused-build-failed")
     assert rc.verify.startswith("deepspeed --num_gpus <gpus> finetune.py  # ")
+
+
+def test_library_raise_names_the_library_frame_below_the_user_call():
+    from rootrank.entry.variants import library_raise
+
+    frames = [
+        {"file": "/home/a/train.py", "line": 117, "func": "main", "user": True},
+        {
+            "file": "/opt/conda/lib/python3.10/site-packages/pkg/loops.py",
+            "line": 136,
+            "func": "run_iter",
+            "user": False,
+        },
+    ]
+    assert library_raise(frames, True) == "pkg/loops.py:136 (in run_iter)"
+    assert library_raise(frames, False) is None  # no user frame to contrast with
+    assert library_raise(frames[:1], True) is None  # raised in the user's own code
+    stdlib = [frames[0], {"file": "/usr/lib/python3.10/json/decoder.py", "line": 3, "user": False}]
+    assert library_raise(stdlib, True) is None
+
+
+def test_none_used_inside_a_library_is_not_answered_at_the_users_line():
+    diag, rc = _rc("user-code-exception", "none-in-library")
+    assert diag.initiating_rank == 1
+    assert rc.fix.variant.id == "none-in-library"
+    first = rc.fix.steps[0]
+    assert first.startswith("train.py:117 (in main), where rank 1 raised AttributeError")
+    assert "raised inside the library, at mmengine/runner/loops.py:136 (in run_iter)" in first
+    assert "grad_norm.item()" in first
+    assert "Make that call return the object" not in first
+    # raised in the user's own code: the none-returned variant stays
+    _, rc = _rc("user-code-exception", "none-returned")
+    assert rc.fix.variant.id == "none-returned"

@@ -22,6 +22,7 @@ from rootrank.entry.variants import (
     Facts,
     agreed_values,
     choose,
+    library_raise,
     local_module_frame,
     rank_outside_world,
     ranks_share_path,
@@ -340,6 +341,7 @@ def fill_entry(
         rank_outside_world=outside[0] if outside is not None else None,
         call_sites_differ=bool(sites),
         user_frame=frame is not None,
+        raised_in_library=library_raise(frames, frame is not None),
         cut_traceback=initiating is not None
         and initiating in state.cut_traceback_ranks
         and not any(x.rank == initiating for x in state.exceptions),
@@ -374,6 +376,9 @@ def fill_entry(
     if facts.module_local:
         values["module_file"] = masker.text(facts.module_local) if masker else facts.module_local
     facts.worker_on_same_gpu = worker_on_same_gpu(facts.texts, state.launch.worker_pids())
+    if facts.raised_in_library:
+        loc = facts.raised_in_library
+        values["raised_loc"] = masker.text(loc) if masker else loc
     facts.several_agents = several_agents_one_node(
         state.launch.agent_processes, state.launch.multi_node
     )

@@ -23,6 +23,11 @@ is the fix; :func:`choose` also says why, in words taken from the facts that hel
   --local_rank 0``) matches;
 - ``call_sites_differ: bool``: the ranks' tracebacks stop at different call sites;
 - ``user_frame: bool``: the root cause's traceback shows the user's own code;
+- ``raised_in_library: bool``: the root's traceback shows the user's own code, and its
+  innermost frame (where the exception was raised) is in an installed library
+  (site-packages / dist-packages) below it: the value the message complains about was used
+  by the library's code, so it was either passed in by the user's call or made by the
+  library itself (:func:`library_raise`); the text may quote ``{raised_loc}``.
 - ``cut_traceback: bool``: the initiating rank's own traceback is in the log, cut before its
   exception line (a summary quoting its error file in part), and no exception of that rank;
 - ``launcher: [name]``: the job was launched by one of :data:`LAUNCHERS`;
@@ -144,6 +149,7 @@ WHEN_KEYS: dict[str, type] = {
     "code": str,
     "call_sites_differ": bool,
     "user_frame": bool,
+    "raised_in_library": bool,
     "cut_traceback": bool,
     "launcher": list,
     "stack": list,
@@ -219,6 +225,8 @@ class Facts:
     code: str = ""
     call_sites_differ: bool = False
     user_frame: bool = False
+    #: Where in a library the exception was raised, below the user's frame (:func:`library_raise`).
+    raised_in_library: str | None = None
     cut_traceback: bool = False
     launchers: list[str] = field(default_factory=list)
     stacks: list[str] = field(default_factory=list)
@@ -353,6 +361,14 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if value
             else "the traceback shows none of your code"
         )
+    if key == "raised_in_library":
+        if bool(facts.raised_in_library) != value:
+            return None
+        return (
+            f"it was raised in a library's code ({facts.raised_in_library}), below your own frame"
+            if value
+            else "it was raised in your own code"
+        )
     if key == "multi_node":
         if facts.multi_node != value:
             return None
@@ -482,6 +498,26 @@ def _bytes(size: str) -> float | None:
     num = regex.match(r"\d+(?:\.\d+)?", size)
     unit = size[num.end() :].strip() if num else ""
     return float(num.group(0)) * _UNITS[unit] if num and unit in _UNITS else None
+
+
+def library_raise(frames: list[dict[str, Any]], has_user_frame: bool) -> str | None:
+    """``pkg/file.py:LINE (in func)`` of the innermost of ``frames`` (a traceback's frames,
+    outermost first, as the root cause carries them: ``file``, ``line``, ``func``, ``user``)
+    when it is an installed library's file (under ``site-packages``/``dist-packages``, the
+    path shown from there) and the traceback also shows the user's own code
+    (``has_user_frame``); ``None`` otherwise (raised in the user's code, in the Python library,
+    or no user frame to contrast with)."""
+    if not frames or not has_user_frame:
+        return None
+    last = frames[-1]
+    path = str(last.get("file") or "").replace("\\", "/")
+    m = regex.search(r"[/\\](?:site|dist)-packages/(.+)$", path)
+    if last.get("user") or m is None:
+        return None
+    func = str(last.get("func") or "")
+    line = last.get("line")
+    where = f"{m.group(1)}:{line}" if line else m.group(1)
+    return f"{where} (in {func})" if func else where
 
 
 def sizes_apart(captures: dict[str, str]) -> float | None:
