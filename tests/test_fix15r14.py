@@ -139,3 +139,24 @@ def test_none_used_inside_a_library_is_not_answered_at_the_users_line():
     # raised in the user's own code: the none-returned variant stays
     _, rc = _rc("user-code-exception", "none-returned")
     assert rc.fix.variant.id == "none-returned"
+
+
+def test_horovod_rank_missing_from_the_initial_broadcast_is_stuck_in_start_up():
+    diag, rc = _rc("horovod-stall", "initial-broadcast-missing")
+    assert diag.initiating_rank == 2
+    assert rc.fix.variant.id == "initial-broadcast-missing"
+    assert rc.fix.steps[0].startswith(
+        "Rank 2 never submitted the initial broadcast of the model's variables (HorovodBroadcast_conv1_kernel_0"
+    )
+    assert "visible_device_list = str(hvd.local_rank())" in rc.fix.steps[0]
+
+
+def test_horovod_rank_missing_gradient_allreduces_had_none_gradients():
+    diag, rc = _rc("horovod-stall", "gradients-not-submitted")
+    assert diag.initiating_rank == 3
+    assert rc.fix.variant.id == "gradients-not-submitted"
+    assert "allreduces only the gradients that are not None" in rc.fix.steps[0]
+    assert "unconnected_gradients=tf.UnconnectedGradients.ZERO" in rc.fix.steps[0]
+    # a stall in plain allreduce ops keeps the rank-known investigation
+    _, rc = _rc("horovod-stall", "missing-rank-known")
+    assert rc.fix.variant.id == "missing-rank-known"
