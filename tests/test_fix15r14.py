@@ -160,3 +160,13 @@ def test_horovod_rank_missing_gradient_allreduces_had_none_gradients():
     # a stall in plain allreduce ops keeps the rank-known investigation
     _, rc = _rc("horovod-stall", "missing-rank-known")
     assert rc.fix.variant.id == "missing-rank-known"
+
+
+def test_oom_at_load_first_checks_the_model_can_fit_the_gpus_at_all():
+    _, rc = _rc("cuda-oom", "at-load")
+    assert rc.fix.variant.id == "at-load"
+    assert (
+        "First check that it can fit at all: the weights take 2 bytes per parameter"
+        in (rc.fix.steps[0])
+    )
+    assert "add nodes (ZeRO-3 across them), offload the parameters" in rc.fix.steps[0]
