@@ -170,3 +170,50 @@ def test_oom_at_load_first_checks_the_model_can_fit_the_gpus_at_all():
         in (rc.fix.steps[0])
     )
     assert "add nodes (ZeRO-3 across them), offload the parameters" in rc.fix.steps[0]
+
+
+def _launch(**kw):
+    from rootrank.entry.commands import Launch
+
+    base = {"launcher": None, "command": None, "script": None, "per_node": None, "world": None}
+    base.update(kw)
+    return Launch(**base)
+
+
+def test_rank_stacks_follows_the_launcher_the_log_shows():
+    from rootrank.entry.hang_capture import rank_stacks
+
+    one_node = rank_stacks(_launch(launcher="torchrun", script="train.py"), ["torchrun"], [])
+    assert one_node.startswith(
+        "while it hangs: `for p in $(pgrep -f train.py); do py-spy dump --pid $p; done`"
+    )
+    assert "`rootrank run --on-stall dump -- torchrun --nproc-per-node=<gpus> train.py`" in one_node
+    srun = rank_stacks(
+        _launch(launcher="torchrun", script="/home/a/train.py"), ["srun", "torchrun"], []
+    )
+    assert srun.startswith(
+        "while it hangs, from the allocation: `srun --overlap --jobid=$SLURM_JOB_ID "
+        "--ntasks-per-node=1 bash -c 'for p in $(pgrep -f train.py); do py-spy dump --pid $p; done'`"
+    )
+    assert rank_stacks(_launch(), ["ray"], []).startswith("`ray stack` on every node")
+    k8s = rank_stacks(_launch(script="train.py"), [], ["kubernetes"])
+    assert "kubectl exec <pod> -- sh -c 'for p in $(pgrep -f train.py)" in k8s
+    nodes = rank_stacks(
+        _launch(launcher="deepspeed", script="train.py", multi_node=True), ["deepspeed"], []
+    )
+    assert (
+        nodes
+        == "while it hangs, on every node: `for p in $(pgrep -f train.py); do py-spy dump --pid $p; done`"
+    )
+    module = rank_stacks(_launch(launcher="torchrun", script="-m pkg.server"), ["torchrun"], [])
+    assert "pgrep -f pkg.server)" in module
+    assert "<your launch command>" in rank_stacks(_launch(), [], [])
+
+
+def test_a_hang_with_no_rank_named_says_how_to_see_every_ranks_stack():
+    _, rc = _rc("nccl-watchdog-timeout", "no-rank-named")
+    assert rc.fix.variant.id == "no-rank-named"
+    text = " ".join(rc.fix.steps)
+    assert "every rank's Python stack, while it hangs: `for p in $(pgrep -f" in text
+    assert "rootrank run --on-stall dump --" in text
+    assert "{rank_stacks}" not in text and "<rank_stacks>" not in text

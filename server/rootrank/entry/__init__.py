@@ -18,6 +18,7 @@ import regex
 from rootrank import lazy_regex
 from rootrank.entry.commands import blank_masked_hosts, fit, launch_of, ready
 from rootrank.entry.frames import call_sites, location_step, root_exception, user_frame
+from rootrank.entry.hang_capture import rank_stacks
 from rootrank.entry.variants import (
     Facts,
     agreed_values,
@@ -376,6 +377,9 @@ def fill_entry(
     if facts.module_local:
         values["module_file"] = masker.text(facts.module_local) if masker else facts.module_local
     facts.worker_on_same_gpu = worker_on_same_gpu(facts.texts, state.launch.worker_pids())
+    # one command that shows every rank's stack while the job hangs, for its own launcher
+    stacks_cmd = rank_stacks(launch, facts.launchers, facts.stacks, state.launch.module)
+    values["rank_stacks"] = masker.text(stacks_cmd) if masker else stacks_cmd
     if facts.raised_in_library:
         loc = facts.raised_in_library
         values["raised_loc"] = masker.text(loc) if masker else loc
