@@ -217,3 +217,25 @@ def test_a_hang_with_no_rank_named_says_how_to_see_every_ranks_stack():
     assert "every rank's Python stack, while it hangs: `for p in $(pgrep -f" in text
     assert "rootrank run --on-stall dump --" in text
     assert "{rank_stacks}" not in text and "<rank_stacks>" not in text
+
+
+def test_placeholder_argument_is_a_whole_unfilled_value():
+    from rootrank.entry.variants import placeholder_argument
+
+    argv = "['/opt/conda/bin/python', '-u', '-m', 'pkg.cli.train', '--input_template', 'User: {}\\\\nAssistant: ', '--use_wandb', '{wandb_token}'] exits with return code = 1"
+    assert placeholder_argument([argv]) == "'--use_wandb', '{wandb_token}'"
+    assert placeholder_argument(["torchrun train.py --token <your-hf-token> --lr 1"]) == (
+        "--token <your-hf-token>"
+    )
+    assert placeholder_argument(["python train.py --key=${WANDB_KEY}"]) == "--key=${WANDB_KEY}"
+    # a placeholder inside a longer value is a value (a template the script fills itself)
+    assert placeholder_argument(["torchrun train.py --out {run}.txt --fmt 'a {x}'"]) is None
+    assert placeholder_argument(["['python', '--input_template', 'User: {}']"]) is None
+
+
+def test_an_exception_about_a_placeholder_the_launch_passed_names_the_argument():
+    _, rc = _rc("user-code-exception", "placeholder-argument")
+    assert rc.fix.variant.id == "placeholder-argument"
+    assert rc.fix.variant.why == "the printed launch line passes --epochs {num_epochs}"
+    assert rc.fix.steps[0].startswith("finetune.py:41 (in main), where rank 0 raised ValueError")
+    assert "passes --epochs {num_epochs}: an unfilled template placeholder" in rc.fix.steps[0]

@@ -25,6 +25,7 @@ from rootrank.entry.variants import (
     choose,
     library_raise,
     local_module_frame,
+    placeholder_argument,
     rank_outside_world,
     ranks_share_path,
     run_phase,
@@ -380,6 +381,13 @@ def fill_entry(
     # one command that shows every rank's stack while the job hangs, for its own launcher
     stacks_cmd = rank_stacks(launch, facts.launchers, facts.stacks, state.launch.module)
     values["rank_stacks"] = masker.text(stacks_cmd) if masker else stacks_cmd
+    launch_lines = [state.launch.command or ""] + [
+        e.text for f in findings if f.role != "cause" for e in f.evidence[:4]
+    ]
+    facts.placeholder_argument = placeholder_argument([t for t in launch_lines if t])
+    if facts.placeholder_argument:
+        arg = facts.placeholder_argument
+        values["placeholder_arg"] = masker.text(arg) if masker else arg
     if facts.raised_in_library:
         loc = facts.raised_in_library
         values["raised_loc"] = masker.text(loc) if masker else loc

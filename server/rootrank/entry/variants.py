@@ -28,6 +28,12 @@ is the fix; :func:`choose` also says why, in words taken from the facts that hel
   (site-packages / dist-packages) below it: the value the message complains about was used
   by the library's code, so it was either passed in by the user's call or made by the
   library itself (:func:`library_raise`); the text may quote ``{raised_loc}``.
+- ``placeholder_argument: bool``: an argument on a launch line the log prints (the printed
+  command, a launcher's quoted argv such as DeepSpeed's ``exits with return code`` list) is
+  an unfilled template placeholder, the whole value of an option (``'--api_key',
+  '{wandb_token}'``, ``--token <your-token>``, ``--key ${WANDB_KEY}`` printed unexpanded):
+  the script received that literal text (:func:`placeholder_argument`); the text may quote
+  ``{placeholder_arg}``.
 - ``cut_traceback: bool``: the initiating rank's own traceback is in the log, cut before its
   exception line (a summary quoting its error file in part), and no exception of that rank;
 - ``launcher: [name]``: the job was launched by one of :data:`LAUNCHERS`;
@@ -150,6 +156,7 @@ WHEN_KEYS: dict[str, type] = {
     "call_sites_differ": bool,
     "user_frame": bool,
     "raised_in_library": bool,
+    "placeholder_argument": bool,
     "cut_traceback": bool,
     "launcher": list,
     "stack": list,
@@ -225,6 +232,8 @@ class Facts:
     code: str = ""
     call_sites_differ: bool = False
     user_frame: bool = False
+    #: An option whose value on a printed launch line is an unfilled placeholder (:func:`placeholder_argument`).
+    placeholder_argument: str | None = None
     #: Where in a library the exception was raised, below the user's frame (:func:`library_raise`).
     raised_in_library: str | None = None
     cut_traceback: bool = False
@@ -360,6 +369,14 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             "the traceback shows your own code"
             if value
             else "the traceback shows none of your code"
+        )
+    if key == "placeholder_argument":
+        if bool(facts.placeholder_argument) != value:
+            return None
+        return (
+            f"the printed launch line passes {facts.placeholder_argument}"
+            if value
+            else "no printed launch line passes a placeholder"
         )
     if key == "raised_in_library":
         if bool(facts.raised_in_library) != value:
@@ -498,6 +515,30 @@ def _bytes(size: str) -> float | None:
     num = regex.match(r"\d+(?:\.\d+)?", size)
     unit = size[num.end() :].strip() if num else ""
     return float(num.group(0)) * _UNITS[unit] if num and unit in _UNITS else None
+
+
+#: A template placeholder as a whole value: ``{name}``, ``<name>`` / ``<your token>``, ``${NAME}``.
+_PLACEHOLDER_VALUE = r"(?:\{[A-Za-z_]\w{0,60}\}|<[A-Za-z_][\w -]{0,60}>|\$\{[A-Za-z_]\w{0,60}\})"
+#: In a quoted argv list (DeepSpeed's launcher, subprocess reprs): ``'--opt', '{value}'``.
+_QUOTED_PLACEHOLDER = lazy_regex.compile(
+    r"""(?P<arg>['"]--?[A-Za-z][\w.-]{0,60}['"],\s?['"]""" + _PLACEHOLDER_VALUE + r"""['"])"""
+)
+#: On a printed command line: ``--opt {value}`` / ``--opt=<value>``.
+_SHELL_PLACEHOLDER = lazy_regex.compile(
+    r"(?:^|\s)(?P<arg>--?[A-Za-z][\w.-]{0,60}[ =]" + _PLACEHOLDER_VALUE + r")(?=\s|$)"
+)
+
+
+def placeholder_argument(lines: list[str]) -> str | None:
+    """The first option of ``lines`` (launch lines the log prints: a command, a launcher's
+    quoted argv) whose whole value is an unfilled template placeholder, as printed
+    (``'--use_wandb', '{wandb_token}'``), else ``None``. A placeholder inside a longer value
+    (a prompt template ``'User: {}'``, ``--fmt {x}.txt``) is a value, not a blank."""
+    for line in lines:
+        m = _QUOTED_PLACEHOLDER.search(line) or _SHELL_PLACEHOLDER.search(line)
+        if m:
+            return m.group("arg")
+    return None
 
 
 def library_raise(frames: list[dict[str, Any]], has_user_frame: bool) -> str | None:
