@@ -239,3 +239,17 @@ def test_an_exception_about_a_placeholder_the_launch_passed_names_the_argument()
     assert rc.fix.variant.why == "the printed launch line passes --epochs {num_epochs}"
     assert rc.fix.steps[0].startswith("finetune.py:41 (in main), where rank 0 raised ValueError")
     assert "passes --epochs {num_epochs}: an unfilled template placeholder" in rc.fix.steps[0]
+
+
+def test_nccl_buffer_oom_in_training_is_the_jobs_memory_not_a_missing_warm_up():
+    diag, rc = _rc("nccl-cuda-oom", "training")
+    assert diag.initiating_rank == 1
+    assert rc.fix.variant.id == "training"
+    assert rc.fix.steps[0].startswith(
+        "NCCL could not get GPU memory for a buffer: the job's own tensors"
+    )
+    assert "reduce_bucket_size" in rc.fix.steps[0]
+    assert "warm-up" in rc.fix.steps[2]  # only if it failed at the very first collective
+    _, rc = _rc("nccl-cuda-oom", "training-at-start-up")
+    assert rc.fix.variant.id == "training-at-start-up"
+    assert rc.fix.steps[0].startswith("Create all process groups and run one warm-up collective")
