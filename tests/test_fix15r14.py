@@ -253,3 +253,54 @@ def test_nccl_buffer_oom_in_training_is_the_jobs_memory_not_a_missing_warm_up():
     _, rc = _rc("nccl-cuda-oom", "training-at-start-up")
     assert rc.fix.variant.id == "training-at-start-up"
     assert rc.fix.steps[0].startswith("Create all process groups and run one warm-up collective")
+
+
+_NATIVE_THREAD_CRASH = """\
+[gpu7:3310 :0:3402] Caught signal 7 (Bus error: nonexistent physical address)
+ 0 0x0000000000043090 ncclShmOpen()  ???:0
+Fatal Python error: Bus error
+
+Thread 0x00007f31aa7fc700 (most recent call first):
+  File "/usr/lib/python3.10/threading.py", line 324 in wait
+  File "/usr/lib/python3.10/threading.py", line 600 in wait
+
+Thread 0x00007f31d3f1f740 (most recent call first):
+  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/distributed_c10d.py", line 3703 in barrier
+  File "/srv/proj/dist_utils.py", line 58 in setup
+  File "/srv/proj/train.py", line 140 in main
+  File "/srv/proj/train.py", line 201 in <module>
+"""
+
+
+def test_faulthandler_threads_after_a_native_thread_crash_give_the_users_line():
+    """The signal hit NCCL's own thread, so faulthandler printed no "Current thread": the
+    Python threads it dumps after "Fatal Python error:" show where the process was."""
+    from rootrank.tracebacks import TracebackReader
+
+    reader = TracebackReader()
+    stacks = []
+    for number, text in enumerate(_NATIVE_THREAD_CRASH.splitlines(), 1):
+        reader.feed(text, number)
+        got = reader.take_fault_stack()
+        if got:
+            stacks.append(got)
+    last = reader.take_fault_stack(end=True)
+    if last:
+        stacks.append(last)
+    assert [line for line, _ in stacks] == [5, 9]
+    main = stacks[1][1]
+    assert [(f.file, f.line) for f in main if f.user][-1] == ("/srv/proj/dist_utils.py", 58)
+    # a "Thread 0x..." block with no fatal error before it is not read
+    reader = TracebackReader()
+    for number, text in enumerate(_NATIVE_THREAD_CRASH.splitlines()[3:], 1):
+        reader.feed(text, number)
+        assert reader.take_fault_stack() is None
+    assert reader.take_fault_stack(end=True) is None
+
+
+def test_native_thread_crash_names_the_users_line_in_the_fix(tmp_path):
+    log = tmp_path / "crash.log"
+    log.write_text(_NATIVE_THREAD_CRASH)
+    diag = diagnose_paths([str(log)])
+    assert diag.root_cause is not None
+    assert diag.root_cause.fix.steps[0].startswith("dist_utils.py:58 (in setup)")
