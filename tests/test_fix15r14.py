@@ -287,8 +287,9 @@ def test_faulthandler_threads_after_a_native_thread_crash_give_the_users_line():
     last = reader.take_fault_stack(end=True)
     if last:
         stacks.append(last)
-    assert [line for line, _ in stacks] == [5, 9]
-    main = stacks[1][1]
+    # one stack: the last thread that shows user code (faulthandler lists the main thread last)
+    assert [line for line, _ in stacks] == [9]
+    main = stacks[0][1]
     assert [(f.file, f.line) for f in main if f.user][-1] == ("/srv/proj/dist_utils.py", 58)
     # a "Thread 0x..." block with no fatal error before it is not read
     reader = TracebackReader()
@@ -296,6 +297,29 @@ def test_faulthandler_threads_after_a_native_thread_crash_give_the_users_line():
         reader.feed(text, number)
         assert reader.take_fault_stack() is None
     assert reader.take_fault_stack(end=True) is None
+
+
+def test_a_current_thread_in_the_same_dump_wins_over_the_other_threads():
+    from rootrank.tracebacks import TracebackReader
+
+    dump = _NATIVE_THREAD_CRASH.replace(
+        "Thread 0x00007f31d3f1f740 (most recent call first):",
+        "Current thread 0x00007f31d3f1f740 (most recent call first):",
+    ).replace(
+        'File "/usr/lib/python3.10/threading.py", line 324 in wait',
+        'File "/srv/proj/loader.py", line 9 in run',
+    )
+    reader = TracebackReader()
+    stacks = []
+    for number, text in enumerate(dump.splitlines(), 1):
+        reader.feed(text, number)
+        got = reader.take_fault_stack()
+        if got:
+            stacks.append(got)
+    last = reader.take_fault_stack(end=True)
+    if last:
+        stacks.append(last)
+    assert [line for line, _ in stacks] == [9]  # the loader thread's stack (line 5) is dropped
 
 
 def test_native_thread_crash_names_the_users_line_in_the_fix(tmp_path):

@@ -284,6 +284,8 @@ class TracebackReader:
         "_fault_line",
         "_fault_ready",
         "_fault_fatal_at",
+        "_fault_other",
+        "_fault_held",
         "code_line",
         "started",
     )
@@ -309,6 +311,11 @@ class TracebackReader:
         # the line of the last "Fatal Python error:" (or of the last line of a thread stack
         # dumped after it) while no "Current thread" header came: 0 when none is open
         self._fault_fatal_at = 0
+        # the stack being read is a "Thread 0x..." one (not the current thread's), and the one
+        # such stack kept until its dump ends with no "Current thread" (the last one that
+        # shows user code: faulthandler lists the newest thread first, the main thread last)
+        self._fault_other = False
+        self._fault_held: tuple[int, list[Frame]] | None = None
         self._chain_next: str | None = None
         self._chain_index = 0
         self._ignored = False
@@ -352,16 +359,32 @@ class TracebackReader:
         ``end``: the stream ended, so a stack still being read is complete."""
         if end and self._fault is not None:
             self._end_fault()
+        if end and self._fault_ready is None and self._fault_held is not None:
+            self._fault_ready, self._fault_held = self._fault_held, None
         ready, self._fault_ready = self._fault_ready, None
         return ready
 
     def _end_fault(self) -> None:
         frames, self._fault = self._fault, None
-        if frames:
-            self._fault_ready = (self._fault_line, frames[::-1])
+        if not frames:
+            return
+        stack = (self._fault_line, frames[::-1])
+        if not self._fault_other:
+            self._fault_ready = stack
+        elif self._fault_held is None or any(f.user for f in frames):
+            self._fault_held = stack
 
     def _feed_fault(self, text: str, number: int) -> bool:
         """Whether ``text`` belongs to a faulthandler stack (its header or a frame)."""
+        if (
+            self._fault_held is not None
+            and self._fault is None
+            and number - self._fault_fatal_at > FAULT_THREAD_GAP
+        ):
+            # the dump of "Thread 0x..." stacks ended with no "Current thread": its kept stack
+            if self._fault_ready is None:
+                self._fault_ready, self._fault_held = self._fault_held, None
+            self._fault_fatal_at = 0
         if self._fault is not None:
             fm = _FAULT_FRAME.match(text)
             if fm and len(self._fault) < MAX_FAULT_FRAMES:
@@ -377,6 +400,8 @@ class TracebackReader:
             self._fault = []
             self._fault_line = number
             self._fault_fatal_at = 0
+            self._fault_other = False
+            self._fault_held = None  # the crashing thread is known: the others are not read
             return True
         if (
             self._fault_fatal_at
@@ -386,6 +411,7 @@ class TracebackReader:
         ):
             self._fault = []
             self._fault_line = number
+            self._fault_other = True
             return True
         if "Fatal Python error" in text and _FAULT_FATAL.match(text):
             self._fault_fatal_at = number
