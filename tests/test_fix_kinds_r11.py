@@ -190,7 +190,12 @@ def test_a_port_below_1024_comes_from_the_environment():
     ("log", "variant", "verify_head"),
     [
         ("general.log", "general", "NCCL_DEBUG=WARN <your launch command>"),
-        ("training.log", "training", "NCCL_DEBUG=WARN torchrun --nproc_per_node=4 pretrain_vae.py"),
+        # fix15r14: the log shows the launch and no step, so the warm-up variant of a training job
+        (
+            "training-at-start-up.log",
+            "training-at-start-up",
+            "NCCL_DEBUG=WARN torchrun --nproc_per_node=4 pretrain_vae.py",
+        ),
     ],
 )
 def test_nccl_out_of_memory_by_what_the_log_shows(log, variant, verify_head):

@@ -235,6 +235,9 @@ STATE_WORDS = (
     'file "',
     # faulthandler's dump of the crashing thread: its frames follow (rootrank.tracebacks)
     "current thread 0x",
+    # ... or, when the signal hit a native thread, every Python thread after "Fatal Python
+    # error:" (rootrank.tracebacks._FAULT_THREAD)
+    "thread 0x",
 )
 
 

@@ -95,6 +95,18 @@ _WHAT = lazy_regex.compile(r"^\s*what\(\):\s+(?P<msg>.*)$")
 _FAULT_START = lazy_regex.compile(
     r"^\s*Current thread 0x[0-9a-fA-F]+(?: \[[^\]]*\])? \(most recent call first\):\s*$"
 )
+# When the fatal signal hit a thread Python does not run (NCCL's or a library's own native
+# thread), faulthandler has no current thread: after "Fatal Python error: <signal>" it dumps
+# every Python thread headed "Thread 0x..." (faulthandler_dump_traceback ->
+# _Py_DumpTracebackThreads). Those stacks show what the process was doing in Python when it
+# died (the main thread in a barrier); read them only right after that header.
+_FAULT_FATAL = lazy_regex.compile(r"^\s*Fatal Python error: ")
+_FAULT_THREAD = lazy_regex.compile(
+    r"^\s*Thread 0x[0-9a-fA-F]+(?: \[[^\]]*\])? \(most recent call first\):\s*$"
+)
+#: Lines after "Fatal Python error:" (or after a thread's stack) within which a "Thread 0x..."
+#: header still belongs to that dump.
+FAULT_THREAD_GAP = 4
 _FAULT_FRAME = lazy_regex.compile(
     r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)\s*$'
 )
@@ -276,6 +288,9 @@ class TracebackReader:
         "_fault",
         "_fault_line",
         "_fault_ready",
+        "_fault_fatal_at",
+        "_fault_other",
+        "_fault_held",
         "code_line",
         "started",
     )
@@ -298,6 +313,14 @@ class TracebackReader:
         self._fault: list[Frame] | None = None
         self._fault_line = 0
         self._fault_ready: tuple[int, list[Frame]] | None = None
+        # the line of the last "Fatal Python error:" (or of the last line of a thread stack
+        # dumped after it) while no "Current thread" header came: 0 when none is open
+        self._fault_fatal_at = 0
+        # the stack being read is a "Thread 0x..." one (not the current thread's), and the one
+        # such stack kept until its dump ends with no "Current thread" (the last one that
+        # shows user code: faulthandler lists the newest thread first, the main thread last)
+        self._fault_other = False
+        self._fault_held: tuple[int, list[Frame]] | None = None
         self._chain_next: str | None = None
         self._chain_index = 0
         self._ignored = False
@@ -341,16 +364,32 @@ class TracebackReader:
         ``end``: the stream ended, so a stack still being read is complete."""
         if end and self._fault is not None:
             self._end_fault()
+        if end and self._fault_ready is None and self._fault_held is not None:
+            self._fault_ready, self._fault_held = self._fault_held, None
         ready, self._fault_ready = self._fault_ready, None
         return ready
 
     def _end_fault(self) -> None:
         frames, self._fault = self._fault, None
-        if frames:
-            self._fault_ready = (self._fault_line, frames[::-1])
+        if not frames:
+            return
+        stack = (self._fault_line, frames[::-1])
+        if not self._fault_other:
+            self._fault_ready = stack
+        elif self._fault_held is None or any(f.user for f in frames):
+            self._fault_held = stack
 
     def _feed_fault(self, text: str, number: int) -> bool:
         """Whether ``text`` belongs to a faulthandler stack (its header or a frame)."""
+        if (
+            self._fault_held is not None
+            and self._fault is None
+            and number - self._fault_fatal_at > FAULT_THREAD_GAP
+        ):
+            # the dump of "Thread 0x..." stacks ended with no "Current thread": its kept stack
+            if self._fault_ready is None:
+                self._fault_ready, self._fault_held = self._fault_held, None
+            self._fault_fatal_at = 0
         if self._fault is not None:
             fm = _FAULT_FRAME.match(text)
             if fm and len(self._fault) < MAX_FAULT_FRAMES:
@@ -360,10 +399,27 @@ class TracebackReader:
                 )
                 return True
             self._end_fault()
+            if self._fault_fatal_at:
+                self._fault_fatal_at = number  # the dump's next thread may follow
         if "most recent call first" in text and _FAULT_START.match(text):
             self._fault = []
             self._fault_line = number
+            self._fault_fatal_at = 0
+            self._fault_other = False
+            self._fault_held = None  # the crashing thread is known: the others are not read
             return True
+        if (
+            self._fault_fatal_at
+            and number - self._fault_fatal_at <= FAULT_THREAD_GAP
+            and "most recent call first" in text
+            and _FAULT_THREAD.match(text)
+        ):
+            self._fault = []
+            self._fault_line = number
+            self._fault_other = True
+            return True
+        if "Fatal Python error" in text and _FAULT_FATAL.match(text):
+            self._fault_fatal_at = number
         return False
 
     def feed(self, text: str, number: int, raw: str | None = None) -> PyException | None:

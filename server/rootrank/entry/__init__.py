@@ -25,11 +25,14 @@ from rootrank.entry.frames import (
     root_exception,
     user_frame,
 )
+from rootrank.entry.hang_capture import rank_stacks
 from rootrank.entry.variants import (
     Facts,
     agreed_values,
     choose,
+    library_raise,
     local_module_frame,
+    placeholder_argument,
     rank_outside_world,
     ranks_share_path,
     run_phase,
@@ -352,6 +355,7 @@ def fill_entry(
         rank_outside_world=outside[0] if outside is not None else None,
         call_sites_differ=bool(sites),
         user_frame=frame is not None,
+        raised_in_library=library_raise(frames, frame is not None),
         cut_traceback=initiating is not None
         and initiating in state.cut_traceback_ranks
         and not any(x.rank == initiating for x in state.exceptions),
@@ -386,6 +390,19 @@ def fill_entry(
     if facts.module_local:
         values["module_file"] = masker.text(facts.module_local) if masker else facts.module_local
     facts.worker_on_same_gpu = worker_on_same_gpu(facts.texts, state.launch.worker_pids())
+    # one command that shows every rank's stack while the job hangs, for its own launcher
+    stacks_cmd = rank_stacks(launch, facts.launchers, facts.stacks, state.launch.module)
+    values["rank_stacks"] = masker.text(stacks_cmd) if masker else stacks_cmd
+    launch_lines = [state.launch.command or ""] + [
+        e.text for f in findings if f.role != "cause" for e in f.evidence[:4]
+    ]
+    facts.placeholder_argument = placeholder_argument([t for t in launch_lines if t])
+    if facts.placeholder_argument:
+        arg = facts.placeholder_argument
+        values["placeholder_arg"] = masker.text(arg) if masker else arg
+    if facts.raised_in_library:
+        loc = facts.raised_in_library
+        values["raised_loc"] = masker.text(loc) if masker else loc
     facts.several_agents = several_agents_one_node(
         state.launch.agent_processes, state.launch.multi_node
     )

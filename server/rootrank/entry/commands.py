@@ -481,13 +481,16 @@ _LAUNCHER_WORD = lazy_regex.compile(r"\b(?:" + launchers.MULTI_PROCESS + r")\b")
 def _launch_form(launch: Launch) -> str | None:
     """The command that reruns the job as the log shows it was launched, when the log names
     the launcher (not assumed) and the entry script: ``torchrun --nproc-per-node=<gpus>
-    train.py`` for torchrun (``<gpus>`` filled later from the log when it tells), ``python
-    train.py`` for a script that starts its own processes (``mp.spawn``, plain ``python``);
-    ``None`` otherwise."""
+    train.py`` for torchrun (``<gpus>`` filled later from the log when it tells), ``deepspeed
+    --num_gpus <gpus> train.py`` for DeepSpeed's runner (its ``spawned with command`` lines
+    give the script, not the runner's own command line), ``python train.py`` for a script that
+    starts its own processes (``mp.spawn``, plain ``python``); ``None`` otherwise."""
     if launch.launcher is None or launch.launcher_assumed or not launch.script:
         return None
     if launch.launcher == "torchrun":
         return f"torchrun --nproc-per-node=<gpus> {launch.script}"
+    if launch.launcher == "deepspeed":
+        return f"deepspeed --num_gpus <gpus> {launch.script}"
     if launch.launcher in ("mp.spawn", "python"):
         return f"python {launch.script}"
     return None

@@ -23,6 +23,17 @@ is the fix; :func:`choose` also says why, in words taken from the facts that hel
   --local_rank 0``) matches;
 - ``call_sites_differ: bool``: the ranks' tracebacks stop at different call sites;
 - ``user_frame: bool``: the root cause's traceback shows the user's own code;
+- ``raised_in_library: bool``: the root's traceback shows the user's own code, and its
+  innermost frame (where the exception was raised) is in an installed library
+  (site-packages / dist-packages) below it: the value the message complains about was used
+  by the library's code, so it was either passed in by the user's call or made by the
+  library itself (:func:`library_raise`); the text may quote ``{raised_loc}``.
+- ``placeholder_argument: bool``: an argument on a launch line the log prints (the printed
+  command, a launcher's quoted argv such as DeepSpeed's ``exits with return code`` list) is
+  an unfilled template placeholder, the whole value of an option (``'--api_key',
+  '{wandb_token}'``, ``--token <your-token>``, ``--key ${WANDB_KEY}`` printed unexpanded):
+  the script received that literal text (:func:`placeholder_argument`); the text may quote
+  ``{placeholder_arg}``.
 - ``cut_traceback: bool``: the initiating rank's own traceback is in the log, cut before its
   exception line (a summary quoting its error file in part), and no exception of that rank;
 - ``launcher: [name]``: the job was launched by one of :data:`LAUNCHERS`;
@@ -76,6 +87,12 @@ step per rank):
 
 What the root's own message says about the job's other processes:
 
+- ``sizes_apart: int``: the root captured two byte or element counts of one transfer,
+  ``size`` (what arrived, what one rank passed) and ``expected_size`` (the buffer the other
+  posted), and the larger is at least this many times the smaller (:func:`sizes_apart`):
+  one tensor built alike on every rank and cut or padded differently (an uneven last batch,
+  a list one item longer) differs by a fraction; sizes many times apart are two different
+  tensors, so two different collectives met (one rank skipped or added a collective).
 - ``ranks_share_path: bool``: the root and a finding of its signature on another rank
   captured the same ``path`` (two ranks failed on one file: every rank writes it);
 - ``multi_node: bool``: the log shows the job on several nodes (launcher node flags, several
@@ -138,6 +155,8 @@ WHEN_KEYS: dict[str, type] = {
     "code": str,
     "call_sites_differ": bool,
     "user_frame": bool,
+    "raised_in_library": bool,
+    "placeholder_argument": bool,
     "cut_traceback": bool,
     "launcher": list,
     "stack": list,
@@ -151,6 +170,7 @@ WHEN_KEYS: dict[str, type] = {
     "worker_on_same_gpu": bool,
     "several_agents_one_node": bool,
     "ranks_share_path": bool,
+    "sizes_apart": int,
     "group_formed": bool,
     "agree": list,
     "module_local": bool,
@@ -212,6 +232,10 @@ class Facts:
     code: str = ""
     call_sites_differ: bool = False
     user_frame: bool = False
+    #: An option whose value on a printed launch line is an unfilled placeholder (:func:`placeholder_argument`).
+    placeholder_argument: str | None = None
+    #: Where in a library the exception was raised, below the user's frame (:func:`library_raise`).
+    raised_in_library: str | None = None
     cut_traceback: bool = False
     launchers: list[str] = field(default_factory=list)
     stacks: list[str] = field(default_factory=list)
@@ -256,6 +280,8 @@ def check_when(when: Any) -> str | None:
             return f"{key}: unknown condition (one of {', '.join(WHEN_KEYS)})"
         if not isinstance(raw, typ):
             return f"{key}: must be {typ.__name__}"
+        if typ is int and (isinstance(raw, bool) or not isinstance(raw, int) or raw < 2):
+            return f"{key}: must be a whole number of 2 or more"
         value: Any = raw  # a dict, str, list or bool, as typ says
         patterns: list[Any] = []
         if key == "captures":
@@ -344,6 +370,22 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if value
             else "the traceback shows none of your code"
         )
+    if key == "placeholder_argument":
+        if bool(facts.placeholder_argument) != value:
+            return None
+        return (
+            f"the printed launch line passes {facts.placeholder_argument}"
+            if value
+            else "no printed launch line passes a placeholder"
+        )
+    if key == "raised_in_library":
+        if bool(facts.raised_in_library) != value:
+            return None
+        return (
+            f"it was raised in a library's code ({facts.raised_in_library}), below your own frame"
+            if value
+            else "it was raised in your own code"
+        )
     if key == "multi_node":
         if facts.multi_node != value:
             return None
@@ -424,6 +466,12 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if value
             else "the ranks' progress shows the same number of batches"
         )
+    if key == "sizes_apart":
+        ratio = sizes_apart(facts.captures)
+        if ratio is None or ratio < value:
+            return None
+        size, expected = facts.captures["size"], facts.captures["expected_size"]
+        return f"the sizes are {size} and {expected}: {ratio:g} times apart"
     if key == "ranks_share_path":
         if bool(facts.ranks_share_path) != value:
             return None
@@ -467,6 +515,64 @@ def _bytes(size: str) -> float | None:
     num = regex.match(r"\d+(?:\.\d+)?", size)
     unit = size[num.end() :].strip() if num else ""
     return float(num.group(0)) * _UNITS[unit] if num and unit in _UNITS else None
+
+
+#: A template placeholder as a whole value: ``{name}``, ``<name>`` / ``<your token>``, ``${NAME}``.
+_PLACEHOLDER_VALUE = r"(?:\{[A-Za-z_]\w{0,60}\}|<[A-Za-z_][\w -]{0,60}>|\$\{[A-Za-z_]\w{0,60}\})"
+#: In a quoted argv list (DeepSpeed's launcher, subprocess reprs): ``'--opt', '{value}'``.
+_QUOTED_PLACEHOLDER = lazy_regex.compile(
+    r"""(?P<arg>['"]--?[A-Za-z][\w.-]{0,60}['"],\s?['"]""" + _PLACEHOLDER_VALUE + r"""['"])"""
+)
+#: On a printed command line: ``--opt {value}`` / ``--opt=<value>``.
+_SHELL_PLACEHOLDER = lazy_regex.compile(
+    r"(?:^|\s)(?P<arg>--?[A-Za-z][\w.-]{0,60}[ =]" + _PLACEHOLDER_VALUE + r")(?=\s|$)"
+)
+
+
+def placeholder_argument(lines: list[str]) -> str | None:
+    """The first option of ``lines`` (launch lines the log prints: a command, a launcher's
+    quoted argv) whose whole value is an unfilled template placeholder, as printed
+    (``'--use_wandb', '{wandb_token}'``), else ``None``. A placeholder inside a longer value
+    (a prompt template ``'User: {}'``, ``--fmt {x}.txt``) is a value, not a blank."""
+    for line in lines:
+        m = _QUOTED_PLACEHOLDER.search(line) or _SHELL_PLACEHOLDER.search(line)
+        if m:
+            return m.group("arg")
+    return None
+
+
+def library_raise(frames: list[dict[str, Any]], has_user_frame: bool) -> str | None:
+    """``pkg/file.py:LINE (in func)`` of the innermost of ``frames`` (a traceback's frames,
+    outermost first, as the root cause carries them: ``file``, ``line``, ``func``, ``user``)
+    when it is an installed library's file (under ``site-packages``/``dist-packages``, the
+    path shown from there) and the traceback also shows the user's own code
+    (``has_user_frame``); ``None`` otherwise (raised in the user's code, in the Python library,
+    or no user frame to contrast with)."""
+    if not frames or not has_user_frame:
+        return None
+    last = frames[-1]
+    path = str(last.get("file") or "").replace("\\", "/")
+    m = regex.search(r"[/\\](?:site|dist)-packages/(.+)$", path)
+    if last.get("user") or m is None:
+        return None
+    func = str(last.get("func") or "")
+    line = last.get("line")
+    where = f"{m.group(1)}:{line}" if line else m.group(1)
+    return f"{where} (in {func})" if func else where
+
+
+def sizes_apart(captures: dict[str, str]) -> float | None:
+    """How many times the larger of the captures ``size`` and ``expected_size`` is the
+    smaller (both plain counts, bytes or elements as the message gives them), or ``None``
+    when either is missing, not a count (a shape such as ``(9)`` is read as its number) or
+    zero."""
+    values = []
+    for name in ("size", "expected_size"):
+        m = regex.fullmatch(r"\(?\s*(\d+)\s*,?\s*\)?", str(captures.get(name, "")).strip())
+        if m is None or int(m.group(1)) == 0:
+            return None
+        values.append(int(m.group(1)))
+    return max(values) / min(values)
 
 
 def ranks_share_path(findings: list[Any]) -> list[int]:
