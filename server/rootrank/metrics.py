@@ -45,7 +45,9 @@ Onsets (kind, the signature id under ``signatures/training/``):
   step, below :data:`STRAGGLER_RATIO` of it (or its step time above 1/that) in the median of
   :data:`SUSTAIN` logged steps;
 - ``training-slowdown``: every rank's throughput (the median of :data:`SUSTAIN` logged steps)
-  fell below :data:`SLOWDOWN_RATIO` x its own early baseline (or its step time above 1/that).
+  fell below :data:`SLOWDOWN_RATIO` x its own early baseline (or its step time above 1/that), and
+  had not come back to it (a slow stretch followed by :data:`SUSTAIN` steps at the early pace
+  passed and is not reported).
 
 A pace is judged on a median of several steps because a shared machine's single steps vary by
 several times (measured on the scenario runs: 2,700 to 22,000 samples/s within ten steps).
@@ -488,6 +490,15 @@ def _slow_stretch(window: deque, ratio: float, higher: bool) -> Point | None:
     return next(p for p, r in window if (r > 1.0 / ratio if higher else r < ratio))
 
 
+def _pace_restored(window: deque, ratio: float, higher: bool) -> bool:
+    """Whether ``window`` (``(point, relative pace)`` pairs) is full and its median pace is no
+    longer slow by :func:`_slow_stretch`'s test (the run is back near its early pace)."""
+    if len(window) < (window.maxlen or 0):
+        return False
+    rel = median(r for _, r in window)
+    return rel <= 1.0 / ratio if higher else rel >= ratio
+
+
 def _fmt(v: float) -> str:
     if not math.isfinite(v):
         return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
@@ -697,16 +708,25 @@ class Series:
         return v - med > 0.5 * max(SPIKE_Z * spread, (ratio - 1.0) * abs(med))
 
     def _pace(self, p: Point, slower_is_higher: bool) -> None:
+        """Track the pace against the early baseline: the first slow stretch sets
+        :attr:`slow_from`; a later stretch back at the early pace clears it (the slowdown
+        passed: a slow epoch -- profiling, a checkpoint, a busy file system -- in a run that
+        then went on at its old speed is not what stopped it), and the next slow stretch
+        may set it again."""
         if len(self.early) < WARMUP_POINTS + BASELINE_POINTS:
             self.early.append(p.value)
             return
         base = self.baseline()
-        if base is None or base <= 0 or self.slow_from is not None:
+        if base is None or base <= 0:
             return
         self.pace.append((p, p.value / base))
-        slow = _slow_stretch(self.pace, SLOWDOWN_RATIO, slower_is_higher)
-        if slow is not None:
-            self.slow_from = slow
+        if self.slow_from is None:
+            slow = _slow_stretch(self.pace, SLOWDOWN_RATIO, slower_is_higher)
+            if slow is not None:
+                self.slow_from = slow
+        elif _pace_restored(self.pace, SLOWDOWN_RATIO, slower_is_higher):
+            self.slow_from = None
+            self.pace.clear()
 
     def _scale(self, p: Point) -> None:
         """Collapse: the scale reached 1 or less, or -- once it had settled (held or grown at
