@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rootrank.engine import diagnose_paths
-from rootrank.metrics import MetricsReader
+from rootrank.metrics import EPOCH_SUFFIX, MetricsReader, epoch_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAINING = ROOT / "signatures" / "training"
@@ -50,3 +52,68 @@ def test_recovered_slowdown_fixture_is_silent_and_the_lasting_one_is_not():
     slow = diagnose_paths([str(TRAINING / "training-slowdown.positive.log")], mask=False)
     assert slow.root_cause is not None and slow.root_cause.signature == "training-slowdown"
     assert slow.root_cause.rank is None
+
+
+@pytest.mark.parametrize(
+    "text,summary",
+    [
+        ("[Epoch 8] Loss: 1314.3089, Epoch Time: 444.65s", True),
+        ("Epoch 3 | train loss 412.90 | val loss 1.93 | time 118.2s", True),
+        ("epoch 4, loss 0.1234, train acc 0.912, test acc 0.887", True),  # d2l's print
+        ("Epoch: 3 Train Loss: 0.1234 Val Loss: 0.2", True),
+        ("2024-01-01 10:00:00,123 INFO Epoch 3: loss=0.51", True),
+        ("epoch 7 finished: loss 120.4102 | time 41.23s", True),
+        # a step's or a batch's print, or a tqdm meter: not an epoch summary
+        ("Epoch 9/10: 300it [07:24,  1.48s/it, loss=2.29]", False),
+        ("Epoch 2: 120it [00:41,  2.91it/s, loss=2.312]", False),
+        ("Train Epoch: 1 [640/60000 (1%)]\tLoss: 1.234", False),  # PyTorch's MNIST example
+        ("Epoch [2/10], Step [100/600], Loss: 0.1", False),
+        ("[0] [2/10: 0/15000 (0%)] epoch=2.0000 step=60.0000 dt=1.0867", False),
+        ("{'loss': 1.2, 'learning_rate': 0.0001, 'epoch': 3.0}", False),
+        ("step 120 loss=1.41 epoch 2", False),
+        ("epoch 0 it 2 loss=0.6891", False),
+    ],
+)
+def test_epoch_summary_lines(text, summary):
+    assert epoch_summary(text) is summary
+
+
+def _reader(lines: list[str]) -> MetricsReader:
+    reader = MetricsReader()
+    for n, line in enumerate(lines, start=1):
+        reader.observe(line, rank=0, time=None, path="x.log", line=n)
+    reader.finish()
+    return reader
+
+
+def _epochs(spike_at: int | None = None) -> list[str]:
+    """tqdm's postfix per epoch (one batch's loss) and the script's summary (the epoch's summed
+    loss, about 120 times larger, and its duration), as an IterableDataset run prints them."""
+    out = []
+    for ep in range(1, 13):
+        loss = 2.3 * 0.92**ep
+        batch = loss * (12.0 if ep == spike_at else 1.0)
+        out.append(f"Epoch {ep}: 120it [00:41,  2.91it/s, loss={batch:.3f}]")
+        out.append(f"epoch {ep} finished: loss {120 * loss:.4f} | time 41.{ep:02d}s")
+    return out
+
+
+def test_epoch_summaries_get_their_own_series_and_no_spike():
+    reader = _reader(_epochs())
+    names = {name for name, _ in reader.series}
+    assert {"loss", "loss" + EPOCH_SUFFIX, "step_time" + EPOCH_SUFFIX} <= names
+    assert "step_time" not in names  # an epoch's 41 s is not a step time
+    assert [v for _, v in reader.series[("loss", 0)].points()][:2] == [2.116, 1.947]
+    assert reader.onsets() == []
+
+
+def test_a_real_spike_of_the_step_loss_is_still_found_beside_epoch_summaries():
+    reader = _reader(_epochs(spike_at=11))
+    got = [(o.kind, o.name, o.point.line) for o in reader.onsets()]
+    assert got == [("loss-spike", "loss", 21)]
+
+
+def test_epoch_summary_fixture_is_silent():
+    d = diagnose_paths([str(TRAINING / "loss-spike.near-miss-2.log")], mask=False)
+    assert d.root_cause is None
+    assert not [f for f in d.findings if f.signature == "loss-spike"]

@@ -21,7 +21,9 @@ What is read (one line at a time, the rank prefix already removed):
   ``iter 100: loss 4.1234, time 30.12ms``).
 
 Names are normalised: ``loss``, ``grad_norm``, ``loss_scale``, ``lr``, ``throughput``,
-``step_time`` (seconds), ``memory`` (GiB); any other key keeps its own lower-case name. A series is
+``step_time`` (seconds), ``memory`` (GiB); any other key keeps its own lower-case name. The
+metrics of an epoch's summary line (``[Epoch 8] Loss: 1314.3, Epoch Time: 444.6s``: no step of
+its own) get :data:`EPOCH_SUFFIX` (``loss_per_epoch``): an epoch's aggregate is not a step's value. A series is
 reported when it has at least :data:`MIN_POINTS` points.
 
 Memory is bounded whatever the log's length: at most :data:`MAX_SERIES` series, each kept as at
@@ -366,6 +368,38 @@ def _read_metrics(text: str) -> list[tuple[str, float]]:
         for m in _SIZED.finditer(text):
             put(m.group("k"), m.group("v"))
     return list(out.items())
+
+
+#: The suffix of the series of a metric printed on an epoch's summary line
+#: (``loss_per_epoch``): its own curve, never merged with the per-step values of the same name.
+EPOCH_SUFFIX = "_per_epoch"
+# "[Epoch 8] Loss: ...", "Epoch 3 | train loss ...", "epoch 4, loss ...", "Epoch: 3 Train Loss: ...":
+# a line labelled with an epoch number (after at most a short prefix such as a bracket, a
+# logger's level or "Train"), read only when no step of its own was found on it
+_EPOCH_LABEL = lazy_regex.compile(
+    r"(?i)^(?:[^\w\n]{0,4}|.{0,48}?[\s\]|-]\s?)epoch\b\s*[:#\[]?\s*\d+(?:\s*/\s*\d+)?\s*\]?\s*(?:[:|,;-]|\s)"
+)
+# what makes a line one step's (or one batch's) print, not an epoch's summary: a step or batch
+# counter ("it 12"), a tqdm meter ("57it [00:05, 10.31it/s, ...]", "1.48s/it"), a "[640/60000 (1%)]" position
+_STEP_MARK = lazy_regex.compile(
+    r"(?i)\b(?:step|steps|iter|iters|iteration|batch)\b|\bit\s?[:=#]?\s?\d|\d\s?it\s\[|it/s\b|s/it\b|%\|"
+    r"|\d+\s*/\s*\d+\s*\(\s*\d+(?:\.\d+)?%"
+)
+
+
+def epoch_summary(text: str) -> bool:
+    """Whether ``text`` (one line body) is an epoch's summary: labelled with an epoch number
+    and printing no step, batch position or progress meter of its own.
+
+    Mechanism: a training script's end-of-epoch print (``[Epoch 8] Loss: 1314.31, Epoch Time:
+    444.65s``) reports the epoch's aggregate -- often the *sum* of the batch losses, the epoch's
+    duration -- while tqdm's postfix or a step print of the same run reports one step's value
+    under the same name: merged into one curve by log order, every summary looks like a spike of
+    hundreds of times the median and every epoch's duration like a slow step. Its values go to
+    their own series (:data:`EPOCH_SUFFIX`)."""
+    if "poch" not in text or len(text) > 600:
+        return False
+    return _EPOCH_LABEL.search(text) is not None and _STEP_MARK.search(text) is None
 
 
 #: Words that, printed just before a metric's key, make its value a running average of it
@@ -853,6 +887,8 @@ class MetricsReader:
         metrics = read_metrics(text)
         if not metrics:
             return
+        if progress is None and epoch_summary(text):
+            metrics = [(name + EPOCH_SUFFIX, v) for name, v in metrics]
         body = text[:240]
         if progress is not None:
             per_epoch = progress.kind == "plain" and "epoch" in text.lower()
