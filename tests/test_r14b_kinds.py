@@ -117,3 +117,80 @@ def test_epoch_summary_fixture_is_silent():
     d = diagnose_paths([str(TRAINING / "loss-spike.near-miss-2.log")], mask=False)
     assert d.root_cause is None
     assert not [f for f in d.findings if f.signature == "loss-spike"]
+
+
+EFA_FIXTURE = ROOT / "signatures" / "network" / "efa-ofi-error.positive-3.log"
+
+
+def _remote_error_log(tmp_path: Path, last_error: str) -> Path:
+    """rank 5's DistBackendError whose NCCL 'Last error:' is ``last_error`` (the shape torch
+    2.4+ prints for an ncclRemoteError, every line under the ``[rank5]:`` prefix)."""
+    p = tmp_path / "rank5.log"
+    p.write_text(
+        "[rank5]: Traceback (most recent call last):\n"
+        '[rank5]:   File "/work/train.py", line 90, in <module>\n'
+        "[rank5]:     dist.all_reduce(t)\n"
+        '[rank5]:   File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py",'
+        " line 2806, in all_reduce\n"
+        "[rank5]:     work = group.allreduce([tensor], opts)\n"
+        "[rank5]: torch.distributed.DistBackendError: NCCL error in: "
+        "/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3356, remote process exited or"
+        " there was a network error, NCCL version 2.21.5\n"
+        "[rank5]: ncclRemoteError: A call failed possibly due to a network error or a remote"
+        " process exiting prematurely.\n"
+        "[rank5]: Last error:\n"
+        f"[rank5]: {last_error}\n"
+    )
+    return p
+
+
+def test_efa_unresponsive_receiver_names_no_rank():
+    """aws-ofi-nccl's 4124/4126 (libfabric efa_errno.h: the receiver did not answer) is the
+    sender's report of its peer: rank 2 printed it, the peer is the suspect."""
+    d = diagnose_paths([str(EFA_FIXTURE)], mask=False)
+    rc = d.root_cause
+    assert (rc.signature, rc.failure_class, rc.evidence[0].line) == (
+        "efa-ofi-error",
+        "network-fabric-error",
+        13,
+    )
+    assert d.initiating_rank is None
+    assert d.initiator is not None and "other end of its connection" in d.initiator.why
+
+
+@pytest.mark.parametrize(
+    "last_error,rank",
+    [
+        # retry counter exceeded (12) / RNR retry exceeded (13): the peer stopped answering
+        (
+            "NET/IB : Got completion from peer 10.0.3.7<36121> with error 12, opcode 0, len 0,"
+            " vendor err 129 (Send) localGid ::ffff:10.0.3.5 remoteGid ::ffff:10.0.3.7",
+            None,
+        ),
+        (
+            "NET/IB : Got completion from peer 10.0.3.7<36121> with error 13, opcode 0, len 0,"
+            " vendor err 135 (Send) localGid ::ffff:10.0.3.5 remoteGid ::ffff:10.0.3.7",
+            None,
+        ),
+        # a local protection error (4): the rank's own memory registration, its own fault
+        (
+            "NET/IB : Got completion from peer 10.0.3.7<36121> with error 4, opcode 0, len 0,"
+            " vendor err 51 (Recv) localGid ::ffff:10.0.3.5 remoteGid ::ffff:10.0.3.7",
+            5,
+        ),
+        # an EFA local error (5: the local memory registration): rank 5's own
+        (
+            "NET/OFI Request 0x7f3a2c01d9e0 completed with error. RC: 22. Error: 5 (Local memory"
+            " registration is invalid, has insufficient access flags or does not match IOVA)."
+            " Completed length: 0",
+            5,
+        ),
+    ],
+)
+def test_transport_completion_errors_name_the_reporter_only_for_local_faults(
+    tmp_path, last_error, rank
+):
+    d = diagnose_paths([str(_remote_error_log(tmp_path, last_error))], mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "network-fabric-error"
+    assert d.initiating_rank == rank
