@@ -194,3 +194,24 @@ def test_transport_completion_errors_name_the_reporter_only_for_local_faults(
     assert d.root_cause is not None
     assert d.root_cause.failure_class == "network-fabric-error"
     assert d.initiating_rank == rank
+
+
+REMOTE_FIXTURE = ROOT / "signatures" / "nccl" / "nccl-remote-error.positive-2.log"
+
+
+def test_teardown_for_a_remote_error_is_not_a_timeout():
+    """ProcessGroupNCCL prints 'Some NCCL operations have failed or timed out ... taking the
+    entire process down' for any async NCCL error; here its reason is ncclRemoteError (a peer
+    exited), so the teardown is read as that error (class nccl-system-error), not as a
+    collective timeout, and the rank that exited by itself (srun's task 2, no report of its
+    own) is the initiator."""
+    d = diagnose_paths([str(REMOTE_FIXTURE)], mask=False)
+    rc = d.root_cause
+    assert (rc.signature, rc.failure_class, rc.evidence[0].line) == (
+        "nccl-remote-error",
+        "nccl-system-error",
+        7,
+    )
+    assert d.initiating_rank == 2
+    teardown = [f for f in d.findings if f.signature == "nccl-async-error-teardown"]
+    assert teardown and all(f is not rc for f in teardown)
