@@ -215,3 +215,26 @@ def test_teardown_for_a_remote_error_is_not_a_timeout():
     assert d.initiating_rank == 2
     teardown = [f for f in d.findings if f.signature == "nccl-async-error-teardown"]
     assert teardown and all(f is not rc for f in teardown)
+
+
+FIX_VARIANTS = ROOT / "tests" / "fix_variants" / "dtype-mismatch"
+
+
+@pytest.mark.parametrize(
+    "name,variant,says",
+    [
+        ("integer-input.log", "integer-input", "x.to(layer.weight.dtype)"),
+        ("general.log", "general", "torch.from_numpy(x).float()"),
+    ],
+)
+def test_dtype_fix_reads_the_two_dtypes_of_a_linear(name, variant, says):
+    """'mat1 and mat2 ... but got Long and BFloat16': an integer input into a float layer is cast
+    to the layer's dtype (a .float() would fail again against bf16/fp16 weights); 'Double and
+    Float' keeps the general cast-at-creation fix."""
+    d = diagnose_paths([str(FIX_VARIANTS / name)], mask=False)
+    rc = d.root_cause
+    assert rc.signature == "dtype-mismatch" and rc.fix.variant.id == variant
+    assert says in rc.fix.steps[0]
+    if variant == "integer-input":
+        assert (rc.captures["found"], rc.captures["expected"]) == ("Long", "BFloat16")
+        assert d.initiating_rank == 1
