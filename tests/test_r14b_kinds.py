@@ -238,3 +238,27 @@ def test_dtype_fix_reads_the_two_dtypes_of_a_linear(name, variant, says):
     if variant == "integer-input":
         assert (rc.captures["found"], rc.captures["expected"]) == ("Long", "BFloat16")
         assert d.initiating_rank == 1
+
+
+def test_registry_built_object_gets_the_config_fix():
+    """mmengine's build_from_cfg re-raises the constructor's TypeError ("class `X` in ...:
+    X.__init__() got an unexpected keyword argument ..."): the config entry is what to change."""
+    path = ROOT / "tests" / "fix_variants" / "user-code-exception" / "config-built-object.log"
+    d = diagnose_paths([str(path)], mask=False)
+    rc = d.root_cause
+    assert (rc.signature, rc.evidence[0].line) == ("user-code-exception", 14)
+    assert rc.fix.variant.id == "config-built-object"
+    assert "Change the config, not the code line" in rc.fix.steps[0]
+    assert "print_config.py" in rc.verify
+
+
+def test_plain_type_error_outside_a_registry_keeps_the_general_fix(tmp_path):
+    p = tmp_path / "plain.log"
+    p.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/proj/train.py", line 40, in <module>\n'
+        "    model = Net(hidden=256)\n"
+        "TypeError: Net.__init__() missing 1 required positional argument: 'depth'\n"
+    )
+    rc = diagnose_paths([str(p)], mask=False).root_cause
+    assert rc.signature == "user-code-exception" and rc.fix.variant.id == "general"
