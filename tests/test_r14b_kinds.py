@@ -262,3 +262,32 @@ def test_plain_type_error_outside_a_registry_keeps_the_general_fix(tmp_path):
     )
     rc = diagnose_paths([str(p)], mask=False).root_cause
     assert rc.signature == "user-code-exception" and rc.fix.variant.id == "general"
+
+
+def test_teardown_after_a_timeout_stays_a_timeout(tmp_path):
+    """The same teardown lines after a watchdog timeout, with torch's 'terminate called after
+    throwing an instance of c10::DistBackendError' wrapper (a symptom that only repeats the
+    error): the timeout is still the root, the wrapper explains nothing."""
+    p = tmp_path / "timeout.log"
+    p.write_text(
+        "terminate called after throwing an instance of 'c10::DistBackendError'\n"
+        "  what():  [PG 0 Rank 1] Process group watchdog thread terminated with exception: [Rank 1]"
+        " Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE,"
+        " NumelIn=1048576, NumelOut=1048576, Timeout(ms)=120000) ran for 120092 milliseconds"
+        " before timing out.\n"
+        "[rank2]:[E ProcessGroupNCCL.cpp:577] [Rank 2] Some NCCL operations have failed or timed"
+        " out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run"
+        " on corrupted/incomplete data.\n"
+        "[rank2]:[E ProcessGroupNCCL.cpp:583] [Rank 2] To avoid data inconsistency, we are taking"
+        " the entire process down.\n"
+        "[rank2]:[E ProcessGroupNCCL.cpp:1414] [PG 0 Rank 2] Process group watchdog thread"
+        " terminated with exception: [Rank 2] Watchdog caught collective operation timeout:"
+        " WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576,"
+        " Timeout(ms)=120000) ran for 120094 milliseconds before timing out.\n"
+    )
+    d = diagnose_paths([str(p)], mask=False)
+    assert (d.root_cause.signature, d.root_cause.failure_class) == (
+        "nccl-watchdog-timeout",
+        "collective-timeout",
+    )
+    assert not [e for e in d.explanations if e.cause.signature == "dist-backend-error-wrapper"]
