@@ -291,3 +291,13 @@ def test_teardown_after_a_timeout_stays_a_timeout(tmp_path):
         "collective-timeout",
     )
     assert not [e for e in d.explanations if e.cause.signature == "dist-backend-error-wrapper"]
+
+
+def test_multi_node_torchrun_verify_takes_the_launcher_the_log_shows():
+    """The NCCL entries verify with ``torchrun --nnodes=<n> --nproc-per-node=<gpus> train.py``;
+    a job srun started (``srun: error: ... task N``) is rerun with srun, whatever flags came
+    before the script."""
+    d = diagnose_paths([str(REMOTE_FIXTURE)], mask=False)
+    verify = d.root_cause.verify
+    assert verify.startswith("NCCL_DEBUG=WARN srun --ntasks=")
+    assert "torchrun" not in verify
