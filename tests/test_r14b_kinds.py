@@ -301,3 +301,15 @@ def test_multi_node_torchrun_verify_takes_the_launcher_the_log_shows():
     verify = d.root_cause.verify
     assert verify.startswith("NCCL_DEBUG=WARN srun --ntasks=")
     assert "torchrun" not in verify
+
+
+def test_config_builder_type_error_is_the_configs_not_a_version_mismatch():
+    """mmcv's build_from_cfg calls ``obj_cls(**args)`` with the config entry's keys: the inner
+    TypeError's last frame is library code (mmcv/utils/registry.py), yet the call's arguments are
+    the user's config, not one package calling another: no library-call-signature-mismatch, the
+    exception with the config-entry fix."""
+    d = diagnose_paths([str(ROOT / "tests" / "kinds_r14b" / "mmcv-build-from-cfg-missing-arg.log")])
+    rc = d.root_cause
+    assert rc.signature == "user-code-exception" and rc.failure_class == "user-code-exception"
+    assert rc.fix.variant.id == "config-built-object"
+    assert not [f for f in d.findings if f.signature == "library-call-signature-mismatch"]
