@@ -72,6 +72,9 @@ def test_recovered_slowdown_fixture_is_silent_and_the_lasting_one_is_not():
         ("{'loss': 1.2, 'learning_rate': 0.0001, 'epoch': 3.0}", False),
         ("step 120 loss=1.41 epoch 2", False),
         ("epoch 0 it 2 loss=0.6891", False),
+        # mmcv's and mmengine's iteration logs: the epoch, then the position in it
+        ("Epoch [1][950/7330]\tlr: 2.000e-02, eta: 21:14:03, time: 0.871, loss: 0.9396", False),
+        ("Epoch(train)  [1][  50/7330]  lr: 2.0000e-02  eta: 1 day, 0:41:22  loss: 1.2133", False),
     ],
 )
 def test_epoch_summary_lines(text, summary):

@@ -380,10 +380,12 @@ _EPOCH_LABEL = lazy_regex.compile(
     r"(?i)^(?:[^\w\n]{0,4}|.{0,48}?[\s\]|-]\s?)epoch\b\s*[:#\[]?\s*\d+(?:\s*/\s*\d+)?\s*\]?\s*(?:[:|,;-]|\s)"
 )
 # what makes a line one step's (or one batch's) print, not an epoch's summary: a step or batch
-# counter ("it 12"), a tqdm meter ("57it [00:05, 10.31it/s, ...]", "1.48s/it"), a "[640/60000 (1%)]" position
+# counter ("it 12"), a bracketed position ("[950/7330]"), a tqdm meter ("57it [00:05, 10.31it/s, ...]", "1.48s/it"), a "[640/60000 (1%)]" position
 _STEP_MARK = lazy_regex.compile(
     r"(?i)\b(?:step|steps|iter|iters|iteration|batch)\b|\bit\s?[:=#]?\s?\d|\d\s?it\s\[|it/s\b|s/it\b|%\|"
     r"|\d+\s*/\s*\d+\s*\(\s*\d+(?:\.\d+)?%"
+    # a bracket holding only a position, mmcv/mmengine's iteration log "Epoch [1][950/7330]"
+    r"|\[\s*\d+\s*/\s*\d+\s*\]"
 )
 
 
