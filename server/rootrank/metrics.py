@@ -21,7 +21,9 @@ What is read (one line at a time, the rank prefix already removed):
   ``iter 100: loss 4.1234, time 30.12ms``).
 
 Names are normalised: ``loss``, ``grad_norm``, ``loss_scale``, ``lr``, ``throughput``,
-``step_time`` (seconds), ``memory`` (GiB); any other key keeps its own lower-case name. A series is
+``step_time`` (seconds), ``memory`` (GiB); any other key keeps its own lower-case name. The
+metrics of an epoch's summary line (``[Epoch 8] Loss: 1314.3, Epoch Time: 444.6s``: no step of
+its own) get :data:`EPOCH_SUFFIX` (``loss_per_epoch``): an epoch's aggregate is not a step's value. A series is
 reported when it has at least :data:`MIN_POINTS` points.
 
 Memory is bounded whatever the log's length: at most :data:`MAX_SERIES` series, each kept as at
@@ -45,7 +47,9 @@ Onsets (kind, the signature id under ``signatures/training/``):
   step, below :data:`STRAGGLER_RATIO` of it (or its step time above 1/that) in the median of
   :data:`SUSTAIN` logged steps;
 - ``training-slowdown``: every rank's throughput (the median of :data:`SUSTAIN` logged steps)
-  fell below :data:`SLOWDOWN_RATIO` x its own early baseline (or its step time above 1/that).
+  fell below :data:`SLOWDOWN_RATIO` x its own early baseline (or its step time above 1/that), and
+  had not come back to it (a slow stretch followed by :data:`SUSTAIN` steps at the early pace
+  passed and is not reported).
 
 A pace is judged on a median of several steps because a shared machine's single steps vary by
 several times (measured on the scenario runs: 2,700 to 22,000 samples/s within ten steps).
@@ -366,6 +370,40 @@ def _read_metrics(text: str) -> list[tuple[str, float]]:
     return list(out.items())
 
 
+#: The suffix of the series of a metric printed on an epoch's summary line
+#: (``loss_per_epoch``): its own curve, never merged with the per-step values of the same name.
+EPOCH_SUFFIX = "_per_epoch"
+# "[Epoch 8] Loss: ...", "Epoch 3 | train loss ...", "epoch 4, loss ...", "Epoch: 3 Train Loss: ...":
+# a line labelled with an epoch number (after at most a short prefix such as a bracket, a
+# logger's level or "Train"), read only when no step of its own was found on it
+_EPOCH_LABEL = lazy_regex.compile(
+    r"(?i)^(?:[^\w\n]{0,4}|.{0,48}?[\s\]|-]\s?)epoch\b\s*[:#\[]?\s*\d+(?:\s*/\s*\d+)?\s*\]?\s*(?:[:|,;-]|\s)"
+)
+# what makes a line one step's (or one batch's) print, not an epoch's summary: a step or batch
+# counter ("it 12"), a bracketed position ("[950/7330]"), a tqdm meter ("57it [00:05, 10.31it/s, ...]", "1.48s/it"), a "[640/60000 (1%)]" position
+_STEP_MARK = lazy_regex.compile(
+    r"(?i)\b(?:step|steps|iter|iters|iteration|batch)\b|\bit\s?[:=#]?\s?\d|\d\s?it\s\[|it/s\b|s/it\b|%\|"
+    r"|\d+\s*/\s*\d+\s*\(\s*\d+(?:\.\d+)?%"
+    # a bracket holding only a position, mmcv/mmengine's iteration log "Epoch [1][950/7330]"
+    r"|\[\s*\d+\s*/\s*\d+\s*\]"
+)
+
+
+def epoch_summary(text: str) -> bool:
+    """Whether ``text`` (one line body) is an epoch's summary: labelled with an epoch number
+    and printing no step, batch position or progress meter of its own.
+
+    Mechanism: a training script's end-of-epoch print (``[Epoch 8] Loss: 1314.31, Epoch Time:
+    444.65s``) reports the epoch's aggregate -- often the *sum* of the batch losses, the epoch's
+    duration -- while tqdm's postfix or a step print of the same run reports one step's value
+    under the same name: merged into one curve by log order, every summary looks like a spike of
+    hundreds of times the median and every epoch's duration like a slow step. Its values go to
+    their own series (:data:`EPOCH_SUFFIX`)."""
+    if "poch" not in text or len(text) > 600:
+        return False
+    return _EPOCH_LABEL.search(text) is not None and _STEP_MARK.search(text) is None
+
+
 #: Words that, printed just before a metric's key, make its value a running average of it
 #: (MLPerf SSD's ``Average Loss:``, ``running loss``, ``smoothed loss``, ``avg. loss``).
 _AVERAGING = frozenset("average avg running smoothed smooth ema moving mean".split())
@@ -486,6 +524,15 @@ def _slow_stretch(window: deque, ratio: float, higher: bool) -> Point | None:
     if not slow:
         return None
     return next(p for p, r in window if (r > 1.0 / ratio if higher else r < ratio))
+
+
+def _pace_restored(window: deque, ratio: float, higher: bool) -> bool:
+    """Whether ``window`` (``(point, relative pace)`` pairs) is full and its median pace is no
+    longer slow by :func:`_slow_stretch`'s test (the run is back near its early pace)."""
+    if len(window) < (window.maxlen or 0):
+        return False
+    rel = median(r for _, r in window)
+    return rel <= 1.0 / ratio if higher else rel >= ratio
 
 
 def _fmt(v: float) -> str:
@@ -697,16 +744,25 @@ class Series:
         return v - med > 0.5 * max(SPIKE_Z * spread, (ratio - 1.0) * abs(med))
 
     def _pace(self, p: Point, slower_is_higher: bool) -> None:
+        """Track the pace against the early baseline: the first slow stretch sets
+        :attr:`slow_from`; a later stretch back at the early pace clears it (the slowdown
+        passed: a slow epoch -- profiling, a checkpoint, a busy file system -- in a run that
+        then went on at its old speed is not what stopped it), and the next slow stretch
+        may set it again."""
         if len(self.early) < WARMUP_POINTS + BASELINE_POINTS:
             self.early.append(p.value)
             return
         base = self.baseline()
-        if base is None or base <= 0 or self.slow_from is not None:
+        if base is None or base <= 0:
             return
         self.pace.append((p, p.value / base))
-        slow = _slow_stretch(self.pace, SLOWDOWN_RATIO, slower_is_higher)
-        if slow is not None:
-            self.slow_from = slow
+        if self.slow_from is None:
+            slow = _slow_stretch(self.pace, SLOWDOWN_RATIO, slower_is_higher)
+            if slow is not None:
+                self.slow_from = slow
+        elif _pace_restored(self.pace, SLOWDOWN_RATIO, slower_is_higher):
+            self.slow_from = None
+            self.pace.clear()
 
     def _scale(self, p: Point) -> None:
         """Collapse: the scale reached 1 or less, or -- once it had settled (held or grown at
@@ -833,6 +889,8 @@ class MetricsReader:
         metrics = read_metrics(text)
         if not metrics:
             return
+        if progress is None and epoch_summary(text):
+            metrics = [(name + EPOCH_SUFFIX, v) for name, v in metrics]
         body = text[:240]
         if progress is not None:
             per_epoch = progress.kind == "plain" and "epoch" in text.lower()

@@ -629,6 +629,43 @@ def same_on_every_rank(case: Case) -> bool:
     )
 
 
+#: libfabric EFA provider status codes (prov/efa/src/efa_errno.h, printed by aws-ofi-nccl as
+#: "NET/OFI Request ... completed with error. RC: <rc>. Error: <code> (<text>)") that describe the
+#: *remote* end of the request: 7-15 (remote memory key, connection reset by the remote peer, bad
+#: destination QP, receiver not ready, unresponsive / unreachable remote, no address handle at the
+#: remote side), 4113 (posting the handshake to the peer failed), 4124 and 4126 (unresponsive
+#: receiver, before or after the handshake).
+EFA_REMOTE_END_CODES = frozenset({7, 8, 9, 10, 11, 12, 13, 14, 15, 4113, 4124, 4126})
+#: ibverbs work-completion statuses (enum ibv_wc_status) that say the remote side did not take the
+#: request: 9 REM_INV_REQ, 10 REM_ACCESS_ERR, 11 REM_OP_ERR, 12 RETRY_EXC_ERR (the peer stopped
+#: answering), 13 RNR_RETRY_EXC_ERR (the peer posted no receive), 15 REM_ABORT_ERR.
+IB_REMOTE_END_STATUSES = frozenset({9, 10, 11, 12, 13, 15})
+_LEADING_CODE = regex.compile(r"\s*(\d{1,5})\b")
+
+
+def remote_end_transport_error(root: Finding) -> str | None:
+    """The error text when ``root`` is a transport completion error about the other end of a
+    rank's connection (:data:`EFA_REMOTE_END_CODES`, :data:`IB_REMOTE_END_STATUSES`), else ``None``.
+
+    Mechanism: the NIC reports the failure to the rank whose request it was -- the sender whose
+    receiver did not answer the handshake, whose peer stopped acknowledging -- so the rank that
+    prints it is one end of a broken link, and the unresponsive end (another node, its process
+    gone or its port blocked) is the suspect; the line names that peer by address only."""
+    if root.signature == "efa-ofi-error":
+        text = root.captures.get("error", "")
+        m = _LEADING_CODE.match(text)
+        if m is not None and int(m.group(1)) in EFA_REMOTE_END_CODES:
+            # newer plugins append both endpoints' addresses ("... handshake failed) My EFA
+            # addr: ... Peer host id: N/A)"): keep the code and its description
+            text = text.split(" My ", 1)[0].strip()[:120]
+            return text + ")" * max(0, text.count("(") - text.count(")"))
+    elif root.signature == "ib-completion-error":
+        status = root.captures.get("status", "")
+        if status.isdigit() and int(status) in IB_REMOTE_END_STATUSES:
+            return f"status {status}"
+    return None
+
+
 def memory_registration_refused(case: Case) -> bool:
     """The root is NCCL's InfiniBand memory registration refused (``ib-verbs-call-failed``
     with verb ``ibv_reg_mr``: "Bad address", "Cannot allocate memory"). Mechanism: every
@@ -719,6 +756,10 @@ def named_by_root(case: Case) -> Verdict | None:
     rank = case.ranks_with[0]
     if same_on_every_rank(case) and not (case.ctx.state.ranks_seen - {rank}):
         return Verdict(None, say("same_on_every_rank", rank=rank), "named_by_root", (rank,), True)
+    remote = remote_end_transport_error(case.root)
+    if remote is not None:
+        why = say("remote_end_transport", rank=rank, what=remote)
+        return Verdict(None, why, "named_by_root", (rank,), True)
     # a root read from a launcher's line about the rank (its exit code, its local rank) is
     # no output of the rank's own: that line is the launcher's evidence
     more = filtered_view(case.ctx, rank)

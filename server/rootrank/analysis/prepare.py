@@ -275,6 +275,15 @@ def zero_count_divisions(
 
 #: A library's call into another package with arguments the installed callee does not take.
 LIBRARY_CALL_SIGNATURE = "library-call-signature-mismatch"
+#: Builders that construct an object from a config entry, passing the entry's keys as the
+#: constructor's arguments (``obj_cls(**args)``): mmcv's ``build_from_cfg``
+#: (mmcv/utils/registry.py), mmengine's (mmengine/registry/build_functions.py), Hydra's
+#: ``instantiate`` (hydra/_internal/instantiate/_instantiate2.py). A call that does not fit there
+#: is the config's (a missing or unknown key), not one package calling another.
+CONFIG_BUILDER_FRAME = regex.compile(
+    r"(?:mmcv|mmengine)/(?:utils/registry|registry/build_functions)\.py$"
+    r"|hydra/_internal/instantiate/_instantiate2\.py$"
+)
 
 #: Python's TypeError for a call whose arguments do not fit the callee's signature (CPython
 #: ``Python/ceval.c`` / ``getargs.c`` wording): an unknown keyword, a missing required
@@ -300,8 +309,9 @@ def library_call_mismatches(
     enters the callee, so the traceback ends at the caller's line; when that line is in a
     library (Megatron-Bridge calling megatron.core, accelerate calling torch), the two
     packages were released for different APIs of each other. A call from the user's own file
-    stays the generic exception (its arguments are the user's to fix). Lines another
-    signature reads (a config dataclass given an unknown field) are left to it."""
+    stays the generic exception (its arguments are the user's to fix), and so does a call made
+    by a config builder (:data:`CONFIG_BUILDER_FRAME`: the arguments are a config entry's keys).
+    Lines another signature reads (a config dataclass given an unknown field) are left to it."""
     sig = library.signatures.get(LIBRARY_CALL_SIGNATURE)
     if sig is None:
         return []
@@ -319,6 +329,8 @@ def library_call_mismatches(
         if m is None:
             continue
         caller = exc.frames[-1]
+        if CONFIG_BUILDER_FRAME.search(caller.file.replace("\\", "/")):
+            continue  # the arguments are a config entry's keys: the config's to fix
         name = caller.file.replace("\\", "/").rsplit("/", 1)[-1]
         arg = m.group("arg") or m.group("arg3") or (m.group("arg2") or "").replace("'", "")
         out[seen.rank] = found = Finding.of(

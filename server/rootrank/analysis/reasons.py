@@ -165,6 +165,11 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank}'s message only says it differs from rank {peer}, and the log shows no other"
         " rank's output: it does not tell which of the two deviates"
     ),
+    "remote_end_transport": (
+        "rank {rank} printed it, but the transport error is about the other end of its connection"
+        " ({what}): the peer did not answer or refused the request, and the log names that peer by"
+        " address only, not by rank"
+    ),
     "comparison_reporter": (
         "rank {rank} reports that its collective differs from another rank's (each side of a"
         " mismatch raises it, its own rank first), and the log shows no other rank's output: it"

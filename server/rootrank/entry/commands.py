@@ -387,6 +387,16 @@ def processes_of(
     return "one"
 
 
+_NPROC = lazy_regex.compile(r"--nproc[-_]per[-_]node[= ](?P<n>\S+)")
+
+
+def _nproc(flags: str) -> str:
+    """The processes per node a torchrun command's flags give (``--nproc-per-node=N``), or
+    the blank ``<n>``."""
+    m = _NPROC.search(flags)
+    return m["n"] if m else "<n>"
+
+
 def _base(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
@@ -625,6 +635,14 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
         world = str(launch.world) if launch.world else "<np>"
         text = TORCHRUN.sub(lambda m: form.format(n=m["n"], world=world), text)
         text = regex.sub(r"\btorchrun(?= \.\.\.)", form.format(n="<n>", world=world), text)
+        if verify:
+            # a verification's torchrun whose other flags come first (the NCCL entries'
+            # ``torchrun --nnodes=<n> --nproc-per-node=<gpus> train.py``): the launcher the log
+            # shows reruns the job its own way, its form replaces the torchrun flags whole (a
+            # fix's code that moves the job to torchrun on purpose is left as written)
+            text = _TORCHRUN_FLAGS.sub(
+                lambda m: form.format(n=_nproc(m[0]), world=world) + " ", text
+            )
     if script and script != "train.py" and "train.py" in text:
         text = TRAIN_PY.sub(script.replace("\\", "\\\\"), text)
     if script and script.startswith("-m ") and launch.launcher == "deepspeed":
