@@ -491,3 +491,15 @@ def test_hosts_named_by_failed_name_lookups_are_masked_everywhere() -> None:
         assert host not in out
     assert "getent hosts host-1" in to_text(diag)
     assert "host-1: masked names; use the real ones" in to_text(diag)
+
+
+def test_a_node_key_with_a_machine_name_is_a_host() -> None:
+    """Megatron's NaN check prints "... Device: 5, node: <hostname>": that name is masked
+    (it leaked from a fleet archive); an index ("node: 0") or a graph node ("node: linear")
+    after the same key is not a machine."""
+    m = Masker()
+    line = "AssertionError: Rank 5: found NaN in local grad norm. Device: 5, node: gpu-node-017"
+    out = m.text(line)
+    assert "gpu-node-017" not in out and out.endswith("node: " + m.host("gpu-node-017"))
+    for kept in ("node: 0", "node: linear", "node=3"):
+        assert m.text(kept) == kept

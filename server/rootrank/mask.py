@@ -496,6 +496,17 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
             r"['\"]?\s{0,12}[:=]\s{0,12}['\"]?(?P<h>" + _HOSTNAME + r")(?![\w-])"
         ),
     ),
+    # "node: gpu-node-017" (Megatron's NaN check: "... Device: 5, node: <hostname>"), a name
+    # with a digit only ("node: 0" is an index, "node: linear" a graph node)
+    (
+        "host_node_key",
+        lambda s: "node" in s.lower(),
+        lazy_regex.compile(
+            r"(?i:\bnode\b)['\"]?\s{0,12}[:=]\s{0,12}['\"]?(?P<h>"
+            + _NAME_WITH_DIGIT
+            + r")(?![\w-])"
+        ),
+    ),
     # launcher flags: "--master_addr node01", "--rdzv-endpoint=node01:29500"
     (
         "host_flag",
