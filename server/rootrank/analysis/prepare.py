@@ -26,7 +26,7 @@ from rootrank.analysis.reasons import format_ranks, ranks_word, say
 from rootrank.analysis.signal_exit import agent_sent, signal_exit_findings
 from rootrank.analysis.survived import Survived, set_aside, survived_errors
 from rootrank.model import Evidence, Finding
-from rootrank.scan import MAX_EVIDENCE, ScanState
+from rootrank.scan import MAX_EVIDENCE, ScanState, SeenException
 from rootrank.signatures import Library, Signature
 
 
@@ -252,25 +252,41 @@ def zero_count_divisions(
             continue
         count = max(before, key=lambda z: z.order)
         where = count.evidence[0]
-        out[seen.rank] = found = Finding.of(
+        out[seen.rank] = _exception_finding(
             sig,
-            rank=seen.rank,
-            host=seen.host,
-            time=seen.time,
-            order=seen.order,
-            evidence=[Evidence(path=seen.path, line=exc.log_line, text=seen.raw, rank=seen.rank)],
-            captures={
+            seen,
+            {
                 "what": count.captures.get("what", ""),
                 "count_where": f"line {where.line}",
-                "exc_type": exc.type.rsplit(".", 1)[-1],
-                "message": exc.message,
             },
         )
-        found.frames = [
-            {"file": fr.file, "line": fr.line, "func": fr.func, "user": fr.user}
-            for fr in exc.frames[-12:]
-        ]
     return list(out.values())
+
+
+def _exception_finding(sig: Signature, seen: SeenException, captures: dict[str, str]) -> Finding:
+    """A finding of ``sig`` read from the exception the scan saw (``seen``): its rank, host,
+    time and order, its exception line as the evidence (1-based line),
+    ``captures`` plus ``exc_type`` (the class name without its module) and ``message``, and the
+    exception's last 12 frames."""
+    exc = seen.exc
+    found = Finding.of(
+        sig,
+        rank=seen.rank,
+        host=seen.host,
+        time=seen.time,
+        order=seen.order,
+        evidence=[Evidence(path=seen.path, line=exc.log_line, text=seen.raw, rank=seen.rank)],
+        captures={
+            **captures,
+            "exc_type": exc.type.rsplit(".", 1)[-1],
+            "message": exc.message,
+        },
+    )
+    found.frames = [
+        {"file": fr.file, "line": fr.line, "func": fr.func, "user": fr.user}
+        for fr in exc.frames[-12:]
+    ]
+    return found
 
 
 #: A library's call into another package with arguments the installed callee does not take.
@@ -333,26 +349,16 @@ def library_call_mismatches(
             continue  # the arguments are a config entry's keys: the config's to fix
         name = caller.file.replace("\\", "/").rsplit("/", 1)[-1]
         arg = m.group("arg") or m.group("arg3") or (m.group("arg2") or "").replace("'", "")
-        out[seen.rank] = found = Finding.of(
+        out[seen.rank] = _exception_finding(
             sig,
-            rank=seen.rank,
-            host=seen.host,
-            time=seen.time,
-            order=seen.order,
-            evidence=[Evidence(path=seen.path, line=exc.log_line, text=seen.raw, rank=seen.rank)],
-            captures={
+            seen,
+            {
                 "callee": m.group("callee"),
                 "arg": arg,
                 "caller": f"{name}:{caller.line}",
                 "caller_func": caller.func,
-                "exc_type": exc.type.rsplit(".", 1)[-1],
-                "message": exc.message,
             },
         )
-        found.frames = [
-            {"file": fr.file, "line": fr.line, "func": fr.func, "user": fr.user}
-            for fr in exc.frames[-12:]
-        ]
     return list(out.values())
 
 
