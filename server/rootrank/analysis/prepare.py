@@ -7,6 +7,7 @@ Applies ``min_count``, gives a global rank to findings that only carry torchrun'
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -231,17 +232,11 @@ def zero_count_divisions(
     zeros = [f for f in findings if f.signature == ZERO_COUNT_SIGNATURE]
     if sig is None or not zeros:
         return []
-    # a line another signature reads is its; the generic exception's reading is not
-    # (user-code-exception declares explained_by: [zero-count-division])
-    read = {
-        (e.path, e.line) for f in findings if f.signature != EXCEPTION_SIGNATURE for e in f.evidence
-    }
+    # the generic exception's reading does not count (user-code-exception declares
+    # explained_by: [zero-count-division])
     out: dict[int | None, Finding] = {}
-    for seen in state.exceptions:
-        exc = seen.exc
-        if exc.ignored or seen.rank in out or not exc.type.endswith("ZeroDivisionError"):
-            continue
-        if (seen.path, exc.log_line) in read:
+    for seen in _unread_exceptions(state, findings, "ZeroDivisionError"):
+        if seen.rank in out:
             continue
         before = [
             z
@@ -261,6 +256,25 @@ def zero_count_divisions(
             },
         )
     return list(out.values())
+
+
+def _unread_exceptions(
+    state: ScanState, findings: list[Finding], type_suffix: str
+) -> Iterator[SeenException]:
+    """The exceptions the scan saw, in log order, whose type ends with ``type_suffix``
+    (``"TypeError"``), not ignored, on a line no signature but the generic exception's reads (a
+    line another signature reads is its reading; the generic one declares what explains it)."""
+    read = {
+        (e.path, e.line) for f in findings if f.signature != EXCEPTION_SIGNATURE for e in f.evidence
+    }
+    for seen in state.exceptions:
+        exc = seen.exc
+        if (
+            not exc.ignored
+            and exc.type.endswith(type_suffix)
+            and (seen.path, exc.log_line) not in read
+        ):
+            yield seen
 
 
 def _exception_finding(sig: Signature, seen: SeenException, captures: dict[str, str]) -> Finding:
@@ -331,15 +345,10 @@ def library_call_mismatches(
     sig = library.signatures.get(LIBRARY_CALL_SIGNATURE)
     if sig is None:
         return []
-    read = {
-        (e.path, e.line) for f in findings if f.signature != EXCEPTION_SIGNATURE for e in f.evidence
-    }
     out: dict[int | None, Finding] = {}
-    for seen in state.exceptions:
+    for seen in _unread_exceptions(state, findings, "TypeError"):
         exc = seen.exc
-        if exc.ignored or seen.rank in out or not exc.type.endswith("TypeError"):
-            continue
-        if not exc.frames or exc.frames[-1].user or (seen.path, exc.log_line) in read:
+        if seen.rank in out or not exc.frames or exc.frames[-1].user:
             continue
         m = CALL_SIGNATURE_MESSAGE.match(exc.message.strip())
         if m is None:
