@@ -329,6 +329,15 @@ def test_counts_that_differ_on_every_rank_name_no_rank():
     assert d.initiator is None or d.initiator.strategy != "odd_printed_value"
 
 
+#: Ranks 0-3 each report the same watchdog timeout (SeqNum 5): no reporter is missing, none odd.
+_EVERY_RANK_TIMES_OUT = "".join(
+    f"[rank{r}]:[E1203 10:00:0{r}.000 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1024, "
+    "NumelOut=1024, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n"
+    for r in range(4)
+)
+
+
 @pytest.mark.parametrize(
     ("noun", "counts"),
     [
@@ -346,12 +355,7 @@ def test_every_count_noun_the_reader_knows_reaches_it(noun, counts):
     from rootrank.engine import diagnose_text
 
     log = "".join(f"[rank{r}]: model built with {counts[r]} {noun}\n" for r in range(4))
-    log += "".join(
-        f"[rank{r}]:[E1203 10:00:0{r}.000 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught "
-        "collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1024, "
-        "NumelOut=1024, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n"
-        for r in range(4)
-    )
+    log += _EVERY_RANK_TIMES_OUT
     d = diagnose_text(log, mask=False)
     assert d.initiating_rank == 2
     assert d.initiator is not None and d.initiator.strategy == "odd_printed_value"
@@ -377,12 +381,7 @@ def test_a_size_printed_after_its_key_names_the_rank_that_differs(template):
 
     values = (32000, 32001, 32000, 32000)
     log = "".join(f"[rank{r}]: " + template.format(v=values[r]) + "\n" for r in range(4))
-    log += "".join(
-        f"[rank{r}]:[E1203 10:00:0{r}.000 ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog caught "
-        "collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1024, "
-        "NumelOut=1024, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n"
-        for r in range(4)
-    )
+    log += _EVERY_RANK_TIMES_OUT
     d = diagnose_text(log, mask=False)
     assert d.initiating_rank == 1
     assert d.initiator is not None and d.initiator.strategy == "odd_printed_value"
