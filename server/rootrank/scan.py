@@ -7,6 +7,8 @@ the "unclassified" answer; per-stream state is a few small dicts.
 
 from __future__ import annotations
 
+import ast
+import shlex
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -166,6 +168,13 @@ def body_rank(text: str) -> int | None:
 # DeepSpeed's launcher (launcher/launch.py ``sigkill_handler``) killing its workers after
 # one failed: "[launch.py:319:sigkill_handler] Killing subprocess 198906".
 _DS_KILL = lazy_regex.compile(r"Killing subprocess (?P<pid>\d+)")
+#: The worker argv DeepSpeed's per-node launcher prints (deepspeed/launcher/launch.py:
+#: ``logger.info(f"process {pid} spawned with command: {cmd}")`` and, in sigkill_handler,
+#: ``logger.error(f"{cmd} exits with return code = {code}")``), ``cmd`` being
+#: ``[sys.executable, "-u", (-m,) script, "--local_rank=N", *script_args]``.
+_DS_WORKER_ARGV = lazy_regex.compile(
+    r"(?:spawned with command: |sigkill_handler\] )(?P<argv>\[(?:'[^'\n]{0,400}'(?:, )?){2,200}\])"
+)
 # The torchrun agent's own pid: torchelastic logs with glog's header, whose number after the
 # time is the logging process (``W0710 17:01:46.645000 1063758 .../elastic/multiprocessing/
 # api.py:897] Sending process 1064092 closing signal SIGTERM``).
@@ -476,6 +485,40 @@ class ClosingSignal:
     host: str | None
 
 
+def deepspeed_command(argv_text: str) -> str | None:
+    """The ``deepspeed`` command that starts the job whose worker argv DeepSpeed's launcher
+    printed (``argv_text``: the list as Python prints it, ``['/usr/bin/python', '-u',
+    'train.py', '--local_rank=1', '--lr', '2e-5']``): ``deepspeed --num_gpus <gpus> train.py
+    --lr 2e-5``. The interpreter, ``-u`` and the ``--local_rank=N`` the launcher adds per
+    worker go; ``-m pkg.mod`` becomes ``--module pkg.mod`` (deepspeed/launcher/runner.py);
+    ``<gpus>`` stays a blank for :mod:`rootrank.entry.commands` to fill. Arguments are quoted
+    as a shell needs them. ``None`` when the text is not such a list (cut short, no script).
+
+    The argv is the one the workers ran, so the rerun passes the script the same arguments
+    (deepspeed/launcher/launch.py builds ``cmd`` from them and prints it).
+    """
+    try:
+        argv = ast.literal_eval(argv_text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        return None
+    rest = argv[1:]
+    if rest[:1] == ["-u"]:
+        rest = rest[1:]
+    head = ["deepspeed", "--num_gpus", "<gpus>"]
+    if rest[:1] == ["-m"] and len(rest) > 1:
+        head += ["--module", rest[1]]
+        rest = rest[2:]
+    elif rest and rest[0].endswith(".py"):
+        head.append(rest[0])
+        rest = rest[1:]
+    else:
+        return None
+    args = [a for a in rest if not regex.fullmatch(r"--local[_-]rank=\d+", a)]
+    return " ".join(head[:3] + [shlex.quote(a) for a in head[3:] + args])
+
+
 @dataclass
 class LaunchFacts:
     """What the log says about the job's layout, for mapping local ranks to global ranks.
@@ -520,6 +563,9 @@ class LaunchFacts:
     command: str | None = None
     #: A printed nccl-tests command (``mpirun -np 16 all_reduce_perf -b 8 -e 8G -g 1``).
     tool_command: str | None = None
+    #: The ``deepspeed`` command that reruns the job, rebuilt from the worker argv DeepSpeed's
+    #: launcher prints (:func:`deepspeed_command`) when the log prints no launch command.
+    worker_command: str | None = None
     #: An output filter that keeps some local ranks' lines only (``--local-ranks-filter 0``,
     #: ``LOG_RANK=0``): the phrase and its line, and the ranks it keeps.
     rank_filter: str | None = None
@@ -673,6 +719,12 @@ class LaunchFacts:
             and (m := _AGENT_SELF.search(whole))
         ):
             self.agent_processes.add(int(m.group("pid")))
+        if (
+            self.worker_command is None
+            and ("sigkill_handler" in whole or "spawned with command" in whole)
+            and (m := _DS_WORKER_ARGV.search(whole))
+        ):
+            self.worker_command = deepspeed_command(m["argv"])
         if "Killing subprocess" in text and (m := _DS_KILL.search(text)):
             self.launcher_kill_pids.add(int(m.group("pid")))
         if "parallel size" in text:

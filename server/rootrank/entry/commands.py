@@ -260,6 +260,11 @@ def launch_of(
             # settings from accelerate's config, which ``accelerate launch`` passes (the
             # deepspeed CLI does not); https://huggingface.co/docs/accelerate/usage_guides/deepspeed
             launcher = "accelerate"
+    command = facts.command
+    if command is None and launcher == "deepspeed" and not assumed:
+        # no command printed, but DeepSpeed's launcher printed its workers' argv: the
+        # ``deepspeed`` command that gives the script the same arguments
+        command = facts.worker_command
     per_node = facts.nproc_per_node
     world = state.world_size
     seen = sorted(state.ranks_seen)
@@ -290,12 +295,12 @@ def launch_of(
     own_file = script is None or any(_base(p) == _base(script) for p in facts.entry_paths)
     entry = (
         framework_entry([*facts.entry_paths, *seen_text], per_node)
-        if facts.command is None and own_file
+        if command is None and own_file
         else None
     )
     known = {
         _base(m.group(0))
-        for text in [*seen_text, facts.command or "", script or "", entry or ""]
+        for text in [*seen_text, command or "", script or "", entry or ""]
         for m in _FILE.finditer(text)
     }
     engine = None
@@ -303,7 +308,7 @@ def launch_of(
         engine = next((e for e in ENGINE_ORDER if e in state.stacks), None)
         if launcher == "vllm" and engine is None:
             engine = "vllm"
-    words = " ".join([*seen_text, facts.command or ""])
+    words = " ".join([*seen_text, command or ""])
     shown_libs = {
         lib
         for lib in OPTIONAL_LIBRARIES
@@ -318,7 +323,7 @@ def launch_of(
     )
     return Launch(
         launcher,
-        facts.command,
+        command,
         script,
         per_node,
         world,
