@@ -39,3 +39,46 @@ def test_verify_reruns_the_argv_deepspeed_printed_with_its_arguments():
         " --run_name 'ds trial 2'  # "
     )
     assert "--local_rank" not in rc.verify
+
+
+def test_a_rank_only_its_launcher_reports_is_looked_for_where_its_output_went():
+    from rootrank.entry.variants import initiator_output_missing
+
+    report = "srun: error: gpu-a07: task 0: Exited with exit code 1"
+    findings = [
+        (0, "elastic-child-failed", report),
+        (1, "nccl-system-error", "ncclRemoteError: ..."),
+    ]
+    assert initiator_output_missing(0, [1], findings) == report
+    assert initiator_output_missing(0, [0, 1], findings) is None  # its own traceback is here
+    assert initiator_output_missing(1, [], findings) is None  # it printed its own error
+    assert initiator_output_missing(None, [], findings) is None
+    assert initiator_output_missing(2, [], findings) is None  # nothing names rank 2
+
+    diag = diagnose_paths(
+        [str(KINDS.parent / "fix_variants/nccl-remote-error/failed-rank-output-elsewhere.log")]
+    )
+    rc = diag.root_cause
+    assert rc is not None and diag.initiating_rank == 0
+    assert rc.fix.variant.id == "failed-rank-output-elsewhere"
+    assert '"srun: error: host-2: task 0: Exited with exit code 1"' in rc.fix.steps[0]
+    assert "`srun --output=slurm-%j-%t.out ...`" in rc.fix.steps[0]
+    assert "not a network fault" in rc.fix.steps[0]
+
+
+def test_where_a_ranks_output_is_follows_the_launcher_the_log_shows():
+    from rootrank.entry.commands import Launch
+    from rootrank.entry.hang_capture import rank_own_output
+
+    def launch(name: str | None) -> Launch:
+        return Launch(name, None, "train.py", None, None)
+
+    assert "--enable_each_rank_log" in rank_own_output(launch("deepspeed"), [], [], 3)
+    torchrun = rank_own_output(launch("torchrun"), ["torchrun"], [], 3)
+    assert torchrun.startswith("rank 3's own traceback is in its own stderr")
+    assert "--log-dir=logs --redirects=3 --tee=3" in torchrun
+    assert "--output-filename" in rank_own_output(launch("mpirun"), [], [], 1)
+    assert "kubectl logs <pod of rank 2>" in rank_own_output(launch(None), [], ["kubernetes"], 2)
+    assert rank_own_output(launch(None), [], [], 2) == (
+        "rank 2's own traceback is in its own stderr, which this log does not hold"
+    )
