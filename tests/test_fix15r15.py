@@ -82,3 +82,44 @@ def test_where_a_ranks_output_is_follows_the_launcher_the_log_shows():
     assert rank_own_output(launch(None), [], [], 2) == (
         "rank 2's own traceback is in its own stderr, which this log does not hold"
     )
+
+
+def _run(command: str, lines: list[bytes]):
+    from rootrank.live.feed import LiveScan
+    from rootrank.live.tracker import ProgressTracker
+
+    scan = LiveScan(ProgressTracker(None), mask=False, command=command)
+    scan.feed(scan.open("<command output>"), lines)
+    return scan.finish()
+
+
+ONE_PROCESS = (KINDS.parent / "fix_variants/user-code-exception/one-process.log").read_bytes()
+
+
+def test_a_one_process_run_is_told_it_has_no_ranks():
+    from rootrank.report import to_text
+
+    d = _run("python3 prog_raise.py", ONE_PROCESS.splitlines())
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "user-code-exception"
+    assert d.initiating_rank is None and d.initiator.strategy == "one_process"
+    assert rc.fix.variant.id == "one-process"
+    text = " ".join(rc.fix.steps)
+    assert "rank" not in text and "GPU" not in text
+    assert "`python3 -m pdb -c continue prog_raise.py`" in rc.fix.steps[1]
+    assert rc.verify.startswith("python3 prog_raise.py  #")
+    assert "Initiating rank: none (one process, no ranks)" in to_text(d)
+
+
+def test_one_process_needs_the_run_face_and_an_output_with_no_other_process():
+    # the same output read from a file: a fragment could be one rank's, so no claim
+    d = diagnose_paths([str(KINDS.parent / "fix_variants/user-code-exception/one-process.log")])
+    assert d.initiator is None or d.initiator.strategy != "one_process"
+    assert d.root_cause.fix.variant.id == "general"
+    # run by rootrank, but the output shows ranks: mp.spawn or a process group inside
+    ranked = [b"[rank1]: " + line for line in ONE_PROCESS.splitlines()]
+    d = _run("python3 prog_raise.py", ranked)
+    assert d.initiator is None or d.initiator.strategy != "one_process"
+    # run by rootrank under a multi-process launcher
+    d = _run("torchrun --nproc-per-node=2 prog_raise.py", ONE_PROCESS.splitlines())
+    assert d.initiator is None or d.initiator.strategy != "one_process"

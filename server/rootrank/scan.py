@@ -563,6 +563,9 @@ class LaunchFacts:
     command: str | None = None
     #: A printed nccl-tests command (``mpirun -np 16 all_reduce_perf -b 8 -e 8G -g 1``).
     tool_command: str | None = None
+    #: The job is the process ``rootrank run`` started itself (:meth:`ran`): ``command`` is
+    #: what it ran, not what a log printed.
+    launched_here: bool = False
     #: The ``deepspeed`` command that reruns the job, rebuilt from the worker argv DeepSpeed's
     #: launcher prints (:func:`deepspeed_command`) when the log prints no launch command.
     worker_command: str | None = None
@@ -593,6 +596,7 @@ class LaunchFacts:
             return False
         launcher, script = parts
         self.command = command
+        self.launched_here = True
         if script.endswith(".py"):
             self.script = script
         word = launcher.split()[0]

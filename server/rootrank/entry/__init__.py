@@ -42,7 +42,7 @@ from rootrank.entry.variants import (
     worker_on_same_gpu,
 )
 from rootrank.model import Finding, Fix, FixVariant, InitiatorInfo, Related, RootCause, Symptom
-from rootrank.scan import ScanState
+from rootrank.scan import ENV_HEAD, ScanState
 from rootrank.signatures import Library, Signature
 from rootrank.tracebacks import collective_call
 
@@ -394,6 +394,12 @@ def fill_entry(
     # one command that shows every rank's stack while the job hangs, for its own launcher
     stacks_cmd = rank_stacks(launch, facts.launchers, facts.stacks, state.launch.module)
     values["rank_stacks"] = masker.text(stacks_cmd) if masker else stacks_cmd
+    # the interpreter the job's own command ran (``python3``, ``/opt/conda/bin/python``), for
+    # a step that reruns it another way; ``python`` when the log shows no python command
+    interp = regex.match(
+        r"(?:\S*/)?python[\d.]*(?=\s)", ENV_HEAD.sub("", state.launch.command or "")
+    )
+    values["python"] = interp[0] if interp else "python"
     # a rank named only by a launcher's report of its exit: where its own output went
     facts.initiator_output_missing = initiator_output_missing(
         initiating,

@@ -353,7 +353,9 @@ def processes_of(
     torchrun's worker pids), ``"one"`` when it shows none of that, no launcher at all and no
     line a distributed job prints (:data:`DISTRIBUTED_TEXT` in ``seen_text``, the findings'
     lines or the exceptions' frames and messages) and no stack of :data:`DISTRIBUTED_STACKS`
-    (DeepSpeed, Megatron, FSDP: a process group by design): the user ran ``python script.py``, and a
+    (DeepSpeed, Megatron, FSDP: a process group by design), or the only launcher is the
+    ``python script.py`` that ``rootrank run`` started itself (:attr:`LaunchFacts.launched_here`)
+    and its output shows none of that either: the user ran ``python script.py``, and a
     verification must too (``torchrun`` would start a process group the script never asked
     for, on one GPU it would pass for another reason). ``None`` otherwise (``mp.spawn``, an
     engine, a printed ``python`` command: the launcher decides)."""
@@ -365,8 +367,11 @@ def processes_of(
         or state.launch.nproc_per_node
     ):
         return "several"
+    # ``rootrank run`` started the job itself as one ``python script.py``: the launcher is
+    # known, not read from a log, and the script may still start no other process
+    started_one = launcher == "python" and state.launch.launched_here
     if (
-        launcher is not None
+        (launcher is not None and not started_one)
         or engine is not None
         or state.elastic
         or state.ranks_seen
