@@ -123,3 +123,31 @@ def test_one_process_needs_the_run_face_and_an_output_with_no_other_process():
     # run by rootrank under a multi-process launcher
     d = _run("torchrun --nproc-per-node=2 prog_raise.py", ONE_PROCESS.splitlines())
     assert d.initiator is None or d.initiator.strategy != "one_process"
+
+
+HEARTBEAT = KINDS.parent / "fix_variants/nccl-heartbeat-monitor-timeout/nothing-before-it.log"
+
+
+def test_a_stuck_watchdog_with_nothing_before_it_is_a_collective_one_rank_never_issued():
+    diag = diagnose_paths([str(HEARTBEAT)])
+    rc = diag.root_cause
+    assert rc is not None and rc.signature == "nccl-heartbeat-monitor-timeout"
+    assert rc.fix.variant.id == "nothing-before-it"
+    assert rc.fix.steps[0].startswith("Nothing comes before it (the log shows the run's launch")
+    assert "a collective some rank never issued" in rc.fix.steps[0]
+    assert "py-spy dump --pid" in rc.fix.steps[0]
+    assert "Look earlier" not in " ".join(rc.fix.steps)
+
+
+def test_a_stuck_watchdog_after_a_timeout_is_not_told_nothing_came_before(tmp_path):
+    lines = HEARTBEAT.read_text().splitlines()
+    timeout = (
+        "[rank1]:[E305 10:12:40.100200300 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught"
+        " collective operation timeout: WorkNCCL(SeqNum=3, OpType=BROADCAST, NumelIn=1024,"
+        " NumelOut=1024, Timeout(ms)=600000) ran for 600081 milliseconds before timing out."
+    )
+    log = tmp_path / "hb.log"
+    log.write_text("\n".join([*lines[:8], timeout, *lines[8:]]) + "\n")
+    rc = diagnose_paths([str(log)]).root_cause
+    assert rc is not None
+    assert rc.fix.variant is None or rc.fix.variant.id != "nothing-before-it"
