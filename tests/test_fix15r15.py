@@ -151,3 +151,17 @@ def test_a_stuck_watchdog_after_a_timeout_is_not_told_nothing_came_before(tmp_pa
     rc = diagnose_paths([str(log)]).root_cause
     assert rc is not None
     assert rc.fix.variant is None or rc.fix.variant.id != "nothing-before-it"
+
+
+def test_a_watchdog_timeout_whose_awaited_rank_exited_says_where_its_error_is():
+    diag = diagnose_paths(
+        [str(KINDS.parent / "fix_variants/nccl-watchdog-timeout/failed-rank-output-elsewhere.log")]
+    )
+    rc = diag.root_cause
+    assert rc is not None and diag.initiating_rank == 2
+    assert rc.fix.variant.id == "failed-rank-output-elsewhere"
+    assert "it did not hang: it exited" in rc.fix.steps[0]
+    assert '"srun: error: host-1: task 2: Exited with exit code 1"' in rc.fix.steps[0]
+    assert "raise the timeout" not in rc.fix.steps[0]
+    # the command the log printed, arguments and all (srun lines are read since round 15)
+    assert "srun --ntasks=4 --ntasks-per-node=2 python train_cls.py --epochs 30  #" in rc.verify
