@@ -165,3 +165,26 @@ def test_a_watchdog_timeout_whose_awaited_rank_exited_says_where_its_error_is():
     assert "raise the timeout" not in rc.fix.steps[0]
     # the command the log printed, arguments and all (srun lines are read since round 15)
     assert "srun --ntasks=4 --ntasks-per-node=2 python train_cls.py --epochs 30  #" in rc.verify
+
+
+def test_a_timeout_in_a_one_element_collective_is_a_sync_in_code_that_differs_by_rank():
+    diag = diagnose_paths(
+        [str(KINDS.parent / "fix_variants/nccl-watchdog-timeout/scalar-sync.log")]
+    )
+    rc = diag.root_cause
+    assert rc is not None and diag.initiating_rank is None
+    assert rc.fix.variant.id == "scalar-sync"
+    assert rc.fix.steps[0].startswith(
+        "The collective that timed out carried 1 element(s) per rank (ALLGATHER SeqNum 90412"
+    )
+    assert "call the gathering function on every rank" in rc.fix.steps[0]
+    assert "1800000 ms timeout" in rc.fix.steps[0]
+
+
+def test_gradient_sized_and_first_collectives_are_not_scalar_syncs(tmp_path):
+    text = (KINDS.parent / "fix_variants/nccl-watchdog-timeout/scalar-sync.log").read_text()
+    for old, new in (("NumelIn=1,", "NumelIn=25165824,"), ("SeqNum=90412", "SeqNum=1")):
+        log = tmp_path / "t.log"
+        log.write_text(text.replace(old, new))
+        rc = diagnose_paths([str(log)]).root_cause
+        assert rc is not None and rc.fix.variant.id != "scalar-sync"
