@@ -188,3 +188,28 @@ def test_gradient_sized_and_first_collectives_are_not_scalar_syncs(tmp_path):
         log.write_text(text.replace(old, new))
         rc = diagnose_paths([str(log)]).root_cause
         assert rc is not None and rc.fix.variant.id != "scalar-sync"
+
+
+def test_a_flushed_roce_v2_completion_orders_gid_index_route_and_port():
+    rc = diagnose_paths(
+        [str(KINDS.parent / "fix_variants/ib-completion-error/roce-v2-flushed.log")]
+    ).root_cause
+    assert rc is not None and rc.signature == "ib-completion-error"
+    assert rc.captures["local_gid"].startswith("::ffff:")
+    assert rc.fix.variant.id == "roce-v2-flushed"
+    step = rc.fix.steps[0]
+    assert step.startswith("Status 5 is IBV_WC_WR_FLUSH_ERR")
+    assert (
+        step.index("(1) the GID index") < step.index("(2) the IP path") < step.index("(3) the port")
+    )
+    assert "`ib_write_bw -d <hca> -x <gid index>`" in step
+    assert rc.verify.startswith("ib_write_bw -d <hca> -x <gid index> <peer host>")
+
+
+def test_a_flushed_completion_on_infiniband_is_not_the_first_error():
+    rc = diagnose_paths(
+        [str(KINDS.parent / "fix_variants/ib-completion-error/flushed.log")]
+    ).root_cause
+    assert rc is not None and rc.fix.variant.id == "flushed"
+    assert "not the first error" in rc.fix.steps[0]
+    assert "GID index" not in rc.fix.steps[0]  # fe80:: GIDs: InfiniBand, not RoCE v2
