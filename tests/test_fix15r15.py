@@ -213,3 +213,37 @@ def test_a_flushed_completion_on_infiniband_is_not_the_first_error():
     assert rc is not None and rc.fix.variant.id == "flushed"
     assert "not the first error" in rc.fix.steps[0]
     assert "GID index" not in rc.fix.steps[0]  # fe80:: GIDs: InfiniBand, not RoCE v2
+
+
+def test_a_command_split_over_lines_is_rerun_whole():
+    # `torchrun ... train_lm.py \` then `--model_name ... \` then `--lr ... --max_steps 2000`
+    _, rc = _diag("torchrun-command-continued.log")
+    assert rc.verify.startswith(
+        "torchrun --nproc_per_node 2 train_lm.py --model_name gpt2-medium --lr 3e-4"
+        " --max_steps 2000  # "
+    )
+    assert "\\" not in rc.verify
+
+
+def test_a_command_whose_script_comes_on_a_continuation_line():
+    diag = diagnose_paths([str(KINDS / "torchrun-script-on-continuation-line.log")], mask=False)
+    assert diag.root_cause is not None
+    assert diag.root_cause.verify.startswith(
+        "torchrun --nnodes=2 --node_rank=0 --nproc_per_node=4 --master_addr=10.0.0.1"
+        " train_lm.py --lr 3e-4  # "
+    )
+
+
+def test_a_continuation_ends_at_a_log_line_and_a_head_without_script_is_dropped():
+    from rootrank.scan import LaunchFacts
+
+    facts = LaunchFacts()
+    for n, line in enumerate(
+        ["$ torchrun --nnodes=1 \\", "[rank0]: step 1 loss 2.0", "W0101 x.py:1] warn"], 1
+    ):
+        facts.read(line, n)
+    assert facts.command is None and not facts.continues
+    facts = LaunchFacts()
+    for n, line in enumerate(["$ torchrun --nproc-per-node=2 x.py \\", "  --a 1 \\", "  --b 2"], 1):
+        facts.read(line, n)
+    assert facts.command == "torchrun --nproc-per-node=2 x.py --a 1 --b 2"

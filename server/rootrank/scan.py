@@ -378,6 +378,15 @@ _COMMAND = lazy_regex.compile(
     + launchers.ANY
     + r")(?=\s)[^\n]{0,500}?(?:\S+\.py|(?<!\S)-m\s+[\w.]+)\b[^\n]{0,300})$"
 )
+#: The first line of a launch command split over lines (it ends with a backslash) whose
+#: script comes on a later line: ``torchrun --nnodes=2 --node_rank=0 \``.
+_COMMAND_HEAD = lazy_regex.compile(
+    r"(?:^|[$#>+]\s)\s*(?P<cmd>"
+    + ENV_PREFIX
+    + r"(?:"
+    + launchers.ANY
+    + r")(?=\s)[^\n]{0,500}?)\s*\\$"
+)
 #: A job started by something other than a launcher and a script, typed after a shell prompt
 #: (or ``set -x``'s "+ "): a shell script the framework ships (torchtitan's
 #: ``NGPU=8 CONFIG_FILE=x.toml ./run_train.sh``, ``bash scripts/pretrain.sh``) or a
@@ -519,6 +528,10 @@ def deepspeed_command(argv_text: str) -> str | None:
     return " ".join(head[:3] + [shlex.quote(a) for a in head[3:] + args])
 
 
+#: The longest printed launch command kept (continuation lines joined).
+MAX_COMMAND_CHARS = 4000
+
+
 @dataclass
 class LaunchFacts:
     """What the log says about the job's layout, for mapping local ranks to global ranks.
@@ -563,6 +576,9 @@ class LaunchFacts:
     command: str | None = None
     #: A printed nccl-tests command (``mpirun -np 16 all_reduce_perf -b 8 -e 8G -g 1``).
     tool_command: str | None = None
+    #: The printed command ended with a backslash: the next line continues it (a shell command
+    #: split over lines, ``torchrun ... train.py \`` then ``    --lr 3e-4 \``...).
+    continues: bool = False
     #: The job is the process ``rootrank run`` started itself (:meth:`ran`): ``command`` is
     #: what it ran, not what a log printed.
     launched_here: bool = False
@@ -613,6 +629,30 @@ class LaunchFacts:
             self.nproc_per_node = int(m.group("n"))
         return True
 
+    def _continue_command(self, text: str) -> None:
+        """Append one continuation line of a printed command that ended with a backslash
+        (the shell joins them: ``torchrun ... train.py`` and a backslash, then ``--lr 3e-4``). The command
+        stays open while its lines end with a backslash, up to :data:`MAX_COMMAND_CHARS`;
+        a line that does not look like part of a command (empty, or a log line with a
+        timestamp or a rank prefix) ends it without being added."""
+        part = text.strip()
+        if (
+            not part
+            or self.command is None
+            or len(self.command) + len(part) > MAX_COMMAND_CHARS
+            or not regex.match(r"[-\w\"'$<>{}=./:,@+%]", part)
+            or regex.match(r"(?:\[|\d{4}-\d\d-\d\d|[EWIF]\d{4} )", part)
+        ):
+            self.continues = False
+            if self.command is not None and not _COMMAND.search(self.command):
+                self.command = None  # a command head whose script never came
+            return
+        more = part.endswith("\\")
+        self.command = f"{self.command} {part[:-1].rstrip() if more else part}"
+        self.continues = more
+        if not more and not _COMMAND.search(self.command):
+            self.command = None  # joined, it still runs no script or module: not a launch
+
     def worker_pids(self) -> set[int]:
         """The pids the launchers name as the job's workers (torchrun's agent, DeepSpeed's)."""
         return self.agent_pids | self.launcher_kill_pids
@@ -621,6 +661,8 @@ class LaunchFacts:
         """Learn from one cleaned line (``number`` 1-based); ``raw`` is the line before its
         prefixes were peeled (a launcher's own logger header names it: ``[launch.py:321:...]``)."""
         whole = raw if raw is not None else text
+        if self.continues:  # (the line's own facts are read as well: --nnodes=2 \ ...)
+            self._continue_command(text)
         # (a line holds one of a sign's literals only if the automaton finds some literal)
         if _LAUNCHER_WORDS.find_matches_as_indexes(whole):
             for name, literals, sign in _LAUNCHER_SIGNS:
@@ -636,9 +678,16 @@ class LaunchFacts:
                 if "Error" not in text
                 else None
             )
+            if m is None and text.rstrip().endswith("\\") and "Error" not in text:
+                head = _COMMAND_HEAD.search(text)
+                if head:  # its script comes on a continuation line: kept if one names it
+                    self.command, self.continues = head.group("cmd").strip(), True
             if m:
                 # (a job put in the background, ``python train.py &``, reruns in the foreground)
                 self.command = regex.sub(r"\s+&$", "", m.group("cmd").strip())
+                if self.command.endswith("\\"):  # continued on the next lines
+                    self.command = self.command[:-1].rstrip()
+                    self.continues = True
                 own = ENV_HEAD.sub("", self.command)
                 if regex.match(r"python[\d.]*\s(?!\s*-m\s+torch\.distributed)", own):
                     self.launchers.add("python")
@@ -1158,7 +1207,10 @@ class Scanner:
                     for raw in logical_lines(number, text[cur:end], block.offset):
                         self._line(raw, path, tagger, readers)
                 following = (
-                    tagger.following() or self._pending is not None or bool(self._open_readers)
+                    tagger.following()
+                    or self._pending is not None
+                    or bool(self._open_readers)
+                    or self.state.launch.continues
                 )
                 nxt = end + 1
                 if following:
