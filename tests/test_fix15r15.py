@@ -247,3 +247,18 @@ def test_a_continuation_ends_at_a_log_line_and_a_head_without_script_is_dropped(
     for n, line in enumerate(["$ torchrun --nproc-per-node=2 x.py \\", "  --a 1 \\", "  --b 2"], 1):
         facts.read(line, n)
     assert facts.command == "torchrun --nproc-per-node=2 x.py --a 1 --b 2"
+
+
+def test_a_one_process_oom_is_not_told_about_ranks_or_sharding_first():
+    path = KINDS.parent / "fix_variants/cuda-oom/one-process.log"
+    d = _run("python3 finetune_small.py --batch-size 16", path.read_bytes().splitlines())
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "cuda-oom"
+    assert d.initiator.strategy == "one_process"
+    assert rc.fix.variant.id == "one-process"
+    assert "rank" not in " ".join(rc.fix.steps)
+    assert rc.verify.startswith(
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python3 finetune_small.py --batch-size 16  #"
+    )
+    # read from a file (rootrank diagnose), the same output keeps the general fix
+    assert diagnose_paths([str(path)]).root_cause.fix.variant.id != "one-process"
