@@ -104,8 +104,11 @@ def test_oom_in_the_optimizer_step_after_the_fused_optimizer_failed_to_build():
 def test_your_launch_command_is_deepspeeds_runner_when_the_log_shows_it():
     # the runner's `spawned with command` lines name the script; the printed runner `cmd =`
     # is its internal launcher (deepspeed.launcher.launch), not what the user typed
+    # (and, since round 15, with the arguments those lines give the script)
     _, rc = _rc("cuda-oom", "optimizer-step-after-fused-build-failed")
-    assert rc.verify.startswith("deepspeed --num_gpus <gpus> finetune.py  # ")
+    assert rc.verify.startswith(
+        "deepspeed --num_gpus <gpus> finetune.py --deepspeed ds_zero2.json  # "
+    )
 
 
 def test_library_raise_names_the_library_frame_below_the_user_call():

@@ -6,6 +6,9 @@ The logs are written from what torch, NCCL, the kernel and the launchers print; 
 real captures (torch 2.13 CPU/gloo): ``timeout-call-site-divergence/rank-branch.log``
 (torchrun, rank 1 broadcasts from its own branch while ranks 0 and 2 all-reduce) and
 ``env-rendezvous-var-missing/mp-spawn.log`` (a script calling mp.spawn without MASTER_ADDR).
+A fixture with a ``.command`` file beside it is the output of that command, diagnosed as
+``rootrank run -- <command>`` diagnoses it (``user-code-exception/one-process``: a real
+``python3`` run of a script that raises JSONDecodeError).
 """
 
 from __future__ import annotations
@@ -40,9 +43,24 @@ def test_every_variant_and_every_default_has_a_fixture(library):
     assert have - want == set(), "fixtures of variants that do not exist"
 
 
+def _diagnose(path: Path):
+    """The diagnosis of a fixture: ``rootrank diagnose`` of the log, or, when a
+    ``<variant>.command`` file stands beside it, what ``rootrank run -- <that command>`` makes
+    of the same output (the run face knows the command it started: LaunchFacts.ran)."""
+    command = path.with_suffix(".command")
+    if not command.exists():
+        return diagnose_paths([str(path)])
+    from rootrank.live.feed import LiveScan
+    from rootrank.live.tracker import ProgressTracker
+
+    scan = LiveScan(ProgressTracker(None), command=command.read_text().strip())
+    scan.feed(scan.open("<command output>"), path.read_bytes().splitlines())
+    return scan.finish()
+
+
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_the_fixture_selects_its_variant(path, library):
-    diag = diagnose_paths([str(path)])
+    diag = _diagnose(path)
     rc = diag.root_cause
     assert rc is not None and rc.signature == path.parent.name
     chosen = rc.fix.variant

@@ -192,6 +192,10 @@ STATE_WORDS = (
     "mpirun ",  # an MPI launch line ("mpirun -np 4 python train.py"), printed or echoed
     "mpiexec ",
     "horovodrun ",
+    "srun ",  # a Slurm step's command line ("srun --ntasks=4 python train.py ...")
+    # DeepSpeed's launcher prints each worker's argv (rootrank.scan.deepspeed_command)
+    "spawned with command",
+    "sigkill_handler",
     "terminate called after throwing",  # a C++ exception aborted the process; what() follows
     "==> ",  # tail/head's file header: the lines after it are that file's (ranks.RankTagger)
     # the job's layout (one node or several): launcher flags, agent config and its workers

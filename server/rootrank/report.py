@@ -21,6 +21,9 @@ from rootrank.taxonomy import describe
 # A blank the user fills in (<gpus>, <failing step + 10>): never to be run as it stands, since
 # a shell reads "<gpus> train.py" as redirections (it would truncate train.py).
 # A bare "..." word stands for the rest of the user's command line.
+#: The initiator strategy of a run ``rootrank run`` started as one process
+#: (rootrank.analysis.initiator.one_process): no rank exists to name.
+ONE_PROCESS = "one_process"
 _PLACEHOLDER = lazy_regex.compile(r"<[A-Za-z][^<>\n]{0,60}>|(?<![^\s])\.\.\.(?![^\s])")
 
 
@@ -218,6 +221,8 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
     if diag.initiating_rank is not None:
         host = f" on {diag.initiating_host}" if diag.initiating_host else ""
         out.append(st.bold(f"Initiating rank: {diag.initiating_rank}{host}"))
+    elif diag.initiator is not None and diag.initiator.strategy == ONE_PROCESS:
+        out.append(st.bold("Initiating rank: none (one process, no ranks)"))
     else:
         out.append(st.bold("Initiating rank: unknown (the log does not tell)"))
     for r in diag.reasoning:
@@ -335,6 +340,8 @@ def to_markdown(diag: Diagnosis) -> str:
     if diag.initiating_rank is not None:
         host = f" on `{diag.initiating_host}`" if diag.initiating_host else ""
         out.append(f"**Rank {diag.initiating_rank}**{host}.\n")
+    elif diag.initiator is not None and diag.initiator.strategy == ONE_PROCESS:
+        out.append("None: one process, no ranks.\n")
     else:
         out.append("Unknown: the log does not tell.\n")
     out.extend(f"- {_md(r)}" for r in diag.reasoning)

@@ -7,6 +7,8 @@ the "unclassified" answer; per-stream state is a few small dicts.
 
 from __future__ import annotations
 
+import ast
+import shlex
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -166,6 +168,13 @@ def body_rank(text: str) -> int | None:
 # DeepSpeed's launcher (launcher/launch.py ``sigkill_handler``) killing its workers after
 # one failed: "[launch.py:319:sigkill_handler] Killing subprocess 198906".
 _DS_KILL = lazy_regex.compile(r"Killing subprocess (?P<pid>\d+)")
+#: The worker argv DeepSpeed's per-node launcher prints (deepspeed/launcher/launch.py:
+#: ``logger.info(f"process {pid} spawned with command: {cmd}")`` and, in sigkill_handler,
+#: ``logger.error(f"{cmd} exits with return code = {code}")``), ``cmd`` being
+#: ``[sys.executable, "-u", (-m,) script, "--local_rank=N", *script_args]``.
+_DS_WORKER_ARGV = lazy_regex.compile(
+    r"(?:spawned with command: |sigkill_handler\] )(?P<argv>\[(?:'[^'\n]{0,400}'(?:, )?){2,200}\])"
+)
 # The torchrun agent's own pid: torchelastic logs with glog's header, whose number after the
 # time is the logging process (``W0710 17:01:46.645000 1063758 .../elastic/multiprocessing/
 # api.py:897] Sending process 1064092 closing signal SIGTERM``).
@@ -369,6 +378,15 @@ _COMMAND = lazy_regex.compile(
     + launchers.ANY
     + r")(?=\s)[^\n]{0,500}?(?:\S+\.py|(?<!\S)-m\s+[\w.]+)\b[^\n]{0,300})$"
 )
+#: The first line of a launch command split over lines (it ends with a backslash) whose
+#: script comes on a later line: ``torchrun --nnodes=2 --node_rank=0 \``.
+_COMMAND_HEAD = lazy_regex.compile(
+    r"(?:^|[$#>+]\s)\s*(?P<cmd>"
+    + ENV_PREFIX
+    + r"(?:"
+    + launchers.ANY
+    + r")(?=\s)[^\n]{0,500}?)\s*\\$"
+)
 #: A job started by something other than a launcher and a script, typed after a shell prompt
 #: (or ``set -x``'s "+ "): a shell script the framework ships (torchtitan's
 #: ``NGPU=8 CONFIG_FILE=x.toml ./run_train.sh``, ``bash scripts/pretrain.sh``) or a
@@ -476,6 +494,44 @@ class ClosingSignal:
     host: str | None
 
 
+def deepspeed_command(argv_text: str) -> str | None:
+    """The ``deepspeed`` command that starts the job whose worker argv DeepSpeed's launcher
+    printed (``argv_text``: the list as Python prints it, ``['/usr/bin/python', '-u',
+    'train.py', '--local_rank=1', '--lr', '2e-5']``): ``deepspeed --num_gpus <gpus> train.py
+    --lr 2e-5``. The interpreter, ``-u`` and the ``--local_rank=N`` the launcher adds per
+    worker go; ``-m pkg.mod`` becomes ``--module pkg.mod`` (deepspeed/launcher/runner.py);
+    ``<gpus>`` stays a blank for :mod:`rootrank.entry.commands` to fill. Arguments are quoted
+    as a shell needs them. ``None`` when the text is not such a list (cut short, no script).
+
+    The argv is the one the workers ran, so the rerun passes the script the same arguments
+    (deepspeed/launcher/launch.py builds ``cmd`` from them and prints it).
+    """
+    try:
+        argv = ast.literal_eval(argv_text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        return None
+    rest = argv[1:]
+    if rest[:1] == ["-u"]:
+        rest = rest[1:]
+    head = ["deepspeed", "--num_gpus", "<gpus>"]
+    if rest[:1] == ["-m"] and len(rest) > 1:
+        head += ["--module", rest[1]]
+        rest = rest[2:]
+    elif rest and rest[0].endswith(".py"):
+        head.append(rest[0])
+        rest = rest[1:]
+    else:
+        return None
+    args = [a for a in rest if not regex.fullmatch(r"--local[_-]rank=\d+", a)]
+    return " ".join(head[:3] + [shlex.quote(a) for a in head[3:] + args])
+
+
+#: The longest printed launch command kept (continuation lines joined).
+MAX_COMMAND_CHARS = 4000
+
+
 @dataclass
 class LaunchFacts:
     """What the log says about the job's layout, for mapping local ranks to global ranks.
@@ -520,6 +576,15 @@ class LaunchFacts:
     command: str | None = None
     #: A printed nccl-tests command (``mpirun -np 16 all_reduce_perf -b 8 -e 8G -g 1``).
     tool_command: str | None = None
+    #: The printed command ended with a backslash: the next line continues it (a shell command
+    #: split over lines, ``torchrun ... train.py \`` then ``    --lr 3e-4 \``...).
+    continues: bool = False
+    #: The job is the process ``rootrank run`` started itself (:meth:`ran`): ``command`` is
+    #: what it ran, not what a log printed.
+    launched_here: bool = False
+    #: The ``deepspeed`` command that reruns the job, rebuilt from the worker argv DeepSpeed's
+    #: launcher prints (:func:`deepspeed_command`) when the log prints no launch command.
+    worker_command: str | None = None
     #: An output filter that keeps some local ranks' lines only (``--local-ranks-filter 0``,
     #: ``LOG_RANK=0``): the phrase and its line, and the ranks it keeps.
     rank_filter: str | None = None
@@ -547,6 +612,7 @@ class LaunchFacts:
             return False
         launcher, script = parts
         self.command = command
+        self.launched_here = True
         if script.endswith(".py"):
             self.script = script
         word = launcher.split()[0]
@@ -563,6 +629,30 @@ class LaunchFacts:
             self.nproc_per_node = int(m.group("n"))
         return True
 
+    def _continue_command(self, text: str) -> None:
+        """Append one continuation line of a printed command that ended with a backslash
+        (the shell joins them: ``torchrun ... train.py`` and a backslash, then ``--lr 3e-4``). The command
+        stays open while its lines end with a backslash, up to :data:`MAX_COMMAND_CHARS`;
+        a line that does not look like part of a command (empty, or a log line with a
+        timestamp or a rank prefix) ends it without being added."""
+        part = text.strip()
+        if (
+            not part
+            or self.command is None
+            or len(self.command) + len(part) > MAX_COMMAND_CHARS
+            or not regex.match(r"[-\w\"'$<>{}=./:,@+%]", part)
+            or regex.match(r"(?:\[|\d{4}-\d\d-\d\d|[EWIF]\d{4} )", part)
+        ):
+            self.continues = False
+            if self.command is not None and not _COMMAND.search(self.command):
+                self.command = None  # a command head whose script never came
+            return
+        more = part.endswith("\\")
+        self.command = f"{self.command} {part[:-1].rstrip() if more else part}"
+        self.continues = more
+        if not more and not _COMMAND.search(self.command):
+            self.command = None  # joined, it still runs no script or module: not a launch
+
     def worker_pids(self) -> set[int]:
         """The pids the launchers name as the job's workers (torchrun's agent, DeepSpeed's)."""
         return self.agent_pids | self.launcher_kill_pids
@@ -571,6 +661,8 @@ class LaunchFacts:
         """Learn from one cleaned line (``number`` 1-based); ``raw`` is the line before its
         prefixes were peeled (a launcher's own logger header names it: ``[launch.py:321:...]``)."""
         whole = raw if raw is not None else text
+        if self.continues:  # (the line's own facts are read as well: --nnodes=2 \ ...)
+            self._continue_command(text)
         # (a line holds one of a sign's literals only if the automaton finds some literal)
         if _LAUNCHER_WORDS.find_matches_as_indexes(whole):
             for name, literals, sign in _LAUNCHER_SIGNS:
@@ -586,9 +678,16 @@ class LaunchFacts:
                 if "Error" not in text
                 else None
             )
+            if m is None and text.rstrip().endswith("\\") and "Error" not in text:
+                head = _COMMAND_HEAD.search(text)
+                if head:  # its script comes on a continuation line: kept if one names it
+                    self.command, self.continues = head.group("cmd").strip(), True
             if m:
                 # (a job put in the background, ``python train.py &``, reruns in the foreground)
                 self.command = regex.sub(r"\s+&$", "", m.group("cmd").strip())
+                if self.command.endswith("\\"):  # continued on the next lines
+                    self.command = self.command[:-1].rstrip()
+                    self.continues = True
                 own = ENV_HEAD.sub("", self.command)
                 if regex.match(r"python[\d.]*\s(?!\s*-m\s+torch\.distributed)", own):
                     self.launchers.add("python")
@@ -673,6 +772,12 @@ class LaunchFacts:
             and (m := _AGENT_SELF.search(whole))
         ):
             self.agent_processes.add(int(m.group("pid")))
+        if (
+            self.worker_command is None
+            and ("sigkill_handler" in whole or "spawned with command" in whole)
+            and (m := _DS_WORKER_ARGV.search(whole))
+        ):
+            self.worker_command = deepspeed_command(m["argv"])
         if "Killing subprocess" in text and (m := _DS_KILL.search(text)):
             self.launcher_kill_pids.add(int(m.group("pid")))
         if "parallel size" in text:
@@ -1102,7 +1207,10 @@ class Scanner:
                     for raw in logical_lines(number, text[cur:end], block.offset):
                         self._line(raw, path, tagger, readers)
                 following = (
-                    tagger.following() or self._pending is not None or bool(self._open_readers)
+                    tagger.following()
+                    or self._pending is not None
+                    or bool(self._open_readers)
+                    or self.state.launch.continues
                 )
                 nxt = end + 1
                 if following:

@@ -1228,7 +1228,31 @@ def victims_only(case: Case) -> Verdict | None:
 
 
 #: The strategies, strongest first.
+def one_process(case: Case) -> Verdict | None:
+    """No rank to name, because there are none: ``rootrank run`` started the job itself as
+    one ``python script.py`` (:attr:`rootrank.scan.LaunchFacts.launched_here`) and its output
+    shows no second process (no rank prefix, world size, launcher, distributed line or
+    process-group failure: :func:`rootrank.entry.commands.processes_of` gives ``"one"``).
+    A rank is a member of a process group; this run formed none, so the report says so
+    rather than "the log does not tell". Only the run face knows this: a log read by
+    ``rootrank diagnose`` may be one rank's fragment of a larger job."""
+    st = case.ctx.state
+    if not st.launch.launched_here or not st.launch.command:
+        return None
+    from rootrank.entry.commands import launch_of  # the entry package imports the analysis
+
+    if launch_of(st, st.launch.script).processes != "one":
+        return None
+    return Verdict(
+        None,
+        f"one process ran: `rootrank run` started it ({st.launch.command}), and its output"
+        " shows no other process and no process group: a single process has no ranks",
+        "one_process",
+    )
+
+
 STRATEGIES: tuple[Strategy, ...] = (
+    one_process,
     named_together,
     named_in_message,
     missing_from_ready,

@@ -25,11 +25,12 @@ from rootrank.entry.frames import (
     root_exception,
     user_frame,
 )
-from rootrank.entry.hang_capture import rank_stacks
+from rootrank.entry.hang_capture import rank_own_output, rank_stacks
 from rootrank.entry.variants import (
     Facts,
     agreed_values,
     choose,
+    initiator_output_missing,
     library_raise,
     local_module_frame,
     placeholder_argument,
@@ -41,7 +42,7 @@ from rootrank.entry.variants import (
     worker_on_same_gpu,
 )
 from rootrank.model import Finding, Fix, FixVariant, InitiatorInfo, Related, RootCause, Symptom
-from rootrank.scan import ScanState
+from rootrank.scan import ENV_HEAD, ScanState
 from rootrank.signatures import Library, Signature
 from rootrank.tracebacks import collective_call
 
@@ -393,6 +394,23 @@ def fill_entry(
     # one command that shows every rank's stack while the job hangs, for its own launcher
     stacks_cmd = rank_stacks(launch, facts.launchers, facts.stacks, state.launch.module)
     values["rank_stacks"] = masker.text(stacks_cmd) if masker else stacks_cmd
+    # the interpreter the job's own command ran (``python3``, ``/opt/conda/bin/python``), for
+    # a step that reruns it another way; ``python`` when the log shows no python command
+    interp = regex.match(
+        r"(?:\S*/)?python[\d.]*(?=\s)", ENV_HEAD.sub("", state.launch.command or "")
+    )
+    values["python"] = interp[0] if interp else "python"
+    # a rank named only by a launcher's report of its exit: where its own output went
+    facts.initiator_output_missing = initiator_output_missing(
+        initiating,
+        [x.rank for x in (*state.exceptions, *state.cut_tracebacks)],
+        [(f.rank, f.failure_class, f.evidence[0].text if f.evidence else "") for f in findings],
+    )
+    if facts.initiator_output_missing:
+        where_output = rank_own_output(launch, facts.launchers, facts.stacks, initiating)
+        values["rank_own_output"] = masker.text(where_output) if masker else where_output
+        report = facts.initiator_output_missing
+        values["launcher_report"] = masker.text(report) if masker else report
     launch_lines = [state.launch.command or ""] + [
         e.text for f in findings if f.role != "cause" for e in f.evidence[:4]
     ]

@@ -260,6 +260,11 @@ def launch_of(
             # settings from accelerate's config, which ``accelerate launch`` passes (the
             # deepspeed CLI does not); https://huggingface.co/docs/accelerate/usage_guides/deepspeed
             launcher = "accelerate"
+    command = facts.command
+    if command is None and launcher == "deepspeed" and not assumed:
+        # no command printed, but DeepSpeed's launcher printed its workers' argv: the
+        # ``deepspeed`` command that gives the script the same arguments
+        command = facts.worker_command
     per_node = facts.nproc_per_node
     world = state.world_size
     seen = sorted(state.ranks_seen)
@@ -290,12 +295,12 @@ def launch_of(
     own_file = script is None or any(_base(p) == _base(script) for p in facts.entry_paths)
     entry = (
         framework_entry([*facts.entry_paths, *seen_text], per_node)
-        if facts.command is None and own_file
+        if command is None and own_file
         else None
     )
     known = {
         _base(m.group(0))
-        for text in [*seen_text, facts.command or "", script or "", entry or ""]
+        for text in [*seen_text, command or "", script or "", entry or ""]
         for m in _FILE.finditer(text)
     }
     engine = None
@@ -303,7 +308,7 @@ def launch_of(
         engine = next((e for e in ENGINE_ORDER if e in state.stacks), None)
         if launcher == "vllm" and engine is None:
             engine = "vllm"
-    words = " ".join([*seen_text, facts.command or ""])
+    words = " ".join([*seen_text, command or ""])
     shown_libs = {
         lib
         for lib in OPTIONAL_LIBRARIES
@@ -318,7 +323,7 @@ def launch_of(
     )
     return Launch(
         launcher,
-        facts.command,
+        command,
         script,
         per_node,
         world,
@@ -348,7 +353,9 @@ def processes_of(
     torchrun's worker pids), ``"one"`` when it shows none of that, no launcher at all and no
     line a distributed job prints (:data:`DISTRIBUTED_TEXT` in ``seen_text``, the findings'
     lines or the exceptions' frames and messages) and no stack of :data:`DISTRIBUTED_STACKS`
-    (DeepSpeed, Megatron, FSDP: a process group by design): the user ran ``python script.py``, and a
+    (DeepSpeed, Megatron, FSDP: a process group by design), or the only launcher is the
+    ``python script.py`` that ``rootrank run`` started itself (:attr:`LaunchFacts.launched_here`)
+    and its output shows none of that either: the user ran ``python script.py``, and a
     verification must too (``torchrun`` would start a process group the script never asked
     for, on one GPU it would pass for another reason). ``None`` otherwise (``mp.spawn``, an
     engine, a printed ``python`` command: the launcher decides)."""
@@ -360,8 +367,11 @@ def processes_of(
         or state.launch.nproc_per_node
     ):
         return "several"
+    # ``rootrank run`` started the job itself as one ``python script.py``: the launcher is
+    # known, not read from a log, and the script may still start no other process
+    started_one = launcher == "python" and state.launch.launched_here
     if (
-        launcher is not None
+        (launcher is not None and not started_one)
         or engine is not None
         or state.elastic
         or state.ranks_seen

@@ -80,3 +80,50 @@ def rank_stacks(
         f"while it hangs: `{loop}`; or launch the next run under {rerun}, which dumps every "
         "rank's stack when progress stops and names the rank that is not in a collective"
     )
+
+
+def rank_own_output(
+    launch: Launch, launchers: Iterable[str], stacks: Iterable[str], rank: int | None
+) -> str:
+    """Where the output of ``rank`` went, and the launcher's own option that keeps each
+    rank's output apart next time, for a rank whose exit only a launcher's report shows
+    (``{rank_own_output}``). Chosen by the launcher the log shows (``launchers``, the
+    :class:`Launch`), the innermost first:
+
+    - DeepSpeed's runner: ``--enable_each_rank_log=<dir>`` (deepspeed/launcher/runner.py:
+      "redirect the stdout and stderr from each rank into different log files");
+    - torchrun: ``--log-dir`` with ``--redirects 3 --tee 3`` (torch/distributed/run.py: each
+      local rank's ``stdout.log``/``stderr.log`` under ``<log-dir>/<run id>/attempt_<n>/<local
+      rank>/``);
+    - Open MPI's mpirun: ``--output-filename <dir>`` (one file per rank);
+    - srun: ``--label`` (each line prefixed with its task id) or ``--output=slurm-%j-%t.out``
+      (one file per task: ``%j`` the job id, ``%t`` the task id; Slurm's filename patterns);
+    - Kubernetes: the logs of that rank's pod.
+
+    Never raises; text only."""
+    shown = set(launchers) | ({launch.launcher} if launch.launcher else set())
+    who = f"rank {rank}" if rank is not None else "that rank"
+    if "deepspeed" in shown:
+        keep = "`deepspeed --enable_each_rank_log=logs ...` (one log per rank under logs/)"
+    elif "torchrun" in shown:
+        keep = (
+            "`torchrun --log-dir=logs --redirects=3 --tee=3 ...` (each rank's stderr.log under "
+            "logs/<run id>/attempt_<n>/<local rank>/)"
+        )
+    elif "mpirun" in shown:
+        keep = "`mpirun --output-filename logs ...` (Open MPI: one file per rank)"
+    elif "srun" in shown:
+        return (
+            f"{who}'s own traceback went where srun sent that task's output (the job's "
+            "slurm-<jobid>.out, or the file its job script redirects or tees to): look there "
+            f"for the lines of {who}; to keep each task apart next time, run `srun --label ...` "
+            "(every line starts with its task id) or `srun --output=slurm-%j-%t.out ...` "
+            "(one file per task)"
+        )
+    elif "kubernetes" in set(stacks):
+        return f"{who}'s own traceback is in its pod's log: `kubectl logs <pod of {who}>`"
+    else:
+        keep = ""
+    return f"{who}'s own traceback is in its own stderr, which this log does not hold" + (
+        f"; to keep each rank's output next time: {keep}" if keep else ""
+    )

@@ -95,6 +95,11 @@ What the root's own message says about the job's other processes:
   tensors, so two different collectives met (one rank skipped or added a collective).
 - ``ranks_share_path: bool``: the root and a finding of its signature on another rank
   captured the same ``path`` (two ranks failed on one file: every rank writes it);
+- ``initiator_output_missing: bool``: the analysis named the initiating rank, and all the
+  log holds of that rank is a launcher's report of its exit (``srun: error: node1: task 0:
+  Exited with exit code 1``, torchelastic's table): no traceback, exception or other finding
+  of its own (:func:`initiator_output_missing`); the text may quote ``{rank_own_output}``,
+  where that rank's own output is and how to keep it, for the launcher the log shows.
 - ``multi_node: bool``: the log shows the job on several nodes (launcher node flags, several
   hosts, more ranks than one node holds: :attr:`rootrank.entry.commands.Launch.multi_node`),
   or (``false``) it shows nothing of a second node;
@@ -176,6 +181,7 @@ WHEN_KEYS: dict[str, type] = {
     "module_local": bool,
     "rank_outside_world": bool,
     "multi_node": bool,
+    "initiator_output_missing": bool,
 }
 
 #: The names ``phase:`` accepts (:func:`run_phase`).
@@ -197,6 +203,34 @@ def rank_outside_world(codes: list[str]) -> tuple[str, int, int] | None:
         if r and w and int(r.group(1)) >= int(w.group(1)):
             return code, int(r.group(1)), int(w.group(1))
     return None
+
+
+#: Failure classes whose findings are a launcher's report of a worker's exit, not the
+#: worker's own output.
+LAUNCHER_REPORT_CLASSES = frozenset({"elastic-child-failed"})
+
+
+def initiator_output_missing(
+    rank: int | None,
+    exception_ranks: list[int | None],
+    rank_findings: list[tuple[int | None, str, str]],
+) -> str | None:
+    """The text of the launcher's report of ``rank``'s exit when that report is all the log
+    shows of ``rank``: no exception (``exception_ranks``: the rank of every traceback of the
+    run, cut ones too) and every finding on that rank (``rank_findings``: ``(rank, failure
+    class, first evidence line)``) is of :data:`LAUNCHER_REPORT_CLASSES`. ``None`` when
+    ``rank`` is unknown, the rank printed something of its own, or no report names it.
+
+    Mechanism: a launcher (srun, torchrun's agent, mpirun) reports a worker's exit code from
+    outside the worker; the worker's own traceback goes to its own stderr, which the
+    launcher's console shows only when the job keeps every task's output together. A rank
+    named by that report and by nothing else failed where this log cannot see."""
+    if rank is None or rank in exception_ranks:
+        return None
+    mine = [(cls, text) for r, cls, text in rank_findings if r == rank]
+    if not mine or any(cls not in LAUNCHER_REPORT_CLASSES for cls, _ in mine):
+        return None
+    return mine[0][1].strip()
 
 
 def initiator_names() -> tuple[str, ...]:
@@ -267,6 +301,9 @@ class Facts:
     ranks_share_path: list[int] = field(default_factory=list)
     #: The log shows the job on several nodes (``rootrank.entry.commands.Launch.multi_node``).
     multi_node: bool = False
+    #: The launcher's report of the initiating rank's exit, when that report is all the log
+    #: holds of the rank (:func:`initiator_output_missing`), else ``None``.
+    initiator_output_missing: str | None = None
 
 
 def check_when(when: Any) -> str | None:
@@ -385,6 +422,15 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             f"it was raised in a library's code ({facts.raised_in_library}), below your own frame"
             if value
             else "it was raised in your own code"
+        )
+    if key == "initiator_output_missing":
+        if bool(facts.initiator_output_missing) != value:
+            return None
+        return (
+            f'the launcher\'s report "{facts.initiator_output_missing[:120]}" is all the log'
+            " shows of the initiating rank"
+            if facts.initiator_output_missing
+            else "the log shows the initiating rank's own output"
         )
     if key == "multi_node":
         if facts.multi_node != value:

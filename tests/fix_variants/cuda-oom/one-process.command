@@ -1,0 +1,1 @@
+python3 finetune_small.py --batch-size 16
