@@ -156,3 +156,27 @@ def test_an_oom_after_training_steps_keeps_the_training_fix_even_with_vllm_in_th
     assert rc is not None and rc.failure_class == "cuda-oom"
     assert rc.fix.variant is not None
     assert rc.fix.variant.id not in ("serving-engine", "cuda-graph-capture")
+
+
+# --- another rank's chained-exception marker: an error the paste lost ----------------------------
+
+LOG_WORKER_OOM_AND_A_CHAIN = """\
+(VllmWorker rank=3 pid=811) ERROR 07-01 09:00:02 [multiproc_executor.py:470] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.00 GiB. GPU 3 has a total capacity of 23.64 GiB of which 1.02 GiB is free.
+(VllmWorker rank=5 pid=813) ERROR 07-01 09:00:02 [multiproc_executor.py:470] The above exception was the direct cause of the following exception:
+(VllmWorker rank=5 pid=813) ERROR 07-01 09:00:02 [multiproc_executor.py:470] 
+"""
+
+
+def test_another_ranks_chain_marker_is_an_error_the_paste_lost_so_no_rank_is_named():
+    d = diagnose_text(LOG_WORKER_OOM_AND_A_CHAIN)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "cuda-oom"
+    assert rc.evidence[0].line == 1
+    assert d.initiating_rank is None
+
+
+def test_the_root_ranks_own_chain_marker_does_not_hide_it():
+    log = LOG_WORKER_OOM_AND_A_CHAIN.replace("rank=5 pid=813", "rank=3 pid=811")
+    d = diagnose_text(log)
+    assert d.root_cause is not None and d.root_cause.failure_class == "cuda-oom"
+    assert d.initiating_rank == 3
