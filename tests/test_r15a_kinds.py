@@ -180,3 +180,50 @@ def test_the_root_ranks_own_chain_marker_does_not_hide_it():
     d = diagnose_text(log)
     assert d.root_cause is not None and d.root_cause.failure_class == "cuda-oom"
     assert d.initiating_rank == 3
+
+
+# --- datasets' schema cast error and DDP's buffer broadcast ------------------------------------
+
+LOG_SCHEMA_CAST = """\
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "/opt/conda/lib/python3.10/site-packages/datasets/table.py", line 2302, in cast_table_to_schema
+[rank0]:     raise CastError(
+[rank0]: datasets.table.CastError: Couldn't cast
+[rank0]: text: string
+[rank0]: meta: struct<url: string>
+[rank0]: because column names don't match
+[rank2]: RuntimeError: Rank 2 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.
+"""
+
+
+def test_a_datasets_cast_error_is_a_schema_mismatch_on_the_building_rank():
+    d = diagnose_text(LOG_SCHEMA_CAST)
+    rc = d.root_cause
+    assert rc is not None
+    assert rc.failure_class == "data-error"
+    assert rc.signature == "data-decode-error"
+    assert rc.evidence[0].line == 4
+    assert d.initiating_rank == 0
+    assert rc.fix.variant is not None and rc.fix.variant.id == "hf-schema-cast"
+    assert "same keys" in rc.fix.steps[0]
+    assert "the message names it" not in " ".join(rc.fix.steps)
+
+
+LOG_BUFFER_BROADCAST = """\
+[rank3]:   File "/opt/conda/lib/python3.11/site-packages/torch/nn/parallel/distributed.py", line 2172, in _sync_buffers
+[rank3]:     self._sync_module_buffers(authoritative_rank)
+[rank3]:   File "/opt/conda/lib/python3.11/site-packages/torch/nn/parallel/distributed.py", line 2113, in _distributed_broadcast_coalesced
+[rank3]:     dist._broadcast_coalesced(
+[rank3]: RuntimeError: Detected mismatch between collectives on ranks. Rank 3 is running collective: CollectiveFingerPrint(SequenceNumber=90, OpType=BROADCAST, TensorShape=[128], TensorDtypes=Float, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda)), but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=90, OpType=BROADCAST, TensorShape=[9216], TensorDtypes=Float, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda)).Collectives differ in the following aspects:   Tensor Tensor shapes: 128vs 9216
+"""
+
+
+def test_a_shape_mismatch_in_ddps_buffer_broadcast_gets_the_buffer_fix_and_names_no_rank():
+    d = diagnose_text(LOG_BUFFER_BROADCAST)
+    rc = d.root_cause
+    assert rc is not None
+    assert rc.failure_class == "collective-shape-mismatch"
+    assert rc.evidence[0].line == 5
+    assert d.initiating_rank is None
+    assert rc.fix.variant is not None and rc.fix.variant.id == "ddp-buffer-sync"
+    assert "broadcast_buffers=False" in rc.fix.steps[0]
