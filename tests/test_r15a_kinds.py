@@ -227,3 +227,17 @@ def test_a_shape_mismatch_in_ddps_buffer_broadcast_gets_the_buffer_fix_and_names
     assert d.initiating_rank is None
     assert rc.fix.variant is not None and rc.fix.variant.id == "ddp-buffer-sync"
     assert "broadcast_buffers=False" in rc.fix.steps[0]
+
+
+def test_rdma_cores_host_unknown_placeholder_is_no_host():
+    log = (
+        "(LLMRayActor pid=4410) update weight: model.norm.weight, dtype: torch.bfloat16\n"
+        "mlx5: host_unknown: got completion with error:\n"
+        "00000000 00000000 00000000 00000000\n"
+    )
+    d = diagnose_text(log, mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "network-fabric-error"
+    assert rc.evidence[0].line == 2
+    assert "host" not in rc.captures
+    assert rc.host != "host_unknown"
