@@ -42,6 +42,7 @@ from rootrank.runs import (
     separate_run,
 )
 from rootrank.tracebacks import (
+    CHAIN_MARKERS,
     Frame,
     PyException,
     TracebackReader,
@@ -1459,6 +1460,8 @@ class Scanner:
         if reader is None:
             reader = readers[rank] = TracebackReader()
         exc = reader.feed(text, raw.number, raw.raw)
+        if exc is None and rank is not None and not reader.open and text.strip() in CHAIN_MARKERS:
+            self._orphan_chain(path, rank, raw.number)
         fault = reader.take_fault_stack()
         if fault is not None:
             self._fault_stack(fault, path, rank, tagged.host, tagged.time)
@@ -2009,6 +2012,21 @@ class Scanner:
         for name in qualified_names(exc_type):  # "Unsupported" is torch._dynamo.exc.Unsupported
             message.parts[0] = f"{name}:"
             self._match_joined(message)
+
+    def _orphan_chain(self, path: str, rank: int, number: int) -> None:
+        """A rank's chained-exception marker ("The above exception was the direct cause of
+        the following exception:" / "During handling of the above exception, ...") with no
+        exception of that rank before it in the log: Python prints the marker only after a
+        complete exception of that process, so the rank raised an error the paste lost (a
+        vLLM worker's ERROR block cut to its last lines). It counts as a traceback of that
+        rank cut before its exception (:attr:`ScanState.cut_traceback_ranks`), a failure
+        under way whose order against the root cause the log does not show."""
+        st = self.state
+        if rank in st.cut_traceback_ranks or any(e.rank == rank for e in st.exceptions):
+            return
+        st.cut_traceback_ranks.add(rank)
+        if len(st.cut_traceback_starts) < MAX_EXCEPTIONS:
+            st.cut_traceback_starts.append((path, rank, number))
 
     def _close_pending(self) -> None:
         """The pending exception message ended: match its joined lines once."""

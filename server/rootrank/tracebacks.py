@@ -140,6 +140,8 @@ MAX_HEADER_MESSAGE_LINES = 8
 
 _CHAIN_CAUSE = "The above exception was the direct cause of the following exception:"
 _CHAIN_CONTEXT = "During handling of the above exception, another exception occurred:"
+#: The two lines Python prints between the exceptions of a chain (cause, context).
+CHAIN_MARKERS = frozenset({_CHAIN_CAUSE, _CHAIN_CONTEXT})
 
 _LIBRARY_MARKERS = (
     "site-packages",
