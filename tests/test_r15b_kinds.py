@@ -1,0 +1,42 @@
+"""Round 15, set B: the kinds of fault the held-out set r15b showed, each by its mechanism.
+
+Fixtures are written for these tests in the shape the tools print them (vLLM's cumem allocator's
+``CUDA Error: %s at %s:%d``, argparse's usage + error, torchelastic's failure summary, HCCL's
+error on Ascend); none is a held-out log.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rootrank.engine import diagnose_paths
+
+ROOT = Path(__file__).resolve().parents[1]
+SIGS = ROOT / "signatures"
+
+
+def test_vllm_cumem_out_of_memory_on_wake_up_is_a_gpu_oom_with_the_colocate_fix():
+    """vLLM's sleep-mode allocator raises "CUDA Error: out of memory at .../cumem_allocator.cpp:62"
+    (its CUDA_CHECK macro, cuGetErrorString's text) when wake_up cannot map the engine's memory
+    back: a GPU OOM outside torch's allocator, on the rank whose traceback it is, with the fix for
+    a trainer and a colocated vLLM engine sharing one GPU."""
+    d = diagnose_paths([str(SIGS / "memory" / "gpu-oom-driver-level.positive-2.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None
+    assert (rc.signature, rc.failure_class) == ("gpu-oom-driver-level", "cuda-oom")
+    assert (d.initiating_rank, rc.evidence[0].line) == (3, 24)
+    assert rc.fix.variant.id == "vllm-wake-up-colocated"
+    assert "offload" in rc.fix.steps[0] and "gpu_memory_utilization" in rc.fix.steps[1]
+
+
+def test_cumem_out_of_memory_outside_wake_up_keeps_the_general_fix(tmp_path):
+    p = tmp_path / "alloc.log"
+    p.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.11/site-packages/vllm/device_allocator/cumem.py", line 131, in malloc\n'
+        "    python_create_and_map(*handle)\n"
+        "RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62\n"
+    )
+    rc = diagnose_paths([str(p)], mask=False).root_cause
+    assert rc is not None and rc.failure_class == "cuda-oom"
+    assert rc.fix.variant.id == "general"
