@@ -40,3 +40,36 @@ def test_cumem_out_of_memory_outside_wake_up_keeps_the_general_fix(tmp_path):
     rc = diagnose_paths([str(p)], mask=False).root_cause
     assert rc is not None and rc.failure_class == "cuda-oom"
     assert rc.fix.variant.id == "general"
+
+
+def test_script_name_with_a_digit_is_not_peeled_as_a_pdsh_host():
+    """argparse prefixes its error with the program name: "finetune_v2.py: error: ...". A name
+    with a digit has the shape of a pdsh host tag ("node01: "), but a script's name (.py, .sh) is
+    never one: the line keeps its name and the argparse signature reads it (before, the prefix
+    was peeled, "error: unrecognized arguments: true" matched nothing, and torchrun's bare
+    ChildFailedError summary became the root cause)."""
+    d = diagnose_paths([str(SIGS / "environment" / "argparse-error.positive-2.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None
+    assert (rc.signature, rc.failure_class) == ("argparse-error", "config-error")
+    assert rc.evidence[0].line == 9 and rc.captures["prog"] == "finetune_v2.py"
+    assert d.initiating_rank is None  # every worker parses the same command line
+    assert rc.fix.variant.id == "value-after-switch"
+
+
+def test_bash_error_of_a_numbered_script_keeps_its_name(tmp_path):
+    p = tmp_path / "run.log"
+    p.write_text("run2.sh: line 5: torchrun: command not found\n")
+    d = diagnose_paths([str(p)], mask=False)
+    assert all(f.host != "run2.sh" for f in d.findings)
+
+
+def test_unrecognized_option_other_than_a_boolean_keeps_the_general_fix(tmp_path):
+    p = tmp_path / "args.log"
+    p.write_text(
+        "usage: train3.py [-h] [--lr LR]\n"
+        "train3.py: error: unrecognized arguments: --learning-rate 3e-4\n"
+    )
+    rc = diagnose_paths([str(p)], mask=False).root_cause
+    assert rc is not None and rc.signature == "argparse-error"
+    assert rc.fix.variant.id == "general"
