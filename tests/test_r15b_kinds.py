@@ -73,3 +73,27 @@ def test_unrecognized_option_other_than_a_boolean_keeps_the_general_fix(tmp_path
     rc = diagnose_paths([str(p)], mask=False).root_cause
     assert rc is not None and rc.signature == "argparse-error"
     assert rc.fix.variant.id == "general"
+
+
+KINDS = ROOT / "tests" / "kinds_r15b"
+
+
+def test_summary_alone_with_a_sigbus_root_is_read_as_the_signal():
+    """torchelastic's failure summary pasted alone (no agent 'failed (exitcode: -7)' line): the
+    root-cause entry's 'exitcode  : -7 ... Signal 7 (SIGBUS)' is the signal's reading (shared
+    memory), on that entry's rank, when the summary's other entries are the agent's SIGTERMs."""
+    d = diagnose_paths([str(KINDS / "summary-only-sigbus.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None
+    assert (rc.signature, rc.failure_class) == (
+        "worker-sigbus-exit",
+        "dataloader-worker-killed-or-shm",
+    )
+    assert d.initiating_rank == 2 and rc.captures["exitcode"] == "-7"
+
+
+def test_summary_sigbus_with_another_rank_failing_by_itself_is_not_read_as_the_signal():
+    """Another entry exited 1 by itself: two failures, the signal is not the only story."""
+    d = diagnose_paths([str(KINDS / "summary-sigbus-and-another-failure.log")], mask=False)
+    rc = d.root_cause
+    assert rc is None or rc.signature != "worker-sigbus-exit"

@@ -115,7 +115,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(library_call_mismatches(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
     findings.extend(exception_findings(findings, state, library))
-    findings.extend(signal_exit_findings(findings, library))
+    findings.extend(signal_exit_findings(findings, library, state.elastic))
     findings.sort(key=lambda f: f.order)
     failure_present = (
         any(f.severity == "error" for f in findings)
