@@ -97,3 +97,30 @@ def test_summary_sigbus_with_another_rank_failing_by_itself_is_not_read_as_the_s
     d = diagnose_paths([str(KINDS / "summary-sigbus-and-another-failure.log")], mask=False)
     rc = d.root_cause
     assert rc is None or rc.signature != "worker-sigbus-exit"
+
+
+def test_hccl_barrier_failure_of_several_ranks_is_a_collective_failure_not_user_code():
+    """Seven ranks raise torch_npu's 'The Inner error is reported as above ... operator name is
+    HcclAllreduce' from dist.barrier(): an HCCL collective failed (Ascend NPUs), read by its
+    signature with the barrier fix; the copies beyond the finding's kept evidence are the same
+    message, so none of them becomes a user-code exception."""
+    d = diagnose_paths([str(KINDS / "hccl-barrier-seven-ranks.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None
+    assert (rc.signature, rc.failure_class) == ("npu-hccl-collective-failed", "collective-timeout")
+    assert rc.captures["optype"] == "HcclAllreduce" and rc.evidence[0].line == 9
+    assert rc.fix.variant.id == "barrier-wait"
+    assert not [f for f in d.findings if f.signature == "user-code-exception"]
+
+
+def test_npu_operator_failure_that_is_not_hccl_is_not_a_collective(tmp_path):
+    p = tmp_path / "op.log"
+    p.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/proj/run.py", line 40, in <module>\n'
+        "    out = model(x)\n"
+        "RuntimeError: The Inner error is reported as above. The process exits for this inner"
+        " error, and the current working operator name is GridSampler3D.\n"
+    )
+    d = diagnose_paths([str(p)], mask=False)
+    assert not [f for f in d.findings if f.signature == "npu-hccl-collective-failed"]

@@ -145,6 +145,21 @@ def prepare(state: ScanState, library: Library) -> Context:
 EXCEPTION_SIGNATURE = "user-code-exception"
 
 
+#: The shortest exception message :func:`_message_read` compares: a shorter one ("1", "0")
+#: could sit in any line.
+MIN_READ_MESSAGE = 24
+
+
+def _message_read(message: str, read_texts: list[str]) -> bool:
+    """Whether the exception ``message`` is the text of a line a finding already read (its
+    evidence): the same error printed by another rank, whose line is beyond the evidence a
+    finding keeps (several ranks raising one collective's failure, their tracebacks
+    interleaved), is that finding's, not a new exception of the user's code. Messages shorter
+    than :data:`MIN_READ_MESSAGE` characters are never taken as read."""
+    key = message.strip()
+    return len(key) >= MIN_READ_MESSAGE and any(key in text for text in read_texts)
+
+
 def exception_findings(
     findings: list[Finding], state: ScanState, library: Library
 ) -> list[Finding]:
@@ -178,12 +193,13 @@ def exception_findings(
             return []
         after = max(f.order for f in causes)
     read = {(e.path, e.line) for f in findings for e in f.evidence}
+    read_texts = [e.text for f in findings for e in f.evidence]
     first: dict[int | None, Finding] = {}
     for seen in state.exceptions:
         exc = seen.exc
         if exc.ignored or exc.header == "terminate" or seen.rank in first:
             continue
-        if (seen.path, exc.log_line) in read:
+        if (seen.path, exc.log_line) in read or _message_read(exc.message, read_texts):
             continue
         if causes and (seen.order <= after or not exc.frames):
             continue
