@@ -124,3 +124,47 @@ def test_npu_operator_failure_that_is_not_hccl_is_not_a_collective(tmp_path):
     )
     d = diagnose_paths([str(p)], mask=False)
     assert not [f for f in d.findings if f.signature == "npu-hccl-collective-failed"]
+
+
+def test_framework_settings_check_with_no_user_frame_is_a_config_error():
+    """vLLM's ParallelConfig.__post_init__ raising ValueError from its CLI entry point: the
+    framework checked the options it was started with; no user code is on the way, so the
+    value is the launch's, not the user's program's."""
+    d = diagnose_paths(
+        [str(SIGS / "environment" / "library-argument-check-failed.positive.log")], mask=False
+    )
+    rc = d.root_cause
+    assert rc is not None
+    assert (rc.signature, rc.failure_class) == ("library-argument-check-failed", "config-error")
+    assert rc.evidence[0].line == 9 and rc.captures["check"] == "__post_init__"
+    assert rc.captures["where"] == "config.py:1712"
+
+
+def test_settings_check_in_the_users_own_config_stays_the_users_exception():
+    d = diagnose_paths(
+        [str(SIGS / "environment" / "library-argument-check-failed.near-miss.log")], mask=False
+    )
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "user-code-exception"
+
+
+def test_argument_assertion_of_two_mpi_ranks_is_read_once_per_rank(tmp_path):
+    """Open MPI's [job,rank]<stderr>: prefixes: each rank raised the same settings check."""
+    tb = [
+        "Traceback (most recent call last):",
+        '  File "<frozen runpy>", line 198, in _run_module_as_main',
+        '  File "/opt/venv/lib/python3.12/site-packages/sglang/launch_server.py", line 14, in <module>',
+        "    server_args = prepare_server_args(sys.argv[1:])",
+        '  File "/opt/venv/lib/python3.12/site-packages/sglang/srt/server_args.py", line 2210, in from_cli_args',
+        "    return cls(**{attr: getattr(args, attr) for attr in attrs})",
+        '  File "<string>", line 190, in __init__',
+        '  File "/opt/venv/lib/python3.12/site-packages/sglang/srt/server_args.py", line 512, in __post_init__',
+        "    assert self.tp_size % self.pp_size == 0",
+        "AssertionError: tp_size must be divisible by pp_size",
+    ]
+    p = tmp_path / "mpi.log"
+    p.write_text("\n".join(f"[1,{r}]<stderr>:{line}" for r in (0, 1) for line in tb) + "\n")
+    d = diagnose_paths([str(p)], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "config-error"
+    assert d.initiating_rank is None  # both ranks parse the same options

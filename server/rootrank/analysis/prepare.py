@@ -113,6 +113,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(infer(findings, library))
     findings.extend(zero_count_divisions(findings, state, library))
     findings.extend(library_call_mismatches(findings, state, library))
+    findings.extend(library_argument_checks(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
     findings.extend(exception_findings(findings, state, library))
     findings.extend(signal_exit_findings(findings, library, state.elastic))
@@ -342,6 +343,54 @@ CALL_SIGNATURE_MESSAGE = regex.compile(
     r"|got multiple values for argument '(?P<arg3>\w+)'"
     r")"
 )
+
+
+#: The signature of an argument check a library ran on its own settings object (see
+#: :func:`library_argument_checks`).
+LIBRARY_ARGUMENT_SIGNATURE = "library-argument-check-failed"
+#: The exception types an argument check raises.
+ARGUMENT_CHECK_TYPES = ("AssertionError", "ValueError")
+#: Where a library checks the settings it was given: a settings dataclass's ``__post_init__``
+#: (ServerArgs, TrainingArguments, EngineArgs...), a ``from_cli_args``/``check_args``/
+#: ``validate...``/``verify...`` function, or any function of an arguments module
+#: (``server_args.py``, ``training_args.py``, ``arg_utils.py``, ``arguments.py``).
+ARGUMENT_CHECK_FRAME = regex.compile(r"(?:^|/)(?:\w*_args|arg_utils|arguments|args)\.py$")
+ARGUMENT_CHECK_FUNC = regex.compile(
+    r"^(?:__post_init__|from_cli_args|(?:_?(?:check|validate|verify)_?\w*))$"
+)
+
+
+def library_argument_checks(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """An ``AssertionError``/``ValueError`` raised by a library's check of its own settings,
+    with no frame of the user's code in the traceback: a finding of
+    :data:`LIBRARY_ARGUMENT_SIGNATURE` (class config-error) on the exception's line, one per
+    rank. Mechanism: frameworks validate the options they were started with in the settings
+    object's ``__post_init__`` or a ``from_cli_args``/``check_*``/``validate*`` function, in
+    a module of arguments (:data:`ARGUMENT_CHECK_FRAME`, :data:`ARGUMENT_CHECK_FUNC`); the
+    innermost frame being such a check, and no user frame on the way, means the values came
+    from the command line or a config file, not from code the user wrote. Lines another
+    signature reads are left to it; a traceback through the user's own code stays the
+    generic exception (its arguments may be computed there)."""
+    sig = library.signatures.get(LIBRARY_ARGUMENT_SIGNATURE)
+    if sig is None:
+        return []
+    out: dict[int | None, Finding] = {}
+    for type_name in ARGUMENT_CHECK_TYPES:
+        for seen in _unread_exceptions(state, findings, type_name):
+            exc = seen.exc
+            if seen.rank in out or not exc.frames or any(fr.user for fr in exc.frames):
+                continue
+            where = exc.frames[-1]
+            path = where.file.replace("\\", "/")
+            if not (ARGUMENT_CHECK_FRAME.search(path) or ARGUMENT_CHECK_FUNC.match(where.func)):
+                continue
+            name = path.rsplit("/", 1)[-1]
+            out[seen.rank] = _exception_finding(
+                sig, seen, {"where": f"{name}:{where.line}", "check": where.func}
+            )
+    return list(out.values())
 
 
 def library_call_mismatches(
