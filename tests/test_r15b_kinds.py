@@ -168,3 +168,36 @@ def test_argument_assertion_of_two_mpi_ranks_is_read_once_per_rank(tmp_path):
     rc = d.root_cause
     assert rc is not None and rc.failure_class == "config-error"
     assert d.initiating_rank is None  # both ranks parse the same options
+
+
+FIX_UCE = ROOT / "tests" / "fix_variants" / "user-code-exception"
+
+
+def test_missing_data_sample_gets_the_restore_and_check_the_index_fix():
+    """A FileNotFoundError for a data file (.npz) opened by a dataset's __getitem__ on one rank:
+    a file the index lists is gone (purged, never synced), not a launch setting on every rank."""
+    d = diagnose_paths([str(FIX_UCE / "missing-data-sample.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "user-code-exception"
+    assert (d.initiating_rank, rc.evidence[0].line) == (2, 16)
+    assert rc.fix.variant.id == "missing-data-sample"
+    assert "index" in rc.fix.steps[0] and "start-up" not in rc.fix.steps[0]
+
+
+def test_missing_config_file_keeps_the_point_at_the_real_file_fix(tmp_path):
+    p = tmp_path / "cfg.log"
+    p.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/proj/train.py", line 12, in <module>\n'
+        "    cfg = yaml.safe_load(open(args.config))\n"
+        "FileNotFoundError: [Errno 2] No such file or directory: 'configs/your_config.yaml'\n"
+    )
+    rc = diagnose_paths([str(p)], mask=False).root_cause
+    assert rc is not None and rc.fix.variant.id == "missing-file"
+
+
+def test_directory_created_by_two_ranks_at_once_gets_the_one_rank_prepares_fix():
+    d = diagnose_paths([str(FIX_UCE / "concurrent-create.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.fix.variant.id == "concurrent-create"
+    assert d.initiating_rank == 1 and "exist_ok=True" in rc.fix.steps[0]
