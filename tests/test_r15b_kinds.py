@@ -201,3 +201,31 @@ def test_directory_created_by_two_ranks_at_once_gets_the_one_rank_prepares_fix()
     rc = d.root_cause
     assert rc is not None and rc.fix.variant.id == "concurrent-create"
     assert d.initiating_rank == 1 and "exist_ok=True" in rc.fix.steps[0]
+
+
+def test_one_rank_stopped_while_the_others_issued_the_next_collective_is_the_initiator():
+    """Rank 1's dump line: last enqueued 40 = last completed 40 (it issued nothing after work
+    40); ranks 0, 2, 3 timed out in SeqNum 41 (enqueued 41, completed 40): rank 1 never issued
+    the all-gather the others wait in, so it is the rank they waited for; the fix says the
+    ranks ran different collective sequences (a timeout raise would not help)."""
+    path = (
+        ROOT
+        / "tests"
+        / "fix_variants"
+        / "nccl-watchdog-timeout"
+        / "ranks-issued-different-collectives.log"
+    )
+    d = diagnose_paths([str(path)], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "nccl-watchdog-timeout"
+    assert d.initiating_rank == 1 and d.initiator.strategy == "enqueued_split"
+    assert rc.fix.variant.id == "ranks-issued-different-collectives"
+    assert "never issued work 41" in rc.fix.steps[0]
+
+
+def test_several_stopped_ranks_are_candidates_and_no_rank_is_claimed():
+    d = diagnose_paths([str(KINDS / "enqueued-split-two-stopped.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.fix.variant.id == "ranks-issued-different-collectives"
+    assert d.initiating_rank is None and d.initiator.strategy == "enqueued_split"
+    assert "ranks 0, 1 never issued work 41" in rc.fix.steps[0]
