@@ -229,3 +229,26 @@ def test_several_stopped_ranks_are_candidates_and_no_rank_is_claimed():
     assert rc is not None and rc.fix.variant.id == "ranks-issued-different-collectives"
     assert d.initiating_rank is None and d.initiator.strategy == "enqueued_split"
     assert "ranks 0, 1 never issued work 41" in rc.fix.steps[0]
+
+
+def test_no_kernel_image_from_torch_itself_leads_with_a_build_that_lists_the_gpu():
+    """torch's own .to() on a V100 (sm_70) under a build that starts at sm_75: the headline is
+    the build to install, for a GPU older than the build as well as a newer one (not a
+    comparison to run first)."""
+    d = diagnose_paths(
+        [str(ROOT / "tests" / "fix_variants" / "cuda-no-kernel-image" / "general.log")], mask=False
+    )
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "cuda-no-kernel-image"
+    assert rc.fix.variant.id == "general" and rc.evidence[0].line == 9
+    assert "older than the build" in rc.fix.steps[0] and "cu126" in rc.fix.steps[0]
+
+
+def test_no_kernel_image_inside_an_extension_leads_with_rebuilding_it():
+    d = diagnose_paths(
+        [str(ROOT / "tests" / "fix_variants" / "cuda-no-kernel-image" / "extension.log")],
+        mask=False,
+    )
+    rc = d.root_cause
+    assert rc is not None and rc.fix.variant.id == "extension"
+    assert "TORCH_CUDA_ARCH_LIST" in rc.fix.steps[0]
