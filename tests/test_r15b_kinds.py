@@ -252,3 +252,33 @@ def test_no_kernel_image_inside_an_extension_leads_with_rebuilding_it():
     rc = d.root_cause
     assert rc is not None and rc.fix.variant.id == "extension"
     assert "TORCH_CUDA_ARCH_LIST" in rc.fix.steps[0]
+
+
+def test_ten_ranks_on_one_host_get_a_single_node_verify(tmp_path):
+    """torchelastic's summary names one host for all ten ranks (local rank == rank): one
+    10-GPU node, so the verify command is a single-node torchrun, not a multi-node template
+    with --nnodes/--rdzv-endpoint placeholders (more ranks than 8 alone is no second node)."""
+    entries = []
+    for r in range(10):
+        entries += [
+            f"[{r}]:",
+            "  time      : 2024-02-01_10:00:00",
+            "  host      : gpu-box",
+            f"  rank      : {r} (local_rank: {r})",
+            f"  exitcode  : 1 (pid: {500 + r})",
+            "  error_file: <N/A>",
+            "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+        ]
+    p = tmp_path / "ten.log"
+    p.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/proj/train.py", line 9, in <module>\n'
+        "    steps = int(cfg['steps']) / None\n"
+        "TypeError: unsupported operand type(s) for /: 'int' and 'NoneType'\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "Root Cause (first observed failure):\n" + "\n".join(entries) + "\n"
+    )
+    d = diagnose_paths([str(p)], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "user-code-exception"
+    assert "--nproc-per-node=10" in rc.verify and "--nnodes" not in rc.verify
