@@ -73,6 +73,11 @@ _RANK_WORD = re.compile(r"[Rr]ank[0-9]{1,5}")
 _NOT_HOSTS = frozenset(
     {"python3", "python2", "cuda0", "cuda1", "md5", "sha256", "utf-8", "mlx4", "mlx5"}
 )
+# A script's name is not a pdsh host: argparse prefixes its error with the program name
+# ("train_h100.py: error: unrecognized arguments: true"), bash its own with the script's
+# ("run2.sh: line 5: python: command not found"); a name with a digit would otherwise pass the
+# host shape and be peeled off, leaving "error: ..." without the name the signatures read.
+_SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".pl", ".rb", ".js")
 
 _INLINE_RANK = lazy_regex.compile(
     r"\[(?:PG (?:ID )?(?P<pg>\d+)(?: \((?P<name1>[^)]*)\))?(?: PG GUID (?P<guid>[^ \]]*?)(?:\((?P<name2>[^)]*)\))?)? )?Rank (?P<rank>\d{1,6})\]"
@@ -736,6 +741,7 @@ class RankTagger:
                 if (
                     h.lower() in _NOT_HOSTS
                     or h.endswith(("Error", "Exception", "Warning"))
+                    or h.endswith(_SCRIPT_SUFFIXES)
                     or _RANK_WORD.fullmatch(h)
                 ):
                     break

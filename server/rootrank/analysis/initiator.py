@@ -342,6 +342,52 @@ def ahead_in_enqueued_work(case: Case) -> Verdict | None:
     return Verdict(rank, why, "ahead_in_enqueued_work", (rank,))
 
 
+def enqueued_split(case: Case) -> Verdict | None:
+    """The status lines (see :func:`ahead_in_enqueued_work`) split the ranks of one process
+    group in two: some stopped with every work they enqueued completed (``last enqueued ==
+    last completed == N``: they issued nothing after work N and wait outside NCCL, in a gloo
+    collective, a store or Python), and at least two others completed the same work N but
+    enqueued more (they issued work N+1 and wait in it). The stopped ranks never issued a
+    collective the others did: the ranks ran different collective sequences (a rank-dependent
+    branch, a different number of wrapped forward or backward calls). One stopped rank is the
+    rank the others wait for; several are named as candidates and no single rank is claimed.
+    (One rank ahead of all the others is :func:`ahead_in_enqueued_work`.)"""
+    if case.root.failure_class not in ("collective-timeout", "collective-desync"):
+        return None
+
+    def number(f: Finding, key: str) -> int | None:
+        raw = f.captures.get(key, "")
+        return int(raw) if raw.lstrip("-").isdigit() else None
+
+    status: dict[int, tuple[str | None, int, int]] = {}
+    for f in case.ctx.findings:
+        queued, done = number(f, "last_enqueued"), number(f, "last_completed")
+        if f.rank is None or queued is None or done is None:
+            continue
+        status.setdefault(f.rank, (f.captures.get("pg"), queued, done))
+    if len(status) < 3 or len({pg for pg, _q, _d in status.values() if pg is not None}) > 1:
+        return None
+    if len({done for _pg, _q, done in status.values()}) != 1:
+        return None
+    stopped = sorted(r for r, (_pg, queued, done) in status.items() if queued == done)
+    issued = sorted(r for r, (_pg, queued, done) in status.items() if queued > done)
+    if not stopped or len(issued) < 2 or len(stopped) + len(issued) != len(status):
+        return None
+    done = status[stopped[0]][2]
+    queued = max(status[r][1] for r in issued)
+    why = say(
+        "enqueued_split",
+        stopped=", ".join(map(str, stopped)),
+        issued=", ".join(map(str, issued)),
+        done=done,
+        queued=queued,
+        next=done + 1,
+    )
+    if len(stopped) == 1:
+        return Verdict(stopped[0], why, "enqueued_split", (stopped[0],))
+    return Verdict(None, why, "enqueued_split", tuple(stopped), True)
+
+
 def odd_value_out(case: Case) -> Verdict | None:
     """The rank whose OpType, collective, shape, Numel, dtype or SeqNum differs from the
     others' reports of the same failure (:func:`~rootrank.analysis.compare.odd_one_out`)."""
@@ -1260,6 +1306,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     same_step_everywhere,
     behind_in_completed_work,
     ahead_in_enqueued_work,
+    enqueued_split,
     odd_value_out,
     odd_printed_value,
     missing_reporter,

@@ -113,9 +113,10 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(infer(findings, library))
     findings.extend(zero_count_divisions(findings, state, library))
     findings.extend(library_call_mismatches(findings, state, library))
+    findings.extend(library_argument_checks(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
     findings.extend(exception_findings(findings, state, library))
-    findings.extend(signal_exit_findings(findings, library))
+    findings.extend(signal_exit_findings(findings, library, state.elastic))
     findings.sort(key=lambda f: f.order)
     failure_present = (
         any(f.severity == "error" for f in findings)
@@ -143,6 +144,21 @@ def prepare(state: ScanState, library: Library) -> Context:
 
 #: The signature an exception no signature reads becomes when the log names no other cause.
 EXCEPTION_SIGNATURE = "user-code-exception"
+
+
+#: The shortest exception message :func:`_message_read` compares: a shorter one ("1", "0")
+#: could sit in any line.
+MIN_READ_MESSAGE = 24
+
+
+def _message_read(message: str, read_texts: list[str]) -> bool:
+    """Whether the exception ``message`` is the text of a line a finding already read (its
+    evidence): the same error printed by another rank, whose line is beyond the evidence a
+    finding keeps (several ranks raising one collective's failure, their tracebacks
+    interleaved), is that finding's, not a new exception of the user's code. Messages shorter
+    than :data:`MIN_READ_MESSAGE` characters are never taken as read."""
+    key = message.strip()
+    return len(key) >= MIN_READ_MESSAGE and any(key in text for text in read_texts)
 
 
 def exception_findings(
@@ -178,12 +194,13 @@ def exception_findings(
             return []
         after = max(f.order for f in causes)
     read = {(e.path, e.line) for f in findings for e in f.evidence}
+    read_texts = [e.text for f in findings for e in f.evidence]
     first: dict[int | None, Finding] = {}
     for seen in state.exceptions:
         exc = seen.exc
         if exc.ignored or exc.header == "terminate" or seen.rank in first:
             continue
-        if (seen.path, exc.log_line) in read:
+        if (seen.path, exc.log_line) in read or _message_read(exc.message, read_texts):
             continue
         if causes and (seen.order <= after or not exc.frames):
             continue
@@ -326,6 +343,54 @@ CALL_SIGNATURE_MESSAGE = regex.compile(
     r"|got multiple values for argument '(?P<arg3>\w+)'"
     r")"
 )
+
+
+#: The signature of an argument check a library ran on its own settings object (see
+#: :func:`library_argument_checks`).
+LIBRARY_ARGUMENT_SIGNATURE = "library-argument-check-failed"
+#: The exception types an argument check raises.
+ARGUMENT_CHECK_TYPES = ("AssertionError", "ValueError")
+#: Where a library checks the settings it was given: a settings dataclass's ``__post_init__``
+#: (ServerArgs, TrainingArguments, EngineArgs...), a ``from_cli_args``/``check_args``/
+#: ``validate...``/``verify...`` function, or any function of an arguments module
+#: (``server_args.py``, ``training_args.py``, ``arg_utils.py``, ``arguments.py``).
+ARGUMENT_CHECK_FRAME = regex.compile(r"(?:^|/)(?:\w*_args|arg_utils|arguments|args)\.py$")
+ARGUMENT_CHECK_FUNC = regex.compile(
+    r"^(?:__post_init__|from_cli_args|(?:_?(?:check|validate|verify)_?\w*))$"
+)
+
+
+def library_argument_checks(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """An ``AssertionError``/``ValueError`` raised by a library's check of its own settings,
+    with no frame of the user's code in the traceback: a finding of
+    :data:`LIBRARY_ARGUMENT_SIGNATURE` (class config-error) on the exception's line, one per
+    rank. Mechanism: frameworks validate the options they were started with in the settings
+    object's ``__post_init__`` or a ``from_cli_args``/``check_*``/``validate*`` function, in
+    a module of arguments (:data:`ARGUMENT_CHECK_FRAME`, :data:`ARGUMENT_CHECK_FUNC`); the
+    innermost frame being such a check, and no user frame on the way, means the values came
+    from the command line or a config file, not from code the user wrote. Lines another
+    signature reads are left to it; a traceback through the user's own code stays the
+    generic exception (its arguments may be computed there)."""
+    sig = library.signatures.get(LIBRARY_ARGUMENT_SIGNATURE)
+    if sig is None:
+        return []
+    out: dict[int | None, Finding] = {}
+    for type_name in ARGUMENT_CHECK_TYPES:
+        for seen in _unread_exceptions(state, findings, type_name):
+            exc = seen.exc
+            if seen.rank in out or not exc.frames or any(fr.user for fr in exc.frames):
+                continue
+            where = exc.frames[-1]
+            path = where.file.replace("\\", "/")
+            if not (ARGUMENT_CHECK_FRAME.search(path) or ARGUMENT_CHECK_FUNC.match(where.func)):
+                continue
+            name = path.rsplit("/", 1)[-1]
+            out[seen.rank] = _exception_finding(
+                sig, seen, {"where": f"{name}:{where.line}", "check": where.func}
+            )
+    return list(out.values())
 
 
 def library_call_mismatches(

@@ -118,6 +118,7 @@ _TEMPLATES: dict[str, str] = {
     "odd_printed": "every rank printed {shape} and rank {rank} printed {value} where the others printed {majority} ({where})",
     "seqnum_behind": "rank {rank} is behind (SeqNum {low}; the others are at {high})",
     "ahead_in_sequence": "rank {rank} runs {value} at SeqNum {ahead}, past SeqNum {high} where the other ranks wait: it completed the collective they are stuck in, so its different {key} is its next collective, not a divergence, and the log does not show the rank they wait for",
+    "enqueued_split": "ranks {stopped} stopped at NCCL work {done} with everything they enqueued completed, while ranks {issued} completed work {done} too and enqueued up to work {queued}: ranks {stopped} never issued work {next}, the collective the others wait in (the ranks ran different collective sequences)",
     "completed_work_behind": "rank {rank} timed out in work {work} of process group {pg}, which rank {peer} of the same group had already completed (its last completed work: {peer_done}): rank {rank} is behind, the others wait for it",
     "enqueued_work_ahead": (
         "the other {n} ranks enqueued and completed NCCL work up to {work} and issued nothing"

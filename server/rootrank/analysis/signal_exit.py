@@ -17,9 +17,13 @@ cleanup, a scheduler, a closed terminal), and the terminal-event rules read thos
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+
 from rootrank.analysis.events import finding_kind
 from rootrank.analysis.reasons import say
 from rootrank.model import Finding
+from rootrank.ranks import ElasticFailure
 from rootrank.signatures import Library
 
 #: Signal number -> the signature of a worker killed by it.
@@ -41,16 +45,30 @@ SELF_RAISED = frozenset({6})
 LAUNCHER_REPORTS = frozenset({"elastic-child-failed"})
 
 
-def signal_exit_findings(findings: list[Finding], library: Library) -> list[Finding]:
+def signal_exit_findings(
+    findings: list[Finding], library: Library, elastic: Sequence[ElasticFailure] = ()
+) -> list[Finding]:
     """One finding of the signal's signature (:data:`SIGNAL_SIGNATURES`) per launcher report
     (:data:`LAUNCHER_REPORTS`) whose captured ``exitcode`` is ``-N``, on the report's rank and
     line, when nothing deeper is in ``findings``: no error finding that is not a launcher's
     report or a terminal event and, for a signal other than :data:`SELF_RAISED`, is a
     cause. A rank that already has a finding of that signature gets none. Empty when the
-    signature is not in ``library``. The report stays, as the new finding's collateral."""
+    signature is not in ``library``. The report stays, as the new finding's collateral.
+
+    A report that captured no code (the ``ChildFailedError`` line, the summary's "Root Cause"
+    header) takes it from torchelastic's failure summary (``elastic``, the parsed entries):
+    the summary's root-cause entry on the report's rank (or its only one) with a signal exit
+    code (``exitcode  : -7``) and no other entry that failed by itself (exit code >= 0 or a
+    crash signal): the summary pasted alone, with ``<NO_OTHER_FAILURES>``, is then read as the
+    signal, like the agent's ``failed (exitcode: -7)`` line. Not for a self-raised signal
+    (SIGABRT: ProcessGroupNCCL's watchdog ends a timed-out rank that way, so a summary showing
+    only it names the first rank to time out, not a crash)."""
+    reports = [
+        _with_summary_code(f, elastic) if f.signature in LAUNCHER_REPORTS else f for f in findings
+    ]
     reports = [
         f
-        for f in findings
+        for f in reports
         if f.signature in LAUNCHER_REPORTS and f.captures.get("exitcode", "").startswith("-")
     ]
     if not reports:
@@ -94,6 +112,33 @@ def signal_exit_findings(findings: list[Finding], library: Library) -> list[Find
 #: Exit codes of a signal that is sent, never raised by a crash: SIGTERM (-15) and SIGHUP
 #: (-1), as a launcher prints them.
 SENT_SIGNALS = frozenset({"-15", "-1", "15", "1"})
+
+
+def _with_summary_code(report: Finding, elastic: Sequence[ElasticFailure]) -> Finding:
+    """``report`` with the ``exitcode`` (and ``rank``) of torchelastic's root-cause summary
+    entry when it captured none itself (see :func:`signal_exit_findings`); ``report``
+    unchanged otherwise. The summary's other entries must all be SIGTERM/SIGHUP exits (the
+    agent's own cleanup) for the root entry's signal to be the only failure."""
+    if "exitcode" in report.captures or not elastic:
+        return report
+    roots = [
+        e
+        for e in elastic
+        if e.root_cause
+        and e.exitcode is not None
+        and e.exitcode < 0
+        and -e.exitcode not in SELF_RAISED
+        and (report.rank is None or e.rank == report.rank)
+    ]
+    if len(roots) != 1:
+        return report
+    root = roots[0]
+    others = [e for e in elastic if e is not root and e.exitcode is not None]
+    if any(e.exitcode not in (-15, -1) for e in others):
+        return report
+    captures = {**report.captures, "exitcode": str(root.exitcode)}
+    rank = report.rank if report.rank is not None else root.rank
+    return replace(report, captures=captures, rank=rank)
 
 
 def agent_sent(findings: list[Finding], closing_pids: set[int]) -> list[Finding]:

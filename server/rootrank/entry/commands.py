@@ -273,19 +273,33 @@ def launch_of(
         world = len(seen)
     hosts = set(state.hosts.values()) | facts.hosts
     offsets = node_offsets(state)
+    # torchelastic's failure summary names every failed rank's host: all of them on one host,
+    # with local rank == rank, is one node however many ranks it ran (a 10-GPU machine)
+    summary_hosts = {e.host for e in state.elastic if e.host}
+    one_node_summary = (
+        len(summary_hosts) == 1
+        and len(state.elastic) >= 2
+        and all(e.rank is not None and e.rank == e.local_rank for e in state.elastic)
+    )
+    hosts |= summary_hosts
     if per_node is None and offsets:
         per_node = min(offsets)  # rank = node rank x per node + local rank (torchrun)
     if (
         per_node is None
         and world
-        and world <= MAX_PER_NODE
+        and (world <= MAX_PER_NODE or one_node_summary)
         and not facts.multi_node
         and len(hosts) <= 1
     ):
         per_node = world  # no sign of a second node: every rank ran on this one
     named = [r for r in named_ranks if r is not None and r >= 0]
     ranks_total = max(world or 0, (max(seen) + 1) if seen else 0, (max(named) + 1) if named else 0)
-    multi = bool(facts.multi_node) or len(hosts) > 1 or ranks_total > MAX_PER_NODE or bool(offsets)
+    multi = (
+        bool(facts.multi_node)
+        or len(hosts) > 1
+        or (ranks_total > MAX_PER_NODE and not one_node_summary)
+        or bool(offsets)
+    )
     nodes = len(hosts) if len(hosts) > 1 else None
     if nodes is None and offsets and per_node and ranks_total % per_node == 0:
         nodes = ranks_total // per_node
