@@ -225,7 +225,9 @@ def build_analysis(
             message = f"{title} on rank {rank}" if rank is not None else str(title)
             if count > 1:
                 message += f" ({count} lines)"
-            message += f": collateral of {root_title}" + (f" on {where}" if where else "")
+            # "… on rank 2, host h" / "… reported on rank 0" (no initiating rank named)
+            on = "" if where.startswith("reported") else "on "
+            message += f": collateral of {root_title}" + (f" {on}{where}" if where else "")
             collateral_sig = library.get(str(sig_id))
             collateral_diagnostics.append(
                 types.Diagnostic(
