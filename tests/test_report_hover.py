@@ -108,3 +108,50 @@ def test_root_hover_entry_names_the_logs_own_script(library, tmp_path):
     assert "python -m pdb -c continue finetune_lm.py --num-workers 0" in details
     assert "(python -X faulthandler finetune_lm.py)" in details
     assert "train.py" not in hover
+
+
+def test_a_reporting_rank_is_not_shown_as_the_answer(library, tmp_path):
+    # Every rank that printed the watchdog line was a victim: the engine names no initiating
+    # rank (initiating_rank null, strategy victims_only). The diagnostic, the related lines
+    # and the hover said "(rank 0)" / "rank **0**" from the root finding's line, which the
+    # report view then showed as "Initiating rank: rank 0" (trial r15, finding 2).
+    log = tmp_path / "victims.log"
+    log.write_text(
+        "".join(
+            f"[rank{r}]:[E1203 10:26:14.{r}51829071 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog"
+            " caught collective operation timeout: WorkNCCL(SeqNum=3011, OpType=ALLREDUCE,"
+            " NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600041 milliseconds before"
+            " timing out.\n"
+            for r in (0, 1, 4, 5)
+        ),
+        encoding="utf-8",
+    )
+    d = diagnose_paths([str(log)], library=library).to_dict()
+    assert d["initiating_rank"] is None and d["initiator"]["strategy"] == "victims_only"
+    assert d["root_cause"]["rank"] == 0
+    text = log.read_text()
+    doc = LogDocument(
+        uri=log.as_uri(), language_id="log", version=1, lines=text.splitlines(keepends=True)
+    )
+    analysis = build_analysis(log.as_uri(), doc, d, library, "utf-16")
+    root = analysis.diagnostics[0]
+    assert root.message.splitlines()[0] == (
+        "Root cause: NCCL watchdog caught a collective operation timeout (reported on rank 0)"
+    )
+    collateral = [c.message for c in analysis.diagnostics[1:]]
+    assert collateral == [
+        f"NCCL watchdog caught a collective operation timeout on rank {r}: collateral of NCCL"
+        " watchdog caught a collective operation timeout reported on rank 0"
+        for r in (1, 4, 5)
+    ]
+    hover = hover_markdown(analysis.by_line[0][0], d, library).splitlines()
+    assert re.match(
+        r"\*\*Root cause\*\* \(confidence 0\.\d\d\) — reported on rank \*\*0\*\*", hover[2]
+    )
+    side = hover_markdown(analysis.by_line[1][0], d, library).splitlines()
+    assert side[2].startswith(
+        "**Collateral**: explained by the root cause `nccl-watchdog-timeout` reported on rank 0"
+    )
+    assert side[4] == (
+        "**Root cause:** NCCL watchdog caught a collective operation timeout — reported on rank **0**"
+    )

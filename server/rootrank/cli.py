@@ -65,7 +65,22 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors are one line (and exit code 2), like every other error."""
 
     def error(self, message: str) -> NoReturn:
+        if message.endswith("required: PATH") and _stdin_has_data():
+            # `cat train.log | rootrank diagnose`: say how to read the pipe (trial r15, 7)
+            message += f"; standard input is a pipe or a file: read it with - (... | {self.prog} -)"
         self.exit(EXIT_INPUT_ERROR, f"rootrank: {message} (see '{self.prog} --help')\n")
+
+
+def _stdin_has_data() -> bool:
+    """Whether standard input is a pipe or a regular file (``cat x | ...``, ``< x``), not a
+    terminal, ``/dev/null`` or closed: ``os.fstat(0)``'s mode; ``False`` on any error."""
+    import stat
+
+    try:
+        mode = os.fstat(0).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
 def _terminal_columns() -> int:

@@ -232,6 +232,7 @@ def _finish(
     is on."""
     masker = new_masker() if mask else None
     if masker is not None:
+        masker.sources(state.sources)  # "<source>:<line>" is a location, not host:port
         hosts = state.hosts
         for r in sorted(hosts):  # host-1 is the host of the lowest rank
             masker.host(hosts[r])

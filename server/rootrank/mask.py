@@ -845,6 +845,7 @@ class Masker:
         "_known",
         "_mac_count",
         "_names",
+        "_sources",
         "_users",
         "enabled",
     )
@@ -860,6 +861,7 @@ class Masker:
         self._mac_count = 0
         self._users: set[str] = set()
         self._known: Any = None  # compiled alternation of known host names, rebuilt lazily
+        self._sources: set[str] = set()  # the inputs' own names (lower-case): never hosts
 
     def __repr__(self) -> str:
         return f"Masker(enabled={self.enabled})"
@@ -1222,6 +1224,18 @@ class Masker:
         pat = regex.compile(r"(?P<p>" + _USER_WORD + r")(?:" + alt + r")(?![\w-])")
         return pat.sub(lambda m: m["p"] + USER, s, timeout=TIMEOUT_S)
 
+    def sources(self, names: Iterable[str]) -> None:
+        """Remember the inputs' own names (the report's ``sources``: ``Untitled-1``,
+        ``worker-1``, ``logs/x``) and their last path parts. rootrank writes a location as
+        ``<source>:<line>``, which the host-and-port rule would read as ``node02:29500``:
+        an extensionless name with a digit (every VS Code untitled editor) became ``host-2:14``
+        in the reasoning while the header kept it (trial r15, finding 3). The user gave these
+        names; they are shown unmasked in the header already."""
+        for name in names:
+            low = name.lower()
+            self._sources.add(low)
+            self._sources.add(low.replace("\\", "/").rsplit("/", 1)[-1])
+
     def _host_ctx(self, m: Any) -> str:
         groups = m.re.groupindex
         fqdn = m.captures("f") if "f" in groups else []
@@ -1240,7 +1254,7 @@ class Masker:
                 continue
             host = caps[-1]
             start, end = spans[-1]
-            if self._not_a_host(host):
+            if self._not_a_host(host) or host.lower() in self._sources:
                 return m[0]
             rel_s, rel_e = start - m.start(), end - m.start()
             return m[0][:rel_s] + self.host(host) + m[0][rel_e:]

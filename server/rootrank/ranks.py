@@ -242,6 +242,15 @@ _LEADING_STAMP = lazy_regex.compile(
     r"(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?):? (?=\[|\d+ ?:)"
 )
 
+# ``kubectl logs --prefix`` (several pods of a PyTorchJob, ``-l``/``--all-containers``):
+# "[pod/<pod>/<container>] " before every line (kubectl pkg/cmd/logs/logs.go,
+# ``addPrefixIfNeeded``: ``fmt.Sprintf("[pod/%s/%s] ", ref.Name, containerName)``); with
+# ``--timestamps`` the server's RFC 3339 time follows it. Each pod is one node of the job, so
+# its name is the line's host (as pdsh's "node01: ").
+_KUBECTL_PREFIX = lazy_regex.compile(
+    r"\[pod/(?P<pod>[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?)/[A-Za-z0-9_.-]{0,63}\] "
+)
+
 # CloudWatch console / table copies: "  | 2024-08-23T22:22:51.871Z | message".
 _PIPE_STAMP = lazy_regex.compile(
     r"\s*\|\s*(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s*\|\s?"
@@ -673,6 +682,11 @@ class RankTagger:
         host: str | None = None
         body = text
         lead_time: float | None = None
+        if body[:5] == "[pod/":
+            km = _KUBECTL_PREFIX.match(body)
+            if km:
+                host = km.group("pod")
+                body = body[km.end() :]
         if body[:2].isdigit():
             # a collector's timestamp in front of everything (kubectl logs --timestamps)
             lm = _LEADING_STAMP.match(body)

@@ -75,8 +75,10 @@ export function headline(d: Diagnosis): string | undefined {
   if (!cause) {
     return undefined;
   }
-  const rank = d.initiating_rank ?? cause.rank;
-  const host = d.initiating_host ?? cause.host;
+  // The initiating rank only: a root cause's own rank, when the engine names no initiating
+  // rank, is a rank that reported it (a victim), not the answer (as the CLI's headline).
+  const rank = d.initiating_rank;
+  const host = d.initiating_host ?? (cause.rank === null || cause.rank === undefined ? cause.host : null);
   if (rank !== null && rank !== undefined) {
     return `${cause.title} on rank ${rank}${host ? ` (${host})` : ''}`;
   }

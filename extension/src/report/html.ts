@@ -272,13 +272,32 @@ export function userFrame(cause: RootCause): UserFrame | undefined {
   return undefined;
 }
 
+/**
+ * The initiating rank the engine names, or null. Never the root cause's own rank when the
+ * engine names none: that rank only reported the failure (a victim's watchdog line), and a
+ * wrong rank costs more than none (the CLI's headline and "Initiating rank" say the same).
+ */
+function answerRank(d: Diagnosis): number | null {
+  return typeof d.initiating_rank === 'number' ? d.initiating_rank : null;
+}
+
+/** The initiating host, else the root cause's host when its line names no rank (as the CLI). */
+function answerHost(d: Diagnosis, cause: RootCause): string | null {
+  if (d.initiating_host) {
+    return d.initiating_host;
+  }
+  return cause.rank === null || cause.rank === undefined ? (cause.host ?? null) : null;
+}
+
 /** The answer first: root cause, initiating rank and host, the one-line fix, the verification command. */
 function verdictSection(d: Diagnosis, cause: RootCause, ctx: PageContext, ids: { next: () => string }): string {
-  const rank = d.initiating_rank ?? cause.rank;
-  const host = d.initiating_host ?? cause.host;
+  const rank = answerRank(d);
+  const host = answerHost(d, cause);
   const where: string[] = [];
-  if (rank !== null && rank !== undefined) {
+  if (rank !== null) {
     where.push(`on <strong class="verdict-rank">rank ${rank}</strong>`);
+  } else if (typeof cause.rank === 'number') {
+    where.push(`<span class="muted">reported on rank ${cause.rank}</span>`);
   }
   if (host) {
     where.push(`host <strong>${esc(host)}</strong>`);
@@ -340,8 +359,8 @@ export function relabelLocations(text: string, sources: string[], location: Loca
 }
 
 function initiatorSection(d: Diagnosis, cause: RootCause, ctx: PageContext): string {
-  const rank = d.initiating_rank ?? cause.rank;
-  const host = d.initiating_host ?? cause.host;
+  const rank = answerRank(d);
+  const host = answerHost(d, cause);
   const init = d.initiator;
   const why: string[] = [];
   if (init?.why) {
@@ -356,7 +375,7 @@ function initiatorSection(d: Diagnosis, cause: RootCause, ctx: PageContext): str
   const sites = (cause.call_sites ?? []).filter((s) => s && typeof s.file === 'string');
   return (
     `<section class="initiating" aria-labelledby="h-init"><h2 id="h-init">Initiating rank</h2>` +
-    `<p class="big">${rank === null || rank === undefined ? 'unknown: the log does not tell' : `rank ${rank}`}` +
+    `<p class="big">${rank === null ? 'unknown: the log does not tell' : `rank ${rank}`}` +
     `${host ? ` on <strong>${esc(host)}</strong>` : ''}</p>` +
     (why.length ? `<ul class="reasoning">${why.map((r) => `<li>${r}</li>`).join('')}</ul>` : '') +
     (sites.length

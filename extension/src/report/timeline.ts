@@ -134,9 +134,13 @@ export function timelineEvents(d: Diagnosis): NormalEvent[] {
   );
 }
 
-/** The rank the diagnosis names (`initiating_rank`, else the root cause's rank), or null. */
+/**
+ * The rank the diagnosis names (`initiating_rank`), or null. The root cause's own rank is not
+ * used when the engine names none: that rank only reported the failure (victims only, or
+ * conflicting evidence).
+ */
 export function namedRank(d: Diagnosis): number | null {
-  const r = d.initiating_rank ?? d.root_cause?.rank;
+  const r = d.initiating_rank;
   return typeof r === 'number' ? r : null;
 }
 
@@ -152,7 +156,9 @@ function initiatingIndex(events: NormalEvent[], d: Diagnosis, named: number | nu
   }
   const isCause = (e: NormalEvent) => e.flaggedInitiating || e.signature === cause.signature;
   if (named === null) {
-    return events.findIndex(isCause);
+    // No rank named: the first root-cause event initiates only when it names no rank either
+    // (a single process); a ranked one is a victim's report, not the start of the failure.
+    return events.findIndex((e) => e.rank === null && isCause(e));
   }
   const onRow = events.findIndex((e) => e.rank === named && isCause(e));
   if (onRow >= 0) {

@@ -34,6 +34,17 @@ describe('asDiagnosis / headline', () => {
     assert.throws(() => asDiagnosis(null), /expected a diagnosis object/);
   });
 
+  it('names no rank when the engine names no initiating rank (the root line only reported it)', () => {
+    // victims only (trial r15, finding 2): root_cause.rank is the rank of the watchdog line
+    const d = { ...sample(), initiating_rank: null, initiating_host: null };
+    assert.equal(d.root_cause?.rank, 5);
+    assert.equal(headline(d), 'CUDA out of memory in the caching allocator');
+    const html = renderReportHtml(d, ctx);
+    assert.match(html, /<h2 id="h-init">Initiating rank<\/h2><p class="big">unknown: the log does not tell<\/p>/);
+    assert.match(html, /<span class="muted">reported on rank 5<\/span>/);
+    assert.doesNotMatch(html, /class="verdict-rank"/);
+  });
+
   it('has no headline without a root cause', () => {
     assert.equal(headline({ ...sample(), root_cause: null }), undefined);
   });

@@ -79,6 +79,25 @@ describe('layoutTimeline', () => {
     assert.equal(layout.rows[layout.marks[2].row].label, 'no rank');
   });
 
+  it('flags no rank and no mark as initiating when the engine names no initiating rank', () => {
+    // Victims only (trial r15, finding 2): rank 0's watchdog line is the root cause's
+    // evidence, but the engine says no rank started it; the row of rank 0 is not "initiating".
+    const d = timed([
+      [0, 10, 'cuda-oom', 'root'],
+      [1, 11, 'cuda-oom', 'finding'],
+    ]);
+    d.initiating_rank = null;
+    const layout = layoutTimeline(d);
+    assert.deepEqual(
+      layout.marks.map((m) => m.kind),
+      ['cause', 'cause'],
+    );
+    assert.deepEqual(
+      layout.rows.filter((r) => r.initiating),
+      [],
+    );
+  });
+
   it('marks the same error on another rank as "cause", not initiating', () => {
     const d = timed([
       [1, null, 'cuda-oom', 'root'],

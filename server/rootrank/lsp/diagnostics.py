@@ -69,6 +69,21 @@ def _where(rank: Any, host: Any) -> str:
     return ", ".join(parts)
 
 
+def verdict_where(diagnosis: dict[str, Any], root: dict[str, Any]) -> str:
+    """Where the root cause is, as the CLI's headline says it: ``"rank 2, host node7"`` for
+    the initiating rank; ``"reported on rank 0"`` when the engine names no initiating rank
+    (``initiating_rank`` null: every rank that printed it was a victim, or they disagree)
+    but the root finding's line carries one. A reporting rank is never shown as the answer
+    (a wrong rank costs more than none). ``""`` when neither rank nor host is known."""
+    initiating = diagnosis.get("initiating_rank")
+    if initiating is not None:
+        return _where(initiating, diagnosis.get("initiating_host") or root.get("host"))
+    reported = root.get("rank")
+    if reported is None:
+        return _where(None, diagnosis.get("initiating_host") or root.get("host"))
+    return f"reported on rank {reported}"
+
+
 def collateral_label(finding: dict[str, Any], rank: Any) -> str:
     """``"rank 3: <title> in ALLREDUCE SeqNum 4120 (collateral)"`` for a collateral line
     (no ``rank`` prefix when the line names no rank)."""
@@ -150,7 +165,7 @@ def build_analysis(
     signature = library.get(str(root.get("signature")))
     references = list(signature.references) if signature else list(root.get("references") or [])
     root_location = types.Location(uri=uri, range=root_range)
-    where = _where(root.get("rank"), root.get("host"))
+    where = verdict_where(diagnosis, root)
     root_title = root.get("title") or root.get("signature")
 
     related: list[types.DiagnosticRelatedInformation] = []
@@ -210,7 +225,9 @@ def build_analysis(
             message = f"{title} on rank {rank}" if rank is not None else str(title)
             if count > 1:
                 message += f" ({count} lines)"
-            message += f": collateral of {root_title}" + (f" on {where}" if where else "")
+            # "… on rank 2, host h" / "… reported on rank 0" (no initiating rank named)
+            on = "" if where.startswith("reported") else "on "
+            message += f": collateral of {root_title}" + (f" {on}{where}" if where else "")
             collateral_sig = library.get(str(sig_id))
             collateral_diagnostics.append(
                 types.Diagnostic(
@@ -233,12 +250,7 @@ def build_analysis(
             )
 
     # The verdict first: the hover shows this message above everything else.
-    initiating = diagnosis.get("initiating_rank")
-    verdict_where = _where(
-        initiating if initiating is not None else root.get("rank"),
-        diagnosis.get("initiating_host") or root.get("host"),
-    )
-    message = f"Root cause: {root_title}" + (f" ({verdict_where})" if verdict_where else "")
+    message = f"Root cause: {root_title}" + (f" ({where})" if where else "")
     fix = root.get("fix")
     steps = fix.get("steps") if isinstance(fix, dict) else None
     if steps:

@@ -97,9 +97,12 @@ def verdict_markdown(diagnosis: dict[str, Any], library: Library) -> list[str]:
     if not root:
         return []
     rank = diagnosis.get("initiating_rank")
-    rank = rank if rank is not None else root.get("rank")
-    host = diagnosis.get("initiating_host") or root.get("host")
-    where = _where(rank, host)
+    if rank is None and root.get("rank") is not None:
+        # the engine names no initiating rank (victims only, or conflicting evidence): the
+        # rank of the root finding's line only reported it, as the CLI's details say
+        where = f"reported on rank **{root['rank']}**"
+    else:
+        where = _where(rank, diagnosis.get("initiating_host") or root.get("host"))
     out = [
         f"**Root cause:** {root.get('title') or root.get('signature')}"
         + (f" — {where}" if where else "")
@@ -149,7 +152,9 @@ def hover_markdown(at: FindingAt, diagnosis: dict[str, Any], library: Library) -
 
     where = []
     if finding.get("rank") is not None:
-        where.append(f"rank **{finding['rank']}**")
+        # the root finding's rank is the answer only when the engine names it initiating
+        reported = at.kind == "root" and diagnosis.get("initiating_rank") != finding["rank"]
+        where.append(f"{'reported on ' if reported else ''}rank **{finding['rank']}**")
     if finding.get("host"):
         where.append(f"host **{finding['host']}**")
     when = format_time(finding.get("time"))
@@ -162,7 +167,11 @@ def hover_markdown(at: FindingAt, diagnosis: dict[str, Any], library: Library) -
     elif at.kind == "collateral":
         line = "**Collateral**: explained by the root cause " + (
             f"`{root.get('signature')}`"
-            + (f" on rank {root.get('rank')}" if root.get("rank") is not None else "")
+            + (
+                f" on rank {diagnosis['initiating_rank']}"
+                if diagnosis.get("initiating_rank") is not None
+                else (f" reported on rank {root['rank']}" if root.get("rank") is not None else "")
+            )
         )
     else:
         line = "**Also seen**"
