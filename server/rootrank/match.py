@@ -208,6 +208,7 @@ STATE_WORDS = (
     "node-rank",
     "--standalone",
     "nproc",
+    "`--num_processes` was set",  # accelerate's defaults report (rootrank.scan._NPROC)
     # a launch script's worker count and output filter (rootrank.scan.LaunchFacts)
     "ngpu",
     "gpus_per_node",

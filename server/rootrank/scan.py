@@ -136,9 +136,13 @@ _ENTRY_PARTS = tuple(sorted({part for part, _, _ in FRAMEWORK_ENTRY}))
 _FRAME_PATH = lazy_regex.compile(r'File "([^"\n]{1,500})"')
 #: The most launcher-named hosts remembered per log.
 MAX_NAMED_HOSTS = 64
-# torchrun's --nproc-per-node, and deepspeed's --num_gpus (GPUs per node, like it)
+# torchrun's --nproc-per-node, and deepspeed's --num_gpus (GPUs per node, like it); and
+# accelerate's report of the defaults it used when no config was given (one machine, so its
+# process count is the node's): "`--num_processes` was set to a value of `2`"
+# (accelerate/commands/launch.py, _validate_launch_command)
 _NPROC = lazy_regex.compile(
-    r"(?:--nproc[_-]per[_-]node[= ]|\bnproc_per_node['\"]?\s*[=:]\s*|--num[_-]gpus[= ])['\"]?(?P<n>\d+)\b"
+    r"(?:--nproc[_-]per[_-]node[= ]|\bnproc_per_node['\"]?\s*[=:]\s*|--num[_-]gpus[= ]"
+    r"|`--num_processes` was set to a value of `)['\"]?(?P<n>\d+)\b"
 )
 _LAUNCH_CMD = lazy_regex.compile(
     r"(?:^|[$#>]\s*|\s)(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch))\s+(?:-|\S+\.py\b)"
@@ -740,7 +744,7 @@ class LaunchFacts:
                     self.multi_node.append(f"'{m.group(0)}' (line {number})")
         if "--standalone" in text and _STANDALONE.search(text):
             self.single_node.append(f"'--standalone' (line {number})")
-        if "nproc" in text or "num_gpus" in text or "num-gpus" in text:
+        if "nproc" in text or "num_gpus" in text or "num-gpus" in text or "_processes` was" in text:
             m = _NPROC.search(text)
             if m:
                 self.nproc_per_node = int(m.group("n"))

@@ -19,6 +19,11 @@ in order. It recognises:
   ``Segmentation fault``, then ``Current thread 0x... (most recent call first):`` and frames
   ``File "path", line N in func``, innermost first): its frames, in traceback order, for
   the user's location only (:meth:`TracebackReader.take_fault_stack`; no exception is made);
+- Rich tracebacks (``rich.traceback``, used by Typer, Accelerate and others): a rounded
+  panel titled ``Traceback (most recent call last)`` whose lines are ``│ ... │``, frames
+  ``/path/file.py:118 in main`` (a long path folded onto the next panel line at the panel's
+  width), the current code line marked ``❱ 118 │ ...``; the exception line follows the
+  panel's bottom edge ``╰──...╯`` (rich/traceback.py, ``Traceback._render_stack``);
 - C++ aborts: ``terminate called after throwing an instance of 'c10::Error'`` and the
   ``  what():  ...`` line under it (libstdc++'s verbose terminate handler);
 - debugger pastes: VS Code's exception widget ``Exception has occurred: KeyError`` (or
@@ -83,6 +88,17 @@ _IPY_FRAME = lazy_regex.compile(
 # The current line of a frame ("----> 5 x = d[k]", "---> 12 raise ...": the arrow shortens
 # as the line number grows) and IPython's "[... skipping hidden 1 frame]".
 _IPY_CODE = lazy_regex.compile(r"^(?:-{1,8}>\s|\[\.\.\. skipping)")
+# rich.traceback's panel: its top edge with the title, a panel line (the body between the
+# box's vertical bars), a frame inside it ("path:line in func", rich's Traceback._render_stack),
+# the current line of a frame ("❱ 118 │ code", indent guides "│" after the number) and the
+# bottom edge that closes the panel.
+_RICH_START = lazy_regex.compile(r"^\s*╭─+ Traceback \(most recent call last\) ─+╮\s*$")
+_RICH_BODY = lazy_regex.compile(r"^\s*│ ?(?P<body>.*?)\s*│\s*$")
+_RICH_FRAME = lazy_regex.compile(r"^(?P<file>\S.*?):(?P<line>\d+) in (?P<func>\S+)$")
+_RICH_CODE = lazy_regex.compile(r"^❱ \d+ (?P<code>.*)$")
+_RICH_END = lazy_regex.compile(r"^\s*╰─+╯\s*$")
+#: Characters of a path folded at the panel's width: its first part holds no blank.
+_RICH_PATH_START = ("/", "~", "\\", ".")
 # libstdc++'s verbose terminate handler: the C++ exception that ended the process and, on the
 # next line, its what() text (c10::Error, std::runtime_error, gloo::EnforceNotMet...).
 _TERMINATE = lazy_regex.compile(
@@ -286,6 +302,8 @@ class TracebackReader:
         "_mode",
         "_frame_indent",
         "_partial_frame",
+        "_rich_fold",
+        "_rich_closed",
         "_terminate",
         "_fault",
         "_fault_line",
@@ -306,6 +324,10 @@ class TracebackReader:
         # A frame line cut by a terminal's fixed-width wrap ('  File "x.py", line 12, i'),
         # waiting for its tail on the next line ('n load').
         self._partial_frame: str | None = None
+        # A rich panel's frame path folded at the panel's width, waiting for its tail, and
+        # whether the panel's bottom edge was read (its exception line comes next).
+        self._rich_fold = ""
+        self._rich_closed = False
         #: The indentation of the last frame line (``File "..."``), in characters.
         self._frame_indent = 2
         # "terminate called after throwing an instance of 'T'": T, waiting for its what() line.
@@ -508,6 +530,9 @@ class TracebackReader:
             if im:
                 self._begin("ipython", number)
                 return
+            if "╭" in text and _RICH_START.match(text):
+                self._begin("rich", number)
+                return
         if "xception has occurred" in text:
             dm = _DEBUGGER.match(text)
             if dm:
@@ -546,6 +571,8 @@ class TracebackReader:
     def _feed_tb(self, text: str, number: int) -> tuple[bool, PyException | None]:
         """One line inside a traceback. Returns ``(consumed, exception)``: ``consumed`` is
         false when the line is not part of the traceback (which it ended)."""
+        if self._mode == "rich" and not self._rich_closed:
+            return self._feed_rich(text)
         if self._mode == "debugger" and self._header_reading:
             stripped = text.strip()
             if (
@@ -661,6 +688,46 @@ class TracebackReader:
         self._reset_tb()
         return True, exc
 
+    def _feed_rich(self, text: str) -> tuple[bool, PyException | None]:
+        """One line of a rich panel (``_mode == "rich"`` until its bottom edge): frames and
+        their current code line are kept, everything else in the panel (blank lines, other
+        code lines, a ``locals`` panel) is consumed. A line that is neither a panel line nor
+        its bottom edge ends the traceback (a paste cut inside the panel)."""
+        if "╰" in text and _RICH_END.match(text):
+            self._rich_closed = True  # the exception line follows (read as Python's)
+            self._rich_fold = ""
+            return True, None
+        bm = _RICH_BODY.match(text) if "│" in text else None
+        if bm is None:
+            self._left_open = True
+            self._reset_tb()
+            return False, None
+        body = bm.group("body")
+        fold, self._rich_fold = self._rich_fold, ""
+        if fold:
+            fm = _RICH_FRAME.match(fold + body)
+            if fm:
+                self._rich_frame(fm)
+                return True, None
+        fm = _RICH_FRAME.match(body)
+        if fm and " " not in fm.group("file"):
+            self._rich_frame(fm)
+            return True, None
+        cm = _RICH_CODE.match(body) if body[:1] == "❱" else None
+        if cm and self._frames and not self._frames[-1].code:
+            self.code_line = True
+            self._frames[-1].code = cm.group("code").lstrip("│ ").strip()[:200]
+            return True, None
+        if body.startswith(_RICH_PATH_START) and " " not in body:
+            self._rich_fold = body  # a path cut at the panel's width: its tail is next
+        return True, None
+
+    def _rich_frame(self, fm: regex.Match[str]) -> None:
+        file = fm.group("file")
+        self._frames.append(
+            Frame(file, int(fm.group("line")), fm.group("func"), is_user_frame(file))
+        )
+
     def _end_header(self) -> PyException | None:
         """The exception of a debugger header whose paste had no exception line of its type."""
         if self._header_reading:
@@ -692,6 +759,8 @@ class TracebackReader:
 
     def _reset_tb(self) -> None:
         self._partial_frame = None
+        self._rich_fold = ""
+        self._rich_closed = False
         self._in_tb = False
         self._mode = "python"
         self._frames = []
