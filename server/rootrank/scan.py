@@ -22,7 +22,7 @@ from rootrank.match import Gate, Hit, Matcher
 from rootrank.metrics import MetricsReader
 from rootrank.model import Evidence, Finding
 from rootrank.progress import LITERALS as PROGRESS_LITERALS
-from rootrank.progress import Advance, AdvanceWatch, ProcessKey, ProgressModel
+from rootrank.progress import Advance, AdvanceWatch, ProcessKey, ProgressModel, read_step
 from rootrank.ranks import (
     ElasticFailure,
     RankTagger,
@@ -1080,6 +1080,8 @@ class Scanner:
                     light = False
                 else:
                     self._curve_line, light = bool(gated & 2), bool(gated & 1)
+                if light and self._failed and self._after_summary(tagger):
+                    light = False  # progress after torchrun's last words: a relaunch (_line)
                 if light:  # only a progress/metric line: no matching
                     self._light_lines += 1
                     light_lines = self._light_lines
@@ -1269,6 +1271,13 @@ class Scanner:
                 # its own (else a wrapper's report of the same run: _settle_sections).
                 self._summary_cuts.add(raw.number)
                 self._new_attempt(raw.number, tagger, readers, started=False)
+            elif self._failed and self._after_summary(tagger) and read_step(text) is not None:
+                # torchrun prints its failure summary as its last words, after every worker
+                # exited: training progress after it is a new launch's (a shell loop or a
+                # scheduler relaunching the job, which prints no banner of its own). The
+                # section from here is the job's next attempt (or another node's output of
+                # the same run: _settle_sections).
+                self._new_attempt(raw.number, tagger, readers)
         elif (
             self._section.launch is not None
             and len(st.sources) == 1
@@ -1523,6 +1532,11 @@ class Scanner:
             pid=line.pid if line.pid is not None else tagged.pid,
             time=tagged.time if tagged.time is not None else line.time,
         )
+
+    def _after_summary(self, tagger: RankTagger) -> bool:
+        """Whether the current section of a one-source log holds torchrun's failure summary
+        (its ``Root Cause`` entry): the agent's last words, printed once every worker exited."""
+        return len(self.state.sources) == 1 and any(e.root_cause for e in tagger.elastic)
 
     def _new_attempt(
         self,
