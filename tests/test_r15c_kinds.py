@@ -6,15 +6,21 @@ A. a job relaunched by a shell loop (``until torchrun ...; do ...; done``) print
    (the agent prints it after every worker exited), so training progress after it is the next
    launch's. The diagnosis is of the last launch: one that trained to its end leaves no root
    cause; one that failed again is diagnosed by its own fault, not the first launch's.
+B. ``logging``'s ``exc_info`` (``log.exception``, ``log.warning(..., exc_info=True)``) prints
+   the traceback right under the record's first line, in the same write, with no header of its
+   own: under a format that carries the rank (``[worker-1] ERROR ...``) that traceback is the
+   record's rank's, so a rank that logged a caught error and went on to later steps survived
+   it. A traceback under a line that is no warning or error record keeps no rank from it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rootrank.engine import diagnose_paths
+from rootrank.engine import diagnose_paths, diagnose_text
 
 ATTEMPTS = Path(__file__).resolve().parent / "attempts"
+HEALTHY = Path(__file__).resolve().parent / "healthy"
 
 # -- A ------------------------------------------------------------------------------------
 
@@ -38,3 +44,31 @@ def test_a_a_relaunch_that_failed_again_is_diagnosed_by_its_own_fault():
     assert d.initiating_rank == 1
     assert d.root_cause.evidence[0].line == 68
     assert "ZeroDivisionError" in d.root_cause.evidence[0].text
+
+
+# -- B ------------------------------------------------------------------------------------
+
+_EXC_INFO = HEALTHY / "torchrun-logger-exc-info-caught-eval-hook.log"
+
+
+def test_b_a_traceback_logged_with_exc_info_is_the_record_s_rank_and_was_survived():
+    # line 10: "[worker-1] ERROR loop: eval hook failed at step 3; continuing without eval",
+    # lines 11-17 its KeyError traceback, line 18 "[worker-1] INFO loop: step 4 ..."
+    d = diagnose_paths([str(_EXC_INFO)], mask=False)
+    assert d.root_cause is None
+    assert d.unclassified is None
+    survived = [r for r in d.reasoning if "[error_survived]" in r]
+    assert len(survived) == 1
+    assert "rank 1 went on to step 4 (line 18), past step 3" in survived[0]
+
+
+def test_b_a_traceback_under_a_progress_line_takes_no_rank_from_it():
+    # the ERROR record removed: the traceback now follows rank 1's INFO step line, which is
+    # no record it was logged under, so it stays without a rank (and is not proven survived)
+    lines = _EXC_INFO.read_text().splitlines()
+    assert "ERROR" in lines[9]
+    d = diagnose_text("\n".join(lines[:9] + lines[10:]) + "\n", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.root_cause.rank is None
+    assert d.initiating_rank is None

@@ -384,6 +384,9 @@ _ENTRY_COMMAND = lazy_regex.compile(
 #: command. It starts a new attempt only after the current one failed.
 _OMP_BANNER = "Setting OMP_NUM_THREADS environment variable for each process"
 _TRACEBACK_START = "Traceback (most recent call last):"
+# A log record's level name in its header (Python logging's %(levelname)s, loguru's, glog's
+# words): the record a logger printed a traceback under with exc_info.
+_RECORD_LEVEL = lazy_regex.compile(r"\b(?:WARNING|WARN|ERROR|CRITICAL|FATAL|EXCEPTION)\b")
 # A launcher's command line at the text's start: typed at a prompt ("$ torchrun ...",
 # "[user@host]# srun ...") or traced by a script's `set -x` ("+ torchrun ...": bash prints
 # PS4, "+ " by default, one "+" more per level of nesting, before each command it runs).
@@ -955,6 +958,9 @@ class Scanner:
         self._walks: dict[int, tuple[str, int, float | None]] = {}
         # The exception message that may continue on the next line (one per source).
         self._pending: PendingMessage | None = None
+        # The rank of the log record an unprefixed traceback is printed under (logging's
+        # exc_info: _record_rank), for that traceback's lines until it ends.
+        self._record_rank: int | None = None
         # Signatures found on the last few lines: 1-based line number -> signature ids.
         self._line_sigs: dict[int, set[str]] = {}
         # Whether the current line holds a progress/metric literal; the last line whose tqdm
@@ -1242,11 +1248,18 @@ class Scanner:
         readers: dict[int | None, TracebackReader],
     ) -> None:
         st = self.state
+        if raw.text.startswith(_TRACEBACK_START) and not raw.offset:
+            self._record_rank = self._record_rank_before(raw.number, tagger)
         tagged = tagger.tag(raw.text, raw.number)
         if raw.offset:  # a piece of an over-long line after its first: the line's rank is its
             tagged = self._line_rank(raw, tagged, tagger)
         elif tagged.rank is None and tagged.local_rank is None and "\r" in raw.raw:
             tagged = self._frame_rank(raw, tagged, tagger)
+        if self._record_rank is not None:
+            if tagged.rank is None and tagged.local_rank is None:
+                tagged.rank = self._record_rank
+            else:
+                self._record_rank = None  # another process's line: the record's output ended
         text = tagged.text
         if not st.start_seen and "OMP_NUM" in text and _OMP_BANNER in text:
             st.start_seen = True
@@ -1360,6 +1373,8 @@ class Scanner:
         if reader is None:
             reader = readers[rank] = TracebackReader()
         exc = reader.feed(text, raw.number, raw.raw)
+        if self._record_rank is not None and not reader.open:
+            self._record_rank = None  # the record's traceback ended with its exception line
         fault = reader.take_fault_stack()
         if fault is not None:
             self._fault_stack(fault, path, rank, tagged.host, tagged.time)
@@ -1532,6 +1547,27 @@ class Scanner:
             pid=line.pid if line.pid is not None else tagged.pid,
             time=tagged.time if tagged.time is not None else line.time,
         )
+
+    def _record_rank_before(self, number: int, tagger: RankTagger) -> int | None:
+        """The rank of the log record on the line before line ``number`` (1-based, an
+        unprefixed ``Traceback (most recent call last):``) when that record is a warning or an
+        error whose format carries the rank (``[RANK 0] [WARNING] upload failed, retrying``),
+        else ``None``.
+
+        Mechanism: ``logging.Formatter.format`` appends the formatted exception of a record
+        logged with ``exc_info`` (``log.exception``, ``log.warning(..., exc_info=True)``) to the
+        record's own text after a newline, and the stream handler writes both with one
+        ``write``: the traceback's lines follow the record's first line with no header of
+        their own and nothing of another process between them, so they are that record's
+        rank's. The record line is tagged here, in order, when no gate chose it."""
+        block, start = self._block_text, self._line_start
+        if block is None or start < 2 or block[start - 1] != "\n":
+            return None
+        prev = block[block.rfind("\n", 0, start - 1) + 1 : start - 1]
+        if not _RECORD_LEVEL.search(prev[:200]):
+            return None
+        before = tagger.tag(prev, number - 1)
+        return before.rank
 
     def _after_summary(self, tagger: RankTagger) -> bool:
         """Whether the current section of a one-source log holds torchrun's failure summary
