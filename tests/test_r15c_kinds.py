@@ -11,6 +11,12 @@ B. ``logging``'s ``exc_info`` (``log.exception``, ``log.warning(..., exc_info=Tr
    own: under a format that carries the rank (``[worker-1] ERROR ...``) that traceback is the
    record's rank's, so a rank that logged a caught error and went on to later steps survived
    it. A traceback under a line that is no warning or error record keeps no rank from it.
+C. ``--max-restarts``: a deterministic fault comes back on every restart, and what the failed
+   attempts left behind (a symlink, a directory they created) makes more ranks fail alike in
+   the later attempts. When several ranks raise the root's exception in the last attempt,
+   the rank that raised the same exception alone in the job's first attempt started it.
+   (torch 2.13's gloo restarts rarely get past connectFullMesh here, so the fixture's first
+   attempt is a real run's and its second is written in the same shape.)
 """
 
 from __future__ import annotations
@@ -72,3 +78,42 @@ def test_b_a_traceback_under_a_progress_line_takes_no_rank_from_it():
     assert d.root_cause.failure_class == "user-code-exception"
     assert d.root_cause.rank is None
     assert d.initiating_rank is None
+
+
+# -- C ------------------------------------------------------------------------------------
+
+_RESTARTS = ATTEMPTS / "torchrun-max-restarts-leftover-symlink.log"
+
+
+def test_c_the_rank_alone_in_the_first_attempt_started_the_fault_every_rank_repeats():
+    # attempt 0: rank 1 FileExistsError (line 8), ranks 0 and 2 lose their peer; attempt 1
+    # (from line 34): ranks 2, 0, 1 all raise FileExistsError on their own leftover links
+    d = diagnose_paths([str(_RESTARTS)], mask=False)
+    assert d.attempts == 2
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiating_rank == 1
+    assert d.initiator.strategy == "alone_in_first_attempt"
+    assert d.root_cause.evidence[0].line == 57
+    assert any("rank 1 alone raised the same FileExistsError" in r for r in d.reasoning)
+
+
+def test_c_two_ranks_in_the_first_attempt_name_no_one():
+    # rank 2's victim error in attempt 0 made a FileExistsError too: the first attempt no
+    # longer shows one rank alone, and the last attempt's reports stay undecided
+    text = _RESTARTS.read_text()
+    victim = (
+        "[rank2]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
+        "pair.cc:553] Connection closed by peer"
+    )
+    head, tail = text.split(victim, 1)
+    assert "FileExistsError" not in tail.split("\n", 1)[0]
+    text = (
+        head
+        + "[rank2]: FileExistsError: [Errno 17] File exists: '/home/user/proj/ckpt' -> "
+        + "'run/latest-2'\n"
+        + tail.split("\n", 1)[1]
+    )
+    d = diagnose_text(text, mask=False)
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiating_rank is None
+    assert d.initiator.strategy == "earliest_time"
