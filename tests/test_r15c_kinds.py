@@ -17,6 +17,11 @@ C. ``--max-restarts``: a deterministic fault comes back on every restart, and wh
    the rank that raised the same exception alone in the job's first attempt started it.
    (torch 2.13's gloo restarts rarely get past connectFullMesh here, so the fixture's first
    attempt is a real run's and its second is written in the same shape.)
+D. faulthandler writes ``Fatal Python error: Segmentation fault`` and, right under it, the
+   crashing thread's stack (``Current thread 0x... (most recent call first):``) from the same
+   process: when that line is the root cause's evidence, the stack's innermost user frame is
+   where the crash happened, whatever the victims' tracebacks (other processes, other lines)
+   show.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from rootrank.engine import diagnose_paths, diagnose_text
 
 ATTEMPTS = Path(__file__).resolve().parent / "attempts"
 HEALTHY = Path(__file__).resolve().parent / "healthy"
+DATA = Path(__file__).resolve().parent / "data"
 
 # -- A ------------------------------------------------------------------------------------
 
@@ -117,3 +123,29 @@ def test_c_two_ranks_in_the_first_attempt_name_no_one():
     assert d.root_cause.failure_class == "user-code-exception"
     assert d.initiating_rank is None
     assert d.initiator.strategy == "earliest_time"
+
+
+# -- D ------------------------------------------------------------------------------------
+
+_SEGV = DATA / "torchrun-faulthandler-segfault-victims.log"
+
+
+def test_d_the_crashing_thread_s_stack_under_fatal_python_error_names_the_user_line():
+    # line 4 "Fatal Python error: Segmentation fault", line 6 "Current thread ...", line 8
+    # train2.py:8 in read_header; ranks 0 and 2 then fail in all_reduce at train2.py:18
+    d = diagnose_paths([str(_SEGV)], mask=False)
+    assert d.root_cause.failure_class == "segfault"
+    assert d.initiating_rank == 1
+    assert d.root_cause.user_frame is not None
+    assert (d.root_cause.user_frame.line, d.root_cause.user_frame.func) == (8, "read_header")
+    assert d.root_cause.fix.steps[0].startswith("train2.py:8 (in read_header), where rank 1")
+
+
+def test_d_a_stack_that_does_not_follow_the_fatal_error_line_is_not_the_crash_s():
+    # three lines of another process between the error line and the stack: not its dump
+    lines = _SEGV.read_text().splitlines()
+    assert lines[3] == "Fatal Python error: Segmentation fault"
+    other = ["[rank2]: step 3 waiting"] * 3
+    d = diagnose_text("\n".join(lines[:4] + other + lines[4:]) + "\n", mask=False)
+    assert d.root_cause.failure_class == "segfault"
+    assert d.root_cause.user_frame is None
