@@ -188,10 +188,9 @@ def user_frame(
     root cause's traceback (the finding's own frames first, else :func:`root_exception`);
     ``None`` when the log shows none. ``file`` is masked with ``masker`` when given."""
     crash = crash_stack(state, root)
-    if crash is not None and crash.exc.user_frame is not None:
-        frame = crash.exc.user_frame
-        if frame.line > 0:
-            return _user_frame(frame.file, frame.line, frame.func, masker)
+    at = crash.exc.user_frame if crash is not None else None
+    if at is not None and at.line > 0:
+        return _user_frame(at.file, at.line, at.func, masker)
     if (rank is None or root.rank == rank) and not launcher_report(state, root):
         # the finding's own traceback is the rank's (unless a launcher's parent process
         # printed it: mp.spawn's ProcessExitedException, whose frames are the parent's)
