@@ -22,6 +22,11 @@ D. faulthandler writes ``Fatal Python error: Segmentation fault`` and, right und
    process: when that line is the root cause's evidence, the stack's innermost user frame is
    where the crash happened, whatever the victims' tracebacks (other processes, other lines)
    show.
+E. ``raise ValueError(f"row {i} of {path}: ...") from e`` around a library's error: the
+   user's re-raise (the next link of the chain, raised in the user's own code, from an
+   exception whose innermost frame is a library's) is the user's own statement of the failure
+   and names what the library could not (the record, the file): the fix quotes it and points
+   at its line; the library's cause stays in the evidence.
 """
 
 from __future__ import annotations
@@ -149,3 +154,34 @@ def test_d_a_stack_that_does_not_follow_the_fatal_error_line_is_not_the_crash_s(
     d = diagnose_text("\n".join(lines[:4] + other + lines[4:]) + "\n", mask=False)
     assert d.root_cause.failure_class == "segfault"
     assert d.root_cause.user_frame is None
+
+
+# -- E ------------------------------------------------------------------------------------
+
+_REWRAP = DATA / "torchrun-user-reraise-from-strptime.log"
+
+
+def test_e_the_user_s_re_raise_from_a_library_error_is_quoted_and_located():
+    # line 10: _strptime's ValueError (innermost frame in the library), line 22: the user's
+    # "ValueError: row 3 of meta/rank1.csv: unreadable timestamp" raised from it at train.py:11
+    d = diagnose_paths([str(_REWRAP)], mask=False)
+    rc = d.root_cause
+    assert rc.failure_class == "user-code-exception"
+    assert d.initiating_rank == 1
+    assert [e.line for e in rc.evidence[:2]] == [22, 10]
+    assert rc.captures["message"] == "row 3 of meta/rank1.csv: unreadable timestamp"
+    assert (rc.user_frame.line, rc.user_frame.func) == (11, "parse_row")
+    assert rc.fix.steps[0].startswith("train.py:11 (in parse_row), where rank 1 raised ValueError")
+    assert "row 3 of meta/rank1.csv" in rc.fix.steps[0]
+
+
+def test_e_a_cause_raised_in_the_user_s_own_code_stays_first():
+    # the library frames removed: the cause's innermost frame is the user's train.py:9, so
+    # the chain is the user's code throughout and the first exception stays the root's line
+    lines = _REWRAP.read_text().splitlines()
+    assert "_strptime.py" in lines[4] and "_strptime.py" in lines[7]
+    d = diagnose_text("\n".join(lines[:4] + lines[9:]) + "\n", mask=False)
+    rc = d.root_cause
+    assert rc.failure_class == "user-code-exception"
+    assert rc.evidence[0].text.endswith("does not match format '%Y-%m-%d'")
+    assert (rc.user_frame.line, rc.user_frame.func) == (9, "parse_row")

@@ -113,7 +113,13 @@ def root_exception(state: ScanState, root: Finding, rank: int | None) -> SeenExc
     if not pool:
         return None
     lines = {(e.path, e.line) for e in root.evidence}
-    ordered = [s for s in pool if (s.path, s.exc.log_line) in lines]
+    rank_of = {(e.path, e.line): i for i, e in reversed(list(enumerate(root.evidence)))}
+    # in the evidence's order: its first line is the root's own (the analysis may put a
+    # user's re-raise before its library cause: rootrank.analysis.prepare.user_statement_first)
+    ordered = sorted(
+        (s for s in pool if (s.path, s.exc.log_line) in lines),
+        key=lambda s: rank_of[(s.path, s.exc.log_line)],
+    )
     if root.evidence:
         ev = root.evidence[0]
         near = [
