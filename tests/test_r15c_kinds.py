@@ -4,8 +4,9 @@ tests (torch 2.13 CPU, gloo; not the held-out runs) or on text in the tools' rea
 A. a job relaunched by a shell loop (``until torchrun ...; do ...; done``) prints no banner of
    its own between launches: torchrun's failure summary is the failed launch's last output
    (the agent prints it after every worker exited), so training progress after it is the next
-   launch's. The diagnosis is of the last launch: one that trained to its end leaves no root
-   cause; one that failed again is diagnosed by its own fault, not the first launch's.
+   launch's (from the second such line: one alone may be a wrapper's report of the failure).
+   The diagnosis is of the last launch: one that trained to its end leaves no root cause;
+   one that failed again is diagnosed by its own fault, not the first launch's.
 B. ``logging``'s ``exc_info`` (``log.exception``, ``log.warning(..., exc_info=True)``) prints
    the traceback right under the record's first line, in the same write, with no header of its
    own: under a format that carries the rank (``[worker-1] ERROR ...``) that traceback is the
@@ -48,8 +49,20 @@ def test_a_a_relaunch_that_trained_to_its_end_leaves_no_root_cause():
     d = diagnose_paths([str(ATTEMPTS / "shell-relaunch-recovers.log")], mask=False)
     assert d.root_cause is None
     assert d.attempts == 2
-    assert any("holds 2 runs" in r and "from line 60" in r for r in d.reasoning)
+    assert any("holds 2 runs" in r and "from line 61" in r for r in d.reasoning)
     assert "user-code-exception" not in {f.signature for f in d.findings}
+
+
+def test_a_one_progress_line_after_the_summary_is_no_relaunch():
+    # a wrapper's one line about the failed launch ("... at step 12") after torchrun's
+    # summary: the launch's failure stands
+    lines = (ATTEMPTS / "shell-relaunch-recovers.log").read_text().splitlines()
+    assert lines[58] == "job failed, resubmitting (1/3)"
+    d = diagnose_text("\n".join([*lines[:59], "wrapper: launch 1 died at step 12"]) + "\n")
+    assert d.attempts == 1
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiating_rank == 1
+    assert "FileNotFoundError" in d.root_cause.evidence[0].text
 
 
 def test_a_a_relaunch_that_failed_again_is_diagnosed_by_its_own_fault():

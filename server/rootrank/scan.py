@@ -961,6 +961,8 @@ class Scanner:
         # The rank of the log record an unprefixed traceback is printed under (logging's
         # exc_info: _record_rank), for that traceback's lines until it ends.
         self._record_rank: int | None = None
+        # The first progress line after torchrun's failure summary (1-based), if one came.
+        self._summary_progress: int | None = None
         # Signatures found on the last few lines: 1-based line number -> signature ids.
         self._line_sigs: dict[int, set[str]] = {}
         # Whether the current line holds a progress/metric literal; the last line whose tqdm
@@ -1288,9 +1290,13 @@ class Scanner:
                 # torchrun prints its failure summary as its last words, after every worker
                 # exited: training progress after it is a new launch's (a shell loop or a
                 # scheduler relaunching the job, which prints no banner of its own). The
-                # section from here is the job's next attempt (or another node's output of
-                # the same run: _settle_sections).
-                self._new_attempt(raw.number, tagger, readers)
+                # second progress line after the summary starts the job's next attempt (or
+                # another node's output of the same run: _settle_sections); one alone may be
+                # a wrapper's report of the failed launch ("failed at step 12").
+                if self._summary_progress is None:
+                    self._summary_progress = raw.number
+                else:
+                    self._new_attempt(raw.number, tagger, readers)
         elif (
             self._section.launch is not None
             and len(st.sources) == 1
@@ -1646,6 +1652,7 @@ class Scanner:
         self._line_sigs.clear()
         self._failed = False
         self._ended = None
+        self._summary_progress = None
 
     def _new_run(
         self,
@@ -1705,6 +1712,7 @@ class Scanner:
         self._line_sigs.clear()
         self._failed = False
         self._ended = None
+        self._summary_progress = None
 
     def _left_out(self, start: int, facts: SectionFacts, why: str) -> None:
         """The file's sections before line ``start`` (1-based) are another job than the one
