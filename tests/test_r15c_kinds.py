@@ -11,7 +11,8 @@ B. ``logging``'s ``exc_info`` (``log.exception``, ``log.warning(..., exc_info=Tr
    the traceback right under the record's first line, in the same write, with no header of its
    own: under a format that carries the rank (``[worker-1] ERROR ...``) that traceback is the
    record's rank's, so a rank that logged a caught error and went on to later steps survived
-   it. A traceback under a line that is no warning or error record keeps no rank from it.
+   it. A traceback under a line that is no warning or error record keeps no rank from it,
+   nor does one whose first frame is the script's top level (an uncaught exception).
 C. ``--max-restarts``: a deterministic fault comes back on every restart, and what the failed
    attempts left behind (a symlink, a directory they created) makes more ranks fail alike in
    the later attempts. When several ranks raise the root's exception in the last attempt,
@@ -198,3 +199,15 @@ def test_e_a_cause_raised_in_the_user_s_own_code_stays_first():
     assert rc.failure_class == "user-code-exception"
     assert rc.evidence[0].text.endswith("does not match format '%Y-%m-%d'")
     assert (rc.user_frame.line, rc.user_frame.func) == (9, "parse_row")
+
+
+def test_b_an_uncaught_traceback_under_an_error_record_is_not_the_record_s():
+    # the first frame made the script's top level: an uncaught exception of some process,
+    # printed by sys.excepthook, not the record's exc_info; it takes no rank from the line above
+    lines = _EXC_INFO.read_text().splitlines()
+    assert lines[11].endswith(", in main")
+    lines[11] = lines[11].replace(", in main", ", in <module>")
+    d = diagnose_text("\n".join(lines) + "\n", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.root_cause.rank is None

@@ -1565,12 +1565,21 @@ class Scanner:
         record's own text after a newline, and the stream handler writes both with one
         ``write``: the traceback's lines follow the record's first line with no header of
         their own and nothing of another process between them, so they are that record's
-        rank's. The record line is tagged here, in order, when no gate chose it."""
+        rank's. The record line is tagged here, in order, when no gate chose it. A traceback
+        that begins at the script's top level (``in <module>``) is an uncaught one, not a
+        record's, and takes no rank from the line above."""
         block, start = self._block_text, self._line_start
         if block is None or start < 2 or block[start - 1] != "\n":
             return None
         prev = block[block.rfind("\n", 0, start - 1) + 1 : start - 1]
         if not _RECORD_LEVEL.search(prev[:200]):
+            return None
+        # a traceback whose outermost frame is the script's top level ended a process (an
+        # uncaught exception, printed by sys.excepthook in writes of its own): no record's
+        end = block.find("\n", start)
+        nxt_end = block.find("\n", end + 1) if end != -1 else -1
+        first_frame = block[end + 1 : nxt_end if nxt_end != -1 else len(block)] if end != -1 else ""
+        if first_frame.rstrip().endswith("in <module>"):
             return None
         before = tagger.tag(prev, number - 1)
         return before.rank
