@@ -211,3 +211,14 @@ def test_b_an_uncaught_traceback_under_an_error_record_is_not_the_record_s():
     assert d.root_cause is not None
     assert d.root_cause.failure_class == "user-code-exception"
     assert d.root_cause.rank is None
+
+
+def test_a_progress_past_the_furthest_step_after_the_summary_is_no_relaunch():
+    # two lines at step 1234 after the summary of a launch that printed no step: a relaunch
+    # would start over (or resume at or before the furthest step), so these are not one
+    lines = (ATTEMPTS / "shell-relaunch-recovers.log").read_text().splitlines()
+    extra = ["step 1234 loss 2.3141", "step 1235 loss 2.3101"]
+    d = diagnose_text("\n".join([*lines[:59], *extra]) + "\n", mask=False)
+    assert d.attempts == 1
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiating_rank == 1

@@ -961,7 +961,8 @@ class Scanner:
         # The rank of the log record an unprefixed traceback is printed under (logging's
         # exc_info: _record_rank), for that traceback's lines until it ends.
         self._record_rank: int | None = None
-        # The first progress line after torchrun's failure summary (1-based), if one came.
+        # The first progress line after torchrun's failure summary (1-based; -1 when its step
+        # was past the furthest printed before: no new launch's), if one came.
         self._summary_progress: int | None = None
         # Signatures found on the last few lines: 1-based line number -> signature ids.
         self._line_sigs: dict[int, set[str]] = {}
@@ -1286,16 +1287,24 @@ class Scanner:
                 # its own (else a wrapper's report of the same run: _settle_sections).
                 self._summary_cuts.add(raw.number)
                 self._new_attempt(raw.number, tagger, readers, started=False)
-            elif self._failed and self._after_summary(tagger) and read_step(text) is not None:
+            elif (
+                self._failed
+                and self._after_summary(tagger)
+                and (got := read_step(text)) is not None
+            ):
                 # torchrun prints its failure summary as its last words, after every worker
                 # exited: training progress after it is a new launch's (a shell loop or a
-                # scheduler relaunching the job, which prints no banner of its own). The
-                # second progress line after the summary starts the job's next attempt (or
-                # another node's output of the same run: _settle_sections); one alone may be
-                # a wrapper's report of the failed launch ("failed at step 12").
+                # scheduler relaunching the job, which prints no banner of its own). A new
+                # launch starts over (step 1) or resumes from a checkpoint at or before the
+                # furthest step printed so far; its second progress line starts the job's
+                # next attempt (or another node's output of the same run: _settle_sections).
+                # One line alone may be a wrapper's report of the failed launch ("failed at
+                # step 12"), and a first step past the furthest is no new launch's.
                 if self._summary_progress is None:
-                    self._summary_progress = raw.number
-                else:
+                    steps = [p.step for p in st.progress.last().values()]
+                    restart = got[0] <= max([1, *steps])
+                    self._summary_progress = raw.number if restart else -1
+                elif self._summary_progress > 0:
                     self._new_attempt(raw.number, tagger, readers)
         elif (
             self._section.launch is not None
