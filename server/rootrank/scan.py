@@ -24,7 +24,7 @@ from rootrank.match import Gate, Hit, Matcher
 from rootrank.metrics import MetricsReader
 from rootrank.model import Evidence, Finding
 from rootrank.progress import LITERALS as PROGRESS_LITERALS
-from rootrank.progress import Advance, AdvanceWatch, ProcessKey, ProgressModel
+from rootrank.progress import Advance, AdvanceWatch, ProcessKey, ProgressModel, read_step
 from rootrank.ranks import (
     ElasticFailure,
     RankTagger,
@@ -407,6 +407,9 @@ _ENTRY_COMMAND = lazy_regex.compile(
 #: command. It starts a new attempt only after the current one failed.
 _OMP_BANNER = "Setting OMP_NUM_THREADS environment variable for each process"
 _TRACEBACK_START = "Traceback (most recent call last):"
+# A log record's level name in its header (Python logging's %(levelname)s, loguru's, glog's
+# words): the record a logger printed a traceback under with exc_info.
+_RECORD_LEVEL = lazy_regex.compile(r"\b(?:WARNING|WARN|ERROR|CRITICAL|FATAL|EXCEPTION)\b")
 # A launcher's command line at the text's start: typed at a prompt ("$ torchrun ...",
 # "[user@host]# srun ...") or traced by a script's `set -x` ("+ torchrun ...": bash prints
 # PS4, "+ " by default, one "+" more per level of nesting, before each command it runs).
@@ -1065,6 +1068,12 @@ class Scanner:
         self._walks: dict[int, tuple[str, int, float | None]] = {}
         # The exception message that may continue on the next line (one per source).
         self._pending: PendingMessage | None = None
+        # The rank of the log record an unprefixed traceback is printed under (logging's
+        # exc_info: _record_rank), for that traceback's lines until it ends.
+        self._record_rank: int | None = None
+        # The first progress line after torchrun's failure summary (1-based; -1 when its step
+        # was past the furthest printed before: no new launch's), if one came.
+        self._summary_progress: int | None = None
         # Signatures found on the last few lines: 1-based line number -> signature ids.
         self._line_sigs: dict[int, set[str]] = {}
         # Whether the current line holds a progress/metric literal; the last line whose tqdm
@@ -1190,6 +1199,8 @@ class Scanner:
                     light = False
                 else:
                     self._curve_line, light = bool(gated & 2), bool(gated & 1)
+                if light and self._failed and self._after_summary(tagger):
+                    light = False  # progress after torchrun's last words: a relaunch (_line)
                 if light:  # only a progress/metric line: no matching
                     self._light_lines += 1
                     light_lines = self._light_lines
@@ -1353,11 +1364,18 @@ class Scanner:
         readers: dict[int | None, TracebackReader],
     ) -> None:
         st = self.state
+        if raw.text.startswith(_TRACEBACK_START) and not raw.offset:
+            self._record_rank = self._record_rank_before(raw.number, tagger)
         tagged = tagger.tag(raw.text, raw.number)
         if raw.offset:  # a piece of an over-long line after its first: the line's rank is its
             tagged = self._line_rank(raw, tagged, tagger)
         elif tagged.rank is None and tagged.local_rank is None and "\r" in raw.raw:
             tagged = self._frame_rank(raw, tagged, tagger)
+        if self._record_rank is not None:
+            if tagged.rank is None and tagged.local_rank is None:
+                tagged.rank = self._record_rank
+            else:
+                self._record_rank = None  # another process's line: the record's output ended
         text = tagged.text
         if not st.start_seen and "OMP_NUM" in text and _OMP_BANNER in text:
             st.start_seen = True
@@ -1382,6 +1400,25 @@ class Scanner:
                 # its own (else a wrapper's report of the same run: _settle_sections).
                 self._summary_cuts.add(raw.number)
                 self._new_attempt(raw.number, tagger, readers, started=False)
+            elif (
+                self._failed
+                and self._after_summary(tagger)
+                and (got := read_step(text)) is not None
+            ):
+                # torchrun prints its failure summary as its last words, after every worker
+                # exited: training progress after it is a new launch's (a shell loop or a
+                # scheduler relaunching the job, which prints no banner of its own). A new
+                # launch starts over (step 1) or resumes from a checkpoint at or before the
+                # furthest step printed so far; its second progress line starts the job's
+                # next attempt (or another node's output of the same run: _settle_sections).
+                # One line alone may be a wrapper's report of the failed launch ("failed at
+                # step 12"), and a first step past the furthest is no new launch's.
+                if self._summary_progress is None:
+                    steps = [p.step for p in st.progress.last().values()]
+                    restart = got[0] <= max([1, *steps])
+                    self._summary_progress = raw.number if restart else -1
+                elif self._summary_progress > 0:
+                    self._new_attempt(raw.number, tagger, readers)
         elif (
             self._section.launch is not None
             and len(st.sources) == 1
@@ -1466,6 +1503,8 @@ class Scanner:
         exc = reader.feed(text, raw.number, raw.raw)
         if exc is None and rank is not None and not reader.open and text.strip() in CHAIN_MARKERS:
             self._orphan_chain(path, rank, raw.number)
+        if self._record_rank is not None and not reader.open:
+            self._record_rank = None  # the record's traceback ended with its exception line
         fault = reader.take_fault_stack()
         if fault is not None:
             self._fault_stack(fault, path, rank, tagged.host, tagged.time)
@@ -1639,6 +1678,41 @@ class Scanner:
             time=tagged.time if tagged.time is not None else line.time,
         )
 
+    def _record_rank_before(self, number: int, tagger: RankTagger) -> int | None:
+        """The rank of the log record on the line before line ``number`` (1-based, an
+        unprefixed ``Traceback (most recent call last):``) when that record is a warning or an
+        error whose format carries the rank (``[RANK 0] [WARNING] upload failed, retrying``),
+        else ``None``.
+
+        Mechanism: ``logging.Formatter.format`` appends the formatted exception of a record
+        logged with ``exc_info`` (``log.exception``, ``log.warning(..., exc_info=True)``) to the
+        record's own text after a newline, and the stream handler writes both with one
+        ``write``: the traceback's lines follow the record's first line with no header of
+        their own and nothing of another process between them, so they are that record's
+        rank's. The record line is tagged here, in order, when no gate chose it. A traceback
+        that begins at the script's top level (``in <module>``) is an uncaught one, not a
+        record's, and takes no rank from the line above."""
+        block, start = self._block_text, self._line_start
+        if block is None or start < 2 or block[start - 1] != "\n":
+            return None
+        prev = block[block.rfind("\n", 0, start - 1) + 1 : start - 1]
+        if not _RECORD_LEVEL.search(prev[:200]):
+            return None
+        # a traceback whose outermost frame is the script's top level ended a process (an
+        # uncaught exception, printed by sys.excepthook in writes of its own): no record's
+        end = block.find("\n", start)
+        nxt_end = block.find("\n", end + 1) if end != -1 else -1
+        first_frame = block[end + 1 : nxt_end if nxt_end != -1 else len(block)] if end != -1 else ""
+        if first_frame.rstrip().endswith("in <module>"):
+            return None
+        before = tagger.tag(prev, number - 1)
+        return before.rank
+
+    def _after_summary(self, tagger: RankTagger) -> bool:
+        """Whether the current section of a one-source log holds torchrun's failure summary
+        (its ``Root Cause`` entry): the agent's last words, printed once every worker exited."""
+        return len(self.state.sources) == 1 and any(e.root_cause for e in tagger.elastic)
+
     def _new_attempt(
         self,
         number: int,
@@ -1711,6 +1785,7 @@ class Scanner:
         self._line_sigs.clear()
         self._failed = False
         self._ended = None
+        self._summary_progress = None
 
     def _new_run(
         self,
@@ -1770,6 +1845,7 @@ class Scanner:
         self._line_sigs.clear()
         self._failed = False
         self._ended = None
+        self._summary_progress = None
 
     def _left_out(self, start: int, facts: SectionFacts, why: str) -> None:
         """The file's sections before line ``start`` (1-based) are another job than the one

@@ -903,6 +903,52 @@ def filtered_view(ctx: Context, rank: int) -> str | None:
 TIE_MARGIN_S = 0.001
 
 
+def alone_in_first_attempt(case: Case) -> Verdict | None:
+    """Several ranks report the root's fault (its signature and exception type) in the last
+    attempt of a job torchrun restarted (``--max-restarts``), and in the job's first attempt
+    one of them alone raised it: that rank started it.
+
+    Mechanism: a restart reruns the same script on the same inputs, so a deterministic fault
+    comes back; but each failed attempt leaves things behind (directories and files it
+    created, half-written caches, a partial checkpoint), and those can make other ranks fail
+    the same way in the attempts after it. The first attempt ran on the state the job was
+    started on, so which ranks failed there is the fault's own reach. Reads
+    ``ScanState.earlier_findings`` (the attempts before the last, set aside by the scan) and
+    ``ScanState.attempt_starts`` (where the second attempt begins)."""
+    if case.root.role != "cause" or len(case.ranks_with) < 2:
+        return None
+    state = case.ctx.state
+    if not state.attempt_starts or not state.earlier_findings:
+        return None
+    second = state.attempt_starts[0]
+    kind = case.root.captures.get("exc_type")
+    first = {
+        f.rank
+        for f in state.earlier_findings
+        if f.signature == case.root.signature
+        and f.captures.get("exc_type") == kind
+        and f.evidence
+        and min(e.line for e in f.evidence) < second
+    }
+    if len(first) != 1:
+        return None
+    rank = next(iter(first))
+    if rank is None or rank not in case.ranks_with:
+        return None
+    return Verdict(
+        rank,
+        say(
+            "alone_first_attempt",
+            Ranks=ranks_word(case.ranks_with),
+            line=second,
+            rank=rank,
+            exc=kind or case.root.title,
+        ),
+        "alone_in_first_attempt",
+        (rank,),
+    )
+
+
 def earliest_time(case: Case) -> Verdict | None:
     """Several ranks report the same cause: the first by timestamp started it; without
     times (or a tie: another rank's report less than :data:`TIE_MARGIN_S` later) the log
@@ -1312,6 +1358,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     missing_reporter,
     missing_progress,
     named_by_root,
+    alone_in_first_attempt,
     earliest_time,
     signal_not_sent_by_agent,
     peer_victim,

@@ -6,6 +6,7 @@ Applies ``min_count``, gives a global rank to findings that only carry torchrun'
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -116,6 +117,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(library_argument_checks(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
     findings.extend(exception_findings(findings, state, library))
+    findings = [user_statement_first(f, state) for f in findings]
     findings.extend(signal_exit_findings(findings, library, state.elastic))
     findings.sort(key=lambda f: f.order)
     failure_present = (
@@ -228,6 +230,75 @@ def exception_findings(
             for fr in exc.frames[-12:]
         ]
     return list(first.values())
+
+
+def user_reraise(state: ScanState, seen: SeenException) -> SeenException | None:
+    """The exception the user's own code raised ``from`` ``seen`` (the next link of its
+    chain: "The above exception was the direct cause of the following exception:", same
+    source and rank), when ``seen`` was raised inside a library (its innermost frame is no
+    user code: a JSON decoder, a struct unpack) and the wrapper in the user's code (its
+    innermost frame is): ``raise ValueError(f"bad record {idx} in {path}") from e``.
+    ``None`` otherwise."""
+    chain = state.exceptions
+    i = next((k for k, x in enumerate(chain) if x is seen), None)
+    if i is None or i + 1 >= len(chain) or not seen.exc.frames or seen.exc.frames[-1].user:
+        return None
+    nxt = chain[i + 1]
+    if (
+        nxt.path != seen.path
+        or nxt.rank != seen.rank
+        or nxt.exc.chained != "cause"
+        or nxt.exc.chain_index != seen.exc.chain_index + 1
+        or not nxt.exc.frames
+        or not nxt.exc.frames[-1].user
+    ):
+        return None
+    return nxt
+
+
+def user_statement_first(f: Finding, state: ScanState) -> Finding:
+    """``f`` read from the user's own re-raise rather than from its cause, when ``f`` is a
+    plain exception (:data:`EXCEPTION_SIGNATURE`) whose first line is a library's exception
+    and whose evidence also holds the exception the user's code raised from it
+    (:func:`user_reraise`): the wrapper is the user's own statement of the failure, naming
+    what the library could not (the record, the file), and its frame is where the user's
+    code gave up. Its evidence line comes first and its type, message and frames fill the
+    entry; the cause stays in the evidence. ``f`` itself otherwise (a copy is returned, the
+    scan's finding is not changed)."""
+    if f.signature != EXCEPTION_SIGNATURE or len(f.evidence) < 2:
+        return f
+    first = f.evidence[0]
+    seen = next(
+        (
+            s
+            for s in state.exceptions
+            if s.path == first.path and s.exc.log_line == first.line and s.rank == f.rank
+        ),
+        None,
+    )
+    wrapper = user_reraise(state, seen) if seen is not None else None
+    if wrapper is None:
+        return f
+    at = next(
+        (e for e in f.evidence if e.path == wrapper.path and e.line == wrapper.exc.log_line),
+        None,
+    )
+    if at is None:
+        return f
+    exc = wrapper.exc
+    return dataclasses.replace(
+        f,
+        evidence=[at, *(e for e in f.evidence if e is not at)],
+        captures={
+            **f.captures,
+            "exc_type": exc.type.rsplit(".", 1)[-1],
+            "message": exc.message,
+        },
+        frames=[
+            {"file": fr.file, "line": fr.line, "func": fr.func, "user": fr.user}
+            for fr in exc.frames[-12:]
+        ],
+    )
 
 
 #: A count the run printed as 0 (a warning symptom), and the cause it makes of a division.

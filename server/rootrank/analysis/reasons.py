@@ -229,6 +229,11 @@ _TEMPLATES: dict[str, str] = {
     ),
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",
+    "alone_first_attempt": (
+        "{Ranks} all report it in the last attempt, but in the first attempt of the job (lines "
+        "before {line}) rank {rank} alone raised the same {exc}: what the failed attempts left "
+        "behind makes more ranks fail alike after a restart"
+    ),
     "implied_rank": "this failure happens on rank {rank} by design ({reason})",
     "implied_rank_agent": (
         "its traceback runs through the launcher (torchrun's agent, torch.distributed.launch), not a worker:"

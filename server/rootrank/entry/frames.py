@@ -113,7 +113,13 @@ def root_exception(state: ScanState, root: Finding, rank: int | None) -> SeenExc
     if not pool:
         return None
     lines = {(e.path, e.line) for e in root.evidence}
-    ordered = [s for s in pool if (s.path, s.exc.log_line) in lines]
+    rank_of = {(e.path, e.line): i for i, e in reversed(list(enumerate(root.evidence)))}
+    # in the evidence's order: its first line is the root's own (the analysis may put a
+    # user's re-raise before its library cause: rootrank.analysis.prepare.user_statement_first)
+    ordered = sorted(
+        (s for s in pool if (s.path, s.exc.log_line) in lines),
+        key=lambda s: rank_of[(s.path, s.exc.log_line)],
+    )
     if root.evidence:
         ev = root.evidence[0]
         near = [
@@ -147,6 +153,34 @@ def root_exception(state: ScanState, root: Finding, rank: int | None) -> SeenExc
     return None
 
 
+#: How many lines after ``Fatal Python error: ...`` faulthandler's ``Current thread`` header
+#: comes (faulthandler.c ``faulthandler_fatal_error``: the error line, an empty line, then
+#: the crashing thread's stack), with room for one stray line of another process.
+CRASH_STACK_GAP = 3
+
+
+def crash_stack(state: ScanState, root: Finding) -> SeenException | None:
+    """faulthandler's stack of the thread that crashed, when one of the root cause's evidence
+    lines is faulthandler's ``Fatal Python error: Segmentation fault`` (or ``Aborted``...):
+    faulthandler writes that line and, right under it, the crashing thread's stack
+    (``Current thread 0x... (most recent call first):``) from the same process, so that
+    stack is the crash's whatever other tracebacks the log holds (the victims' of another
+    process stop elsewhere). Kept by the scan in ``ScanState.cut_tracebacks`` (header
+    ``"faulthandler"``, ``log_line`` its ``Current thread`` line); ``None`` otherwise."""
+    for ev in root.evidence:
+        if "Fatal Python error" not in ev.text:
+            continue
+        for s in state.cut_tracebacks:
+            if (
+                s.exc.header == "faulthandler"
+                and s.path == ev.path
+                and ev.line < s.exc.log_line <= ev.line + CRASH_STACK_GAP
+                and (s.rank is None or root.rank is None or s.rank == root.rank)
+            ):
+                return s
+    return None
+
+
 def _user_frame(file: str, line: int, func: str, masker: Any | None) -> UserFrame:
     # A function name has no spaces: a log that ran frame lines together leaves text after it.
     func = func.split(None, 1)[0] if func.strip() else ""
@@ -159,6 +193,10 @@ def user_frame(
     """The innermost frame in the user's code of the
     root cause's traceback (the finding's own frames first, else :func:`root_exception`);
     ``None`` when the log shows none. ``file`` is masked with ``masker`` when given."""
+    crash = crash_stack(state, root)
+    at = crash.exc.user_frame if crash is not None else None
+    if at is not None and at.line > 0:
+        return _user_frame(at.file, at.line, at.func, masker)
     if (rank is None or root.rank == rank) and not launcher_report(state, root):
         # the finding's own traceback is the rank's (unless a launcher's parent process
         # printed it: mp.spawn's ProcessExitedException, whose frames are the parent's)
