@@ -190,3 +190,19 @@ def test_a_faulthandler_stack_the_log_ends_inside_is_read():
     log = _KERNEL_ASSERT_FAULTHANDLER.split("\n\nExtension modules")[0]
     rc = diagnose_text(log).root_cause
     assert rc.user_frame == UserFrame(file="/home/user/tinylm/model.py", line=88, func="forward")
+
+
+def test_a_notebook_cells_kernel_file_is_named_by_the_cell_not_its_hash():
+    """ipykernel runs a cell as ``/tmp/ipykernel_<pid>/<hash>.py``: the fix points at the
+    cell by the function it defines, and keeps the file name for the record."""
+    from rootrank.entry.frames import location_step
+
+    cell = UserFrame("/tmp/ipykernel_2231/3120925866.py", 21, "training_loop")
+    assert location_step(cell, [], 1, "raised OutOfMemoryError") == (
+        "the notebook cell that defines training_loop (line 21 of the cell; the kernel ran it "
+        "as 3120925866.py), where rank 1 raised OutOfMemoryError:"
+    )
+    plain = UserFrame("/home/ana/nb/train_utils.py", 21, "training_loop")
+    assert location_step(plain, [], 1, "raised OutOfMemoryError") == (
+        "train_utils.py:21 (in training_loop), where rank 1 raised OutOfMemoryError:"
+    )

@@ -334,5 +334,18 @@ def location_step(
     if frame is None:
         return None
     who = f"rank {rank}" if rank is not None else "the failing process"
+    if _KERNEL_CELL.search(frame.file):
+        # ipykernel compiles each cell to <tmp>/ipykernel_<pid>/<hash>.py: a name the user
+        # never sees; the cell is found by the function it defines
+        holder = f"the notebook cell that defines {frame.func}" if frame.func else "a notebook cell"
+        return (
+            f"{holder} (line {frame.line} of the cell; the kernel ran it as {short(frame.file)}), "
+            f"where {who} {action or 'failed'}:"
+        )
     func = f" (in {frame.func})" if frame.func else ""
     return f"{short(frame.file)}:{frame.line}{func}, where {who} {action or 'failed'}:"
+
+
+#: A Jupyter cell's code as ipykernel compiles it (ipykernel/compiler.py, get_file_name: the
+#: kernel's temporary directory ``ipykernel_<pid>`` and a hash of the cell's code).
+_KERNEL_CELL = lazy_regex.compile(r"(?:^|[\\/])ipykernel_\d+[\\/]\d+\.py$")
