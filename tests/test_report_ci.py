@@ -34,6 +34,25 @@ def test_sarif_validates_against_the_official_schema(log):
     assert doc["version"] == "2.1.0"
 
 
+def test_sarif_of_an_empty_input_is_a_valid_log_saying_why(tmp_path):
+    """An empty log still exits 2, and stdout (redirected to the file CI uploads) holds a valid
+    SARIF log with no result and the reason as the run's error notification."""
+    empty = tmp_path / "train.log"
+    empty.write_bytes(b"")
+    proc = run_cli("diagnose", str(empty), "--format", "sarif")
+    assert proc.returncode == 2
+    doc = json.loads(proc.stdout)
+    errors = list(jsonschema.Draft4Validator(SCHEMA).iter_errors(doc))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors]
+    (run,) = doc["runs"]
+    assert run["results"] == []
+    (invocation,) = run["invocations"]
+    assert invocation["executionSuccessful"] is False
+    (note,) = invocation["toolExecutionNotifications"]
+    assert note["level"] == "error" and "empty input (0 bytes read)" in note["message"]["text"]
+    assert "empty input" in proc.stderr.decode()
+
+
 def test_sarif_root_cause_at_the_user_frame_and_collateral_at_log_lines():
     doc = sarif(DDP)
     run = doc["runs"][0]

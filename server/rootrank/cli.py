@@ -618,6 +618,10 @@ def _main(argv: list[str] | None) -> int:
             return serve()  # 1 when the client left without a shutdown request
     except (InputError, SignatureError) as exc:
         print(f"rootrank: {exc}", file=sys.stderr)
+        if args.command == "diagnose" and args.format == "sarif":
+            from rootrank.report_sarif import unread_input  # an error path only
+
+            sys.stdout.write(unread_input(str(exc)))
         return EXIT_INPUT_ERROR
     except KeyboardInterrupt:
         print("rootrank: interrupted", file=sys.stderr)

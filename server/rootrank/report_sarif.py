@@ -262,6 +262,32 @@ def to_sarif(diag: Diagnosis) -> str:
     return json.dumps(to_sarif_dict(diag), indent=2, ensure_ascii=False) + "\n"
 
 
+def unread_input(reason: str) -> str:
+    """A SARIF 2.1.0 log for a run that read no log (an empty, missing or unreadable input):
+    no results, and ``reason`` (the CLI's error text) as the run's tool execution
+    notification, with ``executionSuccessful`` false. A CI step that redirects the output to
+    a file then uploads a valid log that says why, not an empty file the upload rejects."""
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": SARIF_VERSION,
+        "runs": [
+            {
+                "tool": {"driver": {"name": "rootrank", "version": __version__, "rules": []}},
+                "invocations": [
+                    {
+                        "executionSuccessful": False,
+                        "toolExecutionNotifications": [
+                            {"level": "error", "message": {"text": reason}}
+                        ],
+                    }
+                ],
+                "results": [],
+            }
+        ],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
 def _escape_data(text: str) -> str:
     # GitHub's workflow-command escaping (actions/toolkit, command.ts escapeData).
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
