@@ -476,6 +476,27 @@ _NOT_MACHINE = (
 # numbers and dashes are non-blank, and \d is a decimal digit (Nd) in both modules.
 _NEAR_HOST_WORD = re.compile(r"\w[ \t]{1,4}['\"(]?[^\W\d_]\S*?\d")
 
+# More cheap tests in the stdlib's ``re``, each a shape every match of its rule below has, so
+# the rule's pattern is compiled and run only on a line that has it (most lines of a report do
+# not: "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"). A name's
+# characters (\p{L}, \p{N}, "-", ".") are neither blanks nor the punctuation the shapes
+# stop at, and a digit (\d) is an ASCII digit or any non-ASCII character, so the ``regex``
+# module's Unicode tables and the stdlib's never need to agree.
+_DIGIT_OR_WIDE = "[0-9\x80-\U0010ffff]"
+# Their repeats are bounded as the names' are (labels of 63 characters or fewer), so a long
+# line is searched in linear time.
+# host_prefix: a name holding a digit at the line's start, then ": ".
+_NEAR_HOST_PREFIX = re.compile(rf"[^\s:]{{0,63}}{_DIGIT_OR_WIDE}[^\s:]{{0,532}}: ")
+# host_port: a name's last character, ":", then the port's first two digits.
+_NEAR_HOST_PORT = re.compile(rf"[^\s:]:{_DIGIT_OR_WIDE}{{2}}")
+# host_fqdn_digit: a digit in the first label, one label or more after it, then the last
+# label's first two letters.
+_NEAR_FQDN_DIGIT = re.compile(
+    rf"{_DIGIT_OR_WIDE}[^\s.]{{0,20}}(?:\.[^\s.]{{1,63}}){{1,7}}\.[^\s.]{{2}}"
+)
+# host_c10d's "(name, port)": "(", a name, ", ", the port's first digit.
+_NEAR_C10D = re.compile(rf"\([^\s,]{{1,575}}, {_DIGIT_OR_WIDE}")
+
 # Where host names stand in logs: (name, cheap test on the line, pattern whose group "h" is the
 # host). The cheap test skips a pattern on lines that cannot match it.
 _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
@@ -510,7 +531,10 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     # launcher flags: "--master_addr node01", "--rdzv-endpoint=node01:29500"
     (
         "host_flag",
-        lambda s: "--" in s,
+        lambda s: (
+            "--" in s
+            and (not s.isascii() or any(w in s.lower() for w in ("master", "rdzv", "host")))
+        ),
         lazy_regex.compile(
             r"(?i:--(?:master[_-]addr|rdzv[_-]endpoint|hostname|host))[ =](?P<h>" + _HOSTNAME + r")"
             r"(?![\w-])"
@@ -534,7 +558,7 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     # c10d: "(node01, 29500)", "[node02.cluster.local]:29500"
     (
         "host_c10d",
-        lambda s: ", " in s or "]:" in s,
+        lambda s: "]:" in s or (", " in s and _NEAR_C10D.search(s) is not None),
         lazy_regex.compile(
             r"\((?P<h>" + _HOSTNAME + r"), \d{1,5}\)|\[(?P<h>" + _HOSTNAME + r")\]:\d{1,5}"
         ),
@@ -557,7 +581,7 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     # pdsh / DeepSpeed prefix at the start: "node01: [2024-..."; hostfile "node01 slots=8"
     (
         "host_prefix",
-        lambda s: ": " in s[:80] or "slots=" in s,
+        lambda s: "slots=" in s or (": " in s[:80] and _NEAR_HOST_PREFIX.match(s) is not None),
         lazy_regex.compile(
             r"^(?P<h>" + _NAME_WITH_DIGIT + r"): |^(?P<h>" + _HOSTNAME + r") slots=\d"
         ),
@@ -608,7 +632,7 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     # a name with a digit and a port: "node02:29500" (not file.cpp:123, not cuda:0)
     (
         "host_port",
-        lambda s: ":" in s,
+        lambda s: ":" in s and _NEAR_HOST_PORT.search(s) is not None,
         lazy_regex.compile(r"(?<![\w./:-])(?P<h>" + _NAME_WITH_DIGIT + r"):\d{2,5}(?![\d.\w])"),
     ),
     # any FQDN whose first label carries a digit, as machine names do: gpu-node-17.cluster.
@@ -616,7 +640,7 @@ _HOST_RULES: list[tuple[str, Callable[[str], bool], Any]] = [
     # not a file extension, public documentation domains kept)
     (
         "host_fqdn_digit",
-        lambda s: "." in s,
+        lambda s: "." in s and _NEAR_FQDN_DIGIT.search(s) is not None,
         lazy_regex.compile(
             r"(?<![\w.@/\\-])(?P<f>\p{L}[\p{L}\p{N}-]{0,62}(?<=\d[\p{L}\p{N}-]{0,20})"
             r"(?:\.[\p{L}\p{N}-]{1,63}){1,7}\.\p{L}{2,24})(?![\w(-]|\.[\p{L}\p{N}])"
@@ -679,6 +703,10 @@ _MAC = lazy_regex.compile(
     r"(?:(?P=sep)[0-9A-Fa-f]{2}){14}+|[0-9A-Fa-f]{2}(?P<sep2>[:-])[0-9A-Fa-f]{2}"
     r"(?:(?P=sep2)[0-9A-Fa-f]{2}){4})(?![\w:-]|\.\w)"
 )
+
+# _MAC's cheap test (stdlib ``re``): six hex pairs joined by one separator, which every match
+# of either of its alternatives holds (ASCII only in both modules: no case folding).
+_NEAR_MAC = re.compile(r"[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}")
 
 _HAS_DIGIT_DOT = lazy_regex.compile(r"\d\.\d{1,3}\.\d")
 
@@ -1025,13 +1053,18 @@ class Masker:
         if not self._gated or any(root in s for root in _HPC_ROOTS):
             s = self._sub(_HPC_PATH, self._hpc_path, s)
         low = s.lower()
-        if "user" in low or "logname" in low or "login" in low or "logged in as" in low:
+        if "logged in as" in low or (
+            ("=" in s or ":" in s)  # _USER_VAR's first alternative: a key, then "=" or ":"
+            and ("user" in low or "logname" in low or "login" in low)
+        ):
             s = self._sub(_USER_VAR, self._user_var, s)
         if self._users:
             s = self._user_paths(s)
             s = self._user_words(s)
         # 3. Hosts and addresses; hardware addresses first (a host rule reads "host:port").
-        if not self._gated or s.count(":") >= 5 or s.count("-") >= 5:
+        if not self._gated or (
+            (s.count(":") >= 5 or s.count("-") >= 5) and _NEAR_MAC.search(s) is not None
+        ):
             s = self._sub(_MAC, self._mac, s)
         if "@" in s:
             s = self._sub(_USER_AT_HOST, self._user_at_host, s)
