@@ -12,7 +12,6 @@ from typing import Any
 
 from rootrank import lazy_regex
 from rootrank.analysis.reasons import format_ranks
-from rootrank.charts import svg_data_uri, text_lines
 from rootrank.entry.variants import GENERAL_WHY
 from rootrank.mask import pseudonyms_in
 from rootrank.model import Diagnosis, Evidence, Finding, RootCause, UserFrame
@@ -175,6 +174,8 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
             for f in diag.findings[:5]:
                 out.append(f"  - {f.title} ({f.evidence[0].path}:{f.evidence[0].line})")
         if diag.metrics:  # training curves (rootrank.charts)
+            from rootrank.charts import text_lines  # imported only for a log with curves
+
             out.append(st.bold("Training curves:"))
             out.extend(text_lines(diag.metrics))
         out.append(
@@ -261,6 +262,8 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
     if rc.references:
         out.append(st.dim("References: " + " ".join(rc.references)))
     if diag.metrics:  # training curves (rootrank.charts)
+        from rootrank.charts import text_lines  # imported only for a log with curves
+
         out.append(st.bold("Training curves:"))
         out.extend(text_lines(diag.metrics))
     for w in diag.warnings:
@@ -392,7 +395,11 @@ def to_markdown(diag: Diagnosis) -> str:
 
 def _markdown_curves(diag: Diagnosis) -> list[str]:
     """The training curves as an embedded SVG image and their onsets as a list."""
-    uri = svg_data_uri(diag.metrics) if diag.metrics else None
+    if not diag.metrics:
+        return []
+    from rootrank.charts import svg_data_uri  # imported only for a log with curves
+
+    uri = svg_data_uri(diag.metrics)
     if uri is None:
         return []
     out = ["### Training curves\n", f"![training curves]({uri})\n"]

@@ -7,7 +7,6 @@ change (or be translated) here without touching the logic, and a test can assert
 
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Any
 
 
@@ -32,6 +31,8 @@ def fmt_time(t: float | None) -> str:
     """A log time (seconds, see :mod:`rootrank.model`) as ``HH:MM:SS``; ``""`` when unknown."""
     if t is None:
         return ""
+    import datetime as _dt  # only when a time is shown (issue 11: not at every start)
+
     stamp = _dt.datetime(2000, 1, 1) + _dt.timedelta(seconds=t)
     return stamp.strftime("%H:%M:%S")
 
