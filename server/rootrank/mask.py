@@ -472,9 +472,11 @@ _NOT_MACHINE = (
 # millisecond, where the ``regex`` module parses host_word in ~2.5 ms, and most lines with a digit
 # fail it: "Tried to allocate 2.00 GiB"): a word character, 1-4 blanks, an optional quote or
 # parenthesis, a letter, then non-blank characters up to a digit. Every match of host_word holds
-# one: its word ends in a letter (a word character), \p{L} is in [^\W\d_], the name's letters,
-# numbers and dashes are non-blank, and \d is a decimal digit (Nd) in both modules.
-_NEAR_HOST_WORD = re.compile(r"\w[ \t]{1,4}['\"(]?[^\W\d_]\S*?\d")
+# one: its word ends in a letter (a word character), the name's letters, numbers and dashes
+# are non-blank, and its first letter (\p{L}) and its digit (\d) are ASCII ones or any
+# non-ASCII character: the ``regex`` module's Unicode tables may be newer than the stdlib's
+# (a Kawi digit, Unicode 15, is \d there and not in Python 3.11's \d).
+_NEAR_HOST_WORD = re.compile(r"\w[ \t]{1,4}['\"(]?[A-Za-z\x80-\U0010ffff]\S*?[0-9\x80-\U0010ffff]")
 
 # More cheap tests in the stdlib's ``re``, each a shape every match of its rule below has, so
 # the rule's pattern is compiled and run only on a line that has it (most lines of a report do
