@@ -476,7 +476,9 @@ _NOT_MACHINE = (
 # are non-blank, and its first letter (\p{L}) and its digit (\d) are ASCII ones or any
 # non-ASCII character: the ``regex`` module's Unicode tables may be newer than the stdlib's
 # (a Kawi digit, Unicode 15, is \d there and not in Python 3.11's \d).
-_NEAR_HOST_WORD = re.compile(r"\w[ \t]{1,4}['\"(]?[A-Za-z\x80-\U0010ffff]\S*?[0-9\x80-\U0010ffff]")
+# Both are written as negated ASCII ranges: the stdlib compiles [0-9\x80-\U0010ffff] in ~10 ms
+# (a charset over every code point), [^\x00-/:-\x7f] (the same characters) in ~0.2 ms.
+_NEAR_HOST_WORD = re.compile(r"\w[ \t]{1,4}['\"(]?[^\x00-@\[-`{-\x7f]\S*?[^\x00-/:-\x7f]")
 
 # More cheap tests in the stdlib's ``re``, each a shape every match of its rule below has, so
 # the rule's pattern is compiled and run only on a line that has it (most lines of a report do
@@ -484,7 +486,7 @@ _NEAR_HOST_WORD = re.compile(r"\w[ \t]{1,4}['\"(]?[A-Za-z\x80-\U0010ffff]\S*?[0-
 # characters (\p{L}, \p{N}, "-", ".") are neither blanks nor the punctuation the shapes
 # stop at, and a digit (\d) is an ASCII digit or any non-ASCII character, so the ``regex``
 # module's Unicode tables and the stdlib's never need to agree.
-_DIGIT_OR_WIDE = "[0-9\x80-\U0010ffff]"
+_DIGIT_OR_WIDE = r"[^\x00-/:-\x7f]"  # an ASCII digit or any non-ASCII character
 # Their repeats are bounded as the names' are (labels of 63 characters or fewer), so a long
 # line is searched in linear time.
 # host_prefix: a name holding a digit at the line's start, then ": ".
