@@ -222,6 +222,9 @@ STATE_WORDS = (
     "local_rank: ",
     "parallel size",
     "killing subprocess",  # DeepSpeed's launcher names the job's workers (LaunchFacts.worker_pids)
+    # a launcher's or trainer's report that training ended normally (rootrank.scan._RUN_END_REPORT)
+    "worker group successfully finished",
+    "` stopped: `max_",
     # launchers that are not training scripts (rootrank.entry.commands): nccl-tests'
     # *_perf binaries and their header, vLLM's server commands
     "_perf",

@@ -456,6 +456,18 @@ def _starts_run(text: str) -> bool:
 #: A line of torchrun's own (its start banner, the agent's signals and failures): the glog
 #: header's pid is the agent's (rootrank.runs.SectionFacts.agents).
 _AGENT_LINE = lazy_regex.compile(r"^[EWI]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*torch/distributed/")
+# A launcher's or a trainer's own report that training ended normally, with the words the
+# reasoning gives it (rule ``run_completed``, rootrank.analysis.completed):
+# - torchelastic's agent (elastic/agent/server/api.py ``_invoke_run``) logs "[<role>] worker
+#   group successfully finished. Waiting N seconds for other agents to finish." only when its
+#   monitor found the group's state ``WorkerState.SUCCEEDED``: every local worker exited 0;
+# - Lightning's fit loop (``_FitLoop.done``) logs "`Trainer.fit` stopped: `max_epochs=N`
+#   reached." (or ``max_steps``) on rank zero once the loop reached its configured end.
+_RUN_END_REPORT = lazy_regex.compile(
+    r"\] worker group successfully finished\. Waiting"
+    r"|(?P<pl>`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached)"
+)
+
 _AGENT_FAILED = lazy_regex.compile(
     r"(?:^|\s)[EW]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*elastic/multiprocessing/api\.py:\d+\] "
     r"failed \(exitcode: -?\d+\) local_rank: \d+ "
@@ -1312,6 +1324,16 @@ class Scanner:
             st.closing_signals.append(
                 ClosingSignal(int(m["pid"]), m["sig"], path, raw.number, tagged.time, tagged.host)
             )
+        if ("successfully finished" in text or "` stopped: `max_" in text) and (
+            m := _RUN_END_REPORT.search(text)
+        ):
+            self._ended = (
+                f"Lightning's fit loop reported its end ({m['pl']})"
+                if m["pl"]
+                else "torchrun's agent reported that its worker group finished"
+                " successfully: every worker exited 0"
+            )
+            self._ended_line = raw.number
         if "failed (exitcode" in text:
             m = _AGENT_FAILED.search(raw.text)
             if m:
