@@ -762,7 +762,7 @@ def named_by_root(case: Case) -> Verdict | None:
         return Verdict(None, why, "named_by_root", (rank,), True)
     # a root read from a launcher's line about the rank (its exit code, its local rank) is
     # no output of the rank's own: that line is the launcher's evidence
-    more = filtered_view(case.ctx, rank)
+    more = filtered_view(case.ctx, rank, root_collective(case))
     if more is not None and not {"exitcode", "local_rank"} & set(case.root.captures):
         why = say("only_visible_rank", rank=rank, more=more)
         return Verdict(None, why, "named_by_root", (rank,), True)
@@ -810,7 +810,39 @@ def named_by_root(case: Case) -> Verdict | None:
     return Verdict(rank, "", "named_by_root", (rank,))
 
 
-def filtered_view(ctx: Context, rank: int) -> str | None:
+#: Where a frame is a call of a communication layer's collective over a process group:
+#: torch.distributed's API (``distributed_c10d.py``: its public functions), the NCCL
+#: wrappers vLLM and SGLang call instead of it (``distributed/device_communicators/``:
+#: pynccl, custom all-reduce, ``<rank0>`` of a TP group) and DeepSpeed's ``deepspeed/comm``.
+_COLLECTIVE_LAYERS = (
+    "/distributed/distributed_c10d.py",
+    "/distributed/device_communicators/",
+    "/deepspeed/comm/",
+)
+
+
+def root_collective(case: Case) -> str | None:
+    """The collective call the root's own exception was raised in (the outermost frame of a
+    communication layer, :data:`_COLLECTIVE_LAYERS`, with a public function name: the call
+    the caller made, ``all_reduce``, not the layer's own error check), else ``None``. A collective is made by every member of its group, so a
+    failure raised inside one proves the job ran more ranks than the one printing it."""
+    lines = {(e.path, e.line) for e in case.root.evidence}
+    for seen in case.ctx.state.exceptions:
+        if (seen.path, seen.exc.log_line) not in lines:
+            continue
+        for frame in seen.exc.frames:
+            path = frame.file.replace("\\", "/")
+            if (
+                any(layer in path for layer in _COLLECTIVE_LAYERS)
+                and frame.func
+                and not frame.func.startswith("_")
+            ):
+                return frame.func
+        return None
+    return None
+
+
+def filtered_view(ctx: Context, rank: int, collective: str | None = None) -> str | None:
     """Why the log is one rank's view of a job with more ranks, so that ``rank`` printing
     the error is no evidence that it started the failure; ``None`` when it is not.
 
@@ -823,7 +855,10 @@ def filtered_view(ctx: Context, rank: int) -> str | None:
     launcher reports ``rank`` exiting by itself (torchelastic's first observed failure, an
     exit code of its own): that report would be independent evidence. Returns the phrase
     that shows the other ranks. A single-process job (world size 1, ``--nproc-per-node 1``
-    on one node) and a log where several ranks print keep their rank."""
+    on one node) and a log where several ranks print keep their rank. ``collective``: the
+    collective call the error was raised in (:func:`root_collective`), itself a proof of
+    other ranks (every member of the group makes the call: vLLM's engine process is TP
+    rank 0 and prints ``[rank0]:``, its workers the same failing all-reduce)."""
     st = ctx.state
     facts = st.launch
     if st.ranks_seen != {rank}:
@@ -843,6 +878,8 @@ def filtered_view(ctx: Context, rank: int) -> str | None:
         more = f"the log names {ranks_word(sorted(ctx.known_ranks() - {rank}))}"
     elif len(facts.agent_pids) > 1:
         more = f"torchrun's agent ran {len(facts.agent_pids)} workers"
+    elif collective is not None:
+        more = f"the error was raised inside the collective {collective}, which every rank of its group calls"
     if more is None:
         return None
     if rank in launcher_exits(ctx.events):

@@ -1,0 +1,100 @@
+"""Rank 0's copy of an error raised inside a collective call names no rank.
+
+A collective is made by every member of its group: an error raised inside the call (a
+synchronous NCCL error returned to the caller, not a peer's timeout) shows that the job had
+other ranks, each making the same call. When rank 0 is the only rank the log shows, its
+copy of the error is what rank-0-only output keeps (vLLM's engine process is TP rank 0 and
+prints ``[rank0]:``; its TP workers make the same pynccl all-reduce; a launch script that
+logs rank 0 alone), not evidence that rank 0 started it (``filtered_view``, rule
+``only_visible_rank``).
+
+Logs written here in vLLM 0.5's shape (``vllm/distributed/device_communicators/pynccl.py``
+``all_reduce`` -> ``pynccl_wrapper.py`` ``NCCL_CHECK``: ``RuntimeError(f"NCCL error:
+{error_str}")``) and torch.distributed's (``distributed_c10d.py`` ``all_reduce``).
+"""
+
+from __future__ import annotations
+
+from rootrank.engine import diagnose_text
+
+_VLLM = "/opt/venv/lib/python3.10/site-packages/vllm"
+_TORCH = "/opt/venv/lib/python3.10/site-packages/torch"
+
+
+def _pynccl_trace(rank: int) -> list[str]:
+    p = f"[rank{rank}]:"
+    return [
+        f"{p} Traceback (most recent call last):",
+        f'{p}   File "{_VLLM}/worker/worker.py", line 179, in determine_num_available_blocks',
+        f"{p}     self.model_runner.profile_run()",
+        f'{p}   File "{_VLLM}/distributed/communication_op.py", line 11, in'
+        " tensor_model_parallel_all_reduce",
+        f"{p}     return get_tp_group().all_reduce(input_)",
+        f'{p}   File "{_VLLM}/distributed/parallel_state.py", line 293, in all_reduce',
+        f"{p}     pynccl_comm.all_reduce(input_)",
+        f'{p}   File "{_VLLM}/distributed/device_communicators/pynccl.py", line 118, in all_reduce',
+        f"{p}     self.nccl.ncclAllReduce(buffer_type(tensor.data_ptr()),",
+        f'{p}   File "{_VLLM}/distributed/device_communicators/pynccl_wrapper.py", line 257, in'
+        " ncclAllReduce",
+        f'{p}     self.NCCL_CHECK(self._funcs["ncclAllReduce"](sendbuff, recvbuff, count,',
+        f'{p}   File "{_VLLM}/distributed/device_communicators/pynccl_wrapper.py", line 223, in'
+        " NCCL_CHECK",
+        f'{p}     raise RuntimeError(f"NCCL error: {{error_str}}")',
+        f"{p} RuntimeError: NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)",
+    ]
+
+
+def _c10d_trace(rank: int) -> list[str]:
+    p = f"[rank{rank}]:"
+    return [
+        f"{p} Traceback (most recent call last):",
+        f'{p}   File "/srv/job/train.py", line 71, in <module>',
+        f"{p}     dist.all_reduce(flag)",
+        f'{p}   File "{_TORCH}/distributed/c10d_logger.py", line 83, in wrapper',
+        f"{p}     return func(*args, **kwargs)",
+        f'{p}   File "{_TORCH}/distributed/distributed_c10d.py", line 2501, in all_reduce',
+        f"{p}     work = group.allreduce([tensor], opts)",
+        f"{p} torch.distributed.DistBackendError: NCCL error in:"
+        " ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, invalid usage (run with"
+        " NCCL_DEBUG=WARN for details), NCCL version 2.20.5",
+    ]
+
+
+def test_vllm_engine_rank0_in_pynccl_all_reduce_names_no_rank() -> None:
+    d = diagnose_text("\n".join(_pynccl_trace(0)) + "\n", "serve.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "nccl-invalid-usage"
+    assert d.initiating_rank is None
+    assert any("[named_by_root]" in r and "collective all_reduce" in r for r in d.reasoning)
+
+
+def test_rank0_alone_in_torch_all_reduce_names_no_rank() -> None:
+    d = diagnose_text("\n".join(_c10d_trace(0)) + "\n", "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "nccl-internal-or-invalid-usage"
+    assert d.initiating_rank is None
+
+
+def test_another_rank_alone_keeps_its_rank() -> None:
+    """Control: rank 3 alone is no rank-0-only view (the rule is for the rank such filters
+    keep), so its own traceback still names it."""
+    d = diagnose_text("\n".join(_c10d_trace(3)) + "\n", "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.initiating_rank == 3
+
+
+def test_rank0_outside_a_collective_keeps_its_rank() -> None:
+    """Control: rank 0's own error outside any collective, with nothing showing other
+    ranks, is still rank 0's."""
+    p = "[rank0]:"
+    lines = [
+        f"{p} Traceback (most recent call last):",
+        f'{p}   File "/srv/job/train.py", line 52, in <module>',
+        f"{p}     batch = next(it)",
+        f'{p}   File "/srv/job/data.py", line 30, in __next__',
+        f'{p}     raise ValueError(f"record {{i}}: expected 16 features, got {{n}}")',
+        f"{p} ValueError: record 2291: expected 16 features, got 15",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.initiating_rank == 0
