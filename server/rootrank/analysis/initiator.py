@@ -459,6 +459,28 @@ def subgroup_of_root(case: Case) -> tuple[int, int] | None:
     return size, world
 
 
+#: Classes whose root a rank that left the lock-step explains (:func:`out_of_lockstep`): a
+#: collective that failed or hung because the ranks were in different collectives.
+_LOCKSTEP_CLASSES = frozenset(
+    {"collective-desync", "collective-shape-mismatch", "collective-timeout"}
+)
+
+
+def out_of_lockstep(case: Case) -> Verdict | None:
+    """In a collective that failed or hung, the one rank whose own step sequence skipped a
+    step every other rank printed, and which ran ahead of them all, left the lock-step
+    first (:func:`rootrank.analysis.lockstep.skipped_step`)."""
+    if case.root.failure_class not in _LOCKSTEP_CLASSES:
+        return None
+    from rootrank.analysis.lockstep import skipped_step
+
+    found = skipped_step(case.ctx)
+    if found is None:
+        return None
+    rank, why = found
+    return Verdict(rank, why, "out_of_lockstep", (rank,))
+
+
 def missing_reporter(case: Case) -> Verdict | None:
     """In a hang every rank but the one the others wait for reports the timeout: the one
     known rank that reported no failure of this class is the suspect (not for the
@@ -1275,6 +1297,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     ahead_in_enqueued_work,
     odd_value_out,
     odd_printed_value,
+    out_of_lockstep,
     missing_reporter,
     missing_progress,
     named_by_root,

@@ -103,6 +103,11 @@ _TEMPLATES: dict[str, str] = {
         "waited for it"
     ),
     # --- initiating-rank strategies
+    "skipped_step": (
+        "rank {rank}'s own progress skips {missing} (first at line {line}), which every"
+        " other rank printed, and it ended ahead of them (step {last} against {others}): it"
+        " skipped a step's collectives, so its later ones met the others' earlier ones"
+    ),
     "lone_submitter": (
         "rank {rank} alone submitted a collective the other ranks ({others}) never did, and is"
         " missing from theirs: the ranks wait in different collectives"
