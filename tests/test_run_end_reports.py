@@ -7,6 +7,7 @@ it were survived (rule ``run_completed``), as the progress at its total already 
   0, so no worker died of an error it printed before.
 - Lightning's fit loop logs ``\\`Trainer.fit\\` stopped: \\`max_epochs=3\\` reached.`` on rank
   zero once the loop reached its configured end (``_FitLoop.done``).
+- torchtitan's train.py logs ``Training completed`` after its loop.
 
 The logs are written here in those tools' shapes (torch 2.x glog headers of the agent,
 ``[rankN]:`` prefixes of a worker's traceback printed by its own handler), with a warm-start
@@ -66,6 +67,12 @@ _AGENT_SUCCEEDED = [
 
 _LIGHTNING_END = ["[rank0]:`Trainer.fit` stopped: `max_epochs=3` reached."]
 
+_TITAN_END = [
+    "[rank0]:[titan] 2026-12-03 10:05:00,000 - root - INFO - Sleeping 2 seconds for other ranks"
+    " to complete",
+    "[rank0]:[titan] 2026-12-03 10:05:02,004 - root - INFO - Training completed",
+]
+
 
 def test_agent_success_sets_caught_errors_aside() -> None:
     d = diagnose_text(_log(_AGENT_SUCCEEDED), "train.log", mask=False)
@@ -81,6 +88,20 @@ def test_lightning_fit_end_sets_caught_errors_aside() -> None:
     assert d.root_cause is None
     done = [r for r in d.reasoning if "[run_completed]" in r]
     assert done and "max_epochs=3" in done[0]
+
+
+def test_torchtitan_training_completed_sets_caught_errors_aside() -> None:
+    d = diagnose_text(_log(_TITAN_END), "train.log", mask=False)
+    assert d.root_cause is None
+    done = [r for r in d.reasoning if "[run_completed]" in r]
+    assert done and "Training completed" in done[0]
+
+
+def test_a_sentence_that_goes_on_is_no_end_report() -> None:
+    """Control: 'Training completed' inside a longer message is the script's words."""
+    text = _log(["[rank0]:Training completed 2 of 3 epochs, checkpointing"])
+    d = diagnose_text(text, "train.log", mask=False)
+    assert d.root_cause is not None
 
 
 def test_without_an_end_report_the_error_is_still_the_root() -> None:

@@ -225,6 +225,7 @@ STATE_WORDS = (
     # a launcher's or trainer's report that training ended normally (rootrank.scan._RUN_END_REPORT)
     "worker group successfully finished",
     "` stopped: `max_",
+    "training completed",
     # launchers that are not training scripts (rootrank.entry.commands): nccl-tests'
     # *_perf binaries and their header, vLLM's server commands
     "_perf",

@@ -462,10 +462,13 @@ _AGENT_LINE = lazy_regex.compile(r"^[EWI]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*torch
 #   group successfully finished. Waiting N seconds for other agents to finish." only when its
 #   monitor found the group's state ``WorkerState.SUCCEEDED``: every local worker exited 0;
 # - Lightning's fit loop (``_FitLoop.done``) logs "`Trainer.fit` stopped: `max_epochs=N`
-#   reached." (or ``max_steps``) on rank zero once the loop reached its configured end.
+#   reached." (or ``max_steps``) on rank zero once the loop reached its configured end;
+# - torchtitan's train.py logs "Training completed" after its loop and the metric logger's
+#   close, as the message of its own logger record (the line ends there).
 _RUN_END_REPORT = lazy_regex.compile(
     r"\] worker group successfully finished\. Waiting"
     r"|(?P<pl>`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached)"
+    r"|(?P<titan>(?:^|[\]-] )Training completed\s*$)"
 )
 
 _AGENT_FAILED = lazy_regex.compile(
@@ -1324,15 +1327,20 @@ class Scanner:
             st.closing_signals.append(
                 ClosingSignal(int(m["pid"]), m["sig"], path, raw.number, tagged.time, tagged.host)
             )
-        if ("successfully finished" in text or "` stopped: `max_" in text) and (
-            m := _RUN_END_REPORT.search(text)
-        ):
-            self._ended = (
-                f"Lightning's fit loop reported its end ({m['pl']})"
-                if m["pl"]
-                else "torchrun's agent reported that its worker group finished"
-                " successfully: every worker exited 0"
-            )
+        if (
+            "successfully finished" in text
+            or "` stopped: `max_" in text
+            or "Training completed" in text
+        ) and (m := _RUN_END_REPORT.search(text)):
+            if m["pl"]:
+                self._ended = f"Lightning's fit loop reported its end ({m['pl']})"
+            elif m["titan"]:
+                self._ended = "the training loop reported its end (Training completed)"
+            else:
+                self._ended = (
+                    "torchrun's agent reported that its worker group finished"
+                    " successfully: every worker exited 0"
+                )
             self._ended_line = raw.number
         if "failed (exitcode" in text:
             m = _AGENT_FAILED.search(raw.text)
