@@ -8,6 +8,8 @@ it were survived (rule ``run_completed``), as the progress at its total already 
 - Lightning's fit loop logs ``\\`Trainer.fit\\` stopped: \\`max_epochs=3\\` reached.`` on rank
   zero once the loop reached its configured end (``_FitLoop.done``).
 - torchtitan's train.py logs ``Training completed`` after its loop.
+- DeepSpeed's launcher logs ``Process <pid> exits successfully.`` for each worker that
+  returned 0 (deepspeed/launcher/launch.py ``main``).
 
 The logs are written here in those tools' shapes (torch 2.x glog headers of the agent,
 ``[rankN]:`` prefixes of a worker's traceback printed by its own handler), with a warm-start
@@ -95,6 +97,30 @@ def test_torchtitan_training_completed_sets_caught_errors_aside() -> None:
     assert d.root_cause is None
     done = [r for r in d.reasoning if "[run_completed]" in r]
     assert done and "Training completed" in done[0]
+
+
+_DS_END = [
+    f"[2026-12-03 10:05:00,{ms}] [INFO] [launch.py:351:main] Process {pid} exits successfully."
+    for ms, pid in (("112", 20418), ("113", 20417))
+]
+
+
+def test_deepspeed_workers_exiting_0_set_caught_errors_aside() -> None:
+    d = diagnose_text(_log(_DS_END), "train.log", mask=False)
+    assert d.root_cause is None
+    done = [r for r in d.reasoning if "[run_completed]" in r]
+    assert done and "exits successfully" in done[0]
+
+
+def test_a_deepspeed_worker_returning_1_keeps_the_failure() -> None:
+    """Control: DeepSpeed's launcher reports the other worker's nonzero return code."""
+    failed = [
+        "[2026-12-03 10:05:01,200] [ERROR] [launch.py:325:sigkill_handler] ['/opt/venv/bin/python',"
+        " '-u', 'train.py', '--local_rank=1'] exits with return code = 1",
+    ]
+    d = diagnose_text(_log(_DS_END[:1] + failed), "train.log", mask=False)
+    assert d.root_cause is not None
+    assert not any("[run_completed]" in r for r in d.reasoning)
 
 
 def test_a_sentence_that_goes_on_is_no_end_report() -> None:

@@ -226,6 +226,7 @@ STATE_WORDS = (
     "worker group successfully finished",
     "` stopped: `max_",
     "training completed",
+    "exits successfully.",
     # launchers that are not training scripts (rootrank.entry.commands): nccl-tests'
     # *_perf binaries and their header, vLLM's server commands
     "_perf",

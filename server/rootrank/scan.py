@@ -464,9 +464,13 @@ _AGENT_LINE = lazy_regex.compile(r"^[EWI]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*torch
 # - Lightning's fit loop (``_FitLoop.done``) logs "`Trainer.fit` stopped: `max_epochs=N`
 #   reached." (or ``max_steps``) on rank zero once the loop reached its configured end;
 # - torchtitan's train.py logs "Training completed" after its loop and the metric logger's
-#   close, as the message of its own logger record (the line ends there).
+#   close, as the message of its own logger record (the line ends there);
+# - DeepSpeed's launcher (deepspeed/launcher/launch.py ``main``) logs "Process <pid> exits
+#   successfully." for each worker whose return code was 0 (a nonzero one makes it kill the
+#   others instead: "Killing subprocess").
 _RUN_END_REPORT = lazy_regex.compile(
     r"\] worker group successfully finished\. Waiting"
+    r"|(?P<ds>(?:^|\] )Process \d+ exits successfully\.)"
     r"|(?P<pl>`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached)"
     r"|(?P<titan>(?:^|[\]-] )Training completed\s*$)"
 )
@@ -1329,6 +1333,7 @@ class Scanner:
             )
         if (
             "successfully finished" in text
+            or "exits successfully" in text
             or "` stopped: `max_" in text
             or "Training completed" in text
         ) and (m := _RUN_END_REPORT.search(text)):
@@ -1336,6 +1341,10 @@ class Scanner:
                 self._ended = f"Lightning's fit loop reported its end ({m['pl']})"
             elif m["titan"]:
                 self._ended = "the training loop reported its end (Training completed)"
+            elif m["ds"]:
+                self._ended = (
+                    "DeepSpeed's launcher reported its workers exited 0 (exits successfully)"
+                )
             else:
                 self._ended = (
                     "torchrun's agent reported that its worker group finished"
