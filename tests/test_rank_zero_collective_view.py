@@ -98,3 +98,31 @@ def test_rank0_outside_a_collective_keeps_its_rank() -> None:
     d = diagnose_text("\n".join(lines) + "\n", "train.log", mask=False)
     assert d.root_cause is not None
     assert d.initiating_rank == 0
+
+
+def test_rank0_of_a_vllm_engine_with_two_tp_workers_names_no_rank() -> None:
+    """vLLM's engine configuration line gives its layout: tensor_parallel_size=2 runs two
+    worker processes, so the engine's ``[rank0]:`` traceback is one of two workers' copies
+    (a profiling OOM every TP worker runs alike), not a proof that rank 0 started it."""
+    lines = [
+        "INFO 07-30 10:00:00 llm_engine.py:176] Initializing an LLM engine (v0.5.3.post1) with"
+        " config: model='/models/llama-70b', dtype=torch.bfloat16, max_seq_len=8192,"
+        " tensor_parallel_size=2, pipeline_parallel_size=1, disable_custom_all_reduce=False",
+        "(VllmWorkerProcess pid=5012) INFO 07-30 10:00:12 multiproc_worker_utils.py:215] Worker"
+        " ready; awaiting tasks",
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/srv/app/serve.py", line 9, in <module>',
+        '[rank0]:     llm = LLM(model="/models/llama-70b", tensor_parallel_size=2)',
+        f'[rank0]:   File "{_VLLM}/worker/model_runner.py", line 896, in profile_run',
+        "[rank0]:     self.execute_model(model_input, kv_caches, intermediate_tensors)",
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0"
+        " has a total capacity of 79.15 GiB of which 1.02 GiB is free.",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "serve.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "cuda-oom"
+    assert d.initiating_rank is None
+    assert any("tensor_parallel_size=2" in r for r in d.reasoning)
+    one = "\n".join(lines).replace("tensor_parallel_size=2", "tensor_parallel_size=1")
+    d1 = diagnose_text(one + "\n", "serve.log", mask=False)
+    assert d1.initiating_rank == 0  # one worker: its rank is the job's only one

@@ -186,6 +186,10 @@ _CLOSING_SIGNAL = lazy_regex.compile(
 # pipeline parallel size: 1, tensor parallel size: 1" (world size = their product; rich
 # logging may wrap it over lines, so each size is read on its own).
 _PARALLEL_SIZE = lazy_regex.compile(r"\b(?P<kind>data|pipeline|tensor) parallel size: (?P<n>\d+)")
+# vLLM's engine configuration, printed once at start-up ("Initializing an LLM engine (v0.5.3)
+# with config: model=..., tensor_parallel_size=2, pipeline_parallel_size=1, ..."): the engine
+# runs tensor x pipeline parallel worker processes (rank 0 in the engine's own process).
+_ENGINE_PARALLEL = lazy_regex.compile(r"\b(?P<kind>tensor|pipeline)_parallel_size=(?P<n>\d{1,5})\b")
 
 
 #: nccl-tests' benchmark binaries (all_reduce_perf, all_gather_perf_mpi...).
@@ -515,6 +519,9 @@ class LaunchFacts:
     nproc_per_node: int | None = None
     agent_pids: set[int] = field(default_factory=set)
     parallel_sizes: dict[str, int] = field(default_factory=dict)
+    #: An inference engine's own parallel layout (vLLM's ``tensor_parallel_size=2,
+    #: pipeline_parallel_size=1``): ``{"tensor": 2, "pipeline": 1}`` (:data:`_ENGINE_PARALLEL`).
+    engine_parallel: dict[str, int] = field(default_factory=dict)
     launch_command: str | None = None
     node_flags: bool = False
     hosts: set[str] = field(default_factory=set)
@@ -697,6 +704,16 @@ class LaunchFacts:
         if "parallel size" in text:
             for m in _PARALLEL_SIZE.finditer(text):
                 self.parallel_sizes[m.group("kind")] = int(m.group("n"))
+        if "_parallel_size=" in text:
+            for m in _ENGINE_PARALLEL.finditer(text):
+                self.engine_parallel[m.group("kind")] = int(m.group("n"))
+
+    def engine_processes(self) -> int | None:
+        """How many worker processes an inference engine's printed layout runs (tensor x
+        pipeline parallel size, :attr:`engine_parallel`), or ``None`` when none was printed."""
+        if "tensor" not in self.engine_parallel:
+            return None
+        return self.engine_parallel["tensor"] * self.engine_parallel.get("pipeline", 1)
 
 
 @dataclass(slots=True)

@@ -876,7 +876,9 @@ def filtered_view(ctx: Context, rank: int, collective: str | None = None) -> str
     1, another rank in a launcher's summary, or an agent with several workers); and no
     launcher reports ``rank`` exiting by itself (torchelastic's first observed failure, an
     exit code of its own): that report would be independent evidence. Returns the phrase
-    that shows the other ranks. A single-process job (world size 1, ``--nproc-per-node 1``
+    that shows the other ranks (an inference engine's printed layout counts: vLLM's
+    ``tensor_parallel_size=2`` runs two worker processes, rank 0 in the engine's own, whose
+    ``[rank0]:`` lines are then one worker's of two). A single-process job (world size 1, ``--nproc-per-node 1``
     on one node) and a log where several ranks print keep their rank. ``collective``: the
     collective call the error was raised in (:func:`root_collective`), itself a proof of
     other ranks (every member of the group makes the call: vLLM's engine process is TP
@@ -900,6 +902,9 @@ def filtered_view(ctx: Context, rank: int, collective: str | None = None) -> str
         more = f"the log names {ranks_word(sorted(ctx.known_ranks() - {rank}))}"
     elif len(facts.agent_pids) > 1:
         more = f"torchrun's agent ran {len(facts.agent_pids)} workers"
+    elif (engine := facts.engine_processes()) is not None and engine > 1:
+        layout = ", ".join(f"{k}_parallel_size={v}" for k, v in facts.engine_parallel.items())
+        more = f"the engine runs {engine} worker processes: {layout}"
     elif collective is not None:
         more = f"the error was raised inside the collective {collective}, which every rank of its group calls"
     if more is None:
