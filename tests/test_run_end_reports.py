@@ -8,6 +8,7 @@ it were survived (rule ``run_completed``), as the progress at its total already 
 - Lightning's fit loop logs ``\\`Trainer.fit\\` stopped: \\`max_epochs=3\\` reached.`` on rank
   zero once the loop reached its configured end (``_FitLoop.done``).
 - torchtitan's train.py logs ``Training completed`` after its loop.
+- Megatron-LM prints ``[after training is done] datetime: ...`` once ``train()`` returned.
 - DeepSpeed's launcher logs ``Process <pid> exits successfully.`` for each worker that
   returned 0 (deepspeed/launcher/launch.py ``main``).
 
@@ -119,6 +120,28 @@ def test_a_deepspeed_worker_returning_1_keeps_the_failure() -> None:
         " '-u', 'train.py', '--local_rank=1'] exits with return code = 1",
     ]
     d = diagnose_text(_log(_DS_END[:1] + failed), "train.log", mask=False)
+    assert d.root_cause is not None
+    assert not any("[run_completed]" in r for r in d.reasoning)
+
+
+def test_megatron_after_training_sets_caught_errors_aside() -> None:
+    end = ["[rank0]:[after training is done] datetime: 2026-12-03 10:05:00 "]
+    d = diagnose_text(_log(end), "train.log", mask=False)
+    assert d.root_cause is None
+    done = [r for r in d.reasoning if "[run_completed]" in r]
+    assert done and "after training is done" in done[0]
+
+
+def test_an_error_after_megatron_s_end_keeps_the_failure() -> None:
+    """Control: the final save after the schedule's end fails: an error after the end line."""
+    end = ["[rank0]:[after training is done] datetime: 2026-12-03 10:05:00 "]
+    after = [
+        "[rank0]:Traceback (most recent call last):",
+        '[rank0]:  File "/srv/job/pretrain_gpt.py", line 301, in <module>',
+        "[rank0]:    pretrain(train_valid_test_datasets_provider, model_provider)",
+        "[rank0]:OSError: [Errno 28] No space left on device",
+    ]
+    d = diagnose_text(_log(end + after), "train.log", mask=False)
     assert d.root_cause is not None
     assert not any("[run_completed]" in r for r in d.reasoning)
 

@@ -227,6 +227,7 @@ STATE_WORDS = (
     "` stopped: `max_",
     "training completed",
     "exits successfully.",
+    "[after training is done]",
     "_parallel_size=",  # an inference engine's layout (rootrank.scan._ENGINE_PARALLEL)
     # launchers that are not training scripts (rootrank.entry.commands): nccl-tests'
     # *_perf binaries and their header, vLLM's server commands

@@ -471,9 +471,12 @@ _AGENT_LINE = lazy_regex.compile(r"^[EWI]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*torch
 #   close, as the message of its own logger record (the line ends there);
 # - DeepSpeed's launcher (deepspeed/launcher/launch.py ``main``) logs "Process <pid> exits
 #   successfully." for each worker whose return code was 0 (a nonzero one makes it kill the
-#   others instead: "Killing subprocess").
+#   others instead: "Killing subprocess");
+# - Megatron-LM's pretrain() prints "[after training is done] datetime: ..." once train()
+#   returned (its iteration schedule ran to its end), before the final save and evaluation.
 _RUN_END_REPORT = lazy_regex.compile(
     r"\] worker group successfully finished\. Waiting"
+    r"|(?P<mg>\[after training is done\] datetime:)"
     r"|(?P<ds>(?:^|\] )Process \d+ exits successfully\.)"
     r"|(?P<pl>`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached)"
     r"|(?P<titan>(?:^|[\]-] )Training completed\s*$)"
@@ -1353,11 +1356,14 @@ class Scanner:
             or "exits successfully" in text
             or "` stopped: `max_" in text
             or "Training completed" in text
+            or "[after training is done]" in text
         ) and (m := _RUN_END_REPORT.search(text)):
             if m["pl"]:
                 self._ended = f"Lightning's fit loop reported its end ({m['pl']})"
             elif m["titan"]:
                 self._ended = "the training loop reported its end (Training completed)"
+            elif m["mg"]:
+                self._ended = "Megatron's train() returned ([after training is done])"
             elif m["ds"]:
                 self._ended = (
                     "DeepSpeed's launcher reported its workers exited 0 (exits successfully)"

@@ -3,7 +3,8 @@
 Mechanism: a training run that reached its end -- its progress at its own total (``step 8/8``,
 a bar at ``12/12``), the Hugging Face Trainer's end-of-run summary (``train_runtime``),
 Lightning's "`Trainer.fit` stopped: `max_epochs=N` reached", torchtitan's "Training
-completed", DeepSpeed's launcher reporting a worker "exits successfully" (return code 0),
+completed", Megatron-LM's "[after training is done]", DeepSpeed's launcher reporting a
+worker "exits successfully" (return code 0),
 or torchelastic's agent
 reporting its worker group "successfully finished" (logged only when every local worker
 exited 0: ``WorkerState.SUCCEEDED``, rootrank.scan._RUN_END_REPORT) -- went on past every
