@@ -125,4 +125,29 @@ def test_rank0_of_a_vllm_engine_with_two_tp_workers_names_no_rank() -> None:
     assert any("tensor_parallel_size=2" in r for r in d.reasoning)
     one = "\n".join(lines).replace("tensor_parallel_size=2", "tensor_parallel_size=1")
     d1 = diagnose_text(one + "\n", "serve.log", mask=False)
-    assert d1.initiating_rank == 0  # one worker: its rank is the job's only one
+    assert not any("tensor_parallel_size" in r for r in d1.reasoning)
+
+
+def test_vllm_engine_rank0_names_no_rank_whatever_its_layout() -> None:
+    """vLLM initialises torch.distributed in the engine process even with one GPU, so a
+    ``[rank0]:`` traceback through vLLM's worker code (a CUDA-graph capture OOM) is the
+    engine process's, not a proof that rank 0 started it (rule ``engine_rank_zero``)."""
+    p = "[rank0]:"
+    lines = [
+        f"{p} Traceback (most recent call last):",
+        f'{p}   File "/srv/app/serve.py", line 9, in <module>',
+        f'{p}     llm = LLM(model="/models/m")',
+        f'{p}   File "{_VLLM}/worker/model_runner.py", line 1173, in capture_model',
+        f"{p}     graph_runner.capture(**capture_inputs)",
+        f'{p}   File "{_TORCH}/cuda/graphs.py", line 82, in capture_end',
+        f"{p}     super().capture_end()",
+        f"{p} RuntimeError: CUDA error: out of memory",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "serve.log", mask=False)
+    assert d.root_cause is not None
+    assert d.initiating_rank is None
+    assert any("vLLM's engine process" in r for r in d.reasoning)
+    # Control: the same error in a training script's own traceback keeps rank 0.
+    train = [x.replace(f"{_VLLM}/worker/model_runner.py", "/srv/job/model.py") for x in lines]
+    d0 = diagnose_text("\n".join(train) + "\n", "train.log", mask=False)
+    assert d0.initiating_rank == 0

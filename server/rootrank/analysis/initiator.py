@@ -788,6 +788,10 @@ def named_by_root(case: Case) -> Verdict | None:
     if more is not None and not {"exitcode", "local_rank"} & set(case.root.captures):
         why = say("only_visible_rank", rank=rank, more=more)
         return Verdict(None, why, "named_by_root", (rank,), True)
+    engine = serving_engine_rank_zero(case, rank)
+    if engine is not None:
+        why = say("engine_rank_zero", rank=rank, engine=engine)
+        return Verdict(None, why, "named_by_root", (rank,), True)
     peer = case.root.captures.get("peer_rank", "")
     if peer.isdigit() and int(peer) != rank and not (case.ctx.known_ranks() - {rank}):
         # "rank 2's param differs from process 0's", and no other rank's output in the log
@@ -860,6 +864,39 @@ def root_collective(case: Case) -> str | None:
                 and not frame.func.startswith("_")
             ):
                 return frame.func
+        return None
+    return None
+
+
+#: Frames of an inference engine's own worker code, and the engine's name: its process
+#: group's rank 0 is the engine's driver process (vLLM's LLMEngine / EngineCore, SGLang's
+#: scheduler of TP 0), which runs the model like every other worker.
+_ENGINE_FRAMES = (("/vllm/", "vLLM"), ("/sglang/", "SGLang"))
+
+
+def serving_engine_rank_zero(case: Case, rank: int) -> str | None:
+    """The engine's name when ``rank`` is 0, the only rank the log shows, and the root's own
+    traceback runs through an inference engine's code (:data:`_ENGINE_FRAMES`); else ``None``.
+
+    Mechanism: vLLM (and SGLang) initialise torch.distributed in the engine's own process
+    whatever the parallel size, so its traceback is prefixed ``[rank0]:`` even with one GPU;
+    with tensor parallelism the other workers run the same model code on their shards (the
+    same profiling run, the same CUDA-graph capture, the same all-reduce) and their copies of
+    the error are in their own processes' output, which the paste does not show. Rank 0 there
+    is the engine process, not evidence of which worker failed first. A launcher's report
+    of rank 0's own exit would be (:func:`filtered_view` keeps that exception)."""
+    st = case.ctx.state
+    if rank != 0 or st.ranks_seen != {0} or 0 in launcher_exits(case.ctx.events):
+        return None
+    lines = {(e.path, e.line) for e in case.root.evidence}
+    for seen in st.exceptions:
+        if (seen.path, seen.exc.log_line) not in lines:
+            continue
+        for frame in seen.exc.frames:
+            path = frame.file.replace("\\", "/")
+            for part, name in _ENGINE_FRAMES:
+                if part in path:
+                    return name
         return None
     return None
 

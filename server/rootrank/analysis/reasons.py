@@ -200,6 +200,12 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank} printed it, but torchrun's agent saw rank {other} exit first by itself (exit code {code}) and"
         " the log shows nothing of rank {other}'s own error: the log does not show which of ranks {ranks} failed first"
     ),
+    "engine_rank_zero": (
+        "rank {rank} is {engine}'s engine process, the only rank whose output the log shows:"
+        " {engine} runs torch.distributed in it whatever the parallel size, and its other"
+        " workers (if any) run the same model code in processes whose output is not here, so"
+        " the [rank0] prefix does not show which worker failed first"
+    ),
     "only_visible_rank": (
         "rank {rank} is the only rank whose output the log shows, while the job ran more ({more}):"
         " a log that keeps one rank's lines shows that rank's copy of the error, not who started it,"
