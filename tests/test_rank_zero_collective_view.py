@@ -151,3 +151,25 @@ def test_vllm_engine_rank0_names_no_rank_whatever_its_layout() -> None:
     train = [x.replace(f"{_VLLM}/worker/model_runner.py", "/srv/job/model.py") for x in lines]
     d0 = diagnose_text("\n".join(train) + "\n", "train.log", mask=False)
     assert d0.initiating_rank == 0
+
+
+def test_deepspeed_comm_names_the_collective_not_its_wrapper() -> None:
+    """deepspeed.comm wraps each collective in ``log_wrapper``: the call is the frame below."""
+    p = "[rank0]:"
+    lines = [
+        f"{p} Traceback (most recent call last):",
+        f'{p}   File "/srv/job/train.py", line 88, in <module>',
+        f"{p}     engine.backward(loss)",
+        '[rank0]:   File "/opt/venv/lib/python3.10/site-packages/deepspeed/comm/comm.py", line 117,'
+        " in log_wrapper",
+        f"{p}     return func(*args, **kwargs)",
+        '[rank0]:   File "/opt/venv/lib/python3.10/site-packages/deepspeed/comm/comm.py", line 496,'
+        " in all_reduce",
+        f"{p}     return cdb.all_reduce(tensor, op, group, async_op)",
+        f"{p} torch.distributed.DistBackendError: NCCL error in:"
+        " ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, invalid usage (run with"
+        " NCCL_DEBUG=WARN for details), NCCL version 2.20.5",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "train.log", mask=False)
+    assert d.initiating_rank is None
+    assert any("collective all_reduce" in r for r in d.reasoning)

@@ -862,6 +862,7 @@ def root_collective(case: Case) -> str | None:
                 any(layer in path for layer in _COLLECTIVE_LAYERS)
                 and frame.func
                 and not frame.func.startswith("_")
+                and "wrapper" not in frame.func  # deepspeed.comm's log_wrapper: the next frame
             ):
                 return frame.func
         return None
