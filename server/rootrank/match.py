@@ -227,6 +227,13 @@ STATE_WORDS = (
     "local_rank: ",
     "parallel size",
     "killing subprocess",  # DeepSpeed's launcher names the job's workers (LaunchFacts.worker_pids)
+    # a launcher's or trainer's report that training ended normally (rootrank.scan._RUN_END_REPORT)
+    "worker group successfully finished",
+    "` stopped: `max_",
+    "training completed",
+    "exits successfully.",
+    "[after training is done]",
+    "_parallel_size=",  # an inference engine's layout (rootrank.scan._ENGINE_PARALLEL)
     # launchers that are not training scripts (rootrank.entry.commands): nccl-tests'
     # *_perf binaries and their header, vLLM's server commands
     "_perf",

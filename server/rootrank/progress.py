@@ -334,17 +334,31 @@ def _read_step(text: str) -> tuple[int, int | None, str] | None:
     return None
 
 
+#: Distinct step increments, and transitions that broke a rank's usual one, kept per rank
+#: (:meth:`ProgressModel.step_breaks`).
+MAX_BREAKS = 16
+
+
 class ProgressModel:
     """The last step per rank, fed one line at a time.
 
     Bars without a description are locked to one bar per rank (the one with the largest total):
     Hugging Face's evaluation bars, drawn while the training bar exists, are not progress.
-    Memory: one :class:`Progress` per rank and one integer per rank.
+    Memory: one :class:`Progress` per rank, one integer per rank and at most
+    :data:`MAX_BREAKS` increments and breaks per rank.
     """
 
     def __init__(self) -> None:
         self._last: dict[int | None, Progress] = {}
         self._bar_total: dict[int | None, int] = {}
+        #: Per rank, its step increments between consecutive progress lines of one format and
+        #: source (not tqdm bars, which redraw): how often each was seen, and the running
+        #: most common one (:meth:`step_breaks`).
+        self._increments: dict[int | None, dict[int, int]] = {}
+        self._usual: dict[int | None, int] = {}
+        #: Per rank, the transitions whose increment was not the rank's usual one so far:
+        #: ``(step before, step, 1-based line)``, at most :data:`MAX_BREAKS`.
+        self._breaks: dict[int | None, list[tuple[int, int, int]]] = {}
         # Seconds between a rank's consecutive timed progress lines (the last 64).
         self._gaps: deque[float] = deque(maxlen=64)
 
@@ -364,6 +378,8 @@ class ProgressModel:
             self._bar_total[rank] = total
         p = Progress(rank, step, total, time, path, line, kind)
         before = self._last.get(rank)
+        if before is not None and kind != "tqdm" and before.kind == kind and before.path == path:
+            self._see_increment(rank, before.step, step, line)
         if (
             before is not None
             and before.time is not None
@@ -374,11 +390,39 @@ class ProgressModel:
         self._last[rank] = p
         return p
 
+    def _see_increment(self, rank: int | None, before: int, step: int, line: int) -> None:
+        counts = self._increments.setdefault(rank, {})
+        inc = step - before
+        if inc not in counts and len(counts) >= MAX_BREAKS:
+            return
+        counts[inc] = counts.get(inc, 0) + 1
+        usual = self._usual.get(rank)
+        if usual is None or counts[inc] > counts.get(usual, 0):
+            self._usual[rank] = usual = inc
+        if inc != usual:
+            breaks = self._breaks.setdefault(rank, [])
+            if len(breaks) < MAX_BREAKS:
+                breaks.append((before, step, line))
+
+    def step_breaks(self) -> dict[int | None, tuple[int, int, list[tuple[int, int, int]]]]:
+        """Per rank: ``(its usual step increment, how many transitions had it, the transitions
+        that broke it: [(step before, step, 1-based line), ...])``. A rank that printed every
+        step has increment 1 and no breaks; one that skipped step 6 has the break ``(5, 7,
+        line)``. Consecutive lines of one format and source only (tqdm bars excluded)."""
+        return {
+            r: (self._usual[r], counts[self._usual[r]], list(self._breaks.get(r, ())))
+            for r, counts in self._increments.items()
+            if r in self._usual
+        }
+
     def forget(self, ranks: set[int]) -> None:
         """Drop the progress of ``ranks`` (ranks of another job of the same file)."""
         for r in ranks:
             self._last.pop(r, None)
             self._bar_total.pop(r, None)
+            self._increments.pop(r, None)
+            self._usual.pop(r, None)
+            self._breaks.pop(r, None)
 
     def typical_gap(self) -> float | None:
         """The median time (seconds) between a rank's consecutive progress lines, over the

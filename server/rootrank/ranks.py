@@ -258,14 +258,15 @@ _PIPE_STAMP = lazy_regex.compile(
 
 # Ray actor / vLLM worker prefixes (python/ray/_private/log_monitor.py prints
 # "(<actor> pid=<pid>, ip=<ip>)"; vLLM's multiproc executor decorates worker logs with
-# "(VllmWorker rank=<r> pid=<pid>)" and, newer, "(Worker_DP<d>_PP<p>_TP<t> pid=<pid>)").
+# "(VllmWorker rank=<r> pid=<pid>)" and, newer, "(Worker_DP<d>_PP<p>_TP<t> pid=<pid>)"), then
+# one space: the rest of the line is the process's own, indentation included.
 _ACTOR = lazy_regex.compile(
     r"""\(
     (?:
       (?:pid=)?(?:raylet|gcs_server|dashboard_agent|autoscaler(?:\ \+[\w.]+)?)(?:,\ ?ip=(?P<rip>[^\s),]+))?
     | (?:(?P<actor>[A-Za-z_][\w.:-]{0,80})\ )?(?:rank=(?P<arank>\d{1,6})\ )?pid=(?P<apid>\d{1,9})(?:,\ ?ip=(?P<aip>[^\s),]+))?
     )
-    \)\ +""",
+    \)\ """,
     regex.VERBOSE,
 )
 _ACTOR_TP = lazy_regex.compile(r"Worker_TP(?P<tp>\d{1,6})(?:_EP\d+)?")
@@ -312,9 +313,9 @@ _LOG_HEADER = lazy_regex.compile(
   | \[?\d{4}-\d\d-\d\d[T\ _]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?           # ISO / logging time
       (?:\s*[-|]?\s*\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?)?
       (?:\s*\[[\w.]+:\d+(?::\w+)?\])?(?:\s*[-:|])?\ +
-  | (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\ \d\d-\d\d\ \d\d:\d\d:\d\d(?:\.\d+)?\ \[?[\w./-]+:\d+\]?\ +  # vLLM
+  | (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\ \d\d-\d\d\ \d\d:\d\d:\d\d(?:\.\d+)?\ \[?[\w./-]+:\d+\]?\   # vLLM
   | (?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:                                         # logging basicConfig
-  | \((?:[\w.-]+\ )?pid=\d+(?:,\ ip=[\d.]+)?\)\ +|\(raylet\)\ +                          # Ray / vLLM workers
+  | \((?:[\w.-]+\ )?pid=\d+(?:,\ ip=[\d.]+)?\)\ |\(raylet\)\                              # Ray / vLLM workers
   | !!!\ Exception\ during\ processing\ !!!\ +                                           # ComfyUI
   | [\w.-]+-\d+\ +\|\ +                                                                  # docker compose
     """,
@@ -333,6 +334,12 @@ def strip_log_header(text: str) -> str:
     level, vLLM, Ray ``(pid=N)``, ComfyUI ``!!! Exception during processing !!!``, docker
     compose ``svc-1 |``), so signatures anchored at the
     message start match whatever logger printed it. Timestamps are read before this.
+
+    A header a formatter repeats on every line of a record (vLLM's ``NewLineFormatter``
+    puts ``ERROR 05-12 10:41:09 [core.py:396] `` before each line of a logged traceback; Ray
+    and vLLM's worker prefix ``(Name pid=N) `` each line of a process's output) ends at its
+    one space: what follows keeps its own indentation, which a traceback's frames (two
+    spaces) and quoted code (four) need to be read as one traceback.
 
     A text that starts with an ASCII character none of the pattern's alternatives starts with
     (:data:`_HEADER_FIRST`) and holds no ``|`` (docker compose's alternative, the only one

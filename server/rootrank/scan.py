@@ -200,6 +200,10 @@ _CLOSING_SIGNAL = lazy_regex.compile(
 # pipeline parallel size: 1, tensor parallel size: 1" (world size = their product; rich
 # logging may wrap it over lines, so each size is read on its own).
 _PARALLEL_SIZE = lazy_regex.compile(r"\b(?P<kind>data|pipeline|tensor) parallel size: (?P<n>\d+)")
+# vLLM's engine configuration, printed once at start-up ("Initializing an LLM engine (v0.5.3)
+# with config: model=..., tensor_parallel_size=2, pipeline_parallel_size=1, ..."): the engine
+# runs tensor x pipeline parallel worker processes (rank 0 in the engine's own process).
+_ENGINE_PARALLEL = lazy_regex.compile(r"\b(?P<kind>tensor|pipeline)_parallel_size=(?P<n>\d{1,5})\b")
 
 
 #: nccl-tests' benchmark binaries (all_reduce_perf, all_gather_perf_mpi...).
@@ -482,6 +486,28 @@ def _starts_run(text: str) -> bool:
 #: A line of torchrun's own (its start banner, the agent's signals and failures): the glog
 #: header's pid is the agent's (rootrank.runs.SectionFacts.agents).
 _AGENT_LINE = lazy_regex.compile(r"^[EWI]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*torch/distributed/")
+# A launcher's or a trainer's own report that training ended normally, with the words the
+# reasoning gives it (rule ``run_completed``, rootrank.analysis.completed):
+# - torchelastic's agent (elastic/agent/server/api.py ``_invoke_run``) logs "[<role>] worker
+#   group successfully finished. Waiting N seconds for other agents to finish." only when its
+#   monitor found the group's state ``WorkerState.SUCCEEDED``: every local worker exited 0;
+# - Lightning's fit loop (``_FitLoop.done``) logs "`Trainer.fit` stopped: `max_epochs=N`
+#   reached." (or ``max_steps``) on rank zero once the loop reached its configured end;
+# - torchtitan's train.py logs "Training completed" after its loop and the metric logger's
+#   close, as the message of its own logger record (the line ends there);
+# - DeepSpeed's launcher (deepspeed/launcher/launch.py ``main``) logs "Process <pid> exits
+#   successfully." for each worker whose return code was 0 (a nonzero one makes it kill the
+#   others instead: "Killing subprocess");
+# - Megatron-LM's pretrain() prints "[after training is done] datetime: ..." once train()
+#   returned (its iteration schedule ran to its end), before the final save and evaluation.
+_RUN_END_REPORT = lazy_regex.compile(
+    r"\] worker group successfully finished\. Waiting"
+    r"|(?P<mg>\[after training is done\] datetime:)"
+    r"|(?P<ds>(?:^|\] )Process \d+ exits successfully\.)"
+    r"|(?P<pl>`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached)"
+    r"|(?P<titan>(?:^|[\]-] )Training completed\s*$)"
+)
+
 _AGENT_FAILED = lazy_regex.compile(
     r"(?:^|\s)[EW]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*elastic/multiprocessing/api\.py:\d+\] "
     r"failed \(exitcode: -?\d+\) local_rank: \d+ "
@@ -560,6 +586,9 @@ class LaunchFacts:
     nproc_per_node: int | None = None
     agent_pids: set[int] = field(default_factory=set)
     parallel_sizes: dict[str, int] = field(default_factory=dict)
+    #: An inference engine's own parallel layout (vLLM's ``tensor_parallel_size=2,
+    #: pipeline_parallel_size=1``): ``{"tensor": 2, "pipeline": 1}`` (:data:`_ENGINE_PARALLEL`).
+    engine_parallel: dict[str, int] = field(default_factory=dict)
     launch_command: str | None = None
     node_flags: bool = False
     hosts: set[str] = field(default_factory=set)
@@ -791,6 +820,16 @@ class LaunchFacts:
         if "parallel size" in text:
             for m in _PARALLEL_SIZE.finditer(text):
                 self.parallel_sizes[m.group("kind")] = int(m.group("n"))
+        if "_parallel_size=" in text:
+            for m in _ENGINE_PARALLEL.finditer(text):
+                self.engine_parallel[m.group("kind")] = int(m.group("n"))
+
+    def engine_processes(self) -> int | None:
+        """How many worker processes an inference engine's printed layout runs (tensor x
+        pipeline parallel size, :attr:`engine_parallel`), or ``None`` when none was printed."""
+        if "tensor" not in self.engine_parallel:
+            return None
+        return self.engine_parallel["tensor"] * self.engine_parallel.get("pipeline", 1)
 
 
 @dataclass(slots=True)
@@ -1462,6 +1501,29 @@ class Scanner:
             st.closing_signals.append(
                 ClosingSignal(int(m["pid"]), m["sig"], path, raw.number, tagged.time, tagged.host)
             )
+        if (
+            "successfully finished" in text
+            or "exits successfully" in text
+            or "` stopped: `max_" in text
+            or "Training completed" in text
+            or "[after training is done]" in text
+        ) and (m := _RUN_END_REPORT.search(text)):
+            if m["pl"]:
+                self._ended = f"Lightning's fit loop reported its end ({m['pl']})"
+            elif m["titan"]:
+                self._ended = "the training loop reported its end (Training completed)"
+            elif m["mg"]:
+                self._ended = "Megatron's train() returned ([after training is done])"
+            elif m["ds"]:
+                self._ended = (
+                    "DeepSpeed's launcher reported its workers exited 0 (exits successfully)"
+                )
+            else:
+                self._ended = (
+                    "torchrun's agent reported that its worker group finished"
+                    " successfully: every worker exited 0"
+                )
+            self._ended_line = raw.number
         if "failed (exitcode" in text:
             m = _AGENT_FAILED.search(raw.text)
             if m:

@@ -1,8 +1,14 @@
 """Errors printed before a run's visible end were survived (rule ``run_completed``).
 
 Mechanism: a training run that reached its end -- its progress at its own total (``step 8/8``,
-a bar at ``12/12``) or the Hugging Face Trainer's end-of-run summary (``train_runtime``) --
-went on past every error it had printed before that line. A process that dies of an error
+a bar at ``12/12``), the Hugging Face Trainer's end-of-run summary (``train_runtime``),
+Lightning's "`Trainer.fit` stopped: `max_epochs=N` reached", torchtitan's "Training
+completed", Megatron-LM's "[after training is done]", DeepSpeed's launcher reporting a
+worker "exits successfully" (return code 0),
+or torchelastic's agent
+reporting its worker group "successfully finished" (logged only when every local worker
+exited 0: ``WorkerState.SUCCEEDED``, rootrank.scan._RUN_END_REPORT) -- went on past every
+error it had printed before that line. A process that dies of an error
 trains no further, and the run's end is printed after the last step of training (rank 0
 prints the Trainer's summary only once every rank left the training loop, since the last
 optimizer step holds a collective). So when the log's run reached its end, no launcher

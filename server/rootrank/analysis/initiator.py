@@ -505,6 +505,28 @@ def subgroup_of_root(case: Case) -> tuple[int, int] | None:
     return size, world
 
 
+#: Classes whose root a rank that left the lock-step explains (:func:`out_of_lockstep`): a
+#: collective that failed or hung because the ranks were in different collectives.
+_LOCKSTEP_CLASSES = frozenset(
+    {"collective-desync", "collective-shape-mismatch", "collective-timeout"}
+)
+
+
+def out_of_lockstep(case: Case) -> Verdict | None:
+    """In a collective that failed or hung, the one rank whose own step sequence skipped a
+    step every other rank printed, and which ran ahead of them all, left the lock-step
+    first (:func:`rootrank.analysis.lockstep.skipped_step`)."""
+    if case.root.failure_class not in _LOCKSTEP_CLASSES:
+        return None
+    from rootrank.analysis.lockstep import skipped_step
+
+    found = skipped_step(case.ctx)
+    if found is None:
+        return None
+    rank, why = found
+    return Verdict(rank, why, "out_of_lockstep", (rank,))
+
+
 def missing_reporter(case: Case) -> Verdict | None:
     """In a hang every rank but the one the others wait for reports the timeout: the one
     known rank that reported no failure of this class is the suspect (not for the
@@ -808,9 +830,13 @@ def named_by_root(case: Case) -> Verdict | None:
         return Verdict(None, why, "named_by_root", (rank,), True)
     # a root read from a launcher's line about the rank (its exit code, its local rank) is
     # no output of the rank's own: that line is the launcher's evidence
-    more = filtered_view(case.ctx, rank)
+    more = filtered_view(case.ctx, rank, root_collective(case))
     if more is not None and not {"exitcode", "local_rank"} & set(case.root.captures):
         why = say("only_visible_rank", rank=rank, more=more)
+        return Verdict(None, why, "named_by_root", (rank,), True)
+    engine = serving_engine_rank_zero(case, rank)
+    if engine is not None:
+        why = say("engine_rank_zero", rank=rank, engine=engine)
         return Verdict(None, why, "named_by_root", (rank,), True)
     peer = case.root.captures.get("peer_rank", "")
     if peer.isdigit() and int(peer) != rank and not (case.ctx.known_ranks() - {rank}):
@@ -856,7 +882,73 @@ def named_by_root(case: Case) -> Verdict | None:
     return Verdict(rank, "", "named_by_root", (rank,))
 
 
-def filtered_view(ctx: Context, rank: int) -> str | None:
+#: Where a frame is a call of a communication layer's collective over a process group:
+#: torch.distributed's API (``distributed_c10d.py``: its public functions), the NCCL
+#: wrappers vLLM and SGLang call instead of it (``distributed/device_communicators/``:
+#: pynccl, custom all-reduce, ``<rank0>`` of a TP group) and DeepSpeed's ``deepspeed/comm``.
+_COLLECTIVE_LAYERS = (
+    "/distributed/distributed_c10d.py",
+    "/distributed/device_communicators/",
+    "/deepspeed/comm/",
+)
+
+
+def root_collective(case: Case) -> str | None:
+    """The collective call the root's own exception was raised in (the outermost frame of a
+    communication layer, :data:`_COLLECTIVE_LAYERS`, with a public function name: the call
+    the caller made, ``all_reduce``, not the layer's own error check), else ``None``. A collective is made by every member of its group, so a
+    failure raised inside one proves the job ran more ranks than the one printing it."""
+    lines = {(e.path, e.line) for e in case.root.evidence}
+    for seen in case.ctx.state.exceptions:
+        if (seen.path, seen.exc.log_line) not in lines:
+            continue
+        for frame in seen.exc.frames:
+            path = frame.file.replace("\\", "/")
+            if (
+                any(layer in path for layer in _COLLECTIVE_LAYERS)
+                and frame.func
+                and not frame.func.startswith("_")
+                and "wrapper" not in frame.func  # deepspeed.comm's log_wrapper: the next frame
+            ):
+                return frame.func
+        return None
+    return None
+
+
+#: Frames of an inference engine's own worker code, and the engine's name: its process
+#: group's rank 0 is the engine's driver process (vLLM's LLMEngine / EngineCore, SGLang's
+#: scheduler of TP 0), which runs the model like every other worker.
+_ENGINE_FRAMES = (("/vllm/", "vLLM"), ("/sglang/", "SGLang"))
+
+
+def serving_engine_rank_zero(case: Case, rank: int) -> str | None:
+    """The engine's name when ``rank`` is 0, the only rank the log shows, and the root's own
+    traceback runs through an inference engine's code (:data:`_ENGINE_FRAMES`); else ``None``.
+
+    Mechanism: vLLM (and SGLang) initialise torch.distributed in the engine's own process
+    whatever the parallel size, so its traceback is prefixed ``[rank0]:`` even with one GPU;
+    with tensor parallelism the other workers run the same model code on their shards (the
+    same profiling run, the same CUDA-graph capture, the same all-reduce) and their copies of
+    the error are in their own processes' output, which the paste does not show. Rank 0 there
+    is the engine process, not evidence of which worker failed first. A launcher's report
+    of rank 0's own exit would be (:func:`filtered_view` keeps that exception)."""
+    st = case.ctx.state
+    if rank != 0 or st.ranks_seen != {0} or 0 in launcher_exits(case.ctx.events):
+        return None
+    lines = {(e.path, e.line) for e in case.root.evidence}
+    for seen in st.exceptions:
+        if (seen.path, seen.exc.log_line) not in lines:
+            continue
+        for frame in seen.exc.frames:
+            path = frame.file.replace("\\", "/")
+            for part, name in _ENGINE_FRAMES:
+                if part in path:
+                    return name
+        return None
+    return None
+
+
+def filtered_view(ctx: Context, rank: int, collective: str | None = None) -> str | None:
     """Why the log is one rank's view of a job with more ranks, so that ``rank`` printing
     the error is no evidence that it started the failure; ``None`` when it is not.
 
@@ -868,8 +960,13 @@ def filtered_view(ctx: Context, rank: int) -> str | None:
     1, another rank in a launcher's summary, or an agent with several workers); and no
     launcher reports ``rank`` exiting by itself (torchelastic's first observed failure, an
     exit code of its own): that report would be independent evidence. Returns the phrase
-    that shows the other ranks. A single-process job (world size 1, ``--nproc-per-node 1``
-    on one node) and a log where several ranks print keep their rank."""
+    that shows the other ranks (an inference engine's printed layout counts: vLLM's
+    ``tensor_parallel_size=2`` runs two worker processes, rank 0 in the engine's own, whose
+    ``[rank0]:`` lines are then one worker's of two). A single-process job (world size 1, ``--nproc-per-node 1``
+    on one node) and a log where several ranks print keep their rank. ``collective``: the
+    collective call the error was raised in (:func:`root_collective`), itself a proof of
+    other ranks (every member of the group makes the call: vLLM's engine process is TP
+    rank 0 and prints ``[rank0]:``, its workers the same failing all-reduce)."""
     st = ctx.state
     facts = st.launch
     if st.ranks_seen != {rank}:
@@ -889,6 +986,11 @@ def filtered_view(ctx: Context, rank: int) -> str | None:
         more = f"the log names {ranks_word(sorted(ctx.known_ranks() - {rank}))}"
     elif len(facts.agent_pids) > 1:
         more = f"torchrun's agent ran {len(facts.agent_pids)} workers"
+    elif (engine := facts.engine_processes()) is not None and engine > 1:
+        layout = ", ".join(f"{k}_parallel_size={v}" for k, v in facts.engine_parallel.items())
+        more = f"the engine runs {engine} worker processes: {layout}"
+    elif collective is not None:
+        more = f"the error was raised inside the collective {collective}, which every rank of its group calls"
     if more is None:
         return None
     if rank in launcher_exits(ctx.events):
@@ -1355,6 +1457,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     enqueued_split,
     odd_value_out,
     odd_printed_value,
+    out_of_lockstep,
     missing_reporter,
     missing_progress,
     named_by_root,

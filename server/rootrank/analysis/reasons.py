@@ -104,6 +104,11 @@ _TEMPLATES: dict[str, str] = {
         "waited for it"
     ),
     # --- initiating-rank strategies
+    "skipped_step": (
+        "rank {rank}'s own progress skips {missing} (first at line {line}), which every"
+        " other rank printed, and it ended ahead of them (step {last} against {others}): it"
+        " skipped a step's collectives, so its later ones met the others' earlier ones"
+    ),
     "lone_submitter": (
         "rank {rank} alone submitted a collective the other ranks ({others}) never did, and is"
         " missing from theirs: the ranks wait in different collectives"
@@ -196,6 +201,12 @@ _TEMPLATES: dict[str, str] = {
     "launcher_first_elsewhere": (
         "rank {rank} printed it, but torchrun's agent saw rank {other} exit first by itself (exit code {code}) and"
         " the log shows nothing of rank {other}'s own error: the log does not show which of ranks {ranks} failed first"
+    ),
+    "engine_rank_zero": (
+        "rank {rank} is {engine}'s engine process, the only rank whose output the log shows:"
+        " {engine} runs torch.distributed in it whatever the parallel size, and its other"
+        " workers (if any) run the same model code in processes whose output is not here, so"
+        " the [rank0] prefix does not show which worker failed first"
     ),
     "only_visible_rank": (
         "rank {rank} is the only rank whose output the log shows, while the job ran more ({more}):"
