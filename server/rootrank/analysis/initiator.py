@@ -297,6 +297,23 @@ def behind_in_completed_work(case: Case) -> Verdict | None:
     return Verdict(rank, why, "behind_in_completed_work", (rank,))
 
 
+def _work_status(case: Case) -> dict[int, tuple[str | None, int, int]]:
+    """Each rank's first ProcessGroupNCCL status (``rank -> (process group or None, last
+    enqueued work, last completed work)``) from the findings that captured both counters."""
+
+    def number(f: Finding, key: str) -> int | None:
+        raw = f.captures.get(key, "")
+        return int(raw) if raw.lstrip("-").isdigit() else None
+
+    status: dict[int, tuple[str | None, int, int]] = {}
+    for f in case.ctx.findings:
+        queued, done = number(f, "last_enqueued"), number(f, "last_completed")
+        if f.rank is None or queued is None or done is None:
+            continue
+        status.setdefault(f.rank, (f.captures.get("pg"), queued, done))
+    return status
+
+
 def ahead_in_enqueued_work(case: Case) -> Verdict | None:
     """ProcessGroupNCCL's status lines give each rank's ``last enqueued`` and ``last
     completed`` NCCL work (2.3+'s ``Received a dump signal due to a collective timeout from
@@ -310,16 +327,7 @@ def ahead_in_enqueued_work(case: Case) -> Verdict | None:
     if case.root.failure_class not in ("collective-timeout", "collective-desync"):
         return None
 
-    def number(f: Finding, key: str) -> int | None:
-        raw = f.captures.get(key, "")
-        return int(raw) if raw.lstrip("-").isdigit() else None
-
-    status: dict[int, tuple[str | None, int, int]] = {}
-    for f in case.ctx.findings:
-        queued, done = number(f, "last_enqueued"), number(f, "last_completed")
-        if f.rank is None or queued is None or done is None:
-            continue
-        status.setdefault(f.rank, (f.captures.get("pg"), queued, done))
+    status = _work_status(case)
     if len(status) < 3 or len({pg for pg, _q, _d in status.values()}) != 1:
         return None
     busy = [r for r, (_pg, queued, done) in status.items() if queued != done]
@@ -355,16 +363,7 @@ def enqueued_split(case: Case) -> Verdict | None:
     if case.root.failure_class not in ("collective-timeout", "collective-desync"):
         return None
 
-    def number(f: Finding, key: str) -> int | None:
-        raw = f.captures.get(key, "")
-        return int(raw) if raw.lstrip("-").isdigit() else None
-
-    status: dict[int, tuple[str | None, int, int]] = {}
-    for f in case.ctx.findings:
-        queued, done = number(f, "last_enqueued"), number(f, "last_completed")
-        if f.rank is None or queued is None or done is None:
-            continue
-        status.setdefault(f.rank, (f.captures.get("pg"), queued, done))
+    status = _work_status(case)
     if len(status) < 3 or len({pg for pg, _q, _d in status.values() if pg is not None}) > 1:
         return None
     if len({done for _pg, _q, done in status.values()}) != 1:
