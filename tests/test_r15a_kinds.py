@@ -11,6 +11,15 @@ from __future__ import annotations
 
 from rootrank.engine import diagnose_text
 
+
+def verdict(d):
+    """``(class, signature, first evidence line (1-based), initiating rank)`` of a diagnosis
+    with a root cause."""
+    assert d.root_cause is not None
+    rc = d.root_cause
+    return (rc.failure_class, rc.signature, rc.evidence[0].line, d.initiating_rank)
+
+
 # --- TensorFlow GPU OOM under Horovod --------------------------------------------------------
 
 #: Open MPI's --tag-output prefixes; rank 1 runs out of GPU memory in a MatMul, rank 0 then
@@ -27,11 +36,7 @@ LOG_TF_OOM = """\
 def test_a_tensorflow_gpu_oom_is_cuda_oom_and_horovods_shutdown_is_its_collateral():
     d = diagnose_text(LOG_TF_OOM)
     rc = d.root_cause
-    assert rc is not None
-    assert rc.failure_class == "cuda-oom"
-    assert rc.signature == "tf-gpu-oom"
-    assert rc.evidence[0].line == 3
-    assert d.initiating_rank == 1
+    assert verdict(d) == ("cuda-oom", "tf-gpu-oom", 3, 1)
     assert "[64,8192,8192]" in rc.fix.steps[0]
 
 
@@ -199,11 +204,7 @@ LOG_SCHEMA_CAST = """\
 def test_a_datasets_cast_error_is_a_schema_mismatch_on_the_building_rank():
     d = diagnose_text(LOG_SCHEMA_CAST)
     rc = d.root_cause
-    assert rc is not None
-    assert rc.failure_class == "data-error"
-    assert rc.signature == "data-decode-error"
-    assert rc.evidence[0].line == 4
-    assert d.initiating_rank == 0
+    assert verdict(d) == ("data-error", "data-decode-error", 4, 0)
     assert rc.fix.variant is not None and rc.fix.variant.id == "hf-schema-cast"
     assert "same keys" in rc.fix.steps[0]
     assert "the message names it" not in " ".join(rc.fix.steps)
