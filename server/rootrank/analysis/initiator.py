@@ -707,7 +707,7 @@ EFA_REMOTE_END_CODES = frozenset({7, 8, 9, 10, 11, 12, 13, 14, 15, 4113, 4124, 4
 #: request: 9 REM_INV_REQ, 10 REM_ACCESS_ERR, 11 REM_OP_ERR, 12 RETRY_EXC_ERR (the peer stopped
 #: answering), 13 RNR_RETRY_EXC_ERR (the peer posted no receive), 15 REM_ABORT_ERR.
 IB_REMOTE_END_STATUSES = frozenset({9, 10, 11, 12, 13, 15})
-_LEADING_CODE = regex.compile(r"\s*(\d{1,5})\b")
+_LEADING_CODE = lazy_regex.compile(r"\s*(\d{1,5})\b")
 
 
 def remote_end_transport_error(root: Finding) -> str | None:

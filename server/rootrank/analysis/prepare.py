@@ -14,6 +14,7 @@ from functools import cached_property
 
 import regex
 
+from rootrank import lazy_regex
 from rootrank.analysis.compare import (
     MAX_SEQNUM_LAG,
     lone_submitter,
@@ -398,7 +399,7 @@ LIBRARY_CALL_SIGNATURE = "library-call-signature-mismatch"
 #: (mmcv/utils/registry.py), mmengine's (mmengine/registry/build_functions.py), Hydra's
 #: ``instantiate`` (hydra/_internal/instantiate/_instantiate2.py). A call that does not fit there
 #: is the config's (a missing or unknown key), not one package calling another.
-CONFIG_BUILDER_FRAME = regex.compile(
+CONFIG_BUILDER_FRAME = lazy_regex.compile(
     r"(?:mmcv|mmengine)/(?:utils/registry|registry/build_functions)\.py$"
     r"|hydra/_internal/instantiate/_instantiate2\.py$"
 )
@@ -406,7 +407,7 @@ CONFIG_BUILDER_FRAME = regex.compile(
 #: Python's TypeError for a call whose arguments do not fit the callee's signature (CPython
 #: ``Python/ceval.c`` / ``getargs.c`` wording): an unknown keyword, a missing required
 #: argument, too many positional arguments, one argument given twice.
-CALL_SIGNATURE_MESSAGE = regex.compile(
+CALL_SIGNATURE_MESSAGE = lazy_regex.compile(
     r"^(?P<callee>[\w.<>]+)\(\) (?:"
     r"got an unexpected keyword argument '(?P<arg>\w+)'"
     r"|missing \d+ required (?:positional|keyword-only) arguments?: (?P<arg2>'\w+'(?:,? (?:and )?'\w+')*)"
@@ -425,8 +426,8 @@ ARGUMENT_CHECK_TYPES = ("AssertionError", "ValueError")
 #: (ServerArgs, TrainingArguments, EngineArgs...), a ``from_cli_args``/``check_args``/
 #: ``validate...``/``verify...`` function, or any function of an arguments module
 #: (``server_args.py``, ``training_args.py``, ``arg_utils.py``, ``arguments.py``).
-ARGUMENT_CHECK_FRAME = regex.compile(r"(?:^|/)(?:\w*_args|arg_utils|arguments|args)\.py$")
-ARGUMENT_CHECK_FUNC = regex.compile(
+ARGUMENT_CHECK_FRAME = lazy_regex.compile(r"(?:^|/)(?:\w*_args|arg_utils|arguments|args)\.py$")
+ARGUMENT_CHECK_FUNC = lazy_regex.compile(
     r"^(?:__post_init__|from_cli_args|(?:_?(?:check|validate|verify)_?\w*))$"
 )
 
