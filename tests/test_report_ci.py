@@ -34,6 +34,26 @@ def test_sarif_validates_against_the_official_schema(log):
     assert doc["version"] == "2.1.0"
 
 
+@pytest.mark.parametrize(
+    "make, said",
+    [
+        (lambda d: d / "missing.log", "no such file or folder"),
+        (
+            lambda d: (d / "bin.log").write_bytes(bytes(range(256)) * 8) and d / "bin.log",
+            "binary data",
+        ),
+    ],
+)
+def test_sarif_of_a_missing_or_binary_input_is_a_valid_log_saying_why(tmp_path, make, said):
+    path = make(tmp_path)
+    proc = run_cli("diagnose", str(path), "--format", "sarif")
+    assert proc.returncode == 2
+    doc = json.loads(proc.stdout)
+    assert not list(jsonschema.Draft4Validator(SCHEMA).iter_errors(doc))
+    (note,) = doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert said in note["message"]["text"]
+
+
 def test_sarif_of_an_empty_input_is_a_valid_log_saying_why(tmp_path):
     """An empty log still exits 2, and stdout (redirected to the file CI uploads) holds a valid
     SARIF log with no result and the reason as the run's error notification."""
@@ -169,3 +189,19 @@ def test_markdown_opens_only_the_detected_stack():
         "<details><summary>Hugging Face Trainer / Accelerate</summary>",
         "<details><summary>DeepSpeed</summary>",
     ]
+
+
+def test_a_windows_frame_is_no_checkout_path_in_sarif_or_annotations():
+    """A traceback from a Windows machine (``C:\\Users\\<user>\\...``, masked) names no file of
+    the checkout: the root cause sits at the log's own line in SARIF and in the annotation,
+    never at a path made relative to the runner's checkout (``C%3A/Users/...``)."""
+    log = ROOT / "tests" / "fix_variants" / "nccl-backend-without-gpu" / "windows.log"
+    doc = sarif(log)
+    (root,) = [r for r in doc["runs"][0]["results"] if r["properties"]["role"] == "root_cause"]
+    where = root["locations"][0]["physicalLocation"]
+    assert where["artifactLocation"]["uri"].endswith("windows.log")
+    assert where["region"]["startLine"] == 10
+    gh = run_cli("diagnose", str(log), "--format", "github").stdout.decode()
+    first = gh.splitlines()[0]
+    assert first.startswith("::error file=") and "windows.log,line=10," in first
+    assert "C%3A" not in gh

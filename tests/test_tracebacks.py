@@ -182,3 +182,9 @@ def test_a_ranks_rich_traceback_names_its_user_frame_and_accelerates_process_cou
         "shards.py:57 (in read_shard), where rank 1 raised ValueError"
     )
     assert rc.verify.startswith("accelerate launch --num_processes 2 ")
+
+
+def test_a_windows_pythons_standard_library_is_not_user_code():
+    assert not is_user_frame(r"C:\Users\dev\miniconda3\envs\seg\Lib\multiprocessing\spawn.py")
+    assert not is_user_frame(r"C:\Python311\Lib\site-packages\torch\distributed\run.py")
+    assert is_user_frame(r"C:\Users\dev\seg\train_seg.py")

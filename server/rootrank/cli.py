@@ -357,6 +357,17 @@ def _readable_inputs(paths: list[str]) -> tuple[list[str], list[str], BinaryIO |
     return readable, problems, stdin
 
 
+def _sarif_of_unread(args: argparse.Namespace, reason: str) -> None:
+    """With ``--format sarif``, write the SARIF log of a run that read no log (``reason``, the
+    error text, as its notification: :func:`rootrank.report_sarif.unread_input`) to stdout, so
+    a CI step's redirected file is a valid log that says why; nothing for other formats."""
+    if args.format != "sarif":
+        return
+    from rootrank.report_sarif import unread_input  # an error path only
+
+    sys.stdout.write(unread_input(reason))
+
+
 def _cmd_diagnose(args: argparse.Namespace) -> int:
     from rootrank import report
     from rootrank.engine import diagnose_paths
@@ -365,6 +376,7 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
     for problem in unreadable:
         print(f"rootrank: {problem}", file=sys.stderr)
     if not readable:
+        _sarif_of_unread(args, "; ".join(str(p) for p in unreadable))
         return EXIT_INPUT_ERROR
     library = _library(args.signatures)
     _started()
@@ -618,10 +630,8 @@ def _main(argv: list[str] | None) -> int:
             return serve()  # 1 when the client left without a shutdown request
     except (InputError, SignatureError) as exc:
         print(f"rootrank: {exc}", file=sys.stderr)
-        if args.command == "diagnose" and args.format == "sarif":
-            from rootrank.report_sarif import unread_input  # an error path only
-
-            sys.stdout.write(unread_input(str(exc)))
+        if args.command == "diagnose":
+            _sarif_of_unread(args, str(exc))
         return EXIT_INPUT_ERROR
     except KeyboardInterrupt:
         print("rootrank: interrupted", file=sys.stderr)

@@ -43,14 +43,23 @@ SARIF_SCHEMA = (
 SARIF_VERSION = "2.1.0"
 
 
+def _absolute(path: str) -> bool:
+    """Whether ``path`` is absolute on the machine that printed it: this system's own rule,
+    or a Windows drive path (``C:\\Users\\...``, ``C:/...``) read on any system (a log from
+    a Windows machine diagnosed on a Linux CI runner)."""
+    return os.path.isabs(path) or (len(path) > 2 and path[1] == ":" and path[2] in "\\/")
+
+
 def _relative(path: str, cwd: str | None = None) -> str:
     """``path`` relative to ``cwd`` (default: the current directory) when it lies under it."""
     cwd = cwd or os.getcwd()
-    if os.path.isabs(path):
-        try:
-            rel = os.path.relpath(path, cwd)
-        except ValueError:  # another drive (Windows)
-            return path
+    if _absolute(path):
+        rel = ".."
+        if os.path.isabs(path):
+            try:
+                rel = os.path.relpath(path, cwd)
+            except ValueError:  # another drive (Windows)
+                return path
         if not rel.startswith(".."):
             return rel.replace(os.sep, "/")
         # A traceback from another machine (/home/user/project/scenarios/x.py): the longest
@@ -72,7 +81,7 @@ def _masked_away(rel: str) -> bool:
     """Whether ``rel`` (after :func:`_relative`) is an absolute path that masking changed
     (a ``<user>``-style placeholder: every one :mod:`rootrank.mask` writes into a path is in
     angle brackets) and that maps to no file under the current directory."""
-    return os.path.isabs(rel) and "<" in rel and ">" in rel
+    return _absolute(rel) and "<" in rel and ">" in rel
 
 
 def _mappable(path: str | None) -> str | None:
@@ -90,8 +99,10 @@ def _artifact(path: str) -> dict[str, str] | None:
     rel = _mappable(path)
     if rel is None:
         return None
-    if os.path.isabs(rel):
-        return {"uri": "file://" + quote(PurePosixPath(rel.replace("\\", "/")).as_posix())}
+    if _absolute(rel):
+        posix = rel.replace("\\", "/")
+        posix = posix if posix.startswith("/") else "/" + posix  # file:///C:/Users/...
+        return {"uri": "file://" + quote(PurePosixPath(posix).as_posix(), safe="/:")}
     return {"uri": quote(rel.replace("\\", "/")), "uriBaseId": SRCROOT}
 
 

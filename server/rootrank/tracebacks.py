@@ -164,6 +164,7 @@ _LIBRARY_MARKERS = (
     "dist-packages",
     "/lib/python",
     "\\lib\\python",
+    "\\Lib\\",  # a Windows Python's standard library (...\\Python311\\Lib\\multiprocessing\\...)
     "<frozen",
     "<string>",  # code made by exec (a dataclass's generated __init__): no file to open
     "/torch/",
