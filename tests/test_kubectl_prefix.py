@@ -86,3 +86,35 @@ def test_kubectl_prefix_with_timestamps():
     assert diag.root_cause.failure_class == "user-code-exception"
     assert diag.initiating_rank == 3
     assert diag.initiating_host == "llama-ft-worker-0"
+
+
+def _compose(lines_by_container: dict[str, list[str]]) -> str:
+    """``docker compose up`` output: each container's name padded to the longest, then " |"
+    and a space (docker/compose ``cmd/formatter/logs.go``: ``"%-<width>s |"``)."""
+    width = max(len(name) for name in lines_by_container)
+    out = [
+        f"{name.ljust(width)} | {line}"
+        for name, lines in lines_by_container.items()
+        for line in lines
+    ]
+    return "\n".join(out) + "\n"
+
+
+def test_docker_compose_prefix_names_the_rank_that_raised_and_its_container():
+    master = [m.split("] ", 1)[1] for m in _job().splitlines()[:4]]
+    worker = [w.split("] ", 1)[1] for w in _job().splitlines()[4:]]
+    text = _compose({"trainer-0": master, "proj_trainer_1": worker})
+    diag = diagnose_text(text, "compose.log", mask=False)
+    root = diag.root_cause
+    assert root is not None and root.failure_class == "user-code-exception"
+    assert (diag.initiating_rank, diag.initiating_host) == (3, "proj_trainer_1")
+    assert root.evidence[0].line == 12
+    assert root.user_frame is not None and root.user_frame.line == 57
+
+
+def test_a_table_row_is_no_compose_prefix():
+    tagger = RankTagger()
+    row = tagger.tag("  10 | 2.3100 | 3e-4", 1)  # a metrics table's row
+    assert (row.host, row.text) == (None, "  10 | 2.3100 | 3e-4")
+    col = tagger.tag("epoch  | loss", 2)  # a column name with no replica index
+    assert (col.host, col.text) == (None, "epoch  | loss")

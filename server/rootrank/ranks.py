@@ -251,6 +251,13 @@ _KUBECTL_PREFIX = lazy_regex.compile(
     r"\[pod/(?P<pod>[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?)/[A-Za-z0-9_.-]{0,63}\] "
 )
 
+# ``docker compose up`` / ``docker compose logs``: each container's lines behind its name,
+# padded to the longest, and " | " (docker/compose cmd/formatter/logs.go: the prefix is
+# "<name><padding> | "); a replica's name ends with its index ("trainer-1", compose v1's
+# "proj_trainer_1"), which is what tells it from a table column. Each container is one node
+# of the job, so its name is the line's host.
+_COMPOSE_PREFIX = lazy_regex.compile(r"(?P<name>[A-Za-z0-9][\w.-]{0,62}[-_]\d{1,4}) +\| ")
+
 # CloudWatch console / table copies: "  | 2024-08-23T22:22:51.871Z | message".
 _PIPE_STAMP = lazy_regex.compile(
     r"\s*\|\s*(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s*\|\s?"
@@ -694,6 +701,11 @@ class RankTagger:
             if km:
                 host = km.group("pod")
                 body = body[km.end() :]
+        elif " | " in body[:80] and body[:1].isalnum():
+            cm = _COMPOSE_PREFIX.match(body)
+            if cm:
+                host = cm.group("name")
+                body = body[cm.end() :]
         if body[:2].isdigit():
             # a collector's timestamp in front of everything (kubectl logs --timestamps)
             lm = _LEADING_STAMP.match(body)
