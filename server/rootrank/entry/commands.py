@@ -157,12 +157,13 @@ LIBRARIES = frozenset({"torch", "numpy"}) | frozenset(sys.stdlib_module_names)
 #: ``import flash_attn`` for a job that never loaded it proves nothing.
 OPTIONAL_LIBRARIES = frozenset(
     "transformers accelerate deepspeed vllm triton xformers flash_attn peft trl datasets megatron "
-    "apex bitsandbytes safetensors tokenizers lmdeploy sglang".split()
+    "apex bitsandbytes safetensors tokenizers lmdeploy sglang huggingface_hub".split()
 )
 #: What an optional library loads with it: a log that shows the left one has the right ones.
 LOADS_WITH = {
     "hf": ("transformers",),
-    "transformers": ("tokenizers", "safetensors"),
+    "transformers": ("tokenizers", "safetensors", "huggingface_hub"),
+    "datasets": ("huggingface_hub",),
     "peft": ("transformers", "accelerate", "safetensors"),
     "trl": ("transformers", "accelerate", "datasets"),
 }
