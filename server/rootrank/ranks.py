@@ -254,9 +254,12 @@ _KUBECTL_PREFIX = lazy_regex.compile(
 # ``docker compose up`` / ``docker compose logs``: each container's lines behind its name,
 # padded to the longest, and " | " (docker/compose cmd/formatter/logs.go: the prefix is
 # "<name><padding> | "); a replica's name ends with its index ("trainer-1", compose v1's
-# "proj_trainer_1"), which is what tells it from a table column. Each container is one node
-# of the job, so its name is the line's host.
-_COMPOSE_PREFIX = lazy_regex.compile(r"(?P<name>[A-Za-z0-9][\w.-]{0,62}[-_]\d{1,4}) +\| ")
+# "proj_trainer_1"). Peeled only before a launcher's rank prefix ("[rank3]:", "[default1]:"):
+# "worker_1 | loss 2.0" alone is as often a user's own rank tag (RankTagger's user tags),
+# which it then stays. Each container is one node of the job, so its name is the line's host.
+_COMPOSE_PREFIX = lazy_regex.compile(
+    r"(?P<name>[A-Za-z0-9][\w.-]{0,62}[-_]\d{1,4}) +\| (?=\[(?:rank|default)\d+\]:)"
+)
 
 # CloudWatch console / table copies: "  | 2024-08-23T22:22:51.871Z | message".
 _PIPE_STAMP = lazy_regex.compile(
