@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("ROOTRANK_CORPUS", ROOT.parent / "shared" / "corpus"))
+
+
+def terminal_signals() -> None:
+    """A ``preexec_fn`` for a command a test stops with Ctrl-C (``send_signal(SIGINT)``):
+    SIGINT at its default in the child, as a terminal gives it, whatever the test run
+    inherited. A suite started in the background of a non-interactive shell (``nohup ... &``)
+    has SIGINT ignored; Python then installs no KeyboardInterrupt handler, and the Ctrl-C
+    would never reach the command."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_cli(

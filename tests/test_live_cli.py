@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, terminal_signals
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="process groups and /proc: Linux"
@@ -38,17 +38,9 @@ def script(tmp_path: Path, body: str, name: str = "job.py") -> list[str]:
     return [sys.executable, str(path)]
 
 
-def _terminal_signals() -> None:
-    """In the child before exec: SIGINT as a terminal gives it (default), whatever the test
-    run inherited. A suite started in the background of a non-interactive shell (``nohup ...
-    &``) has SIGINT ignored, Python then installs no KeyboardInterrupt handler, and a test's
-    Ctrl-C (``send_signal(SIGINT)``) would never reach the command."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def rootrank(*args: str, extra_env: dict[str, str] | None = None, **kw) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server"), **(extra_env or {})}
-    kw.setdefault("preexec_fn", _terminal_signals)
+    kw.setdefault("preexec_fn", terminal_signals)
     return subprocess.Popen(
         [sys.executable, "-m", "rootrank", *args],
         cwd=ROOT,

@@ -39,6 +39,7 @@ pytestmark = [
 
 sys.path.insert(0, str(ROOT / "scenarios"))
 import run as scenario_run  # noqa: E402  (scenarios/run.py: the torchrun command line)
+from conftest import terminal_signals  # noqa: E402
 
 STALL = 8.0
 GLOO_TIMEOUT = 60.0
@@ -201,6 +202,7 @@ def test_run_hang_reports_the_sleeping_rank_before_the_timeout_then_ctrl_c_stops
         env=job_env(marker),
         stdout=out,
         stderr=subprocess.PIPE,
+        preexec_fn=terminal_signals,
     )
     try:
         events = Events(proc.stderr)
@@ -280,6 +282,7 @@ def _watch(log_dir: Path, marker: str) -> subprocess.Popen:
         env=job_env(marker),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=terminal_signals,
     )
 
 
