@@ -67,15 +67,18 @@ def extension_client_commands() -> list[str]:
     return re.findall(r"^export const [A-Z_]+ = '([\w.]+)';", text, flags=re.MULTILINE)
 
 
-def make_client() -> LanguageClient:
+def make_client(show_document_null: bool = False) -> LanguageClient:
     """pytest-lsp's test client, also recording the version of each diagnostics batch
-    (``client.diagnostic_versions``) and how many batches arrived (``client.publish_count``)."""
+    (``client.diagnostic_versions``) and how many batches arrived (``client.publish_count``).
+
+    ``show_document_null``: the client answers ``window/showDocument`` with ``result: null``
+    (no ShowDocumentResult), as a hand-written client did in a trial, and records the
+    request in ``client.shown_documents`` all the same."""
     client = LanguageClient(converter_factory=default_converter)
-    features = {
-        k: v
-        for k, v in DEFAULT_CLIENT_FEATURES.items()
-        if k != types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
-    }
+    replaced = {types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}
+    if show_document_null:
+        replaced.add(types.WINDOW_SHOW_DOCUMENT)
+    features = {k: v for k, v in DEFAULT_CLIENT_FEATURES.items() if k not in replaced}
     register_lsp_features(client, features)
     client.diagnostic_versions = {}  # type: ignore[attr-defined]
     client.publish_count = 0  # type: ignore[attr-defined]
@@ -85,6 +88,12 @@ def make_client() -> LanguageClient:
         ls.diagnostics[params.uri] = params.diagnostics
         ls.diagnostic_versions[params.uri] = params.version  # type: ignore[attr-defined]
         ls.publish_count += 1  # type: ignore[attr-defined]
+
+    if show_document_null:
+
+        @client.feature(types.WINDOW_SHOW_DOCUMENT)
+        def show_document(ls: LanguageClient, params: types.ShowDocumentParams) -> None:
+            ls.shown_documents.append(params)
 
     return client
 
@@ -113,10 +122,14 @@ async def started(
     *,
     progress: bool = True,
     client_capabilities: types.ClientCapabilities | None = None,
+    show_document_null: bool = False,
 ) -> AsyncIterator[LanguageClient]:
     """A client connected to a fresh server, initialized with ``options`` and
-    ``client_capabilities`` (default :func:`capabilities`)."""
-    client = await ClientServerConfig(server_command=SERVER, client_factory=make_client).start()
+    ``client_capabilities`` (default :func:`capabilities`); ``show_document_null`` as in
+    :func:`make_client`."""
+    client = await ClientServerConfig(
+        server_command=SERVER, client_factory=lambda: make_client(show_document_null)
+    ).start()
     try:
         await client.initialize_session(
             types.InitializeParams(

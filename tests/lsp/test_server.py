@@ -207,6 +207,28 @@ async def test_quick_fix_edits_the_workspace_file(workspace: Path) -> None:
     assert "".join(lines) == (workspace / "train.fixed.py").read_text()
 
 
+async def test_show_location_answers_when_the_client_replies_null(workspace: Path) -> None:
+    """A client that answers ``window/showDocument`` with ``result: null`` (a trial's
+    hand-written client) still gets its ``rootrank.showLocation`` answered, ``false`` (the
+    document was not shown), instead of a request left pending for ever."""
+    async with started(workspace, VSCODE_OPTIONS, show_document_null=True) as client:
+        uri = open_document(client, workspace / "logs" / LOG)
+        await wait_for_diagnostics(client, uri)
+        target = {
+            "start": {"line": ROOT_LINE, "character": 0},
+            "end": {"line": ROOT_LINE, "character": 5},
+        }
+        shown = await asyncio.wait_for(
+            client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command="rootrank.showLocation", arguments=[uri, target])
+            ),
+            30,
+        )
+        assert shown is False
+        assert client.shown_documents[-1].uri == uri
+        assert client.shown_documents[-1].selection.start.line == ROOT_LINE
+
+
 async def test_open_the_frame_when_the_fix_text_is_missing(workspace: Path) -> None:
     """train.py without a DDP call: no edit; the innermost user frame is offered instead."""
     train = workspace / "train.py"

@@ -190,6 +190,12 @@ class RootrankProtocol(LanguageServerProtocol):
                 "error": converter.unstructure(m.error),
             },
         )
+        # A client that answers window/showDocument with a result that is no
+        # ShowDocumentResult (``null``, seen from a hand-written client) would fail to
+        # deserialize, leave the server's pending request unresolved and so the
+        # rootrank.showLocation command that asked unanswered: such a reply reads as
+        # ``success: false`` (the document was not shown), and the command answers ``false``.
+        converter.register_structure_hook(types.ShowDocumentResponse, _show_document_response)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> Any:
@@ -303,6 +309,18 @@ class RootrankProtocol(LanguageServerProtocol):
         if inspect.isawaitable(result):
             result = await result
         return result
+
+
+def _show_document_response(data: Any, _type: Any) -> types.ShowDocumentResponse:
+    """Structure a ``window/showDocument`` response whatever its ``result`` holds: a
+    ``{"success": bool}`` object gives that success, anything else (``null``, a bare
+    ``true``, a missing field) ``success=False``."""
+    result = data.get("result") if isinstance(data, dict) else None
+    success = isinstance(result, dict) and result.get("success") is True
+    return types.ShowDocumentResponse(
+        id=data.get("id") if isinstance(data, dict) else 0,
+        result=types.ShowDocumentResult(success=success),
+    )
 
 
 class RootrankServer(LanguageServer):
