@@ -817,7 +817,9 @@ def named_by_root(case: Case) -> Verdict | None:
     output, nor a third rank that did not complain), it names no rank. So does a comparison
     whose peer's half the paste cut (a ``self_rank`` capture without ``peer_rank``:
     ProcessGroupWrapper's "Rank 1 is running collective: ..." that each side of a mismatch
-    raises with its own rank first)."""
+    raises with its own rank first), and torch 1.10-1.12's "Rank 0 is running inconsistent
+    collective: ..." (a ``reports_own_rank`` capture): every rank that finds a fingerprint unequal to
+    its own raises it with its own rank, the odd rank and the others alike."""
     if case.root.role != "cause" or len(case.ranks_with) != 1:
         return None
     rank = case.ranks_with[0]
@@ -843,7 +845,10 @@ def named_by_root(case: Case) -> Verdict | None:
         why = say("pair_no_majority", rank=rank, peer=int(peer))
         return Verdict(None, why, "named_by_root", (rank, int(peer)), True)
     if (
-        case.root.captures.get("self_rank", "").isdigit()
+        (
+            case.root.captures.get("self_rank", "").isdigit()
+            or case.root.captures.get("reports_own_rank")
+        )
         and not peer.isdigit()
         and not (case.ctx.known_ranks() - {rank})
     ):

@@ -241,19 +241,36 @@ WRAP_SPAN = 60
 WHAT_SPAN = 2
 
 
+#: The line ProcessGroupNCCL's watchdog logs (glog ``LOG(ERROR)``, torch 2.2+: "[PG ID 0 PG GUID
+#: 0(default_pg) Rank 2] Process group watchdog thread terminated with exception: <what>"; 2.0
+#: and 2.1: "NCCL watchdog thread terminated with exception: <what>") right before it rethrows
+#: the same text as ``c10::DistBackendError`` (``ncclCommWatchdog`` in ProcessGroupNCCL.cpp).
+#: It carries the abort's payload when the paste has no ``what():`` line.
+WATCHDOG_EXIT_TEXT = "watchdog thread terminated with exception"
+
+
 def _what_of(abort: Finding, message: Finding) -> bool:
     """``message`` is read on the ``what():`` line of the C++ abort ``abort`` reported: in
     its file, at most :data:`WHAT_SPAN` lines after it, on its rank or on none (the what()
     payload's own ``[PG 3 Rank 5]`` is a subgroup rank and tags nothing, and the terminate
     line names no rank). The exception type on the terminate line
     (``c10::DistBackendError``) is only how the watchdog thread rethrew it; the payload is
-    the failure (a watchdog timeout, an NCCL error string)."""
+    the failure (a watchdog timeout, an NCCL error string).
+
+    The watchdog also logs that payload itself, on a glog line of its own
+    (:data:`WATCHDOG_EXIT_TEXT`), just before the rethrow: stderr interleaving prints it
+    right before or right after the terminate line, with or without a ``what():`` line.
+    Such a line within :data:`WHAT_SPAN` lines on either side is the same payload."""
     if not abort.evidence or not message.evidence:
         return False
     if abort.rank is not None and message.rank not in (abort.rank, None):
         return False
     a, m = abort.evidence[0], message.evidence[0]
-    return a.path == m.path and 0 < m.line - a.line <= WHAT_SPAN and "what():" in m.text
+    if a.path != m.path:
+        return False
+    if 0 < m.line - a.line <= WHAT_SPAN and "what():" in m.text:
+        return True
+    return 0 < abs(m.line - a.line) <= WHAT_SPAN and WATCHDOG_EXIT_TEXT in m.text
 
 
 def _wrapped_in(wrapper: Finding, inner: Finding) -> bool:
