@@ -161,6 +161,12 @@ def loaded_path(codes: list[str]) -> str | None:
     return None
 
 
+#: The standard library's thread and process bootstrap files (a target function runs under them).
+_BOOTSTRAP = lazy_regex.compile(
+    r"(?:^|[/\\])(?:threading|multiprocessing[/\\](?:process|spawn|popen_\w+))\.py$"
+)
+
+
 def entry_script(state: ScanState, root: Finding) -> str | None:
     """The entry script: as the launcher names it (torchelastic's ``x.py FAILED`` title, a
     printed ``torchrun ... x.py``), else ``-m pkg.mod`` for a module launch the launcher names
@@ -177,6 +183,20 @@ def entry_script(state: ScanState, root: Finding) -> str | None:
         name = file.replace("\\", "/").rsplit("/", 1)[-1]
         if func == "<module>" and user and name.endswith(".py"):
             return name
+    # No ``<module>`` frame: a thread's or a ``multiprocessing.Process``'s traceback starts in
+    # the standard library's bootstrap (threading.py ``_bootstrap_inner``, multiprocessing's
+    # process.py ``_bootstrap``; faulthandler's crash stack likewise), and the first user frame
+    # under it is the target function. When every user frame of the log's tracebacks is in one
+    # ``.py`` file, that file started the thread or process: it is the entry script.
+    frames += [(f.file, f.func, f.user) for seen in state.cut_tracebacks for f in seen.exc.frames]
+    if any(_BOOTSTRAP.search(file) for file, _func, _user in frames):
+        names = {
+            file.replace("\\", "/").rsplit("/", 1)[-1]
+            for file, _func, user in frames
+            if user and not _BOOTSTRAP.search(file)
+        }
+        if len(names) == 1 and next(iter(names)).endswith(".py"):
+            return names.pop()
     return None
 
 

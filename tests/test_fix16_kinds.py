@@ -1,0 +1,127 @@
+"""Fixes and verifications that work as written (issue 15, round 16): the kinds of "no" the
+r14c/r15b/r15c development sets still showed, each on text in the tools' real shape (Python's
+``threading``/``multiprocessing`` tracebacks, faulthandler's crash stack, torch's messages):
+
+V. a verification needs the entry script and the launcher the log shows. A thread's or a
+   ``multiprocessing.Process``'s traceback has no ``<module>`` frame (it starts in the
+   standard library's bootstrap): when every user frame of the log is in one ``.py`` file,
+   that file is the entry script. A ``Process`` target in the user's code (the frame right
+   under ``multiprocessing/process.py`` ``run``) means the script starts its own processes:
+   it is rerun with ``python``, as ``mp.spawn`` scripts are, not a torchrun template.
+E. a segfault whose faulthandler stack ends in ctypes' ``string_at``/``memmove`` called from
+   the user's code is the user's raw memory access, not an extension to rebuild.
+"""
+
+from __future__ import annotations
+
+from rootrank.engine import default_library, diagnose_text, matcher_for
+from rootrank.ingest import text_blocks
+from rootrank.scan import Scanner
+
+# -- V ------------------------------------------------------------------------------------
+
+THREAD_DIED = """\
+[r0] step 1 loss 0.512
+[r1] step 1 loss 0.498
+Exception in thread loader:
+Traceback (most recent call last):
+  File "/usr/lib/python3.11/threading.py", line 1045, in _bootstrap_inner
+    self.run()
+  File "/usr/lib/python3.11/threading.py", line 982, in run
+    self._target(*self._args, **self._kwargs)
+  File "/srv/job/pretrain.py", line 31, in loader
+    for rec in parse(path):
+  File "/srv/job/pretrain.py", line 22, in parse
+    raise ValueError(f"truncated record at byte {off} in {path}")
+ValueError: truncated record at byte 4096 in data/part-7.bin
+[r0] step 2 loss 0.401
+"""
+
+
+def test_v_a_thread_traceback_names_the_entry_script():
+    d = diagnose_text(THREAD_DIED, mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.fix.steps[0].startswith("pretrain.py:22 (in parse)")
+    assert "pretrain.py" in rc.verify and "<train.py>" not in rc.verify
+
+
+def test_v_two_user_files_and_no_module_frame_name_no_script():
+    # the thread's target lives in one file, the failing helper in another: neither is
+    # known to be the script the user ran
+    text = THREAD_DIED.replace(
+        '"/srv/job/pretrain.py", line 22, in parse', '"/srv/job/records.py", line 22, in parse'
+    )
+    rc = diagnose_text(text, mask=False).root_cause
+    assert rc is not None and "pretrain.py" not in rc.verify
+    assert "<train.py>" in rc.verify
+
+
+PROCESS_TARGET = """\
+it 3 loss 0.41
+Fatal Python error: Segmentation fault
+
+Current thread 0x00007f11c2d4e740 (most recent call first):
+  File "/usr/lib/python3.11/ctypes/__init__.py", line 519 in string_at
+  File "/srv/job/decode_train.py", line 14 in unpack
+  File "/srv/job/decode_train.py", line 40 in trainer
+  File "/usr/lib/python3.11/multiprocessing/process.py", line 108 in run
+  File "/usr/lib/python3.11/multiprocessing/process.py", line 314 in _bootstrap
+  File "/usr/lib/python3.11/multiprocessing/spawn.py", line 122 in spawn_main
+  File "<string>", line 1 in <module>
+
+Extension modules: torch._C (total: 1)
+Process trainer-0:
+Traceback (most recent call last):
+  File "/usr/lib/python3.11/multiprocessing/process.py", line 314, in _bootstrap
+    self.run()
+  File "/usr/lib/python3.11/multiprocessing/process.py", line 108, in run
+    self._target(*self._args, **self._kwargs)
+  File "/srv/job/decode_train.py", line 46, in trainer
+    dist.all_reduce(p.grad)
+  File "/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 3252, in all_reduce
+    work.wait()
+RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer [127.0.0.1]:40112
+"""
+
+
+def test_v_a_process_target_in_user_code_reruns_the_script_with_python():
+    rc = diagnose_text(PROCESS_TARGET, mask=False).root_cause
+    assert rc is not None and rc.signature == "worker-segfault"
+    assert rc.verify.startswith("PYTHONFAULTHANDLER=1 python decode_train.py")
+    assert "torchrun" not in rc.verify
+
+
+def _launchers(text: str) -> set[str]:
+    scanner = Scanner(matcher_for(default_library()))
+    scanner.scan_source("job.log", text_blocks(text))
+    return scanner.state.launch.launchers
+
+
+def test_v_a_dataloader_worker_stack_is_no_own_process():
+    assert _launchers(PROCESS_TARGET) == {"mp.spawn"}
+    # a DataLoader worker's target is torch's _worker_loop, not the user's code: the
+    # script did not start that process itself
+    worker = PROCESS_TARGET.replace(
+        '  File "/srv/job/decode_train.py", line 40 in trainer\n',
+        '  File "/venv/lib/python3.11/site-packages/torch/utils/data/_utils/worker.py", line 309'
+        " in _worker_loop\n",
+    ).split("Process trainer-0:")[0]
+    assert "mp.spawn" not in _launchers(worker)
+
+
+# -- E ------------------------------------------------------------------------------------
+
+
+def test_e_a_ctypes_read_in_user_code_is_not_an_extension_to_rebuild():
+    rc = diagnose_text(PROCESS_TARGET, mask=False).root_cause
+    assert rc.fix.variant is not None and rc.fix.variant.id == "own-ctypes-call"
+    assert rc.fix.steps[0].startswith("decode_train.py:14 (in unpack)")
+    assert "Rebuild/reinstall" not in rc.fix.steps[0]
+
+
+def test_e_a_segfault_with_no_ctypes_frame_keeps_the_general_fix():
+    text = PROCESS_TARGET.replace(
+        '  File "/usr/lib/python3.11/ctypes/__init__.py", line 519 in string_at\n', ""
+    )
+    rc = diagnose_text(text, mask=False).root_cause
+    assert rc.fix.variant is not None and rc.fix.variant.id != "own-ctypes-call"
