@@ -125,3 +125,34 @@ def test_e_a_segfault_with_no_ctypes_frame_keeps_the_general_fix():
     )
     rc = diagnose_text(text, mask=False).root_cause
     assert rc.fix.variant is not None and rc.fix.variant.id != "own-ctypes-call"
+
+
+# -- V: the path the exception names fills <output_dir> / <path> ----------------------------
+
+PERMISSION = """\
+[rank2]: Traceback (most recent call last):
+[rank2]:   File "/srv/job/train.py", line 60, in <module>
+[rank2]:     save_shard(state, step)
+[rank2]:   File "/srv/job/train.py", line 21, in save_shard
+[rank2]:     torch.save(state, tmp)
+[rank2]: PermissionError: [Errno 13] Permission denied: 'out/shards/rank2/step8.pt.tmp'
+"""
+
+
+def test_v_the_denied_path_fills_the_verify_and_confirm_blanks():
+    rc = diagnose_text(PERMISSION, mask=False).root_cause
+    assert rc is not None and rc.signature == "permission-denied"
+    assert rc.verify.startswith("touch out/shards/rank2/.ok && ")
+    assert "<output_dir>" not in rc.verify
+    assert any("ls -ld out/shards/rank2/step8.pt.tmp" in c for c in rc.confirm)
+
+
+def test_v_path_blanks_quote_what_a_shell_would_split():
+    from rootrank.entry.commands import fill_path_blanks
+
+    assert fill_path_blanks("touch <output_dir>/.ok", "run 1/ckpt.pt") == "touch 'run 1'/.ok"
+    assert fill_path_blanks("df -h <output_dir>", "ckpt.pt") == "df -h ."
+    assert fill_path_blanks("df -h <output_dir>", "/ckpt.pt") == "df -h /"
+    # a masked or missing path leaves the blank for the user
+    assert fill_path_blanks("df -h <output_dir>", "/home/<user>/x.pt") == "df -h <output_dir>"
+    assert fill_path_blanks("df -h <output_dir>", None) == "df -h <output_dir>"

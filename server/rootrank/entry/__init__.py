@@ -16,7 +16,13 @@ from typing import Any
 import regex
 
 from rootrank import lazy_regex
-from rootrank.entry.commands import blank_masked_hosts, fit, launch_of, ready
+from rootrank.entry.commands import (
+    blank_masked_hosts,
+    fill_path_blanks,
+    fit,
+    launch_of,
+    ready,
+)
 from rootrank.entry.frames import (
     call_sites,
     launcher_report,
@@ -490,8 +496,15 @@ def fill_entry(
     elif where and steps:
         steps[0] = f"{where} {steps[0]}"
 
+    # the path the root's message names fills <path> / <output_dir> (commands.fill_path_blanks)
+    named_path = values.get("path") if isinstance(values.get("path"), str) else None
     verify = ready(
-        fit(render(variant.get("verify", sig.verify), values), launch, verify=True), launch
+        fit(
+            fill_path_blanks(render(variant.get("verify", sig.verify), values), named_path),
+            launch,
+            verify=True,
+        ),
+        launch,
     )
     if masker is not None and masker.enabled:
         verify = blank_masked_hosts(verify)
@@ -534,7 +547,10 @@ def fill_entry(
             code={k: fit(render(v, values, keep_unknown=True), launch) for k, v in code.items()},
             variant=FixVariant(chosen["id"], chosen["why"]) if chosen is not None else None,
         ),
-        confirm=[fit(render(c, values), launch) for c in variant.get("confirm", sig.confirm)],
+        confirm=[
+            fit(fill_path_blanks(render(c, values), named_path), launch)
+            for c in variant.get("confirm", sig.confirm)
+        ],
         verify=verify,
         references=list(sig.references),
         related=[
