@@ -14,6 +14,8 @@ E. a segfault whose faulthandler stack ends in ctypes' ``string_at``/``memmove``
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rootrank.engine import default_library, diagnose_text, matcher_for
 from rootrank.ingest import text_blocks
 from rootrank.scan import Scanner
@@ -156,3 +158,34 @@ def test_v_path_blanks_quote_what_a_shell_would_split():
     # a masked or missing path leaves the blank for the user
     assert fill_path_blanks("df -h <output_dir>", "/home/<user>/x.pt") == "df -h <output_dir>"
     assert fill_path_blanks("df -h <output_dir>", None) == "df -h <output_dir>"
+
+
+# -- B: a custom autograd Function's backward -------------------------------------------------
+
+
+def test_b_custom_backward_names_the_users_backward():
+    from rootrank.entry.variants import custom_backward
+
+    frames = [
+        {"file": "/w/train.py", "line": 40, "func": "main", "user": True},
+        {"file": "/v/site-packages/torch/autograd/function.py", "line": 307, "func": "apply"},
+        {"file": "/w/ops.py", "line": 17, "func": "backward", "user": True},
+    ]
+    assert custom_backward(frames) == "ops.py:17 (backward)"
+    # a library's Function (flash-attn's backward in site-packages) is not the user's
+    library = [*frames[:2], {"file": "/v/site-packages/flash_attn/fa.py", "func": "backward"}]
+    assert custom_backward(library) is None
+    # a user's backward that autograd did not call through Function.apply (a trainer method)
+    assert custom_backward([frames[0], frames[2]]) is None
+
+
+def test_b_the_custom_backward_variant_quotes_the_message_at_the_users_line():
+    text = (
+        Path(__file__).resolve().parent / "fix_variants/shape-mismatch/custom-backward.log"
+    ).read_text()
+    rc = diagnose_text(text, mask=False).root_cause
+    assert rc.rank == 1
+    assert rc.fix.variant.id == "custom-backward"
+    assert rc.fix.steps[0].startswith("fused.py:42 (in backward)")
+    assert "shape '[-1, 4, 16]' is invalid for input of size 1000" in rc.fix.steps[0]
+    assert "gradcheck" in rc.fix.steps[1]

@@ -36,6 +36,7 @@ from rootrank.entry.variants import (
     Facts,
     agreed_values,
     choose,
+    custom_backward,
     initiator_output_missing,
     library_raise,
     local_module_frame,
@@ -383,6 +384,7 @@ def fill_entry(
         call_sites_differ=bool(sites),
         user_frame=frame is not None,
         raised_in_library=library_raise(frames, frame is not None),
+        custom_backward=custom_backward(frames),
         cut_traceback=initiating is not None
         and initiating in state.cut_traceback_ranks
         and not any(x.rank == initiating for x in state.exceptions),
