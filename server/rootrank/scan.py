@@ -153,7 +153,10 @@ _AGENT_PID = lazy_regex.compile(
 # A training script's own rank word inside a progress line with no rank prefix ("step 06 rank 1
 # local_loss 0.51", "train step 3 rank 0 loss 1.79", "rank 2 | step 4/8"): "rank" as a word,
 # a space or "=", the number, then no more of a word or a decimal.
-_BODY_RANK = lazy_regex.compile(r"(?<![\w-])rank[ =](?P<n>\d{1,6})(?![\w.])")
+# A JSON record's ``"rank": 2`` (``json.dumps({"rank": rank, "step": step, ...})``) likewise.
+_BODY_RANK = lazy_regex.compile(
+    r"(?<![\w-])rank[ =](?P<n>\d{1,6})(?![\w.])|(?<![\w-])\"rank\": ?(?P<n>\d{1,6})(?![\w.])"
+)
 
 
 def body_rank(text: str) -> int | None:
