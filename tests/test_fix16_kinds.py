@@ -189,3 +189,40 @@ def test_b_the_custom_backward_variant_quotes_the_message_at_the_users_line():
     assert rc.fix.steps[0].startswith("fused.py:42 (in backward)")
     assert "shape '[-1, 4, 16]' is invalid for input of size 1000" in rc.fix.steps[0]
     assert "gradcheck" in rc.fix.steps[1]
+
+
+# -- D: a skipped step in JSON progress records ------------------------------------------------
+
+
+def test_d_json_records_give_their_step_and_rank():
+    from rootrank.progress import read_step
+    from rootrank.scan import body_rank
+
+    line = '{"rank": 2, "step": 7, "loss": 0.12978}'
+    assert read_step(line) == (7, None, "plain")
+    assert body_rank(line) == 2
+    assert read_step('{"step": 1, "loss": 0.057}') == (1, None, "plain")
+    # a config dump's settings are no progress; two records glued on one line name no rank
+    assert read_step('"max_steps": 100,') is None
+    assert body_rank('{"rank": 2, "step": 7}{"rank": 1, "step": 7}') is None
+
+
+def test_d_the_rank_that_skipped_a_step_is_named_with_its_step():
+    text = (
+        Path(__file__).resolve().parent / "fix_variants/gloo-size-mismatch/skipped-step.log"
+    ).read_text()
+    d = diagnose_text(text, mask=False)
+    assert d.initiating_rank == 1
+    rc = d.root_cause
+    assert rc.fix.variant.id == "skipped-step"
+    assert "rank 1's own progress skips step 5" in rc.fix.steps[0]
+    assert "all_reduce the flag" in rc.fix.steps[0]
+
+
+def test_d_byte_counts_twice_apart_ask_for_the_dtype():
+    text = (
+        Path(__file__).resolve().parent / "fix_variants/gloo-size-mismatch/dtype-width.log"
+    ).read_text()
+    rc = diagnose_text(text, mask=False).root_cause
+    assert rc.fix.variant.id == "dtype-width"
+    assert "(24 vs 12)" in rc.fix.steps[0] and "t.dtype and t.numel()" in rc.fix.steps[0]

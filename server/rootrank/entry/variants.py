@@ -97,6 +97,9 @@ What the root's own message says about the job's other processes:
   frame of the user's code called by torch's ``autograd/function.py`` ``apply`` (the C++
   engine runs a ``torch.autograd.Function``'s ``backward`` through it:
   :func:`custom_backward`), so the failing op is in the user's gradient code, not a layer's;
+- ``sizes_ratio: int``: as ``sizes_apart``, the larger size exactly this many times the
+  smaller (``8 vs 4`` bytes: the same elements in a dtype twice as wide, float64 against
+  float32, arrive exactly 2 times apart);
 - ``ranks_share_path: bool``: the root and a finding of its signature on another rank
   captured the same ``path`` (two ranks failed on one file: every rank writes it);
 - ``initiator_output_missing: bool``: the analysis named the initiating rank, and all the
@@ -180,6 +183,7 @@ WHEN_KEYS: dict[str, type] = {
     "several_agents_one_node": bool,
     "ranks_share_path": bool,
     "sizes_apart": int,
+    "sizes_ratio": int,
     "group_formed": bool,
     "agree": list,
     "module_local": bool,
@@ -534,6 +538,12 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if value
             else "the traceback runs through no hand-written backward"
         )
+    if key == "sizes_ratio":
+        ratio = sizes_apart(facts.captures)
+        if ratio != value:
+            return None
+        size, expected = facts.captures["size"], facts.captures["expected_size"]
+        return f"the sizes are {size} and {expected}: exactly {value} times apart"
     if key == "ranks_share_path":
         if bool(facts.ranks_share_path) != value:
             return None
