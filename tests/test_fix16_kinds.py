@@ -226,3 +226,54 @@ def test_d_byte_counts_twice_apart_ask_for_the_dtype():
     rc = diagnose_text(text, mask=False).root_cause
     assert rc.fix.variant.id == "dtype-width"
     assert "(24 vs 12)" in rc.fix.steps[0] and "t.dtype and t.numel()" in rc.fix.steps[0]
+
+
+# -- H: a hang whose log names no rank: what the log shows and the one look that decides --------
+
+
+def test_h_last_steps_says_what_the_log_shows():
+    from rootrank.entry.hang_capture import last_steps
+    from rootrank.progress import Progress
+
+    def at(rank, step, line):
+        return Progress(rank, step, None, None, "x.log", line, "plain")
+
+    assert last_steps({}) == "the log prints no per-rank step to compare"
+    assert last_steps({0: at(0, 12, 9), 1: at(1, 12, 10)}) == "every rank printed step 12 last"
+    behind = {0: at(0, 12, 9), 1: at(1, 12, 10), 2: at(2, 11, 7), 3: at(3, 12, 11)}
+    assert last_steps(behind) == (
+        "rank 2 printed step 11 last (line 7) while ranks 0, 1 and 3 reached step 12"
+    )
+    split = {0: at(0, 12, 1), 1: at(1, 12, 2), 2: at(2, 11, 3), 3: at(3, 11, 4)}
+    assert last_steps(split) == "ranks 0 and 1 at step 12, ranks 2 and 3 at step 11"
+    # lines that name no rank are not a rank's
+    assert last_steps({None: at(None, 3, 1), 0: at(0, 3, 2)}).startswith("the log prints no")
+
+
+GLOO_HANG = """\
+[rank0]: step 7 loss 0.31
+[rank1]: step 7 loss 0.29
+[rank2]: step 7 loss 0.33
+[rank0]: step 8 loss 0.30
+[rank1]: step 8 loss 0.28
+[rank2]: step 8 loss 0.32
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/srv/job/pretrain.py", line 90, in <module>
+[rank1]:     main()
+[rank1]:   File "/srv/job/pretrain.py", line 61, in main
+[rank1]:     dist.all_reduce(loss)
+[rank1]:   File "/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 3252, in all_reduce
+[rank1]:     work.wait()
+[rank1]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 30000ms for recv operation to complete
+"""
+
+
+def test_h_a_gloo_hang_with_no_rank_leads_with_the_look_that_decides():
+    d = diagnose_text(GLOO_HANG, mask=False)
+    rc = d.root_cause
+    assert rc.signature == "gloo-collective-timeout" and d.initiating_rank is None
+    first = rc.fix.steps[0]
+    assert first.startswith("pretrain.py:61 (in main)")
+    assert "What it shows: every rank printed step 8 last." in first
+    assert "py-spy dump --pid" in first and "pgrep -f pretrain.py" in first
+    assert "TORCH_DISTRIBUTED_DEBUG=DETAIL" in rc.fix.steps[1]

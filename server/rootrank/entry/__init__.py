@@ -31,7 +31,7 @@ from rootrank.entry.frames import (
     root_exception,
     user_frame,
 )
-from rootrank.entry.hang_capture import rank_own_output, rank_stacks
+from rootrank.entry.hang_capture import last_steps, rank_own_output, rank_stacks
 from rootrank.entry.variants import (
     Facts,
     agreed_values,
@@ -422,6 +422,8 @@ def fill_entry(
     # one command that shows every rank's stack while the job hangs, for its own launcher
     stacks_cmd = rank_stacks(launch, facts.launchers, facts.stacks, state.launch.module)
     values["rank_stacks"] = masker.text(stacks_cmd) if masker else stacks_cmd
+    # what the log already shows of a hang: the last step each rank printed
+    values["last_steps"] = last_steps(state.progress.last())
     # the interpreter the job's own command ran (``python3``, ``/opt/conda/bin/python``), for
     # a step that reruns it another way; ``python`` when the log shows no python command
     interp = regex.match(
