@@ -277,3 +277,60 @@ def test_h_a_gloo_hang_with_no_rank_leads_with_the_look_that_decides():
     assert "What it shows: every rank printed step 8 last." in first
     assert "py-spy dump --pid" in first and "pgrep -f pretrain.py" in first
     assert "TORCH_DISTRIBUTED_DEBUG=DETAIL" in rc.fix.steps[1]
+
+
+# -- C: one collective at two lines, and one line whose op one traceback does not show ----------
+
+
+def _site(rank, line, op="all_reduce"):
+    from rootrank.model import CallSite
+
+    return CallSite(rank=rank, file="/srv/job/train.py", line=line, func="main", collective=op)
+
+
+def test_c_a_minority_behind_at_the_same_op_points_at_the_group():
+    from rootrank.entry.frames import location_step
+
+    sites = [_site(0, 31), _site(1, 31), _site(3, 30)]
+    step = location_step(None, sites, 0, None, world=4)
+    assert step.startswith("train.py:31: ranks 0 and 1 call all_reduce here while rank 3")
+    assert "rank 3 did not get past line 30" in step
+    assert "rank 2 (no call site in the log" in step
+    assert "dist.new_group must be called by every rank" in step
+
+
+def test_c_one_rank_ahead_is_a_skipped_call_not_a_group():
+    from rootrank.entry.frames import location_step
+
+    sites = [_site(0, 31), _site(1, 31), _site(2, 31), _site(3, 33)]
+    step = location_step(None, sites, 3, None, world=4)
+    assert step.startswith("train.py:33: rank 3 calls all_reduce here while ranks 0, 1 and 2")
+    assert "new_group" not in step
+    # different ops keep the order sentence alone
+    ops = [_site(0, 31), _site(1, 31), _site(2, 40, "broadcast")]
+    assert "Every site calls" not in location_step(None, ops, 2, None, world=3)
+
+
+TWO_VIEWS_ONE_LINE = """\
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "/srv/job/train.py", line 70, in <module>
+[rank0]:     main()
+[rank0]:   File "/srv/job/train.py", line 52, in main
+[rank0]:     dist.all_reduce(grad)
+[rank0]:   File "/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 3252, in all_reduce
+[rank0]:     work.wait()
+[rank0]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 30000ms for recv operation to complete
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/srv/job/train.py", line 70, in <module>
+[rank1]:     main()
+[rank1]:   File "/srv/job/train.py", line 52, in main
+[rank1]:     dist.all_reduce(grad)
+[rank1]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 30000ms for recv operation to complete
+"""
+
+
+def test_c_one_line_seen_with_and_without_its_collective_is_one_site():
+    # rank 1's traceback stops at the user's line (no torch frame): it is the same call site
+    rc = diagnose_text(TWO_VIEWS_ONE_LINE, mask=False).root_cause
+    assert rc.call_sites == []
+    assert not any("while rank" in s for s in rc.fix.steps)

@@ -494,7 +494,7 @@ def fill_entry(
             action = f"was in {call}" if call else f"raised {exc_name}"
     else:
         action = None
-    where = location_step(frame, sites, rc_rank, action)
+    where = location_step(frame, sites, rc_rank, action, launch.world)
     if where and sites:
         steps.insert(0, where)
     elif where and steps:
