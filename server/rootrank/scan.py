@@ -153,7 +153,10 @@ _AGENT_PID = lazy_regex.compile(
 # A training script's own rank word inside a progress line with no rank prefix ("step 06 rank 1
 # local_loss 0.51", "train step 3 rank 0 loss 1.79", "rank 2 | step 4/8"): "rank" as a word,
 # a space or "=", the number, then no more of a word or a decimal.
-_BODY_RANK = lazy_regex.compile(r"(?<![\w-])rank[ =](?P<n>\d{1,6})(?![\w.])")
+# A JSON record's ``"rank": 2`` (``json.dumps({"rank": rank, "step": step, ...})``) likewise.
+_BODY_RANK = lazy_regex.compile(
+    r"(?<![\w-])rank[ =](?P<n>\d{1,6})(?![\w.])|(?<![\w-])\"rank\": ?(?P<n>\d{1,6})(?![\w.])"
+)
 
 
 def body_rank(text: str) -> int | None:
@@ -352,6 +355,25 @@ _LAUNCHER_PATHS = (
     ("lightning", "strategies/launchers/subprocess_script"),
     ("lightning", "strategies/launchers/multiprocessing"),
 )
+
+
+def _own_process_target(frames: list[Frame]) -> bool:
+    """Whether a traceback (or faulthandler's stack) runs a user function as the target of a
+    ``multiprocessing.Process`` the script started itself: the frame right under the standard
+    library's ``multiprocessing/process.py`` ``run`` (``self._target(*self._args, ...)``) is
+    the user's code. The script is then its own launcher, as under ``mp.spawn`` (torch's
+    spawn is ``mp.spawn``'s own sign; a DataLoader worker's target is torch's ``_worker_loop``,
+    not user code)."""
+    for outer, inner in zip(frames, frames[1:], strict=False):
+        if (
+            outer.func == "run"
+            and outer.file.replace("\\", "/").endswith("multiprocessing/process.py")
+            and inner.user
+        ):
+            return True
+    return False
+
+
 #: Frames of a library that drove the job's engine set-up (not a launcher's own file): the
 #: Accelerator's prepare (accelerate/accelerator.py: _prepare_deepspeed, _prepare_fsdp...).
 _DRIVER_PATHS = (("accelerate", "accelerate/accelerator.py"),)
@@ -1328,6 +1350,10 @@ class Scanner:
             for name, part in _LAUNCHER_PATHS
             if any(part in p.replace("\\", "/") for p in paths)
         )
+        if any(
+            _own_process_target(seen.exc.frames) for seen in (*st.exceptions, *st.cut_tracebacks)
+        ):
+            st.launch.launchers.add("mp.spawn")
         st.launch.drivers.update(
             name for name, part in _DRIVER_PATHS if any(part in p.replace("\\", "/") for p in paths)
         )
