@@ -1131,6 +1131,22 @@ def earliest_time(case: Case) -> Verdict | None:
     )
 
 
+def child_exit_report(case: Case) -> Verdict | None:
+    """A launcher-less parent's report of its numbered children's exit codes (``exit codes:
+    {'trainer-0': 1, 'trainer-2': -11}``) names the one child a crash signal ended, or the
+    one that alone failed (:func:`rootrank.analysis.child_exits.initiating_child`); not
+    when torchelastic's summary is in the log (it reports the ranks itself)."""
+    if case.ctx.state.elastic:
+        return None
+    from rootrank.analysis.child_exits import initiating_child
+
+    found = initiating_child(case.ctx.state)
+    if found is None:
+        return None
+    rank, why = found
+    return Verdict(rank, why, "child_exit_report", (rank,))
+
+
 def elastic_summary(case: Case) -> Verdict | None:
     """torchelastic's failure summary, last: the only rank with a real failure exit code,
     or the one whose failure is strictly the earliest (see :func:`elastic_rank`).
@@ -1513,6 +1529,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     peer_victim,
     reported_by_launcher,
     died_unrequested,
+    child_exit_report,
     elastic_summary,
     implied_rank,
     victims_only,
