@@ -924,6 +924,11 @@ class ScanState:
     #: Training progress per rank and the metric series (rootrank.progress, rootrank.metrics).
     progress: ProgressModel = field(default_factory=ProgressModel)
     metrics: MetricsReader = field(default_factory=MetricsReader)
+    #: The first lines of each source (at most :data:`HEAD_CHARS`, whole lines, the first
+    #: :data:`MAX_TAILS` sources, not past a line cut into pieces): ``(path, 1-based number of
+    #: its first line, text)``. The analysis compares the ranks' set-up lines
+    #: (rootrank.ranklines).
+    heads: list[tuple[str, int, str]] = field(default_factory=list)
     #: The latest timestamp (seconds since the epoch) on any line the scan read, or None.
     end_time: float | None = None
     #: Runs appended to one file (``tee -a``, a requeue, a relaunch after a failure): the
@@ -973,6 +978,8 @@ LINE_HEAD_CHARS = 512
 
 #: Characters of each source's end kept in ``ScanState.tails``, and for how many sources.
 TAIL_CHARS = 16384
+#: Characters of each source's start kept in ``ScanState.heads``.
+HEAD_CHARS = 262144
 MAX_TAILS = 64
 
 #: Lines that may show progress or a metric (one Aho-Corasick pass per block, like the main gate).
@@ -1199,6 +1206,10 @@ class Scanner:
         # The sampling stride of light lines (_light_stride), recomputed only where it changes.
         stride, next_stride_at = 1, 0
         tail, tail_end = "", 0  # the source's last lines (ScanState.tails)
+        # the source's first lines (ScanState.heads); -1 once full or cut by a long line
+        head_parts: list[str] = []
+        head_first = 1
+        head_room = HEAD_CHARS if len(st.heads) < MAX_TAILS else -1
         for block in dedented(blocks):  # a log indented as a whole reads as unindented
             text = block.text
             size = len(text)
@@ -1207,6 +1218,19 @@ class Scanner:
                 tail_end = block.first_line + text.count("\n")
                 last = text.rfind("\n") + 1
                 self._line_head = (tail_end, text[last : last + LINE_HEAD_CHARS])
+            if head_room > 0:
+                if block.continues:
+                    head_room = -1
+                else:
+                    piece = text[:head_room]
+                    if len(piece) < size:  # whole lines only
+                        piece = piece[: piece.rfind("\n") + 1]
+                        head_room = -1
+                    else:
+                        head_room -= size + 1
+                    if not head_parts:
+                        head_first = block.first_line
+                    head_parts.append(piece)
             self._block_continues = block.continues
             number = block.first_line
             counted = 0  # offset up to which newlines are counted into `number`
@@ -1299,6 +1323,8 @@ class Scanner:
                         gated = next(starts, -1)
                         cur = gated >> 2
             st.lines_total += text.count("\n") + (0 if block.continues else 1)
+        if head_parts:
+            st.heads.append((path, head_first, "\n".join(head_parts)))
         if tail and len(st.tails) < MAX_TAILS:
             if tail_end - tail.count("\n") != 1:  # cut inside a line: start at the next
                 tail = tail[tail.find("\n") + 1 :]

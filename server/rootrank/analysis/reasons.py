@@ -122,6 +122,22 @@ _TEMPLATES: dict[str, str] = {
     "odd_optype": "rank {rank} was running {value} while the other ranks were running {majority}",
     "odd_capture": "rank {rank} passed {key} {value} where the other ranks passed {majority}",
     "odd_printed": "every rank printed {shape} and rank {rank} printed {value} where the others printed {majority} ({where})",
+    "odd_line": (
+        "rank {rank} printed `{value}` where ranks {others} printed `{usual}` in the same line (line {line}: "
+        "`{text}`): it took another branch before the failure, which the other ranks then saw"
+    ),
+    "missing_milestone": (
+        "rank {rank} never printed `{text}`, which ranks {others} printed (line {line}): it did not reach "
+        "that point, and the others waited for it"
+    ),
+    "child_signal_exit": (
+        "the parent's report of its processes' exit codes ({codes}) shows {name} (rank {rank}) ended by "
+        "signal {signal} while the others exited with a status of their own: it crashed first"
+    ),
+    "child_lone_failure": (
+        "the parent's report of its processes' exit codes ({codes}) shows {name} (rank {rank}) alone "
+        "exited with {code}"
+    ),
     "seqnum_behind": "rank {rank} is behind (SeqNum {low}; the others are at {high})",
     "ahead_in_sequence": "rank {rank} runs {value} at SeqNum {ahead}, past SeqNum {high} where the other ranks wait: it completed the collective they are stuck in, so its different {key} is its next collective, not a divergence, and the log does not show the rank they wait for",
     "enqueued_split": "ranks {stopped} stopped at NCCL work {done} with everything they enqueued completed, while ranks {issued} completed work {done} too and enqueued up to work {queued}: ranks {stopped} never issued work {next}, the collective the others wait in (the ranks ran different collective sequences)",
