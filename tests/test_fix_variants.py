@@ -214,6 +214,12 @@ def test_a_valid_variant_list_loads_and_the_default_fills_fix_steps(tmp_path):
             "fix.variants[0].stepz",
             "unknown key",
         ),
+        (
+            "    - id: a\n      when: {user_frame: true}\n      title: ''\n      steps: [x]\n"
+            + GOOD_DEFAULT,
+            "fix.variants[0].title",
+            "non-empty text",
+        ),
     ],
 )
 def test_a_wrong_variant_is_refused_naming_the_field(tmp_path, variants, field, problem):
@@ -364,3 +370,25 @@ def test_a_gradient_bucket_of_another_size_is_not_told_to_pad():
     d = diagnose_paths([str(HERE / "fingerprint-shape-mismatch" / "general.log")])
     assert d.root_cause.fix.variant.id == "general"
     assert "Pad variable-size tensors" in " ".join(d.root_cause.fix.steps)
+
+
+def test_a_variant_title_is_the_headline_and_the_text_below_agrees(tmp_path):
+    """A Windows NCCL log: the Windows variant's title is the headline, and the initiating
+    rank's sentence and the collateral of the same signature say it the same way (the
+    signature's "CPU build, CPU-only node" title appears nowhere); a Linux log keeps it."""
+    from rootrank.report import to_text
+
+    win = HERE / "nccl-backend-without-gpu" / "windows.log"
+    text = win.read_text()
+    two = tmp_path / "two-ranks.log"  # both ranks print it: one is the other's collateral
+    two.write_text("".join(f"[rank{r}]:{line}\n" for r in (0, 1) for line in text.splitlines()[2:]))
+    windows = "The NCCL backend was requested on Windows, where PyTorch has no NCCL (use gloo, or Linux / WSL2)"
+    for path in (win, two):
+        d = diagnose_paths([str(path)])
+        assert d.root_cause.title == windows
+        out = to_text(d)
+        assert out.splitlines()[0] == f"Root cause: {windows}"
+        assert "CPU build, CPU-only node" not in out
+    assert [g.title for g in d.collateral if g.signature == "nccl-backend-without-gpu"] == [windows]
+    linux = diagnose_paths([str(HERE / "nccl-backend-without-gpu" / "general.log")])
+    assert linux.root_cause.title.endswith("(CPU build, CPU-only node)")

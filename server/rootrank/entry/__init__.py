@@ -492,7 +492,7 @@ def fill_entry(
     return RootCause(
         signature=sig.id,
         failure_class=sig.failure_class,
-        title=sig.title,
+        title=variant.get("title", sig.title),
         category=sig.category,
         confidence=round(max(0.05, min(0.99, confidence)), 2),
         rank=rc_rank,
