@@ -392,3 +392,29 @@ def test_a_variant_title_is_the_headline_and_the_text_below_agrees(tmp_path):
     assert [g.title for g in d.collateral if g.signature == "nccl-backend-without-gpu"] == [windows]
     linux = diagnose_paths([str(HERE / "nccl-backend-without-gpu" / "general.log")])
     assert linux.root_cause.title.endswith("(CPU build, CPU-only node)")
+
+
+def test_a_missing_file_on_one_rank_claims_no_start_up_failure_of_every_rank(tmp_path):
+    """Trial r15b, finding 7: one rank's FileNotFoundError on a path that is no data sample
+    said "every rank reads the same setting, so every rank fails the same way at start-up"
+    while the other ranks had not failed. That sentence needs several ranks raising it on the
+    same path (the every-rank variant); one rank gets the fix that covers both a setting and
+    a file reached later, and a verification that does not say "past start-up"."""
+    log = tmp_path / "one-rank.log"
+    log.write_text(
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/workspace/det/train.py", line 77, in <module>\n'
+        "[rank1]:     ann = json.load(open(cfg.ann_file))\n"
+        "[rank1]: FileNotFoundError: [Errno 2] No such file or directory: '/data/coco/ann.json'\n"
+    )
+    rc = diagnose_paths([str(log)]).root_cause
+    assert rc is not None and rc.rank == 1
+    assert rc.fix.variant is not None and rc.fix.variant.id == "missing-file"
+    fix = " ".join(rc.fix.steps)
+    assert "every rank fails the same way" not in fix
+    assert "'/data/coco/ann.json'" in fix
+    assert "a file the job reaches as it runs" in fix
+    assert "past start-up" not in rc.verify
+    every = diagnose_paths([str(HERE / "user-code-exception" / "missing-file-every-rank.log")])
+    assert every.root_cause is not None
+    assert "every rank fails the same way at start-up" in " ".join(every.root_cause.fix.steps)
