@@ -21,6 +21,8 @@ from rootrank.entry.frames import (
     call_sites,
     launcher_report,
     location_step,
+    notebook_cell,
+    notebook_verify,
     rank_output_file,
     root_exception,
     user_frame,
@@ -473,6 +475,21 @@ def fill_entry(
     verify = ready(
         fit(render(variant.get("verify", sig.verify), values), launch, verify=True), launch
     )
+    run_frames = [
+        f for seen_exc in (*state.exceptions, *state.cut_tracebacks) for f in seen_exc.exc.frames
+    ]
+    if (frame is not None and notebook_cell(frame.file)) or any(
+        notebook_cell(f.file) for f in run_frames
+    ):
+        # the job ran from a notebook cell (accelerate's notebook_launcher, a DDP cell): no
+        # script to rerun, the cell is rerun with the settings in the kernel's environment
+        starts = any(
+            # IPython names a frame's function with its parameters: "notebook_launcher(function, ...)"
+            f.func.partition("(")[0] == "notebook_launcher"
+            or "notebook_launcher(" in (f.code or "")
+            for f in run_frames
+        )
+        verify = notebook_verify(verify, "notebook_launcher" if starts else None)
     if masker is not None and masker.enabled:
         verify = blank_masked_hosts(verify)
     evidence = [dataclasses.replace(e) for e in root.evidence[:3]]
