@@ -418,3 +418,24 @@ def test_a_missing_file_on_one_rank_claims_no_start_up_failure_of_every_rank(tmp
     every = diagnose_paths([str(HERE / "user-code-exception" / "missing-file-every-rank.log")])
     assert every.root_cause is not None
     assert "every rank fails the same way at start-up" in " ".join(every.root_cause.fix.steps)
+
+
+def test_a_message_wrapped_onto_an_indented_line_is_read_whole(tmp_path):
+    """Trial r15b, finding 7: the exception message's quoted path went to the next, indented
+    line (a formatter's hanging indent); the fix quoted "[Errno 2] No such file or directory:"
+    and chose the generic variant. The joined message is the capture, with the space the wrap
+    took, and its data sample's suffix chooses the missing-sample fix."""
+    log = tmp_path / "wrapped.log"
+    log.write_text(
+        "[rank3]: FileNotFoundError: [Errno 2] No such file or directory:\n"
+        "         '/scratch/occ/once/000424/010135_cam09.npz'\n"
+        "[rank3]: RuntimeError: Failed to load dataset sample: ...\n"
+        "srun: error: node7: task 3: Exited with exit code 1\n"
+    )
+    rc = diagnose_paths([str(log)], mask=False).root_cause
+    assert rc is not None and rc.rank == 3
+    assert rc.captures["message"] == (
+        "[Errno 2] No such file or directory: '/scratch/occ/once/000424/010135_cam09.npz'"
+    )
+    assert rc.fix.variant is not None and rc.fix.variant.id == "missing-data-sample"
+    assert "'/scratch/occ/once/000424/010135_cam09.npz'" in rc.fix.steps[0]

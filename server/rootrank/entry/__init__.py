@@ -351,6 +351,8 @@ def fill_entry(
         captures=captured,
         texts=[e.text for e in root.evidence]
         + ([seen.exc.message] if seen is not None and seen.exc.message else [])
+        # the message as the root's match read it, joined across a wrap (scan._complete_captures)
+        + ([str(root.captures["message"])] if root.captures.get("message") else [])
         + [e.text for f in group if f is not root for e in f.evidence],
         frames=[f"{f['file']}:{f.get('func', '')}" for f in frames],
         command=state.launch.command or "",
