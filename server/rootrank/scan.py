@@ -2241,7 +2241,10 @@ class Scanner:
         spaced = " ".join([parts[0].rstrip(), *(p.strip() for p in parts[1:])])[:MAX_JOINED_CHARS]
         glued = "".join([parts[0].rstrip(" "), *(p.strip() for p in parts[1:])])[:MAX_JOINED_CHARS]
         best: Hit | None = None
-        for joined in (glued, spaced):
+        # an indented tail was wrapped at a word by a formatter (a hanging indent), a bare one
+        # by a terminal's fixed width, possibly inside a word
+        hanging = parts[1][:1].isspace()
+        for joined in (spaced, glued) if hanging else (glued, spaced):
             for hit in self.matcher.match(joined):
                 if hit.signature.id in message.first_sigs and (
                     best is None or len(hit.captures) > len(best.captures)
@@ -2326,8 +2329,15 @@ class Scanner:
         key = (hit.signature.id, rank, message.path if rank is None else None)
         finding = self.state.findings.get(key)
         if finding is not None and finding.evidence[0].line <= message.first.number:
+            # a capture a formatter's hanging indent cut short (an exception message whose
+            # quoted path went to the next, indented line: "No such file or directory:" then
+            # "         '.../x.npz'") is the joined one, which starts with it and reads on; a
+            # bare tail may be another record's line, so it only fills what is missing
+            hanging = all(p[:1].isspace() for p in message.parts[1:])
             for k, v in hit.captures.items():
-                finding.captures.setdefault(k, v)
+                old = finding.captures.get(k)
+                if old is None or (hanging and len(v) > len(old) and v.startswith(old.rstrip())):
+                    finding.captures[k] = v
 
     def _repoint(
         self, hit: Hit, message: PendingMessage, first: RawLine, columns: tuple[int, int] | None

@@ -1152,6 +1152,49 @@ def child_exit_report(case: Case) -> Verdict | None:
     return Verdict(rank, why, "child_exit_report", (rank,))
 
 
+def odd_call_site(case: Case) -> Verdict | None:
+    """The one rank whose collective call site differs, when the ranks' tracebacks of a
+    collective failure stop at two call sites and one of them is a single rank's while at
+    least two others share the other (:func:`rootrank.entry.frames.call_sites`: the innermost
+    user frame and the collective each rank waited in).
+
+    Every rank runs the same loop, so the ranks meet at one call site; a rank that waits in
+    another collective, or at another line, went down another branch (a rank-dependent
+    condition, an order of group creation of its own), and the others wait at theirs for a
+    collective it never reaches: they time out, and so does it, waiting for them. The
+    launcher's first observed failure (:func:`elastic_summary`) is only the first to time
+    out, so this decides before it; the fix text names the same odd rank (trial r15b,
+    finding 6: the headline named rank 0 while the fix said rank 3 was the odd one)."""
+    from rootrank.entry.frames import call_sites, short  # the fix's own comparison
+
+    sites = call_sites(case.ctx.state, case.root)
+    if len(sites) < 3:
+        return None
+    groups: dict[tuple[str, int, str | None], list[int]] = {}
+    for s in sites:
+        if s.rank is not None:  # call_sites keeps ranked tracebacks only
+            groups.setdefault((s.file, s.line, s.collective), []).append(s.rank)
+    if len(groups) != 2:
+        return None
+    (key_a, ranks_a), (key_b, ranks_b) = groups.items()
+    if len(ranks_a) == 1 and len(ranks_b) >= 2:
+        odd, odd_key, rest, rest_key = ranks_a[0], key_a, ranks_b, key_b
+    elif len(ranks_b) == 1 and len(ranks_a) >= 2:
+        odd, odd_key, rest, rest_key = ranks_b[0], key_b, ranks_a, key_a
+    else:
+        return None
+    why = say(
+        "odd_call_site",
+        rank=odd,
+        its=odd_key[2] or "a call",
+        where=f"{short(odd_key[0])}:{odd_key[1]}",
+        others=ranks_word(rest),
+        theirs=rest_key[2] or "a call",
+        their_where=f"{short(rest_key[0])}:{rest_key[1]}",
+    )
+    return Verdict(odd, why, "odd_call_site", (odd,))
+
+
 def elastic_summary(case: Case) -> Verdict | None:
     """torchelastic's failure summary, last: the only rank with a real failure exit code,
     or the one whose failure is strictly the earliest (see :func:`elastic_rank`).
@@ -1535,6 +1578,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     reported_by_launcher,
     died_unrequested,
     child_exit_report,
+    odd_call_site,
     elastic_summary,
     implied_rank,
     victims_only,

@@ -237,6 +237,11 @@ _TEMPLATES: dict[str, str] = {
         "the launcher saw rank {rank} fail first, but no line names the rank that raised it and every rank "
         "runs the same set-up: the log does not show which rank hit it first"
     ),
+    "odd_call_site": (
+        "rank {rank} waits in {its} at {where} while {others} wait in {theirs} at {their_where}: "
+        "the one rank whose collective call site differs from every other rank's took another "
+        "path through the code, and the others waited for a collective it never reached"
+    ),
     "watchdog_abort": (
         "torchelastic's summary names rank {rank}, but its exit (SIGABRT) is how the NCCL watchdog ends a rank "
         "whose collective timed out: the first rank to time out, not the one the others waited for"

@@ -27,6 +27,8 @@ from rootrank.entry.frames import (
     call_sites,
     launcher_report,
     location_step,
+    notebook_cell,
+    notebook_verify,
     rank_output_file,
     root_exception,
     user_frame,
@@ -376,6 +378,8 @@ def fill_entry(
         captures=captured,
         texts=[e.text for e in root.evidence]
         + ([seen.exc.message] if seen is not None and seen.exc.message else [])
+        # the message as the root's match read it, joined across a wrap (scan._complete_captures)
+        + ([str(root.captures["message"])] if root.captures.get("message") else [])
         + [e.text for f in group if f is not root for e in f.evidence],
         frames=[f"{f['file']}:{f.get('func', '')}" for f in frames],
         command=state.launch.command or "",
@@ -510,6 +514,21 @@ def fill_entry(
         ),
         launch,
     )
+    run_frames = [
+        f for seen_exc in (*state.exceptions, *state.cut_tracebacks) for f in seen_exc.exc.frames
+    ]
+    if (frame is not None and notebook_cell(frame.file)) or any(
+        notebook_cell(f.file) for f in run_frames
+    ):
+        # the job ran from a notebook cell (accelerate's notebook_launcher, a DDP cell): no
+        # script to rerun, the cell is rerun with the settings in the kernel's environment
+        starts = any(
+            # IPython names a frame's function with its parameters: "notebook_launcher(function, ...)"
+            f.func.partition("(")[0] == "notebook_launcher"
+            or "notebook_launcher(" in (f.code or "")
+            for f in run_frames
+        )
+        verify = notebook_verify(verify, "notebook_launcher" if starts else None)
     if masker is not None and masker.enabled:
         verify = blank_masked_hosts(verify)
     evidence = [dataclasses.replace(e) for e in root.evidence[:3]]
@@ -529,7 +548,7 @@ def fill_entry(
     return RootCause(
         signature=sig.id,
         failure_class=sig.failure_class,
-        title=sig.title,
+        title=variant.get("title", sig.title),
         category=sig.category,
         confidence=round(max(0.05, min(0.99, confidence)), 2),
         rank=rc_rank,

@@ -404,3 +404,55 @@ def location_step(
 #: A Jupyter cell's code as ipykernel compiles it (ipykernel/compiler.py, get_file_name: the
 #: kernel's temporary directory ``ipykernel_<pid>`` and a hash of the cell's code).
 _KERNEL_CELL = lazy_regex.compile(r"(?:^|[\\/])ipykernel_\d+[\\/]\d+\.py$")
+#: The file names IPython's own traceback gives a cell (rootrank.tracebacks._ipython_frame):
+#: ``Cell In[7]`` (IPython 8), ``Input In [7]``, ``<ipython-input-7-...>`` (older).
+_IPYTHON_CELL = lazy_regex.compile(r"^(?:Cell In ?\[|Input In ?\[|<ipython-input-)")
+
+
+def notebook_cell(file: str) -> bool:
+    """Whether ``file`` (a traceback frame's file) is a Jupyter notebook cell: ipykernel's
+    compiled cell (:data:`_KERNEL_CELL`) or IPython's name for one (:data:`_IPYTHON_CELL`)."""
+    return bool(_KERNEL_CELL.search(file) or _IPYTHON_CELL.match(file))
+
+
+#: ``NAME=value`` settings in front of a verification command.
+_ENV_SET = lazy_regex.compile(r"(?P<name>[A-Z_][A-Z0-9_]*)=(?P<value>\S+)\s+")
+#: A verification command that reruns the job's script (its launcher, then the script).
+_RERUN = lazy_regex.compile(
+    r"(?:python3?|torchrun|accelerate launch|deepspeed|srun|mpirun|horovodrun|composer)\b"
+    r"[^#]*?(?:<[^<>]*\.py>|\S+\.py(?!\w))"
+)
+
+
+#: How a verification that is no shell command starts (:func:`notebook_verify`): an editor
+#: offers to copy it, not to run it in a terminal.
+IN_NOTEBOOK = "in the notebook:"
+
+
+def notebook_verify(verify: str, launcher_call: str | None) -> str:
+    """``verify`` for a job that ran from a notebook cell: a command that reruns the job's
+    script (``[ENV=v ...] python <train.py> ...``) has no script to run, so it becomes the
+    notebook's way: the settings as ``os.environ[...]`` in a cell run before the job starts,
+    then the cell that starts it run again (``launcher_call``: the launching function the
+    traceback quotes, ``notebook_launcher``). A variable such as ``PYTORCH_CUDA_ALLOC_CONF``
+    is read when CUDA initialises, so it must be set before the launcher starts the
+    processes, which inherit the kernel's environment. Other commands (``nvidia-smi``,
+    ``python -c ...``) run from a terminal as they are and are returned unchanged."""
+    head, sep, comment = verify.partition("  # ")
+    env: list[tuple[str, str]] = []
+    at = 0
+    while (m := _ENV_SET.match(head, at)) is not None:
+        env.append((m["name"], m["value"]))
+        at = m.end()
+    if not _RERUN.match(head, at) or " -c " in head[at:]:
+        return verify
+    what = (
+        f"the cell that calls {launcher_call}" if launcher_call else "the cell that starts the job"
+    )
+    if env:
+        sets = "; ".join(f'os.environ["{k}"] = "{v}"' for k, v in env)
+        before = launcher_call or "the job starts"
+        text = f"{IN_NOTEBOOK} import os; {sets} in a cell run before {before}, then rerun {what}"
+    else:
+        text = f"{IN_NOTEBOOK} restart the kernel and rerun {what}"
+    return text + (sep + comment if sep else "")

@@ -1,8 +1,11 @@
 """Fix variants chosen by evidence.
 
-A signature's ``fix`` may hold ``variants``: a list of ``{id, when, steps, code?, confirm?,
-verify?}``, the default last (it has no ``when``). The first variant whose ``when`` holds
-is the fix; :func:`choose` also says why, in words taken from the facts that held.
+A signature's ``fix`` may hold ``variants``: a list of ``{id, when, title?, steps, code?,
+confirm?, verify?}``, the default last (it has no ``when``). The first variant whose ``when``
+holds is the fix; :func:`choose` also says why, in words taken from the facts that held. A
+variant's ``title`` replaces the signature's in the report (the headline, the initiating
+rank's sentence, the collateral of the same signature) when the evidence that chose it
+narrows the cause the title names ("no GPU or no NCCL" becomes "Windows has no NCCL").
 
 ``when`` is a mapping; every key must hold (and), a list value holds when any item does
 (or). Keys (see :data:`WHEN_KEYS`):
