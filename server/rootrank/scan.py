@@ -40,6 +40,7 @@ from rootrank.runs import (
     launch_identity,
     launch_parts,
     separate_run,
+    summary_nodes,
 )
 from rootrank.tracebacks import (
     CHAIN_MARKERS,
@@ -1961,7 +1962,14 @@ class Scanner:
                 # not a relaunch: the same run, no node section.
                 why: str | None = ""
             else:
-                why = another_node(sec.facts, later)
+                why = None
+                if cut_by_summary:
+                    why = summary_nodes(
+                        [(e.rank, e.local_rank) for e in sec.elastic],
+                        [(e.rank, e.local_rank) for e in later_elastic],
+                    )
+                if why is None:
+                    why = another_node(sec.facts, later)
                 if why is None:
                     other = separate_run(sec.facts, later)
                     if other is not None:  # another job (its world size differs), not a relaunch
