@@ -2384,6 +2384,10 @@ class Scanner:
                 rank = int(hit.captures["rank"])
             except ValueError:
                 pass
+        elif hit.captures.get("absent_rank", "").isdigit():
+            # the message names the rank the others waited for and that never came (gloo's
+            # connect waiting for its address key): the printing rank is only a witness
+            rank = int(hit.captures["absent_rank"])
         elif "ready" in hit.captures:
             rank = None  # the ranks that did submit: the line's own rank only reported them
         elif "ranks" in hit.captures:
