@@ -192,11 +192,20 @@ def user_frame(
 ) -> UserFrame | None:
     """The innermost frame in the user's code of the
     root cause's traceback (the finding's own frames first, else :func:`root_exception`);
-    ``None`` when the log shows none. ``file`` is masked with ``masker`` when given."""
+    ``None`` when the log shows none. A frame the exception's message names as the user's
+    line it failed in (:attr:`rootrank.tracebacks.PyException.traced_frame`: dynamo's "from
+    user code:") comes before the traceback's. ``file`` is masked with ``masker`` when
+    given."""
     crash = crash_stack(state, root)
     at = crash.exc.user_frame if crash is not None else None
     if at is not None and at.line > 0:
         return _user_frame(at.file, at.line, at.func, masker)
+    seen = root_exception(state, root, rank)
+    traced = seen.exc.traced_frame if seen is not None else None
+    if traced is not None:
+        # the compiler named the user's line it could not trace (dynamo's "from user
+        # code:"): deeper than the traceback, which ends in the compiled call
+        return _user_frame(traced.file, traced.line, traced.func, masker)
     if (rank is None or root.rank == rank) and not launcher_report(state, root):
         # the finding's own traceback is the rank's (unless a launcher's parent process
         # printed it: mp.spawn's ProcessExitedException, whose frames are the parent's)
