@@ -34,7 +34,11 @@ def test_the_key_names_the_rank_that_never_joined_not_the_launchers_first():
     assert d.root_cause.evidence[0].line == _line_of(LOG, "keys: /default_pg/0//cpu//0/1")
     # the fix sends the reader to rank 1, and the verification runs the whole job: rank 1
     # printed no rank prefix and exited 0, so the summary alone would count two ranks
-    assert "Read rank 1's output before init_process_group" in d.root_cause.fix.steps[0]
+    first = d.root_cause.fix.steps[0]
+    assert first.startswith(
+        "train.py:11 (in <module>), where the ranks waiting for rank 1 were in init_process_group:"
+    )
+    assert "Read rank 1's output before init_process_group" in first
     assert d.root_cause.verify.startswith("torchrun --nproc-per-node=3 train.py")
 
 

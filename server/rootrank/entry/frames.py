@@ -306,14 +306,19 @@ def _ranks(ranks: list[int | None]) -> str:
 
 
 def location_step(
-    frame: UserFrame | None, sites: list[CallSite], rank: int | None, action: str | None
+    frame: UserFrame | None,
+    sites: list[CallSite],
+    rank: int | None,
+    action: str | None,
+    who: str | None = None,
 ) -> str | None:
     """Where the fix applies when the log shows the user's code: a first step of its own
     when the ranks called collectives from different lines (``train.py:57: rank 2 calls
     broadcast here while ranks 0 and 1 call all_reduce at train.py:44``), else a prefix for
     the first step naming where the initiating rank's traceback leaves the user's code
     (``model.py:97 (in forward), where rank 5 raised OutOfMemoryError:``; ``action`` is what
-    the rank did there); ``None`` when neither is known."""
+    the rank did there; ``who`` replaces "rank N" when the traceback is not the initiating
+    rank's own: the ranks that waited for it); ``None`` when neither is known."""
     if sites:
         groups: dict[tuple[str, int, str | None], list[int | None]] = {}
         for s in sites:
@@ -342,7 +347,8 @@ def location_step(
         return f"The ranks stopped at different call sites: {listed}: make every rank reach the same collectives in the same order."
     if frame is None:
         return None
-    who = f"rank {rank}" if rank is not None else "the failing process"
+    if who is None:
+        who = f"rank {rank}" if rank is not None else "the failing process"
     if _KERNEL_CELL.search(frame.file):
         # ipykernel compiles each cell to <tmp>/ipykernel_<pid>/<hash>.py: a name the user
         # never sees; the cell is found by the function it defines
