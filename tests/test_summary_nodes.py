@@ -43,13 +43,17 @@ def test_second_agents_summary_is_another_node_not_a_relaunch():
 def test_summary_nodes_needs_other_offsets_and_other_ranks():
     node1 = [(2, 0), (3, 1)]
     node0 = [(0, 0), (1, 1)]
-    assert summary_nodes(node1, node0) is not None
+    everyone = {0, 1, 2, 3}
+    assert summary_nodes(node1, node0, everyone) is not None
     # the same node again (offset 2 twice): a relaunch
-    assert summary_nodes(node1, [(3, 1)]) is None
+    assert summary_nodes(node1, [(3, 1)], everyone) is None
     # every node of the attempt before already reported (offsets 0 and 2): the next summary
     # of node 0 is the relaunch's
-    assert summary_nodes([*node0, *node1], node0) is None
+    assert summary_nodes([*node0, *node1], node0, everyone) is None
     # a summary that gives no local ranks says nothing about nodes
-    assert summary_nodes([(2, None)], [(0, None)]) is None
+    assert summary_nodes([(2, None)], [(0, None)], everyone) is None
     # one global rank in both summaries: the same process reported twice
-    assert summary_nodes([(2, 0), (3, 1)], [(3, 3), (0, 0)]) is None
+    assert summary_nodes([(2, 0), (3, 1)], [(3, 3), (0, 0)], everyone) is None
+    # the later node's ranks printed nothing before the cut: nothing shows they ran at the
+    # same time (a relaunch whose rendezvous gave this node another node rank)
+    assert summary_nodes(node1, node0, {2, 3}) is None

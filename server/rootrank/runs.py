@@ -279,7 +279,9 @@ def another_node(earlier: SectionFacts, later: SectionFacts) -> str | None:
 
 
 def summary_nodes(
-    earlier: list[tuple[int | None, int | None]], later: list[tuple[int | None, int | None]]
+    earlier: list[tuple[int | None, int | None]],
+    later: list[tuple[int | None, int | None]],
+    seen_before: set[int],
 ) -> str | None:
     """Why a torchelastic failure summary after another one is a second node's agent of the
     same run rather than a relaunch's, as a clause for the report; ``None`` when the two
@@ -295,7 +297,12 @@ def summary_nodes(
     same offset), or, when both nodes write to the terminal, after the summaries of every node
     of the attempt before (so ``earlier``, holding them all, shares its offset). The section
     between them shares ranks with the earlier one only because the nodes' lines interleave,
-    which is why :func:`another_node`'s "a rank in both sections" does not apply here."""
+    which is why :func:`another_node`'s "a rank in both sections" does not apply here.
+
+    ``seen_before`` are the global ranks the lines before the cut carry: every rank of the
+    later summary must be among them, printing while the earlier node still ran (the two
+    nodes' workers ran at once). A relaunch whose rendezvous gave this terminal's node
+    another node rank shows only its own node's ranks before the cut."""
 
     def split(entries: list[tuple[int | None, int | None]]) -> tuple[set[int], set[int]]:
         ranks = {r for r, _ in entries if r is not None}
@@ -305,6 +312,8 @@ def summary_nodes(
     ranks_e, off_e = split(earlier)
     ranks_l, off_l = split(later)
     if not (off_e and off_l) or off_e & off_l or ranks_e & ranks_l:
+        return None
+    if not ranks_l <= seen_before:
         return None
     return (
         f"torchrun's failure summary after it names global ranks {_span(ranks_l)} of another "

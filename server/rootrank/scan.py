@@ -2003,6 +2003,7 @@ class Scanner:
                     why = summary_nodes(
                         [(e.rank, e.local_rank) for e in sec.elastic],
                         [(e.rank, e.local_rank) for e in later_elastic],
+                        sec.facts.ranks,
                     )
                 if why is None:
                     why = another_node(sec.facts, later)
