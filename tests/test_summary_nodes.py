@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rootrank.engine import diagnose_text
+from rootrank.engine import diagnose_paths, diagnose_text
 from rootrank.runs import summary_nodes
 
-LOG = (
-    Path(__file__).resolve().parent / "attempts" / "two-nodes-one-terminal-keyerror-rank2.log"
-).read_text(encoding="utf-8")
+PATH = Path(__file__).resolve().parent / "attempts" / "two-nodes-one-terminal-keyerror-rank2.log"
+LOG = PATH.read_text(encoding="utf-8")
 
 
 def _line_of(text: str, needle: str) -> int:
@@ -38,6 +37,9 @@ def test_second_agents_summary_is_another_node_not_a_relaunch():
     assert "runs of the job" not in " ".join(d.reasoning)
     groups = {g.signature: g.ranks for g in d.collateral}
     assert groups["connection-reset-by-peer"] == [0, 1, 3]
+    # read from the file (its own blocks, as the CLI does): the same run, the same rank
+    from_file = diagnose_paths([str(PATH)])
+    assert from_file.attempts == 1 and from_file.initiating_rank == 2
 
 
 def test_summary_nodes_needs_other_offsets_and_other_ranks():

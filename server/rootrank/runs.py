@@ -299,10 +299,11 @@ def summary_nodes(
     between them shares ranks with the earlier one only because the nodes' lines interleave,
     which is why :func:`another_node`'s "a rank in both sections" does not apply here.
 
-    ``seen_before`` are the global ranks the lines before the cut carry: every rank of the
-    later summary must be among them, printing while the earlier node still ran (the two
-    nodes' workers ran at once). A relaunch whose rendezvous gave this terminal's node
-    another node rank shows only its own node's ranks before the cut."""
+    ``seen_before`` are the global ranks the lines before the cut carry (the lines the scan
+    read: a rank prefix, a traceback's): a rank of the later summary must be among them,
+    printing while the earlier node still ran (the two nodes' workers ran at once). A
+    relaunch whose rendezvous gave this terminal's node another node rank shows only its own
+    node's ranks before the cut."""
 
     def split(entries: list[tuple[int | None, int | None]]) -> tuple[set[int], set[int]]:
         ranks = {r for r, _ in entries if r is not None}
@@ -313,7 +314,7 @@ def summary_nodes(
     ranks_l, off_l = split(later)
     if not (off_e and off_l) or off_e & off_l or ranks_e & ranks_l:
         return None
-    if not ranks_l <= seen_before:
+    if not ranks_l & seen_before:
         return None
     return (
         f"torchrun's failure summary after it names global ranks {_span(ranks_l)} of another "
