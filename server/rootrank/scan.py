@@ -1998,15 +1998,13 @@ class Scanner:
                 # not a relaunch: the same run, no node section.
                 why: str | None = ""
             else:
-                why = None
-                if cut_by_summary:
+                why = another_node(sec.facts, later)
+                if why is None and cut_by_summary:
                     why = summary_nodes(
                         [(e.rank, e.local_rank) for e in sec.elastic],
                         [(e.rank, e.local_rank) for e in later_elastic],
                         sec.facts.ranks,
                     )
-                if why is None:
-                    why = another_node(sec.facts, later)
                 if why is None:
                     other = separate_run(sec.facts, later)
                     if other is not None:  # another job (its world size differs), not a relaunch
