@@ -245,6 +245,8 @@ STATE_WORDS = (
     "processgroupnccl.cpp:",
     # a traceback frame: read even when the paste cut the "Traceback" header above it
     'file "',
+    # dynamo's message names the user's traced frames after it (rootrank.tracebacks.FROM_USER_CODE)
+    "from user code:",
     # faulthandler's dump of the crashing thread: its frames follow (rootrank.tracebacks)
     "current thread 0x",
     # ... or, when the signal hit a native thread, every Python thread after "Fatal Python

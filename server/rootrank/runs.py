@@ -278,6 +278,51 @@ def another_node(earlier: SectionFacts, later: SectionFacts) -> str | None:
     return None
 
 
+def summary_nodes(
+    earlier: list[tuple[int | None, int | None]],
+    later: list[tuple[int | None, int | None]],
+    seen_before: set[int],
+) -> str | None:
+    """Why a torchelastic failure summary after another one is a second node's agent of the
+    same run rather than a relaunch's, as a clause for the report; ``None`` when the two
+    summaries do not show it. ``earlier`` and ``later`` are the ``(global rank, local rank)``
+    pairs of the entries of the summaries before and after the cut (every summary of the run
+    so far for ``earlier``).
+
+    Mechanism: each torchrun agent of a multi-node run prints one summary of its own workers,
+    whose global ranks are ``node offset + local rank`` (the offset is
+    ``node_rank * nproc_per_node``). Two agents writing to one terminal (``--nnodes=2``, both
+    started from one script) print two summaries one after the other, with different offsets
+    and disjoint ranks. A relaunch of the job prints its summary for the same node again (the
+    same offset), or, when both nodes write to the terminal, after the summaries of every node
+    of the attempt before (so ``earlier``, holding them all, shares its offset). The section
+    between them shares ranks with the earlier one only because the nodes' lines interleave,
+    which is why :func:`another_node`'s "a rank in both sections" does not apply here.
+
+    ``seen_before`` are the global ranks the lines before the cut carry (the lines the scan
+    read: a rank prefix, a traceback's): a rank of the later summary must be among them,
+    printing while the earlier node still ran (the two nodes' workers ran at once). A
+    relaunch whose rendezvous gave this terminal's node another node rank shows only its own
+    node's ranks before the cut."""
+
+    def split(entries: list[tuple[int | None, int | None]]) -> tuple[set[int], set[int]]:
+        ranks = {r for r, _ in entries if r is not None}
+        offsets = {r - lr for r, lr in entries if r is not None and lr is not None and r >= lr}
+        return ranks, offsets
+
+    ranks_e, off_e = split(earlier)
+    ranks_l, off_l = split(later)
+    if not (off_e and off_l) or off_e & off_l or ranks_e & ranks_l:
+        return None
+    if not ranks_l & seen_before:
+        return None
+    return (
+        f"torchrun's failure summary after it names global ranks {_span(ranks_l)} of another "
+        f"node, the one before it {_span(ranks_e)}: two agents of one run, each reporting its "
+        "own workers"
+    )
+
+
 def _span(ranks: set[int]) -> str:
     s = sorted(ranks)
     if len(s) > 2 and s[-1] - s[0] == len(s) - 1:

@@ -40,9 +40,11 @@ from rootrank.runs import (
     launch_identity,
     launch_parts,
     separate_run,
+    summary_nodes,
 )
 from rootrank.tracebacks import (
     CHAIN_MARKERS,
+    FROM_USER_CODE,
     Frame,
     PyException,
     TracebackReader,
@@ -50,9 +52,14 @@ from rootrank.tracebacks import (
     continues_message,
     qualified_names,
     starts_mid_trace,
+    traced_user_frame,
 )
 
 MAX_EVIDENCE = 5
+#: How many lines after an exception line (or after the last line of its message that named
+#: a frame) dynamo's "from user code:" section may still come: its explanation, hints and
+#: graph-break link come first (about 15 lines in torch 2.13).
+TRACED_FRAME_LINES = 40
 #: The C++ log records whose wrapped tail is joined to them even when no signature matched
 #: their first line (a gate word of rootrank.match.STATE_WORDS, so they are read).
 _WRAPPABLE_RECORD = "ProcessGroupNCCL.cpp:"
@@ -1136,6 +1143,10 @@ class Scanner:
         self._walks: dict[int, tuple[str, int, float | None]] = {}
         # The exception message that may continue on the next line (one per source).
         self._pending: PendingMessage | None = None
+        #: Per rank, the last exception and the line its message reached, while its message
+        #: may still name the user's traced frame (:meth:`_traced_frame`); the flag says the
+        #: message's "from user code:" line was seen.
+        self._traced: dict[int | None, tuple[PyException, int, bool]] = {}
         # The rank of the log record an unprefixed traceback is printed under (logging's
         # exc_info: _record_rank), for that traceback's lines until it ends.
         self._record_rank: int | None = None
@@ -1605,6 +1616,8 @@ class Scanner:
             else:
                 self._close_pending()
                 pending = None
+        if self._traced:
+            self._traced_frame(rank, text, raw.number)
         reader = readers.get(rank)
         if rank is not None and "what():" in text and (reader is None or not reader.awaits_what):
             # a C++ abort's what() names a rank ("[Rank 3] Watchdog caught..."), its
@@ -1649,6 +1662,7 @@ class Scanner:
                     self._advance.watch((path, tagged.host, rank, local), exc.log_line),
                 )
             )
+            self._traced[rank] = (exc, raw.number, False)
             if exc.log_line == raw.number and pending is None:
                 if self._pending is not None:
                     self._close_pending()
@@ -1718,6 +1732,29 @@ class Scanner:
             )
         if header is not None:
             self._header_message(header, path, rank, tagged.host, tagged.time)
+
+    def _traced_frame(self, rank: int | None, text: str, number: int) -> None:
+        """Line ``number`` (1-based; ``text`` without its rank prefix) of ``rank``, after that
+        rank's last exception: dynamo prints the stack of the user's code it was tracing
+        after the exception line, under ``from user code:`` (its message, over several lines,
+        within :data:`TRACED_FRAME_LINES` of it). Each user frame there becomes the
+        exception's :attr:`rootrank.tracebacks.PyException.traced_frame` (the last, the
+        innermost, wins); a new ``Traceback`` line ends the watch."""
+        held = self._traced.get(rank)
+        if held is None:
+            return
+        exc, last, armed = held
+        body = text.strip()
+        if number - last > TRACED_FRAME_LINES or body.startswith("Traceback (most recent"):
+            del self._traced[rank]
+            return
+        if body == FROM_USER_CODE:
+            self._traced[rank] = (exc, number, True)
+        elif armed:
+            frame = traced_user_frame(body)
+            if frame is not None:
+                exc.traced_frame = frame
+                self._traced[rank] = (exc, number, True)
 
     def _line_rank(self, raw: RawLine, tagged: Tagged, tagger: RankTagger) -> Tagged:
         """``tagged`` (a piece of line ``raw.number`` that starts ``raw.offset`` code points
@@ -2014,6 +2051,12 @@ class Scanner:
                 why: str | None = ""
             else:
                 why = another_node(sec.facts, later)
+                if why is None and cut_by_summary:
+                    why = summary_nodes(
+                        [(e.rank, e.local_rank) for e in sec.elastic],
+                        [(e.rank, e.local_rank) for e in later_elastic],
+                        sec.facts.ranks,
+                    )
                 if why is None:
                     other = separate_run(sec.facts, later)
                     if other is not None:  # another job (its world size differs), not a relaunch
@@ -2438,6 +2481,10 @@ class Scanner:
                 rank = int(hit.captures["rank"])
             except ValueError:
                 pass
+        elif hit.captures.get("absent_rank", "").isdigit():
+            # the message names the rank the others waited for and that never came (gloo's
+            # connect waiting for its address key): the printing rank is only a witness
+            rank = int(hit.captures["absent_rank"])
         elif "ready" in hit.captures:
             rank = None  # the ranks that did submit: the line's own rank only reported them
         elif "ranks" in hit.captures:

@@ -197,6 +197,22 @@ _LAUNCHER_SCRIPT = lazy_regex.compile(r"[/\\](?:bin|Scripts)[/\\](?![^/\\]*\.py$
 _COMPILED_SOURCE = lazy_regex.compile(r"^(?![/\\~]|[A-Za-z]:)[^\n]*\.(?:pyx|pxd|pxi)$")
 
 
+#: Dynamo's marker before the frames of the user's code it was tracing when it failed
+#: (torch/_dynamo/exc.py, ``format_error_msg_verbose`` / ``augment_exc_message``: "from user
+#: code:" then the ``File "...", line N, in f`` lines of the traced stack, innermost last).
+FROM_USER_CODE = "from user code:"
+
+
+def traced_user_frame(text: str) -> Frame | None:
+    """The frame a line after :data:`FROM_USER_CODE` names (``File "x.py", line 20, in
+    forward``), when it is in the user's code (:func:`is_user_frame`); ``None`` otherwise."""
+    fm = _FRAME.match(text)
+    if fm is None or not is_user_frame(fm["file"]):
+        return None
+    func = (fm["func"] or "").split(",", 1)[0].strip()
+    return Frame(fm["file"], int(fm["line"]), func, True)
+
+
 def is_user_frame(path: str) -> bool:
     """``True`` when a frame's file is the user's code, not a library's, Python's or a
     launcher's console script (or a compiled extension's relative ``.pyx`` path)."""
@@ -264,6 +280,11 @@ class PyException:
     header: str | None = None
     #: For ``header == "debugger"``: the header's physical line (evidence columns index it).
     line_text: str = ""
+    #: The user's frame a compiler names in the message after the exception line, under
+    #: ``from user code:`` (torch._dynamo's exceptions: the innermost line of the user's code
+    #: it could not trace, deeper than any frame of the traceback above the exception line,
+    #: which ends in dynamo's own call). ``None`` when the message names none.
+    traced_frame: Frame | None = None
 
     @property
     def user_frame(self) -> Frame | None:

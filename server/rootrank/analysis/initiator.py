@@ -1675,9 +1675,14 @@ def launcher_first_elsewhere(rank: int, case: Case) -> tuple[int, int] | None:
     A root from an earlier attempt (``ScanState.earlier_findings``: torchrun restarted the
     workers, or a relaunch appended to the log) is not compared: the launcher lines kept are
     the last attempt's, and they report how the restart failed, not who failed first in the
-    attempt the root belongs to."""
+    attempt the root belongs to. Nor is a root that names a rank that never arrived (an
+    ``absent_rank`` capture: the ranks that printed it exit first, by design)."""
     ctx = case.ctx
     if ctx.from_earlier_attempt(case.root):
+        return None
+    if case.root.captures.get("absent_rank") == str(rank):
+        # the root names a rank that never arrived (an ``absent_rank`` capture), printed by
+        # the ranks that waited for it: those witnesses fail and exit first by design
         return None
     own = {f.rank for f in ctx.findings if f.rank is not None and ctx.kind(f) != "terminal"}
     firsts: list[tuple[int, int]] = []

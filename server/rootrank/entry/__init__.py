@@ -498,7 +498,12 @@ def fill_entry(
             action = f"was in {call}" if call else f"raised {exc_name}"
     else:
         action = None
-    where = location_step(frame, sites, rc_rank, action, launch.world)
+    who = None
+    if rc_rank is not None and root.captures.get("absent_rank") == str(rc_rank):
+        # the traceback is a witness's: the ranks that waited for rc_rank, which never came
+        who = f"the ranks waiting for rank {rc_rank}"
+        action = f"were in {call}" if seen is not None and call else "waited"
+    where = location_step(frame, sites, rc_rank, action, launch.world, who=who)
     if where and sites:
         steps.insert(0, where)
     elif where and steps:

@@ -269,9 +269,18 @@ def launch_of(
     per_node = facts.nproc_per_node
     world = state.world_size
     seen = sorted(state.ranks_seen)
-    if world is None and state.elastic and len(seen) >= 2 and seen == list(range(len(seen))):
-        # torchrun's own terminal output (its failure summary is there): the ranks it ran
-        world = len(seen)
+    named = [r for r in named_ranks if r is not None and r >= 0]
+    ranks_known = sorted(set(seen) | set(named))
+    if (
+        world is None
+        and state.elastic
+        and len(ranks_known) >= 2
+        and ranks_known == list(range(len(ranks_known)))
+    ):
+        # torchrun's own terminal output (its failure summary is there): the ranks it ran,
+        # with a rank the diagnosis names that printed no rank of its own (it left before
+        # init_process_group and exited 0, so the summary does not list it)
+        world = len(ranks_known)
     hosts = set(state.hosts.values()) | facts.hosts
     offsets = node_offsets(state)
     # torchelastic's failure summary names every failed rank's host: all of them on one host,
@@ -293,7 +302,6 @@ def launch_of(
         and len(hosts) <= 1
     ):
         per_node = world  # no sign of a second node: every rank ran on this one
-    named = [r for r in named_ranks if r is not None and r >= 0]
     ranks_total = max(world or 0, (max(seen) + 1) if seen else 0, (max(named) + 1) if named else 0)
     multi = (
         bool(facts.multi_node)

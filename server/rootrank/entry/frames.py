@@ -193,11 +193,20 @@ def user_frame(
 ) -> UserFrame | None:
     """The innermost frame in the user's code of the
     root cause's traceback (the finding's own frames first, else :func:`root_exception`);
-    ``None`` when the log shows none. ``file`` is masked with ``masker`` when given."""
+    ``None`` when the log shows none. A frame the exception's message names as the user's
+    line it failed in (:attr:`rootrank.tracebacks.PyException.traced_frame`: dynamo's "from
+    user code:") comes before the traceback's. ``file`` is masked with ``masker`` when
+    given."""
     crash = crash_stack(state, root)
     at = crash.exc.user_frame if crash is not None else None
     if at is not None and at.line > 0:
         return _user_frame(at.file, at.line, at.func, masker)
+    seen = root_exception(state, root, rank)
+    traced = seen.exc.traced_frame if seen is not None else None
+    if traced is not None:
+        # the compiler named the user's line it could not trace (dynamo's "from user
+        # code:"): deeper than the traceback, which ends in the compiled call
+        return _user_frame(traced.file, traced.line, traced.func, masker)
     if (rank is None or root.rank == rank) and not launcher_report(state, root):
         # the finding's own traceback is the rank's (unless a launcher's parent process
         # printed it: mp.spawn's ProcessExitedException, whose frames are the parent's)
@@ -351,14 +360,16 @@ def location_step(
     rank: int | None,
     action: str | None,
     world: int | None = None,
+    who: str | None = None,
 ) -> str | None:
     """Where the fix applies when the log shows the user's code: a first step of its own
     when the ranks called collectives from different lines (``train.py:57: rank 2 calls
     broadcast here while ranks 0 and 1 call all_reduce at train.py:44``), else a prefix for
     the first step naming where the initiating rank's traceback leaves the user's code
     (``model.py:97 (in forward), where rank 5 raised OutOfMemoryError:``; ``action`` is what
-    the rank did there); ``None`` when neither is known. ``world``: the job's world size,
-    when known (names ranks with no call site: :func:`_same_op`)."""
+    the rank did there; ``who`` replaces "rank N" when the traceback is not the initiating
+    rank's own: the ranks that waited for it); ``None`` when neither is known. ``world``: the
+    job's world size, when known (names ranks with no call site: :func:`_same_op`)."""
     if sites:
         groups: dict[tuple[str, int, str | None], list[int | None]] = {}
         for s in sites:
@@ -388,7 +399,8 @@ def location_step(
         return f"The ranks stopped at different call sites: {listed}: make every rank reach the same collectives in the same order."
     if frame is None:
         return None
-    who = f"rank {rank}" if rank is not None else "the failing process"
+    if who is None:
+        who = f"rank {rank}" if rank is not None else "the failing process"
     if _KERNEL_CELL.search(frame.file):
         # ipykernel compiles each cell to <tmp>/ipykernel_<pid>/<hash>.py: a name the user
         # never sees; the cell is found by the function it defines
