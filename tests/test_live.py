@@ -342,3 +342,21 @@ def test_a_rank_printing_every_tenth_step_is_still_a_straggler_when_slow():
     assert (
         "steps behind the leading rank" in verdicts[0].why or "3.00 s per step" in verdicts[0].why
     )
+
+
+def test_a_stall_says_so_when_every_rank_has_stopped_after_the_first():
+    """Trial r16 finding 10: rank 2 stops at step 9, the others a second later at step 10; the
+    stall names rank 2 first, then says once that every rank has stopped (no new dump)."""
+    tr = ProgressTracker(stall=5)
+    t = _train(tr, range(4), range(10), 0.0, 1.0)  # steps 0-9, the last at t - 1
+    for r in (0, 1, 3):
+        tr.update(r, 10, None, None, t, "log", 20)
+    (first,) = tr.check(t + 4.5)  # rank 2 is 5.5 s quiet, the others 4.5 s
+    assert first.stalled == [2] and first.why.startswith("no progress on rank 2 for 6 s")
+    assert not first.follow_up
+    (later,) = tr.check(t + 5.5)
+    assert later.kind == "stall" and later.follow_up and later.suspect_rank == 2
+    assert later.stalled == [0, 1, 2, 3]
+    assert later.why.startswith("no progress on any rank for 6 s now: every rank has stopped; ")
+    assert "rank 2 is behind at step 9" in later.why
+    assert tr.check(t + 30) == []

@@ -98,6 +98,8 @@ class Verdict:
     sentence; ``ranks`` the per-rank progress (dicts of :meth:`RankProgress.to_dict`);
     ``stalled`` the ranks with no progress past the threshold; ``seconds`` how long the
     suspect (or the job) has shown none; ``threshold`` the stall threshold in force (s).
+    ``follow_up``: a stall episode's second verdict, when every rank has stopped after the
+    first named only some (no new stack dump is taken for it).
     """
 
     kind: str
@@ -107,6 +109,7 @@ class Verdict:
     stalled: list[int | None]
     seconds: float
     threshold: float
+    follow_up: bool = False
 
 
 class ProgressTracker:
@@ -117,6 +120,8 @@ class ProgressTracker:
         self.explicit_stall = stall
         self.ranks: dict[int | None, RankProgress] = {}
         self._stall_open = False
+        #: Whether the open stall episode has said that every rank stopped.
+        self._stall_all_told = False
         self._stragglers: set[int | None] = set()
 
     def update(
@@ -150,6 +155,7 @@ class ProgressTracker:
         """Forget everything (a new run started in the watched file)."""
         self.ranks.clear()
         self._stall_open = False
+        self._stall_all_told = False
         self._stragglers.clear()
 
     def threshold(self) -> float:
@@ -170,14 +176,34 @@ class ProgressTracker:
             return out
         limit = self.threshold()
         stalled = [r for r, rp in self.ranks.items() if now - rp.time > limit and not _finished(rp)]
+        everyone = bool(stalled) and len(stalled) == len(self.ranks)
         if not stalled:
             self._stall_open = False
+        elif self._stall_open and everyone and not self._stall_all_told:
+            # the episode named some ranks; the others have stopped since: say so, or "no
+            # progress on rank 2" reads as if the other ranks still ran
+            self._stall_all_told = True
+            suspect, why = self._suspect()
+            seconds = min(now - rp.time for rp in self.ranks.values())
+            head = f"no progress on any rank for {seconds:.0f} s now: every rank has stopped"
+            out.append(
+                Verdict(
+                    "stall",
+                    suspect,
+                    f"{head}; {why}" if why else head,
+                    self.snapshot(),
+                    sorted(stalled, key=_rank_key),
+                    seconds,
+                    limit,
+                    follow_up=True,
+                )
+            )
         elif not self._stall_open:
             self._stall_open = True
+            self._stall_all_told = everyone
             suspect, why = self._suspect()
             ages = {r: now - self.ranks[r].time for r in stalled}
             seconds = ages[suspect] if suspect in ages else max(ages.values())
-            everyone = len(stalled) == len(self.ranks)
             head = (
                 f"no progress on {'any rank' if everyone else _ranks_text(stalled)} for {seconds:.0f} s "
                 f"(threshold {limit:.0f} s)"
