@@ -8,12 +8,15 @@ so the runs are comparable), then:
 - ``lsp first diagnostics``: a fresh ``python -m rootrank.server`` over stdio (pytest-lsp's
   client), time from sending ``didOpen`` with the whole text to receiving
   ``publishDiagnostics`` (the document travels as JSON, as from a real editor);
-- ``hover``: median and 95th percentile of 200 hovers on the root-cause line once analysed.
+- ``hover``: median and 95th percentile of 200 hovers on the root-cause line once analysed;
+- the number of diagnostics published, and the server process's CPU seconds and peak RSS
+  (MiB) after the hovers (from ``/proc``; the engine runs in child processes, not counted).
 
 The root cause's line is checked against the generator's answer. Usage::
 
     python bench/lsp_bench.py                 # 1M and 50M
     python bench/lsp_bench.py --sizes 1M 5M
+    python bench/lsp_bench.py --sizes 50M --ranks 1024   # 4 collateral signatures x 1,023 ranks
     python bench/lsp_bench.py --log my.log    # a log of your own (no expected line)
 
 Bad input fails at once, with one line on stderr: an unknown size or a missing ``--log``
@@ -28,6 +31,7 @@ import argparse
 import asyncio
 import gc
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -108,10 +112,25 @@ def cli_seconds(path: Path, mask: bool) -> float:
     return elapsed
 
 
+def _proc_figures(pid: int) -> tuple[float, float]:
+    """(CPU seconds, peak RSS MiB) of the live process ``pid`` so far, from ``/proc`` (its
+    own user + system time, children not counted; ``VmHWM``); ``(nan, nan)`` off Linux."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        status = Path(f"/proc/{pid}/status").read_text()
+        peak = next(int(x.split()[1]) for x in status.splitlines() if x.startswith("VmHWM:"))
+    except (OSError, StopIteration, IndexError, ValueError):
+        return float("nan"), float("nan")
+    return cpu, peak / 1024
+
+
 async def lsp_figures(
     path: Path, expected_line: int | None, mask: bool, timeout: float
-) -> tuple[float, float, float]:
-    """(seconds to first diagnostics, median hover ms, p95 hover ms).
+) -> tuple[float, float, float, int, float, float]:
+    """(seconds to first diagnostics, median hover ms, p95 hover ms, diagnostics published,
+    the server process's CPU seconds and peak RSS MiB after the hovers; its engine workers
+    are child processes, not counted).
 
     Raises:
         BenchError: the server exited, or did not answer within ``timeout`` seconds.
@@ -162,6 +181,7 @@ async def lsp_figures(
             text_document=types.TextDocumentIdentifier(uri=uri),
             position=types.Position(line=line, character=1),
         )
+        server = getattr(client, "_server", None)
         for _ in range(200):
             t0 = time.perf_counter()
             hover = await _guarded(
@@ -172,7 +192,15 @@ async def lsp_figures(
                 raise BenchError(f"no hover on the root cause's line {line}")
         timings.sort()
         failed = False
-        return first, statistics.median(timings), timings[int(len(timings) * 0.95) - 1]
+        cpu, peak = _proc_figures(server.pid) if server is not None else (math.nan, math.nan)
+        return (
+            first,
+            statistics.median(timings),
+            timings[int(len(timings) * 0.95) - 1],
+            len(client.diagnostics[uri]),
+            cpu,
+            peak,
+        )
     finally:
         server = getattr(client, "_server", None)
         try:
@@ -188,7 +216,7 @@ async def lsp_figures(
 
 async def measure(
     path: Path, expected_line: int | None, mask: bool, timeout: float
-) -> tuple[float, float, float]:
+) -> tuple[float, float, float, int, float, float]:
     """:func:`lsp_figures`, then collect the client's transports while the loop still runs."""
     figures = await lsp_figures(path, expected_line, mask, timeout)
     gc.collect()
@@ -209,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--log", type=Path, help="time this log instead of generated ones")
     parser.add_argument("--seed", type=int, default=1129)
+    parser.add_argument(
+        "--ranks", type=int, default=16, help="world size of the generated logs (8..1024)"
+    )
     parser.add_argument("--no-mask", action="store_true", help="time both faces with masking off")
     parser.add_argument(
         "--repeat",
@@ -227,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--log {args.log}: no such file")
     if not args.timeout > 0:
         parser.error(f"--timeout {args.timeout:g}: must be more than 0 seconds")
+    if not 8 <= args.ranks <= 1024:
+        parser.error(f"--ranks {args.ranks}: must be 8 to 1024")
     if args.repeat < 1:
         parser.error(f"--repeat {args.repeat}: must be at least 1")
     try:
@@ -241,12 +274,11 @@ def _size(text: str) -> tuple[str, int]:
     return text, parse_size(text)
 
 
-def _pairs(
-    path: Path, expected_line: int | None, args: argparse.Namespace
-) -> tuple[float, float, float, float, float]:
+def _pairs(path: Path, expected_line: int | None, args: argparse.Namespace) -> tuple[float, ...]:
     """Medians over ``--repeat`` pairs of runs (CLI first in odd pairs, the server first in
     even ones, so a load swing hits both): (CLI s, first diagnostics s, hover median ms,
-    hover p95 ms, the per-pair ratio server / CLI)."""
+    hover p95 ms, the per-pair ratio server / CLI, diagnostics published, the server
+    process's CPU s and peak RSS MiB)."""
     cli_runs, lsp_runs, ratios = [], [], []
     for i in range(args.repeat):
         if i % 2:
@@ -264,17 +296,24 @@ def _pairs(
         statistics.median(r[1] for r in lsp_runs),
         statistics.median(r[2] for r in lsp_runs),
         statistics.median(ratios),
+        statistics.median(r[3] for r in lsp_runs),
+        statistics.median(r[4] for r in lsp_runs),
+        statistics.median(r[5] for r in lsp_runs),
     )
 
 
 def _row(size: str, figures: tuple[float, ...]) -> str:
-    cli, first, median, p95, ratio = figures
-    return f"{size:>6} {cli:8.2f} {first:17.2f} {ratio:6.2f} {median:16.2f} {p95:13.2f}"
+    cli, first, median, p95, ratio, published, cpu, peak = figures
+    return (
+        f"{size:>6} {cli:8.2f} {first:17.2f} {ratio:6.2f} {median:16.2f} {p95:13.2f}"
+        f" {published:>11.0f} {cpu:13.2f} {peak:15.0f}"
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
     print(
         f"{'size':>6} {'cli s':>8} {'lsp first diag s':>17} {'ratio':>6} {'hover median ms':>16} {'hover p95 ms':>13}"
+        f" {'diagnostics':>11} {'server cpu s':>13} {'server peak MiB':>15}"
         + (f"   (medians of {args.repeat} pairs)" if args.repeat > 1 else "")
     )
     if args.log is not None:
@@ -284,7 +323,7 @@ def _run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="rootrank-lsp-bench-") as tmp:
         for size_text, size in args.sizes:
             path = Path(tmp) / f"train-{size_text}.log"
-            meta = generate(str(path), size, seed=args.seed)
+            meta = generate(str(path), size, seed=args.seed, world=args.ranks)
             expected_line = editor_line(path, meta.oom_line)
             print(_row(size_text, _pairs(path, expected_line, args)), flush=True)
             os.unlink(path)

@@ -214,6 +214,12 @@ def test_a_valid_variant_list_loads_and_the_default_fills_fix_steps(tmp_path):
             "fix.variants[0].stepz",
             "unknown key",
         ),
+        (
+            "    - id: a\n      when: {user_frame: true}\n      title: ''\n      steps: [x]\n"
+            + GOOD_DEFAULT,
+            "fix.variants[0].title",
+            "non-empty text",
+        ),
     ],
 )
 def test_a_wrong_variant_is_refused_naming_the_field(tmp_path, variants, field, problem):
@@ -364,3 +370,72 @@ def test_a_gradient_bucket_of_another_size_is_not_told_to_pad():
     d = diagnose_paths([str(HERE / "fingerprint-shape-mismatch" / "general.log")])
     assert d.root_cause.fix.variant.id == "general"
     assert "Pad variable-size tensors" in " ".join(d.root_cause.fix.steps)
+
+
+def test_a_variant_title_is_the_headline_and_the_text_below_agrees(tmp_path):
+    """A Windows NCCL log: the Windows variant's title is the headline, and the initiating
+    rank's sentence and the collateral of the same signature say it the same way (the
+    signature's "CPU build, CPU-only node" title appears nowhere); a Linux log keeps it."""
+    from rootrank.report import to_text
+
+    win = HERE / "nccl-backend-without-gpu" / "windows.log"
+    text = win.read_text()
+    two = tmp_path / "two-ranks.log"  # both ranks print it: one is the other's collateral
+    two.write_text("".join(f"[rank{r}]:{line}\n" for r in (0, 1) for line in text.splitlines()[2:]))
+    windows = "The NCCL backend was requested on Windows, where PyTorch has no NCCL (use gloo, or Linux / WSL2)"
+    for path in (win, two):
+        d = diagnose_paths([str(path)])
+        assert d.root_cause.title == windows
+        out = to_text(d)
+        assert out.splitlines()[0] == f"Root cause: {windows}"
+        assert "CPU build, CPU-only node" not in out
+    assert [g.title for g in d.collateral if g.signature == "nccl-backend-without-gpu"] == [windows]
+    linux = diagnose_paths([str(HERE / "nccl-backend-without-gpu" / "general.log")])
+    assert linux.root_cause.title.endswith("(CPU build, CPU-only node)")
+
+
+def test_a_missing_file_on_one_rank_claims_no_start_up_failure_of_every_rank(tmp_path):
+    """Trial r15b, finding 7: one rank's FileNotFoundError on a path that is no data sample
+    said "every rank reads the same setting, so every rank fails the same way at start-up"
+    while the other ranks had not failed. That sentence needs several ranks raising it on the
+    same path (the every-rank variant); one rank gets the fix that covers both a setting and
+    a file reached later, and a verification that does not say "past start-up"."""
+    log = tmp_path / "one-rank.log"
+    log.write_text(
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/workspace/det/train.py", line 77, in <module>\n'
+        "[rank1]:     ann = json.load(open(cfg.ann_file))\n"
+        "[rank1]: FileNotFoundError: [Errno 2] No such file or directory: '/data/coco/ann.json'\n"
+    )
+    rc = diagnose_paths([str(log)]).root_cause
+    assert rc is not None and rc.rank == 1
+    assert rc.fix.variant is not None and rc.fix.variant.id == "missing-file"
+    fix = " ".join(rc.fix.steps)
+    assert "every rank fails the same way" not in fix
+    assert "'/data/coco/ann.json'" in fix
+    assert "a file the job reaches as it runs" in fix
+    assert "past start-up" not in rc.verify
+    every = diagnose_paths([str(HERE / "user-code-exception" / "missing-file-every-rank.log")])
+    assert every.root_cause is not None
+    assert "every rank fails the same way at start-up" in " ".join(every.root_cause.fix.steps)
+
+
+def test_a_message_wrapped_onto_an_indented_line_is_read_whole(tmp_path):
+    """Trial r15b, finding 7: the exception message's quoted path went to the next, indented
+    line (a formatter's hanging indent); the fix quoted "[Errno 2] No such file or directory:"
+    and chose the generic variant. The joined message is the capture, with the space the wrap
+    took, and its data sample's suffix chooses the missing-sample fix."""
+    log = tmp_path / "wrapped.log"
+    log.write_text(
+        "[rank3]: FileNotFoundError: [Errno 2] No such file or directory:\n"
+        "         '/scratch/occ/once/000424/010135_cam09.npz'\n"
+        "[rank3]: RuntimeError: Failed to load dataset sample: ...\n"
+        "srun: error: node7: task 3: Exited with exit code 1\n"
+    )
+    rc = diagnose_paths([str(log)], mask=False).root_cause
+    assert rc is not None and rc.rank == 3
+    assert rc.captures["message"] == (
+        "[Errno 2] No such file or directory: '/scratch/occ/once/000424/010135_cam09.npz'"
+    )
+    assert rc.fix.variant is not None and rc.fix.variant.id == "missing-data-sample"
+    assert "'/scratch/occ/once/000424/010135_cam09.npz'" in rc.fix.steps[0]

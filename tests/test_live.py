@@ -179,6 +179,18 @@ def test_stall_without_a_suspect_when_every_rank_stopped_together():
     assert v.suspect_rank is None and "same step" in v.why
 
 
+def test_stall_of_a_job_that_names_no_rank_speaks_of_no_rank():
+    # `rootrank run --stall 3 -- python3 hang.py`: one process prints "step 1" and hangs.
+    tr = ProgressTracker(stall=3)
+    tr.update(None, 1, None, None, 0.0, "log", 1)
+    (v,) = tr.check(3.5)
+    assert v.why == "no progress for 4 s (threshold 3 s)"
+    named = ProgressTracker(stall=3)
+    _train(named, range(2), range(3), 0.0, 1.0)
+    (v,) = named.check(6.5)
+    assert v.why.startswith("no progress on any rank for 4 s (threshold 3 s)")
+
+
 def test_default_threshold_follows_the_step_interval_and_is_never_short():
     tr = ProgressTracker()
     _train(tr, range(2), range(10), 0.0, 1.0)

@@ -247,3 +247,26 @@ def test_a_compressed_log_is_located_by_its_decompressed_lines(tmp_path):
         line = int(plain_cmd.split(",line=", 1)[1].split(",", 1)[0])
         assert "hang.log.gz," in cmd and ",line=" not in cmd
         assert f", at line {line} of the decompressed hang.log.gz." in cmd
+
+
+def test_a_log_on_stdin_is_no_file_to_annotate():
+    """``... | rootrank diagnose - --format github|sarif``: standard input is no file, so no
+    annotation says ``file=<stdin>`` and no SARIF location or artifact is ``%3Cstdin%3E``;
+    the root cause (its frame masked away, so it would sit at its log line) is then an
+    annotation on the job and a result with no location, and the SARIF log stays valid."""
+    log = ROOT / "tests" / "fix_variants" / "nccl-backend-without-gpu" / "windows.log"
+    gh = run_cli("diagnose", "-", "--format", "github", stdin=log.read_bytes()).stdout.decode()
+    first = gh.splitlines()[0]
+    assert first.startswith("::error title=rootrank%3A The NCCL backend was requested on Windows")
+    assert "stdin" not in gh.split("::")[1]  # the properties, not the message
+    assert "%0ALog: <stdin>:10" not in first  # no frame: the message names no second place
+    proc = run_cli("diagnose", "-", "--format", "sarif", stdin=log.read_bytes())
+    doc = json.loads(proc.stdout)
+    assert not list(jsonschema.Draft4Validator(SCHEMA).iter_errors(doc))
+    run = doc["runs"][0]
+    assert run["artifacts"] == []
+    (root,) = run["results"]
+    assert root["properties"]["role"] == "root_cause" and root["locations"] == []
+    assert "stdin" not in json.dumps(run)
+    # the same log as a file keeps its location (the rule is about stdin, not this log)
+    assert sarif(log)["runs"][0]["results"][0]["locations"] != []

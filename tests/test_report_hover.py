@@ -139,10 +139,10 @@ def test_a_reporting_rank_is_not_shown_as_the_answer(library, tmp_path):
         "Root cause: NCCL watchdog caught a collective operation timeout (reported on rank 0)"
     )
     collateral = [c.message for c in analysis.diagnostics[1:]]
+    # One diagnostic for the signature's three collateral ranks, one line each.
     assert collateral == [
-        f"NCCL watchdog caught a collective operation timeout on rank {r}: collateral of NCCL"
-        " watchdog caught a collective operation timeout reported on rank 0"
-        for r in (1, 4, 5)
+        "NCCL watchdog caught a collective operation timeout on 3 ranks (1, 4, 5): collateral of"
+        " NCCL watchdog caught a collective operation timeout reported on rank 0"
     ]
     hover = hover_markdown(analysis.by_line[0][0], d, library).splitlines()
     assert re.match(
@@ -154,4 +154,69 @@ def test_a_reporting_rank_is_not_shown_as_the_answer(library, tmp_path):
     )
     assert side[4] == (
         "**Root cause:** NCCL watchdog caught a collective operation timeout — reported on rank **0**"
+    )
+
+
+def test_collateral_is_one_diagnostic_per_signature_listing_its_ranks(library, tmp_path):
+    # Issue 11: a 256-rank job whose 255 survivors time out publishes one collateral
+    # diagnostic, not 255; its related information names the root cause, then each rank's
+    # first watchdog line in rank order. The survivors print in descending rank order, so
+    # the diagnostic sits on the earliest line (rank 255's), not on the lowest rank's.
+    world = 256
+    lines = [f"[rank{r}]: step 0 loss 6.9081 lr 1.0e-04\n" for r in range(world)]
+    lines += [
+        "[rank2]: Traceback (most recent call last):\n",
+        '[rank2]:   File "/home/user/proj/train.py", line 16, in main\n',
+        "[rank2]:     out = model(batch)\n",
+        "[rank2]: RuntimeError: Expected to have finished reduction in the prior iteration"
+        " before starting a new one. This error indicates that your module has parameters that"
+        " were not used in producing loss.\n",
+    ]
+    survivors = [r for r in reversed(range(world)) if r != 2]
+    lines += [
+        f"[rank{r}]:[E1130 08:24:03.402000 {91830 + r} ProcessGroupNCCL.cpp:632] [Rank {r}]"
+        " Watchdog caught collective operation timeout: WorkNCCL(SeqNum=118, OpType=ALLREDUCE,"
+        " NumelIn=2359296, NumelOut=2359296, Timeout(ms)=600000) ran for 600087 milliseconds"
+        " before timing out.\n"
+        for r in survivors
+    ]
+    log = tmp_path / "train.log"
+    log.write_text("".join(lines), encoding="utf-8")
+    d = diagnose_paths([str(log)], library=library).to_dict()
+    assert d["root_cause"]["signature"] == "ddp-unused-parameters"
+    assert d["initiating_rank"] == 2
+    doc = LogDocument(
+        uri=log.as_uri(), language_id="log", version=1, lines=log.read_text().splitlines(True)
+    )
+    analysis = build_analysis(log.as_uri(), doc, d, library, "utf-16")
+    root, *collateral = analysis.diagnostics
+    (watchdog,) = [c for c in collateral if c.code == "nccl-watchdog-timeout"]
+    first_watchdog = world + 4  # 0-based editor line of rank 255's timeout
+    assert watchdog.range.start.line == first_watchdog
+    assert watchdog.message.startswith(
+        "NCCL watchdog caught a collective operation timeout on 255 ranks (0, 1, 3-255):"
+    )
+    assert watchdog.data == {
+        "signature": "nccl-watchdog-timeout",
+        "rank": 255,
+        "ranks": sorted(survivors),
+        "kind": "collateral",
+    }
+    back, *per_rank = watchdog.related_information or []
+    assert back.location.range == root.range and back.message.startswith("root cause: ")
+    assert [(r.location.range.start.line, r.message.split(":")[0]) for r in per_rank] == [
+        (first_watchdog + survivors.index(r), f"rank {r}") for r in sorted(survivors)
+    ]
+    # The root cause lists the group once, at that line.
+    assert [(r.location.range.start.line, r.message) for r in root.related_information or []] == [
+        (
+            first_watchdog,
+            "255 ranks (0, 1, 3-255): NCCL watchdog caught a collective operation timeout in"
+            " ALLREDUCE SeqNum 118 (collateral)",
+        )
+    ]
+    # Every rank's line still has its finding, for the hover.
+    assert all(
+        any(at.kind == "collateral" for at in analysis.by_line[first_watchdog + i])
+        for i in range(len(survivors))
     )

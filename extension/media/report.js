@@ -1,5 +1,5 @@
 // rootrank report page script: turns clicks and Enter/Space on data-* elements into messages
-// for the extension (open a log line, copy, run in a terminal, open an entry, open a reference
+// for the extension (open a log line or the user's traceback frame, copy, run in a terminal, open an entry, open a reference
 // in the browser). The page itself fetches nothing.
 (function () {
   const vscode = acquireVsCodeApi();
@@ -8,7 +8,7 @@
     return el ? el.textContent : '';
   }
   function activate(target) {
-    const el = target.closest('[data-path],[data-copy-target],[data-run-target],[data-signature],[data-url]');
+    const el = target.closest('[data-path],[data-frame],[data-copy-target],[data-run-target],[data-signature],[data-url]');
     if (!el) return false;
     if (el.dataset.copyTarget) {
       vscode.postMessage({ type: 'copy', text: textOf(el.dataset.copyTarget) });
@@ -21,6 +21,8 @@
       vscode.postMessage({ type: 'external', url: el.dataset.url });
     } else if (el.dataset.signature) {
       vscode.postMessage({ type: 'entry', id: el.dataset.signature });
+    } else if (el.dataset.frame) {
+      vscode.postMessage({ type: 'frame', file: el.dataset.frame, line: Number(el.dataset.line || 1) });
     } else if (el.dataset.path) {
       vscode.postMessage({ type: 'open', path: el.dataset.path, line: Number(el.dataset.line || 1) });
     } else {

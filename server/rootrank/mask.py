@@ -38,7 +38,9 @@ and ``/gpfs/<fs>``: under the file system's name), or the one after ``scratch``,
 ``users``... (``/lustre/orion/csc123/scratch/<user>``), stepping over group numbers and
 NERSC's ``sd/d``. A folder with a common name stays (``/data/imagenet/``,
 ``/work/projects/``, ``/scratch/shared/``: :data:`NOT_USER_DIRS`), and so does upper case
-(``/data/ImageNet``). A project folder in the user's place (``/gpfs/alpine/csc123/x``) is
+(``/data/ImageNet``), and so does a folder under ``/data`` that directly holds a data
+record file (``/data/prefs/shard-02.jsonl``: a data set's folder, :func:`_dataset_folder`)
+unless the log names it as a user's elsewhere. A project folder in the user's place (``/gpfs/alpine/csc123/x``) is
 masked like a user's: it names an allocation. ``/root/...`` is kept: ``root`` is the
 superuser's account, no person's name, and the path says where the job ran.
 
@@ -409,6 +411,37 @@ NOT_USER_DIRS = frozenset(
     """.split()
 )
 _LOGIN = lazy_regex.compile(r"[\p{Ll}\p{Lo}_][\p{Ll}\p{Lo}\p{N}._-]{2,31}")
+
+
+#: File types of data records (a data set's shards, samples, indexes), compressed or not.
+DATA_RECORD_SUFFIXES = frozenset(
+    """
+    jsonl json parquet arrow feather csv tsv npz npy tfrecord tfrecords tar h5 hdf5 idx bin
+    mds lance zarr msgpack pkl flac wav mp3 ogg mp4 jpg jpeg png webp tif tiff txt
+    """.split()
+)
+_COMPRESSION_SUFFIXES = ("gz", "zst", "bz2", "xz", "lz4")
+
+
+def _dataset_folder(parts: list[str], k: int) -> bool:
+    """Whether ``parts[k]``, a folder under ``/data`` that looks like a login name, is
+    rather a data set's folder: the path's file is a data record directly inside it
+    (``/data/prefs/shard-02.jsonl``, ``/data/coco17/val/000139.jpg`` is not: one more
+    folder). ``/data`` is the shared root of data sets on most machines as much as a users'
+    root on some, and a data set named by a word (``prefs``, ``tulu``) has a login's shape; a
+    user's own tree holds code, checkpoints and folders (``/data/dave/ckpt/last.pt``), which
+    stay masked. A name the log shows as a user's elsewhere (a home path, ``USER=``) is
+    masked whatever the path (:meth:`Masker._hpc_path`). Trial r15b, finding 9: the fix
+    quoted ``/data/<user>/shard-02.jsonl``, a path that does not exist."""
+    if k != len(parts) - 2:
+        return False
+    name = parts[-1].lower().rsplit(".", 2)
+    if len(name) < 2:
+        return False
+    suffix = name[-1]
+    if suffix in _COMPRESSION_SUFFIXES and len(name) == 3:
+        suffix = name[-2]
+    return suffix in DATA_RECORD_SUFFIXES
 
 
 def _hpc_user_index(kind: str, parts: list[str], last_is_dir: bool) -> int | None:
@@ -1222,6 +1255,8 @@ class Masker:
         parts = m["rest"].split("/")
         k = _hpc_user_index(m["kind"], parts, m.string[m.end() : m.end() + 1] == "/")
         if k is None:
+            return m[0]
+        if m["kind"] == "data" and _dataset_folder(parts, k) and parts[k] not in self._users:
             return m[0]
         self._users.add(parts[k])
         parts[k] = USER

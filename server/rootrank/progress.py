@@ -107,9 +107,10 @@ _EPOCH_STEP = lazy_regex.compile(
     r"(?P<n>\d{1,12})\s{0,2}/\s{0,2}(?P<t>\d{1,12})\]?"
 )
 # Plain prints: the word first (after an optional "[" or "|"), or a key=value / key: value.
+# (a JSON record's key is quoted: ``{"step": 7, "loss": 0.12}``, as ``json.dumps`` writes it)
 _PLAIN = lazy_regex.compile(
-    r"(?i)(?:^[\[|(]?\s{0,2}|[\s,|\[(])(?:global[_ ]step|step|iter(?:ation)?)"
-    r"(?:\s{0,2}[=:#]\s{0,2}|\s{1,3})(?P<n>\d{1,12})(?:\s{0,2}/\s{0,2}(?P<t>\d{1,12}))?(?=$|[\s,;:|\])])"
+    r"(?i)(?:^[\[|(]?\s{0,2}|[\s,|\[({])(?P<q>\"?)(?:global[_ ]step|step|iter(?:ation)?)(?P=q)"
+    r"(?:\s{0,2}[=:#]\s{0,2}|\s{1,3})(?P<n>\d{1,12})(?:\s{0,2}/\s{0,2}(?P<t>\d{1,12}))?(?=$|[\s,;:|\])}])"
 )
 # Phrases in which "step N" is not the current step of the run.
 _NOT_CURRENT = lazy_regex.compile(

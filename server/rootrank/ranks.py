@@ -17,6 +17,10 @@ Prefixes peeled off the start of a line (repeatedly, so stacked tags work):
   part, so tensor parallel only) names rank ``n``; ``ip=`` is taken as the host. A rank seen
   once for an actor (from ``rank=`` or a following ``[rankN]:``) is remembered for its later
   lines that carry only ``(Actor pid=N)``;
+- any collector's constant prefix before a launcher's ``[rankN]:`` (stern's ``<pod>
+  <container> ``, clush's ``host: ``, ``kubectl logs --prefix``'s ``[pod/<pod>/<c>] ``,
+  docker compose's ``svc-1 | ``): peeled, learnt for the stream's other lines, its first
+  name the host (:data:`_COLLECTOR_PREFIX`);
 - collectors that put a time column in front: ``kubectl logs --timestamps``
   (``2024-11-29T10:02:11.123Z ``) and the CloudWatch console's ``  | 2024-...Z | ``.
 
@@ -260,6 +264,31 @@ _KUBECTL_PREFIX = lazy_regex.compile(
 _COMPOSE_PREFIX = lazy_regex.compile(
     r"(?P<name>[A-Za-z0-9][\w.-]{0,62}[-_]\d{1,4}) +\| (?=\[(?:rank|default)\d+\]:)"
 )
+
+# Any other collector's prefix before a launcher's rank prefix: stern's "<pod> <container> "
+# (stern's default template "{{.PodName}} {{.ContainerName}} {{.Message}}", with --timestamps
+# the message starts with the RFC 3339 time), pdsh/clush's "host: ", a compose or kubectl
+# variant, a pod name alone. The rule, not one pattern per tool: one to three name tokens
+# (host, pod, container, service names: no spaces, no brackets), each followed by a space,
+# " | " or ": ", then optionally a collector's RFC 3339 time, then torchrun's own "[rankN]:" /
+# "[defaultN]:" (which it writes at the start of each line of a worker: whatever stands before
+# it was put there by what collected the output). The part before the time is the stream's
+# constant prefix (_CollectorPrefixes): learnt from such a line, it is peeled from that stream's
+# other lines too (the agent's, NCCL's), and its first token is the line's host.
+_COLLECTOR_PREFIX = lazy_regex.compile(
+    r"(?P<key>(?P<name>[A-Za-z0-9][\w.@/-]{0,100})(?:(?: +\| +|: | +)[A-Za-z0-9][\w.@/-]{0,100}){0,2}"
+    r"(?: +\| +|: | +))"
+    r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) )?"
+    r"(?=\[(?:rank|default)\d{1,6}\]:)"
+)
+#: The furthest a launcher's rank prefix may stand from the line's start behind a collector's.
+MAX_COLLECTOR_PREFIX = 240
+#: Constant prefixes one source keeps (a job's pods, containers or hosts).
+MAX_COLLECTOR_KEYS = 64
+# A token that ends like these is an exception or a message ("RuntimeError: [rank1]: ..."),
+# never a collector's name.
+_NOT_COLLECTOR_ENDS = ("Error", "Exception", "Warning", "Interrupt", "Exit", ".py", ".sh")
+_NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w.@/-]*")
 
 # CloudWatch console / table copies: "  | 2024-08-23T22:22:51.871Z | message".
 _PIPE_STAMP = lazy_regex.compile(
@@ -611,6 +640,9 @@ class RankTagger:
     #: The numbers seen per user tag form (:data:`_USER_TAG`, :meth:`user_tag_rank`).
     user_tags: dict[str, set[int]] = field(default_factory=dict)
     _shapes: list[_Shape] = field(default_factory=list)
+    #: a collector's constant prefix of each stream of this source (:data:`_COLLECTOR_PREFIX`)
+    #: mapped to the host it names (its first token), at most :data:`MAX_COLLECTOR_KEYS`
+    _collector_keys: dict[str, str | None] = field(default_factory=dict)
     _stamp_cache: dict[str, float | None] = field(default_factory=dict)
     _learn_budget: int = 64
     #: torchrun's local rank of a worker pid, keyed ``(host or None, pid)``, from the agent's
@@ -670,6 +702,42 @@ class RankTagger:
                 return self._tag_shaped(text, number, shape, fm)
         return self._tag_general(text, number)
 
+    def _collector_prefix(self, body: str) -> tuple[str | None, str] | None:
+        """``(host, rest)`` when ``body`` starts with a collector's prefix (see
+        :data:`_COLLECTOR_PREFIX`): one this source's lines showed before a launcher's rank
+        prefix (the stream's constant prefix, peeled from every line of that stream), or one
+        this line shows there; else ``None``. A prefix the existing rules read (pdsh's
+        ``node01: [rank3]:``, a srun label) is left to them, and so is a line whose
+        ``[rankN]:`` is not behind name tokens (a message quoting it, ``RuntimeError:
+        [rank1]: ...``): a user's own ``worker_1 | loss`` has no launcher prefix after it,
+        so it keeps its meaning (its user tag)."""
+        for key, host in self._collector_keys.items():
+            if body.startswith(key):
+                return host, body[len(key) :]
+        at = body.find("[rank", 1, MAX_COLLECTOR_PREFIX)
+        if at < 0:
+            at = body.find("[default", 1, MAX_COLLECTOR_PREFIX)
+        if at < 0 or body[at - 1] not in " :|" or _PREFIX.match(body):
+            return None
+        m = _COLLECTOR_PREFIX.match(body)
+        if m is None or m.end() != at:
+            return None
+        key = m.group("key")
+        tokens = _NAME_TOKEN.findall(key)
+        if any(t.endswith(_NOT_COLLECTOR_ENDS) for t in tokens):
+            return None
+        name = m.group("name")
+        host = (
+            name
+            if any(c.isdigit() or c in "-." for c in name) and name.lower() not in _NOT_HOSTS
+            else None
+        )
+        if host is not None and len(self._collector_keys) < MAX_COLLECTOR_KEYS:
+            # a stream's constant prefix names its host, pod or service; words alone
+            # ("Epoch 3 [rank1]: ...", a user's own print) are peeled from this line only
+            self._collector_keys[key] = host
+        return host, body[len(key) :]
+
     def _tag_shaped(self, text: str, number: int, shape: _Shape, fm: re.Match[str]) -> Tagged:
         """:meth:`tag` for a line that ``shape`` matched (``fm``): the prefixes' ranks and the
         header's end come from the match, the timestamp from a cache keyed by its text; the
@@ -706,11 +774,13 @@ class RankTagger:
             if km:
                 host = km.group("pod")
                 body = body[km.end() :]
-        elif " | " in body[:80] and body[:1].isalnum():
-            cm = _COMPOSE_PREFIX.match(body)
-            if cm:
-                host = cm.group("name")
-                body = body[cm.end() :]
+        elif " | " in body[:80] and body[:1].isalnum() and (cm := _COMPOSE_PREFIX.match(body)):
+            host = cm.group("name")
+            body = body[cm.end() :]
+        elif body[:1].isalpha():
+            peeled = self._collector_prefix(body)
+            if peeled is not None:
+                host, body = peeled
         if body[:2].isdigit():
             # a collector's timestamp in front of everything (kubectl logs --timestamps)
             lm = _LEADING_STAMP.match(body)

@@ -90,10 +90,20 @@ def _masked_away(rel: str) -> bool:
     return _absolute(rel) and "<" in rel and ">" in rel
 
 
+def _pseudo_file(path: str) -> bool:
+    """Whether ``path`` is a name in angle brackets that stands for no file: standard input
+    (``<stdin>``, how ``diagnose -`` names its log), what ``rootrank run`` read from its
+    command (``<command output>``), Python's own names for code with no file (``File
+    "<string>"`` of ``python -c``, ``<frozen runpy>``). No file on any machine has that name,
+    so it is no location to annotate."""
+    return len(path) > 2 and path[0] == "<" and path[-1] == ">"
+
+
 def _mappable(path: str | None) -> str | None:
-    """``path`` as written in a report (:func:`_relative`), or ``None`` when masking made it
-    name no file (see :func:`_masked_away`)."""
-    if not path:
+    """``path`` as written in a report (:func:`_relative`), or ``None`` when it names no file:
+    masking made it name none (see :func:`_masked_away`) or it never did
+    (:func:`_pseudo_file`: ``<stdin>``)."""
+    if not path or _pseudo_file(path):
         return None
     rel = _relative(path)
     return None if _masked_away(rel) else rel

@@ -153,7 +153,10 @@ _AGENT_PID = lazy_regex.compile(
 # A training script's own rank word inside a progress line with no rank prefix ("step 06 rank 1
 # local_loss 0.51", "train step 3 rank 0 loss 1.79", "rank 2 | step 4/8"): "rank" as a word,
 # a space or "=", the number, then no more of a word or a decimal.
-_BODY_RANK = lazy_regex.compile(r"(?<![\w-])rank[ =](?P<n>\d{1,6})(?![\w.])")
+# A JSON record's ``"rank": 2`` (``json.dumps({"rank": rank, "step": step, ...})``) likewise.
+_BODY_RANK = lazy_regex.compile(
+    r"(?<![\w-])rank[ =](?P<n>\d{1,6})(?![\w.])|(?<![\w-])\"rank\": ?(?P<n>\d{1,6})(?![\w.])"
+)
 
 
 def body_rank(text: str) -> int | None:
@@ -352,6 +355,25 @@ _LAUNCHER_PATHS = (
     ("lightning", "strategies/launchers/subprocess_script"),
     ("lightning", "strategies/launchers/multiprocessing"),
 )
+
+
+def _own_process_target(frames: list[Frame]) -> bool:
+    """Whether a traceback (or faulthandler's stack) runs a user function as the target of a
+    ``multiprocessing.Process`` the script started itself: the frame right under the standard
+    library's ``multiprocessing/process.py`` ``run`` (``self._target(*self._args, ...)``) is
+    the user's code. The script is then its own launcher, as under ``mp.spawn`` (torch's
+    spawn is ``mp.spawn``'s own sign; a DataLoader worker's target is torch's ``_worker_loop``,
+    not user code)."""
+    for outer, inner in zip(frames, frames[1:], strict=False):
+        if (
+            outer.func == "run"
+            and outer.file.replace("\\", "/").endswith("multiprocessing/process.py")
+            and inner.user
+        ):
+            return True
+    return False
+
+
 #: Frames of a library that drove the job's engine set-up (not a launcher's own file): the
 #: Accelerator's prepare (accelerate/accelerator.py: _prepare_deepspeed, _prepare_fsdp...).
 _DRIVER_PATHS = (("accelerate", "accelerate/accelerator.py"),)
@@ -902,6 +924,11 @@ class ScanState:
     #: Training progress per rank and the metric series (rootrank.progress, rootrank.metrics).
     progress: ProgressModel = field(default_factory=ProgressModel)
     metrics: MetricsReader = field(default_factory=MetricsReader)
+    #: The first lines of each source (at most :data:`HEAD_CHARS`, whole lines, the first
+    #: :data:`MAX_TAILS` sources, not past a line cut into pieces): ``(path, 1-based number of
+    #: its first line, text)``. The analysis compares the ranks' set-up lines
+    #: (rootrank.ranklines).
+    heads: list[tuple[str, int, str]] = field(default_factory=list)
     #: The latest timestamp (seconds since the epoch) on any line the scan read, or None.
     end_time: float | None = None
     #: Runs appended to one file (``tee -a``, a requeue, a relaunch after a failure): the
@@ -951,6 +978,8 @@ LINE_HEAD_CHARS = 512
 
 #: Characters of each source's end kept in ``ScanState.tails``, and for how many sources.
 TAIL_CHARS = 16384
+#: Characters of each source's start kept in ``ScanState.heads``.
+HEAD_CHARS = 262144
 MAX_TAILS = 64
 
 #: Lines that may show progress or a metric (one Aho-Corasick pass per block, like the main gate).
@@ -1177,6 +1206,10 @@ class Scanner:
         # The sampling stride of light lines (_light_stride), recomputed only where it changes.
         stride, next_stride_at = 1, 0
         tail, tail_end = "", 0  # the source's last lines (ScanState.tails)
+        # the source's first lines (ScanState.heads); -1 once full or cut by a long line
+        head_parts: list[str] = []
+        head_first = 1
+        head_room = HEAD_CHARS if len(st.heads) < MAX_TAILS else -1
         for block in dedented(blocks):  # a log indented as a whole reads as unindented
             text = block.text
             size = len(text)
@@ -1185,6 +1218,19 @@ class Scanner:
                 tail_end = block.first_line + text.count("\n")
                 last = text.rfind("\n") + 1
                 self._line_head = (tail_end, text[last : last + LINE_HEAD_CHARS])
+            if head_room > 0:
+                if block.continues:
+                    head_room = -1
+                else:
+                    piece = text[:head_room]
+                    if len(piece) < size:  # whole lines only
+                        piece = piece[: piece.rfind("\n") + 1]
+                        head_room = -1
+                    else:
+                        head_room -= size + 1
+                    if not head_parts:
+                        head_first = block.first_line
+                    head_parts.append(piece)
             self._block_continues = block.continues
             number = block.first_line
             counted = 0  # offset up to which newlines are counted into `number`
@@ -1277,6 +1323,8 @@ class Scanner:
                         gated = next(starts, -1)
                         cur = gated >> 2
             st.lines_total += text.count("\n") + (0 if block.continues else 1)
+        if head_parts:
+            st.heads.append((path, head_first, "\n".join(head_parts)))
         if tail and len(st.tails) < MAX_TAILS:
             if tail_end - tail.count("\n") != 1:  # cut inside a line: start at the next
                 tail = tail[tail.find("\n") + 1 :]
@@ -1328,6 +1376,10 @@ class Scanner:
             for name, part in _LAUNCHER_PATHS
             if any(part in p.replace("\\", "/") for p in paths)
         )
+        if any(
+            _own_process_target(seen.exc.frames) for seen in (*st.exceptions, *st.cut_tracebacks)
+        ):
+            st.launch.launchers.add("mp.spawn")
         st.launch.drivers.update(
             name for name, part in _DRIVER_PATHS if any(part in p.replace("\\", "/") for p in paths)
         )
@@ -2189,7 +2241,10 @@ class Scanner:
         spaced = " ".join([parts[0].rstrip(), *(p.strip() for p in parts[1:])])[:MAX_JOINED_CHARS]
         glued = "".join([parts[0].rstrip(" "), *(p.strip() for p in parts[1:])])[:MAX_JOINED_CHARS]
         best: Hit | None = None
-        for joined in (glued, spaced):
+        # an indented tail was wrapped at a word by a formatter (a hanging indent), a bare one
+        # by a terminal's fixed width, possibly inside a word
+        hanging = parts[1][:1].isspace()
+        for joined in (spaced, glued) if hanging else (glued, spaced):
             for hit in self.matcher.match(joined):
                 if hit.signature.id in message.first_sigs and (
                     best is None or len(hit.captures) > len(best.captures)
@@ -2274,8 +2329,15 @@ class Scanner:
         key = (hit.signature.id, rank, message.path if rank is None else None)
         finding = self.state.findings.get(key)
         if finding is not None and finding.evidence[0].line <= message.first.number:
+            # a capture a formatter's hanging indent cut short (an exception message whose
+            # quoted path went to the next, indented line: "No such file or directory:" then
+            # "         '.../x.npz'") is the joined one, which starts with it and reads on; a
+            # bare tail may be another record's line, so it only fills what is missing
+            hanging = all(p[:1].isspace() for p in message.parts[1:])
             for k, v in hit.captures.items():
-                finding.captures.setdefault(k, v)
+                old = finding.captures.get(k)
+                if old is None or (hanging and len(v) > len(old) and v.startswith(old.rstrip())):
+                    finding.captures[k] = v
 
     def _repoint(
         self, hit: Hit, message: PendingMessage, first: RawLine, columns: tuple[int, int] | None

@@ -109,6 +109,8 @@ def entry_text(signature: Signature, width: int = 100) -> str:
         when = v.get("when") or {}
         cond = "; ".join(f"{k} matches /{pat}/" for k, pat in when.items()) or "otherwise"
         out += ["", f"  variant {v.get('id', '?')} (when {cond}):"]
+        if v.get("title"):
+            out.append(f"    title: {v['title']}")
         for n, step in enumerate(v.get("steps") or [], 1):
             para(f"{n}. {step}", "    ", "   ")
         if isinstance(v.get("code"), dict):

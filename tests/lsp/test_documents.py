@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import operator
+from itertools import accumulate, count
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lsprotocol import types
 
 from rootrank.lsp.documents import DEFAULT_GLOBS, LogDocument, is_log_document, split_lines
-from rootrank.lsp.lines import LineMap
+from rootrank.lsp.lines import LineMap, engine_line_starts
 from rootrank.lsp.positions import UTF8, UTF16, UTF32, from_client_units, to_client_units
 from rootrank.lsp.settings import Settings
 
@@ -89,3 +94,25 @@ def test_settings_accept_both_shapes_and_keep_good_values() -> None:
     assert kept.mask is False and kept.document_globs == ("*.log",)
     assert kept.problems == ("rootrank.mask must be true or false",)
     assert kept.updated({"documentGlobs": []}).document_globs == DEFAULT_GLOBS
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "é", "😀", "\n", "\r", "\r\n", " "]), max_size=40))
+def test_engine_line_starts_are_those_of_the_text_split_on_newlines(parts: list[str]) -> None:
+    # The map's engine line starts come from the editor's lines (no copy of the text as a
+    # list of strings); they must be the offsets text.split("\n") gives, past-the-end included.
+    text = "".join(parts)
+    lines = split_lines(text)
+    editor_starts = [0, *accumulate(map(len, lines))]
+    lengths = accumulate(map(len, text.split("\n")))
+    assert list(engine_line_starts(lines, editor_starts)) == [
+        0,
+        *map(operator.add, lengths, count(1)),
+    ]
+    # And every engine position lands where the offsets say (the map with a lone "\r").
+    line_map = LineMap(doc(text), UTF32)
+    offset = 0
+    for number, piece in enumerate(text.split("\n"), start=1):
+        line, column = line_map.editor_position(number, len(piece))
+        assert sum(map(len, lines[:line])) + column == offset + len(piece)
+        offset += len(piece) + 1

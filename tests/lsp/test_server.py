@@ -65,23 +65,39 @@ async def test_root_cause_and_collateral_diagnostics(workspace: Path) -> None:
         root_cause.code_description.href
         == "https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html"
     )
-    related = {r.location.range.start.line: r.message for r in root_cause.related_information or []}
-    assert related == {
-        line: f"rank {rank}: NCCL watchdog caught a collective operation timeout in ALLREDUCE SeqNum 118 (collateral)"
-        for rank, line in WATCHDOG_LINES.items()
-    }
+    # The root cause lists each collateral group once, at its earliest line.
+    watchdog = "NCCL watchdog caught a collective operation timeout"
+    related = [
+        (r.location.range.start.line, r.message) for r in root_cause.related_information or []
+    ]
+    assert related == [(14, f"3 ranks (0, 1, 3): {watchdog} in ALLREDUCE SeqNum 118 (collateral)")]
 
-    # One Information per kind per rank (ranks 0 and 3 printed the watchdog line twice).
+    # One Information per collateral signature, on its earliest line (rank 0's first), listing
+    # the root cause, then each rank's first watchdog line (ranks 0 and 3 printed it twice).
     collateral = [d for d in diagnostics if d.severity == types.DiagnosticSeverity.Information]
-    assert sorted(d.range.start.line for d in collateral) == sorted(WATCHDOG_LINES.values())
-    for diagnostic in collateral:
-        assert diagnostic.code == "nccl-watchdog-timeout"
-        assert (
-            diagnostic.range.start.character == 64
-        )  # the match starts at "[Rank N] Watchdog caught"
-        (back,) = diagnostic.related_information or []
-        assert back.location.uri == uri and back.location.range == root_cause.range
-    assert len(diagnostics) == 4
+    assert len(collateral) == 1 and len(diagnostics) == 2
+    (group,) = collateral
+    assert group.code == "nccl-watchdog-timeout"
+    assert group.range.start == types.Position(line=14, character=64)  # "[Rank 0] Watchdog caught"
+    assert group.message == (
+        f"{watchdog} on 3 ranks (0, 1, 3) (5 lines): collateral of DDP found parameters that"
+        " received no gradient on rank 2"
+    )
+    assert group.data == {
+        "signature": "nccl-watchdog-timeout",
+        "rank": 0,
+        "ranks": [0, 1, 3],
+        "kind": "collateral",
+    }
+    back, *ranks = group.related_information or []
+    assert back.location.uri == uri and back.location.range == root_cause.range
+    assert back.message.startswith("root cause: DDP found parameters") and "(rank 2" in back.message
+    assert [
+        (r.location.range.start.line, r.location.range.start.character, r.message) for r in ranks
+    ] == [
+        (line, 64, f"rank {rank}: {watchdog} in ALLREDUCE SeqNum 118 (collateral)")
+        for rank, line in WATCHDOG_LINES.items()
+    ]
 
 
 async def test_nothing_found_gives_no_diagnostics(workspace: Path) -> None:

@@ -64,11 +64,8 @@ def test_neovim_receives_the_root_cause(tmp_path: Path) -> None:
         (12, 23, 107, "ddp-unused-parameters", "rootrank")
     ]
     infos = sorted((d["line"], d["code"]) for d in result["diagnostics"] if d["severity"] == 3)
-    assert infos == [
-        (14, "nccl-watchdog-timeout"),
-        (15, "nccl-watchdog-timeout"),
-        (16, "nccl-watchdog-timeout"),
-    ]
+    # One collateral diagnostic for the watchdog timeouts of ranks 0, 1 and 3, on the first.
+    assert infos == [(14, "nccl-watchdog-timeout")]
     assert "#### What happened" in result["hover"] and "rank **2**" in result["hover"]
 
 

@@ -305,7 +305,9 @@ function verdictSection(d: Diagnosis, cause: RootCause, ctx: PageContext, ids: {
   const frame = userFrame(cause);
   if (frame) {
     where.push(
-      `<code title="${esc(`${frame.file}:${frame.line}`)}">${esc(`${basename(frame.file)}:${frame.line}`)}</code>` +
+      `<a href="#" class="frame-link" data-frame="${esc(frame.file)}" data-line="${frame.line}" title="${esc(
+        `Open ${frame.file}:${frame.line} in the workspace`,
+      )}"><code>${esc(`${basename(frame.file)}:${frame.line}`)}</code></a>` +
         (frame.func ? ` <span class="muted">in ${esc(frame.func)}</span>` : ''),
     );
   }

@@ -2,13 +2,14 @@
  * The report webviews: the diagnosis report and the library entry, each one panel reused,
  * opened beside the editor in one column. They show a diagnosis (`renderReportHtml`) or a
  * library entry (`renderEntryHtml`) and answer the page's
- * messages: open a log line, copy text, run a command in a terminal (asks first, never in
- * an untrusted workspace), open an entry.
+ * messages: open a log line or the user's traceback frame in the workspace, copy text, run a
+ * command in a terminal (asks first, never in an untrusted workspace), open an entry.
  */
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Diagnosis } from './diagnosis';
+import { bestFrameFile, frameFileName } from './frameFile';
 import { Entry, entryTitle, renderEntryHtml, renderReportHtml, PageContext } from './html';
 
 /** What the panel needs from the rest of the extension. */
@@ -27,6 +28,7 @@ export interface PanelHost {
 
 type Message =
   | { type: 'open'; path: string; line: number }
+  | { type: 'frame'; file: string; line: number }
   | { type: 'copy'; text: string }
   | { type: 'run'; command: string }
   | { type: 'entry'; id: string }
@@ -180,6 +182,9 @@ export class ReportPanel {
       case 'open':
         await this.openLine(m.path, m.line);
         return;
+      case 'frame':
+        await this.openFrame(m.file, m.line);
+        return;
       case 'external':
         // a reference the user clicked: only http(s) addresses, opened by the browser
         if (/^https?:\/\/[^\s"'<>]+$/.test(m.url)) {
@@ -191,6 +196,34 @@ export class ReportPanel {
     }
   }
 
+  /**
+   * Open the user's traceback frame (`file`, 1-based `line`) in the workspace file it names
+   * (bestFrameFile over the workspace's files of that name; dependency and VCS folders left
+   * out), or say that the workspace has no such file.
+   */
+  private async openFrame(file: string, line: number): Promise<void> {
+    const name = frameFileName(file);
+    const hits: vscode.Uri[] = [];
+    for (const folder of vscode.workspace.workspaceFolders ?? []) {
+      hits.push(
+        ...(await vscode.workspace.findFiles(
+          new vscode.RelativePattern(folder, `**/${name}`),
+          '**/{node_modules,.git,.venv,venv,site-packages,__pycache__}/**',
+          500,
+        )),
+      );
+    }
+    const best = bestFrameFile(
+      file,
+      hits.map((u) => u.fsPath),
+    );
+    if (!best) {
+      void vscode.window.showWarningMessage(`rootrank: ${name} (${file}) is not in this workspace.`);
+      return;
+    }
+    await this.showAt(vscode.Uri.file(best), Math.max(0, line - 1));
+  }
+
   private async openLine(p: string, line: number): Promise<void> {
     const source =
       this.host.resolveSource(p) ?? (path.isAbsolute(p) ? { uri: vscode.Uri.file(p), lineOffset: 0 } : undefined);
@@ -198,9 +231,12 @@ export class ReportPanel {
       void vscode.window.showWarningMessage(`rootrank: ${p} is not a file that can be opened.`);
       return;
     }
-    const { uri } = source;
-    const position = new vscode.Position(Math.max(0, source.lineOffset + line - 1), 0);
-    // Open the line in the first editor group, never in the report's column.
+    await this.showAt(source.uri, Math.max(0, source.lineOffset + line - 1));
+  }
+
+  /** Show `uri` at the 0-based `line` in the first editor group, never in the report's column. */
+  private async showAt(uri: vscode.Uri, line: number): Promise<void> {
+    const position = new vscode.Position(line, 0);
     const column = this.panel.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Two : vscode.ViewColumn.One;
     await vscode.window.showTextDocument(uri, {
       viewColumn: column,

@@ -10,6 +10,7 @@ import {
   renderReportHtml,
   ranksLabel,
 } from '../../src/report/html';
+import { bestFrameFile, frameFileName } from '../../src/report/frameFile';
 
 // A diagnosis made by the engine (rootrank.engine.diagnose_text) from extension/samples/torchrun-8gpu-oom.log.
 const FIXTURE = path.resolve(__dirname, '../../../../extension/test/fixtures/torchrun-8gpu-oom.diagnosis.json');
@@ -156,7 +157,7 @@ describe('renderReportHtml', () => {
       '<h1 id="h-cause">CUDA out of memory',
       'rank 5</strong>',
       'host <strong>host-1',
-      'model.py:97</code>',
+      'model.py:97</code></a>',
       '<strong>Fix:</strong> Lower the peak memory on rank 5',
       '<strong>Verify:</strong><pre><code id="blk1">PYTORCH_CUDA_ALLOC_CONF',
       'id="h-tl"',
@@ -311,5 +312,23 @@ describe('renderEntryHtml', () => {
     // its tab is told apart from the report of the same signature (titled by the signature's title)
     assert.match(out, /<title>rootrank entry: cuda-oom<\/title>/);
     assert.equal(entryTitle({ id: 'user-code-exception' }), 'rootrank entry: user-code-exception');
+  });
+});
+
+describe('bestFrameFile', () => {
+  it("picks the workspace file with the longest tail of the frame's path", () => {
+    const files = ['/ws/tools/data.py', '/ws/src/proj/data.py', '/ws/proj/other.py'];
+    assert.equal(bestFrameFile('/home/user/src/proj/data.py', files), '/ws/src/proj/data.py');
+    assert.equal(bestFrameFile('C:\\Users\\me\\tools\\data.py', files), '/ws/tools/data.py');
+    assert.equal(bestFrameFile('/home/user/proj/train.py', files), undefined);
+    assert.equal(frameFileName('C:\\Users\\me\\tools\\data.py'), 'data.py');
+  });
+
+  it("renders the user's frame as a link the page turns into an open-the-frame message", () => {
+    const page = renderReportHtml(sample(), ctx);
+    assert.match(
+      page,
+      /<a href="#" class="frame-link" data-frame="\/workspace\/llm\/model.py" data-line="97" title="Open \/workspace\/llm\/model.py:97 in the workspace"><code>model.py:97<\/code><\/a>/,
+    );
   });
 });

@@ -115,9 +115,24 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     )
     diag.root_cause.confidence = _confidence(root, initiator, graph, group_of_root)
     diag.collateral = group([*collateral, *(f for s in ctx.survived for f in s.findings)])
+    _retitle(diag, library.signatures[root.signature].title)
     diag.timeline = timeline(ctx.findings, root)
     diag.explanations = explanations(graph, root)
     return diag
+
+
+def _retitle(diag: Diagnosis, title: str) -> None:
+    """When the chosen fix variant names the failure more narrowly than its signature's
+    ``title`` (a variant's ``title``, :mod:`rootrank.entry.variants`), say it the same way
+    everywhere the report names it: in the initiating rank's sentences and in the collateral
+    groups of the same signature, so the headline and the text below it agree."""
+    rc = diag.root_cause
+    if rc is None or rc.title == title:
+        return
+    diag.reasoning = [r.replace(f'"{title}"', f'"{rc.title}"') for r in diag.reasoning]
+    for g in diag.collateral:
+        if g.signature == rc.signature and g.title == title:
+            g.title = rc.title
 
 
 def _launcher_report_for(

@@ -526,6 +526,51 @@ def out_of_lockstep(case: Case) -> Verdict | None:
     return Verdict(rank, why, "out_of_lockstep", (rank,))
 
 
+def _names_no_rank(case: Case) -> bool:
+    """Whether the root is a failure a peer detects (:data:`SEEN_BY_PEERS`) whose own
+    message names no rank (no ``rank``, ``ranks`` or ``peer_rank`` capture)."""
+    caps = case.root.captures
+    return case.root.failure_class in SEEN_BY_PEERS and not (
+        caps.get("rank") or caps.get("ranks") or caps.get("peer_rank")
+    )
+
+
+def odd_line_out(case: Case) -> Verdict | None:
+    """For a mismatch, desync or timeout a peer detects, the one rank whose set-up line
+    differs in one token from the same line of every other rank
+    (:func:`rootrank.analysis.oddline.odd_line`): it diverged, the rank the failure shows on
+    only received it."""
+    if not _names_no_rank(case):
+        return None
+    from rootrank.analysis.oddline import odd_line
+
+    found = odd_line(case.ctx)
+    if found is None:
+        return None
+    rank, why = found
+    return Verdict(rank, why, "odd_line_out", (rank,))
+
+
+#: Classes of a hang: the ranks wait in a collective until a timeout (not a crash, where a
+#: rank's missing line may just be output lost when it was killed).
+_HANG_CLASSES = frozenset({"collective-desync", "collective-timeout"})
+
+
+def missing_milestone(case: Case) -> Verdict | None:
+    """In a hang (a timeout or desync a peer detects), the one rank that never printed a
+    line every other rank printed is the one stuck before it
+    (:func:`rootrank.analysis.oddline.missing_milestone`)."""
+    if not _names_no_rank(case) or case.root.failure_class not in _HANG_CLASSES:
+        return None
+    from rootrank.analysis.oddline import missing_milestone as missing
+
+    found = missing(case.ctx)
+    if found is None:
+        return None
+    rank, why = found
+    return Verdict(rank, why, "missing_milestone", (rank,))
+
+
 def missing_reporter(case: Case) -> Verdict | None:
     """In a hang every rank but the one the others wait for reports the timeout: the one
     known rank that reported no failure of this class is the suspect (not for the
@@ -1091,6 +1136,65 @@ def earliest_time(case: Case) -> Verdict | None:
     )
 
 
+def child_exit_report(case: Case) -> Verdict | None:
+    """A launcher-less parent's report of its numbered children's exit codes (``exit codes:
+    {'trainer-0': 1, 'trainer-2': -11}``) names the one child a crash signal ended, or the
+    one that alone failed (:func:`rootrank.analysis.child_exits.initiating_child`); not
+    when torchelastic's summary is in the log (it reports the ranks itself)."""
+    if case.ctx.state.elastic:
+        return None
+    from rootrank.analysis.child_exits import initiating_child
+
+    found = initiating_child(case.ctx.state)
+    if found is None:
+        return None
+    rank, why = found
+    return Verdict(rank, why, "child_exit_report", (rank,))
+
+
+def odd_call_site(case: Case) -> Verdict | None:
+    """The one rank whose collective call site differs, when the ranks' tracebacks of a
+    collective failure stop at two call sites and one of them is a single rank's while at
+    least two others share the other (:func:`rootrank.entry.frames.call_sites`: the innermost
+    user frame and the collective each rank waited in).
+
+    Every rank runs the same loop, so the ranks meet at one call site; a rank that waits in
+    another collective, or at another line, went down another branch (a rank-dependent
+    condition, an order of group creation of its own), and the others wait at theirs for a
+    collective it never reaches: they time out, and so does it, waiting for them. The
+    launcher's first observed failure (:func:`elastic_summary`) is only the first to time
+    out, so this decides before it; the fix text names the same odd rank (trial r15b,
+    finding 6: the headline named rank 0 while the fix said rank 3 was the odd one)."""
+    from rootrank.entry.frames import call_sites, short  # the fix's own comparison
+
+    sites = call_sites(case.ctx.state, case.root)
+    if len(sites) < 3:
+        return None
+    groups: dict[tuple[str, int, str | None], list[int]] = {}
+    for s in sites:
+        if s.rank is not None:  # call_sites keeps ranked tracebacks only
+            groups.setdefault((s.file, s.line, s.collective), []).append(s.rank)
+    if len(groups) != 2:
+        return None
+    (key_a, ranks_a), (key_b, ranks_b) = groups.items()
+    if len(ranks_a) == 1 and len(ranks_b) >= 2:
+        odd, odd_key, rest, rest_key = ranks_a[0], key_a, ranks_b, key_b
+    elif len(ranks_b) == 1 and len(ranks_a) >= 2:
+        odd, odd_key, rest, rest_key = ranks_b[0], key_b, ranks_a, key_a
+    else:
+        return None
+    why = say(
+        "odd_call_site",
+        rank=odd,
+        its=odd_key[2] or "a call",
+        where=f"{short(odd_key[0])}:{odd_key[1]}",
+        others=ranks_word(rest),
+        theirs=rest_key[2] or "a call",
+        their_where=f"{short(rest_key[0])}:{rest_key[1]}",
+    )
+    return Verdict(odd, why, "odd_call_site", (odd,))
+
+
 def elastic_summary(case: Case) -> Verdict | None:
     """torchelastic's failure summary, last: the only rank with a real failure exit code,
     or the one whose failure is strictly the earliest (see :func:`elastic_rank`).
@@ -1462,8 +1566,10 @@ STRATEGIES: tuple[Strategy, ...] = (
     odd_value_out,
     odd_printed_value,
     out_of_lockstep,
+    odd_line_out,
     missing_reporter,
     missing_progress,
+    missing_milestone,
     named_by_root,
     alone_in_first_attempt,
     earliest_time,
@@ -1471,6 +1577,8 @@ STRATEGIES: tuple[Strategy, ...] = (
     peer_victim,
     reported_by_launcher,
     died_unrequested,
+    child_exit_report,
+    odd_call_site,
     elastic_summary,
     implied_rank,
     victims_only,

@@ -122,6 +122,22 @@ _TEMPLATES: dict[str, str] = {
     "odd_optype": "rank {rank} was running {value} while the other ranks were running {majority}",
     "odd_capture": "rank {rank} passed {key} {value} where the other ranks passed {majority}",
     "odd_printed": "every rank printed {shape} and rank {rank} printed {value} where the others printed {majority} ({where})",
+    "odd_line": (
+        "rank {rank} printed `{value}` where ranks {others} printed `{usual}` in the same line (line {line}: "
+        "`{text}`): it took another branch before the failure, which the other ranks then saw"
+    ),
+    "missing_milestone": (
+        "rank {rank} never printed `{text}`, which ranks {others} printed (line {line}): it did not reach "
+        "that point, and the others waited for it"
+    ),
+    "child_signal_exit": (
+        "the parent's report of its processes' exit codes ({codes}) shows {name} (rank {rank}) ended by "
+        "signal {signal} while the others exited with a status of their own: it crashed first"
+    ),
+    "child_lone_failure": (
+        "the parent's report of its processes' exit codes ({codes}) shows {name} (rank {rank}) alone "
+        "exited with {code}"
+    ),
     "seqnum_behind": "rank {rank} is behind (SeqNum {low}; the others are at {high})",
     "ahead_in_sequence": "rank {rank} runs {value} at SeqNum {ahead}, past SeqNum {high} where the other ranks wait: it completed the collective they are stuck in, so its different {key} is its next collective, not a divergence, and the log does not show the rank they wait for",
     "enqueued_split": "ranks {stopped} stopped at NCCL work {done} with everything they enqueued completed, while ranks {issued} completed work {done} too and enqueued up to work {queued}: ranks {stopped} never issued work {next}, the collective the others wait in (the ranks ran different collective sequences)",
@@ -220,6 +236,11 @@ _TEMPLATES: dict[str, str] = {
     "same_on_every_rank_launcher": (
         "the launcher saw rank {rank} fail first, but no line names the rank that raised it and every rank "
         "runs the same set-up: the log does not show which rank hit it first"
+    ),
+    "odd_call_site": (
+        "rank {rank} waits in {its} at {where} while {others} wait in {theirs} at {their_where}: "
+        "the one rank whose collective call site differs from every other rank's took another "
+        "path through the code, and the others waited for a collective it never reached"
     ),
     "watchdog_abort": (
         "torchelastic's summary names rank {rank}, but its exit (SIGABRT) is how the NCCL watchdog ends a rank "

@@ -16,20 +16,29 @@ from typing import Any
 import regex
 
 from rootrank import lazy_regex
-from rootrank.entry.commands import blank_masked_hosts, fit, launch_of, ready
+from rootrank.entry.commands import (
+    blank_masked_hosts,
+    fill_path_blanks,
+    fit,
+    launch_of,
+    ready,
+)
 from rootrank.entry.frames import (
     call_sites,
     launcher_report,
     location_step,
+    notebook_cell,
+    notebook_verify,
     rank_output_file,
     root_exception,
     user_frame,
 )
-from rootrank.entry.hang_capture import rank_own_output, rank_stacks
+from rootrank.entry.hang_capture import last_steps, rank_own_output, rank_stacks
 from rootrank.entry.variants import (
     Facts,
     agreed_values,
     choose,
+    custom_backward,
     initiator_output_missing,
     library_raise,
     local_module_frame,
@@ -161,6 +170,12 @@ def loaded_path(codes: list[str]) -> str | None:
     return None
 
 
+#: The standard library's thread and process bootstrap files (a target function runs under them).
+_BOOTSTRAP = lazy_regex.compile(
+    r"(?:^|[/\\])(?:threading|multiprocessing[/\\](?:process|spawn|popen_\w+))\.py$"
+)
+
+
 def entry_script(state: ScanState, root: Finding) -> str | None:
     """The entry script: as the launcher names it (torchelastic's ``x.py FAILED`` title, a
     printed ``torchrun ... x.py``), else ``-m pkg.mod`` for a module launch the launcher names
@@ -177,6 +192,20 @@ def entry_script(state: ScanState, root: Finding) -> str | None:
         name = file.replace("\\", "/").rsplit("/", 1)[-1]
         if func == "<module>" and user and name.endswith(".py"):
             return name
+    # No ``<module>`` frame: a thread's or a ``multiprocessing.Process``'s traceback starts in
+    # the standard library's bootstrap (threading.py ``_bootstrap_inner``, multiprocessing's
+    # process.py ``_bootstrap``; faulthandler's crash stack likewise), and the first user frame
+    # under it is the target function. When every user frame of the log's tracebacks is in one
+    # ``.py`` file, that file started the thread or process: it is the entry script.
+    frames += [(f.file, f.func, f.user) for seen in state.cut_tracebacks for f in seen.exc.frames]
+    if any(_BOOTSTRAP.search(file) for file, _func, _user in frames):
+        names = {
+            file.replace("\\", "/").rsplit("/", 1)[-1]
+            for file, _func, user in frames
+            if user and not _BOOTSTRAP.search(file)
+        }
+        if len(names) == 1 and next(iter(names)).endswith(".py"):
+            return names.pop()
     return None
 
 
@@ -349,6 +378,8 @@ def fill_entry(
         captures=captured,
         texts=[e.text for e in root.evidence]
         + ([seen.exc.message] if seen is not None and seen.exc.message else [])
+        # the message as the root's match read it, joined across a wrap (scan._complete_captures)
+        + ([str(root.captures["message"])] if root.captures.get("message") else [])
         + [e.text for f in group if f is not root for e in f.evidence],
         frames=[f"{f['file']}:{f.get('func', '')}" for f in frames],
         command=state.launch.command or "",
@@ -357,6 +388,7 @@ def fill_entry(
         call_sites_differ=bool(sites),
         user_frame=frame is not None,
         raised_in_library=library_raise(frames, frame is not None),
+        custom_backward=custom_backward(frames),
         cut_traceback=initiating is not None
         and initiating in state.cut_traceback_ranks
         and not any(x.rank == initiating for x in state.exceptions),
@@ -394,6 +426,8 @@ def fill_entry(
     # one command that shows every rank's stack while the job hangs, for its own launcher
     stacks_cmd = rank_stacks(launch, facts.launchers, facts.stacks, state.launch.module)
     values["rank_stacks"] = masker.text(stacks_cmd) if masker else stacks_cmd
+    # what the log already shows of a hang: the last step each rank printed
+    values["last_steps"] = last_steps(state.progress.last())
     # the interpreter the job's own command ran (``python3``, ``/opt/conda/bin/python``), for
     # a step that reruns it another way; ``python`` when the log shows no python command
     interp = regex.match(
@@ -464,15 +498,37 @@ def fill_entry(
             action = f"was in {call}" if call else f"raised {exc_name}"
     else:
         action = None
-    where = location_step(frame, sites, rc_rank, action)
+    where = location_step(frame, sites, rc_rank, action, launch.world)
     if where and sites:
         steps.insert(0, where)
     elif where and steps:
         steps[0] = f"{where} {steps[0]}"
 
+    # the path the root's message names fills <path> / <output_dir> (commands.fill_path_blanks)
+    named_path = values.get("path") if isinstance(values.get("path"), str) else None
     verify = ready(
-        fit(render(variant.get("verify", sig.verify), values), launch, verify=True), launch
+        fit(
+            fill_path_blanks(render(variant.get("verify", sig.verify), values), named_path),
+            launch,
+            verify=True,
+        ),
+        launch,
     )
+    run_frames = [
+        f for seen_exc in (*state.exceptions, *state.cut_tracebacks) for f in seen_exc.exc.frames
+    ]
+    if (frame is not None and notebook_cell(frame.file)) or any(
+        notebook_cell(f.file) for f in run_frames
+    ):
+        # the job ran from a notebook cell (accelerate's notebook_launcher, a DDP cell): no
+        # script to rerun, the cell is rerun with the settings in the kernel's environment
+        starts = any(
+            # IPython names a frame's function with its parameters: "notebook_launcher(function, ...)"
+            f.func.partition("(")[0] == "notebook_launcher"
+            or "notebook_launcher(" in (f.code or "")
+            for f in run_frames
+        )
+        verify = notebook_verify(verify, "notebook_launcher" if starts else None)
     if masker is not None and masker.enabled:
         verify = blank_masked_hosts(verify)
     evidence = [dataclasses.replace(e) for e in root.evidence[:3]]
@@ -492,7 +548,7 @@ def fill_entry(
     return RootCause(
         signature=sig.id,
         failure_class=sig.failure_class,
-        title=sig.title,
+        title=variant.get("title", sig.title),
         category=sig.category,
         confidence=round(max(0.05, min(0.99, confidence)), 2),
         rank=rc_rank,
@@ -514,7 +570,10 @@ def fill_entry(
             code={k: fit(render(v, values, keep_unknown=True), launch) for k, v in code.items()},
             variant=FixVariant(chosen["id"], chosen["why"]) if chosen is not None else None,
         ),
-        confirm=[fit(render(c, values), launch) for c in variant.get("confirm", sig.confirm)],
+        confirm=[
+            fit(fill_path_blanks(render(c, values), named_path), launch)
+            for c in variant.get("confirm", sig.confirm)
+        ],
         verify=verify,
         references=list(sig.references),
         related=[

@@ -457,6 +457,31 @@ def ready(command: str, launch: Launch) -> str:
     return head + sep + comment
 
 
+#: A path the root cause's message names: no blank, no shell metacharacter (quoted otherwise).
+_PLAIN_PATH = lazy_regex.compile(r"[\w./~+-]+")
+
+
+def fill_path_blanks(text: str, path: str | None) -> str:
+    """``text`` (a rendered verify or confirm line) with the blanks the root cause's own path
+    fills: ``<path>`` is that path, ``<output_dir>`` its directory (``.`` for a bare file
+    name: the job's working directory). The path is the one the exception names
+    (``Permission denied: 'ckpt/rank2/step4.pt.tmp'``, a ``path`` capture): the directory
+    the job failed to write is the one to check, whatever the job calls its output
+    directory. Relative paths stay relative (the command runs where the job ran). ``path``
+    ``None``, empty or itself a blank leaves ``text`` as it is."""
+    if not path or "<" in path or "\n" in path:
+        return text
+    path = path.replace("\\", "/")
+    folder = path.rsplit("/", 1)[0] if "/" in path.rstrip("/") else "."
+    if path.startswith("/") and folder == "":
+        folder = "/"
+
+    def quoted(value: str) -> str:
+        return value if _PLAIN_PATH.fullmatch(value) else "'" + value.replace("'", "'\\''") + "'"
+
+    return text.replace("<path>", quoted(path)).replace("<output_dir>", quoted(folder or "/"))
+
+
 def blank_masked_hosts(command: str) -> str:
     """``command`` with every host pseudonym the masking put in it (``host-1``, ``ip-2``:
     :func:`rootrank.mask.pseudonyms_in`) turned into a visible blank (``<host-1>``): no

@@ -9,6 +9,7 @@ torch, or a launcher's console script). Lines are 1-based, as the traceback prin
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from rootrank import lazy_regex
@@ -276,6 +277,16 @@ def call_sites(state: ScanState, root: Finding, masker: Any | None = None) -> li
         )
     if len(sites) < 2:
         return []
+    # one line whose collective one rank's traceback names and another's does not (cut
+    # before torch's frames, or waiting in the work object) is one call site, not two
+    named: dict[tuple[str, int], set[str]] = {}
+    for s in sites.values():
+        if s.collective:
+            named.setdefault((s.file, s.line), set()).add(s.collective)
+    for r, s in sites.items():
+        ops = named.get((s.file, s.line), set())
+        if s.collective is None and len(ops) == 1:
+            sites[r] = dataclasses.replace(s, collective=next(iter(ops)))
     if len({(s.file, s.line, s.collective) for s in sites.values()}) < 2:
         return []
     return [sites[r] for r in sorted(sites)]
@@ -296,15 +307,58 @@ def _ranks(ranks: list[int | None]) -> str:
     return "ranks " + ", ".join(str(r) for r in ranks[:-1]) + f" and {ranks[-1]}"
 
 
+def _same_op(groups: dict[tuple[str, int, str | None], list[int | None]], world: int | None) -> str:
+    """The sentence a desync of one collective at two or more lines of one file adds: every
+    site calls the same op (``all_reduce`` at :30 and :31), so the ranks at the earliest line
+    did not get past a call the others completed. When both lines run on every rank, no branch
+    separates them: that call's group is what differs, a peer of it never arrived (a rank with
+    no call site in the log, named when ``world`` is known) or the ranks built the group
+    differently (``dist.new_group`` is itself a collective over the whole world: every rank
+    must call it in the same order with the same ranks). Only when fewer ranks stopped at the
+    earliest line than passed it: a minority ahead of the rest skipped a call instead (a
+    branch). ``""`` otherwise."""
+    ops = {k[2] for k in groups}
+    files = {k[0] for k in groups}
+    if len(ops) != 1 or None in ops or len(files) != 1 or len(groups) < 2:
+        return ""
+    op = next(iter(ops))
+    first = min(groups, key=lambda k: k[1])
+    if 2 * len(groups[first]) >= sum(len(rs) for rs in groups.values()):
+        # most ranks are at the earliest line and a few ahead: those few skipped a call
+        # (a branch), the order sentence already says it
+        return ""
+    stuck = _ranks(groups[first])
+    seen = {r for rs in groups.values() for r in rs if r is not None}
+    silent: list[int | None] = [r for r in range(world) if r not in seen] if world else []
+    peer = (
+        f"{_ranks(silent)} (no call site in the log: {'it' if len(silent) == 1 else 'they'}"
+        " never reached these lines)"
+        if silent and world and len(silent) < world
+        else "a peer of that call"
+    )
+    return (
+        f" Every site calls {op}: if these lines run on every rank (no branch between them),"
+        f" {stuck} did not get past line {first[1]} while the others did, so that call's group"
+        f" differs, not the order: {peer} did not join it, or the ranks built the group"
+        " differently (dist.new_group must be called by every rank, in the same order, with"
+        " the same ranks list; a list read per rank or built from a set or a file differs)."
+    )
+
+
 def location_step(
-    frame: UserFrame | None, sites: list[CallSite], rank: int | None, action: str | None
+    frame: UserFrame | None,
+    sites: list[CallSite],
+    rank: int | None,
+    action: str | None,
+    world: int | None = None,
 ) -> str | None:
     """Where the fix applies when the log shows the user's code: a first step of its own
     when the ranks called collectives from different lines (``train.py:57: rank 2 calls
     broadcast here while ranks 0 and 1 call all_reduce at train.py:44``), else a prefix for
     the first step naming where the initiating rank's traceback leaves the user's code
     (``model.py:97 (in forward), where rank 5 raised OutOfMemoryError:``; ``action`` is what
-    the rank did there); ``None`` when neither is known."""
+    the rank did there); ``None`` when neither is known. ``world``: the job's world size,
+    when known (names ranks with no call site: :func:`_same_op`)."""
     if sites:
         groups: dict[tuple[str, int, str | None], list[int | None]] = {}
         for s in sites:
@@ -326,6 +380,7 @@ def location_step(
             return (
                 f"{short(mine[0])}:{mine[1]}: {_ranks(groups[mine])} {what(mine)} here while {rest}: "
                 "make every rank reach the same collectives in the same order from these lines."
+                + _same_op(groups, world)
             )
         listed = "; ".join(
             f"{_ranks(rs)} {what(k)} at {short(k[0])}:{k[1]}" for k, rs in groups.items()
@@ -349,3 +404,55 @@ def location_step(
 #: A Jupyter cell's code as ipykernel compiles it (ipykernel/compiler.py, get_file_name: the
 #: kernel's temporary directory ``ipykernel_<pid>`` and a hash of the cell's code).
 _KERNEL_CELL = lazy_regex.compile(r"(?:^|[\\/])ipykernel_\d+[\\/]\d+\.py$")
+#: The file names IPython's own traceback gives a cell (rootrank.tracebacks._ipython_frame):
+#: ``Cell In[7]`` (IPython 8), ``Input In [7]``, ``<ipython-input-7-...>`` (older).
+_IPYTHON_CELL = lazy_regex.compile(r"^(?:Cell In ?\[|Input In ?\[|<ipython-input-)")
+
+
+def notebook_cell(file: str) -> bool:
+    """Whether ``file`` (a traceback frame's file) is a Jupyter notebook cell: ipykernel's
+    compiled cell (:data:`_KERNEL_CELL`) or IPython's name for one (:data:`_IPYTHON_CELL`)."""
+    return bool(_KERNEL_CELL.search(file) or _IPYTHON_CELL.match(file))
+
+
+#: ``NAME=value`` settings in front of a verification command.
+_ENV_SET = lazy_regex.compile(r"(?P<name>[A-Z_][A-Z0-9_]*)=(?P<value>\S+)\s+")
+#: A verification command that reruns the job's script (its launcher, then the script).
+_RERUN = lazy_regex.compile(
+    r"(?:python3?|torchrun|accelerate launch|deepspeed|srun|mpirun|horovodrun|composer)\b"
+    r"[^#]*?(?:<[^<>]*\.py>|\S+\.py(?!\w))"
+)
+
+
+#: How a verification that is no shell command starts (:func:`notebook_verify`): an editor
+#: offers to copy it, not to run it in a terminal.
+IN_NOTEBOOK = "in the notebook:"
+
+
+def notebook_verify(verify: str, launcher_call: str | None) -> str:
+    """``verify`` for a job that ran from a notebook cell: a command that reruns the job's
+    script (``[ENV=v ...] python <train.py> ...``) has no script to run, so it becomes the
+    notebook's way: the settings as ``os.environ[...]`` in a cell run before the job starts,
+    then the cell that starts it run again (``launcher_call``: the launching function the
+    traceback quotes, ``notebook_launcher``). A variable such as ``PYTORCH_CUDA_ALLOC_CONF``
+    is read when CUDA initialises, so it must be set before the launcher starts the
+    processes, which inherit the kernel's environment. Other commands (``nvidia-smi``,
+    ``python -c ...``) run from a terminal as they are and are returned unchanged."""
+    head, sep, comment = verify.partition("  # ")
+    env: list[tuple[str, str]] = []
+    at = 0
+    while (m := _ENV_SET.match(head, at)) is not None:
+        env.append((m["name"], m["value"]))
+        at = m.end()
+    if not _RERUN.match(head, at) or " -c " in head[at:]:
+        return verify
+    what = (
+        f"the cell that calls {launcher_call}" if launcher_call else "the cell that starts the job"
+    )
+    if env:
+        sets = "; ".join(f'os.environ["{k}"] = "{v}"' for k, v in env)
+        before = launcher_call or "the job starts"
+        text = f"{IN_NOTEBOOK} import os; {sets} in a cell run before {before}, then rerun {what}"
+    else:
+        text = f"{IN_NOTEBOOK} restart the kernel and rerun {what}"
+    return text + (sep + comment if sep else "")

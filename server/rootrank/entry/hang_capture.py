@@ -25,6 +25,7 @@ launcher's own process matches too; its stack is harmless to print).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from rootrank.entry.commands import Launch
 
@@ -127,3 +128,49 @@ def rank_own_output(
     return f"{who}'s own traceback is in its own stderr, which this log does not hold" + (
         f"; to keep each rank's output next time: {keep}" if keep else ""
     )
+
+
+#: Ranks named one by one in :func:`last_steps` (a larger job's are summarised).
+MAX_NAMED_STEPS = 8
+
+
+def last_steps(last: dict[int | None, Any]) -> str:
+    """What the log already shows of a hang: the last step each rank printed, from
+    ``rank -> Progress`` (:meth:`rootrank.progress.ProgressModel.last`; lines that name no
+    rank are left out), as a phrase a fix quotes (``{last_steps}``): "rank 2 printed step 11
+    last (line 40) while ranks 0, 1 and 3 reached step 12" when one step is behind the rest,
+    "every rank printed step 12 last" when they agree, "ranks 0-1 at step 12, ranks 2-3 at
+    step 11" otherwise; "the log prints no per-rank step" with fewer than two ranks' steps.
+    The rank behind is the first suspect of a hang (the others waited for it), not proof:
+    a rank may print its step before the collective it then never reaches."""
+    ranked = {r: p for r, p in last.items() if r is not None}
+    if len(ranked) < 2:
+        return "the log prints no per-rank step to compare"
+    by_step: dict[int, list[int]] = {}
+    for r, p in sorted(ranked.items()):
+        by_step.setdefault(p.step, []).append(r)
+    if len(by_step) == 1:
+        ((step, _),) = by_step.items()
+        return f"every rank printed step {step} last"
+    low = min(by_step)
+    high = max(by_step)
+    if len(by_step[low]) < len(ranked) - len(by_step[low]):
+        behind = by_step[low]
+        where = f" (line {ranked[behind[0]].line})" if len(behind) == 1 else ""
+        others = sorted(r for r in ranked if r not in behind)
+        reached = f"step {high}" if len(by_step) == 2 else f"steps up to {high}"
+        return (
+            f"{_ranks(behind)} printed step {low} last{where} while {_ranks(others)} reached"
+            f" {reached}"
+        )
+    parts = [f"{_ranks(rs)} at step {s}" for s, rs in sorted(by_step.items(), reverse=True)]
+    return ", ".join(parts[:MAX_NAMED_STEPS])
+
+
+def _ranks(ranks: list[int]) -> str:
+    """``rank 2``, ``ranks 0 and 1``, ``ranks 0, 1 and 3``, ``ranks 0-7`` (a run)."""
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    if len(ranks) > 2 and ranks == list(range(ranks[0], ranks[-1] + 1)):
+        return f"ranks {ranks[0]}-{ranks[-1]}"
+    return "ranks " + ", ".join(str(r) for r in ranks[:-1]) + f" and {ranks[-1]}"

@@ -1,8 +1,11 @@
 """Fix variants chosen by evidence.
 
-A signature's ``fix`` may hold ``variants``: a list of ``{id, when, steps, code?, confirm?,
-verify?}``, the default last (it has no ``when``). The first variant whose ``when`` holds
-is the fix; :func:`choose` also says why, in words taken from the facts that held.
+A signature's ``fix`` may hold ``variants``: a list of ``{id, when, title?, steps, code?,
+confirm?, verify?}``, the default last (it has no ``when``). The first variant whose ``when``
+holds is the fix; :func:`choose` also says why, in words taken from the facts that held. A
+variant's ``title`` replaces the signature's in the report (the headline, the initiating
+rank's sentence, the collateral of the same signature) when the evidence that chose it
+narrows the cause the title names ("no GPU or no NCCL" becomes "Windows has no NCCL").
 
 ``when`` is a mapping; every key must hold (and), a list value holds when any item does
 (or). Keys (see :data:`WHEN_KEYS`):
@@ -93,6 +96,13 @@ What the root's own message says about the job's other processes:
   one tensor built alike on every rank and cut or padded differently (an uneven last batch,
   a list one item longer) differs by a fraction; sizes many times apart are two different
   tensors, so two different collectives met (one rank skipped or added a collective).
+- ``custom_backward: bool``: the root's traceback runs through a hand-written backward: a
+  frame of the user's code called by torch's ``autograd/function.py`` ``apply`` (the C++
+  engine runs a ``torch.autograd.Function``'s ``backward`` through it:
+  :func:`custom_backward`), so the failing op is in the user's gradient code, not a layer's;
+- ``sizes_ratio: int``: as ``sizes_apart``, the larger size exactly this many times the
+  smaller (``8 vs 4`` bytes: the same elements in a dtype twice as wide, float64 against
+  float32, arrive exactly 2 times apart);
 - ``ranks_share_path: bool``: the root and a finding of its signature on another rank
   captured the same ``path`` (two ranks failed on one file: every rank writes it);
 - ``initiator_output_missing: bool``: the analysis named the initiating rank, and all the
@@ -176,12 +186,14 @@ WHEN_KEYS: dict[str, type] = {
     "several_agents_one_node": bool,
     "ranks_share_path": bool,
     "sizes_apart": int,
+    "sizes_ratio": int,
     "group_formed": bool,
     "agree": list,
     "module_local": bool,
     "rank_outside_world": bool,
     "multi_node": bool,
     "initiator_output_missing": bool,
+    "custom_backward": bool,
 }
 
 #: The names ``phase:`` accepts (:func:`run_phase`).
@@ -304,6 +316,9 @@ class Facts:
     #: The launcher's report of the initiating rank's exit, when that report is all the log
     #: holds of the rank (:func:`initiator_output_missing`), else ``None``.
     initiator_output_missing: str | None = None
+    #: ``file:line (func)`` of the user's hand-written ``backward`` the root's traceback runs
+    #: through (:func:`custom_backward`), else ``None``.
+    custom_backward: str | None = None
 
 
 def check_when(when: Any) -> str | None:
@@ -518,6 +533,20 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             return None
         size, expected = facts.captures["size"], facts.captures["expected_size"]
         return f"the sizes are {size} and {expected}: {ratio:g} times apart"
+    if key == "custom_backward":
+        if bool(facts.custom_backward) != value:
+            return None
+        return (
+            f"autograd ran your own backward at {facts.custom_backward}"
+            if value
+            else "the traceback runs through no hand-written backward"
+        )
+    if key == "sizes_ratio":
+        ratio = sizes_apart(facts.captures)
+        if ratio != value:
+            return None
+        size, expected = facts.captures["size"], facts.captures["expected_size"]
+        return f"the sizes are {size} and {expected}: exactly {value} times apart"
     if key == "ranks_share_path":
         if bool(facts.ranks_share_path) != value:
             return None
@@ -619,6 +648,27 @@ def sizes_apart(captures: dict[str, str]) -> float | None:
             return None
         values.append(int(m.group(1)))
     return max(values) / min(values)
+
+
+def custom_backward(frames: list[dict[str, Any]]) -> str | None:
+    """``file:line (func)`` of the innermost user frame that torch's
+    ``torch/autograd/function.py`` ``apply`` called, in a traceback's frames (outermost
+    first, dicts with ``file``/``line``/``func``/``user``): the C++ autograd engine runs a
+    custom ``torch.autograd.Function``'s ``backward`` as ``BackwardCFunction.apply`` ->
+    ``user_fn(self, *args)`` (torch/autograd/function.py), so that frame is the user's own
+    gradient code. ``None`` when no such frame is in the traceback (a library's Function,
+    flash-attn's, has its backward in site-packages: not the user's)."""
+    found = None
+    for outer, inner in zip(frames, frames[1:], strict=False):
+        path = str(outer.get("file", "")).replace("\\", "/")
+        if (
+            path.endswith("torch/autograd/function.py")
+            and outer.get("func") == "apply"
+            and inner.get("user")
+        ):
+            name = str(inner.get("file", "")).replace("\\", "/").rsplit("/", 1)[-1]
+            found = f"{name}:{inner.get('line')} ({inner.get('func')})"
+    return found
 
 
 def ranks_share_path(findings: list[Any]) -> list[int]:

@@ -204,10 +204,14 @@ class ProgressTracker:
             suspect, why = self._suspect()
             ages = {r: now - self.ranks[r].time for r in stalled}
             seconds = ages[suspect] if suspect in ages else max(ages.values())
-            head = (
-                f"no progress on {'any rank' if everyone else _ranks_text(stalled)} for {seconds:.0f} s "
-                f"(threshold {limit:.0f} s)"
+            # A job whose lines name no rank (one process, or ranks that do not tag their
+            # lines) has no ranks to speak of: "on any rank" would claim ranks it never showed.
+            where = (
+                ""
+                if set(self.ranks) == {None}
+                else f" on {'any rank' if everyone else _ranks_text(stalled)}"
             )
+            head = f"no progress{where} for {seconds:.0f} s (threshold {limit:.0f} s)"
             out.append(
                 Verdict(
                     "stall",

@@ -32,6 +32,7 @@ import regex
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
+from rootrank.entry.frames import IN_NOTEBOOK
 from rootrank.signatures import Library, Signature
 
 from .diagnostics import SOURCE, Analysis
@@ -304,6 +305,8 @@ def code_actions(
             ("Run the verification command in a terminal", RUN_VERIFY, [verify]),
             (f"Open the full entry: {signature.title}", OPEN_ENTRY, [signature.id]),
         ]
+        if verify.startswith(IN_NOTEBOOK):  # steps in a notebook, no shell command
+            offered = [o for o in offered if o[1] != RUN_VERIFY]
         first = analysis.first_error
         if first is not None and first != diagnostic.range:
             rank = diagnosis.get("initiating_rank")

@@ -4,8 +4,10 @@ index that hover and code actions read.
 - The root cause is one Error on its first evidence line, its range the matched text;
   ``code`` = signature id, ``codeDescription.href`` = the signature's first reference,
   ``source`` = ``rootrank``, ``relatedInformation`` = the collateral lines.
-- Each collateral group gives one Information diagnostic per signature per rank, at that
-  rank's first matching line, pointing back at the root cause.
+- Each collateral group (one signature of the diagnosed attempt) gives one Information
+  diagnostic, at the earliest of its ranks' first matching lines; its related information
+  points back at the root cause, then lists each rank's first matching line. The root
+  cause's related information lists the other evidence of the same error, then each group.
 - No root cause: no diagnostics.
 """
 
@@ -16,6 +18,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from rootrank.analysis.reasons import format_ranks
 from rootrank.signatures import Library
 
 from .documents import LogDocument
@@ -188,66 +191,23 @@ def build_analysis(
             )
         )
 
+    # The first finding with evidence of each (signature, rank), in the findings' order.
+    first_of: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for finding in findings:
+        if finding.get("evidence"):
+            first_of.setdefault((finding.get("signature"), finding.get("rank")), finding)
+    back = types.DiagnosticRelatedInformation(
+        location=root_location,
+        message=f"root cause: {root_title}" + (f" ({where})" if where else ""),
+    )
     collateral_diagnostics: list[types.Diagnostic] = []
     for group in diagnosis.get("collateral") or []:
-        sig_id = group.get("signature")
-        ranks = group.get("ranks") or [None]
-        for rank in ranks:
-            matching = [
-                f
-                for f in findings
-                if f.get("signature") == sig_id and f.get("rank") == rank and f.get("evidence")
-            ]
-            if matching:
-                finding = matching[0]
-            else:  # the group's own evidence for that rank
-                evidence_list = [e for e in group.get("evidence") or [] if e.get("rank") == rank]
-                if not evidence_list:
-                    continue
-                finding = {
-                    **group,
-                    "rank": rank,
-                    "evidence": evidence_list,
-                    "title": group.get("title"),
-                }
-            evidence = finding["evidence"][0]
-            rng = line_map.range(
-                int(evidence["line"]), evidence.get("column_start"), evidence.get("column_end")
-            )
-            related.append(
-                types.DiagnosticRelatedInformation(
-                    location=types.Location(uri=uri, range=rng),
-                    message=collateral_label(finding, rank),
-                )
-            )
-            count = int(finding.get("count") or 1)
-            title = finding.get("title") or sig_id
-            message = f"{title} on rank {rank}" if rank is not None else str(title)
-            if count > 1:
-                message += f" ({count} lines)"
-            # "… on rank 2, host h" / "… reported on rank 0" (no initiating rank named)
-            on = "" if where.startswith("reported") else "on "
-            message += f": collateral of {root_title}" + (f" {on}{where}" if where else "")
-            collateral_sig = library.get(str(sig_id))
-            collateral_diagnostics.append(
-                types.Diagnostic(
-                    range=rng,
-                    message=message,
-                    severity=types.DiagnosticSeverity.Information,
-                    code=str(sig_id),
-                    code_description=types.CodeDescription(href=collateral_sig.references[0])
-                    if collateral_sig and collateral_sig.references
-                    else None,
-                    source=SOURCE,
-                    related_information=[
-                        types.DiagnosticRelatedInformation(
-                            location=root_location,
-                            message=f"root cause: {root_title}" + (f" ({where})" if where else ""),
-                        )
-                    ],
-                    data={"signature": sig_id, "rank": rank, "kind": "collateral"},
-                )
-            )
+        diagnostic, summary = _collateral_diagnostic(
+            group, first_of, line_map, uri, root_title, where, back, library
+        )
+        if diagnostic is not None:
+            related.append(summary)
+            collateral_diagnostics.append(diagnostic)
 
     # The verdict first: the hover shows this message above everything else.
     message = f"Root cause: {root_title}" + (f" ({where})" if where else "")
@@ -269,3 +229,81 @@ def build_analysis(
     )
     analysis.diagnostics = [root_diagnostic, *collateral_diagnostics]
     return analysis
+
+
+def _collateral_diagnostic(
+    group: dict[str, Any],
+    first_of: dict[tuple[Any, Any], dict[str, Any]],
+    line_map: LineMap,
+    uri: str,
+    root_title: Any,
+    where: str,
+    back: types.DiagnosticRelatedInformation,
+    library: Library,
+) -> tuple[types.Diagnostic | None, types.DiagnosticRelatedInformation]:
+    """One collateral group (one signature of the diagnosed attempt) as one Information
+    diagnostic, and the entry that lists it in the root cause's related information.
+
+    The diagnostic sits on the earliest of its ranks' first matching lines; its related
+    information is the root cause (first), then each rank's first matching line in rank
+    order. A 1,024-rank job whose 1,023 survivors time out thus publishes one diagnostic
+    per collateral signature, not one per rank (issue 11). ``(None, ...)`` when no rank of
+    the group has an evidence line."""
+    sig_id = group.get("signature")
+    lines: list[tuple[Any, dict[str, Any], types.Range]] = []
+    for rank in group.get("ranks") or [None]:
+        finding = first_of.get((sig_id, rank))
+        if finding is None:  # the group's own evidence for that rank
+            evidence_list = [e for e in group.get("evidence") or [] if e.get("rank") == rank]
+            if not evidence_list:
+                continue
+            finding = {**group, "rank": rank, "evidence": evidence_list}
+        evidence = finding["evidence"][0]
+        rng = line_map.range(
+            int(evidence["line"]), evidence.get("column_start"), evidence.get("column_end")
+        )
+        lines.append((rank, finding, rng))
+    if not lines:
+        return None, back
+    rank, finding, rng = min(
+        lines, key=lambda x: (x[2].start.line, x[2].start.character, x[2].end.line)
+    )
+    title = finding.get("title") or group.get("title") or sig_id
+    ranks = [r for r, _, _ in lines if r is not None]
+    count = sum(int(f.get("count") or 1) for _, f, _ in lines)
+    if len(ranks) > 1:
+        message = f"{title} on {len(ranks)} ranks ({format_ranks(ranks)})"
+        summary = f"{len(ranks)} ranks ({format_ranks(ranks)}): " + collateral_label(finding, None)
+    else:
+        message = f"{title} on rank {rank}" if rank is not None else str(title)
+        summary = collateral_label(finding, rank)
+    if count > len(lines):  # a rank printed it more than once
+        message += f" ({count} lines)"
+    # "… on rank 2, host h" / "… reported on rank 0" (no initiating rank named)
+    on = "" if where.startswith("reported") else "on "
+    message += f": collateral of {root_title}" + (f" {on}{where}" if where else "")
+    signature = library.get(str(sig_id))
+    diagnostic = types.Diagnostic(
+        range=rng,
+        message=message,
+        severity=types.DiagnosticSeverity.Information,
+        code=str(sig_id),
+        code_description=types.CodeDescription(href=signature.references[0])
+        if signature and signature.references
+        else None,
+        source=SOURCE,
+        related_information=[
+            back,
+            *(
+                types.DiagnosticRelatedInformation(
+                    location=types.Location(uri=uri, range=r),
+                    message=collateral_label(f, k),
+                )
+                for k, f, r in lines
+            ),
+        ],
+        data={"signature": sig_id, "rank": rank, "ranks": ranks, "kind": "collateral"},
+    )
+    return diagnostic, types.DiagnosticRelatedInformation(
+        location=types.Location(uri=uri, range=rng), message=summary
+    )

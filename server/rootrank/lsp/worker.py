@@ -39,6 +39,10 @@ _HEADER = struct.Struct(">cQ")
 #: a large run touched is given back to the system.
 RECYCLE_AFTER_CHARS = 8 * 1024 * 1024
 
+#: The text goes to the child in pieces of this many code points, each written once the
+#: pipe has taken the one before (so the parent holds one piece's bytes, not the text's).
+SEND_CHARS = 1024 * 1024
+
 
 class EngineError(RuntimeError):
     """The engine failed on a text (``str(e)`` holds its traceback), or its process died."""
@@ -159,12 +163,29 @@ class _Worker:
         process = await self._ensure()
         assert process.stdin is not None and process.stdout is not None
         request = json.dumps({**header, "chars": len(text)}).encode()
-        # As rootrank.ingest.text_blocks encodes a text (a lone surrogate becomes "?").
-        body = text.encode("utf-8", "replace")
         process.stdin.write(_HEADER.pack(b"R", len(request)) + request)
-        process.stdin.write(_HEADER.pack(b"T", len(body)))
-        process.stdin.write(body)
-        del body
+        # As rootrank.ingest.text_blocks encodes a text (a lone surrogate becomes "?"), a
+        # piece at a time: UTF-8 encodes each code point alone, so the pieces join to the
+        # whole text's encoding. Written whole, the text's bytes and the pipe transport's
+        # copy of them (its buffer) were held at once, twice the text's size on top of it.
+        pieces: list[bytes] | None = None
+        if text.isascii():
+            size = len(text)
+        else:
+            pieces = [
+                text[i : i + SEND_CHARS].encode("utf-8", "replace")
+                for i in range(0, len(text), SEND_CHARS)
+            ]
+            size = sum(map(len, pieces))
+        process.stdin.write(_HEADER.pack(b"T", size))
+        for k, i in enumerate(range(0, len(text), SEND_CHARS)):
+            if pieces is None:
+                piece = text[i : i + SEND_CHARS].encode("ascii")
+            else:
+                piece, pieces[k] = pieces[k], b""
+            process.stdin.write(piece)
+            del piece
+            await process.stdin.drain()
         await process.stdin.drain()
         if on_sent is not None:
             on_sent()  # the child is reading the text: work done now overlaps with its run

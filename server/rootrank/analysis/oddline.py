@@ -1,0 +1,339 @@
+"""The rank whose own printed line differs from every other rank's, or that never printed it.
+
+Mechanism: the ranks of one job run the same program on the same configuration, so the set-up
+lines they print before the first collective are the same text on every rank once the rank's
+own number is taken out. When one rank's line differs in one token from the line every other
+rank printed (``rank 1: shard 1 -> 32 records (torch.float64)`` where ranks 0, 2, 3 printed
+``(torch.float32)``; ``creating tp groups [[2, 3], [0, 1]]`` where the others printed
+``[[0, 1], [2, 3]]``; a resume path naming another step), that rank took another branch: a
+tensor of another dtype or size, process groups created in another order, another checkpoint.
+The collective that then fails is detected by a peer (gloo's receiver aborts on the extra
+bytes, every rank's watchdog times out, torchrun's summary names the first process to exit),
+so the rank the failure shows on is a victim, and the odd rank is where the run diverged
+(:func:`odd_line`). Likewise a line every other rank printed and one rank never printed (``tp
+group ready``) is a milestone that rank did not reach: it is the one stuck
+(:func:`missing_milestone`), as a rank missing from the step lines is
+(:mod:`rootrank.analysis.stall`).
+
+Read from :func:`rootrank.ranklines.rank_lines`: each rank's first
+:data:`~rootrank.ranklines.MAX_LINES` plain lines before the first failure. Never compared,
+because they differ by design: decimals (losses, timings, throughputs), clock times,
+addresses and ports, hex values, amounts with a unit (``12 ms``, ``3.1 GB``, ``85%``), the
+number after a counter or id word (step, iter, epoch, pid, port, seed, time), the rank's own
+number after a rank or device word (``rank=3``, ``cuda:3``, ``local_rank 3``) or inside a
+file name (``rank-3.pt``, ``shard-0003``), boolean and role words (``True``, ``master``).
+A line printed more than :data:`MAX_REPEATS` times by a rank is a per-step line, not set-up.
+Three ranks at least must print the line, all but one the same text: between two ranks the
+log does not say which one diverged.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections import Counter
+
+import regex
+
+from rootrank.analysis.prepare import Context, single_node_proof
+from rootrank.analysis.reasons import format_ranks, say
+from rootrank.ranklines import RankLine, rank_lines
+from rootrank.scan import ScanState
+
+#: Ranks that must print a line for it to be compared: with two, each is the other's odd one.
+MIN_RANKS = 3
+#: A line printed more often than this by one rank is a per-step line (progress, metrics).
+MAX_REPEATS = 4
+#: Longest differing text quoted as one token (a list, a path, a dtype).
+MAX_SPAN = 60
+#: Characters of the odd rank's line quoted in the reason.
+MAX_QUOTE = 120
+
+_RANK_WORD = r"(?i)(\b(?:global_|local_)?rank[\s=:_-]{0,3}|\[rank|\bcuda:|\bdevice[\s=:]{1,3}|\bgpu[\s=:_-]{0,3}|\bworker[\s=:_-]{0,3})0*"
+#: Values that differ between ranks by design, each replaced by a placeholder.
+_BY_DESIGN = re.compile(
+    r"""(?ix)
+    \b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b            # an IPv4 address, with its port
+    | \[[0-9a-f:]*::[0-9a-f:]*\](?::\d+)?           # an IPv6 address
+    | \b0x[0-9a-f]+\b                               # a hex value (an address, a handle)
+    | \b\d+:\d\d(?::\d\d)?(?:[.,]\d+)?\b            # a clock time
+    | \d{4}-\d\d-\d\d                               # a date
+    | (?<![\w.])[-+]?\d*\.\d+(?:e[-+]?\d+)?         # a decimal: a loss, a time, a rate
+    | \b\d+(?:e[-+]?\d+)\b                          # a number in exponent form
+    | \b\d+\s?(?:ns|us|ms|s|sec|secs|seconds|min|mins|minutes|h|hours|[kmgt]i?b|bytes
+                |it/s|s/it|samples/s|tokens/s|tok/s|%)(?![\w])   # an amount with a unit
+    | (?<![/\w-])(?:step|steps|iter|iteration|epoch|batch|pid|port|seed|time|took|elapsed
+          |eta|tid|uid|id|job|jobid|attempt|restart|retry|try|loss|lr|norm)
+      [\s=:#_-]{0,3}\d+(?:\.\d+)?(?:e[-+]?\d+)?(?:\s?(?:ns|us|ms|s|sec)\b)?
+      (?![\w/])                                     # the number after a counter or id word
+                                                    # (not a path's part: ckpt/step-200/)
+    """
+)
+#: Words whose difference between ranks is a role by design (rank 0 writes, the others read).
+_ROLE_WORDS = frozenset(
+    "true false yes no none null on off enabled disabled master main leader primary "
+    "coordinator driver writer reader chief head worker".split()
+)
+_DIGITS = regex.compile(r"\d+")
+#: A number after a rank or device word (group 1 the word, group 2 the number).
+_RANK_NUMBER = regex.compile(_RANK_WORD + r"(\d+)(?!\d)")
+_NUMBER = regex.compile(r"\d+")
+_FILE_NAME = regex.compile(r"[A-Za-z][-_.]\d|\d\.[A-Za-z]{1,5}\b")
+#: A leading ``rank <R>:`` tag (the tagger peels it off some lines only).
+_OWN_TAG = regex.compile(r"^\[?(?i:rank)[\s=_-]?<R>\]?:?\s*")
+
+
+def normalize(text: str, rank: int) -> str:
+    """``text`` as every rank would print it: ``rank``'s own number after a rank or device
+    word and inside file names replaced by ``<R>``, by-design values (:data:`_BY_DESIGN`) by
+    ``<V>``, a leading ``rank <R>:`` tag dropped."""
+    own = str(rank)
+    if own in text:
+
+        def mine(m: regex.Match[str]) -> str:
+            return m.group(1) + "<R>" if int(m.group(2)) == rank else m.group(0)
+
+        text = _RANK_NUMBER.sub(mine, text)
+        if own in text:
+            text = " ".join(
+                _NUMBER.sub(lambda m: "<R>" if int(m.group(0)) == rank else m.group(0), tok)
+                if _filename(tok)
+                else tok
+                for tok in text.split(" ")
+            )
+    return _OWN_TAG.sub("", _BY_DESIGN.sub("<V>", text), count=1)
+
+
+def _filename(token: str) -> bool:
+    """Whether ``token`` is a path or a file name (``ckpt/rank-3.pt``, ``shard-0003``,
+    ``part_3.bin``): a rank's own number inside one is its own file."""
+    return "/" in token or _FILE_NAME.search(token) is not None
+
+
+_Lines = tuple[dict[int, list[RankLine]], set[int], dict[int, int]]
+#: ``{template: {rank: [(normalized text, line), ...]}}`` (:func:`_series`).
+_Series = dict[str, dict[int, list[tuple[str, RankLine]]]]
+#: The last scan state read, and what :func:`_rank_lines` found in it (both strategies ask).
+_last: tuple[weakref.ref[ScanState], _Lines, _Series] | None = None
+
+
+def _rank_lines(ctx: Context) -> _Lines:
+    """Each global rank's kept lines (:func:`rootrank.ranklines.rank_lines`), in log order,
+    the ranks whose quota filled up, and the line of each rank's own first failure: a local
+    rank counts as its global rank when the log proves a single node
+    (:func:`~rootrank.analysis.prepare.single_node_proof`). Read once per scan state."""
+    global _last
+    if _last is not None and _last[0]() is ctx.state:
+        return _last[1]
+    found = _read_rank_lines(ctx)
+    _last = (weakref.ref(ctx.state), found, _series(found[0]))
+    return found
+
+
+def _rank_series(ctx: Context) -> dict[str, dict[int, list[tuple[str, RankLine]]]]:
+    """:func:`_series` of :func:`_rank_lines`, read once per scan state."""
+    _rank_lines(ctx)
+    assert _last is not None
+    return _last[2]
+
+
+def _read_rank_lines(ctx: Context) -> _Lines:
+    """:func:`_rank_lines`, read."""
+    lines, full, failed = rank_lines(ctx.state)
+    out: dict[int, list[RankLine]] = {}
+    filled: set[int] = set()
+    failed_at: dict[int, int] = {}
+    for who in set(lines) | set(failed):
+        rank, local, _host = who
+        if rank is None and local is not None and single_node_proof(ctx.state, local):
+            rank = local
+        if rank is None:
+            continue
+        out.setdefault(rank, []).extend(lines.get(who, []))
+        if who in full:
+            filled.add(rank)
+        if who in failed:
+            failed_at[rank] = min(failed_at.get(rank, failed[who]), failed[who])
+    for kept in out.values():
+        kept.sort(key=lambda x: (x.path, x.line))
+    return {r: v for r, v in out.items() if v}, filled, failed_at
+
+
+def _series(by_rank: dict[int, list[RankLine]]) -> _Series:
+    """``{template: {rank: [(normalized text, line), ...]}}``: a template is a normalized
+    line with its digits masked; a template some rank printed more than :data:`MAX_REPEATS`
+    times is dropped (a per-step line)."""
+    out: dict[str, dict[int, list[tuple[str, RankLine]]]] = {}
+    for rank, lines in by_rank.items():
+        for ln in lines:
+            text = normalize(ln.text, rank)
+            out.setdefault(_DIGITS.sub("#", text), {}).setdefault(rank, []).append((text, ln))
+    return {k: v for k, v in out.items() if all(len(x) <= MAX_REPEATS for x in v.values())}
+
+
+def _span(odd: str, usual: str) -> tuple[str, str]:
+    """The differing part of two lines, widened to whole space-separated tokens:
+    ``("(torch.float64)", "(torch.float32)")``."""
+    i = 0
+    while i < min(len(odd), len(usual)) and odd[i] == usual[i]:
+        i += 1
+    j = 0
+    while j < min(len(odd), len(usual)) - i and odd[-1 - j] == usual[-1 - j]:
+        j += 1
+    start = max(odd.rfind(" ", 0, i), usual.rfind(" ", 0, i)) + 1
+    start = min(start, i)
+
+    def end(s: str, stop: int) -> int:
+        k = s.find(" ", stop)
+        return len(s) if k < 0 else k
+
+    a = odd[start : end(odd, len(odd) - j)].strip()
+    b = usual[start : end(usual, len(usual) - j)].strip()
+    while a[1:] and b[1:] and a[-1] == b[-1] and a[-1] in ",;:.":
+        a, b = a[:-1], b[:-1]  # a list's separator after the token is not part of it
+    if not regex.search(r"[A-Za-z]", a + b):  # a bare number: quote the word before it
+        words = odd[:start].split()
+        if words and regex.search(r"[A-Za-z]", words[-1]) and "<" not in words[-1]:
+            a, b = f"{words[-1]} {a}", f"{words[-1]} {b}"
+    return a, b
+
+
+def _telling(a: str, b: str) -> bool:
+    """Whether a differing span is a divergence, not a by-design difference: short, no
+    placeholder in it, not a role word."""
+    if not a or not b or len(a) > MAX_SPAN or len(b) > MAX_SPAN:
+        return False
+    if "<R>" in a + b or "<V>" in a + b:
+        return False
+    words = {w.lower() for w in regex.findall(r"[A-Za-z]+", a + " " + b)}
+    return not (words & _ROLE_WORDS)
+
+
+def _one_token_apart(a: str, b: str) -> bool:
+    """Whether two lines differ in exactly one space-separated token."""
+    ta, tb = a.split(), b.split()
+    return len(ta) == len(tb) and sum(x != y for x, y in zip(ta, tb, strict=True)) == 1
+
+
+def odd_line(ctx: Context) -> tuple[int, str] | None:
+    """The one rank whose line differs in one token (or one list) from the same line of at
+    least two other ranks that all agree, with the reason (``odd_line``), or ``None`` when no
+    line singles out one rank, or lines single out different ranks."""
+    by_rank, _, _ = _rank_lines(ctx)
+    if len(by_rank) < MIN_RANKS:
+        return None
+    series = _rank_series(ctx)
+    found: list[tuple[int, int, str, str, list[int], RankLine]] = []
+    for per_rank in series.values():
+        if len(per_rank) < MIN_RANKS:
+            continue
+        for k in range(min(len(v) for v in per_rank.values())):
+            texts = {r: v[k][0] for r, v in per_rank.items()}
+            hit = _odd_of(texts)
+            if hit is not None:
+                rank, usual = hit
+                a, b = _span(texts[rank], usual)
+                if _telling(a, b):
+                    others = sorted(r for r in texts if r != rank)
+                    ln = per_rank[rank][k][1]
+                    found.append((ln.line, rank, a, b, others, ln))
+    found.extend(_word_apart(series))
+    if not found or len({f[1] for f in found}) != 1:
+        return None
+    _, rank, a, b, others, ln = min(found, key=lambda f: f[0])
+    text = ln.text if len(ln.text) <= MAX_QUOTE else ln.text[: MAX_QUOTE - 3] + "..."
+    return rank, say(
+        "odd_line",
+        rank=rank,
+        value=a,
+        usual=b,
+        others=format_ranks(others),
+        line=ln.line,
+        text=text,
+    )
+
+
+def _odd_of(texts: dict[int, str]) -> tuple[int, str] | None:
+    """``(rank, the others' text)`` when every rank but one printed the same text."""
+    counts = Counter(texts.values())
+    if len(counts) != 2:
+        return None
+    (usual, n_usual), (odd, n_odd) = counts.most_common(2)
+    if n_odd != 1 or n_usual < MIN_RANKS - 1:
+        return None
+    return next(r for r, t in texts.items() if t == odd), usual
+
+
+def _word_apart(
+    series: dict[str, dict[int, list[tuple[str, RankLine]]]],
+) -> list[tuple[int, int, str, str, list[int], RankLine]]:
+    """Odd lines whose differing token is a word (``torch.bfloat16`` for ``torch.float32``):
+    a line only one rank printed, one token apart from a line every other rank printed once
+    (at least two of them), and that rank printed no line of that template."""
+    shared = {t: v for t, v in series.items() if len(v) >= MIN_RANKS - 1}
+    ranks = {r for v in series.values() for r in v}
+    out = []
+    for per_rank in series.values():
+        if len(per_rank) != 1:
+            continue
+        ((rank, lines),) = per_rank.items()
+        if len(lines) != 1:
+            continue
+        text, ln = lines[0]
+        for other in shared.values():
+            if rank in other or set(other) != ranks - {rank}:
+                continue
+            usual = {v[0][0] for v in other.values() if len(v) == 1}
+            if len(usual) != 1 or any(len(v) != 1 for v in other.values()):
+                continue
+            u = usual.pop()
+            if _one_token_apart(text, u):
+                a, b = _span(text, u)
+                if _telling(a, b):
+                    out.append((ln.line, rank, a, b, sorted(other), ln))
+    return out
+
+
+def missing_milestone(ctx: Context) -> tuple[int, str] | None:
+    """The one rank that never printed a line every other rank printed (three at least),
+    although it printed a line every other rank printed before that one (it was running the
+    same code up to there) and its quota of kept lines did not fill up, with the reason
+    (``missing_milestone``); ``None`` when no line, or lines missing on different ranks,
+    single one out. Positions are compared within a rank only: ranks' output interleaves in
+    the order it was flushed."""
+    by_rank, filled, _ = _rank_lines(ctx)
+    if len(by_rank) < MIN_RANKS + 1:
+        return None
+    ranks = set(by_rank)
+    series = _rank_series(ctx)
+    found: list[tuple[int, int, str, list[int]]] = []
+    for tmpl, per_rank in series.items():
+        missing = ranks - set(per_rank)
+        if len(missing) != 1 or len(per_rank) < MIN_RANKS:
+            continue
+        rank = missing.pop()
+        if rank in filled:
+            continue
+        texts = {v[0][0] for v in per_rank.values()}
+        if len(texts) != 1:
+            continue
+        # templates every other rank printed before this line, and this rank printed too
+        before = None
+        for q, v in per_rank.items():
+            at = v[0][1].line
+            earlier = {t for t, pr in series.items() if q in pr and pr[q][0][1].line < at}
+            before = earlier if before is None else before & earlier
+        if not before or not any(rank in series[t] for t in before if t != tmpl):
+            continue
+        first = min(v[0][1].line for v in per_rank.values())
+        found.append((first, rank, texts.pop(), sorted(per_rank)))
+    if not found or len({f[1] for f in found}) != 1:
+        return None
+    first, rank, text, others = min(found)
+    return rank, say(
+        "missing_milestone",
+        rank=rank,
+        text=text.replace("<R>", "N"),
+        others=format_ranks(others),
+        line=first,
+    )

@@ -1,0 +1,104 @@
+"""The first plain lines each rank printed before the run failed, for comparison.
+
+Ranks of one job run the same code, so the set-up lines they print (``rank R: shard 1 -> 32
+records (torch.float32)``, ``creating tp groups [[0, 1], [2, 3]]``, ``resuming from
+ckpt/step-200``) are the same on every rank once the rank's own number is taken out; the
+analysis compares them (:mod:`rootrank.analysis.oddline`).
+
+The scan does not read these lines (its gate passes only lines a signature, a progress or a
+rank word may match): it keeps each source's first characters (``ScanState.heads``), and
+:func:`rank_lines` reads them only when the analysis asks, with a rank tagger of its own (the
+scan's tagger state is not touched). It keeps, per rank, the first :data:`MAX_LINES` lines
+that carry a rank (a launcher prefix, the line's own ``rank N:`` tag, a per-rank file) in the
+last attempt, up to the launcher's final report (torchrun's ``ChildFailedError`` summary;
+its agent's ``closing signal`` lines come earlier, while the workers' buffered output is
+still being relayed): none indented (a traceback's frames), none
+longer than :data:`MAX_CHARS`, none that shows the process failing (a traceback header, an
+exception line, a C++ abort: :data:`_FAILING`; each rank's first such line is returned).
+A rank's own failure does not end its lines: a worker's stdout and stderr are two pipes
+(torchrun's ``--tee``), so its traceback may be printed before set-up lines it wrote earlier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import regex
+
+from rootrank.ranks import RankTagger, rank_from_path
+from rootrank.scan import ScanState
+
+#: Lines kept per rank: set-up lines come first, and a step loop fills the rest.
+MAX_LINES = 64
+#: Ranks (identities) kept: a larger job's other ranks are not compared.
+MAX_WHO = 2048
+#: Characters of a kept line at most: longer lines are dumps (configs, tensors), not set-up.
+MAX_CHARS = 240
+
+#: Who printed a line: ``(global rank, None, None)`` or ``(None, local rank, host)``.
+Who = tuple[int | None, int | None, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class RankLine:
+    """One kept line: ``path``, its 1-based ``line`` and its ``text`` with prefixes peeled."""
+
+    path: str
+    line: int
+    text: str
+
+
+#: A line that shows its process failing: a traceback's header, an exception line, a C++
+#: abort. A rank's lines from its first such line on are not compared.
+_FAILING = regex.compile(
+    r"^(?:Traceback \(most recent call last\)|terminate called|\S*(?:Error|Exception)\b:?|"
+    r".*\b(?:Fatal|FATAL|Aborted|Segmentation fault)\b)"
+)
+#: A line of the launcher's final report (torchrun's failure summary): every worker has exited.
+_ATTEMPT_END = regex.compile(r"ChildFailedError|^\S+ FAILED\s*$")
+
+
+def rank_lines(
+    state: ScanState,
+) -> tuple[dict[Who, list[RankLine]], set[Who], dict[Who, int]]:
+    """Each rank's kept lines in log order, the ranks whose quota of :data:`MAX_LINES`
+    filled up (a missing line of theirs may lie past it), and the line of each rank's own
+    first failure. Costs one tagging pass over ``state.heads`` (at most ``HEAD_CHARS`` per
+    source)."""
+    since = state.attempt_starts[-1] if state.attempt_starts and len(state.sources) == 1 else 0
+    lines: dict[Who, list[RankLine]] = {}
+    full: set[Who] = set()
+    failed: dict[Who, int] = {}
+    for path, first, text in state.heads:
+        path_rank, is_local = rank_from_path(path)
+        tagger = RankTagger(path=path, path_rank=path_rank, path_rank_is_local=is_local)
+        # what the scan's sweeps learn of a block first (stacked prefixes, ``rank N:`` tags)
+        tagger.learn_stacked(text)
+        tagger.learn_user_tags(text)
+        for number, raw in enumerate(text.split("\n"), first):
+            if number < since or not raw or len(raw) > MAX_CHARS + 80:
+                continue
+            tagged = tagger.tag(raw, number)
+            body = tagged.text
+            if tagged.rank is not None:
+                who: Who = (tagged.rank, None, None)
+            elif tagged.local_rank is not None:
+                who = (None, tagged.local_rank, tagged.host)
+            else:
+                if _ATTEMPT_END.search(body):
+                    break  # the launcher saw a worker fail: the attempt is over
+                continue
+            if who in full or not body or len(body) > MAX_CHARS or body[0] in " \t":
+                continue
+            if _FAILING.match(body):
+                failed.setdefault(who, number)  # its own failure is not a set-up line
+                continue
+            kept = lines.get(who)
+            if kept is None:
+                if len(lines) >= MAX_WHO:
+                    continue
+                kept = lines[who] = []
+            kept.append(RankLine(path, number, body))
+            if len(kept) >= MAX_LINES:
+                full.add(who)
+    return lines, full, failed
