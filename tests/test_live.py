@@ -316,3 +316,59 @@ def test_snapshot_names_the_failure_before_the_stream_ends(tmp_path):
     with scan.lock:
         assert {r["rank"]: r["step"] for r in scan.tracker.snapshot()} == {0: 3, 1: 3}
     assert scan.finish().to_dict() == diagnose_paths([str(path)]).to_dict()
+
+
+def _cadence_run(tr: ProgressTracker, steps: int, slow_rank: int | None = None) -> list:
+    """Rank 0 prints every step, ranks 1-3 every 10th (``if step % 10 == 0``), 0.5 s a step;
+    ``slow_rank`` takes 3 s a step. Checks every second; returns the verdicts."""
+    verdicts = []
+    events = []
+    for r in range(4):
+        per = 3.0 if r == slow_rank else 0.5
+        for s in range(steps):
+            if r == 0 or s % 10 == 0:
+                events.append((s * per, r, s))
+    events.sort()
+    now = 0.0
+    for t, r, s in events:
+        while now < t:
+            verdicts += tr.check(now)
+            now += 1.0
+        tr.update(r, s, None, None, t, "log", s + 1)
+    return verdicts
+
+
+def test_ranks_printing_every_tenth_step_are_no_stragglers():
+    """Trial r16 finding 3: ranks 1-3 print every 10th step, rank 0 every step; rank 1 showing
+    step 10 while rank 0 is at 17 is level with it, and 5 s between its lines is 0.5 s a step."""
+    tr = ProgressTracker(stall=1000)
+    assert _cadence_run(tr, 60) == []
+    assert tr.ranks[1].stride() == 10 and tr.ranks[0].stride() == 1
+    assert tr.ranks[1].median_step_seconds() == 0.5
+
+
+def test_a_rank_printing_every_tenth_step_is_still_a_straggler_when_slow():
+    tr = ProgressTracker(stall=1000)
+    verdicts = _cadence_run(tr, 60, slow_rank=2)
+    assert [(v.kind, v.suspect_rank) for v in verdicts] == [("straggler", 2)]
+    assert (
+        "steps behind the leading rank" in verdicts[0].why or "3.00 s per step" in verdicts[0].why
+    )
+
+
+def test_a_stall_says_so_when_every_rank_has_stopped_after_the_first():
+    """Trial r16 finding 10: rank 2 stops at step 9, the others a second later at step 10; the
+    stall names rank 2 first, then says once that every rank has stopped (no new dump)."""
+    tr = ProgressTracker(stall=5)
+    t = _train(tr, range(4), range(10), 0.0, 1.0)  # steps 0-9, the last at t - 1
+    for r in (0, 1, 3):
+        tr.update(r, 10, None, None, t, "log", 20)
+    (first,) = tr.check(t + 4.5)  # rank 2 is 5.5 s quiet, the others 4.5 s
+    assert first.stalled == [2] and first.why.startswith("no progress on rank 2 for 6 s")
+    assert not first.follow_up
+    (later,) = tr.check(t + 5.5)
+    assert later.kind == "stall" and later.follow_up and later.suspect_rank == 2
+    assert later.stalled == [0, 1, 2, 3]
+    assert later.why.startswith("no progress on any rank for 6 s now: every rank has stopped; ")
+    assert "rank 2 is behind at step 9" in later.why
+    assert tr.check(t + 30) == []

@@ -367,8 +367,9 @@ def test_watch_stdin_reports_a_failure_and_stays_quiet_on_a_healthy_log():
     proc = rootrank("watch", "--format", "json", "-", stdin=subprocess.PIPE)
     out, _ = proc.communicate(OOM.encode(), timeout=60)
     evs = events(out)
-    assert [e["event"] for e in evs] == ["failure"]
-    assert evs[0]["diagnosis"]["initiating_rank"] == 1
+    # a headline while reading (when a tick saw it) then, at the end of input, the full report
+    assert {e["event"] for e in evs} == {"failure"} and evs[-1]["final"] is True
+    assert evs[-1]["diagnosis"]["initiating_rank"] == 1
     assert proc.returncode == 0
     healthy = (ROOT / "tests" / "healthy").glob("*.log")
     text = next(iter(sorted(healthy))).read_bytes()
@@ -376,6 +377,24 @@ def test_watch_stdin_reports_a_failure_and_stays_quiet_on_a_healthy_log():
     out2, err2 = quiet.communicate(text, timeout=60)
     assert out2 == b"" and err2 == b""
     assert quiet.returncode == 1
+
+
+def test_watch_stdin_ends_with_the_full_report_after_its_headline():
+    """Trial r16 finding 10: `... | rootrank watch -` said only the headline of a failure
+    seen while reading; when the input ends the output is whole, so the full report follows
+    (Fix, Verify), as `rootrank run` gives when its command ends."""
+    proc = rootrank("watch", "-", stdin=subprocess.PIPE)
+    assert proc.stdin is not None
+    proc.stdin.write(OOM.encode())
+    proc.stdin.flush()
+    time.sleep(3)  # a tick sees the failure while the input is still open
+    out, err = proc.communicate(timeout=60)
+    text = out.decode()
+    assert proc.returncode == 0, err
+    head, _, rest = text.partition("\n")
+    assert head.startswith("rootrank: failure in the log so far:") and "rank 1" in head
+    assert "\nRoot cause: " in text and "\nVerify: " in text
+    assert "\nInitiating rank: 1" in text
 
 
 def test_watch_a_missing_path_is_an_input_error(tmp_path):

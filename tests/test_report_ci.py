@@ -207,6 +207,48 @@ def test_a_windows_frame_is_no_checkout_path_in_sarif_or_annotations():
     assert "C%3A" not in gh
 
 
+def test_a_compressed_log_is_located_by_its_decompressed_lines(tmp_path):
+    """A ``.gz`` log's line numbers count the decompressed text's lines (trial r16 finding 11):
+    SARIF locates the result at the file with no region (a line of the gzip bytes would point
+    into binary data) and names the line in the location's message; a workflow command has
+    ``file=`` and no ``line=``, and its message says which line of the decompressed text."""
+    import gzip
+
+    plain = tmp_path / "hang.log"
+    plain.write_bytes(HANG.read_bytes())
+    packed = tmp_path / "hang.log.gz"
+    packed.write_bytes(gzip.compress(HANG.read_bytes()))
+    lines = [
+        loc["physicalLocation"]["region"]["startLine"]
+        for r in sarif(plain)["runs"][0]["results"]
+        for loc in r["locations"]
+        if loc["physicalLocation"]["artifactLocation"]["uri"].endswith("hang.log")
+    ]
+    assert lines
+    doc = sarif(packed)
+    assert not list(jsonschema.Draft4Validator(SCHEMA).iter_errors(doc))
+    at_gz = [
+        loc
+        for r in doc["runs"][0]["results"]
+        for loc in r["locations"]
+        if loc["physicalLocation"]["artifactLocation"]["uri"].endswith("hang.log.gz")
+    ]
+    assert len(at_gz) == len(lines)
+    for loc, line in zip(at_gz, lines, strict=True):
+        assert "region" not in loc["physicalLocation"]
+        assert f"line {line} of the decompressed hang.log.gz" in loc["message"]["text"]
+
+    plain_gh = run_cli("diagnose", str(plain), "--format", "github").stdout.decode().splitlines()
+    gh = run_cli("diagnose", str(packed), "--format", "github").stdout.decode().splitlines()
+    assert len(gh) == len(plain_gh) and gh
+    for cmd, plain_cmd in zip(gh, plain_gh, strict=True):
+        if "hang.log," not in plain_cmd:
+            continue  # located at a frame, not at the log
+        line = int(plain_cmd.split(",line=", 1)[1].split(",", 1)[0])
+        assert "hang.log.gz," in cmd and ",line=" not in cmd
+        assert f", at line {line} of the decompressed hang.log.gz." in cmd
+
+
 def test_a_log_on_stdin_is_no_file_to_annotate():
     """``... | rootrank diagnose - --format github|sarif``: standard input is no file, so no
     annotation says ``file=<stdin>`` and no SARIF location or artifact is ``%3Cstdin%3E``;

@@ -37,3 +37,25 @@ def test_placeholders_read_as_words_in_prose_and_blanks_in_commands(library):
 def test_words_for_unlisted_names():
     assert words_for("param_index") == "the param index"
     assert words_for("size") == "the requested size"
+
+
+# an article before a "the ..." reading
+_ARTICLE_THE = re.compile(r"\b[Aa]n? the\b")
+
+
+def test_every_library_entry_reads_as_english_without_captures(library):
+    """Trial r16 finding 6: "died on a the exception type", 'The exception says: "the
+    message"'. An article before a placeholder takes the indefinite reading, and a quoted
+    placeholder's reading loses its quotes, in every entry's prose."""
+    for signature in library.signatures.values():
+        entry = readable_entry(signature.to_entry())
+        text = json.dumps({k: entry[k] for k in ("entry", "fix", "confirm")}).replace('\\"', '"')
+        assert not _ARTICLE_THE.search(text), (signature.id, _ARTICLE_THE.findall(text))
+        raw = json.dumps(signature.to_entry()).replace('\\"', '"')
+        for name in set(re.findall(r'"\{([a-z_]+)\}"', raw)):
+            assert f'"{words_for(name)}"' not in text, (signature.id, name)
+    user = readable_entry(library.get("user-code-exception").to_entry())
+    assert user["entry"]["summary"].startswith(
+        "The process died on an exception raised from Python code."
+    )
+    assert user["fix"]["steps"][0].startswith("The exception says: the message: its own words")

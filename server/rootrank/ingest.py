@@ -130,6 +130,29 @@ def clean(raw: str) -> list[str]:
 _NOT_TEXT = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
 
 
+#: What a tar archive given as a log is told (its headers are mostly NUL padding, which the
+#: binary test forgives as a crash's zero-filled block, and its members are text: read as one
+#: log, 20 jobs' files would make one confident, wrong diagnosis).
+TAR_MESSAGE = "a tar archive, not a text log: extract it (tar xf) and pass its folder"
+
+
+def is_tar_header(head: bytes) -> bool:
+    """Whether ``head`` (a file's first bytes, after decompression) starts with a tar header:
+    a 512-byte block whose checksum field (bytes 148-155, octal) is the sum of the block's
+    bytes with that field read as spaces, and ``ustar`` at byte 257 (POSIX ustar and GNU tar;
+    the layout is Python's ``tarfile`` module's and POSIX pax's, IEEE Std 1003.1 "ustar
+    Interchange Format"). Never raises."""
+    if len(head) < 512 or head[257:262] != b"ustar":
+        return False
+    field = head[148:156].replace(b"\x00", b" ").strip()
+    try:
+        stored = int(field, 8)
+    except ValueError:
+        return False
+    block = head[:512]
+    return stored == sum(block[:148]) + 8 * 0x20 + sum(block[156:512])
+
+
 def _sniff(head: bytes) -> str:
     """Pick the decoding for a file from its first bytes.
 
@@ -151,6 +174,8 @@ def _sniff(head: bytes) -> str:
             return "utf-16-le"
         if even > 0.4 * half and odd < 0.05 * half:
             return "utf-16-be"
+    if is_tar_header(head):
+        raise InputError(TAR_MESSAGE)
     # Zero-filled blocks (a log cut by a node crash) are not binary; other control bytes
     # and undecodable bytes are counted.
     sample = regex.sub(rb"\x00{16,}", b"", head[:8192])

@@ -54,7 +54,7 @@ from pathlib import PurePath
 import regex
 
 from rootrank import lazy_regex
-from rootrank.ingest import strip_ansi
+from rootrank.ingest import strip_ansi, strip_compression
 
 _PREFIX = lazy_regex.compile(
     r"""
@@ -403,9 +403,11 @@ def rank_from_path(path: str) -> tuple[int | None, bool]:
     torchrun ``--log-dir`` trees (``.../attempt_0/3/stderr.log``) name the local rank;
     ``slurm-%j-%t.out`` names the task (the global rank); ``rank3.log`` / ``rank_3/...`` /
     ``worker-3.log`` name the rank. Only the file name and its own folder are read: a
-    folder higher up (``runs/rank12-debug/train.log``) says nothing about the lines.
+    folder higher up (``runs/rank12-debug/train.log``) says nothing about the lines. A
+    compressed file is read by its name without the compression suffix ingest decompresses
+    (``rank3.log.gz``, ``attempt_1/3/stderr.log.zst``, ``slurm-42-3.out.xz``: the same file).
     """
-    norm = str(PurePath(path)).replace("\\", "/")
+    norm = strip_compression(str(PurePath(path)).replace("\\", "/"))
     if not _FILE_RANK_WORD.search(norm):
         return None, False
     m = _FILE_RANK.search(norm)

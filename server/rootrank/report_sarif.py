@@ -22,6 +22,11 @@ at the next place that maps (the log line), and the masked path stays in the mes
 (in workflow commands the annotation then has no ``file=``). Other absolute paths (no
 placeholder: ``/opt/conda/.../torch/x.py``) become ``file://`` URIs in SARIF and stay as they
 are in workflow commands. Lines are 1-based everywhere.
+
+A compressed log (``r38.log.gz``: a name ending in a suffix ingest decompresses,
+:data:`rootrank.ingest.COMPRESSED_SUFFIXES`) is located at the file with no line: its lines
+are the decompressed text's, and a line of the compressed bytes would point into binary data.
+The line goes into the text instead ("line 52 of the decompressed r38.log.gz").
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from urllib.parse import quote
 
 from rootrank import __version__
 from rootrank.analysis.reasons import format_ranks
+from rootrank.ingest import strip_compression
 from rootrank.model import Diagnosis
 from rootrank.report import user_frame, verdict
 
@@ -116,17 +122,30 @@ def _artifact(path: str) -> dict[str, str] | None:
     return {"uri": quote(rel.replace("\\", "/")), "uriBaseId": SRCROOT}
 
 
+def _compressed(path: str | None) -> bool:
+    """Whether ``path`` names a compressed log (by its suffix), whose line numbers count the
+    decompressed text's lines."""
+    return bool(path) and strip_compression(str(path)) != path
+
+
+def _decompressed_line(path: str, line: int) -> str:
+    """``line 52 of the decompressed r38.log.gz``: where a line of a compressed log is."""
+    return f"line {max(1, int(line))} of the decompressed {os.path.basename(path)}"
+
+
 def _location(path: str, line: int, message: str | None = None) -> dict[str, Any] | None:
-    """A SARIF location, or ``None`` when ``path`` names no file (see :func:`_artifact`)."""
+    """A SARIF location, or ``None`` when ``path`` names no file (see :func:`_artifact`). A
+    compressed log's location has no region: the line is named in its message instead."""
     artifact = _artifact(path)
     if artifact is None:
         return None
-    loc: dict[str, Any] = {
-        "physicalLocation": {
-            "artifactLocation": artifact,
-            "region": {"startLine": max(1, int(line))},
-        }
-    }
+    physical: dict[str, Any] = {"artifactLocation": artifact}
+    if _compressed(path):
+        where = _decompressed_line(path, line)
+        message = f"{message}, {where}" if message else where
+    else:
+        physical["region"] = {"startLine": max(1, int(line))}
+    loc: dict[str, Any] = {"physicalLocation": physical}
     if message:
         loc["message"] = {"text": message}
     return loc
@@ -153,8 +172,12 @@ def _located(
         note = f" Raised at {frame.file}:{frame.line} (not a file of this checkout)."
     if not lines:
         return [], [], note
-    primary = {k: v for k, v in lines[0].items() if k != "message"}
-    return [primary], lines[1:], note
+    # the primary location's label is dropped (the result's message says what it is), but a
+    # compressed log's line is only in that label
+    first = lines[0]
+    if "region" in first["physicalLocation"]:
+        first = {k: v for k, v in first.items() if k != "message"}
+    return [first], lines[1:], note
 
 
 def _line_label(e: Any) -> str:
@@ -323,7 +346,10 @@ def _command(kind: str, message: str, path: str | None, line: int | None, title:
     path = _mappable(path)
     if path:
         props.append(f"file={_escape_property(path)}")
-        if line:
+        if line and _compressed(path):  # on the message's first line, before Fix/Verify
+            head, nl, rest = message.partition("\n")
+            message = f"{head.rstrip('.')}, at {_decompressed_line(path, line)}.{nl}{rest}"
+        elif line:
             props.append(f"line={int(line)}")
     props.append(f"title={_escape_property(title)}")
     return f"::{kind} {','.join(props)}::{_escape_data(message)}"

@@ -24,7 +24,7 @@ from rootrank import launchers, lazy_regex
 # slurm-1234.out, slurm-1234-3.out (%j-%t), slurm-1234_7.out (array %A_%a), slurm-1234_7-3.err,
 # compressed: slurm-1234.out.gz
 _SLURM = lazy_regex.compile(
-    r"^slurm-(?P<job>\d{1,20}(?:_\d{1,10})?)(?:-\d{1,6})?\.(?:out|err|log|txt)(?:\.(?:gz|zst|xz))?$"
+    r"^slurm-(?P<job>\d{1,20}(?:_\d{1,10})?)(?:-\d{1,6})?\.(?:out|err|log|txt)(?:\.(?:gz|zst|xz|bz2))?$"
 )
 # <run_id>/attempt_<k>/<local_rank>/(stdout|stderr).log|error.json
 _ATTEMPT = lazy_regex.compile(r"^attempt_(?P<k>\d{1,6})$")

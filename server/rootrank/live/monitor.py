@@ -86,6 +86,7 @@ class Monitor:
                 self.stalls.append(v)
             if (
                 v.kind == "stall"
+                and not v.follow_up
                 and self.on_stall == "dump"
                 and self.job_pid is not None
                 and self.job_pid()

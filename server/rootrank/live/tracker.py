@@ -5,10 +5,14 @@
   :data:`STALL_INTERVALS` times the slowest rank's median step interval, whichever is larger).
   Reported once per episode, at the first check past the threshold; a new episode starts
   only after every stalled rank has moved again.
-- **straggler**: one rank's median step interval is :data:`STRAGGLER_RATIO` times the median
+- **straggler**: one rank's median time per step is :data:`STRAGGLER_RATIO` times the median
   of the other ranks' (over the last :data:`WINDOW` steps, once each rank has
   :data:`MIN_INTERVALS` of them), or it lags the leading rank by :data:`STRAGGLER_LAG` steps
-  or more at two checks in a row. Reported once per rank.
+  more than its own print stride allows, at two checks in a row. Reported once per rank.
+  A rank's print stride is the median number of steps between its printed step lines (1 when
+  it prints every step; 10 for ``if step % 10 == 0``): such a rank shows a step up to
+  stride - 1 behind the others while it is level with them, and the time between its lines
+  is stride steps' time, so both rules count per step, not per printed line.
 
 Times are seconds since the epoch, from the arrival of the line (the live commands read
 output as it is written). Which rank is the suspect of a stall: the rank whose last step is
@@ -58,6 +62,10 @@ class RankProgress:
     line: int
     intervals: deque[float] = field(default_factory=lambda: deque(maxlen=WINDOW))
     lag_checks: int = 0
+    #: Steps between successive printed step lines (of one epoch), the last :data:`WINDOW`.
+    strides: deque[int] = field(default_factory=lambda: deque(maxlen=WINDOW))
+    #: Seconds per step between successive printed step lines (interval / stride).
+    step_seconds: deque[float] = field(default_factory=lambda: deque(maxlen=WINDOW))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,6 +81,14 @@ class RankProgress:
     def median_interval(self) -> float | None:
         return statistics.median(self.intervals) if self.intervals else None
 
+    def stride(self) -> int:
+        """Median steps between this rank's printed step lines (1 before two were seen)."""
+        return max(1, int(statistics.median(self.strides))) if self.strides else 1
+
+    def median_step_seconds(self) -> float | None:
+        """Median seconds per step (not per printed line), or ``None`` before two lines."""
+        return statistics.median(self.step_seconds) if self.step_seconds else None
+
 
 @dataclass
 class Verdict:
@@ -82,6 +98,8 @@ class Verdict:
     sentence; ``ranks`` the per-rank progress (dicts of :meth:`RankProgress.to_dict`);
     ``stalled`` the ranks with no progress past the threshold; ``seconds`` how long the
     suspect (or the job) has shown none; ``threshold`` the stall threshold in force (s).
+    ``follow_up``: a stall episode's second verdict, when every rank has stopped after the
+    first named only some (no new stack dump is taken for it).
     """
 
     kind: str
@@ -91,6 +109,7 @@ class Verdict:
     stalled: list[int | None]
     seconds: float
     threshold: float
+    follow_up: bool = False
 
 
 class ProgressTracker:
@@ -101,6 +120,8 @@ class ProgressTracker:
         self.explicit_stall = stall
         self.ranks: dict[int | None, RankProgress] = {}
         self._stall_open = False
+        #: Whether the open stall episode has said that every rank stopped.
+        self._stall_all_told = False
         self._stragglers: set[int | None] = set()
 
     def update(
@@ -124,6 +145,9 @@ class ProgressTracker:
         if (step, epoch) == (rp.step, rp.epoch):
             return False
         rp.intervals.append(max(0.0, now - rp.time))
+        if epoch == rp.epoch and step > rp.step:
+            rp.strides.append(step - rp.step)
+            rp.step_seconds.append(max(0.0, now - rp.time) / (step - rp.step))
         rp.step, rp.total, rp.epoch, rp.time, rp.path, rp.line = step, total, epoch, now, path, line
         return True
 
@@ -131,6 +155,7 @@ class ProgressTracker:
         """Forget everything (a new run started in the watched file)."""
         self.ranks.clear()
         self._stall_open = False
+        self._stall_all_told = False
         self._stragglers.clear()
 
     def threshold(self) -> float:
@@ -151,14 +176,34 @@ class ProgressTracker:
             return out
         limit = self.threshold()
         stalled = [r for r, rp in self.ranks.items() if now - rp.time > limit and not _finished(rp)]
+        everyone = bool(stalled) and len(stalled) == len(self.ranks)
         if not stalled:
             self._stall_open = False
+        elif self._stall_open and everyone and not self._stall_all_told:
+            # the episode named some ranks; the others have stopped since: say so, or "no
+            # progress on rank 2" reads as if the other ranks still ran
+            self._stall_all_told = True
+            suspect, why = self._suspect()
+            seconds = min(now - rp.time for rp in self.ranks.values())
+            head = f"no progress on any rank for {seconds:.0f} s now: every rank has stopped"
+            out.append(
+                Verdict(
+                    "stall",
+                    suspect,
+                    f"{head}; {why}" if why else head,
+                    self.snapshot(),
+                    sorted(stalled, key=_rank_key),
+                    seconds,
+                    limit,
+                    follow_up=True,
+                )
+            )
         elif not self._stall_open:
             self._stall_open = True
+            self._stall_all_told = everyone
             suspect, why = self._suspect()
             ages = {r: now - self.ranks[r].time for r in stalled}
             seconds = ages[suspect] if suspect in ages else max(ages.values())
-            everyone = len(stalled) == len(self.ranks)
             # A job whose lines name no rank (one process, or ranks that do not tag their
             # lines) has no ranks to speak of: "on any rank" would claim ranks it never showed.
             where = (
@@ -218,21 +263,23 @@ class ProgressTracker:
                 continue
             why = ""
             others = [
-                o.median_interval()
+                o.median_step_seconds()
                 for k, o in named.items()
-                if k != r and len(o.intervals) >= MIN_INTERVALS
+                if k != r and len(o.step_seconds) >= MIN_INTERVALS
             ]
-            mine = rp.median_interval() if len(rp.intervals) >= MIN_INTERVALS else None
+            mine = rp.median_step_seconds() if len(rp.step_seconds) >= MIN_INTERVALS else None
             if mine is not None and others:
                 rest = statistics.median([m for m in others if m is not None])
                 if rest > 0 and mine >= STRAGGLER_RATIO * rest and mine - rest > 0.05:
-                    why = f"rank {r} takes {mine:.2f} s per step, the other ranks {rest:.2f} s (median of the last {len(rp.intervals)})"
+                    why = f"rank {r} takes {mine:.2f} s per step, the other ranks {rest:.2f} s (median of the last {len(rp.step_seconds)})"
             lag = (
                 lead - rp.step
                 if rp.epoch == max(o.epoch or 0 for o in named.values()) or rp.epoch is None
                 else 0
             )
-            if lag >= STRAGGLER_LAG:
+            # a rank printing every k-th step shows up to k - 1 steps behind while level; before
+            # its second line its stride is unknown (a lone line is a stall's to judge)
+            if rp.strides and lag >= STRAGGLER_LAG + rp.stride() - 1:
                 rp.lag_checks += 1
                 if rp.lag_checks >= 2 and not why:
                     why = f"rank {r} is {lag} steps behind the leading rank (step {rp.step} vs {lead})"

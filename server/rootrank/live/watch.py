@@ -293,6 +293,8 @@ def watch_paths(
 ) -> int:
     """Follow ``paths`` until interrupted (or, when the only path is ``-``, until standard
     input ends, or until ``stop`` is set). Returns 0 when a failure was reported, else 1.
+    When standard input ends, a failure in it is reported in full (the report of
+    ``rootrank diagnose``), after the headline said while it was read.
 
     Raises:
         InputError: a path does not exist, or a file named holds binary or compressed data
@@ -322,5 +324,9 @@ def watch_paths(
         if watcher is not None:
             watcher.close()
         diag = scan.finish()
-    monitor.final(diag, failed=False)
+    # standard input ended: the job's output is whole, so a failure in it gets the full report
+    # (Fix, Verify), as `rootrank run` gives when its command ends, even if its headline was
+    # said while the input was read
+    ended = stdin_done is not None and stdin_done.is_set() and watcher is None
+    monitor.final(diag, failed=ended and failure_key(diag) is not None)
     return 0 if monitor.any_reported or failure_key(diag) is not None else 1

@@ -7,6 +7,7 @@ visible blank (``<size>``) that the user types, never raw template syntax. Filli
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rootrank.entry import render
@@ -37,6 +38,38 @@ _WORDS = {
 }
 
 
+#: Names whose reading after an indefinite article ("died on a {exc_type}") is not
+#: "a/an <words without 'the'>".
+_INDEFINITE = {"exc_type": "an exception", "exc": "an exception"}
+
+# A placeholder after "a"/"an" (whose words start with "the": "a the exception type"), and a
+# quoted one ('says: "{message}"', whose words in quotes read as the log's own text).
+_ARTICLE_PLACEHOLDER = re.compile(r"\b([Aa])n? \{([A-Za-z_]\w*)\}")
+_QUOTED_PLACEHOLDER = re.compile(r"[\"\u201c]\{([A-Za-z_]\w*)\}[\"\u201d]")
+
+
+def indefinite_words(name: str) -> str:
+    """The reading of placeholder ``name`` after an indefinite article, the article included:
+    ``"exc_type"`` -> ``"an exception"``, ``"port"`` -> ``"a port"``."""
+    if name in _INDEFINITE:
+        return _INDEFINITE[name]
+    bare = words_for(name).removeprefix("the ")
+    return ("an " if bare[:1].lower() in "aeiou" else "a ") + bare
+
+
+def _english(template: str) -> str:
+    """``template`` with the placeholders whose words would not read as English rewritten
+    first: "a {exc_type}" -> "an exception", '"{message}"' -> "the message" (no quotes: the
+    words are not the log's text)."""
+
+    def article(m: re.Match[str]) -> str:
+        words = indefinite_words(m.group(2))
+        return words[0].upper() + words[1:] if m.group(1) == "A" else words
+
+    template = _ARTICLE_PLACEHOLDER.sub(article, template)
+    return _QUOTED_PLACEHOLDER.sub(lambda m: "{" + m.group(1) + "}", template)
+
+
 def words_for(name: str) -> str:
     """The reading of placeholder ``name`` in prose: ``"size"`` -> ``"the requested size"``,
     an unlisted ``"param_index"`` -> ``"the param index"``."""
@@ -65,7 +98,7 @@ def readable_entry(entry: dict[str, Any]) -> dict[str, Any]:
     words, blanks = _Words(), _Blanks()
 
     def prose(text: Any) -> str:
-        out = render(str(text), words)
+        out = render(_english(str(text)), words)
         return out.replace("<rank>", words_for("rank")).replace("<host>", words_for("host"))
 
     out = dict(entry)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import time
 from typing import Any
 
 from rootrank.ingest import InputError
@@ -163,6 +164,13 @@ def run(args: argparse.Namespace, library_check: Any) -> int:
     else:
         out.write(render.to_text(s))
     out.flush()
+    if args.since is not None:
+        # the filter reads file times; the report's dates are the logs' own: say which is which
+        day = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(args.since)).removesuffix(" 00:00:00")
+        notes.append(
+            f"--since {day} kept the jobs with a file modified then or later (file times, UTC);"
+            " the dates in the report are the failures' dates in the logs, which can be earlier"
+        )
     for note in notes:
         print(f"rootrank: note: {note}", file=sys.stderr)
     if not args.quiet:

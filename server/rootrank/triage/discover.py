@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from rootrank.engine import LOG_NAMES, LOG_SUFFIXES
-from rootrank.ingest import InputError, strip_compression
+from rootrank.ingest import TAR_MESSAGE, InputError, is_tar_header, open_log, strip_compression
 from rootrank.runs import run_key
 
 #: torchrun's restart folders: <log_dir>/<run_id>/attempt_<k>/<local_rank>/stdout.log
@@ -138,6 +138,20 @@ def _slurm_order(job_id: str) -> tuple[int, ...]:
     return tuple(int(x) for x in job_id.split("_"))
 
 
+def _is_tar(path: str) -> bool:
+    """Whether the file ``path`` is a tar archive (plain or compressed: ``jobs.tar.gz``,
+    ``.tgz``), read from its first header block (:func:`rootrank.ingest.is_tar_header`). A
+    folder, a pipe (whose data a read would take), or a file that cannot be read or
+    decompressed, is not one here (its job's reading says what is wrong). Never raises."""
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open_log(path) as fh:
+            return is_tar_header(fh.read(512))
+    except (InputError, OSError, EOFError, ValueError):
+        return False
+
+
 def discover(
     paths: Iterable[str], *, since: float | None = None, notes: list[str] | None = None
 ) -> Iterator[Job]:
@@ -147,7 +161,8 @@ def discover(
     Sentences about what was skipped are appended to ``notes``.
 
     Raises:
-        InputError: a path does not exist or cannot be read (raised before any job is yielded).
+        InputError: a path does not exist or cannot be read, or is a tar archive (read as one
+            log, its members' jobs would make one wrong job) (raised before any job is yielded).
     """
     if notes is None:
         notes = []
@@ -157,6 +172,8 @@ def discover(
             raise InputError(f"{p}: no such file or folder")
         if not os.access(p, os.R_OK):
             raise InputError(f"{p}: permission denied")
+        if _is_tar(p):
+            raise InputError(f"{p}: {TAR_MESSAGE}")
     index = 0
     loose_files: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
     for root in roots:
