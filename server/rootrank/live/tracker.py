@@ -183,21 +183,9 @@ class ProgressTracker:
             # the episode named some ranks; the others have stopped since: say so, or "no
             # progress on rank 2" reads as if the other ranks still ran
             self._stall_all_told = True
-            suspect, why = self._suspect()
             seconds = min(now - rp.time for rp in self.ranks.values())
             head = f"no progress on any rank for {seconds:.0f} s now: every rank has stopped"
-            out.append(
-                Verdict(
-                    "stall",
-                    suspect,
-                    f"{head}; {why}" if why else head,
-                    self.snapshot(),
-                    sorted(stalled, key=_rank_key),
-                    seconds,
-                    limit,
-                    follow_up=True,
-                )
-            )
+            out.append(self._stall(head, stalled, seconds, limit, follow_up=True))
         elif not self._stall_open:
             self._stall_open = True
             self._stall_all_told = everyone
@@ -212,19 +200,32 @@ class ProgressTracker:
                 else f" on {'any rank' if everyone else _ranks_text(stalled)}"
             )
             head = f"no progress{where} for {seconds:.0f} s (threshold {limit:.0f} s)"
-            out.append(
-                Verdict(
-                    "stall",
-                    suspect,
-                    f"{head}; {why}" if why else head,
-                    self.snapshot(),
-                    sorted(stalled, key=_rank_key),
-                    seconds,
-                    limit,
-                )
-            )
+            out.append(self._stall(head, stalled, seconds, limit))
         out.extend(self._check_stragglers(limit))
         return out
+
+    def _stall(
+        self,
+        head: str,
+        stalled: list[int | None],
+        seconds: float,
+        limit: float,
+        follow_up: bool = False,
+    ) -> Verdict:
+        """A stall verdict: ``head``, then why the log points at its suspect (:meth:`_suspect`);
+        ``stalled``: the ranks with no progress; ``seconds``: how long (s); ``limit``: the
+        threshold (s); ``follow_up``: it adds to a stall already told (no second dump)."""
+        suspect, why = self._suspect()
+        return Verdict(
+            "stall",
+            suspect,
+            f"{head}; {why}" if why else head,
+            self.snapshot(),
+            sorted(stalled, key=_rank_key),
+            seconds,
+            limit,
+            follow_up=follow_up,
+        )
 
     def _suspect(self) -> tuple[int | None, str]:
         """The rank the log points at during a stall, and why."""
