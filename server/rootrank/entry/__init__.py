@@ -32,6 +32,7 @@ from rootrank.entry.frames import (
     rank_output_file,
     root_exception,
     user_frame,
+    waiting_step,
 )
 from rootrank.entry.hang_capture import last_steps, rank_own_output, rank_stacks
 from rootrank.entry.variants import (
@@ -504,6 +505,8 @@ def fill_entry(
         who = f"the ranks waiting for rank {rc_rank}"
         action = f"were in {call}" if seen is not None and call else "waited"
     where = location_step(frame, sites, rc_rank, action, launch.world, who=who)
+    if where is None:
+        where = waiting_step(state, root, rc_rank, masker)
     if where and sites:
         steps.insert(0, where)
     elif where and steps:

@@ -267,6 +267,41 @@ def call_sites(state: ScanState, root: Finding, masker: Any | None = None) -> li
     """For a collective failure: each rank's call site (the innermost user frame of the rank's first traceback, and the
     collective it waited in), sorted by rank, when at least two ranks show one and they
     differ (another line, or another collective); else ``[]``."""
+    sites = _rank_sites(state, root, masker)
+    if len({(s.file, s.line, s.collective) for s in sites}) < 2:
+        return []
+    return sites
+
+
+def waiting_step(
+    state: ScanState, root: Finding, rank: int | None, masker: Any | None = None
+) -> str | None:
+    """For a collective failure whose initiating ``rank`` printed no traceback of its own (it
+    left, hung in its own code, or was killed), the fix's opening words naming the one call
+    site where every other rank's traceback stopped (two ranks at least, one line, one
+    collective): ``train.py:35: ranks 0 and 1 waited in all_reduce here for rank 2, which
+    never reached it ...``; ``None`` otherwise. Mechanism: every rank runs the same loop, so
+    the others waited for ``rank`` at the collective it never reached, and that line is where
+    the user's loop lost it: the place to look for the branch, return or stall before it."""
+    if rank is None or any(seen.rank == rank and not seen.exc.ignored for seen in state.exceptions):
+        return None
+    sites = [s for s in _rank_sites(state, root, masker) if s.rank != rank]
+    if len(sites) < 2 or len({(s.file, s.line, s.collective) for s in sites}) != 1:
+        return None
+    site = sites[0]
+    waited = f"waited in {site.collective} here" if site.collective else "waited here"
+    return (
+        f"{short(site.file)}:{site.line}: {_ranks([s.rank for s in sites])} {waited} for "
+        f"rank {rank}, which never reached it (rank {rank} printed no traceback): look at "
+        "what that rank did before this line."
+    )
+
+
+def _rank_sites(state: ScanState, root: Finding, masker: Any | None) -> list[CallSite]:
+    """Each rank's call site for a collective failure (the innermost user frame of its
+    first traceback and the collective it waited in), sorted by rank; ``[]`` for another
+    class or fewer than two ranks. A line whose collective one rank's traceback names and
+    another's does not is one site."""
     if root.failure_class not in COLLECTIVE_CLASSES:
         return []
     sites: dict[int, CallSite] = {}
@@ -296,8 +331,6 @@ def call_sites(state: ScanState, root: Finding, masker: Any | None = None) -> li
         ops = named.get((s.file, s.line), set())
         if s.collective is None and len(ops) == 1:
             sites[r] = dataclasses.replace(s, collective=next(iter(ops)))
-    if len({(s.file, s.line, s.collective) for s in sites.values()}) < 2:
-        return []
     return [sites[r] for r in sorted(sites)]
 
 
