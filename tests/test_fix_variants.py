@@ -353,9 +353,9 @@ def test_gloo_and_fsdp_timeouts_name_the_rank_the_analysis_found():
     assert d.initiating_rank == 0 and d.root_cause.fix.variant.id == "rank-never-joined"
     # the other ranks' one call site opens the step: rank 0 printed no traceback of its own
     assert d.root_cause.fix.steps[0].startswith(
-        "run_ddp.py:143: ranks 1 and 2 waited in all_reduce here for rank 0, which never "
-        "reached it (rank 0 printed no traceback): look at what that rank did before this "
-        "line. Rank 0 is the rank the others waited for"
+        "run_ddp.py:143: ranks 1 and 2 stopped in all_reduce here; rank 0 never reached this"
+        " line (it printed no traceback): look at what rank 0 did before it. Rank 0 is the"
+        " rank the others waited for"
     )
     d = diagnose_paths([str(HERE / "fsdp-collective-watchdog-timeout" / "rank-never-joined.log")])
     assert d.initiating_rank == 2 and d.root_cause.fix.variant.id == "rank-never-joined"

@@ -18,8 +18,10 @@ def test_the_rank_the_others_waited_for_is_said_once():
     assert proc.returncode == 0, proc.stderr.decode()
     headline = out.splitlines()[2]
     assert headline.startswith(
-        "Fix: Rank 0 is the rank the others waited for (rank 0 is the one known rank that did"
-        " not report it). Work that only rank 0 does"
+        "Fix: run_ddp.py:143: ranks 1 and 2 stopped in all_reduce here; rank 0 never reached"
+        " this line (it printed no traceback): look at what rank 0 did before it. Rank 0 is the"
+        " rank the others waited for (rank 0 is the one known rank that did not report it)."
+        " Work that only rank 0 does"
     )
     assert headline.count("waited for") == 1
     assert "so it is the rank the others waited for" not in out

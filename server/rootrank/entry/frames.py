@@ -279,8 +279,8 @@ def waiting_step(
     """For a collective failure whose initiating ``rank`` printed no traceback of its own (it
     left, hung in its own code, or was killed), the fix's opening words naming the one call
     site where every other rank's traceback stopped (two ranks at least, one line, one
-    collective): ``train.py:35: ranks 0 and 1 waited in all_reduce here for rank 2, which
-    never reached it ...``; ``None`` otherwise. Mechanism: every rank runs the same loop, so
+    collective): ``train.py:35: ranks 0 and 1 stopped in all_reduce here; rank 2 never
+    reached this line ...``; ``None`` otherwise. Mechanism: every rank runs the same loop, so
     the others waited for ``rank`` at the collective it never reached, and that line is where
     the user's loop lost it: the place to look for the branch, return or stall before it."""
     if rank is None or any(seen.rank == rank and not seen.exc.ignored for seen in state.exceptions):
@@ -289,11 +289,11 @@ def waiting_step(
     if len(sites) < 2 or len({(s.file, s.line, s.collective) for s in sites}) != 1:
         return None
     site = sites[0]
-    waited = f"waited in {site.collective} here" if site.collective else "waited here"
+    stopped = f"stopped in {site.collective} here" if site.collective else "stopped here"
     return (
-        f"{short(site.file)}:{site.line}: {_ranks([s.rank for s in sites])} {waited} for "
-        f"rank {rank}, which never reached it (rank {rank} printed no traceback): look at "
-        "what that rank did before this line."
+        f"{short(site.file)}:{site.line}: {_ranks([s.rank for s in sites])} {stopped}; "
+        f"rank {rank} never reached this line (it printed no traceback): look at what rank "
+        f"{rank} did before it."
     )
 
 
