@@ -420,6 +420,31 @@ def rank_from_path(path: str) -> tuple[int | None, bool]:
     return int(m.group("rank") if m.group("rank") is not None else m.group("dir")), False
 
 
+def logdir_processes(sources: list[str]) -> int | None:
+    """How many processes one torchrun agent started, from the files of its ``--log-dir``
+    tree among ``sources`` (``<log dir>/<run id>/attempt_<n>/<local rank>/stderr.log``): the
+    local-rank folders of the last attempt, when they are 0..n-1 (torchrun makes one per
+    worker it starts, ``torch.distributed.elastic.multiprocessing.api``); ``None`` when no
+    source is such a file, when the folders have gaps, or when several runs' trees were given
+    (another agent's, or another node's, may have started another number)."""
+    attempts: dict[tuple[str, int], set[int]] = {}
+    for path in sources:
+        norm = strip_compression(str(PurePath(path)).replace("\\", "/"))
+        m = _LOGDIR_FILE.search(norm)
+        if m:
+            attempts.setdefault((m["run"], int(m["attempt"])), set()).add(int(m["local"]))
+    if not attempts or len({run for run, _ in attempts}) != 1:
+        return None
+    local = attempts[max(attempts, key=lambda k: k[1])]
+    return len(local) if local == set(range(len(local))) else None
+
+
+#: A file of a torchrun ``--log-dir`` tree: its run folder, attempt and local rank.
+_LOGDIR_FILE = lazy_regex.compile(
+    r"(?P<run>(?:^|/)[^/]*)/attempt_(?P<attempt>\d+)/(?P<local>\d+)/(?:stdout|stderr|error)\.(?:log|json)$"
+)
+
+
 def _ray_train_rank(body: str, ray_train: bool) -> int | None:
     """The world rank a Ray actor's line ``body`` (after its ``(Actor pid=N)`` prefix) names
     for its own process (:data:`_RAY_TRAIN_RANK`): Ray Train's process-group line on any

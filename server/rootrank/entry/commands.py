@@ -24,6 +24,7 @@ import regex
 from rootrank import launchers, lazy_regex
 from rootrank.frameworks import framework_entry
 from rootrank.mask import pseudonyms_in
+from rootrank.ranks import logdir_processes
 from rootrank.scan import ENV_HEAD, NCCL_TESTS_BIN, ScanState
 from rootrank.taxonomy import process_group_classes
 
@@ -294,6 +295,8 @@ def launch_of(
     hosts |= summary_hosts
     if per_node is None and offsets:
         per_node = min(offsets)  # rank = node rank x per node + local rank (torchrun)
+    if per_node is None:
+        per_node = logdir_processes(state.sources)  # one folder per worker it started
     if (
         per_node is None
         and world
