@@ -362,6 +362,28 @@ def test_reports_text_markdown_and_offline_html(archive):
     assert first_cell.groups() == (BAD, "6")
 
 
+def test_the_text_report_says_what_the_host_table_leaves_out(archive):
+    """Under the host table: how many failed jobs named no host (they are not in it), and,
+    with pseudonyms, how to see the real names; the healthy jobs are named (trial r16)."""
+    out, truth = archive
+    _, s = _jsonl(_triage(str(out), "--format", "json", "--workers", "2", "-q"))
+    assert len(s["healthy_jobs"]) == s["healthy"] >= len(truth["healthy_jobs"])
+    text = _triage(str(out), "--workers", "2", "-q").stdout.decode()
+    assert (
+        "  Host names are pseudonyms, one per machine across the archive: --keep-hosts shows"
+        " the real names" in text
+    )
+    assert s["failed_without_host"] > 0  # fleet_gen writes jobs whose failure names no host
+    assert (
+        f"  {s['failed_without_host']} of {s['failed']} failed jobs named no initiating host"
+        " and are not in this table" in text
+    )
+    healthy = text.split(f"Healthy jobs ({s['healthy']})\n", 1)[1].splitlines()[0]
+    assert healthy.strip().split(", ") == s["healthy_jobs"]
+    kept = _triage(str(out), "--keep-hosts", "--workers", "2", "-q").stdout.decode()
+    assert "Host names are pseudonyms" not in kept
+
+
 def _tree(folder):
     return sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in Path(folder).rglob("*"))
 

@@ -155,6 +155,7 @@ def run(args: argparse.Namespace, library_check: Any) -> int:
     s = summary.to_dict()
     s["interrupted"] = stats.interrupted
     s["jobs_found"] = stats.total_jobs
+    s["host_names"] = "pseudonyms" if mask == "archive" else "names"
     if args.format == "json":
         out.write(render.summary_line(s) + "\n")
     elif args.format == "markdown":

@@ -72,6 +72,25 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     return out
 
 
+def _host_notes(s: dict[str, Any]) -> list[str]:
+    """What the host table leaves out, under it: the failed jobs that named no initiating
+    host (``failed_without_host``), and, when the names are pseudonyms (``host_names ==
+    "pseudonyms"``, set by the command), how to see the real ones."""
+    notes = []
+    missing = s.get("failed_without_host", 0)
+    if missing and s["hosts"]:
+        notes.append(
+            f"  {missing:,} of {s['failed']:,} failed jobs named no initiating host and are not"
+            " in this table (their classes are below)"
+        )
+    if s["hosts"] and s.get("host_names") == "pseudonyms":
+        notes.append(
+            "  Host names are pseudonyms, one per machine across the archive: --keep-hosts"
+            " shows the real names (--cache DIR keeps the pseudonyms from run to run)"
+        )
+    return notes
+
+
 def to_text(s: dict[str, Any]) -> str:
     """The terminal report."""
     out = [f"rootrank triage: {headline(s)}", f"  {_date_range(s)}", ""]
@@ -105,6 +124,7 @@ def to_text(s: dict[str, Any]) -> str:
             )
     else:
         out.append("  (no failure named its initiating host)")
+    out.extend(_host_notes(s))
     out.append("")
     out.append("Failure classes")
     out.extend(
@@ -153,6 +173,10 @@ def to_text(s: dict[str, Any]) -> str:
             out.append(
                 f"  ... and {s['unclassified'] - len(s['unclassified_jobs'])} more (--format json lists every job)"
             )
+    if s.get("healthy_jobs"):
+        out += ["", f"Healthy jobs ({s['healthy']:,})", "  " + ", ".join(s["healthy_jobs"])]
+        if s["healthy"] > len(s["healthy_jobs"]):
+            out.append(f"  ... and {s['healthy'] - len(s['healthy_jobs'])} more")
     if s["error_jobs"]:
         out += ["", f"Jobs that could not be read ({s['errors']:,})"]
         out.extend(f"  {e['job']}: {e['error']}" for e in s["error_jobs"])
@@ -215,6 +239,9 @@ def to_markdown(s: dict[str, Any]) -> str:
             )
     else:
         out.append("No failure named its initiating host.")
+    notes = [n.strip() for n in _host_notes(s)]
+    if notes:
+        out += ["", *(f"_{_md(n)}_" for n in notes)]
     out += [
         "",
         "## Failure classes",
@@ -244,6 +271,9 @@ def to_markdown(s: dict[str, Any]) -> str:
             f"- {_md(u['job'])}: `{_md(u.get('path'))}:{u.get('line')}: {_md(u.get('text'))}`"
             for u in s["unclassified_jobs"]
         ]
+    if s.get("healthy_jobs"):
+        out += ["", f"## Healthy jobs ({s['healthy']})", ""]
+        out += [f"- {_md(j)}" for j in s["healthy_jobs"]]
     if s["error_jobs"]:
         out += ["", f"## Jobs that could not be read ({s['errors']})", ""]
         out += [f"- {_md(e['job'])}: {_md(e['error'])}" for e in s["error_jobs"]]

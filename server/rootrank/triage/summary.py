@@ -135,6 +135,10 @@ class Summary:
     #: Files skipped (a binary file beside the logs) or read in part (a ``.gz`` cut short)
     #: in jobs that were diagnosed.
     not_read: _First = field(default_factory=lambda: _First(MAX_LISTED))
+    #: Failed jobs whose diagnosis named no initiating host (not in the host table).
+    no_host: int = 0
+    #: The healthy jobs' ids (the first :data:`MAX_LISTED` by order in the archive).
+    healthy: _First = field(default_factory=lambda: _First(MAX_LISTED))
 
     def add(self, rec: dict[str, Any]) -> None:
         """Fold one job's record (:func:`rootrank.triage.work.record`) in."""
@@ -155,6 +159,8 @@ class Summary:
             self.not_read.add(index, {"job": job, "error": why})
         if status == "error":
             self.errors.add(index, {"job": job, "error": rec["error"]})
+        elif status == "healthy":
+            self.healthy.add(index, job)
         elif status == "unclassified":
             exc = rec["exception"] or {}
             self.unclassified.add(
@@ -170,6 +176,8 @@ class Summary:
         self.signatures.setdefault(sig, _Span()).add(t)
         self.signature_info.setdefault(sig, (cls, rec["title"] or sig))
         h = rec["host"]
+        if not (h and _counts(h)):
+            self.no_host += 1
         if h and _counts(h):
             host = self.hosts.setdefault(h, _Host())
             if h not in rec["hosts"]:
@@ -201,6 +209,8 @@ class Summary:
         self.unclassified.merge(other.unclassified)
         self.errors.merge(other.errors)
         self.not_read.merge(other.not_read)
+        self.no_host += other.no_host
+        self.healthy.merge(other.healthy)
 
     def ranked_hosts(self) -> list[tuple[str, _Host]]:
         """Hosts that initiated at least one failure, worst first: most jobs failed with a
@@ -291,6 +301,8 @@ class Summary:
             "signatures": signatures,
             "hosts": hosts,
             "hosts_seen": len(self.hosts),
+            "failed_without_host": self.no_host,
+            "healthy_jobs": self.healthy.items(),
             "days": days,
             "undated_jobs": self.undated,
             "unclassified_jobs": self.unclassified.items(),
