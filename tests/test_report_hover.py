@@ -105,7 +105,7 @@ def test_root_hover_entry_names_the_logs_own_script(library, tmp_path):
     assert details.splitlines()[1].startswith(
         "1. finetune_lm.py:16 (in main), where rank 1 raised ValueError:"
     )
-    assert "python -m pdb -c continue finetune_lm.py --num-workers 0" in details
+    assert "python -m pdb -c continue finetune_lm.py\n" in details  # no option it may not take
     assert "(python -X faulthandler finetune_lm.py)" in details
     assert "train.py" not in hover
 
