@@ -149,6 +149,9 @@ function sameLine(a: Evidence, b: Evidence): boolean {
   return a.path === b.path && a.line === b.line;
 }
 
+/** How many of a collateral group's lines the table links (the count says how many there are). */
+const MAX_COLLATERAL_LINKS = 6;
+
 function collateralTable(rows: Collateral[], rootEvidence: Evidence[], ctx: PageContext): string {
   // A line that is the root cause's own evidence is never its collateral.
   const kept = rows
@@ -162,10 +165,13 @@ function collateralTable(rows: Collateral[], rootEvidence: Evidence[], ctx: Page
     .map((c) => {
       const first = c.evidence?.[0];
       const ranks = ranksLabel(c.ranks);
-      const lines = (c.evidence ?? [])
-        .slice(0, 6)
-        .map((e) => evidenceLink(e, ctx))
-        .join(' ');
+      const evidence = c.evidence ?? [];
+      const shown = evidence.slice(0, MAX_COLLATERAL_LINKS);
+      // the count is every line of the group; say how many the links leave out
+      const more = Math.max(c.count, evidence.length) - shown.length;
+      const lines =
+        shown.map((e) => evidenceLink(e, ctx)).join(' ') +
+        (more > 0 ? ` <span class="muted">+${more} more</span>` : '');
       return (
         `<tr><td>${first ? evidenceLink(first, ctx, c.title ?? c.signature) : esc(c.title ?? c.signature)}` +
         `<div class="muted">${esc(c.failure_class)}</div></td><td>${esc(ranks)}</td>` +

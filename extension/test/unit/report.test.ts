@@ -89,6 +89,14 @@ describe('renderReportHtml', () => {
     assert.match(html, /data-path="sample.log" data-line="19"/);
   });
 
+  it("says how many of a group's lines its links leave out", () => {
+    // the watchdog group: 7 lines, 6 linked; the teardown group: 4 lines, its 2 evidence lines linked
+    const rows = html.slice(html.indexOf('id="h-coll"')).split('<tr>').slice(2);
+    assert.equal((rows[0].match(/class="evidence-link"/g) ?? []).length, 1 + 6);
+    assert.match(rows[0], /<span class="muted">\+1 more<\/span><\/td><\/tr>/);
+    assert.match(rows[1], /<span class="muted">\+2 more<\/span><\/td><\/tr>/);
+  });
+
   it('shows a legend for the kinds of mark drawn only', () => {
     const legend = html.slice(html.indexOf('<div class="legend"'));
     assert.match(
