@@ -286,7 +286,7 @@ export class LiveWatcher implements vscode.Disposable {
     this.eventEmitter.fire({ job, event: e });
     if (e.event === 'stall' || e.event === 'straggler') {
       const stalled = rankList((e.ranks ?? []).map((r) => r.rank));
-      const message = `rootrank: ${e.event} in ${job.name}: ${e.why ?? ''}${stalled && e.event === 'stall' ? ` (ranks ${stalled})` : ''}`;
+      const message = `rootrank: ${e.event} in ${job.name}: ${e.why ?? ''}${stalled && e.event === 'stall' ? ` (no progress: ranks ${stalled})` : ''}`;
       this.notifications.push(message);
       info(message);
       void vscode.window.showWarningMessage(message);
@@ -301,7 +301,8 @@ export class LiveWatcher implements vscode.Disposable {
         seen.add(line);
         this.notified.set(terminal, seen);
       }
-      const message = `rootrank: ${line} (while "${job.name}" runs)`;
+      // a terminal command runs; a watched file is only written to
+      const message = `rootrank: ${line} (${terminal ? `while "${job.name}" runs` : `in "${job.name}"`})`;
       this.notifications.push(message);
       info(message);
       const diagnosis = e.diagnosis;

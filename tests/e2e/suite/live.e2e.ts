@@ -120,7 +120,7 @@ describe('rootrank live watching (installed .vsix, real VS Code)', function () {
       () => api.notifications.slice(count).find((m) => /out of memory/.test(m)),
       30_000,
     );
-    assert.match(message, /on rank 3 \(while "live-watched.log" runs\)/);
+    assert.match(message, /on rank 3 \(in "live-watched.log"\)/);
     assert.match(api.live.statusBarText(), /failed \(rank 3\)/);
     fs.rmSync(file);
   });
