@@ -116,7 +116,7 @@ describe('rootrank extension (installed .vsix, real VS Code)', function () {
     const collateral = diagnostics.filter((d) => codeOf(d) === 'nccl-watchdog-timeout');
     assert.equal(collateral.length, 1, 'the watchdog timeouts are one collateral diagnostic');
     assert.match(collateral[0].message, /on 7 ranks \(0-4, 6, 7\): collateral of/);
-    assert.equal(collateral[0].relatedInformation?.length, 8, 'the root cause, then each rank\'s first line');
+    assert.equal(collateral[0].relatedInformation?.length, 8, "the root cause, then each rank's first line");
 
     const hovers = await vscode.commands.executeCommand<vscode.Hover[]>(
       'vscode.executeHoverProvider',
