@@ -266,6 +266,19 @@ _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
             r"torch[/\\.]multiprocessing[/\\.]spawn|ProcessRaisedException|-- Process \d+ terminated with the following error"
         ),
     ),
+    (
+        # Ray: its log monitor prefixes each actor's or task's line with the actor class and
+        # pid, plus the node's ip when the actor runs on another node than the driver
+        # ("(ActorModelRayActor pid=748, ip=10.0.0.27) ...": ray/_private/log_monitor.py),
+        # raylet's own lines, and its deduplication note ("[repeated 3x across cluster]").
+        # vLLM's multiprocessing workers ("(VllmWorkerProcess pid=7311)") carry no ip.
+        "ray",
+        ("ip=", "(raylet", "across cluster]"),
+        lazy_regex.compile(
+            r"^\((?:[\w.]+ )?pid=\d+, ip=[\w.:-]+\)|^\(raylet(?:, ip=[\w.:-]+)?\)"
+            r"|\[repeated \d+x across cluster\]"
+        ),
+    ),
     ("horovodrun", ("horovodrun",), lazy_regex.compile(r"\bhorovodrun\b")),
     (
         "mpirun",
@@ -275,9 +288,14 @@ _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
         ),
     ),
     (
+        # srun's own lines and command; and srun --label's task prefix on a worker's
+        # torch-prefixed line ("10: [rank10]: ..."): Slurm started one task per rank and the
+        # task id it prints is that rank (a srun-native launch, no torchrun between)
         "srun",
-        ("srun", "slurmstepd"),
-        lazy_regex.compile(r"^srun: |\bslurmstepd\b|(?:^|[$#>+]\s*)srun\s"),
+        ("srun", "slurmstepd", ": [rank"),
+        lazy_regex.compile(
+            r"^srun: |\bslurmstepd\b|(?:^|[$#>+]\s*)srun\s|^\s{0,4}(\d{1,6}): \[rank\1\]:"
+        ),
     ),
     (
         "deepspeed",
