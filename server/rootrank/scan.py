@@ -141,6 +141,33 @@ _SCRIPT_AFTER_LAUNCHER = lazy_regex.compile(
 MAX_ENTRY_PATHS = 4
 _ENTRY_PARTS = tuple(sorted({part for part, _, _ in FRAMEWORK_ENTRY}))
 _FRAME_PATH = lazy_regex.compile(r'File "([^"\n]{1,500})"')
+#: ProcessGroupNCCL's own log prefix ("[Rank 4] Watchdog caught ...", "[PG ID 1 PG GUID 2 Rank
+#: 4] Exception ... detected by watchdog"; ProcessGroupNCCL::logPrefix): the rank it names is
+#: the process's rank *inside that process group*, which is the global rank only in the
+#: default group. torch's own "[rank12]:" line prefix is always the global rank.
+_PG_LOG_RANK = lazy_regex.compile(r"\[(?:PG\b[^\]\n]{0,80}? )?Rank (\d{1,7})\]")
+
+
+def captured_rank(line_rank: int | None, captures: dict[str, str], text: str) -> int | None:
+    """The rank a finding is counted on: the one its signature captured (a message that names
+    the rank it is about), except when the line's own global rank (torch's ``[rankN]:``
+    prefix, a per-rank file) is known and the capture is ProcessGroupNCCL's log prefix with a
+    different number: that is the same process's rank within a subgroup (``[rank12]:[E...]
+    [Rank 4] Watchdog caught ...``: global rank 12 is rank 4 of process group 1), not another
+    rank. ``None`` when neither is known."""
+    value = captures.get("rank", "")
+    if not value.isdigit():
+        return line_rank
+    rank = int(value)
+    if (
+        line_rank is not None
+        and rank != line_rank
+        and any(int(m) == rank for m in _PG_LOG_RANK.findall(text))
+    ):
+        return line_rank
+    return rank
+
+
 #: The most launcher-named hosts remembered per log.
 MAX_NAMED_HOSTS = 64
 # torchrun's --nproc-per-node, and deepspeed's --num_gpus (GPUs per node, like it); and
@@ -2384,9 +2411,7 @@ class Scanner:
         ``=[41, 256]`` on the next line). The joined match's captures fill those the first
         line's match could not read (the finding is found by the rank the match names, else
         the message's)."""
-        rank = message.rank
-        if hit.captures.get("rank", "").isdigit():
-            rank = int(hit.captures["rank"])
+        rank = captured_rank(message.rank, hit.captures, message.first.text)
         key = (hit.signature.id, rank, message.path if rank is None else None)
         finding = self.state.findings.get(key)
         if finding is not None and finding.evidence[0].line <= message.first.number:
@@ -2495,10 +2520,7 @@ class Scanner:
         st = self.state
         sig = hit.signature
         if "rank" in hit.captures:
-            try:
-                rank = int(hit.captures["rank"])
-            except ValueError:
-                pass
+            rank = captured_rank(rank, hit.captures, text)
         elif hit.captures.get("absent_rank", "").isdigit():
             # the message names the rank the others waited for and that never came (gloo's
             # connect waiting for its address key): the printing rank is only a witness
