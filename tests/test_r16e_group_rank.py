@@ -32,6 +32,8 @@ def test_a_subgroup_rank_in_the_watchdog_text_is_not_another_rank():
     assert rc.rank == 9  # the process's global rank, from torch's prefix
     assert d.initiating_rank is None  # a waiting side only
     assert 1 not in {f.rank for f in d.collateral}
+    # the finding quotes the global rank; the subgroup's stays readable as group_rank
+    assert rc.captures["rank"] == "9" and rc.captures["group_rank"] == "1"
 
 
 def test_captured_rank_keeps_a_capture_that_is_not_the_group_log_prefix():

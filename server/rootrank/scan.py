@@ -2521,6 +2521,15 @@ class Scanner:
         sig = hit.signature
         if "rank" in hit.captures:
             rank = captured_rank(rank, hit.captures, text)
+            if rank is not None and hit.captures["rank"] != str(rank):
+                # the capture was the subgroup's rank (captured_rank): the finding's text
+                # quotes the process's global rank, and keeps the group's as group_rank
+                hit = Hit(
+                    hit.signature,
+                    hit.span,
+                    {**hit.captures, "rank": str(rank), "group_rank": hit.captures["rank"]},
+                    hit.matched,
+                )
         elif hit.captures.get("absent_rank", "").isdigit():
             # the message names the rank the others waited for and that never came (gloo's
             # connect waiting for its address key): the printing rank is only a witness
