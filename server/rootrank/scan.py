@@ -1257,6 +1257,9 @@ class Scanner:
                 tagger.learn_stacked(text if at_start else text[:RANK_SWEEP_CHARS])
             )
             tagger.learn_user_tags(text if at_start else text[:RANK_SWEEP_CHARS])
+            # a wrapper's "[node1] " label on each line of a node's stream: learnt before the
+            # lines are read, so the block's lines before the first that teaches it are peeled
+            tagger.learn_collector_labels(text if at_start else text[:RANK_SWEEP_CHARS])
             # Ray actors' ranks, from their (mostly ungated) lines, for the lines that name
             # an actor's process by pid only.
             st.ranks_seen.update(
