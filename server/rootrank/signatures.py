@@ -347,7 +347,17 @@ def _check_variants(fix: dict[str, Any], path: Path) -> None:
         where = f"fix.variants[{i}]"
         if not isinstance(v, dict):
             raise SignatureError(path, where, "must be a mapping with id, when and steps")
-        unknown = set(v) - {"id", "when", "title", "steps", "code", "confirm", "verify"}
+        unknown = set(v) - {
+            "id",
+            "when",
+            "title",
+            "summary",
+            "mechanism",
+            "steps",
+            "code",
+            "confirm",
+            "verify",
+        }
         if unknown:
             raise SignatureError(path, f"{where}.{sorted(unknown)[0]}", "unknown key")
         vid = v.get("id")
@@ -359,8 +369,9 @@ def _check_variants(fix: dict[str, Any], path: Path) -> None:
             _str_list(v, "confirm", path)
         if "verify" in v and (not isinstance(v["verify"], str) or not v["verify"].strip()):
             raise SignatureError(path, f"{where}.verify", "must be non-empty text")
-        if "title" in v and (not isinstance(v["title"], str) or not v["title"].strip()):
-            raise SignatureError(path, f"{where}.title", "must be non-empty text")
+        for key in ("title", "summary", "mechanism"):
+            if key in v and (not isinstance(v[key], str) or not v[key].strip()):
+                raise SignatureError(path, f"{where}.{key}", "must be non-empty text")
         if "verify" in v and (why := cannot_fail(v["verify"])):
             raise SignatureError(path, f"{where}.verify", f"cannot fail: {why}")
         code = v.get("code", {})
