@@ -19,12 +19,16 @@ them: node 0 runs ranks 0-2 with ``VOCAB_PAD=64``, node 1 rank 3 without it, lab
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 
-from rootrank.engine import diagnose_paths
+from rootrank.analysis.prepare import single_node_proof
+from rootrank.engine import default_library, diagnose_paths, diagnose_text, matcher_for
+from rootrank.ingest import read_blocks
 from rootrank.ranks import RankTagger
+from rootrank.scan import Scanner
 
 DATA = Path(__file__).parent / "data" / "wrapper_labels"
 
@@ -95,3 +99,28 @@ def test_a_label_that_may_be_a_rank_or_a_level_is_no_host(line: str) -> None:
 def test_a_logging_formats_rank_word_glued_to_its_number_is_the_rank() -> None:
     assert _tag(["2026-12-03 21:16:06,500 [rank3] INFO train: data"])[0][0] == 3
     assert _tag(["2026-12-03 21:16:06,500 INFO [rank12] train: data"])[0][0] == 12
+
+
+def test_mp_spawns_terminated_processes_prove_one_node_once_ranks_are_read() -> None:
+    # an mp.spawn job (the process index is the rank) whose logging format puts "[rankN]"
+    # after the time: once those lines are read as ranks 0-2, "no other rank" no longer proves
+    # one node; mp.spawn's parent terminating its 2 other processes after process 1 failed
+    # (torch/multiprocessing/spawn.py, ProcessContext.join) does
+    fixture = Path(__file__).parent.parent / "signatures" / "process"
+    lines = (fixture / "worker-sigkill-exit.positive-7.log").read_text().splitlines()
+    text = "\n".join(
+        f"2026-12-01 16:51:38,{100 + i:03d} INFO [rank{line[6]}] train:{line[8:]}"
+        if line.startswith("[rank ")
+        else line
+        for i, line in enumerate(lines)
+    )
+    assert "INFO [rank1] train: step 1 loss 1.4549" in text
+    d = diagnose_text(text + "\n", mask=False)
+    assert d.root_cause is not None and d.root_cause.signature == "worker-sigkill-exit"
+    assert d.initiator.rank == 1
+    scanner = Scanner(matcher_for(default_library()), learn_users=False)
+    scanner.scan_source("<text>", read_blocks(io.BytesIO(text.encode())))
+    assert scanner.state.ranks_seen == {0, 1, 2}
+    assert scanner.state.launch.spawn_kill_pids == {27375, 27377}
+    proof = single_node_proof(scanner.state, 1)
+    assert proof is not None and proof.startswith("mp.spawn's parent terminated its 2 other")
