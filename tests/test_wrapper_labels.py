@@ -82,6 +82,17 @@ def test_a_label_is_peeled_from_every_line_of_its_stream() -> None:
     assert got[4][1] == "node1"
 
 
+def test_a_label_before_deepspeeds_bracketed_time_is_peeled() -> None:
+    got = _tag(
+        [
+            "[gpu-07] [2026-12-03 21:16:06,500] [INFO] [logging.py:128:log_dist] [Rank 0] step=10",
+            "[gpu-07] [W1203 21:16:13.849000000 ProcessGroupNCCL.cpp:1496] Warning: no comm",
+        ]
+    )
+    assert got[0][1] == "gpu-07" and got[0][2].endswith("step=10")
+    assert got[1][1] == "gpu-07" and got[1][2] == "Warning: no comm"
+
+
 @pytest.mark.parametrize(
     "line",
     [

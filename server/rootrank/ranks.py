@@ -288,8 +288,9 @@ MAX_COLLECTOR_PREFIX = 240
 # A wrapper's bracketed label at the line start: ``sed 's/^/[node1] /'`` on each node's
 # torchrun output, a job script's ``| while read l; do echo "[$HOST] $l"; done``, GNU
 # parallel's ``--tagstring '[{}]'``. What follows it is what the process printed: torchrun's
-# "[rankN]:"/"[defaultN]:", a logging or ISO time, a glog header ("W1203 21:16:13.849000 ...",
-# torchelastic's agent). One such line teaches the label as its stream's constant prefix
+# "[rankN]:"/"[defaultN]:", a logging or ISO time (bracketed too: DeepSpeed's logger prints
+# "[2026-12-03 21:16:06,500] [INFO] ..."), a glog header ("W1203 21:16:13.849000 ...",
+# torchelastic's agent; "[W1203 ..." from c10d's C++ logging). One such line teaches the label as its stream's constant prefix
 # (peeled from every line of that stream: the worker's own prints, its traceback, the agent's
 # failure summary), as the collector prefixes above; the label names the node, so it is the
 # line's host. A label that may be the rank itself (a user tag "[r3]", "[worker-3]",
@@ -297,7 +298,7 @@ MAX_COLLECTOR_PREFIX = 240
 # logger's name) is none.
 _BRACKET_LABEL_BODY = (
     r"(?P<key>\[(?P<name>[A-Za-z][\w.@/-]{0,62})\] +)"
-    r"(?=\[(?:rank|default)\d{1,6}\]:|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d|[IWEF]\d{4} \d\d:\d\d:\d\d)"
+    r"(?=\[(?:rank|default)\d{1,6}\]:|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d|\[?[IWEF]\d{4} \d\d:\d\d:\d\d)"
 )
 _BRACKET_LABEL = re.compile(_BRACKET_LABEL_BODY)
 _BRACKET_LABEL_AFTER_NL = re.compile("\n" + _BRACKET_LABEL_BODY)

@@ -52,10 +52,12 @@ The schema (all keys required unless marked optional)::
                                  # (with `inferred`, `patterns` may be an empty list)
     entry: {summary: str, mechanism: str, symptoms: [{text: str, meaning: str}]}
     fix: {steps: [str], code: {pytorch|hf|deepspeed|megatron|vllm: str}}  # code optional
-                                 # optional fix.variants: [{id, when, title?, steps, code?,
-                                 # confirm?, verify?}], the default last with no when; steps/code
-                                 # then default to the default variant's; a variant's title
-                                 # names the failure in the headline (rootrank.entry.variants)
+                                 # optional fix.variants: [{id, when, title?, summary?,
+                                 # mechanism?, steps, code?, confirm?, verify?}], the default
+                                 # last with no when; steps/code then default to the default
+                                 # variant's; a variant's title names the failure in the
+                                 # headline, its summary/mechanism replace the entry's
+                                 # (rootrank.entry.variants)
     confirm: [str]
     verify: str
     references: [str]            # URLs of the docs/issues that establish the facts
