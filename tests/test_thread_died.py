@@ -56,7 +56,9 @@ def test_the_thread_died_and_its_rank_is_the_one_the_others_waited_for() -> None
     assert rc.evidence[0].line == 20
     assert rc.title.startswith("A thread's uncaught Python exception ended that thread, not")
     assert "ended the process" not in rc.title
-    assert rc.summary.startswith("The process's thread 'prefetch' died of an uncaught IndexError")
+    assert rc.summary.startswith(
+        "A thread of the process (thread 'prefetch') died: IndexError was raised in it"
+    )
     assert rc.fix.variant is not None and rc.fix.variant.id == "thread-died"
     assert rc.fix.steps[0].startswith(
         "train_prefetch.py:28 (in decode), where thread 'prefetch' of rank 2 raised IndexError:"
