@@ -75,6 +75,7 @@ def rank_lines(
         # what the scan's sweeps learn of a block first (stacked prefixes, ``rank N:`` tags)
         tagger.learn_stacked(text)
         tagger.learn_user_tags(text)
+        tagger.learn_collector_labels(text)
         for number, raw in enumerate(text.split("\n"), first):
             if number < since or not raw or len(raw) > MAX_CHARS + 80:
                 continue

@@ -180,10 +180,12 @@ _LINE_RANK_AFTER_NL = re.compile("\n" + _LINE_RANK_BODY)
 
 # An application's own rank tag at the start of its message (after any logger header):
 # "[rank 3] step 10", "[RANK 3] loss", "[Rank 3/8] ...", "[rank=3] ...", "rank 3: ...",
-# "rank=3: ...". (torch's "[rank3]:" is a launcher prefix, read above; "[Rank 3]" inside
-# ProcessGroupNCCL messages is read by _INLINE_RANK.)
+# "rank=3: ...", and "[rank3] INFO ..." (a logging format's f"[rank{RANK}]" after the time:
+# torch's own "[rank3]:" prefix stands at the line start, has its colon and is read above as
+# a launcher prefix, so the word glued to its number in brackets is the same rank either
+# way). "[Rank 3]" inside ProcessGroupNCCL messages is read by _INLINE_RANK.
 _APP_RANK = lazy_regex.compile(
-    r"\[(?:rank|RANK|Rank)[ =](?P<n>\d{1,6})(?:/\d{1,6})?\][ :]|(?:rank|RANK)[ =](?P<m>\d{1,6})(?:/\d{1,6})?: "
+    r"\[(?:rank|RANK|Rank)[ =]?(?P<n>\d{1,6})(?:/\d{1,6})?\][ :]|(?:rank|RANK)[ =](?P<m>\d{1,6})(?:/\d{1,6})?: "
 )
 
 
@@ -283,6 +285,42 @@ _COLLECTOR_PREFIX = lazy_regex.compile(
 )
 #: The furthest a launcher's rank prefix may stand from the line's start behind a collector's.
 MAX_COLLECTOR_PREFIX = 240
+# A wrapper's bracketed label at the line start: ``sed 's/^/[node1] /'`` on each node's
+# torchrun output, a job script's ``| while read l; do echo "[$HOST] $l"; done``, GNU
+# parallel's ``--tagstring '[{}]'``. What follows it is what the process printed: torchrun's
+# "[rankN]:"/"[defaultN]:", a logging or ISO time (bracketed too: DeepSpeed's logger prints
+# "[2026-12-03 21:16:06,500] [INFO] ..."), a glog header ("W1203 21:16:13.849000 ...",
+# torchelastic's agent; "[W1203 ..." from c10d's C++ logging). One such line teaches the label as its stream's constant prefix
+# (peeled from every line of that stream: the worker's own prints, its traceback, the agent's
+# failure summary), as the collector prefixes above; the label names the node, so it is the
+# line's host. A label that may be the rank itself (a user tag "[r3]", "[worker-3]",
+# "[GPU 3]"; "[rank3]"/"[default3]") or holds no digit ("[INFO]", "[train]": a level or a
+# logger's name) is none.
+_BRACKET_LABEL_BODY = (
+    r"(?P<key>\[(?P<name>[A-Za-z][\w.@/-]{0,62})\] +)"
+    r"(?=\[(?:rank|default)\d{1,6}\]:|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d|\[?[IWEF]\d{4} \d\d:\d\d:\d\d)"
+)
+_BRACKET_LABEL = re.compile(_BRACKET_LABEL_BODY)
+_BRACKET_LABEL_AFTER_NL = re.compile("\n" + _BRACKET_LABEL_BODY)
+#: Bracketed labels one block sweep reads at most (:meth:`RankTagger.learn_collector_labels`).
+MAX_LABEL_SWEEP = 4096
+
+
+def _label_host(m: re.Match[str]) -> str | None:
+    """The host a :data:`_BRACKET_LABEL` match names, or ``None`` when its label is no node's
+    (no digit in it, a rank or user tag, a name that is no host)."""
+    name = m.group("name")
+    low = name.lower()
+    if (
+        not any(c.isdigit() for c in name)
+        or low in _NOT_HOSTS
+        or low.startswith(("rank", "default"))
+        or _USER_TAG.match(m.group("key")) is not None
+    ):
+        return None
+    return name
+
+
 #: Constant prefixes one source keeps (a job's pods, containers or hosts).
 MAX_COLLECTOR_KEYS = 64
 # A token that ends like these is an exception or a message ("RuntimeError: [rank1]: ..."),
@@ -739,6 +777,14 @@ class RankTagger:
         for key, host in self._collector_keys.items():
             if body.startswith(key):
                 return host, body[len(key) :]
+        if body[:1] == "[":
+            bm = _BRACKET_LABEL.match(body)
+            label = _label_host(bm) if bm is not None else None
+            if bm is None or label is None:
+                return None
+            if len(self._collector_keys) < MAX_COLLECTOR_KEYS:
+                self._collector_keys[bm.group("key")] = label
+            return label, body[bm.end() :]
         at = body.find("[rank", 1, MAX_COLLECTOR_PREFIX)
         if at < 0:
             at = body.find("[default", 1, MAX_COLLECTOR_PREFIX)
@@ -802,7 +848,7 @@ class RankTagger:
         elif " | " in body[:80] and body[:1].isalnum() and (cm := _COMPOSE_PREFIX.match(body)):
             host = cm.group("name")
             body = body[cm.end() :]
-        elif body[:1].isalpha():
+        elif body[:1].isalpha() or (body[:1] == "[" and "] " in body[:66]):
             peeled = self._collector_prefix(body)
             if peeled is not None:
                 host, body = peeled
@@ -1136,6 +1182,25 @@ class RankTagger:
             self.local_to_global.setdefault((host or None, int(local)), int(rank))
             seen.add(int(rank))
         return seen
+
+    def learn_collector_labels(self, text: str) -> None:
+        """Learn the wrapper labels (:data:`_BRACKET_LABEL`) at the line starts of ``text`` (a
+        block of lines) as their streams' constant prefixes, so a stream's lines before its
+        first such line in the block (a rank's start-up prints) are peeled too. Reads at most
+        :data:`MAX_LABEL_SWEEP` labels."""
+        first = _BRACKET_LABEL.match(text)
+        found = [first] if first else []
+        for i, m in enumerate(_BRACKET_LABEL_AFTER_NL.finditer(text)):
+            if i >= MAX_LABEL_SWEEP:
+                break
+            found.append(m)
+        for m in found:
+            key = m.group("key")
+            if key in self._collector_keys or len(self._collector_keys) >= MAX_COLLECTOR_KEYS:
+                continue
+            host = _label_host(m)
+            if host is not None:
+                self._collector_keys[key] = host
 
     def _see_user_tag(self, form: str, n: int) -> None:
         """Count number ``n`` of user tag ``form`` (:data:`_USER_TAG`)."""

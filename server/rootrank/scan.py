@@ -181,6 +181,10 @@ _NPROC = lazy_regex.compile(
 _LAUNCH_CMD = lazy_regex.compile(
     r"(?:^|[$#>]\s*|\s)(?:torchrun|python[\d.]*\s+-m\s+torch\.distributed\.(?:run|launch))\s+(?:-|\S+\.py\b)"
 )
+# mp.spawn's parent, after one of its processes failed, terminates each other one it started
+# (torch/multiprocessing/spawn.py, ProcessContext.join: ``logger.warning("Terminating process
+# %s via signal SIGTERM", pid)``): they are all on its node.
+_SPAWN_KILL = lazy_regex.compile(r"Terminating process (?P<pid>\d+) via signal SIG[A-Z]+")
 _AGENT_PID = lazy_regex.compile(
     r"Sending process (?P<pid>\d+) closing signal|failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: (?P<fpid>\d+)\)"
 )
@@ -675,6 +679,8 @@ class LaunchFacts:
     #: Worker pids a launcher names as its own besides torchrun's (DeepSpeed's "Killing
     #: subprocess N"); with ``agent_pids``: :meth:`worker_pids`.
     launcher_kill_pids: set[int] = field(default_factory=set)
+    #: pids mp.spawn's parent terminated after one of its processes failed (:data:`_SPAWN_KILL`).
+    spawn_kill_pids: set[int] = field(default_factory=set)
     #: srun task ids that ran torchrun's agent (``srun ... torchrun``; ranks.RankTagger).
     srun_agent_tasks: set[int] = field(default_factory=set)
     #: Every launcher the log shows signs of (``torchrun``, ``mp.spawn``, ``mpirun``...).
@@ -891,6 +897,8 @@ class LaunchFacts:
             self.worker_command = deepspeed_command(m["argv"])
         if "Killing subprocess" in text and (m := _DS_KILL.search(text)):
             self.launcher_kill_pids.add(int(m.group("pid")))
+        if "Terminating process" in text and (m := _SPAWN_KILL.search(text)):
+            self.spawn_kill_pids.add(int(m.group("pid")))
         if "parallel size" in text:
             for m in _PARALLEL_SIZE.finditer(text):
                 self.parallel_sizes[m.group("kind")] = int(m.group("n"))
@@ -1302,6 +1310,9 @@ class Scanner:
                 tagger.learn_stacked(text if at_start else text[:RANK_SWEEP_CHARS])
             )
             tagger.learn_user_tags(text if at_start else text[:RANK_SWEEP_CHARS])
+            # a wrapper's "[node1] " label on each line of a node's stream: learnt before the
+            # lines are read, so the block's lines before the first that teaches it are peeled
+            tagger.learn_collector_labels(text if at_start else text[:RANK_SWEEP_CHARS])
             # Ray actors' ranks, from their (mostly ungated) lines, for the lines that name
             # an actor's process by pid only.
             st.ranks_seen.update(

@@ -52,10 +52,12 @@ The schema (all keys required unless marked optional)::
                                  # (with `inferred`, `patterns` may be an empty list)
     entry: {summary: str, mechanism: str, symptoms: [{text: str, meaning: str}]}
     fix: {steps: [str], code: {pytorch|hf|deepspeed|megatron|vllm: str}}  # code optional
-                                 # optional fix.variants: [{id, when, title?, steps, code?,
-                                 # confirm?, verify?}], the default last with no when; steps/code
-                                 # then default to the default variant's; a variant's title
-                                 # names the failure in the headline (rootrank.entry.variants)
+                                 # optional fix.variants: [{id, when, title?, summary?,
+                                 # mechanism?, steps, code?, confirm?, verify?}], the default
+                                 # last with no when; steps/code then default to the default
+                                 # variant's; a variant's title names the failure in the
+                                 # headline, its summary/mechanism replace the entry's
+                                 # (rootrank.entry.variants)
     confirm: [str]
     verify: str
     references: [str]            # URLs of the docs/issues that establish the facts
@@ -347,7 +349,17 @@ def _check_variants(fix: dict[str, Any], path: Path) -> None:
         where = f"fix.variants[{i}]"
         if not isinstance(v, dict):
             raise SignatureError(path, where, "must be a mapping with id, when and steps")
-        unknown = set(v) - {"id", "when", "title", "steps", "code", "confirm", "verify"}
+        unknown = set(v) - {
+            "id",
+            "when",
+            "title",
+            "summary",
+            "mechanism",
+            "steps",
+            "code",
+            "confirm",
+            "verify",
+        }
         if unknown:
             raise SignatureError(path, f"{where}.{sorted(unknown)[0]}", "unknown key")
         vid = v.get("id")
@@ -359,8 +371,9 @@ def _check_variants(fix: dict[str, Any], path: Path) -> None:
             _str_list(v, "confirm", path)
         if "verify" in v and (not isinstance(v["verify"], str) or not v["verify"].strip()):
             raise SignatureError(path, f"{where}.verify", "must be non-empty text")
-        if "title" in v and (not isinstance(v["title"], str) or not v["title"].strip()):
-            raise SignatureError(path, f"{where}.title", "must be non-empty text")
+        for key in ("title", "summary", "mechanism"):
+            if key in v and (not isinstance(v[key], str) or not v[key].strip()):
+                raise SignatureError(path, f"{where}.{key}", "must be non-empty text")
         if "verify" in v and (why := cannot_fail(v["verify"])):
             raise SignatureError(path, f"{where}.verify", f"cannot fail: {why}")
         code = v.get("code", {})

@@ -285,6 +285,26 @@ class PyException:
     #: it could not trace, deeper than any frame of the traceback above the exception line,
     #: which ends in dynamo's own call). ``None`` when the message names none.
     traced_frame: Frame | None = None
+    #: The thread whose uncaught exception this is, not the process's: the name from
+    #: ``threading.excepthook``'s header ``Exception in thread <name>:`` right above the
+    #: traceback (Lib/threading.py, ``excepthook``), or ``""`` when the traceback starts in
+    #: ``threading.py``'s ``_bootstrap_inner`` with no header read. ``None`` for the main
+    #: thread's (or a frame-less) exception. Such an exception ends that thread only: the
+    #: process goes on (:attr:`thread_died`).
+    thread: str | None = None
+
+    @property
+    def thread_died(self) -> bool:
+        """Whether this exception ended a thread of its process, not the process: the
+        header named a thread, or the traceback's outermost frame is a thread's bootstrap
+        (``threading.py``'s ``_bootstrap_inner``, where an uncaught exception of a
+        ``Thread``'s target goes to ``threading.excepthook``)."""
+        if self.thread is not None:
+            return True
+        return bool(self.frames) and (
+            self.frames[0].file.replace("\\", "/").endswith("/threading.py")
+            and self.frames[0].func == "_bootstrap_inner"
+        )
 
     @property
     def user_frame(self) -> Frame | None:
@@ -318,6 +338,8 @@ class TracebackReader:
         "_header_type",
         "_ignored",
         "_ignored_next",
+        "_thread",
+        "_thread_next",
         "_in_tb",
         "_interleaved",
         "_left_open",
@@ -371,6 +393,9 @@ class TracebackReader:
         self._chain_index = 0
         self._ignored = False
         self._ignored_next = False
+        # threading.excepthook's "Exception in thread <name>:" before the next traceback
+        self._thread: str | None = None
+        self._thread_next: str | None = None
         # Debugger header state: its type, line, raw text, message lines (1-based number, text).
         self._header: bool = False
         self._header_type = ""
@@ -571,6 +596,11 @@ class TracebackReader:
         # Python prints exceptions it ignores (in __del__, atexit, threads at exit)
         # after "Exception ignored in: <obj>": they did not end the process.
         self._ignored_next = stripped.startswith("Exception ignored")
+        self._thread_next = (
+            stripped[20:-1]
+            if stripped.startswith("Exception in thread ") and stripped.endswith(":")
+            else None
+        )
         if stripped == _CHAIN_CAUSE:
             self._chain_next = "cause"
         elif stripped == _CHAIN_CONTEXT:
@@ -589,6 +619,9 @@ class TracebackReader:
         self._header = False
         self._ignored = self._ignored_next
         self._ignored_next = False
+        # a chained traceback's next part is the same thread's (its header came once, first)
+        self._thread = self._thread_next if self._chain_next is None else self._thread
+        self._thread_next = None
 
     def _feed_tb(self, text: str, number: int) -> tuple[bool, PyException | None]:
         """One line inside a traceback. Returns ``(consumed, exception)``: ``consumed`` is
@@ -697,6 +730,7 @@ class TracebackReader:
             chained=chained,
             ignored=self._ignored,
             header=self._mode if self._mode == "ipython" else None,
+            thread=self._thread,
         )
         self._chain_index = index
         self._chain_next = None

@@ -627,6 +627,95 @@ def missing_reporter(case: Case) -> Verdict | None:
     return None
 
 
+#: A file name in a message whose number may be the rank's own file: ``data/shard-0001.bin``,
+#: ``tokens/part-02.txt``, ``rank3.pt``, ``shard_7.jsonl`` (group ``n``; a word before it, an
+#: extension after it).
+_RANK_FILE = lazy_regex.compile(
+    r"(?<![\w.])(?P<file>(?:[\w.-]+/)*[A-Za-z][A-Za-z_]*[-_.]?(?P<n>\d{1,6})\.[A-Za-z]\w{0,7})\b"
+)
+
+
+def thread_owner(case: Case) -> Verdict | None:
+    """Whose thread died, for a root that is a thread's uncaught exception printed with no
+    rank (:attr:`rootrank.tracebacks.PyException.thread_died`).
+
+    Mechanism: ``threading.excepthook`` prints ``Exception in thread <name>:`` and the
+    traceback with no rank prefix (torch's ``[rankN]:`` prefix is its ``sys.excepthook``'s,
+    for the main thread), and the thread's end does not end the process: that rank goes on
+    without what the thread was to produce and blocks, the others wait for it in their next
+    collective. So the rank comes from elsewhere in the log: the one known rank that did not
+    report the collective timeout the others did (it was not in the collective: it waited on
+    the dead thread), else the one rank whose progress stopped first
+    (:func:`rootrank.analysis.stall.stalled_rank`), and the per-rank file the exception's
+    message names (``data/shard-0001.bin`` in a job of three ranks: a number of the file's
+    name below the world size, the only such file in the message). Each that applies must
+    name the same rank; when they differ, no rank is named (undecided)."""
+    root = case.root
+    if root.rank is not None:
+        return None
+    lines = {(e.path, e.line) for e in root.evidence}
+    seen = next(
+        (
+            x
+            for x in case.ctx.state.exceptions
+            if x.rank is None and (x.path, x.exc.log_line) in lines
+        ),
+        None,
+    )
+    if seen is None or not seen.exc.thread_died:
+        return None
+    known = case.ctx.known_ranks()
+    world = case.ctx.state.world_size or (max(known) + 1 if known else 0)
+    if world < 2:
+        return None
+    thread = f"thread {seen.exc.thread!r}" if seen.exc.thread else "a thread"
+    found: list[tuple[int, str]] = []
+    files = {
+        (m.group("file"), int(m.group("n")))
+        for m in _RANK_FILE.finditer(seen.exc.message)
+        if int(m.group("n")) < world
+    }
+    if len(files) == 1:
+        ((file, n),) = files
+        found.append((n, say("thread_owner_file", file=file, rank=n)))
+    reporters = {
+        f.rank
+        for f in case.ctx.findings
+        if f.failure_class == "collective-timeout" and f.rank is not None
+    }
+    quiet = sorted(known - reporters)
+    if len(reporters) >= 2 and len(quiet) == 1:
+        others = format_ranks(sorted(reporters))
+        found.append((quiet[0], say("thread_owner_reporters", rank=quiet[0], others=others)))
+    else:
+        # the printed steps only when the collective's census does not name the rank: a
+        # worker's stdout is a block-buffered pipe under torchrun and ranks' lines interleave
+        # (one rank's step glued to the end of another's line), so the census outranks them
+        from rootrank.analysis.stall import stalled_rank
+
+        stalled, why = stalled_rank(case.ctx)
+        if stalled is not None:
+            found.append((stalled, why))
+    if not found:
+        return None
+    ranks = sorted({r for r, _ in found})
+    evidence = "; ".join(w for _, w in found)
+    if len(ranks) > 1:
+        return Verdict(
+            None,
+            say("thread_owner_differ", thread=thread, evidence=evidence),
+            "thread_owner",
+            tuple(ranks),
+            True,
+        )
+    return Verdict(
+        ranks[0],
+        say("thread_owner", thread=thread, evidence=evidence),
+        "thread_owner",
+        (ranks[0],),
+    )
+
+
 #: Exit codes of a worker that aborted itself (SIGABRT: the NCCL watchdog's abort, as
 #: torchelastic and a shell print it) and of one the agent's closing signal stopped.
 _SELF_ABORT = (-6, 134)
@@ -1557,6 +1646,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     one_process,
     named_together,
     named_in_message,
+    thread_owner,
     missing_from_ready,
     first_nonfinite,
     same_step_everywhere,

@@ -792,6 +792,21 @@ def single_node_proof(state: ScanState, local: int | None = None) -> str | None:
             f" {', '.join(str(p) for p in sorted(facts.agent_pids))}) and the log sets no"
             f" --nnodes and shows no rank above {workers - 1}"
         )
+    spawned = len(facts.spawn_kill_pids) + 1
+    if (
+        spawned >= 2
+        and not facts.node_flags
+        and (world is None or world <= spawned)
+        and all(r < spawned for r in state.ranks_seen)
+        and (local is None or local < spawned)
+    ):
+        # mp.spawn's parent terminates every other process it started when one fails
+        # (spawn.py, ProcessContext.join): those and the failed one are its processes, all on
+        # its node; with no node flag, no larger world and no rank beyond them, one node
+        return (
+            f"mp.spawn's parent terminated its {spawned - 1} other processes after one failed"
+            " and the log sets no --nnodes and shows no rank beyond them"
+        )
     if (
         local is not None
         and not facts.node_flags

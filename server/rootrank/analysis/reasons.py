@@ -156,6 +156,21 @@ _TEMPLATES: dict[str, str] = {
     # the reason only (the fix text and the heading "Initiating rank: N" say the conclusion,
     # "Rank N is the rank the others waited for (<this reason>)")
     "missing_reporter": "rank {rank} is the one known rank that did not report it",
+    # a thread's uncaught exception printed with no rank (threading.excepthook writes no rank
+    # prefix): whose thread it was, from what the log gives (analysis.initiator.thread_owner)
+    "thread_owner": (
+        "{thread} died with no rank on its lines; {evidence}: its process went on without"
+        " what the thread was to produce and stalled, and the others waited for it"
+    ),
+    "thread_owner_file": "its message names {file}, rank {rank}'s own file",
+    "thread_owner_reporters": (
+        "rank {rank} is the one rank that did not report the collective timeout (ranks"
+        " {others} did: they waited for it)"
+    ),
+    "thread_owner_differ": (
+        "{thread} died with no rank on its lines, and the log's evidence of its rank differs"
+        " ({evidence}): the log does not tell whose thread it was"
+    ),
     "missing_reporter_table": (
         "rank {rank} is the one rank the launcher's failure table shows stopped by the agent's closing signal"
         " while ranks {aborted} aborted themselves (SIGABRT: their watchdogs timed out)"

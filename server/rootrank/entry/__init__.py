@@ -331,6 +331,9 @@ def fill_entry(
     raised_code = seen.exc.frames[-1].code if seen is not None and seen.exc.frames else ""
     if raised_code:
         values["raised_code"] = masker.text(raised_code) if masker else raised_code
+    if seen is not None and seen.exc.thread_died:
+        # the thread's name as threading.excepthook printed it ("prefetch", "Thread-3 (load)")
+        values["thread"] = f"thread {seen.exc.thread!r}" if seen.exc.thread else "thread"
 
     # the file the failing call loads, as the traceback's quoted source passes it literally
     # (``state = torch.load("ckpt/last.pt")``), when the message names none
@@ -383,6 +386,7 @@ def fill_entry(
         + ([str(root.captures["message"])] if root.captures.get("message") else [])
         + [e.text for f in group if f is not root for e in f.evidence],
         frames=[f"{f['file']}:{f.get('func', '')}" for f in frames],
+        thread=(seen.exc.thread or "") if seen is not None and seen.exc.thread_died else None,
         command=state.launch.command or "",
         code=raised_code,
         rank_outside_world=outside[0] if outside is not None else None,
@@ -504,6 +508,10 @@ def fill_entry(
         # the traceback is a witness's: the ranks that waited for rc_rank, which never came
         who = f"the ranks waiting for rank {rc_rank}"
         action = f"were in {call}" if seen is not None and call else "waited"
+    elif seen is not None and seen.exc.thread_died:
+        # the exception ended a thread of the process, not the process
+        name = f"thread {seen.exc.thread!r}" if seen.exc.thread else "a thread"
+        who = f"{name} of rank {rc_rank}" if rc_rank is not None else name
     where = location_step(frame, sites, rc_rank, action, launch.world, who=who)
     if where is None:
         where = waiting_step(state, root, rc_rank, masker)
@@ -570,8 +578,8 @@ def fill_entry(
         frames=frames,
         user_frame=frame,
         call_sites=sites,
-        summary=render(sig.entry["summary"], values),
-        mechanism=render(sig.entry["mechanism"], values),
+        summary=render(variant.get("summary", sig.entry["summary"]), values),
+        mechanism=render(variant.get("mechanism", sig.entry["mechanism"]), values),
         symptoms=[Symptom(s["text"], s["meaning"]) for s in sig.entry.get("symptoms", [])],
         fix=Fix(
             steps=steps,

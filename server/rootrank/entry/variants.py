@@ -1,11 +1,13 @@
 """Fix variants chosen by evidence.
 
-A signature's ``fix`` may hold ``variants``: a list of ``{id, when, title?, steps, code?,
-confirm?, verify?}``, the default last (it has no ``when``). The first variant whose ``when``
+A signature's ``fix`` may hold ``variants``: a list of ``{id, when, title?, summary?,
+mechanism?, steps, code?, confirm?, verify?}``, the default last (it has no ``when``). The first variant whose ``when``
 holds is the fix; :func:`choose` also says why, in words taken from the facts that held. A
 variant's ``title`` replaces the signature's in the report (the headline, the initiating
 rank's sentence, the collateral of the same signature) when the evidence that chose it
-narrows the cause the title names ("no GPU or no NCCL" becomes "Windows has no NCCL").
+narrows the cause the title names ("no GPU or no NCCL" becomes "Windows has no NCCL");
+its ``summary`` and ``mechanism`` replace the entry's likewise (a thread's exception did not
+end the process the entry's words say it ended).
 
 ``when`` is a mapping; every key must hold (and), a list value holds when any item does
 (or). Keys (see :data:`WHEN_KEYS`):
@@ -26,6 +28,11 @@ narrows the cause the title names ("no GPU or no NCCL" becomes "Windows has no N
   --local_rank 0``) matches;
 - ``call_sites_differ: bool``: the ranks' tracebacks stop at different call sites;
 - ``user_frame: bool``: the root cause's traceback shows the user's own code;
+- ``thread: bool``: the root cause's traceback is a thread's uncaught exception, not the
+  process's (``threading.excepthook``'s ``Exception in thread <name>:`` above it, or a
+  traceback whose outermost frame is ``threading.py``'s ``_bootstrap_inner``): it ended that
+  thread only, and the process went on; the text may quote ``{thread}`` (``thread
+  'prefetch'``, or ``thread`` when the log names none);
 - ``raised_in_library: bool``: the root's traceback shows the user's own code, and its
   innermost frame (where the exception was raised) is in an installed library
   (site-packages / dist-packages) below it: the value the message complains about was used
@@ -194,6 +201,7 @@ WHEN_KEYS: dict[str, type] = {
     "multi_node": bool,
     "initiator_output_missing": bool,
     "custom_backward": bool,
+    "thread": bool,
 }
 
 #: The names ``phase:`` accepts (:func:`run_phase`).
@@ -267,6 +275,10 @@ class Facts:
     captures: dict[str, str] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)
     frames: list[str] = field(default_factory=list)
+    #: The thread whose uncaught exception the root is (its name, ``""`` when the log does not
+    #: give it), not the process's: ``None`` for the main thread's
+    #: (:attr:`rootrank.tracebacks.PyException.thread_died`).
+    thread: str | None = None
     #: ``file:func`` and the quoted source line of every frame of every traceback of the run.
     run_frames: list[str] = field(default_factory=list)
     #: When the root cause happened (one of :data:`PHASES`) and what shows it.
@@ -413,6 +425,16 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             "the rank's own traceback is in the log, cut before its exception line"
             if value
             else "the log holds no cut traceback of the rank"
+        )
+    if key == "thread":
+        if (facts.thread is not None) != value:
+            return None
+        if not value:
+            return "the exception ended the process's main thread"
+        name = f"thread {facts.thread!r}" if facts.thread else "a thread"
+        return (
+            f"the traceback is that of {name} (threading.excepthook printed it):"
+            " it ended that thread only, and the process went on"
         )
     if key == "user_frame":
         if facts.user_frame != value:

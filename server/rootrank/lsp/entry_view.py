@@ -122,6 +122,8 @@ def readable_entry(entry: dict[str, Any]) -> dict[str, Any]:
             {
                 **v,
                 "steps": [prose(s) for s in v.get("steps") or []],
+                # a variant's own summary and mechanism (a thread's death, not the process's)
+                **{k: prose(v[k]) for k in ("summary", "mechanism") if isinstance(v.get(k), str)},
                 **(
                     {"code": {k: render(str(c), blanks) for k, c in v["code"].items()}}
                     if isinstance(v.get("code"), dict)
