@@ -34,11 +34,14 @@ from rootrank.ranks import (
     ranks_in,
 )
 from rootrank.runs import (
+    LAUNCHER_FILES,
+    REPORT_EXCEPTIONS,
     OtherRun,
     SectionFacts,
     another_node,
     launch_identity,
     launch_parts,
+    other_process,
     separate_run,
     summary_nodes,
 )
@@ -451,18 +454,28 @@ _RUN_COMMAND = lazy_regex.compile(
 )
 
 
-#: Exceptions a wrapper or launcher raises about the run it started (not a job of its own).
-_WRAPPER_EXCEPTIONS = ("CalledProcessError", "ChildFailedError", "SystemExit")
-#: Path parts of launchers' own entry files (their tracebacks are reports of the run).
-_LAUNCHER_FILES = (
-    "/bin/torchrun",
-    "torch/distributed/",
-    "/bin/deepspeed",
-    "deepspeed/launcher/",
-    "/bin/accelerate",
-    "accelerate/commands/",
-    "composer/cli/",
-)
+#: Characters of a block the scanner reads ahead at a cut between two sections of one file
+#: (:meth:`Scanner._peek_section`), and how many cuts of one source may read ahead.
+PEEK_CHARS = 65536
+MAX_PEEKS = 64
+
+
+def _see_tracebacks(facts: SectionFacts, excs: Iterable[SeenException]) -> None:
+    """Add the process identity of the tracebacks ``excs`` to ``facts``
+    (rootrank.runs.SectionFacts.see_traceback)."""
+    for seen in excs:
+        facts.see_traceback(seen.exc.type, seen.exc.frames)
+
+
+def _last_lines(text: str, first_line: int, words: dict[str, tuple[str, ...]]) -> dict[str, int]:
+    """For each name of ``words`` one of whose words ``text`` holds, the 1-based line of its
+    last occurrence (``text`` begins at line ``first_line``)."""
+    found: dict[str, int] = {}
+    for name, forms in words.items():
+        pos = max((text.rfind(w) for w in forms), default=-1)
+        if pos != -1:
+            found[name] = first_line + text.count("\n", 0, pos)
+    return found
 
 
 def _other_entry(script: str | None, excs: Iterable[SeenException]) -> str | None:
@@ -476,13 +489,13 @@ def _other_entry(script: str | None, excs: Iterable[SeenException]) -> str | Non
     own = script.replace("\\", "/").rsplit("/", 1)[-1]
     for seen in excs:
         exc = seen.exc
-        if not exc.frames or exc.type.endswith(_WRAPPER_EXCEPTIONS):
+        if not exc.frames or exc.type.endswith(REPORT_EXCEPTIONS):
             continue
         first = exc.frames[0]
         path = first.file.replace("\\", "/")
         if first.func != "<module>" or not path.endswith(".py"):
             continue
-        if any(part in path for part in _LAUNCHER_FILES):
+        if any(part in path for part in LAUNCHER_FILES):
             continue
         name = path.rsplit("/", 1)[-1]
         if name != own:
@@ -1181,6 +1194,12 @@ class Scanner:
         # was a relaunch or another node (:meth:`_new_attempt`, :meth:`_settle_sections`).
         self._section = SectionFacts()
         self._held: list[_HeldSection] = []
+        # The stacks and launchers the first block of the source names, by the 1-based line
+        # of their last mention: a job that begins later in the file keeps those it names.
+        self._block_stacks: dict[str, int] = {}
+        self._block_launchers: dict[str, int] = {}
+        # How many cuts of the source read ahead (_peek_section; at most MAX_PEEKS).
+        self._peeks = 0
         # Why the current section's run is complete (rootrank.runs.SectionFacts.ended): a run
         # start after it begins another job. The first line of the current job, and the ranks
         # the jobs before it showed (taken out of the ranks seen at the source's end).
@@ -1207,6 +1226,7 @@ class Scanner:
         self._path_rank = path_rank
         self._section, self._held = SectionFacts(), []
         self._ended, self._run_start, self._other_run_ranks = None, 1, set()
+        self._block_stacks, self._block_launchers, self._peeks = {}, {}, 0
         readers: dict[int | None, TracebackReader] = {}
         self._open_readers.clear()
         gate = self.matcher.gate
@@ -1272,9 +1292,16 @@ class Scanner:
             if self.learns_users:  # for the masking only (off with --no-mask)
                 learn_users(text, st.users, block.lower_bytes)
             if at_start:  # framework names: the first block, then gated lines
-                st.stacks |= _stacks_in_block(text, block.lower_bytes, st.stacks)
+                found = _stacks_in_block(text, block.lower_bytes, st.stacks)
+                st.stacks |= found
                 # a paste that starts inside the launcher's traceback names it only in a frame
-                st.launch.launchers.update(n for n, part in _LAUNCHER_PATHS if part in text)
+                named = {n: (part,) for n, part in _LAUNCHER_PATHS if part in text}
+                st.launch.launchers.update(named)
+                if len(st.sources) == 1:  # (only one file is cut into runs: _source_end)
+                    # where each is named last: a later job of the file keeps its own only
+                    words = {k: w for k, w in STACK_WORDS if k in found}
+                    self._block_stacks = _last_lines(text, block.first_line, words)
+                    self._block_launchers = _last_lines(text, block.first_line, named)
             # each value start << 2 | curve << 1 | light (_gated_lines); -1 >> 2 is -1, the end
             starts = _gated_lines(gate, block)
             # Whether any line of the block may print a NaN/Inf (else no line needs the test).
@@ -1378,6 +1405,12 @@ class Scanner:
                         self._advance.watch((path, None, rank, None), exc.log_line),
                     )
                 )
+        sections = [h.facts for h in self._held]
+        if self._held:
+            _see_tracebacks(self._section, (*st.exceptions, *st.cut_tracebacks))
+            self._settle_sections(tagger)
+        if self._run_start > 1:  # other jobs before this one in the file: its own stacks only
+            self._own_stacks([*sections, self._section])
         # Frames' package paths name the stack (site-packages/vllm/...) and the launcher
         # (accelerate/commands/launch.py) even where no gated line does.
         paths = {f.file for seen in (*st.exceptions, *st.cut_tracebacks) for f in seen.exc.frames}
@@ -1394,8 +1427,6 @@ class Scanner:
         st.launch.drivers.update(
             name for name, part in _DRIVER_PATHS if any(part in p.replace("\\", "/") for p in paths)
         )
-        if self._held:
-            self._settle_sections(tagger)
         if self._ended is not None:
             st.run_ended.append((path, self._ended_line, self._ended))
         if self._other_run_ranks:  # ranks only other jobs of the file showed
@@ -1494,12 +1525,18 @@ class Scanner:
                 self._new_attempt(raw.number, tagger, readers, worlds=tagger.world_line)
             elif (
                 self._failed
-                and text.startswith(_TRACEBACK_START)
+                and (
+                    text.startswith(_TRACEBACK_START)
+                    # a traceback's frame with no header above it (a log's excerpt, cut
+                    # above the frames), when no traceback is being read
+                    or (text.lstrip().startswith('File "') and not self._open_readers)
+                )
                 and any(e.root_cause for e in tagger.elastic)
             ):
                 # torchrun prints its failure summary once, as its last words: a worker's
                 # traceback after it is a relaunch's, if that section ends with a summary of
-                # its own (else a wrapper's report of the same run: _settle_sections).
+                # its own (else a wrapper's report of the same run: _settle_sections), or
+                # another job's, if another program ran it (_new_attempt).
                 self._summary_cuts.add(raw.number)
                 self._new_attempt(raw.number, tagger, readers, started=False)
             elif (
@@ -1682,7 +1719,9 @@ class Scanner:
             return  # source code quoted in a traceback is not a message
         # the raw line: a worker prefix ("(RayWorker pid=7) ") names the stack too
         if _STACK_WORDS.find_matches_as_indexes(raw.text):
-            st.stacks |= stacks_in(raw.text, st.stacks)
+            found = stacks_in(raw.text, self._section.stacks)
+            self._section.stacks |= found
+            st.stacks |= found
         hits = list(self.matcher.match(text))
         if len(hits) > 1:  # one line, one explanation: the most specific signature
             hits = [max(hits, key=lambda h: h.signature.specificity)]
@@ -1893,6 +1932,7 @@ class Scanner:
             facts.see(e.rank, e.local_rank, e.host, e.time)
         facts.world, tagger.world_size = tagger.world_size, None
         facts.ended = self._ended
+        _see_tracebacks(facts, st.exceptions)
         # the entry script and launch command are the section's own: the next section names
         # its own (or, a relaunch that prints none, gets its run's back: _settle_sections)
         st.launch.script = st.launch.command = st.launch.module = None
@@ -1900,6 +1940,9 @@ class Scanner:
         if worlds is not None:
             facts.world, later.world = worlds[2], worlds[1]
         why = separate_run(facts, later) if started else None
+        if why is None and (facts.entries or facts.user_files or facts.engines):
+            # what ran after the cut, from the lines ahead: a relaunch reruns the same program
+            why = other_process(facts, self._peek_section(number))
         if why is not None:
             self._new_run(number, facts, later, why, tagger, readers)
             if worlds is not None:
@@ -1937,6 +1980,40 @@ class Scanner:
         self._failed = False
         self._ended = None
         self._summary_progress = None
+
+    def _peek_section(self, number: int) -> SectionFacts:
+        """What the lines from line ``number`` (1-based, the current line: a cut) show of the
+        program that ran, read ahead in the current block (at most :data:`PEEK_CHARS`
+        characters, up to the next torchrun start banner): the tracebacks' entry scripts, user
+        files and engine packages (rootrank.runs.SectionFacts.see_traceback), read with a
+        traceback reader per rank of their own, as the scan will read them. The scan decides at
+        the cut whether a new job begins there (:meth:`_new_run` then drops all the earlier
+        job showed, its launch facts and stacks too), and the later section's tracebacks come
+        after it. Empty past :data:`MAX_PEEKS` cuts of one source (a log of thousands of
+        relaunches reads each stretch once), or when the cut is not in a block's text."""
+        ahead = SectionFacts(start=number)
+        text, start = self._block_text, self._line_start
+        if text is None or self._peeks >= MAX_PEEKS:
+            return ahead
+        self._peeks += 1
+        window = text[start : start + PEEK_CHARS]
+        first_end = window.find("\n")
+        banner = window.find(_OMP_BANNER, first_end) if first_end != -1 else -1
+        if banner != -1:
+            window = window[: window.rfind("\n", 0, banner) + 1]
+        tagger = RankTagger(path=self.state.sources[-1] if self.state.sources else "")
+        readers: dict[int | None, TracebackReader] = {}
+        for i, line in enumerate(window.split("\n")):
+            tagged = tagger.tag(line, number + i)
+            reader = readers.get(tagged.rank)
+            if reader is None:
+                reader = readers[tagged.rank] = TracebackReader()
+            exc = reader.feed(tagged.text, number + i, line)
+            if exc is not None:
+                ahead.see_traceback(exc.type, exc.frames)
+        for reader in readers.values():
+            ahead.see_traceback("", reader.cut_frames())
+        return ahead
 
     def _new_run(
         self,
@@ -1997,6 +2074,21 @@ class Scanner:
         self._failed = False
         self._ended = None
         self._summary_progress = None
+
+    def _own_stacks(self, sections: list[SectionFacts]) -> None:
+        """The source holds other jobs before the diagnosed run (it begins at line
+        ``_run_start``): the stacks are the ones the run's own lines name (the gated lines of
+        its ``sections``, and the words of the source's first block last named at or after
+        the run's start), not the other jobs' (a vLLM job's ``vllm/worker`` frames before a
+        torchrun job would pick vLLM's verification for it); its frames' are added after
+        this. The first block's launcher paths are kept likewise."""
+        st = self.state
+        start = self._run_start
+        st.stacks = {s for s, last in self._block_stacks.items() if last >= start}
+        for facts in sections:
+            if facts.start >= start:
+                st.stacks |= facts.stacks
+        st.launch.launchers.update(n for n, last in self._block_launchers.items() if last >= start)
 
     def _left_out(self, start: int, facts: SectionFacts, why: str) -> None:
         """The file's sections before line ``start`` (1-based) are another job than the one
