@@ -516,7 +516,18 @@ def separate_run(earlier: SectionFacts, later: SectionFacts) -> str | None:
         return f"it had rank {max(earlier.ranks)}, past the next run's world size {later.world}"
     if earlier.world and later.ranks and max(later.ranks) >= earlier.world:
         return f"its world size is {earlier.world}, and the next run has rank {max(later.ranks)}"
+    if launched_alike(earlier, later):
+        return None
     return other_process(earlier, later)
+
+
+def launched_alike(earlier: SectionFacts, later: SectionFacts) -> bool:
+    """Whether both sections print how they were launched (a command line, or entry scripts
+    torchelastic's summaries name) and it is the same (:func:`separate_run` found no
+    difference): the same program, whatever process a traceback came from (a script may
+    start a helper of its own, ``subprocess.run([sys.executable, "prep.py"])``, whose
+    traceback begins in another file)."""
+    return bool((earlier.launch and later.launch) or (earlier.script and later.script))
 
 
 def _script_name(script: str) -> str:

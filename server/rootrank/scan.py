@@ -41,6 +41,7 @@ from rootrank.runs import (
     another_node,
     launch_identity,
     launch_parts,
+    launched_alike,
     other_process,
     separate_run,
     summary_nodes,
@@ -1528,8 +1529,13 @@ class Scanner:
                 and (
                     text.startswith(_TRACEBACK_START)
                     # a traceback's frame with no header above it (a log's excerpt, cut
-                    # above the frames), when no traceback is being read
-                    or (text.lstrip().startswith('File "') and not self._open_readers)
+                    # above the frames), when no traceback is being read (nor the summary,
+                    # whose "traceback :" field quotes a rank's frames)
+                    or (
+                        text.lstrip().startswith('File "')
+                        and not self._open_readers
+                        and not tagger.following()
+                    )
                 )
                 and any(e.root_cause for e in tagger.elastic)
             ):
@@ -1940,7 +1946,11 @@ class Scanner:
         if worlds is not None:
             facts.world, later.world = worlds[2], worlds[1]
         why = separate_run(facts, later) if started else None
-        if why is None and (facts.entries or facts.user_files or facts.engines):
+        if (
+            why is None
+            and (facts.entries or facts.user_files or facts.engines)
+            and not launched_alike(facts, later)
+        ):
             # what ran after the cut, from the lines ahead: a relaunch reruns the same program
             why = other_process(facts, self._peek_section(number))
         if why is not None:
