@@ -462,7 +462,8 @@ def other_process(earlier: SectionFacts, later: SectionFacts) -> str | None:
       ``b.py``);
     - one section's tracebacks ran only an inference engine's code (:data:`ENGINES`: a vLLM
       worker's ``vllm/worker/...`` frames, no user file), the other's a user's script with no
-      engine frame at all (``train.py`` under torchrun). An engine's worker processes run
+      engine frame at all (``train.py`` under torchrun: its frames, or the script its
+      launcher names, torchelastic's ``train.py FAILED``). An engine's worker processes run
       its package's loops only; a training script that uses the engine shows its own frames
       under the engine's, so a section with user frames and engine frames is not this case.
 
@@ -478,14 +479,16 @@ def other_process(earlier: SectionFacts, later: SectionFacts) -> str | None:
         if (
             engine_side.engines
             and not engine_side.user_files
-            and user_side.user_files
+            and (user_side.user_files or user_side.script)
             and not user_side.engines
         ):
             engine = "/".join(sorted(engine_side.engines))
-            script = ", ".join(sorted(user_side.entries or user_side.user_files))
+            named = user_side.entries or user_side.user_files or {str(user_side.script)}
+            script = ", ".join(sorted(named))
+            only = f"only {engine}'s engine code (no script of the user's)"
             if first:
-                return f"its processes ran {engine}'s code only, the next run {script}"
-            return f"it ran {script}, the next run {engine}'s code only"
+                return f"its processes ran {only}, the next run {script}"
+            return f"it ran {script}, the next run {only}"
     return None
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import shlex
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 import ahocorasick_rs
@@ -468,7 +468,7 @@ def _see_tracebacks(facts: SectionFacts, excs: Iterable[SeenException]) -> None:
         facts.see_traceback(seen.exc.type, seen.exc.frames)
 
 
-def _last_lines(text: str, first_line: int, words: dict[str, tuple[str, ...]]) -> dict[str, int]:
+def _last_lines(text: str, first_line: int, words: Mapping[str, tuple[str, ...]]) -> dict[str, int]:
     """For each name of ``words`` one of whose words ``text`` holds, the 1-based line of its
     last occurrence (``text`` begins at line ``first_line``)."""
     found: dict[str, int] = {}
@@ -1296,13 +1296,13 @@ class Scanner:
                 found = _stacks_in_block(text, block.lower_bytes, st.stacks)
                 st.stacks |= found
                 # a paste that starts inside the launcher's traceback names it only in a frame
-                named = {n: (part,) for n, part in _LAUNCHER_PATHS if part in text}
-                st.launch.launchers.update(named)
+                in_frames = {n: (part,) for n, part in _LAUNCHER_PATHS if part in text}
+                st.launch.launchers.update(in_frames)
                 if len(st.sources) == 1:  # (only one file is cut into runs: _source_end)
                     # where each is named last: a later job of the file keeps its own only
                     words = {k: w for k, w in STACK_WORDS if k in found}
                     self._block_stacks = _last_lines(text, block.first_line, words)
-                    self._block_launchers = _last_lines(text, block.first_line, named)
+                    self._block_launchers = _last_lines(text, block.first_line, in_frames)
             # each value start << 2 | curve << 1 | light (_gated_lines); -1 >> 2 is -1, the end
             starts = _gated_lines(gate, block)
             # Whether any line of the block may print a NaN/Inf (else no line needs the test).
@@ -1948,7 +1948,7 @@ class Scanner:
         why = separate_run(facts, later) if started else None
         if (
             why is None
-            and (facts.entries or facts.user_files or facts.engines)
+            and (facts.entries or facts.user_files or facts.engines or facts.script)
             and not launched_alike(facts, later)
         ):
             # what ran after the cut, from the lines ahead: a relaunch reruns the same program
