@@ -11,6 +11,9 @@ Fixtures (tests/catjobs/, see its README.md):
   0 sees gloo's "Connection closed by peer", torchrun's failure summary ends it (80 lines);
 - ``python-eval-missing-checkpoint.log``: a real ``python eval_ckpt.py`` run, another script
   in one process: torch.load of a missing checkpoint (FileNotFoundError; 20 lines);
+- ``torchrun-embedding-index-long.log``: the same script run longer (2,100 steps, the bad ids
+  at step 2000; 4,074 lines, 90 kB): its first traceback is further from its banner than the
+  scanner reads ahead (rootrank.scan.PEEK_CHARS), so the jobs are told apart at the file's end;
 - ``vllm-engine-core-profile-oom.log``: a ``vllm serve`` start-up whose engine core runs out of
   memory in the profiling run (written from vLLM's v1 source: ``run_engine_core`` ->
   ``_initialize_kv_caches`` -> ``determine_available_memory`` -> ``profile_run``; the
@@ -26,9 +29,11 @@ from pathlib import Path
 
 from rootrank.engine import diagnose_text
 from rootrank.runs import SectionFacts, other_process
+from rootrank.scan import PEEK_CHARS
 
 HERE = Path(__file__).resolve().parent / "catjobs"
 TORCHRUN = "torchrun-embedding-index.log"  # 80 lines
+TORCHRUN_LONG = "torchrun-embedding-index-long.log"  # 4,074 lines
 EVAL = "python-eval-missing-checkpoint.log"  # 20 lines
 VLLM = "vllm-engine-core-profile-oom.log"  # 101 lines
 VLLM_TAIL = "vllm-rank0-tail-profile-oom.log"  # 19 lines
@@ -43,8 +48,12 @@ def other_runs(d) -> list[str]:
 
 
 def test_the_fixtures_are_the_lengths_the_tests_count_on():
-    lengths = {n: len(cat(n).splitlines()) for n in (TORCHRUN, EVAL, VLLM, VLLM_TAIL)}
-    assert lengths == {TORCHRUN: 80, EVAL: 20, VLLM: 101, VLLM_TAIL: 19}
+    names = (TORCHRUN, TORCHRUN_LONG, EVAL, VLLM, VLLM_TAIL)
+    lengths = {n: len(cat(n).splitlines()) for n in names}
+    assert lengths == {TORCHRUN: 80, TORCHRUN_LONG: 4074, EVAL: 20, VLLM: 101, VLLM_TAIL: 19}
+    # the long run's first traceback is past what the scan reads ahead at its banner
+    text = cat(TORCHRUN_LONG)
+    assert text.index("Traceback") > PEEK_CHARS
 
 
 def test_a_vllm_tail_after_a_torchrun_job_is_the_last_job_and_is_diagnosed():
@@ -103,6 +112,22 @@ def test_a_torchrun_job_after_a_vllm_serve_start_up_is_diagnosed_with_its_own_ve
     # the fix's steps and code are for the torchrun job's stack, not the engine's
     assert not any("vllm" in step.lower() for step in d.root_cause.fix.steps)
     assert "vllm" not in d.root_cause.fix.code
+
+
+def test_a_long_torchrun_job_after_a_vllm_serve_start_up_is_told_apart_at_the_end():
+    """The lines ahead of the banner show no traceback yet: the cut is held as a relaunch's
+    until the file's end shows the two programs. The torchrun job's launch facts are then the
+    ones read from its own lines on (before: the vLLM job's ``vllm`` launcher picked a
+    ``python -c "from <vllm> import LLM ..."`` verification, and the stack was vLLM's)."""
+    d = diagnose_text(cat(VLLM, TORCHRUN_LONG), "mix.log", mask=False)
+    assert d.root_cause.signature == "index-out-of-range" and d.initiating_rank == 1
+    assert d.root_cause.evidence[0].line == 101 + 4023
+    assert d.attempts == 1
+    (line,) = other_runs(d)
+    assert "Left out: the run at lines 1-103" in line
+    assert "its processes ran only vllm's engine code" in line
+    assert d.stack == []
+    assert d.root_cause.verify.startswith("torchrun --nproc-per-node=2 embed_train.py")
 
 
 def test_another_script_in_one_process_after_a_torchrun_job_gets_its_own_launch():

@@ -459,6 +459,9 @@ _RUN_COMMAND = lazy_regex.compile(
 #: (:meth:`Scanner._peek_section`), and how many cuts of one source may read ahead.
 PEEK_CHARS = 65536
 MAX_PEEKS = 64
+#: How many of the latest cuts of one source keep the launch facts read since them
+#: (:attr:`Scanner._launch_since`), for a job found at the source's end to begin at one.
+MAX_LAUNCH_SHADOWS = 8
 
 
 def _see_tracebacks(facts: SectionFacts, excs: Iterable[SeenException]) -> None:
@@ -1201,6 +1204,12 @@ class Scanner:
         self._block_launchers: dict[str, int] = {}
         # How many cuts of the source read ahead (_peek_section; at most MAX_PEEKS).
         self._peeks = 0
+        # The launch facts read since each of the latest cuts of the source that held a section
+        # (1-based line of the cut -> rootrank.scan.LaunchFacts of the lines from it): when the
+        # source's end shows that another job began at a cut (_left_out), they replace the
+        # launch facts of the whole file, which hold the earlier job's launcher, sizes and
+        # command too. At most MAX_LAUNCH_SHADOWS, the latest.
+        self._launch_since: dict[int, LaunchFacts] = {}
         # Why the current section's run is complete (rootrank.runs.SectionFacts.ended): a run
         # start after it begins another job. The first line of the current job, and the ranks
         # the jobs before it showed (taken out of the ranks seen at the source's end).
@@ -1228,6 +1237,7 @@ class Scanner:
         self._section, self._held = SectionFacts(), []
         self._ended, self._run_start, self._other_run_ranks = None, 1, set()
         self._block_stacks, self._block_launchers, self._peeks = {}, {}, 0
+        self._launch_since = {}
         readers: dict[int | None, TracebackReader] = {}
         self._open_readers.clear()
         gate = self.matcher.gate
@@ -1594,6 +1604,8 @@ class Scanner:
         elif tagged.time is not None and (st.end_time is None or tagged.time > st.end_time):
             st.end_time = tagged.time
         st.launch.read(text, raw.number, raw.text)
+        for since in self._launch_since.values():
+            since.read(text, raw.number, raw.text)
         if self._section.launch is None and st.launch.command is not None:
             self._section.launch = launch_identity(st.launch.command)
             self._section.command = st.launch.command
@@ -1971,6 +1983,10 @@ class Scanner:
             )
         )
         self._section = later
+        if not st.launch.launched_here:  # (``rootrank run``'s own command is the job's)
+            self._launch_since[number] = LaunchFacts()
+            if len(self._launch_since) > MAX_LAUNCH_SHADOWS:
+                del self._launch_since[min(self._launch_since)]
         # torchrun prints its start banner once per launch, not per restart: a failure line
         # after this one is a new agent's (a relaunch, or another node with a pid that may
         # repeat in containers), never a restart of an agent of the earlier section
@@ -2046,6 +2062,7 @@ class Scanner:
             self._other_run_ranks |= held.facts.ranks
         self._held.clear()
         self._summary_cuts.clear()
+        self._launch_since.clear()
         self._run_start = number
         for items in (
             st.findings,
@@ -2110,6 +2127,11 @@ class Scanner:
         self._other_run_ranks |= facts.ranks
         self._run_start = start
         st.attempt_starts[:] = [a for a in st.attempt_starts if a > start]
+        # the launch facts of the lines from ``start`` on, when they were kept (else the
+        # earlier job's stay mixed in: a launcher, sizes or a command it printed)
+        since = self._launch_since.get(start)
+        if since is not None:
+            st.launch = since
 
     def _settle_sections(self, tagger: RankTagger) -> None:
         """At the end of a source cut into sections by run starts (:meth:`_new_attempt`),
