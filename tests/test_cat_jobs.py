@@ -161,6 +161,43 @@ def test_the_same_job_appended_twice_stays_one_job_of_two_attempts():
     assert d.attempts == 2 and not other_runs(d)
 
 
+def test_a_vllm_start_up_after_a_one_process_script_with_no_banner_is_another_job():
+    """Neither job prints a launch banner or torchrun's summary: the vLLM engine core's
+    traceback after the failed ``python eval_ckpt.py`` runs another program (vLLM's engine
+    code only, against eval_ckpt.py), so it starts the next job (rootrank.scan.Scanner.
+    _other_program); the eval job's FileNotFoundError is left out."""
+    d = diagnose_text(cat(EVAL, VLLM), "mix.log", mask=False)
+    assert d.root_cause.signature == "cuda-oom"
+    assert d.root_cause.evidence[0].line == 20 + 42
+    (line,) = other_runs(d)
+    assert "Left out: the run at lines 1-26" in line and "it ran eval_ckpt.py" in line
+    assert "checkpoint-file-missing" not in {f.signature for f in d.findings}
+    assert d.stack == ["vllm"] and "eval_ckpt.py" not in d.root_cause.verify
+    d = diagnose_text(cat(EVAL, VLLM_TAIL), "mix.log", mask=False)
+    assert d.root_cause.signature == "cuda-oom" and d.root_cause.evidence[0].line == 20 + 19
+    assert d.root_cause.user_frame is None
+
+
+def test_a_one_process_script_after_a_vllm_start_up_with_no_banner_is_another_job():
+    d = diagnose_text(cat(VLLM, EVAL), "mix.log", mask=False)
+    assert d.root_cause.signature == "checkpoint-file-missing"
+    assert d.root_cause.evidence[0].line == 101 + 20
+    (line,) = other_runs(d)
+    assert "its processes ran only vllm's engine code" in line and "next run eval_ckpt.py" in line
+    assert d.stack == []
+    assert "&& python eval_ckpt.py  #" in d.root_cause.verify and "vllm" not in d.root_cause.verify
+    uf = d.root_cause.user_frame
+    assert (uf.file, uf.line) == ("/home/user/proj/eval_ckpt.py", 5)
+
+
+def test_two_tracebacks_of_one_program_with_no_banner_stay_one_job():
+    """Another process of the same program (the same entry script) is the same job: no cut."""
+    d = diagnose_text(cat(EVAL, EVAL), "mix.log", mask=False)
+    assert d.root_cause.signature == "checkpoint-file-missing"
+    assert not other_runs(d) and d.attempts == 1
+    assert d.root_cause.evidence[0].line == 20
+
+
 def _facts(**kw) -> SectionFacts:
     f = SectionFacts()
     for k, v in kw.items():

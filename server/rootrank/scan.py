@@ -462,6 +462,10 @@ MAX_PEEKS = 64
 #: How many of the latest cuts of one source keep the launch facts read since them
 #: (:attr:`Scanner._launch_since`), for a job found at the source's end to begin at one.
 MAX_LAUNCH_SHADOWS = 8
+#: A traceback after a failure is checked for another program (:meth:`Scanner._other_program`)
+#: while the section holds at most this many exceptions (a job of many ranks prints one per
+#: rank: its later tracebacks are its own, and the check would cost one pass over them each).
+MAX_PROGRAM_CHECKS = 8
 
 
 def _see_tracebacks(facts: SectionFacts, excs: Iterable[SeenException]) -> None:
@@ -1557,6 +1561,18 @@ class Scanner:
                 self._new_attempt(raw.number, tagger, readers, started=False)
             elif (
                 self._failed
+                and len(st.exceptions) <= MAX_PROGRAM_CHECKS
+                and (text.startswith(_TRACEBACK_START) or text.lstrip().startswith('File "'))
+                and not self._open_readers
+                and not tagger.following()
+                and (other := self._other_program(raw.number)) is not None
+            ):
+                # a traceback after a failure, with no run start between, from another
+                # program than the section's (``cat eval.log serve.log``: two jobs that print
+                # no banner); another process of the same program is the same job: no cut
+                self._new_attempt(raw.number, tagger, readers, other=other)
+            elif (
+                self._failed
                 and self._after_summary(tagger)
                 and (got := read_step(text)) is not None
             ):
@@ -1929,6 +1945,7 @@ class Scanner:
         launch: str | None = None,
         started: bool = True,
         worlds: tuple[int, int, int | None] | None = None,
+        other: str | None = None,
     ) -> None:
         """A new run starts at line ``number`` (1-based) after the current one failed: what the
         failed run showed is dropped, so the diagnosis is about the run that ended the job
@@ -1941,7 +1958,8 @@ class Scanner:
         for a cut at a traceback after torchrun's summary (no run start seen); ``worlds``
         (:attr:`rootrank.ranks.RankTagger.world_line`) for a cut at a line that printed
         another world size than the section's: the section's is its third value, the new
-        one's its second. A run start
+        one's its second; ``other`` says why the lines from ``number`` are another program's
+        (:meth:`_other_program`: the cut is another job's start). A run start
         that shows another job (:func:`rootrank.runs.separate_run`: the section before ended,
         or was launched another way) begins a new run instead (:meth:`_new_run`)."""
         st = self.state
@@ -1957,7 +1975,7 @@ class Scanner:
         later = SectionFacts(start=number, launch=launch)
         if worlds is not None:
             facts.world, later.world = worlds[2], worlds[1]
-        why = separate_run(facts, later) if started else None
+        why = other or (separate_run(facts, later) if started else None)
         if (
             why is None
             and (facts.entries or facts.user_files or facts.engines or facts.script)
@@ -2007,7 +2025,26 @@ class Scanner:
         self._ended = None
         self._summary_progress = None
 
-    def _peek_section(self, number: int) -> SectionFacts:
+    def _other_program(self, number: int) -> str | None:
+        """Why the traceback that begins at line ``number`` (1-based) is another program's
+        than the current section's tracebacks (rootrank.runs.other_process, on the section's
+        exceptions so far and the traceback read ahead: :meth:`_peek_section`), or ``None``.
+        A process's uncaught exception ends it; a traceback after it is another process's:
+        the same job's (another rank, a worker) when it runs the same program, else the next
+        job's, whatever printed no banner. A chained exception's next link ("During handling
+        of the above exception...") is the same process's: never another program."""
+        block, start = self._block_text, self._line_start
+        if block is not None:
+            before = block[max(0, start - 200) : start]
+            if any(marker in before for marker in CHAIN_MARKERS):
+                return None
+        facts = SectionFacts(script=self._section.script)
+        _see_tracebacks(facts, self.state.exceptions)
+        if not (facts.entries or facts.user_files or facts.engines):
+            return None
+        return other_process(facts, self._peek_section(number, first=True))
+
+    def _peek_section(self, number: int, first: bool = False) -> SectionFacts:
         """What the lines from line ``number`` (1-based, the current line: a cut) show of the
         program that ran, read ahead in the current block (at most :data:`PEEK_CHARS`
         characters, up to the next torchrun start banner): the tracebacks' entry scripts, user
@@ -2016,7 +2053,8 @@ class Scanner:
         the cut whether a new job begins there (:meth:`_new_run` then drops all the earlier
         job showed, its launch facts and stacks too), and the later section's tracebacks come
         after it. Empty past :data:`MAX_PEEKS` cuts of one source (a log of thousands of
-        relaunches reads each stretch once), or when the cut is not in a block's text."""
+        relaunches reads each stretch once), or when the cut is not in a block's text.
+        ``first``: only up to the first traceback's end (:meth:`_other_program`)."""
         ahead = SectionFacts(start=number)
         text, start = self._block_text, self._line_start
         if text is None or self._peeks >= MAX_PEEKS:
@@ -2037,6 +2075,8 @@ class Scanner:
             exc = reader.feed(tagged.text, number + i, line)
             if exc is not None:
                 ahead.see_traceback(exc.type, exc.frames)
+                if first:
+                    return ahead
         for reader in readers.values():
             ahead.see_traceback("", reader.cut_frames())
         return ahead
