@@ -1209,10 +1209,11 @@ class Scanner:
         # How many cuts of the source read ahead (_peek_section; at most MAX_PEEKS).
         self._peeks = 0
         # The launch facts read since each of the latest cuts of the source that held a section
-        # (1-based line of the cut -> rootrank.scan.LaunchFacts of the lines from it): when the
-        # source's end shows that another job began at a cut (_left_out), they replace the
-        # launch facts of the whole file, which hold the earlier job's launcher, sizes and
-        # command too. At most MAX_LAUNCH_SHADOWS, the latest.
+        # and whose lines ahead showed no traceback to compare (1-based line of the cut ->
+        # rootrank.scan.LaunchFacts of the lines from it): when the source's end shows that
+        # another job began at such a cut (_left_out), they replace the launch facts of the
+        # whole file, which hold the earlier job's launcher, sizes and command too. At most
+        # MAX_LAUNCH_SHADOWS, the latest.
         self._launch_since: dict[int, LaunchFacts] = {}
         # Why the current section's run is complete (rootrank.runs.SectionFacts.ended): a run
         # start after it begins another job. The first line of the current job, and the ranks
@@ -1976,13 +1977,19 @@ class Scanner:
         if worlds is not None:
             facts.world, later.world = worlds[2], worlds[1]
         why = other or (separate_run(facts, later) if started else None)
+        # whether the lines ahead left open which program runs after the cut (no traceback
+        # in reach): the source's end may still show another job there (_launch_since)
+        undecided = False
         if (
             why is None
             and (facts.entries or facts.user_files or facts.engines or facts.script)
             and not launched_alike(facts, later)
         ):
             # what ran after the cut, from the lines ahead: a relaunch reruns the same program
-            why = other_process(facts, self._peek_section(number))
+            ahead = self._peek_section(number)
+            if ahead is not None:
+                why = other_process(facts, ahead)
+                undecided = not (ahead.entries or ahead.user_files or ahead.engines)
         if why is not None:
             self._new_run(number, facts, later, why, tagger, readers)
             if worlds is not None:
@@ -2001,7 +2008,7 @@ class Scanner:
             )
         )
         self._section = later
-        if not st.launch.launched_here:  # (``rootrank run``'s own command is the job's)
+        if undecided and not st.launch.launched_here:  # (``rootrank run``'s command stays)
             self._launch_since[number] = LaunchFacts()
             if len(self._launch_since) > MAX_LAUNCH_SHADOWS:
                 del self._launch_since[min(self._launch_since)]
@@ -2042,9 +2049,10 @@ class Scanner:
         _see_tracebacks(facts, self.state.exceptions)
         if not (facts.entries or facts.user_files or facts.engines):
             return None
-        return other_process(facts, self._peek_section(number, first=True))
+        ahead = self._peek_section(number, first=True)
+        return other_process(facts, ahead) if ahead is not None else None
 
-    def _peek_section(self, number: int, first: bool = False) -> SectionFacts:
+    def _peek_section(self, number: int, first: bool = False) -> SectionFacts | None:
         """What the lines from line ``number`` (1-based, the current line: a cut) show of the
         program that ran, read ahead in the current block (at most :data:`PEEK_CHARS`
         characters, up to the next torchrun start banner): the tracebacks' entry scripts, user
@@ -2052,13 +2060,13 @@ class Scanner:
         traceback reader per rank of their own, as the scan will read them. The scan decides at
         the cut whether a new job begins there (:meth:`_new_run` then drops all the earlier
         job showed, its launch facts and stacks too), and the later section's tracebacks come
-        after it. Empty past :data:`MAX_PEEKS` cuts of one source (a log of thousands of
+        after it. ``None`` past :data:`MAX_PEEKS` cuts of one source (a log of thousands of
         relaunches reads each stretch once), or when the cut is not in a block's text.
         ``first``: only up to the first traceback's end (:meth:`_other_program`)."""
-        ahead = SectionFacts(start=number)
         text, start = self._block_text, self._line_start
         if text is None or self._peeks >= MAX_PEEKS:
-            return ahead
+            return None
+        ahead = SectionFacts(start=number)
         self._peeks += 1
         window = text[start : start + PEEK_CHARS]
         first_end = window.find("\n")
