@@ -104,15 +104,16 @@ def test_a_failed_job_then_a_job_launched_another_way_is_no_attempt_of_it():
 
 
 def test_another_world_size_without_a_command_line_is_another_run():
-    """Only torchrun's banners start the sections (no prompt was logged): the world sizes the
-    jobs print tell them apart, at the end of the file."""
+    """Only torchrun's banners start the sections (no prompt was logged) and both jobs' tracebacks
+    begin in the same script: the world sizes the jobs print tell them apart, at the end of
+    the file."""
     first = BANNER.format(t="07:00:02.118000") + (
         "".join(f"[rank{r}]: initialized process group rank={r} world_size=8\n" for r in range(8))
         + oom(6)
     )
     second = BANNER.format(t="09:20:02.118000") + (
         "".join(f"[rank{r}]: initialized process group rank={r} world_size=2\n" for r in range(2))
-        + oom(1, "finetune.py")
+        + oom(1)
     )
     d = diagnose_text(first + second, "jobs.log", mask=False)
     assert d.root_cause.signature == "cuda-oom" and d.initiating_rank == 1

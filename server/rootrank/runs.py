@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rootrank import launchers, lazy_regex
+from rootrank.frameworks import stacks_of_paths
+from rootrank.tracebacks import Frame, is_user_frame
 
 # slurm-1234.out, slurm-1234-3.out (%j-%t), slurm-1234_7.out (array %A_%a), slurm-1234_7-3.err,
 # compressed: slurm-1234.out.gz
@@ -192,6 +194,28 @@ class SectionFacts:
     #: The pids of the torchrun agents whose own lines (glog headers of
     #: ``torch/distributed/...`` lines: the start banner, closing signals, failures) it holds.
     agents: set[str] = field(default_factory=set)
+    #: The entry scripts (file names) its tracebacks began in (:func:`entry_script`).
+    entries: set[str] = field(default_factory=set)
+    #: The user-code files (file names, rootrank.tracebacks.is_user_frame) its traceback
+    #: frames ran through.
+    user_files: set[str] = field(default_factory=set)
+    #: The inference engines (:data:`ENGINES`) whose package its traceback frames ran through.
+    engines: set[str] = field(default_factory=set)
+    #: The stacks (rootrank.frameworks.STACK_NAMES) its lines name (the words of the gated
+    #: lines, rootrank.scan): the diagnosed run's own, when the file holds other jobs.
+    stacks: set[str] = field(default_factory=set)
+
+    def see_traceback(self, exc_type: str, frames: list[Frame]) -> None:
+        """Add one traceback's process identity: its entry script, the user files and the
+        engine packages its frames run through. ``exc_type`` is its exception's type
+        (``""`` for a traceback the log cut)."""
+        entry = entry_script(exc_type, frames)
+        if entry is not None:
+            self.entries.add(entry)
+        if exc_type.endswith(REPORT_EXCEPTIONS):
+            return  # a wrapper's report of the run: its frames are the wrapper's, not the job's
+        self.user_files.update(_script_name(f.file) for f in frames if f.user)
+        self.engines |= stacks_of_paths(f.file for f in frames) & set(ENGINES)
 
     def see(
         self,
@@ -219,6 +243,10 @@ class SectionFacts:
         self.offsets |= other.offsets
         self.hosts |= other.hosts
         self.agents |= other.agents
+        self.entries |= other.entries
+        self.user_files |= other.user_files
+        self.engines |= other.engines
+        self.stacks |= other.stacks
         for t in (other.first_time, other.last_time):
             if t is not None:
                 self.see(None, time=t)
@@ -388,6 +416,82 @@ def launch_parts(command: str | None) -> tuple[str, str] | None:
     return " ".join(m.group("launcher").split()), " ".join(m.group("script").split())
 
 
+#: Exceptions a wrapper or launcher raises about the run it started (not a job of its own).
+REPORT_EXCEPTIONS = ("CalledProcessError", "ChildFailedError", "SystemExit")
+#: Path parts of launchers' own entry files (their tracebacks are reports of the run).
+LAUNCHER_FILES = (
+    "/bin/torchrun",
+    "torch/distributed/",
+    "/bin/deepspeed",
+    "deepspeed/launcher/",
+    "/bin/accelerate",
+    "accelerate/commands/",
+    "composer/cli/",
+)
+#: Inference engines whose processes run the engine's own code only (rootrank.frameworks
+#: stack names): vLLM's worker and engine-core processes, SGLang's schedulers, LMDeploy's
+#: TurboMind workers execute the package's loops, never a user's script.
+ENGINES = ("vllm", "sglang", "lmdeploy")
+
+
+def entry_script(exc_type: str, frames: list[Frame]) -> str | None:
+    """The file name of the script a traceback's process was started with: its outermost
+    frame, a ``.py`` file at ``<module>`` in the user's code, unless the exception is a
+    launcher's or wrapper's report of the run (:data:`REPORT_EXCEPTIONS`) or the file is a
+    launcher's own (:data:`LAUNCHER_FILES`). ``None`` when the traceback does not show it
+    (cut above its first frame, ``python -m``'s runpy frames, ``<string>``, a library's
+    worker entry such as Ray's ``default_worker.py``)."""
+    if not frames or exc_type.endswith(REPORT_EXCEPTIONS):
+        return None
+    first = frames[0]
+    path = first.file.replace("\\", "/")
+    if first.func != "<module>" or not path.endswith(".py") or not is_user_frame(path):
+        return None
+    if any(part in path for part in LAUNCHER_FILES):
+        return None
+    return _script_name(path)
+
+
+def other_process(earlier: SectionFacts, later: SectionFacts) -> str | None:
+    """Why ``later`` is another job than ``earlier`` by what ran in them, as a clause about
+    ``earlier``; ``None`` when their tracebacks do not show it. A relaunch reruns the same
+    program: its tracebacks start at the same entry script and run through the same user
+    code. Another job:
+
+    - their tracebacks began in different entry scripts (no script in both: ``a.py`` then
+      ``b.py``);
+    - one section's tracebacks ran only an inference engine's code (:data:`ENGINES`: a vLLM
+      worker's ``vllm/worker/...`` frames, no user file), the other's a user's script with no
+      engine frame at all (``train.py`` under torchrun: its frames, or the script its
+      launcher names, torchelastic's ``train.py FAILED``). An engine's worker processes run
+      its package's loops only; a training script that uses the engine shows its own frames
+      under the engine's, so a section with user frames and engine frames is not this case.
+
+    Sections that share an entry script or a user file are never told apart here."""
+    if earlier.entries and later.entries and not earlier.entries & later.entries:
+        return (
+            f"it ran {', '.join(sorted(earlier.entries))}, "
+            f"the next run {', '.join(sorted(later.entries))}"
+        )
+    if earlier.entries & later.entries or earlier.user_files & later.user_files:
+        return None
+    for engine_side, user_side, first in ((earlier, later, True), (later, earlier, False)):
+        if (
+            engine_side.engines
+            and not engine_side.user_files
+            and (user_side.user_files or user_side.script)
+            and not user_side.engines
+        ):
+            engine = "/".join(sorted(engine_side.engines))
+            named = user_side.entries or user_side.user_files or {str(user_side.script)}
+            script = ", ".join(sorted(named))
+            only = f"only {engine}'s engine code (no script of the user's)"
+            if first:
+                return f"its processes ran {only}, the next run {script}"
+            return f"it ran {script}, the next run {only}"
+    return None
+
+
 def separate_run(earlier: SectionFacts, later: SectionFacts) -> str | None:
     """Why ``later`` (a section that began with a run start) is another job than ``earlier``
     rather than a relaunch or another node of it, as a clause about ``earlier`` (the run the
@@ -396,7 +500,9 @@ def separate_run(earlier: SectionFacts, later: SectionFacts) -> str | None:
     run after it is no restart of it), or the two were launched differently (another script,
     other launcher options), or they name different entry scripts (torchelastic's ``x.py
     FAILED`` titles: a relaunch reruns the same script), or they print different world sizes
-    (a rank of ``earlier`` at or past ``later``'s world size counts too)."""
+    (a rank of ``earlier`` at or past ``later``'s world size counts too), or their tracebacks
+    show other programs (:func:`other_process`: another entry script, an inference engine's
+    processes against a user's script)."""
     if earlier.ended:
         return f"it ended ({earlier.ended}) before the next run started"
     if earlier.launch and later.launch and earlier.launch != later.launch:
@@ -413,7 +519,18 @@ def separate_run(earlier: SectionFacts, later: SectionFacts) -> str | None:
         return f"it had rank {max(earlier.ranks)}, past the next run's world size {later.world}"
     if earlier.world and later.ranks and max(later.ranks) >= earlier.world:
         return f"its world size is {earlier.world}, and the next run has rank {max(later.ranks)}"
-    return None
+    if launched_alike(earlier, later):
+        return None
+    return other_process(earlier, later)
+
+
+def launched_alike(earlier: SectionFacts, later: SectionFacts) -> bool:
+    """Whether both sections print how they were launched (a command line, or entry scripts
+    torchelastic's summaries name) and it is the same (:func:`separate_run` found no
+    difference): the same program, whatever process a traceback came from (a script may
+    start a helper of its own, ``subprocess.run([sys.executable, "prep.py"])``, whose
+    traceback begins in another file)."""
+    return bool((earlier.launch and later.launch) or (earlier.script and later.script))
 
 
 def _script_name(script: str) -> str:

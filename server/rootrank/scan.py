@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import shlex
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 import ahocorasick_rs
@@ -34,11 +34,15 @@ from rootrank.ranks import (
     ranks_in,
 )
 from rootrank.runs import (
+    LAUNCHER_FILES,
+    REPORT_EXCEPTIONS,
     OtherRun,
     SectionFacts,
     another_node,
     launch_identity,
     launch_parts,
+    launched_alike,
+    other_process,
     separate_run,
     summary_nodes,
 )
@@ -500,18 +504,35 @@ _RUN_COMMAND = lazy_regex.compile(
 )
 
 
-#: Exceptions a wrapper or launcher raises about the run it started (not a job of its own).
-_WRAPPER_EXCEPTIONS = ("CalledProcessError", "ChildFailedError", "SystemExit")
-#: Path parts of launchers' own entry files (their tracebacks are reports of the run).
-_LAUNCHER_FILES = (
-    "/bin/torchrun",
-    "torch/distributed/",
-    "/bin/deepspeed",
-    "deepspeed/launcher/",
-    "/bin/accelerate",
-    "accelerate/commands/",
-    "composer/cli/",
-)
+#: Characters of a block the scanner reads ahead at a cut between two sections of one file
+#: (:meth:`Scanner._peek_section`), and how many cuts of one source may read ahead.
+PEEK_CHARS = 65536
+MAX_PEEKS = 64
+#: How many of the latest cuts of one source keep the launch facts read since them
+#: (:attr:`Scanner._launch_since`), for a job found at the source's end to begin at one.
+MAX_LAUNCH_SHADOWS = 8
+#: A traceback after a failure is checked for another program (:meth:`Scanner._other_program`)
+#: while the section holds at most this many exceptions (a job of many ranks prints one per
+#: rank: its later tracebacks are its own, and the check would cost one pass over them each).
+MAX_PROGRAM_CHECKS = 8
+
+
+def _see_tracebacks(facts: SectionFacts, excs: Iterable[SeenException]) -> None:
+    """Add the process identity of the tracebacks ``excs`` to ``facts``
+    (rootrank.runs.SectionFacts.see_traceback)."""
+    for seen in excs:
+        facts.see_traceback(seen.exc.type, seen.exc.frames)
+
+
+def _last_lines(text: str, first_line: int, words: Mapping[str, tuple[str, ...]]) -> dict[str, int]:
+    """For each name of ``words`` one of whose words ``text`` holds, the 1-based line of its
+    last occurrence (``text`` begins at line ``first_line``)."""
+    found: dict[str, int] = {}
+    for name, forms in words.items():
+        pos = max((text.rfind(w) for w in forms), default=-1)
+        if pos != -1:
+            found[name] = first_line + text.count("\n", 0, pos)
+    return found
 
 
 def _other_entry(script: str | None, excs: Iterable[SeenException]) -> str | None:
@@ -525,13 +546,13 @@ def _other_entry(script: str | None, excs: Iterable[SeenException]) -> str | Non
     own = script.replace("\\", "/").rsplit("/", 1)[-1]
     for seen in excs:
         exc = seen.exc
-        if not exc.frames or exc.type.endswith(_WRAPPER_EXCEPTIONS):
+        if not exc.frames or exc.type.endswith(REPORT_EXCEPTIONS):
             continue
         first = exc.frames[0]
         path = first.file.replace("\\", "/")
         if first.func != "<module>" or not path.endswith(".py"):
             continue
-        if any(part in path for part in _LAUNCHER_FILES):
+        if any(part in path for part in LAUNCHER_FILES):
             continue
         name = path.rsplit("/", 1)[-1]
         if name != own:
@@ -1234,6 +1255,19 @@ class Scanner:
         # was a relaunch or another node (:meth:`_new_attempt`, :meth:`_settle_sections`).
         self._section = SectionFacts()
         self._held: list[_HeldSection] = []
+        # The stacks and launchers the first block of the source names, by the 1-based line
+        # of their last mention: a job that begins later in the file keeps those it names.
+        self._block_stacks: dict[str, int] = {}
+        self._block_launchers: dict[str, int] = {}
+        # How many cuts of the source read ahead (_peek_section; at most MAX_PEEKS).
+        self._peeks = 0
+        # The launch facts read since each of the latest cuts of the source that held a section
+        # and whose lines ahead showed no traceback to compare (1-based line of the cut ->
+        # rootrank.scan.LaunchFacts of the lines from it): when the source's end shows that
+        # another job began at such a cut (_left_out), they replace the launch facts of the
+        # whole file, which hold the earlier job's launcher, sizes and command too. At most
+        # MAX_LAUNCH_SHADOWS, the latest.
+        self._launch_since: dict[int, LaunchFacts] = {}
         # Why the current section's run is complete (rootrank.runs.SectionFacts.ended): a run
         # start after it begins another job. The first line of the current job, and the ranks
         # the jobs before it showed (taken out of the ranks seen at the source's end).
@@ -1260,6 +1294,8 @@ class Scanner:
         self._path_rank = path_rank
         self._section, self._held = SectionFacts(), []
         self._ended, self._run_start, self._other_run_ranks = None, 1, set()
+        self._block_stacks, self._block_launchers, self._peeks = {}, {}, 0
+        self._launch_since = {}
         readers: dict[int | None, TracebackReader] = {}
         self._open_readers.clear()
         gate = self.matcher.gate
@@ -1328,9 +1364,16 @@ class Scanner:
             if self.learns_users:  # for the masking only (off with --no-mask)
                 learn_users(text, st.users, block.lower_bytes)
             if at_start:  # framework names: the first block, then gated lines
-                st.stacks |= _stacks_in_block(text, block.lower_bytes, st.stacks)
+                found = _stacks_in_block(text, block.lower_bytes, st.stacks)
+                st.stacks |= found
                 # a paste that starts inside the launcher's traceback names it only in a frame
-                st.launch.launchers.update(n for n, part in _LAUNCHER_PATHS if part in text)
+                in_frames = {n: (part,) for n, part in _LAUNCHER_PATHS if part in text}
+                st.launch.launchers.update(in_frames)
+                if len(st.sources) == 1:  # (only one file is cut into runs: _source_end)
+                    # where each is named last: a later job of the file keeps its own only
+                    words = {k: w for k, w in STACK_WORDS if k in found}
+                    self._block_stacks = _last_lines(text, block.first_line, words)
+                    self._block_launchers = _last_lines(text, block.first_line, in_frames)
             # each value start << 2 | curve << 1 | light (_gated_lines); -1 >> 2 is -1, the end
             starts = _gated_lines(gate, block)
             # Whether any line of the block may print a NaN/Inf (else no line needs the test).
@@ -1434,6 +1477,12 @@ class Scanner:
                         self._advance.watch((path, None, rank, None), exc.log_line),
                     )
                 )
+        sections = [h.facts for h in self._held]
+        if self._held:
+            _see_tracebacks(self._section, (*st.exceptions, *st.cut_tracebacks))
+            self._settle_sections(tagger)
+        if self._run_start > 1:  # other jobs before this one in the file: its own stacks only
+            self._own_stacks([*sections, self._section])
         # Frames' package paths name the stack (site-packages/vllm/...) and the launcher
         # (accelerate/commands/launch.py) even where no gated line does.
         paths = {f.file for seen in (*st.exceptions, *st.cut_tracebacks) for f in seen.exc.frames}
@@ -1450,8 +1499,6 @@ class Scanner:
         st.launch.drivers.update(
             name for name, part in _DRIVER_PATHS if any(part in p.replace("\\", "/") for p in paths)
         )
-        if self._held:
-            self._settle_sections(tagger)
         if self._ended is not None:
             st.run_ended.append((path, self._ended_line, self._ended))
         if self._other_run_ranks:  # ranks only other jobs of the file showed
@@ -1550,14 +1597,37 @@ class Scanner:
                 self._new_attempt(raw.number, tagger, readers, worlds=tagger.world_line)
             elif (
                 self._failed
-                and text.startswith(_TRACEBACK_START)
+                and (
+                    text.startswith(_TRACEBACK_START)
+                    # a traceback's frame with no header above it (a log's excerpt, cut
+                    # above the frames), when no traceback is being read (nor the summary,
+                    # whose "traceback :" field quotes a rank's frames)
+                    or (
+                        text.lstrip().startswith('File "')
+                        and not self._open_readers
+                        and not tagger.following()
+                    )
+                )
                 and any(e.root_cause for e in tagger.elastic)
             ):
                 # torchrun prints its failure summary once, as its last words: a worker's
                 # traceback after it is a relaunch's, if that section ends with a summary of
-                # its own (else a wrapper's report of the same run: _settle_sections).
+                # its own (else a wrapper's report of the same run: _settle_sections), or
+                # another job's, if another program ran it (_new_attempt).
                 self._summary_cuts.add(raw.number)
                 self._new_attempt(raw.number, tagger, readers, started=False)
+            elif (
+                self._failed
+                and len(st.exceptions) <= MAX_PROGRAM_CHECKS
+                and (text.startswith(_TRACEBACK_START) or text.lstrip().startswith('File "'))
+                and not self._open_readers
+                and not tagger.following()
+                and (other := self._other_program(raw.number)) is not None
+            ):
+                # a traceback after a failure, with no run start between, from another
+                # program than the section's (``cat eval.log serve.log``: two jobs that print
+                # no banner); another process of the same program is the same job: no cut
+                self._new_attempt(raw.number, tagger, readers, other=other)
             elif (
                 self._failed
                 and self._after_summary(tagger)
@@ -1607,6 +1677,8 @@ class Scanner:
         elif tagged.time is not None and (st.end_time is None or tagged.time > st.end_time):
             st.end_time = tagged.time
         st.launch.read(text, raw.number, raw.text)
+        for since in self._launch_since.values():
+            since.read(text, raw.number, raw.text)
         if self._section.launch is None and st.launch.command is not None:
             self._section.launch = launch_identity(st.launch.command)
             self._section.command = st.launch.command
@@ -1738,7 +1810,9 @@ class Scanner:
             return  # source code quoted in a traceback is not a message
         # the raw line: a worker prefix ("(RayWorker pid=7) ") names the stack too
         if _STACK_WORDS.find_matches_as_indexes(raw.text):
-            st.stacks |= stacks_in(raw.text, st.stacks)
+            found = stacks_in(raw.text, self._section.stacks)
+            self._section.stacks |= found
+            st.stacks |= found
         hits = list(self.matcher.match(text))
         if len(hits) > 1:  # one line, one explanation: the most specific signature
             hits = [max(hits, key=lambda h: h.signature.specificity)]
@@ -1928,6 +2002,7 @@ class Scanner:
         launch: str | None = None,
         started: bool = True,
         worlds: tuple[int, int, int | None] | None = None,
+        other: str | None = None,
     ) -> None:
         """A new run starts at line ``number`` (1-based) after the current one failed: what the
         failed run showed is dropped, so the diagnosis is about the run that ended the job
@@ -1940,7 +2015,8 @@ class Scanner:
         for a cut at a traceback after torchrun's summary (no run start seen); ``worlds``
         (:attr:`rootrank.ranks.RankTagger.world_line`) for a cut at a line that printed
         another world size than the section's: the section's is its third value, the new
-        one's its second. A run start
+        one's its second; ``other`` says why the lines from ``number`` are another program's
+        (:meth:`_other_program`: the cut is another job's start). A run start
         that shows another job (:func:`rootrank.runs.separate_run`: the section before ended,
         or was launched another way) begins a new run instead (:meth:`_new_run`)."""
         st = self.state
@@ -1949,13 +2025,27 @@ class Scanner:
             facts.see(e.rank, e.local_rank, e.host, e.time)
         facts.world, tagger.world_size = tagger.world_size, None
         facts.ended = self._ended
+        _see_tracebacks(facts, st.exceptions)
         # the entry script and launch command are the section's own: the next section names
         # its own (or, a relaunch that prints none, gets its run's back: _settle_sections)
         st.launch.script = st.launch.command = st.launch.module = None
         later = SectionFacts(start=number, launch=launch)
         if worlds is not None:
             facts.world, later.world = worlds[2], worlds[1]
-        why = separate_run(facts, later) if started else None
+        why = other or (separate_run(facts, later) if started else None)
+        # whether the lines ahead left open which program runs after the cut (no traceback
+        # in reach): the source's end may still show another job there (_launch_since)
+        undecided = False
+        if (
+            why is None
+            and (facts.entries or facts.user_files or facts.engines or facts.script)
+            and not launched_alike(facts, later)
+        ):
+            # what ran after the cut, from the lines ahead: a relaunch reruns the same program
+            ahead = self._peek_section(number)
+            if ahead is not None:
+                why = other_process(facts, ahead)
+                undecided = not (ahead.entries or ahead.user_files or ahead.engines)
         if why is not None:
             self._new_run(number, facts, later, why, tagger, readers)
             if worlds is not None:
@@ -1974,6 +2064,10 @@ class Scanner:
             )
         )
         self._section = later
+        if undecided and not st.launch.launched_here:  # (``rootrank run``'s command stays)
+            self._launch_since[number] = LaunchFacts()
+            if len(self._launch_since) > MAX_LAUNCH_SHADOWS:
+                del self._launch_since[min(self._launch_since)]
         # torchrun prints its start banner once per launch, not per restart: a failure line
         # after this one is a new agent's (a relaunch, or another node with a pid that may
         # repeat in containers), never a restart of an agent of the earlier section
@@ -1993,6 +2087,63 @@ class Scanner:
         self._failed = False
         self._ended = None
         self._summary_progress = None
+
+    def _other_program(self, number: int) -> str | None:
+        """Why the traceback that begins at line ``number`` (1-based) is another program's
+        than the current section's tracebacks (rootrank.runs.other_process, on the section's
+        exceptions so far and the traceback read ahead: :meth:`_peek_section`), or ``None``.
+        A process's uncaught exception ends it; a traceback after it is another process's:
+        the same job's (another rank, a worker) when it runs the same program, else the next
+        job's, whatever printed no banner. A chained exception's next link ("During handling
+        of the above exception...") is the same process's: never another program."""
+        block, start = self._block_text, self._line_start
+        if block is not None:
+            before = block[max(0, start - 200) : start]
+            if any(marker in before for marker in CHAIN_MARKERS):
+                return None
+        facts = SectionFacts(script=self._section.script)
+        _see_tracebacks(facts, self.state.exceptions)
+        if not (facts.entries or facts.user_files or facts.engines):
+            return None
+        ahead = self._peek_section(number, first=True)
+        return other_process(facts, ahead) if ahead is not None else None
+
+    def _peek_section(self, number: int, first: bool = False) -> SectionFacts | None:
+        """What the lines from line ``number`` (1-based, the current line: a cut) show of the
+        program that ran, read ahead in the current block (at most :data:`PEEK_CHARS`
+        characters, up to the next torchrun start banner): the tracebacks' entry scripts, user
+        files and engine packages (rootrank.runs.SectionFacts.see_traceback), read with a
+        traceback reader per rank of their own, as the scan will read them. The scan decides at
+        the cut whether a new job begins there (:meth:`_new_run` then drops all the earlier
+        job showed, its launch facts and stacks too), and the later section's tracebacks come
+        after it. ``None`` past :data:`MAX_PEEKS` cuts of one source (a log of thousands of
+        relaunches reads each stretch once), or when the cut is not in a block's text.
+        ``first``: only up to the first traceback's end (:meth:`_other_program`)."""
+        text, start = self._block_text, self._line_start
+        if text is None or self._peeks >= MAX_PEEKS:
+            return None
+        ahead = SectionFacts(start=number)
+        self._peeks += 1
+        window = text[start : start + PEEK_CHARS]
+        first_end = window.find("\n")
+        banner = window.find(_OMP_BANNER, first_end) if first_end != -1 else -1
+        if banner != -1:
+            window = window[: window.rfind("\n", 0, banner) + 1]
+        tagger = RankTagger(path=self.state.sources[-1] if self.state.sources else "")
+        readers: dict[int | None, TracebackReader] = {}
+        for i, line in enumerate(window.split("\n")):
+            tagged = tagger.tag(line, number + i)
+            reader = readers.get(tagged.rank)
+            if reader is None:
+                reader = readers[tagged.rank] = TracebackReader()
+            exc = reader.feed(tagged.text, number + i, line)
+            if exc is not None:
+                ahead.see_traceback(exc.type, exc.frames)
+                if first:
+                    return ahead
+        for reader in readers.values():
+            ahead.see_traceback("", reader.cut_frames())
+        return ahead
 
     def _new_run(
         self,
@@ -2015,6 +2166,7 @@ class Scanner:
             self._other_run_ranks |= held.facts.ranks
         self._held.clear()
         self._summary_cuts.clear()
+        self._launch_since.clear()
         self._run_start = number
         for items in (
             st.findings,
@@ -2054,6 +2206,21 @@ class Scanner:
         self._ended = None
         self._summary_progress = None
 
+    def _own_stacks(self, sections: list[SectionFacts]) -> None:
+        """The source holds other jobs before the diagnosed run (it begins at line
+        ``_run_start``): the stacks are the ones the run's own lines name (the gated lines of
+        its ``sections``, and the words of the source's first block last named at or after
+        the run's start), not the other jobs' (a vLLM job's ``vllm/worker`` frames before a
+        torchrun job would pick vLLM's verification for it); its frames' are added after
+        this. The first block's launcher paths are kept likewise."""
+        st = self.state
+        start = self._run_start
+        st.stacks = {s for s, last in self._block_stacks.items() if last >= start}
+        for facts in sections:
+            if facts.start >= start:
+                st.stacks |= facts.stacks
+        st.launch.launchers.update(n for n, last in self._block_launchers.items() if last >= start)
+
     def _left_out(self, start: int, facts: SectionFacts, why: str) -> None:
         """The file's sections before line ``start`` (1-based) are another job than the one
         from it (found at the source's end: :meth:`_settle_sections`): they leave the
@@ -2064,6 +2231,11 @@ class Scanner:
         self._other_run_ranks |= facts.ranks
         self._run_start = start
         st.attempt_starts[:] = [a for a in st.attempt_starts if a > start]
+        # the launch facts of the lines from ``start`` on, when they were kept (else the
+        # earlier job's stay mixed in: a launcher, sizes or a command it printed)
+        since = self._launch_since.get(start)
+        if since is not None:
+            st.launch = since
 
     def _settle_sections(self, tagger: RankTagger) -> None:
         """At the end of a source cut into sections by run starts (:meth:`_new_attempt`),
