@@ -230,7 +230,12 @@ STATE_WORDS = (
     # a launcher's or trainer's report that training ended normally (rootrank.scan._RUN_END_REPORT)
     "worker group successfully finished",
     "` stopped: `max_",
-    "training completed",
+    "training complete",  # torchtitan's "Training completed", a script's "training complete"
+    "training finished",
+    "training is ",
+    "training done",
+    "finished training",
+    "done training",
     "exits successfully.",
     "[after training is done]",
     "_parallel_size=",  # an inference engine's layout (rootrank.scan._ENGINE_PARALLEL)

@@ -111,7 +111,11 @@ def prepare(state: ScanState, library: Library) -> Context:
     state, findings = set_aside(state, findings, survived)
     completed = completed_run(state, findings, library)
     state, findings = set_aside_completed(state, findings, completed)
-    findings.extend(earlier_faults(findings, state, library))
+    earlier = earlier_faults(findings, state, library)
+    # an earlier attempt's fault may be known only by the agent's "failed ... local_rank: N"
+    # line (a restarted attempt prints no summary of its own): map it as the last attempt's
+    local_why = global_ranks_from_local(earlier, state) or local_why
+    findings.extend(earlier)
     findings.extend(infer(findings, library))
     findings.extend(zero_count_divisions(findings, state, library))
     findings.extend(library_call_mismatches(findings, state, library))

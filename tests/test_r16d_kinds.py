@@ -1,0 +1,154 @@
+"""Kinds the round-16 blind set r16d showed (real torch 2.13 CPU/gloo runs), with logs written
+here in the tools' own shapes.
+
+1. A plain script's end-of-training record (``log.info("training complete")``) is a run-end
+   report like torchtitan's "Training completed" (rule ``run_completed``): Python logging's
+   ``log.exception`` prints the record line (``%(asctime)s %(levelname)s [rank%d] %(name)s:
+   %(message)s``) and, after a newline, the caught exception's traceback from the handler's
+   frame down (``Formatter.formatException``), so a ragged batch caught once per epoch on every
+   rank is an error the run survived when the run logs its end and exits 0.
+"""
+
+from __future__ import annotations
+
+from rootrank.engine import diagnose_text
+
+
+def _caught_collate(rank: int, sec: int) -> list[str]:
+    return [
+        f"2026-12-04 03:01:{sec:02d},73{rank} ERROR [rank{rank}] train: collate: ragged batch,"
+        " padding instead",
+        "Traceback (most recent call last):",
+        '  File "/srv/job/train.py", line 13, in collate',
+        "    return torch.stack(samples)",
+        "           ^^^^^^^^^^^^^^^^^^^^",
+        "RuntimeError: stack expects each tensor to be equal size, but got [12] at entry 0 and"
+        " [10] at entry 1",
+    ]
+
+
+def _plain_script_run(end: list[str], *, uncaught: bool = False) -> str:
+    lines: list[str] = []
+    for epoch in range(1, 4):
+        for r in (0, 1, 2):
+            lines += _caught_collate(r, 20 + epoch)
+        for r in (0, 1, 2):
+            lines.append(
+                f"2026-12-04 03:01:{24 + epoch:02d},21{r} INFO [rank{r}] train: epoch {epoch}/3"
+                f" done, loss 0.0{4 - epoch}11"
+            )
+    if uncaught:
+        lines += [
+            "Traceback (most recent call last):",
+            '  File "/srv/job/train.py", line 44, in <module>',
+            "    main()",
+            '  File "/srv/job/train.py", line 13, in collate',
+            "    return torch.stack(samples)",
+            "RuntimeError: stack expects each tensor to be equal size, but got [12] at entry 0"
+            " and [10] at entry 1",
+        ]
+    return "\n".join(lines + end) + "\n"
+
+
+_SCRIPT_END = ["2026-12-04 03:01:40,228 INFO [rank0] train: training complete"]
+
+
+def test_a_script_s_training_complete_record_sets_caught_errors_aside() -> None:
+    d = diagnose_text(_plain_script_run(_SCRIPT_END), "train.log", mask=False)
+    assert d.root_cause is None
+    done = [r for r in d.reasoning if "[run_completed]" in r]
+    assert len(done) == 1
+    assert "train.log:64" in done[0]  # the record "training complete", the log's last line
+    assert "(training complete)" in done[0]
+
+
+def test_other_words_of_a_script_s_end_are_read_too() -> None:
+    for end in ("Training finished.", "Finished training!", "[rank0]: training is complete"):
+        d = diagnose_text(_plain_script_run([end]), "train.log", mask=False)
+        assert d.root_cause is None, end
+
+
+def test_an_uncaught_traceback_before_the_end_record_keeps_the_failure() -> None:
+    """Control: a traceback from the script's top level ended a process."""
+    d = diagnose_text(_plain_script_run(_SCRIPT_END, uncaught=True), "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "collate-unequal-size"
+    assert not any("[run_completed]" in r for r in d.reasoning)
+
+
+def test_training_words_inside_a_longer_message_are_no_end() -> None:
+    """Control: the words go on ('training is complete for shard 2, starting eval')."""
+    end = [
+        "2026-12-04 03:01:40,228 INFO [rank0] train: training is complete for shard 2, eval next"
+    ]
+    d = diagnose_text(_plain_script_run(end), "train.log", mask=False)
+    assert d.root_cause is not None
+
+
+# 2. torchrun --max-restarts=1 on one node: attempt 0 loses local rank 2 to SIGKILL; the agent
+#    logs its own "failed (exitcode: -9) local_rank: 2 (pid: N)" line and restarts (no summary
+#    block for that attempt: torch/distributed/elastic/agent/server/api.py _invoke_run restarts
+#    while restarts remain); attempt 1's workers fail in init_process_group (gloo's
+#    connectFullMesh) and only that attempt gets the ChildFailedError summary.
+_API = "torch/distributed/elastic/multiprocessing/api.py"
+_GLOO_PAIR = "/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp"
+
+
+def _restart_log() -> str:
+    lines = [f"step {s}/40 loss 0.{50 - s}" for s in (5, 10)]
+    for r in (0, 1, 3):
+        lines += [
+            f"[rank{r}]: Traceback (most recent call last):",
+            f'[rank{r}]:   File "/srv/job/train.py", line 27, in main',
+            f"[rank{r}]:     dist.all_reduce(p.grad)",
+            f"[rank{r}]: RuntimeError: [{_GLOO_PAIR}/pair.cc:537] Read error [127.0.0.1]:4411:"
+            " Connection reset by peer. This is typically caused by a remote worker hanging or"
+            " bugs in the application.",
+        ]
+    lines += [
+        f"W1204 05:02:17.685000 700 {_API}:1028] Sending process {pid} closing signal SIGTERM"
+        for pid in (701, 702, 704)
+    ]
+    lines.append(
+        f"E1204 05:02:17.739000 700 {_API}:1002] failed (exitcode: -9) local_rank: 2 (pid: 703)"
+        " of binary: /opt/venv/bin/python"
+    )
+    for _ in range(4):
+        lines += [
+            "[E1204 05:03:59.134104133 ProcessGroupGloo.cpp:67] Gloo connectFullMesh failed with"
+            f" [{_GLOO_PAIR}/../pair.h:311] Connect timeout [none]",
+            "Traceback (most recent call last):",
+            '  File "/srv/job/train.py", line 8, in main',
+            '    dist.init_process_group("gloo", timeout=timedelta(seconds=20))',
+            "RuntimeError: Gloo connectFullMesh failed with"
+            f" [{_GLOO_PAIR}/../pair.h:311] Connect timeout [none]",
+        ]
+    lines += [
+        f"E1204 05:04:00.849000 700 {_API}:1002] failed (exitcode: 1) local_rank: 0 (pid: 711)"
+        " of binary: /opt/venv/bin/python",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "============================================================",
+        "train.py FAILED",
+        "------------------------------------------------------------",
+        "Failures:",
+        "  <NO_OTHER_FAILURES>",
+        "------------------------------------------------------------",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2026-12-04_05:04:00",
+        "  host      : localhost",
+        "  rank      : 0 (local_rank: 0)",
+        "  exitcode  : 1 (pid: 711)",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+        "============================================================",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_an_earlier_attempt_s_sigkill_gets_the_global_rank_of_its_local_rank() -> None:
+    d = diagnose_text(_restart_log(), "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "host-oom-killed"
+    assert d.initiating_rank == 2
+    assert any("Local_rank 2 is global rank 2" in r for r in d.reasoning)
