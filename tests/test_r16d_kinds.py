@@ -152,3 +152,86 @@ def test_an_earlier_attempt_s_sigkill_gets_the_global_rank_of_its_local_rank() -
     assert d.root_cause.failure_class == "host-oom-killed"
     assert d.initiating_rank == 2
     assert any("Local_rank 2 is global rank 2" in r for r in d.reasoning)
+
+
+# 3. Two torchrun agents of one ``--nnodes=2`` job write into one terminal (two nodes on one
+#    host, or both nodes' output pasted together): node 1's summary names ``rank: 2
+#    (local_rank: 0)``. A copy of a one-node job launched twice numbers its workers 0..N-1
+#    again (rank == local_rank): only that is the "launched twice" fix. The crash is in the
+#    user's own ctypes call: faulthandler's "Current thread" stack (Python/traceback.c
+#    dump_traceback: innermost first, 'File "f.py", line N in func') ends in the user's frame.
+_ELASTIC = "torch/distributed/elastic/multiprocessing/api.py"
+
+
+def _two_node_segfault(node1_ranks: tuple[int, int]) -> str:
+    r2, r3 = node1_ranks
+    lines = [
+        f"2026-12-04 05:57:22,749 [rank{r}] INFO pretok: step 20/40 tokens {20 * (r + 1)}"
+        for r in (0, 1, r2, r3)
+    ]
+    lines += [
+        "Fatal Python error: Segmentation fault",
+        "",
+        "Current thread 0x00007fcb0f5f6b80 (most recent call first):",
+        '  File "/srv/job/pretok.py", line 20 in native_len',
+        '  File "/srv/job/pretok.py", line 37 in main',
+        '  File "/srv/job/pretok.py", line 51 in <module>',
+        "",
+        f"W1204 05:57:23.060000 8806 {_ELASTIC}:1028] Sending process 8811 closing signal SIGTERM",
+        f"E1204 05:57:23.125000 8806 {_ELASTIC}:1002] failed (exitcode: -11) local_rank: 0"
+        " (pid: 8810) of binary: /opt/venv/bin/python",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "pretok.py FAILED",
+        "Failures:",
+        "[1]:",
+        "  time      : 2026-12-04_05:57:23",
+        "  host      : localhost",
+        f"  rank      : {r3} (local_rank: 1)",
+        "  exitcode  : -15 (pid: 8811)  (SIGTERM)",
+        "  error_file: <N/A>",
+        "  traceback : Signal 15 (SIGTERM) received by PID 8811",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2026-12-04_05:57:23",
+        "  host      : localhost",
+        f"  rank      : {r2} (local_rank: 0)",
+        "  exitcode  : -11 (pid: 8810)  (SIGSEGV)",
+        "  error_file: <N/A>",
+        "  traceback : Signal 11 (SIGSEGV) received by PID 8810",
+        f"W1204 05:57:24.612000 8787 {_ELASTIC}:1028] Sending process 8808 closing signal SIGTERM",
+        f"E1204 05:57:24.679000 8787 {_ELASTIC}:1002] failed (exitcode: 1) local_rank: 1"
+        " (pid: 8809) of binary: /opt/venv/bin/python",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_two_agents_of_one_two_node_job_are_not_a_job_launched_twice() -> None:
+    d = diagnose_text(_two_node_segfault((2, 3)), "pretok.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "segfault"
+    assert d.initiator.rank == 2
+    assert d.root_cause.fix.variant is not None
+    assert d.root_cause.fix.variant.id == "own-native-call"
+    assert "pretok.py:20 (in native_len)" in d.root_cause.fix.steps[0]
+
+
+def test_two_agents_numbering_their_workers_from_0_keep_the_launched_twice_fix() -> None:
+    """Control: node 1's summary says rank 0/1 for local ranks 0/1: a second copy of a
+    one-node job on the same node."""
+    d = diagnose_text(_two_node_segfault((0, 1)), "pretok.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.fix.variant is not None
+    assert d.root_cause.fix.variant.id == "launcher-started-twice"
+
+
+def test_a_crash_stack_ending_in_a_library_frame_is_not_the_user_s_native_call() -> None:
+    """Control: the innermost frame is torch's own Python code (a library frame)."""
+    text = _two_node_segfault((2, 3)).replace(
+        '  File "/srv/job/pretok.py", line 20 in native_len',
+        '  File "/opt/venv/lib/python3.11/site-packages/torch/nn/parallel/distributed.py",'
+        " line 1473 in _ddp_init_helper",
+    )
+    d = diagnose_text(text, "pretok.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.fix.variant is not None
+    assert d.root_cause.fix.variant.id != "own-native-call"

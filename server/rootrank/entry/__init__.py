@@ -25,6 +25,7 @@ from rootrank.entry.commands import (
 )
 from rootrank.entry.frames import (
     call_sites,
+    crash_user_line,
     launcher_report,
     location_step,
     notebook_cell,
@@ -388,6 +389,7 @@ def fill_entry(
         rank_outside_world=outside[0] if outside is not None else None,
         call_sites_differ=bool(sites),
         user_frame=frame is not None,
+        crash_user_line=crash_user_line(state, root, masker),
         raised_in_library=library_raise(frames, frame is not None),
         custom_backward=custom_backward(frames),
         cut_traceback=initiating is not None
@@ -456,8 +458,12 @@ def fill_entry(
     if facts.raised_in_library:
         loc = facts.raised_in_library
         values["raised_loc"] = masker.text(loc) if masker else loc
+    if facts.crash_user_line:
+        values["crash_line"] = facts.crash_user_line
     facts.several_agents = several_agents_one_node(
-        state.launch.agent_processes, state.launch.multi_node
+        state.launch.agent_processes,
+        state.launch.multi_node,
+        ((e.rank, e.local_rank) for e in state.elastic),
     )
     facts.ranks_share_path = ranks_share_path([root, *(f for f in group if f is not root)])
     facts.multi_node = launch.multi_node

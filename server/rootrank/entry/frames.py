@@ -182,6 +182,27 @@ def crash_stack(state: ScanState, root: Finding) -> SeenException | None:
     return None
 
 
+def crash_user_line(state: ScanState, root: Finding, masker: Any | None = None) -> str | None:
+    """``file:line (in func)`` (the file's base name, masked with ``masker`` when given) of
+    the innermost frame of faulthandler's crash stack (:func:`crash_stack`) when that frame
+    is the user's own code, else ``None``.
+
+    Mechanism: faulthandler prints the Python frames of the thread the fatal signal hit,
+    innermost first; native code has no Python frame, so when the innermost one is the
+    user's, that user line was inside a native call when it crashed (a ctypes or cffi
+    foreign function it called, a C extension's method, a torch operator), not inside a
+    library's Python code."""
+    crash = crash_stack(state, root)
+    if crash is None or not crash.exc.frames:
+        return None
+    inner = crash.exc.frames[-1]
+    if not inner.user or inner.line <= 0:
+        return None
+    name = inner.file.replace("\\", "/").rsplit("/", 1)[-1]
+    name = masker.text(name) if masker else name
+    return f"{name}:{inner.line} (in {inner.func})"
+
+
 def _user_frame(file: str, line: int, func: str, masker: Any | None) -> UserFrame:
     # A function name has no spaces: a log that ran frame lines together leaves text after it.
     func = func.split(None, 1)[0] if func.strip() else ""
