@@ -235,3 +235,87 @@ def test_a_crash_stack_ending_in_a_library_frame_is_not_the_user_s_native_call()
     assert d.root_cause is not None
     assert d.root_cause.fix.variant is not None
     assert d.root_cause.fix.variant.id != "own-native-call"
+
+
+# 4. faulthandler.dump_traceback_later(timeout, exit=True), the script's own hang watchdog
+#    (CPython Modules/faulthandler.c: "Timeout (0:00:12)!" then every thread's stack headed
+#    "Thread 0x... (most recent call first):", then exit code 1). The stack of the process that
+#    dumped ends in torch.distributed's all_reduce: it waited; torchrun's summary names it
+#    (exit 1) only because its watchdog fired first.
+_C10D = "/opt/venv/lib/python3.11/site-packages/torch/distributed"
+
+
+def _watchdog_log(inner: list[str]) -> str:
+    lines = [
+        "prefetch[1]: 2 files",
+        "prefetch[2]: 0 files",
+        "prefetch[0]: 2 files",
+        "Timeout (0:00:12)!",
+        "Thread 0x00007fd9a9013b80 (most recent call first):",
+        *inner,
+        '  File "/srv/job/train.py", line 52 in <module>',
+        f"W1204 07:05:10.664000 1183 {_ELASTIC}:1028] Sending process 1184 closing signal SIGTERM",
+        f"W1204 07:05:10.665000 1183 {_ELASTIC}:1028] Sending process 1186 closing signal SIGTERM",
+        f"E1204 07:05:10.733000 1183 {_ELASTIC}:1002] failed (exitcode: 1) local_rank: 1"
+        " (pid: 1185) of binary: /opt/venv/bin/python",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "train.py FAILED",
+        "Failures:",
+        "[1]:",
+        "  time      : 2026-12-04_07:05:10",
+        "  host      : localhost",
+        "  rank      : 0 (local_rank: 0)",
+        "  exitcode  : -15 (pid: 1184)  (SIGTERM)",
+        "  error_file: <N/A>",
+        "  traceback : Signal 15 (SIGTERM) received by PID 1184",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2026-12-04_07:05:10",
+        "  host      : localhost",
+        "  rank      : 1 (local_rank: 1)",
+        "  exitcode  : 1 (pid: 1185)",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+_IN_ALL_REDUCE = [
+    f'  File "{_C10D}/distributed_c10d.py", line 3252 in all_reduce',
+    f'  File "{_C10D}/c10d_logger.py", line 83 in wrapper',
+    '  File "/srv/job/train.py", line 39 in main',
+]
+
+
+def test_a_watchdog_dump_in_a_collective_is_a_hang_whose_reporter_is_a_victim() -> None:
+    d = diagnose_text(_watchdog_log(_IN_ALL_REDUCE), "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "faulthandler-watchdog-timeout"
+    assert d.root_cause.failure_class == "collective-timeout"
+    assert d.root_cause.evidence[0].line == 4
+    assert d.root_cause.fix.variant is not None
+    assert d.root_cause.fix.variant.id == "waiting-in-collective"
+    assert "waited 0:00:12" in d.root_cause.fix.steps[0]
+    assert d.initiator.rank is None  # rank 1 only reported the hang (it waited)
+    assert any("the first rank to give up waiting" in r for r in d.reasoning)
+
+
+def test_a_watchdog_dump_in_the_script_s_own_wait_takes_the_general_fix() -> None:
+    inner = [
+        '  File "/usr/lib/python3.11/multiprocessing/queues.py", line 103 in get',
+        '  File "/srv/job/train.py", line 35 in main',
+    ]
+    d = diagnose_text(_watchdog_log(inner), "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "faulthandler-watchdog-timeout"
+    assert d.root_cause.fix.variant is not None
+    assert d.root_cause.fix.variant.id == "general"
+
+
+def test_other_timeout_words_are_not_the_watchdog() -> None:
+    """Control: a message that speaks of a timeout in parentheses is no watchdog dump."""
+    text = "[rank0]: RuntimeError: Timeout (30s) waiting for the upload\nTimeout (s) for the store: 300\n"
+    d = diagnose_text(text, "train.log", mask=False)
+    assert all(
+        f.signature != "faulthandler-watchdog-timeout" for f in [d.root_cause, *d.collateral] if f
+    )

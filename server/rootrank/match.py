@@ -257,6 +257,9 @@ STATE_WORDS = (
     # ... or, when the signal hit a native thread, every Python thread after "Fatal Python
     # error:" (rootrank.tracebacks._FAULT_THREAD)
     "thread 0x",
+    # faulthandler.dump_traceback_later's watchdog: "Timeout (0:00:12)!" then every thread's
+    # stack (rootrank.tracebacks._FAULT_TIMEOUT)
+    "timeout (",
 )
 
 

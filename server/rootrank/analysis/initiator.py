@@ -1214,6 +1214,17 @@ def elastic_summary(case: Case) -> Verdict | None:
     aborted = [e for e in case.ctx.state.elastic if e.rank == rank and e.exitcode in ABORT_CODES]
     if rank is not None and aborted and case.root.role != "cause":
         return Verdict(None, say("watchdog_abort", rank=rank), "elastic_summary", (rank,), True)
+    if (
+        rank is not None
+        and case.root.role != "cause"
+        and case.root.failure_class == "collective-timeout"
+        and not case.ranks_with
+    ):
+        # a timeout no line ties to a rank (faulthandler's watchdog dump, an unprefixed gloo
+        # timeout): the summary's rank is the process that reported it, i.e. one that waited;
+        # the rank the others waited for never reached the collective
+        why = say("timeout_reporter_exit", rank=rank)
+        return Verdict(None, why, "elastic_summary", (rank,), True)
     sub = subgroup_of_root(case)
     if rank is not None and sub is not None and rank not in case.ranks_with:
         size, world = sub
