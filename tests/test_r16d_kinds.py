@@ -319,3 +319,43 @@ def test_other_timeout_words_are_not_the_watchdog() -> None:
     assert all(
         f.signature != "faulthandler-watchdog-timeout" for f in [d.root_cause, *d.collateral] if f
     )
+
+
+# 5. A rank blocked on a credential prompt (git's credential.c: "Password for '<url>': ",
+#    printed with no newline) while the others time out in their first collective.
+def test_a_credential_prompt_names_what_the_missing_rank_waits_on() -> None:
+    lines = [
+        *(f"[rank{r}]: world 3, fetching shard {r}" for r in (0, 1, 2)),
+        "fetched shard 2",
+        "Password for 'https://svc@mirror.example.org': fetched shard 0",
+    ]
+    for r in (0, 2):
+        lines += [
+            f"[rank{r}]: Traceback (most recent call last):",
+            f'[rank{r}]:   File "/srv/job/train.py", line 37, in main',
+            f"[rank{r}]:     dist.all_reduce(emb.weight.grad)",
+            f"[rank{r}]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78]"
+            " Timed out waiting 20000ms for recv operation to complete",
+        ]
+    d = diagnose_text("\n".join(lines) + "\n", "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "gloo-collective-timeout"
+    assert d.initiator.rank == 1
+    assert d.root_cause.fix.variant is not None
+    assert d.root_cause.fix.variant.id == "waits-on-prompt"
+    assert "stdin=subprocess.DEVNULL" in d.root_cause.fix.steps[0]
+
+
+def test_the_same_hang_without_a_prompt_keeps_the_rank_never_joined_fix() -> None:
+    """Control: no prompt in the log."""
+    lines = [*(f"[rank{r}]: world 3, fetching shard {r}" for r in (0, 1, 2))]
+    lines += ["fetched shard 2", "fetched shard 0"]
+    for r in (0, 2):
+        lines += [
+            f"[rank{r}]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78]"
+            " Timed out waiting 20000ms for recv operation to complete",
+        ]
+    d = diagnose_text("\n".join(lines) + "\n", "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.fix.variant is not None
+    assert d.root_cause.fix.variant.id != "waits-on-prompt"
