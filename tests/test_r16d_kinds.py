@@ -359,3 +359,51 @@ def test_the_same_hang_without_a_prompt_keeps_the_rank_never_joined_fix() -> Non
     assert d.root_cause is not None
     assert d.root_cause.fix.variant is not None
     assert d.root_cause.fix.variant.id != "waits-on-prompt"
+
+
+# 6. The rank the others waited for kept printing JSON records of its own (json.dumps with a
+#    "rank" key) while it polled for a missing file: its last record before their timeout is
+#    the phase it stopped in, and the fix quotes it.
+def test_the_waited_for_rank_s_last_json_record_is_quoted_in_the_fix() -> None:
+    lines = [
+        '{"ts": 1.0, "rank": 2, "event": "start", "world": 3}',
+        '{"ts": 1.1, "rank": 0, "event": "index_loaded", "n": 48}',
+        '{"ts": 1.2, "rank": 1, "event": "start", "world": 3}',
+        '{"ts": 1.3, "rank": 1, "event": "waiting_for_index", "path": "data/shard-1.idx", "attempt": 1}',
+        '{"ts": 1.4, "rank": 2, "event": "index_loaded", "n": 48}',
+        '{"ts": 4.3, "rank": 1, "event": "waiting_for_index", "path": "data/shard-1.idx", "attempt": 2}',
+    ]
+    for r in (0, 2):
+        lines += [
+            f"[rank{r}]: Traceback (most recent call last):",
+            f'[rank{r}]:   File "/srv/job/train.py", line 38, in main',
+            f"[rank{r}]:     dist.all_reduce(p.grad)",
+            f"[rank{r}]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78]"
+            " Timed out waiting 20000ms for recv operation to complete",
+        ]
+    lines += [
+        "trap.py FAILED",
+        "Failures:",
+        "[1]:",
+        "  time      : 2026-12-04_02:56:33",
+        "  host      : localhost",
+        "  rank      : 1 (local_rank: 1)",
+        "  exitcode  : -15 (pid: 6164)  (SIGTERM)",
+        "  error_file: <N/A>",
+        "  traceback : Signal 15 (SIGTERM) received by PID 6164",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2026-12-04_02:56:33",
+        "  host      : localhost",
+        "  rank      : 0 (local_rank: 0)",
+        "  exitcode  : 1 (pid: 6163)",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.initiator.rank == 1
+    assert d.root_cause.fix.variant is not None
+    assert d.root_cause.fix.variant.id == "rank-stopped-at-its-last-line"
+    assert '"attempt": 2' in d.root_cause.fix.steps[0]
+    assert "line 6:" in d.root_cause.fix.steps[0]

@@ -35,7 +35,12 @@ from rootrank.entry.frames import (
     user_frame,
     waiting_step,
 )
-from rootrank.entry.hang_capture import last_steps, rank_own_output, rank_stacks
+from rootrank.entry.hang_capture import (
+    initiator_last_line,
+    last_steps,
+    rank_own_output,
+    rank_stacks,
+)
 from rootrank.entry.variants import (
     Facts,
     agreed_values,
@@ -431,6 +436,13 @@ def fill_entry(
     values["rank_stacks"] = masker.text(stacks_cmd) if masker else stacks_cmd
     # what the log already shows of a hang: the last step each rank printed
     values["last_steps"] = last_steps(state.progress.last())
+    if initiating is not None and root.evidence:
+        ev = root.evidence[0]
+        own = initiator_last_line([*state.heads, *state.tails], ev.path, ev.line, initiating)
+        if own is not None:
+            quoted = f"line {own[0]}: `{own[1]}`"
+            facts.initiator_last_line = masker.text(quoted) if masker else quoted
+            values["initiator_last_line"] = facts.initiator_last_line
     # the interpreter the job's own command ran (``python3``, ``/opt/conda/bin/python``), for
     # a step that reruns it another way; ``python`` when the log shows no python command
     interp = regex.match(

@@ -113,6 +113,10 @@ What the root's own message says about the job's other processes:
 - ``multi_node: bool``: the log shows the job on several nodes (launcher node flags, several
   hosts, more ranks than one node holds: :attr:`rootrank.entry.commands.Launch.multi_node`),
   or (``false``) it shows nothing of a second node;
+- ``initiator_last_line: bool``: the analysis named the initiating rank, it is not the rank
+  of the root's line, and a line tagged with that rank comes before the root's first evidence
+  line (rootrank.entry.hang_capture.initiator_last_line): its last own line, the phase it
+  stopped in, is ``{initiator_last_line}`` in the text;
 - ``crash_in_user_line: bool``: faulthandler's stack of the thread that crashed (``Fatal
   Python error: Segmentation fault`` then ``Current thread ...``: rootrank.entry.frames.
   crash_stack) ends in a frame of the user's own code: that line was running a native call
@@ -201,6 +205,7 @@ WHEN_KEYS: dict[str, type] = {
     "initiator_output_missing": bool,
     "custom_backward": bool,
     "crash_in_user_line": bool,
+    "initiator_last_line": bool,
 }
 
 #: The names ``phase:`` accepts (:func:`run_phase`).
@@ -314,6 +319,9 @@ class Facts:
     rank_outside_world: str | None = None
     #: The pid of another worker of the job the root's message names on this GPU, or ``None``.
     worker_on_same_gpu: int | None = None
+    #: ``line N: `text``` of the initiating rank's last own line before the root's evidence
+    #: (:data:`WHEN_KEYS` ``initiator_last_line``), else ``None``.
+    initiator_last_line: str | None = None
     #: ``file:line (in func)`` of the user's frame innermost in faulthandler's crash stack,
     #: when the crashing thread's innermost frame is the user's (:data:`WHEN_KEYS`
     #: ``crash_in_user_line``), else ``None``.
@@ -424,6 +432,14 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             "the rank's own traceback is in the log, cut before its exception line"
             if value
             else "the log holds no cut traceback of the rank"
+        )
+    if key == "initiator_last_line":
+        if (facts.initiator_last_line is not None) != value:
+            return None
+        return (
+            f"the initiating rank's last own line is {facts.initiator_last_line}"
+            if value
+            else "the log shows no line of the initiating rank before the failure"
         )
     if key == "crash_in_user_line":
         if (facts.crash_user_line is not None) != value:
