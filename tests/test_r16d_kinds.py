@@ -407,3 +407,43 @@ def test_the_waited_for_rank_s_last_json_record_is_quoted_in_the_fix() -> None:
     assert d.root_cause.fix.variant.id == "rank-stopped-at-its-last-line"
     assert '"attempt": 2' in d.root_cause.fix.steps[0]
     assert "line 6:" in d.root_cause.fix.steps[0]
+
+
+# 7. A rank that aborted in gloo's size enforce (libstdc++'s "terminate called after throwing
+#    an instance of 'gloo::EnforceNotMet'", exit -6) printed no Python traceback because it
+#    died inside a collective, not because it never reached the others' line.
+def test_an_aborted_rank_is_not_said_to_have_never_reached_the_others_line() -> None:
+    g = "/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc"
+    lines = [
+        f"[default{r}]:rank {r}: micro_batch={8 if r != 2 else 4}, grad_accum={4 if r != 2 else 8}"
+        for r in range(4)
+    ]
+    lines += [
+        "[default2]:terminate called after throwing an instance of 'gloo::EnforceNotMet'",
+        f"[default2]:  what():  [enforce fail at {g}:456] op.preamble.length <= op.nbytes. 64 vs"
+        " 4. Received data size doesn't match expected size. Is there a distributed collective"
+        " mismatch in your code?",
+    ]
+    for r in (1, 3):
+        lines += [
+            f"[default{r}]:[rank{r}]: Traceback (most recent call last):",
+            f'[default{r}]:[rank{r}]:   File "/srv/job/train.py", line 38, in main',
+            f"[default{r}]:[rank{r}]:     dist.all_reduce(p.grad)",
+            f"[default{r}]:[rank{r}]: RuntimeError: [{g}:553] Connection closed by peer"
+            " [127.0.0.1]:10119. This is typically caused by a remote worker crashing.",
+        ]
+    lines += [
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2026-12-04_02:55:45",
+        "  host      : localhost",
+        "  rank      : 2 (local_rank: 2)",
+        "  exitcode  : -6 (pid: 5996)",
+        "  error_file: <N/A>",
+        "  traceback : Signal 6 (SIGABRT) received by PID 5996",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "gloo-size-mismatch"
+    assert d.initiator.rank == 2
+    assert not any("never reached this line" in step for step in d.root_cause.fix.steps)
