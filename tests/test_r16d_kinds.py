@@ -447,3 +447,32 @@ def test_an_aborted_rank_is_not_said_to_have_never_reached_the_others_line() -> 
     assert d.root_cause.signature == "gloo-size-mismatch"
     assert d.initiator.rank == 2
     assert not any("never reached this line" in step for step in d.root_cause.fix.steps)
+
+
+# 8. OneCycleLR stepped past its total (torch/optim/lr_scheduler.py OneCycleLR.get_lr's
+#    ValueError), raised by the one process whose shard is shorter, as mp.spawn reports it
+#    (torch/multiprocessing/spawn.py ProcessRaisedException: "-- Process 1 terminated with the
+#    following error:" and the child's traceback).
+def test_a_one_cycle_schedule_stepped_past_its_total_names_the_schedule_length() -> None:
+    lines = [
+        "[rank 1] shard rows=136 batches/epoch=17 scheduler total_steps=34 loop steps/epoch=20",
+        "torch.multiprocessing.spawn.ProcessRaisedException: ",
+        "",
+        "-- Process 1 terminated with the following error:",
+        "Traceback (most recent call last):",
+        '  File "/opt/venv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", line 87,'
+        " in _wrap",
+        "    fn(i, *args)",
+        '  File "/srv/job/train.py", line 36, in worker',
+        "    opt.step(); sched.step(); opt.zero_grad()",
+        '  File "/opt/venv/lib/python3.11/site-packages/torch/optim/lr_scheduler.py", line 2577,'
+        " in get_lr",
+        "    raise ValueError(",
+        "ValueError: Tried to step 35 times. The specified number of total steps is 34",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "lr-scheduler-total-steps-exceeded"
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiator.rank == 1
+    assert "the schedule has 34 steps and the loop reached step 35" in d.root_cause.fix.steps[0]
