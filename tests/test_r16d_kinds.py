@@ -296,6 +296,7 @@ def test_a_watchdog_dump_in_a_collective_is_a_hang_whose_reporter_is_a_victim() 
     assert d.root_cause.fix.variant is not None
     assert d.root_cause.fix.variant.id == "waiting-in-collective"
     assert "waited 0:00:12" in d.root_cause.fix.steps[0]
+    assert d.root_cause.fix.steps[0].startswith("train.py:39 (in main), where the failing process waited:")
     assert d.initiator.rank is None  # rank 1 only reported the hang (it waited)
     assert any("the first rank to give up waiting" in r for r in d.reasoning)
 

@@ -515,6 +515,8 @@ def fill_entry(
             action = f"was {'in ' + call + ' ' if call else ''}when SIGINT stopped it"
         else:
             action = f"was in {call}" if call else f"raised {exc_name}"
+    elif root.failure_class == "collective-timeout" and root.role != "cause":
+        action = "waited"  # a hang's report (a watchdog's stack): the process waited there
     else:
         action = None
     who = None
