@@ -296,7 +296,9 @@ def test_a_watchdog_dump_in_a_collective_is_a_hang_whose_reporter_is_a_victim() 
     assert d.root_cause.fix.variant is not None
     assert d.root_cause.fix.variant.id == "waiting-in-collective"
     assert "waited 0:00:12" in d.root_cause.fix.steps[0]
-    assert d.root_cause.fix.steps[0].startswith("train.py:39 (in main), where the failing process waited:")
+    assert d.root_cause.fix.steps[0].startswith(
+        "train.py:39 (in main), where the failing process waited:"
+    )
     assert d.initiator.rank is None  # rank 1 only reported the hang (it waited)
     assert any("the first rank to give up waiting" in r for r in d.reasoning)
 
@@ -477,3 +479,26 @@ def test_a_one_cycle_schedule_stepped_past_its_total_names_the_schedule_length()
     assert d.root_cause.failure_class == "user-code-exception"
     assert d.initiator.rank == 1
     assert "the schedule has 34 steps and the loop reached step 35" in d.root_cause.fix.steps[0]
+
+
+# 9. json.dump of a state holding a 0-d tensor (Lib/json/encoder.py JSONEncoder.default's
+#    TypeError), on the one rank that writes the trainer state.
+def test_a_tensor_in_a_json_state_is_named_with_the_item_fix() -> None:
+    lines = [
+        "{'eval_loss': 0.1337, 'step': 10}",
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/srv/job/train.py", line 40, in main',
+        '[rank0]:     write_trainer_state(state, f"out/checkpoint-{step}")',
+        '[rank0]:   File "/srv/job/train.py", line 11, in write_trainer_state',
+        "[rank0]:     json.dump(state, f, indent=2)",
+        '[rank0]:   File "/usr/lib/python3.11/json/encoder.py", line 180, in default',
+        "[rank0]:     raise TypeError(f'Object of type {o.__class__.__name__} '",
+        "[rank0]: TypeError: Object of type Tensor is not JSON serializable",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "json-tensor-not-serializable"
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiator.rank == 0
+    assert "metric.item()" in d.root_cause.fix.steps[0]
+    assert d.root_cause.fix.steps[0].startswith("train.py:11 (in write_trainer_state)")
