@@ -502,3 +502,26 @@ def test_a_tensor_in_a_json_state_is_named_with_the_item_fix() -> None:
     assert d.initiator.rank == 0
     assert "metric.item()" in d.root_cause.fix.steps[0]
     assert d.root_cause.fix.steps[0].startswith("train.py:11 (in write_trainer_state)")
+
+
+# 10. A healthy run whose stall reporter (dump_traceback_later(4, exit=False)) printed its
+#     "Timeout" stacks on one slow step and then finished: no failure, not a cut traceback.
+def test_watchdog_stacks_of_a_run_that_finished_are_no_failure() -> None:
+    lines = [
+        "train:  45%|████      | 9/20 [00:00<00:00, 21.02it/s]",
+        "Timeout (0:00:04)!",
+        "Thread 0x00007fa1aa7cdb80 (most recent call first):",
+        '  File "/srv/job/train.py", line 22 in sync_to_bucket',
+        '  File "/srv/job/train.py", line 43 in worker',
+        "Timeout (0:00:04)!",
+        "Thread 0x00007f09b604ab80 (most recent call first):",
+        f'  File "{_C10D}/distributed_c10d.py", line 3252 in all_reduce',
+        '  File "/srv/job/train.py", line 38 in worker',
+        "train: 100%|██████████| 20/20 [00:07<00:00,  2.61it/s]",
+        "training complete",
+        "all workers exited cleanly",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "train.log", mask=False)
+    assert d.root_cause is None
+    assert d.unclassified is None
+    assert any("[run_completed]" in r for r in d.reasoning)
