@@ -525,3 +525,49 @@ def test_watchdog_stacks_of_a_run_that_finished_are_no_failure() -> None:
     assert d.root_cause is None
     assert d.unclassified is None
     assert any("[run_completed]" in r for r in d.reasoning)
+
+
+# 11. all_to_all_single with one rank's splits larger than the others expect: gloo's receive
+#     check (pair.cc "op.preamble.length <= op.nbytes. X vs Y") aborts every receiver, and the
+#     sender, which receives no more than it posted, only sees their connections close.
+def _alltoall_log(aborted: tuple[int, ...]) -> str:
+    g = "/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc"
+    lines = [f"[RANK {r}][INFO] shard {r}: expert capacity={9 if r == 3 else 8}" for r in range(4)]
+    for _ in aborted:
+        lines += [
+            "terminate called after throwing an instance of 'gloo::EnforceNotMet'",
+            f"  what():  [enforce fail at {g}:456] op.preamble.length <= op.nbytes. 576 vs 512."
+            " Received data size doesn't match expected size. Is there a distributed collective"
+            " mismatch in your code?",
+        ]
+    lines += [
+        "[rank3]: Traceback (most recent call last):",
+        '[rank3]:   File "/srv/job/moe.py", line 38, in main',
+        "[rank3]:     dist.all_reduce(p.grad)",
+        f"[rank3]: RuntimeError: [{g}:537] Read error [127.0.0.1]:19375: Connection reset by peer.",
+        "Failures:",
+    ]
+    for i, r in enumerate(range(4)):
+        code = "-6 (pid: 70{r})  (SIGABRT)" if r in aborted else "-15 (pid: 70{r})  (SIGTERM)"
+        lines += [
+            f"[{i}]:",
+            "  time      : 2026-12-04_02:58:33",
+            "  host      : localhost",
+            f"  rank      : {r} (local_rank: {r})",
+            "  exitcode  : " + code.format(r=r),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def test_the_one_rank_gloo_s_receive_check_did_not_abort_is_the_sender() -> None:
+    d = diagnose_text(_alltoall_log((0, 1, 2)), "moe.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "gloo-size-mismatch"
+    assert d.initiator.rank == 3
+    assert d.initiator.strategy == "lone_non_aborter"
+
+
+def test_one_aborted_receiver_does_not_name_a_sender() -> None:
+    """Control: a ring's neighbour aborts alone; the others only lost a peer."""
+    d = diagnose_text(_alltoall_log((1,)), "moe.log", mask=False)
+    assert d.initiator.strategy != "lone_non_aborter"

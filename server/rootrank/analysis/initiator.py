@@ -1152,6 +1152,43 @@ def child_exit_report(case: Case) -> Verdict | None:
     return Verdict(rank, why, "child_exit_report", (rank,))
 
 
+#: gloo's receive-size enforce (gloo/transport/tcp/pair.cc): the receiving rank aborts when a
+#: peer sends more bytes than the buffer it posted.
+_RECV_ENFORCE = "op.preamble.length <= op.nbytes"
+
+
+def lone_non_aborter(case: Case) -> Verdict | None:
+    """The one rank that did not abort, when gloo's receive-size enforce aborted every other
+    rank of the job (torchelastic's summary: exit -6 / SIGABRT on all ranks but one).
+
+    Mechanism: gloo checks sizes only where data arrives (pair.cc: ``op.preamble.length <=
+    op.nbytes``): a rank aborts when a peer sends it more bytes than it posted, and a rank that
+    receives less than it posted goes on. In a collective where every rank receives from every
+    other (all_to_all, all_gather, broadcast), one rank sending more than the others expect
+    aborts all of them, while it receives what it expects, or less, and only sees their
+    connections close. So when all ranks but one aborted in that enforce, the one left is the
+    sender of the oversized data. Not when a line of the log ties the enforce to a rank (the
+    other strategies read those), nor with fewer than two aborted ranks (a ring's neighbour
+    aborts alone)."""
+    root = case.root
+    if root.failure_class != "collective-shape-mismatch" or case.ranks_with:
+        return None
+    if not any(_RECV_ENFORCE in e.text for e in root.evidence):
+        return None
+    entries = [(e.rank, e.exitcode) for e in case.ctx.state.elastic if e.rank is not None]
+    ranks = {r for r, _ in entries if r >= 0}
+    aborted = {r for r, code in entries if r >= 0 and code in ABORT_CODES}
+    world = case.ctx.state.world_size
+    if world is not None and ranks != set(range(world)):
+        return None  # the summary does not cover every rank of the job
+    rest = ranks - aborted
+    if len(aborted) < 2 or len(rest) != 1:
+        return None
+    (rank,) = rest
+    why = say("lone_non_aborter", rank=rank, aborted=format_ranks(sorted(aborted)))
+    return Verdict(rank, why, "lone_non_aborter", (rank,))
+
+
 def odd_call_site(case: Case) -> Verdict | None:
     """The one rank whose collective call site differs, when the ranks' tracebacks of a
     collective failure stop at two call sites and one of them is a single rank's while at
@@ -1590,6 +1627,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     died_unrequested,
     child_exit_report,
     odd_call_site,
+    lone_non_aborter,
     elastic_summary,
     implied_rank,
     victims_only,
