@@ -349,8 +349,10 @@ def test_two_ranks_on_two_ops_with_no_odd_rank_known_name_both():
 
 
 def test_gloo_and_fsdp_timeouts_name_the_rank_the_analysis_found():
-    d = diagnose_paths([str(HERE / "gloo-collective-timeout" / "rank-never-joined.log")])
-    assert d.initiating_rank == 0 and d.root_cause.fix.variant.id == "rank-never-joined"
+    d = diagnose_paths(
+        [str(HERE / "gloo-collective-timeout" / "rank-stopped-at-its-last-line.log")]
+    )
+    assert d.initiating_rank == 0 and d.root_cause.fix.variant.id == "rank-stopped-at-its-last-line"
     # the other ranks' one call site opens the step: rank 0 printed no traceback of its own
     assert d.root_cause.fix.steps[0].startswith(
         "run_ddp.py:143: ranks 1 and 2 stopped in all_reduce here; rank 0 never reached this"

@@ -74,8 +74,9 @@ def test_untagged_caught_traceback_before_every_rank_reached_its_total_is_surviv
     assert d.root_cause is None
     said = [r for r in d.reasoning if "[run_completed]" in r]
     assert len(said) == 1
-    assert "train.log:39" in said[0]  # rank 3's "step 6/6", the last line at the total
-    assert "step 6 of 6" in said[0]
+    # the script's own end record after rank 3's "step 6/6" (line 39) is the later end
+    assert "train.log:40" in said[0]
+    assert "Training completed." in said[0]
 
 
 def test_uncaught_traceback_is_not_survived_by_the_runs_end():

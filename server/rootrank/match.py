@@ -231,7 +231,12 @@ STATE_WORDS = (
     # a launcher's or trainer's report that training ended normally (rootrank.scan._RUN_END_REPORT)
     "worker group successfully finished",
     "` stopped: `max_",
-    "training completed",
+    "training complete",  # torchtitan's "Training completed", a script's "training complete"
+    "training finished",
+    "training is ",
+    "training done",
+    "finished training",
+    "done training",
     "exits successfully.",
     "[after training is done]",
     "_parallel_size=",  # an inference engine's layout (rootrank.scan._ENGINE_PARALLEL)
@@ -253,6 +258,9 @@ STATE_WORDS = (
     # ... or, when the signal hit a native thread, every Python thread after "Fatal Python
     # error:" (rootrank.tracebacks._FAULT_THREAD)
     "thread 0x",
+    # faulthandler.dump_traceback_later's watchdog: "Timeout (0:00:12)!" then every thread's
+    # stack (rootrank.tracebacks._FAULT_TIMEOUT)
+    "timeout (",
 )
 
 

@@ -593,7 +593,11 @@ _AGENT_LINE = lazy_regex.compile(r"^[EWI]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*torch
 # - Lightning's fit loop (``_FitLoop.done``) logs "`Trainer.fit` stopped: `max_epochs=N`
 #   reached." (or ``max_steps``) on rank zero once the loop reached its configured end;
 # - torchtitan's train.py logs "Training completed" after its loop and the metric logger's
-#   close, as the message of its own logger record (the line ends there);
+#   close, as the message of its own logger record (the line ends there); a plain script's
+#   ``log.info("training complete")`` / ``print("Training finished.")`` after its loop is the
+#   same report in other words: the record's whole message, after a logger header, a rank tag
+#   or nothing (rootrank.analysis.completed still requires no failed worker and only caught
+#   tracebacks before it);
 # - DeepSpeed's launcher (deepspeed/launcher/launch.py ``main``) logs "Process <pid> exits
 #   successfully." for each worker whose return code was 0 (a nonzero one makes it kill the
 #   others instead: "Killing subprocess");
@@ -604,7 +608,8 @@ _RUN_END_REPORT = lazy_regex.compile(
     r"|(?P<mg>\[after training is done\] datetime:)"
     r"|(?P<ds>(?:^|\] )Process \d+ exits successfully\.)"
     r"|(?P<pl>`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached)"
-    r"|(?P<titan>(?:^|[\]-] )Training completed\s*$)"
+    r"|(?P<titan>(?:^|[\]:-] )(?:[Tt]raining (?:is )?(?:complete|completed|finished|done)"
+    r"|[Ff]inished training|[Dd]one training)[.!]?\s*$)"
 )
 
 _AGENT_FAILED = lazy_regex.compile(
@@ -1696,13 +1701,20 @@ class Scanner:
             "successfully finished" in text
             or "exits successfully" in text
             or "` stopped: `max_" in text
-            or "Training completed" in text
+            or "raining comp" in text
+            or "raining fini" in text
+            or "raining is" in text
+            or "raining done" in text
+            or "ed training" in text
+            or "ne training" in text
             or "[after training is done]" in text
         ) and (m := _RUN_END_REPORT.search(text)):
             if m["pl"]:
                 self._ended = f"Lightning's fit loop reported its end ({m['pl']})"
             elif m["titan"]:
-                self._ended = "the training loop reported its end (Training completed)"
+                self._ended = (
+                    f"the training loop reported its end ({m['titan'].lstrip(']:- ').rstrip()})"
+                )
             elif m["mg"]:
                 self._ended = "Megatron's train() returned ([after training is done])"
             elif m["ds"]:

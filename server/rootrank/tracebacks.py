@@ -117,6 +117,11 @@ _FAULT_START = lazy_regex.compile(
 # _Py_DumpTracebackThreads). Those stacks show what the process was doing in Python when it
 # died (the main thread in a barrier); read them only right after that header.
 _FAULT_FATAL = lazy_regex.compile(r"^\s*Fatal Python error: ")
+# faulthandler.dump_traceback_later(timeout)'s watchdog thread (Modules/faulthandler.c
+# faulthandler_thread: "Timeout (H:MM:SS)!" or "Timeout (H:MM:SS.ffffff)!", then every Python
+# thread's stack headed "Thread 0x..."): the process sat in those stacks for the whole timeout.
+# Its stacks are read like the ones dumped after a fatal error.
+_FAULT_TIMEOUT = lazy_regex.compile(r"^\s*Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!\s*$")
 _FAULT_THREAD = lazy_regex.compile(
     r"^\s*Thread 0x[0-9a-fA-F]+(?: \[[^\]]*\])? \(most recent call first\):\s*$"
 )
@@ -489,7 +494,9 @@ class TracebackReader:
             self._fault_line = number
             self._fault_other = True
             return True
-        if "Fatal Python error" in text and _FAULT_FATAL.match(text):
+        if ("Fatal Python error" in text and _FAULT_FATAL.match(text)) or (
+            "Timeout (" in text and _FAULT_TIMEOUT.match(text)
+        ):
             self._fault_fatal_at = number
         return False
 

@@ -211,8 +211,15 @@ def _no_known_failure(ctx: Context, diag: Diagnosis) -> Diagnosis:
                 where=f"{last.path}:{last.exc.log_line}",
             )
         )
-    elif ctx.state.cut_tracebacks:  # no exception line at all: the log stops inside one
-        cut = ctx.state.cut_tracebacks[-1]
+    elif cuts := [
+        # a faulthandler dump has no exception line by design: it is whole, not a traceback
+        # the log's end cut; in a run that reached its end after it (rule run_completed: a
+        # watchdog's "Timeout" stacks on a slow step) it is no failure under way
+        c
+        for c in ctx.state.cut_tracebacks
+        if not (ctx.completed is not None and c.exc.header == "faulthandler")
+    ]:  # no exception line at all: the log stops inside one
+        cut = cuts[-1]
         diag.unclassified = cut_traceback(cut)
         where = f"{cut.path}:{cut.exc.log_line}"
         diag.reasoning.append(

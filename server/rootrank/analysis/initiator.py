@@ -1241,6 +1241,43 @@ def child_exit_report(case: Case) -> Verdict | None:
     return Verdict(rank, why, "child_exit_report", (rank,))
 
 
+#: gloo's receive-size enforce (gloo/transport/tcp/pair.cc): the receiving rank aborts when a
+#: peer sends more bytes than the buffer it posted.
+_RECV_ENFORCE = "op.preamble.length <= op.nbytes"
+
+
+def lone_non_aborter(case: Case) -> Verdict | None:
+    """The one rank that did not abort, when gloo's receive-size enforce aborted every other
+    rank of the job (torchelastic's summary: exit -6 / SIGABRT on all ranks but one).
+
+    Mechanism: gloo checks sizes only where data arrives (pair.cc: ``op.preamble.length <=
+    op.nbytes``): a rank aborts when a peer sends it more bytes than it posted, and a rank that
+    receives less than it posted goes on. In a collective where every rank receives from every
+    other (all_to_all, all_gather, broadcast), one rank sending more than the others expect
+    aborts all of them, while it receives what it expects, or less, and only sees their
+    connections close. So when all ranks but one aborted in that enforce, the one left is the
+    sender of the oversized data. Not when a line of the log ties the enforce to a rank (the
+    other strategies read those), nor with fewer than two aborted ranks (a ring's neighbour
+    aborts alone)."""
+    root = case.root
+    if root.failure_class != "collective-shape-mismatch" or case.ranks_with:
+        return None
+    if not any(_RECV_ENFORCE in e.text for e in root.evidence):
+        return None
+    entries = [(e.rank, e.exitcode) for e in case.ctx.state.elastic if e.rank is not None]
+    ranks = {r for r, _ in entries if r >= 0}
+    aborted = {r for r, code in entries if r >= 0 and code in ABORT_CODES}
+    world = case.ctx.state.world_size
+    if world is not None and ranks != set(range(world)):
+        return None  # the summary does not cover every rank of the job
+    rest = ranks - aborted
+    if len(aborted) < 2 or len(rest) != 1:
+        return None
+    (rank,) = rest
+    why = say("lone_non_aborter", rank=rank, aborted=format_ranks(sorted(aborted)))
+    return Verdict(rank, why, "lone_non_aborter", (rank,))
+
+
 def odd_call_site(case: Case) -> Verdict | None:
     """The one rank whose collective call site differs, when the ranks' tracebacks of a
     collective failure stop at two call sites and one of them is a single rank's while at
@@ -1303,6 +1340,17 @@ def elastic_summary(case: Case) -> Verdict | None:
     aborted = [e for e in case.ctx.state.elastic if e.rank == rank and e.exitcode in ABORT_CODES]
     if rank is not None and aborted and case.root.role != "cause":
         return Verdict(None, say("watchdog_abort", rank=rank), "elastic_summary", (rank,), True)
+    if (
+        rank is not None
+        and case.root.role != "cause"
+        and case.root.failure_class == "collective-timeout"
+        and not case.ranks_with
+    ):
+        # a timeout no line ties to a rank (faulthandler's watchdog dump, an unprefixed gloo
+        # timeout): the summary's rank is the process that reported it, i.e. one that waited;
+        # the rank the others waited for never reached the collective
+        why = say("timeout_reporter_exit", rank=rank)
+        return Verdict(None, why, "elastic_summary", (rank,), True)
     sub = subgroup_of_root(case)
     if rank is not None and sub is not None and rank not in case.ranks_with:
         size, world = sub
@@ -1669,6 +1717,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     died_unrequested,
     child_exit_report,
     odd_call_site,
+    lone_non_aborter,
     elastic_summary,
     implied_rank,
     victims_only,

@@ -111,7 +111,11 @@ def prepare(state: ScanState, library: Library) -> Context:
     state, findings = set_aside(state, findings, survived)
     completed = completed_run(state, findings, library)
     state, findings = set_aside_completed(state, findings, completed)
-    findings.extend(earlier_faults(findings, state, library))
+    earlier = earlier_faults(findings, state, library)
+    # an earlier attempt's fault may be known only by the agent's "failed ... local_rank: N"
+    # line (a restarted attempt prints no summary of its own): map it as the last attempt's
+    local_why = global_ranks_from_local(earlier, state) or local_why
+    findings.extend(earlier)
     findings.extend(infer(findings, library))
     findings.extend(zero_count_divisions(findings, state, library))
     findings.extend(library_call_mismatches(findings, state, library))
@@ -751,8 +755,12 @@ def single_node_proof(state: ScanState, local: int | None = None) -> str | None:
     no node flag anywhere in the log (``--nnodes`` defaults to ``1:1``); last, an agent that
     sent closing signals, with no node flag, no larger world size and no rank or local rank
     at or beyond the count of its workers (a paste of one node's agent lines from a
-    multi-node job would show that node's ranks above it, or its flags). One host in a
-    summary is *not* a proof: every agent's summary lists only its own node's workers.
+    multi-node job would show that node's ranks above it, or its flags); mp.spawn's parent
+    terminating its other processes likewise; a weak last reading, said as such: for a
+    failed worker's ``local`` rank with no node flag, no world size, no torchelastic
+    summary and no rank printed above ``local`` (a later node's workers print ranks from its
+    offset up, above every local rank), one node. One host in a summary is *not* a proof:
+    every agent's summary lists only its own node's workers.
     """
     facts = state.launch
     hosts = set(state.hosts.values()) | {e.host for e in state.elastic if e.host}
@@ -811,15 +819,16 @@ def single_node_proof(state: ScanState, local: int | None = None) -> str | None:
         local is not None
         and not facts.node_flags
         and world is None
-        and not (state.ranks_seen - {local})
+        and all(r <= local for r in state.ranks_seen)
         and not state.elastic
         and (facts.nproc_per_node is None or local < facts.nproc_per_node)
     ):
-        # Nothing in the log speaks of another node or another rank: read as the one node a
-        # single agent's paste most often comes from, and say so.
+        # Nothing in the log speaks of another node or of a rank above this local rank (a
+        # later node's workers are ranks from its offset up, above every local rank): read as
+        # the one node a single agent's paste most often comes from, and say so.
         return (
-            "the log shows no other node (no --nnodes, no second host, no other rank), so it"
-            " is read as one node"
+            "the log shows no other node (no --nnodes, no second host, no rank above local"
+            f" rank {local}), so it is read as one node"
         )
     return None
 

@@ -261,6 +261,17 @@ _TEMPLATES: dict[str, str] = {
         "torchelastic's summary names rank {rank}, but its exit (SIGABRT) is how the NCCL watchdog ends a rank "
         "whose collective timed out: the first rank to time out, not the one the others waited for"
     ),
+    "lone_non_aborter": (
+        "gloo's receive-size check aborted ranks {aborted} (SIGABRT in torchelastic's summary) and "
+        "not rank {rank}: gloo checks sizes where data arrives, so every other rank received more "
+        "than it expected from one peer, and rank {rank}, which received no more than it posted, "
+        "is that sender"
+    ),
+    "timeout_reporter_exit": (
+        "torchelastic's summary names rank {rank}, but the root is a hang that rank reported (it waited "
+        "in a collective or sat in place until a timeout ended it): the first rank to give up waiting, "
+        "not the one the others waited for"
+    ),
     "reported_by_launcher": "the launcher reports that rank {rank} exited by itself with code {code}",
     "died_unrequested": (
         "{manager} reports that rank {rank}'s process (pid {pid}) died without being asked to"

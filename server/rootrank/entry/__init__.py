@@ -25,6 +25,7 @@ from rootrank.entry.commands import (
 )
 from rootrank.entry.frames import (
     call_sites,
+    crash_user_line,
     launcher_report,
     location_step,
     notebook_cell,
@@ -34,7 +35,12 @@ from rootrank.entry.frames import (
     user_frame,
     waiting_step,
 )
-from rootrank.entry.hang_capture import last_steps, rank_own_output, rank_stacks
+from rootrank.entry.hang_capture import (
+    initiator_last_line,
+    last_steps,
+    rank_own_output,
+    rank_stacks,
+)
 from rootrank.entry.variants import (
     Facts,
     agreed_values,
@@ -392,6 +398,7 @@ def fill_entry(
         rank_outside_world=outside[0] if outside is not None else None,
         call_sites_differ=bool(sites),
         user_frame=frame is not None,
+        crash_user_line=crash_user_line(state, root, masker),
         raised_in_library=library_raise(frames, frame is not None),
         custom_backward=custom_backward(frames),
         cut_traceback=initiating is not None
@@ -433,6 +440,13 @@ def fill_entry(
     values["rank_stacks"] = masker.text(stacks_cmd) if masker else stacks_cmd
     # what the log already shows of a hang: the last step each rank printed
     values["last_steps"] = last_steps(state.progress.last())
+    if initiating is not None and root.evidence:
+        ev = root.evidence[0]
+        own = initiator_last_line([*state.heads, *state.tails], ev.path, ev.line, initiating)
+        if own is not None:
+            quoted = f"line {own[0]}: `{own[1]}`"
+            facts.initiator_last_line = masker.text(quoted) if masker else quoted
+            values["initiator_last_line"] = facts.initiator_last_line
     # the interpreter the job's own command ran (``python3``, ``/opt/conda/bin/python``), for
     # a step that reruns it another way; ``python`` when the log shows no python command
     interp = regex.match(
@@ -460,8 +474,12 @@ def fill_entry(
     if facts.raised_in_library:
         loc = facts.raised_in_library
         values["raised_loc"] = masker.text(loc) if masker else loc
+    if facts.crash_user_line:
+        values["crash_line"] = facts.crash_user_line
     facts.several_agents = several_agents_one_node(
-        state.launch.agent_processes, state.launch.multi_node
+        state.launch.agent_processes,
+        state.launch.multi_node,
+        ((e.rank, e.local_rank) for e in state.elastic),
     )
     facts.ranks_share_path = ranks_share_path([root, *(f for f in group if f is not root)])
     facts.multi_node = launch.multi_node
@@ -501,6 +519,8 @@ def fill_entry(
             action = f"was {'in ' + call + ' ' if call else ''}when SIGINT stopped it"
         else:
             action = f"was in {call}" if call else f"raised {exc_name}"
+    elif root.failure_class == "collective-timeout" and root.role != "cause":
+        action = "waited"  # a hang's report (a watchdog's stack): the process waited there
     else:
         action = None
     who = None

@@ -182,6 +182,27 @@ def crash_stack(state: ScanState, root: Finding) -> SeenException | None:
     return None
 
 
+def crash_user_line(state: ScanState, root: Finding, masker: Any | None = None) -> str | None:
+    """``file:line (in func)`` (the file's base name, masked with ``masker`` when given) of
+    the innermost frame of faulthandler's crash stack (:func:`crash_stack`) when that frame
+    is the user's own code, else ``None``.
+
+    Mechanism: faulthandler prints the Python frames of the thread the fatal signal hit,
+    innermost first; native code has no Python frame, so when the innermost one is the
+    user's, that user line was inside a native call when it crashed (a ctypes or cffi
+    foreign function it called, a C extension's method, a torch operator), not inside a
+    library's Python code."""
+    crash = crash_stack(state, root)
+    if crash is None or not crash.exc.frames:
+        return None
+    inner = crash.exc.frames[-1]
+    if not inner.user or inner.line <= 0:
+        return None
+    name = inner.file.replace("\\", "/").rsplit("/", 1)[-1]
+    name = masker.text(name) if masker else name
+    return f"{name}:{inner.line} (in {inner.func})"
+
+
 def _user_frame(file: str, line: int, func: str, masker: Any | None) -> UserFrame:
     # A function name has no spaces: a log that ran frame lines together leaves text after it.
     func = func.split(None, 1)[0] if func.strip() else ""
@@ -277,13 +298,18 @@ def waiting_step(
     state: ScanState, root: Finding, rank: int | None, masker: Any | None = None
 ) -> str | None:
     """For a collective failure whose initiating ``rank`` printed no traceback of its own (it
-    left, hung in its own code, or was killed), the fix's opening words naming the one call
+    left, hung in its own code, or was killed; not one whose launcher reports an abort, exit
+    -6: that rank died inside a collective's native code), the fix's opening words naming the one call
     site where every other rank's traceback stopped (two ranks at least, one line, one
     collective): ``train.py:35: ranks 0 and 1 stopped in all_reduce here; rank 2 never
     reached this line ...``; ``None`` otherwise. Mechanism: every rank runs the same loop, so
     the others waited for ``rank`` at the collective it never reached, and that line is where
     the user's loop lost it: the place to look for the branch, return or stall before it."""
     if rank is None or any(seen.rank == rank and not seen.exc.ignored for seen in state.exceptions):
+        return None
+    if any(e.rank == rank and e.exitcode in (-6, 134) for e in state.elastic):
+        # it printed no traceback because it aborted in native code (a gloo enforce, a C++
+        # terminate, the NCCL watchdog): it was inside a collective, not short of this line
         return None
     sites = [s for s in _rank_sites(state, root, masker) if s.rank != rank]
     if len(sites) < 2 or len({(s.file, s.line, s.collective) for s in sites}) != 1:

@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import regex
+
 from rootrank.entry.commands import Launch
 
 #: The py-spy loop over one node's processes whose command line holds ``{pattern}``.
@@ -174,3 +176,43 @@ def _ranks(ranks: list[int]) -> str:
     if len(ranks) > 2 and ranks == list(range(ranks[0], ranks[-1] + 1)):
         return f"ranks {ranks[0]}-{ranks[-1]}"
     return "ranks " + ", ".join(str(r) for r in ranks[:-1]) + f" and {ranks[-1]}"
+
+
+#: A line's own rank: torchrun's ``[rankN]:`` prefix, an application tag at the start of the
+#: body (``rank 1:``, ``[RANK 1]``, ``(rank 1)``), or a JSON record's ``"rank": 1``.
+_LINE_RANK = regex.compile(
+    r"^\s{0,4}\[rank(?P<t>\d{1,6})\]:|^\s{0,4}[\[(]?rank[ _:=#]{0,2}(?P<a>\d{1,5})(?:[\])>,:|]|\s)"
+    r'|"rank": ?(?P<j>\d{1,6})[,}]',
+    regex.IGNORECASE,
+)
+#: Characters of the quoted line kept.
+MAX_QUOTED_LINE = 240
+
+
+def initiator_last_line(
+    texts: Iterable[tuple[str, int, str]], path: str, before: int, rank: int
+) -> tuple[int, str] | None:
+    """``(1-based line, text)`` of the last line of ``path`` before line ``before`` that carries
+    ``rank``'s own tag (:data:`_LINE_RANK`, once), read from the kept heads and tails of the
+    sources (``texts``: ``(path, first line number, text)``), or ``None``.
+
+    Mechanism: the rank the others waited for stopped printing where it stopped working; its
+    last own line before the others' timeout is the phase it was in (waiting for a file, a
+    download, a lock), which a generic "look at what it did" leaves the user to find. A line
+    that names two ranks is about others and is not taken."""
+    best: tuple[int, str] | None = None
+    for src, first, text in texts:
+        if src != path:
+            continue
+        for i, line in enumerate(text.split("\n")):
+            number = first + i
+            if number >= before:
+                break
+            ms = list(_LINE_RANK.finditer(line))
+            if len(ms) != 1:
+                continue
+            m = ms[0]
+            got = int(m.group("t") or m.group("a") or m.group("j"))
+            if got == rank and (best is None or number > best[0]):
+                best = (number, line.strip()[:MAX_QUOTED_LINE])
+    return best

@@ -120,6 +120,15 @@ What the root's own message says about the job's other processes:
 - ``multi_node: bool``: the log shows the job on several nodes (launcher node flags, several
   hosts, more ranks than one node holds: :attr:`rootrank.entry.commands.Launch.multi_node`),
   or (``false``) it shows nothing of a second node;
+- ``initiator_last_line: bool``: the analysis named the initiating rank, it is not the rank
+  of the root's line, and a line tagged with that rank comes before the root's first evidence
+  line (rootrank.entry.hang_capture.initiator_last_line): its last own line, the phase it
+  stopped in, is ``{initiator_last_line}`` in the text;
+- ``crash_in_user_line: bool``: faulthandler's stack of the thread that crashed (``Fatal
+  Python error: Segmentation fault`` then ``Current thread ...``: rootrank.entry.frames.
+  crash_stack) ends in a frame of the user's own code: that line was running a native call
+  (a ctypes/cffi foreign function, a C extension, a torch op) when the signal came
+  (``{crash_line}`` in the text);
 - ``several_agents_one_node: bool``: two or more torchrun agents (their own pids on
   torchelastic's lines) in a log that shows one node only: the launch started torchrun once
   per Slurm task (``srun`` with ``--ntasks-per-node`` above 1), so each agent started its own
@@ -141,6 +150,7 @@ Values are checked at load (:func:`check_when`); matching is pure Python over
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,6 +212,8 @@ WHEN_KEYS: dict[str, type] = {
     "initiator_output_missing": bool,
     "custom_backward": bool,
     "thread": bool,
+    "crash_in_user_line": bool,
+    "initiator_last_line": bool,
 }
 
 #: The names ``phase:`` accepts (:func:`run_phase`).
@@ -319,6 +331,13 @@ class Facts:
     rank_outside_world: str | None = None
     #: The pid of another worker of the job the root's message names on this GPU, or ``None``.
     worker_on_same_gpu: int | None = None
+    #: ``line N: `text``` of the initiating rank's last own line before the root's evidence
+    #: (:data:`WHEN_KEYS` ``initiator_last_line``), else ``None``.
+    initiator_last_line: str | None = None
+    #: ``file:line (in func)`` of the user's frame innermost in faulthandler's crash stack,
+    #: when the crashing thread's innermost frame is the user's (:data:`WHEN_KEYS`
+    #: ``crash_in_user_line``), else ``None``.
+    crash_user_line: str | None = None
     #: The torchrun agents' own pids when two or more ran on one node, else empty.
     several_agents: list[int] = field(default_factory=list)
     #: The ranks whose findings of the root's signature captured the root's ``path`` (two or more), else empty.
@@ -435,6 +454,22 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
         return (
             f"the traceback is that of {name} (threading.excepthook printed it):"
             " it ended that thread only, and the process went on"
+        )
+    if key == "initiator_last_line":
+        if (facts.initiator_last_line is not None) != value:
+            return None
+        return (
+            f"the initiating rank's last own line is {facts.initiator_last_line}"
+            if value
+            else "the log shows no line of the initiating rank before the failure"
+        )
+    if key == "crash_in_user_line":
+        if (facts.crash_user_line is not None) != value:
+            return None
+        return (
+            f"faulthandler's crash stack ends in your own line {facts.crash_user_line}"
+            if value
+            else "faulthandler's crash stack does not end in your code"
         )
     if key == "user_frame":
         if facts.user_frame != value:
@@ -706,15 +741,26 @@ def ranks_share_path(findings: list[Any]) -> list[int]:
     return ranks if len(ranks) >= 2 else []
 
 
-def several_agents_one_node(agents: set[int], multi_node: list[str]) -> list[int]:
+def several_agents_one_node(
+    agents: set[int],
+    multi_node: list[str],
+    summary_ranks: Iterable[tuple[int | None, int | None]] = (),
+) -> list[int]:
     """The torchrun agents' own pids (sorted) when the log shows two or more of them and no
-    sign of several nodes (``multi_node``: a node rank above 0), else ``[]``.
+    sign of several nodes (``multi_node``: a node rank above 0; or an entry of an agent's
+    failure summary, given as ``(rank, local_rank)`` in ``summary_ranks``, whose global rank
+    is not its local rank), else ``[]``.
 
     Mechanism: one torchrun agent per node starts ``--nproc-per-node`` workers; under Slurm,
     ``srun torchrun ...`` runs one agent per task, so ``--ntasks-per-node=2`` on one node runs
     two agents, each with its own rank 0..N-1 (``--standalone``: its own store), on the same
-    GPUs: two copies of the job share every GPU."""
+    GPUs: two copies of the job share every GPU. Two agents of one ``--nnodes=2`` job number
+    their workers on from each other instead: torchelastic gives node k's local rank L the
+    global rank ``k * nproc + L`` (its summary prints ``rank: 2 (local_rank: 0)``), which a
+    copy of a one-node job never does, whatever host its lines show."""
     if len(agents) < 2 or multi_node:
+        return []
+    if any(r is not None and local is not None and r != local for r, local in summary_ranks):
         return []
     return sorted(agents)
 
