@@ -94,3 +94,20 @@ def test_evidence_of_two_ranks_names_none() -> None:
     assert d.initiator.strategy == "thread_owner"
     assert {1, 2} <= set(d.initiator.candidates)
     assert "the log's evidence of its rank differs" in d.initiator.why
+
+
+def test_a_thread_the_job_survived_does_not_outrank_another_ranks_own_exception() -> None:
+    """``thread-then-keyerror-3.log``: a real run (torch 2.13 CPU, gloo, ``torchrun
+    --nproc-per-node=3``; the new-user trial of round 16's second session): rank 1's
+    ``prefetch-0`` thread raises FileNotFoundError for its shard at the start, rank 1 falls
+    back to synthetic data and every rank prints steps 0-4; at step 5 rank 2 raises
+    ``KeyError: 'label_ids'`` in its main thread (trap.py:25) and torchrun's summary names
+    rank 2. The dead thread stalled nothing: the root is rank 2's own exception."""
+    d = diagnose_paths([str(DATA / "thread-then-keyerror-3.log")], mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "user-code-exception"
+    assert d.root_cause.rank == 2
+    assert d.initiator.rank == 2
+    assert d.initiator.strategy != "thread_owner"
+    assert d.root_cause.evidence[0].line == 32
+    assert "KeyError" in d.root_cause.evidence[0].text

@@ -699,6 +699,15 @@ def thread_owner(case: Case) -> Verdict | None:
     if not found:
         return None
     ranks = sorted({r for r, _ in found})
+    # A dead thread stalls its own process: it explains the others' waiting, never a fault
+    # another rank raised of its own (rank 2's KeyError in its main thread while rank 1 went
+    # on without its thread). With such a cause on another rank, the thread is not the story.
+    if any(
+        f.role == "cause" and f.rank is not None and f.rank not in ranks
+        for f in case.ctx.findings
+        if f is not root
+    ):
+        return None
     evidence = "; ".join(w for _, w in found)
     if len(ranks) > 1:
         return Verdict(
