@@ -52,6 +52,7 @@ from rootrank.tracebacks import (
     Frame,
     PyException,
     TracebackReader,
+    bare_exception,
     collective_call,
     continues_message,
     qualified_names,
@@ -558,6 +559,43 @@ def _other_entry(script: str | None, excs: Iterable[SeenException]) -> str | Non
         if name != own:
             return name
     return None
+
+
+def _program_after_summary(
+    facts: SectionFacts, excs: Iterable[SeenException], later_ranks: set[int]
+) -> str | None:
+    """Why the exceptions ``excs`` of the section after torchrun's failure summary (the
+    agent's last words) are another program's than the run's whose section ``facts`` describe,
+    as a clause about that run for the report; ``None`` when they may be the run's own.
+
+    After the summary only a report of the run fits: a wrapper's or launcher's exception
+    (:data:`rootrank.runs.REPORT_EXCEPTIONS`, a frame in a launcher's files or ``subprocess``),
+    a worker's late output (a rank of the run, ``later_ranks`` or the exception's own, or a
+    frame in the run's entry script or user files). An exception that is none of these, with
+    no rank of the run on the section's lines, came from a process the run never started:
+    another job whose log was appended (``cat train.log serve.log``), however short (a paste
+    of its last four lines, no traceback header, no entry script, no engine frame)."""
+    excs = list(excs)
+    if not excs or later_ranks & facts.ranks:
+        return None
+    own = facts.entries | facts.user_files
+    for seen in excs:
+        exc = seen.exc
+        if exc.type.endswith(REPORT_EXCEPTIONS) or exc.type.endswith("ChildFailedError"):
+            return None
+        if seen.rank is not None and seen.rank in facts.ranks:
+            return None
+        for f in exc.frames:
+            path = f.file.replace("\\", "/")
+            if any(part in path for part in LAUNCHER_FILES) or path.endswith("/subprocess.py"):
+                return None
+            if path.rsplit("/", 1)[-1] in own:
+                return None
+    ran = facts.script or ", ".join(sorted(facts.entries)) or "its workers"
+    return (
+        f"it ran {ran} and torchrun's failure summary ended it; the next lines' "
+        f"{excs[0].exc.type} is no report of that run (no rank of it, no launcher frame)"
+    )
 
 
 #: Progress formats whose total is the whole run's (Lightning's bar counts one epoch).
@@ -1605,10 +1643,11 @@ class Scanner:
                 and (
                     text.startswith(_TRACEBACK_START)
                     # a traceback's frame with no header above it (a log's excerpt, cut
-                    # above the frames), when no traceback is being read (nor the summary,
-                    # whose "traceback :" field quotes a rank's frames)
+                    # above the frames), or an exception line with none at all (a paste of
+                    # an error's last lines), when no traceback is being read (nor the
+                    # summary, whose "traceback :" field quotes a rank's frames)
                     or (
-                        text.lstrip().startswith('File "')
+                        (text.lstrip().startswith('File "') or bare_exception(text))
                         and not self._open_readers
                         and not tagger.following()
                     )
@@ -2287,7 +2326,13 @@ class Scanner:
             ):
                 # No worker failure and summary of its own: a launcher's report after the
                 # summary (a wrapper's CalledProcessError, a second agent's own traceback),
-                # not a relaunch: the same run, no node section.
+                # not a relaunch: the same run, no node section. Unless what raised there is
+                # neither (another program's error: a `vllm serve` start-up's last lines)
+                other = _program_after_summary(sec.facts, later_excs, later.ranks)
+                if other is not None:
+                    self._left_out(held[i].start, sec.facts, other)
+                    carried = None
+                    continue
                 why: str | None = ""
             else:
                 why = another_node(sec.facts, later)

@@ -149,6 +149,15 @@ _BARE_EXC = lazy_regex.compile(
 _MID_TRACE = lazy_regex.compile(r"^(?:\[[^\]\n]{1,40}\]:?\s?)?\s*frame #[1-9]\d*: ")
 
 
+def bare_exception(text: str) -> bool:
+    """Whether ``text`` (a cleaned line) is a Python exception line on its own
+    (``pkg.SomeError: message`` with no traceback open: :data:`_BARE_EXC`), as a paste cut
+    above its frames prints it."""
+    if "Error: " not in text and "xception: " not in text and "Exit: " not in text:
+        return False
+    return _BARE_EXC.match(text.rstrip()) is not None
+
+
 def starts_mid_trace(text: str) -> bool:
     """Whether ``text`` (a log's first non-blank line, a rank prefix allowed) is inside a C++
     frame list (``frame #5: ...``): the paste starts below a trace whose error message (printed

@@ -44,6 +44,22 @@ from rootrank.signatures import Library
 __all__ = ["analyze", "format_ranks", "single_node_proof"]
 
 
+def _last_run_finished(state: ScanState) -> tuple[str, int, str] | None:
+    """The end report ``(path, line, why)`` of the run the diagnosis is about, when the log
+    holds earlier runs (relaunches or other jobs, cut off before it) and that last run
+    reported its own end (rootrank.scan._RUN_END_REPORT: torchrun's "worker group
+    successfully finished", the loop's "training finished"...) with no exception after the
+    report: a healthy run after a failed one, whose log says nothing of the earlier failure.
+    ``None`` otherwise (one run, or the last run's end is not in the log)."""
+    if not (state.attempt_starts or state.other_runs) or not state.run_ended:
+        return None
+    path, line, why = state.run_ended[-1]
+    start = max([*state.attempt_starts, *(r.end + 1 for r in state.other_runs)])
+    if line < start or any(seen.exc.log_line >= line for seen in state.exceptions):
+        return None
+    return path, line, why
+
+
 def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis:
     """Turn a finished scan into a :class:`~rootrank.model.Diagnosis`.
 
@@ -63,12 +79,35 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         diag.reasoning.append(say("other_runs", n=n, line=start, runs=runs))
         where = state.sources[0] if state.sources else "the log"
         diag.warnings.append(say("other_runs_note", path=where, n=n, line=start, runs=runs))
+    finished = _last_run_finished(state) if root is None else None
+    if state.other_runs and finished is not None and not state.attempt_starts:
+        path, end, why = finished
+        start = state.other_runs[-1].end + 1
+        diag.reasoning.append(
+            say("other_runs_finished", line=start, why=why, where=f"{path}:{end}")
+        )
     for line, why in state.node_sections:
         diag.reasoning.append(say("node_sections", line=line, why=why))
     if state.attempt_starts:
         restart = root is not None and ctx.from_earlier_attempt(root)
-        key = "attempts_restart" if restart else "attempts"
-        diag.reasoning.append(say(key, n=diag.attempts, line=state.attempt_starts[-1]))
+        start = state.attempt_starts[-1]
+        if finished is not None:
+            path, end, why = finished
+            first = state.other_runs[-1].end + 1 if state.other_runs else 1
+            diag.reasoning.append(
+                say(
+                    "attempts_finished",
+                    n=diag.attempts,
+                    line=start,
+                    why=why,
+                    where=f"{path}:{end}",
+                    first=first,
+                    before=start - 1,
+                )
+            )
+        else:
+            key = "attempts_restart" if restart else "attempts"
+            diag.reasoning.append(say(key, n=diag.attempts, line=start))
     diag.reasoning.extend(_survived_reasons(ctx))
     done = ctx.completed
     if done is not None:

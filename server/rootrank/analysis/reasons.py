@@ -334,6 +334,16 @@ _TEMPLATES: dict[str, str] = {
         "The log holds {n} runs of the job, each started after the one before had failed; this is the "
         "diagnosis of the last one (from line {line}), the run that ended the job."
     ),
+    "attempts_finished": (
+        "The log holds {n} runs, one after the other, each started after the one before had failed;"
+        " this is the diagnosis of the last one (from line {line}), and it finished: {why} ({where})."
+        " The failure before it (lines {first}-{before}) ended an earlier run, not this one:"
+        " diagnose those lines alone for it."
+    ),
+    "other_runs_finished": (
+        "The run diagnosed (from line {line}) finished: {why} ({where}); the failure of the run"
+        " left out is that run's, not this one's: diagnose its lines alone for it."
+    ),
     "attempts_restart": (
         "The log holds {n} runs of the job, each started after the one before had failed; the last "
         "one (from line {line}) failed as it restarted, so the fault of the run before it is the cause."
