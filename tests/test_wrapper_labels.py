@@ -135,3 +135,40 @@ def test_mp_spawns_terminated_processes_prove_one_node_once_ranks_are_read() -> 
     assert scanner.state.launch.spawn_kill_pids == {27375, 27377}
     proof = single_node_proof(scanner.state, 1)
     assert proof is not None and proof.startswith("mp.spawn's parent terminated its 2 other")
+
+
+# Round 17 trial finding 2: ONE node label (``[node0] ``) on a one-node run. The label and
+# torchelastic's summary (``host : localhost``) name the same node in two ways; counted as two
+# hosts they made a two-node launch (--nnodes=2 and rendezvous flags) in the verification, and
+# the two-label run above a three-node one (two labels + ``localhost``).
+# ``one-label-keyerror.log``: a real run, ``torchrun --nproc-per-node=4 train.py 2>&1 | sed
+# 's/^/[node0] /'`` (torch 2.13.0+cpu, gloo, 2026-12-04): rank 2 raises KeyError: 2 in
+# load_shard (train.py:7), torchrun stops ranks 0, 1, 3 and prints its summary (host localhost).
+# Paths moved to /home/user/proj and /home/user/venv, nothing else changed.
+
+
+def test_one_node_label_is_one_node_in_the_verification() -> None:
+    d = diagnose_paths([str(DATA / "one-label-keyerror.log")], mask=False)
+    assert d.root_cause is not None and d.root_cause.signature == "user-code-exception"
+    assert d.initiating_rank == 2
+    uf = d.root_cause.user_frame
+    assert uf is not None and (uf.file, uf.line) == ("/home/user/proj/train.py", 7)
+    verify = d.root_cause.verify
+    assert verify.startswith("torchrun --nproc-per-node=4 train.py")
+    assert "--nnodes" not in verify and "--node-rank" not in verify
+
+
+def test_two_node_labels_and_their_summaries_localhost_are_two_nodes() -> None:
+    d = diagnose_paths([str(DATA / "nodes-odd.log")], mask=False)
+    assert d.root_cause is not None
+    assert "--nnodes=2 --node-rank=<node rank>" in d.root_cause.verify
+    assert "--nnodes=3" not in d.root_cause.verify
+
+
+def test_node_count_counts_labels_and_host_names_apart() -> None:
+    from rootrank.ranks import node_count
+
+    assert node_count({"node0", "localhost"}, {"node0"}) == 1
+    assert node_count({"trn-a0", "trn-a1", "localhost"}, {"trn-a0", "trn-a1"}) == 2
+    assert node_count({"node0", "node1", "gpu-a", "gpu-b"}, {"node0", "node1"}) == 2
+    assert node_count({"gpu-a", "gpu-b"}, set()) == 2

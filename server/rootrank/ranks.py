@@ -321,6 +321,18 @@ def _label_host(m: re.Match[str]) -> str | None:
     return name
 
 
+def node_count(hosts: set[str], labels: set[str]) -> int:
+    """How many nodes the host names ``hosts`` (lines' hosts, torchelastic's summary entries)
+    stand for, when ``labels`` of them are names a wrapper's bracketed line labels gave
+    (``sed 's/^/[node0] /'``: :attr:`RankTagger.label_hosts`). A label and a host name name
+    nodes in two ways: the node a wrapper labels ``node0`` is the one whose agent's summary
+    says ``host : gpu-a`` (or ``localhost``), so the two sets are counted apart and the larger
+    is the node count, never their sum (one ``[node0]`` label and a summary's ``localhost``
+    are one node; ``[node0]``/``[node1]`` with summaries naming ``gpu-a``/``gpu-b`` are two)."""
+    labelled = hosts & labels
+    return max(len(labelled), len(hosts - labelled))
+
+
 #: Constant prefixes one source keeps (a job's pods, containers or hosts).
 MAX_COLLECTOR_KEYS = 64
 # A token that ends like these is an exception or a message ("RuntimeError: [rank1]: ..."),
@@ -706,6 +718,10 @@ class RankTagger:
     #: a collector's constant prefix of each stream of this source (:data:`_COLLECTOR_PREFIX`)
     #: mapped to the host it names (its first token), at most :data:`MAX_COLLECTOR_KEYS`
     _collector_keys: dict[str, str | None] = field(default_factory=dict)
+    #: The node names a wrapper's bracketed labels gave (:data:`_BRACKET_LABEL`, ``[node0] ``):
+    #: names the wrapper chose for the nodes, not their host names (torchelastic's summary
+    #: names the same node by its host name: :func:`node_count`).
+    label_hosts: set[str] = field(default_factory=set)
     _stamp_cache: dict[str, float | None] = field(default_factory=dict)
     _learn_budget: int = 64
     #: torchrun's local rank of a worker pid, keyed ``(host or None, pid)``, from the agent's
@@ -784,6 +800,7 @@ class RankTagger:
                 return None
             if len(self._collector_keys) < MAX_COLLECTOR_KEYS:
                 self._collector_keys[bm.group("key")] = label
+                self.label_hosts.add(label)
             return label, body[bm.end() :]
         at = body.find("[rank", 1, MAX_COLLECTOR_PREFIX)
         if at < 0:
@@ -1201,6 +1218,7 @@ class RankTagger:
             host = _label_host(m)
             if host is not None:
                 self._collector_keys[key] = host
+                self.label_hosts.add(host)
 
     def _see_user_tag(self, form: str, n: int) -> None:
         """Count number ``n`` of user tag ``form`` (:data:`_USER_TAG`)."""

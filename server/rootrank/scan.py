@@ -725,6 +725,9 @@ class LaunchFacts:
 
     single_node: list[str] = field(default_factory=list)
     multi_node: list[str] = field(default_factory=list)
+    #: The node count the launcher's own flags or agent print (``--nnodes=2``, ``--nnodes 2:4``
+    #: its maximum, ``group_world_size=2``), the largest one, when above 1; else ``None``.
+    nnodes: int | None = None
     nproc_per_node: int | None = None
     agent_pids: set[int] = field(default_factory=set)
     parallel_sizes: dict[str, int] = field(default_factory=dict)
@@ -893,6 +896,7 @@ class LaunchFacts:
                     self.single_node.append(where)
                 elif n > 1 or (top is not None and int(top) > 1):
                     self.multi_node.append(where)
+                    self.nnodes = max(self.nnodes or 0, n, int(top or 0))
         if self.script is None and ".py" in text:
             m = _SCRIPT_FAILED.match(text) or _SCRIPT_AFTER_LAUNCHER.search(text)
             if m and 'File "' not in text:
@@ -1024,6 +1028,9 @@ class ScanState:
     elastic: list[ElasticFailure] = field(default_factory=list)
     ranks_seen: set[int] = field(default_factory=set)
     hosts: dict[int, str] = field(default_factory=dict)
+    #: The host names of :attr:`hosts` that are a wrapper's line labels (``[node0] ``), not
+    #: host names (rootrank.ranks.RankTagger.label_hosts, rootrank.ranks.node_count).
+    label_hosts: set[str] = field(default_factory=set)
     world_size: int | None = None
     stacks: set[str] = field(default_factory=set)
     lines_total: int = 0  # physical lines in all sources
@@ -1558,6 +1565,7 @@ class Scanner:
         st.elastic.extend(tagger.elastic)
         for rank, host in tagger.hosts.items():
             st.hosts.setdefault(rank, host)
+        st.label_hosts |= tagger.label_hosts
         if tagger.world_size:
             st.world_size = max(st.world_size or 0, tagger.world_size)
         # Findings whose rank is only known from a later line of the same process: NCCL's

@@ -29,6 +29,7 @@ from rootrank.analysis.reasons import format_ranks, ranks_word, say
 from rootrank.analysis.signal_exit import agent_sent, signal_exit_findings
 from rootrank.analysis.survived import Survived, set_aside, survived_errors
 from rootrank.model import Evidence, Finding
+from rootrank.ranks import node_count
 from rootrank.scan import MAX_EVIDENCE, ScanState, SeenException
 from rootrank.signatures import Library, Signature
 
@@ -764,7 +765,7 @@ def single_node_proof(state: ScanState, local: int | None = None) -> str | None:
     """
     facts = state.launch
     hosts = set(state.hosts.values()) | {e.host for e in state.elastic if e.host}
-    if facts.multi_node or len(hosts) > 1 or facts.srun_agent_tasks:
+    if facts.multi_node or node_count(hosts, state.label_hosts) > 1 or facts.srun_agent_tasks:
         # srun ran torchrun's agents as tasks: one per node, and the log need not print
         # how many (an srun label is the agent's task id, its local_rank no global rank)
         return None

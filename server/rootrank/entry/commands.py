@@ -24,7 +24,7 @@ import regex
 from rootrank import launchers, lazy_regex
 from rootrank.frameworks import framework_entry
 from rootrank.mask import pseudonyms_in
-from rootrank.ranks import logdir_processes
+from rootrank.ranks import logdir_processes, node_count
 from rootrank.scan import ENV_HEAD, NCCL_TESTS_BIN, ScanState
 from rootrank.taxonomy import process_group_classes
 
@@ -293,6 +293,7 @@ def launch_of(
         and all(e.rank is not None and e.rank == e.local_rank for e in state.elastic)
     )
     hosts |= summary_hosts
+    host_nodes = node_count(hosts, state.label_hosts)
     if per_node is None and offsets:
         per_node = min(offsets)  # rank = node rank x per node + local rank (torchrun)
     if per_node is None:
@@ -302,17 +303,19 @@ def launch_of(
         and world
         and (world <= MAX_PER_NODE or one_node_summary)
         and not facts.multi_node
-        and len(hosts) <= 1
+        and host_nodes <= 1
     ):
         per_node = world  # no sign of a second node: every rank ran on this one
     ranks_total = max(world or 0, (max(seen) + 1) if seen else 0, (max(named) + 1) if named else 0)
     multi = (
         bool(facts.multi_node)
-        or len(hosts) > 1
+        or host_nodes > 1
         or (ranks_total > MAX_PER_NODE and not one_node_summary)
         or bool(offsets)
     )
-    nodes = len(hosts) if len(hosts) > 1 else None
+    # the node count the launcher printed (--nnodes=2), else the distinct hosts the lines name
+    # (a wrapper's labels and host names counted apart: rootrank.ranks.node_count)
+    nodes = facts.nnodes or (host_nodes if host_nodes > 1 else None)
     if nodes is None and offsets and per_node and ranks_total % per_node == 0:
         nodes = ranks_total // per_node
     # the framework's own entry (its run script ships with it), when no command is printed and
