@@ -93,6 +93,9 @@ class SeenException:
     #: Whether the process that raised it printed a greater step after it, in the same
     #: section of the log (rootrank.progress.AdvanceWatch); ``None`` when not watched.
     advance: Advance | None = None
+    #: The launcher's local rank its lines carried (``[default1]:``) when they named no global
+    #: rank; kept for faulthandler's stacks only (rootrank.entry.frames.odd_watchdog_stack).
+    local_rank: int | None = None
 
 
 # How many nodes the job had, from what launchers print (torchrun's flags and its agent's
@@ -1322,6 +1325,9 @@ class Scanner:
         # start after it begins another job. The first line of the current job, and the ranks
         # the jobs before it showed (taken out of the ranks seen at the source's end).
         self._ended: str | None = None
+        #: The local rank (``[default1]:``) of the lines of faulthandler stack headers that
+        #: named no global rank, by 1-based line (:meth:`_fault_stack`).
+        self._fault_locals: dict[tuple[str, int], int] = {}
         self._ended_line = 0
         self._run_start = 1
         self._other_run_ranks: set[int] = set()
@@ -1814,6 +1820,12 @@ class Scanner:
                 reader = unranked
         if reader is None:
             reader = readers[rank] = TracebackReader()
+        if "most recent call first" in text and tagged.local_rank is not None and rank is None:
+            # a faulthandler stack's header under a launcher's local-rank prefix: its stack is
+            # that process's (released lines later, at the next process's dump)
+            if len(self._fault_locals) >= MAX_EXCEPTIONS:
+                self._fault_locals.clear()
+            self._fault_locals[(path, raw.number)] = tagged.local_rank
         exc = reader.feed(text, raw.number, raw.raw)
         if exc is None and rank is not None and not reader.open and text.strip() in CHAIN_MARKERS:
             self._orphan_chain(path, rank, raw.number)
@@ -2506,7 +2518,10 @@ class Scanner:
         kernel assertion, a segfault), which no exception line says."""
         line, frames = fault
         exc = PyException("", "", line, frames, header="faulthandler")
-        self.state.cut_tracebacks.append(SeenException(exc, path, rank, host, time, "", 0))
+        local = self._fault_locals.get((path, line)) if rank is None else None
+        self.state.cut_tracebacks.append(
+            SeenException(exc, path, rank, host, time, "", 0, local_rank=local)
+        )
 
     def _header_message(
         self,

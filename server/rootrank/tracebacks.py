@@ -506,6 +506,10 @@ class TracebackReader:
         if ("Fatal Python error" in text and _FAULT_FATAL.match(text)) or (
             "Timeout (" in text and _FAULT_TIMEOUT.match(text)
         ):
+            if self._fault_held is not None and self._fault_ready is None:
+                # a new dump (another process's watchdog, each rank's "Timeout (...)!" one
+                # after the other): the dump before it ended, its kept stack is complete
+                self._fault_ready, self._fault_held = self._fault_held, None
             self._fault_fatal_at = number
         return False
 

@@ -1330,6 +1330,55 @@ def odd_call_site(case: Case) -> Verdict | None:
     return Verdict(odd, why, "odd_call_site", (odd,))
 
 
+def odd_watchdog_rank(case: Case) -> Verdict | None:
+    """The rank of the one faulthandler watchdog stack that stopped elsewhere than the others
+    (rootrank.entry.frames.odd_watchdog_stack: the others wait at one collective call site, it
+    in its own code): the rank that stalled and held the others up. Its global rank, or the
+    launcher's local rank (``[default1]:``) mapped by torchelastic's failure summary (the entry
+    of that local rank names its global rank; one entry only), or taken as the global rank when
+    the log shows one node (rootrank.analysis.prepare.single_node_proof); ``None`` when the
+    stack names neither (an unprefixed log: the report still quotes its frame)."""
+    from rootrank.analysis.prepare import single_node_proof
+    from rootrank.entry.frames import odd_watchdog_stack, short
+
+    state = case.ctx.state
+    odd = odd_watchdog_stack(state, case.root)
+    frame = odd.exc.user_frame if odd is not None else None
+    if odd is None or frame is None:
+        return None
+    rank = odd.rank
+    if rank is None and odd.local_rank is not None:
+        # torchrun's agent prefixes its workers' lines with their local rank and names the
+        # same workers' global ranks in its failure summary: one entry of that local rank
+        # (one agent's summary) gives it; else one node, where the two are equal
+        mapped = {
+            e.rank for e in state.elastic if e.local_rank == odd.local_rank and e.rank is not None
+        }
+        if len(mapped) == 1:
+            rank = mapped.pop()
+        elif not mapped and single_node_proof(state, odd.local_rank) is not None:
+            rank = odd.local_rank
+    if rank is None:
+        return None
+    others = [
+        s
+        for s in state.cut_tracebacks
+        if s is not odd and s.exc.header == "faulthandler" and s.exc.user_frame is not None
+    ]
+    theirs = others[0].exc.user_frame
+    assert theirs is not None
+    why = say(
+        "odd_watchdog_stack",
+        rank=rank,
+        where=f"{short(frame.file)}:{frame.line}",
+        func=frame.func,
+        n=len(others),
+        their_where=f"{short(theirs.file)}:{theirs.line}",
+        their_func=theirs.func,
+    )
+    return Verdict(rank, why, "odd_watchdog_rank", (rank,))
+
+
 def elastic_summary(case: Case) -> Verdict | None:
     """torchelastic's failure summary, last: the only rank with a real failure exit code,
     or the one whose failure is strictly the earliest (see :func:`elastic_rank`).
@@ -1718,6 +1767,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     missing_progress,
     missing_milestone,
     named_by_root,
+    odd_watchdog_rank,
     alone_in_first_attempt,
     earliest_time,
     signal_not_sent_by_agent,

@@ -320,6 +320,11 @@ _TEMPLATES: dict[str, str] = {
     "strategies_disagree": (
         "the evidence points at different ranks ({candidates}); rootrank names none rather than a wrong one"
     ),
+    "odd_watchdog_stack": (
+        "faulthandler's watchdog stacks show rank {rank} stalled in its own code at {where} (in"
+        " {func}) while the other {n} stacks waited at {their_where} (in {their_func}): every"
+        " rank's watchdog fired, and the others were waiting for rank {rank}"
+    ),
     "agree": "Other evidence points at the same rank ({strategies})",
     "other_runs": (
         "The log holds {n} different runs, one after the other; this is the diagnosis of the last"

@@ -32,6 +32,7 @@ from rootrank.entry.frames import (
     notebook_verify,
     rank_output_file,
     root_exception,
+    stalled_lines,
     user_frame,
     waiting_step,
 )
@@ -309,6 +310,7 @@ def fill_entry(
     seen = root_exception(state, root, rc_rank)
     frame = user_frame(state, root, rc_rank, masker)
     sites = call_sites(state, root, masker)
+    stalled = stalled_lines(state, root, masker)
     frames = (
         list(root.frames)
         if root.frames and root.rank == rc_rank and not launcher_report(state, root)
@@ -399,6 +401,7 @@ def fill_entry(
         call_sites_differ=bool(sites),
         user_frame=frame is not None,
         crash_user_line=crash_user_line(state, root, masker),
+        stalled_line=stalled[0] if stalled else None,
         raised_in_library=library_raise(frames, frame is not None),
         custom_backward=custom_backward(frames),
         cut_traceback=initiating is not None
@@ -476,6 +479,8 @@ def fill_entry(
         values["raised_loc"] = masker.text(loc) if masker else loc
     if facts.crash_user_line:
         values["crash_line"] = facts.crash_user_line
+    if stalled:
+        values["stalled_line"], values["waited_line"] = stalled
     facts.several_agents = several_agents_one_node(
         state.launch.agent_processes,
         state.launch.multi_node,

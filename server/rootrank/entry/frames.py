@@ -182,6 +182,59 @@ def crash_stack(state: ScanState, root: Finding) -> SeenException | None:
     return None
 
 
+def odd_watchdog_stack(state: ScanState, root: Finding) -> SeenException | None:
+    """The one process's faulthandler stack that stops elsewhere than every other's, when
+    the root cause is faulthandler's watchdog (an evidence line ``Timeout (H:MM:SS)!``:
+    ``faulthandler.dump_traceback_later``), the log holds at least three such stacks with a
+    frame of the user's code, and they stop at exactly two places (the innermost user frame's
+    file and line), one of them a single stack's; ``None`` otherwise.
+
+    Mechanism: every rank arms the same watchdog around the same loop, so when one rank stalls
+    (a read that never returns, a branch only it takes) the others wait for it in the next
+    collective, and every watchdog fires: the waiting ranks' stacks all end at the one call
+    site of that collective, the stalled rank's in its own code. That rank started the hang;
+    its innermost user frame is where. Two stacks alone, or stacks at three places or more,
+    do not tell which one is odd."""
+    if not any("Timeout (" in ev.text for ev in root.evidence):
+        return None
+    groups: dict[tuple[str, int], list[SeenException]] = {}
+    for seen in state.cut_tracebacks:
+        frame = seen.exc.user_frame if seen.exc.header == "faulthandler" else None
+        if frame is None or frame.line <= 0:
+            continue
+        groups.setdefault((frame.file, frame.line), []).append(seen)
+    if len(groups) != 2 or sum(len(g) for g in groups.values()) < 3:
+        return None
+    small, large = sorted(groups.values(), key=len)
+    if len(small) != 1 or len(large) < 2:
+        return None
+    return small[0]
+
+
+def stalled_lines(
+    state: ScanState, root: Finding, masker: Any | None = None
+) -> tuple[str, str] | None:
+    """``(stalled, waited)``: ``file:line (in func)`` (the file's base name, masked with
+    ``masker``) of the odd watchdog stack's innermost user frame (:func:`odd_watchdog_stack`)
+    and of the others'; ``None`` when no stack stands apart."""
+    odd = odd_watchdog_stack(state, root)
+    at = odd.exc.user_frame if odd is not None else None
+    if odd is None or at is None:
+        return None
+    other = next(
+        s.exc.user_frame
+        for s in state.cut_tracebacks
+        if s is not odd and s.exc.header == "faulthandler" and s.exc.user_frame is not None
+    )
+    assert other is not None
+
+    def name(f: Frame) -> str:
+        base = f.file.replace("\\", "/").rsplit("/", 1)[-1]
+        return f"{masker.text(base) if masker else base}:{f.line} (in {f.func})"
+
+    return name(at), name(other)
+
+
 def crash_user_line(state: ScanState, root: Finding, masker: Any | None = None) -> str | None:
     """``file:line (in func)`` (the file's base name, masked with ``masker`` when given) of
     the innermost frame of faulthandler's crash stack (:func:`crash_stack`) when that frame
@@ -221,6 +274,11 @@ def user_frame(
     crash = crash_stack(state, root)
     at = crash.exc.user_frame if crash is not None else None
     if at is not None and at.line > 0:
+        return _user_frame(at.file, at.line, at.func, masker)
+    odd = odd_watchdog_stack(state, root)
+    at = odd.exc.user_frame if odd is not None else None
+    if odd is not None and at is not None and (rank is None or odd.rank in (None, rank)):
+        # the watchdog's stack that stopped elsewhere than the others': the stalled process's
         return _user_frame(at.file, at.line, at.func, masker)
     seen = root_exception(state, root, rank)
     traced = seen.exc.traced_frame if seen is not None else None

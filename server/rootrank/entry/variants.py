@@ -129,6 +129,10 @@ What the root's own message says about the job's other processes:
   crash_stack) ends in a frame of the user's own code: that line was running a native call
   (a ctypes/cffi foreign function, a C extension, a torch op) when the signal came
   (``{crash_line}`` in the text);
+- ``stalled_stack: bool``: faulthandler's watchdog stacks (``Timeout (H:MM:SS)!``) stop at
+  two places, one of them a single process's in its own code while the others share the
+  other (rootrank.entry.frames.odd_watchdog_stack): that process stalled and held the others
+  up (``{stalled_line}`` in the text: ``file:line (in func)``, ``{waited_line}`` the others');
 - ``several_agents_one_node: bool``: two or more torchrun agents (their own pids on
   torchelastic's lines) in a log that shows one node only: the launch started torchrun once
   per Slurm task (``srun`` with ``--ntasks-per-node`` above 1), so each agent started its own
@@ -213,6 +217,7 @@ WHEN_KEYS: dict[str, type] = {
     "custom_backward": bool,
     "thread": bool,
     "crash_in_user_line": bool,
+    "stalled_stack": bool,
     "initiator_last_line": bool,
 }
 
@@ -338,6 +343,9 @@ class Facts:
     #: when the crashing thread's innermost frame is the user's (:data:`WHEN_KEYS`
     #: ``crash_in_user_line``), else ``None``.
     crash_user_line: str | None = None
+    #: ``file:line (in func)`` of the stalled process's innermost user frame among faulthandler's
+    #: watchdog stacks (:data:`WHEN_KEYS` ``stalled_stack``), else ``None``.
+    stalled_line: str | None = None
     #: The torchrun agents' own pids when two or more ran on one node, else empty.
     several_agents: list[int] = field(default_factory=list)
     #: The ranks whose findings of the root's signature captured the root's ``path`` (two or more), else empty.
@@ -462,6 +470,15 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             f"the initiating rank's last own line is {facts.initiator_last_line}"
             if value
             else "the log shows no line of the initiating rank before the failure"
+        )
+    if key == "stalled_stack":
+        if (facts.stalled_line is not None) != value:
+            return None
+        return (
+            f"one watchdog stack stopped in your code at {facts.stalled_line}, the others"
+            " waited elsewhere"
+            if value
+            else "no watchdog stack stands apart from the others"
         )
     if key == "crash_in_user_line":
         if (facts.crash_user_line is not None) != value:
