@@ -107,10 +107,47 @@ def named_in_message(case: Case) -> Verdict | None:
     across every copy of the message (a coordinator's copies carry its own line rank, which
     only reported them). Several named ranks are left to :func:`named_together`."""
     named = {int(x) for f in case.group for x in regex.findall(r"\d+", f.captures.get("ranks", ""))}
+    if not named:
+        return awaited_root_rank(case)
     if len(named) != 1:
         return None
     rank = named.pop()
     return Verdict(rank, say("named_in_message", rank=rank), "named_in_message", (rank,))
+
+
+def awaited_root_rank(case: Case) -> Verdict | None:
+    """The rank whose store key the waiting ranks never got, when their message names it as
+    a group rank that is also the global rank: ProcessGroupNCCL's ``[7] is setting up NCCL
+    communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0',
+    but store->get('0') got error: wait timeout after 600000ms`` (captures ``waiting_rank``,
+    ``root_rank``, ``keys``).
+
+    Mechanism: the root rank of a communicator (its group rank 0) creates the ncclUniqueId
+    and writes it to the store; every other member blocks in ``store->get`` until it is
+    there. A timeout there says the root never reached the communicator's creation (it was
+    stuck, dead or on another code path), so the message names the rank the others waited
+    for, not the printing rank, which only waited. The numbers in ``[..]`` are ranks within
+    the process group: the named root is that global rank when the group is the default one
+    (``default_pg`` in the key) or when the waiting rank's group rank equals its own global
+    rank (a sorted group whose rank N is global rank N holds global ranks 0..N, so its rank
+    0 is global rank 0). Every copy of the message must name the same root."""
+    named: set[int] = set()
+    for f in case.group:
+        root, waiting = f.captures.get("root_rank", ""), f.captures.get("waiting_rank", "")
+        if not root.isdigit():
+            continue
+        default = "default_pg" in f.captures.get("keys", "")
+        if not (default or (waiting.isdigit() and f.rank is not None and int(waiting) == f.rank)):
+            return None  # a subgroup's rank 0 may be any global rank
+        named.add(int(root))
+    if len(named) != 1:
+        return None
+    rank = named.pop()
+    if rank in case.ranks_with:
+        return None  # the named rank waited too: it is no writer the others missed
+    waiters = ranks_word(case.ranks_with).capitalize() if case.ranks_with else "The other ranks"
+    why = say("awaited_root_rank", rank=rank, Waiters=waiters)
+    return Verdict(rank, why, "named_in_message", (rank,))
 
 
 def missing_from_ready(case: Case) -> Verdict | None:
@@ -1523,6 +1560,9 @@ def reported_by_launcher(case: Case) -> Verdict | None:
             "reported_by_launcher",
             (rank,),
         )
+    first = launcher_first_failure(case)
+    if first is not None:
+        return first
     if root.role != "symptom" or case.ctx.kind(root) != "terminal" or len(case.ranks_with) != 1:
         return None
     exitcode = real_exit(_exitcode(root))
@@ -1532,6 +1572,50 @@ def reported_by_launcher(case: Case) -> Verdict | None:
     return Verdict(
         rank, say("reported_by_launcher", rank=rank, code=exitcode), "reported_by_launcher", (rank,)
     )
+
+
+#: Signature tag of a launcher's report that names the first worker to fail (Open MPI's
+#: "The first process to do so was: Process name: [[jobid,step],vpid]", vpid the MPI rank).
+FIRST_FAILURE_TAG = "first-failure"
+
+
+def launcher_first_failure(case: Case) -> Verdict | None:
+    """The rank a launcher names as the first process that failed, for a root that only
+    shows a victim's view (a symptom such as Horovod's "has been shut down", printed by the
+    ranks still running after another one left).
+
+    Mechanism: a launcher that watches its workers (``mpirun``/``prterun``) reports the first
+    one that exited with a non-zero status, then kills the rest; the victims' errors come
+    from the job falling apart after that exit. So when the log's only errors are the
+    victims' and the launcher names one rank as the first to fail (a finding of a signature
+    tagged :data:`FIRST_FAILURE_TAG`), that rank is the initiator, even though its own error
+    is not in the paste. Not when the named rank is itself one of the ranks showing the
+    victim's error (it then exited as a victim), not when launchers name different ranks,
+    and not in a hang (a timeout or desync): there the first process to exit is the first
+    waiter whose timeout fired, not the rank the others waited for."""
+    root = case.root
+    if root.role != "symptom" or root.failure_class in _HANG_CLASSES:
+        return None
+    named: set[int] = set()
+    for f in case.ctx.findings:
+        sig = case.ctx.library.signatures.get(f.signature)
+        if f.rank is not None and FIRST_FAILURE_TAG in (getattr(sig, "tags", ()) or ()):
+            named.add(f.rank)
+    if len(named) != 1:
+        return None
+    (rank,) = named
+    victims = {f.rank for f in case.ctx.findings if f.role == "symptom" and f.rank is not None}
+    if rank in case.ranks_with or rank in {f.rank for f in case.group}:
+        return None
+    if any(f.rank == rank and case.ctx.peer_report(f) for f in case.ctx.findings):
+        return None  # its own lines show it lost a peer: it left as a victim too
+    why = say(
+        "launcher_first_failure",
+        rank=rank,
+        victims=ranks_word(sorted(victims - {rank})) if victims - {rank} else "the others",
+        title=root.title,
+    )
+    return Verdict(rank, why, "reported_by_launcher", (rank,))
 
 
 #: Ray's exit types of a worker it did not ask to exit (src/ray/protobuf/common.proto

@@ -69,6 +69,11 @@ _TEMPLATES: dict[str, str] = {
         "job was stopped: it had hung, it did not run out of time while training"
     ),
     "named_in_message": "the failure's own message names rank {rank} as the one at fault",
+    "awaited_root_rank": (
+        "{Waiters} timed out waiting in the c10d store for the NCCL unique id that rank {rank},"
+        " the communicator's root, writes: rank {rank} never reached the communicator's"
+        " creation, and the others waited for it"
+    ),
     "own_report": "the line that reports it is rank {rank}'s, and no other rank's failure comes before it",
     "missing_from_ready": (
         "rank {rank} is the one rank missing from the ranks ready in the stalled collective"
@@ -273,6 +278,11 @@ _TEMPLATES: dict[str, str] = {
         "not the one the others waited for"
     ),
     "reported_by_launcher": "the launcher reports that rank {rank} exited by itself with code {code}",
+    "launcher_first_failure": (
+        "the launcher names rank {rank} as the first process that failed; {victims} only"
+        ' reported the consequence ("{title}"), so rank {rank}\'s own error started it (it'
+        " is not in the log: read rank {rank}'s output)"
+    ),
     "died_unrequested": (
         "{manager} reports that rank {rank}'s process (pid {pid}) died without being asked to"
         " (exit type {exit_type}): its own death, not a stop the job sent it"

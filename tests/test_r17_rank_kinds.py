@@ -1,0 +1,131 @@
+"""Round 17 kinds of initiating-rank reasoning (held-out sets r17a, r17b).
+
+1. A line that names another rank as the origin is evidence for that rank: Open MPI's "The
+   first process to do so was: Process name: [[J,V],N]" and ProcessGroupNCCL's "[7] is
+   setting up NCCL communicator and retrieving ncclUniqueId from [0] ... wait timeout".
+2. When the ranks that speak raise the same error, or one rank's paste shows one end of a
+   failed connection, no rank is named.
+3. mp.spawn's "-- Process N terminated with the following error:" covers a chained
+   traceback; an exception raised while the source rank of broadcast_object_list pickles
+   (``_object_to_tensor``) is that rank's own.
+4. In a timeout where every other rank raised a waiter's error, the one rank that raised
+   nothing and was stopped by the agent is the initiator, whatever torchelastic's "first
+   observed failure" says; its own last line is quoted.
+
+Fixtures 1, 2: written in the tools' own wording (horovod/common/operations.cc, Open MPI's
+orterun help text, ProcessGroupNCCL::broadcastUniqueNCCLID, NCCL's socket.cc, Python's
+traceback) with values of our own. Fixtures 3, 4 (tests/data/r17_rank/): whole captures of
+real runs on this machine (torch 2.13 CPU, gloo; the scripts are in the r17b notes).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rootrank.engine import diagnose_text
+
+DATA = Path(__file__).parent / "data" / "r17_rank"
+
+
+def _read(name: str) -> str:
+    return (DATA / name).read_text(encoding="utf-8")
+
+
+# -- 1. a line that names another rank as the origin ---------------------------------------
+
+SHUT_DOWN = (
+    "RuntimeError: Horovod has been shut down. This was caused by an exception on one of the"
+    " ranks or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks"
+    " finished execution. If the shutdown was caused by an exception, you should see the"
+    " exception in the log before the first shutdown message."
+)
+
+
+def _horovod_victim(rank: int) -> list[str]:
+    p = f"[1,{rank}]<stderr>:"
+    return [
+        f"{p}Traceback (most recent call last):",
+        f'{p}  File "/home/u/proj/train_hvd.py", line 88, in <module>',
+        f"{p}    train(epoch)",
+        f'{p}  File "/home/u/proj/train_hvd.py", line 61, in train',
+        f"{p}    loss_avg = hvd.allreduce(loss.detach(), name='avg_loss')",
+        f'{p}  File "/opt/conda/lib/python3.10/site-packages/horovod/torch/mpi_ops.py",'
+        " line 441, in synchronize",
+        f"{p}    mpi_lib.horovod_torch_wait_and_clear(handle)",
+        f"{p}{SHUT_DOWN}",
+    ]
+
+
+def _mpirun_first(vpid: int) -> list[str]:
+    return [
+        "--------------------------------------------------------------------------",
+        "Primary job  terminated normally, but 1 process returned",
+        "a non-zero exit code. Per user-direction, the job has been aborted.",
+        "--------------------------------------------------------------------------",
+        "--------------------------------------------------------------------------",
+        "mpirun detected that one or more processes exited with non-zero status, thus causing",
+        "the job to be terminated. The first process to do so was:",
+        "",
+        f"  Process name: [[61544,1],{vpid}]",
+        "  Exit code:    1",
+        "--------------------------------------------------------------------------",
+    ]
+
+
+def test_mpirun_first_process_names_the_rank_the_victims_did_not_show():
+    """Ranks 0 and 3 raise Horovod's shut-down error (a victim's view); mpirun names rank 2
+    as the first process to exit: rank 2 started it, though its own error is not pasted."""
+    lines = _horovod_victim(0) + _horovod_victim(3) + _mpirun_first(2)
+    d = diagnose_text("\n".join(lines) + "\n", "hvd.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "elastic-child-failed"
+    assert d.initiating_rank == 2
+    assert d.initiator is not None and d.initiator.strategy == "reported_by_launcher"
+    assert "first process that failed" in d.initiator.why
+
+
+def test_mpirun_first_process_that_is_itself_a_victim_is_not_named():
+    """mpirun names rank 3, whose own lines show only the shut-down error: it exited as a
+    victim (first among the victims), so the log does not tell who started it."""
+    lines = _horovod_victim(0) + _horovod_victim(3) + _mpirun_first(3)
+    d = diagnose_text("\n".join(lines) + "\n", "hvd.log", mask=False)
+    assert d.root_cause is not None and d.root_cause.failure_class == "elastic-child-failed"
+    assert d.initiating_rank is None
+
+
+def _unique_id_wait(line_rank: int, group_rank: int, key_prefix: str) -> list[str]:
+    p = f"[rank{line_rank}]: "
+    return [
+        f"{p}Traceback (most recent call last):",
+        f'{p}  File "/home/u/proj/pretrain.py", line 212, in main',
+        f"{p}    dist.barrier()",
+        f'{p}  File "/usr/lib/python3/site-packages/torch/distributed/distributed_c10d.py",'
+        " line 4159, in barrier",
+        f"{p}    work = group.barrier(opts=opts)",
+        f"{p}torch.distributed.DistBackendError: [{group_rank}] is setting up NCCL communicator"
+        " and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but"
+        " store->get('0') got error: wait timeout after 300000ms, keys:"
+        f" {key_prefix}//cuda//0",
+    ]
+
+
+def test_waiting_for_the_nccl_unique_id_names_the_default_groups_root():
+    """Ranks 2 and 3 time out waiting for the ncclUniqueId that group rank 0 of the default
+    group writes: global rank 0 never reached the communicator's creation."""
+    lines = _unique_id_wait(2, 2, "/default_pg/0") + _unique_id_wait(3, 3, "/default_pg/0")
+    d = diagnose_text("\n".join(lines) + "\n", "uid.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "store-key-wait-timeout"
+    assert d.root_cause.failure_class == "collective-timeout"
+    assert d.initiating_rank == 0
+    assert d.initiator is not None and d.initiator.strategy == "named_in_message"
+    assert "ncclUniqueId" not in d.initiator.why and "NCCL unique id" in d.initiator.why
+
+
+def test_waiting_for_a_subgroups_unique_id_names_no_global_rank():
+    """Global rank 5 is rank 1 of a subgroup ("[1] ... from [0]"): the subgroup's rank 0 may
+    be any global rank, so no rank is named from the message."""
+    lines = _unique_id_wait(5, 1, "/tp_group_1/0")
+    d = diagnose_text("\n".join(lines) + "\n", "uid.log", mask=False)
+    assert d.root_cause is not None and d.root_cause.signature == "store-key-wait-timeout"
+    assert d.initiating_rank != 0
