@@ -129,3 +129,93 @@ def test_waiting_for_a_subgroups_unique_id_names_no_global_rank():
     d = diagnose_text("\n".join(lines) + "\n", "uid.log", mask=False)
     assert d.root_cause is not None and d.root_cause.signature == "store-key-wait-timeout"
     assert d.initiating_rank != 0
+
+
+# -- 2. over-claims: the same error on every rank that speaks; one end of a connection ----
+
+
+def _cat_dims(prefix: str) -> list[str]:
+    return [
+        f"{prefix}Traceback (most recent call last):",
+        f'{prefix}  File "/home/u/proj/run.py", line 30, in <module>',
+        f"{prefix}    main()",
+        f'{prefix}  File "/home/u/proj/heads.py", line 52, in forward',
+        f"{prefix}    x = torch.cat([coarse, fine], dim=1)",
+        f"{prefix}RuntimeError: Tensors must have same number of dimensions: got 2 and 4",
+    ]
+
+
+def test_the_same_runtime_error_on_two_ranks_names_neither():
+    """Ranks 1 and 0 raise the same RuntimeError from the same line: the code, not a rank.
+    (Without a signature for it the report is unclassified; with one it is a user-code
+    exception whose copies on two ranks name no rank either: analysis.initiator.earliest_time.)"""
+    lines = _cat_dims("[rank1]: ") + _cat_dims("[rank0]: ")
+    d = diagnose_text("\n".join(lines) + "\n", "cat.log", mask=False)
+    if d.root_cause is None:
+        assert d.unclassified is not None and "same number of dimensions" in d.unclassified.title
+        assert any("also printed the same error" in r for r in d.reasoning)
+    else:
+        assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiating_rank is None
+
+
+def test_an_unclassified_error_on_one_rank_still_names_it():
+    """The same traceback on one rank only (no other rank speaks) keeps that rank."""
+    d = diagnose_text("\n".join(_cat_dims("[rank1]: ")) + "\n", "cat.log", mask=False)
+    assert d.initiating_rank == 1
+
+
+def test_a_cut_traceback_with_no_frame_after_a_setup_error_may_be_its_own_copy():
+    """Rank 5 raises a dataset loader's ValueError at set-up; the paste ends on rank 2's
+    traceback header: nothing shows rank 2 waited in a collective, it may be raising the
+    same error, so no rank is named."""
+    p = "[rank5]: "
+    lines = [
+        f"{p}Traceback (most recent call last):",
+        f'{p}  File "/home/u/proj/train.py", line 40, in <module>',
+        f"{p}    ds = load_split(cfg.data.train_file)",
+        f'{p}  File "/home/u/proj/data_utils.py", line 18, in load_split',
+        f'{p}    raise ValueError(f"File {{path}} not found.")',
+        f"{p}ValueError: File data/train_v2.jsonl not found.",
+        "[rank2]: Traceback (most recent call last):",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "ds.log", mask=False)
+    assert d.root_cause is not None and d.root_cause.failure_class == "user-code-exception"
+    assert d.root_cause.rank == 5
+    assert d.initiating_rank is None
+    assert d.initiator is not None and 2 in d.initiator.candidates
+
+
+def _nccl_connect(rank: int, detail: str) -> list[str]:
+    p = f"[rank{rank}]: "
+    return [
+        f"{p}torch.distributed.DistBackendError: NCCL error in:"
+        " /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, unhandled system error (run"
+        " with NCCL_DEBUG=INFO for details), NCCL version 2.21.5",
+        f"{p}ncclSystemError: System call (e.g. socket, malloc) or external library call failed"
+        " or device error. ",
+        f"{p}Last error:",
+        f"{p}{detail}",
+    ]
+
+
+def test_one_ranks_failed_connection_names_no_rank():
+    """Rank 12's paste only: its connect to an unnamed peer failed. One end of a broken link
+    does not say which end broke it."""
+    lines = _nccl_connect(12, "socketPollConnect poll() returned 1, no POLLOUT events")
+    d = diagnose_text("\n".join(lines) + "\n", "conn.log", mask=False)
+    assert d.root_cause is not None and d.root_cause.failure_class == "nccl-system-error"
+    assert d.root_cause.rank == 12
+    assert d.initiating_rank is None
+    assert d.initiator is not None and d.initiator.candidates == [12]
+    assert "could not connect to a peer" in d.initiator.why
+
+
+def test_a_system_error_that_is_no_connection_still_names_its_rank():
+    """The same wrapper with a shared-memory detail is the rank's own host problem."""
+    lines = _nccl_connect(
+        12, "Error while creating shared memory segment /dev/shm/nccl-Qx81aB (size 9637888)"
+    )
+    d = diagnose_text("\n".join(lines) + "\n", "shm.log", mask=False)
+    assert d.root_cause is not None
+    assert d.initiator is None or "could not connect" not in d.initiator.why

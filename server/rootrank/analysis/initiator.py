@@ -913,6 +913,56 @@ def remote_end_transport_error(root: Finding) -> str | None:
     return None
 
 
+#: NCCL's socket layer failing to open a connection to a peer (src/misc/socket.cc):
+#: ``socketStartConnect: Connect to 10.0.0.2<48127> failed : No route to host``,
+#: ``socketPollConnect poll() returned 1, no POLLOUT events``, ``socketPollConnect: Connect to
+#: ... returned 111(Connection refused)``, ``socketStartConnect: exceeded retries (20000)``, and
+#: NCCL 2.0-2.3's ``Call to connect failed : Connection refused``.
+_SOCKET_CONNECT = lazy_regex.compile(
+    r"(?P<what>socket(?:Start|Poll)Connect\b[^\n]{0,160}|Call to connect failed[^\n]{0,80}"
+    r"|\bConnect to \S+ failed ?:[^\n]{0,80})"
+)
+#: Lines after the root's own line that may hold its ``Last error:`` detail (PyTorch prints
+#: the error, the ncclSystemError explanation, "Last error:", then the detail).
+_DETAIL_SPAN = 4
+#: The classes whose root may be a failed connection to a peer.
+_CONNECT_CLASSES = frozenset({"nccl-system-error", "network-fabric-error"})
+
+
+def socket_connect_failure(case: Case) -> str | None:
+    """The text of NCCL's failed socket connection (:data:`_SOCKET_CONNECT`) when the root is
+    one: on the root's own line (``nccl-socket-connect-failed``) or in its ``Last error:``
+    detail, up to :data:`_DETAIL_SPAN` lines after its line in the same file, on lines of the
+    root's own rank or of none; else ``None``.
+
+    Mechanism: a connection is two ends, and the one that reports the failure is the end
+    that dialled: the peer it dialled did not answer (it had exited or not started yet, a
+    firewall dropped the packets, or it advertised an address this end cannot route to:
+    a container's or a link-local interface). NCCL's line names the peer by address or not
+    at all, never by rank, so one rank's paste of it shows one end of a broken link, not
+    which end broke it."""
+    root = case.root
+    if root.failure_class not in _CONNECT_CLASSES or not root.evidence:
+        return None
+    ev = root.evidence[0]
+    texts = [*case.ctx.state.heads, *case.ctx.state.tails]
+    for src, first, text in texts:
+        if src != ev.path or first > ev.line:
+            continue
+        lines = text.split("\n")
+        start = ev.line - first
+        if start >= len(lines):
+            continue
+        for line in lines[start : start + _DETAIL_SPAN + 1]:
+            own = regex.match(r"\s*\[rank(\d+)\]:", line)
+            if own is not None and root.rank is not None and int(own.group(1)) != root.rank:
+                continue
+            m = _SOCKET_CONNECT.search(line)
+            if m is not None:
+                return m.group("what").strip()
+    return None
+
+
 def memory_registration_refused(case: Case) -> bool:
     """The root is NCCL's InfiniBand memory registration refused (``ib-verbs-call-failed``
     with verb ``ibv_reg_mr``: "Bad address", "Cannot allocate memory"). Mechanism: every
@@ -1008,6 +1058,10 @@ def named_by_root(case: Case) -> Verdict | None:
     remote = remote_end_transport_error(case.root)
     if remote is not None:
         why = say("remote_end_transport", rank=rank, what=remote)
+        return Verdict(None, why, "named_by_root", (rank,), True)
+    connect = socket_connect_failure(case)
+    if connect is not None and not (case.ctx.known_ranks() - {rank}):
+        why = say("connect_one_end", rank=rank, what=connect)
         return Verdict(None, why, "named_by_root", (rank,), True)
     # a root read from a launcher's line about the rank (its exit code, its local rank) is
     # no output of the rank's own: that line is the launcher's evidence
@@ -1878,7 +1932,11 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
     later = {
         cut_rank
         for path, cut_rank, line in st.cut_traceback_starts
-        if local and ev is not None and path == ev.path and line > ev.line
+        if local
+        and ev is not None
+        and path == ev.path
+        and line > ev.line
+        and _cut_in_collective(st, path, cut_rank, line)
     }
     earlier = {
         cut_rank
@@ -1887,6 +1945,72 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
     }
     cut = sorted(st.cut_traceback_ranks - {rank} - (later - earlier))
     return cut[0] if cut else None
+
+
+def _cut_in_collective(st: ScanState, path: str, rank: int | None, start: int) -> bool:
+    """Whether the traceback of ``rank`` that starts at line ``start`` of ``path`` and that the
+    log cuts shows, as far as it goes, a wait in torch.distributed (a frame under
+    ``torch/distributed/`` or a collective call): the unwinding of a rank that waited for
+    another. One that shows no frame (only its ``Traceback`` header) or only frames outside
+    torch.distributed shows nothing of the sort: it may as well be the rank's own copy of the
+    root's failure (every rank running the same set-up raises the same error)."""
+    from rootrank.tracebacks import collective_call
+
+    for seen in st.cut_tracebacks:
+        if seen.path != path or seen.rank != rank or seen.exc.log_line < start:
+            continue
+        frames = seen.exc.frames
+        return bool(collective_call(frames)) or any(
+            "torch/distributed/" in fr.file.replace("\\", "/") for fr in frames
+        )
+    return False
+
+
+_DIGITS = lazy_regex.compile(r"\d+")
+
+
+def same_error_elsewhere(st: ScanState, path: str, line: int, rank: int) -> list[int]:
+    """The other ranks that show the same failure as ``rank``'s exception at ``line`` of
+    ``path``: the same exception type and message once numbers are set aside (a rank's own
+    number, a count, a shape differ between copies), or a traceback the log cuts before its
+    exception line that shows no wait in torch.distributed (:func:`_cut_in_collective`: it may
+    be that rank's own copy). Empty when the exception is not found or no other rank shows one.
+
+    Mechanism: ranks run the same code on the same config; a fault of that code or config
+    (a shape the model builds wrong, a path no node has) raises the same error on every rank
+    that reaches it, and which of them a paste shows, or shows last, is the order their
+    output was written in, not who started it."""
+    own = next(
+        (x for x in st.exceptions if x.path == path and x.exc.log_line == line and x.rank == rank),
+        None,
+    )
+    if own is None:
+        return []
+    key = (own.exc.type, _DIGITS.sub("#", own.exc.message))
+    others = {
+        x.rank
+        for x in st.exceptions
+        if x.rank is not None
+        and x.rank != rank
+        and not x.exc.ignored
+        and (x.exc.type, _DIGITS.sub("#", x.exc.message)) == key
+    }
+    others |= {
+        cut_rank
+        for p, cut_rank, start in st.cut_traceback_starts
+        if cut_rank is not None
+        and cut_rank != rank
+        and not _cut_in_collective(st, p, cut_rank, start)
+    }
+    differ = {
+        x.rank
+        for x in st.exceptions
+        if x.rank is not None
+        and x.rank != rank
+        and not x.exc.ignored
+        and (x.exc.type, _DIGITS.sub("#", x.exc.message)) != key
+    }
+    return sorted(others - differ)
 
 
 def launcher_first_elsewhere(rank: int, case: Case) -> tuple[int, int] | None:

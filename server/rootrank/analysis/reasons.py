@@ -208,6 +208,12 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank}'s message only says it differs from rank {peer}, and the log shows no other"
         " rank's output: it does not tell which of the two deviates"
     ),
+    "connect_one_end": (
+        "rank {rank} could not connect to a peer ({what}), and the log shows no other rank: a"
+        " failed connection has two ends, NCCL names the peer by address if at all, and"
+        " which end broke it (a peer that exited or never started, a blocked port, an"
+        " address this end cannot route to) the log does not tell"
+    ),
     "remote_end_transport": (
         "rank {rank} printed it, but the transport error is about the other end of its connection"
         " ({what}): the peer did not answer or refused the request, and the log names that peer by"
@@ -361,6 +367,11 @@ _TEMPLATES: dict[str, str] = {
         "The run reached its end at {where} ({why}) after the errors before it ({n} lines), with no"
         " launcher reporting a failed worker and no traceback up to the script's top level: they"
         " were caught and survived; collateral, not the root cause [{rule}]."
+    ),
+    "same_error_elsewhere": (
+        "{others} also printed the same error as rank {rank} (or a traceback the log cuts"
+        " before its error line): ranks running the same code and config raise it alike, so the log"
+        " does not tell which of ranks {ranks} started it"
     ),
     "no_known_failure": "No known failure found. The last exception{rank_part} is {type} at {where}.",
     "log_ends_in_traceback": (
