@@ -219,3 +219,50 @@ def test_a_system_error_that_is_no_connection_still_names_its_rank():
     d = diagnose_text("\n".join(lines) + "\n", "shm.log", mask=False)
     assert d.root_cause is not None
     assert d.initiator is None or "could not connect" not in d.initiator.why
+
+
+# -- 3. mp.spawn: a chained traceback, source-side pickling ---------------------------------
+
+
+def test_spawn_banner_covers_the_chained_traceback_of_its_process():
+    """Real run: mp.spawn of 3; rank 2's DataLoader worker exits with code 3, and the banner
+    "-- Process 2 terminated with the following error:" is followed by a chained traceback
+    whose final exception is the root."""
+    d = diagnose_text(_read("spawn_chained_worker_exit.log"), "spawn.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "dataloader-worker-killed-or-shm"
+    assert d.root_cause.rank == 2
+    assert d.initiating_rank == 2
+
+
+def test_pickling_on_the_broadcast_source_is_that_ranks_own_error():
+    """Real run: mp.spawn of 4; rank 0 (broadcast_object_list's src) cannot pickle a lambda
+    in _object_to_tensor. No other rank pickles: the error is rank 0's own, not its copy of a
+    collective's failure."""
+    d = diagnose_text(_read("spawn_broadcast_unpicklable.log"), "bcast.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.root_cause.rank == 0
+    assert d.initiating_rank == 0
+
+
+def test_pickling_in_all_gather_object_on_the_one_rank_shown_stays_unnamed():
+    """all_gather_object pickles on every rank: rank 0's error there, in a log showing only
+    rank 0 of a world of 4, may be every rank's copy."""
+    p = "[rank0]: "
+    lines = [
+        "world_size=4",
+        f"{p}Traceback (most recent call last):",
+        f'{p}  File "/home/u/proj/train.py", line 25, in worker',
+        f"{p}    dist.all_gather_object(out, cfg)",
+        f'{p}  File "/usr/lib/python3/site-packages/torch/distributed/distributed_c10d.py",'
+        " line 3100, in all_gather_object",
+        f"{p}    input_tensor, local_size = _object_to_tensor(obj, current_device, group)",
+        f'{p}  File "/usr/lib/python3/site-packages/torch/distributed/distributed_c10d.py",'
+        " line 3405, in _object_to_tensor",
+        f"{p}    _pickler(f).dump(obj)",
+        f"{p}AttributeError: Can't pickle local object 'build_config.<locals>.<lambda>'",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "gather.log", mask=False)
+    assert d.root_cause is not None and d.root_cause.rank == 0
+    assert d.initiating_rank is None

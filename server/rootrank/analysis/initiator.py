@@ -1065,7 +1065,11 @@ def named_by_root(case: Case) -> Verdict | None:
         return Verdict(None, why, "named_by_root", (rank,), True)
     # a root read from a launcher's line about the rank (its exit code, its local rank) is
     # no output of the rank's own: that line is the launcher's evidence
-    more = filtered_view(case.ctx, rank, root_collective(case))
+    more = (
+        None
+        if source_side_serialization(case) is not None
+        else filtered_view(case.ctx, rank, root_collective(case))
+    )
     if more is not None and not {"exitcode", "local_rank"} & set(case.root.captures):
         why = say("only_visible_rank", rank=rank, more=more)
         return Verdict(None, why, "named_by_root", (rank,), True)
@@ -1149,6 +1153,35 @@ def root_collective(case: Case) -> str | None:
                 and "wrapper" not in frame.func  # deepspeed.comm's log_wrapper: the next frame
             ):
                 return frame.func
+        return None
+    return None
+
+
+#: torch.distributed's object collectives in which only the source rank pickles the objects
+#: (distributed_c10d.py: ``broadcast_object_list`` and ``scatter_object_list`` call
+#: ``_object_to_tensor`` under ``if my_group_rank == group_src``; ``send_object_list`` on the
+#: sender), unlike ``all_gather_object`` and ``gather_object``, where every rank pickles its own.
+_SOURCE_PICKLES = frozenset({"broadcast_object_list", "scatter_object_list", "send_object_list"})
+
+
+def source_side_serialization(case: Case) -> str | None:
+    """The object collective's name when the root's own exception was raised while its rank
+    pickled the objects it was to send as the collective's source (a frame of
+    ``_object_to_tensor`` inside one of :data:`_SOURCE_PICKLES`), else ``None``.
+
+    Mechanism: only the source rank serialises the objects, before anything is sent, so an
+    error there (``AttributeError: Can't pickle local object ...``, a ``PicklingError``) is
+    that rank's own and happens on no other rank: the others wait in the collective for
+    data that never comes. It is not a copy of a failure every member of the collective
+    raises, so a log that shows only this rank still shows the rank that started it."""
+    lines = {(e.path, e.line) for e in case.root.evidence}
+    for seen in case.ctx.state.exceptions:
+        if (seen.path, seen.exc.log_line) not in lines:
+            continue
+        funcs = [fr.func for fr in seen.exc.frames]
+        call = next((f for f in funcs if f in _SOURCE_PICKLES), None)
+        if call is not None and "_object_to_tensor" in funcs[funcs.index(call) :]:
+            return call
         return None
     return None
 
