@@ -266,3 +266,19 @@ def test_pickling_in_all_gather_object_on_the_one_rank_shown_stays_unnamed():
     d = diagnose_text("\n".join(lines) + "\n", "gather.log", mask=False)
     assert d.root_cause is not None and d.root_cause.rank == 0
     assert d.initiating_rank is None
+
+
+# -- 4. the silent straggler in a timeout ----------------------------------------------------
+
+
+def test_the_rank_that_raised_nothing_in_a_gloo_timeout_is_the_initiator():
+    """Real run: torchrun 4, gloo timeout 20 s; rank 2 waits on a stale lock file and raises
+    nothing; ranks 1 and 3 time out, rank 0 sees rank 1's connection close; torchelastic's
+    "first observed failure" is rank 1, a waiter. Rank 2 is named, with its own last line."""
+    d = diagnose_text(_read("gloo_timeout_silent_rank.log"), "lock.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-timeout"
+    assert d.initiating_rank == 2
+    assert d.initiator is not None and d.initiator.strategy == "missing_reporter"
+    assert "rank 2 cache locked" in d.initiator.why
+    assert "(line 7)" in d.initiator.why

@@ -628,6 +628,11 @@ def missing_reporter(case: Case) -> Verdict | None:
         if f.failure_class == root.failure_class and f.rank is not None
     }
     known = case.ctx.known_ranks()
+    lost_peer = _lost_peer_in_hang(case, reporters)
+    if lost_peer:
+        silent = _silent_straggler(case, reporters | lost_peer, known)
+        if silent is not None:
+            return silent
     census = _abort_census(case)
     if census is not None:
         aborted, stopped = census
@@ -662,6 +667,62 @@ def missing_reporter(case: Case) -> Verdict | None:
             missing[0], say("missing_reporter", rank=missing[0]), "missing_reporter", (missing[0],)
         )
     return None
+
+
+def _lost_peer_in_hang(case: Case, reporters: set[int]) -> set[int]:
+    """In a hang (a timeout or desync), the ranks other than ``reporters`` whose own error
+    only says a peer went away (``Connection closed by peer``, a reset: a signature with
+    ``explained_by: [peer]``), raised in a collective too: the first waiter to time out
+    exits, and the ranks connected to it see the connection close instead of a timeout of
+    their own. They waited as the reporters did. Empty when the root is no hang."""
+    if case.root.failure_class not in _HANG_CLASSES:
+        return set()
+    return {
+        f.rank
+        for f in case.ctx.findings
+        if f.rank is not None and f.rank not in reporters and case.ctx.peer_report(f)
+    }
+
+
+def _silent_straggler(case: Case, waiters: set[int], known: set[int]) -> Verdict | None:
+    """The one rank that raised nothing in a hang where every other rank of the job raised a
+    waiter's error (its timeout, or the closed connection of a peer that timed out first:
+    ``waiters``, at least two), and that only ended when a signal stopped it (the agent's
+    closing signal, a signal exit in the failure table) rather than failing by itself.
+
+    Mechanism: a collective completes only when every member joins it; the members that did
+    wait until their timeout and raise, one after the other, while the member that never
+    reached the collective raises nothing (it was busy elsewhere: a lock, a download, a slow
+    step) until the agent, seeing the first waiter exit, stops it with SIGTERM. torchelastic's
+    "first observed failure" is then only the first waiter whose timeout fired. The rank's
+    own last line before the others' errors says what it was doing, and is quoted."""
+    ranks = set(range(max(known | waiters) + 1)) if len(waiters) >= 2 else set()
+    quiet = sorted(ranks - waiters)
+    if len(quiet) != 1:
+        return None
+    rank = quiet[0]
+    st = case.ctx.state
+    if rank in st.cut_traceback_ranks or any(x.rank == rank for x in st.exceptions):
+        return None  # it raised (or its traceback is cut): not silent
+    if any(f.rank == rank and f.role == "cause" for f in case.ctx.findings):
+        return None
+    stopped = any(
+        e.rank == rank and (e.kind == "signal" or e.code in SIGNAL_CODES)
+        for e in of_kind(case.ctx.events, "signal", "summary", "exit")
+    )
+    if not stopped:
+        return None
+    from rootrank.entry.hang_capture import initiator_last_line
+
+    ev = case.root.evidence[0] if case.root.evidence else None
+    own = (
+        initiator_last_line([*st.heads, *st.tails], ev.path, ev.line, rank)
+        if ev is not None
+        else None
+    )
+    last = f'; its own last line was "{own[1]}" (line {own[0]})' if own is not None else ""
+    why = say("silent_straggler", rank=rank, waiters=format_ranks(sorted(waiters)), last=last)
+    return Verdict(rank, why, "missing_reporter", (rank,))
 
 
 #: A file name in a message whose number may be the rank's own file: ``data/shard-0001.bin``,
