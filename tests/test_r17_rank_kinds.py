@@ -281,4 +281,4 @@ def test_the_rank_that_raised_nothing_in_a_gloo_timeout_is_the_initiator():
     assert d.initiating_rank == 2
     assert d.initiator is not None and d.initiator.strategy == "missing_reporter"
     assert "rank 2 cache locked" in d.initiator.why
-    assert "(line 7)" in d.initiator.why
+    assert "(line 7)" in d.initiator.why and "only a signal ended it" in d.initiator.why

@@ -695,7 +695,9 @@ def _silent_straggler(case: Case, waiters: set[int], known: set[int]) -> Verdict
     reached the collective raises nothing (it was busy elsewhere: a lock, a download, a slow
     step) until the agent, seeing the first waiter exit, stops it with SIGTERM. torchelastic's
     "first observed failure" is then only the first waiter whose timeout fired. The rank's
-    own last line before the others' errors says what it was doing, and is quoted."""
+    own last line before the others' errors says what it was doing, and is quoted. Not when
+    the waiters' tracebacks stop at different call sites (:func:`rootrank.entry.frames.call_sites`):
+    then they were not all in one collective, and a rank that called another one diverged."""
     ranks = set(range(max(known | waiters) + 1)) if len(waiters) >= 2 else set()
     quiet = sorted(ranks - waiters)
     if len(quiet) != 1:
@@ -712,6 +714,13 @@ def _silent_straggler(case: Case, waiters: set[int], known: set[int]) -> Verdict
     )
     if not stopped:
         return None
+    from rootrank.entry.frames import call_sites
+
+    if call_sites(st, case.root):
+        # the waiters stopped at different call sites (another line or collective): they
+        # were not all waiting in one collective for the silent rank, and the odd call site
+        # (:func:`odd_call_site`) reads that divergence
+        return None
     from rootrank.entry.hang_capture import initiator_last_line
 
     ev = case.root.evidence[0] if case.root.evidence else None
@@ -720,7 +729,7 @@ def _silent_straggler(case: Case, waiters: set[int], known: set[int]) -> Verdict
         if ev is not None
         else None
     )
-    last = f'; its own last line was "{own[1]}" (line {own[0]})' if own is not None else ""
+    last = f"; its own last line: `{own[1]}` (line {own[0]})" if own is not None else ""
     why = say("silent_straggler", rank=rank, waiters=format_ranks(sorted(waiters)), last=last)
     return Verdict(rank, why, "missing_reporter", (rank,))
 

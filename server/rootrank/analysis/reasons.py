@@ -162,10 +162,8 @@ _TEMPLATES: dict[str, str] = {
     # "Rank N is the rank the others waited for (<this reason>)")
     "missing_reporter": "rank {rank} is the one known rank that did not report it",
     "silent_straggler": (
-        "rank {rank} is the one rank that raised nothing while ranks {waiters} failed waiting"
-        " in the collective (their timeouts, or the connection a timed-out peer closed), and"
-        " it only ended when a signal stopped it (it did not fail by itself){last}: the others"
-        " waited for it"
+        "rank {rank} raised nothing while ranks {waiters} failed waiting in the collective"
+        " (timed out, or lost a timed-out peer's connection), and only a signal ended it{last}"
     ),
     # a thread's uncaught exception printed with no rank (threading.excepthook writes no rank
     # prefix): whose thread it was, from what the log gives (analysis.initiator.thread_owner)
