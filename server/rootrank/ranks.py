@@ -107,6 +107,11 @@ _NCCL_INIT = lazy_regex.compile(
     r"\bRank (?P<rank>\d+) nranks (?P<nranks>\d+)|\bInit COMPLETE comm \S+ rank (?P<rank2>\d+) nranks (?P<nranks2>\d+)"
 )
 _SPAWN = lazy_regex.compile(r"^-- Process (?P<proc>\d+) terminated with the following error:")
+# Python's lines between the tracebacks of a chained exception (traceback.py).
+_CHAIN_LINE = lazy_regex.compile(
+    r"^(?:The above exception was the direct cause of the following exception:"
+    r"|During handling of the above exception, another exception occurred:)$"
+)
 # MosaicML composer's launcher prints the captured output of a rank that crashed between
 # "----------Begin global rank 2 STDERR----------" and "----------End global rank 2 STDERR----------"
 # (composer/cli/launcher.py, _print_process_exit_status): the lines between are that rank's.
@@ -701,6 +706,7 @@ class RankTagger:
     _spawn_proc: int | None = None
     _spawn_left: int = 0
     _spawn_exc: bool = False
+    _spawn_gap: bool = False
     #: the rank of a traceback logged as one record after an SGLang header, and the lines
     #: it may still hold (_tag_general)
     _record_rank: int | None = None
@@ -1078,21 +1084,33 @@ class RankTagger:
             else:
                 self._record_rank = None
         # mp.spawn: the traceback after the banner belongs to that process, up to the
-        # first blank line after its exception line.
+        # first blank line after its exception line, unless Python's chain line follows
+        # it ("The above exception was the direct cause of the following exception:"):
+        # the banner's text is the process's whole traceback.format_exc(), chain included.
         if body.startswith("-- Process "):
             sm = _SPAWN.match(body)
             if sm:
                 self._spawn_proc = int(sm.group("proc"))
                 self._spawn_left = 400
                 self._spawn_exc = False
+                self._spawn_gap = False
         elif self._spawn_proc is not None:
-            if rank is None:
-                rank = self._spawn_proc
-            self._spawn_left -= 1
-            if _is_exception_line(body):
-                self._spawn_exc = True
-            elif (self._spawn_exc and not body.strip()) or self._spawn_left <= 0:
-                self._spawn_proc = None
+            stripped = body.strip()
+            if self._spawn_gap and stripped:
+                if _CHAIN_LINE.match(stripped):
+                    self._spawn_gap = self._spawn_exc = False
+                else:
+                    self._spawn_proc = None  # the process's traceback ended at the blank
+            if self._spawn_proc is not None:
+                if rank is None:
+                    rank = self._spawn_proc
+                self._spawn_left -= 1
+                if _is_exception_line(body):
+                    self._spawn_exc = True
+                elif self._spawn_exc and not stripped:
+                    self._spawn_gap = True
+                if self._spawn_left <= 0:
+                    self._spawn_proc = None
         if body[:10] == "----------":
             bm = _COMPOSER_BLOCK.match(body)
             if bm:

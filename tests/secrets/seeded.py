@@ -398,8 +398,14 @@ def _network_log(
         "[rank3]: Last error:",
         f"[rank3]: socketStartConnect: Connect to {ip1}<45421> failed : Connection refused",
     ]
+    # rank 3's connection to a peer that refused it: one end of a broken link, and the peer
+    # is named by address only, so no rank (rootrank.analysis.initiator.socket_connect_failure)
     return SeededLog(
-        "nccl-network-with-hosts.log", "\n".join(lines) + "\n", planted, "network-fabric-error", 3
+        "nccl-network-with-hosts.log",
+        "\n".join(lines) + "\n",
+        planted,
+        "network-fabric-error",
+        None,
     )
 
 

@@ -31,7 +31,7 @@ from rootrank.analysis.collateral import (
 )
 from rootrank.analysis.completed import RULE as COMPLETED_RULE
 from rootrank.analysis.graph import Graph, explain, pick_root
-from rootrank.analysis.initiator import Initiator, find_initiator
+from rootrank.analysis.initiator import Initiator, find_initiator, same_error_elsewhere
 from rootrank.analysis.prepare import Context, prepare, single_node_proof
 from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say, sentence
 from rootrank.analysis.signal_exit import LAUNCHER_REPORTS
@@ -250,6 +250,24 @@ def _no_known_failure(ctx: Context, diag: Diagnosis) -> Diagnosis:
                 where=f"{last.path}:{last.exc.log_line}",
             )
         )
+        same = (
+            same_error_elsewhere(ctx.state, last.path, last.exc.log_line, last.rank)
+            if last.rank is not None
+            else []
+        )
+        if same and last.rank is not None:
+            # every rank that speaks shows the same error: the last one printed started nothing
+            diag.initiating_rank = None
+            diag.reasoning.append(
+                sentence(
+                    say(
+                        "same_error_elsewhere",
+                        rank=last.rank,
+                        others=ranks_word(same),
+                        ranks=format_ranks(sorted({*same, last.rank})),
+                    )
+                )
+            )
     elif cuts := [
         # a faulthandler dump has no exception line by design: it is whole, not a traceback
         # the log's end cut; in a run that reached its end after it (rule run_completed: a

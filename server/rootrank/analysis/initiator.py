@@ -107,10 +107,47 @@ def named_in_message(case: Case) -> Verdict | None:
     across every copy of the message (a coordinator's copies carry its own line rank, which
     only reported them). Several named ranks are left to :func:`named_together`."""
     named = {int(x) for f in case.group for x in regex.findall(r"\d+", f.captures.get("ranks", ""))}
+    if not named:
+        return awaited_root_rank(case)
     if len(named) != 1:
         return None
     rank = named.pop()
     return Verdict(rank, say("named_in_message", rank=rank), "named_in_message", (rank,))
+
+
+def awaited_root_rank(case: Case) -> Verdict | None:
+    """The rank whose store key the waiting ranks never got, when their message names it as
+    a group rank that is also the global rank: ProcessGroupNCCL's ``[7] is setting up NCCL
+    communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0',
+    but store->get('0') got error: wait timeout after 600000ms`` (captures ``waiting_rank``,
+    ``root_rank``, ``keys``).
+
+    Mechanism: the root rank of a communicator (its group rank 0) creates the ncclUniqueId
+    and writes it to the store; every other member blocks in ``store->get`` until it is
+    there. A timeout there says the root never reached the communicator's creation (it was
+    stuck, dead or on another code path), so the message names the rank the others waited
+    for, not the printing rank, which only waited. The numbers in ``[..]`` are ranks within
+    the process group: the named root is that global rank when the group is the default one
+    (``default_pg`` in the key) or when the waiting rank's group rank equals its own global
+    rank (a sorted group whose rank N is global rank N holds global ranks 0..N, so its rank
+    0 is global rank 0). Every copy of the message must name the same root."""
+    named: set[int] = set()
+    for f in case.group:
+        root, waiting = f.captures.get("root_rank", ""), f.captures.get("waiting_rank", "")
+        if not root.isdigit():
+            continue
+        default = "default_pg" in f.captures.get("keys", "")
+        if not (default or (waiting.isdigit() and f.rank is not None and int(waiting) == f.rank)):
+            return None  # a subgroup's rank 0 may be any global rank
+        named.add(int(root))
+    if len(named) != 1:
+        return None
+    rank = named.pop()
+    if rank in case.ranks_with:
+        return None  # the named rank waited too: it is no writer the others missed
+    waiters = ranks_word(case.ranks_with).capitalize() if case.ranks_with else "The other ranks"
+    why = say("awaited_root_rank", rank=rank, Waiters=waiters)
+    return Verdict(rank, why, "named_in_message", (rank,))
 
 
 def missing_from_ready(case: Case) -> Verdict | None:
@@ -591,6 +628,11 @@ def missing_reporter(case: Case) -> Verdict | None:
         if f.failure_class == root.failure_class and f.rank is not None
     }
     known = case.ctx.known_ranks()
+    lost_peer = _lost_peer_in_hang(case, reporters)
+    if lost_peer:
+        silent = _silent_straggler(case, reporters | lost_peer, known)
+        if silent is not None:
+            return silent
     census = _abort_census(case)
     if census is not None:
         aborted, stopped = census
@@ -625,6 +667,71 @@ def missing_reporter(case: Case) -> Verdict | None:
             missing[0], say("missing_reporter", rank=missing[0]), "missing_reporter", (missing[0],)
         )
     return None
+
+
+def _lost_peer_in_hang(case: Case, reporters: set[int]) -> set[int]:
+    """In a hang (a timeout or desync), the ranks other than ``reporters`` whose own error
+    only says a peer went away (``Connection closed by peer``, a reset: a signature with
+    ``explained_by: [peer]``), raised in a collective too: the first waiter to time out
+    exits, and the ranks connected to it see the connection close instead of a timeout of
+    their own. They waited as the reporters did. Empty when the root is no hang."""
+    if case.root.failure_class not in _HANG_CLASSES:
+        return set()
+    return {
+        f.rank
+        for f in case.ctx.findings
+        if f.rank is not None and f.rank not in reporters and case.ctx.peer_report(f)
+    }
+
+
+def _silent_straggler(case: Case, waiters: set[int], known: set[int]) -> Verdict | None:
+    """The one rank that raised nothing in a hang where every other rank of the job raised a
+    waiter's error (its timeout, or the closed connection of a peer that timed out first:
+    ``waiters``, at least two), and that only ended when a signal stopped it (the agent's
+    closing signal, a signal exit in the failure table) rather than failing by itself.
+
+    Mechanism: a collective completes only when every member joins it; the members that did
+    wait until their timeout and raise, one after the other, while the member that never
+    reached the collective raises nothing (it was busy elsewhere: a lock, a download, a slow
+    step) until the agent, seeing the first waiter exit, stops it with SIGTERM. torchelastic's
+    "first observed failure" is then only the first waiter whose timeout fired. The rank's
+    own last line before the others' errors says what it was doing, and is quoted. Not when
+    the waiters' tracebacks stop at different call sites (:func:`rootrank.entry.frames.call_sites`):
+    then they were not all in one collective, and a rank that called another one diverged."""
+    ranks = set(range(max(known | waiters) + 1)) if len(waiters) >= 2 else set()
+    quiet = sorted(ranks - waiters)
+    if len(quiet) != 1:
+        return None
+    rank = quiet[0]
+    st = case.ctx.state
+    if rank in st.cut_traceback_ranks or any(x.rank == rank for x in st.exceptions):
+        return None  # it raised (or its traceback is cut): not silent
+    if any(f.rank == rank and f.role == "cause" for f in case.ctx.findings):
+        return None
+    stopped = any(
+        e.rank == rank and (e.kind == "signal" or e.code in SIGNAL_CODES)
+        for e in of_kind(case.ctx.events, "signal", "summary", "exit")
+    )
+    if not stopped:
+        return None
+    from rootrank.entry.frames import call_sites
+
+    if call_sites(st, case.root):
+        # the waiters stopped at different call sites (another line or collective): they
+        # were not all waiting in one collective for the silent rank, and the odd call site
+        # (:func:`odd_call_site`) reads that divergence
+        return None
+    from rootrank.entry.hang_capture import initiator_last_line
+
+    ev = case.root.evidence[0] if case.root.evidence else None
+    own = (
+        initiator_last_line([*st.heads, *st.tails], ev.path, ev.line, rank)
+        if ev is not None
+        else None
+    )
+    last = f"; its own last line: `{own[1]}` (line {own[0]})" if own is not None else ""
+    why = say("silent_straggler", rank=rank, waiters=format_ranks(sorted(waiters)), last=last)
+    return Verdict(rank, why, "missing_reporter", (rank,))
 
 
 #: A file name in a message whose number may be the rank's own file: ``data/shard-0001.bin``,
@@ -876,6 +983,56 @@ def remote_end_transport_error(root: Finding) -> str | None:
     return None
 
 
+#: NCCL's socket layer failing to open a connection to a peer (src/misc/socket.cc):
+#: ``socketStartConnect: Connect to 10.0.0.2<48127> failed : No route to host``,
+#: ``socketPollConnect poll() returned 1, no POLLOUT events``, ``socketPollConnect: Connect to
+#: ... returned 111(Connection refused)``, ``socketStartConnect: exceeded retries (20000)``, and
+#: NCCL 2.0-2.3's ``Call to connect failed : Connection refused``.
+_SOCKET_CONNECT = lazy_regex.compile(
+    r"(?P<what>socket(?:Start|Poll)Connect\b[^\n]{0,160}|Call to connect failed[^\n]{0,80}"
+    r"|\bConnect to \S+ failed ?:[^\n]{0,80})"
+)
+#: Lines after the root's own line that may hold its ``Last error:`` detail (PyTorch prints
+#: the error, the ncclSystemError explanation, "Last error:", then the detail).
+_DETAIL_SPAN = 4
+#: The classes whose root may be a failed connection to a peer.
+_CONNECT_CLASSES = frozenset({"nccl-system-error", "network-fabric-error"})
+
+
+def socket_connect_failure(case: Case) -> str | None:
+    """The text of NCCL's failed socket connection (:data:`_SOCKET_CONNECT`) when the root is
+    one: on the root's own line (``nccl-socket-connect-failed``) or in its ``Last error:``
+    detail, up to :data:`_DETAIL_SPAN` lines after its line in the same file, on lines of the
+    root's own rank or of none; else ``None``.
+
+    Mechanism: a connection is two ends, and the one that reports the failure is the end
+    that dialled: the peer it dialled did not answer (it had exited or not started yet, a
+    firewall dropped the packets, or it advertised an address this end cannot route to:
+    a container's or a link-local interface). NCCL's line names the peer by address or not
+    at all, never by rank, so one rank's paste of it shows one end of a broken link, not
+    which end broke it."""
+    root = case.root
+    if root.failure_class not in _CONNECT_CLASSES or not root.evidence:
+        return None
+    ev = root.evidence[0]
+    texts = [*case.ctx.state.heads, *case.ctx.state.tails]
+    for src, first, text in texts:
+        if src != ev.path or first > ev.line:
+            continue
+        lines = text.split("\n")
+        start = ev.line - first
+        if start >= len(lines):
+            continue
+        for line in lines[start : start + _DETAIL_SPAN + 1]:
+            own = regex.match(r"\s*\[rank(\d+)\]:", line)
+            if own is not None and root.rank is not None and int(own.group(1)) != root.rank:
+                continue
+            m = _SOCKET_CONNECT.search(line)
+            if m is not None:
+                return m.group("what").strip()
+    return None
+
+
 def memory_registration_refused(case: Case) -> bool:
     """The root is NCCL's InfiniBand memory registration refused (``ib-verbs-call-failed``
     with verb ``ibv_reg_mr``: "Bad address", "Cannot allocate memory"). Mechanism: every
@@ -972,9 +1129,17 @@ def named_by_root(case: Case) -> Verdict | None:
     if remote is not None:
         why = say("remote_end_transport", rank=rank, what=remote)
         return Verdict(None, why, "named_by_root", (rank,), True)
+    connect = socket_connect_failure(case)
+    if connect is not None and not (case.ctx.known_ranks() - {rank}):
+        why = say("connect_one_end", rank=rank, what=connect)
+        return Verdict(None, why, "named_by_root", (rank,), True)
     # a root read from a launcher's line about the rank (its exit code, its local rank) is
     # no output of the rank's own: that line is the launcher's evidence
-    more = filtered_view(case.ctx, rank, root_collective(case))
+    more = (
+        None
+        if source_side_serialization(case) is not None
+        else filtered_view(case.ctx, rank, root_collective(case))
+    )
     if more is not None and not {"exitcode", "local_rank"} & set(case.root.captures):
         why = say("only_visible_rank", rank=rank, more=more)
         return Verdict(None, why, "named_by_root", (rank,), True)
@@ -1058,6 +1223,35 @@ def root_collective(case: Case) -> str | None:
                 and "wrapper" not in frame.func  # deepspeed.comm's log_wrapper: the next frame
             ):
                 return frame.func
+        return None
+    return None
+
+
+#: torch.distributed's object collectives in which only the source rank pickles the objects
+#: (distributed_c10d.py: ``broadcast_object_list`` and ``scatter_object_list`` call
+#: ``_object_to_tensor`` under ``if my_group_rank == group_src``; ``send_object_list`` on the
+#: sender), unlike ``all_gather_object`` and ``gather_object``, where every rank pickles its own.
+_SOURCE_PICKLES = frozenset({"broadcast_object_list", "scatter_object_list", "send_object_list"})
+
+
+def source_side_serialization(case: Case) -> str | None:
+    """The object collective's name when the root's own exception was raised while its rank
+    pickled the objects it was to send as the collective's source (a frame of
+    ``_object_to_tensor`` inside one of :data:`_SOURCE_PICKLES`), else ``None``.
+
+    Mechanism: only the source rank serialises the objects, before anything is sent, so an
+    error there (``AttributeError: Can't pickle local object ...``, a ``PicklingError``) is
+    that rank's own and happens on no other rank: the others wait in the collective for
+    data that never comes. It is not a copy of a failure every member of the collective
+    raises, so a log that shows only this rank still shows the rank that started it."""
+    lines = {(e.path, e.line) for e in case.root.evidence}
+    for seen in case.ctx.state.exceptions:
+        if (seen.path, seen.exc.log_line) not in lines:
+            continue
+        funcs = [fr.func for fr in seen.exc.frames]
+        call = next((f for f in funcs if f in _SOURCE_PICKLES), None)
+        if call is not None and "_object_to_tensor" in funcs[funcs.index(call) :]:
+            return call
         return None
     return None
 
@@ -1572,6 +1766,9 @@ def reported_by_launcher(case: Case) -> Verdict | None:
             "reported_by_launcher",
             (rank,),
         )
+    first = launcher_first_failure(case)
+    if first is not None:
+        return first
     if root.role != "symptom" or case.ctx.kind(root) != "terminal" or len(case.ranks_with) != 1:
         return None
     exitcode = real_exit(_exitcode(root))
@@ -1581,6 +1778,50 @@ def reported_by_launcher(case: Case) -> Verdict | None:
     return Verdict(
         rank, say("reported_by_launcher", rank=rank, code=exitcode), "reported_by_launcher", (rank,)
     )
+
+
+#: Signature tag of a launcher's report that names the first worker to fail (Open MPI's
+#: "The first process to do so was: Process name: [[jobid,step],vpid]", vpid the MPI rank).
+FIRST_FAILURE_TAG = "first-failure"
+
+
+def launcher_first_failure(case: Case) -> Verdict | None:
+    """The rank a launcher names as the first process that failed, for a root that only
+    shows a victim's view (a symptom such as Horovod's "has been shut down", printed by the
+    ranks still running after another one left).
+
+    Mechanism: a launcher that watches its workers (``mpirun``/``prterun``) reports the first
+    one that exited with a non-zero status, then kills the rest; the victims' errors come
+    from the job falling apart after that exit. So when the log's only errors are the
+    victims' and the launcher names one rank as the first to fail (a finding of a signature
+    tagged :data:`FIRST_FAILURE_TAG`), that rank is the initiator, even though its own error
+    is not in the paste. Not when the named rank is itself one of the ranks showing the
+    victim's error (it then exited as a victim), not when launchers name different ranks,
+    and not in a hang (a timeout or desync): there the first process to exit is the first
+    waiter whose timeout fired, not the rank the others waited for."""
+    root = case.root
+    if root.role != "symptom" or root.failure_class in _HANG_CLASSES:
+        return None
+    named: set[int] = set()
+    for f in case.ctx.findings:
+        sig = case.ctx.library.signatures.get(f.signature)
+        if f.rank is not None and FIRST_FAILURE_TAG in (getattr(sig, "tags", ()) or ()):
+            named.add(f.rank)
+    if len(named) != 1:
+        return None
+    (rank,) = named
+    victims = {f.rank for f in case.ctx.findings if f.role == "symptom" and f.rank is not None}
+    if rank in case.ranks_with or rank in {f.rank for f in case.group}:
+        return None
+    if any(f.rank == rank and case.ctx.peer_report(f) for f in case.ctx.findings):
+        return None  # its own lines show it lost a peer: it left as a victim too
+    why = say(
+        "launcher_first_failure",
+        rank=rank,
+        victims=ranks_word(sorted(victims - {rank})) if victims - {rank} else "the others",
+        title=root.title,
+    )
+    return Verdict(rank, why, "reported_by_launcher", (rank,))
 
 
 #: Ray's exit types of a worker it did not ask to exit (src/ray/protobuf/common.proto
@@ -1844,7 +2085,11 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
     later = {
         cut_rank
         for path, cut_rank, line in st.cut_traceback_starts
-        if local and ev is not None and path == ev.path and line > ev.line
+        if local
+        and ev is not None
+        and path == ev.path
+        and line > ev.line
+        and _cut_in_collective(st, path, cut_rank, line)
     }
     earlier = {
         cut_rank
@@ -1853,6 +2098,72 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
     }
     cut = sorted(st.cut_traceback_ranks - {rank} - (later - earlier))
     return cut[0] if cut else None
+
+
+def _cut_in_collective(st: ScanState, path: str, rank: int | None, start: int) -> bool:
+    """Whether the traceback of ``rank`` that starts at line ``start`` of ``path`` and that the
+    log cuts shows, as far as it goes, a wait in torch.distributed (a frame under
+    ``torch/distributed/`` or a collective call): the unwinding of a rank that waited for
+    another. One that shows no frame (only its ``Traceback`` header) or only frames outside
+    torch.distributed shows nothing of the sort: it may as well be the rank's own copy of the
+    root's failure (every rank running the same set-up raises the same error)."""
+    from rootrank.tracebacks import collective_call
+
+    for seen in st.cut_tracebacks:
+        if seen.path != path or seen.rank != rank or seen.exc.log_line < start:
+            continue
+        frames = seen.exc.frames
+        return bool(collective_call(frames)) or any(
+            "torch/distributed/" in fr.file.replace("\\", "/") for fr in frames
+        )
+    return False
+
+
+_DIGITS = lazy_regex.compile(r"\d+")
+
+
+def same_error_elsewhere(st: ScanState, path: str, line: int, rank: int) -> list[int]:
+    """The other ranks that show the same failure as ``rank``'s exception at ``line`` of
+    ``path``: the same exception type and message once numbers are set aside (a rank's own
+    number, a count, a shape differ between copies), or a traceback the log cuts before its
+    exception line that shows no wait in torch.distributed (:func:`_cut_in_collective`: it may
+    be that rank's own copy). Empty when the exception is not found or no other rank shows one.
+
+    Mechanism: ranks run the same code on the same config; a fault of that code or config
+    (a shape the model builds wrong, a path no node has) raises the same error on every rank
+    that reaches it, and which of them a paste shows, or shows last, is the order their
+    output was written in, not who started it."""
+    own = next(
+        (x for x in st.exceptions if x.path == path and x.exc.log_line == line and x.rank == rank),
+        None,
+    )
+    if own is None:
+        return []
+    key = (own.exc.type, _DIGITS.sub("#", own.exc.message))
+    others = {
+        x.rank
+        for x in st.exceptions
+        if x.rank is not None
+        and x.rank != rank
+        and not x.exc.ignored
+        and (x.exc.type, _DIGITS.sub("#", x.exc.message)) == key
+    }
+    others |= {
+        cut_rank
+        for p, cut_rank, start in st.cut_traceback_starts
+        if cut_rank is not None
+        and cut_rank != rank
+        and not _cut_in_collective(st, p, cut_rank, start)
+    }
+    differ = {
+        x.rank
+        for x in st.exceptions
+        if x.rank is not None
+        and x.rank != rank
+        and not x.exc.ignored
+        and (x.exc.type, _DIGITS.sub("#", x.exc.message)) != key
+    }
+    return sorted(others - differ)
 
 
 def launcher_first_elsewhere(rank: int, case: Case) -> tuple[int, int] | None:

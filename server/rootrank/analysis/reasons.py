@@ -69,6 +69,11 @@ _TEMPLATES: dict[str, str] = {
         "job was stopped: it had hung, it did not run out of time while training"
     ),
     "named_in_message": "the failure's own message names rank {rank} as the one at fault",
+    "awaited_root_rank": (
+        "{Waiters} timed out waiting in the c10d store for the NCCL unique id that rank {rank},"
+        " the communicator's root, writes: rank {rank} never reached the communicator's"
+        " creation, and the others waited for it"
+    ),
     "own_report": "the line that reports it is rank {rank}'s, and no other rank's failure comes before it",
     "missing_from_ready": (
         "rank {rank} is the one rank missing from the ranks ready in the stalled collective"
@@ -156,6 +161,10 @@ _TEMPLATES: dict[str, str] = {
     # the reason only (the fix text and the heading "Initiating rank: N" say the conclusion,
     # "Rank N is the rank the others waited for (<this reason>)")
     "missing_reporter": "rank {rank} is the one known rank that did not report it",
+    "silent_straggler": (
+        "rank {rank} raised nothing while ranks {waiters} failed waiting in the collective"
+        " (timed out, or lost a timed-out peer's connection), and only a signal ended it{last}"
+    ),
     # a thread's uncaught exception printed with no rank (threading.excepthook writes no rank
     # prefix): whose thread it was, from what the log gives (analysis.initiator.thread_owner)
     "thread_owner": (
@@ -202,6 +211,12 @@ _TEMPLATES: dict[str, str] = {
     "pair_no_majority": (
         "rank {rank}'s message only says it differs from rank {peer}, and the log shows no other"
         " rank's output: it does not tell which of the two deviates"
+    ),
+    "connect_one_end": (
+        "rank {rank} could not connect to a peer ({what}), and the log shows no other rank: a"
+        " failed connection has two ends, NCCL names the peer by address if at all, and"
+        " which end broke it (a peer that exited or never started, a blocked port, an"
+        " address this end cannot route to) the log does not tell"
     ),
     "remote_end_transport": (
         "rank {rank} printed it, but the transport error is about the other end of its connection"
@@ -273,6 +288,11 @@ _TEMPLATES: dict[str, str] = {
         "not the one the others waited for"
     ),
     "reported_by_launcher": "the launcher reports that rank {rank} exited by itself with code {code}",
+    "launcher_first_failure": (
+        "the launcher names rank {rank} as the first process that failed; {victims} only"
+        ' reported the consequence ("{title}"), so rank {rank}\'s own error started it (it'
+        " is not in the log: read rank {rank}'s output)"
+    ),
     "died_unrequested": (
         "{manager} reports that rank {rank}'s process (pid {pid}) died without being asked to"
         " (exit type {exit_type}): its own death, not a stop the job sent it"
@@ -366,6 +386,11 @@ _TEMPLATES: dict[str, str] = {
         "The run reached its end at {where} ({why}) after the errors before it ({n} lines), with no"
         " launcher reporting a failed worker and no traceback up to the script's top level: they"
         " were caught and survived; collateral, not the root cause [{rule}]."
+    ),
+    "same_error_elsewhere": (
+        "{others} also printed the same error as rank {rank} (or a traceback the log cuts"
+        " before its error line): ranks running the same code and config raise it alike, so the log"
+        " does not tell which of ranks {ranks} started it"
     ),
     "no_known_failure": "No known failure found. The last exception{rank_part} is {type} at {where}.",
     "log_ends_in_traceback": (
