@@ -110,3 +110,22 @@ def test_the_keyerror_is_the_root_and_the_abort_after_it_is_not() -> None:
     assert rc.evidence[0].line == 16 and "KeyError: 'labels'" in rc.evidence[0].text
     assert rc.fix.steps[0].startswith("trial.py:79 (in main), where rank 2 raised KeyError")
     assert d.initiator.rank == 2
+
+
+# -- 4. a dead thread's rank, with one rank reporting the timeout ----------------------------
+
+
+def test_the_quiet_rank_of_a_complete_failure_table_owns_the_dead_thread() -> None:
+    d = diagnose_paths([str(DATA / "prefetch-thread-2.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None
+    assert (rc.signature, rc.failure_class) == ("user-code-exception", "user-code-exception")
+    assert rc.fix.variant is not None and rc.fix.variant.id == "thread-died"
+    assert rc.evidence[0].line == 16
+    assert rc.fix.steps[0].startswith(
+        "trial.py:47 (in decode), where thread 'prefetch' of rank 1 raised ValueError"
+    )
+    assert d.initiator.rank == 1
+    assert d.initiator.strategy == "thread_owner"
+    assert "rank 1 is the one rank that did not report the collective timeout" in d.initiator.why
+    assert "stopped by the agent's closing signal" in d.initiator.why
