@@ -26,6 +26,7 @@ gives each command, ``trial.py`` the job, ``prefetcher.cpp`` its native prefetch
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -110,6 +111,75 @@ def test_the_keyerror_is_the_root_and_the_abort_after_it_is_not() -> None:
     assert rc.evidence[0].line == 16 and "KeyError: 'labels'" in rc.evidence[0].text
     assert rc.fix.steps[0].startswith("trial.py:79 (in main), where rank 2 raised KeyError")
     assert d.initiator.rank == 2
+
+
+# -- 3. alarms raised while the job ran are withdrawn when it ends healthy -------------------
+
+# snapshot-slow-3.log: line 29 is the thread's last traceback line; the real run then paused
+# 8 s (rank 1's sleep at step 4) before the step-4 lines
+_PAUSE_AFTER = 29
+
+
+def _events(out: bytes) -> list[dict]:
+    return [json.loads(x) for x in out.decode().splitlines() if x.startswith("{")]
+
+
+def _check_withdrawn(evs: list[dict], exit_code: int | None) -> None:
+    kinds = [e["event"] for e in evs]
+    assert "stall" in kinds and "failure" in kinds, kinds
+    failure = next(e for e in evs if e["event"] == "failure")
+    assert failure["final"] is False
+    assert failure["diagnosis"]["root_cause"]["failure_class"] == "disk-full"
+    withdrawn = {e["alarm"]: e for e in evs if e["event"] == "withdrawn"}
+    assert withdrawn["stall"]["why"].startswith("every stalled rank moved again")
+    assert "[error_survived]" in withdrawn["failure"]["why"]
+    final = evs[-2] if exit_code is not None else evs[-1]
+    assert final["event"] == "healthy" and final["final"] is True
+    assert final["exit_code"] == exit_code
+    assert final["diagnosis"]["root_cause"] is None
+    alarms = [a["alarm"] for a in final["withdrawn"]]
+    assert "stall" in alarms and "failure" in alarms
+    assert all(a["why"] for a in final["withdrawn"])
+    assert not any(e["event"] == "failure" and e["final"] for e in evs)
+    if exit_code is not None:
+        assert (evs[-1]["event"], evs[-1]["code"]) == ("exit", exit_code)
+
+
+def test_rootrank_run_withdraws_its_alarms_when_the_run_ends_healthy(tmp_path: Path) -> None:
+    job = _replay(tmp_path, "snapshot-slow-3.log", _PAUSE_AFTER, 4.0)
+    proc = _rootrank("run", "--format", "json", "--stall", "1", "--", sys.executable, str(job))
+    assert proc.returncode == 0
+    _check_withdrawn(_events(proc.stderr), exit_code=0)
+
+
+def test_rootrank_run_says_so_in_text_too(tmp_path: Path) -> None:
+    job = _replay(tmp_path, "snapshot-slow-3.log", _PAUSE_AFTER, 4.0)
+    proc = _rootrank("run", "--stall", "1", "--", sys.executable, str(job))
+    assert proc.returncode == 0
+    err = proc.stderr.decode()
+    assert "rootrank: failure in the log so far: The disk (or quota) filled up" in err
+    assert "rootrank: stall:" in err
+    assert "rootrank: stall alarm withdrawn" in err
+    assert "rootrank: failure alarm withdrawn" in err
+    tail = err[err.index("rootrank: the run finished healthy (exit code 0)") :]
+    assert "was survived" in tail and "every stalled rank moved again" in tail
+
+
+def test_rootrank_watch_withdraws_its_alarms_when_its_input_ends(tmp_path: Path) -> None:
+    job = _replay(tmp_path, "snapshot-slow-3.log", _PAUSE_AFTER, 4.0)
+    feed = subprocess.Popen([sys.executable, str(job)], stdout=subprocess.PIPE)
+    assert feed.stdout is not None
+    proc = subprocess.run(
+        [sys.executable, "-m", "rootrank", "watch", "--format", "json", "--stall", "1", "-"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+        stdin=feed.stdout,
+        capture_output=True,
+        timeout=120,
+    )
+    feed.wait(10)
+    assert proc.returncode == 0  # alarms were reported
+    _check_withdrawn(_events(proc.stdout), exit_code=None)
 
 
 # -- 4. a dead thread's rank, with one rank reporting the timeout ----------------------------
