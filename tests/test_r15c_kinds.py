@@ -95,10 +95,20 @@ def test_b_a_traceback_logged_with_exc_info_is_the_record_s_rank_and_was_survive
 
 def test_b_a_traceback_under_a_progress_line_takes_no_rank_from_it():
     # the ERROR record removed: the traceback now follows rank 1's INFO step line, which is
-    # no record it was logged under, so it stays without a rank (and is not proven survived)
+    # no record it was logged under, so it stays without a rank; it is survived only because
+    # every rank went on after it (trial r17c), by no rank's name
     lines = _EXC_INFO.read_text().splitlines()
     assert "ERROR" in lines[9]
     d = diagnose_text("\n".join(lines[:9] + lines[10:]) + "\n", mask=False)
+    assert d.root_cause is None
+    assert d.initiating_rank is None
+    said = [r for r in d.reasoning if "[error_survived]" in r]
+    assert len(said) == 1
+    assert "whichever rank raised it (every rank of 0, 1, 2 printed a later step)" in said[0]
+    # without rank 2's steps but its step 3 (none after the traceback), it is a failure of no
+    # rank, as before
+    cut = [ln for ln in lines[:9] + lines[10:] if "[worker-2]" not in ln or "step 3 " in ln]
+    d = diagnose_text("\n".join(cut) + "\n", mask=False)
     assert d.root_cause is not None
     assert d.root_cause.failure_class == "user-code-exception"
     assert d.root_cause.rank is None

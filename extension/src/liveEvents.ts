@@ -16,9 +16,18 @@ export interface RankStep {
   line?: number;
 }
 
+/** An alarm the job showed was none (`withdrawn`, and each of `healthy`'s list). */
+export interface WithdrawnAlarm {
+  alarm: 'stall' | 'failure' | string;
+  alarm_time: number;
+  what: string;
+  suspect_rank?: number | null;
+  why: string;
+}
+
 /** A live event; fields beyond these are ignored. */
 export interface LiveEvent {
-  event: 'stall' | 'straggler' | 'failure' | 'progress' | 'exit' | string;
+  event: 'stall' | 'straggler' | 'failure' | 'progress' | 'exit' | 'withdrawn' | 'healthy' | string;
   time: number;
   suspect_rank?: number | null;
   why?: string;
@@ -26,6 +35,12 @@ export interface LiveEvent {
   diagnosis?: Diagnosis;
   final?: boolean;
   code?: number;
+  /** `withdrawn`: which alarm (`stall`, `failure`). */
+  alarm?: string;
+  /** `healthy`: every alarm of the job, each with why it was withdrawn. */
+  withdrawn?: WithdrawnAlarm[];
+  /** `healthy`: the command's exit code (`rootrank run`), null under `watch`. */
+  exit_code?: number | null;
 }
 
 /** Splits a byte stream's text into JSON event lines; keeps an unfinished line for later. */
@@ -68,6 +83,8 @@ export interface JobState {
   why: string;
   diagnosis?: Diagnosis;
   exitCode?: number;
+  /** Alarms withdrawn when the job ended healthy (`healthy` event). */
+  withdrawn?: number;
 }
 
 /** The state before any event. */
@@ -98,6 +115,22 @@ export function reduce(state: JobState, e: LiveEvent): JobState {
         diagnosis: e.diagnosis,
         suspectRank: e.diagnosis.initiating_rank ?? null,
         why: e.diagnosis.root_cause.title,
+      };
+    case 'withdrawn':
+      // an earlier alarm was none: a stall ended, a failure the job survived
+      if ((e.alarm === 'stall' && state.phase === 'stalled') || (e.alarm === 'failure' && state.phase === 'failed')) {
+        return { ...state, phase: 'watching', suspectRank: null, diagnosis: undefined, why: e.why ?? '' };
+      }
+      return state;
+    case 'healthy':
+      return {
+        ...state,
+        phase: 'ended',
+        suspectRank: null,
+        diagnosis: undefined,
+        exitCode: e.exit_code ?? state.exitCode,
+        withdrawn: e.withdrawn?.length ?? 0,
+        why: `finished healthy; withdrawn: ${(e.withdrawn ?? []).map((a) => `${a.alarm} (${a.why})`).join('; ')}`,
       };
     case 'exit':
       return { ...state, exitCode: e.code, phase: state.phase === 'watching' ? 'ended' : state.phase };
@@ -143,7 +176,9 @@ export function statusText(state: JobState): string {
     case 'failed':
       return `$(error) rootrank: failed${on}`;
     case 'ended':
-      return `$(check) rootrank: ended${state.exitCode !== undefined ? ` (exit ${state.exitCode})` : ''} · ${progress}`;
+      return `$(check) rootrank: ended${state.exitCode !== undefined ? ` (exit ${state.exitCode})` : ''}${
+        state.withdrawn ? ` · healthy, ${state.withdrawn} alarm${state.withdrawn === 1 ? '' : 's'} withdrawn` : ''
+      } · ${progress}`;
     default:
       return `$(pulse) rootrank: ${progress}`;
   }

@@ -290,6 +290,15 @@ export class LiveWatcher implements vscode.Disposable {
       this.notifications.push(message);
       info(message);
       void vscode.window.showWarningMessage(message);
+    } else if (e.event === 'withdrawn' || e.event === 'healthy') {
+      // an alarm said earlier was none: say so where it was said
+      const message =
+        e.event === 'healthy'
+          ? `rootrank: ${job.name} finished healthy; earlier alarms withdrawn: ${(e.withdrawn ?? []).map((a) => `${a.alarm} (${a.why})`).join('; ')}`
+          : `rootrank: ${e.alarm ?? 'alarm'} in ${job.name} withdrawn: ${e.why ?? ''}`;
+      this.notifications.push(message);
+      info(message);
+      void vscode.window.showInformationMessage(message);
     } else if (e.event === 'failure' && e.diagnosis?.root_cause && !(terminal && e.final)) {
       // A terminal command's diagnosis at its end is the terminal watcher's to show.
       const line = headline(e.diagnosis);

@@ -96,6 +96,12 @@ class SeenException:
     #: The launcher's local rank its lines carried (``[default1]:``) when they named no global
     #: rank; kept for faulthandler's stacks only (rootrank.entry.frames.odd_watchdog_stack).
     local_rank: int | None = None
+    #: For an exception printed with no rank (global or local: ``threading.excepthook``'s
+    #: ``Exception in thread ...`` under a launcher that tags nothing), each rank's last
+    #: progress when it was read: ``(rank, step, format, path)`` per rank that had printed a
+    #: step (:meth:`rootrank.progress.ProgressModel.last`). Whichever rank raised it went on
+    #: when every rank later printed a greater step (rootrank.analysis.survived).
+    ranks_at: tuple[tuple[int, int, str, str], ...] = ()
 
 
 # How many nodes the job had, from what launchers print (torchrun's flags and its agent's
@@ -1531,6 +1537,7 @@ class Scanner:
                         exc.line_text or exc.type,
                         self._order,
                         self._advance.watch((path, None, rank, None), exc.log_line),
+                        self._ranks_at() if rank is None else (),
                     )
                 )
         sections = [h.facts for h in self._held]
@@ -1859,6 +1866,7 @@ class Scanner:
                     seen_raw,
                     self._order,
                     self._advance.watch((path, tagged.host, rank, local), exc.log_line),
+                    self._ranks_at() if rank is None and local is None else (),
                 )
             )
             self._traced[rank] = (exc, raw.number, False)
@@ -2441,6 +2449,15 @@ class Scanner:
         kept = [x for x in st.exceptions if not (x.path == path and x.exc.log_line < start)]
         st.exceptions.clear()
         st.exceptions.extend(kept)
+
+    def _ranks_at(self) -> tuple[tuple[int, int, str, str], ...]:
+        """Each rank's last progress now, ``(rank, step, format, path)``, for an exception
+        printed with no rank (:attr:`SeenException.ranks_at`)."""
+        return tuple(
+            (r, p.step, p.kind, p.path)
+            for r, p in sorted(self.state.progress.last().items(), key=lambda x: x[0] or 0)
+            if r is not None
+        )
 
     def _light(self, number: int, line: str, path: str, tagger: RankTagger) -> None:
         """A line only the curve gate chose (1-based ``number``): rank tagging and the curves,

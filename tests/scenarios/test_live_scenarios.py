@@ -351,3 +351,50 @@ def scenario_watch_poll() -> float:
     from rootrank.live.watch import POLL
 
     return POLL
+
+
+def test_run_withdraws_the_alarms_of_a_run_that_ends_healthy(tmp_path):
+    """New-user trial r17c, live for real (``tests/data/trial_r17c/trial.py``, 3 ranks): rank
+    1's snapshot thread dies of ENOSPC at step 3 (``/dev/full``), rank 1 sleeps 8 s at step 4,
+    and the run trains to step 12 and exits 0. The failure and the stall said while it ran are
+    withdrawn, and the last word is that it finished healthy."""
+    marker = uuid.uuid4().hex
+    script = ROOT / "tests" / "data" / "trial_r17c" / "trial.py"
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node=3",
+        f"--master-port={scenario_run.free_port()}",
+        str(script),
+    ]
+    env = job_env(
+        marker,
+        TRIAL_CKPT="/dev/full",
+        TRIAL_SLOW="8",
+        TRIAL_TIMEOUT="60",
+        TRIAL_FMT="rank",
+        TRIAL_MODE="snapshot,slow",
+        OMP_NUM_THREADS="1",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "rootrank", "run", "--format", "json", "--stall", "4", "--", *cmd],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        timeout=240,
+    )
+    err = proc.stderr.decode(errors="replace")
+    assert proc.returncode == 0, err[-3000:]
+    evs = [json.loads(x) for x in err.splitlines() if x.startswith("{")]
+    kinds = [e["event"] for e in evs]
+    assert "stall" in kinds, kinds
+    withdrawn = {e["alarm"]: e for e in evs if e["event"] == "withdrawn"}
+    assert "stall" in withdrawn, kinds
+    healthy = next(e for e in evs if e["event"] == "healthy")
+    assert healthy["final"] is True and healthy["exit_code"] == 0
+    assert healthy["diagnosis"]["root_cause"] is None
+    assert all(a["why"] for a in healthy["withdrawn"])
+    assert not any(e["event"] == "failure" and e["final"] for e in evs)
+    assert evs[-1]["event"] == "exit" and evs[-1]["code"] == 0
+    assert job_processes(marker) == []

@@ -36,6 +36,38 @@ describe('live event lines', () => {
   });
 });
 
+describe('withdrawn alarms (new-user trial r17c)', () => {
+  it('a stall, then its withdrawal, then a healthy end clear the alarm', () => {
+    let s = initialState();
+    s = reduce(s, { event: 'stall', time: 110, suspect_rank: 1, why: 'rank 1 is behind', ranks });
+    assert.equal(s.phase, 'stalled');
+    s = reduce(s, { event: 'withdrawn', time: 120, alarm: 'stall', why: 'every stalled rank moved again' });
+    assert.equal(s.phase, 'watching');
+    assert.equal(s.suspectRank, null);
+    const failure: LiveEvent = {
+      event: 'failure',
+      time: 121,
+      final: false,
+      diagnosis: { initiating_rank: 1, root_cause: { title: 'The disk filled up' } } as never,
+    };
+    s = reduce(s, failure);
+    assert.equal(s.phase, 'failed');
+    s = reduce(s, {
+      event: 'healthy',
+      time: 130,
+      final: true,
+      exit_code: 0,
+      withdrawn: [
+        { alarm: 'stall', alarm_time: 110, what: 'no progress', why: 'every stalled rank moved again' },
+        { alarm: 'failure', alarm_time: 121, what: 'The disk filled up', why: 'was survived' },
+      ],
+    });
+    assert.equal(s.phase, 'ended');
+    assert.equal(s.diagnosis, undefined);
+    assert.equal(statusText(s), '$(check) rootrank: ended (exit 0) · healthy, 2 alarms withdrawn · step 5 · 3 ranks');
+  });
+});
+
 describe('live job state and status bar', () => {
   it('shows the step and ranks, then the stall with its suspect, then the failure', () => {
     let s = initialState();

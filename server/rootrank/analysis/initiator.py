@@ -794,6 +794,11 @@ def thread_owner(case: Case) -> Verdict | None:
     if len(reporters) >= 2 and len(quiet) == 1:
         others = format_ranks(sorted(reporters))
         found.append((quiet[0], say("thread_owner_reporters", rank=quiet[0], others=others)))
+    elif reporters and len(quiet) == 1 and _stopped_in_census(case, quiet[0], known):
+        # one reporter (a job of two ranks, or the agent stopped the rest before they timed
+        # out): the launcher's table lists every rank, so the quiet one is no unpasted rank
+        others = format_ranks(sorted(reporters))
+        found.append((quiet[0], say("thread_owner_census", rank=quiet[0], others=others)))
     else:
         # the printed steps only when the collective's census does not name the rank: a
         # worker's stdout is a block-buffered pipe under torchrun and ranks' lines interleave
@@ -830,6 +835,21 @@ def thread_owner(case: Case) -> Verdict | None:
         "thread_owner",
         (ranks[0],),
     )
+
+
+def _stopped_in_census(case: Case, rank: int, known: set[int]) -> bool:
+    """Whether torchelastic's failure table lists every rank of the job (ranks 0..N-1 once
+    each, N the world size when the log gives it, and no other rank known) and shows ``rank``
+    stopped by the agent's own closing signal (its pid among the agent's ``Sending process N
+    closing signal``): it was alive when the agent stopped the job, not failing of itself."""
+    entries = [e for e in of_kind(case.ctx.events, "summary") if e.rank is not None and e.rank >= 0]
+    ranks = {e.rank for e in entries if e.rank is not None}
+    if len(entries) != len(ranks) or ranks != set(range(len(ranks))) or known != ranks:
+        return False
+    world = case.ctx.state.world_size
+    if world and world != len(ranks):
+        return False
+    return any(e.rank == rank and e.code in _AGENT_STOP and e.sender == "agent" for e in entries)
 
 
 #: Exit codes of a worker that aborted itself (SIGABRT: the NCCL watchdog's abort, as

@@ -176,6 +176,12 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank} is the one rank that did not report the collective timeout (ranks"
         " {others} did: they waited for it)"
     ),
+    "thread_owner_census": (
+        "rank {rank} is the one rank that did not report the collective timeout (rank {others}"
+        " did: it waited for it), and the launcher's failure table, which lists every rank of"
+        " the job, shows rank {rank} stopped by the agent's closing signal: it was alive, not"
+        " in the collective"
+    ),
     "thread_owner_differ": (
         "{thread} died with no rank on its lines, and the log's evidence of its rank differs"
         " ({evidence}): the log does not tell whose thread it was"

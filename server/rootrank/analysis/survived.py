@@ -24,6 +24,15 @@ process dying of an exception flushes the steps it had printed before it *after*
 traceback. An uncaught exception's traceback begins at the main script's top level
 (``<module>``); a caught one printed by its handler holds only the frames from the handler
 down. Only the second shape can be survived (:func:`caught`).
+
+An exception printed with no rank in a log of several ranks (``threading.excepthook``'s
+``Exception in thread NAME:`` under a launcher that tags nothing, while the steps name their
+rank) may be any rank's; its own process's advance cannot be told. But when *every* rank
+printed a greater step after it than it had printed before it (same format and source), and
+no launcher reports any worker failed, whichever rank raised it went on
+(:func:`_every_rank_went_on`): a metrics or checkpoint thread that died while the run trained
+to its end (new-user trial r17c: a snapshot thread's ``No space left on device`` in a run that
+exited 0 was called a failure its exit code hid).
 """
 
 from __future__ import annotations
@@ -57,10 +66,17 @@ class Survived:
     before: int
     after: Progress
     findings: tuple[Finding, ...] = ()
+    #: For an exception on no rank of a multi-rank log: the ranks that all went on after it
+    #: (:func:`_every_rank_went_on`); empty otherwise.
+    every_rank: tuple[int, ...] = ()
 
     @property
     def who(self) -> str:
-        """The process as the report names it: ``rank 3``, ``local rank 3``, ``the process``."""
+        """The process as the report names it: ``rank 3``, ``local rank 3``, ``the process``,
+        or (no rank, every rank went on) ``whichever rank raised it (every rank, 0-2,)``."""
+        if self.every_rank:
+            ranks = ", ".join(str(r) for r in self.every_rank)
+            return f"whichever rank raised it (every rank of {ranks} printed a later step)"
         if self.seen.rank is not None:
             return f"rank {self.seen.rank}"
         adv = self.seen.advance
@@ -74,8 +90,9 @@ def survived_errors(state: ScanState, findings: list[Finding], library: Library)
 
     Only an exception whose traceback shows it was caught (:func:`caught`) counts, and not
     when another exception of the same process between it and the step reached the top level
-    (a handler that failed in turn). An exception on no rank counts only in a log of at most
-    one known rank (an untagged step of a multi-rank log may be any rank's)."""
+    (a handler that failed in turn). An exception on no rank counts in a log of several known
+    ranks only when every rank went on after it (an untagged step of a multi-rank log may be
+    any rank's: :func:`_every_rank_went_on`)."""
     known = set(state.ranks_seen) | {e.rank for e in state.elastic if e.rank is not None}
     failed = [
         e
@@ -87,7 +104,16 @@ def survived_errors(state: ScanState, findings: list[Finding], library: Library)
     out: list[Survived] = []
     for seen in state.exceptions:
         adv = seen.advance
-        if adv is None or adv.after is None or not caught(seen):
+        if not caught(seen):
+            continue
+        if seen.rank is None and (adv is None or adv.key[3] is None) and len(known) > 1:
+            # an untagged line of a multi-rank log: whose, the log does not say; survived
+            # only when every rank went on, and no launcher saw any worker fail
+            every = _every_rank_went_on(seen, state, known)
+            if every is not None and not failed:
+                out.append(every)
+            continue
+        if adv is None or adv.after is None:
             continue
         after = adv.after.line
         if any(
@@ -99,14 +125,35 @@ def survived_errors(state: ScanState, findings: list[Finding], library: Library)
         ):
             continue  # its chain (or a later error of the process) went up to the top level
         local = adv.key[3]
-        if seen.rank is None and local is None and len(known) > 1:
-            continue  # an untagged line of a multi-rank log: whose, the log does not say
         if any(_may_be(e.rank, e.local_rank, seen.rank, local) for e in failed):
             continue  # a launcher saw this worker fail (or a worker it cannot tell apart)
         out.append(Survived(seen, adv.before[adv.after.kind], adv.after))
     if not out:
         return []
     return [dataclasses.replace(s, findings=tuple(_read_from(s, findings))) for s in out]
+
+
+def _every_rank_went_on(seen: SeenException, state: ScanState, known: set[int]) -> Survived | None:
+    """The exception ``seen`` (on no rank, in a log of the ``known`` ranks) as survived,
+    when every known rank had printed a step before it (:attr:`SeenException.ranks_at`) and
+    its last step (:meth:`rootrank.progress.ProgressModel.last`) is a greater one of the same
+    format and source, printed after it; ``None`` otherwise. ``before`` is the highest step
+    before it, ``after`` the lowest of the ranks' later ones (each rank reached at least it)."""
+    at = {r: (step, kind, path) for r, step, kind, path in seen.ranks_at}
+    if len(at) < 2 or not known <= set(at):
+        return None
+    last = state.progress.last()
+    later: list[Progress] = []
+    for r, (step, kind, path) in at.items():
+        p = last.get(r)
+        if p is None or p.kind != kind or p.path != path or p.step <= step:
+            return None
+        if p.path == seen.path and p.line <= seen.exc.log_line:
+            return None
+        later.append(p)
+    after = min(later, key=lambda p: (p.step, p.line))
+    before = max(step for step, _, _ in at.values())
+    return Survived(seen, before, after, every_rank=tuple(sorted(at)))
 
 
 #: Frames of the main script's top level: an exception nothing caught unwinds to them, so its

@@ -11,6 +11,16 @@
     {"event": "failure", "time": ..., "diagnosis": {rootrank.diagnosis/1}, "final": bool}
     {"event": "progress", "time": ..., "ranks": [...]}            (only with --progress-every)
     {"event": "exit", "time": ..., "code": int}                    (rootrank run only)
+    {"event": "withdrawn", "time": ..., "alarm": "stall"|"failure", "alarm_time": float,
+     "what": str, "suspect_rank": int|null, "why": str}
+    {"event": "healthy", "time": ..., "final": true, "exit_code": int|null,
+     "withdrawn": [{"alarm": ..., "alarm_time": ..., "what": ..., "suspect_rank": ..., "why": ...}],
+     "diagnosis": {rootrank.diagnosis/1}}
+
+``withdrawn``: an earlier alarm turned out to be none (a stall: every stalled rank moved
+again; a failure: the job survived the error). ``healthy``: the job ended with no failure
+after alarms (``rootrank run``: exit code 0; ``watch``: its input ended); every alarm is
+listed with why it was withdrawn.
 
 ``final`` is ``false`` for a failure seen while the job still runs and ``true`` for the
 diagnosis at its end. The text form is one or a few lines per event, each starting with
@@ -157,6 +167,41 @@ class Reporter:
             text = f"rootrank: failure in the log so far: {title}{where} ({cls})"
         self._emit(event, text)
 
+    def withdrawn(self, alarm: dict[str, Any]) -> None:
+        """An earlier alarm (:attr:`rootrank.live.monitor.Monitor.alarms`) withdrawn."""
+        with self._lock:
+            event = mask_result({"event": "withdrawn", **_alarm_dict(alarm)}, self.masker)
+            text = self.masker.text(
+                f"rootrank: {alarm['alarm']} alarm withdrawn ({alarm['what']}): {alarm['withdrawn']}"
+            )
+        self._emit(event, text)
+
+    def healthy(
+        self, alarms: list[dict[str, Any]], diag: Diagnosis, *, exit_code: int | None
+    ) -> None:
+        """The job ended with no failure after ``alarms`` (each withdrawn, with why)."""
+        code = f" (exit code {exit_code})" if exit_code is not None else ""
+        lines = [
+            f"rootrank: the run finished healthy{code}: nothing in its output shows a failure;"
+            f" the earlier alarm{'s are' if len(alarms) > 1 else ' is'} withdrawn:"
+        ]
+        for a in alarms:
+            when = time.strftime("%H:%M:%S", time.localtime(float(a["time"])))
+            lines.append(f"rootrank:   {a['alarm']} at {when} ({a['what']}): {a['withdrawn']}")
+        with self._lock:
+            event: dict[str, Any] = mask_result(
+                {
+                    "event": "healthy",
+                    "final": True,
+                    "exit_code": exit_code,
+                    "withdrawn": [_alarm_dict(a) for a in alarms],
+                },
+                self.masker,
+            )
+            text = self.masker.text("\n".join(lines))
+        event["diagnosis"] = diag.to_dict()  # masked by the engine already
+        self._emit(event, text)
+
     def progress(self, ranks: list[dict[str, Any]]) -> None:
         """A progress heartbeat (``--progress-every``; JSON only, for the editor's status bar)."""
         if self.fmt == "json":
@@ -168,6 +213,18 @@ class Reporter:
         """The command's exit code (JSON only: in text the shell shows it)."""
         if self.fmt == "json":
             self._emit({"event": "exit", "code": code}, "")
+
+
+def _alarm_dict(alarm: dict[str, Any]) -> dict[str, Any]:
+    """An alarm as its JSON: ``alarm``, ``alarm_time`` (s since the epoch), ``what``,
+    ``suspect_rank``, ``why`` (why it was withdrawn)."""
+    return {
+        "alarm": alarm["alarm"],
+        "alarm_time": round(float(alarm["time"]), 3),
+        "what": alarm["what"],
+        "suspect_rank": alarm["suspect_rank"],
+        "why": alarm["withdrawn"],
+    }
 
 
 #: The first line of ``rootrank run``'s final report when the output shows a failure and the

@@ -9,6 +9,12 @@
 - Stalls and stragglers come from the :class:`~rootrank.live.tracker.ProgressTracker`; with
   ``on_stall="dump"`` each rank's stack is collected first (in a thread, so the job's output
   keeps flowing) and may name the suspect.
+- An alarm (a stall, a failure reported while the job ran) is **withdrawn** when the job
+  shows it was none: a stall when every stalled rank moved again, a failure when the
+  diagnosis of the lines so far no longer names it (the process survived the error: a later
+  step, the run's end). Each is said once (``withdrawn``), and a job that ends with no failure
+  after alarms ends with ``healthy``, listing them and why each was withdrawn (new-user trial
+  r17c: a stall alarm of a slow rank stood after the run finished with exit code 0).
 """
 
 from __future__ import annotations
@@ -64,7 +70,8 @@ class Monitor:
         #: Whether any failure was reported (of any job).
         self.any_reported = False
         self._run = scan.run
-        self._seen_order: tuple[int, int, int] | None = None
+        self._seen_order: tuple[object, ...] | None = None
+        self._seen_changes: tuple[int, int, int] | None = None
         self._last_snapshot = 0.0
         self._gap = MIN_SNAPSHOT_GAP
         self._candidate: tuple[tuple[str, int | None], float, Diagnosis] | None = None
@@ -73,6 +80,10 @@ class Monitor:
         self._dumps: list[threading.Thread] = []
         #: The stalls reported so far (the final report names the last when nothing else).
         self.stalls: list[Verdict] = []
+        #: Every alarm raised (a stall or a failure reported while the job ran), in order:
+        #: ``{"alarm": "stall"|"failure", "time": float (s since the epoch), "what": str,
+        #: "suspect_rank": int|None, "withdrawn": str|None (why, once withdrawn)}``.
+        self.alarms: list[dict[str, object]] = []
 
     def tick(self, now: float | None = None) -> None:
         """Run the checks (call about once a second)."""
@@ -84,6 +95,8 @@ class Monitor:
         for v in verdicts:
             if v.kind == "stall":
                 self.stalls.append(v)
+                if not v.follow_up:
+                    self._alarm("stall", v.why, v.suspect_rank, now)
             if (
                 v.kind == "stall"
                 and not v.follow_up
@@ -98,6 +111,16 @@ class Monitor:
                 t.start()
             else:
                 self.reporter.verdict(v)
+        if not verdicts and not self.scan.tracker.stall_open:
+            alarm = self._open("stall")
+            if alarm is not None:
+                with self.scan.lock:
+                    ranks = self.scan.tracker.snapshot()
+                steps = ", ".join(
+                    f"{'the job' if r['rank'] is None else 'rank ' + str(r['rank'])} at step {r['step']}"
+                    for r in ranks
+                )
+                self._withdraw(alarm, f"every stalled rank moved again ({steps})")
         if (
             ranks is not None
             and self.progress_every is not None
@@ -113,15 +136,30 @@ class Monitor:
         if self.scan.run != self._run:  # a new job: its failure is its own
             self._run = self.scan.run
             self.reported, self._candidate, self._seen_order = None, None, None
-        order = self.scan.changes()
+            self._seen_changes = None
+            self.alarms = []  # the earlier job's: a new job neither confirms nor withdraws them
+        changes = self.scan.changes()
+        order: tuple[object, ...] = changes
+        if self.reported is not None:
+            # a failure is standing: new steps may show the job survived it (withdrawn)
+            with self.scan.lock:
+                order += tuple((r["rank"], r["step"]) for r in self.scan.tracker.snapshot())
         if order != self._seen_order and now - self._last_snapshot >= self._gap:
             self._seen_order = order
+            self._seen_changes = changes
             self._last_snapshot = now
             t0 = time.perf_counter()
             diag = self.scan.snapshot()
             # an analysis never takes more than a tenth of the time
             self._gap = max(MIN_SNAPSHOT_GAP, 10 * (time.perf_counter() - t0))
             key = failure_key(diag)
+            if key is None and self.reported is not None:
+                # the failure reported earlier is gone from the diagnosis: the job showed
+                # it survived the error (a later step, the run's end)
+                self.reported = None
+                alarm = self._open("failure")
+                if alarm is not None:
+                    self._withdraw(alarm, _why_gone(diag))
             if key is None or key == self.reported:
                 self._candidate = None
             elif self._candidate is None or self._candidate[0] != key:
@@ -131,11 +169,31 @@ class Monitor:
         if self._candidate is not None:
             key, first, diag = self._candidate
             quiet = now - self.scan.last_arrival >= SETTLE
-            if (quiet and self._seen_order == self.scan.changes()) or now - first >= MAX_SETTLE:
+            if (quiet and self._seen_changes == self.scan.changes()) or now - first >= MAX_SETTLE:
                 self.reported = key
                 self.any_reported = True
                 self._candidate = None
                 self.reporter.failure(diag, final=False)
+                rc = diag.root_cause
+                self._alarm("failure", rc.title if rc else "a failure", diag.initiating_rank, now)
+
+    def _alarm(self, kind: str, what: str, suspect: int | None, now: float) -> None:
+        """Record an alarm raised (``kind`` ``"stall"`` or ``"failure"``)."""
+        self.alarms.append(
+            {"alarm": kind, "time": now, "what": what, "suspect_rank": suspect, "withdrawn": None}
+        )
+
+    def _open(self, kind: str) -> dict[str, object] | None:
+        """The latest alarm of ``kind`` not withdrawn, if any."""
+        for a in reversed(self.alarms):
+            if a["alarm"] == kind:
+                return a if a["withdrawn"] is None else None
+        return None
+
+    def _withdraw(self, alarm: dict[str, object], why: str) -> None:
+        """Withdraw ``alarm`` (``why``: one sentence) and say so."""
+        alarm["withdrawn"] = why
+        self.reporter.withdrawn(alarm)
 
     def _dump_and_report(self, v: Verdict, pid: int) -> None:
         dump = dump_job(pid)
@@ -154,18 +212,50 @@ class Monitor:
         for t in self._dumps:
             t.join(max(0.0, end - time.time()))
 
-    def final(self, diag: Diagnosis, failed: bool, exit_code: int | None = None) -> None:
+    def final(
+        self, diag: Diagnosis, failed: bool, exit_code: int | None = None, ended: bool = True
+    ) -> None:
         """At the end: the full diagnosis when the job failed, when a new root cause showed
         up, or (``rootrank run``) when the output shows a failure although the command exited
         0 (``cmd | tee x.log``: a pipeline's status is its last command's, so ``tee`` hid the
         job's; the report then says so). ``exit_code``: the command's (``rootrank run``;
-        ``None`` for ``watch``, which knows none), said when the output names no cause."""
+        ``None`` for ``watch``, which knows none), said when the output names no cause.
+
+        A job that ended (``ended``: the command exited, or the watched input ended) with no
+        failure (not ``failed``, no root cause, no exit code but 0) after alarms ends with a
+        ``healthy`` event: every alarm, each withdrawn with its reason (those still standing
+        are withdrawn now: the job went on to its end)."""
         key = failure_key(diag)
         stall = self.stalls[-1] if self.stalls else None
         hidden = exit_code == 0 and key is not None
         if failed or hidden or (key is not None and key != self.reported):
             if key is not None or failed:
                 self.reporter.failure(diag, final=True, stall=stall, exit_code=exit_code)
+                return
+        if not ended or not self.alarms or failed or key is not None or exit_code:
+            return
+        if diag.unclassified is not None:
+            return  # an exception no signature names: no healthy run either (exit 3)
+        end = (
+            f"the command exited {exit_code} with no failure in its output"
+            if exit_code is not None
+            else "the output ended with no failure in it"
+        )
+        for a in self.alarms:
+            if a["withdrawn"] is None:
+                why = _why_gone(diag) if a["alarm"] == "failure" else None
+                a["withdrawn"] = why or f"the job went on: {end}"
+        self.reporter.healthy(list(self.alarms), diag, exit_code=exit_code)
+
+
+def _why_gone(diag: Diagnosis) -> str:
+    """Why a failure reported earlier is no longer the diagnosis: the reasoning that set it
+    aside (an error survived, caught before the run's end), else that the lines since show
+    none."""
+    for r in diag.reasoning:
+        if "[error_survived]" in r or "[run_completed]" in r:
+            return r
+    return "the diagnosis of the lines since names no failure"
 
 
 __all__ = ["Monitor", "StackDump", "failure_key"]

@@ -151,6 +151,12 @@ class ProgressTracker:
         rp.step, rp.total, rp.epoch, rp.time, rp.path, rp.line = step, total, epoch, now, path, line
         return True
 
+    @property
+    def stall_open(self) -> bool:
+        """Whether a stall episode is open (reported, and some stalled rank has not moved
+        since): :meth:`check` closes it once no rank is past the threshold."""
+        return self._stall_open
+
     def reset(self) -> None:
         """Forget everything (a new run started in the watched file)."""
         self.ranks.clear()

@@ -328,5 +328,5 @@ def watch_paths(
     # (Fix, Verify), as `rootrank run` gives when its command ends, even if its headline was
     # said while the input was read
     ended = stdin_done is not None and stdin_done.is_set() and watcher is None
-    monitor.final(diag, failed=ended and failure_key(diag) is not None)
+    monitor.final(diag, failed=ended and failure_key(diag) is not None, ended=ended)
     return 0 if monitor.any_reported or failure_key(diag) is not None else 1
