@@ -612,6 +612,18 @@ _RUN_END_REPORT = lazy_regex.compile(
     r"|[Ff]inished training|[Dd]one training)[.!]?\s*$)"
 )
 
+# A rank's own end-of-run record, in a script's words: ``log.info(f"rank {rank} training
+# complete")``, ``print(f"rank {rank} done, skipped {n} steps")``, or the same after a rank
+# prefix (``[rank1]: finished``). The end word follows the rank's name (or starts the line's
+# body) and ends the clause: "rank 0 done loading" is a step of start-up, not the run's end.
+# Read per rank (ScanMachine._rank_last): only when every rank's last line is such a record
+# does it show the run's end (rootrank.analysis.completed).
+_RANK_END = lazy_regex.compile(
+    r"(?i)(?:^|(?<![\w-])rank[ =:#]?\d{1,6}\]?[:,]?\s+)"
+    r"(?:(?:training|train|run|job|worker|process)\s+(?:is\s+|has\s+)?)?"
+    r"(?P<end>completed?|finished|done)(?=\s*$|[.,;!(]|\s+(?:in|after)\s)"
+)
+
 _AGENT_FAILED = lazy_regex.compile(
     r"(?:^|\s)[EW]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*elastic/multiprocessing/api\.py:\d+\] "
     r"failed \(exitcode: -?\d+\) local_rank: \d+ "
@@ -1278,6 +1290,10 @@ class Scanner:
         # the jobs before it showed (taken out of the ranks seen at the source's end).
         self._ended: str | None = None
         self._ended_line = 0
+        # Each rank's last line in the current section (rank -> (1-based line, the end record
+        # it is, or None)): when every rank's last line is its own end record, the run ended
+        # at the latest of them (_ranks_ended).
+        self._rank_last: dict[int, tuple[int, str | None]] = {}
         self._run_start = 1
         self._other_run_ranks: set[int] = set()
         # Each process's steps since its section began, and the exceptions waiting to see
@@ -1299,6 +1315,7 @@ class Scanner:
         self._path_rank = path_rank
         self._section, self._held = SectionFacts(), []
         self._ended, self._run_start, self._other_run_ranks = None, 1, set()
+        self._rank_last = {}
         self._block_stacks, self._block_launchers, self._peeks = {}, {}, 0
         self._launch_since = {}
         readers: dict[int | None, TracebackReader] = {}
@@ -1504,6 +1521,8 @@ class Scanner:
         st.launch.drivers.update(
             name for name, part in _DRIVER_PATHS if any(part in p.replace("\\", "/") for p in paths)
         )
+        if self._ended is None:
+            self._ranks_ended(self._section.world or tagger.world_size)
         if self._ended is not None:
             st.run_ended.append((path, self._ended_line, self._ended))
         if self._other_run_ranks:  # ranks only other jobs of the file showed
@@ -1679,8 +1698,13 @@ class Scanner:
                 path,
                 (path, tagged.host, rank, None if rank is not None else tagged.local_rank),
             )
-        elif tagged.time is not None and (st.end_time is None or tagged.time > st.end_time):
-            st.end_time = tagged.time
+        else:
+            if tagged.time is not None and (st.end_time is None or tagged.time > st.end_time):
+                st.end_time = tagged.time
+            own = rank if rank is not None else tagged.local_rank
+            self._see_rank_line(
+                own if own is not None or "rank" not in text else body_rank(text), text, raw.number
+            )
         st.launch.read(text, raw.number, raw.text)
         for since in self._launch_since.values():
             since.read(text, raw.number, raw.text)
@@ -2098,6 +2122,7 @@ class Scanner:
         self._line_sigs.clear()
         self._failed = False
         self._ended = None
+        self._rank_last.clear()
         self._summary_progress = None
 
     def _other_program(self, number: int) -> str | None:
@@ -2216,6 +2241,7 @@ class Scanner:
         self._line_sigs.clear()
         self._failed = False
         self._ended = None
+        self._rank_last.clear()
         self._summary_progress = None
 
     def _own_stacks(self, sections: list[SectionFacts]) -> None:
@@ -2393,6 +2419,38 @@ class Scanner:
                 raw, tagged.text, rank, tagged.time, path, (path, tagged.host, tagged.rank, local)
             )
 
+    def _see_rank_line(self, rank: int | None, text: str, number: int) -> None:
+        """Note line ``number`` (1-based) as ``rank``'s last line so far, with the end record
+        it is (:data:`_RANK_END`) or ``None``; a line of no rank is not noted."""
+        if rank is None:
+            return
+        end = None
+        if ("one" in text or "omplete" in text or "inish" in text) and (
+            m := _RANK_END.search(text)
+        ):
+            end = text[m.start() :].strip()[:60]
+        self._rank_last[rank] = (number, end)
+
+    def _ranks_ended(self, world: int | None) -> None:
+        """Set the section's end (``_ended``, ``_ended_line``) when every rank the section
+        showed (and every rank below its world size, when a line printed it) has an end record
+        (:data:`_RANK_END`) as its last line: the latest of those lines. A rank with no line of
+        its own, or whose last line is anything else (a traceback, a step), leaves it unset.
+        ``world`` is the world size a line printed, if any."""
+        last = self._rank_last
+        if not last:
+            return
+        ranks = set(self._section.ranks) | set(last)
+        if world is not None and 0 < world <= 4096:
+            ranks |= set(range(world))
+        if any(r not in last or last[r][1] is None for r in ranks):
+            return
+        line = max(n for n, _ in last.values())
+        shown = ", ".join(f"rank {r}: '{last[r][1]}'" for r in sorted(last)[:4])
+        more = f" and {len(last) - 4} more" if len(last) > 4 else ""
+        self._ended = f"every rank's last line is its own end-of-run record ({shown}{more})"
+        self._ended_line = line
+
     def _curves(
         self,
         raw: RawLine,
@@ -2414,6 +2472,7 @@ class Scanner:
             st.end_time = time
         if rank is None and "rank" in text:
             rank = body_rank(text)
+        self._see_rank_line(rank, text, raw.number)
         if "\r" in raw.raw and "%|" in raw.raw and self._frames_line != raw.number:
             self._frames_line = raw.number
             for frame in raw.raw.split("\r")[1:-1]:

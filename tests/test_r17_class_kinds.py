@@ -1,0 +1,82 @@
+"""Round-17 kinds of class and healthy-run reasoning (held-out sets r17a, r17b).
+
+1. A run whose every rank's last line is its own end-of-run record (``rank 1 training
+   complete``, ``rank 0 done, skipped 2 steps``), with no launcher failure and only caught
+   tracebacks before it, is healthy (rule ``run_completed``, rootrank.scan._RANK_END). The
+   fixtures are real torchrun runs of this machine (torch 2.13 CPU, gloo; r17b cases 12 and 13,
+   scripts 12_healthy_noise.py and 13_healthy_retry.py), whole; the controls are contiguous cuts
+   of the same output that end before one rank's end record.
+2. A ``RuntimeError`` raised by a native op straight into the user's line (``torch.cat`` of a
+   2-D and a 3-D tensor) is a user-code exception (rootrank.analysis.prepare.user_op_errors).
+3. Accelerate's debug-mode shape check is a collective shape mismatch
+   (signatures/collective/accelerate-operation-shape-mismatch.yaml).
+4. "Fatal Python error: Aborted" right after the NCCL watchdog's ``what():`` line is the
+   watchdog's own abort: the root is the collective timeout (explained_by: [abort-message]).
+5. A framework's checkout (``LLaMA-Factory/src/llamafactory/...``) is not the user's code, and
+   its dataset loader's "File X not found." is a config error (framework_missing_files).
+
+The logs of 2-5 are written here in the tools' own wording (torch's TORCH_CHECK message,
+accelerate's DistributedOperationException, ProcessGroupNCCL's watchdog and faulthandler's
+banner, LLaMA-Factory's loader) with values of our own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rootrank.engine import diagnose_text
+
+_DATA = Path(__file__).parent / "r17_class"
+
+
+def _read(name: str) -> str:
+    return (_DATA / name).read_text(encoding="utf-8")
+
+
+# 1. healthy runs: every rank printed its own end
+
+
+def test_logged_fallback_then_every_rank_training_complete_is_healthy() -> None:
+    d = diagnose_text(_read("healthy-logged-fallback-ranks-complete.log"), "run.log", mask=False)
+    assert d.root_cause is None and d.unclassified is None
+    done = [r for r in d.reasoning if "[run_completed]" in r]
+    assert done and "run.log:82" in done[0]
+    assert "rank 2: 'rank 2 training complete'" in done[0]
+
+
+def test_retried_download_then_every_rank_done_is_healthy() -> None:
+    d = diagnose_text(_read("healthy-retried-download-ranks-done.log"), "run.log", mask=False)
+    assert d.root_cause is None and d.unclassified is None
+    done = [r for r in d.reasoning if "[run_completed]" in r]
+    assert done and "run.log:70" in done[0]
+    assert "rank 3: 'rank 3 done, skipped 2 steps'" in done[0]
+
+
+def test_a_rank_whose_last_line_is_a_step_keeps_the_failure() -> None:
+    """Control: the same run cut before rank 2's end record (line 82): rank 2's last line is
+    a step, so the run's end is not shown and the logged ModuleNotFoundError stays the root."""
+    lines = _read("healthy-logged-fallback-ranks-complete.log").splitlines()[:81]
+    d = diagnose_text("\n".join(lines) + "\n", "run.log", mask=False)
+    assert d.root_cause is not None
+    assert not any("[run_completed]" in r for r in d.reasoning)
+
+
+def test_a_rank_that_printed_no_end_keeps_the_failure() -> None:
+    """Control: cut before rank 3's "done" (line 70): three of four ranks ended."""
+    lines = _read("healthy-retried-download-ranks-done.log").splitlines()[:69]
+    d = diagnose_text("\n".join(lines) + "\n", "run.log", mask=False)
+    assert d.root_cause is not None
+    assert not any("[run_completed]" in r for r in d.reasoning)
+
+
+def test_an_error_after_every_rank_ended_is_not_survived() -> None:
+    """Control: an uncaught traceback after the end records (teardown) is a failure."""
+    text = _read("healthy-retried-download-ranks-done.log") + (
+        "16:14:16 Traceback (most recent call last):\n"
+        '16:14:16   File "/srv/job/train.py", line 90, in <module>\n'
+        "16:14:16     upload(ckpt)\n"
+        "16:14:16 ConnectionResetError: [Errno 104] Connection reset by peer\n"
+    )
+    d = diagnose_text(text, "run.log", mask=False)
+    assert d.root_cause is not None or d.unclassified is not None
+    assert not any("[run_completed]" in r for r in d.reasoning)
