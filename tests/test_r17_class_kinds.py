@@ -80,3 +80,50 @@ def test_an_error_after_every_rank_ended_is_not_survived() -> None:
     d = diagnose_text(text, "run.log", mask=False)
     assert d.root_cause is not None or d.unclassified is not None
     assert not any("[run_completed]" in r for r in d.reasoning)
+
+
+# 2. a native op's RuntimeError raised at the user's line
+
+
+def _cat_trace(rank: int) -> list[str]:
+    p = f"[rank{rank}]:"
+    return [
+        f"{p} Traceback (most recent call last):",
+        f'{p}   File "/home/ml/vla/train.py", line 61, in <module>',
+        f"{p}     loss = policy(batch)",
+        f'{p}   File "/opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py",'
+        " line 1775, in _wrapped_call_impl",
+        f"{p}     return self._call_impl(*args, **kwargs)",
+        f'{p}   File "/opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py",'
+        " line 1786, in _call_impl",
+        f"{p}     return forward_call(*args, **kwargs)",
+        f'{p}   File "/home/ml/vla/models/fuse.py", line 58, in forward',
+        f"{p}     z = torch.cat([coarse, tokens], dim=1)",
+        f"{p} RuntimeError: Tensors must have same number of dimensions: got 2 and 3",
+    ]
+
+
+def test_torch_op_runtime_error_at_the_users_line_is_a_user_code_exception() -> None:
+    d = diagnose_text("\n".join(_cat_trace(1) + _cat_trace(0)) + "\n", "job.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "user-code-exception"
+    assert rc.captures["exc_type"] == "RuntimeError"
+    assert rc.fix.steps[0].startswith("fuse.py:58 (in forward)")
+    assert d.initiating_rank is None  # both ranks raise the same deterministic error
+
+
+def test_runtime_error_raised_inside_a_library_stays_unclassified() -> None:
+    """Control: the innermost frame is the library's own: not the user's arguments."""
+    log = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/home/ml/vla/train.py", line 61, in <module>',
+            "    store.flush()",
+            '  File "/opt/venv/lib/python3.11/site-packages/blobstore/client.py", line 212,'
+            " in flush",
+            '    raise RuntimeError(f"backend returned status {code}")',
+            "RuntimeError: backend returned status 7",
+        ]
+    )
+    d = diagnose_text(log + "\n", "job.log", mask=False)
+    assert d.root_cause is None and d.unclassified is not None

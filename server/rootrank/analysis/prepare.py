@@ -121,6 +121,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(library_call_mismatches(findings, state, library))
     findings.extend(library_argument_checks(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
+    findings.extend(user_op_errors(findings, state, library))
     findings.extend(exception_findings(findings, state, library))
     findings = [user_statement_first(f, state) for f in findings]
     findings.extend(signal_exit_findings(findings, library, state.elastic))
@@ -235,6 +236,56 @@ def exception_findings(
             for fr in exc.frames[-12:]
         ]
     return list(first.values())
+
+
+#: The exception type a library's native op raises at its caller's line: torch's C++ checks
+#: (``TORCH_CHECK``: a wrong shape, dimension count, dtype or device of an argument) surface
+#: in Python as ``RuntimeError`` with no Python frame of their own.
+OP_ERROR_TYPE = "RuntimeError"
+
+
+def user_op_errors(findings: list[Finding], state: ScanState, library: Library) -> list[Finding]:
+    """A ``RuntimeError`` whose innermost frame is the user's own code (``Frame.user``: not
+    site-packages, the standard library or a known framework's source tree), on a line no
+    signature reads: a finding of :data:`EXCEPTION_SIGNATURE` (class user-code-exception) on
+    the exception's line, one per rank (its first such exception).
+
+    Mechanism: a native op (``torch.cat``, ``view``, a matmul) checks its arguments in C++ and
+    raises ``RuntimeError`` straight into the Python line that called it, so the traceback's
+    last frame is that call: when it is the user's file, the arguments the user's code built
+    are wrong (``torch.cat`` of a 2-D and a 3-D tensor), whatever the message's words. A
+    ``RuntimeError`` raised inside a library (its last frame in site-packages: NCCL, CUDA,
+    the allocator, a framework's own check) is not this kind, and neither is an exception
+    the process survived (set aside before this runs). Lines another signature reads (the
+    matmul shape mismatch, CUDA out of memory) are left to it, and so is a rank on which
+    another signature already names a cause (a DataLoader worker's wrapped exception: the
+    wrapper's reading is the more precise one)."""
+    sig = library.signatures.get(EXCEPTION_SIGNATURE)
+    if sig is None:
+        return []
+    named = {
+        f.rank
+        for f in findings
+        if f.role == "cause" and f.severity == "error" and f.signature != EXCEPTION_SIGNATURE
+    }
+    out: dict[int | None, Finding] = {}
+    for seen in _unread_exceptions(state, findings, OP_ERROR_TYPE):
+        exc = seen.exc
+        if (
+            seen.rank in out
+            or seen.rank in named
+            or exc.type.rsplit(".", 1)[-1] != OP_ERROR_TYPE
+            or exc.header == "terminate"
+            or not exc.frames
+            or not exc.frames[-1].user
+        ):
+            continue
+        found = _exception_finding(sig, seen, {})
+        col = seen.raw.find(exc.type)
+        if col >= 0:
+            found.evidence[0].column_start, found.evidence[0].column_end = col, len(seen.raw)
+        out[seen.rank] = found
+    return list(out.values())
 
 
 def user_reraise(state: ScanState, seen: SeenException) -> SeenException | None:
