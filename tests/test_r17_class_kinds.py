@@ -127,3 +127,34 @@ def test_runtime_error_raised_inside_a_library_stays_unclassified() -> None:
     )
     d = diagnose_text(log + "\n", "job.log", mask=False)
     assert d.root_cause is None and d.unclassified is not None
+
+
+# 3. accelerate's debug-mode shape check
+
+
+def _accelerate_trace(rank: int) -> list[str]:
+    p = f"[rank{rank}]:"
+    return [
+        f"{p} Traceback (most recent call last):",
+        f'{p}   File "/home/ml/rlhf/dpo_eval.py", line 77, in <module>',
+        f"{p}     all_logps = accelerator.gather(logps)",
+        f'{p}   File "/opt/conda/lib/python3.11/site-packages/accelerate/utils/operations.py",'
+        " line 376, in wrapper",
+        f"{p}     raise DistributedOperationException(",
+        f"{p} accelerate.utils.operations.DistributedOperationException: Cannot apply desired"
+        " operation due to shape mismatches. All shapes across devices must be valid.",
+        "",
+        f"{p} Operation: `accelerate.utils.operations.gather`",
+        f"{p} Input shapes:",
+        f"{p}   - Process 0: [8, 412]",
+        f"{p}   - Process 1: [8, 377]",
+    ]
+
+
+def test_accelerate_shape_check_is_a_collective_shape_mismatch() -> None:
+    log = "\n".join(_accelerate_trace(1) + _accelerate_trace(0)) + "\n"
+    d = diagnose_text(log, "job.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "collective-shape-mismatch"
+    assert rc.signature == "accelerate-operation-shape-mismatch"
+    assert any("pad_across_processes" in s for s in rc.fix.steps)
