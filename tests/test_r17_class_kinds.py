@@ -158,3 +158,43 @@ def test_accelerate_shape_check_is_a_collective_shape_mismatch() -> None:
     assert rc is not None and rc.failure_class == "collective-shape-mismatch"
     assert rc.signature == "accelerate-operation-shape-mismatch"
     assert any("pad_across_processes" in s for s in rc.fix.steps)
+
+
+# 4. the watchdog's abort is the collective timeout's consequence
+
+_WATCHDOG_ABORT = [
+    "[rank2]:[E1204 09:40:11.402118311 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught"
+    " collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLGATHER, NumelIn=1, NumelOut=4,"
+    " Timeout(ms)=600000) ran for 600083 milliseconds before timing out.",
+    "terminate called after throwing an instance of 'c10::DistBackendError'",
+    "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 2] Process group watchdog thread terminated"
+    " with exception: [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1,"
+    " OpType=ALLGATHER, NumelIn=1, NumelOut=4, Timeout(ms)=600000) ran for 600083 milliseconds"
+    " before timing out.",
+    "Fatal Python error: Aborted",
+    "",
+    "Thread 0x00007f3be5fff640 (most recent call first):",
+    "  <no Python frame>",
+]
+
+
+def test_fatal_abort_after_the_watchdog_what_line_is_the_timeouts_collateral() -> None:
+    d = diagnose_text("\n".join(_WATCHDOG_ABORT) + "\n", "job.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "collective-timeout"
+    assert "fatal-python-error-abort" in {f.signature for f in d.collateral}
+    assert any("[declared_explanations]" in r and "Fatal Python error" in r for r in d.reasoning)
+
+
+def test_fatal_abort_with_no_message_before_it_stays_a_native_crash() -> None:
+    """Control: the banner alone (no what(): payload above it) is the native abort."""
+    log = [
+        "Fatal Python error: Aborted",
+        "",
+        "Current thread 0x00007f3be5fff640 (most recent call first):",
+        '  File "/home/ml/vla/decode.py", line 30 in unpack',
+        '  File "/home/ml/vla/train.py", line 61 in <module>',
+    ]
+    d = diagnose_text("\n".join(log) + "\n", "job.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "segfault"
