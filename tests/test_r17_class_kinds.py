@@ -25,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rootrank.engine import diagnose_text
+from rootrank.tracebacks import is_user_frame
 
 _DATA = Path(__file__).parent / "r17_class"
 
@@ -198,3 +199,56 @@ def test_fatal_abort_with_no_message_before_it_stays_a_native_crash() -> None:
     d = diagnose_text("\n".join(log) + "\n", "job.log", mask=False)
     rc = d.root_cause
     assert rc is not None and rc.failure_class == "segfault"
+
+
+# 5. a framework's checkout and its dataset loader
+
+
+def test_framework_checkout_frames_are_not_user_code() -> None:
+    assert not is_user_frame("/data/u/LLaMA-Factory/src/llamafactory/data/loader.py")
+    assert not is_user_frame("/home/u/lightning/src/lightning/pytorch/trainer/trainer.py")
+    assert not is_user_frame("/home/u/transformers/src/transformers/trainer.py")
+    assert is_user_frame("/data/u/VeOmni/tasks/train_torch.py")
+    assert is_user_frame("/home/u/proj/data/loader.py")
+
+
+def _llamafactory_trace(rank: int) -> list[str]:
+    p = f"[rank{rank}]:"
+    root = "/srv/ft/LLaMA-Factory/src/llamafactory"
+    return [
+        f"{p} Traceback (most recent call last):",
+        f'{p}   File "{root}/launcher.py", line 23, in <module>',
+        f"{p}     launch()",
+        f'{p}   File "{root}/data/loader.py", line 171, in _get_merged_dataset',
+        f"{p}     datasets.append(_load_single_dataset(dataset_attr, model_args, data_args,"
+        " training_args))",
+        f'{p}   File "{root}/data/loader.py", line 75, in _load_single_dataset',
+        f'{p}     raise ValueError(f"File {{local_path}} not found.")',
+        f"{p} ValueError: File data/vqa_train_v3.json not found.",
+    ]
+
+
+def test_framework_loader_file_not_found_is_a_config_error() -> None:
+    log = "\n".join(_llamafactory_trace(3) + _llamafactory_trace(1)) + "\n"
+    d = diagnose_text(log, "job.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "config-error"
+    assert rc.signature == "framework-data-file-not-found"
+    assert rc.captures["path"] == "data/vqa_train_v3.json"
+    assert "dataset_info.json" in rc.fix.steps[0]
+    assert "your code" not in " ".join(d.reasoning)
+
+
+def test_the_same_message_raised_in_the_users_file_stays_theirs() -> None:
+    """Control: the user's own loader raising it is the user's exception."""
+    log = [
+        "Traceback (most recent call last):",
+        '  File "/home/ml/proj/prep.py", line 40, in <module>',
+        "    rows = read_rows(args.input)",
+        '  File "/home/ml/proj/prep.py", line 18, in read_rows',
+        '    raise ValueError(f"File {path} not found.")',
+        "ValueError: File data/vqa_train_v3.json not found.",
+    ]
+    d = diagnose_text("\n".join(log) + "\n", "job.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "user-code-exception"

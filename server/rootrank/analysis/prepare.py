@@ -121,6 +121,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(library_call_mismatches(findings, state, library))
     findings.extend(library_argument_checks(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
+    findings.extend(framework_missing_files(findings, state, library))
     findings.extend(user_op_errors(findings, state, library))
     findings.extend(exception_findings(findings, state, library))
     findings = [user_statement_first(f, state) for f in findings]
@@ -236,6 +237,68 @@ def exception_findings(
             for fr in exc.frames[-12:]
         ]
     return list(first.values())
+
+
+#: The signature of a data file a framework's loader did not find (:func:`framework_missing_files`).
+MISSING_DATA_SIGNATURE = "framework-data-file-not-found"
+#: The exception types a loader raises for a path that is not there.
+MISSING_FILE_TYPES = ("ValueError", "FileNotFoundError", "OSError")
+#: A message saying a file or path was not found: LLaMA-Factory's "File data/x.json not
+#: found.", "Path ... does not exist", Python's "[Errno 2] No such file or directory: 'x'".
+MISSING_FILE_MESSAGE = lazy_regex.compile(
+    r"(?i)^(?:(?:data(?:set)?\s+)?(?:file|path|directory|dir)\s+)['\"`]?(?P<path>[^'\"`\s]+)['\"`]?"
+    r"\s+(?:is\s+)?(?:not\s+found|does\s+not\s+exist|cannot\s+be\s+found)"
+    r"|No such file or directory: ['\"](?P<path2>[^'\"]+)['\"]"
+)
+#: Where a framework loads its data: a module or function of data loading.
+DATA_LOADER_FRAME = lazy_regex.compile(r"(?i)(?:^|/)(?:data|datasets?)/|data(?:set)?|load")
+
+
+def framework_missing_files(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """A ``ValueError``/``FileNotFoundError``/``OSError`` saying a file or path was not found
+    (:data:`MISSING_FILE_MESSAGE`), raised in a library's or framework's data-loading code
+    (its innermost frame not the user's, in a data module or a load/dataset function:
+    :data:`DATA_LOADER_FRAME`), with no user frame on the way but the entry script's (the
+    script that only starts the framework): a finding of :data:`MISSING_DATA_SIGNATURE` (class
+    config-error) on the exception's line, one per rank. Mechanism: the framework resolved
+    the path from its config (a dataset registry entry, a data directory, a relative path
+    against the working directory); the user's code did not build it, so the fix is the
+    config or the file, and every rank fails alike. Raised from the user's own file, or below
+    a frame of the user's code other than the entry script (a dataset's ``__getitem__``
+    handing ``np.load`` a sample's path), it stays the generic exception."""
+    sig = library.signatures.get(MISSING_DATA_SIGNATURE)
+    if sig is None:
+        return []
+    out: dict[int | None, Finding] = {}
+    for type_name in MISSING_FILE_TYPES:
+        for seen in _unread_exceptions(state, findings, type_name):
+            exc = seen.exc
+            if seen.rank in out or not exc.frames or exc.frames[-1].user:
+                continue
+            entry = exc.frames[0].file
+            if any(fr.user and fr.file != entry for fr in exc.frames):
+                continue  # the user's own code (a dataset's __getitem__) chose the path
+            m = MISSING_FILE_MESSAGE.search(exc.message.strip())
+            where = exc.frames[-1]
+            path = where.file.replace("\\", "/")
+            module = "/".join(path.split("/")[-2:])  # its package folder and file
+            if m is None or not (
+                DATA_LOADER_FRAME.search(module) or DATA_LOADER_FRAME.search(where.func)
+            ):
+                continue
+            name = path.rsplit("/", 1)[-1]
+            out[seen.rank] = _exception_finding(
+                sig,
+                seen,
+                {
+                    "where": f"{name}:{where.line}",
+                    "loader": where.func,
+                    "path": m.group("path") or m.group("path2") or "",
+                },
+            )
+    return list(out.values())
 
 
 #: The exception type a library's native op raises at its caller's line: torch's C++ checks
