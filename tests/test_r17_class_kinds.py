@@ -252,3 +252,21 @@ def test_the_same_message_raised_in_the_users_file_stays_theirs() -> None:
     d = diagnose_text("\n".join(log) + "\n", "job.log", mask=False)
     rc = d.root_cause
     assert rc is not None and rc.failure_class == "user-code-exception"
+
+
+# 6. fixes that lead with the line that decides them (signature variants)
+
+_FIX = Path(__file__).parent / "fix_variants"
+
+
+def _root(path: Path):
+    d = diagnose_text(path.read_text(encoding="utf-8"), path.name, mask=False)
+    assert d.root_cause is not None
+    return d.root_cause
+
+
+def test_nccl_socket_last_error_leads_with_the_network() -> None:
+    rc = _root(_FIX / "nccl-unhandled-system-error" / "socket-connect.log")
+    assert rc.failure_class == "nccl-system-error"
+    assert "NCCL_SOCKET_IFNAME" in rc.fix.steps[0] or "NCCL_SOCKET_IFNAME" in rc.fix.steps[1]
+    assert not any(s.startswith("Read the first 'NCCL WARN'") for s in rc.fix.steps)
