@@ -270,3 +270,10 @@ def test_nccl_socket_last_error_leads_with_the_network() -> None:
     assert rc.failure_class == "nccl-system-error"
     assert "NCCL_SOCKET_IFNAME" in rc.fix.steps[0] or "NCCL_SOCKET_IFNAME" in rc.fix.steps[1]
     assert not any(s.startswith("Read the first 'NCCL WARN'") for s in rc.fix.steps)
+
+
+def test_ucx_cuda_ipc_error_before_the_segfault_leads_with_ucx_tls() -> None:
+    rc = _root(_FIX / "native-signal-banner" / "ucx-cuda-ipc.log")
+    assert rc.failure_class == "segfault"
+    assert "UCX_TLS=^cuda_ipc" in rc.fix.steps[0]
+    assert rc.verify.startswith("UCX_TLS=^cuda_ipc ")
