@@ -277,3 +277,12 @@ def test_ucx_cuda_ipc_error_before_the_segfault_leads_with_ucx_tls() -> None:
     assert rc.failure_class == "segfault"
     assert "UCX_TLS=^cuda_ipc" in rc.fix.steps[0]
     assert rc.verify.startswith("UCX_TLS=^cuda_ipc ")
+
+
+def test_ddp_grad_missing_on_one_rank_leads_with_find_unused_and_verifies_with_that_rank() -> None:
+    """Real run (r17b case 02, torchrun 4 --tee 3): rank 2's batch took a branch."""
+    rc = _root(_DATA / "ddp-unused-branch-rank2-tee.log")
+    assert rc.failure_class == "ddp-unused-parameters" and rc.rank == 2
+    first = next(s for s in rc.fix.steps if "Rank 2's backward" in s)
+    assert rc.fix.steps.index(first) <= 1 and "find_unused_parameters=True" in first
+    assert "--nproc-per-node=4" in rc.verify  # rank 2 exists in the rerun
