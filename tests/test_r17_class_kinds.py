@@ -286,3 +286,11 @@ def test_ddp_grad_missing_on_one_rank_leads_with_find_unused_and_verifies_with_t
     first = next(s for s in rc.fix.steps if "Rank 2's backward" in s)
     assert rc.fix.steps.index(first) <= 1 and "find_unused_parameters=True" in first
     assert "--nproc-per-node=4" in rc.verify  # rank 2 exists in the rerun
+
+
+def test_dataloader_worker_exit_code_points_at_the_code_that_exited() -> None:
+    """Real run (r17b case 06, mp.spawn 3): a worker's os._exit(3) on a bad record."""
+    rc = _root(_FIX / "dataloader-worker-exited" / "worker-exit-code.log")
+    assert rc.fix.variant is not None and rc.fix.variant.id == "worker-exit-code"
+    assert "exit code 3: a plain exit, not a signal" in rc.fix.steps[0]
+    assert "dmesg" not in rc.fix.steps[0]
