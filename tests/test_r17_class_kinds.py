@@ -294,3 +294,12 @@ def test_dataloader_worker_exit_code_points_at_the_code_that_exited() -> None:
     assert rc.fix.variant is not None and rc.fix.variant.id == "worker-exit-code"
     assert "exit code 3: a plain exit, not a signal" in rc.fix.steps[0]
     assert "dmesg" not in rc.fix.steps[0]
+
+
+def test_per_rank_settings_that_differ_lead_with_the_same_launch_settings() -> None:
+    """Real run (r17b case 11, two torchrun nodes): MODEL_WIDTH exported on node 0 only."""
+    rc = _root(_FIX / "ddp-param-shape-mismatch" / "launch-settings-differ.log")
+    assert rc.failure_class == "divergent-model-across-ranks" and rc.rank == 3
+    step = next(s for s in rc.fix.steps if "launched with different settings" in s)
+    assert "hidden 64 on rank 3, 128 on ranks 0, 1, 2" in step
+    assert "Launch every node with the same settings" in step

@@ -624,6 +624,47 @@ _RANK_END = lazy_regex.compile(
     r"(?P<end>completed?|finished|done)(?=\s*$|[.,;!(]|\s+(?:in|after)\s)"
 )
 
+# A line a rank prints about itself, its body starting with its name: ``rank 3 on vm
+# group_rank 1 hidden 64`` (a script's ``print(f"rank {rank} ... hidden {HIDDEN}")``). The
+# ``name value`` / ``name=value`` pairs after it with a numeric value are its settings.
+_RANK_SELF = lazy_regex.compile(
+    r"(?i)^(?:\[[^\]]{0,80}\]\s*)*rank[ =:]?(?P<n>\d{1,6})\b[:,]?(?P<rest>.{1,400})"
+)
+_SETTING = lazy_regex.compile(
+    r"(?<![\w.-])(?P<k>[A-Za-z_][A-Za-z_\d]{1,30})(?:=| )(?P<v>-?\d+(?:\.\d+)?)(?![\w.])"
+)
+#: Names that differ between ranks by nature (their place in the job, their progress, their
+#: timing), never a setting to compare.
+_PER_RANK_NAME = lazy_regex.compile(
+    r"(?i)rank|pid|host|node|device|gpu|cuda|port|addr|step|iter|epoch|batch_idx|loss|time|"
+    r"sec|ms\b|acc|lr\b|grad|norm|seq|len|idx|index|count|tokens|samples|seed"
+)
+#: How many setting names are kept per rank.
+MAX_SETTINGS = 64
+
+
+def odd_setting(
+    settings: dict[int, dict[str, tuple[str, str, int] | None]], rank: int | None
+) -> tuple[str, str, str, int, list[int]] | None:
+    """A setting ``rank`` printed with another value than every other rank that printed it,
+    those others agreeing: ``(name, its value, the others' value, its 1-based line, the
+    other ranks)``; ``None`` when there is none (or ``rank`` is ``None``). Read from
+    ``settings`` (:attr:`ScanState.rank_settings`): the model width, the batch size, a
+    config value a script prints per rank. Ranks that built their model or data from
+    different settings were launched differently (an environment variable or argument given
+    on one node only)."""
+    if rank is None or rank not in settings:
+        return None
+    for name, got in settings[rank].items():
+        if got is None:
+            continue
+        others = {r: v[name] for r, v in settings.items() if r != rank and v.get(name) is not None}
+        values = {v[0] for v in others.values() if v is not None}
+        if len(values) == 1 and got[0] not in values:
+            return name, got[0], values.pop(), got[2], sorted(others)
+    return None
+
+
 _AGENT_FAILED = lazy_regex.compile(
     r"(?:^|\s)[EW]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*elastic/multiprocessing/api\.py:\d+\] "
     r"failed \(exitcode: -?\d+\) local_rank: \d+ "
@@ -1049,6 +1090,12 @@ class ScanState:
     #: end-of-run summary) with nothing after it undoing that: ``(path, 1-based line of the
     #: end, why)``, in scan order (read by rootrank.analysis.completed).
     run_ended: list[tuple[str, int, str]] = field(default_factory=list)
+    #: The numeric settings each rank printed of itself (``rank 3 on vm group_rank 1 hidden
+    #: 64``: rank -> name -> (value, source, 1-based line); a name printed with two values by
+    #: one rank is a series, not a setting, and is kept as ``None``). Read by
+    #: rootrank.entry (:func:`rootrank.scan.odd_setting`). At most :data:`MAX_SETTINGS` names
+    #: per rank.
+    rank_settings: dict[int, dict[str, tuple[str, str, int] | None]] = field(default_factory=dict)
     #: The 1-based line of each source's last match of an error-severity signature (every
     #: occurrence, also those past a finding's :data:`MAX_EVIDENCE` kept lines): whether any
     #: error comes at or after a run's end (read by rootrank.analysis.completed).
@@ -2422,6 +2469,8 @@ class Scanner:
     def _see_rank_line(self, rank: int | None, text: str, number: int) -> None:
         """Note line ``number`` (1-based) as ``rank``'s last line so far, with the end record
         it is (:data:`_RANK_END`) or ``None``; a line of no rank is not noted."""
+        if "ank" in text and (m := _RANK_SELF.match(text)):
+            self._see_settings(int(m["n"]), m["rest"], number)
         if rank is None:
             return
         end = None
@@ -2430,6 +2479,22 @@ class Scanner:
         ):
             end = text[m.start() :].strip()[:60]
         self._rank_last[rank] = (number, end)
+
+    def _see_settings(self, rank: int, rest: str, number: int) -> None:
+        """Note the numeric settings (:data:`_SETTING`, not :data:`_PER_RANK_NAME`) of a line
+        ``rank`` printed of itself (``rest``: the words after its name), line ``number``."""
+        mine = self.state.rank_settings.setdefault(rank, {})
+        path = self.state.sources[-1] if self.state.sources else ""
+        for m in _SETTING.finditer(rest):
+            name, value = m["k"], m["v"]
+            if _PER_RANK_NAME.search(name):
+                continue
+            if name in mine:
+                old = mine[name]
+                if old is not None and old[0] != value:
+                    mine[name] = None  # two values on one rank: a series, not a setting
+            elif len(mine) < MAX_SETTINGS:
+                mine[name] = (value, path, number)
 
     def _ranks_ended(self, world: int | None) -> None:
         """Set the section's end (``_ended``, ``_ended_line``) when every rank the section
