@@ -303,3 +303,11 @@ def test_per_rank_settings_that_differ_lead_with_the_same_launch_settings() -> N
     step = next(s for s in rc.fix.steps if "launched with different settings" in s)
     assert "hidden 64 on rank 3, 128 on ranks 0, 1, 2" in step
     assert "Launch every node with the same settings" in step
+
+
+def test_sigkill_without_an_oom_line_covers_an_outside_kill() -> None:
+    """Real run (r17b case 05): `kill -9` on rank 1 from outside; no OOM line anywhere."""
+    rc = _root(_DATA / "rank1-sigkill-timestamped.log")
+    assert rc.rank == 1
+    assert "another process" in rc.fix.steps[0] and "outside kill" in rc.fix.steps[0]
+    assert "auditctl" in rc.fix.steps[1]
