@@ -316,7 +316,9 @@ def user_op_errors(findings: list[Finding], state: ScanState, library: Library) 
     Mechanism: a native op (``torch.cat``, ``view``, a matmul) checks its arguments in C++ and
     raises ``RuntimeError`` straight into the Python line that called it, so the traceback's
     last frame is that call: when it is the user's file, the arguments the user's code built
-    are wrong (``torch.cat`` of a 2-D and a 3-D tensor), whatever the message's words. A
+    are wrong (``torch.cat`` of a 2-D and a 3-D tensor), whatever the message's words. So
+    the traceback must quote that line, and it must not be a ``raise`` statement (a
+    ``RuntimeError`` the user's code raised itself is its own, unnamed kind of failure). A
     ``RuntimeError`` raised inside a library (its last frame in site-packages: NCCL, CUDA,
     the allocator, a framework's own check) is not this kind, and neither is an exception
     the process survived (set aside before this runs). Lines another signature reads (the
@@ -341,8 +343,10 @@ def user_op_errors(findings: list[Finding], state: ScanState, library: Library) 
             or exc.header == "terminate"
             or not exc.frames
             or not exc.frames[-1].user
+            or not exc.frames[-1].code
+            or exc.frames[-1].code.startswith("raise")
         ):
-            continue
+            continue  # (a RuntimeError the user's code raised itself stays as it was)
         found = _exception_finding(sig, seen, {})
         col = seen.raw.find(exc.type)
         if col >= 0:
