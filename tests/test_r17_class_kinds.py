@@ -310,4 +310,5 @@ def test_sigkill_without_an_oom_line_covers_an_outside_kill() -> None:
     rc = _root(_DATA / "rank1-sigkill-timestamped.log")
     assert rc.rank == 1
     assert "another process" in rc.fix.steps[0] and "outside kill" in rc.fix.steps[0]
-    assert "auditctl" in rc.fix.steps[1]
+    assert "Cut host RAM" in rc.fix.steps[0]
+    assert "dmesg" in rc.fix.steps[1] and "auditctl" in rc.fix.steps[1]
