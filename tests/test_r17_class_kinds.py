@@ -312,3 +312,50 @@ def test_sigkill_without_an_oom_line_covers_an_outside_kill() -> None:
     assert "another process" in rc.fix.steps[0] and "outside kill" in rc.fix.steps[0]
     assert "Cut host RAM" in rc.fix.steps[0]
     assert "dmesg" in rc.fix.steps[1] and "auditctl" in rc.fix.steps[1]
+
+
+# 7. verify commands for the launcher the log shows
+
+_DETERMINED = [
+    "[2026-03-02T08:14:40.002114Z] 3c1e9a07 || INFO: [318] determined.launch.torch_distributed:"
+    " Distributed training is being used",
+    "[2026-03-02T08:14:49.731552Z] 3c1e9a07 [rank=0] || INFO: [402] determined.core: Starting"
+    " training",
+    "[2026-03-02T08:14:51.120931Z] 3c1e9a07 [rank=1] || Traceback (most recent call last):",
+    '[2026-03-02T08:14:51.120960Z] 3c1e9a07 [rank=1] ||   File "/run/determined/workdir/train.py",'
+    " line 131, in <module>",
+    "[2026-03-02T08:14:51.120975Z] 3c1e9a07 [rank=1] ||     main()",
+    '[2026-03-02T08:14:51.120990Z] 3c1e9a07 [rank=1] ||   File "/run/determined/workdir/train.py",'
+    " line 88, in main",
+    '[2026-03-02T08:14:51.121012Z] 3c1e9a07 [rank=1] ||     labels = batch["label_ids"]',
+    "[2026-03-02T08:14:51.121040Z] 3c1e9a07 [rank=1] || KeyError: 'label_ids'",
+]
+
+
+def test_determined_trial_lines_are_read_and_rerun_as_an_experiment() -> None:
+    d = diagnose_text("\n".join(_DETERMINED) + "\n", "trial.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "user-code-exception" and rc.rank == 1
+    assert rc.fix.steps[0].startswith("train.py:88 (in main)")
+    assert rc.verify.startswith("det experiment create ")
+    assert "torchrun" not in rc.verify
+
+
+_SRUN_UCX = [
+    "0: [1700000311.101933] [gpu-b03:20416:0]           init.c:90   UCX  DEBUG cmd line:"
+    " /opt/conda/bin/python bcast_check.py ",
+    "1: [1700000311.104417] [gpu-b03:20417:0]           init.c:90   UCX  DEBUG cmd line:"
+    " /opt/conda/bin/python bcast_check.py ",
+    "1: [1700000316.882930] [gpu-b03:20417:2]    cuda_ipc_md.c:62   UCX  ERROR"
+    " cuCtxGetDevice(&cu_device) is failed. ret:invalid device context",
+    "1: [gpu-b03:20417:2:20470] Caught signal 11 (Segmentation fault: address not mapped to"
+    " object at address 0x18)",
+]
+
+
+def test_srun_labelled_job_verifies_with_srun_and_its_script() -> None:
+    d = diagnose_text("\n".join(_SRUN_UCX) + "\n", "job.out", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "segfault"
+    assert rc.verify.startswith("UCX_TLS=^cuda_ipc srun ")
+    assert "python bcast_check.py" in rc.verify and "<your launch command>" not in rc.verify

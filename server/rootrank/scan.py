@@ -414,6 +414,12 @@ _LAUNCHER_PATHS = (
     # precedence (rootrank.entry.commands.PRECEDENCE)
     ("lightning", "strategies/launchers/subprocess_script"),
     ("lightning", "strategies/launchers/multiprocessing"),
+    # a Determined trial: the agent runs the experiment's entrypoint from the model
+    # definition it copied to /run/determined/workdir (its launch harness,
+    # determined/launch/torch_distributed.py, wraps torchrun): the job is rerun by submitting
+    # the experiment again, not by a command on one node
+    ("determined", "/run/determined/workdir/"),
+    ("determined", "determined/launch/"),
 )
 
 
@@ -462,6 +468,11 @@ ENV_PREFIX = (
 ENV_HEAD = lazy_regex.compile("^" + ENV_PREFIX)
 # A launch command as a shell or job script prints it (a prompt, `set -x`'s "+ "), up to the
 # end of the line: it must name a .py script or a -m module.
+#: UCX's start-up record of the process's command line (src/ucs/sys/init.c,
+#: ``ucs_debug("cmd line: %s", ...)``): ``UCX  DEBUG cmd line: /opt/py/bin/python x.py``.
+_UCX_CMD = lazy_regex.compile(
+    r"UCX\s+DEBUG\s+cmd line: \S*python[\d.]*\s+(?:-\S+\s+)*(?P<s>[^\s'\"]+\.py)\b"
+)
 _COMMAND = lazy_regex.compile(
     r"(?:^|[$#>+]\s)\s*(?P<cmd>"
     + ENV_PREFIX
@@ -908,6 +919,10 @@ class LaunchFacts:
                     self.single_node.append(where)
                 elif n > 1 or (top is not None and int(top) > 1):
                     self.multi_node.append(where)
+        if self.script is None and "cmd line: " in text and (u := _UCX_CMD.search(text)):
+            # UCX's debug log prints each process's own command line at start-up (ucs
+            # init.c: "UCX  DEBUG cmd line: /usr/bin/python train.py"): the worker's script
+            self.script = u["s"]
         if self.script is None and ".py" in text:
             m = _SCRIPT_FAILED.match(text) or _SCRIPT_AFTER_LAUNCHER.search(text)
             if m and 'File "' not in text:
@@ -1568,6 +1583,10 @@ class Scanner:
         st.launch.drivers.update(
             name for name, part in _DRIVER_PATHS if any(part in p.replace("\\", "/") for p in paths)
         )
+        if len({task for task, _, _ in tagger.label_spans}) >= 2:
+            # two or more tasks' lines carry only srun --label's "N: " (a Slurm task id that
+            # is the rank: rootrank.ranks.RankTagger.label_spans): srun started the processes
+            st.launch.launchers.add("srun")
         if self._ended is None:
             self._ranks_ended(self._section.world or tagger.world_size)
         if self._ended is not None:

@@ -178,6 +178,7 @@ LAUNCHERS = (
     "python",
     "vllm",
     "nccl-tests",
+    "determined",
 )
 #: The ``why`` of a fix chosen because no variant's condition held (reports show no note).
 GENERAL_WHY = "no other variant's condition holds: the general fix"
