@@ -293,6 +293,8 @@ def test_dataloader_worker_exit_code_points_at_the_code_that_exited() -> None:
     rc = _root(_FIX / "dataloader-worker-exited" / "worker-exit-code.log")
     assert rc.fix.variant is not None and rc.fix.variant.id == "worker-exit-code"
     assert "exit code 3: a plain exit, not a signal" in rc.fix.steps[0]
+    # the user's line comes from the chain's next link (the iterator's re-raise under the loop)
+    assert rc.fix.steps[0].startswith("06_spawn_loader.py:41 (in worker)")
     assert "dmesg" not in rc.fix.steps[0]
 
 

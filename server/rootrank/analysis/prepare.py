@@ -124,7 +124,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(framework_missing_files(findings, state, library))
     findings.extend(user_op_errors(findings, state, library))
     findings.extend(exception_findings(findings, state, library))
-    findings = [user_statement_first(f, state) for f in findings]
+    findings = [chain_user_frames(user_statement_first(f, state), state) for f in findings]
     findings.extend(signal_exit_findings(findings, library, state.elastic))
     findings.sort(key=lambda f: f.order)
     failure_present = (
@@ -420,6 +420,46 @@ def user_statement_first(f: Finding, state: ScanState) -> Finding:
         frames=[
             {"file": fr.file, "line": fr.line, "func": fr.func, "user": fr.user}
             for fr in exc.frames[-12:]
+        ],
+    )
+
+
+def chain_user_frames(f: Finding, state: ScanState) -> Finding:
+    """``f`` with the frames of the next link of its exception's chain when its own show no
+    user code and that link's do: the exception on ``f``'s first evidence line was raised
+    in a library's thread or process (a DataLoader's worker status check, inside torch's
+    queue polling) and then raised again "as the direct cause" in the process's own stack
+    (the DataLoader iterator's ``_try_get_data``, under the user's loop), whose frames show
+    the user's line that was running. Same source, the same rank or none, the next chain
+    index; ``f`` itself otherwise (a copy is returned)."""
+    if not f.evidence or any(fr.get("user") for fr in f.frames):
+        return f
+    first = f.evidence[0]
+    chain = state.exceptions
+    i = next(
+        (
+            k
+            for k, s in enumerate(chain)
+            if s.path == first.path and s.exc.log_line == first.line and s.rank == f.rank
+        ),
+        None,
+    )
+    if i is None or i + 1 >= len(chain):
+        return f
+    seen, nxt = chain[i], chain[i + 1]
+    if (
+        nxt.path != seen.path
+        or nxt.rank not in (seen.rank, None)  # (a link whose lines lost the rank's tag)
+        or nxt.exc.chained != "cause"
+        or nxt.exc.chain_index != seen.exc.chain_index + 1
+        or not any(fr.user for fr in nxt.exc.frames)
+    ):
+        return f
+    return dataclasses.replace(
+        f,
+        frames=[
+            {"file": fr.file, "line": fr.line, "func": fr.func, "user": fr.user}
+            for fr in nxt.exc.frames[-12:]
         ],
     )
 
