@@ -128,10 +128,11 @@ def test_an_option_of_the_users_script_the_log_never_shows_moves_to_the_comment(
     verify = d.root_cause.verify
     # The entry's "--max-steps 20" is not in the log's command: the script may not take it,
     # and as a blank "<--max-steps 20>" a shell would read "<" as a redirect. The command
-    # runs as printed; the option is suggested in the comment.
+    # runs as printed; the option is suggested in the comment. The log names the rank whose
+    # parameters got no grad (rank 2 of 4 ranks): the rerun runs the job's own 4 processes.
     command, _, comment = verify.partition("  # ")
     assert command == (
-        "TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node=2 scenarios/ddp_unused_parameters.py"
+        "TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node=4 scenarios/ddp_unused_parameters.py"
     )
     assert comment.endswith(
         "(add --max-steps 20 if ddp_unused_parameters.py takes it, for a short run)"

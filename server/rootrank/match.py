@@ -217,6 +217,7 @@ STATE_WORDS = (
     "local_ranks_filter",
     "log_rank=",
     "torchrun",
+    "cmd line: ",  # UCX's start-up record of the process's command (rootrank.scan._UCX_CMD)
     "torch.distributed.run",
     "torch.distributed.launch",
     "master_addr",

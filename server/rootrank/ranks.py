@@ -350,6 +350,15 @@ _PIPE_STAMP = lazy_regex.compile(
     r"\s*\|\s*(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s*\|\s?"
 )
 
+# Determined's trial logs (``det trial logs``, the WebUI's log view): "[<RFC 3339 time>]
+# <container id> [rank=<N>] || <the process's line>", the rank part absent on the agent's and
+# launcher's own lines (determined/common/api/... log formatting: ``[{timestamp}] {container}
+# {rank} || {message}``). The rank is the process's global rank.
+_DETERMINED_PREFIX = lazy_regex.compile(
+    r"\[(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?)\] (?:[0-9a-f]{6,64} )?"
+    r"(?:\[rank=(?P<rank>\d{1,6})\] )?\|\| ?"
+)
+
 # Ray actor / vLLM worker prefixes (python/ray/_private/log_monitor.py prints
 # "(<actor> pid=<pid>, ip=<ip>)"; vLLM's multiproc executor decorates worker logs with
 # "(VllmWorker rank=<r> pid=<pid>)" and, newer, "(Worker_DP<d>_PP<p>_TP<t> pid=<pid>)"), then
@@ -863,6 +872,11 @@ class RankTagger:
         host: str | None = None
         body = text
         lead_time: float | None = None
+        det_rank: int | None = None
+        if body[:2] == "[2" and "|| " in body[:120] and (dm := _DETERMINED_PREFIX.match(body)):
+            lead_time = parse_time(dm.group("ts"))
+            det_rank = int(dm.group("rank")) if dm.group("rank") is not None else None
+            body = body[dm.end() :]
         if body[:5] == "[pod/":
             km = _KUBECTL_PREFIX.match(body)
             if km:
@@ -962,6 +976,8 @@ class RankTagger:
             and "DP" not in sglang.group("after")
         ):
             rank = int(sglang.group("tp"))
+        if rank is None and det_rank is not None:
+            rank = det_rank
         peeled_rank, peeled_local = rank, local
         rank, local, host, pid = self._attribute(
             body, number, rank, local, host, actor_key, actor_rank, actor_ip, slurm_task, from_label

@@ -424,6 +424,12 @@ _LAUNCHER_PATHS = (
     # precedence (rootrank.entry.commands.PRECEDENCE)
     ("lightning", "strategies/launchers/subprocess_script"),
     ("lightning", "strategies/launchers/multiprocessing"),
+    # a Determined trial: the agent runs the experiment's entrypoint from the model
+    # definition it copied to /run/determined/workdir (its launch harness,
+    # determined/launch/torch_distributed.py, wraps torchrun): the job is rerun by submitting
+    # the experiment again, not by a command on one node
+    ("determined", "/run/determined/workdir/"),
+    ("determined", "determined/launch/"),
 )
 
 
@@ -472,6 +478,11 @@ ENV_PREFIX = (
 ENV_HEAD = lazy_regex.compile("^" + ENV_PREFIX)
 # A launch command as a shell or job script prints it (a prompt, `set -x`'s "+ "), up to the
 # end of the line: it must name a .py script or a -m module.
+#: UCX's start-up record of the process's command line (src/ucs/sys/init.c,
+#: ``ucs_debug("cmd line: %s", ...)``): ``UCX  DEBUG cmd line: /opt/py/bin/python x.py``.
+_UCX_CMD = lazy_regex.compile(
+    r"UCX\s+DEBUG\s+cmd line: \S*python[\d.]*\s+(?:-\S+\s+)*(?P<s>[^\s'\"]+\.py)\b"
+)
 _COMMAND = lazy_regex.compile(
     r"(?:^|[$#>+]\s)\s*(?P<cmd>"
     + ENV_PREFIX
@@ -658,6 +669,59 @@ _RUN_END_REPORT = lazy_regex.compile(
     r"|(?P<titan>(?:^|[\]:-] )(?:[Tt]raining (?:is )?(?:complete|completed|finished|done)"
     r"|[Ff]inished training|[Dd]one training)[.!]?\s*$)"
 )
+
+# A rank's own end-of-run record, in a script's words: ``log.info(f"rank {rank} training
+# complete")``, ``print(f"rank {rank} done, skipped {n} steps")``, or the same after a rank
+# prefix (``[rank1]: finished``). The end word follows the rank's name (or starts the line's
+# body) and ends the clause: "rank 0 done loading" is a step of start-up, not the run's end.
+# Read per rank (ScanMachine._rank_last): only when every rank's last line is such a record
+# does it show the run's end (rootrank.analysis.completed).
+_RANK_END = lazy_regex.compile(
+    r"(?i)(?:^|(?<![\w-])rank[ =:#]?\d{1,6}\]?[:,]?\s+)"
+    r"(?:(?:training|train|run|job|worker|process)\s+(?:is\s+|has\s+)?)?"
+    r"(?P<end>completed?|finished|done)(?=\s*$|[.,;!(]|\s+(?:in|after)\s)"
+)
+
+# A line a rank prints about itself, its body starting with its name: ``rank 3 on vm
+# group_rank 1 hidden 64`` (a script's ``print(f"rank {rank} ... hidden {HIDDEN}")``). The
+# ``name value`` / ``name=value`` pairs after it with a numeric value are its settings.
+_RANK_SELF = lazy_regex.compile(
+    r"(?i)^(?:\[[^\]]{0,80}\]\s*)*rank[ =:]?(?P<n>\d{1,6})\b[:,]?(?P<rest>.{1,400})"
+)
+_SETTING = lazy_regex.compile(
+    r"(?<![\w.-])(?P<k>[A-Za-z_][A-Za-z_\d]{1,30})(?:=| )(?P<v>-?\d+(?:\.\d+)?)(?![\w.])"
+)
+#: Names that differ between ranks by nature (their place in the job, their progress, their
+#: timing), never a setting to compare.
+_PER_RANK_NAME = lazy_regex.compile(
+    r"(?i)rank|pid|host|node|device|gpu|cuda|port|addr|step|iter|epoch|batch_idx|loss|time|"
+    r"sec|ms\b|acc|lr\b|grad|norm|seq|len|idx|index|count|tokens|samples|seed"
+)
+#: How many setting names are kept per rank.
+MAX_SETTINGS = 64
+
+
+def odd_setting(
+    settings: dict[int, dict[str, tuple[str, str, int] | None]], rank: int | None
+) -> tuple[str, str, str, int, list[int]] | None:
+    """A setting ``rank`` printed with another value than every other rank that printed it,
+    those others agreeing: ``(name, its value, the others' value, its 1-based line, the
+    other ranks)``; ``None`` when there is none (or ``rank`` is ``None``). Read from
+    ``settings`` (:attr:`ScanState.rank_settings`): the model width, the batch size, a
+    config value a script prints per rank. Ranks that built their model or data from
+    different settings were launched differently (an environment variable or argument given
+    on one node only)."""
+    if rank is None or rank not in settings:
+        return None
+    for name, got in settings[rank].items():
+        if got is None:
+            continue
+        others = {r: v[name] for r, v in settings.items() if r != rank and v.get(name) is not None}
+        values = {v[0] for v in others.values() if v is not None}
+        if len(values) == 1 and got[0] not in values:
+            return name, got[0], values.pop(), got[2], sorted(others)
+    return None
+
 
 _AGENT_FAILED = lazy_regex.compile(
     r"(?:^|\s)[EW]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*elastic/multiprocessing/api\.py:\d+\] "
@@ -906,6 +970,10 @@ class LaunchFacts:
                 elif n > 1 or (top is not None and int(top) > 1):
                     self.multi_node.append(where)
                     self.nnodes = max(self.nnodes or 0, n, int(top or 0))
+        if self.script is None and "cmd line: " in text and (u := _UCX_CMD.search(text)):
+            # UCX's debug log prints each process's own command line at start-up (ucs
+            # init.c: "UCX  DEBUG cmd line: /usr/bin/python train.py"): the worker's script
+            self.script = u["s"]
         if self.script is None and ".py" in text:
             m = _SCRIPT_FAILED.match(text) or _SCRIPT_AFTER_LAUNCHER.search(text)
             if m and 'File "' not in text:
@@ -1091,6 +1159,12 @@ class ScanState:
     #: end-of-run summary) with nothing after it undoing that: ``(path, 1-based line of the
     #: end, why)``, in scan order (read by rootrank.analysis.completed).
     run_ended: list[tuple[str, int, str]] = field(default_factory=list)
+    #: The numeric settings each rank printed of itself (``rank 3 on vm group_rank 1 hidden
+    #: 64``: rank -> name -> (value, source, 1-based line); a name printed with two values by
+    #: one rank is a series, not a setting, and is kept as ``None``). Read by
+    #: rootrank.entry (:func:`rootrank.scan.odd_setting`). At most :data:`MAX_SETTINGS` names
+    #: per rank.
+    rank_settings: dict[int, dict[str, tuple[str, str, int] | None]] = field(default_factory=dict)
     #: The 1-based line of each source's last match of an error-severity signature (every
     #: occurrence, also those past a finding's :data:`MAX_EVIDENCE` kept lines): whether any
     #: error comes at or after a run's end (read by rootrank.analysis.completed).
@@ -1335,6 +1409,10 @@ class Scanner:
         #: named no global rank, by 1-based line (:meth:`_fault_stack`).
         self._fault_locals: dict[tuple[str, int], int] = {}
         self._ended_line = 0
+        # Each rank's last line in the current section (rank -> (1-based line, the end record
+        # it is, or None)): when every rank's last line is its own end record, the run ended
+        # at the latest of them (_ranks_ended).
+        self._rank_last: dict[int, tuple[int, str | None]] = {}
         self._run_start = 1
         self._other_run_ranks: set[int] = set()
         # Each process's steps since its section began, and the exceptions waiting to see
@@ -1356,6 +1434,7 @@ class Scanner:
         self._path_rank = path_rank
         self._section, self._held = SectionFacts(), []
         self._ended, self._run_start, self._other_run_ranks = None, 1, set()
+        self._rank_last = {}
         self._block_stacks, self._block_launchers, self._peeks = {}, {}, 0
         self._launch_since = {}
         readers: dict[int | None, TracebackReader] = {}
@@ -1562,6 +1641,12 @@ class Scanner:
         st.launch.drivers.update(
             name for name, part in _DRIVER_PATHS if any(part in p.replace("\\", "/") for p in paths)
         )
+        if len({task for task, _, _ in tagger.label_spans}) >= 2:
+            # two or more tasks' lines carry only srun --label's "N: " (a Slurm task id that
+            # is the rank: rootrank.ranks.RankTagger.label_spans): srun started the processes
+            st.launch.launchers.add("srun")
+        if self._ended is None:
+            self._ranks_ended(self._section.world or tagger.world_size)
         if self._ended is not None:
             st.run_ended.append((path, self._ended_line, self._ended))
         if self._other_run_ranks:  # ranks only other jobs of the file showed
@@ -1739,8 +1824,13 @@ class Scanner:
                 path,
                 (path, tagged.host, rank, None if rank is not None else tagged.local_rank),
             )
-        elif tagged.time is not None and (st.end_time is None or tagged.time > st.end_time):
-            st.end_time = tagged.time
+        else:
+            if tagged.time is not None and (st.end_time is None or tagged.time > st.end_time):
+                st.end_time = tagged.time
+            own = rank if rank is not None else tagged.local_rank
+            self._see_rank_line(
+                own if own is not None or "rank" not in text else body_rank(text), text, raw.number
+            )
         st.launch.read(text, raw.number, raw.text)
         for since in self._launch_since.values():
             since.read(text, raw.number, raw.text)
@@ -2165,6 +2255,7 @@ class Scanner:
         self._line_sigs.clear()
         self._failed = False
         self._ended = None
+        self._rank_last.clear()
         self._summary_progress = None
 
     def _other_program(self, number: int) -> str | None:
@@ -2283,6 +2374,7 @@ class Scanner:
         self._line_sigs.clear()
         self._failed = False
         self._ended = None
+        self._rank_last.clear()
         self._summary_progress = None
 
     def _own_stacks(self, sections: list[SectionFacts]) -> None:
@@ -2475,6 +2567,56 @@ class Scanner:
                 raw, tagged.text, rank, tagged.time, path, (path, tagged.host, tagged.rank, local)
             )
 
+    def _see_rank_line(self, rank: int | None, text: str, number: int) -> None:
+        """Note line ``number`` (1-based) as ``rank``'s last line so far, with the end record
+        it is (:data:`_RANK_END`) or ``None``; a line of no rank is not noted."""
+        if "ank" in text and (m := _RANK_SELF.match(text)):
+            self._see_settings(int(m["n"]), m["rest"], number)
+        if rank is None:
+            return
+        end = None
+        if ("one" in text or "omplete" in text or "inish" in text) and (
+            m := _RANK_END.search(text)
+        ):
+            end = text[m.start() :].strip()[:60]
+        self._rank_last[rank] = (number, end)
+
+    def _see_settings(self, rank: int, rest: str, number: int) -> None:
+        """Note the numeric settings (:data:`_SETTING`, not :data:`_PER_RANK_NAME`) of a line
+        ``rank`` printed of itself (``rest``: the words after its name), line ``number``."""
+        mine = self.state.rank_settings.setdefault(rank, {})
+        path = self.state.sources[-1] if self.state.sources else ""
+        for m in _SETTING.finditer(rest):
+            name, value = m["k"], m["v"]
+            if _PER_RANK_NAME.search(name):
+                continue
+            if name in mine:
+                old = mine[name]
+                if old is not None and old[0] != value:
+                    mine[name] = None  # two values on one rank: a series, not a setting
+            elif len(mine) < MAX_SETTINGS:
+                mine[name] = (value, path, number)
+
+    def _ranks_ended(self, world: int | None) -> None:
+        """Set the section's end (``_ended``, ``_ended_line``) when every rank the section
+        showed (and every rank below its world size, when a line printed it) has an end record
+        (:data:`_RANK_END`) as its last line: the latest of those lines. A rank with no line of
+        its own, or whose last line is anything else (a traceback, a step), leaves it unset.
+        ``world`` is the world size a line printed, if any."""
+        last = self._rank_last
+        if not last:
+            return
+        ranks = set(self._section.ranks) | set(last)
+        if world is not None and 0 < world <= 4096:
+            ranks |= set(range(world))
+        if any(r not in last or last[r][1] is None for r in ranks):
+            return
+        line = max(n for n, _ in last.values())
+        shown = ", ".join(f"rank {r}: '{last[r][1]}'" for r in sorted(last)[:4])
+        more = f" and {len(last) - 4} more" if len(last) > 4 else ""
+        self._ended = f"every rank's last line is its own end-of-run record ({shown}{more})"
+        self._ended_line = line
+
     def _curves(
         self,
         raw: RawLine,
@@ -2496,6 +2638,7 @@ class Scanner:
             st.end_time = time
         if rank is None and "rank" in text:
             rank = body_rank(text)
+        self._see_rank_line(rank, text, raw.number)
         if "\r" in raw.raw and "%|" in raw.raw and self._frames_line != raw.number:
             self._frames_line = raw.number
             for frame in raw.raw.split("\r")[1:-1]:

@@ -199,6 +199,24 @@ _LIBRARY_MARKERS = (
     # user's code is the recipe or pretrain script that imports them
     "/megatron/core/",
     "/megatron/bridge/",
+    # training frameworks run from a checkout (``LLaMA-Factory/src/llamafactory/data/
+    # loader.py``, ``pip install -e .`` of transformers or accelerate): their package's own
+    # tree is the framework's code; the user's is the config or the script that calls it
+    "/llamafactory/",
+    "/pytorch_lightning/",
+    "/lightning_fabric/",
+    "/src/lightning/",
+    "/src/transformers/",
+    "/src/accelerate/",
+    "/src/peft/",
+    "/trl/trainer/",
+    "/src/axolotl/",
+    "/swift/llm/",
+    "/verl/trainer/",
+    "/verl/workers/",
+    "/nemo/collections/",
+    "/torchtune/",
+    "/mmengine/",
 )
 
 

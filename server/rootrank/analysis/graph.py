@@ -33,7 +33,10 @@ class Graph:
 
 def explain(ctx: Context) -> Graph:
     """Run every rule of :data:`~rootrank.analysis.rules.RULES` over the failure findings;
-    one edge per (cause, effect) pair, from the first rule that drew it."""
+    one edge per (cause, effect) pair, from the first rule that drew it. A pair a signature's
+    YAML already ordered (``explained_by``: rule ``declared_explanations``, the watchdog's
+    timeout explaining the abort banner it caused) gets no edge the other way from a generic
+    rule (a cause explains the symptoms): the declared order is the mechanism."""
     nodes = [
         f
         for f in ctx.usable()
@@ -41,12 +44,15 @@ def explain(ctx: Context) -> Graph:
     ]
     graph = Graph(nodes)
     seen: set[tuple[int, int]] = set()
+    declared: set[tuple[int, int]] = set()
     for rule in RULES:
         for edge in rule(ctx, nodes):
             key = (id(edge.cause), id(edge.effect))
-            if edge.cause is edge.effect or key in seen:
+            if edge.cause is edge.effect or key in seen or (key[1], key[0]) in declared:
                 continue
             seen.add(key)
+            if edge.rule == "declared_explanations":
+                declared.add(key)
             graph.edges.append(edge)
     return graph
 

@@ -122,8 +122,10 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(library_call_mismatches(findings, state, library))
     findings.extend(library_argument_checks(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
+    findings.extend(framework_missing_files(findings, state, library))
+    findings.extend(user_op_errors(findings, state, library))
     findings.extend(exception_findings(findings, state, library))
-    findings = [user_statement_first(f, state) for f in findings]
+    findings = [chain_user_frames(user_statement_first(f, state), state) for f in findings]
     findings.extend(signal_exit_findings(findings, library, state.elastic))
     findings.sort(key=lambda f: f.order)
     failure_present = (
@@ -238,6 +240,122 @@ def exception_findings(
     return list(first.values())
 
 
+#: The signature of a data file a framework's loader did not find (:func:`framework_missing_files`).
+MISSING_DATA_SIGNATURE = "framework-data-file-not-found"
+#: The exception types a loader raises for a path that is not there.
+MISSING_FILE_TYPES = ("ValueError", "FileNotFoundError", "OSError")
+#: A message saying a file or path was not found: LLaMA-Factory's "File data/x.json not
+#: found.", "Path ... does not exist", Python's "[Errno 2] No such file or directory: 'x'".
+MISSING_FILE_MESSAGE = lazy_regex.compile(
+    r"(?i)^(?:(?:data(?:set)?\s+)?(?:file|path|directory|dir)\s+)['\"`]?(?P<path>[^'\"`\s]+)['\"`]?"
+    r"\s+(?:is\s+)?(?:not\s+found|does\s+not\s+exist|cannot\s+be\s+found)"
+    r"|No such file or directory: ['\"](?P<path2>[^'\"]+)['\"]"
+)
+#: Where a framework loads its data: a module or function of data loading.
+DATA_LOADER_FRAME = lazy_regex.compile(r"(?i)(?:^|/)(?:data|datasets?)/|data(?:set)?|load")
+
+
+def framework_missing_files(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """A ``ValueError``/``FileNotFoundError``/``OSError`` saying a file or path was not found
+    (:data:`MISSING_FILE_MESSAGE`), raised in a library's or framework's data-loading code
+    (its innermost frame not the user's, in a data module or a load/dataset function:
+    :data:`DATA_LOADER_FRAME`), with no user frame on the way but the entry script's (the
+    script that only starts the framework): a finding of :data:`MISSING_DATA_SIGNATURE` (class
+    config-error) on the exception's line, one per rank. Mechanism: the framework resolved
+    the path from its config (a dataset registry entry, a data directory, a relative path
+    against the working directory); the user's code did not build it, so the fix is the
+    config or the file, and every rank fails alike. Raised from the user's own file, or below
+    a frame of the user's code other than the entry script (a dataset's ``__getitem__``
+    handing ``np.load`` a sample's path), it stays the generic exception."""
+    sig = library.signatures.get(MISSING_DATA_SIGNATURE)
+    if sig is None:
+        return []
+    out: dict[int | None, Finding] = {}
+    for type_name in MISSING_FILE_TYPES:
+        for seen in _unread_exceptions(state, findings, type_name):
+            exc = seen.exc
+            if seen.rank in out or not exc.frames or exc.frames[-1].user:
+                continue
+            entry = exc.frames[0].file
+            if any(fr.user and fr.file != entry for fr in exc.frames):
+                continue  # the user's own code (a dataset's __getitem__) chose the path
+            m = MISSING_FILE_MESSAGE.search(exc.message.strip())
+            where = exc.frames[-1]
+            path = where.file.replace("\\", "/")
+            module = "/".join(path.split("/")[-2:])  # its package folder and file
+            if m is None or not (
+                DATA_LOADER_FRAME.search(module) or DATA_LOADER_FRAME.search(where.func)
+            ):
+                continue
+            name = path.rsplit("/", 1)[-1]
+            out[seen.rank] = _exception_finding(
+                sig,
+                seen,
+                {
+                    "where": f"{name}:{where.line}",
+                    "loader": where.func,
+                    "path": m.group("path") or m.group("path2") or "",
+                },
+            )
+    return list(out.values())
+
+
+#: The exception type a library's native op raises at its caller's line: torch's C++ checks
+#: (``TORCH_CHECK``: a wrong shape, dimension count, dtype or device of an argument) surface
+#: in Python as ``RuntimeError`` with no Python frame of their own.
+OP_ERROR_TYPE = "RuntimeError"
+
+
+def user_op_errors(findings: list[Finding], state: ScanState, library: Library) -> list[Finding]:
+    """A ``RuntimeError`` whose innermost frame is the user's own code (``Frame.user``: not
+    site-packages, the standard library or a known framework's source tree), on a line no
+    signature reads: a finding of :data:`EXCEPTION_SIGNATURE` (class user-code-exception) on
+    the exception's line, one per rank (its first such exception).
+
+    Mechanism: a native op (``torch.cat``, ``view``, a matmul) checks its arguments in C++ and
+    raises ``RuntimeError`` straight into the Python line that called it, so the traceback's
+    last frame is that call: when it is the user's file, the arguments the user's code built
+    are wrong (``torch.cat`` of a 2-D and a 3-D tensor), whatever the message's words. So
+    the traceback must quote that line, and it must not be a ``raise`` statement (a
+    ``RuntimeError`` the user's code raised itself is its own, unnamed kind of failure). A
+    ``RuntimeError`` raised inside a library (its last frame in site-packages: NCCL, CUDA,
+    the allocator, a framework's own check) is not this kind, and neither is an exception
+    the process survived (set aside before this runs). Lines another signature reads (the
+    matmul shape mismatch, CUDA out of memory) are left to it, and so is a rank on which
+    another signature already names a cause (a DataLoader worker's wrapped exception: the
+    wrapper's reading is the more precise one)."""
+    sig = library.signatures.get(EXCEPTION_SIGNATURE)
+    if sig is None:
+        return []
+    named = {
+        f.rank
+        for f in findings
+        if f.role == "cause" and f.severity == "error" and f.signature != EXCEPTION_SIGNATURE
+    }
+    out: dict[int | None, Finding] = {}
+    for seen in _unread_exceptions(state, findings, OP_ERROR_TYPE):
+        exc = seen.exc
+        if (
+            seen.rank in out
+            or seen.rank in named
+            or exc.type.rsplit(".", 1)[-1] != OP_ERROR_TYPE
+            or exc.header == "terminate"
+            or not exc.frames
+            or not exc.frames[-1].user
+            or not exc.frames[-1].code
+            or exc.frames[-1].code.startswith("raise")
+        ):
+            continue  # (a RuntimeError the user's code raised itself stays as it was)
+        found = _exception_finding(sig, seen, {})
+        col = seen.raw.find(exc.type)
+        if col >= 0:
+            found.evidence[0].column_start, found.evidence[0].column_end = col, len(seen.raw)
+        out[seen.rank] = found
+    return list(out.values())
+
+
 def user_reraise(state: ScanState, seen: SeenException) -> SeenException | None:
     """The exception the user's own code raised ``from`` ``seen`` (the next link of its
     chain: "The above exception was the direct cause of the following exception:", same
@@ -303,6 +421,46 @@ def user_statement_first(f: Finding, state: ScanState) -> Finding:
         frames=[
             {"file": fr.file, "line": fr.line, "func": fr.func, "user": fr.user}
             for fr in exc.frames[-12:]
+        ],
+    )
+
+
+def chain_user_frames(f: Finding, state: ScanState) -> Finding:
+    """``f`` with the frames of the next link of its exception's chain when its own show no
+    user code and that link's do: the exception on ``f``'s first evidence line was raised
+    in a library's thread or process (a DataLoader's worker status check, inside torch's
+    queue polling) and then raised again "as the direct cause" in the process's own stack
+    (the DataLoader iterator's ``_try_get_data``, under the user's loop), whose frames show
+    the user's line that was running. Same source, the same rank or none, the next chain
+    index; ``f`` itself otherwise (a copy is returned)."""
+    if not f.evidence or any(fr.get("user") for fr in f.frames):
+        return f
+    first = f.evidence[0]
+    chain = state.exceptions
+    i = next(
+        (
+            k
+            for k, s in enumerate(chain)
+            if s.path == first.path and s.exc.log_line == first.line and s.rank == f.rank
+        ),
+        None,
+    )
+    if i is None or i + 1 >= len(chain):
+        return f
+    seen, nxt = chain[i], chain[i + 1]
+    if (
+        nxt.path != seen.path
+        or nxt.rank not in (seen.rank, None)  # (a link whose lines lost the rank's tag)
+        or nxt.exc.chained != "cause"
+        or nxt.exc.chain_index != seen.exc.chain_index + 1
+        or not any(fr.user for fr in nxt.exc.frames)
+    ):
+        return f
+    return dataclasses.replace(
+        f,
+        frames=[
+            {"file": fr.file, "line": fr.line, "func": fr.func, "user": fr.user}
+            for fr in nxt.exc.frames[-12:]
         ],
     )
 

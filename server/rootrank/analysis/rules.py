@@ -189,6 +189,13 @@ def declared_explanations(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
                 yield Edge(
                     c, e, "declared_explanations", "it re-raises the exception printed after it"
                 )
+            elif "abort-message" in wanted and c.signature != e.signature and _aborted_on(e, c):
+                yield Edge(
+                    c,
+                    e,
+                    "declared_explanations",
+                    "the abort's handler printed it right after the C++ message that aborted",
+                )
             elif "what" in wanted and c.signature != e.signature and _what_of(e, c):
                 yield Edge(
                     c,
@@ -271,6 +278,41 @@ def _what_of(abort: Finding, message: Finding) -> bool:
     if 0 < m.line - a.line <= WHAT_SPAN and "what():" in m.text:
         return True
     return 0 < abs(m.line - a.line) <= WHAT_SPAN and WATCHDOG_EXIT_TEXT in m.text
+
+
+#: How many lines before a fatal-signal banner (``explained_by: [abort-message]``:
+#: faulthandler's "Fatal Python error: Aborted") the C++ message that raised the SIGABRT may
+#: be printed: libstdc++'s terminate handler writes "terminate called after throwing ..." and
+#: "  what():  <message>", then calls abort(), whose signal faulthandler reports on the next
+#: line (one more for a wrapped terminal line).
+ABORT_BANNER_SPAN = 3
+
+#: Words of the lines that carry the payload std::terminate printed before it aborted (the
+#: ``what():`` line, the watchdog's own record of it). Its "terminate called ..." line names
+#: only the exception's type (or "recursively"): no more than the banner says.
+_ABORT_MESSAGE_WORDS = ("what():", WATCHDOG_EXIT_TEXT)
+
+
+def _aborted_on(banner: Finding, message: Finding) -> bool:
+    """``message`` is what a C++ abort printed right before the fatal-signal ``banner``: its
+    first evidence line is at most :data:`ABORT_BANNER_SPAN` lines before the banner's, in
+    its file, on its rank or on none, and is a ``what():`` or watchdog exit line (:data:`_ABORT_MESSAGE_WORDS`). Mechanism: an uncaught C++ exception (the NCCL watchdog rethrowing its
+    collective timeout) makes libstdc++ print its type and ``what()`` and call abort(); the
+    SIGABRT handler (faulthandler) then prints "Fatal Python error: Aborted". The banner is
+    the abort's consequence, the message its cause."""
+    if not banner.evidence or not message.evidence:
+        return False
+    if banner.rank is not None and message.rank not in (banner.rank, None):
+        return False
+    b = banner.evidence[0]
+    for m in message.evidence[:GAP_LINES]:
+        if (
+            m.path == b.path
+            and 0 < b.line - m.line <= ABORT_BANNER_SPAN
+            and any(w in m.text for w in _ABORT_MESSAGE_WORDS)
+        ):
+            return True
+    return False
 
 
 def _wrapped_in(wrapper: Finding, inner: Finding) -> bool:

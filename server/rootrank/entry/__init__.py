@@ -59,7 +59,7 @@ from rootrank.entry.variants import (
     worker_on_same_gpu,
 )
 from rootrank.model import Finding, Fix, FixVariant, InitiatorInfo, Related, RootCause, Symptom
-from rootrank.scan import ENV_HEAD, ScanState
+from rootrank.scan import ENV_HEAD, ScanState, odd_setting
 from rootrank.signatures import Library, Signature
 from rootrank.tracebacks import collective_call
 
@@ -488,6 +488,14 @@ def fill_entry(
     )
     facts.ranks_share_path = ranks_share_path([root, *(f for f in group if f is not root)])
     facts.multi_node = launch.multi_node
+    odd_rank = root.rank if root.rank is not None else initiating
+    odd = odd_setting(state.rank_settings, odd_rank)
+    if odd is not None:
+        name, mine, theirs, _line, others = odd
+        ranks = ", ".join(str(r) for r in others[:8]) + (" ..." if len(others) > 8 else "")
+        said = f"{name} {mine} on rank {odd_rank}, {theirs} on rank{'s' if len(others) > 1 else ''} {ranks}"
+        facts.setting_differs = said
+        values["setting_diff"] = said
     facts.run_frames = [
         text
         for seen_exc in (*state.exceptions, *state.cut_tracebacks)

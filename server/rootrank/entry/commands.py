@@ -72,6 +72,9 @@ _ACCELERATE_LAUNCH = lazy_regex.compile(
 PRECEDENCE = (
     "nccl-tests",
     "vllm",
+    # Determined's harness runs torchrun (or deepspeed) inside the trial: the experiment is
+    # what the user submits
+    "determined",
     "deepspeed",
     "accelerate",
     "composer",
@@ -84,6 +87,9 @@ PRECEDENCE = (
     "ray",
     "python",
 )
+#: How a Determined experiment is run again (the det CLI: ``det experiment create CONFIG
+#: MODEL_DEF``, the model definition directory holding the entrypoint's script).
+DETERMINED_RUN = "det experiment create <experiment config.yaml> <model definition dir>"
 #: vLLM starts its workers itself: the check that its tensor-parallel group comes up is
 #: the engine starting and answering one prompt (exit 0), not a torchrun of a script.
 VLLM_SMOKE = (
@@ -558,7 +564,10 @@ def _launch_form(launch: Launch) -> str | None:
     train.py`` for torchrun (``<gpus>`` filled later from the log when it tells), ``deepspeed
     --num_gpus <gpus> train.py`` for DeepSpeed's runner (its ``spawned with command`` lines
     give the script, not the runner's own command line), ``python train.py`` for a script that
-    starts its own processes (``mp.spawn``, plain ``python``); ``None`` otherwise."""
+    starts its own processes (``mp.spawn``, plain ``python``), ``accelerate launch
+    --config_file <your accelerate config> train.py`` for accelerate, and srun's, mpirun's or
+    horovodrun's own form (:data:`LAUNCH_AS`, with the world size when the log gives it);
+    ``None`` otherwise."""
     if launch.launcher is None or launch.launcher_assumed or not launch.script:
         return None
     if launch.launcher == "torchrun":
@@ -567,6 +576,13 @@ def _launch_form(launch: Launch) -> str | None:
         return f"deepspeed --num_gpus <gpus> {launch.script}"
     if launch.launcher in ("mp.spawn", "python"):
         return f"python {launch.script}"
+    if launch.launcher == "accelerate":
+        # accelerate reads the job's settings (FSDP/DeepSpeed plugin, processes, mixed
+        # precision) from its config file: a rerun without it is another job
+        return f"accelerate launch --config_file <your accelerate config> {launch.script}"
+    if launch.launcher in ("srun", "mpirun", "horovodrun"):
+        world = str(launch.world) if launch.world else "<np>"
+        return f"{LAUNCH_AS[launch.launcher].format(n='<n>', world=world)} {launch.script}"
     return None
 
 
@@ -585,6 +601,13 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
     its one-process ``python train.py`` becomes that launcher's command, as the job ran."""
     script = launch.script
     command = launch.command
+    if launch.launcher == "determined":
+        # a Determined trial: its processes are started by the agent from the experiment's
+        # config (entrypoint, resources.slots_per_trial); a rerun submits the experiment
+        text = text.replace("<your launch command>", DETERMINED_RUN)
+        if verify:
+            text = _TORCHRUN_WHOLE.sub(DETERMINED_RUN, text)
+            text = _PYTHON_SCRIPT.sub(DETERMINED_RUN, text)
     if "<your launch command>" in text:
         # an entry that cannot know the launch: the printed command, else the launcher the
         # log shows with its script (torchrun's banner and summary give both)

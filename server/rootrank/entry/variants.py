@@ -120,6 +120,11 @@ What the root's own message says about the job's other processes:
 - ``multi_node: bool``: the log shows the job on several nodes (launcher node flags, several
   hosts, more ranks than one node holds: :attr:`rootrank.entry.commands.Launch.multi_node`),
   or (``false``) it shows nothing of a second node;
+- ``setting_differs: bool``: the root's rank printed a numeric setting of itself (``rank 3
+  on vm group_rank 1 hidden 64``: a name and value after its own name, not a per-rank name such
+  as a rank, host, step or loss) with another value than every other rank that printed it, the
+  others agreeing (:func:`rootrank.scan.odd_setting`): the ranks were launched with different
+  settings; the text may quote ``{setting_diff}``;
 - ``initiator_last_line: bool``: the analysis named the initiating rank, it is not the rank
   of the root's line, and a line tagged with that rank comes before the root's first evidence
   line (rootrank.entry.hang_capture.initiator_last_line): its last own line, the phase it
@@ -177,6 +182,7 @@ LAUNCHERS = (
     "python",
     "vllm",
     "nccl-tests",
+    "determined",
 )
 #: The ``why`` of a fix chosen because no variant's condition held (reports show no note).
 GENERAL_WHY = "no other variant's condition holds: the general fix"
@@ -213,6 +219,7 @@ WHEN_KEYS: dict[str, type] = {
     "module_local": bool,
     "rank_outside_world": bool,
     "multi_node": bool,
+    "setting_differs": bool,
     "initiator_output_missing": bool,
     "custom_backward": bool,
     "thread": bool,
@@ -352,6 +359,10 @@ class Facts:
     ranks_share_path: list[int] = field(default_factory=list)
     #: The log shows the job on several nodes (``rootrank.entry.commands.Launch.multi_node``).
     multi_node: bool = False
+    #: A setting the root's rank printed of itself with another value than every other rank
+    #: that printed it (rootrank.scan.odd_setting), in words (``hidden 64 on rank 3, 128 on
+    #: ranks 0, 1, 2``), else ``None``.
+    setting_differs: str | None = None
     #: The launcher's report of the initiating rank's exit, when that report is all the log
     #: holds of the rank (:func:`initiator_output_missing`), else ``None``.
     initiator_output_missing: str | None = None
@@ -520,6 +531,14 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             " shows of the initiating rank"
             if facts.initiator_output_missing
             else "the log shows the initiating rank's own output"
+        )
+    if key == "setting_differs":
+        if bool(facts.setting_differs) != value:
+            return None
+        return (
+            f"the ranks printed different settings ({facts.setting_differs})"
+            if value
+            else "the ranks printed no setting that differs"
         )
     if key == "multi_node":
         if facts.multi_node != value:
