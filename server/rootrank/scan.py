@@ -1616,7 +1616,7 @@ class Scanner:
                         exc.line_text or exc.type,
                         self._order,
                         self._advance.watch((path, None, rank, None), exc.log_line),
-                        self._ranks_at() if rank is None else (),
+                        ranks_at=self._ranks_at() if rank is None else (),
                     )
                 )
         sections = [h.facts for h in self._held]
@@ -1956,7 +1956,7 @@ class Scanner:
                     seen_raw,
                     self._order,
                     self._advance.watch((path, tagged.host, rank, local), exc.log_line),
-                    self._ranks_at() if rank is None and local is None else (),
+                    ranks_at=self._ranks_at() if rank is None and local is None else (),
                 )
             )
             self._traced[rank] = (exc, raw.number, False)
