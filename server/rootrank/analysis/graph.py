@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rootrank.analysis.prepare import Context
-from rootrank.analysis.rules import RULES, Edge
+from rootrank.analysis.rules import RULES, Edge, inert_warning
 from rootrank.model import Finding
 
 
@@ -124,6 +124,10 @@ def pick_root(graph: Graph, ctx: Context | None = None) -> Finding | None:
     printed later, nor does the error explain the spike; the error is what ended the job)."""
     causes = [f for f in graph.nodes if f.role == "cause"]
     symptoms = [f for f in graph.nodes if f.role == "symptom"]
+    if ctx is not None and any(f.severity == "error" and not graph.explained(f) for f in symptoms):
+        # a warning that explains nothing stopped nothing: an error nothing explains (a
+        # timeout, an abort) is the failure to report, not the warning printed before it
+        causes = [f for f in causes if graph.effects(f) or not inert_warning(ctx, f)]
     for pool in (causes, symptoms):
         free = [f for f in pool if not graph.explained(f)]
         if ctx is not None:

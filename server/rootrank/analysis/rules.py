@@ -48,13 +48,33 @@ def not_after(a: Finding, b: Finding) -> bool:
 Rule = Callable[[Context, list[Finding]], Iterable[Edge]]
 
 
+#: Signature categories (``signatures/<category>/``) whose warnings concern how the
+#: processes reach each other: a rendezvous store retried, a DNS name not resolved, NCCL's net
+#: plugin or EFA not loaded. Such a warning can explain why peers later wait or time out.
+COMM_CATEGORIES = frozenset({"network", "launch", "nccl"})
+
+
+def inert_warning(ctx: Context, f: Finding) -> bool:
+    """Whether ``f`` is a warning (``severity: warning``) that cannot, on its own, explain
+    other ranks' waits: the process that printed it went on (a warning stops nothing: NumPy
+    not initialised, an arch or build advisory, fp16 steps skipped), and its category is not
+    one of :data:`COMM_CATEGORIES`. Such a warning explains only what its signature's YAML
+    declares (rule :func:`declared_explanations`), never a peer's timeout by the generic rule
+    (new-user trial r17: torch's "Failed to initialize NumPy" warning, printed by every worker
+    of a torch install without NumPy, was read as the cause of a rank's lock-file hang)."""
+    if f.severity != "warning":
+        return False
+    sig = ctx.library.signatures.get(f.signature)
+    return getattr(sig, "category", None) not in COMM_CATEGORIES
+
+
 def cause_explains_symptoms(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
     """A fault on one rank explains the symptoms the others show: its peers' collectives
     time out (the NCCL/gloo watchdog), their connections to it reset, and the launcher
     reports failed children and SIGTERMs the rest (torch/distributed/elastic/agent/server/
     api.py: one failed worker stops the whole group). A scheduler limit explains them only
     when it came first (see :func:`terminal_after_fault`)."""
-    causes = [f for f in nodes if f.role == "cause"]
+    causes = [f for f in nodes if f.role == "cause" and not inert_warning(ctx, f)]
     symptoms = [f for f in nodes if f.role == "symptom"]
     for c in causes:
         terminal = ctx.kind(c) == "terminal"
