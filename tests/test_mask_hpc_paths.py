@@ -26,6 +26,12 @@ MASKED = [
     ("cd /scratch/dave", "cd /scratch/<user>"),
     ("/data/jörg/x.py", "/data/<user>/x.py"),
     ("/scratch/john.smith/x.py", "/scratch/<user>/x.py"),
+    # new-user trial r17, finding 3: the roots of ML clusters' user folders
+    ('File "/fsx/carol/proj/train.py", line 3', 'File "/fsx/<user>/proj/train.py", line 3'),
+    ("/checkpoint/carol/run1/last.pt", "/checkpoint/<user>/run1/last.pt"),
+    ("/users/carol/train.py", "/users/<user>/train.py"),
+    ("at /mnt/nfs/users/bob/proj/train.py:30", "at /mnt/nfs/users/<user>/proj/train.py:30"),
+    ("/home2/carol/t.py", "/home2/<user>/t.py"),
 ]
 
 KEPT = [

@@ -19,9 +19,11 @@ private key block                  ``-----BEGIN RSA PRIVATE KEY-----***``
 ``Authorization: Bearer x``        ``Authorization: Bearer ***``
 credentials in a URL               ``https://***:***@host-1/...`` (user and password both go)
 e-mail address                     ``<email>``
-user name in a home path           ``/home/<user>/...``, ``/Users/<user>/``, ``C:\\Users\\<user>\\``
+user name in a home path           ``/home/<user>/...``, ``/home2/<user>/``, ``/Users/<user>/``,
+                                   ``/users/<user>/`` (also under ``/mnt/nfs/``), ``C:\\Users\\<user>\\``
 user name under an HPC root        ``/scratch/<user>/``, ``/lustre/orion/p1/scratch/<user>/``,
-                                   ``/work/<user>``, ``/data/<user>`` (see below)
+                                   ``/work/<user>``, ``/data/<user>``, ``/fsx/<user>``,
+                                   ``/checkpoint/<user>`` (see below)
 ``USER=alice`` and the like        ``USER=<user>``
 host name                          ``host-1``, ``host-2``... stable within one Masker
 IPv4 / IPv6 address                ``ip-1``, ``ip-2``... stable within one Masker
@@ -32,7 +34,7 @@ text past 16 KiB in one string     cut, ending ``…[N characters not shown]``
 =================================  ============================================================
 
 HPC storage roots (``/scratch``, ``/pscratch``, ``/lustre``, ``/gpfs``, ``/work``,
-``/data``, with a number as in ``/scratch1``, or under ``/mnt``) hold one folder per user as
+``/data``, AWS FSx's ``/fsx``, the ``/checkpoint`` of FAIR-style clusters, with a number as in ``/scratch1``, or under ``/mnt``) hold one folder per user as
 ``/home`` does; the user's folder is the first one under the root (under ``/lustre/<fs>``
 and ``/gpfs/<fs>``: under the file system's name), or the one after ``scratch``,
 ``users``... (``/lustre/orion/csc123/scratch/<user>``), stepping over group numbers and
@@ -346,7 +348,7 @@ _EMAIL = lazy_regex.compile(
     r"(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.){1,8}\p{L}{2,24}(?![\w-])"
 )
 _HOME = lazy_regex.compile(
-    r"(?P<p>(?<![\w.])(?:/(?:[\w.-]{1,40}/){0,3}?(?:home|Users|homes|u)/|[A-Za-z]:(?:\\\\|\\)"
+    r"(?P<p>(?<![\w.])(?:/(?:[\w.-]{1,40}/){0,3}?(?:home\d{0,2}|[Uu]sers|homes|u)/|[A-Za-z]:(?:\\\\|\\)"
     r"(?:Users|Documents and Settings)(?:\\\\|\\)))"
     r"(?P<u>[\p{L}\p{N}._-]{1,64})(?=[/\\:\s'\"),\]]|$)"
     r"|(?P<p>(?<![\w./])~)(?P<u>\p{L}[\p{L}\p{N}._-]{0,63})(?=/)"
@@ -358,11 +360,11 @@ _HOME = lazy_regex.compile(
 # start of a path (not /home/<user>/data/x, a folder inside a user's own tree). Which
 # component is the user's is decided in Masker._hpc_path (see HPC_SKIP and NOT_USER_DIRS).
 _HPC_PATH = lazy_regex.compile(
-    r"(?<![\w.~/<>-])(?P<root>/(?:mnt/)?(?P<kind>scratch|pscratch|lustre|gpfs|work|data)\d{0,2}/)"
+    r"(?<![\w.~/<>-])(?P<root>/(?:mnt/)?(?P<kind>scratch|pscratch|lustre|gpfs|work|data|fsx|checkpoint)\d{0,2}/)"
     r"(?P<rest>(?:[\p{L}\p{N}._-]{1,64}/){0,4}[\p{L}\p{N}._-]{1,64})"
     r"(?=[/\\:\s'\"),\]]|$)"
 )
-_HPC_ROOTS = ("/scratch", "/pscratch", "/lustre", "/gpfs", "/work", "/data")
+_HPC_ROOTS = ("/scratch", "/pscratch", "/lustre", "/gpfs", "/work", "/data", "/fsx", "/checkpoint")
 #: Components under an HPC root that lead to the users' folders rather than name one: the
 #: user is the next component ("scratch/dave", "users/dave", "sd/d/dave").
 HPC_SKIP = frozenset(
@@ -822,7 +824,16 @@ def _masked_already(value: str) -> bool:
 MAX_LEARNED_USERS = 64
 
 # Where a user's folder may stand in a line (the literals _HOME and _HPC_PATH need).
-_USER_DIR_LITERALS = ("/home", "/Users/", "/homes/", "/u/", "~", "Users\\", *_HPC_ROOTS)
+_USER_DIR_LITERALS = (
+    "/home",
+    "/Users/",
+    "/users/",
+    "/homes/",
+    "/u/",
+    "~",
+    "Users\\",
+    *_HPC_ROOTS,
+)
 
 
 #: The literals of :data:`_USER_DIR_LITERALS` lower-cased, in one automaton over a block's
@@ -1085,7 +1096,7 @@ class Masker:
         # 2. Personal details.
         if "@" in s:
             s = self._sub(_EMAIL, _email, s)
-        if "home" in s or "Users" in s or "~" in s or "/u/" in s or "Documents and" in s:
+        if "home" in s or "sers" in s or "~" in s or "/u/" in s or "Documents and" in s:
             s = self._sub(_HOME, self._home, s)
         if not self._gated or any(root in s for root in _HPC_ROOTS):
             s = self._sub(_HPC_PATH, self._hpc_path, s)
