@@ -38,3 +38,30 @@ def test_the_numpy_failure_the_warning_predicted_is_still_read_on_its_rank() -> 
     d = diagnose_text(text, mask=False)
     assert d.root_cause is not None
     assert (d.root_cause.signature, d.root_cause.rank) == ("numpy-abi-mismatch", 1)
+
+
+def _write(folder: Path, names: list[str]) -> None:
+    folder.mkdir()
+    for n in names:
+        (folder / n).write_text("rank 0: step 1 loss 0.5\n")
+
+
+def test_a_flat_folder_of_separate_jobs_logs_is_said_to_be_read_as_one_job(tmp_path) -> None:
+    # new-user trial r17 finding 2: 27 jobs' logs in one folder came out as one diagnosis
+    from rootrank.engine import expand_paths
+    from rootrank.runs import unrelated_names
+
+    jobs = tmp_path / "fleet"
+    _write(jobs, ["dist-001-nccl-shm.log", "dist-013-ecc.log", "torch-02-bad-data.log"])
+    notes: list[str] = []
+    found = [f for f, _ in expand_paths([str(jobs)], notes)]
+    assert len(found) == 3
+    assert len(notes) == 1 and "3 log files bear 3 unrelated names" in notes[0]
+    assert f"rootrank triage {jobs}/*" in notes[0]
+    # one job's per-rank files differ by numbers only, or are its launcher's companions
+    ranks = tmp_path / "job-17"
+    _write(ranks, ["rank0.log", "rank1.log", "rank12.log", "stdout.log", "stderr.log"])
+    assert unrelated_names([str(p) for p in sorted(ranks.iterdir())]) is None
+    notes = []
+    expand_paths([str(ranks)], notes)
+    assert notes == []

@@ -32,7 +32,7 @@ from rootrank.mask_walk import mask_diagnosis
 from rootrank.match import Matcher
 from rootrank.metrics import onset_findings
 from rootrank.model import Diagnosis
-from rootrank.runs import pick_run
+from rootrank.runs import pick_run, unrelated_names
 from rootrank.scan import Scanner, ScanState
 from rootrank.signatures import Library, load_library
 
@@ -143,6 +143,8 @@ def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[t
             # line) is passed over for the one that wrote the failure
             found, note = pick_run(found, size=os.path.getsize)
             if note:
+                notes.append(f"{p}: {note}")
+            if note := unrelated_names(found, p):
                 notes.append(f"{p}: {note}")
             out.extend((f, True) for f in found)
         else:

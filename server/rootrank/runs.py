@@ -257,6 +257,45 @@ class SectionFacts:
         self.start = min(self.start, other.start)
 
 
+#: A folder whose files bear at least this many names that differ by more than numbers
+#: holds separate jobs more likely than one job's per-rank files (see :func:`unrelated_names`).
+UNRELATED_NAMES = 3
+_DIGITS = lazy_regex.compile(r"\d+")
+#: Names a job's own folder holds beside its per-rank files (torchrun's per-rank streams and
+#: error file): no sign of another job.
+_COMPANIONS = frozenset({"stdout", "stderr", "error", "out", "err", "log", "output"})
+
+
+def unrelated_names(files: list[str], folder: str = "DIR") -> str | None:
+    """One sentence when the log ``files`` (the files of the ``folder``, as :func:`pick_run`
+    kept them) look like separate jobs rather than one job's files, else ``None``.
+
+    One job's files differ by numbers only (``rank0.log``, ``rank1.log``;
+    ``slurm-42-0.out``; ``node01.log``), or are its launcher's companions (``stdout.log``,
+    ``stderr.log``, ``error.json``). A folder whose names, numbers and suffixes taken away,
+    still fall into :data:`UNRELATED_NAMES` or more different names (``dist-001-nccl-shm.log``,
+    ``dist-013-ecc.log``, ``torch-02-bad-data.log``) is an archive of jobs, which the reader
+    would take for one job's files (new-user trial r17 finding 2: a flat folder of 27 jobs' logs
+    came out as one diagnosis, the others silently dropped)."""
+    stems: dict[str, str] = {}
+    for f in files:
+        name = os.path.basename(f).lower()
+        for suffix in (".gz", ".zst", ".xz"):
+            name = name.removesuffix(suffix)
+        stem = _DIGITS.sub("#", name.rsplit(".", 1)[0]) if "." in name else name
+        if stem.strip("#-_.") in _COMPANIONS:
+            continue
+        stems.setdefault(stem, os.path.basename(f))
+    if len(stems) < UNRELATED_NAMES:
+        return None
+    shown = ", ".join(list(stems.values())[:3]) + (", ..." if len(stems) > 3 else "")
+    return (
+        f"its {len(files):,} log files bear {len(stems):,} unrelated names ({shown}) and were "
+        "read as the files of one job; if they are separate jobs, `rootrank triage` with the "
+        f"files named (`rootrank triage {folder.rstrip('/')}/*`) diagnoses each"
+    )
+
+
 def another_node(earlier: SectionFacts, later: SectionFacts) -> str | None:
     """Why ``later`` (a section that began with a run's start banner after ``earlier`` had
     failed) is another node's output of the same run rather than a relaunch, as a clause for

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from rootrank.engine import LOG_NAMES, LOG_SUFFIXES
 from rootrank.ingest import TAR_MESSAGE, InputError, is_tar_header, open_log, strip_compression
-from rootrank.runs import run_key
+from rootrank.runs import run_key, unrelated_names
 
 #: torchrun's restart folders: <log_dir>/<run_id>/attempt_<k>/<local_rank>/stdout.log
 _ATTEMPT = re.compile(r"^attempt_\d{1,6}$")
@@ -123,7 +123,10 @@ def _folder_jobs(
             else:
                 loose.append(st)
         if loose:
-            yield base, "folder", tuple(p for p, _, _ in loose), loose
+            paths = [p for p, _, _ in loose]
+            if note := unrelated_names(paths, base):
+                notes.append(f"{base}: {note}")
+            yield base, "folder", tuple(paths), loose
         for job_id in sorted(slurm, key=_slurm_order):
             files = slurm[job_id]
             yield (
