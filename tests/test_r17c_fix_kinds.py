@@ -1,0 +1,49 @@
+"""Round 17, set C (a development set now): the kinds of reasoning its misses showed, each by
+its mechanism.
+
+Fixtures in ``tests/r17c_fix/`` are written for these tests in the tools' own wording (srun -l's
+``N:`` prefix, NCCL's ``NET/IB`` warnings, Slurm's cancellation lines, horovodrun's
+``[N]<stderr>:`` tags) with values of our own; none is a held-out log.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rootrank.engine import diagnose_paths
+
+DATA = Path(__file__).parent / "r17c_fix"
+
+
+def test_lone_reporter_of_ib_retry_exceeded_is_the_initiator():
+    """srun -l, 4 ranks on 2 nodes: only rank 3 gets NET/IB's completion error 12 (retry
+    counter exceeded) on its own NIC; the other ranks print nothing of their own failing (they
+    go on or wait) until Slurm's time limit. The peer is one of the job's live processes, so
+    the path rank 3's NIC saw fail is the one to act on: rank 3 initiates."""
+    d = diagnose_paths([str(DATA / "ib-retry-exceeded-lone-reporter-srun.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None
+    assert (rc.signature, rc.failure_class, rc.evidence[0].line) == (
+        "ib-completion-error",
+        "network-fabric-error",
+        12,
+    )
+    assert d.initiating_rank == 3
+
+
+def test_ib_retry_exceeded_after_another_ranks_own_crash_names_no_rank(tmp_path):
+    """The same log where rank 1 raised its own error before rank 3's warning: the peer that
+    stopped answering may be rank 1's process, so the reporter is not named."""
+    lines = (DATA / "ib-retry-exceeded-lone-reporter-srun.log").read_text().splitlines()
+    crash = [
+        "1: Traceback (most recent call last):",
+        '1:   File "/home/u/train.py", line 41, in <module>',
+        "1:     loss = model(batch).sum()",
+        "1: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+        " (GPU 1; 39.59 GiB total capacity; 37.10 GiB already allocated; 1.02 GiB free;"
+        " 37.50 GiB reserved in total by PyTorch)",
+    ]
+    p = tmp_path / "crash-first.log"
+    p.write_text("\n".join(lines[:11] + crash + lines[11:]) + "\n")
+    d = diagnose_paths([str(p)], mask=False)
+    assert d.initiating_rank != 3
