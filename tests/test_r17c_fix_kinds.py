@@ -47,3 +47,18 @@ def test_ib_retry_exceeded_after_another_ranks_own_crash_names_no_rank(tmp_path)
     p.write_text("\n".join(lines[:11] + crash + lines[11:]) + "\n")
     d = diagnose_paths([str(p)], mask=False)
     assert d.initiating_rank != 3
+
+
+def test_horovodrun_rank_tags_and_first_death_make_gloo_resets_collateral():
+    """horovodrun (Gloo mode) tags each line ``[N]<stdout>:`` / ``[N]<stderr>:`` with the rank
+    (one number; Open MPI's --tag-output has two, ``[1,N]``). Rank 2 is ``Killed`` first; ranks
+    0 and 1 then abort on gloo's ``Connection reset by peer`` / ``Connection closed by peer``:
+    the consequence of rank 2's death, not a cause."""
+    d = diagnose_paths([str(DATA / "horovodrun-rank2-killed-gloo-reset.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None
+    assert (rc.failure_class, rc.rank, rc.evidence[0].line) == ("host-oom-killed", 2, 4)
+    assert d.initiating_rank == 2
+    resets = [f for f in d.findings if f.signature == "connection-reset-by-peer"]
+    assert sorted(f.rank for f in resets) == [0, 1]
+    assert all(f.role == "symptom" for f in resets)

@@ -7,7 +7,8 @@ Prefixes peeled off the start of a line (repeatedly, so stacked tags work):
   rank 0 of this source is global rank 12, so continuation lines that carry only
   ``[default0]:`` get rank 12;
 - SLURM ``srun --label``: ``3: `` and ``0 :``;
-- Open MPI ``--tag-output``: ``[1,3]<stderr>:`` (the second number is the rank);
+- Open MPI ``--tag-output``: ``[1,3]<stderr>:`` (the second number is the rank), and
+  horovodrun's own tag (Gloo mode, ``horovod/runner/gloo_run.py``: ``[3]<stderr>:``, the rank);
 - pdsh / the DeepSpeed launcher: ``node01: `` (a host name); an emptied label (``: ``
   before ``[rank18]:``, a paste whose host names were removed) is peeled with no host.
 - Ray actors and vLLM workers: ``(RayWorkerWrapper pid=4009, ip=10.0.0.2) ``,
@@ -59,7 +60,7 @@ from rootrank.ingest import strip_ansi, strip_compression
 _PREFIX = lazy_regex.compile(
     r"""
     \[(?P<tag>[A-Za-z_][A-Za-z_-]*?)(?P<tagn>\d{1,6})\]:\ ?          # [rank3]: [default3]:
-  | \[(?P<mpijob>\d+),(?P<mpirank>\d{1,6})\]<std(?:out|err)>:\ ?     # [1,3]<stderr>:
+  | \[(?:(?P<mpijob>\d+),)?(?P<mpirank>\d{1,6})\]<std(?:out|err)>:\ ?  # [1,3]<stderr>: [3]<stderr>:
   | (?P<stream>std(?:out|err)):\ {1,2}(?=\S|\ \ )                      # accelerate: "stderr: "
   | (?P<slurm>\d{1,6})\ ?:(?!\d)\ ?                                  # 3: / 0 :
   | (?P<host>(?=[A-Za-z0-9_.-]*\d)[A-Za-z][A-Za-z0-9_.-]{0,62}):\ (?!\s)  # node01:
@@ -177,7 +178,7 @@ _FILE_RANK_WORD = re.compile(r"(?:attempt_|slurm-|rank|worker|proc)[_.-]?\d", re
 # newline to newline natively, at about 10x the speed of a MULTILINE "^" in `regex` (45 MB/s,
 # which made a folder of per-rank files, each swept whole, 5.8x slower than one file: issue 11).
 _LINE_RANK_BODY = (
-    r"(?:\[rank(\d{1,6})\]:|\[\d+,(\d{1,6})\]<std(?:out|err)>:|(\d{1,6}) ?:(?!\d)"
+    r"(?:\[rank(\d{1,6})\]:|\[(?:\d+,)?(\d{1,6})\]<std(?:out|err)>:|(\d{1,6}) ?:(?!\d)"
     r"|\[(?:rank|RANK|Rank)[ =](\d{1,6})(?:/\d{1,6})?\] )"
 )
 _LINE_RANK = re.compile(_LINE_RANK_BODY)
