@@ -62,3 +62,23 @@ def test_horovodrun_rank_tags_and_first_death_make_gloo_resets_collateral():
     resets = [f for f in d.findings if f.signature == "connection-reset-by-peer"]
     assert sorted(f.rank for f in resets) == [0, 1]
     assert all(f.role == "symptom" for f in resets)
+
+
+def test_srun_right_aligned_labels_name_the_rank_and_slurmstepd_lines_none():
+    """``srun --label`` right-aligns task ids to the widest (`` 7: `` among ``11: ``): the
+    padded label is the task's rank like an unpadded one. slurmstepd's cancellation, which
+    srun forwards under task 0's label, is the node daemon's, not rank 0's."""
+    from rootrank.ranks import RankTagger
+
+    t = RankTagger()
+    assert t.tag("11: step 100 loss 3.2120", 1).rank == 11
+    assert t.tag(" 7: step 100 loss 3.2120", 2).rank == 7
+    assert t.tag("  3: step 1", 3).rank == 3
+    assert t.tag("    return loss", 4).rank is None
+    stepd = " 0: slurmstepd: error: *** STEP 55120.0 ON gpu011 CANCELLED AT 2026-01-14T09:12:40 ***"
+    assert t.tag(stepd, 5).rank is None
+    d = diagnose_paths([str(DATA / "srun-label-padded-rank7-oom.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None
+    assert (rc.failure_class, rc.rank, rc.evidence[0].line) == ("cuda-oom", 7, 8)
+    assert d.initiating_rank == 7

@@ -84,6 +84,12 @@ _NOT_HOSTS = frozenset(
 # host shape and be peeled off, leaving "error: ..." without the name the signatures read.
 _SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".pl", ".rb", ".js")
 
+# srun --label's task id right-aligned to the width of the job's largest one (src/srun's
+# "%*d: "): " 2: " in a job of 32 tasks, "  7: " in one of 128. The padding before the digits
+# (at most 4 spaces, the label at most 5 characters wide) is matched here and peeled before
+# :data:`_PREFIX` reads the label.
+_SRUN_PADDED = re.compile(r" {1,4}(?=\d{1,4}:(?!\d) )")
+
 _INLINE_RANK = lazy_regex.compile(
     r"\[(?:PG (?:ID )?(?P<pg>\d+)(?: \((?P<name1>[^)]*)\))?(?: PG GUID (?P<guid>[^ \]]*?)(?:\((?P<name2>[^)]*)\))?)? )?Rank (?P<rank>\d{1,6})\]"
 )
@@ -178,7 +184,7 @@ _FILE_RANK_WORD = re.compile(r"(?:attempt_|slurm-|rank|worker|proc)[_.-]?\d", re
 # newline to newline natively, at about 10x the speed of a MULTILINE "^" in `regex` (45 MB/s,
 # which made a folder of per-rank files, each swept whole, 5.8x slower than one file: issue 11).
 _LINE_RANK_BODY = (
-    r"(?:\[rank(\d{1,6})\]:|\[(?:\d+,)?(\d{1,6})\]<std(?:out|err)>:|(\d{1,6}) ?:(?!\d)"
+    r"(?:\[rank(\d{1,6})\]:|\[(?:\d+,)?(\d{1,6})\]<std(?:out|err)>:| {0,4}(\d{1,6}) ?:(?!\d)"
     r"|\[(?:rank|RANK|Rank)[ =](\d{1,6})(?:/\d{1,6})?\] )"
 )
 _LINE_RANK = re.compile(_LINE_RANK_BODY)
@@ -907,6 +913,11 @@ class RankTagger:
         actor_ip: str | None = None
         actor_rank: int | None = None
         ray_train = False  # the actor is a Ray Train worker (_RAY_TRAIN_RANK)
+        # srun --label right-aligns its task ids to the widest one (" 2: " among "12: "): the
+        # padding is the label's, so it is peeled with it (only at the line's start)
+        pad = _SRUN_PADDED.match(body)
+        if pad is not None:
+            body = body[pad.end() :]
         # Peel launcher prefixes (up to a few stacked ones).
         for _ in range(5):
             if body[:1] == "(":
@@ -966,6 +977,11 @@ class RankTagger:
                     break
                 host = h
             body = body[m.end() :]
+        if from_label and body.startswith("slurmstepd"):
+            # slurmstepd (the node's step daemon, not the task) writes its cancellation into
+            # the step's output, which srun labels with the stream's task id (" 0: slurmstepd:
+            # error: *** STEP ... CANCELLED ***"): the label names no rank that failed
+            rank, slurm_task, from_label = None, None, False
         if actor_key is not None and actor_rank is None and rank is None:
             actor_rank = _ray_train_rank(body, ray_train)
         sglang = _SGLANG_HEADER.match(body) if body[:1] == "[" and "TP" in body[:48] else None
