@@ -82,3 +82,37 @@ def test_srun_right_aligned_labels_name_the_rank_and_slurmstepd_lines_none():
     assert rc is not None
     assert (rc.failure_class, rc.rank, rc.evidence[0].line) == ("cuda-oom", 7, 8)
     assert d.initiating_rank == 7
+
+
+HANG = DATA / "srun-epoch3-rank4-never-started-timelimit.log"
+
+
+def test_time_limit_after_a_rank_never_started_the_new_section_is_a_hang_on_that_rank():
+    """srun -l, 6 ranks, epochs of 3 steps printed without a time: in epoch 3 five ranks print
+    step 1 and rank 4 never does; nothing more until Slurm's time limit. The job hung on rank 4
+    (the others wait in step 1's collective): a hang naming rank 4, not "request more time"."""
+    d = diagnose_paths([str(HANG)], mask=False)
+    rc = d.root_cause
+    assert rc is not None
+    assert (rc.signature, rc.failure_class, rc.rank, rc.evidence[0].line) == (
+        "progress-stalled",
+        "collective-timeout",
+        4,
+        34,
+    )
+    assert d.initiating_rank == 4
+    assert any(r.startswith("Rank 4 never printed the step") for r in d.reasoning)
+
+
+def test_time_limit_after_every_rank_started_the_new_section_stays_the_time_limit(tmp_path):
+    """The same run where rank 4 also printed epoch 3's step 1: no rank was left behind, and
+    without times the silence before the limit cannot be measured: the time limit stays."""
+    lines = HANG.read_text().splitlines()
+    at = lines.index("1: [rank 1] epoch 3 step 1/3")
+    p = tmp_path / "all-started.log"
+    p.write_text(
+        "\n".join([*lines[: at + 1], "4: [rank 4] epoch 3 step 1/3", *lines[at + 1 :]]) + "\n"
+    )
+    d = diagnose_paths([str(p)], mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "slurm-time-limit"
