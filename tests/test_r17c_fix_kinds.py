@@ -116,3 +116,17 @@ def test_time_limit_after_every_rank_started_the_new_section_stays_the_time_limi
     d = diagnose_paths([str(p)], mask=False)
     assert d.root_cause is not None
     assert d.root_cause.signature == "slurm-time-limit"
+
+
+def test_untimed_tracebacks_are_not_ordered_by_a_ranks_stale_startup_stamp():
+    """Two ranks' untimed checkpoint-write tracebacks (ENOSPC) printed after the job's 09:08:52
+    progress line: rank 1's own last stamp is a 09:02:11 startup warning, rank 0's a 09:04:30
+    one. Both tracebacks come after 09:08:52 (the stream is in time order), so their lower
+    bounds tie and the disk-full error, which every writer hits, names no rank."""
+    d = diagnose_paths([str(DATA / "ckpt-enospc-untimed-tracebacks-two-ranks.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None
+    assert (rc.failure_class, rc.evidence[0].line) == ("disk-full", 9)
+    assert d.initiating_rank is None
+    disk = sorted(f.rank for f in d.findings if f.failure_class == "disk-full")
+    assert disk == [0, 1]

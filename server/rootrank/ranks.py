@@ -733,6 +733,8 @@ class RankTagger:
     #: replaced it with its file's
     _own_path_rank: tuple[int | None, bool] | None = None
     _last_time: dict[int | None, float] = field(default_factory=dict)
+    #: The latest timestamp on any line of this source so far (s).
+    _latest_time: float | None = None
     actor_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
     #: The numbers seen per user tag form (:data:`_USER_TAG`, :meth:`user_tag_rank`).
     user_tags: dict[str, set[int]] = field(default_factory=dict)
@@ -1210,6 +1212,8 @@ class RankTagger:
                     message = message[um.end() :]
         if time is not None:
             self._last_time[rank] = time
+            if self._latest_time is None or time > self._latest_time:
+                self._latest_time = time
         if rank is not None and host is not None:
             self.hosts.setdefault(rank, host)
         if rank is not None:
@@ -1339,10 +1343,20 @@ class RankTagger:
         output block is open."""
         return self._summary or self._spawn_proc is not None or self._block_rank is not None
 
+    def latest_time(self) -> float | None:
+        """The latest timestamp (s) on any line of this source seen so far, or ``None``."""
+        return self._latest_time
+
     def last_time(self, rank: int | None) -> float | None:
-        """The latest timestamp seen so far on a line of ``rank`` (a lower bound for an
-        untimed line of that rank)."""
-        return self._last_time.get(rank)
+        """A lower bound (s) for an untimed line of ``rank``: the latest timestamp seen so far
+        on a line of ``rank``, raised to the latest one on any line of this source before it
+        (the stream is written in time order: a traceback printed after another rank's
+        18:39:14 line happened after 18:39:14, whatever its own rank last stamped minutes
+        earlier). ``None`` when ``rank`` printed no timestamp."""
+        own = self._last_time.get(rank)
+        if own is None or self._latest_time is None:
+            return own
+        return max(own, self._latest_time)
 
     def _track_summary(self, body: str, number: int) -> bool:
         """Follow torchelastic's failure summary; ``True`` when ``body`` is one of an
