@@ -130,3 +130,21 @@ def test_untimed_tracebacks_are_not_ordered_by_a_ranks_stale_startup_stamp():
     assert d.initiating_rank is None
     disk = sorted(f.rank for f in d.findings if f.failure_class == "disk-full")
     assert disk == [0, 1]
+
+
+def test_fsdp_auto_wrap_layer_class_not_found_is_a_wrapping_error():
+    """accelerate's set_auto_wrap_policy raising "Could not find the transformer layer class
+    MistralDecoderLayer in the model." is FSDP's wrap configuration (a class name the model
+    lacks), not a plain exception of the user's code: the fix names the wrap class list."""
+    fixture = Path(__file__).resolve().parents[1] / "signatures" / "parallel"
+    d = diagnose_paths([str(fixture / "fsdp-wrap-layer-class-not-found.positive.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None
+    assert (rc.signature, rc.failure_class, rc.evidence[0].line) == (
+        "fsdp-wrap-layer-class-not-found",
+        "fsdp-state-dict-or-wrapping-error",
+        6,
+    )
+    assert rc.captures.get("layer_class") == "MistralDecoderLayer"
+    assert d.initiating_rank is None
+    assert "fsdp_transformer_layer_cls_to_wrap" in rc.fix.steps[0]
