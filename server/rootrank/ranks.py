@@ -7,7 +7,8 @@ Prefixes peeled off the start of a line (repeatedly, so stacked tags work):
   rank 0 of this source is global rank 12, so continuation lines that carry only
   ``[default0]:`` get rank 12;
 - SLURM ``srun --label``: ``3: `` and ``0 :``;
-- Open MPI ``--tag-output``: ``[1,3]<stderr>:`` (the second number is the rank);
+- Open MPI ``--tag-output``: ``[1,3]<stderr>:`` (the second number is the rank), and
+  horovodrun's own tag (Gloo mode, ``horovod/runner/gloo_run.py``: ``[3]<stderr>:``, the rank);
 - pdsh / the DeepSpeed launcher: ``node01: `` (a host name); an emptied label (``: ``
   before ``[rank18]:``, a paste whose host names were removed) is peeled with no host.
 - Ray actors and vLLM workers: ``(RayWorkerWrapper pid=4009, ip=10.0.0.2) ``,
@@ -59,7 +60,7 @@ from rootrank.ingest import strip_ansi, strip_compression
 _PREFIX = lazy_regex.compile(
     r"""
     \[(?P<tag>[A-Za-z_][A-Za-z_-]*?)(?P<tagn>\d{1,6})\]:\ ?          # [rank3]: [default3]:
-  | \[(?P<mpijob>\d+),(?P<mpirank>\d{1,6})\]<std(?:out|err)>:\ ?     # [1,3]<stderr>:
+  | \[(?:(?P<mpijob>\d+),)?(?P<mpirank>\d{1,6})\]<std(?:out|err)>:\ ?  # [1,3]<stderr>: [3]<stderr>:
   | (?P<stream>std(?:out|err)):\ {1,2}(?=\S|\ \ )                      # accelerate: "stderr: "
   | (?P<slurm>\d{1,6})\ ?:(?!\d)\ ?                                  # 3: / 0 :
   | (?P<host>(?=[A-Za-z0-9_.-]*\d)[A-Za-z][A-Za-z0-9_.-]{0,62}):\ (?!\s)  # node01:
@@ -82,6 +83,12 @@ _NOT_HOSTS = frozenset(
 # ("run2.sh: line 5: python: command not found"); a name with a digit would otherwise pass the
 # host shape and be peeled off, leaving "error: ..." without the name the signatures read.
 _SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".pl", ".rb", ".js")
+
+# srun --label's task id right-aligned to the width of the job's largest one (src/srun's
+# "%*d: "): " 2: " in a job of 32 tasks, "  7: " in one of 128. The padding before the digits
+# (at most 4 spaces, the label at most 5 characters wide) is matched here and peeled before
+# :data:`_PREFIX` reads the label.
+_SRUN_PADDED = re.compile(r" {1,4}(?=\d{1,4}:(?!\d) )")
 
 _INLINE_RANK = lazy_regex.compile(
     r"\[(?:PG (?:ID )?(?P<pg>\d+)(?: \((?P<name1>[^)]*)\))?(?: PG GUID (?P<guid>[^ \]]*?)(?:\((?P<name2>[^)]*)\))?)? )?Rank (?P<rank>\d{1,6})\]"
@@ -177,7 +184,7 @@ _FILE_RANK_WORD = re.compile(r"(?:attempt_|slurm-|rank|worker|proc)[_.-]?\d", re
 # newline to newline natively, at about 10x the speed of a MULTILINE "^" in `regex` (45 MB/s,
 # which made a folder of per-rank files, each swept whole, 5.8x slower than one file: issue 11).
 _LINE_RANK_BODY = (
-    r"(?:\[rank(\d{1,6})\]:|\[\d+,(\d{1,6})\]<std(?:out|err)>:|(\d{1,6}) ?:(?!\d)"
+    r"(?:\[rank(\d{1,6})\]:|\[(?:\d+,)?(\d{1,6})\]<std(?:out|err)>:| {0,4}(\d{1,6}) ?:(?!\d)"
     r"|\[(?:rank|RANK|Rank)[ =](\d{1,6})(?:/\d{1,6})?\] )"
 )
 _LINE_RANK = re.compile(_LINE_RANK_BODY)
@@ -726,6 +733,8 @@ class RankTagger:
     #: replaced it with its file's
     _own_path_rank: tuple[int | None, bool] | None = None
     _last_time: dict[int | None, float] = field(default_factory=dict)
+    #: The latest timestamp on any line of this source so far (s).
+    _latest_time: float | None = None
     actor_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
     #: The numbers seen per user tag form (:data:`_USER_TAG`, :meth:`user_tag_rank`).
     user_tags: dict[str, set[int]] = field(default_factory=dict)
@@ -906,6 +915,11 @@ class RankTagger:
         actor_ip: str | None = None
         actor_rank: int | None = None
         ray_train = False  # the actor is a Ray Train worker (_RAY_TRAIN_RANK)
+        # srun --label right-aligns its task ids to the widest one (" 2: " among "12: "): the
+        # padding is the label's, so it is peeled with it (only at the line's start)
+        pad = _SRUN_PADDED.match(body)
+        if pad is not None:
+            body = body[pad.end() :]
         # Peel launcher prefixes (up to a few stacked ones).
         for _ in range(5):
             if body[:1] == "(":
@@ -965,6 +979,11 @@ class RankTagger:
                     break
                 host = h
             body = body[m.end() :]
+        if from_label and body.startswith("slurmstepd"):
+            # slurmstepd (the node's step daemon, not the task) writes its cancellation into
+            # the step's output, which srun labels with the stream's task id (" 0: slurmstepd:
+            # error: *** STEP ... CANCELLED ***"): the label names no rank that failed
+            rank, slurm_task, from_label = None, None, False
         if actor_key is not None and actor_rank is None and rank is None:
             actor_rank = _ray_train_rank(body, ray_train)
         sglang = _SGLANG_HEADER.match(body) if body[:1] == "[" and "TP" in body[:48] else None
@@ -1193,6 +1212,8 @@ class RankTagger:
                     message = message[um.end() :]
         if time is not None:
             self._last_time[rank] = time
+            if self._latest_time is None or time > self._latest_time:
+                self._latest_time = time
         if rank is not None and host is not None:
             self.hosts.setdefault(rank, host)
         if rank is not None:
@@ -1322,10 +1343,20 @@ class RankTagger:
         output block is open."""
         return self._summary or self._spawn_proc is not None or self._block_rank is not None
 
+    def latest_time(self) -> float | None:
+        """The latest timestamp (s) on any line of this source seen so far, or ``None``."""
+        return self._latest_time
+
     def last_time(self, rank: int | None) -> float | None:
-        """The latest timestamp seen so far on a line of ``rank`` (a lower bound for an
-        untimed line of that rank)."""
-        return self._last_time.get(rank)
+        """A lower bound (s) for an untimed line of ``rank``: the latest timestamp seen so far
+        on a line of ``rank``, raised to the latest one on any line of this source before it
+        (the stream is written in time order: a traceback printed after another rank's
+        18:39:14 line happened after 18:39:14, whatever its own rank last stamped minutes
+        earlier). ``None`` when ``rank`` printed no timestamp."""
+        own = self._last_time.get(rank)
+        if own is None or self._latest_time is None:
+            return own
+        return max(own, self._latest_time)
 
     def _track_summary(self, body: str, number: int) -> bool:
         """Follow torchelastic's failure summary; ``True`` when ``body`` is one of an

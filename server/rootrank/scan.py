@@ -2887,7 +2887,9 @@ class Scanner:
     def _time_before(self, rank: int | None, tagger: RankTagger) -> float | None:
         """The latest timestamp of ``rank`` before the current line, looking back through
         the lines of the current block the gate skipped (``[rankN]:`` lines, or every line
-        of a file whose path names the rank), then what the tagger saw on gated lines.
+        of a file whose path names the rank), then what the tagger saw on gated lines;
+        raised to the latest timestamp of any line of the source seen before it
+        (:meth:`RankTagger.last_time`): a lower bound (s) of when the line was printed.
 
         A walk stops where the previous walk for the same rank in the same block started,
         so a block is walked at most once per rank.
@@ -2923,7 +2925,14 @@ class Scanner:
                         break
                 end = start - 1
             self._walks[rank] = (text, self._line_start, found)
-        return found if found is not None else tagger.last_time(rank)
+        if found is None:
+            return tagger.last_time(rank)
+        bound = tagger.latest_time()
+        if bound is None:
+            return found
+        # the rank's own stamp is a lower bound; a later stamp printed on any line of the
+        # source before this one (the tagger's bound) is a tighter one
+        return max(found, bound)
 
     def _record(
         self,

@@ -1003,6 +1003,33 @@ def remote_end_transport_error(root: Finding) -> str | None:
     return None
 
 
+def lone_transport_reporter(case: Case, rank: int) -> bool:
+    """Whether ``rank``, the one rank that printed a transport completion error about the
+    other end of its connection (:func:`remote_end_transport_error`), is the initiator after
+    all: the log shows other ranks' own output (a whole job's log: ``srun -l``, torchrun's
+    ``[rankN]:``), and none of them failed on its own (no cause finding of another rank, no
+    exception nothing explains, no exit the launcher saw) -- they only wait, time out or
+    abort after it, or print nothing more until the scheduler stops the job.
+
+    Mechanism: the peer that did not acknowledge is one of the job's own processes. Had it
+    died or raised, its rank's output or the launcher's exit line would be in a whole-job
+    log; it is alive and silent, so the broken path is the one the reporting rank's own NIC
+    saw fail (its port, its cable, a RoCE port the rings were routed over), and that rank's
+    node is the one to act on. A paste of one rank alone (no other rank's output) keeps
+    the peer as the suspect."""
+    ctx = case.ctx
+    if not (ctx.state.ranks_seen - {rank}):
+        return False
+    for f in ctx.findings:
+        if f is case.root or f.rank is None or f.rank == rank:
+            continue
+        if ctx.kind(f) in ("cause", "hardware") and not ctx.peer_report(f):
+            return False
+    if unexplained_failure_elsewhere(rank, case) is not None:
+        return False
+    return launcher_first_elsewhere(rank, case) is None
+
+
 #: NCCL's socket layer failing to open a connection to a peer (src/misc/socket.cc):
 #: ``socketStartConnect: Connect to 10.0.0.2<48127> failed : No route to host``,
 #: ``socketPollConnect poll() returned 1, no POLLOUT events``, ``socketPollConnect: Connect to
@@ -1146,7 +1173,7 @@ def named_by_root(case: Case) -> Verdict | None:
     if same_on_every_rank(case) and not (case.ctx.state.ranks_seen - {rank}):
         return Verdict(None, say("same_on_every_rank", rank=rank), "named_by_root", (rank,), True)
     remote = remote_end_transport_error(case.root)
-    if remote is not None:
+    if remote is not None and not lone_transport_reporter(case, rank):
         why = say("remote_end_transport", rank=rank, what=remote)
         return Verdict(None, why, "named_by_root", (rank,), True)
     connect = socket_connect_failure(case)

@@ -104,6 +104,11 @@ _TEMPLATES: dict[str, str] = {
         " had reached step {top}; {timing}, so the log does not show whether the job had hung:"
         " if it had, rank {rank} is where to look"
     ),
+    "left_behind": (
+        "{word} {ranks} never printed the step the other ranks printed last (step {step}, line"
+        " {line}): the others reached it and waited in its collective for {word} {ranks} until"
+        ' the job was stopped ("{stopped_by}"): a hang on {word} {ranks}, not a lack of time'
+    ),
     "progress_behind_rank": (
         "rank {rank} stopped making progress at step {step} while the other ranks reached step {others}: they "
         "waited for it"

@@ -13,7 +13,7 @@ from rootrank.analysis.events import last_progress
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_span, fmt_time, say
 from rootrank.model import Evidence, Finding
-from rootrank.progress import Progress
+from rootrank.progress import MAX_BREAKS, Progress
 
 #: The signature that describes a hang found from progress (``detector: progress``).
 STALL_SIGNATURE = "progress-stalled"
@@ -93,7 +93,7 @@ def stall_finding(ctx: Context) -> Finding | None:
     kill = min(terminals, key=lambda f: f.time or 0.0)
     timed = [p for p in ctx.state.progress.last().values() if p.time is not None]
     if not timed:
-        return None
+        return untimed_stall_finding(ctx, kill)
     newest = max(timed, key=lambda p: p.time or 0.0)
     if progressed_after(ctx, newest):
         return None
@@ -124,5 +124,89 @@ def stall_finding(ctx: Context) -> Finding | None:
                 time=fmt_time(newest.time),
                 rank_part="",
             ),
+        },
+    )
+
+
+def left_behind(ctx: Context) -> list[int]:
+    """The ranks the others left behind, read from the order of untimed progress lines: a
+    minority of ranks (at least one, at most a third of those that printed progress) whose
+    last progress line comes before most other ranks restarted their step count (a new
+    trial, epoch or attempt of the same job: ``step 10/10`` then ``step 1/10``), or, with no
+    restart, whose last step is at least two of its own usual increments below the step
+    every other rank reached. ``[]`` when progress does not show that.
+
+    Mechanism: ranks of one job step in lockstep (every step ends in a collective). When
+    most ranks print the first step of a new section and a few never do, those few did not
+    reach it: they are stuck before it (a DataLoader worker, a transport set-up, a
+    rank-only task), and the others wait for them in their first collective. A rank
+    printing one step behind the others may only be slower to print when the job is
+    stopped; two of its own steps behind cannot be."""
+    last = {r: p for r, p in ctx.state.progress.last().items() if r is not None}
+    if len(last) < 3:
+        return []
+    breaks = ctx.state.progress.step_breaks()
+    restarts: dict[int, list[int]] = {
+        r: [line for before, step, line in br if step < before]
+        for r, (_usual, _n, br) in breaks.items()
+        if r is not None
+    }
+    behind: list[int] = []
+    # the sections each rank entered (its restarts), while no rank's record of breaks is full
+    sections = {r: len(restarts.get(r, [])) for r in last}
+    full = any(len(br) >= MAX_BREAKS for _u, _n, br in breaks.values())
+    if not full and any(sections.values()):
+        top = max(sections.values())
+        at_top = [r for r, n in sections.items() if n == top]
+        if 2 * len(at_top) > len(last):
+            first = min(restarts[q][-1] for q in at_top)  # where the last section began
+            behind = [r for r, n in sections.items() if n < top and last[r].line < first]
+    if not behind and not any(restarts.values()):
+        top = max(p.step for p in last.values())
+        at_top = [r for r, p in last.items() if p.step == top]
+        for r, p in last.items():
+            usual = breaks.get(r, (1, 0, []))[0] or 1
+            if top - p.step >= 2 * usual and 2 * len(at_top) > len(last) - 1:
+                behind.append(r)
+    if not behind or 3 * len(behind) > len(last):
+        return []
+    return sorted(behind)
+
+
+def untimed_stall_finding(ctx: Context, kill: Finding) -> Finding | None:
+    """A finding of :data:`STALL_SIGNATURE` for a job whose progress lines carry no time,
+    stopped by the scheduler (``kill``) while the ranks :func:`left_behind` names had not
+    reached the step the others printed last. ``None`` when no rank was left behind."""
+    behind = left_behind(ctx)
+    if not behind:
+        return None
+    last = ctx.state.progress.last()
+    at = last[behind[0]]
+    lead = max((p for r, p in last.items() if r not in behind), key=lambda p: p.line)
+    names = ", ".join(str(r) for r in behind)
+    word = "rank" if len(behind) == 1 else "ranks"
+    why = say(
+        "left_behind",
+        word=word,
+        ranks=names,
+        step=lead.step,
+        line=lead.line,
+        stopped_by=kill.title,
+    )
+    sig = ctx.library.signatures[STALL_SIGNATURE]
+    return Finding.of(
+        sig,
+        rank=behind[0] if len(behind) == 1 else None,
+        host=None,
+        time=None,
+        order=max(0, kill.order - 1),
+        evidence=[Evidence(path=at.path, line=at.line, text=f"step {at.step}", rank=at.rank)],
+        captures={
+            "step": str(at.step),
+            "last_time": f"line {lead.line} (the log prints no time with its progress)",
+            "silent": "the rest of the job",
+            "stopped_by": kill.title,
+            "stalled_ranks": names,
+            "why": why,
         },
     )
