@@ -18,7 +18,7 @@ from typing import Any
 import regex
 
 from rootrank import lazy_regex
-from rootrank.analysis.compare import lacking_keys, lone_submitter, odd_one_out
+from rootrank.analysis.compare import lacking_keys, lone_submitter, odd_in_table, odd_one_out
 from rootrank.analysis.events import (
     ABORT_CODES,
     SIGNAL_CODES,
@@ -98,6 +98,22 @@ def named_together(case: Case) -> Verdict | None:
             tuple(suspects),
             True,
         )
+    return None
+
+
+def odd_in_rank_table(case: Case) -> Verdict | None:
+    """The root's own message prints a table keyed by rank (``param checksums per rank:
+    {0: -1.19, 1: -1.19, 2: -1.19, 3: -2.61}``) in which one rank's value stands alone
+    (:func:`~rootrank.analysis.compare.odd_in_table`): that rank diverged, and the rank
+    that raised is only the detector of the script's own cross-rank check."""
+    for finding in (case.root, *case.group):
+        for ev in finding.evidence:
+            found = odd_in_table(ev.text)
+            if found is None:
+                continue
+            rank, value, majority = found
+            why = say("odd_in_table", rank=rank, value=value, majority=majority)
+            return Verdict(rank, why, "odd_in_rank_table", (rank,))
     return None
 
 
@@ -2012,6 +2028,7 @@ def one_process(case: Case) -> Verdict | None:
 STRATEGIES: tuple[Strategy, ...] = (
     one_process,
     named_together,
+    odd_in_rank_table,
     named_in_message,
     thread_owner,
     missing_from_ready,

@@ -69,6 +69,10 @@ _TEMPLATES: dict[str, str] = {
         "job was stopped: it had hung, it did not run out of time while training"
     ),
     "named_in_message": "the failure's own message names rank {rank} as the one at fault",
+    "odd_in_table": (
+        "the failure's own per-rank table gives rank {rank} the value {value} where every other"
+        " rank has {majority}: rank {rank} diverged, the rank that raised only checked"
+    ),
     "awaited_root_rank": (
         "{Waiters} timed out waiting in the c10d store for the NCCL unique id that rank {rank},"
         " the communicator's root, writes: rank {rank} never reached the communicator's"
