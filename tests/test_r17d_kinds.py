@@ -8,6 +8,11 @@ that made them are in the set's ``_scripts/``.
    rank: {0: x, 1: x, 2: x, 3: y}``): the odd one out in the table is the initiator, the raiser
    only the detector; differing replica weights are divergent-model-across-ranks
    (rootrank.analysis.compare.odd_in_table, signatures/collective/replica-check-table-differs.yaml).
+2. Compare what each rank printed: in lines where every rank prints its own slice, the one
+   column where a single rank differs from all the others (``(10 records)`` against ``(8
+   records)``) names it (rootrank.analysis.oddline._odd_column); a set-up error only one rank
+   raised while the other ranks printed lines past it is that rank's own, not a race between
+   identical failures (rootrank.analysis.initiator.went_further).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rootrank.analysis.compare import odd_in_table
+from rootrank.analysis.oddline import _odd_column
 from rootrank.engine import diagnose_text
 
 _DATA = Path(__file__).parent / "r17d"
@@ -45,3 +51,34 @@ def test_rank_table_needs_one_rank_apart() -> None:
     assert odd_in_table("checksums per rank: {0: 1.5, 1: 1.5, 2: 2.5, 3: 2.5}") is None
     assert odd_in_table("checksums per rank: {0: 1.5, 1: 2.5}") is None
     assert odd_in_table("sizes: {0: 4, 1: 4, 2: 8}") is None
+
+
+# 2. compare what each rank printed
+
+
+def test_uneven_slice_count_names_the_rank_with_more_records() -> None:
+    d = diagnose_text(_read("02-spawn-allgather-uneven-slice-rank2.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-shape-mismatch"
+    assert d.initiating_rank == 2
+    assert d.initiator is not None and d.initiator.strategy == "odd_line_out"
+    assert "`(10 records)`" in d.initiator.why and "`(8 records)`" in d.initiator.why
+
+
+def test_odd_column_needs_one_rank_apart_in_every_telling_column() -> None:
+    rows = {
+        0: "records 0..7 (8 records)",
+        1: "records 8..15 (8 records)",
+        2: "records 16..25 (10 records)",
+    }
+    assert _odd_column(rows) == (2, "(10 records)", "(8 records)")
+    # dp/tp coordinates single out different ranks in different columns: no one
+    coords = {0: "dp_rank 0 tp_rank 0", 1: "dp_rank 0 tp_rank 1", 2: "dp_rank 1 tp_rank 0"}
+    assert _odd_column(coords) is None
+    # every rank its own slice and the same count: no one
+    even = {
+        0: "records 0..7 (8 records)",
+        1: "records 8..15 (8 records)",
+        2: "records 16..23 (8 records)",
+    }
+    assert _odd_column(even) is None
