@@ -82,3 +82,11 @@ def test_odd_column_needs_one_rank_apart_in_every_telling_column() -> None:
         2: "records 16..23 (8 records)",
     }
     assert _odd_column(even) is None
+
+
+def test_setup_error_on_one_rank_while_the_others_went_on_is_that_ranks() -> None:
+    d = diagnose_text(_read("04-two-nodes-tp-assert-labelled.log"), "run.log", mask=False)
+    assert d.root_cause is not None and d.root_cause.failure_class == "config-error"
+    assert d.initiating_rank == 3
+    assert d.initiator is not None and d.initiator.strategy == "named_by_root"
+    assert "ranks 0-2 went on past it" in d.initiator.why

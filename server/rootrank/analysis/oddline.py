@@ -171,6 +171,19 @@ def _series(by_rank: dict[int, list[RankLine]]) -> _Series:
     return {k: v for k, v in out.items() if all(len(x) <= MAX_REPEATS for x in v.values())}
 
 
+def rank_templates(ctx: Context) -> tuple[dict[int, dict[str, tuple[int, str]]], dict[int, int]]:
+    """Each rank's kept lines as ``{rank: {template: (first line, text)}}`` (a template is
+    the line normalized with its digits masked, as :func:`_series` makes it), and the line
+    of each rank's own first failure."""
+    by_rank, _, failed_at = _rank_lines(ctx)
+    out: dict[int, dict[str, tuple[int, str]]] = {}
+    for rank, lines in by_rank.items():
+        mine = out.setdefault(rank, {})
+        for ln in lines:
+            mine.setdefault(_DIGITS.sub("#", normalize(ln.text, rank)), (ln.line, ln.text))
+    return out, failed_at
+
+
 def _span(odd: str, usual: str) -> tuple[str, str]:
     """The differing part of two lines, widened to whole space-separated tokens:
     ``("(torch.float64)", "(torch.float32)")``."""

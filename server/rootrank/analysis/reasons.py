@@ -273,6 +273,11 @@ _TEMPLATES: dict[str, str] = {
         "only rank {rank}'s copy of this set-up error is in the log, and every rank runs the same set-up: "
         "the log does not show which rank hit it first"
     ),
+    "went_further": (
+        "only rank {rank} raised this set-up error, and {others} went on past it (line {line}:"
+        " `{text}`, which rank {rank} never printed): the others passed the same check, so"
+        " the value it tested was rank {rank}'s own"
+    ),
     "same_on_every_rank_launcher": (
         "the launcher saw rank {rank} fail first, but no line names the rank that raised it and every rank "
         "runs the same set-up: the log does not show which rank hit it first"
