@@ -90,3 +90,26 @@ def test_setup_error_on_one_rank_while_the_others_went_on_is_that_ranks() -> Non
     assert d.initiating_rank == 3
     assert d.initiator is not None and d.initiator.strategy == "named_by_root"
     assert "ranks 0-2 went on past it" in d.initiator.why
+
+
+# 3. "not initialized" after the rank's own collectives ran: the group was destroyed
+
+
+def test_not_initialized_after_steps_is_a_destroyed_group() -> None:
+    d = diagnose_text(_read("10-probe-destroys-pg-rank1-distrun.log"), "run.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "process-group-destroyed-early"
+    assert rc.failure_class == "user-code-exception"
+    assert d.initiating_rank == 1
+    assert "Remove the early dist.destroy_process_group()" in rc.fix.steps[0]
+    assert "after its step 3" in rc.fix.steps[0]
+
+
+def test_not_initialized_before_any_step_stays_a_missing_init() -> None:
+    """Control: the same run cut to rank 1's traceback alone (lines 14-28): no step before
+    it, no other rank: the missing initialisation's reading stands."""
+    lines = _read("10-probe-destroys-pg-rank1-distrun.log").splitlines()[13:28]
+    d = diagnose_text("\\n".join(lines) + "\\n", "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "process-group-not-initialized"
+    assert d.root_cause.failure_class == "config-error"
