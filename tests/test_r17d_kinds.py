@@ -109,7 +109,32 @@ def test_not_initialized_before_any_step_stays_a_missing_init() -> None:
     """Control: the same run cut to rank 1's traceback alone (lines 14-28): no step before
     it, no other rank: the missing initialisation's reading stands."""
     lines = _read("10-probe-destroys-pg-rank1-distrun.log").splitlines()[13:28]
-    d = diagnose_text("\\n".join(lines) + "\\n", "run.log", mask=False)
+    d = diagnose_text("\n".join(lines) + "\n", "run.log", mask=False)
     assert d.root_cause is not None
     assert d.root_cause.signature == "process-group-not-initialized"
     assert d.root_cause.failure_class == "config-error"
+
+
+# 4. a handled error logged with its traceback, then the same rank's next steps: survived
+
+
+def test_logged_emfile_then_every_rank_steps_on_is_healthy() -> None:
+    """The tracebacks carry only torchrun's ``[defaultN]:`` tag while the steps' logger names
+    ``[rank N]``: the tag learnt from the steps (rootrank.ranks.RankTagger._learn_app_rank)
+    puts each traceback on its rank, whose next step shows it went on; a rank that caught
+    EMFILE twice has both occurrences set aside (rootrank.analysis.survived.set_aside)."""
+    d = diagnose_text(_read("12-healthy-emfile-cache-anomaly-tee.log"), "run.log", mask=False)
+    assert d.root_cause is None and d.unclassified is None
+    survived = [r for r in d.reasoning if "[error_survived]" in r]
+    assert len(survived) == 8
+    assert any("rank 2 went on to step 6 (line 75)" in r for r in survived)
+
+
+def test_emfile_whose_rank_prints_no_later_step_stays_the_failure() -> None:
+    """Control: the same run cut before rank 2's step 6 (line 75): rank 2's EMFILE at line 27
+    has no later step of its rank, so it is not shown survived and stays the root cause."""
+    lines = _read("12-healthy-emfile-cache-anomaly-tee.log").splitlines()[:74]
+    d = diagnose_text("\n".join(lines) + "\n", "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "too-many-open-files"
+    assert d.root_cause.rank == 2

@@ -726,6 +726,10 @@ class RankTagger:
     #: replaced it with its file's
     _own_path_rank: tuple[int | None, bool] | None = None
     _last_time: dict[int | None, float] = field(default_factory=dict)
+    #: The global rank an application's own tag gave lines of each launcher local rank
+    #: (:meth:`_learn_app_rank`), and the local ranks whose lines named two different ranks.
+    _app_locals: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    _app_conflicts: set[tuple[str | None, int]] = field(default_factory=set)
     actor_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
     #: The numbers seen per user tag form (:data:`_USER_TAG`, :meth:`user_tag_rank`).
     user_tags: dict[str, set[int]] = field(default_factory=dict)
@@ -1148,6 +1152,22 @@ class RankTagger:
                 rank = self.path_rank
         return rank, local, host, pid
 
+    def _learn_app_rank(self, host: str | None, local: int, rank: int) -> None:
+        """A line of launcher local rank ``local`` (``[default1]:`` of ``torchrun --tee``)
+        whose own message tags it with global rank ``rank`` (a logger's ``INFO [rank 1]``):
+        that process's other lines (its traceback, which carries only ``[default1]:``) are
+        ``rank``'s too, so :attr:`local_to_global` learns the pair. Two different ranks seen
+        for one local rank (a message that names another rank) unlearn it: no mapping."""
+        key = (host, local)
+        seen = self._app_locals.get(key, rank)
+        if seen != rank or key in self._app_conflicts:
+            self._app_conflicts.add(key)
+            if self.local_to_global.get(key) == seen:
+                del self.local_to_global[key]
+            return
+        self._app_locals[key] = rank
+        self.local_to_global.setdefault(key, rank)
+
     def _file_header(self, body: str) -> None:
         """A ``tail``/``head`` file header (``==> path <==``): the lines after it, up to the
         next header, are that file's, so the rank its path names (:func:`rank_from_path`: a
@@ -1178,6 +1198,7 @@ class RankTagger:
     ) -> Tagged:
         """An application's own rank tag at the message start, then the record (and which
         ranks came only from an srun label: :attr:`label_spans`)."""
+        own_tag = rank is None  # a rank the application's own tag gives (below)
         if rank is None and message[:5].lower() in ("[rank", "rank ", "rank="):
             am = _APP_RANK.match(message)
             if am:
@@ -1191,6 +1212,8 @@ class RankTagger:
                 if self.user_tag_rank(form, n):
                     rank = n
                     message = message[um.end() :]
+        if rank is not None and local is not None and own_tag:
+            self._learn_app_rank(host, local, rank)
         if time is not None:
             self._last_time[rank] = time
         if rank is not None and host is not None:
