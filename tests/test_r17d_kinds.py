@@ -138,3 +138,17 @@ def test_emfile_whose_rank_prints_no_later_step_stays_the_failure() -> None:
     assert d.root_cause is not None
     assert d.root_cause.failure_class == "too-many-open-files"
     assert d.root_cause.rank == 2
+
+
+# 5. a pipe's clock-only stamp before torch's rank prefix
+
+
+def test_clock_stamp_before_rank_prefix_keeps_the_traceback() -> None:
+    """``[16:41:22] [rank2]: ...`` (torchrun piped through a strftime filter): the stamp is
+    peeled (rootrank.ranks._CLOCK_STAMP), so the traceback is rank 2's and its frames are read."""
+    d = diagnose_text(_read("08-indexer-rank2-emfile-timestamped.log"), "run.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "too-many-open-files"
+    assert d.initiating_rank == 2
+    assert rc.user_frame is not None
+    assert rc.user_frame.file.endswith("08_index_shards.py") and rc.user_frame.line == 27

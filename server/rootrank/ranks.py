@@ -346,6 +346,10 @@ _NOT_COLLECTOR_ENDS = ("Error", "Exception", "Warning", "Interrupt", "Exit", ".p
 _NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w.@/-]*")
 
 # CloudWatch console / table copies: "  | 2024-08-23T22:22:51.871Z | message".
+#: A clock-only stamp a pipe puts before every line (``[16:41:22] ``: moreutils' ``ts
+#: '[%H:%M:%S]'``, a perl or awk strftime filter): two-digit hours, minutes and seconds,
+#: optional fraction, in brackets, then one space.
+_CLOCK_STAMP = lazy_regex.compile(r"\[\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\] ")
 _PIPE_STAMP = lazy_regex.compile(
     r"\s*\|\s*(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s*\|\s?"
 )
@@ -881,6 +885,11 @@ class RankTagger:
             lead_time = parse_time(dm.group("ts"))
             det_rank = int(dm.group("rank")) if dm.group("rank") is not None else None
             body = body[dm.end() :]
+        if body[:1] == "[" and body[3:4] == ":" and (tm := _CLOCK_STAMP.match(body)):
+            # a pipe's clock-only stamp in front of everything (``ts '[%H:%M:%S]'``, a
+            # perl/awk strftime filter): no date to read a time from; peeled so the
+            # launcher's prefix after it (``[rank2]:``) is read as on an unstamped line
+            body = body[tm.end() :]
         if body[:5] == "[pod/":
             km = _KUBECTL_PREFIX.match(body)
             if km:
