@@ -152,3 +152,25 @@ def test_clock_stamp_before_rank_prefix_keeps_the_traceback() -> None:
     assert d.initiating_rank == 2
     assert rc.user_frame is not None
     assert rc.user_frame.file.endswith("08_index_shards.py") and rc.user_frame.line == 27
+
+
+# 2b. a per-rank config value that differs on the failing rank leads the fix
+
+
+def test_config_dict_lr_apart_on_the_failing_rank_leads_the_fix() -> None:
+    """``[rank2] INFO config {'lr': 30000.0, ...}`` where ranks 0, 1, 3 logged ``'lr': 0.0003``
+    (rootrank.scan._DICT_SETTING, rootrank.scan.odd_setting): the first step names it."""
+    d = diagnose_text(_read("11-perrank-config-lr-inf-clip-tee-logdir.log"), "run.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and d.initiating_rank == 2
+    assert rc.fix.steps[0].startswith("Rank 2 ran with another setting than every other rank")
+    assert "lr 30000.0 on rank 2, 0.0003 on ranks 0, 1, 3 (line 6" in rc.fix.steps[0]
+
+
+def test_without_the_odd_config_line_the_fix_does_not_lead_with_it() -> None:
+    """Control: the same run from line 7 on (rank 2's config line, line 6, cut away)."""
+    lines = _read("11-perrank-config-lr-inf-clip-tee-logdir.log").splitlines()[6:]
+    d = diagnose_text("\n".join(lines) + "\n", "run.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None
+    assert not any("ran with another setting" in s for s in rc.fix.steps)

@@ -685,8 +685,17 @@ _RANK_END = lazy_regex.compile(
 # A line a rank prints about itself, its body starting with its name: ``rank 3 on vm
 # group_rank 1 hidden 64`` (a script's ``print(f"rank {rank} ... hidden {HIDDEN}")``). The
 # ``name value`` / ``name=value`` pairs after it with a numeric value are its settings.
+# A logger's level and name may come first: ``INFO shards rank2: RLIMIT_NOFILE soft=256``.
 _RANK_SELF = lazy_regex.compile(
-    r"(?i)^(?:\[[^\]]{0,80}\]\s*)*rank[ =:]?(?P<n>\d{1,6})\b[:,]?(?P<rest>.{1,400})"
+    r"(?i)^(?:\[[^\]]{0,80}\]\s*)*"
+    r"(?:(?-i:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(?:[A-Za-z_][\w.-]{0,40}:?\s+)?)?"
+    r"rank[ =:]?(?P<n>\d{1,6})\b[:,]?(?P<rest>.{1,400})"
+)
+#: A config dict a rank logs (``[rank2] INFO config {'lr': 30000.0, 'micro_batch': 16}``): its
+#: quoted keys with a numeric value are the rank's settings, whatever their names (a dict
+#: printed once per rank is configuration, not a per-step value).
+_DICT_SETTING = lazy_regex.compile(
+    r"['\"](?P<k>[A-Za-z_][A-Za-z_\d]{0,30})['\"]:\s*(?P<v>-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)(?![\w.])"
 )
 _SETTING = lazy_regex.compile(
     r"(?<![\w.-])(?P<k>[A-Za-z_][A-Za-z_\d]{1,30})(?:=| )(?P<v>-?\d+(?:\.\d+)?)(?![\w.])"
@@ -2574,6 +2583,8 @@ class Scanner:
             self._see_settings(int(m["n"]), m["rest"], number)
         if rank is None:
             return
+        if "{'" in text or '{"' in text:
+            self._see_settings(rank, text, number, dict_form=True)
         end = None
         if ("one" in text or "omplete" in text or "inish" in text) and (
             m := _RANK_END.search(text)
@@ -2581,14 +2592,16 @@ class Scanner:
             end = text[m.start() :].strip()[:60]
         self._rank_last[rank] = (number, end)
 
-    def _see_settings(self, rank: int, rest: str, number: int) -> None:
+    def _see_settings(self, rank: int, rest: str, number: int, *, dict_form: bool = False) -> None:
         """Note the numeric settings (:data:`_SETTING`, not :data:`_PER_RANK_NAME`) of a line
-        ``rank`` printed of itself (``rest``: the words after its name), line ``number``."""
+        ``rank`` printed of itself (``rest``: the words after its name), line ``number``;
+        with ``dict_form``, the quoted keys of a config dict on a line of ``rank``
+        (:data:`_DICT_SETTING`), whatever their names."""
         mine = self.state.rank_settings.setdefault(rank, {})
         path = self.state.sources[-1] if self.state.sources else ""
-        for m in _SETTING.finditer(rest):
+        for m in (_DICT_SETTING if dict_form else _SETTING).finditer(rest):
             name, value = m["k"], m["v"]
-            if _PER_RANK_NAME.search(name):
+            if not dict_form and _PER_RANK_NAME.search(name):
                 continue
             if name in mine:
                 old = mine[name]
