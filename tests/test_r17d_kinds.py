@@ -174,3 +174,25 @@ def test_without_the_odd_config_line_the_fix_does_not_lead_with_it() -> None:
     rc = d.root_cause
     assert rc is not None
     assert not any("ran with another setting" in s for s in rc.fix.steps)
+
+
+# 6. a RecursionError in a resolver: a cycle in the data it walks
+
+
+def test_recursion_in_a_resolver_is_a_reference_cycle_in_the_data() -> None:
+    d = diagnose_text(_read("03-recursion-stage3-spec-distrun-tee.log"), "run.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "recursion-limit" and d.initiating_rank == 3
+    assert rc.fix.variant is not None and rc.fix.variant.id == "reference-cycle"
+    assert "a cycle in the data" in rc.fix.steps[0]
+    assert "03_pipeline_stages.py:24 (in resolve)" in rc.fix.steps[0]
+
+
+def test_recursion_outside_a_resolver_keeps_the_general_fix() -> None:
+    """Control: the signature's own positive fixture (no resolver frame)."""
+    root = Path(__file__).parent.parent / "signatures" / "python"
+    text = (root / "recursion-limit.positive.log").read_text(encoding="utf-8")
+    d = diagnose_text(text, "run.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "recursion-limit"
+    assert not any("a cycle in the data" in s for s in rc.fix.steps)
