@@ -196,3 +196,17 @@ def test_recursion_outside_a_resolver_keeps_the_general_fix() -> None:
     rc = d.root_cause
     assert rc is not None and rc.signature == "recursion-limit"
     assert not any("a cycle in the data" in s for s in rc.fix.steps)
+
+
+# 6b. a ZeroDivisionError by a scale computed from tensor data
+
+
+def test_zero_scale_in_a_comm_hook_guards_the_data_divisor() -> None:
+    d = diagnose_text(_read("07-spawn-commhook-zero-scale-rank1.log"), "run.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "user-code-exception" and d.initiating_rank == 1
+    assert rc.fix.variant is not None and rc.fix.variant.id == "zero-data-divisor"
+    assert (
+        "`inv_scale = 1.0 / scale` divides by a value computed from tensor data" in rc.fix.steps[0]
+    )
+    assert "07_spawn_int8_hook.py:15 (in int8_allreduce_hook)" in rc.fix.steps[0]
