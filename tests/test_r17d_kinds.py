@@ -210,3 +210,29 @@ def test_zero_scale_in_a_comm_hook_guards_the_data_divisor() -> None:
         "`inv_scale = 1.0 / scale` divides by a value computed from tensor data" in rc.fix.steps[0]
     )
     assert "07_spawn_int8_hook.py:15 (in int8_allreduce_hook)" in rc.fix.steps[0]
+
+
+# 6c. autograd anomaly: the forward trace names the line that made the NaN
+
+
+def test_anomaly_forward_trace_names_the_forward_line_not_backward() -> None:
+    """The unprefixed anomaly warning's forward stack ends at ``01_anomaly_train.py:20``
+    (``torch.log(duration)``); rank 1's own traceback ends at ``loss.backward()`` (:46). The
+    exception naming the same backward function takes the forward frame
+    (rootrank.scan.Scanner._forward_trace)."""
+    d = diagnose_text(_read("01-anomaly-log-zero-duration-rank1.log"), "run.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "anomaly-nan-in-backward" and d.initiating_rank == 1
+    assert rc.user_frame is not None and rc.user_frame.line == 20
+    assert rc.user_frame.func == "forward"
+    assert rc.fix.steps[0].startswith("01_anomaly_train.py:20 (in forward)")
+
+
+def test_anomaly_without_its_forward_trace_keeps_the_backward_line() -> None:
+    """Control: the same run from rank 1's traceback on (line 56): no forward trace in the
+    log, so the location is rank 1's own user frame, ``loss.backward()`` at :46."""
+    lines = _read("01-anomaly-log-zero-duration-rank1.log").splitlines()[55:]
+    d = diagnose_text("\n".join(lines) + "\n", "run.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "anomaly-nan-in-backward"
+    assert rc.user_frame is not None and rc.user_frame.line == 46
