@@ -1164,18 +1164,13 @@ class RankTagger:
     def _learn_app_rank(self, host: str | None, local: int, rank: int) -> None:
         """A line of launcher local rank ``local`` (``[default1]:`` of ``torchrun --tee``)
         whose own message tags it with global rank ``rank`` (a logger's ``INFO [rank 1]``):
-        that process's other lines (its traceback, which carries only ``[default1]:``) are
-        ``rank``'s too, so :attr:`local_to_global` learns the pair. Two different ranks seen
-        for one local rank (a message that names another rank) unlearn it: no mapping."""
+        that process's lines with no tag of their own (its traceback, which carries only
+        ``[default1]:``) are ``rank``'s too (:meth:`_finish` reads them so). Two different
+        ranks seen for one local rank (a message that names another rank) unlearn it."""
         key = (host, local)
-        seen = self._app_locals.get(key, rank)
-        if seen != rank or key in self._app_conflicts:
+        if self._app_locals.get(key, rank) != rank:
             self._app_conflicts.add(key)
-            if self.local_to_global.get(key) == seen:
-                del self.local_to_global[key]
-            return
-        self._app_locals[key] = rank
-        self.local_to_global.setdefault(key, rank)
+        self._app_locals.setdefault(key, rank)
 
     def _file_header(self, body: str) -> None:
         """A ``tail``/``head`` file header (``==> path <==``): the lines after it, up to the
@@ -1223,6 +1218,10 @@ class RankTagger:
                     message = message[um.end() :]
         if rank is not None and local is not None and own_tag:
             self._learn_app_rank(host, local, rank)
+        elif rank is None and local is not None and self._app_locals:
+            key = (host, local)
+            if key not in self._app_conflicts:
+                rank = self._app_locals.get(key)
         if time is not None:
             self._last_time[rank] = time
         if rank is not None and host is not None:
