@@ -353,6 +353,10 @@ _NOT_COLLECTOR_ENDS = ("Error", "Exception", "Warning", "Interrupt", "Exit", ".p
 _NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w.@/-]*")
 
 # CloudWatch console / table copies: "  | 2024-08-23T22:22:51.871Z | message".
+#: A clock-only stamp a pipe puts before every line (``[16:41:22] ``: moreutils' ``ts
+#: '[%H:%M:%S]'``, a perl or awk strftime filter): two-digit hours, minutes and seconds,
+#: optional fraction, in brackets, then one space.
+_CLOCK_STAMP = lazy_regex.compile(r"\[\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\] ")
 _PIPE_STAMP = lazy_regex.compile(
     r"\s*\|\s*(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s*\|\s?"
 )
@@ -735,6 +739,10 @@ class RankTagger:
     _last_time: dict[int | None, float] = field(default_factory=dict)
     #: The latest timestamp on any line of this source so far (s).
     _latest_time: float | None = None
+    #: The global rank an application's own tag gave lines of each launcher local rank
+    #: (:meth:`_learn_app_rank`), and the local ranks whose lines named two different ranks.
+    _app_locals: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    _app_conflicts: set[tuple[str | None, int]] = field(default_factory=set)
     actor_rank: dict[tuple[str | None, int], int] = field(default_factory=dict)
     #: The numbers seen per user tag form (:data:`_USER_TAG`, :meth:`user_tag_rank`).
     user_tags: dict[str, set[int]] = field(default_factory=dict)
@@ -886,6 +894,11 @@ class RankTagger:
             lead_time = parse_time(dm.group("ts"))
             det_rank = int(dm.group("rank")) if dm.group("rank") is not None else None
             body = body[dm.end() :]
+        if body[:1] == "[" and body[3:4] == ":" and (tm := _CLOCK_STAMP.match(body)):
+            # a pipe's clock-only stamp in front of everything (``ts '[%H:%M:%S]'``, a
+            # perl/awk strftime filter): no date to read a time from; peeled so the
+            # launcher's prefix after it (``[rank2]:``) is read as on an unstamped line
+            body = body[tm.end() :]
         if body[:5] == "[pod/":
             km = _KUBECTL_PREFIX.match(body)
             if km:
@@ -1167,6 +1180,17 @@ class RankTagger:
                 rank = self.path_rank
         return rank, local, host, pid
 
+    def _learn_app_rank(self, host: str | None, local: int, rank: int) -> None:
+        """A line of launcher local rank ``local`` (``[default1]:`` of ``torchrun --tee``)
+        whose own message tags it with global rank ``rank`` (a logger's ``INFO [rank 1]``):
+        that process's lines with no tag of their own (its traceback, which carries only
+        ``[default1]:``) are ``rank``'s too (:meth:`_finish` reads them so). Two different
+        ranks seen for one local rank (a message that names another rank) unlearn it."""
+        key = (host, local)
+        if self._app_locals.get(key, rank) != rank:
+            self._app_conflicts.add(key)
+        self._app_locals.setdefault(key, rank)
+
     def _file_header(self, body: str) -> None:
         """A ``tail``/``head`` file header (``==> path <==``): the lines after it, up to the
         next header, are that file's, so the rank its path names (:func:`rank_from_path`: a
@@ -1197,6 +1221,7 @@ class RankTagger:
     ) -> Tagged:
         """An application's own rank tag at the message start, then the record (and which
         ranks came only from an srun label: :attr:`label_spans`)."""
+        own_tag = rank is None  # a rank the application's own tag gives (below)
         if rank is None and message[:5].lower() in ("[rank", "rank ", "rank="):
             am = _APP_RANK.match(message)
             if am:
@@ -1210,6 +1235,12 @@ class RankTagger:
                 if self.user_tag_rank(form, n):
                     rank = n
                     message = message[um.end() :]
+        if rank is not None and local is not None and own_tag:
+            self._learn_app_rank(host, local, rank)
+        elif rank is None and local is not None and self._app_locals:
+            key = (host, local)
+            if key not in self._app_conflicts:
+                rank = self._app_locals.get(key)
         if time is not None:
             self._last_time[rank] = time
             if self._latest_time is None or time > self._latest_time:

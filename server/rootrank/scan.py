@@ -685,8 +685,27 @@ _RANK_END = lazy_regex.compile(
 # A line a rank prints about itself, its body starting with its name: ``rank 3 on vm
 # group_rank 1 hidden 64`` (a script's ``print(f"rank {rank} ... hidden {HIDDEN}")``). The
 # ``name value`` / ``name=value`` pairs after it with a numeric value are its settings.
+# A logger's level and name may come first: ``INFO shards rank2: RLIMIT_NOFILE soft=256``.
 _RANK_SELF = lazy_regex.compile(
-    r"(?i)^(?:\[[^\]]{0,80}\]\s*)*rank[ =:]?(?P<n>\d{1,6})\b[:,]?(?P<rest>.{1,400})"
+    r"(?i)^(?:\[[^\]]{0,80}\]\s*)*"
+    r"(?:(?-i:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(?:[A-Za-z_][\w.-]{0,40}:?\s+)?)?"
+    r"rank[ =:]?(?P<n>\d{1,6})\b[:,]?(?P<rest>.{1,400})"
+)
+#: Autograd anomaly mode's warning before the forward stack it prints, naming the backward
+#: function (torch/csrc/autograd/python_anomaly_mode.cpp: "Error detected in {name}.
+#: Traceback of forward call that caused the error:"), and the exception the engine then
+#: raises naming the same function (torch/csrc/autograd/engine.cpp: "Function '{name}'
+#: returned nan values in its {i}th output.").
+_FORWARD_HEAD = "Traceback of forward call that caused the error"
+_FORWARD_FN = lazy_regex.compile(r"Error detected in (?P<fn>\w+)\. Traceback of forward call")
+_NAN_BACKWARD = lazy_regex.compile(r"Function '(?P<fn>\w+)' returned nan values")
+#: Lines of one forward stack read at most (deep module nesting prints many frames).
+MAX_FORWARD_LINES = 400
+#: A config dict a rank logs (``[rank2] INFO config {'lr': 30000.0, 'micro_batch': 16}``): its
+#: quoted keys with a numeric value are the rank's settings, whatever their names (a dict
+#: printed once per rank is configuration, not a per-step value).
+_DICT_SETTING = lazy_regex.compile(
+    r"['\"](?P<k>[A-Za-z_][A-Za-z_\d]{0,30})['\"]:\s*(?P<v>-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)(?![\w.])"
 )
 _SETTING = lazy_regex.compile(
     r"(?<![\w.-])(?P<k>[A-Za-z_][A-Za-z_\d]{1,30})(?:=| )(?P<v>-?\d+(?:\.\d+)?)(?![\w.])"
@@ -1354,6 +1373,14 @@ class Scanner:
         #: may still name the user's traced frame (:meth:`_traced_frame`); the flag says the
         #: message's "from user code:" line was seen.
         self._traced: dict[int | None, tuple[PyException, int, bool]] = {}
+        #: Autograd anomaly mode's forward traces (:meth:`_forward_trace`), by the backward
+        #: function their warning names: ``(header line, innermost user frame or None)``; the
+        #: function whose trace is being read, and its last frame line's user frame (waiting
+        #: for the source line under it).
+        self._forward: dict[str, tuple[int, Frame | None]] = {}
+        self._forward_frame: Frame | None = None
+        self._forward_code = False
+        self._forward_open: str | None = None
         # The rank of the log record an unprefixed traceback is printed under (logging's
         # exc_info: _record_rank), for that traceback's lines until it ends.
         self._record_rank: int | None = None
@@ -1906,6 +1933,8 @@ class Scanner:
             else:
                 self._close_pending()
                 pending = None
+        if self._forward_open is not None or _FORWARD_HEAD in text:
+            self._forward_trace(text, raw.number)
         if self._traced:
             self._traced_frame(rank, text, raw.number)
         reader = readers.get(rank)
@@ -1960,6 +1989,11 @@ class Scanner:
                 )
             )
             self._traced[rank] = (exc, raw.number, False)
+            if self._forward and exc.traced_frame is None:
+                fm = _NAN_BACKWARD.search(exc.message)
+                held = self._forward.get(fm.group("fn")) if fm else None
+                if held is not None and held[1] is not None:
+                    exc.traced_frame = held[1]
             if exc.log_line == raw.number and pending is None:
                 if self._pending is not None:
                     self._close_pending()
@@ -2031,6 +2065,48 @@ class Scanner:
             )
         if header is not None:
             self._header_message(header, path, rank, tagged.host, tagged.time)
+
+    def _forward_trace(self, text: str, number: int) -> None:
+        """Autograd anomaly mode's warning ``Error detected in AddmmBackward0. Traceback of
+        forward call that caused the error:`` (torch/csrc/autograd/python_anomaly_mode.cpp)
+        and the ``File "...", line N, in f`` frames under it: the forward stack that built the
+        backward node that produced NaN. Its innermost user frame (with the source line quoted
+        under it) becomes the :attr:`~rootrank.tracebacks.PyException.traced_frame` of the
+        exception that names the same function (``RuntimeError: Function 'AddmmBackward0'
+        returned nan values``), whatever rank prefix either carries: the warning is printed
+        unprefixed by the warnings module, the exception under the launcher's ``[rankN]:``.
+        The exception's own traceback ends at ``loss.backward()``; the forward line is where
+        the non-finite value was made (``torch.log(duration)``)."""
+        if _FORWARD_HEAD in text:
+            m = _FORWARD_FN.search(text)
+            if m is None:
+                return
+            if len(self._forward) >= MAX_EXCEPTIONS:
+                self._forward.clear()
+            self._forward[m.group("fn")] = (number, None)
+            self._forward_open = m.group("fn")
+            self._forward_frame = None
+            return
+        fn = self._forward_open or ""
+        held = self._forward.get(fn)
+        body = text.strip()
+        if held is None or number - held[0] > MAX_FORWARD_LINES:
+            self._forward_open = None
+            return
+        if body.startswith("File "):
+            self._forward_frame = traced_user_frame(body)
+            self._forward_code = True  # its source line may follow
+            if self._forward_frame is not None:
+                self._forward[fn] = (held[0], self._forward_frame)
+        elif body.startswith("^"):
+            pass  # the caret markers under a source line
+        elif body and self._forward_code:
+            self._forward_code = False
+            if self._forward_frame is not None:  # the user frame's source line
+                self._forward[fn] = (held[0], replace(self._forward_frame, code=body))
+        else:
+            self._forward_open = None  # the trace ended
+            self._forward_frame = None
 
     def _traced_frame(self, rank: int | None, text: str, number: int) -> None:
         """Line ``number`` (1-based; ``text`` without its rank prefix) of ``rank``, after that
@@ -2574,6 +2650,8 @@ class Scanner:
             self._see_settings(int(m["n"]), m["rest"], number)
         if rank is None:
             return
+        if "{'" in text or '{"' in text:
+            self._see_settings(rank, text, number, dict_form=True)
         end = None
         if ("one" in text or "omplete" in text or "inish" in text) and (
             m := _RANK_END.search(text)
@@ -2581,14 +2659,16 @@ class Scanner:
             end = text[m.start() :].strip()[:60]
         self._rank_last[rank] = (number, end)
 
-    def _see_settings(self, rank: int, rest: str, number: int) -> None:
+    def _see_settings(self, rank: int, rest: str, number: int, *, dict_form: bool = False) -> None:
         """Note the numeric settings (:data:`_SETTING`, not :data:`_PER_RANK_NAME`) of a line
-        ``rank`` printed of itself (``rest``: the words after its name), line ``number``."""
+        ``rank`` printed of itself (``rest``: the words after its name), line ``number``;
+        with ``dict_form``, the quoted keys of a config dict on a line of ``rank``
+        (:data:`_DICT_SETTING`), whatever their names."""
         mine = self.state.rank_settings.setdefault(rank, {})
         path = self.state.sources[-1] if self.state.sources else ""
-        for m in _SETTING.finditer(rest):
+        for m in (_DICT_SETTING if dict_form else _SETTING).finditer(rest):
             name, value = m["k"], m["v"]
-            if _PER_RANK_NAME.search(name):
+            if not dict_form and _PER_RANK_NAME.search(name):
                 continue
             if name in mine:
                 old = mine[name]

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+import regex
+
 from rootrank.analysis.reasons import say
 from rootrank.model import Finding
 
@@ -202,4 +204,39 @@ def lone_submitter(ready_sets: list[frozenset[int]]) -> int | None:
     others = [s for s in distinct if len(s) > 1]
     if len(lone) == 1 and others:
         return lone[0]
+    return None
+
+
+#: A per-rank table as Python prints a dict keyed by rank: ``{0: -1.19, 1: -1.19, 3: -2.6}``
+#: (int keys, scalar values: no nested braces, brackets or commas inside a value).
+_RANK_TABLE = regex.compile(r"\{\s*(\d+\s*:\s*[^,{}\[\]\n]+(?:,\s*\d+\s*:\s*[^,{}\[\]\n]+)+)\s*\}")
+
+
+def odd_in_table(text: str) -> tuple[int, str, str] | None:
+    """``(rank, its value, the others' value)`` for the one rank whose entry differs in a
+    per-rank table printed in ``text`` (a line that also says ``rank``), else ``None``.
+
+    Mechanism: a script's own cross-rank check (all_gather a checksum, a count, a size,
+    then raise when they differ) prints every rank's value and raises on the rank that
+    checks (often rank 0 only). The raiser is the detector; the rank whose value stands
+    alone in the table is the one that diverged. Needs at least three entries, one value
+    held by a single rank and another by all the rest (two ranks, or a split, name no one).
+    """
+    if "rank" not in text.lower():
+        return None
+    for m in _RANK_TABLE.finditer(text):
+        entries: dict[int, str] = {}
+        for item in m.group(1).split(","):
+            key, _, value = item.partition(":")
+            entries[int(key.strip())] = value.strip()
+        if len(entries) < 3:
+            continue
+        counts = Counter(entries.values())
+        if len(counts) != 2:
+            continue
+        (majority, _n), (odd, n_odd) = counts.most_common(2)
+        if n_odd != 1:
+            continue
+        rank = next(r for r, v in entries.items() if v == odd)
+        return rank, odd, majority
     return None

@@ -18,7 +18,7 @@ from typing import Any
 import regex
 
 from rootrank import lazy_regex
-from rootrank.analysis.compare import lacking_keys, lone_submitter, odd_one_out
+from rootrank.analysis.compare import lacking_keys, lone_submitter, odd_in_table, odd_one_out
 from rootrank.analysis.events import (
     ABORT_CODES,
     SIGNAL_CODES,
@@ -98,6 +98,22 @@ def named_together(case: Case) -> Verdict | None:
             tuple(suspects),
             True,
         )
+    return None
+
+
+def odd_in_rank_table(case: Case) -> Verdict | None:
+    """The root's own message prints a table keyed by rank (``param checksums per rank:
+    {0: -1.19, 1: -1.19, 2: -1.19, 3: -2.61}``) in which one rank's value stands alone
+    (:func:`~rootrank.analysis.compare.odd_in_table`): that rank diverged, and the rank
+    that raised is only the detector of the script's own cross-rank check."""
+    for finding in (case.root, *case.group):
+        for ev in finding.evidence:
+            found = odd_in_table(ev.text)
+            if found is None:
+                continue
+            rank, value, majority = found
+            why = say("odd_in_table", rank=rank, value=value, majority=majority)
+            return Verdict(rank, why, "odd_in_rank_table", (rank,))
     return None
 
 
@@ -1153,6 +1169,38 @@ def setup_exception(case: Case) -> bool:
     return False
 
 
+def went_further(case: Case, rank: int) -> str | None:
+    """The reason (``went_further``) when other ranks (two at least) printed their own lines
+    that ``rank`` never printed, and none of them failed before printing them: they ran past
+    the point where ``rank`` stopped, so a set-up error only ``rank`` raised is ``rank``'s own
+    (its value differed: a per-node environment, a rank-dependent config), not a race between
+    identical failures. ``None`` otherwise.
+
+    Lines are each rank's own set-up lines (:func:`rootrank.analysis.oddline.rank_templates`):
+    ``[node0] rank 2: dp=2 tp=2 -> dp_rank 1 tp_rank 0`` on ranks 0-2 after the check that
+    raised ``AssertionError: world_size (4) must be divisible by tensor parallel size (3)`` on
+    rank 3 alone."""
+    from rootrank.analysis.oddline import rank_templates
+
+    by_rank, failed_at = rank_templates(case.ctx)
+    own = by_rank.get(rank, {})
+    ahead: dict[int, tuple[int, str]] = {}
+    for other, templates in by_rank.items():
+        if other == rank:
+            continue
+        lines = [
+            (line, text)
+            for tmpl, (line, text) in templates.items()
+            if tmpl not in own and line < failed_at.get(other, line + 1)
+        ]
+        if lines:
+            ahead[other] = min(lines)
+    if len(ahead) < 2:
+        return None
+    line, text = min(ahead.values())
+    return say("went_further", rank=rank, others=ranks_word(sorted(ahead)), line=line, text=text)
+
+
 def named_by_root(case: Case) -> Verdict | None:
     """A cause reported by one rank happened on that rank (an OOM, an exception), unless
     another rank failed with an exception nothing explains, no later as far as the log
@@ -1171,7 +1219,12 @@ def named_by_root(case: Case) -> Verdict | None:
         return None
     rank = case.ranks_with[0]
     if same_on_every_rank(case) and not (case.ctx.state.ranks_seen - {rank}):
-        return Verdict(None, say("same_on_every_rank", rank=rank), "named_by_root", (rank,), True)
+        past = went_further(case, rank)
+        if past is None:
+            return Verdict(
+                None, say("same_on_every_rank", rank=rank), "named_by_root", (rank,), True
+            )
+        return Verdict(rank, past, "named_by_root", (rank,))
     remote = remote_end_transport_error(case.root)
     if remote is not None and not lone_transport_reporter(case, rank):
         why = say("remote_end_transport", rank=rank, what=remote)
@@ -2039,6 +2092,7 @@ def one_process(case: Case) -> Verdict | None:
 STRATEGIES: tuple[Strategy, ...] = (
     one_process,
     named_together,
+    odd_in_rank_table,
     named_in_message,
     thread_owner,
     missing_from_ready,

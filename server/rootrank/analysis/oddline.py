@@ -171,6 +171,19 @@ def _series(by_rank: dict[int, list[RankLine]]) -> _Series:
     return {k: v for k, v in out.items() if all(len(x) <= MAX_REPEATS for x in v.values())}
 
 
+def rank_templates(ctx: Context) -> tuple[dict[int, dict[str, tuple[int, str]]], dict[int, int]]:
+    """Each rank's kept lines as ``{rank: {template: (first line, text)}}`` (a template is
+    the line normalized with its digits masked, as :func:`_series` makes it), and the line
+    of each rank's own first failure."""
+    by_rank, _, failed_at = _rank_lines(ctx)
+    out: dict[int, dict[str, tuple[int, str]]] = {}
+    for rank, lines in by_rank.items():
+        mine = out.setdefault(rank, {})
+        for ln in lines:
+            mine.setdefault(_DIGITS.sub("#", normalize(ln.text, rank)), (ln.line, ln.text))
+    return out, failed_at
+
+
 def _span(odd: str, usual: str) -> tuple[str, str]:
     """The differing part of two lines, widened to whole space-separated tokens:
     ``("(torch.float64)", "(torch.float32)")``."""
@@ -230,6 +243,14 @@ def odd_line(ctx: Context) -> tuple[int, str] | None:
         for k in range(min(len(v) for v in per_rank.values())):
             texts = {r: v[k][0] for r, v in per_rank.items()}
             hit = _odd_of(texts)
+            if hit is None:
+                column = _odd_column(texts)
+                if column is not None:
+                    rank, a, b = column
+                    others = sorted(r for r in texts if r != rank)
+                    ln = per_rank[rank][k][1]
+                    found.append((ln.line, rank, a, b, others, ln))
+                    continue
             if hit is not None:
                 rank, usual = hit
                 a, b = _span(texts[rank], usual)
@@ -262,6 +283,46 @@ def _odd_of(texts: dict[int, str]) -> tuple[int, str] | None:
     if n_odd != 1 or n_usual < MIN_RANKS - 1:
         return None
     return next(r for r, t in texts.items() if t == odd), usual
+
+
+def _odd_column(texts: dict[int, str]) -> tuple[int, str, str] | None:
+    """``(rank, its token, the others' token)`` when the ranks' lines (three at least, as
+    many tokens each) differ in columns of two kinds only: columns where every rank has its
+    own value (its slice ``16..25``, its offset: per-rank by design) and columns where one
+    rank's token stands alone against a value every other rank shares (``(10`` where the
+    others print ``(8``), all naming the same rank. That rank's share diverged: ``rank 2:
+    evaluating records 16..25 (10 records)`` against ``rank 1: ... 8..15 (8 records)``.
+    ``None`` when no column singles out a rank, columns single out different ranks, or a
+    column splits the ranks otherwise (a 2-2 split, a dp/tp coordinate)."""
+    if len(texts) < MIN_RANKS:
+        return None
+    rows = {r: t.split() for r, t in texts.items()}
+    if len({len(v) for v in rows.values()}) != 1:
+        return None
+    width = len(next(iter(rows.values())))
+    odd: set[int] = set()
+    spans: list[tuple[str, str]] = []
+    for i in range(width):
+        column = {r: v[i] for r, v in rows.items()}
+        counts = Counter(column.values())
+        if len(counts) == 1 or len(counts) == len(column):
+            continue  # the same everywhere, or every rank its own value
+        hit = _odd_of(column)
+        if hit is None:
+            return None
+        rank, usual = hit
+        a, b = column[rank], usual
+        if not regex.search(r"[A-Za-z]", a + b) and i + 1 < width:
+            after = rows[rank][i + 1]
+            a, b = f"{a} {after}", f"{b} {after}"  # a bare number: quote the word after it
+        if not _telling(a, b):
+            return None
+        odd.add(rank)
+        spans.append((a, b))
+    if len(odd) != 1:
+        return None
+    a, b = spans[0]
+    return odd.pop(), a, b
 
 
 def _word_apart(

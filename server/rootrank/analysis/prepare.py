@@ -124,6 +124,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(arch_mismatches(findings, library))
     findings.extend(framework_missing_files(findings, state, library))
     findings.extend(user_op_errors(findings, state, library))
+    findings.extend(destroyed_groups(findings, state, library))
     findings.extend(exception_findings(findings, state, library))
     findings = [chain_user_frames(user_statement_first(f, state), state) for f in findings]
     findings.extend(signal_exit_findings(findings, library, state.elastic))
@@ -354,6 +355,53 @@ def user_op_errors(findings: list[Finding], state: ScanState, library: Library) 
             found.evidence[0].column_start, found.evidence[0].column_end = col, len(seen.raw)
         out[seen.rank] = found
     return list(out.values())
+
+
+#: A torch.distributed call with no default process group, and its reading after the rank's
+#: collectives had already run (rootrank.analysis.prepare.destroyed_groups).
+NOT_INITIALIZED_SIGNATURE = "process-group-not-initialized"
+DESTROYED_SIGNATURE = "process-group-destroyed-early"
+
+
+def destroyed_groups(findings: list[Finding], state: ScanState, library: Library) -> list[Finding]:
+    """A "Default process group has not been initialized" (:data:`NOT_INITIALIZED_SIGNATURE`)
+    on a rank that printed training steps earlier in the same source, while another rank the
+    log shows did not raise it: a finding of :data:`DESTROYED_SIGNATURE` (class
+    user-code-exception) on the same line, with the rank's last step before it (``step``,
+    ``step_line``).
+
+    Mechanism: a rank's training steps ran its collectives (gradient all-reduces, a DDP
+    step), so its default process group existed; the error after them means code on that
+    rank destroyed it (``destroy_process_group()`` in a helper called during training).
+    A group never made fails on every rank alike, before any step, so the error on every
+    rank, or before the rank's first step, stays the missing initialisation."""
+    sig = library.signatures.get(DESTROYED_SIGNATURE)
+    if sig is None:
+        return []
+    hits = [f for f in findings if f.signature == NOT_INITIALIZED_SIGNATURE and f.evidence]
+    raisers = {f.rank for f in hits}
+    others = set(state.ranks_seen) | {r for r in state.progress.last() if r is not None}
+    if not hits or not (others - raisers):
+        return []
+    last = state.progress.last()
+    out: list[Finding] = []
+    for f in hits:
+        ev = f.evidence[0]
+        p = last.get(f.rank) if f.rank is not None else None
+        if p is None or p.path != ev.path or p.line >= ev.line:
+            continue
+        found = Finding.of(
+            sig,
+            rank=f.rank,
+            host=f.host,
+            time=f.time,
+            order=f.order,
+            evidence=list(f.evidence),
+            captures={**f.captures, "step": str(p.step), "step_line": str(p.line)},
+        )
+        found.frames = list(f.frames)
+        out.append(found)
+    return out
 
 
 def user_reraise(state: ScanState, seen: SeenException) -> SeenException | None:

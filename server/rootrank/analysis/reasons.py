@@ -69,6 +69,10 @@ _TEMPLATES: dict[str, str] = {
         "job was stopped: it had hung, it did not run out of time while training"
     ),
     "named_in_message": "the failure's own message names rank {rank} as the one at fault",
+    "odd_in_table": (
+        "the failure's own per-rank table gives rank {rank} the value {value} where every other"
+        " rank has {majority}: rank {rank} diverged, the rank that raised only checked"
+    ),
     "awaited_root_rank": (
         "{Waiters} timed out waiting in the c10d store for the NCCL unique id that rank {rank},"
         " the communicator's root, writes: rank {rank} never reached the communicator's"
@@ -273,6 +277,11 @@ _TEMPLATES: dict[str, str] = {
     "same_on_every_rank": (
         "only rank {rank}'s copy of this set-up error is in the log, and every rank runs the same set-up: "
         "the log does not show which rank hit it first"
+    ),
+    "went_further": (
+        "only rank {rank} raised this set-up error, and {others} went on past it (line {line}:"
+        " `{text}`, which rank {rank} never printed): the others passed the same check, so"
+        " the value it tested was rank {rank}'s own"
     ),
     "same_on_every_rank_launcher": (
         "the launcher saw rank {rank} fail first, but no line names the rank that raised it and every rank "

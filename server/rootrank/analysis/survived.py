@@ -239,7 +239,10 @@ def set_aside(
             continue
         rest = [e for e in f.evidence if e not in inside]
         if not rest:
-            kept.append(f)  # more occurrences than the evidence holds: keep it whole
+            if f.count > len(f.evidence):
+                kept.append(f)  # more occurrences than the evidence holds: keep it whole
+            # else every occurrence is in one survived exception or another (an EMFILE
+            # caught and logged twice by the same rank, each time followed by a later step)
             continue
         later = next(
             (x for x in kept_exc if x.path == rest[0].path and x.exc.log_line == rest[0].line),

@@ -490,12 +490,22 @@ def fill_entry(
     facts.multi_node = launch.multi_node
     odd_rank = root.rank if root.rank is not None else initiating
     odd = odd_setting(state.rank_settings, odd_rank)
+    odd_lead = None
     if odd is not None:
-        name, mine, theirs, _line, others = odd
+        name, mine, theirs, odd_line, others = odd
         ranks = ", ".join(str(r) for r in others[:8]) + (" ..." if len(others) > 8 else "")
         said = f"{name} {mine} on rank {odd_rank}, {theirs} on rank{'s' if len(others) > 1 else ''} {ranks}"
         facts.setting_differs = said
         values["setting_diff"] = said
+        at_root = root.evidence[0].line if root.evidence else None
+        if at_root is None or odd_line < at_root:
+            odd_lead = (
+                f"Rank {odd_rank} ran with another setting than every other rank: {said}"
+                f" (line {odd_line}, printed before the failure). Make it the same on every"
+                f" rank: find where rank {odd_rank} gets {name} (a per-rank or per-node config"
+                f" file, environment variable or argument, a rank-dependent branch) and fix it"
+                " there; the failure follows from it."
+            )
     facts.run_frames = [
         text
         for seen_exc in (*state.exceptions, *state.cut_tracebacks)
@@ -552,6 +562,9 @@ def fill_entry(
         steps.insert(0, where)
     elif where and steps:
         steps[0] = f"{where} {steps[0]}"
+    if odd_lead is not None and chosen is None:
+        # no variant chose its fix from this difference: it leads the general fix
+        steps.insert(0, masker.text(odd_lead) if masker else odd_lead)
 
     # the path the root's message names fills <path> / <output_dir> (commands.fill_path_blanks)
     named_path = values.get("path") if isinstance(values.get("path"), str) else None
