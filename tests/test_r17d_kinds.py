@@ -163,6 +163,12 @@ def test_config_dict_lr_apart_on_the_failing_rank_leads_the_fix() -> None:
     d = diagnose_text(_read("11-perrank-config-lr-inf-clip-tee-logdir.log"), "run.log", mask=False)
     rc = d.root_cause
     assert rc is not None and d.initiating_rank == 2
+    # every rank raised on the all-reduced norm: the setting only rank 2 had names it
+    # (rootrank.analysis.initiator.odd_setting_out), not which rank's traceback came first
+    assert d.initiator.strategy == "odd_setting_out"
+    assert (
+        "rank 2 printed lr 30000.0 where ranks 0, 1, 3 printed 0.0003 (line 6)" in d.initiator.why
+    )
     assert rc.fix.steps[0].startswith("Rank 2 ran with another setting than every other rank")
     assert "lr 30000.0 on rank 2, 0.0003 on ranks 0, 1, 3 (line 6" in rc.fix.steps[0]
 
@@ -174,6 +180,7 @@ def test_without_the_odd_config_line_the_fix_does_not_lead_with_it() -> None:
     rc = d.root_cause
     assert rc is not None
     assert not any("ran with another setting" in s for s in rc.fix.steps)
+    assert d.initiator.strategy != "odd_setting_out"
 
 
 # 6. a RecursionError in a resolver: a cycle in the data it walks

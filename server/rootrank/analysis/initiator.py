@@ -588,12 +588,21 @@ def _names_no_rank(case: Case) -> bool:
     )
 
 
+def _every_rank_reports(case: Case) -> bool:
+    """Whether the root's failure shows on every rank the log knows (three at least): a value
+    a collective spread (an all-reduced gradient norm gone non-finite, a loss every rank
+    checks after the all-reduce) is raised by all, so the failure itself names no rank."""
+    known = case.ctx.known_ranks()
+    return len(known) >= 3 and known <= set(case.ranks_with)
+
+
 def odd_line_out(case: Case) -> Verdict | None:
-    """For a mismatch, desync or timeout a peer detects, the one rank whose set-up line
-    differs in one token from the same line of every other rank
-    (:func:`rootrank.analysis.oddline.odd_line`): it diverged, the rank the failure shows on
-    only received it."""
-    if not _names_no_rank(case):
+    """For a mismatch, desync or timeout a peer detects, or a failure every rank reports
+    alike (:func:`_every_rank_reports`), the one rank whose set-up line differs in one token
+    from the same line of every other rank (:func:`rootrank.analysis.oddline.odd_line`): it
+    diverged, the others only received what it spread (round 17d: a config line with
+    ``'lr': 30000.0`` on rank 2 alone, then every rank's all-reduced gradient norm inf)."""
+    if not _names_no_rank(case) and not _every_rank_reports(case):
         return None
     from rootrank.analysis.oddline import odd_line
 
@@ -622,6 +631,36 @@ def missing_milestone(case: Case) -> Verdict | None:
         return None
     rank, why = found
     return Verdict(rank, why, "missing_milestone", (rank,))
+
+
+def odd_setting_out(case: Case) -> Verdict | None:
+    """For a failure a peer detects or every rank reports alike (the conditions of
+    :func:`odd_line_out`), the one rank that printed a setting (a learning rate, a width, a
+    batch size in a config line it logged) with another value than every other rank that
+    printed it, those agreeing (:func:`rootrank.scan.odd_setting` over
+    :attr:`ScanState.rank_settings`): it ran with other settings, and what it computed spread
+    to the others through the collectives (round 17d: ``'lr': 30000.0`` on rank 2 alone, then
+    every rank's all-reduced gradient norm inf). Two or more such ranks: no verdict."""
+    if not _names_no_rank(case) and not _every_rank_reports(case):
+        return None
+    from rootrank.scan import odd_setting
+
+    settings = case.ctx.state.rank_settings
+    odd = [(r, found) for r in sorted(settings) if (found := odd_setting(settings, r))]
+    odd = [(r, f) for r, f in odd if len(f[4]) >= 2]
+    if len(odd) != 1:
+        return None
+    rank, (name, value, usual, line, others) = odd[0]
+    why = say(
+        "odd_setting",
+        rank=rank,
+        name=name,
+        value=value,
+        usual=usual,
+        others=format_ranks(others),
+        line=line,
+    )
+    return Verdict(rank, why, "odd_setting_out", (rank,))
 
 
 def missing_reporter(case: Case) -> Verdict | None:
@@ -2105,6 +2144,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     odd_printed_value,
     out_of_lockstep,
     odd_line_out,
+    odd_setting_out,
     missing_reporter,
     missing_progress,
     missing_milestone,

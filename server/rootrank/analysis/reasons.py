@@ -140,6 +140,11 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank} printed `{value}` where ranks {others} printed `{usual}` in the same line (line {line}: "
         "`{text}`): it took another branch before the failure, which the other ranks then saw"
     ),
+    "odd_setting": (
+        "rank {rank} printed {name} {value} where ranks {others} printed {usual} (line {line}): "
+        "it ran with other settings, and what it computed reached the other ranks through the "
+        "collectives"
+    ),
     "missing_milestone": (
         "rank {rank} never printed `{text}`, which ranks {others} printed (line {line}): it did not reach "
         "that point, and the others waited for it"
