@@ -2643,15 +2643,21 @@ class Scanner:
                 raw, tagged.text, rank, tagged.time, path, (path, tagged.host, tagged.rank, local)
             )
 
-    def _see_rank_line(self, rank: int | None, text: str, number: int) -> None:
+    def _see_rank_line(
+        self, rank: int | None, text: str, number: int, *, step: bool = False
+    ) -> None:
         """Note line ``number`` (1-based) as ``rank``'s last line so far, with the end record
-        it is (:data:`_RANK_END`) or ``None``; a line of no rank is not noted."""
-        if "ank" in text and (m := _RANK_SELF.match(text)):
-            self._see_settings(int(m["n"]), m["rest"], number)
+        it is (:data:`_RANK_END`) or ``None``; a line of no rank is not noted. Unless the line
+        is a ``step`` (the progress model read it: its numbers are a series, never settings),
+        its settings are read too (:meth:`_see_settings`); skipping the step lines keeps the
+        settings off the per-line cost of a log that prints ``rank 3 step 12 loss ...``."""
+        if not step:
+            if "ank" in text and (m := _RANK_SELF.match(text)):
+                self._see_settings(int(m["n"]), m["rest"], number)
+            if rank is not None and ("{'" in text or '{"' in text):
+                self._see_settings(rank, text, number, dict_form=True)
         if rank is None:
             return
-        if "{'" in text or '{"' in text:
-            self._see_settings(rank, text, number, dict_form=True)
         end = None
         if ("one" in text or "omplete" in text or "inish" in text) and (
             m := _RANK_END.search(text)
@@ -2718,7 +2724,6 @@ class Scanner:
             st.end_time = time
         if rank is None and "rank" in text:
             rank = body_rank(text)
-        self._see_rank_line(rank, text, raw.number)
         if "\r" in raw.raw and "%|" in raw.raw and self._frames_line != raw.number:
             self._frames_line = raw.number
             for frame in raw.raw.split("\r")[1:-1]:
@@ -2730,6 +2735,7 @@ class Scanner:
                     )
                     break
         p = st.progress.observe(text, rank=rank, time=time, path=path, line=raw.number)
+        self._see_rank_line(rank, text, raw.number, step=p is not None)
         if p is not None:
             self._advance.see(key, p)
             if p.total is not None and p.total > 1 and p.kind in _RUN_TOTAL_KINDS:
