@@ -136,9 +136,17 @@ def stacks_of_paths(paths: Iterable[str]) -> set[str]:
 #: ``torchtitan.train``, GPUs from ``NGPU``, the job's TOML from ``CONFIG_FILE``), OpenRLHF's
 #: ``openrlhf.cli`` modules (``*_ray`` ones under Ray: ``python3 -m``, run where ``ray.init``
 #: reaches the cluster; the others under ``deepspeed --module``). ``{module}`` is the entry
-#: module's name, from its frame.
+#: module's name, from its frame. ms-swift's ``swift`` CLI (``swift/cli/sft.py`` is ``swift
+#: sft``, ``rlhf.py`` ``swift rlhf``; ``swift/cli/_megatron/sft.py`` is ``megatron sft``; it runs
+#: torchrun itself with ``NPROC_PER_NODE`` processes: swift/cli/main.py), xtuner's ``xtuner
+#: train CONFIG`` (``xtuner/tools/train.py``, same ``NPROC_PER_NODE``), axolotl's
+#: ``axolotl.cli.train`` module under ``accelerate launch`` (its docs' multi-GPU form).
 FRAMEWORK_ENTRY: tuple[tuple[str, str, str], ...] = (
     ("/llamafactory/", "", "llamafactory-cli train <your config.yaml>"),
+    ("/swift/cli/_megatron/", "", "NPROC_PER_NODE={n} megatron {module} <your arguments>"),
+    ("/swift/cli/", "", "NPROC_PER_NODE={n} swift {module} <your arguments>"),
+    ("/xtuner/tools/train.py", "", "NPROC_PER_NODE={n} xtuner train <your config>"),
+    ("/axolotl/cli/", "", "accelerate launch -m axolotl.cli.{module} <your config.yml>"),
     ("/torchtitan/", "", "NGPU={n} CONFIG_FILE=<your config .toml> ./run_train.sh"),
     ("/openrlhf/cli/", "_ray", "python3 -m openrlhf.cli.{module} <your arguments>"),
     ("/openrlhf/cli/", "", "deepspeed --module openrlhf.cli.{module} <your arguments>"),
@@ -159,7 +167,8 @@ def framework_entry(paths: Iterable[str], per_node: int | None) -> str | None:
             module = None
             if "{module}" in form:
                 m = re.match(r"(\w+)\.py\b", p[at + len(part) :])
-                if m is None or not m[1].endswith(suffix):
+                # (a CLI's dispatcher, ``main.py``/``__init__.py``, names no command)
+                if m is None or not m[1].endswith(suffix) or m[1] in ("main", "__init__"):
                     continue
                 module = m[1]
             n = str(per_node) if per_node else "<gpus>"

@@ -610,8 +610,9 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
             text = _PYTHON_SCRIPT.sub(DETERMINED_RUN, text)
     if "<your launch command>" in text:
         # an entry that cannot know the launch: the printed command, else the launcher the
-        # log shows with its script (torchrun's banner and summary give both)
-        own = command or _launch_form(launch)
+        # log shows with its script (torchrun's banner and summary give both); a framework's
+        # own entry file (swift/cli/sft.py) is started by that framework's command
+        own = command or (launch.entry if launch.engine is None else None) or _launch_form(launch)
         if own:
             text = text.replace("<your launch command>", own)
     if (
