@@ -183,6 +183,33 @@ def test_without_the_odd_config_line_the_fix_does_not_lead_with_it() -> None:
     assert d.initiator.strategy != "odd_setting_out"
 
 
+def test_set_up_setting_no_signature_word_is_on_leads_the_fix() -> None:
+    """``[node1] rank 3/4 host vm TP_SIZE=3`` where ranks 0-2 printed ``TP_SIZE=2``, and
+    ``[16:41:22] INFO shards rank2: RLIMIT_NOFILE soft=256`` where the others printed 20000:
+    set-up lines the gate passes by (no signature's word), read from the sources' heads
+    (rootrank.ranklines.rank_settings); the failing rank's own value apart leads the fix."""
+    d = diagnose_text(_read("04-two-nodes-tp-assert-labelled.log"), "run.log", mask=False)
+    assert d.initiating_rank == 3 and d.root_cause is not None
+    assert d.root_cause.fix.steps[0].startswith(
+        "Rank 3 ran with another setting than every other rank: TP_SIZE 3 on rank 3, 2 on"
+        " ranks 0, 1, 2 (line 11"
+    )
+    d = diagnose_text(_read("08-indexer-rank2-emfile-timestamped.log"), "run.log", mask=False)
+    assert d.initiating_rank == 2 and d.root_cause is not None
+    assert d.root_cause.signature == "too-many-open-files"
+    assert "soft 256 on rank 2, 20000 on ranks 0, 1, 3 (line 8" in d.root_cause.fix.steps[0]
+
+
+def test_a_set_up_setting_every_rank_shares_leads_nothing() -> None:
+    """Control: the same run with rank 3's line saying ``TP_SIZE=2`` like the others."""
+    text = _read("04-two-nodes-tp-assert-labelled.log").replace(
+        "rank 3/4 host vm TP_SIZE=3", "rank 3/4 host vm TP_SIZE=2"
+    )
+    d = diagnose_text(text, "run.log", mask=False)
+    assert d.root_cause is not None
+    assert not any("ran with another setting" in s for s in d.root_cause.fix.steps)
+
+
 # 6. a RecursionError in a resolver: a cycle in the data it walks
 
 

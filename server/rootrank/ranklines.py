@@ -21,12 +21,13 @@ A rank's own failure does not end its lines: a worker's stdout and stderr are tw
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import regex
 
 from rootrank.ranks import RankTagger, rank_from_path
-from rootrank.scan import ScanState
+from rootrank.scan import RANK_SELF_LINES, ScanState, Settings, note_settings
 
 #: Lines kept per rank: set-up lines come first, and a step loop fills the rest.
 MAX_LINES = 64
@@ -103,3 +104,34 @@ def rank_lines(
             if len(kept) >= MAX_LINES:
                 full.add(who)
     return lines, full, failed
+
+
+#: The last scan state :func:`rank_settings` read, and what it found.
+_settings_read: tuple[weakref.ref[ScanState], dict[int, Settings]] | None = None
+
+
+def rank_settings(state: ScanState) -> dict[int, Settings]:
+    """Each rank's numeric settings: those the scan read on the lines it chose
+    (:attr:`ScanState.rank_settings`) with those of the set-up lines a rank printed of itself
+    at the start of each source (``ScanState.heads``: ``[node1] rank 3/4 host vm TP_SIZE=3``,
+    ``[16:41:22] INFO shards rank2: RLIMIT_NOFILE soft=256``), which the gate passes by: they
+    hold no signature's word, yet one rank's value apart from every other's is the evidence
+    (rootrank.scan.odd_setting). Costs one native regex pass over the heads (at most
+    ``HEAD_CHARS`` per source), once per scan state; ``state`` is not changed."""
+    global _settings_read
+    if _settings_read is not None and _settings_read[0]() is state:
+        return _settings_read[1]
+    out = {rank: dict(mine) for rank, mine in state.rank_settings.items()}
+    seen = {(v[1], v[2]) for mine in out.values() for v in mine.values() if v is not None}
+    for path, first, text in state.heads:
+        if "ank" not in text:
+            continue
+        number, at = first, 0
+        for m in RANK_SELF_LINES.finditer(text):
+            number += text.count("\n", at, m.start())
+            at = m.start()
+            if (path, number) in seen:  # a line the scan read already
+                continue
+            note_settings(out.setdefault(int(m["n"]), {}), m["rest"], path, number)
+    _settings_read = (weakref.ref(state), out)
+    return out

@@ -691,6 +691,13 @@ _RANK_SELF = lazy_regex.compile(
     r"(?:(?-i:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+(?:[A-Za-z_][\w.-]{0,40}:?\s+)?)?"
     r"rank[ =:]?(?P<n>\d{1,6})\b[:,]?(?P<rest>.{1,400})"
 )
+#: :data:`_RANK_SELF` over a whole text, one match per line (the set-up lines of
+#: ``ScanState.heads`` the gate did not choose: rootrank.ranklines.rank_settings).
+RANK_SELF_LINES = lazy_regex.compile(
+    r"(?im)^(?:\[[^\]\n]{0,80}\][ \t]*)*"
+    r"(?:(?-i:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)[ \t]+(?:[A-Za-z_][\w.-]{0,40}:?[ \t]+)?)?"
+    r"rank[ =:]?(?P<n>\d{1,6})\b[:,]?(?P<rest>[^\n]{1,400})"
+)
 #: Autograd anomaly mode's warning before the forward stack it prints, naming the backward
 #: function (torch/csrc/autograd/python_anomaly_mode.cpp: "Error detected in {name}.
 #: Traceback of forward call that caused the error:"), and the exception the engine then
@@ -720,8 +727,33 @@ _PER_RANK_NAME = lazy_regex.compile(
 MAX_SETTINGS = 64
 
 
+#: A rank's settings: ``{name: (value, path, 1-based line)}``, ``None`` for a name the rank
+#: printed with two values (a series).
+Settings = dict[str, tuple[str, str, int] | None]
+
+
+def note_settings(
+    mine: Settings, rest: str, path: str, number: int, *, dict_form: bool = False
+) -> None:
+    """Add to ``mine`` (one rank's :data:`Settings`) the numeric settings of a line the rank
+    printed of itself (``rest``: the words after its name; :data:`_SETTING`, names of
+    :data:`_PER_RANK_NAME` skipped), at ``path``:``number`` (1-based); with ``dict_form``,
+    the quoted keys of a config dict (:data:`_DICT_SETTING`), whatever their names. A name
+    seen again with another value becomes ``None``; at most :data:`MAX_SETTINGS` names."""
+    for m in (_DICT_SETTING if dict_form else _SETTING).finditer(rest):
+        name, value = m["k"], m["v"]
+        if not dict_form and _PER_RANK_NAME.search(name):
+            continue
+        if name in mine:
+            old = mine[name]
+            if old is not None and old[0] != value:
+                mine[name] = None  # two values on one rank: a series, not a setting
+        elif len(mine) < MAX_SETTINGS:
+            mine[name] = (value, path, number)
+
+
 def odd_setting(
-    settings: dict[int, dict[str, tuple[str, str, int] | None]], rank: int | None
+    settings: dict[int, Settings], rank: int | None
 ) -> tuple[str, str, str, int, list[int]] | None:
     """A setting ``rank`` printed with another value than every other rank that printed it,
     those others agreeing: ``(name, its value, the others' value, its 1-based line, the
@@ -1183,7 +1215,7 @@ class ScanState:
     #: one rank is a series, not a setting, and is kept as ``None``). Read by
     #: rootrank.entry (:func:`rootrank.scan.odd_setting`). At most :data:`MAX_SETTINGS` names
     #: per rank.
-    rank_settings: dict[int, dict[str, tuple[str, str, int] | None]] = field(default_factory=dict)
+    rank_settings: dict[int, Settings] = field(default_factory=dict)
     #: The 1-based line of each source's last match of an error-severity signature (every
     #: occurrence, also those past a finding's :data:`MAX_EVIDENCE` kept lines): whether any
     #: error comes at or after a run's end (read by rootrank.analysis.completed).
@@ -2672,16 +2704,7 @@ class Scanner:
         (:data:`_DICT_SETTING`), whatever their names."""
         mine = self.state.rank_settings.setdefault(rank, {})
         path = self.state.sources[-1] if self.state.sources else ""
-        for m in (_DICT_SETTING if dict_form else _SETTING).finditer(rest):
-            name, value = m["k"], m["v"]
-            if not dict_form and _PER_RANK_NAME.search(name):
-                continue
-            if name in mine:
-                old = mine[name]
-                if old is not None and old[0] != value:
-                    mine[name] = None  # two values on one rank: a series, not a setting
-            elif len(mine) < MAX_SETTINGS:
-                mine[name] = (value, path, number)
+        note_settings(mine, rest, path, number, dict_form=dict_form)
 
     def _ranks_ended(self, world: int | None) -> None:
         """Set the section's end (``_ended``, ``_ended_line``) when every rank the section

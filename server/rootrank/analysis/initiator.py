@@ -638,14 +638,15 @@ def odd_setting_out(case: Case) -> Verdict | None:
     :func:`odd_line_out`), the one rank that printed a setting (a learning rate, a width, a
     batch size in a config line it logged) with another value than every other rank that
     printed it, those agreeing (:func:`rootrank.scan.odd_setting` over
-    :attr:`ScanState.rank_settings`): it ran with other settings, and what it computed spread
+    :func:`rootrank.ranklines.rank_settings`): it ran with other settings, and what it computed spread
     to the others through the collectives (round 17d: ``'lr': 30000.0`` on rank 2 alone, then
     every rank's all-reduced gradient norm inf). Two or more such ranks: no verdict."""
     if not _names_no_rank(case) and not _every_rank_reports(case):
         return None
+    from rootrank.ranklines import rank_settings
     from rootrank.scan import odd_setting
 
-    settings = case.ctx.state.rank_settings
+    settings = rank_settings(case.ctx.state)
     odd = [(r, found) for r in sorted(settings) if (found := odd_setting(settings, r))]
     odd = [(r, f) for r, f in odd if len(f[4]) >= 2]
     if len(odd) != 1:

@@ -59,6 +59,7 @@ from rootrank.entry.variants import (
     worker_on_same_gpu,
 )
 from rootrank.model import Finding, Fix, FixVariant, InitiatorInfo, Related, RootCause, Symptom
+from rootrank.ranklines import rank_settings
 from rootrank.scan import ENV_HEAD, ScanState, odd_setting
 from rootrank.signatures import Library, Signature
 from rootrank.tracebacks import collective_call
@@ -489,7 +490,7 @@ def fill_entry(
     facts.ranks_share_path = ranks_share_path([root, *(f for f in group if f is not root)])
     facts.multi_node = launch.multi_node
     odd_rank = root.rank if root.rank is not None else initiating
-    odd = odd_setting(state.rank_settings, odd_rank)
+    odd = odd_setting(rank_settings(state), odd_rank)
     odd_lead = None
     if odd is not None:
         name, mine, theirs, odd_line, others = odd
