@@ -39,6 +39,7 @@ from rootrank.entry.frames import (
 from rootrank.entry.hang_capture import (
     initiator_last_line,
     last_steps,
+    lines_before,
     rank_own_output,
     rank_stacks,
 )
@@ -220,6 +221,10 @@ def entry_script(state: ScanState, root: Finding) -> str | None:
 
 #: Template values from the analysis (not from a capture); see :mod:`.variants`.
 _ANALYSIS_VALUES = ("initiating_rank", "initiator_why", "odd_op", "others_op")
+
+
+#: A progress bar's frame (tqdm: ``  21%|██▏       | 4000/18819 [00:20<00:43, 344.05 examples/s]``).
+_PROGRESS_BAR = lazy_regex.compile(r"\d+%\|[^|]{0,60}\|\s*\d+/\d+")
 
 
 def analysis_facts(
@@ -451,6 +456,14 @@ def fill_entry(
             quoted = f"line {own[0]}: `{own[1]}`"
             facts.initiator_last_line = masker.text(quoted) if masker else quoted
             values["initiator_last_line"] = facts.initiator_last_line
+    if root.evidence:  # what the job was doing just before (a dataset map, loading shards)
+        ev = root.evidence[0]
+        facts.doing = lines_before([*state.heads, *state.tails], ev.path, ev.line)
+        # the nearest progress bar (``Map (num_proc=4):  21%|...| 4000/18819``), else the nearest line
+        bars = [t for t in facts.doing if _PROGRESS_BAR.search(t)]
+        if facts.doing:
+            line = (bars or facts.doing)[0]
+            values["doing_line"] = masker.text(line) if masker else line
     # the interpreter the job's own command ran (``python3``, ``/opt/conda/bin/python``), for
     # a step that reruns it another way; ``python`` when the log shows no python command
     interp = regex.match(

@@ -29,6 +29,7 @@ from typing import Any
 
 import regex
 
+from rootrank import lazy_regex
 from rootrank.entry.commands import Launch
 
 #: The py-spy loop over one node's processes whose command line holds ``{pattern}``.
@@ -216,3 +217,55 @@ def initiator_last_line(
             if got == rank and (best is None or number > best[0]):
                 best = (number, line.strip()[:MAX_QUOTED_LINE])
     return best
+
+
+#: Lines read back from the root cause's first line for what the job was doing.
+DOING_LINES = 16
+#: A log record glued after a progress bar's frame: the bar's closing ``]`` then a record's
+#: head (glog's ``W0427 05:21:01``, a ``[rank0]:`` tag, an ISO date).
+_GLUED_RECORD = lazy_regex.compile(r"(?<=\])(?:[IWEF]\d{4} |\[|\d{4}-\d\d-\d\d).*$")
+#: How far back (lines) past the launcher's report :func:`lines_before` looks.
+DOING_REACH = 400
+#: A line of the launcher's report of the failure, not of the job's work: torchelastic's
+#: agent lines and failure table (torch/distributed/elastic/multiprocessing/errors), the
+#: launcher's own traceback, rulers.
+_REPORT_LINE = lazy_regex.compile(
+    r"^\s|^[=\-]{8,}|^\S+ FAILED\s*$|^Failures:|^Root Cause|^\[\d+\]:\s*$|ChildFailedError"
+    r"|^Traceback \(most recent call last\)|torch/distributed/(?:elastic|run\.py|launcher)"
+    r"|^(?:time|host|rank|exitcode|error_file|traceback)\s*:|^\s*<NO_OTHER_FAILURES>"
+)
+
+
+def lines_before(
+    texts: Iterable[tuple[str, int, str]], path: str, before: int, count: int = DOING_LINES
+) -> list[str]:
+    """The last ``count`` non-blank lines of ``path`` before 1-based line ``before``, nearest
+    first, read from the kept heads and tails of the sources (``texts``: ``(path, first line
+    number, text)``); a progress bar's line (``\\r``-separated frames) is its last frame,
+    each line at most :data:`MAX_QUOTED_LINE` characters. Empty when the kept text does not
+    reach there.
+
+    Mechanism: a process killed from outside (SIGKILL by the OOM killer) prints nothing of its
+    own; the last lines before the launcher's report are what it was doing when it died (a
+    dataset map's progress bar, checkpoint shards loading), which is what used the memory.
+    The launcher's report of the failure (:data:`_REPORT_LINE`: its agent lines, failure
+    table, own traceback) is passed over, up to :data:`DOING_REACH` lines back."""
+    found: dict[int, str] = {}
+    for src, first, text in texts:
+        if src != path or first >= before:
+            continue
+        for i, line in enumerate(text.split("\n")):
+            number = first + i
+            if number >= before:
+                break
+            if number < before - DOING_REACH:
+                continue
+            frames = [f for f in line.split("\r") if f.strip()]
+            if not frames:
+                continue
+            # a progress bar's last frame, without a log record glued after it
+            # (``... 344.05 examples/s]W0427 05:21:01 ... closing signal SIGTERM``)
+            last = _GLUED_RECORD.sub("", frames[-1]) if len(frames) > 1 else frames[-1]
+            if not _REPORT_LINE.search(last):
+                found[number] = last.strip()[:MAX_QUOTED_LINE]
+    return [found[n] for n in sorted(found, reverse=True)[:count]]

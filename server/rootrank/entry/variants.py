@@ -125,6 +125,9 @@ What the root's own message says about the job's other processes:
   as a rank, host, step or loss) with another value than every other rank that printed it, the
   others agreeing (:func:`rootrank.scan.odd_setting`): the ranks were launched with different
   settings; the text may quote ``{setting_diff}``;
+- ``doing: regex``: one of the last lines before the root cause's first line (a progress
+  bar's last frame; rootrank.entry.hang_capture.lines_before) matches: what the job was
+  doing when it failed (a dataset map, shards loading); the text may quote ``{doing_line}``;
 - ``initiator_last_line: bool``: the analysis named the initiating rank, it is not the rank
   of the root's line, and a line tagged with that rank comes before the root's first evidence
   line (rootrank.entry.hang_capture.initiator_last_line): its last own line, the phase it
@@ -226,6 +229,7 @@ WHEN_KEYS: dict[str, type] = {
     "crash_in_user_line": bool,
     "stalled_stack": bool,
     "initiator_last_line": bool,
+    "doing": str,
 }
 
 #: The names ``phase:`` accepts (:func:`run_phase`).
@@ -346,6 +350,10 @@ class Facts:
     #: ``line N: `text``` of the initiating rank's last own line before the root's evidence
     #: (:data:`WHEN_KEYS` ``initiator_last_line``), else ``None``.
     initiator_last_line: str | None = None
+    #: The last lines before the root cause's first line, nearest first
+    #: (rootrank.entry.hang_capture.lines_before): what the job was doing (:data:`WHEN_KEYS`
+    #: ``doing``).
+    doing: list[str] = field(default_factory=list)
     #: ``file:line (in func)`` of the user's frame innermost in faulthandler's crash stack,
     #: when the crashing thread's innermost frame is the user's (:data:`WHEN_KEYS`
     #: ``crash_in_user_line``), else ``None``.
@@ -474,6 +482,12 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             f"the traceback is that of {name} (threading.excepthook printed it):"
             " it ended that thread only, and the process went on"
         )
+    if key == "doing":
+        for text in facts.doing:
+            m = regex.search(value, text)
+            if m:
+                return f"the job was at `{text[:120]}` just before"
+        return None
     if key == "initiator_last_line":
         if (facts.initiator_last_line is not None) != value:
             return None
