@@ -372,3 +372,32 @@ def test_a_stall_says_so_when_every_rank_has_stopped_after_the_first():
     assert later.why.startswith("no progress on any rank for 6 s now: every rank has stopped; ")
     assert "rank 2 is behind at step 9" in later.why
     assert tr.check(t + 30) == []
+
+
+def test_two_ranks_unbuffered_writes_glued_on_one_line_are_two_steps(tmp_path):
+    """``[rank2] step 6/12 loss 1.6776[rank1] step 6/12 loss 1.6776``: two processes writing
+    unbuffered (PYTHONUNBUFFERED=1) to one terminal glue their lines (round 17's trial: rank 1
+    then looked behind at step 5 and a stall named it). Each part is its rank's step
+    (rootrank.ingest.split_glued), as the post-mortem scan reads it."""
+    import time
+
+    lines = [
+        b"[rank0] step 5/12 loss 1.9",
+        b"[rank1] step 5/12 loss 1.9",
+        b"[rank2] step 5/12 loss 1.9",
+        b"[rank0] step 6/12 loss 1.6776",
+        b"[rank2] step 6/12 loss 1.6776[rank1] step 6/12 loss 1.6776",
+    ]
+    path = tmp_path / "out.log"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    scan = LiveScan(ProgressTracker())
+    src = scan.open(str(path))
+    scan.feed(src, lines)
+    for _ in range(200):
+        with scan.lock:
+            steps = {r["rank"]: r["step"] for r in scan.tracker.snapshot()}
+        if steps == {0: 6, 1: 6, 2: 6}:
+            break
+        time.sleep(0.01)
+    assert steps == {0: 6, 1: 6, 2: 6}
+    scan.finish()

@@ -54,9 +54,11 @@ _ANSI = lazy_regex.compile(
 )
 
 #: A launcher rank prefix (or an application's ``[rank N] `` tag) that may start mid-line
-#: when two ranks' writes are glued: ``[rank 0] step 3 loss 0.62[rank 1] step 3 loss nan``.
+#: when two ranks' writes are glued: ``[rank 0] step 3 loss 0.62[rank 1] step 3 loss nan``,
+#: ``[rank2] step 6/12 loss 1.6776[rank1] step 6/12 loss 1.6776`` (unbuffered output of two
+#: processes sharing one terminal line).
 _GLUED = lazy_regex.compile(
-    r"(?<=\S)(?<!\]:)(?=\[(?:rank|default)\d{1,6}\]:|\[(?:rank|RANK|Rank) \d{1,6}\] )"
+    r"(?<=\S)(?<!\]:)(?=\[(?:rank|default)\d{1,6}\]:|\[(?:rank|RANK|Rank) ?\d{1,6}\] )"
 )
 
 _JSON_TRACEBACK = lazy_regex.compile(r"Traceback \(most recent call last\):\\n")
@@ -113,7 +115,13 @@ def clean(raw: str) -> list[str]:
     s = strip_ansi(s)
     if "\\n" in s and _JSON_TRACEBACK.search(s):
         return s.replace("\\t", "\t").replace('\\"', '"').split("\\n")
-    if ("]:" in s or "ank " in s or "ANK " in s) and _GLUED.search(s):
+    return split_glued(s)
+
+
+def split_glued(s: str) -> list[str]:
+    """``s`` (one cleaned line) cut before every rank prefix that starts mid-line
+    (:data:`_GLUED`: two ranks' writes glued on one line), or ``[s]``."""
+    if ("]:" in s or "ank" in s or "ANK" in s) and _GLUED.search(s):
         out: list[str] = []
         start = 0
         for m in _GLUED.finditer(s):
@@ -505,8 +513,8 @@ def logical_lines(number: int, raw: str, offset: int = 0) -> list[RawLine]:
         and "]:" not in raw
         and "\\n" not in raw
         and not _may_have_ansi(raw)
-        and "ank " not in raw
-        and "ANK " not in raw
+        and "ank" not in raw
+        and "ANK" not in raw
     ):
         return [RawLine(number, raw, raw, offset)]
     return [RawLine(number, raw, text, offset) for text in clean(raw)]

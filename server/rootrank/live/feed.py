@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rootrank.engine import _finish, default_library, matcher_for
-from rootrank.ingest import Block, strip_ansi
+from rootrank.ingest import Block, split_glued, strip_ansi
 from rootrank.live.lines import Piece
 from rootrank.live.steps import read_step
 from rootrank.live.tracker import ProgressTracker
@@ -317,7 +317,9 @@ class LiveScan:
                         text = text[text.rfind("\r") + 1 :]
                     if "\x1b" in text:  # colours: real escape sequences only (a live stream)
                         text = strip_ansi(text)
-                    self._step(src, text, first + i, now)
+                    # two ranks' unbuffered writes glued on one line: each its own step
+                    for part in split_glued(text):
+                        self._step(src, part, first + i, now)
             if lines:
                 buf = b"\n".join(lines)
                 src.lines += len(lines)
