@@ -240,7 +240,9 @@ def test_an_exception_about_a_placeholder_the_launch_passed_names_the_argument()
     _, rc = _rc("user-code-exception", "placeholder-argument")
     assert rc.fix.variant.id == "placeholder-argument"
     assert rc.fix.variant.why == "the printed launch line passes --epochs {num_epochs}"
-    assert rc.fix.steps[0].startswith("finetune.py:41 (in main), where rank 0 raised ValueError")
+    assert rc.fix.steps[0].startswith(
+        "finetune.py:41 (in main), where ranks 0 and 1 raised ValueError"
+    )
     assert "passes --epochs {num_epochs}: an unfilled template placeholder" in rc.fix.steps[0]
 
 

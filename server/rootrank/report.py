@@ -83,6 +83,16 @@ def _cut(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _alike(diag: Diagnosis, signature: str) -> str:
+    """The note a collateral group of the root's own signature gets when no initiating rank
+    was named: those ranks failed the same way, and the log does not tell who was first (the
+    root is only the copy shown), so they are not the root's effects; else ``""``."""
+    rc = diag.root_cause
+    if rc is None or diag.initiating_rank is not None or signature != rc.signature:
+        return ""
+    return " (the same failure as the root cause's; the log does not tell which rank was first)"
+
+
 def _loc(e: Evidence) -> str:
     return f"{e.path}:{e.line}"
 
@@ -239,7 +249,8 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
             )
             first = g.evidence[0] if g.evidence else None
             loc = f" (first at {_loc(first)})" if first else ""
-            out.append(f"  - {g.title} — {ranks} ({plural(g.count, 'line')}){loc}")
+            alike = _alike(diag, g.signature)
+            out.append(f"  - {g.title} — {ranks} ({plural(g.count, 'line')}){loc}{alike}")
     out.append("")
     variant = rc.fix.variant
     note = variant.why if variant is not None and variant.why != GENERAL_WHY else ""
@@ -354,7 +365,8 @@ def to_markdown(diag: Diagnosis) -> str:
         out.append("| kind | ranks | lines |")
         out.append("| --- | --- | --- |")
         for g in diag.collateral:
-            out.append(f"| {_md(g.title)} | {format_ranks(g.ranks) or '-'} | {g.count} |")
+            kind = _md(g.title) + _md(_alike(diag, g.signature))
+            out.append(f"| {kind} | {format_ranks(g.ranks) or '-'} | {g.count} |")
         out.append("")
     out.append("### Fix\n")
     if (variant := rc.fix.variant) and variant.why != GENERAL_WHY:

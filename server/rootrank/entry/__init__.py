@@ -569,6 +569,14 @@ def fill_entry(
         # the exception ended a thread of the process, not the process
         name = f"thread {seen.exc.thread!r}" if seen.exc.thread else "a thread"
         who = f"{name} of rank {rc_rank}" if rc_rank is not None else name
+    elif initiating is None:
+        # no initiating rank: the same failure on several ranks is theirs alike, not the
+        # first reporter's (its line is only where the traceback is shown)
+        alike = sorted({f.rank for f in group if f.rank is not None})
+        if len(alike) >= 2:
+            who = "ranks " + ", ".join(map(str, alike[:-1])) + f" and {alike[-1]}"
+            if action is not None and action.startswith("was in "):
+                action = "were in " + action[len("was in ") :]
     where = location_step(frame, sites, rc_rank, action, launch.world, who=who)
     if where is None:
         where = waiting_step(state, root, rc_rank, masker)
