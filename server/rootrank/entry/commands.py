@@ -272,7 +272,7 @@ def launch_of(
     if command is None and launcher == "deepspeed" and not assumed:
         # no command printed, but DeepSpeed's launcher printed its workers' argv: the
         # ``deepspeed`` command that gives the script the same arguments
-        command = facts.worker_command
+        command = facts.worker_command or facts.runner_command
     per_node = facts.nproc_per_node
     world = state.world_size
     seen = sorted(state.ranks_seen)

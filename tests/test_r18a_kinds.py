@@ -1,0 +1,38 @@
+"""Round 18 kinds of reasoning from held-out set r18a.
+
+E. A launch command a framework prints in its own words before it starts it (ms-swift's
+   ``run sh: `<argv>``` from swift/cli/main.py) is the job's command: the verification reruns
+   it whole, with every argument of the failed run.
+A. An argument check reached from argument parsing (``parse_args_into_dataclasses`` ->
+   ``__post_init__`` -> ``_check_*`` in ``*_args.py``), whose message speaks of options ("is not
+   compatible with"), is a configuration error, even when the framework was installed from a
+   checkout in the user's home (its frames read as the user's).
+
+Fixture ``data/r18a/swift-fsdp2-args-check.log``: lines 1-35 and 64-71 of a real ms-swift run's
+stdout (fyh2001/megatron-sft-recipes, experiments/gemma4_opt/p0_train_align/
+run_20260425_121042_mirror_ds/stdout.log @d16a2d1), unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rootrank.engine import diagnose_text
+from rootrank.scan import framework_command
+
+DATA = Path(__file__).parent / "data" / "r18a"
+
+
+def _read(name: str) -> str:
+    return (DATA / name).read_text(encoding="utf-8")
+
+
+def test_framework_command_reads_run_sh_lines_that_launch_a_script():
+    line = _read("swift-fsdp2-args-check.log").splitlines()[0]
+    kind, command = framework_command(line) or ("", "")
+    assert kind == "sh"
+    assert command.startswith("/usr/local/bin/python -m torch.distributed.run --nproc_per_node 8")
+    assert command.endswith("--seed 42 --data_seed 42")
+    # a line that prints no launch of a script or module is no command
+    assert framework_command("run sh: `ls -l /tmp`") is None
+    assert framework_command("Setting OMP_NUM_THREADS environment variable") is None
