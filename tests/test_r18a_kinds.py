@@ -27,6 +27,22 @@ def _read(name: str) -> str:
     return (DATA / name).read_text(encoding="utf-8")
 
 
+def test_a_swift_argument_check_is_a_config_error_and_its_run_sh_line_is_the_verify():
+    d = diagnose_text(_read("swift-fsdp2-args-check.log"))
+    rc = d.root_cause
+    assert rc.failure_class == "config-error"
+    assert rc.signature == "library-argument-check-failed"
+    assert d.initiating_rank is None  # every rank parses the same arguments
+    assert "sft_args.py:337" in rc.fix.steps[0]
+    assert "save_only_model=False" in rc.fix.steps[0]
+    # the printed launch, whole: the interpreter, torchrun's options, the script, its arguments
+    assert rc.verify.startswith(
+        "/usr/local/bin/python -m torch.distributed.run --nproc_per_node 8 --master_port 29501 "
+    )
+    assert "swift/cli/sft.py --model " in rc.verify
+    assert "--save_only_model true --padding_free false --seed 42 --data_seed 42" in rc.verify
+
+
 def test_framework_command_reads_run_sh_lines_that_launch_a_script():
     line = _read("swift-fsdp2-args-check.log").splitlines()[0]
     kind, command = framework_command(line) or ("", "")

@@ -32,6 +32,7 @@ from rootrank.model import Evidence, Finding
 from rootrank.ranks import node_count
 from rootrank.scan import MAX_EVIDENCE, ScanState, SeenException
 from rootrank.signatures import Library, Signature
+from rootrank.tracebacks import Frame
 
 
 @dataclass
@@ -641,6 +642,43 @@ ARGUMENT_CHECK_FRAME = lazy_regex.compile(r"(?:^|/)(?:\w*_args|arg_utils|argumen
 ARGUMENT_CHECK_FUNC = lazy_regex.compile(
     r"^(?:__post_init__|from_cli_args|(?:_?(?:check|validate|verify)_?\w*))$"
 )
+#: A frame that parses the job's arguments or builds its settings object from them:
+#: argparse's and transformers' HfArgumentParser's ``parse_args``/``parse_known_args``/
+#: ``parse_args_into_dataclasses``/``parse_json_file``..., a settings dataclass's
+#: ``__post_init__``, ``from_cli_args``. An argument check reached through one runs on the
+#: options the job was started with, whoever's file the check is in (an ms-swift checkout in
+#: the user's home: ``swift/arguments/sft_args.py``, ``_check_fsdp2_compatibility``).
+ARGUMENT_PARSE_FUNC = lazy_regex.compile(
+    r"^(?:parse_(?:known_)?args\w*|parse_(?:json|yaml|dict)_file|parse_dict|__post_init__"
+    r"|from_cli_args)$"
+)
+#: A check's message about options: two options that do not go together, a value an option
+#: must take (``"FSDP2 with SHARDED_STATE_DICT is not compatible with save_only_model=True"``,
+#: ``"--load_best_model_at_end requires ..."``, ``"tp_size must be ..."``).
+ARGUMENT_MESSAGE = lazy_regex.compile(
+    r"(?i)\b(?:is not compatible with|(?:are|is) (?:mutually )?(?:incompatible|exclusive)"
+    r"|incompatible with|cannot be (?:used|combined|set) (?:with|together)|must (?:be|not be)"
+    r"|should (?:be|not be)|requires?\b|is only (?:supported|available)|not supported (?:with|when)"
+    r"|either set|please set)\b"
+)
+
+
+def _settings_check(frames: list[Frame], message: str) -> bool:
+    """Whether a traceback's ``frames`` end in a check of the job's settings: the innermost
+    frame is one (:data:`ARGUMENT_CHECK_FRAME` file or :data:`ARGUMENT_CHECK_FUNC` function)
+    and either no frame is the user's (a library checked its own options), or the check was
+    reached from argument parsing (:data:`ARGUMENT_PARSE_FUNC`) and ``message`` speaks of
+    options (:data:`ARGUMENT_MESSAGE`): a framework installed from a checkout (its frames
+    read as the user's) checking the command line is still a configuration error."""
+    where = frames[-1]
+    path = where.file.replace("\\", "/")
+    if not (ARGUMENT_CHECK_FRAME.search(path) or ARGUMENT_CHECK_FUNC.match(where.func)):
+        return False
+    if not any(fr.user for fr in frames):
+        return True
+    return any(ARGUMENT_PARSE_FUNC.match(fr.func) for fr in frames) and bool(
+        ARGUMENT_MESSAGE.search(message)
+    )
 
 
 def library_argument_checks(
@@ -663,12 +701,10 @@ def library_argument_checks(
     for type_name in ARGUMENT_CHECK_TYPES:
         for seen in _unread_exceptions(state, findings, type_name):
             exc = seen.exc
-            if seen.rank in out or not exc.frames or any(fr.user for fr in exc.frames):
+            if seen.rank in out or not exc.frames or not _settings_check(exc.frames, exc.message):
                 continue
             where = exc.frames[-1]
             path = where.file.replace("\\", "/")
-            if not (ARGUMENT_CHECK_FRAME.search(path) or ARGUMENT_CHECK_FUNC.match(where.func)):
-                continue
             name = path.rsplit("/", 1)[-1]
             out[seen.rank] = _exception_finding(
                 sig, seen, {"where": f"{name}:{where.line}", "check": where.func}
