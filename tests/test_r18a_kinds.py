@@ -52,3 +52,19 @@ def test_framework_command_reads_run_sh_lines_that_launch_a_script():
     # a line that prints no launch of a script or module is no command
     assert framework_command("run sh: `ls -l /tmp`") is None
     assert framework_command("Setting OMP_NUM_THREADS environment variable") is None
+
+
+def test_nccl_ib_async_error_event_port_error_is_a_fabric_fault_and_port_active_is_not():
+    """B. NCCL 2.19+ logs the ibv async events it calls non-fatal as "NET/IB : <dev>:<port> Got
+    async error event: <event>" (transport/net_ib.cc); "port error" is the link leaving Active.
+    Lines of a real llm-d / vLLM pod log (llm-d/llm-d#191), kept as the signature's fixture."""
+    sigs = Path(__file__).parent.parent / "signatures" / "network"
+    d = diagnose_text((sigs / "ib-async-event.positive-2.log").read_text(encoding="utf-8"))
+    rc = d.root_cause
+    assert rc.failure_class == "network-fabric-error"
+    assert rc.signature == "ib-async-event"
+    assert d.initiating_rank is None  # [0] is NCCL's CUDA device, no rank
+    assert rc.verify.startswith("ibstat mlx5_32 ")
+    # the port coming back up, alone, is no failure
+    back = diagnose_text((sigs / "ib-async-event.near-miss-2.log").read_text(encoding="utf-8"))
+    assert back.root_cause is None or back.root_cause.signature != "ib-async-event"
