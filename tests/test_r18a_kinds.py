@@ -68,3 +68,21 @@ def test_nccl_ib_async_error_event_port_error_is_a_fabric_fault_and_port_active_
     # the port coming back up, alone, is no failure
     back = diagnose_text((sigs / "ib-async-event.near-miss-2.log").read_text(encoding="utf-8"))
     assert back.root_cause is None or back.root_cause.signature != "ib-async-event"
+
+
+def test_the_rank_in_an_object_size_broadcast_left_the_step_its_peer_is_in():
+    """C. broadcast_object_list first broadcasts the objects' sizes (a Long tensor of shape
+    [n]); a rank there while its peer all-reduces Float gradients left the common path.
+    Fixture: the 4-line paste of speechbrain/speechbrain#2401 (TORCH_DISTRIBUTED_DEBUG=DETAIL)."""
+    d = diagnose_text(_read("fingerprint-broadcast-long-vs-allreduce-float.log"))
+    assert d.root_cause.failure_class == "collective-desync"
+    assert d.initiating_rank == 0
+    assert d.initiator is not None and d.initiator.strategy == "object_broadcast_rank"
+
+
+def test_two_float_broadcasts_of_different_shapes_name_no_side():
+    """Both sides in a BROADCAST of Float tensors (DDP's coalesced buffers, 24084544 vs 64
+    elements: modelscope/ms-swift#10183): no object-size broadcast, so no side is named."""
+    d = diagnose_text(_read("fingerprint-broadcast-shape-pair.log"))
+    assert d.root_cause.failure_class == "collective-shape-mismatch"
+    assert d.initiating_rank is None

@@ -166,6 +166,60 @@ def awaited_root_rank(case: Case) -> Verdict | None:
     return Verdict(rank, why, "named_in_message", (rank,))
 
 
+#: One collective's fingerprint as ProcessGroupWrapper prints it (c10d ProcessGroupWrapper.cpp,
+#: ``CollectiveFingerPrint``'s operator<<): ``CollectiveFingerPrint(SequenceNumber=485,
+#: OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long, ...``.
+_FINGERPRINT = lazy_regex.compile(
+    r"CollectiveFingerPrint\(SequenceNumber=\d+,?\s*OpType=(?P<op>[A-Z_]+), "
+    r"TensorShape=\[(?P<shape>[^\]]*)\], TensorDtypes=(?P<dtype>\w+)"
+)
+#: The collectives every rank of a data-parallel step runs on its floating-point gradients or
+#: parameters (DDP's bucket all-reduce in backward, FSDP/ZeRO's reduce-scatter and all-gather).
+STEP_OPS = frozenset(
+    {"ALLREDUCE", "REDUCE_SCATTER", "_REDUCE_SCATTER_BASE", "ALLGATHER", "_ALLGATHER_BASE"}
+)
+FLOAT_DTYPES = frozenset({"Float", "Half", "BFloat16", "Double"})
+
+
+def object_broadcast_rank(case: Case) -> Verdict | None:
+    """In a fingerprint mismatch between two ranks (ProcessGroupWrapper's "Rank 1 is running
+    collective: CollectiveFingerPrint(...ALLREDUCE, TensorShape=[25], TensorDtypes=Float...),
+    but Rank 0 is running collective: CollectiveFingerPrint(...BROADCAST, TensorShape=[1],
+    TensorDtypes=Long...)"), the rank running a BROADCAST of a few int64s while the other runs
+    a step's collective on floating-point tensors (:data:`STEP_OPS`) is the rank that left the
+    common path.
+
+    Mechanism: ``broadcast_object_list`` (torch/distributed/distributed_c10d.py) first
+    broadcasts the pickled objects' sizes, ``torch.empty(len(object_list), dtype=torch.long)``
+    from ``src``: a BROADCAST of shape ``[n]``, dtype Long. It is called by code that shares
+    an object from one rank (a checkpoint's metadata, a ``run_on_main``/rank-0 step), while an
+    ALLREDUCE/REDUCE_SCATTER/ALLGATHER of Float tensors is the training step every rank runs
+    (DDP's gradient buckets in backward). The rank in the object broadcast is on that side
+    path when its peer is already in the step; a peer that also broadcasts, or two step
+    collectives, tell nothing. Every copy of the message must name the same rank."""
+    named: set[int] = set()
+    for f in case.group:
+        self_rank, peer_rank = f.captures.get("self_rank", ""), f.captures.get("peer_rank", "")
+        if not (self_rank.isdigit() and peer_rank.isdigit()) or not f.evidence:
+            continue
+        fps = list(_FINGERPRINT.finditer(f.evidence[0].text))
+        if len(fps) < 2:
+            continue
+        for me, fp, other in ((int(self_rank), fps[0], fps[1]), (int(peer_rank), fps[1], fps[0])):
+            if (
+                fp["op"] == "BROADCAST"
+                and fp["dtype"] == "Long"
+                and fp["shape"].strip().isdigit()
+                and other["op"] in STEP_OPS
+                and other["dtype"] in FLOAT_DTYPES
+            ):
+                named.add(me)
+    if len(named) != 1:
+        return None
+    rank = named.pop()
+    return Verdict(rank, say("object_broadcast_rank", rank=rank), "object_broadcast_rank", (rank,))
+
+
 def missing_from_ready(case: Case) -> Verdict | None:
     """A report that lists the ranks that *did* submit a collective (Horovod's stall
     inspector: ``allreduce.conv1.weight [ready ranks: 1, 7, 5, 4, 6, 0]``) names the missing
@@ -2134,6 +2188,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     named_together,
     odd_in_rank_table,
     named_in_message,
+    object_broadcast_rank,
     thread_owner,
     missing_from_ready,
     first_nonfinite,
