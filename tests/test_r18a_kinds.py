@@ -86,3 +86,29 @@ def test_two_float_broadcasts_of_different_shapes_name_no_side():
     d = diagnose_text(_read("fingerprint-broadcast-shape-pair.log"))
     assert d.root_cause.failure_class == "collective-shape-mismatch"
     assert d.initiating_rank is None
+
+
+def test_a_file_one_host_loaded_and_another_hosts_rank_cannot_find_is_node_local_storage():
+    """A (01). pdsh labels each line with its host: node 'localhost' loads the GPT index cache,
+    a rank on 192.168.205.202 raises FileNotFoundError for the same path. Lines 1006-1008 and
+    1013-1038 of a real Megatron-DeepSpeed 2-node log (stark-sim/megatron-deepspeed-lock-clock,
+    .context/watch_and_launch_dual8_tp4pp1dp2_20260331.log @f3bf150), the signature's fixture."""
+    sigs = Path(__file__).parent.parent / "signatures" / "data"
+    d = diagnose_text(
+        (sigs / "file-missing-on-other-node.positive.log").read_text(encoding="utf-8")
+    )
+    rc = d.root_cause
+    assert rc.failure_class == "config-error"
+    assert rc.signature == "file-missing-on-other-node"
+    # the cut shows rank 4 only, so no initiating rank; the failing rank is 4 (the whole log,
+    # with every rank of both nodes, names rank 4: r18a case 01)
+    assert d.initiating_rank is None
+    assert rc.rank == 4 and rc.ranks == [4]
+    assert [e.line for e in rc.evidence] == [29, 1]
+    assert "on storage every node mounts" in rc.fix.steps[0]
+    assert "--data-cache-path" in rc.fix.steps[0]
+    assert rc.verify.startswith("ssh ")
+    assert rc.verify.split("  # ")[0].endswith("8cbe547d3d2e5414d9e875127d540d2c_doc_idx.npy")
+    # the same traceback with no other host's line naming the path stays a plain exception
+    near = (sigs / "file-missing-on-other-node.near-miss.log").read_text(encoding="utf-8")
+    assert diagnose_text(near).root_cause.signature == "user-code-exception"
