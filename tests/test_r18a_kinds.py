@@ -112,3 +112,36 @@ def test_a_file_one_host_loaded_and_another_hosts_rank_cannot_find_is_node_local
     # the same traceback with no other host's line naming the path stays a plain exception
     near = (sigs / "file-missing-on-other-node.near-miss.log").read_text(encoding="utf-8")
     assert diagnose_text(near).root_cause.signature == "user-code-exception"
+
+
+def test_not_divisible_names_the_divisors_of_the_logged_dimension_and_reruns_with_one():
+    """D. "28 is not divisible by 8" (Megatron's ensure_divisibility): the fix lists the sizes
+    that divide 28 and names one that also divides 8; the verify reruns the printed launch with
+    that size instead of the failing one. Lines 13 and 1498-1527 of a real Megatron-DeepSpeed
+    log (stark-sim/megatron-deepspeed-lock-clock, experiments/_screen_boot/
+    power_tp8dp2_baseline_20260312_1930.log @f3bf150)."""
+    d = diagnose_text(_read("megatron-ds-tp8-28-heads.log"))
+    rc = d.root_cause
+    assert rc.failure_class == "config-error"
+    assert rc.signature == "megatron-not-divisible"
+    assert d.initiating_rank is None
+    step = rc.fix.steps[0]
+    assert "divides 28: 1, 2, 4, 7, 14, 28 do, 8 does not" in step
+    assert "use 4" in step and "32 heads" not in step
+    assert "--tensor-model-parallel-size 4 " in rc.verify
+    assert "--tensor-model-parallel-size 8" not in rc.verify
+
+
+def test_divisor_values_and_parallel_size_rewrite():
+    from rootrank.entry.commands import divisor_values, with_parallel_size
+
+    assert divisor_values("28", "8") == {"divisors": "1, 2, 4, 7, 14, 28", "fit_size": "4"}
+    assert divisor_values("40", "3") == {"divisors": "1, 2, 4, 5, 8, 10, 20, 40", "fit_size": "1"}
+    assert divisor_values("32", "8") == {}  # divisible: nothing to suggest
+    assert divisor_values("151936", "7") == {}  # a vocabulary: no parallel size from it
+    cmd = "deepspeed --num_gpus 16 pretrain_gpt.py --tensor-model-parallel-size 8 --pipeline-model-parallel-size 8  # x"
+    assert with_parallel_size(cmd, "8", "4") == cmd  # two options at 8: which failed is unknown
+    one = "torchrun pretrain_gpt.py --tensor-model-parallel-size=8 --num-layers 8  # x"
+    assert with_parallel_size(one, "8", "4") == (
+        "torchrun pretrain_gpt.py --tensor-model-parallel-size=4 --num-layers 8  # x"
+    )
