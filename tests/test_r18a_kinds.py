@@ -145,3 +145,20 @@ def test_divisor_values_and_parallel_size_rewrite():
     assert with_parallel_size(one, "8", "4") == (
         "torchrun pretrain_gpt.py --tensor-model-parallel-size=4 --num-layers 8  # x"
     )
+
+
+def test_nccl_allocation_failure_while_groups_form_means_the_gpu_was_taken():
+    """D. NCCL's 'Failed to CUDA calloc async 4 bytes' inside new_group, reached from
+    Megatron's initialize_model_parallel, came before any model tensor existed: the GPU was
+    held by something else (nvidia-smi, free GPUs), not filled by the job (no smaller batch).
+    Lines 884-908 of a real Megatron-DeepSpeed 2-node log (stark-sim/megatron-deepspeed-lock-
+    clock, .context/dual8_tp4pp1dp2_20260328_r2.log @f3bf150)."""
+    d = diagnose_text(_read("megatron-ds-nccl-calloc-at-new-group.log"))
+    rc = d.root_cause
+    assert rc.failure_class == "cuda-oom"
+    assert rc.signature == "nccl-cuda-oom"
+    assert rc.rank == 0
+    assert rc.fix.variant is not None and rc.fix.variant.id == "occupied-at-group-creation"
+    assert "nvidia-smi --query-compute-apps" in rc.fix.steps[0]
+    assert "micro-batch" not in rc.fix.steps[0]
+    assert "no other process on the job's GPUs" in rc.verify
