@@ -100,9 +100,8 @@ def test_a_file_one_host_loaded_and_another_hosts_rank_cannot_find_is_node_local
     rc = d.root_cause
     assert rc.failure_class == "config-error"
     assert rc.signature == "file-missing-on-other-node"
-    # the cut shows rank 4 only, so no initiating rank; the failing rank is 4 (the whole log,
-    # with every rank of both nodes, names rank 4: r18a case 01)
-    assert d.initiating_rank is None
+    # a fault of one node's own: the rank that reports it is no copy of an every-rank error
+    assert d.initiating_rank == 4
     assert rc.rank == 4 and rc.ranks == [4]
     assert [e.line for e in rc.evidence] == [29, 1]
     assert "on storage every node mounts" in rc.fix.steps[0]

@@ -1059,14 +1059,20 @@ SAME_ON_EVERY_RANK = frozenset(
 #: id and each member compares them all: "Duplicate GPU detected : rank 3 and rank 2"), so
 #: every member fails it alike and the ranks it names are the pair, not the one printing.
 SAME_ON_EVERY_RANK_TAGS = frozenset({"gpu-capability", "comm-init-check"})
+#: A signature tag for a fault of one node's own (a file its disk lacks that another node's
+#: has: file-missing-on-other-node): whatever its class, the ranks of the other nodes do not
+#: hit it, so the rank that reports it is no copy of an every-rank set-up error.
+ONE_NODE_TAG = "node-local"
 
 
 def same_on_every_rank(case: Case) -> bool:
     """Whether the root is a failure every rank hits alike (:data:`SAME_ON_EVERY_RANK`,
     :data:`SAME_ON_EVERY_RANK_TAGS`, :func:`parameter_dtype_mismatch`,
-    :func:`setup_exception`)."""
+    :func:`setup_exception`); never a fault of one node's own (:data:`ONE_NODE_TAG`)."""
     sig = case.ctx.library.signatures.get(case.root.signature)
     tags = set(getattr(sig, "tags", ()) or ())
+    if ONE_NODE_TAG in tags:
+        return False
     return (
         case.root.failure_class in SAME_ON_EVERY_RANK
         or bool(tags & SAME_ON_EVERY_RANK_TAGS)
