@@ -80,6 +80,19 @@ def test_the_rank_in_an_object_size_broadcast_left_the_step_its_peer_is_in():
     assert d.initiator is not None and d.initiator.strategy == "object_broadcast_rank"
 
 
+def test_an_object_size_broadcast_against_a_bucket_allreduce_names_the_broadcasting_rank():
+    """The same reading on the fingerprint pair the branch-on-a-value fixture used to carry
+    (ALLREDUCE Float [8388608] on rank 1, BROADCAST Long [1] on rank 0): rank 0 took the branch,
+    and the fix names it (variant rank-branch)."""
+    d = diagnose_text(_read("fingerprint-object-broadcast-vs-bucket-allreduce.log"))
+    assert d.initiating_rank == 0
+    assert d.root_cause.fix.variant is not None
+    assert d.root_cause.fix.variant.id == "rank-branch"
+    assert d.root_cause.fix.steps[0].startswith(
+        "Rank 0 runs BROADCAST while the others run ALLREDUCE"
+    )
+
+
 def test_two_float_broadcasts_of_different_shapes_name_no_side():
     """Both sides in a BROADCAST of Float tensors (DDP's coalesced buffers, 24084544 vs 64
     elements: modelscope/ms-swift#10183): no object-size broadcast, so no side is named."""
@@ -152,7 +165,8 @@ def test_nccl_allocation_failure_while_groups_form_means_the_gpu_was_taken():
     held by something else (nvidia-smi, free GPUs), not filled by the job (no smaller batch).
     Lines 884-908 of a real Megatron-DeepSpeed 2-node log (stark-sim/megatron-deepspeed-lock-
     clock, .context/dual8_tp4pp1dp2_20260328_r2.log @f3bf150)."""
-    d = diagnose_text(_read("megatron-ds-nccl-calloc-at-new-group.log"))
+    fixture = Path(__file__).parent / "fix_variants" / "nccl-cuda-oom"
+    d = diagnose_text((fixture / "occupied-at-group-creation.log").read_text(encoding="utf-8"))
     rc = d.root_cause
     assert rc.failure_class == "cuda-oom"
     assert rc.signature == "nccl-cuda-oom"

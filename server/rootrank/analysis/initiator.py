@@ -181,13 +181,26 @@ STEP_OPS = frozenset(
 FLOAT_DTYPES = frozenset({"Float", "Half", "BFloat16", "Double"})
 
 
+def _elements(shape: str) -> int:
+    """The element count of a fingerprint's ``TensorShape`` list (``"25"``, ``"4, 1024"``;
+    ``""`` a scalar: 1); 0 when it is not a list of sizes (several tensors' shapes)."""
+    dims = [d.strip() for d in shape.split(",")] if shape.strip() else []
+    if not all(d.isdigit() for d in dims):
+        return 0
+    n = 1
+    for d in dims:
+        n *= int(d)
+    return n
+
+
 def object_broadcast_rank(case: Case) -> Verdict | None:
     """In a fingerprint mismatch between two ranks (ProcessGroupWrapper's "Rank 1 is running
     collective: CollectiveFingerPrint(...ALLREDUCE, TensorShape=[25], TensorDtypes=Float...),
     but Rank 0 is running collective: CollectiveFingerPrint(...BROADCAST, TensorShape=[1],
     TensorDtypes=Long...)"), the rank running a BROADCAST of a few int64s while the other runs
-    a step's collective on floating-point tensors (:data:`STEP_OPS`) is the rank that left the
-    common path.
+    a step's collective on a floating-point tensor of more than one element (:data:`STEP_OPS`;
+    a scalar's all-reduce is a loss or metric sync, no gradient bucket) is the rank that left
+    the common path.
 
     Mechanism: ``broadcast_object_list`` (torch/distributed/distributed_c10d.py) first
     broadcasts the pickled objects' sizes, ``torch.empty(len(object_list), dtype=torch.long)``
@@ -212,6 +225,7 @@ def object_broadcast_rank(case: Case) -> Verdict | None:
                 and fp["shape"].strip().isdigit()
                 and other["op"] in STEP_OPS
                 and other["dtype"] in FLOAT_DTYPES
+                and _elements(other["shape"]) > 1
             ):
                 named.add(me)
     if len(named) != 1:
