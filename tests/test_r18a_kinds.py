@@ -175,3 +175,20 @@ def test_nccl_allocation_failure_while_groups_form_means_the_gpu_was_taken():
     assert "nvidia-smi --query-compute-apps" in rc.fix.steps[0]
     assert "micro-batch" not in rc.fix.steps[0]
     assert "no other process on the job's GPUs" in rc.verify
+
+
+def test_an_oom_of_gibs_in_cross_entropy_is_the_full_vocabulary_logits():
+    """D (05). 'Tried to allocate 16.00 GiB' with F.cross_entropy the innermost frame: the
+    loss over full-vocabulary logits; the fix chunks or fuses the loss before it speaks of
+    fragmentation. Lines 60-93 of a real accelerate FSDP2 run's stdout (fyh2001/megatron-sft-
+    recipes, experiments/gemma4_opt/p0_baseline_fsdp2_cp/run_20260424_192212_cp1_dp8/stdout.log
+    @d16a2d1), the variant's fixture."""
+    fixture = Path(__file__).parent / "fix_variants" / "cuda-oom"
+    d = diagnose_text((fixture / "loss-over-full-logits.log").read_text(encoding="utf-8"))
+    rc = d.root_cause
+    assert rc.failure_class == "cuda-oom"
+    assert rc.rank == 4
+    assert rc.fix.variant is not None and rc.fix.variant.id == "loss-over-full-logits"
+    assert "train_fsdp2_cp.py:197" in rc.fix.steps[0]
+    assert "LigerFusedLinearCrossEntropyLoss" in rc.fix.steps[0]
+    assert "16.00 GiB at once" in rc.fix.steps[0]
