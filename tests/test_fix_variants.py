@@ -338,12 +338,17 @@ def test_analysis_conditions_are_checked_at_load(when, problem):
 
 
 def test_two_ranks_on_two_ops_with_no_odd_rank_known_name_both():
+    # a real run (torch 2.13 CPU, gloo, TORCH_DISTRIBUTED_DEBUG=DETAIL, torchrun 2 processes;
+    # the script is tests/data/r18a/branch_on_value.py.txt): rank 1 broadcasts a Float [4]
+    # on a value only it has above the threshold, rank 0 all-reduces the same tensor
     d = diagnose_paths([str(HERE / "fingerprint-desync" / "branch-on-a-value.log")])
     rc = d.root_cause
+    assert d.initiating_rank is None
     assert rc.fix.variant.id == "branch-on-a-value"
     assert rc.fix.variant.why.startswith("the ranks run different collectives")
-    assert rc.fix.steps[0].startswith(
-        "Rank 1 runs ALLREDUCE while rank 0 runs BROADCAST at SeqNum 930"
+    assert rc.fix.steps[0].startswith("branch_on_value.py:13: rank 0 calls all_reduce here")
+    assert rc.fix.steps[1].startswith(
+        "Rank 0 runs ALLREDUCE while rank 1 runs BROADCAST at SeqNum 3"
     )
     assert "drop_last" not in " ".join(rc.fix.steps)
 

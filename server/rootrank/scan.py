@@ -828,6 +828,40 @@ def deepspeed_command(argv_text: str) -> str | None:
     return " ".join(head[:3] + [shlex.quote(a) for a in head[3:] + args])
 
 
+#: A launch command a framework prints in its own words just before it starts it, the whole
+#: argv joined by spaces: ms-swift's CLI (swift/cli/main.py ``cli_main``: ``print(f"run sh:
+#: `{' '.join(args)}`")``, ``args`` = ``[sys.executable, '-m', 'torch.distributed.run',
+#: *torchrun_args, file_path, *argv]`` or ``[sys.executable, file_path, *argv]``) and
+#: DeepSpeed's runner (deepspeed/launcher/runner.py ``main``: ``logger.info(f"cmd = {'
+#: '.join(cmd)}")``, ``cmd`` = ``[sys.executable, '-u', '-m', 'deepspeed.launcher.launch',
+#: '--world_info=...', ..., user_script, *user_args]`` on one node, a ``pdsh``/``mpirun`` line
+#: on several). ``sh``: ms-swift's; ``ds``: DeepSpeed runner's.
+_FRAMEWORK_COMMAND = lazy_regex.compile(
+    r"(?:^|\s)run sh: `(?P<sh>[^`\n]{1,4000})`\s*$|(?:^|\] )cmd = (?P<ds>[^\n]{1,4000})$"
+)
+
+
+def framework_command(text: str) -> tuple[str, str] | None:
+    """The launch command a framework printed on the line ``text`` (:data:`_FRAMEWORK_COMMAND`)
+    as ``(kind, command)``: ``kind`` ``"sh"`` (ms-swift's ``run sh:``, the job's own launch:
+    ``/usr/bin/python -m torch.distributed.run --nproc_per_node 8 .../swift/cli/sft.py --model
+    x``) or ``"ds"`` (DeepSpeed's runner's ``cmd =``, its per-node launcher and the script's
+    arguments); the command as printed, its interpreter's path kept (the one the job used).
+    ``None`` when the line prints no such command or what it prints does not start a launcher
+    or interpreter that runs a script or module (a ``pdsh`` fan-out, a cut line)."""
+    m = _FRAMEWORK_COMMAND.search(text)
+    if m is None:
+        return None
+    kind = "sh" if m["sh"] is not None else "ds"
+    command = (m["sh"] or m["ds"]).strip()
+    # the program as a path (/usr/local/bin/python) is read by its name
+    probe = regex.sub(r"^\S*/(?=\S)", "", command)
+    parts = launch_parts(probe)
+    if parts is None or not probe.startswith(parts[0].split()[0]):
+        return None
+    return kind, command
+
+
 #: The longest printed launch command kept (continuation lines joined).
 MAX_COMMAND_CHARS = 4000
 
@@ -893,6 +927,10 @@ class LaunchFacts:
     #: The ``deepspeed`` command that reruns the job, rebuilt from the worker argv DeepSpeed's
     #: launcher prints (:func:`deepspeed_command`) when the log prints no launch command.
     worker_command: str | None = None
+    #: The command DeepSpeed's runner printed for its per-node launcher (``cmd = /usr/bin/python
+    #: -u -m deepspeed.launcher.launch --world_info=... train.py --lr 1``, :func:`framework_command`):
+    #: it reruns the job whole when the workers' argv (:attr:`worker_command`) is not printed.
+    runner_command: str | None = None
     #: An output filter that keeps some local ranks' lines only (``--local-ranks-filter 0``,
     #: ``LOG_RANK=0``): the phrase and its line, and the ranks it keeps.
     rank_filter: str | None = None
@@ -980,6 +1018,22 @@ class LaunchFacts:
                     and sign.search(whole)
                 ):
                     self.launchers.add(name)
+        if (
+            self.command is None
+            and ("sh: `" in text or "cmd = " in text)
+            and 'File "' not in text
+            and (printed := framework_command(text))
+        ):
+            # a framework printed the launch it starts (ms-swift's ``run sh:``): the job's
+            # command, whole; DeepSpeed runner's ``cmd =`` is kept apart (its workers' argv,
+            # when printed, gives the shorter ``deepspeed`` command)
+            kind, printed_command = printed
+            if kind == "sh":
+                self.command = printed_command
+                if "torch.distributed." not in printed_command:
+                    self.launchers.add("python")
+            elif self.runner_command is None:
+                self.runner_command = printed_command
         if self.command is None and 'File "' not in text and any(w in text for w in _COMMAND_WORDS):
             m = (
                 (_COMMAND.search(text) or _ENTRY_COMMAND.search(text))

@@ -166,6 +166,74 @@ def awaited_root_rank(case: Case) -> Verdict | None:
     return Verdict(rank, why, "named_in_message", (rank,))
 
 
+#: One collective's fingerprint as ProcessGroupWrapper prints it (c10d ProcessGroupWrapper.cpp,
+#: ``CollectiveFingerPrint``'s operator<<): ``CollectiveFingerPrint(SequenceNumber=485,
+#: OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long, ...``.
+_FINGERPRINT = lazy_regex.compile(
+    r"CollectiveFingerPrint\(SequenceNumber=\d+,?\s*OpType=(?P<op>[A-Z_]+), "
+    r"TensorShape=\[(?P<shape>[^\]]*)\], TensorDtypes=(?P<dtype>\w+)"
+)
+#: The collectives every rank of a data-parallel step runs on its floating-point gradients or
+#: parameters (DDP's bucket all-reduce in backward, FSDP/ZeRO's reduce-scatter and all-gather).
+STEP_OPS = frozenset(
+    {"ALLREDUCE", "REDUCE_SCATTER", "_REDUCE_SCATTER_BASE", "ALLGATHER", "_ALLGATHER_BASE"}
+)
+FLOAT_DTYPES = frozenset({"Float", "Half", "BFloat16", "Double"})
+
+
+def _elements(shape: str) -> int:
+    """The element count of a fingerprint's ``TensorShape`` list (``"25"``, ``"4, 1024"``;
+    ``""`` a scalar: 1); 0 when it is not a list of sizes (several tensors' shapes)."""
+    dims = [d.strip() for d in shape.split(",")] if shape.strip() else []
+    if not all(d.isdigit() for d in dims):
+        return 0
+    n = 1
+    for d in dims:
+        n *= int(d)
+    return n
+
+
+def object_broadcast_rank(case: Case) -> Verdict | None:
+    """In a fingerprint mismatch between two ranks (ProcessGroupWrapper's "Rank 1 is running
+    collective: CollectiveFingerPrint(...ALLREDUCE, TensorShape=[25], TensorDtypes=Float...),
+    but Rank 0 is running collective: CollectiveFingerPrint(...BROADCAST, TensorShape=[1],
+    TensorDtypes=Long...)"), the rank running a BROADCAST of a few int64s while the other runs
+    a step's collective on a floating-point tensor of more than one element (:data:`STEP_OPS`;
+    a scalar's all-reduce is a loss or metric sync, no gradient bucket) is the rank that left
+    the common path.
+
+    Mechanism: ``broadcast_object_list`` (torch/distributed/distributed_c10d.py) first
+    broadcasts the pickled objects' sizes, ``torch.empty(len(object_list), dtype=torch.long)``
+    from ``src``: a BROADCAST of shape ``[n]``, dtype Long. It is called by code that shares
+    an object from one rank (a checkpoint's metadata, a ``run_on_main``/rank-0 step), while an
+    ALLREDUCE/REDUCE_SCATTER/ALLGATHER of Float tensors is the training step every rank runs
+    (DDP's gradient buckets in backward). The rank in the object broadcast is on that side
+    path when its peer is already in the step; a peer that also broadcasts, or two step
+    collectives, tell nothing. Every copy of the message must name the same rank."""
+    named: set[int] = set()
+    for f in case.group:
+        self_rank, peer_rank = f.captures.get("self_rank", ""), f.captures.get("peer_rank", "")
+        if not (self_rank.isdigit() and peer_rank.isdigit()) or not f.evidence:
+            continue
+        fps = list(_FINGERPRINT.finditer(f.evidence[0].text))
+        if len(fps) < 2:
+            continue
+        for me, fp, other in ((int(self_rank), fps[0], fps[1]), (int(peer_rank), fps[1], fps[0])):
+            if (
+                fp["op"] == "BROADCAST"
+                and fp["dtype"] == "Long"
+                and fp["shape"].strip().isdigit()
+                and other["op"] in STEP_OPS
+                and other["dtype"] in FLOAT_DTYPES
+                and _elements(other["shape"]) > 1
+            ):
+                named.add(me)
+    if len(named) != 1:
+        return None
+    rank = named.pop()
+    return Verdict(rank, say("object_broadcast_rank", rank=rank), "object_broadcast_rank", (rank,))
+
+
 def missing_from_ready(case: Case) -> Verdict | None:
     """A report that lists the ranks that *did* submit a collective (Horovod's stall
     inspector: ``allreduce.conv1.weight [ready ranks: 1, 7, 5, 4, 6, 0]``) names the missing
@@ -1005,14 +1073,20 @@ SAME_ON_EVERY_RANK = frozenset(
 #: id and each member compares them all: "Duplicate GPU detected : rank 3 and rank 2"), so
 #: every member fails it alike and the ranks it names are the pair, not the one printing.
 SAME_ON_EVERY_RANK_TAGS = frozenset({"gpu-capability", "comm-init-check"})
+#: A signature tag for a fault of one node's own (a file its disk lacks that another node's
+#: has: file-missing-on-other-node): whatever its class, the ranks of the other nodes do not
+#: hit it, so the rank that reports it is no copy of an every-rank set-up error.
+ONE_NODE_TAG = "node-local"
 
 
 def same_on_every_rank(case: Case) -> bool:
     """Whether the root is a failure every rank hits alike (:data:`SAME_ON_EVERY_RANK`,
     :data:`SAME_ON_EVERY_RANK_TAGS`, :func:`parameter_dtype_mismatch`,
-    :func:`setup_exception`)."""
+    :func:`setup_exception`); never a fault of one node's own (:data:`ONE_NODE_TAG`)."""
     sig = case.ctx.library.signatures.get(case.root.signature)
     tags = set(getattr(sig, "tags", ()) or ())
+    if ONE_NODE_TAG in tags:
+        return False
     return (
         case.root.failure_class in SAME_ON_EVERY_RANK
         or bool(tags & SAME_ON_EVERY_RANK_TAGS)
@@ -2134,6 +2208,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     named_together,
     odd_in_rank_table,
     named_in_message,
+    object_broadcast_rank,
     thread_owner,
     missing_from_ready,
     first_nonfinite,

@@ -32,6 +32,7 @@ from rootrank.model import Evidence, Finding
 from rootrank.ranks import node_count
 from rootrank.scan import MAX_EVIDENCE, ScanState, SeenException
 from rootrank.signatures import Library, Signature
+from rootrank.tracebacks import Frame
 
 
 @dataclass
@@ -122,6 +123,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(library_call_mismatches(findings, state, library))
     findings.extend(library_argument_checks(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
+    findings.extend(node_local_files(findings, state, library))
     findings.extend(framework_missing_files(findings, state, library))
     findings.extend(user_op_errors(findings, state, library))
     findings.extend(destroyed_groups(findings, state, library))
@@ -301,6 +303,91 @@ def framework_missing_files(
                 },
             )
     return list(out.values())
+
+
+#: The signature of a file one node of a multi-node job has and another lacks
+#: (:func:`node_local_files`).
+NODE_LOCAL_SIGNATURE = "file-missing-on-other-node"
+#: A launcher's host label at a line's start: pdsh's (DeepSpeed's multi-node launcher)
+#: ``localhost: `` / ``192.168.205.202: `` / ``node02: ``, clush's the same.
+_LINE_HOST = lazy_regex.compile(
+    r"^(?P<host>localhost|(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]{0,62}(?:\.[\w-]{1,62}){0,6}): "
+)
+#: Most lines of the log's heads read per missing path (the lines that name it).
+MAX_PATH_LINES = 64
+
+
+def node_local_files(findings: list[Finding], state: ScanState, library: Library) -> list[Finding]:
+    """A ``FileNotFoundError`` for a path (``[Errno 2] No such file or directory: '<path>'``)
+    on a line one host's label starts (pdsh's ``192.168.205.202: [rank4]: ...``), when another
+    line of the log's start (:attr:`rootrank.scan.ScanState.heads`), under another host's
+    label, names the same path as something that host read or wrote (``localhost:  > loading
+    doc-idx mapping from <path>``): a finding of :data:`NODE_LOCAL_SIGNATURE` (class
+    config-error) on the exception's line, the other host's line as its second evidence, one
+    per rank.
+
+    Mechanism: a multi-node job whose ranks share files through a path (a dataset's index
+    cache, a tokenizer cache, a checkpoint directory) needs one file system behind that path
+    on every node. Frameworks build such files on one rank and let the others load them after
+    a barrier (Megatron's ``_build_index_mappings`` builds the GPT index cache on the first
+    rank of a group and every rank then ``np.load``s it): on a node-local directory the
+    file exists only on the node that built it, and the first rank of another node that
+    loads it does not find it. The other host's line shows the file was there for it; the
+    path is right, the storage is not shared."""
+    sig = library.signatures.get(NODE_LOCAL_SIGNATURE)
+    if sig is None or not state.heads:
+        return []
+    out: dict[int | None, Finding] = {}
+    for seen in _unread_exceptions(state, findings, "FileNotFoundError"):
+        m = MISSING_FILE_MESSAGE.search(seen.exc.message.strip())
+        path = (m.group("path2") or "") if m else ""
+        mine = _LINE_HOST.match(seen.raw)
+        if seen.rank in out or not path.startswith("/") or mine is None:
+            continue
+        other = _other_host_line(state, path, mine.group("host"))
+        if other is None:
+            continue
+        src, number, text, host = other
+        found = _exception_finding(
+            sig,
+            seen,
+            {
+                "path": path,
+                "dir": path.rsplit("/", 1)[0] or "/",
+                "host": mine.group("host"),
+                "other_host": host,
+                "other_line": str(number),
+            },
+        )
+        found.evidence.append(Evidence(path=src, line=number, text=text, rank=None))
+        out[seen.rank] = found
+    return list(out.values())
+
+
+def _other_host_line(state: ScanState, path: str, host: str) -> tuple[str, int, str, str] | None:
+    """The first line of the log's heads that names ``path`` under a host label other than
+    ``host`` and is no error about it (no "No such file", no traceback frame): ``(source,
+    1-based line, text, that host)``; ``None`` when there is none."""
+    for src, first, text in state.heads:
+        pos = text.find(path)
+        seen = 0
+        while pos != -1 and seen < MAX_PATH_LINES:
+            seen += 1
+            start = text.rfind("\n", 0, pos) + 1
+            end = text.find("\n", pos)
+            end = len(text) if end == -1 else end
+            line = text[start:end]
+            label = _LINE_HOST.match(line)
+            if (
+                label is not None
+                and label.group("host") != host
+                and "No such file" not in line
+                and "Error" not in line
+                and 'File "' not in line
+            ):
+                return src, first + text.count("\n", 0, start), line, label.group("host")
+            pos = text.find(path, end)
+    return None
 
 
 #: The exception type a library's native op raises at its caller's line: torch's C++ checks
@@ -641,6 +728,43 @@ ARGUMENT_CHECK_FRAME = lazy_regex.compile(r"(?:^|/)(?:\w*_args|arg_utils|argumen
 ARGUMENT_CHECK_FUNC = lazy_regex.compile(
     r"^(?:__post_init__|from_cli_args|(?:_?(?:check|validate|verify)_?\w*))$"
 )
+#: A frame that parses the job's arguments or builds its settings object from them:
+#: argparse's and transformers' HfArgumentParser's ``parse_args``/``parse_known_args``/
+#: ``parse_args_into_dataclasses``/``parse_json_file``..., a settings dataclass's
+#: ``__post_init__``, ``from_cli_args``. An argument check reached through one runs on the
+#: options the job was started with, whoever's file the check is in (an ms-swift checkout in
+#: the user's home: ``swift/arguments/sft_args.py``, ``_check_fsdp2_compatibility``).
+ARGUMENT_PARSE_FUNC = lazy_regex.compile(
+    r"^(?:parse_(?:known_)?args\w*|parse_(?:json|yaml|dict)_file|parse_dict|__post_init__"
+    r"|from_cli_args)$"
+)
+#: A check's message about options: two options that do not go together, a value an option
+#: must take (``"FSDP2 with SHARDED_STATE_DICT is not compatible with save_only_model=True"``,
+#: ``"--load_best_model_at_end requires ..."``, ``"tp_size must be ..."``).
+ARGUMENT_MESSAGE = lazy_regex.compile(
+    r"(?i)\b(?:is not compatible with|(?:are|is) (?:mutually )?(?:incompatible|exclusive)"
+    r"|incompatible with|cannot be (?:used|combined|set) (?:with|together)|must (?:be|not be)"
+    r"|should (?:be|not be)|requires?\b|is only (?:supported|available)|not supported (?:with|when)"
+    r"|either set|please set)\b"
+)
+
+
+def _settings_check(frames: list[Frame], message: str) -> bool:
+    """Whether a traceback's ``frames`` end in a check of the job's settings: the innermost
+    frame is one (:data:`ARGUMENT_CHECK_FRAME` file or :data:`ARGUMENT_CHECK_FUNC` function)
+    and either no frame is the user's (a library checked its own options), or the check was
+    reached from argument parsing (:data:`ARGUMENT_PARSE_FUNC`) and ``message`` speaks of
+    options (:data:`ARGUMENT_MESSAGE`): a framework installed from a checkout (its frames
+    read as the user's) checking the command line is still a configuration error."""
+    where = frames[-1]
+    path = where.file.replace("\\", "/")
+    if not (ARGUMENT_CHECK_FRAME.search(path) or ARGUMENT_CHECK_FUNC.match(where.func)):
+        return False
+    if not any(fr.user for fr in frames):
+        return True
+    return any(ARGUMENT_PARSE_FUNC.match(fr.func) for fr in frames) and bool(
+        ARGUMENT_MESSAGE.search(message)
+    )
 
 
 def library_argument_checks(
@@ -663,12 +787,10 @@ def library_argument_checks(
     for type_name in ARGUMENT_CHECK_TYPES:
         for seen in _unread_exceptions(state, findings, type_name):
             exc = seen.exc
-            if seen.rank in out or not exc.frames or any(fr.user for fr in exc.frames):
+            if seen.rank in out or not exc.frames or not _settings_check(exc.frames, exc.message):
                 continue
             where = exc.frames[-1]
             path = where.file.replace("\\", "/")
-            if not (ARGUMENT_CHECK_FRAME.search(path) or ARGUMENT_CHECK_FUNC.match(where.func)):
-                continue
             name = path.rsplit("/", 1)[-1]
             out[seen.rank] = _exception_finding(
                 sig, seen, {"where": f"{name}:{where.line}", "check": where.func}

@@ -228,6 +228,12 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank} was killed by signal {signal} (pid {pid}) that torchrun's agent did not send: something outside "
         "the job killed it first (the kernel's OOM killer, a preemption, a person)"
     ),
+    "object_broadcast_rank": (
+        "rank {rank} was in a BROADCAST of a few int64s (broadcast_object_list's object sizes:"
+        " an object shared from one rank, as checkpoint or rank-0-only code does) while its peer"
+        " was in the training step's collective on float tensors (the gradient all-reduce every"
+        " rank runs): rank {rank} left the common path"
+    ),
     "pair_no_majority": (
         "rank {rank}'s message only says it differs from rank {peer}, and the log shows no other"
         " rank's output: it does not tell which of the two deviates"

@@ -18,10 +18,12 @@ import regex
 from rootrank import lazy_regex
 from rootrank.entry.commands import (
     blank_masked_hosts,
+    divisor_values,
     fill_path_blanks,
     fit,
     launch_of,
     ready,
+    with_parallel_size,
 )
 from rootrank.entry.frames import (
     call_sites,
@@ -293,6 +295,10 @@ def fill_entry(
     )
     if state.world_size:
         values["world_size"] = state.world_size
+    # a dimension a parallel size does not divide ("28 is not divisible by 8"): the sizes that do
+    values.update(
+        divisor_values(str(values.get("numerator", "")), str(values.get("denominator", "")))
+    )
     script = entry_script(state, root)
     if script and masker:
         script = masker.text(script)
@@ -598,6 +604,8 @@ def fill_entry(
         ),
         launch,
     )
+    if "fit_size" in values:  # the rerun tries the size the fix names, not the failing one
+        verify = with_parallel_size(verify, str(values["denominator"]), str(values["fit_size"]))
     run_frames = [
         f for seen_exc in (*state.exceptions, *state.cut_tracebacks) for f in seen_exc.exc.frames
     ]

@@ -272,7 +272,7 @@ def launch_of(
     if command is None and launcher == "deepspeed" and not assumed:
         # no command printed, but DeepSpeed's launcher printed its workers' argv: the
         # ``deepspeed`` command that gives the script the same arguments
-        command = facts.worker_command
+        command = facts.worker_command or facts.runner_command
     per_node = facts.nproc_per_node
     world = state.world_size
     seen = sorted(state.ranks_seen)
@@ -737,3 +737,48 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
         # DeepSpeed's runner takes a module as ``--module pkg.mod`` (deepspeed/launcher/runner.py)
         text = regex.sub(r"(?<=\bdeepspeed\b[^\n#]*) -m (?=\S)", " --module ", text)
     return text
+
+
+#: Megatron's parallel-size options (megatron/arguments.py, ``_add_distributed_args``): the
+#: sizes a model dimension is split over (``ensure_divisibility``'s denominator).
+_PARALLEL_SIZE_FLAG = lazy_regex.compile(
+    r"(?P<flag>--(?:tensor|pipeline|context|expert)[-_]model[-_]parallel[-_]size)(?P<sep>[= ])"
+    r"(?P<n>\d+)\b"
+)
+#: Largest model dimension whose divisors are listed (larger ones: a vocabulary, a hidden size).
+MAX_DIVISOR_SCAN = 4096
+#: Divisors listed up to this value (parallel sizes larger than it are not used).
+MAX_LISTED_DIVISOR = 128
+
+
+def divisor_values(numerator: str, denominator: str) -> dict[str, str]:
+    """For a dimension ``numerator`` that a parallel size ``denominator`` does not divide
+    (Megatron's ``AssertionError: 28 is not divisible by 8``): ``divisors``, the sizes that
+    divide it (up to :data:`MAX_LISTED_DIVISOR`: ``"1, 2, 4, 7, 14, 28"``), and ``fit_size``,
+    the largest of them below ``denominator`` that also divides ``denominator`` (so the GPUs
+    the job had still split evenly: the other parallel sizes grow), else the largest below it
+    (``"4"``). Empty when the two are not positive integers or the numerator is past
+    :data:`MAX_DIVISOR_SCAN` (no parallel size would be taken from its divisors)."""
+    if not (numerator.isdigit() and denominator.isdigit()):
+        return {}
+    n, d = int(numerator), int(denominator)
+    if n == 0 or d < 2 or n > MAX_DIVISOR_SCAN or n % d == 0:
+        return {}
+    divisors = [k for k in range(1, min(n, MAX_LISTED_DIVISOR) + 1) if n % k == 0]
+    below = [k for k in divisors if k < d]
+    fits = [k for k in below if d % k == 0] or below
+    return {"divisors": ", ".join(map(str, divisors)), "fit_size": str(fits[-1])}
+
+
+def with_parallel_size(command: str, old: str, new: str) -> str:
+    """``command`` (a verification rerunning the printed launch) with the one Megatron
+    parallel-size option whose value is ``old`` (:data:`_PARALLEL_SIZE_FLAG`) set to ``new``:
+    the rerun tries the size the fix names, not the one that failed. Unchanged when no
+    option, or more than one, has that value (which size failed is then not known)."""
+    head, sep, comment = command.partition("  # ")
+    hits = [m for m in _PARALLEL_SIZE_FLAG.finditer(head) if m["n"] == old]
+    if len(hits) != 1:
+        return command
+    m = hits[0]
+    head = f"{head[: m.start()]}{m['flag']}{m['sep']}{new}{head[m.end() :]}"
+    return head + sep + comment
