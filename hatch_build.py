@@ -5,6 +5,10 @@
 install (``pip install -e .``, as ``scripts/test-all.sh`` runs) gets it written to
 ``server/rootrank/library.json`` in the checkout (ignored by git), since that is the folder
 the install imports from. A wrong signature file fails the build with its problem.
+
+``rootrank/dataclass_code.bin`` (:mod:`rootrank.dataclass_code`): the methods ``dataclasses``
+writes for rootrank's classes, compiled once here instead of at every start; built by the
+interpreter that runs the build, and ignored by any other (rootrank then compiles them).
 """
 
 from __future__ import annotations
@@ -25,18 +29,22 @@ class LibraryFileHook(BuildHookInterface):
         root = Path(self.root)
         sys.path.insert(0, str(root / "server"))
         try:
-            from rootrank import library_file
+            from rootrank import dataclass_code, library_file
         finally:
             sys.path.pop(0)
         signatures = root / "signatures"
         if version == "editable":
             out = root / "server" / "rootrank" / "library.json"
             library_file.write(signatures, out)
+            dataclass_code.build(out.with_name("dataclass_code.bin"))
             return
         self._tmp = tempfile.mkdtemp(prefix="rootrank-build-")
         out = Path(self._tmp) / "library.json"
         library_file.write(signatures, out)
         build_data["force_include"][str(out)] = "rootrank/library.json"
+        code = Path(self._tmp) / "dataclass_code.bin"
+        dataclass_code.build(code)
+        build_data["force_include"][str(code)] = "rootrank/dataclass_code.bin"
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
         tmp = getattr(self, "_tmp", None)
