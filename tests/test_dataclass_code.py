@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rootrank import dataclass_code
+from rootrank import built_code, dataclass_code
 
 SERVER = Path(__file__).resolve().parents[1] / "server"
 
@@ -66,7 +66,7 @@ def _probe(setup: str) -> dict:
 
 def test_stored_code_is_what_exec_compiles(tmp_path: Path) -> None:
     out = tmp_path / "dataclass_code.bin"
-    assert "compiled dataclass methods" in dataclass_code.build(out)
+    assert "compiled dataclass methods" in built_code.build(tmp_path)
     table = dataclass_code.load(out)
     assert len(table) > 200  # ~330 methods of ~90 classes
     for text, code in table.items():
@@ -76,7 +76,7 @@ def test_stored_code_is_what_exec_compiles(tmp_path: Path) -> None:
 
 def test_classes_get_the_same_methods_with_and_without_the_file(tmp_path: Path) -> None:
     out = tmp_path / "dataclass_code.bin"
-    dataclass_code.build(out)
+    built_code.build(tmp_path)
     # Without: dataclasses keeps the builtin exec (install() sees one set and does nothing).
     without = _probe(_COUNT + "dataclasses.exec = builtins.exec")
     # With the file built above installed before rootrank's modules are imported.

@@ -6,8 +6,8 @@ text and compiles it with ``exec`` when the class is defined, i.e. on every impo
 ``rootrank diagnose`` start defines 62 dataclasses, ~230 compiles, ~20-25 ms of a ~145 ms
 start (CPU, Python 3.11, measured with a clock around ``dataclasses._process_class``).
 
-The package build (``hatch_build.py``; in a checkout ``python -m rootrank.library_file``,
-which builds the signature library, builds this too, :func:`build`) imports every rootrank module, keeps each text ``dataclasses`` compiles, and writes
+The package build (:mod:`rootrank.built_code`, run by ``hatch_build.py`` and by ``python -m
+rootrank.library_file``) imports every rootrank module, keeps each text ``dataclasses`` compiles, and writes
 the code objects, keyed by their exact text, to :data:`BUILT` (``marshal``; tagged with the
 interpreter's bytecode magic number and optimisation level). :func:`install` (run when the
 ``rootrank`` package is imported) gives ``dataclasses`` an ``exec`` that runs the stored code
@@ -75,14 +75,26 @@ def install(path: Path = BUILT) -> int:
     return len(table)
 
 
-def record() -> dict[str, CodeType]:
-    """Import every rootrank module and return the code of each text ``dataclasses`` compiled
-    (a module whose optional dependencies are missing is skipped)."""
+def import_all() -> None:
+    """Import every rootrank module (a module whose optional dependencies are missing is
+    skipped; ``__main__`` modules are not run)."""
     import importlib
     import pkgutil
 
     import rootrank
 
+    for mod in pkgutil.walk_packages(rootrank.__path__, "rootrank."):
+        if mod.name.endswith(".__main__") or mod.name in sys.modules:
+            continue
+        try:
+            importlib.import_module(mod.name)
+        except ImportError:
+            continue
+
+
+def record() -> dict[str, CodeType]:
+    """Import every rootrank module and return the code of each text ``dataclasses`` compiled
+    (only modules not imported yet define their classes now)."""
     seen: dict[str, CodeType] = {}
     run = builtins.exec
 
@@ -94,13 +106,7 @@ def record() -> dict[str, CodeType]:
     previous = dataclasses.__dict__.get("exec")
     dataclasses.exec = _exec  # type: ignore[attr-defined]
     try:
-        for mod in pkgutil.walk_packages(rootrank.__path__, "rootrank."):
-            if mod.name.endswith(".__main__") or mod.name in sys.modules:
-                continue
-            try:
-                importlib.import_module(mod.name)
-            except ImportError:
-                continue
+        import_all()
     finally:
         if previous is None:
             del dataclasses.exec  # type: ignore[attr-defined]
@@ -120,29 +126,3 @@ def write(out: Path = BUILT) -> int:
     finally:
         tmp.unlink(missing_ok=True)
     return len(table)
-
-
-def build(out: Path = BUILT) -> str:
-    """Write ``out`` from a fresh interpreter (this one's executable, this package first on
-    its path) and return its one-line report. Raises OSError, subprocess.CalledProcessError."""
-    import subprocess
-
-    server = str(Path(__file__).resolve().parents[1])
-    path = os.pathsep.join(filter(None, [server, os.environ.get("PYTHONPATH")]))
-    done = subprocess.run(
-        [sys.executable, "-c", _MAIN, str(out)],
-        env={**os.environ, "PYTHONPATH": path},
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.strip()
-
-
-_MAIN = "import sys; from rootrank import dataclass_code as m; m.main(sys.argv[1:])"
-
-
-def main(argv: list[str]) -> None:
-    """Write the file named by ``argv[0]`` (default :data:`BUILT`) and say so on stdout."""
-    out = Path(argv[0]) if argv else BUILT
-    print(f"{out}: {write(out)} compiled dataclass methods")
