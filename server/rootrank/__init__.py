@@ -6,3 +6,7 @@ The engine reads logs locally and never opens a network connection. Entry points
 """
 
 __version__ = "0.1.0"
+
+from rootrank import dataclass_code as _dataclass_code
+
+_dataclass_code.install()  # before any module defines a dataclass: see rootrank.dataclass_code

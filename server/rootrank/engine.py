@@ -8,12 +8,14 @@ before it leaves.
 
 from __future__ import annotations
 
+import functools
+import gc
 import io
 import os
 import stat
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 from rootrank.analysis import analyze
 from rootrank.ingest import (
@@ -220,6 +222,31 @@ def stdin_log(stdin: BinaryIO) -> BinaryIO:
 HOST_CAPTURES = ("host", "node", "store")
 
 
+_T = TypeVar("_T")
+
+
+def _without_collection(func: Callable[..., _T]) -> Callable[..., _T]:
+    """``func`` run with the cyclic garbage collector paused (as it was after). The analysis
+    of a 1,024-rank log allocates ~10^6 small objects that live until it returns (each rank's
+    abort explained by every rank's timeout: ~10^6 explanation edges), and the collections
+    their growth set off walked them again and again: ~1.3 s of a ~13 s diagnose of the
+    11 MB, 1,025-file folder (CPU). What the analysis leaves as garbage is collected after;
+    memory is bounded by the findings either way (peak unchanged, measured)."""
+
+    @functools.wraps(func)
+    def paused(*args: object, **kwargs: object) -> _T:
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            if was:
+                gc.enable()
+
+    return paused
+
+
+@_without_collection
 def _finish(
     state: ScanState,
     timeouts: dict[str, int],

@@ -6,7 +6,8 @@ importtime``; masking alone ~84 ms), while a short log uses a few dozen of them.
 writes ``_X = lazy_regex.compile(r"...")`` instead of ``regex.compile``: the object answers
 ``search``, ``match``, ``sub``... exactly as the compiled ``regex.Pattern`` does, because it
 is that pattern's methods, fetched once on the first use and kept on the instance (later
-calls cost one attribute lookup, as on the pattern itself).
+calls cost one attribute lookup, as on the pattern itself). The pattern is made by
+:func:`rootrank.regex_code.compile` (parsed when the package was built, where it was).
 
 :func:`compile_all` compiles every pattern made so far (the eager path of the equivalence
 test, ``tests/test_startup_equivalence.py``).
@@ -18,6 +19,8 @@ import threading
 from typing import Any, cast
 
 import regex
+
+from rootrank import regex_code
 
 #: The attributes copied from the compiled pattern on first use (any other one is forwarded).
 _COPIED = (
@@ -56,7 +59,7 @@ class LazyPattern:
         done = self.__dict__.get("_compiled")
         if done is None:
             pattern, flags = self.__dict__["_source"]
-            done = regex.compile(pattern, flags)
+            done = regex_code.compile(pattern, flags)
             for name in _COPIED:
                 self.__dict__[name] = getattr(done, name)
             self.__dict__["_compiled"] = done

@@ -373,6 +373,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rootrank.library_file: cannot write {args.out}: {exc}", file=sys.stderr)
         return 2
     print(f"{args.out}: {count} signatures from {root}")
+    if args.out == BUILT:  # the package's other built files (rootrank.built_code)
+        import subprocess
+
+        from rootrank import built_code
+
+        try:
+            print(built_code.build())
+        except (OSError, subprocess.CalledProcessError) as exc:
+            print(f"rootrank.library_file: {exc}", file=sys.stderr)
+            return 2
     return 0
 
 

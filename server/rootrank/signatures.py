@@ -89,7 +89,7 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
-from rootrank import lazy_regex
+from rootrank import lazy_regex, regex_code
 from rootrank.frameworks import STACK_NAMES
 from rootrank.taxonomy import failure_classes
 from rootrank.verify_check import cannot_fail
@@ -169,7 +169,8 @@ class Pattern:
     def regex(self) -> Any:
         """The compiled ``regex.Pattern``."""
         if self._compiled is None:
-            self._compiled = regex.compile(self.source, regex.IGNORECASE if self.ignorecase else 0)
+            flags = regex.IGNORECASE if self.ignorecase else 0
+            self._compiled = regex_code.compile(self.source, flags)  # parsed at build time
         return self._compiled
 
     def __repr__(self) -> str:

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import ast
 
-import regex
-
+from rootrank import lazy_regex
 from rootrank.analysis.reasons import say
 from rootrank.scan import ScanState
 
 #: A dict of quoted names to integers on a line that speaks of exit codes.
-_REPORT = regex.compile(
+_REPORT = lazy_regex.compile(
     r"""(?i)exit[ _-]?codes?\b[^{\n]{0,40}(\{\s*(['"])[^'"\n]{1,60}\2\s*:\s*-?\d+"""
     r"""(?:\s*,\s*(['"])[^'"\n]{1,60}\3\s*:\s*-?\d+){1,4095}\s*,?\s*\})"""
 )
@@ -32,7 +31,7 @@ _REPORT = regex.compile(
 #: SIGTERM and SIGKILL may come from the parent stopping the others after a failure.
 CRASH_SIGNALS = frozenset({4, 6, 7, 8, 11})
 #: A child's name that numbers it: ``trainer-2``, ``worker_3``, ``rank 1``.
-_NUMBERED = regex.compile(r"^(.*?)[-_ :]?(\d+)$")
+_NUMBERED = lazy_regex.compile(r"^(.*?)[-_ :]?(\d+)$")
 
 
 def child_exit_ranks(state: ScanState) -> dict[int, tuple[str, int]] | None:

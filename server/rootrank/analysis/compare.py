@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-import regex
-
+from rootrank import lazy_regex
 from rootrank.analysis.reasons import say
 from rootrank.model import Finding
 
@@ -209,7 +208,9 @@ def lone_submitter(ready_sets: list[frozenset[int]]) -> int | None:
 
 #: A per-rank table as Python prints a dict keyed by rank: ``{0: -1.19, 1: -1.19, 3: -2.6}``
 #: (int keys, scalar values: no nested braces, brackets or commas inside a value).
-_RANK_TABLE = regex.compile(r"\{\s*(\d+\s*:\s*[^,{}\[\]\n]+(?:,\s*\d+\s*:\s*[^,{}\[\]\n]+)+)\s*\}")
+_RANK_TABLE = lazy_regex.compile(
+    r"\{\s*(\d+\s*:\s*[^,{}\[\]\n]+(?:,\s*\d+\s*:\s*[^,{}\[\]\n]+)+)\s*\}"
+)
 
 
 def odd_in_table(text: str) -> tuple[int, str, str] | None:

@@ -181,7 +181,7 @@ def _ranks(ranks: list[int]) -> str:
 
 #: A line's own rank: torchrun's ``[rankN]:`` prefix, an application tag at the start of the
 #: body (``rank 1:``, ``[RANK 1]``, ``(rank 1)``), or a JSON record's ``"rank": 1``.
-_LINE_RANK = regex.compile(
+_LINE_RANK = lazy_regex.compile(
     r"^\s{0,4}\[rank(?P<t>\d{1,6})\]:|^\s{0,4}[\[(]?rank[ _:=#]{0,2}(?P<a>\d{1,5})(?:[\])>,:|]|\s)"
     r'|"rank": ?(?P<j>\d{1,6})[,}]',
     regex.IGNORECASE,

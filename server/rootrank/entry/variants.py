@@ -168,7 +168,7 @@ from typing import Any
 
 import regex
 
-from rootrank import lazy_regex
+from rootrank import lazy_regex, regex_code
 from rootrank.frameworks import STACK_NAMES
 
 LAUNCHERS = (
@@ -422,39 +422,63 @@ def check_when(when: Any) -> str | None:
     return None
 
 
+#: The ``when`` keys whose values are patterns, and the flags :func:`_holds` searches with.
+WHEN_PATTERN_FLAGS: dict[str, int] = {
+    "captures": regex.IGNORECASE,
+    "message": regex.IGNORECASE,
+    "frames": 0,
+    "run_frames": 0,
+    "code": 0,
+    "command": 0,
+    "odd_op": regex.IGNORECASE,
+}
+
+
+def when_patterns(when: dict[str, Any]) -> list[tuple[str, int]]:
+    """The ``(pattern, flags)`` a ``when`` mapping's conditions search with (for
+    :func:`rootrank.regex_code.sources`)."""
+    found: list[tuple[str, int]] = []
+    for key, value in when.items():
+        flags = WHEN_PATTERN_FLAGS.get(key)
+        if flags is not None:
+            values = value.values() if isinstance(value, dict) else [value]
+            found.extend((v, int(flags)) for v in values if isinstance(v, str))
+    return found
+
+
 def _holds(key: str, value: Any, facts: Facts) -> str | None:
     """The reason ``key: value`` holds for ``facts``, or ``None`` when it does not."""
     if key == "captures":
         said = []
         for name, pattern in value.items():
             got = facts.captures.get(name)
-            if got is None or not regex.search(pattern, str(got), regex.IGNORECASE):
+            if got is None or not regex_code.search(pattern, str(got), regex.IGNORECASE):
                 return None
             said.append(f"{name} {got}")
         return "the log gives " + ", ".join(said)
     if key == "message":
         for text in facts.texts:
-            m = regex.search(value, text, regex.IGNORECASE)
+            m = regex_code.search(value, text, regex.IGNORECASE)
             if m:
                 return f'the message says "{m.group(0).strip()[:120]}"'
         return None
     if key == "frames":
         for frame in reversed(facts.frames):
-            if regex.search(value, frame):
+            if regex_code.search(value, frame):
                 return f"the traceback runs through {frame}"
         return None
     if key == "run_frames":
         for frame in reversed(facts.run_frames):
-            if regex.search(value, frame):
+            if regex_code.search(value, frame):
                 return f"a traceback of the run shows {frame.strip()[:120]}"
         return None
     if key == "phase":
         return facts.phase_why if facts.phase in value else None
     if key == "code":
-        m = regex.search(value, facts.code) if facts.code else None
+        m = regex_code.search(value, facts.code) if facts.code else None
         return f"the line that raised is `{facts.code[:120]}`" if m else None
     if key == "command":
-        m = regex.search(value, facts.command) if facts.command else None
+        m = regex_code.search(value, facts.command) if facts.command else None
         return f'the launch command has "{m.group(0).strip()[:120]}"' if m else None
     if key == "call_sites_differ":
         if facts.call_sites_differ != value:
@@ -587,7 +611,7 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             else "the log does not show which rank stopped first"
         )
     if key == "odd_op":
-        if facts.odd_op is None or not regex.search(value, facts.odd_op, regex.IGNORECASE):
+        if facts.odd_op is None or not regex_code.search(value, facts.odd_op, regex.IGNORECASE):
             return None
         return f"the initiating rank runs {facts.odd_op} while the others run {facts.others_op}"
     if key == "ops_differ":
