@@ -9,6 +9,11 @@ that made them are in the set's ``_scripts/``.
    outputShape[0] * worldSize == inputShape[0] (208 vs. 172)``) is a shape mismatch between
    ranks raised by the rank whose size is off, not a plain exception of the user's code
    (signatures/collective/gloo-local-size-check.yaml).
+2. A user wrapper's time stamp in front of every line (``19:07:49 [rank0]: ...`` from an awk
+   strftime filter, ``[2026-12-04 19:08:14] [rank0]: ...`` from a date loop,
+   ``2026-12-04 19:20:01 | [rank0]:``) is peeled before the rank tags and the traceback's
+   frames are read (rootrank.ranks._CLOCK_STAMP): the waiters' ranks are seen, so the one
+   silent rank is found by the missing-reporter strategy, and the frames give file:line.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rootrank.engine import diagnose_text
+from rootrank.ranks import RankTagger
 
 _DATA = Path(__file__).parent / "r18b"
 
@@ -48,3 +54,45 @@ def test_reduce_scatter_check_failed_names_the_short_rank_and_zero_fill() -> Non
     assert d.initiating_rank == 2
     assert "(208 expected, 172 passed)" in d.root_cause.fix.steps[0]
     assert "torch.zeros_like(p)" in d.root_cause.fix.steps[0]
+
+
+# 2. a wrapper's time stamp before the launcher's prefix
+
+
+def test_clock_stamp_before_rank_tags_finds_the_silent_rank() -> None:
+    d = diagnose_text(_read("06-rank1-blocked-on-fifo-wrapper-ts.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-timeout"
+    assert d.initiating_rank == 1
+    assert d.initiator is not None and d.initiator.strategy == "missing_reporter"
+
+
+def test_dated_stamp_before_rank_tags_keeps_the_traceback_frames() -> None:
+    d = diagnose_text(_read("08-rank0-none-batch-last-shard-ts.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.initiating_rank == 0
+    frame = d.root_cause.user_frame
+    assert frame is not None
+    assert frame.file.endswith("08_shard_batches.py") and frame.line == 32
+
+
+def test_wrapper_stamps_are_peeled_and_logger_headers_kept() -> None:
+    t = RankTagger()
+    lines = [
+        ('2026-12-04 19:20:01 | [rank0]:   File "/a/train.py", line 3, in main', 0),
+        ("[19:20:01.123] [rank2]: RuntimeError: x", 2),
+        ("19:07:49 [rank 1] waiting for seed", 1),
+        ('[2026-12-04 19:08:14] [rank0]:   File "x.py", line 32, in main', 0),
+    ]
+    got = [(t.tag(text, i).text, t.tag(text, i).rank) for i, (text, _) in enumerate(lines, 1)]
+    assert got == [
+        ('  File "/a/train.py", line 3, in main', 0),
+        ("RuntimeError: x", 2),
+        ("waiting for seed", 1),
+        ('  File "x.py", line 32, in main', 0),
+    ]
+    # a dated stamp gives the line's time
+    assert t.tag('[2026-12-04 19:08:14] [rank0]:   File "x.py"', 9).time is not None
+    # a logger's own dated header is not a wrapper's stamp: read by the header parser as before
+    assert t.tag("2026-12-04 19:20:01,123 INFO msg here", 10).text == "msg here"
+    assert t.tag("[2026-12-03 21:16:06,500] [INFO] [launch.py:1] hello", 11).text == "hello"
