@@ -65,6 +65,8 @@ def test_clock_stamp_before_rank_tags_finds_the_silent_rank() -> None:
     assert d.root_cause.failure_class == "collective-timeout"
     assert d.initiating_rank == 1
     assert d.initiator is not None and d.initiator.strategy == "missing_reporter"
+    # its own last line (behind the same stamp) is the phase it stopped in: the fix quotes it
+    assert "waiting for shuffle seed on /tmp/r18b_06_ctl/rank1.fifo" in d.root_cause.fix.steps[0]
 
 
 def test_dated_stamp_before_rank_tags_keeps_the_traceback_frames() -> None:

@@ -386,6 +386,20 @@ def _stamp_end(body: str) -> tuple[int, bool]:
     return tm.end(), dated
 
 
+def strip_wrapper_stamp(line: str) -> str:
+    """``line`` without a user wrapper's time stamp at its start (:data:`_CLOCK_STAMP`, the
+    rule :class:`RankTagger` peels it by), for readers of raw lines (a rank's last own line,
+    rootrank.entry.hang_capture) that anchor their patterns at the line's start."""
+    if (
+        line[2:3] == ":"
+        or (line[:1] == "[" and (line[3:4] == ":" or line[5:6] == "-"))
+        or (line[4:5] == "-" and line[:1].isdigit())
+    ):
+        end = _stamp_end(line)[0]
+        return line[end:] if end else line
+    return line
+
+
 # CloudWatch console / table copies: "  | 2024-08-23T22:22:51.871Z | message".
 _PIPE_STAMP = lazy_regex.compile(
     r"\s*\|\s*(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s*\|\s?"

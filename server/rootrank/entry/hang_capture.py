@@ -30,6 +30,7 @@ from typing import Any
 import regex
 
 from rootrank.entry.commands import Launch
+from rootrank.ranks import strip_wrapper_stamp
 
 #: The py-spy loop over one node's processes whose command line holds ``{pattern}``.
 _LOOP = "for p in $(pgrep -f {pattern}); do py-spy dump --pid $p; done"
@@ -208,7 +209,7 @@ def initiator_last_line(
             number = first + i
             if number >= before:
                 break
-            ms = list(_LINE_RANK.finditer(line))
+            ms = list(_LINE_RANK.finditer(strip_wrapper_stamp(line)))
             if len(ms) != 1:
                 continue
             m = ms[0]
