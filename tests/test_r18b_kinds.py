@@ -14,6 +14,10 @@ that made them are in the set's ``_scripts/``.
    ``2026-12-04 19:20:01 | [rank0]:``) is peeled before the rank tags and the traceback's
    frames are read (rootrank.ranks._CLOCK_STAMP): the waiters' ranks are seen, so the one
    silent rank is found by the missing-reporter strategy, and the frames give file:line.
+3. A rank that logs why it stops and exits with its own code (``ERROR ... rank 3: shard
+   train-00003 has 3 labels outside [0, 10) ...; refusing to train`` then ``sys.exit(1)``):
+   that logged reason is the cause, its class from its words (rootrank.analysis.logged),
+   not the launcher's failed-child report.
 """
 
 from __future__ import annotations
@@ -98,3 +102,25 @@ def test_wrapper_stamps_are_peeled_and_logger_headers_kept() -> None:
     # a logger's own dated header is not a wrapper's stamp: read by the header parser as before
     assert t.tag("2026-12-04 19:20:01,123 INFO msg here", 10).text == "msg here"
     assert t.tag("[2026-12-03 21:16:06,500] [INFO] [launch.py:1] hello", 11).text == "hello"
+
+
+# 3. a rank's logged reason before its own exit
+
+
+def test_logged_refusal_before_sys_exit_is_the_cause_with_its_class() -> None:
+    d = diagnose_text(_read("07-rank3-label-check-sys-exit.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "data-error"
+    assert d.root_cause.signature == "logged-data-check-failed"
+    assert d.initiating_rank == 3
+    assert d.root_cause.evidence[0].line == 8
+    step = d.root_cause.fix.steps[0]
+    assert "labels outside [0, 10)" in step and "relabel" in step
+    assert "--log-dir" not in " ".join(d.root_cause.fix.steps)
+
+
+def test_logged_reason_needs_the_ranks_own_exit_code() -> None:
+    # the same ERROR line without the launcher's summary (the run not ended): no cause from it
+    head = "\n".join(_read("07-rank3-label-check-sys-exit.log").split("\n")[:8])
+    d = diagnose_text(head, "run.log", mask=False)
+    assert d.root_cause is None or d.root_cause.signature != "logged-data-check-failed"

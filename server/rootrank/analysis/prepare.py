@@ -126,6 +126,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(user_op_errors(findings, state, library))
     findings.extend(destroyed_groups(findings, state, library))
     findings.extend(exception_findings(findings, state, library))
+    from rootrank.analysis.logged import logged_exit_reasons  # it imports this module's peers
+
+    findings.extend(logged_exit_reasons(findings, state, library))
     findings = [chain_user_frames(user_statement_first(f, state), state) for f in findings]
     findings.extend(signal_exit_findings(findings, library, state.elastic))
     findings.sort(key=lambda f: f.order)
