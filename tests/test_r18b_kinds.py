@@ -18,6 +18,11 @@ that made them are in the set's ``_scripts/``.
    train-00003 has 3 labels outside [0, 10) ...; refusing to train`` then ``sys.exit(1)``):
    that logged reason is the cause, its class from its words (rootrank.analysis.logged),
    not the launcher's failed-child report.
+4. A ``KeyError`` indexing a loaded checkpoint (``opt.load_state_dict(shard["optimizer"])``,
+   ``p.data.copy_(ckpt[name])`` with a parameter's name as the key) is a key missing from that
+   checkpoint: checkpoint-load-mismatch on the rank that loaded it
+   (rootrank.analysis.prepare.checkpoint_key_errors); a ``load_shard`` indexing a table of
+   data shards by rank is not.
 """
 
 from __future__ import annotations
@@ -124,3 +129,33 @@ def test_logged_reason_needs_the_ranks_own_exit_code() -> None:
     head = "\n".join(_read("07-rank3-label-check-sys-exit.log").split("\n")[:8])
     d = diagnose_text(head, "run.log", mask=False)
     assert d.root_cause is None or d.root_cause.signature != "logged-data-check-failed"
+
+
+# 4. a KeyError indexing a loaded checkpoint
+
+
+def test_keyerror_on_a_loaded_shard_is_a_checkpoint_mismatch_of_that_rank() -> None:
+    d = diagnose_text(
+        _read("05-rank2-shard-missing-optimizer-key-redirects.log"), "run.log", mask=False
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "checkpoint-load-mismatch"
+    assert d.root_cause.signature == "checkpoint-missing-key"
+    assert d.initiating_rank == 2
+    assert d.root_cause.captures["key"] == "optimizer"
+    assert d.root_cause.user_frame is not None and d.root_cause.user_frame.line == 18
+    assert "re-export that checkpoint" in d.root_cause.fix.steps[0]
+
+
+def test_keyerror_of_a_shard_table_by_rank_is_no_checkpoint() -> None:
+    log = "\n".join(
+        [
+            "[rank2]: Traceback (most recent call last):",
+            '[rank2]:   File "/home/user/proj/train.py", line 9, in load_shard',
+            "[rank2]:     return SHARDS[rank]",
+            "[rank2]: KeyError: 2",
+        ]
+    )
+    d = diagnose_text(log, "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "user-code-exception"
