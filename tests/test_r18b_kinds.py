@@ -23,6 +23,13 @@ that made them are in the set's ``_scripts/``.
    checkpoint: checkpoint-load-mismatch on the rank that loaded it
    (rootrank.analysis.prepare.checkpoint_key_errors); a ``load_shard`` indexing a table of
    data shards by rank is not.
+5. A healthy run whose ranks each print their own end record (``rank 2: finished run
+   r18b-13``) and then, at interpreter exit, an ``Exception ignored in: <function
+   TempCache.__del__>`` traceback (Python printed and swallowed it) is no failure: the end is
+   read from the kept tail when no gate word chose the records
+   (rootrank.analysis.completed.tail_rank_ends), and an ignored exception after it does not
+   undo it; a wrapper's dated stamp before a traceback's lines is peeled so the reader sees
+   the "ignored" header.
 """
 
 from __future__ import annotations
@@ -159,3 +166,31 @@ def test_keyerror_of_a_shard_table_by_rank_is_no_checkpoint() -> None:
     d = diagnose_text(log, "run.log", mask=False)
     assert d.root_cause is not None
     assert d.root_cause.failure_class == "user-code-exception"
+
+
+# 5. an exception Python ignored after every rank's end record
+
+
+def test_ignored_finalizer_exception_after_every_ranks_end_is_healthy() -> None:
+    d = diagnose_text(
+        _read("13-healthy-store-wait-retries-del-exception.log"), "run.log", mask=False
+    )
+    assert d.root_cause is None
+    assert any("[run_completed]" in r and "finished run r18b-13" in r for r in d.reasoning)
+
+
+def test_a_traceback_not_ignored_after_the_end_records_is_still_a_failure() -> None:
+    log = "\n".join(
+        [
+            "rank 0 step 10 loss 0.5",
+            "rank 1 step 10 loss 0.6",
+            "rank 0: finished run r1",
+            "rank 1: finished run r1",
+            "Traceback (most recent call last):",
+            '  File "/home/user/train.py", line 20, in <module>',
+            "    os.remove(path)",
+            "FileNotFoundError: [Errno 2] No such file or directory: '/tmp/cache_1'",
+        ]
+    )
+    d = diagnose_text(log, "run.log", mask=False)
+    assert d.root_cause is not None

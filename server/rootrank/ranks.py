@@ -360,15 +360,21 @@ _NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w.@/-]*")
 #: hours, minutes and seconds, optional fraction (up to ns) and zone. Group ``date`` is the
 #: date when there is one. A clock alone is peeled in front of anything (no logger prints a
 #: bare clock before its own header); a stamp with a date only in front of a launcher's
-#: ``[rankN]:``/``[defaultN]:`` (a logger's own dated header, ``2026-12-04 19:20:01,123 INFO``
-#: or DeepSpeed's ``[2026-12-03 21:16:06,500] [INFO]``, is read by _LOG_HEADER as before).
+#: ``[rankN]:``/``[defaultN]:`` or a traceback's lines (:data:`_STAMPED_PREFIX`; a logger's
+#: own dated header, ``2026-12-04 19:20:01,123 INFO`` or DeepSpeed's ``[2026-12-03
+#: 21:16:06,500] [INFO]``, is read by _LOG_HEADER as before).
 _CLOCK_STAMP = lazy_regex.compile(
     r"(?:\[(?P<bdate>\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]"
     r"|(?P<date>\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)"
     r"(?: \| | - | )"
 )
-#: What must follow a dated wrapper stamp for it to be peeled (see _CLOCK_STAMP).
-_STAMPED_PREFIX = re.compile(r"\[(?:rank|default)\d{1,6}\]:")
+#: What must follow a dated wrapper stamp for it to be peeled (see _CLOCK_STAMP): a launcher's
+#: rank prefix, or a line of a traceback's layout: an indented line (its frames and quoted
+#: code: a logger's header never stands before them, Python's logging prints a record's
+#: traceback without one), its header, the line before an ignored exception's.
+_STAMPED_PREFIX = re.compile(
+    r"\[(?:rank|default)\d{1,6}\]:|\s|Traceback \(most recent call last\):|Exception ignored in"
+)
 
 
 def _stamp_end(body: str) -> tuple[int, bool]:
