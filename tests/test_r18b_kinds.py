@@ -30,6 +30,10 @@ that made them are in the set's ``_scripts/``.
    (rootrank.analysis.completed.tail_rank_ends), and an ignored exception after it does not
    undo it; a wrapper's dated stamp before a traceback's lines is peeled so the reader sees
    the "ignored" header.
+6. Fix texts: a rank that left the loop and said it stopped on its own (``node1 rank 3 early
+   stopping: val_loss 0.0036 < 0.02``) made a per-rank stop decision: make it collective
+   (all_reduce a flag), not "even out the batches" (when-key ``rank_said``,
+   rootrank.entry.hang_capture.rank_own_lines).
 """
 
 from __future__ import annotations
@@ -194,3 +198,17 @@ def test_a_traceback_not_ignored_after_the_end_records_is_still_a_failure() -> N
     )
     d = diagnose_text(log, "run.log", mask=False)
     assert d.root_cause is not None
+
+
+# 6. the rank's own words choose the fix
+
+
+def test_per_rank_early_stop_gets_a_collective_stop_decision() -> None:
+    d = diagnose_text(_read("03-rank3-early-stop-break-two-nodes.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-desync"
+    assert d.initiating_rank == 3
+    text = " ".join(d.root_cause.fix.steps)
+    assert "Make the stop decision collective" in text
+    assert "early stopping: val_loss 0.0036" in text
+    assert "drop_last" not in text
