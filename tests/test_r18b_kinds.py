@@ -33,7 +33,9 @@ that made them are in the set's ``_scripts/``.
 6. Fix texts: a rank that left the loop and said it stopped on its own (``node1 rank 3 early
    stopping: val_loss 0.0036 < 0.02``) made a per-rank stop decision: make it collective
    (all_reduce a flag), not "even out the batches" (when-key ``rank_said``,
-   rootrank.entry.hang_capture.rank_own_lines).
+   rootrank.entry.hang_capture.rank_own_lines). A loop's ``batch["x"]`` that raises
+   ``'NoneType' object is not subscriptable`` got a None batch from its collate_fn: drop_last
+   and never return None from collate (user-code-exception variant ``none-batch``).
 """
 
 from __future__ import annotations
@@ -212,3 +214,12 @@ def test_per_rank_early_stop_gets_a_collective_stop_decision() -> None:
     assert "Make the stop decision collective" in text
     assert "early stopping: val_loss 0.0036" in text
     assert "drop_last" not in text
+
+
+def test_none_batch_from_collate_gets_drop_last_not_a_generic_template() -> None:
+    d = diagnose_text(_read("08-rank0-none-batch-last-shard-ts.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiating_rank == 0
+    step = d.root_cause.fix.steps[0]
+    assert "never return None from collate_fn" in step and "drop_last=True" in step
