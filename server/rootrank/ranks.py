@@ -352,11 +352,61 @@ MAX_COLLECTOR_KEYS = 64
 _NOT_COLLECTOR_ENDS = ("Error", "Exception", "Warning", "Interrupt", "Exit", ".py", ".sh")
 _NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w.@/-]*")
 
+#: A time stamp a user's wrapper puts before every line of the job's output: a clock
+#: (``[16:41:22] ``: moreutils' ``ts '[%H:%M:%S]'``; ``19:07:49 ``: ``awk '{ print
+#: strftime("%H:%M:%S"), $0 }'``; ``[19:20:01.123] ``), optionally after a date
+#: (``[2026-12-04 19:08:14] ``: a ``while read l; do echo "[$(date '+%F %T')] $l"`` loop;
+#: ``2026-12-04 19:20:01 | ``), in brackets or not, then a space, `` | `` or `` - ``: two-digit
+#: hours, minutes and seconds, optional fraction (up to ns) and zone. Group ``date`` is the
+#: date when there is one. A clock alone is peeled in front of anything (no logger prints a
+#: bare clock before its own header); a stamp with a date only in front of a launcher's
+#: ``[rankN]:``/``[defaultN]:`` or a traceback's lines (:data:`_STAMPED_PREFIX`; a logger's
+#: own dated header, ``2026-12-04 19:20:01,123 INFO`` or DeepSpeed's ``[2026-12-03
+#: 21:16:06,500] [INFO]``, is read by _LOG_HEADER as before).
+_CLOCK_STAMP = lazy_regex.compile(
+    r"(?:\[(?P<bdate>\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]"
+    r"|(?P<date>\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)"
+    r"(?: \| | - | )"
+)
+#: What must follow a dated wrapper stamp for it to be peeled (see _CLOCK_STAMP): a launcher's
+#: rank prefix, or a line of a traceback's layout: an indented line (its frames and quoted
+#: code: a logger's header never stands before them, Python's logging prints a record's
+#: traceback without one), its header, the line before an ignored exception's.
+_STAMPED_PREFIX = re.compile(
+    r"\[(?:rank|default)\d{1,6}\]:|\s|Traceback \(most recent call last\):|Exception ignored in"
+)
+
+
+def _stamp_end(body: str) -> tuple[int, bool]:
+    """Where a wrapper's time stamp at the start of ``body`` ends (see :data:`_CLOCK_STAMP`),
+    0 when it has none to peel, and whether the stamp holds a date (its time is then the
+    line's). The caller tests the characters a stamp needs (``body[2] == ":"``, ``[`` with
+    ``:`` or ``-`` after it, a digit with ``-`` at 4) before calling, so the regex stays off the
+    lines that cannot start with one."""
+    tm = _CLOCK_STAMP.match(body)
+    if tm is None:
+        return 0, False
+    dated = bool(tm.group("date") or tm.group("bdate"))
+    if dated and not _STAMPED_PREFIX.match(body, tm.end()):
+        return 0, False
+    return tm.end(), dated
+
+
+def strip_wrapper_stamp(line: str) -> str:
+    """``line`` without a user wrapper's time stamp at its start (:data:`_CLOCK_STAMP`, the
+    rule :class:`RankTagger` peels it by), for readers of raw lines (a rank's last own line,
+    rootrank.entry.hang_capture) that anchor their patterns at the line's start."""
+    if (
+        line[2:3] == ":"
+        or (line[:1] == "[" and (line[3:4] == ":" or line[5:6] == "-"))
+        or (line[4:5] == "-" and line[:1].isdigit())
+    ):
+        end = _stamp_end(line)[0]
+        return line[end:] if end else line
+    return line
+
+
 # CloudWatch console / table copies: "  | 2024-08-23T22:22:51.871Z | message".
-#: A clock-only stamp a pipe puts before every line (``[16:41:22] ``: moreutils' ``ts
-#: '[%H:%M:%S]'``, a perl or awk strftime filter): two-digit hours, minutes and seconds,
-#: optional fraction, in brackets, then one space.
-_CLOCK_STAMP = lazy_regex.compile(r"\[\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\] ")
 _PIPE_STAMP = lazy_regex.compile(
     r"\s*\|\s*(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s*\|\s?"
 )
@@ -894,11 +944,23 @@ class RankTagger:
             lead_time = parse_time(dm.group("ts"))
             det_rank = int(dm.group("rank")) if dm.group("rank") is not None else None
             body = body[dm.end() :]
-        if body[:1] == "[" and body[3:4] == ":" and (tm := _CLOCK_STAMP.match(body)):
-            # a pipe's clock-only stamp in front of everything (``ts '[%H:%M:%S]'``, a
-            # perl/awk strftime filter): no date to read a time from; peeled so the
-            # launcher's prefix after it (``[rank2]:``) is read as on an unstamped line
-            body = body[tm.end() :]
+        if (
+            body[2:3] == ":"
+            or (body[:1] == "[" and (body[3:4] == ":" or body[5:6] == "-"))
+            or (body[4:5] == "-" and body[:1].isdigit())
+        ):
+            stamp_at, dated = _stamp_end(body)
+        else:
+            stamp_at = 0  # the line cannot start with a stamp (most lines: a few indexings)
+        if stamp_at:
+            # a wrapper's stamp in front of everything (``ts '[%H:%M:%S]'``, an awk
+            # strftime filter, a date loop before torchrun's prefix): peeled so the
+            # launcher's prefix after it (``[rank2]:``), the user's rank tag and the
+            # traceback's frames are read as on an unstamped line; a dated stamp gives the
+            # line's time
+            if dated:
+                lead_time = parse_time(body[:stamp_at])
+            body = body[stamp_at:]
         if body[:5] == "[pod/":
             km = _KUBECTL_PREFIX.match(body)
             if km:

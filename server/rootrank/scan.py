@@ -672,14 +672,16 @@ _RUN_END_REPORT = lazy_regex.compile(
 
 # A rank's own end-of-run record, in a script's words: ``log.info(f"rank {rank} training
 # complete")``, ``print(f"rank {rank} done, skipped {n} steps")``, or the same after a rank
-# prefix (``[rank1]: finished``). The end word follows the rank's name (or starts the line's
-# body) and ends the clause: "rank 0 done loading" is a step of start-up, not the run's end.
+# prefix (``[rank1]: finished``), ``rank 2: finished run r18b-13`` (the run named after the
+# word). The end word follows the rank's name (or starts the line's body) and ends the clause,
+# or names the run, training or job it ended: "rank 0 done loading" is a step of start-up,
+# not the run's end.
 # Read per rank (ScanMachine._rank_last): only when every rank's last line is such a record
 # does it show the run's end (rootrank.analysis.completed).
 _RANK_END = lazy_regex.compile(
     r"(?i)(?:^|(?<![\w-])rank[ =:#]?\d{1,6}\]?[:,]?\s+)"
     r"(?:(?:training|train|run|job|worker|process)\s+(?:is\s+|has\s+)?)?"
-    r"(?P<end>completed?|finished|done)(?=\s*$|[.,;!(]|\s+(?:in|after)\s)"
+    r"(?P<end>completed?|finished|done)(?=\s*$|[.,;!(]|\s+(?:in|after)\s|\s+(?:run|training|job)\b)"
 )
 
 # A line a rank prints about itself, its body starting with its name: ``rank 3 on vm

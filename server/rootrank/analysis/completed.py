@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from rootrank.analysis.events import events_of
 from rootrank.analysis.survived import caught
 from rootrank.model import Finding
-from rootrank.scan import ScanState
+from rootrank.ranks import RankTagger
+from rootrank.scan import _RANK_END, ScanState, body_rank
 from rootrank.signatures import Library
 
 #: The rule's name, as the reasoning line shows it.
@@ -71,9 +72,12 @@ def completed_run(state: ScanState, findings: list[Finding], library: Library) -
     """The end of ``state``'s run when it shows the errors before it were survived (the
     module's docstring gives the rule), else ``None``. ``findings`` are the analysis's
     findings after :mod:`rootrank.analysis.survived` set its own aside."""
-    if len(state.sources) != 1 or state.traceback_cut or not state.run_ended:
+    if len(state.sources) != 1 or state.traceback_cut:
         return None
-    path, line, why = state.run_ended[-1]
+    ended = state.run_ended[-1] if state.run_ended else tail_rank_ends(state)
+    if ended is None:
+        return None
+    path, line, why = ended
     if path != state.sources[0]:
         return None
     errors = [f for f in findings if f.severity == "error"]
@@ -90,6 +94,10 @@ def completed_run(state: ScanState, findings: list[Finding], library: Library) -
         if any(e.path != path or e.line >= line for e in f.evidence):
             return None
     for seen in state.exceptions:
+        if seen.exc.ignored and seen.path == path and seen.exc.log_line > line:
+            # "Exception ignored in: <function X.__del__>": Python printed and swallowed it
+            # (a finalizer, an atexit hook) while the process ended after its last record
+            continue
         if seen.path != path or seen.exc.log_line >= line or not caught(seen):
             return None
     if any(e.exitcode not in (None, 0) for e in state.elastic):
@@ -100,6 +108,41 @@ def completed_run(state: ScanState, findings: list[Finding], library: Library) -
     where = {e.line for f in errors for e in f.evidence}
     where.update(seen.exc.log_line for seen in state.exceptions)
     return Completed(path, line, why, tuple(errors), len(where))
+
+
+def tail_rank_ends(state: ScanState) -> tuple[str, int, str] | None:
+    """``(path, line, why)`` of the run's end when the one source's kept tail
+    (``ScanState.tails``) shows, for every rank the scan saw, a last line of that rank that is
+    its own end-of-run record (rootrank.scan._RANK_END: ``rank 2: finished run r18b-13``),
+    else ``None``. The scan notes such records only on the lines its gate chooses
+    (``ScanState.run_ended``); an end record with no gate word (no step, no progress, no
+    signature's literal) is read here, after the scan, from the tail alone, so the per-line
+    path pays nothing for it. A line of no rank (an untagged ``Exception ignored in`` after
+    the records) does not end a rank's lines."""
+    if len(state.tails) != 1 or not state.ranks_seen:
+        return None
+    path, first, text = state.tails[0]
+    if path != state.sources[0]:
+        return None
+    tagger = RankTagger(path=path)
+    last: dict[int, tuple[int, str | None]] = {}
+    for i, raw in enumerate(text.split("\n")):
+        number = first + i
+        tagged = tagger.tag(raw, number)
+        rank = tagged.rank if tagged.rank is not None else tagged.local_rank
+        body = tagged.text
+        if rank is None and "rank" in body:
+            rank = body_rank(body)
+        if rank is None:
+            continue
+        m = _RANK_END.search(body)
+        last[rank] = (number, body[m.start() :].strip()[:60] if m else None)
+    if any(r not in last or last[r][1] is None for r in state.ranks_seen | set(last)):
+        return None
+    line = max(n for n, _ in last.values())
+    shown = ", ".join(f"rank {r}: '{last[r][1]}'" for r in sorted(last)[:4])
+    more = f" and {len(last) - 4} more" if len(last) > 4 else ""
+    return path, line, f"every rank's last line is its own end-of-run record ({shown}{more})"
 
 
 def set_aside(

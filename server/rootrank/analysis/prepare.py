@@ -120,6 +120,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(earlier)
     findings.extend(infer(findings, library))
     findings.extend(zero_count_divisions(findings, state, library))
+    findings.extend(checkpoint_key_errors(findings, state, library))
     findings.extend(library_call_mismatches(findings, state, library))
     findings.extend(library_argument_checks(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
@@ -128,6 +129,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(user_op_errors(findings, state, library))
     findings.extend(destroyed_groups(findings, state, library))
     findings.extend(exception_findings(findings, state, library))
+    from rootrank.analysis.logged import logged_exit_reasons  # it imports this module's peers
+
+    findings.extend(logged_exit_reasons(findings, state, library))
     findings = [chain_user_frames(user_statement_first(f, state), state) for f in findings]
     findings.extend(signal_exit_findings(findings, library, state.elastic))
     findings.sort(key=lambda f: f.order)
@@ -640,6 +644,76 @@ def zero_count_divisions(
             {
                 "what": count.captures.get("what", ""),
                 "count_where": f"line {where.line}",
+            },
+        )
+    return list(out.values())
+
+
+#: The signature of a KeyError raised indexing a loaded checkpoint (:func:`checkpoint_key_errors`).
+CHECKPOINT_KEY_SIGNATURE = "checkpoint-missing-key"
+#: A source line that reads a checkpoint: a state dict, ``torch.load``'s result (``ckpt``,
+#: ``checkpoint``), a safetensors file.
+CHECKPOINT_CODE = lazy_regex.compile(r"(?i)state_dict|checkpoint|\bckpt|torch\.load\(|safetensors")
+#: A function that loads, resumes, restores or warm-starts from a checkpoint: read as one only
+#: with a key a checkpoint holds (:data:`CHECKPOINT_KEY`), since ``load_shard`` may as well
+#: index a table of data shards.
+CHECKPOINT_FUNC = lazy_regex.compile(
+    r"(?i)resume|restore|warm_?start|load_(?:shard|model|weights|state|pretrained|ckpt|checkpoint)"
+)
+#: Keys a training checkpoint holds beside the weights.
+CHECKPOINT_KEY = lazy_regex.compile(
+    r"^['\"](?:model|module|net|optimi[sz]er|optim|scheduler|lr_scheduler|scaler|amp|step|"
+    r"global_step|epoch|iteration|rng|rng_state|state|state_dict|ema|args|config)['\"]$"
+)
+#: A KeyError's key that is a module parameter's or buffer's name (``head.2.weight``,
+#: ``encoder.layers.0.norm.running_var``): what a state dict is keyed by.
+PARAMETER_KEY = lazy_regex.compile(
+    r"^['\"]?(?:\w+\.)+(?:weight|bias|running_mean|running_var|num_batches_tracked|\w*embed\w*|\w*scale)['\"]?$"
+)
+#: How many frames, innermost first, are read for the checkpoint (the raising line and its
+#: callers up to the function that loaded it).
+CHECKPOINT_FRAMES = 3
+
+
+def checkpoint_key_errors(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """A ``KeyError`` raised indexing a loaded checkpoint is a missing key in that checkpoint:
+    a finding of :data:`CHECKPOINT_KEY_SIGNATURE` (class checkpoint-load-mismatch) on the
+    exception's line, one per rank, capturing ``key`` and the indexing line (``code``,
+    ``where``: ``file:line``). Read as such when one of the innermost
+    :data:`CHECKPOINT_FRAMES` frames that quote code reads a checkpoint
+    (:data:`CHECKPOINT_CODE`: ``opt.load_state_dict(shard["optimizer"])``), or is a function
+    that loads one (:data:`CHECKPOINT_FUNC`) and the key is one a checkpoint holds
+    (:data:`CHECKPOINT_KEY`: ``'optimizer'``, not a shard table's ``2``), or the key is a parameter's name (:data:`PARAMETER_KEY`) and the raising line indexes
+    (``p.data.copy_(ckpt[name])``). A plain exception's reading says only "KeyError"; which
+    file lacks the key (a shard written by another version, a weights-only export, one rank's
+    stale file) is the fix. Empty when the signature is missing."""
+    sig = library.signatures.get(CHECKPOINT_KEY_SIGNATURE)
+    if sig is None:
+        return []
+    out: dict[int | None, Finding] = {}
+    for seen in _unread_exceptions(state, findings, "KeyError"):
+        if seen.rank in out or not seen.exc.frames:
+            continue
+        quoted = [fr for fr in reversed(seen.exc.frames) if fr.code][:CHECKPOINT_FRAMES]
+        if not quoted:
+            continue
+        key = seen.exc.message.strip()
+        reads = any(CHECKPOINT_CODE.search(fr.code) for fr in quoted) or (
+            CHECKPOINT_KEY.match(key) is not None
+            and any(CHECKPOINT_FUNC.search(fr.func) for fr in quoted)
+        )
+        if not reads and not (PARAMETER_KEY.match(key) and "[" in quoted[0].code):
+            continue
+        raising = quoted[0]
+        out[seen.rank] = _exception_finding(
+            sig,
+            seen,
+            {
+                "key": key.strip("'\""),
+                "code": raising.code,
+                "where": f"{raising.file.rsplit('/', 1)[-1]}:{raising.line}",
             },
         )
     return list(out.values())

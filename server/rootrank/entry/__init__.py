@@ -42,6 +42,7 @@ from rootrank.entry.hang_capture import (
     initiator_last_line,
     last_steps,
     lines_before,
+    rank_own_lines,
     rank_own_output,
     rank_stacks,
 )
@@ -462,6 +463,9 @@ def fill_entry(
             quoted = f"line {own[0]}: `{own[1]}`"
             facts.initiator_last_line = masker.text(quoted) if masker else quoted
             values["initiator_last_line"] = facts.initiator_last_line
+        facts.rank_lines = rank_own_lines(
+            [*state.heads, *state.tails], ev.path, ev.line, initiating
+        )
     if root.evidence:  # what the job was doing just before (a dataset map, loading shards)
         ev = root.evidence[0]
         facts.doing = lines_before([*state.heads, *state.tails], ev.path, ev.line)
@@ -543,6 +547,12 @@ def fill_entry(
     )
     values["phase_why"] = masker.text(facts.phase_why) if masker else facts.phase_why
     variant, chosen = choose(sig.fix, facts)
+    said_rx = (variant.get("when") or {}).get("rank_said") if chosen is not None else None
+    if isinstance(said_rx, str):  # the rank's own line the variant rests on, quoted in its text
+        hits = [(n, t) for n, t in facts.rank_lines if regex.search(said_rx, t)]
+        if hits:
+            said_line = f"line {hits[-1][0]}: `{hits[-1][1]}`"
+            values["rank_said_line"] = masker.text(said_line) if masker else said_line
     keep = (variant.get("when") or {}).get("message") if chosen is not None else None
     if own_message and isinstance(keep, str):  # the quote keeps what the variant rests on
         quoted = quote_message(message, keep=keep)

@@ -31,6 +31,7 @@ import regex
 
 from rootrank import lazy_regex
 from rootrank.entry.commands import Launch
+from rootrank.ranks import strip_wrapper_stamp
 
 #: The py-spy loop over one node's processes whose command line holds ``{pattern}``.
 _LOOP = "for p in $(pgrep -f {pattern}); do py-spy dump --pid $p; done"
@@ -209,7 +210,7 @@ def initiator_last_line(
             number = first + i
             if number >= before:
                 break
-            ms = list(_LINE_RANK.finditer(line))
+            ms = list(_LINE_RANK.finditer(strip_wrapper_stamp(line)))
             if len(ms) != 1:
                 continue
             m = ms[0]
@@ -269,3 +270,40 @@ def lines_before(
             if not _REPORT_LINE.search(last):
                 found[number] = last.strip()[:MAX_QUOTED_LINE]
     return [found[n] for n in sorted(found, reverse=True)[:count]]
+
+
+#: A rank's name in a line it printed of itself, anywhere in the line (``node1 rank 3 early
+#: stopping``, ``[rank 3] ...``, ``rank=3``): group 1 is its number.
+_RANK_NAMED = lazy_regex.compile(r"(?i)(?<![\w-])rank[ _:=#]{0,2}(\d{1,6})(?![\d.])")
+#: Lines of a rank read at most (its own plain lines before the failure, latest last).
+MAX_OWN_LINES = 256
+
+
+def rank_own_lines(
+    texts: Iterable[tuple[str, int, str]], path: str, before: int, rank: int
+) -> list[tuple[int, str]]:
+    """``(1-based line, text)`` of the lines of ``path`` before line ``before`` that name
+    ``rank`` and no other rank (:data:`_RANK_NAMED`, whatever stands before it: a host label,
+    a wrapper's stamp, a logger's header), read from the kept heads and tails (``texts`` as
+    :func:`initiator_last_line`'s), in line order, the last :data:`MAX_OWN_LINES`; a
+    traceback's lines (``[rankN]:`` then indented code or ``Traceback``) are left out: what
+    the rank said of itself, not where it raised."""
+    out: dict[int, str] = {}
+    for src, first, text in texts:
+        if src != path:
+            continue
+        for i, line in enumerate(text.split("\n")):
+            number = first + i
+            if number >= before:
+                break
+            if "ank" not in line:
+                continue
+            named = {int(m.group(1)) for m in _RANK_NAMED.finditer(line)}
+            if named != {rank}:
+                continue
+            body = strip_wrapper_stamp(line)
+            body = body.split("]:", 1)[1] if body.startswith("[rank") and "]:" in body else body
+            if body[:1] in (" ", "\t") or body.startswith("Traceback"):
+                continue
+            out[number] = line.strip()[:MAX_QUOTED_LINE]
+    return sorted(out.items())[-MAX_OWN_LINES:]

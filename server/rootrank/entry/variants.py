@@ -137,6 +137,10 @@ What the root's own message says about the job's other processes:
   crash_stack) ends in a frame of the user's own code: that line was running a native call
   (a ctypes/cffi foreign function, a C extension, a torch op) when the signal came
   (``{crash_line}`` in the text);
+- ``rank_said: regex``: a line the initiating rank printed of itself before the root cause
+  (its name and no other rank's in it, not a traceback's line:
+  rootrank.entry.hang_capture.rank_own_lines) matches (``early stopping``: it decided to
+  stop); the latest such line is ``{rank_said_line}`` in the text;
 - ``stalled_stack: bool``: faulthandler's watchdog stacks (``Timeout (H:MM:SS)!``) stop at
   two places, one of them a single process's in its own code while the others share the
   other (rootrank.entry.frames.odd_watchdog_stack): that process stalled and held the others
@@ -230,6 +234,7 @@ WHEN_KEYS: dict[str, type] = {
     "stalled_stack": bool,
     "initiator_last_line": bool,
     "doing": str,
+    "rank_said": str,
 }
 
 #: The names ``phase:`` accepts (:func:`run_phase`).
@@ -354,6 +359,10 @@ class Facts:
     #: (rootrank.entry.hang_capture.lines_before): what the job was doing (:data:`WHEN_KEYS`
     #: ``doing``).
     doing: list[str] = field(default_factory=list)
+    #: The initiating rank's own plain lines before the root's evidence, ``(1-based line,
+    #: text)`` in line order (rootrank.entry.hang_capture.rank_own_lines), for
+    #: :data:`WHEN_KEYS` ``rank_said``.
+    rank_lines: list[tuple[int, str]] = field(default_factory=list)
     #: ``file:line (in func)`` of the user's frame innermost in faulthandler's crash stack,
     #: when the crashing thread's innermost frame is the user's (:data:`WHEN_KEYS`
     #: ``crash_in_user_line``), else ``None``.
@@ -512,6 +521,11 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if m:
                 return f"the job was at `{text[:120]}` just before"
         return None
+    if key == "rank_said":
+        hits = [(n, t) for n, t in facts.rank_lines if regex.search(value, t)]
+        if not hits:
+            return None
+        return f"the initiating rank said so itself at line {hits[-1][0]}: `{hits[-1][1]}`"
     if key == "initiator_last_line":
         if (facts.initiator_last_line is not None) != value:
             return None
