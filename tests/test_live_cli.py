@@ -530,3 +530,31 @@ def test_watch_a_folder_reports_a_requeued_slurm_jobs_failure(tmp_path):
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=30)
     assert proc.returncode == 130
+
+
+def test_watch_stdin_that_ends_during_a_stall_keeps_the_stall():
+    """Trial r18 findings 1-2: three ranks print ``rank N step S`` with no brackets, two writes
+    glued on a line (``rank 1 step 5 loss 0.3971rank 0 step 5 loss 0.2907``); the stream then
+    stops while every rank is at step 5. Each glued half is its rank's step (no rank looks
+    behind), and the end of the input during the stall is no healthy end: no ``healthy``
+    event withdraws the stall."""
+    lines = [
+        "rank 0 step 4 loss 0.3595",
+        "rank 1 step 4 loss 0.3513rank 2 step 4 loss 0.3019",
+        "rank 1 step 5 loss 0.3971rank 0 step 5 loss 0.2907",
+        "rank 2 step 5 loss 0.3173",
+    ]
+    proc = rootrank("watch", "--format", "json", "--stall", "2", "-", stdin=subprocess.PIPE)
+    assert proc.stdin is not None
+    for ln in lines:
+        proc.stdin.write((ln + "\n").encode())
+        proc.stdin.flush()
+        time.sleep(0.2)
+    time.sleep(5)  # silent: a stall
+    out, _ = proc.communicate(timeout=60)
+    evs = events(out)
+    kinds = [e["event"] for e in evs]
+    assert "stall" in kinds and "healthy" not in kinds
+    stall = next(e for e in evs if e["event"] == "stall")
+    assert stall["suspect_rank"] is None
+    assert {r["rank"]: r["step"] for r in stall["ranks"]} == {0: 5, 1: 5, 2: 5}

@@ -56,9 +56,11 @@ _ANSI = lazy_regex.compile(
 #: A launcher rank prefix (or an application's ``[rank N] `` tag) that may start mid-line
 #: when two ranks' writes are glued: ``[rank 0] step 3 loss 0.62[rank 1] step 3 loss nan``,
 #: ``[rank2] step 6/12 loss 1.6776[rank1] step 6/12 loss 1.6776`` (unbuffered output of two
-#: processes sharing one terminal line).
+#: processes sharing one terminal line), ``rank 1 step 5 loss 0.3971rank 0 step 5 loss 0.2907``.
 _GLUED = lazy_regex.compile(
     r"(?<=\S)(?<!\]:)(?=\[(?:rank|default)\d{1,6}\]:|\[(?:rank|RANK|Rank) ?\d{1,6}\] )"
+    # a bare ``rank N step ...`` tag glued right after the other rank's last number
+    r"|(?<=\d)(?=rank \d{1,6}[ :,])"
 )
 
 _JSON_TRACEBACK = lazy_regex.compile(r"Traceback \(most recent call last\):\\n")

@@ -224,7 +224,8 @@ class Monitor:
         A job that ended (``ended``: the command exited, or the watched input ended) with no
         failure (not ``failed``, no root cause, no exit code but 0) after alarms ends with a
         ``healthy`` event: every alarm, each withdrawn with its reason (those still standing
-        are withdrawn now: the job went on to its end)."""
+        are withdrawn now: the job went on to its end). Not when the watched input ended during
+        an open stall with no exit code and no run end in the output: the stall stands."""
         key = failure_key(diag)
         stall = self.stalls[-1] if self.stalls else None
         hidden = exit_code == 0 and key is not None
@@ -236,6 +237,14 @@ class Monitor:
             return
         if diag.unclassified is not None:
             return  # an exception no signature names: no healthy run either (exit 3)
+        if (
+            exit_code is None
+            and self.scan.tracker.stall_open
+            and not any("[run_completed]" in r for r in diag.reasoning)
+        ):
+            # the watched output ended while the ranks were stalled, with no run end in it: the
+            # job did not go on (the stream stopped: a cut log, a killed pipe), the stall stands
+            return
         end = (
             f"the command exited {exit_code} with no failure in its output"
             if exit_code is not None
