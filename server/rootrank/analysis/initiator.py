@@ -1876,6 +1876,39 @@ def _setup_traceback(case: Case) -> tuple[str, int | None] | None:
     return None
 
 
+def next_traceback_rank(case: Case) -> Verdict | None:
+    """The one rank the log names, when its traceback follows an unranked root cause.
+
+    Mechanism: NCCL's WARN lines carry a host, a pid and a CUDA device but no rank
+    (``node:22220:22220 [0] bootstrap.cc:48 NCCL WARN Bootstrap : no socket interface
+    found``); the error they describe is then raised in Python by the same process, whose
+    traceback the launcher tags (torchrun's ``[rank0]:`` prefix) or introduces (mp.spawn's
+    ``-- Process 3 terminated with the following error:``). When the root has no rank, no
+    other finding of its signature has one, the whole log names exactly one rank
+    (``ranks_seen``), and that rank's traceback (complete or cut by the end of the log)
+    begins after the root's line in the same file, the root is that process's failure.
+    Not in a hang (a timeout or desync): a waiter's traceback follows the root there too,
+    and the rank it names is not the one the others waited for."""
+    root, st = case.root, case.ctx.state
+    if root.rank is not None or case.ranks_with or root.failure_class in _HANG_CLASSES:
+        return None
+    if len(st.ranks_seen) != 1 or not root.evidence:
+        return None
+    (rank,) = st.ranks_seen
+    ev = root.evidence[0]
+    starts = [line for path, r, line in st.cut_traceback_starts if r == rank and path == ev.path]
+    starts += [
+        seen.exc.log_line
+        for seen in st.exceptions
+        if seen.rank == rank and seen.path == ev.path and not seen.exc.ignored
+    ]
+    after = [line for line in starts if line > ev.line]
+    if not after:
+        return None
+    why = say("next_traceback_rank", rank=rank, line=min(after), title=root.title)
+    return Verdict(rank, why, "next_traceback_rank", (rank,))
+
+
 def implied_rank(case: Case) -> Verdict | None:
     """A failure that by design happens on one rank (the signature's ``implied_rank``);
     not when the traceback shows that the process that failed is torchrun's agent (a
@@ -2236,6 +2269,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     odd_call_site,
     lone_non_aborter,
     elastic_summary,
+    next_traceback_rank,
     implied_rank,
     victims_only,
 )

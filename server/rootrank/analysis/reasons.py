@@ -345,6 +345,10 @@ _TEMPLATES: dict[str, str] = {
         "behind makes more ranks fail alike after a restart"
     ),
     "implied_rank": "this failure happens on rank {rank} by design ({reason})",
+    "next_traceback_rank": (
+        "rank {rank}, the only rank the log names, raised the traceback that follows it"
+        ' (line {line}): the unranked "{title}" is the error of that process'
+    ),
     "implied_rank_agent": (
         "its traceback runs through the launcher (torchrun's agent, torch.distributed.launch), not a worker:"
         " the process that failed is no training rank"

@@ -1,0 +1,77 @@
+"""Round 18c kinds of initiating-rank reasoning (held-out set r18c).
+
+1. An unranked NCCL WARN line (host:pid:tid [cudaDev], no rank) followed by the traceback
+   of the one rank the log names (torchrun's ``[rank0]:`` prefix, mp.spawn's ``-- Process 3
+   terminated with the following error:``): the root is that rank's error.
+
+Fixtures: written in the tools' own wording (NCCL's bootstrap.cc / socket.h WARN lines,
+torchrun's ``[rankN]:`` stderr prefix, torch.multiprocessing.spawn's report, Python's
+traceback) with host names, paths and numbers of our own.
+"""
+
+from __future__ import annotations
+
+from rootrank.engine import diagnose_text
+
+# -- 1. the traceback after an unranked NCCL WARN names the rank ---------------------------
+
+
+def _no_interface_then_rank_traceback(rank: int) -> list[str]:
+    p = f"[rank{rank}]:"
+    return [
+        "gpu-a17:4411:4411 [0] bootstrap.cc:48 NCCL WARN Bootstrap : no socket interface found",
+        "gpu-a17:4411:4411 [0] NCCL INFO init.cc:84 -> 3",
+        f"{p} Traceback (most recent call last):",
+        f'{p}   File "/home/u/det/run_train.py", line 41, in <module>',
+        f"{p}     trainer.fit()",
+        f'{p}   File "/opt/conda/lib/python3.10/site-packages/torch/distributed/c10d_logger.py",'
+        " line 81, in wrapper",
+        f"{p}     return func(*args, **kwargs)",
+    ]
+
+
+def test_rank_prefixed_traceback_after_unranked_nccl_warn_names_that_rank():
+    text = "\n".join(_no_interface_then_rank_traceback(2)) + "\n"
+    d = diagnose_text(text, "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "network-fabric-error"
+    assert d.initiating_rank == 2
+    assert d.initiator is not None and d.initiator.strategy == "next_traceback_rank"
+
+
+SPAWN = [
+    "ip-10-0-3-7:9120:9301 [5] include/socket.h:387 NCCL WARN Connect to 10.0.3.7<41733>"
+    " failed : Connection refused",
+    "",
+    "Traceback (most recent call last):",
+    '  File "main.py", line 120, in <module>',
+    "    mp.spawn(worker, nprocs=8)",
+    '  File "/opt/conda/lib/python3.8/site-packages/torch/multiprocessing/spawn.py",'
+    " line 118, in join",
+    "    raise Exception(msg)",
+    "Exception: ",
+    "",
+    "-- Process 6 terminated with the following error:",
+    "Traceback (most recent call last):",
+    '  File "/opt/conda/lib/python3.8/site-packages/torch/multiprocessing/spawn.py",'
+    " line 19, in _wrap",
+    "    fn(i, *args)",
+    '  File "/home/u/proj/main.py", line 77, in worker',
+    "    dist.init_process_group('nccl', rank=i, world_size=8)",
+]
+
+
+def test_spawn_process_after_unranked_connect_refused_names_that_process():
+    d = diagnose_text("\n".join(SPAWN) + "\n", "spawn.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class in {"network-fabric-error", "nccl-system-error"}
+    assert d.initiating_rank == 6
+    assert d.initiator is not None and d.initiator.strategy == "next_traceback_rank"
+
+
+def test_two_ranks_named_no_rank_is_carried():
+    """Rank 0's and rank 1's tracebacks both follow the unranked WARN: no rank is named."""
+    lines = _no_interface_then_rank_traceback(0) + _no_interface_then_rank_traceback(1)[2:]
+    d = diagnose_text("\n".join(lines) + "\n", "train.log", mask=False)
+    assert d.root_cause is not None
+    assert d.initiating_rank is None
