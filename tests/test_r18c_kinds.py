@@ -75,3 +75,45 @@ def test_two_ranks_named_no_rank_is_carried():
     d = diagnose_text("\n".join(lines) + "\n", "train.log", mask=False)
     assert d.root_cause is not None
     assert d.initiating_rank is None
+
+
+# -- 2. same failure on several ranks: printed first and srun's first exit agree -----------
+
+
+def _ibv_twins(exit_order: tuple[int, int]) -> list[str]:
+    lines = [
+        "0: node-a:51198:5099 [0] NCCL INFO Channel 00 : 0[2000] -> 1[41000] via P2P/IPC/read",
+        "4: node-b:62004:6107 [0] NCCL INFO Channel 00 : 4[2000] -> 5[41000] via P2P/IPC/read",
+        "3: node-a:51201:5102 [3] NCCL INFO Channel 03 : 3[c1000] -> 4[2000] [send] via NET/IBext/0",
+        "3: node-a:51201:5102 [3] ibvwrap.c:118 NCCL WARN Call to ibv_create_cq failed",
+        "3: node-a:51201:5102 [3] NCCL INFO transport/net_ib.cc:601 -> 2",
+        "7: node-b:62007:6110 [3] ibvwrap.c:118 NCCL WARN Call to ibv_create_cq failed",
+        "7: node-b:62007:6110 [3] NCCL INFO transport/net_ib.cc:601 -> 2",
+    ]
+    hosts = {3: "node-a", 7: "node-b"}
+    for task in exit_order:
+        lines.append(f"srun: error: {hosts[task]}: task {task}: Exited with exit code 1")
+    lines += [
+        "srun: error: node-b: tasks 4-6: Terminated",
+        "srun: error: node-a: tasks 0-2: Terminated",
+        "srun: Force Terminated StepId=4411.0",
+    ]
+    return lines
+
+
+def test_first_printed_and_first_exited_rank_breaks_the_tie():
+    """Ranks 3 and 7 (GPU 3 of each node) fail alike, other ranks do not; rank 3 printed it
+    first and srun reports task 3's own exit first: rank 3."""
+    d = diagnose_text("\n".join(_ibv_twins((3, 7))) + "\n", "slurm.out", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "network-fabric-error"
+    assert d.initiating_rank == 3
+    assert d.initiator is not None and "printed it first" in d.initiator.why
+
+
+def test_printed_first_but_exited_second_stays_undecided():
+    """srun reports rank 7's exit first while rank 3 printed first: the log does not tell."""
+    d = diagnose_text("\n".join(_ibv_twins((7, 3))) + "\n", "slurm.out", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "network-fabric-error"
+    assert d.initiating_rank is None

@@ -1633,12 +1633,59 @@ def earliest_time(case: Case) -> Verdict | None:
                 "earliest_time",
                 (first.rank,),
             )
+    printed_first = _first_in_log_and_exit(case, ranked)
+    if printed_first is not None:
+        return printed_first
     return Verdict(
         None,
         say("all_report", Ranks=ranks_word(case.ranks_with)),
         "earliest_time",
         tuple(case.ranks_with),
         True,
+    )
+
+
+def _first_in_log_and_exit(case: Case, ranked: list[Any]) -> Verdict | None:
+    """The tie-break of several ranks that report the same cause with no usable times: the
+    rank that printed it first in the log (one file) when the launcher also reports that
+    rank's own exit (a real exit code, :func:`real_exit`) before any other rank's.
+
+    Mechanism: srun (``srun: error: <host>: task 3: Exited with exit code 1``) reports task
+    exits in the order it sees them; a rank that hit the failure first, printed it first and
+    was the first to exit by itself is the one that started the job's end, and the others
+    (the same failure, later) are its twins. One signal alone (line order of interleaved
+    streams, or the exit order) does not tell; both agreeing does. ``ranked`` are the
+    group's finding events with a rank. ``None`` when the signals disagree or one is
+    missing, when the failure is one every rank hits alike (:func:`same_on_every_rank`)
+    or every rank the log knows reports it: a set-up error all ranks raise is a race, and
+    the first to exit is only the fastest, not the one that started it."""
+    paths = {e.path for e in ranked}
+    if len(paths) != 1 or len(ranked) < 2 or same_on_every_rank(case):
+        return None
+    if not case.ctx.known_ranks() - set(case.ranks_with):
+        return None
+    by_line = sorted(ranked, key=lambda e: e.line)
+    if by_line[0].line == by_line[1].line or by_line[0].rank == by_line[1].rank:
+        return None
+    first_printed = by_line[0].rank
+    exits = [
+        e
+        for e in case.ctx.events
+        if e.kind == "exit" and e.rank is not None and real_exit(e.code) is not None
+    ]
+    if not exits or exits[0].rank != first_printed:
+        return None
+    return Verdict(
+        first_printed,
+        say(
+            "printed_and_exited_first",
+            rank=first_printed,
+            line=by_line[0].line,
+            code=exits[0].code,
+            others=ranks_word(sorted(set(case.ranks_with) - {first_printed})),
+        ),
+        "earliest_time",
+        (first_printed,),
     )
 
 

@@ -339,6 +339,11 @@ _TEMPLATES: dict[str, str] = {
     ),
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",
+    "printed_and_exited_first": (
+        "several ranks report it, but rank {rank} printed it first (line {line}) and the"
+        " launcher reports its exit (code {code}) before any other rank's: {others} failed"
+        " the same way after it"
+    ),
     "alone_first_attempt": (
         "{Ranks} all report it in the last attempt, but in the first attempt of the job (lines "
         "before {line}) rank {rank} alone raised the same {exc}: what the failed attempts left "
