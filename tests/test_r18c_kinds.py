@@ -39,34 +39,50 @@ def test_rank_prefixed_traceback_after_unranked_nccl_warn_names_that_rank():
     assert d.initiator is not None and d.initiator.strategy == "next_traceback_rank"
 
 
-SPAWN = [
-    "ip-10-0-3-7:9120:9301 [5] include/socket.h:387 NCCL WARN Connect to 10.0.3.7<41733>"
-    " failed : Connection refused",
-    "",
+SPAWN_OOM = [
+    "trn-07:9120:9301 [6] include/alloc.h:124 NCCL WARN Failed to CUDA calloc async 4194304 bytes",
+    "trn-07:9120:9301 [6] NCCL INFO include/alloc.h:239 -> 1",
     "Traceback (most recent call last):",
     '  File "main.py", line 120, in <module>',
     "    mp.spawn(worker, nprocs=8)",
-    '  File "/opt/conda/lib/python3.8/site-packages/torch/multiprocessing/spawn.py",'
-    " line 118, in join",
-    "    raise Exception(msg)",
-    "Exception: ",
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/multiprocessing/spawn.py",'
+    " line 150, in join",
+    "    raise ProcessRaisedException(msg, error_index, failed_process.pid)",
+    "torch.multiprocessing.spawn.ProcessRaisedException: ",
     "",
     "-- Process 6 terminated with the following error:",
     "Traceback (most recent call last):",
-    '  File "/opt/conda/lib/python3.8/site-packages/torch/multiprocessing/spawn.py",'
-    " line 19, in _wrap",
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/multiprocessing/spawn.py",'
+    " line 69, in _wrap",
     "    fn(i, *args)",
     '  File "/home/u/proj/main.py", line 77, in worker',
-    "    dist.init_process_group('nccl', rank=i, world_size=8)",
+    "    dist.all_reduce(torch.zeros(1, device='cuda'))",
 ]
 
 
-def test_spawn_process_after_unranked_connect_refused_names_that_process():
-    d = diagnose_text("\n".join(SPAWN) + "\n", "spawn.log", mask=False)
+def test_spawn_process_after_unranked_nccl_oom_names_that_process():
+    """NCCL's buffer allocation failed on device 6 and mp.spawn reports process 6: the OOM
+    is rank 6's own (a one-node spawn: process index = rank)."""
+    d = diagnose_text("\n".join(SPAWN_OOM) + "\n", "spawn.log", mask=False)
     assert d.root_cause is not None
-    assert d.root_cause.failure_class in {"network-fabric-error", "nccl-system-error"}
+    assert d.root_cause.signature == "nccl-cuda-oom"
     assert d.initiating_rank == 6
     assert d.initiator is not None and d.initiator.strategy == "next_traceback_rank"
+
+
+def test_connect_refused_before_one_process_traceback_stays_unnamed():
+    """A refused connection is one end of a broken link (named_by_root's rule for a ranked
+    root holds for a carried one): the process that dialled is not shown to have broken it."""
+    lines = [
+        "ip-10-0-3-7:9120:9301 [5] include/socket.h:387 NCCL WARN Connect to 10.0.3.7<41733>"
+        " failed : Connection refused",
+        "",
+        *SPAWN_OOM[2:],
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "spawn.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "network-fabric-error"
+    assert d.initiating_rank is None
 
 
 def test_two_ranks_named_no_rank_is_carried():

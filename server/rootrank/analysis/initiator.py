@@ -10,6 +10,7 @@ more than no rank, so a strategy that cannot tell says so.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -1923,6 +1924,14 @@ def _setup_traceback(case: Case) -> tuple[str, int | None] | None:
     return None
 
 
+#: Classes whose unranked root is not carried to the next traceback's rank
+#: (:func:`next_traceback_rank`): a hang (a waiter's traceback follows the root there too),
+#: a failure a peer detects (:data:`SEEN_BY_PEERS`: the reporter only witnesses it), and a
+#: mismatch between ranks' environments (NCCL's "rank 8 version 21903 rank 0 version 21805":
+#: one side of a pair, not which side is odd).
+_NOT_CARRIED = _HANG_CLASSES | SEEN_BY_PEERS | {"rank-environment-mismatch"}
+
+
 def next_traceback_rank(case: Case) -> Verdict | None:
     """The one rank the log names, when its traceback follows an unranked root cause.
 
@@ -1933,14 +1942,17 @@ def next_traceback_rank(case: Case) -> Verdict | None:
     ``-- Process 3 terminated with the following error:``). When the root has no rank, no
     other finding of its signature has one, the whole log names exactly one rank
     (``ranks_seen``), and that rank's traceback (complete or cut by the end of the log)
-    begins after the root's line in the same file, the root is that process's failure.
-    Not in a hang (a timeout or desync): a waiter's traceback follows the root there too,
-    and the rank it names is not the one the others waited for."""
+    begins after the root's line in the same file, the root is that process's failure,
+    when the rules of a root printed with that rank (:func:`named_by_root`) name it too.
+    Not for the classes of :data:`_NOT_CARRIED` (a hang, a failure a peer detects, a
+    mismatch between ranks' environments)."""
     root, st = case.root, case.ctx.state
-    if root.rank is not None or case.ranks_with or root.failure_class in _HANG_CLASSES:
+    if root.rank is not None or case.ranks_with or root.failure_class in _NOT_CARRIED:
         return None
     if len(st.ranks_seen) != 1 or not root.evidence:
         return None
+    if root.signature == "ib-completion-error" and root.captures.get("status") == "5":
+        return None  # IBV_WC_WR_FLUSH_ERR: flushed after an earlier failure, on either end
     (rank,) = st.ranks_seen
     ev = root.evidence[0]
     starts = [line for path, r, line in st.cut_traceback_starts if r == rank and path == ev.path]
@@ -1951,6 +1963,13 @@ def next_traceback_rank(case: Case) -> Verdict | None:
     ]
     after = [line for line in starts if line > ev.line]
     if not after:
+        return None
+    # the root carried to that rank must still be that rank's by the rules of a ranked root
+    # (not a set-up failure every rank hits, not one end of a broken link, not a remote
+    # end's error, no other rank's failure first): :func:`named_by_root` decides
+    carried = dataclasses.replace(root, rank=rank)
+    verdict = named_by_root(Case(case.ctx, carried, [carried]))
+    if verdict is None or verdict.rank != rank:
         return None
     why = say("next_traceback_rank", rank=rank, line=min(after), title=root.title)
     return Verdict(rank, why, "next_traceback_rank", (rank,))
