@@ -11,6 +11,8 @@ traceback) with host names, paths and numbers of our own.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rootrank.engine import diagnose_text
 
 # -- 1. the traceback after an unranked NCCL WARN names the rank ---------------------------
@@ -133,3 +135,35 @@ def test_printed_first_but_exited_second_stays_undecided():
     assert d.root_cause is not None
     assert d.root_cause.failure_class == "network-fabric-error"
     assert d.initiating_rank is None
+
+
+# -- 3. watchdog counters that cross: a desync, and the rank that issued more --------------
+
+CROSSED = (
+    Path(__file__).resolve().parent.parent
+    / "signatures"
+    / "collective"
+    / "watchdog-counters-crossed.positive.log"
+)
+
+
+def test_crossed_watchdog_counters_are_a_desync_of_the_rank_that_issued_more():
+    """Rank 0 enqueued up to 48219 and completed 48212, stuck in 48213; rank 1 completed
+    48214 (past 48213) and enqueued only up to 48217: the numbers are not the same
+    collectives on both ranks; rank 0 issued collectives rank 1 never joined."""
+    d = diagnose_text(CROSSED.read_text(encoding="utf-8"), "watchdog.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-desync"
+    assert d.root_cause.signature == "watchdog-counters-crossed"
+    assert d.initiating_rank == 0
+    assert "issued collectives the others never joined" in d.initiator.why
+
+
+def test_uncrossed_counters_stay_a_timeout():
+    """Rank 0 enqueued nothing past the work it is stuck in (a slow host, not a desync)."""
+    text = CROSSED.read_text(encoding="utf-8").replace(
+        "last enqueued work: 48219", "last enqueued work: 48213"
+    )
+    d = diagnose_text(text, "watchdog.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-timeout"

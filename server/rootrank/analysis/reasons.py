@@ -339,6 +339,12 @@ _TEMPLATES: dict[str, str] = {
     ),
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",
+    "counters_crossed": (
+        "rank {rank} timed out in work {work} with work up to {queued} enqueued and only {done}"
+        " completed, while {peers} completed work {peer_done} and more yet enqueued no further"
+        " than {peer_queued}: the same work numbers are not the same collectives on both sides,"
+        " so rank {rank} issued collectives the others never joined (its stream diverged)"
+    ),
     "printed_and_exited_first": (
         "several ranks report it, but rank {rank} printed it first (line {line}) and the"
         " launcher reports its exit (code {code}) before any other rank's: {others} failed"
