@@ -167,3 +167,25 @@ def test_uncrossed_counters_stay_a_timeout():
     d = diagnose_text(text, "watchdog.log", mask=False)
     assert d.root_cause is not None
     assert d.root_cause.failure_class == "collective-timeout"
+
+
+# -- 4. NCCL's "Invalid rank requested : r/n": the rank out of range -----------------------
+
+
+def test_invalid_rank_requested_is_a_config_error_of_that_rank():
+    """Lightning started as global rank 1 of a world it computed as 1 ("MEMBER: 2/1"); NCCL
+    refuses rank 1 of 1. Rank 0 of the same job passes the check: no every-rank copy."""
+    lines = [
+        "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/1",
+        "worker-1:311:311 [0] NCCL INFO Bootstrap : Using [0]eth0:10.8.0.17<0>",
+        "worker-1:311:311 [0] init.cc:981 NCCL WARN Invalid rank requested : 1/1",
+        "Traceback (most recent call last):",
+        '  File "/srv/app/fit.py", line 58, in main',
+        "    trainer.fit(model)",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "pod.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "config-error"
+    assert d.root_cause.signature == "nccl-invalid-rank-requested"
+    assert d.initiating_rank == 1
+    assert "num_nodes" in d.root_cause.fix.steps[0]

@@ -1078,15 +1078,20 @@ SAME_ON_EVERY_RANK_TAGS = frozenset({"gpu-capability", "comm-init-check"})
 #: has: file-missing-on-other-node): whatever its class, the ranks of the other nodes do not
 #: hit it, so the rank that reports it is no copy of an every-rank set-up error.
 ONE_NODE_TAG = "node-local"
+#: A signature tag for a check of the printing rank's own number (NCCL's "Invalid rank
+#: requested : r/n", raised when r >= n): ranks whose number is in range pass it, so the
+#: rank that reports it is no copy of an every-rank set-up error.
+OWN_RANK_TAG = "own-rank-check"
 
 
 def same_on_every_rank(case: Case) -> bool:
     """Whether the root is a failure every rank hits alike (:data:`SAME_ON_EVERY_RANK`,
     :data:`SAME_ON_EVERY_RANK_TAGS`, :func:`parameter_dtype_mismatch`,
-    :func:`setup_exception`); never a fault of one node's own (:data:`ONE_NODE_TAG`)."""
+    :func:`setup_exception`); never a fault of one node's own (:data:`ONE_NODE_TAG`) nor a
+    check of the rank's own number (:data:`OWN_RANK_TAG`)."""
     sig = case.ctx.library.signatures.get(case.root.signature)
     tags = set(getattr(sig, "tags", ()) or ())
-    if ONE_NODE_TAG in tags:
+    if ONE_NODE_TAG in tags or OWN_RANK_TAG in tags:
         return False
     return (
         case.root.failure_class in SAME_ON_EVERY_RANK
