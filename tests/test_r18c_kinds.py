@@ -189,3 +189,26 @@ def test_invalid_rank_requested_is_a_config_error_of_that_rank():
     assert d.root_cause.signature == "nccl-invalid-rank-requested"
     assert d.initiating_rank == 1
     assert "num_nodes" in d.root_cause.fix.steps[0]
+
+
+def test_srun_segfault_report_breaks_the_tie_too():
+    """Every rank of one host (4-7) fails to connect to the other node; rank 4 printed it
+    first and srun reports task 4's segmentation fault first: rank 4."""
+    lines = [
+        "0: node-a:7101:7190 [0] NCCL INFO Bootstrap : Using ib0:10.9.0.11<0>",
+    ]
+    for r in (4, 5, 6, 7):
+        lines.append(
+            f"{r}: node-b:{7200 + r}:{7300 + r} [{r - 4}] include/socket.h:406 NCCL WARN Connect"
+            " to 10.9.0.11<40111> failed : No route to host"
+        )
+    lines += [
+        "srun: error: node-b: task 4: Segmentation fault",
+        "srun: Terminating job step 5512.1",
+        "srun: error: node-b: tasks 5-7: Segmentation fault",
+        "srun: error: node-a: tasks 0-3: Terminated",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "slurm.out", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "network-fabric-error"
+    assert d.initiating_rank == 4

@@ -1654,7 +1654,7 @@ def earliest_time(case: Case) -> Verdict | None:
 def _first_in_log_and_exit(case: Case, ranked: list[Any]) -> Verdict | None:
     """The tie-break of several ranks that report the same cause with no usable times: the
     rank that printed it first in the log (one file) when the launcher also reports that
-    rank's own exit (a real exit code, :func:`real_exit`) before any other rank's.
+    rank's own end (a real exit code or a crash, :func:`_own_ends`) before any other rank's.
 
     Mechanism: srun (``srun: error: <host>: task 3: Exited with exit code 1``) reports task
     exits in the order it sees them; a rank that hit the failure first, printed it first and
@@ -1674,12 +1674,8 @@ def _first_in_log_and_exit(case: Case, ranked: list[Any]) -> Verdict | None:
     if by_line[0].line == by_line[1].line or by_line[0].rank == by_line[1].rank:
         return None
     first_printed = by_line[0].rank
-    exits = [
-        e
-        for e in case.ctx.events
-        if e.kind == "exit" and e.rank is not None and real_exit(e.code) is not None
-    ]
-    if not exits or exits[0].rank != first_printed:
+    ended = _own_ends(case)
+    if not ended or ended[0][1] != first_printed:
         return None
     return Verdict(
         first_printed,
@@ -1687,12 +1683,42 @@ def _first_in_log_and_exit(case: Case, ranked: list[Any]) -> Verdict | None:
             "printed_and_exited_first",
             rank=first_printed,
             line=by_line[0].line,
-            code=exits[0].code,
+            code=ended[0][2],
             others=ranks_word(sorted(set(case.ranks_with) - {first_printed})),
         ),
         "earliest_time",
         (first_printed,),
     )
+
+
+#: Failure classes of a launcher's report that a task crashed by itself (srun's "task 4:
+#: Segmentation fault"): a crash signal no launcher sends.
+_CRASH_CLASSES = frozenset({"segfault", "sigbus", "sigfpe"})
+
+
+def _own_ends(case: Case) -> list[tuple[int, int, str]]:
+    """The launcher's reports of ranks that ended by themselves, in log order: ``(line, rank,
+    what)`` for each exit event with a real code (:func:`real_exit`: ``srun: error: node:
+    task 3: Exited with exit code 1``, what = the code) and each crash report that names its
+    task (a finding of :data:`_CRASH_CLASSES` with a ``task`` capture: ``srun: error: node:
+    task 4: Segmentation fault``, what = its class), one file's lines only (the root's)."""
+    path = case.root.evidence[0].path if case.root.evidence else ""
+    ends: list[tuple[int, int, str]] = [
+        (e.line, e.rank, f"exit code {e.code}")
+        for e in case.ctx.events
+        if e.kind == "exit"
+        and e.rank is not None
+        and real_exit(e.code) is not None
+        and e.path == path
+    ]
+    for f in case.ctx.findings:
+        if f.failure_class not in _CRASH_CLASSES or not f.evidence:
+            continue
+        for ev in f.evidence:
+            m = regex.search(r"\btasks? (\d{1,6}): ", ev.text)
+            if m is not None and ev.path == path:
+                ends.append((ev.line, int(m.group(1)), f.failure_class))
+    return sorted(ends)
 
 
 def child_exit_report(case: Case) -> Verdict | None:

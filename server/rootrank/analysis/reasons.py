@@ -347,7 +347,7 @@ _TEMPLATES: dict[str, str] = {
     ),
     "printed_and_exited_first": (
         "several ranks report it, but rank {rank} printed it first (line {line}) and the"
-        " launcher reports its exit (code {code}) before any other rank's: {others} failed"
+        " launcher reports its own end ({code}) before any other rank's: {others} failed"
         " the same way after it"
     ),
     "alone_first_attempt": (
