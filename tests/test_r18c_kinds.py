@@ -212,3 +212,22 @@ def test_srun_segfault_report_breaks_the_tie_too():
     assert d.root_cause is not None
     assert d.root_cause.failure_class == "network-fabric-error"
     assert d.initiating_rank == 4
+
+
+# -- 5. aws-ofi-nccl is not only EFA: a refused GPU-memory registration ---------------------
+
+FIX_VARIANTS = Path(__file__).resolve().parent / "fix_variants" / "efa-ofi-error"
+
+
+def test_cuda_memory_registration_refused_advises_gdr_off_not_efa():
+    """'Unable to register memory (type = 2)' is NCCL_PTR_CUDA: GPUDirect RDMA registration,
+    here under the CXI provider; the fix turns GDR off (workaround) and says not to force
+    FI_PROVIDER=efa."""
+    log = FIX_VARIANTS / "cuda-memory-registration.log"
+    d = diagnose_text(log.read_text(encoding="utf-8"), "ofi.log", mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "network-fabric-error"
+    assert rc.fix.variant is not None and rc.fix.variant.id == "cuda-memory-registration"
+    assert "NCCL_NET_GDR_LEVEL=LOC" in rc.fix.steps[0]
+    assert not any("export FI_PROVIDER=efa" in s for s in rc.fix.steps)
+    assert "NCCL_NET_GDR_LEVEL=LOC" in (rc.verify or "")
