@@ -10,6 +10,7 @@ more than no rank, so a strategy that cannot tell says so.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -1077,15 +1078,20 @@ SAME_ON_EVERY_RANK_TAGS = frozenset({"gpu-capability", "comm-init-check"})
 #: has: file-missing-on-other-node): whatever its class, the ranks of the other nodes do not
 #: hit it, so the rank that reports it is no copy of an every-rank set-up error.
 ONE_NODE_TAG = "node-local"
+#: A signature tag for a check of the printing rank's own number (NCCL's "Invalid rank
+#: requested : r/n", raised when r >= n): ranks whose number is in range pass it, so the
+#: rank that reports it is no copy of an every-rank set-up error.
+OWN_RANK_TAG = "own-rank-check"
 
 
 def same_on_every_rank(case: Case) -> bool:
     """Whether the root is a failure every rank hits alike (:data:`SAME_ON_EVERY_RANK`,
     :data:`SAME_ON_EVERY_RANK_TAGS`, :func:`parameter_dtype_mismatch`,
-    :func:`setup_exception`); never a fault of one node's own (:data:`ONE_NODE_TAG`)."""
+    :func:`setup_exception`); never a fault of one node's own (:data:`ONE_NODE_TAG`) nor a
+    check of the rank's own number (:data:`OWN_RANK_TAG`)."""
     sig = case.ctx.library.signatures.get(case.root.signature)
     tags = set(getattr(sig, "tags", ()) or ())
-    if ONE_NODE_TAG in tags:
+    if ONE_NODE_TAG in tags or OWN_RANK_TAG in tags:
         return False
     return (
         case.root.failure_class in SAME_ON_EVERY_RANK
@@ -1633,6 +1639,9 @@ def earliest_time(case: Case) -> Verdict | None:
                 "earliest_time",
                 (first.rank,),
             )
+    printed_first = _first_in_log_and_exit(case, ranked)
+    if printed_first is not None:
+        return printed_first
     return Verdict(
         None,
         say("all_report", Ranks=ranks_word(case.ranks_with)),
@@ -1640,6 +1649,76 @@ def earliest_time(case: Case) -> Verdict | None:
         tuple(case.ranks_with),
         True,
     )
+
+
+def _first_in_log_and_exit(case: Case, ranked: list[Any]) -> Verdict | None:
+    """The tie-break of several ranks that report the same cause with no usable times: the
+    rank that printed it first in the log (one file) when the launcher also reports that
+    rank's own end (a real exit code or a crash, :func:`_own_ends`) before any other rank's.
+
+    Mechanism: srun (``srun: error: <host>: task 3: Exited with exit code 1``) reports task
+    exits in the order it sees them; a rank that hit the failure first, printed it first and
+    was the first to exit by itself is the one that started the job's end, and the others
+    (the same failure, later) are its twins. One signal alone (line order of interleaved
+    streams, or the exit order) does not tell; both agreeing does. ``ranked`` are the
+    group's finding events with a rank. ``None`` when the signals disagree or one is
+    missing, when the failure is one every rank hits alike (:func:`same_on_every_rank`)
+    or every rank the log knows reports it: a set-up error all ranks raise is a race, and
+    the first to exit is only the fastest, not the one that started it."""
+    paths = {e.path for e in ranked}
+    if len(paths) != 1 or len(ranked) < 2 or same_on_every_rank(case):
+        return None
+    if not case.ctx.known_ranks() - set(case.ranks_with):
+        return None
+    by_line = sorted(ranked, key=lambda e: e.line)
+    if by_line[0].line == by_line[1].line or by_line[0].rank == by_line[1].rank:
+        return None
+    first_printed = by_line[0].rank
+    ended = _own_ends(case)
+    if not ended or ended[0][1] != first_printed:
+        return None
+    return Verdict(
+        first_printed,
+        say(
+            "printed_and_exited_first",
+            rank=first_printed,
+            line=by_line[0].line,
+            code=ended[0][2],
+            others=ranks_word(sorted(set(case.ranks_with) - {first_printed})),
+        ),
+        "earliest_time",
+        (first_printed,),
+    )
+
+
+#: Failure classes of a launcher's report that a task crashed by itself (srun's "task 4:
+#: Segmentation fault"): a crash signal no launcher sends.
+_CRASH_CLASSES = frozenset({"segfault", "sigbus", "sigfpe"})
+
+
+def _own_ends(case: Case) -> list[tuple[int, int, str]]:
+    """The launcher's reports of ranks that ended by themselves, in log order: ``(line, rank,
+    what)`` for each exit event with a real code (:func:`real_exit`: ``srun: error: node:
+    task 3: Exited with exit code 1``, what = the code) and each crash report that names its
+    task (a finding of :data:`_CRASH_CLASSES` with a ``task`` capture: ``srun: error: node:
+    task 4: Segmentation fault``, what = its class), one file's lines only (the root's)."""
+    path = case.root.evidence[0].path if case.root.evidence else ""
+    ends: list[tuple[int, int, str]] = [
+        (e.line, e.rank, f"exit code {e.code}")
+        for e in case.ctx.events
+        if e.kind == "exit"
+        and e.rank is not None
+        and real_exit(e.code) is not None
+        and e.path == path
+    ]
+    for f in case.ctx.findings:
+        if f.failure_class not in _CRASH_CLASSES or not f.evidence:
+            continue
+        for ev in f.evidence:
+            m = regex.search(r"\btasks? (\d{1,6}): ", ev.text)
+            if m is not None and ev.path == path:
+                ends.append((ev.line, int(m.group(1)), f.failure_class))
+    return sorted(ends)
 
 
 def child_exit_report(case: Case) -> Verdict | None:
@@ -1874,6 +1953,57 @@ def _setup_traceback(case: Case) -> tuple[str, int | None] | None:
         ):
             return "worker", seen.rank
     return None
+
+
+#: Classes whose unranked root is not carried to the next traceback's rank
+#: (:func:`next_traceback_rank`): a hang (a waiter's traceback follows the root there too),
+#: a failure a peer detects (:data:`SEEN_BY_PEERS`: the reporter only witnesses it), and a
+#: mismatch between ranks' environments (NCCL's "rank 8 version 21903 rank 0 version 21805":
+#: one side of a pair, not which side is odd).
+_NOT_CARRIED = _HANG_CLASSES | SEEN_BY_PEERS | {"rank-environment-mismatch"}
+
+
+def next_traceback_rank(case: Case) -> Verdict | None:
+    """The one rank the log names, when its traceback follows an unranked root cause.
+
+    Mechanism: NCCL's WARN lines carry a host, a pid and a CUDA device but no rank
+    (``node:22220:22220 [0] bootstrap.cc:48 NCCL WARN Bootstrap : no socket interface
+    found``); the error they describe is then raised in Python by the same process, whose
+    traceback the launcher tags (torchrun's ``[rank0]:`` prefix) or introduces (mp.spawn's
+    ``-- Process 3 terminated with the following error:``). When the root has no rank, no
+    other finding of its signature has one, the whole log names exactly one rank
+    (``ranks_seen``), and that rank's traceback (complete or cut by the end of the log)
+    begins after the root's line in the same file, the root is that process's failure,
+    when the rules of a root printed with that rank (:func:`named_by_root`) name it too.
+    Not for the classes of :data:`_NOT_CARRIED` (a hang, a failure a peer detects, a
+    mismatch between ranks' environments)."""
+    root, st = case.root, case.ctx.state
+    if root.rank is not None or case.ranks_with or root.failure_class in _NOT_CARRIED:
+        return None
+    if len(st.ranks_seen) != 1 or not root.evidence:
+        return None
+    if root.signature == "ib-completion-error" and root.captures.get("status") == "5":
+        return None  # IBV_WC_WR_FLUSH_ERR: flushed after an earlier failure, on either end
+    (rank,) = st.ranks_seen
+    ev = root.evidence[0]
+    starts = [line for path, r, line in st.cut_traceback_starts if r == rank and path == ev.path]
+    starts += [
+        seen.exc.log_line
+        for seen in st.exceptions
+        if seen.rank == rank and seen.path == ev.path and not seen.exc.ignored
+    ]
+    after = [line for line in starts if line > ev.line]
+    if not after:
+        return None
+    # the root carried to that rank must still be that rank's by the rules of a ranked root
+    # (not a set-up failure every rank hits, not one end of a broken link, not a remote
+    # end's error, no other rank's failure first): :func:`named_by_root` decides
+    carried = dataclasses.replace(root, rank=rank)
+    verdict = named_by_root(Case(case.ctx, carried, [carried]))
+    if verdict is None or verdict.rank != rank:
+        return None
+    why = say("next_traceback_rank", rank=rank, line=min(after), title=root.title)
+    return Verdict(rank, why, "next_traceback_rank", (rank,))
 
 
 def implied_rank(case: Case) -> Verdict | None:
@@ -2236,6 +2366,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     odd_call_site,
     lone_non_aborter,
     elastic_summary,
+    next_traceback_rank,
     implied_rank,
     victims_only,
 )

@@ -1048,6 +1048,12 @@ def infer(findings: list[Finding], library: Library) -> list[Finding]:
             continue
         group = [f for f in findings if f.signature in sig.inferred["from"]]
         key = sig.inferred["differs"]
+        if key == "crossed":
+            crossed = _crossed_counters(group, findings)
+            if crossed is not None:
+                base, rank, why = crossed
+                out.append(_inferred(sig, base, rank, why))
+            continue
         if key == "ready":
             lone = _lone_submitter(group)
             if lone is not None:
@@ -1101,6 +1107,86 @@ def _lone_submitter(group: list[Finding]) -> tuple[Finding, int, str, str] | Non
             op = next(name for (name, _), s in zip(ops, sets, strict=True) if s == {lone})
             return f, lone, op, say("lone_submitter", rank=lone, others=format_ranks(others))
     return None
+
+
+#: Collectives whose root (or sender) completes before its peers: a peer's progress past
+#: one of them proves nothing about the other ranks (ProcessGroupNCCL's OpType names).
+_ROOTED = frozenset({"BROADCAST", "REDUCE", "SCATTER", "GATHER", "SEND", "RECV", "RECVANYSOURCE"})
+
+
+def _crossed_counters(
+    group: list[Finding], findings: list[Finding]
+) -> tuple[Finding, int, str] | None:
+    """``differs: crossed``: the watchdog's PG status of two or more ranks of one process
+    group (``failure detected by watchdog at work sequence id: W PG status: last enqueued
+    work: Q, last completed work: C``, captured as ``timeout_work``, ``last_enqueued``,
+    ``last_completed`` and ``pg``) whose counters cross: one rank R timed out in work W_R,
+    every other rank completed W_R (``C_P >= W_R``), and R enqueued more work than each of
+    them (``Q_R > Q_P``).
+
+    Mechanism: a symmetric collective (all-gather, reduce-scatter, all-reduce) completes on a
+    rank only once every member of the group issued it. A peer that completed the very work
+    R is stuck in, while R issued more collectives than that peer, did not run the same
+    collective as R under that number: the ranks' collective streams differ (a desync, not a
+    slow rank, whose host would have enqueued less, and not a stalled link, which would hold
+    the peer too). R, behind in completion and ahead in issue, ran collectives its peers
+    never joined (rank-dependent work such as a checkpoint save on one rank): R diverged.
+    ``findings`` supply R's OpType at W_R (from its ``WorkNCCL(SeqNum=W_R, OpType=...)``
+    line); a rooted or point-to-point op (:data:`_ROOTED`) proves nothing. Returns ``(R's
+    status finding, R, why)`` or ``None``."""
+
+    def num(f: Finding, key: str) -> int | None:
+        raw = f.captures.get(key, "")
+        return int(raw) if raw.isdigit() else None
+
+    status: dict[int, tuple[Finding, str | None, int, int, int]] = {}
+    for f in group:
+        work, queued, done = (
+            num(f, "timeout_work"),
+            num(f, "last_enqueued"),
+            num(f, "last_completed"),
+        )
+        if f.rank is None or work is None or queued is None or done is None:
+            continue
+        status.setdefault(f.rank, (f, f.captures.get("pg"), work, queued, done))
+    if len(status) < 2 or len({v[1] for v in status.values()}) != 1:
+        return None
+    if next(iter(status.values()))[1] is None:
+        return None
+    crossed = [
+        r
+        for r, (_f, _pg, work, queued, _done) in status.items()
+        if all(
+            p_done >= work and queued > p_queued
+            for p, (_pf, _ppg, _pw, p_queued, p_done) in status.items()
+            if p != r
+        )
+    ]
+    if len(crossed) != 1:
+        return None
+    rank = crossed[0]
+    base, _pg, work, queued, done = status[rank]
+    ops = {
+        f.captures.get("optype", "").upper().lstrip("_")
+        for f in findings
+        if f.rank == rank and f.captures.get("seqnum") == str(work) and f.captures.get("optype")
+    }
+    if ops & _ROOTED:
+        return None
+    peers = sorted(p for p in status if p != rank)
+    p_done = min(status[p][4] for p in peers)
+    p_queued = max(status[p][3] for p in peers)
+    why = say(
+        "counters_crossed",
+        rank=rank,
+        work=work,
+        queued=queued,
+        done=done,
+        peers=ranks_word(peers),
+        peer_done=p_done,
+        peer_queued=p_queued,
+    )
+    return base, rank, why
 
 
 def _inferred(sig: Signature, base: Finding, rank: int | None, why: str) -> Finding:

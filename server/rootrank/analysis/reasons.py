@@ -339,12 +339,27 @@ _TEMPLATES: dict[str, str] = {
     ),
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",
+    "counters_crossed": (
+        "rank {rank} timed out in work {work} with work up to {queued} enqueued and only {done}"
+        " completed, while {peers} completed work {peer_done} and more yet enqueued no further"
+        " than {peer_queued}: the same work numbers are not the same collectives on both sides,"
+        " so rank {rank} issued collectives the others never joined (its stream diverged)"
+    ),
+    "printed_and_exited_first": (
+        "several ranks report it, but rank {rank} printed it first (line {line}) and the"
+        " launcher reports its own end ({code}) before any other rank's: {others} failed"
+        " the same way after it"
+    ),
     "alone_first_attempt": (
         "{Ranks} all report it in the last attempt, but in the first attempt of the job (lines "
         "before {line}) rank {rank} alone raised the same {exc}: what the failed attempts left "
         "behind makes more ranks fail alike after a restart"
     ),
     "implied_rank": "this failure happens on rank {rank} by design ({reason})",
+    "next_traceback_rank": (
+        "rank {rank}, the only rank the log names, raised the traceback that follows it"
+        ' (line {line}): the unranked "{title}" is the error of that process'
+    ),
     "implied_rank_agent": (
         "its traceback runs through the launcher (torchrun's agent, torch.distributed.launch), not a worker:"
         " the process that failed is no training rank"
