@@ -1994,6 +1994,53 @@ def reported_by_launcher(case: Case) -> Verdict | None:
     )
 
 
+#: mp.spawn's parent on a process a signal ended (torch/multiprocessing/spawn.py,
+#: ProcessContext.join): ``process 2 terminated with signal SIGABRT``.
+_SPAWN_SIGNAL = lazy_regex.compile(
+    r"process (?P<proc>\d+) terminated with signal (?P<sig>SIG[A-Z]+)"
+)
+#: Signals another process sends (mp.spawn's parent itself, the OOM killer, a person): not a
+#: process's own death.
+_SENT_SIGNALS = ("SIGTERM", "SIGKILL", "SIGINT", "SIGHUP")
+
+
+def spawn_self_signal(case: Case) -> Verdict | None:
+    """The process mp.spawn's parent reports ended by a signal it raised itself (SIGABRT from
+    a C++ ``terminate``, SIGSEGV, SIGFPE, SIGBUS), for a root printed with no rank.
+
+    Mechanism: ``ProcessContext.join`` waits until any process ends, takes the first whose exit
+    is not 0, terminates every other with SIGTERM, and raises ``ProcessExitedException:
+    process N terminated with signal SIGX`` for that one; N is the index mp.spawn passed as
+    the worker's first argument (its rank). A signal no other process sends (not SIGTERM,
+    SIGKILL, SIGINT, SIGHUP) is that process's own death, so the native error printed with no
+    rank before it (``terminate called after throwing ...``) is N's. For a fault its peers see
+    (:data:`SEEN_BY_PEERS`) only gloo's receive-size enforce counts: it aborts the rank whose
+    posted buffer is smaller than what arrived (a rank whose tensor differs from the
+    sender's); a watchdog's SIGABRT only names the first rank to time out."""
+    root = case.root
+    if root.role != "cause" or root.rank is not None or case.ranks_with:
+        return None
+    if root.failure_class in SEEN_BY_PEERS:
+        if not any(_RECV_ENFORCE in e.text for e in root.evidence):
+            return None
+    elif same_on_every_rank(case):
+        return None
+    found: set[tuple[int, str]] = set()
+    for seen in case.ctx.state.exceptions:
+        if seen.exc.type.rsplit(".", 1)[-1] != "ProcessExitedException":
+            continue
+        m = _SPAWN_SIGNAL.search(seen.exc.message)
+        if m is not None:
+            found.add((int(m.group("proc")), m.group("sig")))
+    if len(found) != 1:
+        return None
+    ((rank, sig),) = found
+    if sig in _SENT_SIGNALS:
+        return None
+    why = say("spawn_self_signal", rank=rank, sig=sig)
+    return Verdict(rank, why, "spawn_self_signal", (rank,))
+
+
 #: Signature tag of a launcher's report that names the first worker to fail (Open MPI's
 #: "The first process to do so was: Process name: [[jobid,step],vpid]", vpid the MPI rank).
 FIRST_FAILURE_TAG = "first-failure"
@@ -2231,6 +2278,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     signal_not_sent_by_agent,
     peer_victim,
     reported_by_launcher,
+    spawn_self_signal,
     died_unrequested,
     child_exit_report,
     odd_call_site,

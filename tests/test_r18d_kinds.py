@@ -1,0 +1,38 @@
+"""Round-18d kinds of reasoning (held-out set /work/notes/heldout-r18d, now a development set).
+
+The fixtures in ``tests/r18d/`` are that set's real runs on this machine (torch 2.13 CPU,
+gloo, torchrun or mp.spawn, 2026-12-04), whole, named after their case folders; the scripts
+that made them are in the set's ``_scripts/``.
+
+1. mp.spawn's ``ProcessExitedException: process 2 terminated with signal SIGABRT`` names the
+   process (its rank) that ended by a signal of its own, after gloo's receive-size enforce
+   (``op.preamble.length <= op.nbytes. 4096 vs 2048``) printed with no rank: that rank
+   received more than its buffer held, so its tensor is the one that differs
+   (rootrank.analysis.initiator.spawn_self_signal).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rootrank.engine import diagnose_text
+
+_DATA = Path(__file__).parent / "r18d"
+
+
+def _read(name: str) -> str:
+    return (_DATA / name).read_text(encoding="utf-8")
+
+
+# 1. mp.spawn's process index of a self-inflicted signal
+
+
+def test_spawn_sigabrt_names_the_aborting_rank() -> None:
+    d = diagnose_text(
+        _read("03-spawn-rank2-bf16-default-dtype-broadcast.log"), "run.log", mask=False
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-shape-mismatch"
+    assert d.initiator is not None
+    assert d.initiator.rank == 2
+    assert d.initiator.strategy == "spawn_self_signal"
