@@ -9,6 +9,11 @@ that made them are in the set's ``_scripts/``.
    (``op.preamble.length <= op.nbytes. 4096 vs 2048``) printed with no rank: that rank
    received more than its buffer held, so its tensor is the one that differs
    (rootrank.analysis.initiator.spawn_self_signal).
+2. A pipeline whose every rank times out in ``dist.send``/``dist.recv`` at once: the ranks'
+   own prints of their peers (``[stage 1] recv from 0, send to 3`` against ``[stage 2] recv
+   from 1`` and ``[stage 3] recv from 2``) pair each send with its destination's receive; the
+   rank common to every unpaired side has the wrong peer table
+   (rootrank.analysis.oddline.p2p_unmatched, initiator.unpaired_p2p_peer).
 """
 
 from __future__ import annotations
@@ -36,3 +41,16 @@ def test_spawn_sigabrt_names_the_aborting_rank() -> None:
     assert d.initiator is not None
     assert d.initiator.rank == 2
     assert d.initiator.strategy == "spawn_self_signal"
+
+
+# 2. point-to-point peers paired across ranks
+
+
+def test_p2p_peer_table_names_the_rank_that_sends_nowhere() -> None:
+    d = diagnose_text(_read("05-rank1-sends-to-wrong-stage-logdir-tee.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-desync"
+    assert d.initiator is not None
+    assert d.initiator.rank == 1
+    assert d.initiator.strategy == "unpaired_p2p_peer"
+    assert "rank 1 sends to 3, which receives from 2" in d.initiator.why

@@ -1695,6 +1695,37 @@ def lone_non_aborter(case: Case) -> Verdict | None:
     return Verdict(rank, why, "lone_non_aborter", (rank,))
 
 
+#: Point-to-point calls (torch/distributed/distributed_c10d.py) a traceback may wait in.
+_P2P_CALLS = frozenset({"send", "recv", "isend", "irecv", "batch_isend_irecv"})
+
+
+def unpaired_p2p_peer(case: Case) -> Verdict | None:
+    """The rank whose printed send/recv peers pair with no other rank's
+    (:func:`rootrank.analysis.oddline.p2p_unmatched`), when the root is a hang or desync its
+    peers see and some rank's traceback waits in a point-to-point call (``dist.send``,
+    ``dist.recv``): a pipeline whose stages wait on each other times out everywhere at once,
+    and torchelastic's summary only names the first to give up."""
+    from rootrank.analysis.oddline import p2p_unmatched
+    from rootrank.tracebacks import collective_call
+
+    if case.root.failure_class not in SEEN_BY_PEERS:
+        return None
+    if not any(collective_call(s.exc.frames) in _P2P_CALLS for s in case.ctx.state.exceptions):
+        return None
+    found = p2p_unmatched(case.ctx)
+    if found is None:
+        return None
+    rank, sides, line = found
+    why = say(
+        "unpaired_p2p_peer",
+        rank=rank,
+        sides="; ".join(sides),
+        where=f"{line.path}:{line.line}",
+        text=line.text[:120],
+    )
+    return Verdict(rank, why, "unpaired_p2p_peer", (rank,))
+
+
 def odd_call_site(case: Case) -> Verdict | None:
     """The one rank whose collective call site differs, when the ranks' tracebacks of a
     collective failure stop at two call sites and one of them is a single rank's while at
@@ -2281,6 +2312,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     spawn_self_signal,
     died_unrequested,
     child_exit_report,
+    unpaired_p2p_peer,
     odd_call_site,
     lone_non_aborter,
     elastic_summary,
