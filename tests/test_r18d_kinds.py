@@ -14,6 +14,13 @@ that made them are in the set's ``_scripts/``.
    from 1`` and ``[stage 3] recv from 2``) pair each send with its destination's receive; the
    rank common to every unpaired side has the wrong peer table
    (rootrank.analysis.oddline.p2p_unmatched, initiator.unpaired_p2p_peer).
+3. Class from what the message says, not the generic exception: torch.save's ``open file
+   failed with strerror: Permission denied`` is a write the file system refused
+   (signatures/io/permission-denied.yaml: fix on the directory's owner/mode, which the
+   message does not name); ``ProcessGroupGloo::scatter: Incorrect input list size 2. Input
+   list size should be 3`` is a collective's own argument check on the raising rank
+   (signatures/collective/gloo-local-size-check.yaml: one tensor per rank; the peers' call
+   sites, a scatter's source and non-source branches, are not compared).
 """
 
 from __future__ import annotations
@@ -54,3 +61,18 @@ def test_p2p_peer_table_names_the_rank_that_sends_nowhere() -> None:
     assert d.initiator.rank == 1
     assert d.initiator.strategy == "unpaired_p2p_peer"
     assert "rank 1 sends to 3, which receives from 2" in d.initiator.why
+
+
+# 3. class from the message's own words
+
+
+def test_torch_save_open_failed_is_a_permission_fault_of_rank_1() -> None:
+    d = diagnose_text(_read("02-rank1-ckpt-dir-not-writable-wrapper-ts.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "filesystem-permission"
+    assert d.root_cause.rank == 1
+    assert d.initiator is not None and d.initiator.rank == 1
+    step = d.root_cause.fix.steps[0]
+    assert "02_save_shards.py:18" in step
+    assert "ls -ld" in step and "names no path" in step
+
