@@ -76,3 +76,16 @@ def test_torch_save_open_failed_is_a_permission_fault_of_rank_1() -> None:
     assert "02_save_shards.py:18" in step
     assert "ls -ld" in step and "names no path" in step
 
+
+def test_scatter_list_size_check_is_a_shape_mismatch_of_the_source_rank() -> None:
+    d = diagnose_text(
+        _read("06-rank0-scatter-list-two-shards-three-ranks.log"), "run.log", mask=False
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-shape-mismatch"
+    assert d.root_cause.signature == "gloo-local-size-check"
+    assert d.initiator is not None and d.initiator.rank == 0
+    step = d.root_cause.fix.steps[0]
+    assert "06_scatter_shards.py:20" in step
+    assert "list of 2 tensors where the process group has 3 ranks" in step
+    assert "did not get past line" not in step
