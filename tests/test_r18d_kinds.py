@@ -20,7 +20,11 @@ that made them are in the set's ``_scripts/``.
    message does not name); ``ProcessGroupGloo::scatter: Incorrect input list size 2. Input
    list size should be 3`` is a collective's own argument check on the raising rank
    (signatures/collective/gloo-local-size-check.yaml: one tensor per rank; the peers' call
-   sites, a scatter's source and non-source branches, are not compared).
+   sites, a scatter's source and non-source branches, are not compared). A parser's syntax
+   error (``json.decoder.JSONDecodeError: Unterminated string ...``) under a user frame that
+   reads a config (``load_config``) is a config file that does not parse: config-error, with
+   the copy on the failing rank's node to compare and re-copy
+   (rootrank.analysis.prepare.config_parse_errors).
 """
 
 from __future__ import annotations
@@ -89,3 +93,15 @@ def test_scatter_list_size_check_is_a_shape_mismatch_of_the_source_rank() -> Non
     assert "06_scatter_shards.py:20" in step
     assert "list of 2 tensors where the process group has 3 ranks" in step
     assert "did not get past line" not in step
+
+
+def test_json_config_that_does_not_parse_is_a_config_error_of_node_1() -> None:
+    d = diagnose_text(_read("11-node1-rank2-truncated-json-config.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "config-error"
+    assert d.root_cause.signature == "config-file-unparseable"
+    assert d.root_cause.rank == 2
+    assert d.initiator is not None and d.initiator.rank == 2
+    step = d.root_cause.fix.steps[0]
+    assert "11_node_config.py:15 (in load_config)" in step
+    assert "md5sum" in step

@@ -121,6 +121,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(infer(findings, library))
     findings.extend(zero_count_divisions(findings, state, library))
     findings.extend(checkpoint_key_errors(findings, state, library))
+    findings.extend(config_parse_errors(findings, state, library))
     findings.extend(library_call_mismatches(findings, state, library))
     findings.extend(library_argument_checks(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
@@ -716,6 +717,63 @@ def checkpoint_key_errors(
                 "where": f"{raising.file.rsplit('/', 1)[-1]}:{raising.line}",
             },
         )
+    return list(out.values())
+
+
+#: A config file that does not parse (:func:`config_parse_errors`).
+CONFIG_PARSE_SIGNATURE = "config-file-unparseable"
+#: Parsers' syntax errors (json, tomllib, PyYAML's scanner and parser): the text read is not
+#: valid for its format. pandas' CSV ``ParserError`` is data, not a config: only PyYAML's.
+CONFIG_PARSE_TYPES = (
+    "JSONDecodeError",
+    "TOMLDecodeError",
+    "yaml.scanner.ScannerError",
+    "yaml.parser.ParserError",
+)
+#: A user frame that reads a configuration: its function, file or quoted code names one.
+CONFIG_FRAME = lazy_regex.compile(
+    r"(?i)config|\bcfg|conf\b|settings|hparams|hyperparam|\bparams\b|options"
+)
+
+
+def config_parse_errors(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """A parser's syntax error (``json.decoder.JSONDecodeError: Unterminated string starting
+    at: line 4 column 27``, a TOML or YAML one) raised under a user frame that reads a
+    configuration (:data:`CONFIG_FRAME`: ``load_config``, ``cfg = ...``, ``config.py``) is a
+    config file that does not parse: a finding of :data:`CONFIG_PARSE_SIGNATURE` (class
+    config-error) on the exception's line, one per rank, capturing the reading line
+    (``where``: ``file:line``). Mechanism: the file is text the parser rejects at the
+    position it names: hand-edited, cut short by a copy or a write that did not finish, or,
+    when only some ranks raise, another copy of the file (each node reads its own) than the
+    ranks that parsed it. Lines another signature reads are left to it; a parse under no
+    config frame (a data record's JSON) stays the generic exception."""
+    sig = library.signatures.get(CONFIG_PARSE_SIGNATURE)
+    if sig is None:
+        return []
+    out: dict[int | None, Finding] = {}
+    for type_name in CONFIG_PARSE_TYPES:
+        for seen in _unread_exceptions(state, findings, type_name):
+            if seen.rank in out:
+                continue
+            user = [fr for fr in reversed(seen.exc.frames) if fr.user]
+            reading = next(
+                (
+                    fr
+                    for fr in user
+                    if CONFIG_FRAME.search(fr.func)
+                    or CONFIG_FRAME.search(fr.file.replace("\\", "/").rsplit("/", 1)[-1])
+                    or CONFIG_FRAME.search(fr.code)
+                ),
+                None,
+            )
+            if reading is None:
+                continue
+            name = reading.file.replace("\\", "/").rsplit("/", 1)[-1]
+            out[seen.rank] = _exception_finding(
+                sig, seen, {"where": f"{name}:{reading.line}", "func": reading.func}
+            )
     return list(out.values())
 
 
