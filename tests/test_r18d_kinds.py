@@ -24,7 +24,10 @@ that made them are in the set's ``_scripts/``.
    error (``json.decoder.JSONDecodeError: Unterminated string ...``) under a user frame that
    reads a config (``load_config``) is a config file that does not parse: config-error, with
    the copy on the failing rank's node to compare and re-copy
-   (rootrank.analysis.prepare.config_parse_errors).
+   (rootrank.analysis.prepare.config_parse_errors). A library's refusal of a count
+   (``set_num_threads expects a positive integer``) is config-error, with the rank's own
+   printed empty share (``[rank 2] cores [] of [0, 1]``) quoted as where the 0 came from
+   (rootrank.analysis.prepare.nonpositive_count_arguments).
 """
 
 from __future__ import annotations
@@ -105,3 +108,16 @@ def test_json_config_that_does_not_parse_is_a_config_error_of_node_1() -> None:
     step = d.root_cause.fix.steps[0]
     assert "11_node_config.py:15 (in load_config)" in step
     assert "md5sum" in step
+
+
+def test_nonpositive_thread_count_is_a_config_error_with_the_empty_share() -> None:
+    d = diagnose_text(_read("04-rank2-zero-cores-set-num-threads.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "config-error"
+    assert d.root_cause.signature == "nonpositive-count-argument"
+    assert d.root_cause.rank == 2
+    assert d.initiator is not None and d.initiator.rank == 2
+    step = d.root_cause.fix.steps[0]
+    assert "04_pin_threads.py:17" in step
+    assert 'it printed "cores [] of [0, 1]"' in step
+    assert "max(1, n)" in step

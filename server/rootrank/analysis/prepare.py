@@ -122,6 +122,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(zero_count_divisions(findings, state, library))
     findings.extend(checkpoint_key_errors(findings, state, library))
     findings.extend(config_parse_errors(findings, state, library))
+    findings.extend(nonpositive_count_arguments(findings, state, library))
     findings.extend(library_call_mismatches(findings, state, library))
     findings.extend(library_argument_checks(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
@@ -775,6 +776,78 @@ def config_parse_errors(
                 sig, seen, {"where": f"{name}:{reading.line}", "func": reading.func}
             )
     return list(out.values())
+
+
+#: A count argument a library refused as not positive (:func:`nonpositive_count_arguments`).
+NONPOSITIVE_COUNT_SIGNATURE = "nonpositive-count-argument"
+#: Libraries' checks that a count is positive: torch's ``set_num_threads expects a positive
+#: integer`` (aten/src/ATen/ParallelCommon/ParallelThreadPoolNative), ``num_workers option
+#: should be non-negative``, ``batch_size should be a positive integer value``.
+NONPOSITIVE_COUNT_MESSAGE = lazy_regex.compile(
+    r"(?i)\b(?:expects?|should be|must be) (?:a )?(?:positive|non-negative)(?: integer)?\b"
+)
+#: A rank's own line that shows an empty share: ``cores [] of [0, 1]``, ``0 shards``.
+EMPTY_SHARE = lazy_regex.compile(
+    r"\[\]|\(\)|\b0 (?:cores|cpus|gpus|devices|items|shards|files|workers|threads)\b"
+)
+
+
+def nonpositive_count_arguments(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """A library's refusal of a count that is not positive (``RuntimeError: set_num_threads
+    expects a positive integer``) raised from a user frame: a finding of
+    :data:`NONPOSITIVE_COUNT_SIGNATURE` (class config-error) on the exception's line, one per
+    rank, capturing the user's line (``where``, ``code``) and, when the rank printed one, its
+    own line that shows an empty share (:data:`EMPTY_SHARE`: ``[rank 2] cores [] of [0,
+    1]``, quoted in ``printed_note``). Mechanism: the count was computed on that rank, mostly a share of
+    something split across the local ranks (CPU cores, GPUs, files, workers): with more ranks
+    than items one rank's share is empty and its count 0. Lines another signature reads are
+    left to it; a traceback with no user frame stays the generic exception."""
+    sig = library.signatures.get(NONPOSITIVE_COUNT_SIGNATURE)
+    if sig is None:
+        return []
+    out: dict[int | None, Finding] = {}
+    for type_name in ("RuntimeError", "ValueError"):
+        for seen in _unread_exceptions(state, findings, type_name):
+            if seen.rank in out or not NONPOSITIVE_COUNT_MESSAGE.search(seen.exc.message):
+                continue
+            user = next((fr for fr in reversed(seen.exc.frames) if fr.user and fr.code), None)
+            if user is None:
+                continue
+            name = user.file.replace("\\", "/").rsplit("/", 1)[-1]
+            out[seen.rank] = _exception_finding(
+                sig,
+                seen,
+                {
+                    "where": f"{name}:{user.line}",
+                    "code": user.code,
+                    "printed_note": _printed_note(_empty_share_line(state, seen.rank)),
+                },
+            )
+    return list(out.values())
+
+
+def _printed_note(line: str) -> str:
+    """`` (it printed "<line>")`` for a quoted line, ``""`` for none."""
+    return f' (it printed "{line[:120]}")' if line else ""
+
+
+def _empty_share_line(state: ScanState, rank: int | None) -> str:
+    """The first of ``rank``'s kept lines (rootrank.ranklines.rank_lines, the heads only)
+    that shows an empty share, ``""`` when none or no rank."""
+    if rank is None:
+        return ""
+    from rootrank.ranklines import rank_lines
+
+    lines, _, _ = rank_lines(state)
+    for who, kept in lines.items():
+        if who[0] != rank:
+            continue
+        for ln in kept:
+            if EMPTY_SHARE.search(ln.text):
+                return ln.text
+    return ""
 
 
 def _unread_exceptions(
