@@ -27,7 +27,11 @@ that made them are in the set's ``_scripts/``.
    (rootrank.analysis.prepare.config_parse_errors). A library's refusal of a count
    (``set_num_threads expects a positive integer``) is config-error, with the rank's own
    printed empty share (``[rank 2] cores [] of [0, 1]``) quoted as where the 0 came from
-   (rootrank.analysis.prepare.nonpositive_count_arguments).
+   (rootrank.analysis.prepare.nonpositive_count_arguments). ``OverflowError: cannot
+   convert float infinity to integer`` on a line that reads a named field
+   (``meta["num_tokens"]``) is a record loaded from a file with inf in it: data-error, fix
+   on that file and a finiteness check in the loader
+   (rootrank.analysis.prepare.nonfinite_record_fields).
 """
 
 from __future__ import annotations
@@ -121,3 +125,15 @@ def test_nonpositive_thread_count_is_a_config_error_with_the_empty_share() -> No
     assert "04_pin_threads.py:17" in step
     assert 'it printed "cores [] of [0, 1]"' in step
     assert "max(1, n)" in step
+
+
+def test_inf_in_a_manifest_field_is_a_data_error_of_rank_1() -> None:
+    d = diagnose_text(_read("10-spawn-rank1-manifest-1e999-overflow.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "data-error"
+    assert d.root_cause.signature == "nonfinite-record-field"
+    assert d.root_cause.rank == 1
+    assert d.initiator is not None and d.initiator.rank == 1
+    step = d.root_cause.fix.steps[0]
+    assert '"num_tokens" that rank 1 read at 10_spawn_manifest.py:19' in step
+    assert "is inf" in step

@@ -123,6 +123,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(checkpoint_key_errors(findings, state, library))
     findings.extend(config_parse_errors(findings, state, library))
     findings.extend(nonpositive_count_arguments(findings, state, library))
+    findings.extend(nonfinite_record_fields(findings, state, library))
     findings.extend(library_call_mismatches(findings, state, library))
     findings.extend(library_argument_checks(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
@@ -848,6 +849,55 @@ def _empty_share_line(state: ScanState, rank: int | None) -> str:
             if EMPTY_SHARE.search(ln.text):
                 return ln.text
     return ""
+
+
+#: A record's field read as inf or NaN (:func:`nonfinite_record_fields`).
+NONFINITE_FIELD_SIGNATURE = "nonfinite-record-field"
+#: CPython's refusal to make an integer of a non-finite float (``int()``, ``math.ceil``,
+#: ``math.floor``, ``range``): OverflowError for infinity, ValueError for NaN.
+NONFINITE_MESSAGE = lazy_regex.compile(r"cannot convert float (?P<value>infinity|NaN) to integer")
+#: A field read by its name on the raising line: ``meta["num_tokens"]``, ``row['len']``.
+FIELD_READ = lazy_regex.compile(r"""\[\s*(?P<q>["'])(?P<field>[^"'\]]{1,60})(?P=q)\s*\]""")
+
+
+def nonfinite_record_fields(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """``OverflowError: cannot convert float infinity to integer`` (or NaN's ValueError)
+    raised on a user line that reads a field by its name (``math.ceil(meta["num_tokens"] /
+    N)``): a finding of :data:`NONFINITE_FIELD_SIGNATURE` (class data-error) on the
+    exception's line, one per rank, capturing the field, the value and the line. Mechanism:
+    a record loaded from a file (a JSON manifest or metadata, a CSV row) holds a number too
+    large for a float (JSON's ``1e999`` loads as inf) or NaN, and the first integer use of it
+    raises; the file is what to repair, and the loader what to make check it. Lines another
+    signature reads are left to it; a line that reads no named field stays the generic
+    exception (its inf may be the code's own arithmetic)."""
+    sig = library.signatures.get(NONFINITE_FIELD_SIGNATURE)
+    if sig is None:
+        return []
+    out: dict[int | None, Finding] = {}
+    for type_name in ("OverflowError", "ValueError"):
+        for seen in _unread_exceptions(state, findings, type_name):
+            m = NONFINITE_MESSAGE.search(seen.exc.message)
+            if seen.rank in out or m is None:
+                continue
+            user = next((fr for fr in reversed(seen.exc.frames) if fr.user and fr.code), None)
+            field = FIELD_READ.search(user.code) if user is not None else None
+            if user is None or field is None:
+                continue
+            name = user.file.replace("\\", "/").rsplit("/", 1)[-1]
+            out[seen.rank] = _exception_finding(
+                sig,
+                seen,
+                {
+                    "field": field.group("field"),
+                    "value": "inf" if m.group("value") == "infinity" else "nan",
+                    "where": f"{name}:{user.line}",
+                    "code": user.code,
+                    "func": user.func,
+                },
+            )
+    return list(out.values())
 
 
 def _unread_exceptions(
