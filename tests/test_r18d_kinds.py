@@ -32,6 +32,10 @@ that made them are in the set's ``_scripts/``.
    (``meta["num_tokens"]``) is a record loaded from a file with inf in it: data-error, fix
    on that file and a finiteness check in the loader
    (rootrank.analysis.prepare.nonfinite_record_fields).
+4. The silent rank's last own line is a logging record (``2026-12-04 19:43:43,130 [rank2]
+   metrics INFO: flushing metrics snapshot``): the reader of a rank's last line peels
+   logging's asctime before a bracketed rank tag (rootrank.ranks.strip_wrapper_stamp), so the
+   fix quotes the phase rank 2 stopped in instead of "raise the timeout".
 """
 
 from __future__ import annotations
@@ -137,3 +141,18 @@ def test_inf_in_a_manifest_field_is_a_data_error_of_rank_1() -> None:
     step = d.root_cause.fix.steps[0]
     assert '"num_tokens" that rank 1 read at 10_spawn_manifest.py:19' in step
     assert "is inf" in step
+
+
+# 4. the silent rank's last logging record
+
+
+def test_silent_rank_last_logging_record_is_quoted_in_the_fix() -> None:
+    d = diagnose_text(
+        _read("08-rank2-metrics-thread-holds-lock-wrapper.log"), "run.log", mask=False
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-timeout"
+    assert d.initiator is not None and d.initiator.rank == 2
+    step = d.root_cause.fix.steps[0]
+    assert "[rank2] metrics INFO: flushing metrics snapshot" in step
+    assert "raise the timeout" not in step
