@@ -13,7 +13,9 @@ that made them are in the set's ``_scripts/``.
    own prints of their peers (``[stage 1] recv from 0, send to 3`` against ``[stage 2] recv
    from 1`` and ``[stage 3] recv from 2``) pair each send with its destination's receive; the
    rank common to every unpaired side has the wrong peer table
-   (rootrank.analysis.oddline.p2p_unmatched, initiator.unpaired_p2p_peer).
+   (rootrank.analysis.oddline.p2p_unmatched, initiator.unpaired_p2p_peer); the fix names
+   that peer table (timeout-call-site-divergence variant ``p2p-peer-table``), and a send and
+   a recv at two lines are not compared as call sites (rootrank.entry.frames.call_sites).
 3. Class from what the message says, not the generic exception: torch.save's ``open file
    failed with strerror: Permission denied`` is a write the file system refused
    (signatures/io/permission-denied.yaml: fix on the directory's owner/mode, which the
@@ -76,6 +78,11 @@ def test_p2p_peer_table_names_the_rank_that_sends_nowhere() -> None:
     assert d.initiator.rank == 1
     assert d.initiator.strategy == "unpaired_p2p_peer"
     assert "rank 1 sends to 3, which receives from 2" in d.initiator.why
+    # the fix names the peer table, not the send and recv lines as a divergence
+    step = d.root_cause.fix.steps[0]
+    assert "05_pipeline_p2p.py:33" in step
+    assert "Rank 1's point-to-point peers are wrong" in step
+    assert "same collectives in the same order" not in step
 
 
 # 3. class from the message's own words

@@ -351,7 +351,15 @@ def call_sites(state: ScanState, root: Finding, masker: Any | None = None) -> li
     sites = _rank_sites(state, root, masker)
     if len({(s.file, s.line, s.collective) for s in sites}) < 2:
         return []
+    if all(s.collective in P2P_CALLS for s in sites):
+        # a pipeline's senders and receivers wait at their own lines by design: which peer
+        # each names is what differs (rootrank.analysis.initiator.unpaired_p2p_peer)
+        return []
     return sites
+
+
+#: Point-to-point calls: a send and a recv at two lines are one exchange, not a divergence.
+P2P_CALLS = frozenset({"send", "recv", "isend", "irecv", "batch_isend_irecv"})
 
 
 #: Signatures of a collective's check of the raising rank's own arguments before any data
