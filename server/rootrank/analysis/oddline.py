@@ -428,14 +428,14 @@ def p2p_unmatched(ctx: Context) -> tuple[int, list[str], RankLine] | None:
     where: dict[int, RankLine] = {}
     for rank, lines in by_rank.items():
         for ln in lines:
-            d = [m.group(1) for m in _P2P_DST.finditer(ln.text)]
-            s = [m.group(1) or m.group(2) for m in _P2P_SRC.finditer(ln.text)]
-            if not d and not s:
+            dsts = [m.group(1) for m in _P2P_DST.finditer(ln.text)]
+            srcs = [m.group(1) or m.group(2) for m in _P2P_SRC.finditer(ln.text)]
+            if not dsts and not srcs:
                 continue
             where.setdefault(rank, ln)
-            for v in d:
+            for v in dsts:
                 dst.setdefault(rank, set()).add(None if v == "None" else int(v))
-            for v in s:
+            for v in srcs:
                 src.setdefault(rank, set()).add(None if v == "None" else int(v))
     if len(where) < 3:
         return None
