@@ -146,7 +146,7 @@ def test_inf_in_a_manifest_field_is_a_data_error_of_rank_1() -> None:
     assert d.root_cause.rank == 1
     assert d.initiator is not None and d.initiator.rank == 1
     step = d.root_cause.fix.steps[0]
-    assert '"num_tokens" that rank 1 read at 10_spawn_manifest.py:19' in step
+    assert "field num_tokens that rank 1 read at 10_spawn_manifest.py:19" in step
     assert "is inf" in step
 
 
