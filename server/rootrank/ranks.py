@@ -402,8 +402,19 @@ def strip_wrapper_stamp(line: str) -> str:
         or (line[4:5] == "-" and line[:1].isdigit())
     ):
         end = _stamp_end(line)[0]
-        return line[end:] if end else line
+        if end:
+            return line[end:]
+        # Python logging's asctime before a record whose header is the rank's bracketed tag
+        # ("2026-12-04 19:43:43,130 [rank2] metrics INFO: ..."): the reader's only, never the
+        # scan's (a dated stamp before other text stays, see _STAMPED_PREFIX)
+        tm = _CLOCK_STAMP.match(line)
+        if tm is not None and _LOGGER_RANK_TAG.match(line, tm.end()):
+            return line[tm.end() :]
     return line
+
+
+#: A logging record's bracketed rank tag after its time (``[rank2] metrics INFO: ...``).
+_LOGGER_RANK_TAG = re.compile(r"\[rank\d{1,6}\] ")
 
 
 # CloudWatch console / table copies: "  | 2024-08-23T22:22:51.871Z | message".

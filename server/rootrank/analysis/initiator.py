@@ -1774,6 +1774,37 @@ def lone_non_aborter(case: Case) -> Verdict | None:
     return Verdict(rank, why, "lone_non_aborter", (rank,))
 
 
+#: Point-to-point calls (torch/distributed/distributed_c10d.py) a traceback may wait in.
+_P2P_CALLS = frozenset({"send", "recv", "isend", "irecv", "batch_isend_irecv"})
+
+
+def unpaired_p2p_peer(case: Case) -> Verdict | None:
+    """The rank whose printed send/recv peers pair with no other rank's
+    (:func:`rootrank.analysis.oddline.p2p_unmatched`), when the root is a hang or desync its
+    peers see and some rank's traceback waits in a point-to-point call (``dist.send``,
+    ``dist.recv``): a pipeline whose stages wait on each other times out everywhere at once,
+    and torchelastic's summary only names the first to give up."""
+    from rootrank.analysis.oddline import p2p_unmatched
+    from rootrank.tracebacks import collective_call
+
+    if case.root.failure_class not in SEEN_BY_PEERS:
+        return None
+    if not any(collective_call(s.exc.frames) in _P2P_CALLS for s in case.ctx.state.exceptions):
+        return None
+    found = p2p_unmatched(case.ctx)
+    if found is None:
+        return None
+    rank, sides, line = found
+    why = say(
+        "unpaired_p2p_peer",
+        rank=rank,
+        sides="; ".join(sides),
+        where=f"{line.path}:{line.line}",
+        text=line.text[:120],
+    )
+    return Verdict(rank, why, "unpaired_p2p_peer", (rank,))
+
+
 def odd_call_site(case: Case) -> Verdict | None:
     """The one rank whose collective call site differs, when the ranks' tracebacks of a
     collective failure stop at two call sites and one of them is a single rank's while at
@@ -2124,6 +2155,53 @@ def reported_by_launcher(case: Case) -> Verdict | None:
     )
 
 
+#: mp.spawn's parent on a process a signal ended (torch/multiprocessing/spawn.py,
+#: ProcessContext.join): ``process 2 terminated with signal SIGABRT``.
+_SPAWN_SIGNAL = lazy_regex.compile(
+    r"process (?P<proc>\d+) terminated with signal (?P<sig>SIG[A-Z]+)"
+)
+#: Signals another process sends (mp.spawn's parent itself, the OOM killer, a person): not a
+#: process's own death.
+_SENT_SIGNALS = ("SIGTERM", "SIGKILL", "SIGINT", "SIGHUP")
+
+
+def spawn_self_signal(case: Case) -> Verdict | None:
+    """The process mp.spawn's parent reports ended by a signal it raised itself (SIGABRT from
+    a C++ ``terminate``, SIGSEGV, SIGFPE, SIGBUS), for a root printed with no rank.
+
+    Mechanism: ``ProcessContext.join`` waits until any process ends, takes the first whose exit
+    is not 0, terminates every other with SIGTERM, and raises ``ProcessExitedException:
+    process N terminated with signal SIGX`` for that one; N is the index mp.spawn passed as
+    the worker's first argument (its rank). A signal no other process sends (not SIGTERM,
+    SIGKILL, SIGINT, SIGHUP) is that process's own death, so the native error printed with no
+    rank before it (``terminate called after throwing ...``) is N's. For a fault its peers see
+    (:data:`SEEN_BY_PEERS`) only gloo's receive-size enforce counts: it aborts the rank whose
+    posted buffer is smaller than what arrived (a rank whose tensor differs from the
+    sender's); a watchdog's SIGABRT only names the first rank to time out."""
+    root = case.root
+    if root.role != "cause" or root.rank is not None or case.ranks_with:
+        return None
+    if root.failure_class in SEEN_BY_PEERS:
+        if not any(_RECV_ENFORCE in e.text for e in root.evidence):
+            return None
+    elif same_on_every_rank(case):
+        return None
+    found: set[tuple[int, str]] = set()
+    for seen in case.ctx.state.exceptions:
+        if seen.exc.type.rsplit(".", 1)[-1] != "ProcessExitedException":
+            continue
+        m = _SPAWN_SIGNAL.search(seen.exc.message)
+        if m is not None:
+            found.add((int(m.group("proc")), m.group("sig")))
+    if len(found) != 1:
+        return None
+    ((rank, sig),) = found
+    if sig in _SENT_SIGNALS:
+        return None
+    why = say("spawn_self_signal", rank=rank, sig=sig)
+    return Verdict(rank, why, "spawn_self_signal", (rank,))
+
+
 #: Signature tag of a launcher's report that names the first worker to fail (Open MPI's
 #: "The first process to do so was: Process name: [[jobid,step],vpid]", vpid the MPI rank).
 FIRST_FAILURE_TAG = "first-failure"
@@ -2361,8 +2439,10 @@ STRATEGIES: tuple[Strategy, ...] = (
     signal_not_sent_by_agent,
     peer_victim,
     reported_by_launcher,
+    spawn_self_signal,
     died_unrequested,
     child_exit_report,
+    unpaired_p2p_peer,
     odd_call_site,
     lone_non_aborter,
     elastic_summary,

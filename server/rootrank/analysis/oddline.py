@@ -398,3 +398,78 @@ def missing_milestone(ctx: Context) -> tuple[int, str] | None:
         others=format_ranks(others),
         line=first,
     )
+
+
+#: A rank's print of its point-to-point peers: ``send to 3``, ``sending to rank 3``,
+#: ``dst=3``; ``recv from 2``, ``receiving from rank 2``, ``src=2`` (``None``: no peer).
+_P2P_DST = regex.compile(r"(?i)\b(?:send(?:s|ing)?\s+to|dst\s*=)\s*(?:rank\s*)?(\d+|None)\b")
+_P2P_SRC = regex.compile(
+    r"(?i)\b(?:recv|receiv(?:e|es|ing))\s+from\s*(?:rank\s*)?(\d+|None)\b|\bsrc\s*=\s*(\d+|None)\b"
+)
+
+
+def p2p_unmatched(ctx: Context) -> tuple[int, list[str], RankLine] | None:
+    """The one rank whose point-to-point peers do not pair with theirs, from the peers each
+    rank printed (``[stage 1] recv from 0, send to 3``; :func:`_rank_lines`): ``(rank, the
+    unpaired sends/recvs in words, that rank's line)``, or ``None``.
+
+    Mechanism: ``dist.send(dst=d)`` on rank ``r`` completes only when rank ``d`` posts
+    ``dist.recv(src=r)`` (gloo and NCCL pair them by source and destination, no matching by
+    content). A send to a rank that receives from another, or a receive from a rank that
+    sends elsewhere, waits until the timeout on both sides, and every rank downstream waits
+    for them: the whole pipeline times out together, so the ranks' tracebacks do not tell
+    the culprit. Pairing every printed ``dst`` with its peer's ``src`` does: each unpaired
+    side names two ranks, and the one rank in every unpaired side is the one whose peer
+    table is wrong. Needs at least three ranks that printed peers and one rank common to
+    every unpaired side (a consistent table, or two wrong ranks, gives ``None``)."""
+    by_rank, _, _ = _rank_lines(ctx)
+    dst: dict[int, set[int | None]] = {}
+    src: dict[int, set[int | None]] = {}
+    where: dict[int, RankLine] = {}
+    for rank, lines in by_rank.items():
+        for ln in lines:
+            dsts = [m.group(1) for m in _P2P_DST.finditer(ln.text)]
+            srcs = [m.group(1) or m.group(2) for m in _P2P_SRC.finditer(ln.text)]
+            if not dsts and not srcs:
+                continue
+            where.setdefault(rank, ln)
+            for v in dsts:
+                dst.setdefault(rank, set()).add(None if v == "None" else int(v))
+            for v in srcs:
+                src.setdefault(rank, set()).add(None if v == "None" else int(v))
+    if len(where) < 3:
+        return None
+    sides: list[tuple[frozenset[int], str]] = []
+    for r, targets in dst.items():
+        for d in targets:
+            if d is not None and d in src and r not in src[d]:
+                sides.append(
+                    (
+                        frozenset({r, d}),
+                        f"rank {r} sends to {d}, which receives from {_peers(src[d])}",
+                    )
+                )
+    for r, sources in src.items():
+        for s in sources:
+            if s is not None and s in dst and r not in dst[s]:
+                sides.append(
+                    (
+                        frozenset({r, s}),
+                        f"rank {r} receives from {s}, which sends to {_peers(dst[s])}",
+                    )
+                )
+    if not sides:
+        return None
+    common = frozenset.intersection(*(pair for pair, _ in sides))
+    if len(common) != 1:
+        return None
+    (rank,) = common
+    if rank not in where:
+        return None
+    return rank, [text for _, text in sides], where[rank]
+
+
+def _peers(values: set[int | None]) -> str:
+    """The peers of a printed set, in words (``2``, ``2 and 3``, ``none``)."""
+    named = sorted(v for v in values if v is not None)
+    return " and ".join(str(v) for v in named) if named else "none"

@@ -121,6 +121,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(infer(findings, library))
     findings.extend(zero_count_divisions(findings, state, library))
     findings.extend(checkpoint_key_errors(findings, state, library))
+    findings.extend(config_parse_errors(findings, state, library))
+    findings.extend(nonpositive_count_arguments(findings, state, library))
+    findings.extend(nonfinite_record_fields(findings, state, library))
     findings.extend(library_call_mismatches(findings, state, library))
     findings.extend(library_argument_checks(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
@@ -716,6 +719,184 @@ def checkpoint_key_errors(
                 "where": f"{raising.file.rsplit('/', 1)[-1]}:{raising.line}",
             },
         )
+    return list(out.values())
+
+
+#: A config file that does not parse (:func:`config_parse_errors`).
+CONFIG_PARSE_SIGNATURE = "config-file-unparseable"
+#: Parsers' syntax errors (json, tomllib, PyYAML's scanner and parser): the text read is not
+#: valid for its format. pandas' CSV ``ParserError`` is data, not a config: only PyYAML's.
+CONFIG_PARSE_TYPES = (
+    "JSONDecodeError",
+    "TOMLDecodeError",
+    "yaml.scanner.ScannerError",
+    "yaml.parser.ParserError",
+)
+#: A user frame that reads a configuration: its function, file or quoted code names one.
+CONFIG_FRAME = lazy_regex.compile(
+    r"(?i)config|\bcfg|conf\b|settings|hparams|hyperparam|\bparams\b|options"
+)
+
+
+def config_parse_errors(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """A parser's syntax error (``json.decoder.JSONDecodeError: Unterminated string starting
+    at: line 4 column 27``, a TOML or YAML one) raised under a user frame that reads a
+    configuration (:data:`CONFIG_FRAME`: ``load_config``, ``cfg = ...``, ``config.py``) is a
+    config file that does not parse: a finding of :data:`CONFIG_PARSE_SIGNATURE` (class
+    config-error) on the exception's line, one per rank, capturing the reading line
+    (``where``: ``file:line``). Mechanism: the file is text the parser rejects at the
+    position it names: hand-edited, cut short by a copy or a write that did not finish, or,
+    when only some ranks raise, another copy of the file (each node reads its own) than the
+    ranks that parsed it. Lines another signature reads are left to it; a parse under no
+    config frame (a data record's JSON) stays the generic exception."""
+    sig = library.signatures.get(CONFIG_PARSE_SIGNATURE)
+    if sig is None:
+        return []
+    out: dict[int | None, Finding] = {}
+    for type_name in CONFIG_PARSE_TYPES:
+        for seen in _unread_exceptions(state, findings, type_name):
+            if seen.rank in out:
+                continue
+            user = [fr for fr in reversed(seen.exc.frames) if fr.user]
+            reading = next(
+                (
+                    fr
+                    for fr in user
+                    if CONFIG_FRAME.search(fr.func)
+                    or CONFIG_FRAME.search(fr.file.replace("\\", "/").rsplit("/", 1)[-1])
+                    or CONFIG_FRAME.search(fr.code)
+                ),
+                None,
+            )
+            if reading is None:
+                continue
+            name = reading.file.replace("\\", "/").rsplit("/", 1)[-1]
+            out[seen.rank] = _exception_finding(
+                sig, seen, {"where": f"{name}:{reading.line}", "func": reading.func}
+            )
+    return list(out.values())
+
+
+#: A count argument a library refused as not positive (:func:`nonpositive_count_arguments`).
+NONPOSITIVE_COUNT_SIGNATURE = "nonpositive-count-argument"
+#: Libraries' checks that a count is positive: torch's ``set_num_threads expects a positive
+#: integer`` (aten/src/ATen/ParallelCommon/ParallelThreadPoolNative), ``num_workers option
+#: should be non-negative``, ``batch_size should be a positive integer value``.
+NONPOSITIVE_COUNT_MESSAGE = lazy_regex.compile(
+    r"(?i)\b(?:expects?|should be|must be) (?:a )?(?:positive|non-negative)(?: integer)?\b"
+)
+#: A rank's own line that shows an empty share: ``cores [] of [0, 1]``, ``0 shards``.
+EMPTY_SHARE = lazy_regex.compile(
+    r"\[\]|\(\)|\b0 (?:cores|cpus|gpus|devices|items|shards|files|workers|threads)\b"
+)
+
+
+def nonpositive_count_arguments(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """A library's refusal of a count that is not positive (``RuntimeError: set_num_threads
+    expects a positive integer``) raised from a user frame: a finding of
+    :data:`NONPOSITIVE_COUNT_SIGNATURE` (class config-error) on the exception's line, one per
+    rank, capturing the user's line (``where``, ``code``) and, when the rank printed one, its
+    own line that shows an empty share (:data:`EMPTY_SHARE`: ``[rank 2] cores [] of [0,
+    1]``, quoted in ``printed_note``). Mechanism: the count was computed on that rank, mostly a share of
+    something split across the local ranks (CPU cores, GPUs, files, workers): with more ranks
+    than items one rank's share is empty and its count 0. Lines another signature reads are
+    left to it; a traceback with no user frame stays the generic exception."""
+    sig = library.signatures.get(NONPOSITIVE_COUNT_SIGNATURE)
+    if sig is None:
+        return []
+    out: dict[int | None, Finding] = {}
+    for type_name in ("RuntimeError", "ValueError"):
+        for seen in _unread_exceptions(state, findings, type_name):
+            if seen.rank in out or not NONPOSITIVE_COUNT_MESSAGE.search(seen.exc.message):
+                continue
+            user = next((fr for fr in reversed(seen.exc.frames) if fr.user and fr.code), None)
+            if user is None:
+                continue
+            name = user.file.replace("\\", "/").rsplit("/", 1)[-1]
+            out[seen.rank] = _exception_finding(
+                sig,
+                seen,
+                {
+                    "where": f"{name}:{user.line}",
+                    "code": user.code,
+                    "printed_note": _printed_note(_empty_share_line(state, seen.rank)),
+                },
+            )
+    return list(out.values())
+
+
+def _printed_note(line: str) -> str:
+    """`` (it printed "<line>")`` for a quoted line, ``""`` for none."""
+    return f' (it printed "{line[:120]}")' if line else ""
+
+
+def _empty_share_line(state: ScanState, rank: int | None) -> str:
+    """The first of ``rank``'s kept lines (rootrank.ranklines.rank_lines, the heads only)
+    that shows an empty share, ``""`` when none or no rank."""
+    if rank is None:
+        return ""
+    from rootrank.ranklines import rank_lines
+
+    lines, _, _ = rank_lines(state)
+    for who, kept in lines.items():
+        if who[0] != rank:
+            continue
+        for ln in kept:
+            if EMPTY_SHARE.search(ln.text):
+                return ln.text
+    return ""
+
+
+#: A record's field read as inf or NaN (:func:`nonfinite_record_fields`).
+NONFINITE_FIELD_SIGNATURE = "nonfinite-record-field"
+#: CPython's refusal to make an integer of a non-finite float (``int()``, ``math.ceil``,
+#: ``math.floor``, ``range``): OverflowError for infinity, ValueError for NaN.
+NONFINITE_MESSAGE = lazy_regex.compile(r"cannot convert float (?P<value>infinity|NaN) to integer")
+#: A field read by its name on the raising line: ``meta["num_tokens"]``, ``row['len']``.
+FIELD_READ = lazy_regex.compile(r"""\[\s*(?P<q>["'])(?P<field>[^"'\]]{1,60})(?P=q)\s*\]""")
+
+
+def nonfinite_record_fields(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """``OverflowError: cannot convert float infinity to integer`` (or NaN's ValueError)
+    raised on a user line that reads a field by its name (``math.ceil(meta["num_tokens"] /
+    N)``): a finding of :data:`NONFINITE_FIELD_SIGNATURE` (class data-error) on the
+    exception's line, one per rank, capturing the field, the value and the line. Mechanism:
+    a record loaded from a file (a JSON manifest or metadata, a CSV row) holds a number too
+    large for a float (JSON's ``1e999`` loads as inf) or NaN, and the first integer use of it
+    raises; the file is what to repair, and the loader what to make check it. Lines another
+    signature reads are left to it; a line that reads no named field stays the generic
+    exception (its inf may be the code's own arithmetic)."""
+    sig = library.signatures.get(NONFINITE_FIELD_SIGNATURE)
+    if sig is None:
+        return []
+    out: dict[int | None, Finding] = {}
+    for type_name in ("OverflowError", "ValueError"):
+        for seen in _unread_exceptions(state, findings, type_name):
+            m = NONFINITE_MESSAGE.search(seen.exc.message)
+            if seen.rank in out or m is None:
+                continue
+            user = next((fr for fr in reversed(seen.exc.frames) if fr.user and fr.code), None)
+            field = FIELD_READ.search(user.code) if user is not None else None
+            if user is None or field is None:
+                continue
+            name = user.file.replace("\\", "/").rsplit("/", 1)[-1]
+            out[seen.rank] = _exception_finding(
+                sig,
+                seen,
+                {
+                    "field": field.group("field"),
+                    "value": "inf" if m.group("value") == "infinity" else "nan",
+                    "where": f"{name}:{user.line}",
+                    "code": user.code,
+                    "func": user.func,
+                },
+            )
     return list(out.values())
 
 

@@ -318,6 +318,16 @@ _TEMPLATES: dict[str, str] = {
         "in a collective or sat in place until a timeout ended it): the first rank to give up waiting, "
         "not the one the others waited for"
     ),
+    "spawn_self_signal": (
+        "mp.spawn's parent reports that process {rank} (its rank) ended with {sig}, a signal no other"
+        " process sends: its own abort, and the error printed with no rank before it is rank {rank}'s;"
+        " the parent then terminated the others"
+    ),
+    "unpaired_p2p_peer": (
+        "the ranks printed their point-to-point peers, and rank {rank}'s do not pair: {sides}."
+        " A send completes only when its destination receives from that rank, so rank {rank}'s"
+        ' peer table is wrong ("{text}", {where}) and the ranks around it wait until the timeout'
+    ),
     "reported_by_launcher": "the launcher reports that rank {rank} exited by itself with code {code}",
     "launcher_first_failure": (
         "the launcher names rank {rank} as the first process that failed; {victims} only"

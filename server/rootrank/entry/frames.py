@@ -346,10 +346,28 @@ def call_sites(state: ScanState, root: Finding, masker: Any | None = None) -> li
     """For a collective failure: each rank's call site (the innermost user frame of the rank's first traceback, and the
     collective it waited in), sorted by rank, when at least two ranks show one and they
     differ (another line, or another collective); else ``[]``."""
+    if root.signature in OWN_CHECK_SIGNATURES:
+        return []
     sites = _rank_sites(state, root, masker)
     if len({(s.file, s.line, s.collective) for s in sites}) < 2:
         return []
+    if all(s.collective in P2P_CALLS for s in sites):
+        # a pipeline's senders and receivers wait at their own lines by design: which peer
+        # each names is what differs (rootrank.analysis.initiator.unpaired_p2p_peer)
+        return []
     return sites
+
+
+#: Point-to-point calls: a send and a recv at two lines are one exchange, not a divergence.
+P2P_CALLS = frozenset({"send", "recv", "isend", "irecv", "batch_isend_irecv"})
+
+
+#: Signatures of a collective's check of the raising rank's own arguments before any data
+#: moves (gloo's and ProcessGroupGloo's size and list-size checks): the rank that raised is
+#: the cause, and the peers' call sites are only where they waited when it left ("Connection
+#: closed by peer"), such as the source and the non-source branch of one scatter; comparing
+#: them would read a branch by design as a divergence.
+OWN_CHECK_SIGNATURES = frozenset({"gloo-local-size-check"})
 
 
 def waiting_step(
