@@ -13,10 +13,11 @@ same classes and patterns, a slower start). Nothing is written at run time.
 
 from __future__ import annotations
 
+import marshal
 import os
-import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 #: Where the files go by default (this package's folder).
 FOLDER = Path(__file__).resolve().parent
@@ -24,10 +25,25 @@ FOLDER = Path(__file__).resolve().parent
 _MAIN = "import sys; from rootrank import built_code; built_code.main(sys.argv[1:])"
 
 
+def read_table(path: Path, tag: tuple[Any, ...]) -> dict[Any, Any]:
+    """The table stored in ``path`` (marshal of ``(tag, table)``), or ``{}`` when ``path`` is
+    missing or unreadable, or was built with another ``tag`` (another interpreter or
+    ``regex`` version). Never raises."""
+    try:
+        stored_tag, table = marshal.loads(path.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return {}
+    if tuple(stored_tag) != tag or not isinstance(table, dict):
+        return {}
+    return table
+
+
 def build(folder: Path = FOLDER) -> str:
     """Write both files into ``folder`` from a fresh interpreter (this one's executable, this
     package first on its path); returns its report (one line a file). Raises OSError,
     subprocess.CalledProcessError (its ``stderr`` says why)."""
+    import subprocess  # (only a build starts an interpreter: not on rootrank's start path)
+
     server = str(FOLDER.parent)
     path = os.pathsep.join(filter(None, [server, os.environ.get("PYTHONPATH")]))
     done = subprocess.run(

@@ -29,6 +29,8 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from rootrank.built_code import read_table
+
 #: The built file, next to this module (ignored by git).
 BUILT = Path(__file__).with_name("dataclass_code.bin")
 
@@ -48,13 +50,7 @@ def _compile(text: str) -> CodeType:
 def load(path: Path = BUILT) -> dict[str, CodeType]:
     """The stored code by text, or ``{}`` when ``path`` is missing, unreadable or built by
     another interpreter."""
-    try:
-        tag, table = marshal.loads(path.read_bytes())
-    except (OSError, ValueError, EOFError, TypeError):
-        return {}
-    if tuple(tag) != _tag() or not isinstance(table, dict):
-        return {}
-    return table
+    return read_table(path, _tag())
 
 
 def install(path: Path = BUILT) -> int:

@@ -30,6 +30,8 @@ from typing import Any, cast
 import regex
 from regex import _regex as _native_module
 
+from rootrank.built_code import read_table
+
 #: ``regex``'s native module (its ``compile`` builds a pattern from the parsed code).
 _regex: Any = cast(Any, _native_module)
 
@@ -48,13 +50,7 @@ def _tag() -> tuple[str, int]:
 def load(path: Path = BUILT) -> dict[tuple[str, int], bytes]:
     """The stored entries, or ``{}`` when ``path`` is missing, unreadable or built with
     another ``regex``."""
-    try:
-        tag, table = marshal.loads(path.read_bytes())
-    except (OSError, ValueError, EOFError, TypeError):
-        return {}
-    if tuple(tag) != _tag() or not isinstance(table, dict):
-        return {}
-    return table
+    return read_table(path, _tag())
 
 
 def compile(pattern: str, flags: int = 0) -> Any:
