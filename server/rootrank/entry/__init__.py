@@ -513,7 +513,8 @@ def fill_entry(
     facts.ranks_share_path = ranks_share_path([root, *(f for f in group if f is not root)])
     facts.multi_node = launch.multi_node
     odd_rank = root.rank if root.rank is not None else initiating
-    odd = odd_setting(rank_settings(state), odd_rank)
+    # (the heads are read for settings only when there is a rank to compare)
+    odd = odd_setting(rank_settings(state), odd_rank) if odd_rank is not None else None
     odd_lead = None
     if odd is not None:
         name, mine, theirs, odd_line, others = odd
