@@ -189,3 +189,54 @@ def test_an_all_empty_folder_names_three_files_and_counts_the_rest(tmp_path: Pat
     err = proc.stderr.decode()
     assert "rank2.log (and 2 more): empty input (0 bytes read): nothing to diagnose" in err
     assert "rank3.log" not in err
+
+
+def test_subfolders_with_unrelated_names_are_separate_jobs_and_node_folders_are_one():
+    from rootrank.runs import job_folders
+
+    archive = [
+        "/a/dist-013-ecc/input.log",
+        "/a/dist-014-xid/input.log",
+        "/a/torch-02-bad-data/input.log",
+        "/a/torch-02-bad-data/rank1.log",
+    ]
+    keys = job_folders(archive, "/a")
+    assert keys["/a/torch-02-bad-data/rank1.log"] == RunKey("folder", "/a/torch-02-bad-data")
+    assert keys["/a/dist-013-ecc/input.log"].label() == "the job in dist-013-ecc/"
+    nodes = ["/j/node01/train.log", "/j/node02/train.log", "/j/node03/train.log", "/j/launch.log"]
+    assert job_folders(nodes, "/j") == {}
+    kept, note = pick_run(archive, mtime=lambda f: 1.0, root="/a")
+    # times tie: the larger number in the folder's name is the newer job
+    assert kept == ["/a/dist-014-xid/input.log"]
+    assert note.startswith(
+        "the folder holds 3 runs: diagnosed the job in dist-014-xid/ (the newest); left out"
+    )
+
+
+def test_cli_on_an_archive_of_job_folders_diagnoses_one_job_not_a_mix(tmp_path: Path):
+    """New-user trial r18 finding 5b: ``rootrank diagnose fleet`` read every job folder as the
+    files of one job and joined two jobs' ranks in one root cause."""
+    import json
+
+    timeout = (
+        "[rank1]:[E1129 10:12:01.554000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=41, OpType=ALLREDUCE, NumelIn=1, "
+        "NumelOut=1, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.\n"
+    )
+    for name, text, when in (
+        ("oom-run", OOM, 1_000_000),
+        ("hang-after-save", timeout, 2_000_000),
+        ("bad-data", "step 1 loss 2.0\n", 1_500_000),
+    ):
+        (tmp_path / name).mkdir()
+        f = tmp_path / name / "input.log"
+        f.write_text(text, encoding="utf-8")
+        os.utime(f, (when, when))
+    diag = json.loads(run_cli("diagnose", "--format", "json", str(tmp_path)).stdout)
+    assert diag["root_cause"]["failure_class"] == "collective-timeout"
+    assert [os.path.basename(os.path.dirname(s)) for s in diag["sources"]] == ["hang-after-save"]
+    assert any(
+        "diagnosed the job in hang-after-save/ (the newest); left out the job in oom-run/, "
+        "the job in bad-data/" in w
+        for w in diag["warnings"]
+    )

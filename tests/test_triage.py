@@ -647,3 +647,29 @@ def test_the_local_cluster_serves_no_dashboard_and_warns_of_no_taken_port(tmp_pa
     assert got["port"] != 8787
     assert set(got["codes"].values()) == {404}
     assert got["listening"] == ["127.0.0.1"]
+
+
+def test_the_host_note_counts_the_jobs_that_named_only_localhost():
+    """New-user trial r18 finding 5: jobs whose diagnosis named ``localhost`` were counted
+    among those naming no host without a word; the note says how many named only it."""
+    from rootrank.triage.render import _host_notes
+    from rootrank.triage.summary import Summary
+
+    def rec(index: int, host: str | None) -> dict:
+        return {
+            "index": index, "id": f"job{index}", "bytes": 10, "status": "failed",
+            "time": 1.0e9, "time_source": "log", "hosts": [host] if host else [],
+            "failure_class": "cuda-oom", "signature": "cuda-oom", "title": "CUDA OOM",
+            "host": host, "evidence": None, "rank": 0, "exception": None,
+        }  # fmt: skip
+
+    s = Summary()
+    for i, host in enumerate(["node01", "localhost", None, "localhost"]):
+        s.add(rec(i, host))
+    d = s.to_dict()
+    assert (d["failed"], d["failed_without_host"], d["failed_local_host"]) == (4, 3, 2)
+    assert [h["host"] for h in d["hosts"]] == ["node01"]
+    assert _host_notes(d)[0] == (
+        "  3 of 4 failed jobs named no initiating host (2 named only localhost, which is no one"
+        " machine) and are not in this table (their classes are below)"
+    )

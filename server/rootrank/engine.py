@@ -143,7 +143,7 @@ def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[t
                 )
             # a newest run with empty files only (a restart attempt stuck before its first
             # line) is passed over for the one that wrote the failure
-            found, note = pick_run(found, size=os.path.getsize)
+            found, note = pick_run(found, size=os.path.getsize, root=p)
             if note:
                 notes.append(f"{p}: {note}")
             if note := unrelated_names(found, p):

@@ -46,9 +46,12 @@ class RunKey:
     attempt: int = 0
 
     def label(self) -> str:
-        """How the report names this run: ``SLURM job 1234``, ``torchrun run r1 attempt 2``."""
+        """How the report names this run: ``SLURM job 1234``, ``torchrun run r1 attempt 2``,
+        ``the job in dist-014/`` (a job's own subfolder: :func:`job_folders`)."""
         if self.kind == "slurm":
             return f"SLURM job {self.name}"
+        if self.kind == "folder":
+            return f"the job in {os.path.basename(self.name)}/"
         return f"torchrun run {os.path.basename(self.name)} attempt {self.attempt}"
 
 
@@ -69,13 +72,41 @@ def run_key(path: str) -> RunKey | None:
 def _job_order(key: RunKey) -> tuple[int, ...]:
     if key.kind == "slurm":
         return tuple(int(x) for x in key.name.split("_"))
+    if key.kind == "folder":  # dist-014/ after dist-013/ when their times tie
+        return tuple(int(x) for x in _DIGITS.findall(os.path.basename(key.name))[:4])
     return (key.attempt,)
+
+
+def job_folders(files: list[str], root: str) -> dict[str, RunKey]:
+    """The job each of ``files`` (log files found under the folder ``root``, that carry no
+    SLURM or torchrun run key) belongs to when ``root``'s subfolders are separate jobs'
+    folders, keyed by the file; ``{}`` when they are not.
+
+    An archive of jobs keeps each job in its own folder (``fleet/dist-013-ecc/input.log``,
+    ``fleet/torch-02-bad-data/input.log``); one job keeps its nodes' or ranks' files in
+    folders whose names differ by numbers only (``node01/``, ``node02/``; ``rank0/``,
+    ``rank1/``). The first-level subfolders are separate jobs when, numbers taken away, their
+    names fall into :data:`UNRELATED_NAMES` or more different names (as
+    :func:`unrelated_names` reads file names). Files directly in ``root`` belong to no job
+    folder and are not keyed (they stay beside whichever job is diagnosed, as files with no
+    run key do). New-user trial r18 finding 5b: a folder of 28 job folders was read as one
+    job and its root cause joined two jobs' ranks."""
+    tops: dict[str, list[str]] = {}
+    for f in files:
+        parts = os.path.relpath(f, root).split(os.sep)
+        if len(parts) > 1 and parts[0] not in (os.curdir, os.pardir):
+            tops.setdefault(parts[0], []).append(f)
+    stems = {_DIGITS.sub("#", name.lower()) for name in tops}
+    if len(stems) < UNRELATED_NAMES:
+        return {}
+    return {f: RunKey("folder", os.path.join(root, top)) for top, fs in tops.items() for f in fs}
 
 
 def pick_run(
     files: list[str],
     mtime: Callable[[str], float] = os.path.getmtime,
     size: Callable[[str], int] | None = None,
+    root: str | None = None,
 ) -> tuple[list[str], str | None]:
     """Keep the files of the newest run of ``files`` (paths of one folder, in order).
 
@@ -92,8 +123,14 @@ def pick_run(
     stuck in its rendezvous (or was just started) is the newest run and holds 0 bytes, while
     the attempt before it holds the failure that caused the restart. The note then names the
     empty run as passed over. ``rootrank diagnose`` asks; ``watch`` does not (the empty
-    attempt is where the next output will appear)."""
-    keys = {f: run_key(f) for f in files}
+    attempt is where the next output will appear).
+
+    ``root`` (the folder ``files`` were found in; ``None``: not asked) keys the files that
+    carry no run key by their job's own subfolder when the subfolders are separate jobs
+    (:func:`job_folders`)."""
+    keys: dict[str, RunKey | None] = {f: run_key(f) for f in files}
+    if root is not None:
+        keys.update(job_folders([f for f, k in keys.items() if k is None], root))
     runs: dict[RunKey, list[str]] = {}
     for f, k in keys.items():
         if k is not None:

@@ -74,14 +74,16 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
 
 def _host_notes(s: dict[str, Any]) -> list[str]:
     """What the host table leaves out, under it: the failed jobs that named no initiating
-    host (``failed_without_host``), and, when the names are pseudonyms (``host_names ==
+    host (``failed_without_host``, of which ``failed_local_host`` named only ``localhost``), and, when the names are pseudonyms (``host_names ==
     "pseudonyms"``, set by the command), how to see the real ones."""
     notes = []
     missing = s.get("failed_without_host", 0)
     if missing and s["hosts"]:
+        local = s.get("failed_local_host", 0)
+        only_local = f" ({local:,} named only localhost, which is no one machine)" if local else ""
         notes.append(
-            f"  {missing:,} of {s['failed']:,} failed jobs named no initiating host and are not"
-            " in this table (their classes are below)"
+            f"  {missing:,} of {s['failed']:,} failed jobs named no initiating host{only_local}"
+            " and are not in this table (their classes are below)"
         )
     if s["hosts"] and s.get("host_names") == "pseudonyms":
         notes.append(

@@ -137,6 +137,9 @@ class Summary:
     not_read: _First = field(default_factory=lambda: _First(MAX_LISTED))
     #: Failed jobs whose diagnosis named no initiating host (not in the host table).
     no_host: int = 0
+    #: Of :attr:`no_host`, the jobs whose diagnosis named a host that is no one machine
+    #: (``localhost``: :func:`_counts`).
+    local_host: int = 0
     #: The healthy jobs' ids (the first :data:`MAX_LISTED` by order in the archive).
     healthy: _First = field(default_factory=lambda: _First(MAX_LISTED))
 
@@ -178,6 +181,7 @@ class Summary:
         h = rec["host"]
         if not (h and _counts(h)):
             self.no_host += 1
+            self.local_host += bool(h)
         if h and _counts(h):
             host = self.hosts.setdefault(h, _Host())
             if h not in rec["hosts"]:
@@ -210,6 +214,7 @@ class Summary:
         self.errors.merge(other.errors)
         self.not_read.merge(other.not_read)
         self.no_host += other.no_host
+        self.local_host += other.local_host
         self.healthy.merge(other.healthy)
 
     def ranked_hosts(self) -> list[tuple[str, _Host]]:
@@ -302,6 +307,7 @@ class Summary:
             "hosts": hosts,
             "hosts_seen": len(self.hosts),
             "failed_without_host": self.no_host,
+            "failed_local_host": self.local_host,
             "healthy_jobs": self.healthy.items(),
             "days": days,
             "undated_jobs": self.undated,
