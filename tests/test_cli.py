@@ -317,3 +317,24 @@ def test_the_parser_of_one_command_parses_and_helps_as_the_whole_parser(words):
     assert list(alone_sub.choices) == [words[0]]
     assert alone_sub.choices[words[0]].format_help() == whole_sub.choices[words[0]].format_help()
     assert list(whole_sub.choices) == list(cli.COMMANDS)
+
+
+def test_a_masked_user_in_the_verify_command_says_how_to_see_it(tmp_path):
+    """New-user trial r18 finding 6: a verify command whose paths carry the masked ``<user>``
+    says that ``--no-mask`` shows the real name, and with it the command has no blank."""
+    log = tmp_path / "oom.log"
+    log.write_text(
+        "+ torchrun --nproc-per-node=2 /home/alice/proj/train.py --bs 8\n"
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+        "GPU 1 has a total capacity of 79.15 GiB of which 1.21 GiB is free.\n"
+    )
+    text = run_cli("diagnose", str(log)).stdout.decode().splitlines()
+    verify = next(i for i, line in enumerate(text) if line.startswith("Verify: "))
+    assert "torchrun --nproc-per-node=2 /home/<user>/proj/train.py --bs 8" in text[verify]
+    assert text[verify + 1] == (
+        "  (fill in <user> before running it; `--no-mask` shows the real <user>)"
+    )
+    raw = run_cli("diagnose", "--no-mask", str(log)).stdout.decode().splitlines()
+    verify = next(i for i, line in enumerate(raw) if line.startswith("Verify: "))
+    assert "/home/alice/proj/train.py --bs 8" in raw[verify]
+    assert not raw[verify + 1].startswith("  (fill in")

@@ -13,7 +13,7 @@ from typing import Any
 from rootrank import lazy_regex
 from rootrank.analysis.reasons import format_ranks
 from rootrank.entry.variants import GENERAL_WHY
-from rootrank.mask import pseudonyms_in
+from rootrank.mask import USER, pseudonyms_in
 from rootrank.model import Diagnosis, Evidence, Finding, RootCause, UserFrame
 from rootrank.taxonomy import describe
 
@@ -207,7 +207,8 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
     if v["verify"]:
         out.append(st.bold("Verify: ") + v["verify"])
         if v["blanks"]:
-            out.append(st.dim(f"  (fill in {', '.join(v['blanks'])} before running it)"))
+            masked = f"; `--no-mask` shows the real {USER}" if USER in v["blanks"] else ""
+            out.append(st.dim(f"  (fill in {', '.join(v['blanks'])} before running it{masked})"))
         if v["masked"]:
             out.append(st.dim(f"  ({', '.join(v['masked'])}: masked names; use the real ones)"))
     out.append("")
