@@ -23,6 +23,7 @@ from typing import Any
 
 from rootrank.analysis.collateral import (
     collateral_of,
+    earlier_unexplained,
     cut_traceback,
     explanations,
     group,
@@ -139,6 +140,8 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         host = root.host
     diag.initiating_host = host
     collateral = collateral_of(ctx.findings, root)
+    apart = earlier_unexplained(collateral, root, graph, state.exceptions)
+    collateral = [f for f in collateral if f not in apart]
     diag.reasoning.extend(_reasoning(ctx, graph, root, initiator, group_of_root, collateral))
     diag.root_cause = fill_entry(
         library.signatures[root.signature],
@@ -155,7 +158,16 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     diag.root_cause.confidence = _confidence(root, initiator, graph, group_of_root)
     diag.collateral = group([*collateral, *(f for s in ctx.survived for f in s.findings)])
     _retitle(diag, library.signatures[root.signature].title)
-    diag.timeline = timeline(ctx.findings, root)
+    diag.timeline = timeline(ctx.findings, root, apart)
+    diag.reasoning.extend(
+        say(
+            "earlier_unexplained",
+            text=f.evidence[0].text.strip()[:160],
+            where=f"{f.evidence[0].path}:{f.evidence[0].line}",
+        )
+        for f in apart
+        if f.evidence
+    )
     diag.explanations = explanations(graph, root)
     return diag
 

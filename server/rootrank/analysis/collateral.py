@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from rootrank import lazy_regex
+
 from rootrank.analysis.graph import Graph
 from rootrank.model import (
     CollateralGroup,
@@ -38,6 +40,49 @@ def collateral_of(findings: list[Finding], root: Finding) -> list[Finding]:
     return out
 
 
+#: A traceback frame of a launcher that reports its workers' failure (torchrun's agent,
+#: ``mp.spawn``'s join): an exception raised there is the report of a worker's, an effect.
+_LAUNCHER_FRAME = lazy_regex.compile(
+    r"(?:[/\\]bin[/\\]torchrun$|distributed[/\\]run\.py$|distributed[/\\]launch(?:er[/\\]api)?\.py$"
+    r"|distributed[/\\]elastic[/\\]|multiprocessing[/\\]spawn\.py$)"
+)
+
+
+def earlier_unexplained(
+    collateral: list[Finding], root: Finding, graph: Graph, exceptions: list[SeenException]
+) -> list[Finding]:
+    """The findings of ``collateral`` that are not the root's effects: an error of their own
+    on no rank, read from the exception line of a traceback (one of ``exceptions``, the
+    scan's) none of whose frames is a launcher's (:data:`_LAUNCHER_FRAME`: mp.spawn's
+    ``Exception`` reports a worker's error), printed before the root cause, another signature
+    than the root's, that no rule explains. The root cause was chosen over it because the run
+    went on after it (:func:`rootrank.analysis.graph.pick_root`: an unranked exception wins
+    only over what was printed before it), so it is an earlier failure of its own, not
+    collateral: a launch script's own snippet failing before the job started (new-user trial
+    r18 finding 7: ``KeyError: 'GPU_IDS_STR'`` from ``<stdin>`` in the preamble was listed as
+    explained by a node's missing file). Warnings and NCCL's WARN lines before the root (its
+    own context: ``Duplicate GPU detected`` before ``invalid usage``) stay collateral."""
+    raised = {
+        (s.path, s.exc.log_line)
+        for s in exceptions
+        if s.rank is None
+        and s.exc.frames
+        and not s.exc.ignored
+        and not any(_LAUNCHER_FRAME.search(fr.file) for fr in s.exc.frames)
+    }
+    return [
+        f
+        for f in collateral
+        if f.role == "cause"
+        and f.severity == "error"
+        and f.rank is None
+        and f.signature != root.signature
+        and f.order < root.order
+        and any((e.path, e.line) in raised for e in f.evidence)
+        and not graph.explained(f)
+    ]
+
+
 def group(collateral: list[Finding]) -> list[CollateralGroup]:
     """Collateral findings grouped by signature, each with its ranks (sorted), count and
     up to 8 evidence lines."""
@@ -62,10 +107,14 @@ def group(collateral: list[Finding]) -> list[CollateralGroup]:
     return list(groups.values())
 
 
-def timeline(findings: list[Finding], root: Finding | None) -> list[TimelineMark]:
+def timeline(
+    findings: list[Finding], root: Finding | None, apart: list[Finding] | None = None
+) -> list[TimelineMark]:
     """One mark per finding: rank, time, order, kind (``root``/``collateral``/``finding``)
-    and its first line (1-based)."""
+    and its first line (1-based). ``apart`` are findings the root does not explain
+    (:func:`earlier_unexplained`): marked ``finding``."""
     out = []
+    kept_apart = {id(f) for f in apart or ()}
     for f in findings:
         out.append(
             TimelineMark(
@@ -74,7 +123,9 @@ def timeline(findings: list[Finding], root: Finding | None) -> list[TimelineMark
                 order=f.order,
                 signature=f.signature,
                 title=f.title,
-                kind="root" if f is root else ("collateral" if root is not None else "finding"),
+                kind="root"
+                if f is root
+                else ("collateral" if root is not None and id(f) not in kept_apart else "finding"),
                 path=f.evidence[0].path if f.evidence else None,
                 line=f.evidence[0].line if f.evidence else None,
             )

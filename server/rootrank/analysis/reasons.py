@@ -448,6 +448,10 @@ _TEMPLATES: dict[str, str] = {
         " before its error line): ranks running the same code and config raise it alike, so the log"
         " does not tell which of ranks {ranks} started it"
     ),
+    "earlier_unexplained": (
+        "{text} ({where}, no rank) was printed before the root cause, nothing explains it and"
+        " the run went on after it: an earlier failure of its own, not the root cause's effect."
+    ),
     "no_known_failure": "No known failure found. The last exception{rank_part} is {type} at {where}.",
     "log_ends_in_traceback": (
         "The log ends inside a traceback{rank_part} ({where}): the exception line that would name"
