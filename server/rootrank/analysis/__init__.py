@@ -23,8 +23,8 @@ from typing import Any
 
 from rootrank.analysis.collateral import (
     collateral_of,
-    earlier_unexplained,
     cut_traceback,
+    earlier_unexplained,
     explanations,
     group,
     timeline,

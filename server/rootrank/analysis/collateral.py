@@ -4,9 +4,9 @@ timeline, the edges, and the unclassified exception when nothing is known."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 from rootrank import lazy_regex
-
 from rootrank.analysis.graph import Graph
 from rootrank.model import (
     CollateralGroup,
@@ -49,7 +49,7 @@ _LAUNCHER_FRAME = lazy_regex.compile(
 
 
 def earlier_unexplained(
-    collateral: list[Finding], root: Finding, graph: Graph, exceptions: list[SeenException]
+    collateral: list[Finding], root: Finding, graph: Graph, exceptions: Iterable[SeenException]
 ) -> list[Finding]:
     """The findings of ``collateral`` that are not the root's effects: an error of their own
     on no rank, read from the exception line of a traceback (one of ``exceptions``, the
