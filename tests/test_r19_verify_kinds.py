@@ -184,3 +184,34 @@ def test_framework_loader_missing_file_is_listed_and_the_framework_reruns() -> N
     assert d.root_cause.confirm == [
         "ls -l data/caption_train.json  # on every node, from the job's working directory"
     ]
+
+
+def test_relative_module_frame_keeps_the_path_the_command_typed() -> None:
+    """Python before 3.9 prints the ``<module>`` frame's file as argv[0] was typed
+    (``python scripts/pretrain.py`` from the repository root): the rerun names it so."""
+    log = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "scripts/pretrain.py", line 212, in <module>',
+            "    main(cfg)",
+            '  File "scripts/pretrain.py", line 140, in main',
+            "    model = DDP(model, device_ids=[local_rank])",
+            '  File "/opt/conda/lib/python3.8/site-packages/torch/nn/parallel/distributed.py",'
+            " line 646, in __init__",
+            "    _verify_param_shape_across_processes(self.process_group, parameters)",
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+            "ProcessGroupNCCL.cpp:1691, unhandled system error (run with NCCL_DEBUG=INFO for"
+            " details), NCCL version 2.19.3",
+            "ncclSystemError: System call (e.g. socket, malloc) or external library call failed"
+            " or device error. ",
+            "Last error:",
+            "socketStartConnect: Connect to 10.20.0.5<41233> failed : Connection refused",
+        ]
+    )
+    d = diagnose_text(log + "\n", "job.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.verify == (
+        "NCCL_SOCKET_IFNAME=<iface> NCCL_DEBUG=INFO torchrun --nproc-per-node=<gpus>"
+        " scripts/pretrain.py  # the job itself, launched as before (the log shows no"
+        " nccl-tests): 'Init COMPLETE' on every rank, no 'NCCL WARN'"
+    )

@@ -207,9 +207,16 @@ def entry_script(state: ScanState, root: Finding) -> str | None:
     frames += [(f.file, f.func, f.user) for seen in state.exceptions for f in seen.exc.frames]
     frames += [(f.file, f.func, f.user) for seen in state.cut_tracebacks for f in seen.exc.frames]
     for file, func, user in frames:
-        name = file.replace("\\", "/").rsplit("/", 1)[-1]
+        path = file.replace("\\", "/")
+        name = path.rsplit("/", 1)[-1]
         if func == "<module>" and user and name.endswith(".py"):
-            return name
+            # a relative path is the script as the command typed it (``python scripts/train.py``
+            # from the job's directory: Python before 3.9 keeps argv[0] as given), and reruns
+            # from there; an absolute one is named by its file name
+            relative = not path.startswith(("/", "~")) and not regex.match(r"[A-Za-z]:/", path)
+            # (not a path a report shortened: ``.../lit-llama/train.py``)
+            shown = relative and "<" not in path and "..." not in path
+            return path if shown else name
     # No ``<module>`` frame: a thread's or a ``multiprocessing.Process``'s traceback starts in
     # the standard library's bootstrap (threading.py ``_bootstrap_inner``, multiprocessing's
     # process.py ``_bootstrap``; faulthandler's crash stack likewise), and the first user frame
