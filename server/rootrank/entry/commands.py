@@ -7,7 +7,11 @@ log names, the launcher the log shows (``deepspeed``, ``accelerate launch``, ``m
 or runs one process), the processes per node from ``--nproc-per-node`` (or the world size
 when the log shows one node), and the whole printed command line when the log has one.
 What the log does not tell stays a visible ``<blank>`` (``report.unfilled_placeholders``
-flags it as not ready to run).
+flags it as not ready to run). A verification's script blank (``<train.py>``) and elided
+launch (``torchrun ...``) are filled the same way; a network check an entry writes as an
+nccl-tests run is the job's own launch with ``NCCL_DEBUG=INFO`` unless the log shows
+nccl-tests (:func:`job_network_check`): a tool the user may not have, on hosts the log names
+no way to fill, is not the check this user can run.
 
 Facts come from :class:`rootrank.scan.LaunchFacts` (``launchers``, ``command``,
 ``nproc_per_node``, ``script``) and :class:`rootrank.scan.ScanState` (``world_size``).
