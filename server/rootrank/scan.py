@@ -324,7 +324,18 @@ _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
             r"|\[repeated \d+x across cluster\]"
         ),
     ),
-    ("horovodrun", ("horovodrun",), lazy_regex.compile(r"\bhorovodrun\b")),
+    (
+        # horovodrun's command, and its own tag on each worker's line when it runs the workers
+        # itself (Gloo mode, elastic): "[3]<stderr>:" with the rank alone, after an optional
+        # time.asctime() stamp with --timestamp-output (horovod/runner/common/util/
+        # safe_shell_exec.py, forward_stream: '{time}[{rank}]<{prefix}>:{line}'); Open MPI's
+        # --tag-output adds the job id ("[1,3]<stderr>:", below)
+        "horovodrun",
+        ("horovodrun", "]<std"),
+        lazy_regex.compile(
+            r"\bhorovodrun\b|^(?:\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4})?\[\d+\]<std(?:out|err)>:"
+        ),
+    ),
     (
         "mpirun",
         ("mpirun", "mpiexec", "prterun", "OMPI_COMM_WORLD", "]<std", "Primary job"),
