@@ -1,0 +1,62 @@
+"""Round-19b kinds of reasoning (held-out set /work/notes/heldout-r19b, now a development set).
+
+The fixtures in ``tests/r19b/`` are that set's real runs on this machine (torch 2.13 CPU,
+gloo, torchrun or mp.spawn, 2026-12-04), whole, named after their case folders; the scripts
+that made them are in the set's ``_scripts/``.
+
+C. Two torchrun agents' outputs one after the other in one file (node 0's whole output, then
+   node 1's: different agent pids, node 1's start banner timed before node 0's failure) are
+   two nodes of one run, not two attempts (rootrank.runs.another_node); and a worker's own
+   ``subprocess.CalledProcessError`` (``git rev-parse`` in a directory that is no checkout,
+   git's ``fatal: ...`` on the line before) is that worker's exception (user-code-exception,
+   variant ``subprocess-failed``), not the launcher's ChildFailedError summary.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rootrank.engine import diagnose_text
+from rootrank.report import to_text
+from rootrank.runs import SectionFacts, another_node
+
+_DATA = Path(__file__).parent / "r19b"
+
+
+def _read(name: str) -> str:
+    return (_DATA / name).read_text(encoding="utf-8")
+
+
+# C. two nodes concatenated; a worker's CalledProcessError
+
+
+def test_two_agents_concatenated_are_two_nodes_and_called_process_error_wins() -> None:
+    d = diagnose_text(
+        _read("06-node1-rank2-git-rev-parse-not-a-repo-tee3.log"), "run.log", mask=False
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiating_rank == 2
+    assert d.root_cause.evidence[0].line == 91
+    assert "CalledProcessError" in d.root_cause.evidence[0].text
+    fix = d.root_cause.fix.steps[0]
+    assert "the line just above this traceback" in fix
+    assert "RUN_REV" in fix
+    # the second agent's section is another node, not a relaunch
+    text = to_text(d)
+    assert "2 runs of the job" not in text
+    assert "two agents of one run" in text
+
+
+def test_different_agents_timed_at_once_are_nodes_even_with_shared_local_tags() -> None:
+    # node 0 (agent 28302) ran 22:12:48-22:12:58; node 1's agent 28334 started 22:12:49 and
+    # its ``[default1]`` tee prefix reads as rank 1 too
+    earlier = SectionFacts(ranks={0, 1}, first_time=100.0, last_time=110.0, agents={"28302"})
+    later = SectionFacts(
+        ranks={1, 2, 3}, first_time=101.3, last_time=106.8, agents={"28334"}, start=74
+    )
+    why = another_node(earlier, later)
+    assert why is not None and "28334" in why
+    # a relaunch: a new agent started after the earlier one's last line
+    relaunch = SectionFacts(ranks={0, 1}, first_time=111.0, last_time=120.0, agents={"28400"})
+    assert another_node(earlier, relaunch) is None
