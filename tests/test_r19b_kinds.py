@@ -60,3 +60,26 @@ def test_different_agents_timed_at_once_are_nodes_even_with_shared_local_tags() 
     # a relaunch: a new agent started after the earlier one's last line
     relaunch = SectionFacts(ranks={0, 1}, first_time=111.0, last_time=120.0, agents={"28400"})
     assert another_node(earlier, relaunch) is None
+
+
+# D. a non-finite loss a guard handled
+
+
+def test_handled_nonfinite_loss_is_survived_not_a_failure() -> None:
+    d = diagnose_text(_read("12-healthy-spawn-nan-skip-handled.log"), "run.log", mask=False)
+    assert d.root_cause is None
+    text = to_text(d)
+    assert "No known failure found" in text
+    assert "was survived" in text and "[error_survived]" in text
+    # rank 1's own NaN ("... on this rank") is read as rank 1's point
+    nan_series = [s for s in d.metrics if s.onsets]
+    assert [(s.rank, s.onsets[0].step) for s in nan_series] == [(1, 23)]
+
+
+def test_nonfinite_loss_that_stays_nonfinite_is_still_the_cause() -> None:
+    # the same run's lines, cut at the NaN: no finite loss after it on rank 1
+    lines = _read("12-healthy-spawn-nan-skip-handled.log").splitlines()[:12]
+    d = diagnose_text("\n".join(lines) + "\n", "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "nan-or-fp16-overflow"
+    assert d.initiating_rank == 1

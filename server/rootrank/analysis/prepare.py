@@ -27,7 +27,7 @@ from rootrank.analysis.completed import set_aside as set_aside_completed
 from rootrank.analysis.events import Event, events_of, finding_kind
 from rootrank.analysis.reasons import format_ranks, ranks_word, say
 from rootrank.analysis.signal_exit import agent_sent, signal_exit_findings
-from rootrank.analysis.survived import Survived, set_aside, survived_errors
+from rootrank.analysis.survived import Survived, set_aside, survived_errors, survived_values
 from rootrank.model import Evidence, Finding
 from rootrank.ranks import node_count
 from rootrank.scan import MAX_EVIDENCE, ScanState, SeenException
@@ -57,6 +57,8 @@ class Context:
     notes: list[str] = field(default_factory=list)
     survived: list[Survived] = field(default_factory=list)
     completed: Completed | None = None
+    #: Non-finite losses the run went on past, set aside (survived_values).
+    handled: list[Finding] = field(default_factory=list)
 
     @cached_property
     def events(self) -> tuple[Event, ...]:
@@ -111,6 +113,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     local_why = global_ranks_from_local(findings, state)
     survived = survived_errors(state, findings, library)
     state, findings = set_aside(state, findings, survived)
+    findings, handled = survived_values(state, findings, library)
     completed = completed_run(state, findings, library)
     state, findings = set_aside_completed(state, findings, completed)
     earlier = earlier_faults(findings, state, library)
@@ -145,7 +148,14 @@ def prepare(state: ScanState, library: Library) -> Context:
         or any(e.exitcode not in (None, 0) for e in state.elastic)
     )
     ctx = Context(
-        state, library, findings, failure_present, local_why, survived=survived, completed=completed
+        state,
+        library,
+        findings,
+        failure_present,
+        local_why,
+        survived=survived,
+        completed=completed,
+        handled=handled,
     )
     # These read the Context defined here; each adds a finding the scan could not make alone.
     from rootrank.analysis.cancelled import cancelled_finding

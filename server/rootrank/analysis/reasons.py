@@ -438,6 +438,12 @@ _TEMPLATES: dict[str, str] = {
         " past step {before}, its highest before it, and no launcher reports its worker failed;"
         " collateral, not the root cause [{rule}]."
     ),
+    "value_survived": (
+        '"{title}" ({where}) was survived: the same loss series was finite again after it, to its last step {after}'
+        " (a NaN that reached the weights keeps every later loss NaN, so that step's update was"
+        " skipped), and no launcher reports a worker failed; collateral, not the root cause"
+        " [{rule}]."
+    ),
     "run_completed": (
         "The run reached its end at {where} ({why}) after the errors before it ({n} lines), with no"
         " launcher reporting a failed worker and no traceback up to the script's top level: they"
