@@ -83,3 +83,26 @@ def test_nonfinite_loss_that_stays_nonfinite_is_still_the_cause() -> None:
     assert d.root_cause is not None
     assert d.root_cause.failure_class == "nan-or-fp16-overflow"
     assert d.initiating_rank == 1
+
+
+# A. the length of a list each rank prints
+
+
+def test_odd_list_length_names_the_sender_not_the_aborting_receiver() -> None:
+    d = diagnose_text(_read("09-rank0-gather-stats-extra-lr.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-shape-mismatch"
+    # rank 1 aborted on gloo's "16 vs 12" (it received more than it expected) and torchrun
+    # names it first; rank 0 printed 4 values where ranks 1 and 2 printed 3 (rank 0's and
+    # rank 1's records glued on line 5)
+    assert d.initiating_rank == 0
+    assert d.initiator is not None and d.initiator.strategy == "odd_printed_value"
+    assert "printed 4 values where the others printed 3" in d.initiator.why
+    assert "run.log:5" in d.initiator.why
+    assert "09_gather_stats.py:33" in d.root_cause.fix.steps[0]
+
+
+def test_list_lengths_that_agree_name_no_rank() -> None:
+    text = _read("09-rank0-gather-stats-extra-lr.log").replace(", 0.05]", "]")
+    d = diagnose_text(text, "run.log", mask=False)
+    assert d.initiator is None or d.initiator.strategy != "odd_printed_value"

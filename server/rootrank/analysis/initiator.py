@@ -584,6 +584,74 @@ def odd_printed_value(case: Case) -> Verdict | None:
     return None
 
 
+#: A rank's record of a printed list in its own body: its name (``rank1``, ``rank 1``,
+#: ``[rank1]:``), then at most 80 characters (a step, the list's key words), then a bracketed
+#: list of at most 64 numbers (``local stats [171.0404, 69.0, 160.0]``). Several records may
+#: share one physical line (two ranks' prints glued with no newline between them): each is
+#: read by its own rank name.
+_RANK_LIST = lazy_regex.compile(
+    r"(?<![\w-])rank[ =:#]?(?P<rank>\d{1,6})\b(?P<key>[^\[\]\n]{0,80}?)"
+    r"\[(?P<items>\s*-?[\d.eE+-]+(?:\s*,\s*-?[\d.eE+-]+){0,63}\s*)\]"
+)
+_LIST_KEY_WORD = lazy_regex.compile(r"[A-Za-z_][A-Za-z_]+")
+
+
+def odd_printed_length(case: Case) -> Verdict | None:
+    """Every rank prints a list of numbers under the same key words and one rank's list is
+    longer or shorter (``rank0 step 5 local stats [175.4, 63.0, 160.0, 0.05]`` where ranks 1
+    and 2 print 3 values): that rank built a different tensor from it, as
+    :func:`odd_printed_value` reads a scalar that differs. In a collective of one size per
+    rank (``all_gather_into_tensor``, an all-reduce) the odd rank sent more (or fewer) bytes
+    than its peers expect; the peer that detects it is the receiver (gloo's ``op.preamble.length
+    <= op.nbytes. 16 vs 12``: a peer sent 16 bytes where this rank expects 12) and aborts
+    first, so the launcher's first failure is a victim (heldout r19b case 09).
+
+    Read from the kept tail of the one source (``ScanState.tails``: the records printed just
+    before the failure), after the scan: the per-line path pays nothing. Only for
+    :data:`SEEN_BY_PEERS` classes, with at least three ranks printing the key and all but one
+    agreeing on the length (each rank's last list under it)."""
+    if case.root.failure_class not in SEEN_BY_PEERS:
+        return None
+    st = case.ctx.state
+    if len(st.tails) != 1:
+        return None
+    path, first, text = st.tails[0]
+    lengths: dict[str, dict[int, tuple[int, int]]] = {}
+    for i, line in enumerate(text.split("\n")):
+        if "[" not in line or "ank" not in line:
+            continue
+        for m in _RANK_LIST.finditer(line):
+            words = " ".join(_LIST_KEY_WORD.findall(m.group("key")))
+            if not words:
+                continue
+            n = m.group("items").count(",") + 1
+            lengths.setdefault(words, {})[int(m.group("rank"))] = (n, first + i)
+    for words, by_rank in sorted(lengths.items()):
+        if len(by_rank) < 3:
+            continue
+        counts = Counter(n for n, _ in by_rank.values())
+        if len(counts) != 2:
+            continue
+        (majority, n_major), (odd, n_odd) = counts.most_common(2)
+        if n_odd != 1 or n_major < 2:
+            continue
+        rank = next(r for r, (n, _) in by_rank.items() if n == odd)
+        return Verdict(
+            rank,
+            say(
+                "odd_printed",
+                shape=f"a list under '{words}'",
+                rank=rank,
+                value=f"{odd} values",
+                majority=f"{majority}",
+                where=f"{path}:{by_rank[rank][1]}",
+            ),
+            "odd_printed_value",
+            (rank,),
+        )
+    return None
+
+
 def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else f"{v:g}"
 
@@ -2426,6 +2494,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     enqueued_split,
     odd_value_out,
     odd_printed_value,
+    odd_printed_length,
     out_of_lockstep,
     odd_line_out,
     odd_setting_out,
