@@ -102,7 +102,19 @@ def test_odd_list_length_names_the_sender_not_the_aborting_receiver() -> None:
     assert "09_gather_stats.py:33" in d.root_cause.fix.steps[0]
 
 
-def test_list_lengths_that_agree_name_no_rank() -> None:
-    text = _read("09-rank0-gather-stats-extra-lr.log").replace(", 0.05]", "]")
-    d = diagnose_text(text, "run.log", mask=False)
-    assert d.initiator is None or d.initiator.strategy != "odd_printed_value"
+# B. the one rank still printing progress when the others time out
+
+
+def test_rank_still_working_is_the_one_the_barrier_waited_for() -> None:
+    d = diagnose_text(
+        _read("10-spawn-rank0-slow-tokenize-barrier-timeout.log"), "run.log", mask=False
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-timeout"
+    assert d.initiating_rank == 0
+    assert d.initiator is not None and d.initiator.strategy == "still_working"
+    assert "(7 of 12, run.log:10)" in d.initiator.why
+    fix = d.root_cause.fix.steps[0]
+    assert "init_process_group(backend, timeout=timedelta(" in fix
+    assert "before init_process_group" in fix
+    assert "drop_last" not in fix and "join()" not in fix

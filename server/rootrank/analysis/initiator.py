@@ -652,6 +652,84 @@ def odd_printed_length(case: Case) -> Verdict | None:
     return None
 
 
+#: A count of work done out of a total in a line's body: ``(7/12)``, ``part 7/12``,
+#: ``[7/12]`` (the first number the done count, the second the total).
+_COUNTER = lazy_regex.compile(r"(?<![\w./])(?P<i>\d{1,7})/(?P<n>\d{1,7})(?![\w./])")
+#: Lines a rank must print after every other rank's last one to be still working.
+MIN_TRAILING = 2
+
+
+def still_working(case: Case) -> Verdict | None:
+    """In a collective that timed out, the one rank still printing its own progress after
+    every other rank's last line (a count of work rising and short of its total: ``[r0]
+    tokenized raw/part-006.txt (7/12)``) and that did not report the timeout is the rank the
+    others waited for: it was doing work only it does (a rank-0-only preprocessing, a cache
+    build, a download) while they waited in the barrier or collective after it, longer than
+    the process group's timeout; the ranks that timed out are victims (heldout r19b case 10:
+    rank 0 tokenized 12 parts at 3 s each before a barrier with timeout=20 s).
+
+    Read from the kept tail of the one source (``ScanState.tails``, tagged again with a
+    :class:`~rootrank.ranks.RankTagger` that first learns the user's own rank tags from it),
+    the lines before the log's first exception (the run's own output, not the tracebacks):
+    after the scan, so the per-line path pays nothing."""
+    if case.root.failure_class not in ("collective-timeout", "collective-desync"):
+        return None
+    st = case.ctx.state
+    reporters = {f.rank for f in case.group if f.rank is not None}
+    if not reporters or len(st.tails) != 1 or not st.exceptions:
+        return None
+    path, first, text = st.tails[0]
+    stop = min(x.exc.log_line for x in st.exceptions if x.path == path) if st.exceptions else 0
+    if first > 1 or stop <= first:
+        return None  # the tail does not hold the run's start: other ranks' lines may be cut
+    from rootrank.ranks import RankTagger
+
+    tagger = RankTagger(path=path)
+    tagger.learn_user_tags(text)
+    lines: list[tuple[int, int, str]] = []
+    for i, raw in enumerate(text.split("\n")):
+        number = first + i
+        if number >= stop:
+            break
+        tagged = tagger.tag(raw, number)
+        if tagged.rank is not None:
+            lines.append((tagged.rank, number, tagged.text))
+    last: dict[int, int] = {}
+    for rank, number, _ in lines:
+        last[rank] = number
+    if len(last) < 2:
+        return None
+    rank = max(last, key=lambda r: last[r])
+    if rank in reporters:
+        return None
+    others = max(n for r, n in last.items() if r != rank)
+    counts = []
+    for r, number, body in lines:
+        if r == rank and number > others:
+            m = _COUNTER.search(body)
+            if m is not None:
+                counts.append((int(m.group("i")), int(m.group("n")), number))
+    if len(counts) < MIN_TRAILING:
+        return None
+    done = [i for i, _, _ in counts]
+    i, total, number = counts[-1]
+    if done != sorted(done) or done[0] == done[-1] or i >= total:
+        return None
+    return Verdict(
+        rank,
+        say(
+            "still_working",
+            rank=rank,
+            others=format_ranks(sorted(r for r in last if r != rank)),
+            done=i,
+            total=total,
+            where=f"{path}:{number}",
+        ),
+        "still_working",
+        (rank,),
+    )
+
+
 def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else f"{v:g}"
 
@@ -2498,6 +2576,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     out_of_lockstep,
     odd_line_out,
     odd_setting_out,
+    still_working,
     missing_reporter,
     missing_progress,
     missing_milestone,

@@ -135,6 +135,11 @@ _TEMPLATES: dict[str, str] = {
     "odd_collective": "rank {rank} was waiting in {value} while the other ranks were in {majority}",
     "odd_optype": "rank {rank} was running {value} while the other ranks were running {majority}",
     "odd_capture": "rank {rank} passed {key} {value} where the other ranks passed {majority}",
+    "still_working": (
+        "rank {rank} was still printing its own progress ({done} of {total}, {where}) after the"
+        " last line of {others}, and did not report the timeout: they waited for it in the"
+        " collective while it did work only it does"
+    ),
     "odd_printed": "every rank printed {shape} and rank {rank} printed {value} where the others printed {majority} ({where})",
     "odd_line": (
         "rank {rank} printed `{value}` where ranks {others} printed `{usual}` in the same line (line {line}: "
