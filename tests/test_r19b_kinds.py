@@ -14,6 +14,7 @@ C. Two torchrun agents' outputs one after the other in one file (node 0's whole 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from rootrank.engine import diagnose_text
@@ -118,3 +119,23 @@ def test_rank_still_working_is_the_one_the_barrier_waited_for() -> None:
     assert "init_process_group(backend, timeout=timedelta(" in fix
     assert "before init_process_group" in fix
     assert "drop_last" not in fix and "join()" not in fix
+
+
+# F. a verify that greps a line torchrun does not print by default
+
+
+def test_rendezvous_verify_checks_what_torchrun_prints_by_default() -> None:
+    d = diagnose_text(_read("04-node1-nnodes-3-vs-2.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "rendezvous-failure"
+    assert d.initiating_rank is None
+    verify = d.root_cause.verify or ""
+    assert "Rendezvous complete" not in verify
+    pattern = re.search(r"grep -qE '([^']+)'", verify)
+    assert pattern is not None
+    # a good 2-agent c10d run on this machine (torch 2.13, node 0's whole output, exit 0):
+    # no rendezvous error, so the check passes; the failed run's log has one, so it fails
+    good = _read("f-good-2-agent-c10d-node0.log")
+    assert "exit=0" in good and "Rendezvous complete" not in good
+    assert re.search(pattern.group(1), good) is None
+    assert re.search(pattern.group(1), _read("04-node1-nnodes-3-vs-2.log")) is not None
