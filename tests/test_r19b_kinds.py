@@ -139,3 +139,17 @@ def test_rendezvous_verify_checks_what_torchrun_prints_by_default() -> None:
     assert "exit=0" in good and "Rendezvous complete" not in good
     assert re.search(pattern.group(1), good) is None
     assert re.search(pattern.group(1), _read("04-node1-nnodes-3-vs-2.log")) is not None
+
+
+# E. the mechanism from the exception's (or the rank's) own words
+
+
+def test_global_batch_below_world_size_is_the_config_fix() -> None:
+    d = diagnose_text(_read("05-spawn-all-ranks-batch-zero.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "config-error"
+    assert "set_num_threads" not in d.root_cause.title
+    fix = d.root_cause.fix.steps[0]
+    assert "global batch 3 over 4 ranks -> 0 per rank" in fix
+    assert "smaller than the world size" in fix
+    assert "05_spawn_batch.py:19" in fix

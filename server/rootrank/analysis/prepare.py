@@ -797,9 +797,11 @@ NONPOSITIVE_COUNT_SIGNATURE = "nonpositive-count-argument"
 NONPOSITIVE_COUNT_MESSAGE = lazy_regex.compile(
     r"(?i)\b(?:expects?|should be|must be) (?:a )?(?:positive|non-negative)(?: integer)?\b"
 )
-#: A rank's own line that shows an empty share: ``cores [] of [0, 1]``, ``0 shards``.
+#: A rank's own line that shows an empty share: ``cores [] of [0, 1]``, ``0 shards``, or a
+#: total divided by the ranks to 0 each (``global batch 3 over 4 ranks -> 0 per rank``).
 EMPTY_SHARE = lazy_regex.compile(
     r"\[\]|\(\)|\b0 (?:cores|cpus|gpus|devices|items|shards|files|workers|threads)\b"
+    r"|\b0 (?:per|each) (?:rank|gpu|device|process|worker)\b"
 )
 
 
