@@ -153,3 +153,14 @@ def test_global_batch_below_world_size_is_the_config_fix() -> None:
     assert "global batch 3 over 4 ranks -> 0 per rank" in fix
     assert "smaller than the world size" in fix
     assert "05_spawn_batch.py:19" in fix
+
+
+def test_keyerror_on_a_records_field_is_a_record_missing_that_field() -> None:
+    d = diagnose_text(_read("08-rank0-vocab-keyerror-others-store-get.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "data-error"
+    assert d.root_cause.signature == "record-missing-field"
+    assert d.initiating_rank == 0
+    assert d.root_cause.evidence[0].line == 18
+    fix = d.root_cause.fix.steps[0]
+    assert 'has no "text" field' in fix and "08_vocab_store.py:18" in fix

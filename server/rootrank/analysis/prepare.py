@@ -124,6 +124,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(infer(findings, library))
     findings.extend(zero_count_divisions(findings, state, library))
     findings.extend(checkpoint_key_errors(findings, state, library))
+    findings.extend(record_field_errors(findings, state, library))
     findings.extend(config_parse_errors(findings, state, library))
     findings.extend(nonpositive_count_arguments(findings, state, library))
     findings.extend(nonfinite_record_fields(findings, state, library))
@@ -727,6 +728,61 @@ def checkpoint_key_errors(
                 "key": key.strip("'\""),
                 "code": raising.code,
                 "where": f"{raising.file.rsplit('/', 1)[-1]}:{raising.line}",
+            },
+        )
+    return list(out.values())
+
+
+#: A record read from the data that lacks a field the code reads (:func:`record_field_errors`).
+RECORD_FIELD_SIGNATURE = "record-missing-field"
+#: A user line subscripting a data record by a quoted field name: ``rec["text"]``,
+#: ``example['label']``, ``row["input_ids"]`` (the variable's name says it holds one record
+#: of the data: a loop's record, row, sample, example, item, document or entry).
+RECORD_FIELD_CODE = lazy_regex.compile(
+    r"(?<![\w.])(?P<var>(?:rec|record|row|sample|example|ex|item|doc|document|entry|datum|obj"
+    r"|js|jline|line|elem|instance|x)s?(?:_\w{1,20})?)\s*\[\s*(?P<q>[\"'])(?P<field>[^\"'\]]{1,64})(?P=q)\s*\]"
+)
+
+
+def record_field_errors(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """A ``KeyError`` raised at a user line that subscripts a data record by the same quoted
+    field name (``for tok in rec["text"].split():`` raising ``KeyError: 'text'``) is a record
+    of the data that lacks that field: a finding of :data:`RECORD_FIELD_SIGNATURE` (class
+    data-error) on the exception's line, one per rank, capturing ``field``, ``var``,
+    ``code`` and ``where`` (``file:line``).
+
+    Mechanism: ``json.loads`` of a JSON-lines record (or a CSV row as a dict, a dataset's
+    example) gives a dict with the keys that record has; one record written without the
+    field (an empty or differently shaped line, another source's schema) raises KeyError
+    at the first line that indexes it, whatever the code around it. The innermost quoted
+    frame must be the user's and subscript the key the exception names (not a config dict's
+    key, not a checkpoint's: :func:`checkpoint_key_errors` reads those first). Empty when
+    the signature is missing (heldout r19b case 08)."""
+    sig = library.signatures.get(RECORD_FIELD_SIGNATURE)
+    if sig is None:
+        return []
+    out: dict[int | None, Finding] = {}
+    for seen in _unread_exceptions(state, findings, "KeyError"):
+        if seen.rank in out or not seen.exc.frames:
+            continue
+        raising = next((fr for fr in reversed(seen.exc.frames) if fr.code), None)
+        if raising is None or not raising.user:
+            continue
+        key = seen.exc.message.strip().strip("'\"")
+        m = next((m for m in RECORD_FIELD_CODE.finditer(raising.code) if m["field"] == key), None)
+        if m is None:
+            continue
+        out[seen.rank] = _exception_finding(
+            sig,
+            seen,
+            {
+                "field": key,
+                "var": m["var"],
+                "code": raising.code,
+                "where": f"{raising.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{raising.line}",
+                "func": raising.func,
             },
         )
     return list(out.values())
