@@ -164,3 +164,15 @@ def test_keyerror_on_a_records_field_is_a_record_missing_that_field() -> None:
     assert d.root_cause.evidence[0].line == 18
     fix = d.root_cause.fix.steps[0]
     assert 'has no "text" field' in fix and "08_vocab_store.py:18" in fix
+
+
+def test_dcp_missing_per_rank_key_is_a_resume_with_more_ranks() -> None:
+    d = diagnose_text(_read("02-rank3-dcp-resume-4-from-3.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "checkpoint-load-mismatch"
+    assert d.initiating_rank == 3
+    fix = d.root_cause.fix.steps[0]
+    assert '"sampler_rank3.cursor"' in fix
+    assert "rank 3 (of the 4 ranks this run has)" in fix
+    assert "fewer ranks than it is resumed with" in fix
+    assert "(RANK N)" not in fix

