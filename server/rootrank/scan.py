@@ -218,8 +218,9 @@ def body_rank(text: str) -> int | None:
 
     Only a line that says "rank" once, as that word (not ``ranks``, ``local_rank``,
     ``world_rank``...), names itself: one that speaks of two ranks ("rank 1 waits for rank 0")
-    or of "ranks" is about others, and is read as before."""
-    if text.count("rank") != 1:
+    or of "ranks" is about others, and is read as before. "this rank" is the line's own
+    process, not another (``rank 1 - WARNING - non-finite loss nan at step 23 on this rank``)."""
+    if text.count("rank") - text.count("this rank") != 1:
         return None
     m = _BODY_RANK.search(text)
     return int(m.group("n")) if m is not None else None
