@@ -37,7 +37,7 @@ from typing import Any, BinaryIO
 
 import regex
 
-from rootrank import lazy_regex
+from rootrank import lazy_regex, re_code
 
 #: A physical line longer than this (bytes) is read in pieces of at most this size.
 MAX_LINE_BYTES = 1 << 20
@@ -137,7 +137,7 @@ def split_glued(s: str) -> list[str]:
 #: Characters a text log does not hold: undecodable bytes (U+FFFD), DEL and the C0 controls
 #: other than tab, newline, \v, \f, \r and ESC. Counted natively (0.03 ms an 8 KiB head, where
 #: a Python loop took 0.3 ms: a folder of 1,024 per-rank files sniffs 1,024 heads).
-_NOT_TEXT = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
+_NOT_TEXT = re_code.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
 
 
 #: What a tar archive given as a log is told (its headers are mostly NUL padding, which the
@@ -447,7 +447,7 @@ def _reencoded_blocks(
 
 
 #: A line that starts with a non-blank character (then a block has no common indent).
-_UNINDENTED = re.compile(r"^[^\s]", re.MULTILINE)
+_UNINDENTED = re_code.compile(r"^[^\s]", re.MULTILINE)
 
 
 def dedented(blocks: Iterable[Block]) -> Iterator[Block]:
@@ -584,7 +584,7 @@ _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 #: 0x314159265359) or, for an empty stream, the end-of-stream magic (sqrt(pi), 0x177245385090)
 #: (bzip2's format: https://sourceware.org/bzip2/manual/manual.html and its source,
 #: compress.c); "BZh" alone can start a text line.
-_BZIP2_MAGIC = re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")
+_BZIP2_MAGIC = re_code.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")
 #: Bytes enough to tell every compression above from text.
 _MAGIC_BYTES = 10
 

@@ -29,13 +29,12 @@ log does not say which one diverged.
 
 from __future__ import annotations
 
-import re
 import weakref
 from collections import Counter
 
 import regex
 
-from rootrank import lazy_regex
+from rootrank import lazy_regex, re_code
 from rootrank.analysis.prepare import Context, single_node_proof
 from rootrank.analysis.reasons import format_ranks, say
 from rootrank.ranklines import RankLine, rank_lines
@@ -52,7 +51,7 @@ MAX_QUOTE = 120
 
 _RANK_WORD = r"(?i)(\b(?:global_|local_)?rank[\s=:_-]{0,3}|\[rank|\bcuda:|\bdevice[\s=:]{1,3}|\bgpu[\s=:_-]{0,3}|\bworker[\s=:_-]{0,3})0*"
 #: Values that differ between ranks by design, each replaced by a placeholder.
-_BY_DESIGN = re.compile(
+_BY_DESIGN = re_code.compile(
     r"""(?ix)
     \b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b            # an IPv4 address, with its port
     | \[[0-9a-f:]*::[0-9a-f:]*\](?::\d+)?           # an IPv6 address
