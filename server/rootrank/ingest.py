@@ -244,7 +244,8 @@ class Block:
     1-based number of the block's first line. ``continues`` is true for a piece of a line
     longer than :data:`MAX_LINE_BYTES` after its first: ``text`` is then that one piece
     (no ``\\n``), ``first_line`` the number of the line it belongs to and ``offset`` where
-    the piece starts in that line (code points).
+    the piece starts in that line (code points). ``newlines`` is the number of ``\\n`` in
+    ``text`` when the reader counted them (-1: not counted).
     """
 
     text: str
@@ -252,6 +253,7 @@ class Block:
     first_line: int
     continues: bool = False
     offset: int = 0
+    newlines: int = -1
 
 
 def read_blocks(
@@ -301,7 +303,7 @@ def read_blocks(
                     cut = _piece_end(buf, start, len(buf))
                     buf, rest, goes_on = buf[:cut], buf[cut:], True
         block = _block(buf, number)
-        number += buf.count(b"\n")
+        number += block.newlines + int(buf.endswith(b"\n"))  # buf.count(b"\n"), counted once
         yield block
         if goes_on:
             yield from _pieces(buffered, rest, number, len(block.text) - block.text.rfind("\n") - 1)
@@ -423,9 +425,12 @@ def _piece_end(data: Any, start: int, end: int) -> int:
 
 
 def _block(buf: bytes, number: int) -> Block:
+    """The block of the lines in ``buf`` (a last ``\\n`` dropped), its newlines counted once
+    here (on bytes: a decode never adds or drops a ``\\n``) for the reader and the scan."""
     if buf.endswith(b"\n"):
         buf = buf[:-1]
-    return Block(buf.decode("utf-8", errors="replace"), buf.lower(), number)
+    text = buf.decode("utf-8", errors="replace")
+    return Block(text, buf.lower(), number, newlines=buf.count(b"\n"))
 
 
 def _reencoded_blocks(
@@ -486,7 +491,13 @@ def dedented(blocks: Iterable[Block]) -> Iterator[Block]:
             continue
         text = strip.sub("", text)
         data = text.encode("utf-8", errors="replace")
-        yield Block(text, data.lower(), block.first_line, offset=len(prefix))
+        yield Block(
+            text,
+            data.lower(),
+            block.first_line,
+            offset=len(prefix),
+            newlines=block.newlines,  # (only indents removed)
+        )
 
 
 def text_blocks(text: str, first_line: int = 1) -> Iterator[Block]:
