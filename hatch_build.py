@@ -6,10 +6,11 @@ install (``pip install -e .``, as ``scripts/test-all.sh`` runs) gets it written 
 ``server/rootrank/library.json`` in the checkout (ignored by git), since that is the folder
 the install imports from. A wrong signature file fails the build with its problem.
 
-``rootrank/dataclass_code.bin`` and ``rootrank/regex_code.bin`` (:mod:`rootrank.built_code`):
-the methods ``dataclasses`` writes for rootrank's classes, compiled, and rootrank's patterns,
-parsed, once here instead of at every start; made by the interpreter that runs the build, and
-ignored by any other (rootrank then compiles them).
+``rootrank/dataclass_code.bin``, ``rootrank/regex_code.bin`` and ``rootrank/re_code.bin``
+(:mod:`rootrank.built_code`): the methods ``dataclasses`` writes for rootrank's classes,
+compiled, and rootrank's ``regex`` and ``re`` patterns, parsed, once here instead of at every
+start; made by the interpreter that runs the build, and ignored by any other (rootrank then
+compiles them).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class LibraryFileHook(BuildHookInterface):
         library_file.write(signatures, out)
         build_data["force_include"][str(out)] = "rootrank/library.json"
         built_code.build(Path(self._tmp))
-        for name in ("dataclass_code.bin", "regex_code.bin"):
+        for name in ("dataclass_code.bin", "regex_code.bin", "re_code.bin"):
             build_data["force_include"][str(Path(self._tmp) / name)] = f"rootrank/{name}"
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:

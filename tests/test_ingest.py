@@ -6,6 +6,8 @@ import codecs
 import io
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rootrank.ingest import (
     MAX_LINE_BYTES,
@@ -129,3 +131,26 @@ def test_an_error_after_megabytes_of_progress_frames_on_one_line_is_kept():
         assert lines[0] == (1, "step 1") and lines[-2:] == [(2, oom), (3, "step 2")], copies
         middle = lines[1:-2]
         assert middle and all(n == 2 and "%|" in text for n, text in middle), copies
+
+
+@given(
+    st.lists(
+        st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")),  # any bytes: bad UTF-8 too
+        max_size=60,
+    ),
+    st.sampled_from([b"", b"\n"]),
+    st.integers(min_value=8, max_value=256),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_blocks_newlines_are_its_texts_and_number_the_next_block(lines, end, size):
+    """The reader counts a block's newlines once, on its bytes (a decode with replacement
+    never adds or drops a ``\\n``): the count is the text's, and the next block's first line
+    follows from it, whatever the bytes."""
+    data = b"\n".join(lines) + end
+    blocks = list(read_blocks(io.BytesIO(data), block_bytes=size, sniff=False))
+    number = 1
+    for block in blocks:
+        assert block.first_line == number
+        if not block.continues:
+            assert block.newlines == block.text.count("\n")
+            number = block.first_line + block.newlines + 1

@@ -85,6 +85,21 @@ def test_the_built_file_is_current():
     assert records == library_file.build(builtin_dir())["signatures"]
 
 
+def test_the_built_rows_give_the_yaml_signatures_and_decode_their_bodies_on_use():
+    if not library_file.BUILT.is_file():
+        pytest.skip(f"{library_file.BUILT} is not built (python -m rootrank.library_file)")
+    lib = Library(signatures={})
+    library_file.load_builtin(lib)
+    yaml_lib = _yaml_library()
+    assert list(lib.signatures) == list(yaml_lib.signatures)
+    for sig in lib.signatures.values():
+        body = object.__getattribute__(sig, "_body")
+        assert type(body) is memoryview  # the file's bytes, not decoded at load
+        want = yaml_lib.signatures[sig.id]
+        assert _fields(sig) == _fields(want), sig.id
+        assert sig.data == want.data and sig.entry is sig.data["entry"], sig.id
+
+
 def _small_library(tmp_path: Path) -> Path:
     root = tmp_path / "signatures"
     for rel in ("memory/cuda-oom.yaml", "nccl/nccl-internal-error.yaml", "taxonomy.json"):

@@ -2,11 +2,12 @@
 
 - ``dataclass_code.bin`` (:mod:`rootrank.dataclass_code`): the methods ``dataclasses`` writes
   for rootrank's classes, compiled;
-- ``regex_code.bin`` (:mod:`rootrank.regex_code`): rootrank's patterns, parsed.
+- ``regex_code.bin`` (:mod:`rootrank.regex_code`): rootrank's patterns, parsed;
+- ``re_code.bin`` (:mod:`rootrank.re_code`): its standard-library patterns, compiled.
 
-Both are built by ``hatch_build.py`` (into the wheel, or into ``server/rootrank/`` for an
+All are built by ``hatch_build.py`` (into the wheel, or into ``server/rootrank/`` for an
 editable install) and by ``python -m rootrank.library_file`` (after the signature library),
-each from a fresh interpreter (:func:`build`), and read only by the interpreter and ``regex``
+from a fresh interpreter (:func:`build`), and read only by the interpreter and ``regex``
 version that built them: with any other, or without them, rootrank compiles as it did (the
 same classes and patterns, a slower start). Nothing is written at run time.
 """
@@ -39,7 +40,7 @@ def read_table(path: Path, tag: tuple[Any, ...]) -> dict[Any, Any]:
 
 
 def build(folder: Path = FOLDER) -> str:
-    """Write both files into ``folder`` from a fresh interpreter (this one's executable, this
+    """Write the files into ``folder`` from a fresh interpreter (this one's executable, this
     package first on its path); returns its report (one line a file). Raises OSError,
     subprocess.CalledProcessError (its ``stderr`` says why)."""
     import subprocess  # (only a build starts an interpreter: not on rootrank's start path)
@@ -57,7 +58,7 @@ def build(folder: Path = FOLDER) -> str:
 
 
 def main(argv: list[str]) -> None:
-    """Write both files into the folder ``argv[0]`` (default :data:`FOLDER`). Run in an
+    """Write the files into the folder ``argv[0]`` (default :data:`FOLDER`). Run in an
     interpreter that has imported nothing of rootrank but the package and this module: the
     dataclasses are recorded as their modules are first imported."""
     from rootrank import dataclass_code
@@ -70,3 +71,8 @@ def main(argv: list[str]) -> None:
 
     out = folder / "regex_code.bin"
     print(f"{out}: {regex_code.write(out)} parsed patterns")
+
+    from rootrank import re_code
+
+    out = folder / "re_code.bin"
+    print(f"{out}: {re_code.write(out)} compiled standard-library patterns")

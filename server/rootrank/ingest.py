@@ -37,7 +37,7 @@ from typing import Any, BinaryIO
 
 import regex
 
-from rootrank import lazy_regex
+from rootrank import lazy_regex, re_code
 
 #: A physical line longer than this (bytes) is read in pieces of at most this size.
 MAX_LINE_BYTES = 1 << 20
@@ -137,7 +137,7 @@ def split_glued(s: str) -> list[str]:
 #: Characters a text log does not hold: undecodable bytes (U+FFFD), DEL and the C0 controls
 #: other than tab, newline, \v, \f, \r and ESC. Counted natively (0.03 ms an 8 KiB head, where
 #: a Python loop took 0.3 ms: a folder of 1,024 per-rank files sniffs 1,024 heads).
-_NOT_TEXT = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
+_NOT_TEXT = re_code.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
 
 
 #: What a tar archive given as a log is told (its headers are mostly NUL padding, which the
@@ -244,7 +244,8 @@ class Block:
     1-based number of the block's first line. ``continues`` is true for a piece of a line
     longer than :data:`MAX_LINE_BYTES` after its first: ``text`` is then that one piece
     (no ``\\n``), ``first_line`` the number of the line it belongs to and ``offset`` where
-    the piece starts in that line (code points).
+    the piece starts in that line (code points). ``newlines`` is the number of ``\\n`` in
+    ``text`` when the reader counted them (-1: not counted).
     """
 
     text: str
@@ -252,6 +253,7 @@ class Block:
     first_line: int
     continues: bool = False
     offset: int = 0
+    newlines: int = -1
 
 
 def read_blocks(
@@ -301,7 +303,7 @@ def read_blocks(
                     cut = _piece_end(buf, start, len(buf))
                     buf, rest, goes_on = buf[:cut], buf[cut:], True
         block = _block(buf, number)
-        number += buf.count(b"\n")
+        number += block.newlines + int(buf.endswith(b"\n"))  # buf.count(b"\n"), counted once
         yield block
         if goes_on:
             yield from _pieces(buffered, rest, number, len(block.text) - block.text.rfind("\n") - 1)
@@ -423,9 +425,12 @@ def _piece_end(data: Any, start: int, end: int) -> int:
 
 
 def _block(buf: bytes, number: int) -> Block:
+    """The block of the lines in ``buf`` (a last ``\\n`` dropped), its newlines counted once
+    here (on bytes: a decode never adds or drops a ``\\n``) for the reader and the scan."""
     if buf.endswith(b"\n"):
         buf = buf[:-1]
-    return Block(buf.decode("utf-8", errors="replace"), buf.lower(), number)
+    text = buf.decode("utf-8", errors="replace")
+    return Block(text, buf.lower(), number, newlines=buf.count(b"\n"))
 
 
 def _reencoded_blocks(
@@ -447,7 +452,7 @@ def _reencoded_blocks(
 
 
 #: A line that starts with a non-blank character (then a block has no common indent).
-_UNINDENTED = re.compile(r"^[^\s]", re.MULTILINE)
+_UNINDENTED = re_code.compile(r"^[^\s]", re.MULTILINE)
 
 
 def dedented(blocks: Iterable[Block]) -> Iterator[Block]:
@@ -486,7 +491,13 @@ def dedented(blocks: Iterable[Block]) -> Iterator[Block]:
             continue
         text = strip.sub("", text)
         data = text.encode("utf-8", errors="replace")
-        yield Block(text, data.lower(), block.first_line, offset=len(prefix))
+        yield Block(
+            text,
+            data.lower(),
+            block.first_line,
+            offset=len(prefix),
+            newlines=block.newlines,  # (only indents removed)
+        )
 
 
 def text_blocks(text: str, first_line: int = 1) -> Iterator[Block]:
@@ -584,7 +595,7 @@ _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 #: 0x314159265359) or, for an empty stream, the end-of-stream magic (sqrt(pi), 0x177245385090)
 #: (bzip2's format: https://sourceware.org/bzip2/manual/manual.html and its source,
 #: compress.c); "BZh" alone can start a text line.
-_BZIP2_MAGIC = re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")
+_BZIP2_MAGIC = re_code.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")
 #: Bytes enough to tell every compression above from text.
 _MAGIC_BYTES = 10
 

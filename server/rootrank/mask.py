@@ -68,14 +68,13 @@ written, and a Masker refuses to be pickled.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import ahocorasick_rs
 import regex
 
-from rootrank import lazy_regex
+from rootrank import lazy_regex, re_code
 
 #: Seconds one masking pass over one string may take before the string is withheld.
 TIMEOUT_S = 0.5
@@ -513,7 +512,7 @@ _NOT_MACHINE = (
 # (a Kawi digit, Unicode 15, is \d there and not in Python 3.11's \d).
 # Both are written as negated ASCII ranges: the stdlib compiles [0-9\x80-\U0010ffff] in ~10 ms
 # (a charset over every code point), [^\x00-/:-\x7f] (the same characters) in ~0.2 ms.
-_NEAR_HOST_WORD = re.compile(r"\w[ \t]{1,4}['\"(]?[^\x00-@\[-`{-\x7f]\S*?[^\x00-/:-\x7f]")
+_NEAR_HOST_WORD = re_code.compile(r"\w[ \t]{1,4}['\"(]?[^\x00-@\[-`{-\x7f]\S*?[^\x00-/:-\x7f]")
 
 # More cheap tests in the stdlib's ``re``, each a shape every match of its rule below has, so
 # the rule's pattern is compiled and run only on a line that has it (most lines of a report do
@@ -525,16 +524,16 @@ _DIGIT_OR_WIDE = r"[^\x00-/:-\x7f]"  # an ASCII digit or any non-ASCII character
 # Their repeats are bounded as the names' are (labels of 63 characters or fewer), so a long
 # line is searched in linear time.
 # host_prefix: a name holding a digit at the line's start, then ": ".
-_NEAR_HOST_PREFIX = re.compile(rf"[^\s:]{{0,63}}{_DIGIT_OR_WIDE}[^\s:]{{0,532}}: ")
+_NEAR_HOST_PREFIX = re_code.compile(rf"[^\s:]{{0,63}}{_DIGIT_OR_WIDE}[^\s:]{{0,532}}: ")
 # host_port: a name's last character, ":", then the port's first two digits.
-_NEAR_HOST_PORT = re.compile(rf"[^\s:]:{_DIGIT_OR_WIDE}{{2}}")
+_NEAR_HOST_PORT = re_code.compile(rf"[^\s:]:{_DIGIT_OR_WIDE}{{2}}")
 # host_fqdn_digit: a digit in the first label, one label or more after it, then the last
 # label's first two letters.
-_NEAR_FQDN_DIGIT = re.compile(
+_NEAR_FQDN_DIGIT = re_code.compile(
     rf"{_DIGIT_OR_WIDE}[^\s.]{{0,20}}(?:\.[^\s.]{{1,63}}){{1,7}}\.[^\s.]{{2}}"
 )
 # host_c10d's "(name, port)": "(", a name, ", ", the port's first digit.
-_NEAR_C10D = re.compile(rf"\([^\s,]{{1,575}}, {_DIGIT_OR_WIDE}")
+_NEAR_C10D = re_code.compile(rf"\([^\s,]{{1,575}}, {_DIGIT_OR_WIDE}")
 
 # Where host names stand in logs: (name, cheap test on the line, pattern whose group "h" is the
 # host). The cheap test skips a pattern on lines that cannot match it.
@@ -745,7 +744,7 @@ _MAC = lazy_regex.compile(
 
 # _MAC's cheap test (stdlib ``re``): six hex pairs joined by one separator, which every match
 # of either of its alternatives holds (ASCII only in both modules: no case folding).
-_NEAR_MAC = re.compile(r"[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}")
+_NEAR_MAC = re_code.compile(r"[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}")
 
 _HAS_DIGIT_DOT = lazy_regex.compile(r"\d\.\d{1,3}\.\d")
 

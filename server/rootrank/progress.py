@@ -32,7 +32,7 @@ import re
 from collections import deque
 from dataclasses import dataclass
 
-from rootrank import lazy_regex
+from rootrank import lazy_regex, re_code
 from rootrank.model import RankStep, TrainingProgress
 
 #: Lower-case substrings one of which every progress or metric line contains: the scanner runs
@@ -126,7 +126,7 @@ _NOT_CURRENT = lazy_regex.compile(
 # (The standard library's engine: this simple pattern means the same there, and its split is
 # ~30% faster on a step line -- it runs on every progress/metric line.)
 _NUMBER_BODY = r"\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
-_NUMBER = re.compile(rf"([-+]?{_NUMBER_BODY})")
+_NUMBER = re_code.compile(rf"([-+]?{_NUMBER_BODY})")
 #: Shapes remembered (then the memory is dropped and refilled).
 MAX_SHAPES = 512
 _last_shape: list = ["", ("", [])]

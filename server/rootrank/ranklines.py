@@ -24,8 +24,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 
-import regex
-
+from rootrank import lazy_regex
 from rootrank.ranks import RankTagger, rank_from_path
 from rootrank.scan import RANK_SELF_LINES, ScanState, Settings, note_settings
 
@@ -51,12 +50,12 @@ class RankLine:
 
 #: A line that shows its process failing: a traceback's header, an exception line, a C++
 #: abort. A rank's lines from its first such line on are not compared.
-_FAILING = regex.compile(
+_FAILING = lazy_regex.compile(
     r"^(?:Traceback \(most recent call last\)|terminate called|\S*(?:Error|Exception)\b:?|"
     r".*\b(?:Fatal|FATAL|Aborted|Segmentation fault)\b)"
 )
 #: A line of the launcher's final report (torchrun's failure summary): every worker has exited.
-_ATTEMPT_END = regex.compile(r"ChildFailedError|^\S+ FAILED\s*$")
+_ATTEMPT_END = lazy_regex.compile(r"ChildFailedError|^\S+ FAILED\s*$")
 
 
 def rank_lines(

@@ -54,7 +54,7 @@ from pathlib import PurePath
 
 import regex
 
-from rootrank import lazy_regex
+from rootrank import lazy_regex, re_code
 from rootrank.ingest import strip_ansi, strip_compression
 
 _PREFIX = lazy_regex.compile(
@@ -72,7 +72,7 @@ _PREFIX = lazy_regex.compile(
 
 # "rank3: " at a line start is a rank tag a script printed (its own, or _APP_RANK's "rank 3: "
 # without the space), not a pdsh host called rank3.
-_RANK_WORD = re.compile(r"[Rr]ank[0-9]{1,5}")
+_RANK_WORD = re_code.compile(r"[Rr]ank[0-9]{1,5}")
 # Words that look like "name1: " but are messages, not pdsh host prefixes.
 # ("mlx5: <host>: got completion with error:" is rdma-core's mlx5 driver tag, not a pdsh host.)
 _NOT_HOSTS = frozenset(
@@ -88,7 +88,7 @@ _SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".pl", ".rb", ".js")
 # "%*d: "): " 2: " in a job of 32 tasks, "  7: " in one of 128. The padding before the digits
 # (at most 4 spaces, the label at most 5 characters wide) is matched here and peeled before
 # :data:`_PREFIX` reads the label.
-_SRUN_PADDED = re.compile(r" {1,4}(?=\d{1,4}:(?!\d) )")
+_SRUN_PADDED = re_code.compile(r" {1,4}(?=\d{1,4}:(?!\d) )")
 
 _INLINE_RANK = lazy_regex.compile(
     r"\[(?:PG (?:ID )?(?P<pg>\d+)(?: \((?P<name1>[^)]*)\))?(?: PG GUID (?P<guid>[^ \]]*?)(?:\((?P<name2>[^)]*)\))?)? )?Rank (?P<rank>\d{1,6})\]"
@@ -176,7 +176,7 @@ _FILE_RANK = lazy_regex.compile(
 # one of "_.-"): a path without such a word names no rank, and is told so by this stdlib
 # pattern (case-insensitive as _FILE_RANK is, its digits Unicode ones as well) without
 # compiling _FILE_RANK (~1.5 ms of a start, issue 11).
-_FILE_RANK_WORD = re.compile(r"(?:attempt_|slurm-|rank|worker|proc)[_.-]?\d", re.IGNORECASE)
+_FILE_RANK_WORD = re_code.compile(r"(?:attempt_|slurm-|rank|worker|proc)[_.-]?\d", re.IGNORECASE)
 
 
 # The sweeps over a block's lines (ranks_in, learn_stacked) look for a prefix right after a
@@ -187,8 +187,8 @@ _LINE_RANK_BODY = (
     r"(?:\[rank(\d{1,6})\]:|\[(?:\d+,)?(\d{1,6})\]<std(?:out|err)>:| {0,4}(\d{1,6}) ?:(?!\d)"
     r"|\[(?:rank|RANK|Rank)[ =](\d{1,6})(?:/\d{1,6})?\] )"
 )
-_LINE_RANK = re.compile(_LINE_RANK_BODY)
-_LINE_RANK_AFTER_NL = re.compile("\n" + _LINE_RANK_BODY)
+_LINE_RANK = re_code.compile(_LINE_RANK_BODY)
+_LINE_RANK_AFTER_NL = re_code.compile("\n" + _LINE_RANK_BODY)
 
 # An application's own rank tag at the start of its message (after any logger header):
 # "[rank 3] step 10", "[RANK 3] loss", "[Rank 3/8] ...", "[rank=3] ...", "rank 3: ...",
@@ -212,8 +212,8 @@ _USER_TAG_BODY = (
     r"|\[[Ww]orker[-_](?P<w>[0-9]{1,5})\]|[Ww]orker[-_](?P<v>[0-9]{1,5}) \|"
     r"|[A-Za-z_][\w.-]{0,40} \| [Rr]ank[ =:]?(?P<p>[0-9]{1,5}) \|)"
 )
-_USER_TAG = re.compile(_USER_TAG_BODY + "[ \t]?")
-_USER_TAG_AFTER_NL = re.compile("\n" + _USER_TAG_BODY)
+_USER_TAG = re_code.compile(_USER_TAG_BODY + "[ \t]?")
+_USER_TAG_AFTER_NL = re_code.compile("\n" + _USER_TAG_BODY)
 #: The form of each _USER_TAG group: a form's numbers are counted together.
 _USER_TAG_FORMS = {"r": "r", "k": "rank", "g": "gpu", "w": "worker", "v": "worker", "p": "| rank"}
 #: The first characters a _USER_TAG can start with.
@@ -249,8 +249,8 @@ def ranks_in(text: str) -> set[int]:
 # torchrun's --tee/--redirects tag before torch's own rank prefix, at a line start:
 # "[default3]:[rank3]: ...", "node02: [default3]:[rank11]: ..." (pdsh host first).
 _STACKED_BODY = r"(?:([A-Za-z][\w.-]{0,62}): )?\[default(\d{1,6})\]:\[rank(\d{1,6})\]:"
-_STACKED = re.compile(_STACKED_BODY)
-_STACKED_AFTER_NL = re.compile("\n" + _STACKED_BODY)
+_STACKED = re_code.compile(_STACKED_BODY)
+_STACKED_AFTER_NL = re_code.compile("\n" + _STACKED_BODY)
 
 #: Foreign lines in a row that end a torchelastic failure summary.
 MAX_SUMMARY_NOISE = 4
@@ -312,8 +312,8 @@ _BRACKET_LABEL_BODY = (
     r"(?P<key>\[(?P<name>[A-Za-z][\w.@/-]{0,62})\] +)"
     r"(?=\[(?:rank|default)\d{1,6}\]:|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d|\[?[IWEF]\d{4} \d\d:\d\d:\d\d)"
 )
-_BRACKET_LABEL = re.compile(_BRACKET_LABEL_BODY)
-_BRACKET_LABEL_AFTER_NL = re.compile("\n" + _BRACKET_LABEL_BODY)
+_BRACKET_LABEL = re_code.compile(_BRACKET_LABEL_BODY)
+_BRACKET_LABEL_AFTER_NL = re_code.compile("\n" + _BRACKET_LABEL_BODY)
 #: Bracketed labels one block sweep reads at most (:meth:`RankTagger.learn_collector_labels`).
 MAX_LABEL_SWEEP = 4096
 
@@ -350,7 +350,7 @@ MAX_COLLECTOR_KEYS = 64
 # A token that ends like these is an exception or a message ("RuntimeError: [rank1]: ..."),
 # never a collector's name.
 _NOT_COLLECTOR_ENDS = ("Error", "Exception", "Warning", "Interrupt", "Exit", ".py", ".sh")
-_NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w.@/-]*")
+_NAME_TOKEN = re_code.compile(r"[A-Za-z0-9][\w.@/-]*")
 
 #: A time stamp a user's wrapper puts before every line of the job's output: a clock
 #: (``[16:41:22] ``: moreutils' ``ts '[%H:%M:%S]'``; ``19:07:49 ``: ``awk '{ print
@@ -372,7 +372,7 @@ _CLOCK_STAMP = lazy_regex.compile(
 #: rank prefix, or a line of a traceback's layout: an indented line (its frames and quoted
 #: code: a logger's header never stands before them, Python's logging prints a record's
 #: traceback without one), its header, the line before an ignored exception's.
-_STAMPED_PREFIX = re.compile(
+_STAMPED_PREFIX = re_code.compile(
     r"\[(?:rank|default)\d{1,6}\]:|\s|Traceback \(most recent call last\):|Exception ignored in"
 )
 
@@ -414,7 +414,7 @@ def strip_wrapper_stamp(line: str) -> str:
 
 
 #: A logging record's bracketed rank tag after its time (``[rank2] metrics INFO: ...``).
-_LOGGER_RANK_TAG = re.compile(r"\[rank\d{1,6}\] ")
+_LOGGER_RANK_TAG = re_code.compile(r"\[rank\d{1,6}\] ")
 
 
 # CloudWatch console / table copies: "  | 2024-08-23T22:22:51.871Z | message".
@@ -468,7 +468,7 @@ _RAY_TRAIN_RANK = lazy_regex.compile(
 )
 # A Ray actor's line (its "(Name pid=N, ip=X) " prefix, possibly after a launcher tag and
 # ANSI colours) that may name its rank: the cheap sweep of learn_actor_ranks.
-_ACTOR_LINE = re.compile(
+_ACTOR_LINE = re_code.compile(
     r"^[^\n(]{0,40}\([A-Za-z_][\w.:-]{0,80} pid=[0-9]{1,9}[^\n]*", re.MULTILINE
 )
 # Ray's report of a worker process that died, printed by the driver or the raylet, not by the
@@ -623,8 +623,8 @@ MAX_SHAPES = 4
 _ASCII_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 # torch-style launcher tags ("[rank3]:", "[default3]:", "[trainer3]:") at a line start: the
 # first alternative of _PREFIX, the only prefixes a shape holds.
-_SHAPE_TAG = re.compile(r"\[([A-Za-z_][A-Za-z_-]*?)([0-9]{1,6})\]:( ?)")
-_DIGITS = re.compile(r"[0-9]+")
+_SHAPE_TAG = re_code.compile(r"\[([A-Za-z_][A-Za-z_-]*?)([0-9]{1,6})\]:( ?)")
+_DIGITS = re_code.compile(r"[0-9]+")
 # The ISO/logging-time alternative of _LOG_HEADER on its own (the header a shape holds).
 _HEADER_ISO = lazy_regex.compile(
     r"""

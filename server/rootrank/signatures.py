@@ -211,9 +211,10 @@ class Signature:
     #: Every positive fixture case: ``{"case": "positive-2", "initiating_rank", "line"}``.
     fixtures: tuple[dict[str, Any], ...] = ()
     #: A signature read from the library's built form (:mod:`rootrank.library_file`) keeps
-    #: ``data`` as its JSON text here, and ``data``, ``entry`` and ``fix`` (its mappings)
-    #: are decoded on first use: a report shows the entries of a few signatures, not 300.
-    _body: str = field(default="", init=False, repr=False, compare=False)
+    #: ``data`` as its JSON text here (``str``, or its UTF-8 bytes: a ``memoryview`` of the
+    #: built file), and ``data``, ``entry`` and ``fix`` (its mappings) are decoded on first
+    #: use: a report shows the entries of a few signatures, not 300.
+    _body: str | memoryview = field(default="", init=False, repr=False, compare=False)
 
     if not TYPE_CHECKING:  # (mypy still checks every other attribute name)
 
@@ -226,7 +227,8 @@ class Signature:
                     return object.__getattribute__(self, name)  # another thread decoded it
                 except AttributeError:
                     pass
-                data = json.loads(object.__getattribute__(self, "_body"))
+                body = object.__getattribute__(self, "_body")
+                data = json.loads(body if type(body) is str else str(body, "utf-8"))
                 object.__setattr__(self, "entry", data["entry"])
                 object.__setattr__(self, "fix", data["fix"])
                 object.__setattr__(self, "data", data)

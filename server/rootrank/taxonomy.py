@@ -21,13 +21,14 @@ group's transport): :func:`process_group_classes`.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from rootrank import re_code
+
 SCHEMA = "rootrank.taxonomy/1"
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_SLUG = re_code.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
 class TaxonomyError(ValueError):

@@ -90,7 +90,7 @@ def named_together(case: Case) -> Verdict | None:
     """A message that names several faulty ranks at once (``Ranks 4, 5 failed to pass
     monitoredBarrier``) does not say which one started."""
     raw = case.root.captures.get("ranks", "")
-    suspects = sorted({int(x) for x in regex.findall(r"\d+", raw)}) if raw else []
+    suspects = sorted({int(x) for x in _DIGITS.findall(raw)}) if raw else []
     if len(suspects) > 1:
         return Verdict(
             None,
@@ -123,7 +123,7 @@ def named_in_message(case: Case) -> Verdict | None:
     ranks: 6: [...]``, captured as ``ranks``), whoever printed them: the one rank they name,
     across every copy of the message (a coordinator's copies carry its own line rank, which
     only reported them). Several named ranks are left to :func:`named_together`."""
-    named = {int(x) for f in case.group for x in regex.findall(r"\d+", f.captures.get("ranks", ""))}
+    named = {int(x) for f in case.group for x in _DIGITS.findall(f.captures.get("ranks", ""))}
     if not named:
         return awaited_root_rank(case)
     if len(named) != 1:
@@ -245,7 +245,7 @@ def missing_from_ready(case: Case) -> Verdict | None:
     if not lists:
         return None
     sets = [
-        frozenset(int(x) for x in regex.findall(r"\d+", m))
+        frozenset(int(x) for x in _DIGITS.findall(m))
         for f in case.group
         for m in [f.captures.get("ready", "")]
         + regex.findall(r"\[ready ranks: ([\d, ]+)\]", f.captures.get("stalled_more", ""))
@@ -255,7 +255,7 @@ def missing_from_ready(case: Case) -> Verdict | None:
         others = sorted(set().union(*sets) - {lone})
         why = say("lone_submitter", rank=lone, others=format_ranks(others))
         return Verdict(lone, why, "missing_from_ready", (lone,))
-    ready = {int(x) for x in regex.findall(r"\d+", lists[0])}
+    ready = {int(x) for x in _DIGITS.findall(lists[0])}
     top = max(ready | case.ctx.known_ranks())
     missing = sorted(set(range(top + 1)) - ready)
     if len(missing) == 1:
@@ -331,7 +331,7 @@ def same_step_everywhere(case: Case) -> Verdict | None:
     common to every rank, such as the learning rate: no rank started it, whichever rank's
     guard then exited first (a race the launcher's summary only records)."""
     raw = case.root.captures.get("same_step_ranks", "")
-    ranks = sorted({int(x) for x in regex.findall(r"\d+", raw)}) if raw else []
+    ranks = sorted({int(x) for x in _DIGITS.findall(raw)}) if raw else []
     if len(ranks) > 1:
         return Verdict(
             None,

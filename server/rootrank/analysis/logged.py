@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from rootrank import lazy_regex
+from rootrank import lazy_regex, re_code
 from rootrank.model import Evidence, Finding
 from rootrank.ranks import RankTagger, strip_wrapper_stamp
 from rootrank.scan import ScanState
@@ -38,12 +38,12 @@ REASON_SIGNATURE = "logged-reason-before-exit"
 #: A logging record's level word near the line's start: Python logging (``2026-12-04
 #: 19:07:59,456 ERROR cls: ...``, ``ERROR:root:...``), loguru (``| ERROR    |``), glog-style
 #: bracketed levels (``[ERROR]``). Group ``at`` ends the header: what follows is the reason.
-_LEVEL = re.compile(r"(?<![\w.-])(?:ERROR|CRITICAL|FATAL)(?![\w.-])")
+_LEVEL = re_code.compile(r"(?<![\w.-])(?:ERROR|CRITICAL|FATAL)(?![\w.-])")
 #: How far into the line (after launcher prefixes) the level may stand: a header, not a word
 #: of a message.
 MAX_LEVEL_AT = 80
 #: A rank's own mention in its line: ``rank 3:``, ``[rank 3]``, ``rank=3``, ``RANK3``.
-_RANK_WORD = re.compile(r"(?i)(?<![\w-])rank[ _:=#]{0,2}(\d{1,6})(?![\d.])")
+_RANK_WORD = re_code.compile(r"(?i)(?<![\w-])rank[ _:=#]{0,2}(\d{1,6})(?![\d.])")
 #: Words of a reason about the data the rank read (labels, samples, records, shards, token ids).
 _DATA_WORDS = lazy_regex.compile(
     r"(?i)\b(?:labels?|targets?|samples?|records?|rows?|shards?|datasets?|data\s?files?|"

@@ -29,12 +29,12 @@ log does not say which one diverged.
 
 from __future__ import annotations
 
-import re
 import weakref
 from collections import Counter
 
 import regex
 
+from rootrank import lazy_regex, re_code
 from rootrank.analysis.prepare import Context, single_node_proof
 from rootrank.analysis.reasons import format_ranks, say
 from rootrank.ranklines import RankLine, rank_lines
@@ -51,7 +51,7 @@ MAX_QUOTE = 120
 
 _RANK_WORD = r"(?i)(\b(?:global_|local_)?rank[\s=:_-]{0,3}|\[rank|\bcuda:|\bdevice[\s=:]{1,3}|\bgpu[\s=:_-]{0,3}|\bworker[\s=:_-]{0,3})0*"
 #: Values that differ between ranks by design, each replaced by a placeholder.
-_BY_DESIGN = re.compile(
+_BY_DESIGN = re_code.compile(
     r"""(?ix)
     \b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b            # an IPv4 address, with its port
     | \[[0-9a-f:]*::[0-9a-f:]*\](?::\d+)?           # an IPv6 address
@@ -74,13 +74,13 @@ _ROLE_WORDS = frozenset(
     "true false yes no none null on off enabled disabled master main leader primary "
     "coordinator driver writer reader chief head worker".split()
 )
-_DIGITS = regex.compile(r"\d+")
+_DIGITS = lazy_regex.compile(r"\d+")
 #: A number after a rank or device word (group 1 the word, group 2 the number).
-_RANK_NUMBER = regex.compile(_RANK_WORD + r"(\d+)(?!\d)")
-_NUMBER = regex.compile(r"\d+")
-_FILE_NAME = regex.compile(r"[A-Za-z][-_.]\d|\d\.[A-Za-z]{1,5}\b")
+_RANK_NUMBER = lazy_regex.compile(_RANK_WORD + r"(\d+)(?!\d)")
+_NUMBER = lazy_regex.compile(r"\d+")
+_FILE_NAME = lazy_regex.compile(r"[A-Za-z][-_.]\d|\d\.[A-Za-z]{1,5}\b")
 #: A leading ``rank <R>:`` tag (the tagger peels it off some lines only).
-_OWN_TAG = regex.compile(r"^\[?(?i:rank)[\s=_-]?<R>\]?:?\s*")
+_OWN_TAG = lazy_regex.compile(r"^\[?(?i:rank)[\s=_-]?<R>\]?:?\s*")
 
 
 def normalize(text: str, rank: int) -> str:
@@ -402,8 +402,8 @@ def missing_milestone(ctx: Context) -> tuple[int, str] | None:
 
 #: A rank's print of its point-to-point peers: ``send to 3``, ``sending to rank 3``,
 #: ``dst=3``; ``recv from 2``, ``receiving from rank 2``, ``src=2`` (``None``: no peer).
-_P2P_DST = regex.compile(r"(?i)\b(?:send(?:s|ing)?\s+to|dst\s*=)\s*(?:rank\s*)?(\d+|None)\b")
-_P2P_SRC = regex.compile(
+_P2P_DST = lazy_regex.compile(r"(?i)\b(?:send(?:s|ing)?\s+to|dst\s*=)\s*(?:rank\s*)?(\d+|None)\b")
+_P2P_SRC = lazy_regex.compile(
     r"(?i)\b(?:recv|receiv(?:e|es|ing))\s+from\s*(?:rank\s*)?(\d+|None)\b|\bsrc\s*=\s*(\d+|None)\b"
 )
 

@@ -15,9 +15,9 @@ torchrun's ``[rankN]:`` prefix, counts; a line with no rank evidence belongs to 
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 
+from rootrank import re_code
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import format_ranks, say
 from rootrank.model import Evidence, Finding
@@ -33,9 +33,9 @@ LAG_LINES = 2
 
 # An application's own rank tag at the start of a line's body: "rank 4, ...", "[RANK 2] ...",
 # "Rank 5: ...", "rank=3 ...", "(rank 1) ...". The tag ends the token: "rank 4x" is not one.
-_APP_RANK = re.compile(r"(?i)^\s{0,4}[\[(<]?rank[ _:=#]{0,2}(?P<rank>\d{1,5})(?:[\])>,:|]|\s)")
-_TORCHRUN = re.compile(r"^\s{0,4}\[rank\d{1,6}\]:")
-_NUMBER = re.compile(r"\d+")
+_APP_RANK = re_code.compile(r"(?i)^\s{0,4}[\[(<]?rank[ _:=#]{0,2}(?P<rank>\d{1,5})(?:[\])>,:|]|\s)")
+_TORCHRUN = re_code.compile(r"^\s{0,4}\[rank\d{1,6}\]:")
+_NUMBER = re_code.compile(r"\d+")
 
 
 def silent_rank_finding(ctx: Context) -> Finding | None:

@@ -76,6 +76,11 @@ _PLACEHOLDER = lazy_regex.compile(r"\{([a-z_][a-z0-9_]*)\}")
 #: Where a message may be cut: after a sentence's or a clause's end (``.``, ``!``, ``?``,
 #: ``;``) and the space after it (``4.35 GiB`` has no space after its dot: never cut there).
 _CLAUSE_END = lazy_regex.compile(r"(?<=[.!?;])\s+")
+#: A module name (``torch``, ``torch.distributed``); one with a dot (its package and leaf).
+_MODULE_NAME = lazy_regex.compile(r"[A-Za-z_]\w*(?:\.\w+)*")
+_DOTTED_MODULE = lazy_regex.compile(r"\w+(?:\.\w+)+")
+#: The interpreter a command line starts (``python3``, ``/opt/conda/bin/python``).
+_INTERPRETER = lazy_regex.compile(r"(?:\S*/)?python[\d.]*(?=\s)")
 
 
 def quote_message(message: str, limit: int = MAX_MESSAGE_CHARS, keep: str | None = None) -> str:
@@ -325,7 +330,7 @@ def fill_entry(
         launch = dataclasses.replace(launch, command=masker.text(launch.command))
 
     named_module = str(root.captures.get("module") or "")
-    if regex.fullmatch(r"[A-Za-z_]\w*(?:\.\w+)*", named_module):
+    if _MODULE_NAME.fullmatch(named_module):
         # the log names the module the job imported (or failed to): a check may import it
         launch = dataclasses.replace(
             launch, libraries=launch.libraries | {named_module.split(".", 1)[0]}
@@ -456,7 +461,7 @@ def fill_entry(
         module_local=local_module_frame(captured.get("module"), tracebacks),
     )
     module = str(values.get("module") or "")
-    if regex.fullmatch(r"\w+(?:\.\w+)+", module):  # a dotted module: its package and file
+    if _DOTTED_MODULE.fullmatch(module):  # a dotted module: its package and file
         values["module_parent"], values["module_leaf"] = module.rsplit(".", 1)
         values["module_top"] = module.split(".", 1)[0]
     if facts.module_local:
@@ -487,9 +492,7 @@ def fill_entry(
             values["doing_line"] = masker.text(line) if masker else line
     # the interpreter the job's own command ran (``python3``, ``/opt/conda/bin/python``), for
     # a step that reruns it another way; ``python`` when the log shows no python command
-    interp = regex.match(
-        r"(?:\S*/)?python[\d.]*(?=\s)", ENV_HEAD.sub("", state.launch.command or "")
-    )
+    interp = _INTERPRETER.match(ENV_HEAD.sub("", state.launch.command or ""))
     values["python"] = interp[0] if interp else "python"
     # a rank named only by a launcher's report of its exit: where its own output went
     facts.initiator_output_missing = initiator_output_missing(

@@ -487,6 +487,9 @@ def ready(command: str, launch: Launch) -> str:
 
 #: A path the root cause's message names: no blank, no shell metacharacter (quoted otherwise).
 _PLAIN_PATH = lazy_regex.compile(r"[\w./~+-]+")
+#: A command's script: a blank (``<train.py>``) or a word ending in ``.py``; runs of spaces.
+_SCRIPT_WORD = lazy_regex.compile(r"(?<![^\s=])<[^\s<>]+\.py>|\S+\.py\b")
+_SPACES = lazy_regex.compile(r"  +")
 
 
 def fill_path_blanks(text: str, path: str | None) -> str:
@@ -538,7 +541,7 @@ def _script_flags(head: str, launch: Launch) -> tuple[str, str, list[str]]:
     ``<`` as a redirect. The caller names them in the comment instead. A script the log does
     not show is a blank (``<train.py>``, :func:`ready`): the script returned is the whole
     blank, its closing ``>`` too."""
-    m = regex.search(r"(?<![^\s=])<[^\s<>]+\.py>|\S+\.py\b", head)
+    m = _SCRIPT_WORD.search(head)
     if m is None:
         return head, "", []
     seen = launch.command or ""
@@ -552,7 +555,7 @@ def _script_flags(head: str, launch: Launch) -> tuple[str, str, list[str]]:
         return ""
 
     rest = _SCRIPT_FLAG.sub(drop, head[m.end() :])
-    return head[: m.end()] + regex.sub(r"  +", " ", rest).rstrip(), m.group(0), dropped
+    return head[: m.end()] + _SPACES.sub(" ", rest).rstrip(), m.group(0), dropped
 
 
 #: ``torchrun [--nproc-per-node=N] [...]`` before the entry script or without one: what a

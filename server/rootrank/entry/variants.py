@@ -242,6 +242,8 @@ PHASES = ("start-up", "before-steps", "training", "finished")
 
 _RANK_ARG = lazy_regex.compile(r"(?<![\w.])rank\s*=\s*(\d+)\b")
 _WORLD_ARG = lazy_regex.compile(r"\bworld_size\s*=\s*(\d+)\b")
+#: A file under an installed package (group 1 its path there).
+_INSTALLED_FILE = lazy_regex.compile(r"[/\\](?:site|dist)-packages/(.+)$")
 
 
 def rank_outside_world(codes: list[str]) -> tuple[str, int, int] | None:
@@ -772,7 +774,7 @@ def library_raise(frames: list[dict[str, Any]], has_user_frame: bool) -> str | N
         return None
     last = frames[-1]
     path = str(last.get("file") or "").replace("\\", "/")
-    m = regex.search(r"[/\\](?:site|dist)-packages/(.+)$", path)
+    m = _INSTALLED_FILE.search(path)
     if last.get("user") or m is None:
         return None
     func = str(last.get("func") or "")

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-import re
 
 from lsprotocol import types
 
+from rootrank import re_code
+
 from .positions import from_client_units
 
-_BREAK = re.compile(r"\r\n|\r|\n")
+_BREAK = re_code.compile(r"\r\n|\r|\n")
 #: Characters ``str.splitlines`` breaks at that LSP does not (VT, FF, FS, GS, RS, NEL, LS, PS).
 _OTHER_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rootrank import re_code
 from rootrank.entry import render
 
 #: Names whose plain-words reading is not "the <name with spaces>".
@@ -44,8 +45,8 @@ _INDEFINITE = {"exc_type": "an exception", "exc": "an exception"}
 
 # A placeholder after "a"/"an" (whose words start with "the": "a the exception type"), and a
 # quoted one ('says: "{message}"', whose words in quotes read as the log's own text).
-_ARTICLE_PLACEHOLDER = re.compile(r"\b([Aa])n? \{([A-Za-z_]\w*)\}")
-_QUOTED_PLACEHOLDER = re.compile(r"[\"\u201c]\{([A-Za-z_]\w*)\}[\"\u201d]")
+_ARTICLE_PLACEHOLDER = re_code.compile(r"\b([Aa])n? \{([A-Za-z_]\w*)\}")
+_QUOTED_PLACEHOLDER = re_code.compile(r"[\"\u201c]\{([A-Za-z_]\w*)\}[\"\u201d]")
 
 
 def indefinite_words(name: str) -> str:

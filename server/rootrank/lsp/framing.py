@@ -30,6 +30,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import BinaryIO
 
+from rootrank import re_code
+
 #: Most bytes read from stdin in one call while looking for a header (a header line is far
 #: shorter; skipped garbage is searched piece by piece, so memory stays bounded by this).
 PIECE_BYTES = 64 * 1024
@@ -38,8 +40,8 @@ MAX_HEADER_LINE = 8 * 1024
 #: A header part (all its lines) longer than this (bytes) is not one: it is skipped.
 MAX_HEADER_PART = 64 * 1024
 
-_HEADER = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*\r?\n")
-_NEXT_MESSAGE = re.compile(rb"content-length:", re.IGNORECASE)
+_HEADER = re_code.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*\r?\n")
+_NEXT_MESSAGE = re_code.compile(rb"content-length:", re.IGNORECASE)
 _UTF8 = {b"utf-8", b"utf8"}
 
 

@@ -15,12 +15,13 @@ import re
 import time as _time
 from typing import Any
 
+from rootrank import re_code
 from rootrank.entry import render
 from rootrank.signatures import STACKS, Library, Signature
 
 from .diagnostics import FindingAt
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PLACEHOLDER = re_code.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def render_template(text: str, values: dict[str, Any]) -> str:

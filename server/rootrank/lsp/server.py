@@ -50,7 +50,7 @@ from pygls.protocol.json_rpc import RPCRequest
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
-from rootrank import __version__
+from rootrank import __version__, re_code
 from rootrank.signatures import Library, SignatureError, load_library
 from rootrank.taxonomy import failure_classes
 
@@ -88,7 +88,7 @@ def _validation_problems(exc: BaseException) -> str:
     return "the params do not fit the method's type"
 
 
-_PATH_FIELD = re.compile(r"(?<=\.)[a-z][a-z0-9_]*")
+_PATH_FIELD = re_code.compile(r"(?<=\.)[a-z][a-z0-9_]*")
 
 
 def _lsp_names(problem: str) -> str:

@@ -7,11 +7,11 @@ Exit codes: 0 the report was written (whatever the jobs' outcomes), 2 usage or i
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from typing import Any
 
+from rootrank import re_code
 from rootrank.ingest import InputError
 from rootrank.writes import write_text
 
@@ -34,7 +34,7 @@ kept in the --cache folder); --keep-hosts shows them raw with the rest still mas
 .venv/bin/pip install '.[fleet]' in the rootrank clone (it is not on PyPI).
 """
 
-_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?Z?$")
+_DATE = re_code.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?Z?$")
 
 
 def since_date(text: str) -> float:

@@ -20,17 +20,17 @@ folders are not followed.
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from rootrank import re_code
 from rootrank.engine import LOG_NAMES, LOG_SUFFIXES
 from rootrank.ingest import TAR_MESSAGE, InputError, is_tar_header, open_log, strip_compression
 from rootrank.runs import run_key, unrelated_names
 
 #: torchrun's restart folders: <log_dir>/<run_id>/attempt_<k>/<local_rank>/stdout.log
-_ATTEMPT = re.compile(r"^attempt_\d{1,6}$")
+_ATTEMPT = re_code.compile(r"^attempt_\d{1,6}$")
 
 
 @dataclass(frozen=True, slots=True)

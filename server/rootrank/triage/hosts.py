@@ -19,15 +19,15 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import re
 
+from rootrank import re_code
 from rootrank.mask import Masker
 
 #: Bytes of a host key (HMAC-SHA256 key).
 KEY_BYTES = 32
 #: Digits of a pseudonym: 10^12 values, so 10,000 hosts collide with probability ~5e-5.
 DIGITS = 12
-_COUNTER = re.compile(r"(?:host|ip)-\d+")
+_COUNTER = re_code.compile(r"(?:host|ip)-\d+")
 
 
 def new_key() -> bytes:
