@@ -51,9 +51,12 @@ from rootrank.entry.variants import (
     agreed_values,
     choose,
     custom_backward,
+    data_frame,
+    directive_how,
     initiator_output_missing,
     library_raise,
     local_module_frame,
+    message_directive,
     placeholder_argument,
     rank_outside_world,
     ranks_share_path,
@@ -547,6 +550,26 @@ def fill_entry(
         state.start_seen or bool(state.launch.command),
     )
     values["phase_why"] = masker.text(facts.phase_why) if masker else facts.phase_why
+    # the data pipeline ran the user's code when it raised (a collate_fn, a __getitem__)
+    facts.data_loc = data_frame(frames)
+    if facts.data_loc:
+        values["data_loc"] = masker.text(facts.data_loc) if masker else facts.data_loc
+    # the sentence of the exception's own message that says what to change
+    exc_said: str | None = (
+        seen.exc.message if seen is not None and seen.exc.message else root.captures.get("message")
+    )
+    facts.directive = message_directive(exc_said) if exc_said else None
+    if facts.directive:
+        values["directive"] = masker.text(facts.directive) if masker else facts.directive
+        how = directive_how(facts.directive, exc_said or "")
+        values["directive_how"] = masker.text(how) if masker else how
+        # the whole message, when the directive is only a part of it
+        whole = (
+            ""
+            if facts.directive.strip() == (exc_said or "").strip()
+            else f' The whole message: "{values.get("message", "")}".'
+        )
+        values["directive_context"] = whole
     variant, chosen = choose(sig.fix, facts)
     said_rx = (variant.get("when") or {}).get("rank_said") if chosen is not None else None
     if isinstance(said_rx, str):  # the rank's own line the variant rests on, quoted in its text

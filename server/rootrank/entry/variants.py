@@ -145,6 +145,20 @@ What the root's own message says about the job's other processes:
   two places, one of them a single process's in its own code while the others share the
   other (rootrank.entry.frames.odd_watchdog_stack): that process stalled and held the others
   up (``{stalled_line}`` in the text: ``file:line (in func)``, ``{waited_line}`` the others');
+- ``from_data: bool``: the root's traceback runs through the data pipeline: the
+  DataLoader's fetch of a batch (``torch/utils/data/_utils/fetch.py`` ``fetch``, a worker's
+  ``_worker_loop``) called the user's code, or the user's frame that raised is a Dataset's
+  ``__getitem__``/``__iter__`` or a ``*collate*`` function (:func:`data_frame`): the value
+  the message names (an index, a key, a size) was read from a record of the batch, not
+  computed by the training step; the text may quote ``{data_loc}`` (``file:line (in
+  func)`` of that user frame);
+- ``message_directive: bool``: the exception's own message says what to change: a sentence
+  of it tells the user to act (``Specify ...``, ``Set ...``, ``Use X instead``, ``You can
+  ...``, ``Either ... or ...``, ``Please ...``, ``... requires X``, ``Expected A but got
+  B``: :func:`message_directive`); the text may quote ``{directive}``, that sentence, and
+  ``{directive_how}``, how to do it in the user's code when it names an option
+  (:func:`directive_how`; empty otherwise), and ``{directive_context}``, the whole message
+  when the directive is only part of it (empty otherwise);
 - ``several_agents_one_node: bool``: two or more torchrun agents (their own pids on
   torchelastic's lines) in a log that shows one node only: the launch started torchrun once
   per Slurm task (``srun`` with ``--ntasks-per-node`` above 1), so each agent started its own
@@ -235,6 +249,8 @@ WHEN_KEYS: dict[str, type] = {
     "initiator_last_line": bool,
     "doing": str,
     "rank_said": str,
+    "from_data": bool,
+    "message_directive": bool,
 }
 
 #: The names ``phase:`` accepts (:func:`run_phase`).
@@ -386,6 +402,12 @@ class Facts:
     #: ``file:line (func)`` of the user's hand-written ``backward`` the root's traceback runs
     #: through (:func:`custom_backward`), else ``None``.
     custom_backward: str | None = None
+    #: ``file:line (in func)`` of the user's frame the data pipeline ran when it raised
+    #: (:func:`data_frame`), else ``None``.
+    data_loc: str | None = None
+    #: The sentence of the exception's message that says what to change
+    #: (:func:`message_directive`), else ``None``.
+    directive: str | None = None
 
 
 def check_when(when: Any) -> str | None:
@@ -709,6 +731,23 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if value
             else "the log shows one torchrun agent per node"
         )
+    if key == "from_data":
+        if (facts.data_loc is not None) != value:
+            return None
+        return (
+            f"the DataLoader ran your {facts.data_loc} for the batch when it raised: the value"
+            " came from a data record"
+            if value
+            else "the traceback does not run through the data pipeline"
+        )
+    if key == "message_directive":
+        if (facts.directive is not None) != value:
+            return None
+        return (
+            f'the message says what to change: "{(facts.directive or "")[:160]}"'
+            if value
+            else "the message does not say what to change"
+        )
     if key == "worker_on_same_gpu":
         if (facts.worker_on_same_gpu is not None) != value:
             return None
@@ -779,6 +818,114 @@ def library_raise(frames: list[dict[str, Any]], has_user_frame: bool) -> str | N
     line = last.get("line")
     where = f"{m.group(1)}:{line}" if line else m.group(1)
     return f"{where} (in {func})" if func else where
+
+
+#: torch's DataLoader fetching a batch: the map-style fetcher calls the dataset and the
+#: collate_fn (torch/utils/data/_utils/fetch.py ``fetch``), a worker process runs it under
+#: ``_worker_loop`` (torch/utils/data/_utils/worker.py).
+_DATA_FETCH = lazy_regex.compile(r"torch[/\\]utils[/\\]data[/\\]_utils[/\\](?:fetch|worker)\.py$")
+#: A user function of the data pipeline by its name: a Dataset's item access or a collate_fn.
+_DATA_FUNC = lazy_regex.compile(r"^(?:__getitem__|__getitems__|__iter__|\w*collate\w*)$")
+
+
+def data_frame(frames: list[dict[str, Any]]) -> str | None:
+    """``file:line (in func)`` of the innermost user frame of ``frames`` (a traceback's
+    frames, outermost first: ``file``, ``line``, ``func``, ``user``) when that frame runs in
+    the data pipeline: the DataLoader's fetch or worker loop (:data:`_DATA_FETCH`) is an
+    outer frame of it, or its function is a Dataset's ``__getitem__``/``__iter__`` or a
+    ``*collate*`` function (:data:`_DATA_FUNC`); ``None`` otherwise (the raise is the
+    training step's own, or no user frame).
+
+    Mechanism: the DataLoader calls the dataset for each index and the collate_fn on the
+    list of samples (``return self.collate_fn(data)``), so an exception raised there is
+    about a value a record of the batch carries (an id, a label, a path, a length), and the
+    record, not the step, is what to look at."""
+    inner = None
+    fetched = False
+    for f in frames:
+        if _DATA_FETCH.search(str(f.get("file") or "")):
+            fetched = True
+        elif f.get("user"):
+            inner = (f, fetched)
+    if inner is None:
+        return None
+    f, fetched = inner
+    func = str(f.get("func") or "")
+    if not fetched and not _DATA_FUNC.match(func):
+        return None
+    name = str(f.get("file") or "").replace("\\", "/").rsplit("/", 1)[-1]
+    line = f.get("line")
+    where = f"{name}:{line}" if line else name
+    return f"{where} (in {func})" if func else where
+
+
+#: A sentence of an exception message that tells the user what to do: an imperative at its
+#: start (``Specify the reduction dim``, ``Set X``, ``Use Y instead``, ``Please pass``), an
+#: offer (``You can ...``, ``You should``, ``Either set ... or ...``, ``Consider``,
+#: ``Try``), or a requirement/contrast naming both sides (``X requires Y``, ``expected A but
+#: got B``, ``... instead``).
+_DIRECTIVE = lazy_regex.compile(
+    r"(?:^|(?<=[.:;!?]\s{1,3}))"
+    r"(?P<s>(?:(?:Please|Either|Try|Consider|Specify|Set|Use|Pass|Call|Make sure|Ensure|Add|Remove"
+    r"|Install|Upgrade|Downgrade|Enable|Disable|Increase|Decrease|Reduce|Change|Provide|Define"
+    r"|Move|Register|Wrap|Rename|Turn off|Turn on)\b"
+    r"|You (?:can|could|should|must|may|need to|might want to)\b"
+    r"|[^.;:!?]{0,160}?\b(?:requires?|instead of|instead\b|expected\b[^.;]{1,120}\b(?:but|got)\b))"
+    r"[^\n]{0,400}?(?:[.!?](?=\s|$)|$))",
+    regex.IGNORECASE,
+)
+
+
+def message_directive(message: str) -> str | None:
+    """The sentences of ``message`` (an exception's message, as the traceback prints it)
+    that say what to change (:data:`_DIRECTIVE`), from the first such sentence to the end of
+    the last one that follows it directly (``You can turn off determinism just for this
+    operation, or you can use the 'warn_only=True' option``), at most 400 characters;
+    ``None`` when no sentence does. A link to file an issue is not a directive."""
+    found: list[str] = []
+    end = -1
+    for m in _DIRECTIVE.finditer(message or ""):
+        text = m.group("s").strip()
+        if not text or regex.search(
+            r"(?i)\bfile an issue\b|github\.com|report (?:this|a bug)", text
+        ):
+            continue
+        if found and m.start("s") - end > 3:
+            break
+        found.append(text)
+        end = m.end("s")
+    if not found:
+        return None
+    said = " ".join(found)
+    return said if len(said) <= 400 else said[:397].rstrip() + "..."
+
+
+#: An option as a directive names it: ``'warn_only=True'``, ``save_only_model=False``.
+_OPTION = lazy_regex.compile(
+    r"(?<![\w.])[`'\"]?(?P<name>[A-Za-z_]\w{0,60})=(?P<value>[\w.\-]{1,40})[`'\"]?"
+)
+#: A call the message quotes as the user made it: ``'torch.use_deterministic_algorithms(True)'``.
+_QUOTED_CALL = lazy_regex.compile(
+    r"[`'\"](?P<func>[A-Za-z_][\w.]{0,80})\((?P<args>[^()`'\"]{0,80})\)[`'\"]"
+)
+
+
+def directive_how(directive: str, message: str) -> str:
+    """How to do what ``directive`` (:func:`message_directive`) says, in the user's code, when
+    it names an option (``'warn_only=True'``): `` Here: ...`` with the call the message quotes
+    rewritten to pass it (``torch.use_deterministic_algorithms(True, warn_only=True)``), or
+    the option alone when the message quotes no call; ``""`` when the directive names no
+    option (it then speaks for itself)."""
+    opt = _OPTION.search(directive)
+    if opt is None:
+        return ""
+    name, value = opt["name"], opt["value"]
+    call = _QUOTED_CALL.search(message)
+    if call is not None and f"{name}=" not in call["args"]:
+        args = call["args"].strip()
+        new = f"{call['func']}({args + ', ' if args else ''}{name}={value})"
+        return f" Here: where your code calls `{call['func']}({args})`, pass the option: `{new}`."
+    return f" Here: set `{name}={value}` where the job passes {name} (the keyword of the call that takes it, the launch command or the config file)."
 
 
 def sizes_apart(captures: dict[str, str]) -> float | None:
