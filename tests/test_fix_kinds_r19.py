@@ -1,0 +1,147 @@
+"""Round 19, issue 15: the fix built from the user's own line and the log's own words.
+
+Two mechanisms of the fix-building code (rootrank.entry.variants, rootrank.entry.fill_entry):
+
+- ``from_data`` / ``{data_loc}`` (:func:`rootrank.entry.variants.data_frame`): the exception
+  was raised in code the DataLoader ran for the batch (a Dataset's ``__getitem__``, a
+  collate_fn), so the value the message names (an index) is a data record's, not the step's;
+- ``message_directive`` / ``{directive}`` / ``{directive_how}``
+  (:func:`rootrank.entry.variants.message_directive`, :func:`~rootrank.entry.variants.directive_how`):
+  the message's own sentence that says what to change leads the fix, with the call the
+  message quotes rewritten to pass the option it names.
+
+Every fixture is a real run (torch 2.13 CPU, gloo, torchrun) of a script in tests/data/r19_fix/,
+``torchrun --nproc-per-node=N <script> > <fixture> 2>&1`` from /tmp/r19fix/runs:
+index-out-of-range/record-index (label_map.py, 3 ranks, num_workers=2: record 41 carries
+label code 6 of a 4-entry table), computed-index (lr_table.py, 2 ranks: a per-step table one
+entry short), general (emb_vocab.py, 2 ranks: a <bos> id past the embedding);
+user-code-exception/unpicklable-local (gather_cfg.py, 2 ranks: all_gather_object of a
+lambda), message-directive (nesterov.py, 2 ranks: SGD(nesterov=True) without momentum),
+empty-reduction (empty_shard.py, 3 ranks: rank 1's shard is empty after a length filter).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rootrank.engine import diagnose_paths
+from rootrank.entry.variants import data_frame, directive_how, message_directive
+
+FIX = Path(__file__).resolve().parent / "fix_variants"
+
+#: torch 2.13's message for put_ under torch.use_deterministic_algorithms(True) (printed by a
+#: real call on this machine, CPU).
+PUT_MESSAGE = (
+    "put_ does not have a deterministic implementation, but you set "
+    "'torch.use_deterministic_algorithms(True)'. You can turn off determinism just for this "
+    "operation, or you can use the 'warn_only=True' option, if that's acceptable for your "
+    "application. You can also file an issue at https://github.com/pytorch/pytorch/issues to "
+    "help us prioritize adding deterministic support for this operation."
+)
+
+
+def _root(signature: str, variant: str):
+    rc = diagnose_paths([str(FIX / signature / f"{variant}.log")]).root_cause
+    assert rc is not None and rc.signature == signature
+    assert rc.fix.variant is not None and rc.fix.variant.id == variant
+    return rc
+
+
+def test_data_frame_reads_the_fetch_and_the_function_name():
+    fetch = "/x/site-packages/torch/utils/data/_utils/fetch.py"
+    frames = [
+        {"file": "/w/train.py", "line": 33, "func": "main", "user": True},
+        {"file": fetch, "line": 54, "func": "fetch", "user": False},
+        {"file": "/w/train.py", "line": 23, "func": "lookup", "user": True},
+    ]
+    assert data_frame(frames) == "train.py:23 (in lookup)"
+    # no fetch frame: the function's own name says it (a collate_fn called by hand)
+    assert data_frame([{"file": "/w/c.py", "line": 5, "func": "pad_collate", "user": True}]) == (
+        "c.py:5 (in pad_collate)"
+    )
+    # the step's own raise is not the data pipeline's
+    assert data_frame([{"file": "/w/train.py", "line": 19, "func": "main", "user": True}]) is None
+
+
+def test_message_directive_takes_the_sentences_that_say_what_to_do():
+    assert message_directive(PUT_MESSAGE) == (
+        "You can turn off determinism just for this operation, or you can use the "
+        "'warn_only=True' option, if that's acceptable for your application."
+    )
+    assert (
+        message_directive("Nesterov momentum requires a momentum and zero dampening")
+        == "Nesterov momentum requires a momentum and zero dampening"
+    )
+    # messages that name a value but say nothing to do
+    assert message_directive("index 6 is out of bounds for dimension 0 with size 4") is None
+    assert message_directive("Can't pickle local object 'build_aug.<locals>.<lambda>'") is None
+    assert message_directive("'img_r1'") is None
+
+
+def test_directive_how_rewrites_the_quoted_call():
+    directive = message_directive(PUT_MESSAGE) or ""
+    assert directive_how(directive, PUT_MESSAGE) == (
+        " Here: where your code calls `torch.use_deterministic_algorithms(True)`, pass the"
+        " option: `torch.use_deterministic_algorithms(True, warn_only=True)`."
+    )
+    assert directive_how("Nesterov momentum requires a momentum", "Nesterov ...") == ""
+
+
+def test_record_index_names_the_record_line_and_value():
+    rc = _root("index-out-of-range", "record-index")
+    assert rc.rank == 2
+    assert rc.user_frame is not None and rc.user_frame.line == 23
+    assert rc.fix.steps[0].startswith(
+        "label_map.py:23 (in __getitem__), where rank 2 raised IndexError: "
+        "`return self.x[i], LABEL_OF[self.code[i]]` looked up entry 6 of a table with 4 entries,"
+        " in code the DataLoader ran to build this batch: 6 is a value a data record carries"
+    )
+    assert (
+        "make label_map.py:23 (in __getitem__) reject or map an id of 4 or more"
+        in (rc.fix.steps[0])
+    )
+    assert "DataLoader ran your label_map.py:23 (in __getitem__)" in rc.fix.variant.why
+
+
+def test_computed_index_names_the_line_and_both_sizes():
+    rc = _root("index-out-of-range", "computed-index")
+    assert rc.user_frame is not None and rc.user_frame.line == 19
+    assert (
+        '`group["lr"] = float(LR_TABLE[step])` asked for entry 5 of a dimension that has 5'
+        " entries" in rc.fix.steps[0]
+    )
+    assert "past the step where the index reached 5" in rc.verify
+
+
+def test_index_default_keeps_the_embedding_fix():
+    rc = _root("index-out-of-range", "general")
+    assert "assert ids.max() < emb.num_embeddings" in rc.fix.steps[0]
+
+
+def test_unpicklable_local_says_move_it_to_module_level():
+    rc = _root("user-code-exception", "unpicklable-local")
+    assert rc.user_frame is not None and rc.user_frame.line == 15
+    assert rc.fix.steps[0].startswith(
+        "gather_cfg.py:15 (in main), where ranks 0 and 1 were in all_gather_object: "
+        "\"Can't pickle local object 'build_aug.<locals>.<lambda>'\": pickle stores a function"
+    )
+    assert "define the function at module level" in rc.fix.steps[0]
+
+
+def test_message_directive_leads_the_fix():
+    rc = _root("user-code-exception", "message-directive")
+    assert rc.fix.steps[0].startswith(
+        "nesterov.py:17 (in main), where ranks 0 and 1 raised ValueError: The message says what"
+        ' to change: "Nesterov momentum requires a momentum and zero dampening" Do that where'
+    )
+    assert "The whole message" not in rc.fix.steps[0]  # the directive is the whole message
+
+
+def test_empty_reduction_is_the_empty_input_not_the_dim_advice():
+    rc = _root("user-code-exception", "empty-reduction")
+    assert rc.rank == 1
+    assert rc.fix.steps[0].startswith(
+        "empty_shard.py:14 (in main), where rank 1 raised RuntimeError: `longest = kept.max()`"
+        " reduced a tensor with no elements"
+    )
+    assert "passing dim as the message suggests only moves the error" in rc.fix.steps[0]
