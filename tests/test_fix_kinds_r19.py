@@ -17,7 +17,13 @@ label code 6 of a 4-entry table), computed-index (lr_table.py, 2 ranks: a per-st
 entry short), general (emb_vocab.py, 2 ranks: a <bos> id past the embedding);
 user-code-exception/unpicklable-local (gather_cfg.py, 2 ranks: all_gather_object of a
 lambda), message-directive (nesterov.py, 2 ranks: SGD(nesterov=True) without momentum),
-empty-reduction (empty_shard.py, 3 ranks: rank 1's shard is empty after a length filter).
+empty-reduction (empty_shard.py, 3 ranks: rank 1's shard is empty after a length filter),
+key-on-some-ranks (eval_metrics.py, 3 ranks: the metrics dict is filled on rank 0 only),
+none-on-some-ranks (writer_main.py, 4 ranks: the writer is None except on rank 0).
+
+A third mechanism, ``most_ranks_raised`` / ``{raised_ranks}`` / ``{spared_ranks}``
+(:func:`rootrank.entry.variants.spared_ranks`): one line raised on most ranks and not on the
+others, so what it reads was made on those others only (``if rank == 0``).
 """
 
 from __future__ import annotations
@@ -25,7 +31,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from rootrank.engine import diagnose_paths
-from rootrank.entry.variants import data_frame, directive_how, message_directive
+from rootrank.entry.variants import (
+    data_frame,
+    directive_how,
+    message_directive,
+    rank_list,
+    spared_ranks,
+)
 
 FIX = Path(__file__).resolve().parent / "fix_variants"
 
@@ -145,3 +157,29 @@ def test_empty_reduction_is_the_empty_input_not_the_dim_advice():
         " reduced a tensor with no elements"
     )
     assert "passing dim as the message suggests only moves the error" in rc.fix.steps[0]
+
+
+def test_spared_ranks_needs_most_ranks_raising():
+    assert spared_ranks([1, 2, 3], {0, 1, 2, 3}) == ([1, 2, 3], [0])
+    assert spared_ranks([2], {0, 1, 2, 3}) is None  # one rank alone: its data as likely
+    assert spared_ranks([1, 2], {0, 1, 2, 3}) is None  # as many spared as raised
+    assert spared_ranks([0, 1], {0, 1}) is None  # every rank raised
+    assert rank_list([1, 2, 3]) == "ranks 1, 2 and 3" and rank_list([0]) == "rank 0"
+
+
+def test_key_read_on_every_rank_filled_on_rank0():
+    rc = _root("user-code-exception", "key-on-some-ranks")
+    assert rc.user_frame is not None and rc.user_frame.line == 29
+    assert "ranks 1 and 2 raised KeyError 'val_mse' at `print(" in rc.fix.steps[0]
+    assert "and rank 0 did not: every rank runs this line" in rc.fix.steps[0]
+    assert "dist.broadcast_object_list(obj, src=0)" in rc.fix.steps[0]
+
+
+def test_none_object_made_on_rank0_only():
+    rc = _root("user-code-exception", "none-on-some-ranks")
+    assert rc.user_frame is not None and rc.user_frame.line == 31
+    assert rc.fix.steps[0].startswith(
+        "writer_main.py:31 (in main), where ranks 1, 2 and 3 raised AttributeError: ranks 1, 2"
+        " and 3 raised \"'NoneType' object has no attribute 'add_scalar'\" at"
+        ' `writer.add_scalar("train/loss", loss.item(), step)` and rank 0 did not'
+    )

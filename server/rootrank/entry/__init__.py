@@ -58,10 +58,12 @@ from rootrank.entry.variants import (
     local_module_frame,
     message_directive,
     placeholder_argument,
+    rank_list,
     rank_outside_world,
     ranks_share_path,
     run_phase,
     several_agents_one_node,
+    spared_ranks,
     uneven_progress,
     worker_on_same_gpu,
 )
@@ -570,6 +572,19 @@ def fill_entry(
             else f' The whole message: "{values.get("message", "")}".'
         )
         values["directive_context"] = whole
+    # the same exception on most ranks, not on the others (code that runs on some ranks only)
+    if seen is not None:
+        facts.spared = spared_ranks(
+            (
+                x.rank
+                for x in state.exceptions
+                if x.exc.type == seen.exc.type and x.exc.message == seen.exc.message
+            ),
+            state.ranks_seen,
+        )
+    if facts.spared is not None:
+        values["raised_ranks"] = rank_list(facts.spared[0])
+        values["spared_ranks"] = rank_list(facts.spared[1])
     variant, chosen = choose(sig.fix, facts)
     said_rx = (variant.get("when") or {}).get("rank_said") if chosen is not None else None
     if isinstance(said_rx, str):  # the rank's own line the variant rests on, quoted in its text

@@ -159,6 +159,12 @@ What the root's own message says about the job's other processes:
   ``{directive_how}``, how to do it in the user's code when it names an option
   (:func:`directive_how`; empty otherwise), and ``{directive_context}``, the whole message
   when the directive is only part of it (empty otherwise);
+- ``most_ranks_raised: bool``: the root's exception (its type and message) was raised by
+  more ranks than the ranks the log shows that did not raise it, and at least one did not
+  (ranks 1, 2 and 3 raise ``KeyError: 'img_r1'`` where rank 0 went on):
+  :func:`spared_ranks`. The same line fails on every rank but the spared ones, so what it
+  reads was made on those ranks only (code under ``if rank == 0``); the text may quote
+  ``{raised_ranks}`` and ``{spared_ranks}`` (``ranks 1, 2 and 3``, ``rank 0``);
 - ``several_agents_one_node: bool``: two or more torchrun agents (their own pids on
   torchelastic's lines) in a log that shows one node only: the launch started torchrun once
   per Slurm task (``srun`` with ``--ntasks-per-node`` above 1), so each agent started its own
@@ -251,6 +257,7 @@ WHEN_KEYS: dict[str, type] = {
     "rank_said": str,
     "from_data": bool,
     "message_directive": bool,
+    "most_ranks_raised": bool,
 }
 
 #: The names ``phase:`` accepts (:func:`run_phase`).
@@ -408,6 +415,9 @@ class Facts:
     #: The sentence of the exception's message that says what to change
     #: (:func:`message_directive`), else ``None``.
     directive: str | None = None
+    #: ``(raised, spared)`` ranks of :func:`spared_ranks` when most ranks raised the root's
+    #: exception and some did not, else ``None``.
+    spared: tuple[list[int], list[int]] | None = None
 
 
 def check_when(when: Any) -> str | None:
@@ -748,6 +758,16 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if value
             else "the message does not say what to change"
         )
+    if key == "most_ranks_raised":
+        if (facts.spared is not None) != value:
+            return None
+        if not value or facts.spared is None:
+            return "the ranks that raised it are not most of the job's, or none went on"
+        raised, spared = facts.spared
+        return (
+            f"{rank_list(raised)} raised it and {rank_list(spared)} did not: the same line"
+            " failed on every rank but those"
+        )
     if key == "worker_on_same_gpu":
         if (facts.worker_on_same_gpu is not None) != value:
             return None
@@ -898,6 +918,36 @@ def message_directive(message: str) -> str | None:
         return None
     said = " ".join(found)
     return said if len(said) <= 400 else said[:397].rstrip() + "..."
+
+
+def rank_list(ranks: list[int]) -> str:
+    """``rank 0``, ``ranks 1 and 2``, ``ranks 1, 2 and 3`` (at most 8 named, then ``...``)."""
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    shown = [str(r) for r in ranks[:8]]
+    if len(ranks) > 8:
+        return "ranks " + ", ".join(shown) + " ..."
+    return "ranks " + ", ".join(shown[:-1]) + f" and {shown[-1]}"
+
+
+def spared_ranks(
+    raised: Iterable[int | None], seen: Iterable[int]
+) -> tuple[list[int], list[int]] | None:
+    """``(raised, spared)``: the ranks that raised the root's exception (``raised``: the rank
+    of each exception of the run with the root's type and message) and the ranks the log
+    shows (``seen``) that did not, when more ranks raised it than were spared and at least
+    one was; ``None`` otherwise (one rank alone, or as many spared: a data record or a file
+    of that rank is as likely as code that runs on some ranks only).
+
+    Mechanism: every rank runs the same script, so one line that fails on most ranks and
+    not on the others reads something the others have and they do not: a value set only
+    under ``if rank == 0`` / ``is_main_process`` (an evaluation's result dict, a logger or
+    writer object created on the main process), which the line then uses on every rank."""
+    hit = sorted({r for r in raised if r is not None})
+    spared = sorted(set(seen) - set(hit))
+    if not hit or not spared or len(hit) <= len(spared):
+        return None
+    return hit, spared
 
 
 #: An option as a directive names it: ``'warn_only=True'``, ``save_only_model=False``.
