@@ -19,7 +19,9 @@ user-code-exception/unpicklable-local (gather_cfg.py, 2 ranks: all_gather_object
 lambda), message-directive (nesterov.py, 2 ranks: SGD(nesterov=True) without momentum),
 empty-reduction (empty_shard.py, 3 ranks: rank 1's shard is empty after a length filter),
 key-on-some-ranks (eval_metrics.py, 3 ranks: the metrics dict is filled on rank 0 only),
-none-on-some-ranks (writer_main.py, 4 ranks: the writer is None except on rank 0).
+none-on-some-ranks (writer_main.py, 4 ranks: the writer is None except on rank 0);
+shape-mismatch/optimizer-state (resume_optim.py, 2 ranks after ``python resume_optim.py prep``:
+Adam's state saved for a 16-output head loaded into a 4-output one).
 
 A third mechanism, ``most_ranks_raised`` / ``{raised_ranks}`` / ``{spared_ranks}``
 (:func:`rootrank.entry.variants.spared_ranks`): one line raised on most ranks and not on the
@@ -183,3 +185,14 @@ def test_none_object_made_on_rank0_only():
         " and 3 raised \"'NoneType' object has no attribute 'add_scalar'\" at"
         ' `writer.add_scalar("train/loss", loss.item(), step)` and rank 0 did not'
     )
+
+
+def test_optimizer_state_mismatch_is_not_a_layer_shape():
+    rc = _root("shape-mismatch", "optimizer-state")
+    assert rc.user_frame is not None and rc.user_frame.line == 34
+    assert rc.fix.steps[0].startswith(
+        "resume_optim.py:34 (in main), where ranks 0 and 1 raised RuntimeError: The shapes that"
+        " disagree (16 against 4) met inside optimizer.step"
+    )
+    assert "did this run load an optimizer state before the step" in rc.fix.steps[0]
+    assert "use_orig_params=True" in rc.fix.steps[0]
