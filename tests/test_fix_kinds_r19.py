@@ -21,7 +21,12 @@ empty-reduction (empty_shard.py, 3 ranks: rank 1's shard is empty after a length
 key-on-some-ranks (eval_metrics.py, 3 ranks: the metrics dict is filled on rank 0 only),
 none-on-some-ranks (writer_main.py, 4 ranks: the writer is None except on rank 0);
 shape-mismatch/optimizer-state (resume_optim.py, 2 ranks after ``python resume_optim.py prep``:
-Adam's state saved for a 16-output head loaded into a 4-output one).
+Adam's state saved for a 16-output head loaded into a 4-output one);
+dynamo-unsupported/tf32-api-mix (tf32_compile.py, 2 ranks: the legacy and the new TF32 API set,
+the compiled forward reads the legacy flag). inductor-or-triton-error/tf32-api-mix is the line
+torch 2.10's Inductor printed, as quoted in pytorch/pytorch#194680 (this machine's torch 2.13
+Inductor reads the new API, so a CPU run cannot print it); the two ``general`` fixtures are
+copies of the signatures' own positive logs.
 
 A third mechanism, ``most_ranks_raised`` / ``{raised_ranks}`` / ``{spared_ranks}``
 (:func:`rootrank.entry.variants.spared_ranks`): one line raised on most ranks and not on the
@@ -196,3 +201,15 @@ def test_optimizer_state_mismatch_is_not_a_layer_shape():
     )
     assert "did this run load an optimizer state before the step" in rc.fix.steps[0]
     assert "use_orig_params=True" in rc.fix.steps[0]
+
+
+def test_tf32_api_mix_is_the_settings_not_triton():
+    for sig in ("dynamo-unsupported", "inductor-or-triton-error"):
+        rc = _root(sig, "tf32-api-mix")
+        assert (
+            "The process set the TF32 matmul mode through both of PyTorch's APIs"
+            in (rc.fix.steps[0])
+        )
+        assert "Install the Triton version" not in " ".join(rc.fix.steps)
+    rc = _root("dynamo-unsupported", "tf32-api-mix")
+    assert rc.user_frame is not None and rc.user_frame.line == 19
