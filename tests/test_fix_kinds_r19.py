@@ -26,7 +26,10 @@ dynamo-unsupported/tf32-api-mix (tf32_compile.py, 2 ranks: the legacy and the ne
 the compiled forward reads the legacy flag). inductor-or-triton-error/tf32-api-mix is the line
 torch 2.10's Inductor printed, as quoted in pytorch/pytorch#194680 (this machine's torch 2.13
 Inductor reads the new API, so a CPU run cannot print it); the two ``general`` fixtures are
-copies of the signatures' own positive logs.
+copies of the signatures' own positive logs; weights-only-unpickling/one-rank-file
+(resume_args.py, 3 ranks after ``python resume_args.py prep``: rank 1's settings file, from an
+older version, pickled an argparse.Namespace), its general fixture a copy of the signature's
+positive log.
 
 A third mechanism, ``most_ranks_raised`` / ``{raised_ranks}`` / ``{spared_ranks}``
 (:func:`rootrank.entry.variants.spared_ranks`): one line raised on most ranks and not on the
@@ -41,6 +44,7 @@ from rootrank.engine import diagnose_paths
 from rootrank.entry.variants import (
     data_frame,
     directive_how,
+    lone_raiser,
     message_directive,
     rank_list,
     spared_ranks,
@@ -213,3 +217,20 @@ def test_tf32_api_mix_is_the_settings_not_triton():
         assert "Install the Triton version" not in " ".join(rc.fix.steps)
     rc = _root("dynamo-unsupported", "tf32-api-mix")
     assert rc.user_frame is not None and rc.user_frame.line == 19
+
+
+def test_lone_raiser_is_one_rank_with_others_shown():
+    assert lone_raiser([1], {0, 1, 2}) == (1, [0, 2])
+    assert lone_raiser([1, 2], {0, 1, 2}) is None
+    assert lone_raiser([0], {0}) is None  # no other rank in the log
+
+
+def test_one_rank_file_converts_that_file():
+    rc = _root("weights-only-unpickling", "one-rank-file")
+    assert rc.rank == 1 and rc.user_frame is not None and rc.user_frame.line == 26
+    assert rc.fix.steps[0].startswith(
+        "resume_args.py:26 (in main), where rank 1 raised UnpicklingError: Only rank 1's file"
+        " holds an object of class argparse.Namespace: every rank runs the same torch.load and"
+        " ranks 0 and 2 did not refuse theirs"
+    )
+    assert "vars(obj) for an argparse.Namespace" in rc.fix.steps[0]

@@ -56,6 +56,7 @@ from rootrank.entry.variants import (
     initiator_output_missing,
     library_raise,
     local_module_frame,
+    lone_raiser,
     message_directive,
     placeholder_argument,
     rank_list,
@@ -574,17 +575,18 @@ def fill_entry(
         values["directive_context"] = whole
     # the same exception on most ranks, not on the others (code that runs on some ranks only)
     if seen is not None:
-        facts.spared = spared_ranks(
-            (
-                x.rank
-                for x in state.exceptions
-                if x.exc.type == seen.exc.type and x.exc.message == seen.exc.message
-            ),
-            state.ranks_seen,
-        )
+        same_exc = [
+            x.rank
+            for x in state.exceptions
+            if x.exc.type == seen.exc.type and x.exc.message == seen.exc.message
+        ]
+        facts.spared = spared_ranks(same_exc, state.ranks_seen)
+        facts.lone = lone_raiser(same_exc, state.ranks_seen)
     if facts.spared is not None:
         values["raised_ranks"] = rank_list(facts.spared[0])
         values["spared_ranks"] = rank_list(facts.spared[1])
+    elif facts.lone is not None:
+        values["spared_ranks"] = rank_list(facts.lone[1])
     variant, chosen = choose(sig.fix, facts)
     said_rx = (variant.get("when") or {}).get("rank_said") if chosen is not None else None
     if isinstance(said_rx, str):  # the rank's own line the variant rests on, quoted in its text

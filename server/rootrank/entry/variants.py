@@ -165,6 +165,11 @@ What the root's own message says about the job's other processes:
   :func:`spared_ranks`. The same line fails on every rank but the spared ones, so what it
   reads was made on those ranks only (code under ``if rank == 0``); the text may quote
   ``{raised_ranks}`` and ``{spared_ranks}`` (``ranks 1, 2 and 3``, ``rank 0``);
+- ``lone_raiser: bool``: one rank alone raised the root's exception (its type and message)
+  while the log shows other ranks that did not (they went past the same code, or failed
+  later of something else): :func:`lone_raiser`. Every rank ran the same line, so what
+  differs is that rank's input (its own file, shard or setting); the text may quote
+  ``{spared_ranks}`` (``ranks 0 and 2``);
 - ``several_agents_one_node: bool``: two or more torchrun agents (their own pids on
   torchelastic's lines) in a log that shows one node only: the launch started torchrun once
   per Slurm task (``srun`` with ``--ntasks-per-node`` above 1), so each agent started its own
@@ -258,6 +263,7 @@ WHEN_KEYS: dict[str, type] = {
     "from_data": bool,
     "message_directive": bool,
     "most_ranks_raised": bool,
+    "lone_raiser": bool,
 }
 
 #: The names ``phase:`` accepts (:func:`run_phase`).
@@ -418,6 +424,8 @@ class Facts:
     #: ``(raised, spared)`` ranks of :func:`spared_ranks` when most ranks raised the root's
     #: exception and some did not, else ``None``.
     spared: tuple[list[int], list[int]] | None = None
+    #: ``(rank, spared)`` of :func:`lone_raiser`, else ``None``.
+    lone: tuple[int, list[int]] | None = None
 
 
 def check_when(when: Any) -> str | None:
@@ -768,6 +776,13 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             f"{rank_list(raised)} raised it and {rank_list(spared)} did not: the same line"
             " failed on every rank but those"
         )
+    if key == "lone_raiser":
+        if (facts.lone is not None) != value:
+            return None
+        if not value or facts.lone is None:
+            return "it was not one rank alone that raised it"
+        rank, others = facts.lone
+        return f"rank {rank} alone raised it; {rank_list(others)} ran the same code and did not"
     if key == "worker_on_same_gpu":
         if (facts.worker_on_same_gpu is not None) != value:
             return None
@@ -948,6 +963,21 @@ def spared_ranks(
     if not hit or not spared or len(hit) <= len(spared):
         return None
     return hit, spared
+
+
+def lone_raiser(raised: Iterable[int | None], seen: Iterable[int]) -> tuple[int, list[int]] | None:
+    """``(rank, spared)``: the one rank that raised the root's exception (``raised``: the
+    rank of each exception of the run with the root's type and message) and the ranks the
+    log shows (``seen``) that did not, when exactly one rank raised it and at least one other
+    is shown; ``None`` otherwise. The complement of :func:`spared_ranks`: the same code ran
+    on every rank, so what made the one rank fail is its own input (a per-rank file, shard,
+    environment or setting), not the code."""
+    hit = {r for r in raised if r is not None}
+    if len(hit) != 1:
+        return None
+    rank = hit.pop()
+    others = sorted(set(seen) - {rank})
+    return (rank, others) if others else None
 
 
 #: An option as a directive names it: ``'warn_only=True'``, ``save_only_model=False``.
