@@ -234,3 +234,18 @@ def test_one_rank_file_converts_that_file():
         " ranks 0 and 2 did not refuse theirs"
     )
     assert "vars(obj) for an argparse.Namespace" in rc.fix.steps[0]
+
+
+def test_monitored_barrier_reads_its_original_exception():
+    rc = _root("monitored-barrier-rank-failed", "late-rank-said")
+    assert rc.rank == 2
+    assert "Rank 2 was alive and still busy when the others' 3000 ms" in rc.fix.steps[0]
+    assert (
+        "Its own last line before that is line 5: `rank 2 fetching shard_002 from the archive"
+        " tier`" in rc.fix.steps[0]
+    )
+    assert "raise the timeout of this monitored_barrier" in rc.fix.steps[0]
+    rc = _root("monitored-barrier-rank-failed", "late-rank")
+    assert "Rank 2 was alive and had not reached monitored_barrier" in rc.fix.steps[0]
+    rc = _root("monitored-barrier-rank-failed", "rank-gone")
+    assert "Rank 2's process was gone before the barrier's 3000 ms ran out" in rc.fix.steps[0]
