@@ -46,6 +46,7 @@ from rootrank.entry.variants import (
     directive_how,
     lone_raiser,
     message_directive,
+    passed_in,
     rank_list,
     spared_ranks,
 )
@@ -249,3 +250,35 @@ def test_monitored_barrier_reads_its_original_exception():
     assert "Rank 2 was alive and had not reached monitored_barrier" in rc.fix.steps[0]
     rc = _root("monitored-barrier-rank-failed", "rank-gone")
     assert "Rank 2's process was gone before the barrier's 3000 ms ran out" in rc.fix.steps[0]
+
+
+def test_passed_in_names_the_caller_and_the_shared_name():
+    frames = [
+        ("/w/policy.py", 176, "forward", True, "delta = self.crh(a_norm, z_v)"),
+        ("/x/site-packages/torch/nn/modules/module.py", 1790, "_call_impl", False, "x"),
+        ("/w/crh.py", 45, "forward", True, "x = torch.cat([a_flat, z_v], dim=1)  # [B, D]"),
+    ]
+    assert passed_in(frames) == (
+        "policy.py:176 (in forward)",
+        "delta = self.crh(a_norm, z_v)",
+        ["z_v"],
+    )
+    # no name in common: the caller passes something else
+    assert passed_in([frames[0], ("/w/crh.py", 45, "forward", True, "y = b * 2")]) is None
+
+
+def test_shape_complaint_points_at_the_caller():
+    rc = _root("user-code-exception", "shape-passed-in")
+    assert rc.fix.steps[0].startswith(
+        'fuse_cat.py:24 (in forward), where ranks 0 and 1 raised RuntimeError: "Tensors must'
+        ' have same number of dimensions: got 2 and 3" at `x = torch.cat([text, image], dim=1)`'
+    )
+    assert (
+        "`text`, `image` are passed in by fuse_cat.py:38 (in forward): `return self.fuse(text,"
+        " image)`" in rc.fix.steps[0]
+    )
+    rc = _root("shape-mismatch", "shape-passed-in")
+    assert (
+        "The shapes do not fit at `return self.proj(pooled)`, and `pooled` is passed in by"
+        " head_linear.py:26 (in forward): `return self.head(pooled)`" in rc.fix.steps[0]
+    )

@@ -58,6 +58,7 @@ from rootrank.entry.variants import (
     local_module_frame,
     lone_raiser,
     message_directive,
+    passed_in,
     placeholder_argument,
     rank_list,
     rank_outside_world,
@@ -582,6 +583,19 @@ def fill_entry(
         ]
         facts.spared = spared_ranks(same_exc, state.ranks_seen)
         facts.lone = lone_raiser(same_exc, state.ranks_seen)
+    inner_user = [f for f in seen.exc.frames if f.user and f.code] if seen is not None else []
+    if inner_user:  # the innermost line of the user's own code, as the traceback quotes it
+        values["user_code"] = masker.text(inner_user[-1].code) if masker else inner_user[-1].code
+    if seen is not None:  # the caller that passed the failing line its values
+        facts.passed = passed_in(
+            [(f.file, f.line, f.func, f.user, f.code) for f in seen.exc.frames]
+        )
+    if facts.passed is not None:
+        loc, code, names = facts.passed
+        values["caller_loc"] = masker.text(loc) if masker else loc
+        values["caller_code"] = masker.text(code) if masker else code
+        values["passed_names"] = ", ".join(f"`{n}`" for n in names)
+        values["passed_verb"] = "is" if len(names) == 1 else "are"
     if facts.spared is not None:
         values["raised_ranks"] = rank_list(facts.spared[0])
         values["spared_ranks"] = rank_list(facts.spared[1])

@@ -170,6 +170,13 @@ What the root's own message says about the job's other processes:
   later of something else): :func:`lone_raiser`. Every rank ran the same line, so what
   differs is that rank's input (its own file, shard or setting); the text may quote
   ``{spared_ranks}`` (``ranks 0 and 2``);
+- ``passed_in: bool``: the innermost user frame's quoted line uses a name that the next
+  user frame out (another function, its caller) passes in its call (``x = torch.cat([a,
+  z_v])`` under ``delta = self.crh(a_norm, z_v)``): :func:`passed_in`. The value the
+  message complains about was made by the caller; the text may quote ``{passed_names}``
+  (```z_v```), ``{passed_verb}`` (``is``/``are``), ``{caller_loc}`` (``policy.py:176 (in
+  forward)``) and ``{caller_code}``; every template may quote ``{user_code}``, the innermost
+  line of the user's own code the traceback quotes (the raising line may be a library's);
 - ``several_agents_one_node: bool``: two or more torchrun agents (their own pids on
   torchelastic's lines) in a log that shows one node only: the launch started torchrun once
   per Slurm task (``srun`` with ``--ntasks-per-node`` above 1), so each agent started its own
@@ -264,6 +271,7 @@ WHEN_KEYS: dict[str, type] = {
     "message_directive": bool,
     "most_ranks_raised": bool,
     "lone_raiser": bool,
+    "passed_in": bool,
 }
 
 #: The names ``phase:`` accepts (:func:`run_phase`).
@@ -426,6 +434,8 @@ class Facts:
     spared: tuple[list[int], list[int]] | None = None
     #: ``(rank, spared)`` of :func:`lone_raiser`, else ``None``.
     lone: tuple[int, list[int]] | None = None
+    #: ``(caller_loc, caller_code, names)`` of :func:`passed_in`, else ``None``.
+    passed: tuple[str, str, list[str]] | None = None
 
 
 def check_when(when: Any) -> str | None:
@@ -783,6 +793,13 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             return "it was not one rank alone that raised it"
         rank, others = facts.lone
         return f"rank {rank} alone raised it; {rank_list(others)} ran the same code and did not"
+    if key == "passed_in":
+        if (facts.passed is not None) != value:
+            return None
+        if not value or facts.passed is None:
+            return "the line that raised uses no value its caller passes"
+        loc, _code, names = facts.passed
+        return f"{', '.join(names)} in the line that raised {'is' if len(names) == 1 else 'are'} passed in by {loc}"
     if key == "worker_on_same_gpu":
         if (facts.worker_on_same_gpu is not None) != value:
             return None
@@ -963,6 +980,41 @@ def spared_ranks(
     if not hit or not spared or len(hit) <= len(spared):
         return None
     return hit, spared
+
+
+#: A Python name, not preceded by a dot (``a.b`` yields ``a``).
+_NAME = lazy_regex.compile(r"(?<![\w.])[A-Za-z_]\w*")
+#: Names that say nothing of where a value came from (modules, builtins, keywords).
+_COMMON_NAMES = frozenset(
+    "self cls torch nn F np math os sys dist True False None and or not in is if else for"
+    " lambda return dim len int float str list dict tuple range print super kwargs args"
+    " device dtype".split()
+)
+
+
+def passed_in(frames: list[tuple[str, int, str, bool, str]]) -> tuple[str, str, list[str]] | None:
+    """Where the value a failing line uses came from, read from a traceback's frames
+    (outermost first, ``(file, line, func, user, code)``): the innermost user frame's quoted
+    line and the next user frame out (its caller, directly or through library frames such as
+    nn.Module's ``__call__``; two ``forward`` methods of one file are two frames); when names of the inner line
+    (not attributes, modules or builtins) appear in the caller's call arguments (after its
+    first ``(``), ``(caller "file:line (in func)", caller's line, those names)``; ``None``
+    otherwise. Mechanism: a function's inputs are what its caller passed, so a value the
+    failing line used under the same name was made at (or before) the caller's line, which is
+    the line to look at and change."""
+    user = [f for f in frames if f[3] and f[4]]
+    if len(user) < 2:
+        return None
+    inner, caller = user[-1], user[-2]
+    if "(" not in caller[4]:
+        return None
+    used = {n for n in _NAME.findall(inner[4].split("#", 1)[0]) if n not in _COMMON_NAMES}
+    args = caller[4].split("(", 1)[1]
+    names = [n for n in dict.fromkeys(_NAME.findall(args)) if n in used]
+    if not names:
+        return None
+    name = caller[0].replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{name}:{caller[1]} (in {caller[2]})", caller[4], names
 
 
 def lone_raiser(raised: Iterable[int | None], seen: Iterable[int]) -> tuple[int, list[int]] | None:
