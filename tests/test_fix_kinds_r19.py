@@ -100,6 +100,8 @@ def test_message_directive_takes_the_sentences_that_say_what_to_do():
     assert message_directive("index 6 is out of bounds for dimension 0 with size 4") is None
     assert message_directive("Can't pickle local object 'build_aug.<locals>.<lambda>'") is None
     assert message_directive("'img_r1'") is None
+    # the user's own check describes a bad value: not advice
+    assert message_directive("expected 16 features, got 15", requirement=False) is None
 
 
 def test_directive_how_rewrites_the_quoted_call():
@@ -281,4 +283,23 @@ def test_shape_complaint_points_at_the_caller():
     assert (
         "The shapes do not fit at `return self.proj(pooled)`, and `pooled` is passed in by"
         " head_linear.py:26 (in forward): `return self.head(pooled)`" in rc.fix.steps[0]
+    )
+
+
+def test_glued_rank_lines_split():
+    from rootrank.scan import glued_ranks
+
+    assert glued_ranks(1, " dtype torch.float32rank 2: dtype torch.bfloat16") == [
+        (1, " dtype torch.float32"),
+        (2, " dtype torch.bfloat16"),
+    ]
+    assert glued_ranks(3, " loaded 12 rank files") == [(3, " loaded 12 rank files")]
+
+
+def test_dtype_printed_by_one_rank_leads_the_fix():
+    rc = _root("gloo-size-mismatch", "dtype-width-rank-said")
+    assert rc.rank == 0
+    assert rc.fix.steps[0].startswith(
+        "The two byte counts are exactly 2 times apart (2176 vs 1088), and the ranks' own lines"
+        " say why: dtype torch.float64 on rank 0, torch.float32 on ranks 1, 2."
     )

@@ -562,7 +562,16 @@ def fill_entry(
     exc_said: str | None = (
         seen.exc.message if seen is not None and seen.exc.message else root.captures.get("message")
     )
-    facts.directive = message_directive(exc_said) if exc_said else None
+    # a requirement ("expected 16 features, got 15") is advice when a library raised it about
+    # its arguments (the traceback's innermost frame is the library's), and a description of a
+    # bad value when the user's own line or assert raised it (or the log shows no frame)
+    by_library = bool(
+        seen is not None
+        and seen.exc.frames
+        and not seen.exc.frames[-1].user
+        and not seen.exc.type.endswith("AssertionError")
+    )
+    facts.directive = message_directive(exc_said, requirement=by_library) if exc_said else None
     if facts.directive:
         values["directive"] = masker.text(facts.directive) if masker else facts.directive
         how = directive_how(facts.directive, exc_said or "")
@@ -655,8 +664,9 @@ def fill_entry(
         steps.insert(0, where)
     elif where and steps:
         steps[0] = f"{where} {steps[0]}"
-    if odd_lead is not None and chosen is None:
-        # no variant chose its fix from this difference: it leads the general fix
+    if odd_lead is not None and (chosen is None or is_default):
+        # no variant chose its fix from this difference (none, or the default): it leads the
+        # general fix
         steps.insert(0, masker.text(odd_lead) if masker else odd_lead)
 
     # the path the root's message names fills <path> / <output_dir> (commands.fill_path_blanks)

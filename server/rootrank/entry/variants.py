@@ -913,33 +913,53 @@ def data_frame(frames: list[dict[str, Any]]) -> str | None:
 
 #: A sentence of an exception message that tells the user what to do: an imperative at its
 #: start (``Specify the reduction dim``, ``Set X``, ``Use Y instead``, ``Please pass``), an
-#: offer (``You can ...``, ``You should``, ``Either set ... or ...``, ``Consider``,
-#: ``Try``), or a requirement/contrast naming both sides (``X requires Y``, ``expected A but
-#: got B``, ``... instead``).
+#: offer (``You can ...``, ``You should``, ``Either set ... or ...``, ``Consider``, ``Try``,
+#: ``We suggest``).
 _DIRECTIVE = lazy_regex.compile(
     r"(?:^|(?<=[.:;!?]\s{1,3}))"
     r"(?P<s>(?:(?:Please|Either|Try|Consider|Specify|Set|Use|Pass|Call|Make sure|Ensure|Add|Remove"
     r"|Install|Upgrade|Downgrade|Enable|Disable|Increase|Decrease|Reduce|Change|Provide|Define"
     r"|Move|Register|Wrap|Rename|Turn off|Turn on)\b"
     r"|You (?:can|could|should|must|may|need to|might want to)\b"
-    r"|[^.;:!?]{0,160}?\b(?:requires?|instead of|instead\b|expected\b[^.;]{1,120}\b(?:but|got)\b))"
+    r"|We (?:suggest|recommend)\b|It is recommended\b)"
+    r"[^\n]{0,400}?(?:[.!?](?=\s|$)|$))",
+    regex.IGNORECASE,
+)
+#: A sentence that states a requirement or both sides of a contrast (``X requires Y``,
+#: ``expected A but got B``, ``... instead``): what to change when a library says it about
+#: the arguments it was given, a description when the user's own check raised it.
+_REQUIREMENT = lazy_regex.compile(
+    r"(?:^|(?<=[.:;!?]\s{1,3}))"
+    r"(?P<s>[^.;:!?\n]{0,160}?\b(?:requires?|instead of|instead\b|expected\b[^.;\n]{1,120}\b(?:but|got)\b)"
     r"[^\n]{0,400}?(?:[.!?](?=\s|$)|$))",
     regex.IGNORECASE,
 )
 
 
-def message_directive(message: str) -> str | None:
+def message_directive(message: str, *, requirement: bool = True) -> str | None:
     """The sentences of ``message`` (an exception's message, as the traceback prints it)
-    that say what to change (:data:`_DIRECTIVE`), from the first such sentence to the end of
-    the last one that follows it directly (``You can turn off determinism just for this
+    that say what to change (:data:`_DIRECTIVE`; with ``requirement``, also a stated
+    requirement or contrast, :data:`_REQUIREMENT`), from the first such sentence to the end
+    of the last one that follows it directly (``You can turn off determinism just for this
     operation, or you can use the 'warn_only=True' option``), at most 400 characters;
-    ``None`` when no sentence does. A link to file an issue is not a directive."""
+    ``None`` when no sentence does. A link to file an issue, or advice to print more
+    (verbose, logs), is not a directive. ``requirement=False`` when the user's own code
+    raised it: ``expected 16 features, got 15`` is then the user's check describing a bad
+    value, not advice."""
     found: list[str] = []
     end = -1
-    for m in _DIRECTIVE.finditer(message or ""):
+    hits = list(_DIRECTIVE.finditer(message or ""))
+    if requirement:
+        hits += list(_REQUIREMENT.finditer(message or ""))
+    hits.sort(key=lambda m: m.start("s"))
+    for m in hits:
+        if found and m.start("s") < end:
+            continue  # the same sentence, matched by both
         text = m.group("s").strip()
         if not text or regex.search(
-            r"(?i)\bfile an issue\b|github\.com|report (?:this|a bug)", text
+            r"(?i)\bfile an issue\b|github\.com|report (?:this|a bug)|TORCHDYNAMO_VERBOSE"
+            r"|TORCH_LOGS|suppress_errors|for more (?:information|details)|stack trace",
+            text,
         ):
             continue
         if found and m.start("s") - end > 3:
