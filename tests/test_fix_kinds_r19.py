@@ -303,3 +303,14 @@ def test_dtype_printed_by_one_rank_leads_the_fix():
         "The two byte counts are exactly 2 times apart (2176 vs 1088), and the ranks' own lines"
         " say why: dtype torch.float64 on rank 0, torch.float32 on ranks 1, 2."
     )
+
+
+def test_group_creation_is_collective():
+    rc = _root("store-key-wait-timeout", "group-creation")
+    assert rc.rank == 2
+    assert rc.fix.steps[0].startswith("group_order.py:14: rank 2 calls new_group here")
+    assert "The ranks waited 10000 ms inside new_group for another process's key" in rc.fix.steps[1]
+    assert (
+        "`groups = {name: dist.new_group(members) for name, members in layout}`"
+        in (rc.fix.steps[1])
+    )
