@@ -314,3 +314,13 @@ def test_group_creation_is_collective():
         "`groups = {name: dist.new_group(members) for name, members in layout}`"
         in (rc.fix.steps[1])
     )
+
+
+def test_nan_guard_names_the_rank_whose_own_value_went_nan():
+    rc = _root("nan-guard-exception", "rank-went-nan-first")
+    assert rc.rank == 2
+    assert (
+        "Rank 2's own value went non-finite first (line 28: `rank 2 step 3 loss nan mean_loss"
+        " nan`)" in rc.fix.steps[0]
+    )
+    assert "(hi - lo).clamp_min(eps)" in rc.fix.steps[0]
