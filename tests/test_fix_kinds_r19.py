@@ -324,3 +324,13 @@ def test_nan_guard_names_the_rank_whose_own_value_went_nan():
         " nan`)" in rc.fix.steps[0]
     )
     assert "(hi - lo).clamp_min(eps)" in rc.fix.steps[0]
+
+
+def test_rank_waiting_on_a_lock_gets_the_stale_lock_fix():
+    rc = _root("gloo-collective-timeout", "rank-waits-on-lock")
+    assert rc.rank == 1
+    assert (
+        "its own line 7: `rank 1: cache build locked by /tmp/r19fix_cache/build.lock,"
+        " waiting (10s)` says it was waiting for a lock" in rc.fix.steps[0]
+    )
+    assert "remove it when its holder is gone" in rc.fix.steps[0]
