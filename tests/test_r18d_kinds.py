@@ -57,9 +57,20 @@ def _read(name: str) -> str:
 
 
 def test_spawn_sigabrt_names_the_aborting_rank() -> None:
-    d = diagnose_text(
-        _read("03-spawn-rank2-bf16-default-dtype-broadcast.log"), "run.log", mask=False
-    )
+    log = _read("03-spawn-rank2-bf16-default-dtype-broadcast.log")
+    # the whole log: the ranks' own dtype prints set rank 2 apart first (round 19: a dtype a
+    # rank prints of itself is a setting, rootrank.scan._DTYPE_SETTING)
+    d = diagnose_text(log, "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-shape-mismatch"
+    assert d.initiator is not None
+    assert d.initiator.rank == 2
+    assert d.initiator.strategy == "odd_setting_out"
+    # the contiguous part from gloo's abort on (without the ranks' prints): mp.spawn's report
+    # of the process that took the signal names it
+    tail = "\n".join(log.split("\n")[3:])
+    assert tail.startswith("terminate called after throwing")
+    d = diagnose_text(tail, "run.log", mask=False)
     assert d.root_cause is not None
     assert d.root_cause.failure_class == "collective-shape-mismatch"
     assert d.initiator is not None

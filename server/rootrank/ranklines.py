@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from rootrank import lazy_regex
 from rootrank.ranks import RankTagger, rank_from_path
-from rootrank.scan import RANK_SELF_LINES, ScanState, Settings, note_settings
+from rootrank.scan import RANK_SELF_LINES, ScanState, Settings, glued_ranks, note_settings
 
 #: Lines kept per rank: set-up lines come first, and a step loop fills the rest.
 MAX_LINES = 64
@@ -131,6 +131,7 @@ def rank_settings(state: ScanState) -> dict[int, Settings]:
             at = m.start()
             if (path, number) in seen:  # a line the scan read already
                 continue
-            note_settings(out.setdefault(int(m["n"]), {}), m["rest"], path, number)
+            for who, part in glued_ranks(int(m["n"]), m["rest"]):
+                note_settings(out.setdefault(who, {}), part, path, number)
     _settings_read = (weakref.ref(state), out)
     return out

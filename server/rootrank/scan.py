@@ -731,6 +731,30 @@ _DICT_SETTING = lazy_regex.compile(
 _SETTING = lazy_regex.compile(
     r"(?<![\w.-])(?P<k>[A-Za-z_][A-Za-z_\d]{1,30})(?:=| )(?P<v>-?\d+(?:\.\d+)?)(?![\w.])"
 )
+#: A dtype a rank prints of itself (``first weight dtype torch.bfloat16``, ``param_dtype=bf16``):
+#: a setting like a number (a rank that builds its model in another dtype sends other bytes).
+_DTYPE_SETTING = lazy_regex.compile(
+    r"(?<![\w.-])(?P<k>dtype|[A-Za-z_][A-Za-z_\d]{0,30}_dtype|precision)(?:=|:|\s)\s*"
+    r"(?P<v>(?:torch\.)?(?:bfloat16|float16|float32|float64|half|bf16|fp16|fp32|fp64))(?![\w.])"
+)
+#: Another rank's own line glued to the end of this one (two processes writing one stream at
+#: once: ``... torch.float32rank 2: model built ...``): the text from there is that rank's.
+_GLUED_RANK = lazy_regex.compile(r"(?<=\S)rank ?(?P<n>\d{1,6}):")
+
+
+def glued_ranks(rank: int, rest: str) -> list[tuple[int, str]]:
+    """``rest`` (what ``rank`` printed after its name) split where another rank's own line is
+    glued to it (:data:`_GLUED_RANK`): ``[(rank, its part), (other rank, its part), ...]``;
+    ``[(rank, rest)]`` when nothing is glued."""
+    out: list[tuple[int, str]] = []
+    at, who = 0, rank
+    for m in _GLUED_RANK.finditer(rest):
+        out.append((who, rest[at : m.start()]))
+        at, who = m.end(), int(m["n"])
+    out.append((who, rest[at:]))
+    return out
+
+
 #: Names that differ between ranks by nature (their place in the job, their progress, their
 #: timing), never a setting to compare.
 _PER_RANK_NAME = lazy_regex.compile(
@@ -750,11 +774,15 @@ def note_settings(
     mine: Settings, rest: str, path: str, number: int, *, dict_form: bool = False
 ) -> None:
     """Add to ``mine`` (one rank's :data:`Settings`) the numeric settings of a line the rank
-    printed of itself (``rest``: the words after its name; :data:`_SETTING`, names of
+    printed of itself, and the dtypes it names (:data:`_DTYPE_SETTING`) (``rest``: the words
+    after its name; :data:`_SETTING`, names of
     :data:`_PER_RANK_NAME` skipped), at ``path``:``number`` (1-based); with ``dict_form``,
     the quoted keys of a config dict (:data:`_DICT_SETTING`), whatever their names. A name
     seen again with another value becomes ``None``; at most :data:`MAX_SETTINGS` names."""
-    for m in (_DICT_SETTING if dict_form else _SETTING).finditer(rest):
+    found = list((_DICT_SETTING if dict_form else _SETTING).finditer(rest))
+    if not dict_form and ("type" in rest or "precision" in rest):
+        found += list(_DTYPE_SETTING.finditer(rest))
+    for m in found:
         name, value = m["k"], m["v"]
         if not dict_form and _PER_RANK_NAME.search(name):
             continue
@@ -2772,9 +2800,13 @@ class Scanner:
         ``rank`` printed of itself (``rest``: the words after its name), line ``number``;
         with ``dict_form``, the quoted keys of a config dict on a line of ``rank``
         (:data:`_DICT_SETTING`), whatever their names."""
-        mine = self.state.rank_settings.setdefault(rank, {})
         path = self.state.sources[-1] if self.state.sources else ""
-        note_settings(mine, rest, path, number, dict_form=dict_form)
+        if dict_form:
+            mine = self.state.rank_settings.setdefault(rank, {})
+            note_settings(mine, rest, path, number, dict_form=True)
+            return
+        for who, part in glued_ranks(rank, rest):  # another rank's line glued to this one
+            note_settings(self.state.rank_settings.setdefault(who, {}), part, path, number)
 
     def _ranks_ended(self, world: int | None) -> None:
         """Set the section's end (``_ended``, ``_ended_line``) when every rank the section

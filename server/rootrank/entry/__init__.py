@@ -51,14 +51,21 @@ from rootrank.entry.variants import (
     agreed_values,
     choose,
     custom_backward,
+    data_frame,
+    directive_how,
     initiator_output_missing,
     library_raise,
     local_module_frame,
+    lone_raiser,
+    message_directive,
+    passed_in,
     placeholder_argument,
+    rank_list,
     rank_outside_world,
     ranks_share_path,
     run_phase,
     several_agents_one_node,
+    spared_ranks,
     uneven_progress,
     worker_on_same_gpu,
 )
@@ -561,6 +568,62 @@ def fill_entry(
         state.start_seen or bool(state.launch.command),
     )
     values["phase_why"] = masker.text(facts.phase_why) if masker else facts.phase_why
+    # the data pipeline ran the user's code when it raised (a collate_fn, a __getitem__)
+    facts.data_loc = data_frame(frames)
+    if facts.data_loc:
+        values["data_loc"] = masker.text(facts.data_loc) if masker else facts.data_loc
+    # the sentence of the exception's own message that says what to change
+    exc_said: str | None = (
+        seen.exc.message if seen is not None and seen.exc.message else root.captures.get("message")
+    )
+    # a requirement ("expected 16 features, got 15") is advice when a library raised it about
+    # its arguments (the traceback's innermost frame is the library's), and a description of a
+    # bad value when the user's own line or assert raised it (or the log shows no frame)
+    by_library = bool(
+        seen is not None
+        and seen.exc.frames
+        and not seen.exc.frames[-1].user
+        and not seen.exc.type.endswith("AssertionError")
+    )
+    facts.directive = message_directive(exc_said, requirement=by_library) if exc_said else None
+    if facts.directive:
+        values["directive"] = masker.text(facts.directive) if masker else facts.directive
+        how = directive_how(facts.directive, exc_said or "")
+        values["directive_how"] = masker.text(how) if masker else how
+        # the whole message, when the directive is only a part of it
+        whole = (
+            ""
+            if facts.directive.strip() == (exc_said or "").strip()
+            else f' The whole message: "{values.get("message", "")}".'
+        )
+        values["directive_context"] = whole
+    # the same exception on most ranks, not on the others (code that runs on some ranks only)
+    if seen is not None:
+        same_exc = [
+            x.rank
+            for x in state.exceptions
+            if x.exc.type == seen.exc.type and x.exc.message == seen.exc.message
+        ]
+        facts.spared = spared_ranks(same_exc, state.ranks_seen)
+        facts.lone = lone_raiser(same_exc, state.ranks_seen)
+    inner_user = [f for f in seen.exc.frames if f.user and f.code] if seen is not None else []
+    if inner_user:  # the innermost line of the user's own code, as the traceback quotes it
+        values["user_code"] = masker.text(inner_user[-1].code) if masker else inner_user[-1].code
+    if seen is not None:  # the caller that passed the failing line its values
+        facts.passed = passed_in(
+            [(f.file, f.line, f.func, f.user, f.code) for f in seen.exc.frames]
+        )
+    if facts.passed is not None:
+        loc, code, names = facts.passed
+        values["caller_loc"] = masker.text(loc) if masker else loc
+        values["caller_code"] = masker.text(code) if masker else code
+        values["passed_names"] = ", ".join(f"`{n}`" for n in names)
+        values["passed_verb"] = "is" if len(names) == 1 else "are"
+    if facts.spared is not None:
+        values["raised_ranks"] = rank_list(facts.spared[0])
+        values["spared_ranks"] = rank_list(facts.spared[1])
+    elif facts.lone is not None:
+        values["spared_ranks"] = rank_list(facts.lone[1])
     variant, chosen = choose(sig.fix, facts)
     said_rx = (variant.get("when") or {}).get("rank_said") if chosen is not None else None
     if isinstance(said_rx, str):  # the rank's own line the variant rests on, quoted in its text
@@ -615,8 +678,9 @@ def fill_entry(
         steps.insert(0, where)
     elif where and steps:
         steps[0] = f"{where} {steps[0]}"
-    if odd_lead is not None and chosen is None:
-        # no variant chose its fix from this difference: it leads the general fix
+    if odd_lead is not None and (chosen is None or is_default):
+        # no variant chose its fix from this difference (none, or the default): it leads the
+        # general fix
         steps.insert(0, masker.text(odd_lead) if masker else odd_lead)
 
     # the path the root's message names fills <path> / <output_dir> (commands.fill_path_blanks)

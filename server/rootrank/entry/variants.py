@@ -145,6 +145,38 @@ What the root's own message says about the job's other processes:
   two places, one of them a single process's in its own code while the others share the
   other (rootrank.entry.frames.odd_watchdog_stack): that process stalled and held the others
   up (``{stalled_line}`` in the text: ``file:line (in func)``, ``{waited_line}`` the others');
+- ``from_data: bool``: the root's traceback runs through the data pipeline: the
+  DataLoader's fetch of a batch (``torch/utils/data/_utils/fetch.py`` ``fetch``, a worker's
+  ``_worker_loop``) called the user's code, or the user's frame that raised is a Dataset's
+  ``__getitem__``/``__iter__`` or a ``*collate*`` function (:func:`data_frame`): the value
+  the message names (an index, a key, a size) was read from a record of the batch, not
+  computed by the training step; the text may quote ``{data_loc}`` (``file:line (in
+  func)`` of that user frame);
+- ``message_directive: bool``: the exception's own message says what to change: a sentence
+  of it tells the user to act (``Specify ...``, ``Set ...``, ``Use X instead``, ``You can
+  ...``, ``Either ... or ...``, ``Please ...``, ``... requires X``, ``Expected A but got
+  B``: :func:`message_directive`); the text may quote ``{directive}``, that sentence, and
+  ``{directive_how}``, how to do it in the user's code when it names an option
+  (:func:`directive_how`; empty otherwise), and ``{directive_context}``, the whole message
+  when the directive is only part of it (empty otherwise);
+- ``most_ranks_raised: bool``: the root's exception (its type and message) was raised by
+  more ranks than the ranks the log shows that did not raise it, and at least one did not
+  (ranks 1, 2 and 3 raise ``KeyError: 'img_r1'`` where rank 0 went on):
+  :func:`spared_ranks`. The same line fails on every rank but the spared ones, so what it
+  reads was made on those ranks only (code under ``if rank == 0``); the text may quote
+  ``{raised_ranks}`` and ``{spared_ranks}`` (``ranks 1, 2 and 3``, ``rank 0``);
+- ``lone_raiser: bool``: one rank alone raised the root's exception (its type and message)
+  while the log shows other ranks that did not (they went past the same code, or failed
+  later of something else): :func:`lone_raiser`. Every rank ran the same line, so what
+  differs is that rank's input (its own file, shard or setting); the text may quote
+  ``{spared_ranks}`` (``ranks 0 and 2``);
+- ``passed_in: bool``: the innermost user frame's quoted line uses a name that the next
+  user frame out (another function, its caller) passes in its call (``x = torch.cat([a,
+  z_v])`` under ``delta = self.crh(a_norm, z_v)``): :func:`passed_in`. The value the
+  message complains about was made by the caller; the text may quote ``{passed_names}``
+  (```z_v```), ``{passed_verb}`` (``is``/``are``), ``{caller_loc}`` (``policy.py:176 (in
+  forward)``) and ``{caller_code}``; every template may quote ``{user_code}``, the innermost
+  line of the user's own code the traceback quotes (the raising line may be a library's);
 - ``several_agents_one_node: bool``: two or more torchrun agents (their own pids on
   torchelastic's lines) in a log that shows one node only: the launch started torchrun once
   per Slurm task (``srun`` with ``--ntasks-per-node`` above 1), so each agent started its own
@@ -235,6 +267,11 @@ WHEN_KEYS: dict[str, type] = {
     "initiator_last_line": bool,
     "doing": str,
     "rank_said": str,
+    "from_data": bool,
+    "message_directive": bool,
+    "most_ranks_raised": bool,
+    "lone_raiser": bool,
+    "passed_in": bool,
 }
 
 #: The names ``phase:`` accepts (:func:`run_phase`).
@@ -388,6 +425,19 @@ class Facts:
     #: ``file:line (func)`` of the user's hand-written ``backward`` the root's traceback runs
     #: through (:func:`custom_backward`), else ``None``.
     custom_backward: str | None = None
+    #: ``file:line (in func)`` of the user's frame the data pipeline ran when it raised
+    #: (:func:`data_frame`), else ``None``.
+    data_loc: str | None = None
+    #: The sentence of the exception's message that says what to change
+    #: (:func:`message_directive`), else ``None``.
+    directive: str | None = None
+    #: ``(raised, spared)`` ranks of :func:`spared_ranks` when most ranks raised the root's
+    #: exception and some did not, else ``None``.
+    spared: tuple[list[int], list[int]] | None = None
+    #: ``(rank, spared)`` of :func:`lone_raiser`, else ``None``.
+    lone: tuple[int, list[int]] | None = None
+    #: ``(caller_loc, caller_code, names)`` of :func:`passed_in`, else ``None``.
+    passed: tuple[str, str, list[str]] | None = None
 
 
 def check_when(when: Any) -> str | None:
@@ -711,6 +761,47 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if value
             else "the log shows one torchrun agent per node"
         )
+    if key == "from_data":
+        if (facts.data_loc is not None) != value:
+            return None
+        return (
+            f"the DataLoader ran your {facts.data_loc} for the batch when it raised: the value"
+            " came from a data record"
+            if value
+            else "the traceback does not run through the data pipeline"
+        )
+    if key == "message_directive":
+        if (facts.directive is not None) != value:
+            return None
+        return (
+            f'the message says what to change: "{(facts.directive or "")[:160]}"'
+            if value
+            else "the message does not say what to change"
+        )
+    if key == "most_ranks_raised":
+        if (facts.spared is not None) != value:
+            return None
+        if not value or facts.spared is None:
+            return "the ranks that raised it are not most of the job's, or none went on"
+        raised, spared = facts.spared
+        return (
+            f"{rank_list(raised)} raised it and {rank_list(spared)} did not: the same line"
+            " failed on every rank but those"
+        )
+    if key == "lone_raiser":
+        if (facts.lone is not None) != value:
+            return None
+        if not value or facts.lone is None:
+            return "it was not one rank alone that raised it"
+        rank, others = facts.lone
+        return f"rank {rank} alone raised it; {rank_list(others)} ran the same code and did not"
+    if key == "passed_in":
+        if (facts.passed is not None) != value:
+            return None
+        if not value or facts.passed is None:
+            return "the line that raised uses no value its caller passes"
+        loc, _code, names = facts.passed
+        return f"{', '.join(names)} in the line that raised {'is' if len(names) == 1 else 'are'} passed in by {loc}"
     if key == "worker_on_same_gpu":
         if (facts.worker_on_same_gpu is not None) != value:
             return None
@@ -781,6 +872,214 @@ def library_raise(frames: list[dict[str, Any]], has_user_frame: bool) -> str | N
     line = last.get("line")
     where = f"{m.group(1)}:{line}" if line else m.group(1)
     return f"{where} (in {func})" if func else where
+
+
+#: torch's DataLoader fetching a batch: the map-style fetcher calls the dataset and the
+#: collate_fn (torch/utils/data/_utils/fetch.py ``fetch``), a worker process runs it under
+#: ``_worker_loop`` (torch/utils/data/_utils/worker.py).
+_DATA_FETCH = lazy_regex.compile(r"torch[/\\]utils[/\\]data[/\\]_utils[/\\](?:fetch|worker)\.py$")
+#: A user function of the data pipeline by its name: a Dataset's item access or a collate_fn.
+_DATA_FUNC = lazy_regex.compile(r"^(?:__getitem__|__getitems__|__iter__|\w*collate\w*)$")
+
+
+def data_frame(frames: list[dict[str, Any]]) -> str | None:
+    """``file:line (in func)`` of the innermost user frame of ``frames`` (a traceback's
+    frames, outermost first: ``file``, ``line``, ``func``, ``user``) when that frame runs in
+    the data pipeline: the DataLoader's fetch or worker loop (:data:`_DATA_FETCH`) is an
+    outer frame of it, or its function is a Dataset's ``__getitem__``/``__iter__`` or a
+    ``*collate*`` function (:data:`_DATA_FUNC`); ``None`` otherwise (the raise is the
+    training step's own, or no user frame).
+
+    Mechanism: the DataLoader calls the dataset for each index and the collate_fn on the
+    list of samples (``return self.collate_fn(data)``), so an exception raised there is
+    about a value a record of the batch carries (an id, a label, a path, a length), and the
+    record, not the step, is what to look at."""
+    inner = None
+    fetched = False
+    for f in frames:
+        if _DATA_FETCH.search(str(f.get("file") or "")):
+            fetched = True
+        elif f.get("user"):
+            inner = (f, fetched)
+    if inner is None:
+        return None
+    f, fetched = inner
+    func = str(f.get("func") or "")
+    if not fetched and not _DATA_FUNC.match(func):
+        return None
+    name = str(f.get("file") or "").replace("\\", "/").rsplit("/", 1)[-1]
+    line = f.get("line")
+    where = f"{name}:{line}" if line else name
+    return f"{where} (in {func})" if func else where
+
+
+#: A sentence of an exception message that tells the user what to do: an imperative at its
+#: start (``Specify the reduction dim``, ``Set X``, ``Use Y instead``, ``Please pass``), an
+#: offer (``You can ...``, ``You should``, ``Either set ... or ...``, ``Consider``, ``Try``,
+#: ``We suggest``).
+_DIRECTIVE = lazy_regex.compile(
+    r"(?:^|(?<=[.:;!?]\s{1,3}))"
+    r"(?P<s>(?:(?:Please|Either|Try|Consider|Specify|Set|Use|Pass|Call|Make sure|Ensure|Add|Remove"
+    r"|Install|Upgrade|Downgrade|Enable|Disable|Increase|Decrease|Reduce|Change|Provide|Define"
+    r"|Move|Register|Wrap|Rename|Turn off|Turn on)\b"
+    r"|You (?:can|could|should|must|may|need to|might want to)\b"
+    r"|We (?:suggest|recommend)\b|It is recommended\b)"
+    r"[^\n]{0,400}?(?:[.!?](?=\s|$)|$))",
+    regex.IGNORECASE,
+)
+#: A sentence that states a requirement or both sides of a contrast (``X requires Y``,
+#: ``expected A but got B``, ``... instead``): what to change when a library says it about
+#: the arguments it was given, a description when the user's own check raised it.
+_REQUIREMENT = lazy_regex.compile(
+    r"(?:^|(?<=[.:;!?]\s{1,3}))"
+    r"(?P<s>[^.;:!?\n]{0,160}?\b(?:requires?|instead of|instead\b|expected\b[^.;\n]{1,120}\b(?:but|got)\b)"
+    r"[^\n]{0,400}?(?:[.!?](?=\s|$)|$))",
+    regex.IGNORECASE,
+)
+
+
+def message_directive(message: str, *, requirement: bool = True) -> str | None:
+    """The sentences of ``message`` (an exception's message, as the traceback prints it)
+    that say what to change (:data:`_DIRECTIVE`; with ``requirement``, also a stated
+    requirement or contrast, :data:`_REQUIREMENT`), from the first such sentence to the end
+    of the last one that follows it directly (``You can turn off determinism just for this
+    operation, or you can use the 'warn_only=True' option``), at most 400 characters;
+    ``None`` when no sentence does. A link to file an issue, or advice to print more
+    (verbose, logs), is not a directive. ``requirement=False`` when the user's own code
+    raised it: ``expected 16 features, got 15`` is then the user's check describing a bad
+    value, not advice."""
+    found: list[str] = []
+    end = -1
+    hits = list(_DIRECTIVE.finditer(message or ""))
+    if requirement:
+        hits += list(_REQUIREMENT.finditer(message or ""))
+    hits.sort(key=lambda m: m.start("s"))
+    for m in hits:
+        if found and m.start("s") < end:
+            continue  # the same sentence, matched by both
+        text = m.group("s").strip()
+        if not text or regex.search(
+            r"(?i)\bfile an issue\b|github\.com|report (?:this|a bug)|TORCHDYNAMO_VERBOSE"
+            r"|TORCH_LOGS|suppress_errors|for more (?:information|details)|stack trace",
+            text,
+        ):
+            continue
+        if found and m.start("s") - end > 3:
+            break
+        found.append(text)
+        end = m.end("s")
+    if not found:
+        return None
+    said = " ".join(found)
+    return said if len(said) <= 400 else said[:397].rstrip() + "..."
+
+
+def rank_list(ranks: list[int]) -> str:
+    """``rank 0``, ``ranks 1 and 2``, ``ranks 1, 2 and 3`` (at most 8 named, then ``...``)."""
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    shown = [str(r) for r in ranks[:8]]
+    if len(ranks) > 8:
+        return "ranks " + ", ".join(shown) + " ..."
+    return "ranks " + ", ".join(shown[:-1]) + f" and {shown[-1]}"
+
+
+def spared_ranks(
+    raised: Iterable[int | None], seen: Iterable[int]
+) -> tuple[list[int], list[int]] | None:
+    """``(raised, spared)``: the ranks that raised the root's exception (``raised``: the rank
+    of each exception of the run with the root's type and message) and the ranks the log
+    shows (``seen``) that did not, when more ranks raised it than were spared and at least
+    one was; ``None`` otherwise (one rank alone, or as many spared: a data record or a file
+    of that rank is as likely as code that runs on some ranks only).
+
+    Mechanism: every rank runs the same script, so one line that fails on most ranks and
+    not on the others reads something the others have and they do not: a value set only
+    under ``if rank == 0`` / ``is_main_process`` (an evaluation's result dict, a logger or
+    writer object created on the main process), which the line then uses on every rank."""
+    hit = sorted({r for r in raised if r is not None})
+    spared = sorted(set(seen) - set(hit))
+    if not hit or not spared or len(hit) <= len(spared):
+        return None
+    return hit, spared
+
+
+#: A Python name, not preceded by a dot (``a.b`` yields ``a``).
+_NAME = lazy_regex.compile(r"(?<![\w.])[A-Za-z_]\w*")
+#: Names that say nothing of where a value came from (modules, builtins, keywords).
+_COMMON_NAMES = frozenset(
+    "self cls torch nn F np math os sys dist True False None and or not in is if else for"
+    " lambda return dim len int float str list dict tuple range print super kwargs args"
+    " device dtype".split()
+)
+
+
+def passed_in(frames: list[tuple[str, int, str, bool, str]]) -> tuple[str, str, list[str]] | None:
+    """Where the value a failing line uses came from, read from a traceback's frames
+    (outermost first, ``(file, line, func, user, code)``): the innermost user frame's quoted
+    line and the next user frame out (its caller, directly or through library frames such as
+    nn.Module's ``__call__``; two ``forward`` methods of one file are two frames); when names of the inner line
+    (not attributes, modules or builtins) appear in the caller's call arguments (after its
+    first ``(``), ``(caller "file:line (in func)", caller's line, those names)``; ``None``
+    otherwise. Mechanism: a function's inputs are what its caller passed, so a value the
+    failing line used under the same name was made at (or before) the caller's line, which is
+    the line to look at and change."""
+    user = [f for f in frames if f[3] and f[4]]
+    if len(user) < 2:
+        return None
+    inner, caller = user[-1], user[-2]
+    if "(" not in caller[4]:
+        return None
+    used = {n for n in _NAME.findall(inner[4].split("#", 1)[0]) if n not in _COMMON_NAMES}
+    args = caller[4].split("(", 1)[1]
+    names = [n for n in dict.fromkeys(_NAME.findall(args)) if n in used]
+    if not names:
+        return None
+    name = caller[0].replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{name}:{caller[1]} (in {caller[2]})", caller[4], names
+
+
+def lone_raiser(raised: Iterable[int | None], seen: Iterable[int]) -> tuple[int, list[int]] | None:
+    """``(rank, spared)``: the one rank that raised the root's exception (``raised``: the
+    rank of each exception of the run with the root's type and message) and the ranks the
+    log shows (``seen``) that did not, when exactly one rank raised it and at least one other
+    is shown; ``None`` otherwise. The complement of :func:`spared_ranks`: the same code ran
+    on every rank, so what made the one rank fail is its own input (a per-rank file, shard,
+    environment or setting), not the code."""
+    hit = {r for r in raised if r is not None}
+    if len(hit) != 1:
+        return None
+    rank = hit.pop()
+    others = sorted(set(seen) - {rank})
+    return (rank, others) if others else None
+
+
+#: An option as a directive names it: ``'warn_only=True'``, ``save_only_model=False``.
+_OPTION = lazy_regex.compile(
+    r"(?<![\w.])[`'\"]?(?P<name>[A-Za-z_]\w{0,60})=(?P<value>[\w.\-]{1,40})[`'\"]?"
+)
+#: A call the message quotes as the user made it: ``'torch.use_deterministic_algorithms(True)'``.
+_QUOTED_CALL = lazy_regex.compile(
+    r"[`'\"](?P<func>[A-Za-z_][\w.]{0,80})\((?P<args>[^()`'\"]{0,80})\)[`'\"]"
+)
+
+
+def directive_how(directive: str, message: str) -> str:
+    """How to do what ``directive`` (:func:`message_directive`) says, in the user's code, when
+    it names an option (``'warn_only=True'``): `` Here: ...`` with the call the message quotes
+    rewritten to pass it (``torch.use_deterministic_algorithms(True, warn_only=True)``), or
+    the option alone when the message quotes no call; ``""`` when the directive names no
+    option (it then speaks for itself)."""
+    opt = _OPTION.search(directive)
+    if opt is None:
+        return ""
+    name, value = opt["name"], opt["value"]
+    call = _QUOTED_CALL.search(message)
+    if call is not None and f"{name}=" not in call["args"]:
+        args = call["args"].strip()
+        new = f"{call['func']}({args + ', ' if args else ''}{name}={value})"
+        return f" Here: where your code calls `{call['func']}({args})`, pass the option: `{new}`."
+    return f" Here: set `{name}={value}` where the job passes {name} (the keyword of the call that takes it, the launch command or the config file)."
 
 
 def sizes_apart(captures: dict[str, str]) -> float | None:
