@@ -222,6 +222,13 @@ UNRELATED = st.sampled_from(
     fixture=ROOT / "signatures" / "process" / "worker-sigkill-exit.positive.log",
     inserts=[(12, "step 1234 loss 2.3141")],
 )
+@example(  # a logger's "INFO: ..." line inside a traceback is not its exception line
+    fixture=ROOT / "signatures" / "launch" / "ray-actor-died.positive.log",
+    inserts=[
+        (1, "INFO: saving checkpoint to ckpt/step_1000"),
+        (3, "wandb: Syncing run sunny-dawn-12"),
+    ],
+)
 def test_unrelated_lines_do_not_change_the_diagnosis(fixture: Path, inserts) -> None:
     lines = fixture.read_text(encoding="utf-8").splitlines()
     base = diagnose_text("\n".join(lines) + "\n", fixture.name, mask=False)

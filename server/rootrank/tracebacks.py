@@ -63,6 +63,21 @@ _SHIFTED_TYPE = lazy_regex.compile(
 )
 
 
+#: How many lines of another writer (:func:`_logger_word`) a traceback passes over after its
+#: last frame before it counts as cut.
+MAX_FOREIGN = 3
+
+
+def _logger_word(type_name: str) -> bool:
+    """Whether ``type_name`` (what :data:`_EXC` read as an exception type) is one undotted
+    word in all capitals or all lower case (``INFO``, ``WARNING``, ``wandb``, ``tqdm``): a
+    log level or a library's prefix on a line another writer put inside the traceback, not
+    a class. Python's exception classes are CamelCase (``KeyError``, ``OSError``); the
+    lower-case ones are qualified by their module (``socket.gaierror``, ``socket.timeout``),
+    as the interpreter prints them."""
+    return "." not in type_name and (type_name.isupper() or type_name.islower())
+
+
 def _shifted_exception(stripped: str) -> bool:
     """``True`` when ``stripped`` (an indented line of a traceback, indented no deeper than
     its frames) reads as an exception line of a paste shifted right."""
@@ -387,12 +402,15 @@ class TracebackReader:
         "_fault_fatal_at",
         "_fault_other",
         "_fault_held",
+        "_foreign",
         "code_line",
         "started",
     )
 
     def __init__(self) -> None:
         self._frames: list[Frame] = []
+        # another writer's log lines passed over since the last frame (:func:`_logger_word`)
+        self._foreign = 0
         self._in_tb = False
         self._interleaved = False
         self._left_open = False  # the line being fed ended a traceback with no exception line
@@ -712,6 +730,7 @@ class TracebackReader:
                 )
                 if not fm.group("func"):  # Python always prints ", in <func>": maybe cut
                     self._partial_frame = text
+                self._foreign = 0
                 return True, None
             if text.lstrip().startswith('File "'):
                 self._partial_frame = text
@@ -751,6 +770,14 @@ class TracebackReader:
             self._chain_next = "cause" if stripped == _CHAIN_CAUSE else "context"
             return True, None
         em = _EXC.match(stripped)
+        if em and _logger_word(em.group("type")):
+            # "INFO: saving checkpoint", "wandb: Syncing run": another writer's line printed
+            # while this traceback was written; up to MAX_FOREIGN of them after its last frame
+            # are passed over, and the traceback goes on to its exception line
+            if self._mode == "python" and self._frames and self._foreign < MAX_FOREIGN:
+                self._foreign += 1
+                return True, None
+            em = None
         if not em:
             # A non-indented line that is not an exception: the traceback ended or was cut.
             exc = self._end_header() if self._mode == "debugger" else None
@@ -852,6 +879,7 @@ class TracebackReader:
         )
 
     def _reset_tb(self) -> None:
+        self._foreign = 0
         self._partial_frame = None
         self._rich_fold = ""
         self._rich_closed = False
