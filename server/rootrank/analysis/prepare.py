@@ -1330,6 +1330,8 @@ def _crossed_counters(
         if f.rank is None or work is None or queued is None or done is None:
             continue
         status.setdefault(f.rank, (f, f.captures.get("pg"), work, queued, done))
+    if len(status) == 1:
+        return _ahead_of_dump_receivers(group, findings, status)
     if len(status) < 2 or len({v[1] for v in status.values()}) != 1:
         return None
     if next(iter(status.values()))[1] is None:
@@ -1366,6 +1368,64 @@ def _crossed_counters(
         peers=ranks_word(peers),
         peer_done=p_done,
         peer_queued=p_queued,
+    )
+    return base, rank, why
+
+
+def _ahead_of_dump_receivers(
+    group: list[Finding],
+    findings: list[Finding],
+    status: dict[int, tuple[Finding, str | None, int, int, int]],
+) -> tuple[Finding, int, str] | None:
+    """The one rank R whose watchdog timed out (``failure detected by watchdog at work
+    sequence id: 42 PG status: last enqueued work: 42, last completed work: 41``, ``status``
+    holds only R) against the peers that did not time out but received R's dump signal
+    (``Received a dump signal due to a collective timeout from rank 3 ... Last enqueued NCCL
+    work: 41, last completed NCCL work: 41.``, captured as ``timeout_from_rank``,
+    ``last_enqueued``, ``last_completed``; PyTorch 2.5+).
+
+    Mechanism: a peer with every collective it enqueued completed has nothing outstanding in
+    NCCL; when it completed exactly what R completed, R's extra enqueued work is a collective
+    that peer never issued: R ran one collective more than its peers (a rank-dependent
+    collective), the ranks' sequences differ and R is the rank that diverged. Not when R's
+    work is a rooted or point-to-point op (:data:`_ROOTED`: one side may legitimately run
+    ahead), and every receiver must name R. Returns ``(R's status finding, R, why)`` or
+    ``None``."""
+
+    def num(f: Finding, key: str) -> int | None:
+        raw = f.captures.get(key, "")
+        return int(raw) if raw.isdigit() else None
+
+    ((rank, (base, _pg, work, queued, done)),) = status.items()
+    receivers: dict[int, tuple[int, int]] = {}
+    for f in group:
+        sender, p_queued, p_done = (
+            num(f, "timeout_from_rank"),
+            num(f, "last_enqueued"),
+            num(f, "last_completed"),
+        )
+        if f.rank is None or f.rank == rank or p_queued is None or p_done is None:
+            continue
+        if sender != rank:
+            return None
+        receivers.setdefault(f.rank, (p_queued, p_done))
+    if not receivers or queued <= done:
+        return None
+    if any(q != d or d != done or work <= q for q, d in receivers.values()):
+        return None
+    ops = {
+        f.captures.get("optype", "").upper().lstrip("_")
+        for f in findings
+        if f.rank == rank and f.captures.get("seqnum") == str(work) and f.captures.get("optype")
+    }
+    if ops & _ROOTED:
+        return None
+    why = say(
+        "ahead_of_dump_receivers",
+        rank=rank,
+        work=work,
+        done=done,
+        peers=ranks_word(sorted(receivers)),
     )
     return base, rank, why
 

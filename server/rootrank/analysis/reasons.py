@@ -349,6 +349,12 @@ _TEMPLATES: dict[str, str] = {
     ),
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",
+    "ahead_of_dump_receivers": (
+        "rank {rank} timed out in work {work} after completing work {done}, while {peers}"
+        " (which received its dump signal) completed work {done} too with nothing more"
+        " enqueued: work {work} is a collective only rank {rank} issued (the ranks' collective"
+        " sequences differ by one)"
+    ),
     "counters_crossed": (
         "rank {rank} timed out in work {work} with work up to {queued} enqueued and only {done}"
         " completed, while {peers} completed work {peer_done} and more yet enqueued no further"

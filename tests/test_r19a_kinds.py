@@ -1,0 +1,39 @@
+"""Kinds of reasoning the r19a held-out set showed missing (round 19, /work/notes/heldout-r19a).
+
+Fixtures in ``tests/r19a/`` are lines cut from real logs, as the tools printed them:
+09 from NVIDIA-NeMo/Speech#14883 (PyTorch 2.5+ ProcessGroupNCCL, torchrun's ``[rankN]:``
+prefix; the last line is cut mid-sentence as the issue store keeps it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rootrank.engine import diagnose_text
+
+HERE = Path(__file__).parent / "r19a"
+
+
+def _read(name: str) -> str:
+    return (HERE / name).read_text(encoding="utf-8")
+
+
+def test_one_more_enqueued_collective_than_the_dump_receivers_is_a_desync_on_that_rank():
+    """Rank 3's watchdog: ``last enqueued work: 42, last completed work: 41``; rank 1, which
+    only received rank 3's dump signal: ``Last enqueued NCCL work: 41, last completed NCCL
+    work: 41``: work 42 is a collective rank 1 never issued."""
+    diag = diagnose_text(_read("09-rank3-seqnum42-peer-dump-41.log"))
+    rc = diag.root_cause
+    assert rc.failure_class == "collective-desync"
+    assert rc.signature == "watchdog-counters-crossed"
+    assert diag.initiator.rank == 3
+    assert "only rank 3 issued" in diag.initiator.why
+
+
+def test_a_dump_receiver_with_work_outstanding_proves_no_extra_collective():
+    text = _read("09-rank3-seqnum42-peer-dump-41.log").replace(
+        "Last enqueued NCCL work: 41, last completed NCCL work: 41",
+        "Last enqueued NCCL work: 42, last completed NCCL work: 41",
+    )
+    diag = diagnose_text(text)
+    assert diag.root_cause.signature != "watchdog-counters-crossed"
