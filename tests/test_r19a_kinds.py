@@ -2,7 +2,9 @@
 
 Fixtures in ``tests/r19a/`` are lines cut from real logs, as the tools printed them:
 09 from NVIDIA-NeMo/Speech#14883 (PyTorch 2.5+ ProcessGroupNCCL, torchrun's ``[rankN]:``
-prefix; the last line is cut mid-sentence as the issue store keeps it).
+prefix; the last line is cut mid-sentence as the issue store keeps it); 01 the ``Launching on``
+and store-barrier lines (grep of those two kinds, in file order) of loubnabnl/nanotron-smol-cluster
+``logs/32n-2gbs-test-3619762.out`` (Megatron-DeepSpeed on LUMI, ``srun --label``, 256 ranks).
 """
 
 from __future__ import annotations
@@ -37,3 +39,21 @@ def test_a_dump_receiver_with_work_outstanding_proves_no_extra_collective():
     )
     diag = diagnose_text(text)
     assert diag.root_cause.signature != "watchdog-counters-crossed"
+
+
+def test_the_silent_block_of_a_store_barrier_timeout_is_the_node_that_never_joined():
+    """246 ranks time out in the store-based barrier (world_size=256, worker_count=247);
+    ranks 232-239 print no line at all: one node's tasks never started."""
+    diag = diagnose_text(_read("01-node-232-239-silent-store-barrier.log"))
+    assert diag.root_cause.failure_class == "rendezvous-failure"
+    assert diag.initiator.rank == 232
+    assert diag.initiator.strategy == "silent_block"
+    assert "ranks 232-239 (8 of world size 256) print no line at all" in diag.initiator.why
+
+
+def test_a_paste_of_a_few_reporters_names_no_silent_block():
+    lines = _read("01-node-232-239-silent-store-barrier.log").splitlines()
+    few = [ln for ln in lines if "store based barrier" in ln][:40]
+    diag = diagnose_text("\n".join(few) + "\n")
+    assert diag.initiator.strategy != "silent_block"
+    assert diag.initiator.rank is None

@@ -733,6 +733,60 @@ def odd_setting_out(case: Case) -> Verdict | None:
     return Verdict(rank, why, "odd_setting_out", (rank,))
 
 
+#: Classes of a failure every started rank reports while it waits for the whole world to
+#: join (an init store barrier, a rendezvous, the first collective).
+_JOIN_WAIT_CLASSES = frozenset({"rendezvous-failure", "collective-timeout"})
+
+
+def silent_block(case: Case) -> Verdict | None:
+    """The ranks that never joined: with the world size known (``world_size=256``) and most
+    of the world reporting the root (a store-based barrier or init timeout that counts the
+    ranks that arrived, ``worker_count=247``), the ranks of ``0..world_size-1`` that print
+    no line at all in a log where every other rank speaks (srun ``--label``, torchrun's
+    ``[rankN]:``) never started or never reached the barrier, and the others' timeouts are
+    theirs to explain. One contiguous block of silent ranks is one node's tasks (ranks are
+    laid out node by node): the first of them is named, with the hosts of the ranks on
+    either side when the log gives them.
+
+    Guards against a paste that just shows few ranks: at least half the world reports the
+    root, the silent ranks are one contiguous block of at most a quarter of the world, and
+    none of them appears anywhere (in a line, a launcher summary)."""
+    root = case.root
+    st = case.ctx.state
+    world = st.world_size
+    if root.failure_class not in _JOIN_WAIT_CLASSES or not world or world < 4:
+        return None
+    reporters = {
+        f.rank
+        for f in case.ctx.findings
+        if f.failure_class == root.failure_class and f.rank is not None
+    }
+    if len(reporters) < max(3, world // 2):
+        return None
+    heard = st.ranks_seen | {e.rank for e in st.elastic if e.rank is not None}
+    silent = sorted(set(range(world)) - heard)
+    if not silent or len(silent) > world // 4:
+        return None
+    if silent != list(range(silent[0], silent[-1] + 1)):
+        return None
+    sides = [
+        f"{st.hosts[r]} (rank {r})"
+        for r in (silent[0] - 1, silent[-1] + 1)
+        if r in st.hosts and 0 <= r < world
+    ]
+    between = f", the node between {' and '.join(sides)}" if len(sides) == 2 else ""
+    why = say(
+        "silent_block",
+        first=silent[0],
+        ranks=format_ranks(silent),
+        n=len(silent),
+        world=world,
+        reporters=len(reporters),
+        between=between,
+    )
+    return Verdict(silent[0], why, "silent_block", tuple(silent))
+
+
 def missing_reporter(case: Case) -> Verdict | None:
     """In a hang every rank but the one the others wait for reports the timeout: the one
     known rank that reported no failure of this class is the suspect (not for the
@@ -2429,6 +2483,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     out_of_lockstep,
     odd_line_out,
     odd_setting_out,
+    silent_block,
     missing_reporter,
     missing_progress,
     missing_milestone,

@@ -349,6 +349,11 @@ _TEMPLATES: dict[str, str] = {
     ),
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",
+    "silent_block": (
+        "ranks {ranks} ({n} of world size {world}) print no line at all while {reporters} ranks"
+        " report the timeout: they never started or never joined{between} (one node's tasks),"
+        " and the others waited for them; rank {first} is the first of them"
+    ),
     "ahead_of_dump_receivers": (
         "rank {rank} timed out in work {work} after completing work {done}, while {peers}"
         " (which received its dump signal) completed work {done} too with nothing more"
