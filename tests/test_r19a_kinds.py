@@ -4,7 +4,9 @@ Fixtures in ``tests/r19a/`` are lines cut from real logs, as the tools printed t
 09 from NVIDIA-NeMo/Speech#14883 (PyTorch 2.5+ ProcessGroupNCCL, torchrun's ``[rankN]:``
 prefix; the last line is cut mid-sentence as the issue store keeps it); 01 the ``Launching on``
 and store-barrier lines (grep of those two kinds, in file order) of loubnabnl/nanotron-smol-cluster
-``logs/32n-2gbs-test-3619762.out`` (Megatron-DeepSpeed on LUMI, ``srun --label``, 256 ranks).
+``logs/32n-2gbs-test-3619762.out`` (Megatron-DeepSpeed on LUMI, ``srun --label``, 256 ranks); 02
+lines 193-331 (contiguous) of elena-lyulina/Megatron-LM-Attention-Benchmark ``attn_bench/logs/2611382.err``
+(Megatron-LM, ``srun -l``, 14 nodes x 4, NCCL 2.29.3).
 """
 
 from __future__ import annotations
@@ -57,3 +59,27 @@ def test_a_paste_of_a_few_reporters_names_no_silent_block():
     diag = diagnose_text("\n".join(few) + "\n")
     assert diag.initiator.strategy != "silent_block"
     assert diag.initiator.rank is None
+
+
+def test_one_hosts_tasks_exiting_alone_under_srun_name_that_host_and_its_first_rank():
+    """Ranks 32-35 (nid006742) raise ncclInvalidUsage with 'Last error: Failed to initialize
+    any NET plugin'; srun: ``nid006742: tasks 32-33: Exited with exit code 1`` (and 34-35),
+    every other task ``Killed``."""
+    diag = diagnose_text(_read("02-node-32-35-net-plugin-srun-exited.log"), mask=False)
+    rc = diag.root_cause
+    assert rc.signature == "nccl-net-plugin-init-failed"
+    assert rc.failure_class == "rank-environment-mismatch"
+    assert diag.initiator.rank == 32
+    assert diag.initiator.strategy == "one_host_exited"
+    assert "all on nid006742" in diag.initiator.why
+    steps = " ".join(rc.fix.steps)
+    assert "--exclude=<node>" in steps
+    assert "set_device" not in steps
+
+
+def test_tasks_of_two_hosts_exiting_name_no_node():
+    text = _read("02-node-32-35-net-plugin-srun-exited.log").replace(
+        "srun: error: nid006742: tasks 34-35: Exited", "srun: error: nid006743: tasks 34-35: Exited"
+    )
+    diag = diagnose_text(text, mask=False)
+    assert diag.initiator.strategy != "one_host_exited"

@@ -23,6 +23,7 @@ from rootrank.analysis.compare import lacking_keys, lone_submitter, odd_in_table
 from rootrank.analysis.events import (
     ABORT_CODES,
     SIGNAL_CODES,
+    _task_ids,
     launcher_exits,
     of_kind,
     real_exit,
@@ -1666,6 +1667,49 @@ def alone_in_first_attempt(case: Case) -> Verdict | None:
     )
 
 
+#: srun's report of tasks that ended by themselves (src/srun: ``srun: error: nid006742: tasks
+#: 32-33: Exited with exit code 1``) and of tasks its own teardown killed (``... task 5: Killed``).
+_SRUN_EXITED = lazy_regex.compile(
+    r"srun: error: (?P<host>[\w.-]+): tasks? (?P<task>[\d,-]+): Exited with exit code (?P<code>\d+)"
+)
+
+
+def one_host_exited(case: Case) -> Verdict | None:
+    """The ranks that report the root are exactly the tasks srun says exited by themselves
+    (``srun: error: nid006742: tasks 32-33: Exited with exit code 1``, ``tasks 34-35: ...``),
+    all on one host, while srun killed every other task of the step (``... tasks 12,15:
+    Killed``: its teardown after the first bad exit). One node's tasks failed alike (an init
+    error of that node's environment, driver or network plugin), and there is no order to
+    read inside one node that fails identically: the node is the initiator, named by its
+    first rank.
+
+    Every srun ``Exited`` line must be in the findings' evidence (none dropped), name one
+    host, and its tasks must equal the root's reporting ranks (at least two)."""
+    reporters = set(case.ranks_with)
+    if len(reporters) < 2:
+        return None
+    exited: set[int] = set()
+    hosts: set[str] = set()
+    killed = False
+    for f in case.ctx.findings:
+        texts = [ev.text for ev in f.evidence]
+        found = [m for t in texts for m in [_SRUN_EXITED.search(t)] if m is not None]
+        if found and f.count > len(f.evidence):
+            return None  # some Exited lines were not kept: the census is incomplete
+        for m in found:
+            hosts.add(m.group("host"))
+            exited.update(_task_ids(m.group("task")))
+        killed = killed or any(
+            "srun: error: " in t and t.rstrip().endswith(": Killed") for t in texts
+        )
+    if not killed or len(hosts) != 1 or exited != reporters:
+        return None
+    host = next(iter(hosts))
+    first = min(reporters)
+    why = say("one_host_exited", ranks=format_ranks(sorted(reporters)), host=host, first=first)
+    return Verdict(first, why, "one_host_exited", (first,))
+
+
 def earliest_time(case: Case) -> Verdict | None:
     """Several ranks report the same cause: the first by timestamp started it; without
     times (or a tie: another rank's report less than :data:`TIE_MARGIN_S` later) the log
@@ -2490,6 +2534,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     named_by_root,
     odd_watchdog_rank,
     alone_in_first_attempt,
+    one_host_exited,
     earliest_time,
     signal_not_sent_by_agent,
     peer_victim,

@@ -349,6 +349,11 @@ _TEMPLATES: dict[str, str] = {
     ),
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",
+    "one_host_exited": (
+        "ranks {ranks}, the only ranks that report it, are exactly the tasks srun reports"
+        " exiting by themselves, all on {host}, while srun killed every other task: one node"
+        " failed alike, {host} (its first rank {first})"
+    ),
     "silent_block": (
         "ranks {ranks} ({n} of world size {world}) print no line at all while {reporters} ranks"
         " report the timeout: they never started or never joined{between} (one node's tasks),"
