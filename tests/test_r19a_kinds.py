@@ -6,7 +6,8 @@ prefix; the last line is cut mid-sentence as the issue store keeps it); 01 the `
 and store-barrier lines (grep of those two kinds, in file order) of loubnabnl/nanotron-smol-cluster
 ``logs/32n-2gbs-test-3619762.out`` (Megatron-DeepSpeed on LUMI, ``srun --label``, 256 ranks); 02
 lines 193-331 (contiguous) of elena-lyulina/Megatron-LM-Attention-Benchmark ``attn_bench/logs/2611382.err``
-(Megatron-LM, ``srun -l``, 14 nodes x 4, NCCL 2.29.3).
+(Megatron-LM, ``srun -l``, 14 nodes x 4, NCCL 2.29.3); 11 hiyouga/LlamaFactory#7233 (the stored
+chunk of the paste, which ends on rank 3's ``Traceback`` header).
 """
 
 from __future__ import annotations
@@ -83,3 +84,18 @@ def test_tasks_of_two_hosts_exiting_name_no_node():
     )
     diag = diagnose_text(text, mask=False)
     assert diag.initiator.strategy != "one_host_exited"
+
+
+def test_a_bare_traceback_header_at_the_end_of_a_paste_is_no_competing_failure():
+    diag = diagnose_text(_read("11-rank1-shm-segment-rank3-header-cut.log"))
+    assert diag.root_cause.failure_class == "nccl-system-error"
+    assert diag.initiator.rank == 1
+
+
+def test_a_cut_traceback_with_a_collective_frame_still_leaves_the_order_open():
+    frame = (
+        '[rank3]:   File "/root/miniconda3/envs/llm_demo/lib/python3.10/site-packages/torch/'
+        'distributed/distributed_c10d.py", line 4551, in barrier\n'
+    )
+    text = _read("11-rank1-shm-segment-rank3-header-cut.log") + frame
+    assert diagnose_text(text).initiator.rank is None

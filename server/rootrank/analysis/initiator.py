@@ -2619,6 +2619,17 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
         and line > ev.line
         and _cut_in_collective(st, path, cut_rank, line)
     }
+    # A traceback the log cuts right after its header (no frame, no exception line: the end
+    # of a paste), begun after the root cause's line, shows nothing at all: not a failure of
+    # its own, not one that came first.
+    later |= {
+        cut_rank
+        for path, cut_rank, line in st.cut_traceback_starts
+        if ev is not None
+        and path == ev.path
+        and line > ev.line
+        and _cut_bare(st, path, cut_rank, line)
+    }
     earlier = {
         cut_rank
         for path, cut_rank, line in st.cut_traceback_starts
@@ -2645,6 +2656,18 @@ def _cut_in_collective(st: ScanState, path: str, rank: int | None, start: int) -
             "torch/distributed/" in fr.file.replace("\\", "/") for fr in frames
         )
     return False
+
+
+def _cut_bare(st: ScanState, path: str, rank: int | None, start: int) -> bool:
+    """Whether the traceback of ``rank`` that starts at line ``start`` of ``path`` and that the
+    log cuts shows no frame at all (its ``Traceback (most recent call last):`` header is the
+    last line of that rank the log holds: a paste that ends there). The scan keeps a cut
+    traceback's frames only when it has some (:attr:`ScanState.cut_tracebacks`): none kept
+    for it is a bare header."""
+    return not any(
+        seen.path == path and seen.rank == rank and seen.exc.log_line >= start and seen.exc.frames
+        for seen in st.cut_tracebacks
+    )
 
 
 _DIGITS = lazy_regex.compile(r"\d+")
