@@ -7,7 +7,8 @@ and store-barrier lines (grep of those two kinds, in file order) of loubnabnl/na
 ``logs/32n-2gbs-test-3619762.out`` (Megatron-DeepSpeed on LUMI, ``srun --label``, 256 ranks); 02
 lines 193-331 (contiguous) of elena-lyulina/Megatron-LM-Attention-Benchmark ``attn_bench/logs/2611382.err``
 (Megatron-LM, ``srun -l``, 14 nodes x 4, NCCL 2.29.3); 11 hiyouga/LlamaFactory#7233 (the stored
-chunk of the paste, which ends on rank 3's ``Traceback`` header).
+chunk of the paste, which ends on rank 3's ``Traceback`` header); 06 the last 12 lines of the same
+repository's ``attn_bench/logs/2403450.err`` (slurmstepd's STEP line under srun's `` 0: `` label).
 """
 
 from __future__ import annotations
@@ -99,3 +100,11 @@ def test_a_cut_traceback_with_a_collective_frame_still_leaves_the_order_open():
     )
     text = _read("11-rank1-shm-segment-rank3-header-cut.log") + frame
     assert diagnose_text(text).initiator.rank is None
+
+
+def test_a_scheduler_kill_under_an_srun_label_has_no_initiating_rank():
+    diag = diagnose_text(_read("06-srun-label-step-time-limit.log"))
+    assert diag.root_cause.signature == "slurm-time-limit"
+    assert diag.root_cause.failure_class == "preemption-sigterm"
+    assert diag.initiator.rank is None
+    assert diag.initiator.strategy == "scheduler_kill"

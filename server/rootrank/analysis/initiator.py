@@ -87,6 +87,28 @@ class Case:
 Strategy = Callable[[Case], Verdict | None]
 
 
+#: slurmstepd's step/job kill message (src/slurmd/slurmstepd/req.c, mgr.c): ``*** STEP
+#: 2403450.1 ON nid006239 CANCELLED AT 2026-05-27T00:26:27 DUE TO TIME LIMIT ***``, also ``DUE
+#: TO PREEMPTION``, ``DUE TO NODE FAILURE`` or none (scancel); not ``DUE TO TASK FAILURE``
+#: (srun's teardown after a task's own bad exit, which a rank started).
+_SCHEDULER_KILL = lazy_regex.compile(
+    r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+(?! DUE TO TASK FAILURE)"
+)
+
+
+def scheduler_kill(case: Case) -> Verdict | None:
+    """A root that is the scheduler's own kill of the job or step (slurmstepd's ``CANCELLED
+    AT ... DUE TO TIME LIMIT``) has no initiating rank: the scheduler stopped every task at
+    once. srun ``--label`` prefixes slurmstepd's step message with the task stream it came
+    through (`` 0: [...] error: *** STEP ...``), and that label is no rank's doing."""
+    if case.root.role != "cause" or not case.root.evidence:
+        return None
+    if not all(_SCHEDULER_KILL.search(ev.text) for ev in case.root.evidence):
+        return None
+    ranks = tuple(case.ranks_with)
+    return Verdict(None, say("scheduler_kill"), "scheduler_kill", ranks, True)
+
+
 def named_together(case: Case) -> Verdict | None:
     """A message that names several faulty ranks at once (``Ranks 4, 5 failed to pass
     monitoredBarrier``) does not say which one started."""
@@ -2510,6 +2532,7 @@ def one_process(case: Case) -> Verdict | None:
 
 
 STRATEGIES: tuple[Strategy, ...] = (
+    scheduler_kill,
     one_process,
     named_together,
     odd_in_rank_table,

@@ -349,6 +349,11 @@ _TEMPLATES: dict[str, str] = {
     ),
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",
+    "scheduler_kill": (
+        "the scheduler killed the job or step itself (slurmstepd's CANCELLED AT line): every"
+        " task was stopped at once, and a task label in front of that line is only the stream"
+        " it came through, so no rank started it"
+    ),
     "one_host_exited": (
         "ranks {ranks}, the only ranks that report it, are exactly the tasks srun reports"
         " exiting by themselves, all on {host}, while srun killed every other task: one node"
