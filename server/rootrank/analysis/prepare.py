@@ -95,6 +95,27 @@ class Context:
         return known
 
 
+#: A line of Python's warnings module (``<file>.py:<line>: <Category>Warning: <message>``,
+#: warnings.formatwarning) whose message quotes an exception's repr (``... due to:
+#: ImportError('peft>=0.17.0 is required ...')``): the code that printed it caught that
+#: exception and warned instead of raising it.
+_WARNED_EXCEPTION = lazy_regex.compile(
+    r"\.py:\d+: (?:\w+\.)*\w*Warning: .*?\b\w+(?:Error|Exception)\(['\"]"
+)
+
+
+def caught_into_warning(f: Finding) -> bool:
+    """Whether every evidence line of ``f`` is a warnings-module line quoting an exception's
+    repr (:data:`_WARNED_EXCEPTION`: nvidia-modelopt's ``logging.py:115: UserWarning: Failed
+    to import diffusers plugin due to: ImportError('peft>=0.17.0 is required for a normal
+    functioning of this module, but found peft==0.13.2.'). You may ignore this warning if you
+    do not need this plugin.``). The library caught the exception (an optional plugin's
+    import) and the process went on: what the signature matched inside the quote is no
+    failure of the run. A warning can end no process (under ``-W error`` Python raises the
+    warning as an exception, and that traceback's own line is matched instead)."""
+    return bool(f.evidence) and all(_WARNED_EXCEPTION.search(ev.text) for ev in f.evidence)
+
+
 def prepare(state: ScanState, library: Library) -> Context:
     """Build the :class:`Context` for ``state`` (``state`` itself is not changed, except
     that mapped findings' evidence learns its global rank; the context's ``state`` is a view
@@ -108,6 +129,7 @@ def prepare(state: ScanState, library: Library) -> Context:
         if totals[f.signature] >= library.signatures[f.signature].min_count
     ]
     findings = agent_sent(findings, state.launch.closing_pids)
+    findings = [f for f in findings if not caught_into_warning(f)]
     local_why = global_ranks_from_local(findings, state)
     survived = survived_errors(state, findings, library)
     state, findings = set_aside(state, findings, survived)
