@@ -8,7 +8,9 @@ and store-barrier lines (grep of those two kinds, in file order) of loubnabnl/na
 lines 193-331 (contiguous) of elena-lyulina/Megatron-LM-Attention-Benchmark ``attn_bench/logs/2611382.err``
 (Megatron-LM, ``srun -l``, 14 nodes x 4, NCCL 2.29.3); 11 hiyouga/LlamaFactory#7233 (the stored
 chunk of the paste, which ends on rank 3's ``Traceback`` header); 06 the last 12 lines of the same
-repository's ``attn_bench/logs/2403450.err`` (slurmstepd's STEP line under srun's `` 0: `` label).
+repository's ``attn_bench/logs/2403450.err`` (slurmstepd's STEP line under srun's `` 0: `` label); 04
+line 113 (modelopt's UserWarning at import) and rank 30's ``30: ``-labelled lines from its
+``Traceback`` to its ``StopIteration`` of the same repository's ``attn_bench/logs/2327229.err``.
 """
 
 from __future__ import annotations
@@ -108,3 +110,18 @@ def test_a_scheduler_kill_under_an_srun_label_has_no_initiating_rank():
     assert diag.root_cause.failure_class == "preemption-sigterm"
     assert diag.initiator.rank is None
     assert diag.initiator.strategy == "scheduler_kill"
+
+
+def test_an_import_error_caught_into_a_warning_is_no_failure_and_stopiteration_is_data_exhausted():
+    diag = diagnose_text(_read("04-modelopt-warning-then-tp-src-stopiteration.log"))
+    rc = diag.root_cause
+    assert rc.signature == "data-iterator-exhausted"
+    assert rc.failure_class == "config-error"
+    assert "train_iters x global_batch_size" in " ".join(rc.fix.steps)
+    assert all(f.signature != "package-version-incompatible" for f in diag.collateral)
+
+
+def test_the_warning_alone_is_no_failure():
+    warning = _read("04-modelopt-warning-then-tp-src-stopiteration.log").splitlines()[0]
+    diag = diagnose_text(warning + "\n")
+    assert diag.root_cause is None or diag.root_cause.signature != "package-version-incompatible"
