@@ -11,7 +11,8 @@ chunk of the paste, which ends on rank 3's ``Traceback`` header); 06 the last 12
 repository's ``attn_bench/logs/2403450.err`` (slurmstepd's STEP line under srun's `` 0: `` label); 04
 line 113 (modelopt's UserWarning at import) and rank 30's ``30: ``-labelled lines from its
 ``Traceback`` to its ``StopIteration`` of the same repository's ``attn_bench/logs/2327229.err``; 03
-lines 189-308 (rank 0's traceback to its OutOfMemoryError) of ``attn_bench/logs/2678584.err``.
+lines 189-308 (rank 0's traceback to its OutOfMemoryError) of ``attn_bench/logs/2678584.err`` (kept as
+``tests/fix_variants/cuda-oom/unfused-attention.log``).
 """
 
 from __future__ import annotations
@@ -131,7 +132,8 @@ def test_the_warning_alone_is_no_failure():
 def test_an_oom_in_unfused_attention_asks_for_a_fused_kernel_not_the_allocator_setting():
     """16 GiB asked with 5.48 GiB free and 1 GiB reserved-unallocated, in Transformer Engine's
     FusedScaleMaskSoftmax.forward_torch_softmax (the unfused path)."""
-    rc = diagnose_text(_read("03-rank0-te-unfused-softmax-oom.log")).root_cause
+    text = (HERE.parent / "fix_variants" / "cuda-oom" / "unfused-attention.log").read_text("utf-8")
+    rc = diagnose_text(text).root_cause
     assert rc.failure_class == "cuda-oom"
     assert rc.fix.variant is not None and rc.fix.variant.id == "unfused-attention"
     assert "--attention-backend flash" in rc.fix.steps[0]
