@@ -12,7 +12,8 @@ repository's ``attn_bench/logs/2403450.err`` (slurmstepd's STEP line under srun'
 line 113 (modelopt's UserWarning at import) and rank 30's ``30: ``-labelled lines from its
 ``Traceback`` to its ``StopIteration`` of the same repository's ``attn_bench/logs/2327229.err``; 03
 lines 189-308 (rank 0's traceback to its OutOfMemoryError) of ``attn_bench/logs/2678584.err`` (kept as
-``tests/fix_variants/cuda-oom/unfused-attention.log``).
+``tests/fix_variants/cuda-oom/unfused-attention.log``); 05 lines 46-122 (rank 1's first traceback) of
+``attn_bench/logs/2570257.err`` (``tests/fix_variants/stale-file-handle/compiler-cache.log``).
 """
 
 from __future__ import annotations
@@ -138,3 +139,16 @@ def test_an_oom_in_unfused_attention_asks_for_a_fused_kernel_not_the_allocator_s
     assert rc.fix.variant is not None and rc.fix.variant.id == "unfused-attention"
     assert "--attention-backend flash" in rc.fix.steps[0]
     assert not rc.fix.steps[0].startswith("The message itself says it")
+
+
+def test_a_stale_handle_in_the_triton_kernel_cache_moves_the_caches_to_local_disk():
+    text = (HERE.parent / "fix_variants" / "stale-file-handle" / "compiler-cache.log").read_text(
+        "utf-8"
+    )
+    diag = diagnose_text(text)
+    rc = diag.root_cause
+    assert rc.signature == "stale-file-handle"
+    assert diag.initiator.rank == 1
+    assert rc.fix.variant is not None and rc.fix.variant.id == "compiler-cache"
+    assert "TRITON_CACHE_DIR=/tmp/" in rc.fix.steps[0]
+    assert "TORCHINDUCTOR_CACHE_DIR" in rc.fix.steps[0]
