@@ -13,7 +13,9 @@ line 113 (modelopt's UserWarning at import) and rank 30's ``30: ``-labelled line
 ``Traceback`` to its ``StopIteration`` of the same repository's ``attn_bench/logs/2327229.err``; 03
 lines 189-308 (rank 0's traceback to its OutOfMemoryError) of ``attn_bench/logs/2678584.err`` (kept as
 ``tests/fix_variants/cuda-oom/unfused-attention.log``); 05 lines 46-122 (rank 1's first traceback) of
-``attn_bench/logs/2570257.err`` (``tests/fix_variants/stale-file-handle/compiler-cache.log``).
+``attn_bench/logs/2570257.err`` (``tests/fix_variants/stale-file-handle/compiler-cache.log``); 13
+huggingface/trl#2923 as posted (``> `` quote markers;
+``tests/fix_variants/monitored-barrier-rank-failed/stuck-creating-group.log``).
 """
 
 from __future__ import annotations
@@ -152,3 +154,15 @@ def test_a_stale_handle_in_the_triton_kernel_cache_moves_the_caches_to_local_dis
     assert rc.fix.variant is not None and rc.fix.variant.id == "compiler-cache"
     assert "TRITON_CACHE_DIR=/tmp/" in rc.fix.steps[0]
     assert "TORCHINDUCTOR_CACHE_DIR" in rc.fix.steps[0]
+
+
+def test_the_barrier_named_rank_stuck_creating_a_group_asks_for_one_new_group_order():
+    name = "monitored-barrier-rank-failed"
+    text = (HERE.parent / "fix_variants" / name / "stuck-creating-group.log").read_text("utf-8")
+    diag = diagnose_text(text)
+    rc = diag.root_cause
+    assert rc.signature == name
+    assert diag.initiator.rank == 0
+    assert rc.fix.variant is not None and rc.fix.variant.id == "stuck-creating-group"
+    assert "in the same order" in rc.fix.steps[0]
+    assert not rc.fix.steps[0].startswith("Open rank")
