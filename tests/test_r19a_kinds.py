@@ -15,7 +15,10 @@ lines 189-308 (rank 0's traceback to its OutOfMemoryError) of ``attn_bench/logs/
 ``tests/fix_variants/cuda-oom/unfused-attention.log``); 05 lines 46-122 (rank 1's first traceback) of
 ``attn_bench/logs/2570257.err`` (``tests/fix_variants/stale-file-handle/compiler-cache.log``); 13
 huggingface/trl#2923 as posted (``> `` quote markers;
-``tests/fix_variants/monitored-barrier-rank-failed/stuck-creating-group.log``).
+``tests/fix_variants/monitored-barrier-rank-failed/stuck-creating-group.log``). ``run-2rank-file-not-
+found-rank0-header-cut.log``: a real run on this machine (torch 2.13 CPU, gloo, ``torchrun
+--nproc-per-node=2`` of a script that opens a missing ``data/train.json`` on every rank), its first 15
+lines (the paste ends on rank 0's ``Traceback`` header).
 """
 
 from __future__ import annotations
@@ -166,3 +169,11 @@ def test_the_barrier_named_rank_stuck_creating_a_group_asks_for_one_new_group_or
     assert rc.fix.variant is not None and rc.fix.variant.id == "stuck-creating-group"
     assert "in the same order" in rc.fix.steps[0]
     assert not rc.fix.steps[0].startswith("Open rank")
+
+
+def test_a_bare_header_beside_a_plain_unexplained_exception_is_that_ranks_own_copy():
+    """Both ranks raised the same FileNotFoundError (the run shows it); cut after rank 0's
+    header, the log cannot tell which came first."""
+    diag = diagnose_text(_read("run-2rank-file-not-found-rank0-header-cut.log"))
+    assert diag.root_cause.signature == "user-code-exception"
+    assert diag.initiator.rank is None

@@ -2644,11 +2644,18 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
     }
     # A traceback the log cuts right after its header (no frame, no exception line: the end
     # of a paste), begun after the root cause's line, shows nothing at all: not a failure of
-    # its own, not one that came first.
+    # its own, not one that came first, beside a root a signature explains. Not beside a
+    # plain exception no signature explains (the generic user-code one), nor a failure every
+    # rank hits alike (a set-up error): the header is then as likely that rank's own copy of
+    # the same exception (every rank runs the same code), and the log shows no order.
+    from rootrank.analysis.prepare import EXCEPTION_SIGNATURE
+
+    explained_root = root.signature != EXCEPTION_SIGNATURE and not same_on_every_rank(case)
     later |= {
         cut_rank
         for path, cut_rank, line in st.cut_traceback_starts
-        if ev is not None
+        if explained_root
+        and ev is not None
         and path == ev.path
         and line > ev.line
         and _cut_bare(st, path, cut_rank, line)
