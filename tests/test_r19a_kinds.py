@@ -4,7 +4,8 @@ Fixtures in ``tests/r19a/`` are lines cut from real logs, as the tools printed t
 09 from NVIDIA-NeMo/Speech#14883 (PyTorch 2.5+ ProcessGroupNCCL, torchrun's ``[rankN]:``
 prefix; the last line is cut mid-sentence as the issue store keeps it); 01 the ``Launching on``
 and store-barrier lines (grep of those two kinds, in file order) of loubnabnl/nanotron-smol-cluster
-``logs/32n-2gbs-test-3619762.out`` (Megatron-DeepSpeed on LUMI, ``srun --label``, 256 ranks); 02
+``logs/32n-2gbs-test-3619762.out`` (Megatron-DeepSpeed on LUMI, ``srun --label``, 256 ranks;
+``tests/fix_variants/store-barrier-timeout/silent-node.log``); 02
 lines 193-331 (contiguous) of elena-lyulina/Megatron-LM-Attention-Benchmark ``attn_bench/logs/2611382.err``
 (Megatron-LM, ``srun -l``, 14 nodes x 4, NCCL 2.29.3); 11 hiyouga/LlamaFactory#7233 (the stored
 chunk of the paste, which ends on rank 3's ``Traceback`` header); 06 the last 12 lines of the same
@@ -28,6 +29,10 @@ from pathlib import Path
 from rootrank.engine import diagnose_text
 
 HERE = Path(__file__).parent / "r19a"
+
+
+#: r19a 01's fixture (kept with the fix variant it selects).
+SILENT_NODE = HERE.parent / "fix_variants" / "store-barrier-timeout" / "silent-node.log"
 
 
 def _read(name: str) -> str:
@@ -58,15 +63,18 @@ def test_a_dump_receiver_with_work_outstanding_proves_no_extra_collective():
 def test_the_silent_block_of_a_store_barrier_timeout_is_the_node_that_never_joined():
     """246 ranks time out in the store-based barrier (world_size=256, worker_count=247);
     ranks 232-239 print no line at all: one node's tasks never started."""
-    diag = diagnose_text(_read("01-node-232-239-silent-store-barrier.log"))
+    diag = diagnose_text(SILENT_NODE.read_text("utf-8"))
     assert diag.root_cause.failure_class == "rendezvous-failure"
+    assert diag.root_cause.fix.variant is not None
+    assert diag.root_cause.fix.variant.id == "silent-node"
+    assert "from rank 232 on" in diag.root_cause.fix.steps[0]
     assert diag.initiator.rank == 232
     assert diag.initiator.strategy == "silent_block"
     assert "ranks 232-239 (8 of world size 256) print no line at all" in diag.initiator.why
 
 
 def test_a_paste_of_a_few_reporters_names_no_silent_block():
-    lines = _read("01-node-232-239-silent-store-barrier.log").splitlines()
+    lines = SILENT_NODE.read_text("utf-8").splitlines()
     few = [ln for ln in lines if "store based barrier" in ln][:40]
     diag = diagnose_text("\n".join(few) + "\n")
     assert diag.initiator.strategy != "silent_block"
