@@ -2693,11 +2693,22 @@ def _cut_bare(st: ScanState, path: str, rank: int | None, start: int) -> bool:
     log cuts shows no frame at all (its ``Traceback (most recent call last):`` header is the
     last line of that rank the log holds: a paste that ends there). The scan keeps a cut
     traceback's frames only when it has some (:attr:`ScanState.cut_tracebacks`): none kept
-    for it is a bare header."""
-    return not any(
+    for it is a bare header, when the line it starts at, among the log's last lines
+    (:attr:`ScanState.tails`), is that ``Traceback`` header (not a chained-exception marker,
+    ``The above exception was the direct cause ...``, which says an error was printed above
+    it)."""
+    if any(
         seen.path == path and seen.rank == rank and seen.exc.log_line >= start and seen.exc.frames
         for seen in st.cut_tracebacks
-    )
+    ):
+        return False
+    for tail_path, first, text in st.tails:
+        if tail_path != path or start < first:
+            continue
+        lines = text.split("\n")
+        if start - first < len(lines):
+            return "Traceback (most recent call last)" in lines[start - first]
+    return False
 
 
 _DIGITS = lazy_regex.compile(r"\d+")
