@@ -36,7 +36,7 @@ def test_ib_status_selects_the_layer():
     rc = _rc("ib-completion-error", "local-protection.log")
     assert rc.captures["status"] == "4" and rc.fix.variant.id == "local-protection"
     assert "nvidia_peermem" in _step(rc) and "NCCL_NET_GDR_LEVEL=LOC" in _step(rc, 1)
-    assert rc.verify.startswith("NCCL_NET_GDR_LEVEL=LOC mpirun")
+    assert rc.verify.startswith("NCCL_NET_GDR_LEVEL=LOC NCCL_DEBUG=INFO torchrun")
     # a flush (status 5) follows another error: the general checklist
     assert _rc("ib-completion-error", "general.log").fix.variant.id == "general"
 

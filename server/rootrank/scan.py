@@ -218,8 +218,9 @@ def body_rank(text: str) -> int | None:
 
     Only a line that says "rank" once, as that word (not ``ranks``, ``local_rank``,
     ``world_rank``...), names itself: one that speaks of two ranks ("rank 1 waits for rank 0")
-    or of "ranks" is about others, and is read as before."""
-    if text.count("rank") != 1:
+    or of "ranks" is about others, and is read as before. "this rank" is the line's own
+    process, not another (``rank 1 - WARNING - non-finite loss nan at step 23 on this rank``)."""
+    if text.count("rank") - text.count("this rank") != 1:
         return None
     m = _BODY_RANK.search(text)
     return int(m.group("n")) if m is not None else None
@@ -324,7 +325,18 @@ _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
             r"|\[repeated \d+x across cluster\]"
         ),
     ),
-    ("horovodrun", ("horovodrun",), lazy_regex.compile(r"\bhorovodrun\b")),
+    (
+        # horovodrun's command, and its own tag on each worker's line when it runs the workers
+        # itself (Gloo mode, elastic): "[3]<stderr>:" with the rank alone, after an optional
+        # time.asctime() stamp with --timestamp-output (horovod/runner/common/util/
+        # safe_shell_exec.py, forward_stream: '{time}[{rank}]<{prefix}>:{line}'); Open MPI's
+        # --tag-output adds the job id ("[1,3]<stderr>:", below)
+        "horovodrun",
+        ("horovodrun", "]<std"),
+        lazy_regex.compile(
+            r"\bhorovodrun\b|^(?:\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4})?\[\d+\]<std(?:out|err)>:"
+        ),
+    ),
     (
         "mpirun",
         ("mpirun", "mpiexec", "prterun", "OMPI_COMM_WORLD", "]<std", "Primary job"),

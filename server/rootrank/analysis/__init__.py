@@ -110,6 +110,17 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
             key = "attempts_restart" if restart else "attempts"
             diag.reasoning.append(say(key, n=diag.attempts, line=start))
     diag.reasoning.extend(_survived_reasons(ctx))
+    for f in ctx.handled[:4]:
+        e = f.evidence[0]
+        diag.reasoning.append(
+            say(
+                "value_survived",
+                title=f.captures.get("why") or f.title,
+                where=f"{e.path}:{e.line}",
+                after=f.captures.get("finite_after"),
+                rule=SURVIVED_RULE,
+            )
+        )
     done = ctx.completed
     if done is not None:
         diag.reasoning.append(
@@ -123,7 +134,11 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         )
     if root is None:
         diag.collateral = group(
-            [*(f for s in ctx.survived for f in s.findings), *(done.findings if done else ())]
+            [
+                *(f for s in ctx.survived for f in s.findings),
+                *(done.findings if done else ()),
+                *ctx.handled,
+            ]
         )
         return _no_known_failure(ctx, diag)
     initiator = find_initiator(ctx, root)

