@@ -23,6 +23,7 @@ from rootrank.analysis.compare import lacking_keys, lone_submitter, odd_in_table
 from rootrank.analysis.events import (
     ABORT_CODES,
     SIGNAL_CODES,
+    _task_ids,
     launcher_exits,
     of_kind,
     real_exit,
@@ -84,6 +85,28 @@ class Case:
 
 
 Strategy = Callable[[Case], Verdict | None]
+
+
+#: slurmstepd's step/job kill message (src/slurmd/slurmstepd/req.c, mgr.c): ``*** STEP
+#: 2403450.1 ON nid006239 CANCELLED AT 2026-05-27T00:26:27 DUE TO TIME LIMIT ***``, also ``DUE
+#: TO PREEMPTION``, ``DUE TO NODE FAILURE`` or none (scancel); not ``DUE TO TASK FAILURE``
+#: (srun's teardown after a task's own bad exit, which a rank started).
+_SCHEDULER_KILL = lazy_regex.compile(
+    r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+(?! DUE TO TASK FAILURE)"
+)
+
+
+def scheduler_kill(case: Case) -> Verdict | None:
+    """A root that is the scheduler's own kill of the job or step (slurmstepd's ``CANCELLED
+    AT ... DUE TO TIME LIMIT``) has no initiating rank: the scheduler stopped every task at
+    once. srun ``--label`` prefixes slurmstepd's step message with the task stream it came
+    through (`` 0: [...] error: *** STEP ...``), and that label is no rank's doing."""
+    if case.root.role != "cause" or not case.root.evidence:
+        return None
+    if not all(_SCHEDULER_KILL.search(ev.text) for ev in case.root.evidence):
+        return None
+    ranks = tuple(case.ranks_with)
+    return Verdict(None, say("scheduler_kill"), "scheduler_kill", ranks, True)
 
 
 def named_together(case: Case) -> Verdict | None:
@@ -877,6 +900,60 @@ def odd_setting_out(case: Case) -> Verdict | None:
         line=line,
     )
     return Verdict(rank, why, "odd_setting_out", (rank,))
+
+
+#: Classes of a failure every started rank reports while it waits for the whole world to
+#: join (an init store barrier, a rendezvous, the first collective).
+_JOIN_WAIT_CLASSES = frozenset({"rendezvous-failure", "collective-timeout"})
+
+
+def silent_block(case: Case) -> Verdict | None:
+    """The ranks that never joined: with the world size known (``world_size=256``) and most
+    of the world reporting the root (a store-based barrier or init timeout that counts the
+    ranks that arrived, ``worker_count=247``), the ranks of ``0..world_size-1`` that print
+    no line at all in a log where every other rank speaks (srun ``--label``, torchrun's
+    ``[rankN]:``) never started or never reached the barrier, and the others' timeouts are
+    theirs to explain. One contiguous block of silent ranks is one node's tasks (ranks are
+    laid out node by node): the first of them is named, with the hosts of the ranks on
+    either side when the log gives them.
+
+    Guards against a paste that just shows few ranks: at least half the world reports the
+    root, the silent ranks are one contiguous block of at most a quarter of the world, and
+    none of them appears anywhere (in a line, a launcher summary)."""
+    root = case.root
+    st = case.ctx.state
+    world = st.world_size
+    if root.failure_class not in _JOIN_WAIT_CLASSES or not world or world < 4:
+        return None
+    reporters = {
+        f.rank
+        for f in case.ctx.findings
+        if f.failure_class == root.failure_class and f.rank is not None
+    }
+    if len(reporters) < max(3, world // 2):
+        return None
+    heard = st.ranks_seen | {e.rank for e in st.elastic if e.rank is not None}
+    silent = sorted(set(range(world)) - heard)
+    if not silent or len(silent) > world // 4:
+        return None
+    if silent != list(range(silent[0], silent[-1] + 1)):
+        return None
+    sides = [
+        f"{st.hosts[r]} (rank {r})"
+        for r in (silent[0] - 1, silent[-1] + 1)
+        if r in st.hosts and 0 <= r < world
+    ]
+    between = f", the node between {' and '.join(sides)}" if len(sides) == 2 else ""
+    why = say(
+        "silent_block",
+        first=silent[0],
+        ranks=format_ranks(silent),
+        n=len(silent),
+        world=world,
+        reporters=len(reporters),
+        between=between,
+    )
+    return Verdict(silent[0], why, "silent_block", tuple(silent))
 
 
 def missing_reporter(case: Case) -> Verdict | None:
@@ -1758,6 +1835,49 @@ def alone_in_first_attempt(case: Case) -> Verdict | None:
     )
 
 
+#: srun's report of tasks that ended by themselves (src/srun: ``srun: error: nid006742: tasks
+#: 32-33: Exited with exit code 1``) and of tasks its own teardown killed (``... task 5: Killed``).
+_SRUN_EXITED = lazy_regex.compile(
+    r"srun: error: (?P<host>[\w.-]+): tasks? (?P<task>[\d,-]+): Exited with exit code (?P<code>\d+)"
+)
+
+
+def one_host_exited(case: Case) -> Verdict | None:
+    """The ranks that report the root are exactly the tasks srun says exited by themselves
+    (``srun: error: nid006742: tasks 32-33: Exited with exit code 1``, ``tasks 34-35: ...``),
+    all on one host, while srun killed every other task of the step (``... tasks 12,15:
+    Killed``: its teardown after the first bad exit). One node's tasks failed alike (an init
+    error of that node's environment, driver or network plugin), and there is no order to
+    read inside one node that fails identically: the node is the initiator, named by its
+    first rank.
+
+    Every srun ``Exited`` line must be in the findings' evidence (none dropped), name one
+    host, and its tasks must equal the root's reporting ranks (at least two)."""
+    reporters = set(case.ranks_with)
+    if len(reporters) < 2:
+        return None
+    exited: set[int] = set()
+    hosts: set[str] = set()
+    killed = False
+    for f in case.ctx.findings:
+        texts = [ev.text for ev in f.evidence]
+        found = [m for t in texts for m in [_SRUN_EXITED.search(t)] if m is not None]
+        if found and f.count > len(f.evidence):
+            return None  # some Exited lines were not kept: the census is incomplete
+        for m in found:
+            hosts.add(m.group("host"))
+            exited.update(_task_ids(m.group("task")))
+        killed = killed or any(
+            "srun: error: " in t and t.rstrip().endswith(": Killed") for t in texts
+        )
+    if not killed or len(hosts) != 1 or exited != reporters:
+        return None
+    host = next(iter(hosts))
+    first = min(reporters)
+    why = say("one_host_exited", ranks=format_ranks(sorted(reporters)), host=host, first=first)
+    return Verdict(first, why, "one_host_exited", (first,))
+
+
 def earliest_time(case: Case) -> Verdict | None:
     """Several ranks report the same cause: the first by timestamp started it; without
     times (or a tie: another rank's report less than :data:`TIE_MARGIN_S` later) the log
@@ -2558,6 +2678,7 @@ def one_process(case: Case) -> Verdict | None:
 
 
 STRATEGIES: tuple[Strategy, ...] = (
+    scheduler_kill,
     one_process,
     named_together,
     odd_in_rank_table,
@@ -2577,12 +2698,14 @@ STRATEGIES: tuple[Strategy, ...] = (
     odd_line_out,
     odd_setting_out,
     still_working,
+    silent_block,
     missing_reporter,
     missing_progress,
     missing_milestone,
     named_by_root,
     odd_watchdog_rank,
     alone_in_first_attempt,
+    one_host_exited,
     earliest_time,
     signal_not_sent_by_agent,
     peer_victim,
@@ -2667,6 +2790,24 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
         and line > ev.line
         and _cut_in_collective(st, path, cut_rank, line)
     }
+    # A traceback the log cuts right after its header (no frame, no exception line: the end
+    # of a paste), begun after the root cause's line, shows nothing at all: not a failure of
+    # its own, not one that came first, beside a root a signature explains. Not beside a
+    # plain exception no signature explains (the generic user-code one), nor a failure every
+    # rank hits alike (a set-up error): the header is then as likely that rank's own copy of
+    # the same exception (every rank runs the same code), and the log shows no order.
+    from rootrank.analysis.prepare import EXCEPTION_SIGNATURE
+
+    explained_root = root.signature != EXCEPTION_SIGNATURE and not same_on_every_rank(case)
+    later |= {
+        cut_rank
+        for path, cut_rank, line in st.cut_traceback_starts
+        if explained_root
+        and ev is not None
+        and path == ev.path
+        and line > ev.line
+        and _cut_bare(st, path, cut_rank, line)
+    }
     earlier = {
         cut_rank
         for path, cut_rank, line in st.cut_traceback_starts
@@ -2692,6 +2833,29 @@ def _cut_in_collective(st: ScanState, path: str, rank: int | None, start: int) -
         return bool(collective_call(frames)) or any(
             "torch/distributed/" in fr.file.replace("\\", "/") for fr in frames
         )
+    return False
+
+
+def _cut_bare(st: ScanState, path: str, rank: int | None, start: int) -> bool:
+    """Whether the traceback of ``rank`` that starts at line ``start`` of ``path`` and that the
+    log cuts shows no frame at all (its ``Traceback (most recent call last):`` header is the
+    last line of that rank the log holds: a paste that ends there). The scan keeps a cut
+    traceback's frames only when it has some (:attr:`ScanState.cut_tracebacks`): none kept
+    for it is a bare header, when the line it starts at, among the log's last lines
+    (:attr:`ScanState.tails`), is that ``Traceback`` header (not a chained-exception marker,
+    ``The above exception was the direct cause ...``, which says an error was printed above
+    it)."""
+    if any(
+        seen.path == path and seen.rank == rank and seen.exc.log_line >= start and seen.exc.frames
+        for seen in st.cut_tracebacks
+    ):
+        return False
+    for tail_path, first, text in st.tails:
+        if tail_path != path or start < first:
+            continue
+        lines = text.split("\n")
+        if start - first < len(lines):
+            return "Traceback (most recent call last)" in lines[start - first]
     return False
 
 

@@ -97,6 +97,27 @@ class Context:
         return known
 
 
+#: A line of Python's warnings module (``<file>.py:<line>: <Category>Warning: <message>``,
+#: warnings.formatwarning) whose message quotes an exception's repr (``... due to:
+#: ImportError('peft>=0.17.0 is required ...')``): the code that printed it caught that
+#: exception and warned instead of raising it.
+_WARNED_EXCEPTION = lazy_regex.compile(
+    r"\.py:\d+: (?:\w+\.)*\w*Warning: .*?\b\w+(?:Error|Exception)\(['\"]"
+)
+
+
+def caught_into_warning(f: Finding) -> bool:
+    """Whether every evidence line of ``f`` is a warnings-module line quoting an exception's
+    repr (:data:`_WARNED_EXCEPTION`: nvidia-modelopt's ``logging.py:115: UserWarning: Failed
+    to import diffusers plugin due to: ImportError('peft>=0.17.0 is required for a normal
+    functioning of this module, but found peft==0.13.2.'). You may ignore this warning if you
+    do not need this plugin.``). The library caught the exception (an optional plugin's
+    import) and the process went on: what the signature matched inside the quote is no
+    failure of the run. A warning can end no process (under ``-W error`` Python raises the
+    warning as an exception, and that traceback's own line is matched instead)."""
+    return bool(f.evidence) and all(_WARNED_EXCEPTION.search(ev.text) for ev in f.evidence)
+
+
 def prepare(state: ScanState, library: Library) -> Context:
     """Build the :class:`Context` for ``state`` (``state`` itself is not changed, except
     that mapped findings' evidence learns its global rank; the context's ``state`` is a view
@@ -110,6 +131,7 @@ def prepare(state: ScanState, library: Library) -> Context:
         if totals[f.signature] >= library.signatures[f.signature].min_count
     ]
     findings = agent_sent(findings, state.launch.closing_pids)
+    findings = [f for f in findings if not caught_into_warning(f)]
     local_why = global_ranks_from_local(findings, state)
     survived = survived_errors(state, findings, library)
     state, findings = set_aside(state, findings, survived)
@@ -1445,6 +1467,8 @@ def _crossed_counters(
         if f.rank is None or work is None or queued is None or done is None:
             continue
         status.setdefault(f.rank, (f, f.captures.get("pg"), work, queued, done))
+    if len(status) == 1:
+        return _ahead_of_dump_receivers(group, findings, status)
     if len(status) < 2 or len({v[1] for v in status.values()}) != 1:
         return None
     if next(iter(status.values()))[1] is None:
@@ -1481,6 +1505,64 @@ def _crossed_counters(
         peers=ranks_word(peers),
         peer_done=p_done,
         peer_queued=p_queued,
+    )
+    return base, rank, why
+
+
+def _ahead_of_dump_receivers(
+    group: list[Finding],
+    findings: list[Finding],
+    status: dict[int, tuple[Finding, str | None, int, int, int]],
+) -> tuple[Finding, int, str] | None:
+    """The one rank R whose watchdog timed out (``failure detected by watchdog at work
+    sequence id: 42 PG status: last enqueued work: 42, last completed work: 41``, ``status``
+    holds only R) against the peers that did not time out but received R's dump signal
+    (``Received a dump signal due to a collective timeout from rank 3 ... Last enqueued NCCL
+    work: 41, last completed NCCL work: 41.``, captured as ``timeout_from_rank``,
+    ``last_enqueued``, ``last_completed``; PyTorch 2.5+).
+
+    Mechanism: a peer with every collective it enqueued completed has nothing outstanding in
+    NCCL; when it completed exactly what R completed, R's extra enqueued work is a collective
+    that peer never issued: R ran one collective more than its peers (a rank-dependent
+    collective), the ranks' sequences differ and R is the rank that diverged. Not when R's
+    work is a rooted or point-to-point op (:data:`_ROOTED`: one side may legitimately run
+    ahead), and every receiver must name R. Returns ``(R's status finding, R, why)`` or
+    ``None``."""
+
+    def num(f: Finding, key: str) -> int | None:
+        raw = f.captures.get(key, "")
+        return int(raw) if raw.isdigit() else None
+
+    ((rank, (base, _pg, work, queued, done)),) = status.items()
+    receivers: dict[int, tuple[int, int]] = {}
+    for f in group:
+        sender, p_queued, p_done = (
+            num(f, "timeout_from_rank"),
+            num(f, "last_enqueued"),
+            num(f, "last_completed"),
+        )
+        if f.rank is None or f.rank == rank or p_queued is None or p_done is None:
+            continue
+        if sender != rank:
+            return None
+        receivers.setdefault(f.rank, (p_queued, p_done))
+    if not receivers or queued <= done:
+        return None
+    if any(q != d or d != done or work <= q for q, d in receivers.values()):
+        return None
+    ops = {
+        f.captures.get("optype", "").upper().lstrip("_")
+        for f in findings
+        if f.rank == rank and f.captures.get("seqnum") == str(work) and f.captures.get("optype")
+    }
+    if ops & _ROOTED:
+        return None
+    why = say(
+        "ahead_of_dump_receivers",
+        rank=rank,
+        work=work,
+        done=done,
+        peers=ranks_word(sorted(receivers)),
     )
     return base, rank, why
 

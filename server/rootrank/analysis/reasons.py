@@ -354,6 +354,27 @@ _TEMPLATES: dict[str, str] = {
     ),
     "reported_first": "rank {rank} reported it first, at {time}",
     "all_report": "{Ranks} all report it and the log does not tell which one started",
+    "scheduler_kill": (
+        "the scheduler killed the job or step itself (slurmstepd's CANCELLED AT line): every"
+        " task was stopped at once, and a task label in front of that line is only the stream"
+        " it came through, so no rank started it"
+    ),
+    "one_host_exited": (
+        "ranks {ranks}, the only ranks that report it, are exactly the tasks srun reports"
+        " exiting by themselves, all on {host}, while srun killed every other task: one node"
+        " failed alike, {host} (its first rank {first})"
+    ),
+    "silent_block": (
+        "ranks {ranks} ({n} of world size {world}) print no line at all while {reporters} ranks"
+        " report the timeout: they never started or never joined{between} (one node's tasks),"
+        " and the others waited for them; rank {first} is the first of them"
+    ),
+    "ahead_of_dump_receivers": (
+        "rank {rank} timed out in work {work} after completing work {done}, while {peers}"
+        " (which received its dump signal) completed work {done} too with nothing more"
+        " enqueued: work {work} is a collective only rank {rank} issued (the ranks' collective"
+        " sequences differ by one)"
+    ),
     "counters_crossed": (
         "rank {rank} timed out in work {work} with work up to {queued} enqueued and only {done}"
         " completed, while {peers} completed work {peer_done} and more yet enqueued no further"
