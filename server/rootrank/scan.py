@@ -1744,8 +1744,11 @@ class Scanner:
         for rank, reader in readers.items():
             if reader.open:
                 st.traceback_cut = True  # the log ends inside a traceback: a failure under way
-            if reader.open and rank is not None:
-                st.cut_traceback_ranks.add(rank)  # the log ends inside this rank's traceback
+            if reader.open and rank is not None and not reader.awaits_what:
+                # the log ends inside this rank's traceback (not after a C++ abort's
+                # "terminate called after throwing an instance of 'T'" whose what() line it
+                # cut: that names its error, T, and begins no Python traceback)
+                st.cut_traceback_ranks.add(rank)
                 if len(st.cut_traceback_starts) < MAX_EXCEPTIONS:
                     st.cut_traceback_starts.append((path, rank, reader.started))
             fault = reader.take_fault_stack(end=True)
