@@ -347,9 +347,9 @@ _EMAIL = lazy_regex.compile(
     r"(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.){1,8}\p{L}{2,24}(?![\w-])"
 )
 _HOME = lazy_regex.compile(
-    r"(?P<p>(?<![\w.])(?:/(?:[\w.-]{1,40}/){0,3}?(?:home\d{0,2}|[Uu]sers|homes|u)/|[A-Za-z]:(?:\\\\|\\)"
-    r"(?:Users|Documents and Settings)(?:\\\\|\\)))"
-    r"(?P<u>[\p{L}\p{N}._-]{1,64})(?=[/\\:\s'\"),\]]|$)"
+    r"(?P<p>(?<![\w.])(?:/(?:[\w.-]{1,40}/){0,3}?(?:home\d{0,2}/jusers|home\d{0,2}|[Uu]sers|homes|u)/"
+    r"|[A-Za-z]:(?:\\\\|\\)(?:Users|Documents and Settings)(?:\\\\|\\)))"
+    r"(?P<u>[\p{L}\p{N}\ufffd._-]{1,64})(?=[/\\:\s'\"),\]]|$)"
     r"|(?P<p>(?<![\w./])~)(?P<u>\p{L}[\p{L}\p{N}._-]{0,63})(?=/)"
 )
 # HPC storage roots where each user has a folder, as home folders are: /scratch/dave,
@@ -359,11 +359,23 @@ _HOME = lazy_regex.compile(
 # start of a path (not /home/<user>/data/x, a folder inside a user's own tree). Which
 # component is the user's is decided in Masker._hpc_path (see HPC_SKIP and NOT_USER_DIRS).
 _HPC_PATH = lazy_regex.compile(
-    r"(?<![\w.~/<>-])(?P<root>/(?:mnt/)?(?P<kind>scratch|pscratch|lustre|gpfs|work|data|fsx|checkpoint)\d{0,2}/)"
+    r"(?<![\w.~/<>-])(?P<root>/(?:mnt/)?(?P<kind>scratch|pscratch|lustre|gpfs|work|data|fsx|checkpoint|capstor|iopsstor|nfs)\d{0,2}/)"
     r"(?P<rest>(?:[\p{L}\p{N}._-]{1,64}/){0,4}[\p{L}\p{N}._-]{1,64})"
     r"(?=[/\\:\s'\"),\]]|$)"
 )
-_HPC_ROOTS = ("/scratch", "/pscratch", "/lustre", "/gpfs", "/work", "/data", "/fsx", "/checkpoint")
+_HPC_ROOTS = (
+    "/scratch",
+    "/pscratch",
+    "/lustre",
+    "/gpfs",
+    "/work",
+    "/data",
+    "/fsx",
+    "/checkpoint",
+    "/capstor",
+    "/iopsstor",
+    "/nfs",
+)
 #: Components under an HPC root that lead to the users' folders rather than name one: the
 #: user is the next component ("scratch/dave", "users/dave", "sd/d/dave").
 HPC_SKIP = frozenset(
@@ -385,6 +397,7 @@ HPC_SKIP = frozenset(
         "persistent",
         "personal",
         "individual",
+        "cscs",
     }
 )
 #: Folder names that are no user's, though they stand where a user's folder would: common
@@ -411,6 +424,9 @@ NOT_USER_DIRS = frozenset(
     clips frames audioset librispeech commonvoice laion400m c4 redpajama fineweb dolma
     """.split()
 )
+#: Folders that hold one folder per project (an allocation), in which each member has a folder:
+#: ``/gpfs/projects/<project>/<user>/`` (BSC, CINECA, Jülich-style layouts).
+_PROJECT_AREAS = frozenset({"projects", "project", "proj", "prj", "projappl"})
 _LOGIN = lazy_regex.compile(r"[\p{Ll}\p{Lo}_][\p{Ll}\p{Lo}\p{N}._-]{2,31}")
 
 
@@ -1270,6 +1286,17 @@ class Masker:
             return m[0]
         self._users.add(parts[k])
         parts[k] = USER
+        after = k + 1
+        if (
+            k >= 1
+            and parts[k - 1].lower() in _PROJECT_AREAS
+            and after < len(parts) - 1
+            and parts[after].lower() not in NOT_USER_DIRS
+            and _LOGIN.fullmatch(parts[after])
+        ):
+            # /gpfs/projects/<project>/<user>/: a project area's folders are its members'
+            self._users.add(parts[after])
+            parts[after] = USER
         return m["root"] + "/".join(parts)
 
     def _user_var(self, m: Any) -> str:

@@ -1,0 +1,31 @@
+"""User names in the HPC paths new-user trial r19 found shown: CSCS's /capstor and /iopsstor
+scratch, /mnt/nfs, a project area's member folders, JSC's /p/home/jusers, and a Latin-1 home
+folder's name read as replacement characters."""
+
+from __future__ import annotations
+
+import pytest
+
+from rootrank.mask import Masker
+
+
+@pytest.mark.parametrize(
+    ("path", "shown"),
+    [
+        (
+            "/iopsstor/scratch/cscs/jdoe/proj/train.py",
+            "/iopsstor/scratch/cscs/<user>/proj/train.py",
+        ),
+        ("/capstor/scratch/cscs/jdoe/proj/train.py", "/capstor/scratch/cscs/<user>/proj/train.py"),
+        ("/mnt/nfs/jdoe/proj/train.py", "/mnt/nfs/<user>/proj/train.py"),
+        ("/gpfs/projects/abc/jdoe/proj/train.py", "/gpfs/projects/<user>/<user>/proj/train.py"),
+        ("/gpfs/projects/abc/data/train.py", "/gpfs/projects/<user>/data/train.py"),
+        ("/p/home/jusers/jdoe1/juwels/proj/train.py", "/p/home/jusers/<user>/juwels/proj/train.py"),
+        ("/home/j\ufffdrg/proj/train.py", "/home/<user>/proj/train.py"),
+        ("/nfs/datasets/shard-00.jsonl", "/nfs/datasets/shard-00.jsonl"),
+        ("/work/projects/train.py", "/work/projects/train.py"),
+    ],
+)
+def test_the_user_folder_is_masked_and_shared_folders_stay(path: str, shown: str) -> None:
+    line = f'  File "{path}", line 3, in <module>'
+    assert Masker().text(line) == f'  File "{shown}", line 3, in <module>'
