@@ -34,7 +34,8 @@ text past 16 KiB in one string     cut, ending ``…[N characters not shown]``
 =================================  ============================================================
 
 HPC storage roots (``/scratch``, ``/pscratch``, ``/lustre``, ``/gpfs``, ``/work``,
-``/data``, AWS FSx's ``/fsx``, the ``/checkpoint`` of FAIR-style clusters, with a number as in ``/scratch1``, or under ``/mnt``) hold one folder per user as
+``/data``, AWS FSx's ``/fsx``, the ``/checkpoint`` of FAIR-style clusters, CSCS's ``/capstor`` and
+``/iopsstor``, ``/nfs``, with a number as in ``/scratch1``, or under ``/mnt``) hold one folder per user as
 ``/home`` does; the user's folder is the first one under the root (under ``/lustre/<fs>``
 and ``/gpfs/<fs>``: under the file system's name), or the one after ``scratch``,
 ``users``... (``/lustre/orion/csc123/scratch/<user>``), stepping over group numbers and
@@ -43,7 +44,8 @@ NERSC's ``sd/d``. A folder with a common name stays (``/data/imagenet/``,
 (``/data/ImageNet``), and so does a folder under ``/data`` that directly holds a data
 record file (``/data/prefs/shard-02.jsonl``: a data set's folder, :func:`_dataset_folder`)
 unless the log names it as a user's elsewhere. A project folder in the user's place (``/gpfs/alpine/csc123/x``) is
-masked like a user's: it names an allocation. ``/root/...`` is kept: ``root`` is the
+masked like a user's: it names an allocation; under ``projects/<project>/`` the next folder
+is a member's and is masked too. JSC's ``/p/home/jusers/<user>`` is a home path. ``/root/...`` is kept: ``root`` is the
 superuser's account, no person's name, and the path says where the job ran.
 
 Kept on purpose: ``localhost``, loopback and unspecified addresses (``127.0.0.1``,
