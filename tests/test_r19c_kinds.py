@@ -9,6 +9,14 @@ B. c10d's monitoredBarrier raises ``[Rank 0]: Ranks 2 failed to pass monitoredBa
    TORCH_DISTRIBUTED_DEBUG=DETAIL ProcessGroupWrapper): the listed rank is the initiator, the
    printing rank 0 only the reporter. Script: 3 ranks, DETAIL, rank 2 sleeps 10 s before
    ``all_gather_into_tensor`` with a 4 s process-group timeout.
+
+C. The reporting rank's own traceback after its barrier report ("Rank 1 successfully reached
+   monitoredBarrier, but received errors ... from rank 0", then the same rank's ``[... TP1]
+   Scheduler hit an exception: Traceback ...`` as SGLang logs it) is the consequence on that
+   rank, not a second failure competing with the named rank 0. Script: 2 ranks, rank 0
+   SIGKILLs itself while "loading", rank 1 waits in monitored_barrier inside a scheduler
+   wrapper that logs ``traceback.format_exc()``; ``-head`` is the first 8 lines of its output
+   after torchrun's banner (lines 5-12, the traceback cut inside torch's frame).
 """
 
 from __future__ import annotations
@@ -42,3 +50,24 @@ def test_whole_detail_run_names_the_late_rank() -> None:
     assert d.root_cause is not None
     assert d.root_cause.failure_class == "collective-timeout"
     assert d.initiating_rank == 2
+
+
+# C. the reporter's follow-on traceback
+
+
+def test_reporters_own_traceback_after_its_report_leaves_the_named_rank() -> None:
+    d = diagnose_text(
+        _read("10-reporter-rank1-scheduler-traceback-head.log"), "run.log", mask=False
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-timeout"
+    assert d.root_cause.signature == "monitored-barrier-rank-failed"
+    assert d.root_cause.evidence[0].line == 1
+    assert d.initiating_rank == 0
+
+
+def test_reporter_whole_run_still_names_rank_zero() -> None:
+    d = diagnose_text(
+        _read("10-reporter-rank1-scheduler-traceback-whole.log"), "run.log", mask=False
+    )
+    assert d.initiating_rank == 0

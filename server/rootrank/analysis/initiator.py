@@ -2766,9 +2766,24 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
     log where rank 2 raised and rank 0's traceback from its all_reduce follows), and no
     failure of its own. A root cause raised inside a collective (a barrier that cannot set
     up NCCL) is raised by every rank that enters it: another rank's later traceback may be
-    its own copy, so it still counts."""
+    its own copy, so it still counts.
+
+    Nor does a traceback of the rank that printed the root's report (a ``reporter`` capture:
+    monitoredBarrier's "Rank 3 successfully reached monitoredBarrier, but received errors
+    while waiting for send/recv from rank 0") begun after that report in the same file: it is
+    the reporter's own exception from the barrier (SGLang's ``Scheduler hit an exception:
+    Traceback ...`` logged around it), raised because of the named rank, not a failure that
+    competes with it."""
     st, root = case.ctx.state, case.root
     explained = {(e.path, e.line) for f in case.ctx.findings for e in f.evidence}
+    ev = root.evidence[0] if root.evidence else None
+    said_by = root.captures.get("reporter", "")
+    reporter = int(said_by) if said_by.isdigit() and int(said_by) != rank else None
+
+    def follows_report(path: str, by: int | None, line: int) -> bool:
+        """Whether ``by``'s trace at ``line`` of ``path`` is the reporter's, after its report."""
+        return by == reporter and ev is not None and path == ev.path and line > ev.line
+
     for seen in st.exceptions:
         if seen.rank is None or seen.rank == rank or seen.exc.ignored:
             continue
@@ -2776,8 +2791,9 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
             continue
         if root.time is not None and seen.time is not None and seen.time > root.time:
             continue
+        if follows_report(seen.path, seen.rank, seen.exc.log_line):
+            continue
         return seen.rank
-    ev = root.evidence[0] if root.evidence else None
     local = bool(root.frames) and not any(
         "torch/distributed/" in str(f.get("file", "")).replace("\\", "/") for f in root.frames
     )
@@ -2807,6 +2823,11 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
         and path == ev.path
         and line > ev.line
         and _cut_bare(st, path, cut_rank, line)
+    }
+    later |= {
+        cut_rank
+        for path, cut_rank, line in st.cut_traceback_starts
+        if follows_report(path, cut_rank, line)
     }
     earlier = {
         cut_rank
