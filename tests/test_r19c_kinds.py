@@ -17,6 +17,15 @@ C. The reporting rank's own traceback after its barrier report ("Rank 1 successf
    SIGKILLs itself while "loading", rank 1 waits in monitored_barrier inside a scheduler
    wrapper that logs ``traceback.format_exc()``; ``-head`` is the first 8 lines of its output
    after torchrun's banner (lines 5-12, the traceback cut inside torch's frame).
+
+D. A point-to-point op that timed out (``WorkNCCL(..., OpType=RECV, ...)``) has one peer; in
+   a job of two ranks (``torchrun --nnodes=2 --nproc_per_node=1``) that is the other rank
+   (initiator.p2p_peer). A serving launch (``-m chitu``) waiting in that RECV is idle, not
+   broken: the fix is a longer process-group timeout or a heartbeat. NCCL cannot run on this
+   machine: ``11-two-node-recv-timeout-serving.log`` is lines 3, 8 and 13-15 of the set's case
+   11 (the two posted torchrun commands and rank 1's watchdog lines, as the issue printed
+   them); the two ``pipeline`` fixtures put rank 1's first two of those lines (the
+   collector's time/host prefix dropped) under a training launch of 2 and of 4 ranks.
 """
 
 from __future__ import annotations
@@ -71,3 +80,39 @@ def test_reporter_whole_run_still_names_rank_zero() -> None:
         _read("10-reporter-rank1-scheduler-traceback-whole.log"), "run.log", mask=False
     )
     assert d.initiating_rank == 0
+
+
+# D. a timed-out RECV in a two-rank job names the sender; a serving loop is idle
+
+
+def _fix_of(name: str) -> tuple[int | None, str, str, str]:
+    d = diagnose_text(_read(name), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-timeout"
+    fix = d.root_cause.fix
+    variant = fix.variant.id if fix.variant else ""
+    return d.initiating_rank, variant, fix.steps[0], d.root_cause.verify
+
+
+def test_recv_timeout_in_two_rank_server_names_sender_and_says_idle() -> None:
+    rank, variant, step, verify = _fix_of("11-two-node-recv-timeout-serving.log")
+    assert rank == 0
+    assert variant == "idle-server-p2p"
+    assert step.startswith("Rank 1 waited in a point-to-point RECV (SeqNum 3313) for rank 0")
+    assert "timeout=timedelta(hours=24)" in step and "heartbeat" in step
+    # the verification keeps the log's own launch
+    assert verify.startswith("torchrun --nnodes=2 --nproc_per_node=1")
+    assert "-m chitu" in verify
+
+
+def test_recv_timeout_in_two_rank_training_names_sender() -> None:
+    rank, variant, step, _ = _fix_of("11-two-rank-recv-timeout-pipeline.log")
+    assert rank == 0
+    assert variant == "p2p-peer"
+    assert "only peer in this two-rank job is rank 0" in step
+
+
+def test_recv_timeout_with_four_ranks_names_no_rank() -> None:
+    rank, variant, _, _ = _fix_of("11-four-rank-recv-timeout-pipeline.log")
+    assert rank is None
+    assert variant not in ("p2p-peer", "idle-server-p2p")

@@ -956,6 +956,49 @@ def silent_block(case: Case) -> Verdict | None:
     return Verdict(silent[0], why, "silent_block", tuple(silent))
 
 
+#: NCCL's point-to-point op types in a ``WorkNCCL(OpType=...)`` (ProcessGroupNCCL's
+#: opTypeToString: ``SEND``, ``RECV``, and ``RECVANYSOURCE`` which names no peer).
+_P2P_OPS = {"SEND": "receiver", "RECV": "sender"}
+
+
+def job_world(case: Case) -> int | None:
+    """The number of ranks of the job as the log states it: the world size a line printed
+    (:attr:`rootrank.scan.ScanState.world_size`), else the launcher's printed layout
+    (``torchrun --nnodes=2 --nproc_per_node=1``: nodes x processes per node). ``None`` when
+    the log states neither."""
+    st = case.ctx.state
+    if st.world_size:
+        return st.world_size
+    launch = st.launch
+    if launch.nproc_per_node:
+        return (launch.nnodes or 1) * launch.nproc_per_node if launch.node_flags else None
+    return None
+
+
+def p2p_peer(case: Case) -> Verdict | None:
+    """A timed-out point-to-point op (``WorkNCCL(..., OpType=RECV, ...)``) has one peer: a
+    RECV waits for its sender, a SEND for its receiver. In a job of two ranks (the world size
+    printed, or ``--nnodes=2 --nproc_per_node=1`` on the posted launch commands) reported by
+    one rank, that peer is the other rank: it stopped sending (crashed, stuck, or only idle,
+    a server with no request to pass on), the reporter only waited. Not when the other rank's
+    own output shows a failure of the same class (both sides then report), nor for a
+    subgroup's op (its ranks are not the world's)."""
+    root = case.root
+    op = root.captures.get("optype", "")
+    if op not in _P2P_OPS or len(case.ranks_with) != 1:
+        return None
+    if subgroup_of_root(case) is not None or job_world(case) != 2:
+        return None
+    rank = case.ranks_with[0]
+    if rank not in (0, 1):
+        return None
+    peer = 1 - rank
+    if any(f.rank == peer and f.failure_class == root.failure_class for f in case.ctx.findings):
+        return None
+    why = say("p2p_peer", rank=rank, op=op, peer=peer, role=_P2P_OPS[op])
+    return Verdict(peer, why, "p2p_peer", (peer,))
+
+
 def missing_reporter(case: Case) -> Verdict | None:
     """In a hang every rank but the one the others wait for reports the timeout: the one
     known rank that reported no failure of this class is the suspect (not for the
@@ -2699,6 +2742,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     odd_setting_out,
     still_working,
     silent_block,
+    p2p_peer,
     missing_reporter,
     missing_progress,
     missing_milestone,
