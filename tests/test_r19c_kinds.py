@@ -26,6 +26,14 @@ D. A point-to-point op that timed out (``WorkNCCL(..., OpType=RECV, ...)``) has 
    11 (the two posted torchrun commands and rank 1's watchdog lines, as the issue printed
    them); the two ``pipeline`` fixtures put rank 1's first two of those lines (the
    collector's time/host prefix dropped) under a training launch of 2 and of 4 ranks.
+
+A. In a log of one process (no rank, no launcher), the last traceback ended it: the uncaught
+   ``torch.OutOfMemoryError`` outranks the tokenizer's earlier "Token indices sequence length
+   is longer ..." warning the run went past (graph._ended_processes). Its frames through
+   ``torch/nn/parallel/data_parallel.py`` ("replica 0 on device 0") are nn.DataParallel: one
+   process drives every GPU (cuda-oom variant ``data-parallel``), and oumi's CLI frames name
+   the launch to verify with (frameworks.FRAMEWORK_ENTRY). CUDA cannot run here: the fixture
+   is lines 9-135 of the set's case 03 (oumi's own output, cut before the first warning).
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ _DATA = Path(__file__).parent / "r19c"
 
 
 def _read(name: str) -> str:
-    return (_DATA / name).read_text(encoding="utf-8")
+    return (_DATA / name).read_bytes().decode("utf-8")  # its \r progress frames kept
 
 
 # B. "Ranks N" with one rank names N
@@ -116,3 +124,21 @@ def test_recv_timeout_with_four_ranks_names_no_rank() -> None:
     rank, variant, _, _ = _fix_of("11-four-rank-recv-timeout-pipeline.log")
     assert rank is None
     assert variant not in ("p2p-peer", "idle-server-p2p")
+
+
+# A. the exception that ended the one process outranks a warning it ran past
+
+
+def test_uncaught_oom_outranks_earlier_tokenizer_warning_and_reads_data_parallel() -> None:
+    d = diagnose_text(
+        _read("03-oumi-dataparallel-oom-after-token-warning.log"), "run.log", mask=False
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "cuda-oom"
+    assert d.root_cause.evidence[0].line == 125
+    assert d.initiating_rank is None
+    fix = d.root_cause.fix
+    assert fix.variant is not None and fix.variant.id == "data-parallel"
+    assert "one Python process drives all the GPUs" in fix.steps[0]
+    assert "under torchrun with as many processes per node as GPUs" in fix.steps[0]
+    assert d.root_cause.verify.startswith("oumi distributed torchrun -m oumi train -c")
