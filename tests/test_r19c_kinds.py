@@ -34,6 +34,13 @@ A. In a log of one process (no rank, no launcher), the last traceback ended it: 
    process drives every GPU (cuda-oom variant ``data-parallel``), and oumi's CLI frames name
    the launch to verify with (frameworks.FRAMEWORK_ENTRY). CUDA cannot run here: the fixture
    is lines 9-135 of the set's case 03 (oumi's own output, cut before the first warning).
+
+E. An embedding lookup's device-side assert (``srcIndex < srcSelectDimSize``) with no training
+   progress before it is a vocabulary the model was built too small for, hit by every rank's
+   first batches alike: the one rank whose traceback follows is not named
+   (initiator.table_index_before_progress). ``-first-step`` is lines 4-7 of the set's case 14
+   (ATen's kernel printf, then rank 0's traceback, cut); ``-after-progress`` puts a
+   Megatron iteration line written in Megatron's format before the same lines.
 """
 
 from __future__ import annotations
@@ -142,3 +149,25 @@ def test_uncaught_oom_outranks_earlier_tokenizer_warning_and_reads_data_parallel
     assert "one Python process drives all the GPUs" in fix.steps[0]
     assert "under torchrun with as many processes per node as GPUs" in fix.steps[0]
     assert d.root_cause.verify.startswith("oumi distributed torchrun -m oumi train -c")
+
+
+# E. a table-index assert before any progress is every rank's
+
+
+def test_embedding_index_assert_before_progress_names_no_rank() -> None:
+    d = diagnose_text(
+        _read("14-embedding-index-assert-rank0-first-step.log"), "run.log", mask=False
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "cuda-device-side-assert"
+    assert d.root_cause.evidence[0].line == 1
+    assert d.initiating_rank is None
+
+
+def test_embedding_index_assert_after_progress_keeps_the_rank() -> None:
+    d = diagnose_text(
+        _read("14-embedding-index-assert-rank0-after-progress.log"), "run.log", mask=False
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "cuda-device-side-assert"
+    assert d.initiating_rank == 0

@@ -1365,7 +1365,33 @@ def same_on_every_rank(case: Case) -> bool:
         or parameter_dtype_mismatch(case)
         or setup_exception(case)
         or memory_registration_refused(case)
+        or table_index_before_progress(case)
     )
+
+
+#: A device-side index check of a lookup into a table (ATen's Indexing.cu
+#: ``indexSelectLargeIndex``/``indexSelectSmallIndex``: ``srcIndex < srcSelectDimSize``, the
+#: embedding lookup; IndexKernel.cu's ``index out of bounds``): an id past the table's rows.
+_TABLE_INDEX_ASSERT = lazy_regex.compile(
+    r"srcIndex < srcSelectDimSize|index out of bounds|idx_dim >= 0 && idx_dim < index_size"
+)
+
+
+def table_index_before_progress(case: Case) -> bool:
+    """The root is a device-side assertion of an index past a table's rows (the embedding
+    lookup's ``srcIndex < srcSelectDimSize``: :data:`_TABLE_INDEX_ASSERT`) in a log that shows
+    no training progress: ids past
+    the table in the very first batches are no rare sample of one rank's data but a vocabulary
+    the model was built too small for (a tokenizer, a mock dataset or a padded vocab size that
+    does not match the model's ``vocab_size`` after a config edit), which every rank's batches
+    hit alike. The one rank whose traceback follows is then no more the first than the
+    others."""
+    root = case.root
+    if root.signature != "cuda-device-assert-kernel":
+        return False
+    if not _TABLE_INDEX_ASSERT.search(root.captures.get("assertion", "")):
+        return False
+    return not any(e.kind == "progress" for e in case.ctx.events)
 
 
 #: libfabric EFA provider status codes (prov/efa/src/efa_errno.h, printed by aws-ofi-nccl as
