@@ -41,6 +41,15 @@ E. An embedding lookup's device-side assert (``srcIndex < srcSelectDimSize``) wi
    (initiator.table_index_before_progress). ``-first-step`` is lines 4-7 of the set's case 14
    (ATen's kernel printf, then rank 0's traceback, cut); ``-after-progress`` puts a
    Megatron iteration line written in Megatron's format before the same lines.
+
+F. Fix and verify from what the log shows: ColossalAI's per-step "CPU memory usage: ... MB"
+   lines just before an exit -9 (worker-sigkill-exit variant ``colossalai-cpu-memory``; the
+   record under rich's blank time column and torch 1.x's dotted
+   ``torch.distributed.elastic...`` agent line are no longer passed over / taken as the work);
+   a rank's own ``[rank0]:`` traceback (init_process_group's excepthook) with no launcher
+   shown means a multi-process launch (verify with torchrun, not ``python``); a Kubeflow
+   MPIJob's ``<job>-launcher:`` pod prefix means mpirun. Fixtures: lines 1-5 of the set's case
+   06, the whole 6 lines of case 12 (both as their issues printed them).
 """
 
 from __future__ import annotations
@@ -171,3 +180,38 @@ def test_embedding_index_assert_after_progress_keeps_the_rank() -> None:
     assert d.root_cause is not None
     assert d.root_cause.failure_class == "cuda-device-side-assert"
     assert d.initiating_rank == 0
+
+
+# F. fix and verify from the log's own evidence
+
+
+def test_colossalai_cpu_memory_lines_before_exit_9_name_gemini_placement() -> None:
+    d = diagnose_text(_read("06-colossalai-cpu-memory-then-exit-9.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "host-oom-killed"
+    assert d.initiating_rank == 0
+    assert d.root_cause.evidence[0].line == 5
+    fix = d.root_cause.fix
+    assert fix.variant is not None and fix.variant.id == "colossalai-cpu-memory"
+    assert "CPU memory usage: 44097.03 MB" in fix.steps[0]
+    assert "placement_policy" in fix.steps[0]
+    assert d.root_cause.verify.startswith("torchrun --nproc-per-node=<gpus>")
+
+
+def test_rank_prefixed_traceback_verifies_with_torchrun() -> None:
+    d = diagnose_text(
+        _read("14-embedding-index-assert-rank0-first-step.log"), "run.log", mask=False
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.verify.startswith(
+        "CUDA_LAUNCH_BLOCKING=1 torchrun --nproc-per-node=<gpus> run_simple_mcore_train_loop.py"
+    )
+
+
+def test_mpijob_launcher_pod_prefix_verifies_with_mpirun() -> None:
+    d = diagnose_text(_read("12-mpijob-launcher-pod-watchdog-rank2.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-timeout"
+    assert d.initiating_rank is None
+    assert "mpirun -np <np> python" in d.root_cause.verify
+    assert "torchrun" not in d.root_cause.verify
