@@ -140,13 +140,17 @@ def stacks_of_paths(paths: Iterable[str]) -> set[str]:
 #: sft``, ``rlhf.py`` ``swift rlhf``; ``swift/cli/_megatron/sft.py`` is ``megatron sft``; it runs
 #: torchrun itself with ``NPROC_PER_NODE`` processes: swift/cli/main.py), xtuner's ``xtuner
 #: train CONFIG`` (``xtuner/tools/train.py``, same ``NPROC_PER_NODE``), axolotl's
-#: ``axolotl.cli.train`` module under ``accelerate launch`` (its docs' multi-GPU form).
+#: ``axolotl.cli.train`` module under ``accelerate launch`` (its docs' multi-GPU form), oumi's
+#: CLI (``oumi/cli/train.py`` is ``oumi train``; its docs' multi-GPU form runs it under
+#: ``oumi distributed torchrun -m oumi train -c <config>``, one process per GPU: a bare ``oumi
+#: train`` is one process that drives every GPU through nn.DataParallel).
 FRAMEWORK_ENTRY: tuple[tuple[str, str, str], ...] = (
     ("/llamafactory/", "", "llamafactory-cli train <your config.yaml>"),
     ("/swift/cli/_megatron/", "", "NPROC_PER_NODE={n} megatron {module} <your arguments>"),
     ("/swift/cli/", "", "NPROC_PER_NODE={n} swift {module} <your arguments>"),
     ("/xtuner/tools/train.py", "", "NPROC_PER_NODE={n} xtuner train <your config>"),
     ("/axolotl/cli/", "", "accelerate launch -m axolotl.cli.{module} <your config.yml>"),
+    ("/oumi/cli/", "", "oumi distributed torchrun -m oumi {module} -c <your config.yaml>"),
     ("/torchtitan/", "", "NGPU={n} CONFIG_FILE=<your config .toml> ./run_train.sh"),
     ("/openrlhf/cli/", "_ray", "python3 -m openrlhf.cli.{module} <your arguments>"),
     ("/openrlhf/cli/", "", "deepspeed --module openrlhf.cli.{module} <your arguments>"),

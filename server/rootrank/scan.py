@@ -338,10 +338,14 @@ _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
         ),
     ),
     (
+        # mpirun's own words and Open MPI's --tag-output prefix; and a Kubeflow MPIJob's
+        # launcher pod name before each line ("mpi-rc1ou1aw-launcher: ...": the MPI Operator
+        # names the pod <job>-launcher, and that pod runs mpirun over the worker pods)
         "mpirun",
-        ("mpirun", "mpiexec", "prterun", "OMPI_COMM_WORLD", "]<std", "Primary job"),
+        ("mpirun", "mpiexec", "prterun", "OMPI_COMM_WORLD", "]<std", "Primary job", "-launcher: "),
         lazy_regex.compile(
             r"\b(?:mpirun|mpiexec|prterun)\b|OMPI_COMM_WORLD|^\[\d+,\d+\]<std(?:out|err)>:|Primary job\s+terminated"
+            r"|^[a-z0-9](?:[-a-z0-9]{0,60}[a-z0-9])?-launcher: "
         ),
     ),
     (

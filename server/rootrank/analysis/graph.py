@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rootrank.analysis.prepare import Context
+from rootrank.analysis.prepare import EXCEPTION_SIGNATURE, Context
 from rootrank.analysis.rules import RULES, Edge, inert_warning
 from rootrank.model import Finding
 
@@ -119,6 +119,32 @@ def _ended_processes(ctx: Context) -> set[tuple[str, int]]:
     return ended
 
 
+def _last_words_of_one_process(ctx: Context) -> set[tuple[str, int]]:
+    """``(path, 1-based line)`` of the last traceback's exception line of each file, in a log
+    that shows no rank, no launcher and no worker exit at all (one process: ``oumi train``
+    driving every GPU through nn.DataParallel, a plain ``python train.py``): Python prints an
+    uncaught exception's traceback as the process exits. Empty otherwise."""
+    from rootrank.analysis.events import launcher_exits
+    from rootrank.analysis.initiator import _AGENT_FRAME
+
+    st = ctx.state
+    if st.ranks_seen or st.launch.launchers or launcher_exits(ctx.events):
+        return set()
+    last: dict[str, int] = {}
+    for s in st.exceptions:
+        if not s.exc.frames or s.exc.ignored or s.rank is not None:
+            continue
+        if any(_AGENT_FRAME.search(fr.file) for fr in s.exc.frames):
+            continue
+        last[s.path] = max(last.get(s.path, 0), s.exc.log_line)
+    return set(last.items())
+
+
+def _category(ctx: Context, f: Finding) -> str | None:
+    """The ``category`` of ``f``'s signature (``memory``, ``data``, ``cuda``...), or ``None``."""
+    return getattr(ctx.library.signatures.get(f.signature), "category", None)
+
+
 def _prefer_what_ended_a_process(free: list[Finding], ctx: Context) -> list[Finding]:
     """Among causes nothing explains: when some are the exception a process's traceback
     ended with (it died of it, :func:`_ended_processes`) and the others are on no rank and
@@ -126,15 +152,36 @@ def _prefer_what_ended_a_process(free: list[Finding], ctx: Context) -> list[Find
     "FusedAdam CUDA build failed ... falling back to torch.optim.AdamW", or transformers'
     load-time "Flash Attention 2.0 only supports torch.float16 and torch.bfloat16 dtypes"
     advisory, after which the run went on), the ones that ended a process. An unranked
-    exception wins only over findings printed before it: the run went on after them."""
+    exception wins only over findings printed before it: the run went on after them. In a log
+    of one process, its last traceback ended it, and wins over the warnings before it."""
     ended = _ended_processes(ctx)
     fatal = [f for f in free if any((e.path, e.line) in ended for e in f.evidence)]
+    if not fatal:
+        # one process's last traceback (:func:`_last_words_of_one_process`) ended it, and
+        # wins over warnings of another domain than its own signature's (a tokenizer's
+        # "Token indices sequence length is longer ..." that packing went past, before an
+        # OOM): not over an error line (it may be what the process died of), nor over a
+        # warning of the failure's own category (a GPU-arch warning before a cuBLAS error)
+        # or before a plain exception no signature names (NumPy's failed init before a
+        # TypeError from torch.from_numpy): those warnings may be its cause
+        words = _last_words_of_one_process(ctx)
+        fatal = [
+            f
+            for f in free
+            if f.signature != EXCEPTION_SIGNATURE
+            and any((e.path, e.line) in words for e in f.evidence)
+        ]
+        kinds = {_category(ctx, f) for f in fatal}
+        if any(
+            f.severity != "warning" or _category(ctx, f) in kinds for f in free if f not in fatal
+        ):
+            return free
     loose = [f for f in free if f not in fatal]
     if not fatal or not loose or any(f.rank is not None for f in loose):
         return free
     if all(f.rank is None for f in fatal):
-        last = max(f.order for f in fatal)
-        if any(f.order > last for f in loose):
+        last_order = max(f.order for f in fatal)
+        if any(f.order > last_order for f in loose):
             return free
     return fatal
 

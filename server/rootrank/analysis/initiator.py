@@ -956,6 +956,49 @@ def silent_block(case: Case) -> Verdict | None:
     return Verdict(silent[0], why, "silent_block", tuple(silent))
 
 
+#: NCCL's point-to-point op types in a ``WorkNCCL(OpType=...)`` (ProcessGroupNCCL's
+#: opTypeToString: ``SEND``, ``RECV``, and ``RECVANYSOURCE`` which names no peer).
+_P2P_OPS = {"SEND": "receiver", "RECV": "sender"}
+
+
+def job_world(case: Case) -> int | None:
+    """The number of ranks of the job as the log states it: the world size a line printed
+    (:attr:`rootrank.scan.ScanState.world_size`), else the launcher's printed layout
+    (``torchrun --nnodes=2 --nproc_per_node=1``: nodes x processes per node). ``None`` when
+    the log states neither."""
+    st = case.ctx.state
+    if st.world_size:
+        return st.world_size
+    launch = st.launch
+    if launch.nproc_per_node:
+        return (launch.nnodes or 1) * launch.nproc_per_node if launch.node_flags else None
+    return None
+
+
+def p2p_peer(case: Case) -> Verdict | None:
+    """A timed-out point-to-point op (``WorkNCCL(..., OpType=RECV, ...)``) has one peer: a
+    RECV waits for its sender, a SEND for its receiver. In a job of two ranks (the world size
+    printed, or ``--nnodes=2 --nproc_per_node=1`` on the posted launch commands) reported by
+    one rank, that peer is the other rank: it stopped sending (crashed, stuck, or only idle,
+    a server with no request to pass on), the reporter only waited. Not when the other rank's
+    own output shows a failure of the same class (both sides then report), nor for a
+    subgroup's op (its ranks are not the world's)."""
+    root = case.root
+    op = root.captures.get("optype", "")
+    if op not in _P2P_OPS or len(case.ranks_with) != 1:
+        return None
+    if subgroup_of_root(case) is not None or job_world(case) != 2:
+        return None
+    rank = case.ranks_with[0]
+    if rank not in (0, 1):
+        return None
+    peer = 1 - rank
+    if any(f.rank == peer and f.failure_class == root.failure_class for f in case.ctx.findings):
+        return None
+    why = say("p2p_peer", rank=rank, op=op, peer=peer, role=_P2P_OPS[op])
+    return Verdict(peer, why, "p2p_peer", (peer,))
+
+
 def missing_reporter(case: Case) -> Verdict | None:
     """In a hang every rank but the one the others wait for reports the timeout: the one
     known rank that reported no failure of this class is the suspect (not for the
@@ -1322,7 +1365,33 @@ def same_on_every_rank(case: Case) -> bool:
         or parameter_dtype_mismatch(case)
         or setup_exception(case)
         or memory_registration_refused(case)
+        or table_index_before_progress(case)
     )
+
+
+#: A device-side index check of a lookup into a table (ATen's Indexing.cu
+#: ``indexSelectLargeIndex``/``indexSelectSmallIndex``: ``srcIndex < srcSelectDimSize``, the
+#: embedding lookup; IndexKernel.cu's ``index out of bounds``): an id past the table's rows.
+_TABLE_INDEX_ASSERT = lazy_regex.compile(
+    r"srcIndex < srcSelectDimSize|index out of bounds|idx_dim >= 0 && idx_dim < index_size"
+)
+
+
+def table_index_before_progress(case: Case) -> bool:
+    """The root is a device-side assertion of an index past a table's rows (the embedding
+    lookup's ``srcIndex < srcSelectDimSize``: :data:`_TABLE_INDEX_ASSERT`) in a log that shows
+    no training progress: ids past
+    the table in the very first batches are no rare sample of one rank's data but a vocabulary
+    the model was built too small for (a tokenizer, a mock dataset or a padded vocab size that
+    does not match the model's ``vocab_size`` after a config edit), which every rank's batches
+    hit alike. The one rank whose traceback follows is then no more the first than the
+    others."""
+    root = case.root
+    if root.signature != "cuda-device-assert-kernel":
+        return False
+    if not _TABLE_INDEX_ASSERT.search(root.captures.get("assertion", "")):
+        return False
+    return not any(e.kind == "progress" for e in case.ctx.events)
 
 
 #: libfabric EFA provider status codes (prov/efa/src/efa_errno.h, printed by aws-ofi-nccl as
@@ -2699,6 +2768,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     odd_setting_out,
     still_working,
     silent_block,
+    p2p_peer,
     missing_reporter,
     missing_progress,
     missing_milestone,
@@ -2766,9 +2836,24 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
     log where rank 2 raised and rank 0's traceback from its all_reduce follows), and no
     failure of its own. A root cause raised inside a collective (a barrier that cannot set
     up NCCL) is raised by every rank that enters it: another rank's later traceback may be
-    its own copy, so it still counts."""
+    its own copy, so it still counts.
+
+    Nor does a traceback of the rank that printed the root's report (a ``reporter`` capture:
+    monitoredBarrier's "Rank 3 successfully reached monitoredBarrier, but received errors
+    while waiting for send/recv from rank 0") begun after that report in the same file: it is
+    the reporter's own exception from the barrier (SGLang's ``Scheduler hit an exception:
+    Traceback ...`` logged around it), raised because of the named rank, not a failure that
+    competes with it."""
     st, root = case.ctx.state, case.root
     explained = {(e.path, e.line) for f in case.ctx.findings for e in f.evidence}
+    ev = root.evidence[0] if root.evidence else None
+    said_by = root.captures.get("reporter", "")
+    reporter = int(said_by) if said_by.isdigit() and int(said_by) != rank else None
+
+    def follows_report(path: str, by: int | None, line: int) -> bool:
+        """Whether ``by``'s trace at ``line`` of ``path`` is the reporter's, after its report."""
+        return by == reporter and ev is not None and path == ev.path and line > ev.line
+
     for seen in st.exceptions:
         if seen.rank is None or seen.rank == rank or seen.exc.ignored:
             continue
@@ -2776,8 +2861,9 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
             continue
         if root.time is not None and seen.time is not None and seen.time > root.time:
             continue
+        if follows_report(seen.path, seen.rank, seen.exc.log_line):
+            continue
         return seen.rank
-    ev = root.evidence[0] if root.evidence else None
     local = bool(root.frames) and not any(
         "torch/distributed/" in str(f.get("file", "")).replace("\\", "/") for f in root.frames
     )
@@ -2807,6 +2893,11 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
         and path == ev.path
         and line > ev.line
         and _cut_bare(st, path, cut_rank, line)
+    }
+    later |= {
+        cut_rank
+        for path, cut_rank, line in st.cut_traceback_starts
+        if follows_report(path, cut_rank, line)
     }
     earlier = {
         cut_rank

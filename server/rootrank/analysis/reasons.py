@@ -228,6 +228,10 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank} is the one rank missing from the last progress (step {step}); the other ranks went on and "
         "waited for it"
     ),
+    "p2p_peer": (
+        "rank {rank}'s timed-out op is a point-to-point {op} in a job of two ranks: its only peer,"
+        " the {role}, is rank {peer}, which stopped (crashed, stuck, or idle with nothing to send)"
+    ),
     "victims_only": "{Ranks} only reported the consequence (a victim's view); the log does not show which rank started it",
     "signal_not_sent": (
         "rank {rank} was killed by signal {signal} (pid {pid}) that torchrun's agent did not send: something outside "

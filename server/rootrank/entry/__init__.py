@@ -246,7 +246,7 @@ def entry_script(state: ScanState, root: Finding) -> str | None:
 
 
 #: Template values from the analysis (not from a capture); see :mod:`.variants`.
-_ANALYSIS_VALUES = ("initiating_rank", "initiator_why", "odd_op", "others_op")
+_ANALYSIS_VALUES = ("initiating_rank", "initiator_why", "odd_op", "others_op", "reporting_rank")
 
 
 #: A progress bar's frame (tqdm: ``  21%|██▏       | 4000/18819 [00:20<00:43, 344.05 examples/s]``).
@@ -260,7 +260,9 @@ def analysis_facts(
     deciding strategy's name or ``None``), ``initiating_rank``, ``initiator_why`` (its
     sentence), ``odd_op``/``others_op`` (the initiating rank's ``OpType`` and the one the
     others run, from a fingerprint's ``optype``/``peer_optype`` captures with
-    ``self_rank``/``peer_rank``; ``None`` unless they differ)."""
+    ``self_rank``/``peer_rank``; ``None`` unless they differ), ``reporting_rank`` (the rank
+    whose line the root is, when the analysis named another rank as initiating: the rank
+    that waited in a point-to-point op for it; else ``None``)."""
     caps = root.captures
     odd = others = None
     mine, theirs = caps.get("optype"), caps.get("peer_optype")
@@ -282,6 +284,9 @@ def analysis_facts(
         "initiator_why": why,
         "odd_op": odd,
         "others_op": others,
+        "reporting_rank": (
+            root.rank if root.rank is not None and initiating not in (None, root.rank) else None
+        ),
     }
 
 

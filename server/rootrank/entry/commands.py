@@ -393,7 +393,7 @@ def processes_of(
 ) -> str | None:
     """``"several"`` when the log shows a job of several processes (a launcher of
     :data:`MULTI_PROCESS`, two ranks or a rank above 0, a world size above 1, several nodes,
-    torchrun's worker pids), ``"one"`` when it shows none of that, no launcher at all and no
+    torchrun's worker pids, or with no launcher shown a rank's own Python traceback), ``"one"`` when it shows none of that, no launcher at all and no
     line a distributed job prints (:data:`DISTRIBUTED_TEXT` in ``seen_text``, the findings'
     lines or the exceptions' frames and messages) and no stack of :data:`DISTRIBUTED_STACKS`
     (DeepSpeed, Megatron, FSDP: a process group by design), or the only launcher is the
@@ -409,6 +409,15 @@ def processes_of(
         or state.launch.worker_pids()
         or state.launch.nproc_per_node
     ):
+        return "several"
+    if launcher is None and (
+        any(s.rank is not None and s.exc.frames for s in state.exceptions)
+        or any(r is not None for r in state.cut_traceback_ranks)
+    ):
+        # a rank's own Python traceback, whole or cut (``[rank0]: Traceback ...``: the excepthook
+        # init_process_group installs prefixes every line with the process's rank): the
+        # script joined a process group, which a plain ``python script.py`` cannot (no RANK,
+        # WORLD_SIZE or MASTER_ADDR), so a launcher started it with its peers
         return "several"
     # ``rootrank run`` started the job itself as one ``python script.py``: the launcher is
     # known, not read from a log, and the script may still start no other process

@@ -229,10 +229,16 @@ _GLUED_RECORD = lazy_regex.compile(r"(?<=\])(?:[IWEF]\d{4} |\[|\d{4}-\d\d-\d\d).
 DOING_REACH = 400
 #: A line of the launcher's report of the failure, not of the job's work: torchelastic's
 #: agent lines and failure table (torch/distributed/elastic/multiprocessing/errors), the
-#: launcher's own traceback, rulers.
+#: launcher's own traceback, rulers; torch 1.x's agent lines name their logger with dots
+#: (``WARNING:torch.distributed.elastic.multiprocessing.api:Sending process ...``). An indented
+#: line is a traceback's or table's, except a rich console handler's record under the time
+#: column it leaves blank for a repeated second (ColossalAI's ``<20 spaces>INFO     colossalai
+#: - ...``: the level padded to 8 characters).
 _REPORT_LINE = lazy_regex.compile(
-    r"^\s|^[=\-]{8,}|^\S+ FAILED\s*$|^Failures:|^Root Cause|^\[\d+\]:\s*$|ChildFailedError"
+    r"^\s(?!\s{0,40}(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) {2,})"
+    r"|^[=\-]{8,}|^\S+ FAILED\s*$|^Failures:|^Root Cause|^\[\d+\]:\s*$|ChildFailedError"
     r"|^Traceback \(most recent call last\)|torch/distributed/(?:elastic|run\.py|launcher)"
+    r"|torch\.distributed\.elastic\."
     r"|^(?:time|host|rank|exitcode|error_file|traceback)\s*:|^\s*<NO_OTHER_FAILURES>"
 )
 
