@@ -1,0 +1,46 @@
+"""Round-19d kinds of reasoning (held-out set /work/notes/heldout-r19d, now a development set).
+
+The fixtures in ``tests/r19d/`` are that set's real runs on this machine (torch 2.13 CPU,
+gloo, torchrun or mp.spawn, 2026-12-04), whole, named after their case folders; the scripts
+that made them are in the set's ``_scripts/``.
+
+A. Every rank raises the same error: the odd rank by value. A script's own cross-rank check
+   that prints a list gathered in rank order (``model parameters differ across ranks:
+   checksums [4.66, 4.40, 4.40, 4.40]``) names the index that stands alone (case 09), as a
+   dict keyed by rank already did.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rootrank.analysis.compare import odd_in_table
+from rootrank.engine import diagnose_text
+
+_DATA = Path(__file__).parent / "r19d"
+
+
+def _read(name: str) -> str:
+    return (_DATA / name).read_text(encoding="utf-8")
+
+
+# A. a per-rank list with one value apart
+
+
+def test_checksum_list_in_rank_order_names_the_odd_index() -> None:
+    d = diagnose_text(_read("09-spawn-rank0-eval-split-rng-checksum.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "divergent-model-across-ranks"
+    assert d.root_cause.signature == "replica-check-table-differs"
+    assert d.initiating_rank == 0  # mp.spawn printed process 2's traceback: the checker
+    assert d.root_cause.evidence[0].line == 40
+    assert "private generator" in d.root_cause.fix.steps[0]
+    assert d.root_cause.verify.startswith("python 09_spawn_seed_checksum.py")
+
+
+def test_rank_list_needs_rank_words_and_one_value_apart() -> None:
+    assert odd_in_table("differ across ranks: checksums [4.6, 4.4, 4.4, 4.4]") == (0, "4.6", "4.4")
+    assert odd_in_table("sizes per rank [3, 3, 5]") == (2, "5", "3")
+    assert odd_in_table("differ across ranks: [1.0, 2.0]") is None  # two ranks name no one
+    assert odd_in_table("differ across ranks: [1.0, 2.0, 3.0]") is None  # no majority
+    assert odd_in_table("rank 1 expected shape [4, 4, 8]") is None  # a shape, not per rank
