@@ -44,3 +44,16 @@ def test_rank_list_needs_rank_words_and_one_value_apart() -> None:
     assert odd_in_table("differ across ranks: [1.0, 2.0]") is None  # two ranks name no one
     assert odd_in_table("differ across ranks: [1.0, 2.0, 3.0]") is None  # no majority
     assert odd_in_table("rank 1 expected shape [4, 4, 8]") is None  # a shape, not per rank
+
+
+def test_the_one_rank_that_printed_its_loss_inf_started_the_nonfinite_error() -> None:
+    # four identical clip_grad_norm_ 'total norm ... is non-finite' errors; rank 1's own
+    # 'local loss is inf' reaches the console after the tracebacks (line 93)
+    d = diagnose_text(
+        _read("06-rank1-inf-loss-clip-nonfinite-timestamps.log"), "run.log", mask=False
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "nan-or-fp16-overflow"
+    assert d.initiating_rank == 1
+    assert d.initiator is not None and d.initiator.strategy == "first_nonfinite"
+    assert "run.log:93" in d.initiator.why

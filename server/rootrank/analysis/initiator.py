@@ -338,7 +338,7 @@ def first_nonfinite(case: Case) -> Verdict | None:
         if all(s.last.step >= step for s in others):
             found.setdefault(first[0], (name, step))
     if len(found) != 1:
-        return None
+        return lone_nonfinite_print(case) if not found else None
     rank, (name, step) = next(iter(found.items()))
     return Verdict(
         rank,
@@ -346,6 +346,69 @@ def first_nonfinite(case: Case) -> Verdict | None:
         "first_nonfinite",
         (rank,),
     )
+
+
+#: A rank's own line that prints a loss non-finite in words or as a value: ``local loss is
+#: inf``, ``loss=nan``, ``train loss: -inf`` (the name, then at most 24 characters, then
+#: ``is``/``=``/``:`` and the non-finite token).
+_NONFINITE_LOSS = lazy_regex.compile(
+    r"(?i)\b(?P<name>(?:[a-z]\w*[ _])?loss)\b[^\n=:]{0,24}?(?:\bis\b|=|:)\s*[-+]?(?:nan|inf(?:inity)?)\b"
+)
+
+
+#: A rank's own number at the start of its line's body: ``rank=1 step=17``, ``[rank 1] ...``.
+_OWN_RANK = lazy_regex.compile(r"\[?rank[ =:#]?(\d{1,6})\b")
+
+
+def lone_nonfinite_print(case: Case) -> Verdict | None:
+    """The one rank that printed its own loss non-finite (``rank=1 step=17 WARNING local loss
+    is inf``) when no other rank printed a non-finite loss: the value entered there, and the
+    error every rank raised after the all-reduce (clip_grad_norm_'s ``total norm ... is
+    non-finite`` on every rank: the reduced gradients carry rank 1's inf) only followed
+    (heldout r19d case 06). The fallback of :func:`first_nonfinite` when no metric series
+    turns non-finite: a warning in words is no ``key=value`` point, and a rank's stdout line
+    may reach the console after the tracebacks (``--tee``'s two pipes).
+
+    Read from the kept tail of the one source (``ScanState.tails``), tagged with a
+    :class:`~rootrank.ranks.RankTagger` of its own, after the scan: the per-line path pays
+    nothing. Indented lines (a traceback's frames) and exception lines are passed over."""
+    st = case.ctx.state
+    if len(st.tails) != 1:
+        return None
+    path, first, text = st.tails[0]
+    if "inf" not in text.lower() and "nan" not in text.lower():
+        return None
+    from rootrank.ranks import RankTagger
+
+    tagger = RankTagger(path=path)
+    tagger.learn_user_tags(text)
+    printed: dict[tuple[int | None, int | None], tuple[int, str, str]] = {}
+    for i, raw in enumerate(text.split("\n")):
+        low = raw.lower()
+        if "loss" not in low or ("inf" not in low and "nan" not in low):
+            continue
+        tagged = tagger.tag(raw, first + i)
+        body = tagged.text
+        if not body or body[0] in " \t" or "Error" in body:
+            continue
+        m = _NONFINITE_LOSS.search(body)
+        if m is None:
+            continue
+        rank = tagged.rank
+        if rank is None:  # a launcher's local prefix: the rank's own ``rank=1`` at the start
+            own = _OWN_RANK.match(body)
+            rank = int(own.group(1)) if own is not None else None
+        # a printer whose global rank is unknown still counts (by its local tag or line
+        # prefix): two printers of a non-finite loss name no one
+        who = (rank, None) if rank is not None else (None, tagged.local_rank)
+        printed.setdefault(who, (first + i, m.group("name"), body.strip()))
+    if len(printed) != 1:
+        return None
+    (((rank, _local), (line, name, body)),) = printed.items()
+    if rank is None:
+        return None
+    why = say("lone_nonfinite", rank=rank, name=name, where=f"{path}:{line}", text=body)
+    return Verdict(rank, why, "first_nonfinite", (rank,))
 
 
 def same_step_everywhere(case: Case) -> Verdict | None:
