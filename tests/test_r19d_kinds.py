@@ -8,6 +8,10 @@ A. Every rank raises the same error: the odd rank by value. A script's own cross
    that prints a list gathered in rank order (``model parameters differ across ranks:
    checksums [4.66, 4.40, 4.40, 4.40]``) names the index that stands alone (case 09), as a
    dict keyed by rank already did.
+   Every rank raises the same error in one collective and one rank's message alone names
+   another quoted name (``Can't get attribute 'ShardStats'`` on rank 1, ``'ShardStats4'`` on
+   ranks 0 and 2): that rank sent the odd object (case 04). A rank alone printing its own
+   loss non-finite started the non-finite error every rank raised (case 06).
 """
 
 from __future__ import annotations
@@ -57,3 +61,12 @@ def test_the_one_rank_that_printed_its_loss_inf_started_the_nonfinite_error() ->
     assert d.initiating_rank == 1
     assert d.initiator is not None and d.initiator.strategy == "first_nonfinite"
     assert "run.log:93" in d.initiator.why
+
+
+def test_the_one_message_apart_in_a_collective_names_the_odd_rank() -> None:
+    d = diagnose_text(_read("04-rank1-gather-object-schema-class.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiating_rank == 1
+    assert d.initiator is not None and d.initiator.strategy == "odd_message_out"
+    assert "'ShardStats'" in d.initiator.why and "'ShardStats4'" in d.initiator.why

