@@ -12,6 +12,10 @@ A. Every rank raises the same error: the odd rank by value. A script's own cross
    another quoted name (``Can't get attribute 'ShardStats'`` on rank 1, ``'ShardStats4'`` on
    ranks 0 and 2): that rank sent the odd object (case 04). A rank alone printing its own
    loss non-finite started the non-finite error every rank raised (case 06).
+
+B. A rank that printed fewer samples than the others, which agree, before a peer's
+   ``Connection closed by peer``: uneven batches (collective-desync), not the launcher's
+   failed-child summary (case 02).
 """
 
 from __future__ import annotations
@@ -70,3 +74,21 @@ def test_the_one_message_apart_in_a_collective_names_the_odd_rank() -> None:
     assert d.initiating_rank == 1
     assert d.initiator is not None and d.initiator.strategy == "odd_message_out"
     assert "'ShardStats'" in d.initiator.why and "'ShardStats4'" in d.initiator.why
+
+
+# B. a rank with fewer batches, then a peer's closed connection
+
+
+def test_fewer_samples_on_one_rank_then_a_peer_closed_is_uneven_batches() -> None:
+    # mp.spawn shows only rank 0's 'Connection closed by peer' in backward; rank 2 printed
+    # 240 samples / 15 batches (ranks 0, 1: 320 / 20) and reached its barrier first
+    d = diagnose_text(_read("02-spawn-rank2-sampler-num-replicas.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-desync"
+    assert d.root_cause.signature == "uneven-batches-per-rank"
+    assert d.initiating_rank == 2
+    assert d.root_cause.evidence[0].line == 3
+    assert "num_replicas" in d.root_cause.fix.steps[0]
+    assert "320" in d.root_cause.fix.steps[0]
+    # the script calls mp.spawn itself: verified with its own launch, not torchrun
+    assert d.root_cause.verify.startswith("python 02_spawn_sampler.py")

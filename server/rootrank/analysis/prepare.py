@@ -183,11 +183,17 @@ def prepare(state: ScanState, library: Library) -> Context:
     )
     # These read the Context defined here; each adds a finding the scan could not make alone.
     from rootrank.analysis.cancelled import cancelled_finding
-    from rootrank.analysis.departed import departed_finding
+    from rootrank.analysis.departed import departed_finding, uneven_batches_finding
     from rootrank.analysis.silent import silent_rank_finding
     from rootrank.analysis.stall import stall_finding
 
-    for make in (stall_finding, cancelled_finding, departed_finding, silent_rank_finding):
+    for make in (
+        stall_finding,
+        cancelled_finding,
+        departed_finding,
+        uneven_batches_finding,
+        silent_rank_finding,
+    ):
         extra = make(ctx)
         if extra is not None:
             findings.append(extra)

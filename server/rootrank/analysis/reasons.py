@@ -88,6 +88,11 @@ _TEMPLATES: dict[str, str] = {
         " still had a finite value there: the NaN entered on rank {rank}, the all-reduced values and"
         " any guard on another rank followed"
     ),
+    "uneven_batches": (
+        "rank {rank} printed {value} {name} where every other rank printed {usual}: it ran out of"
+        " batches first and went on to its next collective while the others were still in a"
+        " training step's, so ranks {reporters} lost their peer"
+    ),
     "lone_nonfinite": (
         "rank {rank} alone printed its own {name} non-finite ({where}: '{text}'), no other rank"
         " printed one: the non-finite value entered on rank {rank}, the error every rank raised"
