@@ -127,3 +127,34 @@ def test_the_stores_own_bind_stays_port_in_use() -> None:
     service = finding("/w/train.py", "/usr/lib/python3.11/socketserver.py")
     assert not own_service_bind(store)
     assert own_service_bind(service)
+
+
+# D. a child's exit status in the user's re-raise: the signal, and the child's last line
+
+
+def test_child_returncode_minus_14_is_sigalrm_with_the_childs_last_line() -> None:
+    # EOFError('data worker closed its stdout') -> RuntimeError('... died (returncode -14)')
+    d = diagnose_text(_read("10-node1-rank3-subproc-worker-sigalrm.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiating_rank == 3
+    assert d.root_cause.evidence[0].line == 113
+    assert d.root_cause.captures["signal"] == "SIGALRM"
+    step = d.root_cause.fix.steps[0]
+    assert step.startswith("10_train_subproc_loader.py:25 (in next_batch)")
+    assert "SIGALRM (returncode -14)" in step
+    assert "record 23: large compressed frame, decoding" in step
+    assert "signal.alarm" in step
+
+
+# F. the verify's node count from the log's agents
+
+
+def test_two_agents_with_localhost_summaries_are_two_nodes() -> None:
+    from rootrank.ranks import node_count
+
+    assert node_count({"node0", "node1", "localhost"}, set()) == 2
+    assert node_count({"gpu-a", "localhost"}, set()) == 2  # one name and loopback: unchanged
+    d = diagnose_text(_read("10-node1-rank3-subproc-worker-sigalrm.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert "--nnodes=2 " in d.root_cause.verify
