@@ -65,6 +65,12 @@ def test_the_one_rank_that_printed_its_loss_inf_started_the_nonfinite_error() ->
     assert d.initiating_rank == 1
     assert d.initiator is not None and d.initiator.strategy == "first_nonfinite"
     assert "run.log:93" in d.initiator.why
+    # the fix starts from that rank's own value, not "find the first non-finite value"
+    step = d.root_cause.fix.steps[0]
+    assert "began on rank 1" in step and "local loss is inf" in step
+    assert "x.clamp(-limit, limit)" in step
+    assert "set_detect_anomaly" not in " ".join(d.root_cause.fix.steps)
+    assert "all_reduce a flag" in d.root_cause.fix.steps[1]
 
 
 def test_the_one_message_apart_in_a_collective_names_the_odd_rank() -> None:
