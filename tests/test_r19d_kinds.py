@@ -80,6 +80,10 @@ def test_the_one_message_apart_in_a_collective_names_the_odd_rank() -> None:
     assert d.initiating_rank == 1
     assert d.initiator is not None and d.initiator.strategy == "odd_message_out"
     assert "'ShardStats'" in d.initiator.why and "'ShardStats4'" in d.initiator.why
+    step = d.root_cause.fix.steps[0]
+    assert step.startswith("04_gather_shard_stats.py:31 (in main)")
+    assert "looks that name up in its own module" in step
+    assert "dict(rows=n" in step
 
 
 # B. a rank with fewer batches, then a peer's closed connection
