@@ -168,3 +168,23 @@ def test_two_agents_with_localhost_summaries_are_two_nodes() -> None:
     d = diagnose_text(_read("10-node1-rank3-subproc-worker-sigalrm.log"), "run.log", mask=False)
     assert d.root_cause is not None
     assert "--nnodes=2 " in d.root_cause.verify
+
+
+# E. fix targets from the frames
+
+
+def test_file_exists_on_a_multi_node_job_is_one_writer_per_node() -> None:
+    # node 0's rank 0 saved step_00030; node 1's rank 2 (its local rank 0) then raised.
+    # The fixture is the case's log from its line 12 on (contiguous): on the whole log the
+    # progress attribution of node 0's first step lines varies with PYTHONHASHSEED (on main
+    # too), which the scan digests cannot record
+    d = diagnose_text(
+        _read("03-node1-rank2-shared-ckpt-fileexists-tee3.cut12.log"), "run.log", mask=False
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiating_rank == 2
+    step = d.root_cause.fix.steps[0]
+    assert step.startswith("03_shared_ckpt.py:13 (in save_checkpoint)")
+    assert "if dist.get_rank() == 0:" in step and "local_rank == 0" in step
+    assert "exist_ok=True)` alone does not fix it" in step
