@@ -188,3 +188,18 @@ def test_file_exists_on_a_multi_node_job_is_one_writer_per_node() -> None:
     assert step.startswith("03_shared_ckpt.py:13 (in save_checkpoint)")
     assert "if dist.get_rank() == 0:" in step and "local_rank == 0" in step
     assert "exist_ok=True)` alone does not fix it" in step
+
+
+def test_gloo_all_gather_into_tensor_size_names_the_output_chunk() -> None:
+    # 'invalid tensor size at index 0 (expected (16), got (17))' on rank 3, every rank
+    # 'scored 16 items': 17 is rank 3's output numel / world (66 / 4), not its input
+    d = diagnose_text(
+        _read("07-rank3-all-gather-into-tensor-output-size.log"), "run.log", mask=False
+    )
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-shape-mismatch"
+    assert d.initiating_rank == 3
+    step = d.root_cause.fix.steps[0]
+    assert step.startswith("07_gather_scores.py:26 (in main)")
+    assert "(16) is the input's shape and (17) one chunk of the output" in step
+    assert "world_size * inp.numel()" in step
