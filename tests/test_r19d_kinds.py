@@ -203,3 +203,15 @@ def test_gloo_all_gather_into_tensor_size_names_the_output_chunk() -> None:
     assert step.startswith("07_gather_scores.py:26 (in main)")
     assert "(16) is the input's shape and (17) one chunk of the output" in step
     assert "world_size * inp.numel()" in step
+
+
+def test_far_apart_sizes_fix_covers_a_collective_from_a_background_thread() -> None:
+    # rank 0's monitor thread all_reduces while the main thread runs DDP's all-reduces:
+    # 'op.preamble.length <= op.nbytes. 6408 vs 4' on rank 0, no traceback of its own
+    d = diagnose_text(_read("08-rank0-monitor-thread-allreduce-wrapper.log"), "run.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "collective-shape-mismatch"
+    assert d.initiating_rank == 0
+    steps = d.root_cause.fix.steps
+    assert "two different collectives met" in steps[0]
+    assert "background thread" in steps[1] and "dist.new_group" in steps[1]
