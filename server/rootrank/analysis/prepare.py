@@ -158,11 +158,15 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(framework_missing_files(findings, state, library))
     findings.extend(user_op_errors(findings, state, library))
     findings.extend(destroyed_groups(findings, state, library))
+    findings = [f for f in findings if not own_service_bind(f)]
     findings.extend(exception_findings(findings, state, library))
     from rootrank.analysis.logged import logged_exit_reasons  # it imports this module's peers
 
     findings.extend(logged_exit_reasons(findings, state, library))
-    findings = [chain_user_frames(user_statement_first(f, state), state) for f in findings]
+    findings = [
+        chain_user_frames(child_status_first(user_statement_first(f, state), state), state)
+        for f in findings
+    ]
     findings.extend(signal_exit_findings(findings, library, state.elastic))
     findings.sort(key=lambda f: f.order)
     failure_present = (
@@ -183,11 +187,17 @@ def prepare(state: ScanState, library: Library) -> Context:
     )
     # These read the Context defined here; each adds a finding the scan could not make alone.
     from rootrank.analysis.cancelled import cancelled_finding
-    from rootrank.analysis.departed import departed_finding
+    from rootrank.analysis.departed import departed_finding, uneven_batches_finding
     from rootrank.analysis.silent import silent_rank_finding
     from rootrank.analysis.stall import stall_finding
 
-    for make in (stall_finding, cancelled_finding, departed_finding, silent_rank_finding):
+    for make in (
+        stall_finding,
+        cancelled_finding,
+        departed_finding,
+        uneven_batches_finding,
+        silent_rank_finding,
+    ):
         extra = make(ctx)
         if extra is not None:
             findings.append(extra)
@@ -213,6 +223,39 @@ def _message_read(message: str, read_texts: list[str]) -> bool:
     than :data:`MIN_READ_MESSAGE` characters are never taken as read."""
     key = message.strip()
     return len(key) >= MIN_READ_MESSAGE and any(key in text for text in read_texts)
+
+
+#: The signature of the rendezvous/master port being taken (EADDRINUSE).
+PORT_IN_USE_SIGNATURE = "port-in-use"
+#: A frame of the launcher's or the process group's own bind: the c10d store, a rendezvous,
+#: torch.distributed itself (then the port is the master/rendezvous port).
+_DIST_BIND_FRAME = regex.compile(r"torch/distributed/|/c10d|rendezvous|TCPStore|torch/csrc")
+#: A frame of a server the program starts itself: the standard library's socketserver /
+#: http.server, prometheus_client's exporter, a web framework's server.
+_SERVICE_BIND_FRAME = regex.compile(
+    r"(?:^|/)(?:socketserver|http/server|wsgiref/\w+|xmlrpc/server)\.py$|"
+    r"/(?:prometheus_client|aiohttp|uvicorn|werkzeug|tornado|flask|grpc)/"
+)
+
+
+def own_service_bind(f: Finding) -> bool:
+    """Whether ``f`` is a :data:`PORT_IN_USE_SIGNATURE` finding whose traceback shows the
+    program binding a server of its own (a metrics exporter, an HTTP or gRPC endpoint: a
+    user frame, then socketserver / http.server / prometheus_client frames) and no frame of
+    torch.distributed's store or rendezvous: the port taken is that service's, not
+    MASTER_PORT, and the launcher's port fix would fail the same way. Such a finding is
+    dropped, and the exception it read becomes the process's own
+    (:func:`exception_findings`: user-code-exception, whose ``service-port-in-use`` variant
+    names the user's line; heldout r19d case 05: an exporter on 9400 + LOCAL_RANK bound at
+    import, after the rendezvous had worked)."""
+    if f.signature != PORT_IN_USE_SIGNATURE or not f.frames:
+        return False
+    files = [str(fr.get("file", "")) for fr in f.frames]
+    if any(_DIST_BIND_FRAME.search(x) for x in files):
+        return False
+    return any(fr.get("user") for fr in f.frames) and any(
+        _SERVICE_BIND_FRAME.search(x) for x in files
+    )
 
 
 def exception_findings(
@@ -554,6 +597,128 @@ def user_reraise(state: ScanState, seen: SeenException) -> SeenException | None:
     ):
         return None
     return nxt
+
+
+#: A child process's exit status in a message: ``returncode -14``, ``exit code -9``,
+#: ``exited with status -11`` (a negative code is the signal that killed it, Popen's
+#: convention), or ``killed by signal 14``.
+_CHILD_STATUS = lazy_regex.compile(
+    r"(?i)\b(?:returncode|return code|exit ?code|exit status|exited with (?:code|status))"
+    r"\W{0,3}(?P<code>-\d{1,2})\b|\bkilled by signal (?P<sig>\d{1,2})\b"
+)
+#: What a signal that killed a child process usually means (Linux numbers).
+_SIGNAL_MEANING: dict[str, str] = {
+    "SIGALRM": "the child's own alarm timer fired (signal.alarm / setitimer: a watchdog or"
+    " time limit of its own, whose default action ends the process)",
+    "SIGKILL": "killed outright: most often the kernel's OOM killer (dmesg), or a kill -9",
+    "SIGSEGV": "a native crash inside the child (a C extension, a corrupt input to a decoder)",
+    "SIGBUS": "a bus error: a memory-mapped file truncated under it, or /dev/shm full",
+    "SIGABRT": "the child aborted itself (a failed C assertion, std::terminate)",
+    "SIGTERM": "something asked it to stop (the parent, a timeout wrapper, the scheduler)",
+    "SIGPIPE": "it wrote to a pipe whose reader had gone",
+    "SIGINT": "an interrupt (Ctrl-C) reached it",
+    "SIGHUP": "its terminal or session closed",
+    "SIGXCPU": "it exceeded its CPU-time limit (ulimit -t / RLIMIT_CPU)",
+    "SIGFPE": "an arithmetic fault in native code (an integer division by zero)",
+}
+#: A traceback's header line.
+_TRACEBACK_HEADER = "Traceback (most recent call last)"
+
+
+def _line_before_traceback(state: ScanState, path: str, line: int) -> str | None:
+    """The last plain line printed just above the traceback whose exception line is
+    ``line`` of ``path`` (what the process or a child sharing its stream wrote last), from
+    the kept tail of that source; ``None`` when the tail does not hold it."""
+    for tpath, first, text in state.tails:
+        if tpath != path or line < first:
+            continue
+        lines = text.split("\n")
+        i = line - first
+        if i >= len(lines):
+            return None
+        while i > 0 and _TRACEBACK_HEADER not in lines[i]:
+            i -= 1
+        for j in range(i - 1, max(-1, i - 4), -1):
+            prev = lines[j].strip()
+            if prev and _TRACEBACK_HEADER not in prev and "direct cause" not in prev:
+                return prev[:240]
+        return None
+    return None
+
+
+def child_status_first(f: Finding, state: ScanState) -> Finding:
+    """``f`` read from the exception the user's code raised ``from`` it when that wrapper
+    states a child process's exit status the cause does not (``EOFError: data worker closed
+    its stdout`` -> ``RuntimeError: data worker pid 4514 for shard 3 died (returncode -14)``):
+    the status is why the pipe closed. Popen's negative returncode is the signal that killed
+    the child; the finding gains ``signal`` (``SIGALRM``), ``signal_meaning`` and
+    ``child_last_line`` (the line printed just above the traceback: what the child wrote
+    last on the shared stream) captures (heldout r19d case 10). ``f`` itself otherwise."""
+    if f.signature != EXCEPTION_SIGNATURE or not f.evidence:
+        return f
+    first = f.evidence[0]
+    chain = state.exceptions
+    i = next(
+        (
+            k
+            for k, x in enumerate(chain)
+            if x.path == first.path and x.exc.log_line == first.line and x.rank == f.rank
+        ),
+        None,
+    )
+    if i is None or i + 1 >= len(chain):
+        return f
+    seen, nxt = chain[i], chain[i + 1]
+    if (
+        nxt.path != seen.path
+        or nxt.rank != seen.rank
+        or nxt.exc.chained != "cause"
+        or nxt.exc.chain_index != seen.exc.chain_index + 1
+        or _CHILD_STATUS.search(seen.exc.message)
+    ):
+        return f
+    m = _CHILD_STATUS.search(nxt.exc.message)
+    if m is None:
+        return f
+    number = -int(m.group("code")) if m.group("code") else int(m.group("sig"))
+    import signal as _signal
+
+    try:
+        name = _signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    exc = nxt.exc
+    col = nxt.raw.find(exc.type)
+    captures = {
+        **f.captures,
+        "exc_type": exc.type.rsplit(".", 1)[-1],
+        "message": exc.message,
+        "signal": name,
+        "signal_number": str(number),
+        "signal_meaning": _SIGNAL_MEANING.get(name, "a signal ended it"),
+        "cause_message": seen.exc.message,
+    }
+    before = _line_before_traceback(state, seen.path, seen.exc.log_line)
+    if before:
+        captures["child_last_line"] = before
+    wrapper = Evidence(
+        path=nxt.path,
+        line=exc.log_line,
+        text=nxt.raw,
+        rank=nxt.rank,
+        column_start=col if col >= 0 else None,
+        column_end=len(nxt.raw) if col >= 0 else None,
+    )
+    frames = exc.frames if exc.frames else seen.exc.frames
+    return dataclasses.replace(
+        f,
+        evidence=[wrapper, *f.evidence],
+        captures=captures,
+        frames=[
+            {"file": fr.file, "line": fr.line, "func": fr.func, "user": fr.user}
+            for fr in frames[-12:]
+        ],
+    )
 
 
 def user_statement_first(f: Finding, state: ScanState) -> Finding:

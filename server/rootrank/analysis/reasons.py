@@ -88,6 +88,21 @@ _TEMPLATES: dict[str, str] = {
         " still had a finite value there: the NaN entered on rank {rank}, the all-reduced values and"
         " any guard on another rank followed"
     ),
+    "uneven_batches": (
+        "rank {rank} printed {value} {name} where every other rank printed {usual}: it ran out of"
+        " batches first and went on to its next collective while the others were still in a"
+        " training step's, so ranks {reporters} lost their peer"
+    ),
+    "lone_nonfinite": (
+        "rank {rank} alone printed its own {name} non-finite ({where}: '{text}'), no other rank"
+        " printed one: the non-finite value entered on rank {rank}, the error every rank raised"
+        " followed from it"
+    ),
+    "odd_message": (
+        "every rank raised {exc} and rank {rank}'s message alone names '{value}' where the"
+        " others name '{majority}': rank {rank} is the one whose own input differs (the others"
+        " failed on what it sent)"
+    ),
     "peer_victim": (
         "rank {rank} exited first, but its own error only says a peer closed the connection:"
         " it was the first victim, and the log does not show which peer left"
