@@ -1367,7 +1367,9 @@ class RankTagger:
         first = _STACKED.match(text)
         found = [first.groups()] if first else []
         found += _STACKED_AFTER_NL.findall(text)
-        for host, local, rank in set(found):
+        # in the order printed (the first mapping of a local tag holds), never a set's order:
+        # that varies with PYTHONHASHSEED when two nodes' [default0] meet in one file
+        for host, local, rank in dict.fromkeys(found):
             self.local_to_global.setdefault((host or None, int(local)), int(rank))
             seen.add(int(rank))
         return seen
