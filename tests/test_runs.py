@@ -240,3 +240,40 @@ def test_cli_on_an_archive_of_job_folders_diagnoses_one_job_not_a_mix(tmp_path: 
         "the job in bad-data/" in w
         for w in diag["warnings"]
     )
+
+
+def test_files_of_a_folder_that_ran_different_programs_are_separate_runs(tmp_path: Path):
+    """New-user trial r19 finding 1: a folder with one run of fail_data.py and a later run of
+    fail_hang.py (one file each, no run key in their names) was read as one job; the older
+    run's error became the newer run's root cause. Per-rank files of one script stay one job."""
+    import json
+
+    older = (
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/home/user/proj/fail_data.py", line 10, in <module>\n'
+        "[rank1]:     x = batch['x'] + 1\n"
+        "[rank1]: TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'\n"
+    )
+    newer = (
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "/home/user/proj/fail_hang.py", line 9, in <module>\n'
+        "[rank0]:     dist.all_reduce(t)\n"
+        "[rank0]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81]"
+        " Timed out waiting 20000ms for recv operation to complete\n"
+    )
+    for name, text, when in (("a.log", older, 1_000_000), ("b.log", newer, 2_000_000)):
+        f = tmp_path / name
+        f.write_text(text, encoding="utf-8")
+        os.utime(f, (when, when))
+    diag = json.loads(run_cli("diagnose", "--format", "json", str(tmp_path)).stdout)
+    assert diag["root_cause"]["failure_class"] == "collective-timeout"
+    assert [os.path.basename(s) for s in diag["sources"]] == ["b.log"]
+    assert (
+        "the folder's files ran different programs: diagnosed the newest, b.log (fail_hang.py);"
+        " left out a.log ran fail_data.py"
+    ) in " ".join(diag["warnings"])
+    # the same script in both files: one job's per-rank files, read together
+    (tmp_path / "a.log").write_text(older.replace("fail_data.py", "fail_hang.py"), encoding="utf-8")
+    diag = json.loads(run_cli("diagnose", "--format", "json", str(tmp_path)).stdout)
+    assert sorted(os.path.basename(s) for s in diag["sources"]) == ["a.log", "b.log"]
+    assert not any("different programs" in w for w in diag["warnings"])

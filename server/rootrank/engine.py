@@ -484,13 +484,108 @@ def diagnose_paths(
         InputError: a path is missing, unreadable, binary, a folder with no logs, or every
             input is empty (0 bytes).
     """
-    import sys
-
     lib = library or default_library()
-    scanner = Scanner(matcher_for(lib), learn_users=mask)  # user names serve the masking only
-    skipped: list[str] = []
     notes: list[str] = []
     files = expand_paths(paths, notes)
+    scanner, skipped = _scan_files(files, lib, mask, stdin, notes, on_warning)
+    programs = separate_programs(scanner.state, [p for p, in_folder in files if in_folder])
+    if programs is not None:
+        kept, note = programs
+        notes.append(note)
+        files = [(p, in_folder) for p, in_folder in files if not in_folder or p in kept]
+        scanner, skipped = _scan_files(files, lib, mask, stdin, [], None)
+    if skipped and len(skipped) == len(files):
+        raise InputError(
+            f"no readable log: {skipped[0]}"
+            + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else "")
+        )
+    if files and not scanner.state.lines_total:
+        # 0 bytes (an empty `kubectl logs`, a job that never started) is no evidence of a
+        # healthy run: nothing was read, so nothing can be said
+        names = ", ".join("<stdin>" if p == "-" else p for p, _ in files[:3])
+        if len(files) > 3:
+            names += f" (and {len(files) - 3} more)"
+        raise InputError(f"{names}: empty input (0 bytes read): nothing to diagnose")
+    return _finish(
+        scanner.state,
+        scanner.matcher.timeouts,
+        lib,
+        mask,
+        new_masker,
+        [*notes, *(f"skipped {s}" for s in skipped)],
+    )
+
+
+def separate_programs(
+    state: ScanState, folder_files: list[str], mtime: Callable[[str], float] = os.path.getmtime
+) -> tuple[set[str], str] | None:
+    """The files of a folder's newest run, and the sentence that names the others, when the
+    folder's files (``folder_files``: found in a folder, with no SLURM or torchrun run key,
+    :func:`rootrank.runs.pick_run`) ran different programs; ``None`` when they did not.
+
+    Each file's programs are the entry scripts its tracebacks began in
+    (:func:`rootrank.runs.entry_script`: the outermost ``<module>`` frame of the user's
+    script, from ``state.exceptions``). One job's files (per-rank or per-node logs) run one
+    script; two or more files whose scripts do not overlap at all are separate runs, as two
+    runs one after the other in one file are (:func:`rootrank.runs.separate_run`: "it ran
+    x.py, the next run y.py"), and the newest (by modification time, seconds) is diagnosed
+    with the files that show no script. New-user trial r19 finding 1: a folder holding a run
+    of ``fail_data.py`` and a later run of ``fail_hang.py`` was read as one job, and the older
+    run's error was given as the newer run's root cause."""
+    from rootrank.runs import entry_script
+
+    scripts: dict[str, set[str]] = {}
+    for seen in state.exceptions:
+        if seen.path in folder_files:
+            name = entry_script(seen.exc.type, seen.exc.frames)
+            if name:
+                scripts.setdefault(seen.path, set()).add(name)
+    if len(scripts) < 2:
+        return None
+    named = list(scripts)
+    for i, a in enumerate(named):
+        for b in named[i + 1 :]:
+            if scripts[a] & scripts[b]:
+                return None
+
+    def when(path: str) -> float:
+        try:
+            return mtime(path)
+        except OSError:
+            return float("-inf")
+
+    newest = max(named, key=lambda p: (when(p), p))
+    kept = {p for p in folder_files if p == newest or p not in scripts}
+    others = ", ".join(
+        f"{os.path.basename(p)} ran {', '.join(sorted(scripts[p]))}"
+        for p in sorted(named, key=when)
+        if p != newest
+    )
+    note = (
+        f"the folder's files ran different programs: diagnosed the newest, "
+        f"{os.path.basename(newest)} ({', '.join(sorted(scripts[newest]))}); left out {others}"
+        " (name a file to diagnose it, or `rootrank triage` the files for every run)"
+    )
+    return kept, note
+
+
+def _scan_files(
+    files: list[tuple[str, bool]],
+    lib: Library,
+    mask: bool,
+    stdin: BinaryIO | None,
+    notes: list[str],
+    on_warning: Callable[[str], None] | None,
+) -> tuple[Scanner, list[str]]:
+    """Scan ``files`` (as :func:`expand_paths` gives them) with a new :class:`Scanner`;
+    returns it and the unreadable files found in a folder (skipped, not fatal).
+
+    Raises:
+        InputError: a file named on its own cannot be read."""
+    import sys
+
+    scanner = Scanner(matcher_for(lib), learn_users=mask)  # user names serve the masking only
+    skipped: list[str] = []
     for path, in_folder in files:
         before = scanner.state.lines_total
         if path == "-":
@@ -516,23 +611,4 @@ def diagnose_paths(
             if not in_folder:
                 raise
             skipped.append(str(exc))
-    if skipped and len(skipped) == len(files):
-        raise InputError(
-            f"no readable log: {skipped[0]}"
-            + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else "")
-        )
-    if files and not scanner.state.lines_total:
-        # 0 bytes (an empty `kubectl logs`, a job that never started) is no evidence of a
-        # healthy run: nothing was read, so nothing can be said
-        names = ", ".join("<stdin>" if p == "-" else p for p, _ in files[:3])
-        if len(files) > 3:
-            names += f" (and {len(files) - 3} more)"
-        raise InputError(f"{names}: empty input (0 bytes read): nothing to diagnose")
-    return _finish(
-        scanner.state,
-        scanner.matcher.timeouts,
-        lib,
-        mask,
-        new_masker,
-        [*notes, *(f"skipped {s}" for s in skipped)],
-    )
+    return scanner, skipped
