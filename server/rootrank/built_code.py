@@ -39,6 +39,19 @@ def read_table(path: Path, tag: tuple[Any, ...]) -> dict[Any, Any]:
     return table
 
 
+def write_table(out: Path, tag: tuple[Any, ...], table: dict[Any, Any]) -> int:
+    """Write ``table`` with its ``tag`` to ``out`` whole (marshal of ``(tag, table)``, through
+    a temporary file beside it, so a reader never sees half a file); returns ``len(table)``.
+    Raises OSError."""
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(marshal.dumps((tag, table)))
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return len(table)
+
+
 def build(folder: Path = FOLDER) -> str:
     """Write the files into ``folder`` from a fresh interpreter (this one's executable, this
     package first on its path); returns its report (one line a file). Raises OSError,

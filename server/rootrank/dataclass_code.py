@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import marshal
-import os
 import sys
 from pathlib import Path
 from types import CodeType
@@ -115,10 +113,6 @@ def write(out: Path = BUILT) -> int:
     """Record (in this process, which must not have imported rootrank's other modules yet)
     and write ``out`` whole. Returns the number of texts."""
     table = record()
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(marshal.dumps((_tag(), table)))
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return len(table)
+    from rootrank.built_code import write_table
+
+    return write_table(out, _tag(), table)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import _sre  # type: ignore[import-not-found]  # (re's native engine, no stubs)
 import marshal
-import os
 import re
 import sys
 from pathlib import Path
@@ -118,10 +117,6 @@ def write(out: Path = BUILT) -> int:
     """Record every pattern of :func:`sources` and write ``out`` whole. Returns how many
     patterns are stored."""
     table = {key: marshal.dumps(arguments(*key)) for key in sources()}
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(marshal.dumps((_tag(), table)))
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return len(table)
+    from rootrank.built_code import write_table
+
+    return write_table(out, _tag(), table)

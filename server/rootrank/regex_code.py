@@ -23,7 +23,6 @@ Nothing is written at run time.
 from __future__ import annotations
 
 import marshal
-import os
 from pathlib import Path
 from typing import Any, cast
 
@@ -144,10 +143,6 @@ def write(out: Path = BUILT) -> int:
         args = arguments(pattern, flags)
         if args is not None:
             table[(pattern, flags)] = marshal.dumps(args)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(marshal.dumps((_tag(), table)))
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return len(table)
+    from rootrank.built_code import write_table
+
+    return write_table(out, _tag(), table)

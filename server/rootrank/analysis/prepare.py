@@ -646,16 +646,13 @@ def _line_before_traceback(state: ScanState, path: str, line: int) -> str | None
     return None
 
 
-def child_status_first(f: Finding, state: ScanState) -> Finding:
-    """``f`` read from the exception the user's code raised ``from`` it when that wrapper
-    states a child process's exit status the cause does not (``EOFError: data worker closed
-    its stdout`` -> ``RuntimeError: data worker pid 4514 for shard 3 died (returncode -14)``):
-    the status is why the pipe closed. Popen's negative returncode is the signal that killed
-    the child; the finding gains ``signal`` (``SIGALRM``), ``signal_meaning`` and
-    ``child_last_line`` (the line printed just above the traceback: what the child wrote
-    last on the shared stream) captures (heldout r19d case 10). ``f`` itself otherwise."""
-    if f.signature != EXCEPTION_SIGNATURE or not f.evidence:
-        return f
+def _cause_link(f: Finding, state: ScanState) -> tuple[SeenException, SeenException] | None:
+    """The exception on ``f``'s first evidence line (same source, line and rank) and the next
+    link of its chain, raised "as the direct cause" of it (``chained == "cause"``, the next
+    chain index, the same source), from the scan's ``state.exceptions``; ``None`` when the
+    log shows no such link."""
+    if not f.evidence:
+        return None
     first = f.evidence[0]
     chain = state.exceptions
     i = next(
@@ -667,15 +664,30 @@ def child_status_first(f: Finding, state: ScanState) -> Finding:
         None,
     )
     if i is None or i + 1 >= len(chain):
-        return f
+        return None
     seen, nxt = chain[i], chain[i + 1]
     if (
         nxt.path != seen.path
-        or nxt.rank != seen.rank
         or nxt.exc.chained != "cause"
         or nxt.exc.chain_index != seen.exc.chain_index + 1
-        or _CHILD_STATUS.search(seen.exc.message)
     ):
+        return None
+    return seen, nxt
+
+
+def child_status_first(f: Finding, state: ScanState) -> Finding:
+    """``f`` read from the exception the user's code raised ``from`` it when that wrapper
+    states a child process's exit status the cause does not (``EOFError: data worker closed
+    its stdout`` -> ``RuntimeError: data worker pid 4514 for shard 3 died (returncode -14)``):
+    the status is why the pipe closed. Popen's negative returncode is the signal that killed
+    the child; the finding gains ``signal`` (``SIGALRM``), ``signal_meaning`` and
+    ``child_last_line`` (the line printed just above the traceback: what the child wrote
+    last on the shared stream) captures (heldout r19d case 10). ``f`` itself otherwise."""
+    link = _cause_link(f, state) if f.signature == EXCEPTION_SIGNATURE else None
+    if link is None:
+        return f
+    seen, nxt = link
+    if nxt.rank != seen.rank or _CHILD_STATUS.search(seen.exc.message):
         return f
     m = _CHILD_STATUS.search(nxt.exc.message)
     if m is None:
@@ -774,26 +786,12 @@ def chain_user_frames(f: Finding, state: ScanState) -> Finding:
     (the DataLoader iterator's ``_try_get_data``, under the user's loop), whose frames show
     the user's line that was running. Same source, the same rank or none, the next chain
     index; ``f`` itself otherwise (a copy is returned)."""
-    if not f.evidence or any(fr.get("user") for fr in f.frames):
+    link = None if any(fr.get("user") for fr in f.frames) else _cause_link(f, state)
+    if link is None:
         return f
-    first = f.evidence[0]
-    chain = state.exceptions
-    i = next(
-        (
-            k
-            for k, s in enumerate(chain)
-            if s.path == first.path and s.exc.log_line == first.line and s.rank == f.rank
-        ),
-        None,
-    )
-    if i is None or i + 1 >= len(chain):
-        return f
-    seen, nxt = chain[i], chain[i + 1]
+    seen, nxt = link
     if (
-        nxt.path != seen.path
-        or nxt.rank not in (seen.rank, None)  # (a link whose lines lost the rank's tag)
-        or nxt.exc.chained != "cause"
-        or nxt.exc.chain_index != seen.exc.chain_index + 1
+        nxt.rank not in (seen.rank, None)  # (a link whose lines lost the rank's tag)
         or not any(fr.user for fr in nxt.exc.frames)
     ):
         return f
