@@ -1,6 +1,7 @@
 """User names in the HPC paths new-user trial r19 found shown: CSCS's /capstor and /iopsstor
 scratch, /mnt/nfs, a project area's member folders, JSC's /p/home/jusers, and a Latin-1 home
-folder's name read as replacement characters."""
+folder's name read as replacement characters; and trial r19b's /home/users/<u>, Leonardo's
+userexternal/<u>, /mnt/afs2/<u> and /mnt/disks/<disk>/<u>."""
 
 from __future__ import annotations
 
@@ -22,6 +23,14 @@ from rootrank.mask import Masker
         ("/gpfs/projects/abc/data/train.py", "/gpfs/projects/<user>/data/train.py"),
         ("/p/home/jusers/jdoe1/juwels/proj/train.py", "/p/home/jusers/<user>/juwels/proj/train.py"),
         ("/home/j\ufffdrg/proj/train.py", "/home/<user>/proj/train.py"),
+        ("/home/users/quentinv/proj/a.py", "/home/users/<user>/proj/a.py"),
+        ("/leonardo/home/userexternal/mrossi00/a.py", "/leonardo/home/userexternal/<user>/a.py"),
+        (
+            "/leonardo_scratch/large/userexternal/mrossi00/a.py",
+            "/leonardo_scratch/large/userexternal/<user>/a.py",
+        ),
+        ("/mnt/afs2/yaohaishen/proj/a.py", "/mnt/afs2/<user>/proj/a.py"),
+        ("/mnt/disks/data-1/marvin/proj/a.py", "/mnt/disks/data-1/<user>/proj/a.py"),
         ("/nfs/datasets/shard-00.jsonl", "/nfs/datasets/shard-00.jsonl"),
         ("/work/projects/train.py", "/work/projects/train.py"),
     ],

@@ -277,3 +277,19 @@ def test_files_of_a_folder_that_ran_different_programs_are_separate_runs(tmp_pat
     diag = json.loads(run_cli("diagnose", "--format", "json", str(tmp_path)).stdout)
     assert sorted(os.path.basename(s) for s in diag["sources"]) == ["a.log", "b.log"]
     assert not any("different programs" in w for w in diag["warnings"])
+
+
+def test_numbered_folders_of_a_run_word_are_separate_jobs():
+    """New-user trial r19b finding 1: job-1/ ... job-5/, one train.log each, were merged into
+    one run; numbered job/run/exp folders are separate jobs, numbered node/rank folders not."""
+    from rootrank.runs import job_folders
+
+    jobs = [f"/a/job-{k}/train.log" for k in range(1, 6)]
+    keys = job_folders(jobs, "/a")
+    assert keys["/a/job-3/train.log"] == RunKey("folder", "/a/job-3")
+    kept, note = pick_run(jobs, mtime=lambda f: float(f.split("job-")[1][0]), root="/a")
+    assert kept == ["/a/job-5/train.log"]
+    assert note.startswith("the folder holds 5 runs: diagnosed the job in job-5/ (the newest)")
+    assert job_folders([f"/a/exp_{k}/out.log" for k in (1, 2)], "/a") != {}
+    assert job_folders([f"/a/node0{k}/train.log" for k in (1, 2, 3)], "/a") == {}
+    assert job_folders([f"/a/rank{k}/stdout.log" for k in (0, 1)], "/a") == {}

@@ -349,7 +349,7 @@ _EMAIL = lazy_regex.compile(
     r"(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.){1,8}\p{L}{2,24}(?![\w-])"
 )
 _HOME = lazy_regex.compile(
-    r"(?P<p>(?<![\w.])(?:/(?:[\w.-]{1,40}/){0,3}?(?:home\d{0,2}/jusers|home\d{0,2}|[Uu]sers|homes|u)/"
+    r"(?P<p>(?<![\w.])(?:/(?:[\w.-]{1,40}/){0,3}?(?:home\d{0,2}/(?:jusers|users|userexternal)|home\d{0,2}|[Uu]sers|userexternal|homes|u)/"
     r"|[A-Za-z]:(?:\\\\|\\)(?:Users|Documents and Settings)(?:\\\\|\\)))"
     r"(?P<u>[\p{L}\p{N}\ufffd._-]{1,64})(?=[/\\:\s'\"),\]]|$)"
     r"|(?P<p>(?<![\w./])~)(?P<u>\p{L}[\p{L}\p{N}._-]{0,63})(?=/)"
@@ -361,7 +361,7 @@ _HOME = lazy_regex.compile(
 # start of a path (not /home/<user>/data/x, a folder inside a user's own tree). Which
 # component is the user's is decided in Masker._hpc_path (see HPC_SKIP and NOT_USER_DIRS).
 _HPC_PATH = lazy_regex.compile(
-    r"(?<![\w.~/<>-])(?P<root>/(?:mnt/)?(?P<kind>scratch|pscratch|lustre|gpfs|work|data|fsx|checkpoint|capstor|iopsstor|nfs)\d{0,2}/)"
+    r"(?<![\w.~/<>-])(?P<root>/(?:mnt/)?(?P<kind>scratch|pscratch|lustre|gpfs|work|data|fsx|checkpoint|capstor|iopsstor|nfs|afs|disks)\d{0,2}/)"
     r"(?P<rest>(?:[\p{L}\p{N}._-]{1,64}/){0,4}[\p{L}\p{N}._-]{1,64})"
     r"(?=[/\\:\s'\"),\]]|$)"
 )
@@ -377,6 +377,8 @@ _HPC_ROOTS = (
     "/capstor",
     "/iopsstor",
     "/nfs",
+    "/afs",
+    "/disks",
 )
 #: Components under an HPC root that lead to the users' folders rather than name one: the
 #: user is the next component ("scratch/dave", "users/dave", "sd/d/dave").
@@ -471,7 +473,7 @@ def _hpc_user_index(kind: str, parts: list[str], last_is_dir: bool) -> int | Non
     (NERSC's ``sd/d``) and :data:`HPC_SKIP` words are stepped over. The
     component found must look like a login name (3 to 32 characters, starting with a
     lower-case letter or ``_``, no upper case) and be no :data:`NOT_USER_DIRS` word."""
-    start = 1 if kind in ("lustre", "gpfs") else 0
+    start = 1 if kind in ("lustre", "gpfs", "disks") else 0
     for j in range(min(len(parts), 4) - 1, start - 1, -1):
         if parts[j].lower() in HPC_SKIP:
             start = j + 1
@@ -847,6 +849,7 @@ _USER_DIR_LITERALS = (
     "/users/",
     "/homes/",
     "/u/",
+    "/userexternal/",
     "~",
     "Users\\",
     *_HPC_ROOTS,

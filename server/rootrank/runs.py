@@ -77,6 +77,14 @@ def _job_order(key: RunKey) -> tuple[int, ...]:
     return (key.attempt,)
 
 
+#: Folder names that, numbers aside, name one run each (``job-1/``, ``run_07/``, ``exp3/``):
+#: numbered folders of these words are separate jobs, where ``node01/``, ``rank0/`` are one
+#: job's parts (new-user trial r19b finding 1).
+RUN_FOLDER_WORDS = frozenset(
+    {"job", "jobs", "run", "runs", "exp", "experiment", "trial", "sweep", "test", "try"}
+)
+
+
 def job_folders(files: list[str], root: str) -> dict[str, RunKey]:
     """The job each of ``files`` (log files found under the folder ``root``, that carry no
     SLURM or torchrun run key) belongs to when ``root``'s subfolders are separate jobs'
@@ -87,7 +95,8 @@ def job_folders(files: list[str], root: str) -> dict[str, RunKey]:
     folders whose names differ by numbers only (``node01/``, ``node02/``; ``rank0/``,
     ``rank1/``). The first-level subfolders are separate jobs when, numbers taken away, their
     names fall into :data:`UNRELATED_NAMES` or more different names (as
-    :func:`unrelated_names` reads file names). Files directly in ``root`` belong to no job
+    :func:`unrelated_names` reads file names), or are numbered folders of a word that names
+    a run (:data:`RUN_FOLDER_WORDS`: ``job-1/``, ``job-2/``). Files directly in ``root`` belong to no job
     folder and are not keyed (they stay beside whichever job is diagnosed, as files with no
     run key do). New-user trial r18 finding 5b: a folder of 28 job folders was read as one
     job and its root cause joined two jobs' ranks."""
@@ -97,7 +106,9 @@ def job_folders(files: list[str], root: str) -> dict[str, RunKey]:
         if len(parts) > 1 and parts[0] not in (os.curdir, os.pardir):
             tops.setdefault(parts[0], []).append(f)
     stems = {_DIGITS.sub("#", name.lower()) for name in tops}
-    if len(stems) < UNRELATED_NAMES:
+    words = {stem.strip("#-_.").replace("#", "").strip("-_.") for stem in stems}
+    runs_named = len(tops) > 1 and bool(words) and words <= RUN_FOLDER_WORDS
+    if len(stems) < UNRELATED_NAMES and not runs_named:
         return {}
     return {f: RunKey("folder", os.path.join(root, top)) for top, fs in tops.items() for f in fs}
 
