@@ -1116,7 +1116,14 @@ class Masker:
         # 2. Personal details.
         if "@" in s:
             s = self._sub(_EMAIL, _email, s)
-        if "home" in s or "sers" in s or "~" in s or "/u/" in s or "Documents and" in s:
+        if (
+            "home" in s
+            or "sers" in s
+            or "~" in s
+            or "/u/" in s
+            or "userexternal" in s
+            or "Documents and" in s
+        ):
             s = self._sub(_HOME, self._home, s)
         if not self._gated or any(root in s for root in _HPC_ROOTS):
             s = self._sub(_HPC_PATH, self._hpc_path, s)
