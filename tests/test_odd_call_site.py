@@ -26,7 +26,7 @@ def test_the_headline_and_the_fix_name_the_same_odd_rank():
     text = to_text(d)
     first = text.splitlines()[0]
     assert first.startswith("Root cause: Gloo timed out") and first.endswith(
-        "on rank 3, host gpu-node-7"
+        "caused by rank 3, host gpu-node-7"
     )
     assert rc.fix.steps[0].startswith(
         "train.py:30: rank 3 calls all_reduce here while ranks 0 and 1 call all_reduce at train.py:31"

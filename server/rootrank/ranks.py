@@ -107,6 +107,12 @@ _UCS_BANNER = lazy_regex.compile(
 _AGENT_FAILED_PID = lazy_regex.compile(
     r"failed \(exitcode: -?\d+\) local_rank: (?P<local>\d+) \(pid: (?P<pid>\d+)\)"
 )
+# The source of a line torchrun's agent logs (its glog-style header's ``file:line]``:
+# torch/distributed/run.py, elastic/agent/server/api.py, elastic/multiprocessing/api.py,
+# launcher/api.py): the agent's own line, never a worker's.
+_AGENT_SOURCE = lazy_regex.compile(
+    r"torch/distributed/(?:run\.py|elastic/[\w/]+\.py|launcher/api\.py):\d+\]"
+)
 _NCCL_COMM = lazy_regex.compile(
     r"\bcomm 0x[0-9a-f]+ rank (?P<rank>\d+) n[Rr]anks (?P<nranks>\d+)"
 )  # NCCL >= 2.19: "nRanks"
@@ -1083,6 +1089,10 @@ class RankTagger:
             # the step's output, which srun labels with the stream's task id (" 0: slurmstepd:
             # error: *** STEP ... CANCELLED ***"): the label names no rank that failed
             rank, slurm_task, from_label = None, None, False
+        if from_label and slurm_task in self.srun_agent_tasks:
+            # a task that ran torchrun's agent (seen on its earlier lines): a line that only
+            # its label ranks is the agent's (its failure table, ChildFailedError), not a rank's
+            rank = None
         if actor_key is not None and actor_rank is None and rank is None:
             actor_rank = _ray_train_rank(body, ray_train)
         sglang = _SGLANG_HEADER.match(body) if body[:1] == "[" and "TP" in body[:48] else None
@@ -1191,6 +1201,18 @@ class RankTagger:
                     # known by its local rank only; neither is a global rank
                     self.srun_agent_tasks.add(slurm_task)
                     rank = None
+        if (
+            slurm_task is not None
+            and from_label
+            and rank == slurm_task
+            and "torch/distributed/" in body
+            and _AGENT_SOURCE.search(body)
+        ):
+            # torchrun's agent logs as this srun task (``1: W1201 ... torch/distributed/run.py:793]``,
+            # ``.../elastic/multiprocessing/api.py:897] Sending process ...``): the label is
+            # the agent's task id, one per node, not a rank
+            self.srun_agent_tasks.add(slurm_task)
+            rank = None
         if "Rank " in body:
             im = _INLINE_RANK.search(body)
             if im:

@@ -114,10 +114,20 @@ def user_frame(finding: RootCause | Finding) -> UserFrame | None:
     return None
 
 
+def waited_for(rc: RootCause, rank: int | None) -> bool:
+    """Whether the initiating ``rank`` is the one the root cause's reporters waited for: the
+    ranks that reported it (``rc.ranks``: the victims' watchdog timeouts) do not include it
+    (it was silent, or failed otherwise), so the headline reads "... caused by rank 2", never
+    "... on rank 2" as if rank 2 had printed it. The extension applies the same rule
+    (``extension/src/report/diagnosis.ts`` waitedFor)."""
+    return rank is not None and bool(rc.ranks) and rank not in rc.ranks
+
+
 def verdict(diag: Diagnosis) -> dict[str, Any] | None:
     """The answer in a few facts, for the first lines of every face: ``title``, ``where``
     ("rank 5 on host node-b", or ``None`` when the log tells neither), ``rank``, ``host``,
-    ``fix`` (the first fix step, or ``None``), ``verify`` (the command, or ``None``),
+    ``on`` (the words before ``where``: ``"on"``, or ``"caused by"`` when the ranks that
+    reported the root cause do not include it: :func:`waited_for`), ``fix`` (the first fix step, or ``None``), ``verify`` (the command, or ``None``),
     ``blanks`` (its unfilled placeholders), ``log`` (``path:line`` of the first evidence line)
     and ``code`` (``file:line`` of the user's own frame, or ``None``). ``None`` without a
     root cause."""
@@ -142,6 +152,7 @@ def verdict(diag: Diagnosis) -> dict[str, Any] | None:
         "rank": rank,
         "host": host,
         "where": ", ".join(parts) if parts else None,
+        "on": "caused by" if waited_for(rc, rank) else "on",
         "fix": steps[0] if steps else None,
         "verify": verify,
         "blanks": unfilled_placeholders(verify) if verify else [],
@@ -197,7 +208,9 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
             out.append(st.dim(f"warning: {w}"))
         return "\n".join(out) + "\n"
     out.append(
-        st.red("Root cause: ") + st.bold(v["title"]) + (f" on {v['where']}" if v["where"] else "")
+        st.red("Root cause: ")
+        + st.bold(v["title"])
+        + (f" {v['on']} {v['where']}" if v["where"] else "")
     )
     at = [x for x in (v["code"], v["log"]) if x]
     if at:
@@ -321,7 +334,9 @@ def to_markdown(diag: Diagnosis) -> str:
     v = verdict(diag)
     assert v is not None
     out.append(
-        f"## Root cause: {_md(rc.title)}" + (f" on {_md(v['where'])}" if v["where"] else "") + "\n"
+        f"## Root cause: {_md(rc.title)}"
+        + (f" {v['on']} {_md(v['where'])}" if v["where"] else "")
+        + "\n"
     )
     verdict_lines = []
     at = [f"`{x}`" for x in (v["code"], v["log"]) if x]

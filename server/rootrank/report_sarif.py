@@ -220,7 +220,9 @@ def to_sarif_dict(diag: Diagnosis) -> dict[str, Any]:
                 list(rc.references),
             )
         )
-        text = f"Root cause: {v['title']}" + (f" on {v['where']}" if v["where"] else "") + "."
+        text = (
+            f"Root cause: {v['title']}" + (f" {v['on']} {v['where']}" if v["where"] else "") + "."
+        )
         if v["fix"]:
             text += f" Fix: {v['fix']}"
         if v["verify"]:
@@ -389,7 +391,7 @@ def to_github(diag: Diagnosis) -> str:
         if evidence
         else (None, None)
     )
-    message = f"{v['title']}" + (f" on {v['where']}" if v["where"] else "") + "."
+    message = f"{v['title']}" + (f" {v['on']} {v['where']}" if v["where"] else "") + "."
     if frame and evidence:
         message += f"\nLog: {evidence.path}:{evidence.line}"
     elif raised and not frame:

@@ -1852,14 +1852,18 @@ class Scanner:
 
     def _unrank_agent_tasks(self, path: str, tagger: RankTagger) -> None:
         """srun ran torchrun's agents as its tasks: in ``path``, a finding whose rank is only
-        an agent's srun label (every evidence line) is on no rank; the task ids leave the
-        ranks seen unless other evidence showed them (ranks.RankTagger.label_only)."""
+        an agent's srun label, or the task id of srun's own report (``srun: error: node2: task
+        1: Exited with exit code 1``: task 1 is node 1's agent), on every evidence line, is on
+        no rank; the task ids leave the ranks seen unless other evidence showed them
+        (ranks.RankTagger.label_only)."""
         st = self.state
         tasks = tagger.srun_agent_tasks
         st.launch.srun_agent_tasks |= tasks
         for key, f in list(st.findings.items()):
             if f.rank not in tasks or not all(
-                e.path == path and tagger.label_only(f.rank, e.line) for e in f.evidence
+                e.path == path
+                and (tagger.label_only(f.rank, e.line) or e.text.startswith("srun: error: "))
+                for e in f.evidence
             ):
                 continue
             del st.findings[key]

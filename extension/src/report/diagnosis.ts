@@ -70,6 +70,18 @@ export function asDiagnosis(value: unknown): Diagnosis {
  * alone), e.g. "CUDA out of memory in the caching allocator on rank 5". Returns
  * `undefined` when the diagnosis has no root cause.
  */
+/**
+ * Whether the initiating rank is the one the root cause's reporters waited for: the ranks that
+ * reported it (root_cause.ranks, the victims' watchdog timeouts) do not include it. The
+ * headline then reads "... caused by rank 2", never "... on rank 2" (the engine's
+ * report.waited_for).
+ */
+export function waitedFor(d: Diagnosis): boolean {
+  const rank = d.initiating_rank;
+  const ranks = d.root_cause?.ranks ?? [];
+  return rank !== null && rank !== undefined && ranks.length > 0 && !ranks.includes(rank);
+}
+
 export function headline(d: Diagnosis): string | undefined {
   const cause = d.root_cause;
   if (!cause) {
@@ -80,7 +92,7 @@ export function headline(d: Diagnosis): string | undefined {
   const rank = d.initiating_rank;
   const host = d.initiating_host ?? (cause.rank === null || cause.rank === undefined ? cause.host : null);
   if (rank !== null && rank !== undefined) {
-    return `${cause.title} on rank ${rank}${host ? ` (${host})` : ''}`;
+    return `${cause.title} ${waitedFor(d) ? 'caused by' : 'on'} rank ${rank}${host ? ` (${host})` : ''}`;
   }
   return host ? `${cause.title} on ${host}` : cause.title;
 }

@@ -8,6 +8,7 @@
  */
 import { unfilledPlaceholders } from '../placeholders';
 import type { Collateral, Diagnosis, EventRef, Evidence, RelatedEntry, RootCause, UserFrame } from './diagnosis';
+import { waitedFor } from './diagnosis';
 import { escapeHtml as esc } from './escape';
 import { LocationLabel, layoutTimeline, renderTimelineHtml } from './timeline';
 
@@ -301,7 +302,7 @@ function verdictSection(d: Diagnosis, cause: RootCause, ctx: PageContext, ids: {
   const host = answerHost(d, cause);
   const where: string[] = [];
   if (rank !== null) {
-    where.push(`on <strong class="verdict-rank">rank ${rank}</strong>`);
+    where.push(`${waitedFor(d) ? 'caused by' : 'on'} <strong class="verdict-rank">rank ${rank}</strong>`);
   } else if (typeof cause.rank === 'number') {
     where.push(`<span class="muted">reported on rank ${cause.rank}</span>`);
   }

@@ -46,6 +46,16 @@ describe('asDiagnosis / headline', () => {
     assert.doesNotMatch(html, /class="verdict-rank"/);
   });
 
+  it('says "caused by" the initiating rank when the ranks that reported the root cause do not include it', () => {
+    // a silent rank the others timed out waiting for (trial r19, finding 4): rank 5 printed none
+    // of the root cause's lines, so it did not "hit" them
+    const d = sample();
+    const others = { ...d, root_cause: { ...d.root_cause!, ranks: [0, 1] } };
+    assert.equal(headline(others), 'CUDA out of memory in the caching allocator caused by rank 5 (host-1)');
+    assert.match(renderReportHtml(others, ctx), /caused by <strong class="verdict-rank">rank 5<\/strong>/);
+    assert.match(renderReportHtml(d, ctx), /on <strong class="verdict-rank">rank 5<\/strong>/);
+  });
+
   it('has no headline without a root cause', () => {
     assert.equal(headline({ ...sample(), root_cause: null }), undefined);
   });

@@ -36,6 +36,9 @@ from rootrank.taxonomy import process_group_classes
 TRAIN_PY = lazy_regex.compile(r"(?<![\w./-])train\.py\b")
 #: The entries' launch command: ``torchrun --nproc-per-node=N`` (``N`` may be a blank, or a
 #: shell substitution ``$(nvidia-smi -L | wc -l)`` taken whole: nothing is written inside it).
+#: The first host of a Slurm job's allocation, as a job script computes it: the rendezvous
+#: host of torchrun agents that srun starts (Slurm's ``scontrol show hostnames``).
+SLURM_HEAD = '$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)'
 TORCHRUN = lazy_regex.compile(r"\btorchrun --nproc-per-node=(?P<n>\$\([^()]*\)|\S+)")
 #: ``torchrun [--nproc-per-node=N] train.py``: the part a printed command replaces whole.
 TORCHRUN_SCRIPT = lazy_regex.compile(
@@ -224,6 +227,10 @@ class Launch:
     #: The command the job's framework starts runs with (:func:`framework_entry`), when the
     #: log shows that framework's code and no launch command of its own.
     entry: str | None = None
+    #: srun started torchrun's agents, one task per node (``srun ... torchrun ...``: srun's
+    #: ``--label`` task id on the agents' own lines, :attr:`rootrank.scan.LaunchFacts.srun_agent_tasks`):
+    #: a rerun goes through srun the same way, from the job's allocation.
+    under_srun: bool = False
 
 
 def node_offsets(state: ScanState) -> set[int]:
@@ -330,6 +337,12 @@ def launch_of(
     # the node count the launcher printed (--nnodes=2), else the distinct hosts the lines name
     # (a wrapper's labels and host names counted apart: rootrank.ranks.node_count)
     nodes = facts.nnodes or (host_nodes if host_nodes > 1 else None)
+    # torchrun's agents as srun tasks, one per node (srun --label's task ids 0..N-1): at least
+    # as many nodes as the highest agent task id + 1
+    under_srun = launcher == "torchrun" and bool(facts.srun_agent_tasks)
+    if under_srun and nodes is None and max(facts.srun_agent_tasks) >= 1:
+        nodes = max(facts.srun_agent_tasks) + 1
+        multi = True
     if nodes is None and offsets and per_node and ranks_total % per_node == 0:
         nodes = ranks_total // per_node
     # the framework's own entry (its run script ships with it), when no command is printed and
@@ -379,6 +392,7 @@ def launch_of(
         processes,
         assumed,
         entry,
+        under_srun,
     )
 
 
@@ -791,9 +805,21 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
             f" --nnodes={nodes} --node-rank=<node rank> --rdzv-backend=c10d"
             " --rdzv-endpoint=<master host>:<port>"
         )
+        if launch.under_srun:
+            # srun starts one agent per node of the job's allocation; c10d's rendezvous numbers
+            # the nodes itself (no --node-rank), and the allocation's first host serves it
+            # (PyTorch's "torchrun (Elastic Launch)" docs; Slurm's scontrol show hostnames)
+            flags = f" --nnodes={nodes} --rdzv-backend=c10d --rdzv-endpoint={SLURM_HEAD}:29500"
         text = TORCHRUN.sub(lambda m: m[0] + flags, text)
         # ``torchrun ... train.py``: the blank holds the other flags, the node flags are written
         text = regex.sub(r"\btorchrun(?= \.\.\. )", lambda m: m[0] + flags, text)
+        if launch.under_srun and verify:
+            text = regex.sub(
+                r"(?<!srun [^\n#]*)\btorchrun\b",
+                f"srun --nodes={nodes} --ntasks-per-node=1 torchrun",
+                text,
+                count=1,
+            )
     form = LAUNCH_AS.get(launch.launcher or "")
     if launch.launcher == "accelerate" and "deepspeed" in launch.libraries:
         # accelerate's DeepSpeed plugin reads its config from the accelerate config file
