@@ -349,7 +349,8 @@ def another_node(earlier: SectionFacts, later: SectionFacts) -> str | None:
     failed) is another node's output of the same run rather than a relaunch, as a clause for
     the report; ``None`` when the log does not show it (then it is a relaunch, as before).
 
-    A global rank in both sections is one process started twice: a relaunch. Otherwise the
+    Two sections timed more than an hour apart (:func:`_apart`) did not run at once: never
+    two nodes. A global rank in both sections is one process started twice: a relaunch. Otherwise the
     later section is another node when its lines are timed before the earlier section's last
     line (the two ran at once), or when both sections name their ranks and either their node
     offsets (``rank - local_rank``) or their hosts differ (another node rank, another
@@ -368,6 +369,8 @@ def another_node(earlier: SectionFacts, later: SectionFacts) -> str | None:
     agent starts after the failed one has exited, so the two agents ran at once, as the two
     nodes of a ``--nnodes=2`` run whose outputs were concatenated (``cat node0.log
     node1.log``: node 0's ranks 0-1, then node 1's ranks 2-3 of one world of 4)."""
+    if _apart(earlier, later):
+        return None  # timed hours apart: not at once, so not two nodes of one run
     if len(earlier.agents) > 1 and later.agents and later.agents <= earlier.agents:
         pids = ", ".join(sorted(later.agents))
         return (
@@ -378,9 +381,7 @@ def another_node(earlier: SectionFacts, later: SectionFacts) -> str | None:
         earlier.agents
         and later.agents
         and not earlier.agents & later.agents
-        and earlier.last_time is not None
-        and later.first_time is not None
-        and later.first_time < earlier.last_time
+        and _ran_at_once(earlier, later)
     ):
         # checked before the shared ranks: torchrun's ``[defaultN]:`` tee prefix is the local
         # rank, which the other node's lines repeat (node 1's ``[default1]`` beside node 0's
@@ -392,11 +393,7 @@ def another_node(earlier: SectionFacts, later: SectionFacts) -> str | None:
         )
     if earlier.ranks & later.ranks:
         return None
-    if (
-        earlier.last_time is not None
-        and later.first_time is not None
-        and later.first_time < earlier.last_time
-    ):
+    if _ran_at_once(earlier, later):
         return "its lines are timed while the earlier section's node was still running"
     if not (earlier.ranks and later.ranks):
         return None
@@ -413,6 +410,32 @@ def another_node(earlier: SectionFacts, later: SectionFacts) -> str | None:
             f"the earlier section held {_span(earlier.ranks)}"
         )
     return None
+
+
+#: Seconds between two sections' timed lines beyond which they did not run at once: two
+#: nodes of one run print within the same minutes, even with clocks apart or a node's
+#: section holding only its last lines.
+APART_S = 3600.0
+
+
+def _apart(earlier: SectionFacts, later: SectionFacts) -> bool:
+    """Whether both sections are timed and their spans are more than :data:`APART_S` apart
+    (one wholly before the other): not two nodes of one run (two jobs' logs concatenated,
+    perhaps out of order, months apart)."""
+    if None in (earlier.first_time, earlier.last_time, later.first_time):
+        return False
+    e0, e1 = earlier.first_time or 0.0, earlier.last_time or 0.0
+    l0 = later.first_time or 0.0
+    l1 = later.last_time if later.last_time is not None else l0
+    return l1 < e0 - APART_S or l0 > e1 + APART_S
+
+
+def _ran_at_once(earlier: SectionFacts, later: SectionFacts) -> bool:
+    """Whether ``later`` began before ``earlier``'s last timed line, the two not
+    :func:`_apart` (two nodes of one run print at once)."""
+    if earlier.last_time is None or later.first_time is None:
+        return False
+    return later.first_time < earlier.last_time and not _apart(earlier, later)
 
 
 def summary_nodes(
@@ -614,6 +637,15 @@ def separate_run(earlier: SectionFacts, later: SectionFacts) -> str | None:
     processes against a user's script)."""
     if earlier.ended:
         return f"it ended ({earlier.ended}) before the next run started"
+    return different_program(earlier, later)
+
+
+def different_program(earlier: SectionFacts, later: SectionFacts) -> str | None:
+    """Why ``later`` runs another program than ``earlier`` (:func:`separate_run`'s reasons but
+    the end of ``earlier``): another launch, entry script or world size, or tracebacks of other
+    programs. Two nodes of one run never differ so (:func:`another_node` is asked only when
+    this finds nothing: new-user trial r20 finding 1, two jobs' logs concatenated were taken
+    for two nodes of one run)."""
     if earlier.launch and later.launch and earlier.launch != later.launch:
         return f"it was launched as `{earlier.launch}`, the next run as `{later.launch}`"
     if (

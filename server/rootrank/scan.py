@@ -39,6 +39,7 @@ from rootrank.runs import (
     OtherRun,
     SectionFacts,
     another_node,
+    different_program,
     launch_identity,
     launch_parts,
     launched_alike,
@@ -2672,6 +2673,11 @@ class Scanner:
                     continue
                 why: str | None = ""
             else:
+                other = different_program(sec.facts, later)
+                if other is not None:  # another job (another script, launch, world size)
+                    self._left_out(held[i].start, sec.facts, other)
+                    carried = None
+                    continue
                 why = another_node(sec.facts, later)
                 if why is None and cut_by_summary:
                     why = summary_nodes(
