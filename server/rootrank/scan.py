@@ -67,8 +67,11 @@ MAX_EVIDENCE = 5
 #: graph-break link come first (about 15 lines in torch 2.13).
 TRACED_FRAME_LINES = 40
 #: The C++ log records whose wrapped tail is joined to them even when no signature matched
-#: their first line (a gate word of rootrank.match.STATE_WORDS, so they are read).
-_WRAPPABLE_RECORD = "ProcessGroupNCCL.cpp:"
+#: their first line (a gate word of rootrank.match.STATE_WORDS, or a signature's literal, so
+#: they are read): ProcessGroupNCCL's, and c10d's own ``[c10d]`` records (socket.cpp's
+#: "The client socket has timed out ... to (172.17.0.2" + ", 44737).": a terminal wraps
+#: the address off the line the pattern needs whole).
+_WRAPPABLE_RECORDS = ("ProcessGroupNCCL.cpp:", "[c10d] ")
 #: Lines after an exception line that may continue its message (hard-wrapped or multi-line).
 MAX_CONTINUATION_LINES = 12
 #: Characters of a joined exception message handed to the matcher.
@@ -2184,7 +2187,11 @@ class Scanner:
                 self._pending.sigs.update(h.signature.id for h in hits)
                 if raw.number == self._pending.numbers[0]:
                     self._pending.first_sigs.update(h.signature.id for h in hits)
-        if self._pending is None and exc is None and (hits or _WRAPPABLE_RECORD in raw.text):
+        if (
+            self._pending is None
+            and exc is None
+            and (hits or any(r in raw.text for r in _WRAPPABLE_RECORDS))
+        ):
             # a log line a terminal may have wrapped ("... last enqueue" then "d work: 137429,
             # last completed work: 137428"): its tail may hold captures of the signature the
             # line showed, or (a C++ record cut inside the words) the whole match

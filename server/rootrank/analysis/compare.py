@@ -58,6 +58,21 @@ def odd_one_out(
     value (and in a BROADCAST the root completes before its receivers).
     """
     seqnums = _int_values(values_by_rank(group, "seqnum"))
+    if "seqnum" in keys and keys[0] != "seqnum" and len(set(seqnums.values())) > 1:
+        # ranks at different SeqNums wait in different collectives, so their OpType, shape
+        # or Numel differ because of the offset (a gradient all-reduce against the next
+        # step's 1-element sync), not as a divergence: the SeqNum order decides first, and
+        # the content keys only when it does not. Only a rank behind every other one is
+        # taken here (a rank ahead completed what the others wait in: the content keys'
+        # ahead-in-sequence reading decides it)
+        by_order = odd_one_out(group, ("seqnum",), world)
+        low = min(seqnums.values())
+        if (
+            by_order.rank is not None
+            and seqnums.get(by_order.rank) == low
+            and list(seqnums.values()).count(low) == 1
+        ):
+            return by_order
     for key in keys:
         values = values_by_rank(group, key)
         if len(values) < 2 or len(set(values.values())) < 2:

@@ -1395,6 +1395,21 @@ SAME_ON_EVERY_RANK = frozenset(
 )
 
 
+#: Failure classes of a fault of one rank's own device, memory or batch (how much memory its
+#: batch needed, an id its batch held, its GPU's health): ranks running the same code do not
+#: raise them in lockstep, so another rank's traceback the log cuts after it is no copy.
+RANK_OWN_FAULTS = frozenset(
+    {
+        "cuda-oom",
+        "cpu-oom",
+        "host-oom-killed",
+        "cuda-illegal-memory-access",
+        "cuda-device-side-assert",
+        "gpu-hardware-xid-ecc",
+    }
+)
+
+
 #: Signature tags (facts in a signature's YAML) of failures every rank of one job hits the
 #: same way although their class may be rank-specific elsewhere: ``gpu-capability``, a
 #: kernel that refuses the GPU type (FlashAttention only on Ampere or newer, bf16 or FP8 on
@@ -3003,6 +3018,27 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
         and line > ev.line
         and _cut_bare(st, path, cut_rank, line)
     }
+    # A traceback the log cuts before its exception line, begun after the line of a fault of
+    # the rank's own device or memory (:data:`RANK_OWN_FAULTS`: an OOM, a device assert) that
+    # was not raised inside torch.distributed (its frames, when the paste kept them, show no
+    # collective), names no error: it is that rank's unwinding, not an independent failure
+    # that could have come first, so it does not stop the explicit error's rank from being
+    # named (a "[rank2]: Traceback" cut inside the forward after "[rank5]:
+    # torch.OutOfMemoryError"). Not beside a fault of the code or config every rank runs
+    # alike (a shape error): a later cut traceback is then as likely that rank's own copy.
+    in_collective = any(
+        "torch/distributed/" in str(f.get("file", "")).replace("\\", "/") for f in root.frames
+    )
+    later |= {
+        cut_rank
+        for path, cut_rank, line in st.cut_traceback_starts
+        if root.failure_class in RANK_OWN_FAULTS
+        and not in_collective
+        and ev is not None
+        and path == ev.path
+        and line > ev.line
+        and _cut_has_frames(st, path, cut_rank, line)
+    }
     later |= {
         cut_rank
         for path, cut_rank, line in st.cut_traceback_starts
@@ -3034,6 +3070,17 @@ def _cut_in_collective(st: ScanState, path: str, rank: int | None, start: int) -
             "torch/distributed/" in fr.file.replace("\\", "/") for fr in frames
         )
     return False
+
+
+def _cut_has_frames(st: ScanState, path: str, rank: int | None, start: int) -> bool:
+    """Whether the traceback of ``rank`` that starts at line ``start`` of ``path`` and that the
+    log cuts kept frames (:attr:`ScanState.cut_tracebacks`): a traceback under way. One that
+    kept none is a bare header or a chained-exception marker (``The above exception was the
+    direct cause ...``), which says an error of that rank was printed above it and lost."""
+    return any(
+        seen.path == path and seen.rank == rank and seen.exc.log_line >= start and seen.exc.frames
+        for seen in st.cut_tracebacks
+    )
 
 
 def _cut_bare(st: ScanState, path: str, rank: int | None, start: int) -> bool:

@@ -24,6 +24,7 @@ from rootrank.analysis.compare import (
 )
 from rootrank.analysis.completed import Completed, completed_run
 from rootrank.analysis.completed import set_aside as set_aside_completed
+from rootrank.analysis.cut_frames import cut_traceback_operations
 from rootrank.analysis.events import Event, events_of, finding_kind
 from rootrank.analysis.reasons import format_ranks, ranks_word, say
 from rootrank.analysis.signal_exit import agent_sent, signal_exit_findings
@@ -163,6 +164,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.logged import logged_exit_reasons  # it imports this module's peers
 
     findings.extend(logged_exit_reasons(findings, state, library))
+    findings.extend(cut_traceback_operations(findings, state, library))
     findings = [
         chain_user_frames(child_status_first(user_statement_first(f, state), state), state)
         for f in findings

@@ -174,7 +174,74 @@ def render(template: str, values: dict[str, Any], *, keep_unknown: bool = False)
             return m.group(0) if keep_unknown else _UNKNOWN.get(m.group(1), f"<{m.group(1)}>")
         return str(value)
 
+    if not keep_unknown:
+        template = drop_unknown_fields(template, values)
     return _PLACEHOLDER.sub(sub, template)
+
+
+#: A parenthesised aside of a template that names fields: ``({optype} SeqNum {seqnum})``,
+#: ``(SeqNum {seqnum}, {optype})``; no nested parentheses.
+_ASIDE = lazy_regex.compile(r" ?\(([^()\n]*\{[a-z_][a-z0-9_]*\}[^()\n]*)\)")
+#: A field of a collective's record a log line may not carry, and the noun that stands for it
+#: outside an aside when it is unknown (torch 2.5+'s watchdog line "failure detected by
+#: watchdog at work sequence id: N" names no OpType).
+_UNKNOWN_NOUNS = {"optype": "collective"}
+#: The fields of a collective's record (ProcessGroupNCCL's ``WorkNCCL(SeqNum=, OpType=,
+#: NumelIn=, ...)``) that one watchdog line format carries and another does not: dropped
+#: when unknown (:func:`drop_unknown_fields`). Any other unknown field stays a blank for the
+#: user to fill (``<ckpt>`` in a command), since a command without it would not run.
+_RECORD_FIELDS = frozenset({"optype", "seqnum", "numel", "numel_out", "shape", "dtype", "pg"})
+_NOUN_ARTICLE = lazy_regex.compile(
+    r"(?i)(?:\b(?:a|an|the|that|this|its|each|same|one|point-to-point)\s)$"
+)
+
+
+def drop_unknown_fields(template: str, values: dict[str, Any]) -> str:
+    """``template`` without the fields ``values`` does not fill, where the sentence reads
+    without them: in a parenthesised aside, a comma-separated part whose fields are all
+    unknown is dropped (the whole aside when none is left), and an unknown field beside known
+    ones is dropped from its part (``({optype} SeqNum {seqnum})`` with no OpType reads ``(SeqNum
+    40231)``, with neither nothing at all); outside an aside an unknown field of
+    :data:`_UNKNOWN_NOUNS` becomes its noun (``in {optype}`` reads ``in the collective``).
+    Only a collective record's fields (:data:`_RECORD_FIELDS`) are dropped; any other stays
+    for :func:`render` (a blank, or a phrase such as ``rank {rank}``). A template with no
+    unknown record field is returned as it is."""
+
+    def unknown(name: str) -> bool:
+        return values.get(name) is None and name in _RECORD_FIELDS
+
+    if not any(unknown(n) for n in _PLACEHOLDER.findall(template)):
+        return template
+
+    def aside(m: regex.Match[str]) -> str:
+        kept: list[str] = []
+        for part in m.group(1).split(", "):
+            names = _PLACEHOLDER.findall(part)
+            if names and all(unknown(n) for n in names):
+                continue
+            for n in names:
+                if unknown(n):
+                    part = regex.sub(rf" ?\{{{n}\}} ?", " ", part).strip()
+            kept.append(part)
+        if not kept:
+            return ""
+        lead = " " if m.group(0).startswith(" ") else ""
+        return f"{lead}({', '.join(kept)})"
+
+    template = _ASIDE.sub(aside, template)
+
+    for name, noun in _UNKNOWN_NOUNS.items():
+        if not unknown(name):
+            continue
+        token = "{" + name + "}"
+        out: list[str] = []
+        rest = template
+        while (at := rest.find(token)) >= 0:
+            before = rest[:at]
+            out.append(before + (noun if _NOUN_ARTICLE.search(before) else f"the {noun}"))
+            rest = rest[at + len(token) :]
+        template = "".join(out) + rest
+    return template
 
 
 #: A loading call that passes its file as a plain string literal (no f-string braces):
@@ -317,6 +384,10 @@ def fill_entry(
         for k, v in other.captures.items():
             if k not in values and v:
                 values[k] = masker.text(v) if masker else v
+    if not values.get("seqnum") and values.get("timeout_work"):
+        # torch 2.4+'s watchdog line names the timed-out work "work sequence id: N" / "Timeout
+        # at NCCL work: N" (captured as timeout_work): that number is the work's SeqNum
+        values["seqnum"] = values["timeout_work"]
     rc_rank = initiating if initiating is not None else root.rank
     host_value = initiating_host or root.host
     values.update(
