@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import BinaryIO, TypeVar
 
+from rootrank import lazy_regex
 from rootrank.analysis import analyze
 from rootrank.ingest import (
     Block,
@@ -42,6 +43,17 @@ from rootrank.signatures import Library, load_library
 #: JSON files only torchelastic's error files (``error.json``) are logs.
 LOG_SUFFIXES = (".log", ".out", ".err", ".txt")
 LOG_NAMES = ("error.json",)
+#: The first bytes of rootrank's own reports (rootrank.report: the text headline, plain or
+#: coloured, and Markdown's; the JSON contract's schema; GitHub annotations): a report saved
+#: beside the logs (``rootrank diagnose logs/ > logs/diagnosis.txt``) is no log of the job
+#: (new-user trial r20 finding 10: it was read and quoted as evidence).
+_OWN_REPORT = lazy_regex.compile(
+    rb"\A(?:\xef\xbb\xbf)?(?:\x1b\[[0-9;]*m)*"
+    rb"(?:Root cause: |No known failure found|## Root cause: |## rootrank: "
+    rb'|::(?:error|warning|notice) [^\n]*title=rootrank%3A|\{\s*"schema": "rootrank\.)'
+)
+#: How many bytes of a folder's file are read to tell a saved report (:func:`own_report`).
+OWN_REPORT_HEAD = 256
 #: A folder scan stops after this many files (a hostile folder cannot make it run forever).
 MAX_FOLDER_FILES = 10_000
 
@@ -90,6 +102,18 @@ def readable_paths(paths: Iterable[str]) -> tuple[list[str], list[str]]:
     return readable, problems
 
 
+def own_report(path: str) -> bool:
+    """Whether the file at ``path`` is one of rootrank's own reports (:data:`_OWN_REPORT` on
+    its first :data:`OWN_REPORT_HEAD` bytes). ``False`` when it cannot be read (the reader
+    reports that later)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(OWN_REPORT_HEAD)
+    except OSError:
+        return False
+    return _OWN_REPORT.match(head) is not None
+
+
 def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[tuple[str, bool]]:
     """Turn files and folders into the log files to read, in a stable order, each with
     ``True`` when it was found in a folder (such a file is skipped, not fatal, when it
@@ -98,7 +122,8 @@ def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[t
     A folder yields its log files (by :data:`LOG_SUFFIXES`, recursively, symlinks to folders
     not followed) of one run only: the newest when it holds several SLURM jobs or torchrun
     attempts (:func:`rootrank.runs.pick_run`); ``-`` stays as standard input. What was left
-    out (older runs, subfolders that cannot be read) is appended to ``notes`` as sentences.
+    out (older runs, subfolders that cannot be read, rootrank's own reports saved there:
+    :func:`own_report`) is appended to ``notes`` as sentences.
 
     Raises:
         InputError: a path does not exist, or a folder holds no log file or too many files.
@@ -137,6 +162,12 @@ def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[t
                     if (low.endswith(LOG_SUFFIXES) or low in LOG_NAMES) and os.path.isfile(full):
                         found.append(full)
             notes.extend(f"skipped the folder {u} (its logs were not read)" for u in unreadable)
+            reports = [f for f in found if own_report(f)]
+            if reports:
+                found = [f for f in found if f not in reports]
+                names = ", ".join(os.path.relpath(f, p) for f in reports[:3])
+                more = ", ..." if len(reports) > 3 else ""
+                notes.append(f"{p}: left out rootrank's own saved reports ({names}{more})")
             if not found:
                 raise InputError(
                     f"{p}: no log files (*{', *'.join(LOG_SUFFIXES)}, error.json) in this folder"

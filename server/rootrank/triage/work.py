@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from rootrank import lazy_regex
 from rootrank.engine import default_library, diagnose_paths, readable_paths
-from rootrank.ingest import InputError
+from rootrank.ingest import InputError, strip_compression
 from rootrank.mask import Masker
 from rootrank.mask_walk import mask_result
 from rootrank.model import Diagnosis
@@ -164,15 +165,62 @@ def diagnose_batch(jobs: list[Job], options: Options) -> list[dict[str, Any]]:
     return [diagnose_job(job, options) for job in jobs]
 
 
-def with_year(t: float, mtime: float) -> float:
-    """A log time with the file's year: the engine keeps a log's month, day and time but not
-    its year (glog's ``E1129 17:40:34`` has none), as seconds since 2000-01-01 within the year
-    2000 (:func:`rootrank.ranks.parse_time`); the year is the one that puts the time at or
-    before the file's last write (``mtime``, s since the epoch; a day of slack for clocks)."""
+#: A date printed with its year at a time of day (ISO ``2020-01-16T23:05:49``, torchelastic's
+#: ``2023-04-18_10:00:00``, Python logging's ``2023-04-18 10:00:00,123``, ``2023/04/18``).
+_DATED = lazy_regex.compile(rb"\b((?:19|20)\d\d)[-/](\d\d)[-/](\d\d)[T _]\d\d:\d\d")
+#: Bytes read from the head and from the tail of a job's file for its printed years.
+YEAR_SCAN_BYTES = 65536
+#: At most this many of a job's files are read for printed years.
+YEAR_SCAN_FILES = 4
+
+
+def printed_years(paths: list[str]) -> dict[tuple[int, int], int]:
+    """The year each ``(month, day)`` is printed with in the first and last
+    :data:`YEAR_SCAN_BYTES` of the job's uncompressed files (the first
+    :data:`YEAR_SCAN_FILES`), the latest line's winning; ``{}`` when none prints a year or the
+    files cannot be read (new-user trial r20 finding 11: a 2020 job was dated 2026, the year
+    of its copy's mtime)."""
+    years: dict[tuple[int, int], int] = {}
+    for path in paths[:YEAR_SCAN_FILES]:
+        if strip_compression(path) != path:
+            continue
+        try:
+            with open(path, "rb") as f:
+                head = f.read(YEAR_SCAN_BYTES)
+                f.seek(0, 2)
+                size = f.tell()
+                tail = b""
+                if size > YEAR_SCAN_BYTES:
+                    f.seek(max(YEAR_SCAN_BYTES, size - YEAR_SCAN_BYTES))
+                    tail = f.read(YEAR_SCAN_BYTES)
+        except OSError:
+            continue
+        for m in _DATED.finditer(head + b"\n" + tail):
+            years[(int(m.group(2)), int(m.group(3)))] = int(m.group(1))
+    return years
+
+
+def with_year(t: float, mtime: float, years: dict[tuple[int, int], int] | None = None) -> float:
+    """A log time with its year: the engine keeps a log's month, day and time but not its
+    year (glog's ``E1129 17:40:34`` has none), as seconds since 2000-01-01 within the year 2000
+    (:func:`rootrank.ranks.parse_time`); the year is the one the log prints with that month and
+    day (``years``: :func:`printed_years`), else the one that puts the time at or before the
+    file's last write (``mtime``, s since the epoch; a day of slack for clocks)."""
     if t >= DATED_AFTER:
         return t
     when = (datetime.datetime(2000, 1, 1) + datetime.timedelta(seconds=t)).timetuple()
     year = time.gmtime(mtime).tm_year
+    printed = (years or {}).get((when.tm_mon, when.tm_mday))
+    if printed is not None:
+        try:
+            return (
+                calendar.timegm(
+                    (printed, when.tm_mon, when.tm_mday, when.tm_hour, when.tm_min, when.tm_sec)
+                )
+                + t % 1
+            )
+        except (ValueError, OverflowError):
+            pass
     for y in (year, year - 1):
         try:
             cand = (
@@ -188,13 +236,14 @@ def with_year(t: float, mtime: float) -> float:
     return t
 
 
-def _log_time(diag: Diagnosis, mtime: float) -> float | None:
-    """When the job failed, from its log: the root cause's time, else the earliest finding's;
-    ``None`` when the log gives at most a time of day (under a day after the epoch)."""
+def _log_time(diag: Diagnosis, mtime: float, paths: list[str]) -> float | None:
+    """When the job failed, from its log (its files ``paths``): the root cause's time, else the
+    earliest finding's, with the year the log prints (:func:`with_year`); ``None`` when the log
+    gives at most a time of day (under a day after the epoch)."""
     rc = diag.root_cause
     times = [rc.time] if rc is not None and rc.time is not None else [f.time for f in diag.findings]
     dated = [float(t) for t in times if t is not None and t >= 86400]
-    return with_year(min(dated), mtime) if dated else None
+    return with_year(min(dated), mtime, printed_years(paths)) if dated else None
 
 
 def _cut(text: str) -> str:
@@ -239,7 +288,7 @@ def record(
     }
     if diag is None:
         return rec
-    t = _log_time(diag, job.mtime)
+    t = _log_time(diag, job.mtime, [f[0] for f in job.files])
     if t is not None:
         rec["time"], rec["time_source"] = t, "log"
     hosts = {h for h in diag.ranks.hosts.values() if h}
