@@ -147,3 +147,20 @@ async def test_nested_settings_shape_and_unknown_ids(workspace: Path) -> None:
         workspace, options, client_capabilities("neovim@v0.11.0")
     )
     assert commands(root) == ["rootrank.openEntry"]
+
+
+async def test_a_verify_with_blanks_is_typed_not_run(workspace: Path) -> None:
+    """The fixture's log does not say how many GPUs: the verification command keeps a
+    ``<gpus>`` blank, and the action titles say it is to be filled in (new-user trial r20
+    finding 7: "Run" would have run ``<gpus>`` as a shell redirect)."""
+    options = {**OPTIONS, "clientCommands": extension_client_commands()}
+    root, _ = await root_and_collateral_actions(
+        workspace, options, client_capabilities("visual-studio-code")
+    )
+    titles = {command_of(a)[0]: a.title for a in root if a.command is not None}
+    assert titles["rootrank.copyVerifyCommand"] == (
+        "Copy the verification command (ddp-unused-parameters; fill in <gpus>)"
+    )
+    assert titles["rootrank.runVerifyCommand"] == (
+        "Type the verification command into a terminal (fill in <gpus>, then run it)"
+    )

@@ -33,6 +33,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from rootrank.entry.frames import IN_NOTEBOOK
+from rootrank.report import unfilled_placeholders
 from rootrank.signatures import Library, Signature
 
 from .diagnostics import SOURCE, Analysis
@@ -263,7 +264,9 @@ def code_actions(
     text may no longer hold, so it gets no action.
 
     ``commands`` are the commands this client can carry out (:func:`usable_commands`): an
-    action naming any other command is left out; quick-fix edits are always offered."""
+    action naming any other command is left out; quick-fix edits are always offered. A
+    verification command with unfilled blanks (``<gpus>``) is offered to copy and to type into
+    a terminal, its titles naming the blanks to fill in."""
     actions: list[types.CodeAction] = []
     published = analysis.diagnostics if analysis is not None else []
     ours = [
@@ -305,8 +308,24 @@ def code_actions(
             ("Run the verification command in a terminal", RUN_VERIFY, [verify]),
             (f"Open the full entry: {signature.title}", OPEN_ENTRY, [signature.id]),
         ]
+        blanks = unfilled_placeholders(verify)
         if verify.startswith(IN_NOTEBOOK):  # steps in a notebook, no shell command
             offered = [o for o in offered if o[1] != RUN_VERIFY]
+        elif blanks:
+            # blanks the log does not fill (``<gpus>`` run as it is would be a shell redirect:
+            # new-user trial r20 finding 7): the extension's command types the line into a
+            # terminal without running it (extension/src/actions.ts), and the titles say so
+            fill = ", ".join(blanks)
+            offered[0] = (
+                f"Copy the verification command ({signature.id}; fill in {fill})",
+                COPY_VERIFY,
+                [verify],
+            )
+            offered[1] = (
+                f"Type the verification command into a terminal (fill in {fill}, then run it)",
+                RUN_VERIFY,
+                [verify],
+            )
         first = analysis.first_error
         if first is not None and first != diagnostic.range:
             rank = diagnosis.get("initiating_rank")
