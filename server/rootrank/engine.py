@@ -48,9 +48,9 @@ LOG_NAMES = ("error.json",)
 #: beside the logs (``rootrank diagnose logs/ > logs/diagnosis.txt``) is no log of the job
 #: (new-user trial r20 finding 10: it was read and quoted as evidence).
 _OWN_REPORT = lazy_regex.compile(
-    rb"\A(?:\xef\xbb\xbf)?(?:\x1b\[[0-9;]*m)*"
-    rb"(?:Root cause: |No known failure found|## Root cause: |## rootrank: "
-    rb'|::(?:error|warning|notice) [^\n]*title=rootrank%3A|\{\s*"schema": "rootrank\.)'
+    r"\A(?:\xef\xbb\xbf)?(?:\x1b\[[0-9;]*m)*"
+    r"(?:Root cause: |No known failure found|## Root cause: |## rootrank: "
+    r'|::(?:error|warning|notice) [^\n]*title=rootrank%3A|\{\s*"schema": "rootrank\.)'
 )
 #: How many bytes of a folder's file are read to tell a saved report (:func:`own_report`).
 OWN_REPORT_HEAD = 256
@@ -111,7 +111,7 @@ def own_report(path: str) -> bool:
             head = f.read(OWN_REPORT_HEAD)
     except OSError:
         return False
-    return _OWN_REPORT.match(head) is not None
+    return _OWN_REPORT.match(head.decode("latin-1")) is not None  # (a UTF-8 BOM as 3 chars)
 
 
 def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[tuple[str, bool]]:

@@ -167,7 +167,7 @@ def diagnose_batch(jobs: list[Job], options: Options) -> list[dict[str, Any]]:
 
 #: A date printed with its year at a time of day (ISO ``2020-01-16T23:05:49``, torchelastic's
 #: ``2023-04-18_10:00:00``, Python logging's ``2023-04-18 10:00:00,123``, ``2023/04/18``).
-_DATED = lazy_regex.compile(rb"\b((?:19|20)\d\d)[-/](\d\d)[-/](\d\d)[T _]\d\d:\d\d")
+_DATED = lazy_regex.compile(r"\b((?:19|20)\d\d)[-/](\d\d)[-/](\d\d)[T _]\d\d:\d\d")
 #: Bytes read from the head and from the tail of a job's file for its printed years.
 YEAR_SCAN_BYTES = 65536
 #: At most this many of a job's files are read for printed years.
@@ -195,7 +195,7 @@ def printed_years(paths: list[str]) -> dict[tuple[int, int], int]:
                     tail = f.read(YEAR_SCAN_BYTES)
         except OSError:
             continue
-        for m in _DATED.finditer(head + b"\n" + tail):
+        for m in _DATED.finditer((head + b"\n" + tail).decode("latin-1")):
             years[(int(m.group(2)), int(m.group(3)))] = int(m.group(1))
     return years
 
