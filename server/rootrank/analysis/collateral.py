@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from rootrank import lazy_regex
 from rootrank.analysis.graph import Graph
+from rootrank.analysis.prepare import GPU_FACT_SIGNATURE
 from rootrank.model import (
     CollateralGroup,
     EventRef,
@@ -18,14 +19,20 @@ from rootrank.model import (
 )
 from rootrank.scan import ScanState, SeenException
 
+#: Signatures that record a fact of the job for the analysis (rootrank.analysis.prepare's
+#: GPU architecture check), not a failure or an effect of one.
+FACTS = frozenset({GPU_FACT_SIGNATURE})
+
 
 def collateral_of(findings: list[Finding], root: Finding) -> list[Finding]:
-    """Every finding but the root; the root's own lines read by a more general signature
-    (rank 3's watchdog line under the desync one) leave the collateral."""
+    """Every finding but the root and the facts the analysis reads (:data:`FACTS`: the GPU
+    model or CUDA build a line names is no event the root cause explains: new-user trial r20
+    finding 12); the root's own lines read by a more general signature (rank 3's watchdog
+    line under the desync one) leave the collateral."""
     root_lines = {(e.path, e.line) for e in root.evidence}
     out = []
     for f in findings:
-        if f is root:
+        if f is root or f.signature in FACTS:
             continue
         own = [e for e in f.evidence if (e.path, e.line) in root_lines]
         if own:
