@@ -101,3 +101,15 @@ def test_hydra_overrides_are_read_only_from_a_whole_list_of_strings():
     assert hydra_overrides("Error executing job with overrides: []") == ()
     assert hydra_overrides("Error executing job with overrides: ['+a=1', 'b") is None
     assert hydra_overrides("Error executing job with overrides: [1, 2]") is None
+
+
+def test_a_syntax_error_printed_without_a_traceback_header_is_the_scripts_error():
+    # Python prints a SyntaxError of the main script as its location (no ", in <func>"),
+    # the source line, a caret and the exception line: no "Traceback" header above it
+    d = _diag("syntax_error_no_header.log")
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.root_cause.captures.get("exc_type") == "SyntaxError"
+    assert d.root_cause.evidence[0].line == 6
+    assert "finetune_lora.py:118" in d.root_cause.fix.steps[0]
+    assert "py_compile finetune_lora.py" in d.root_cause.verify
