@@ -238,7 +238,7 @@ def test_an_unnamed_exception_after_a_survived_advisory_is_the_root():
     assert d.root_cause.signature == "user-code-exception"
     assert d.root_cause.evidence[0].line == 8
     assert d.root_cause.captures.get("exc_type") == "RewardHeadMismatch"
-    assert "flash-attention-unsupported" in {g.signature for g in d.collateral}
+    assert "flash-attention-dtype-advisory" in {g.signature for g in d.collateral}
 
 
 def test_a_cause_on_a_rank_still_hides_a_later_unnamed_exception():

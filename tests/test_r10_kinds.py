@@ -56,7 +56,7 @@ def test_the_exception_that_ended_the_worker_beats_an_earlier_survived_warning()
     # the exception, read as a division by the "batches per epoch: 0" printed before it
     assert d.root_cause.signature == "zero-count-division"
     assert d.root_cause.evidence[0].line == 10  # the ZeroDivisionError line
-    assert "flash-attention-unsupported" in {g.signature for g in d.collateral}
+    assert "flash-attention-dtype-advisory" in {g.signature for g in d.collateral}
 
 
 def test_a_set_up_logic_error_names_no_rank_from_the_launchers_first_failure():

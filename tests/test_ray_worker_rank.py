@@ -43,7 +43,7 @@ LOG_PG = (
 
 def test_dead_worker_pid_takes_the_rank_its_process_group_line_showed():
     d = diagnose_text(LOG_PG, "driver.log", mask=False)
-    assert d.root_cause.signature == "ray-worker-system-error-exit"
+    assert d.root_cause.signature == "ray-worker-killed"  # no Python error: killed
     assert d.root_cause.evidence[0].line == 9
     assert d.initiating_rank == 2
     assert d.initiator.strategy == "died_unrequested"
@@ -64,7 +64,7 @@ def test_worker_tag_of_a_ray_train_worker_is_its_rank():
 def test_a_pid_no_worker_line_showed_names_no_rank():
     # the dead pid is not among the workers whose rank is known: no rank is guessed
     d = diagnose_text(LOG_PG.replace("Worker PID: 5103", "Worker PID: 9999"), "d.log", mask=False)
-    assert d.root_cause.signature == "ray-worker-system-error-exit"
+    assert d.root_cause.signature == "ray-worker-killed"  # no Python error: killed
     assert d.initiating_rank is None
 
 

@@ -233,6 +233,30 @@ def body_rank(text: str) -> int | None:
 # DeepSpeed's launcher (launcher/launch.py ``sigkill_handler``) killing its workers after
 # one failed: "[launch.py:319:sigkill_handler] Killing subprocess 198906".
 _DS_KILL = lazy_regex.compile(r"Killing subprocess (?P<pid>\d+)")
+#: Hydra's report of the failed job (hydra/_internal/utils.py run_and_report): "Error
+#: executing job with overrides: ['+data=ljspeech', 'trainer.lr=1e-4']", the command line's
+#: overrides as a Python list of strings (:func:`hydra_overrides`).
+_HYDRA_OVERRIDES = lazy_regex.compile(
+    r"Error executing job with overrides: (?P<list>\[.{0,20000}\])\s*$"
+)
+
+
+def hydra_overrides(text: str) -> tuple[str, ...] | None:
+    """The overrides Hydra's "Error executing job with overrides: [...]" line lists, in order
+    (``()`` for an empty list), or ``None`` when ``text`` is not that line or its list is
+    not a list of strings (a line cut short)."""
+    m = _HYDRA_OVERRIDES.search(text)
+    if m is None:
+        return None
+    try:
+        value = ast.literal_eval(m["list"])
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return None
+    return tuple(value)
+
+
 #: The worker argv DeepSpeed's per-node launcher prints (deepspeed/launcher/launch.py:
 #: ``logger.info(f"process {pid} spawned with command: {cmd}")`` and, in sigkill_handler,
 #: ``logger.error(f"{cmd} exits with return code = {code}")``), ``cmd`` being
@@ -977,6 +1001,11 @@ class LaunchFacts:
     #: The ``deepspeed`` command that reruns the job, rebuilt from the worker argv DeepSpeed's
     #: launcher prints (:func:`deepspeed_command`) when the log prints no launch command.
     worker_command: str | None = None
+    #: The command-line overrides of a Hydra app, as its failure report lists them
+    #: (:func:`hydra_overrides`); ``None`` when the log shows no such report.
+    hydra_overrides: tuple[str, ...] | None = None
+    #: The 1-based line of that report (its traceback follows it).
+    hydra_line: int = 0
     #: The command DeepSpeed's runner printed for its per-node launcher (``cmd = /usr/bin/python
     #: -u -m deepspeed.launcher.launch --world_info=... train.py --lr 1``, :func:`framework_command`):
     #: it reruns the job whole when the workers' argv (:attr:`worker_command`) is not printed.
@@ -1195,6 +1224,9 @@ class LaunchFacts:
             and (m := _DS_WORKER_ARGV.search(whole))
         ):
             self.worker_command = deepspeed_command(m["argv"])
+        if "executing job with overrides" in text and (ov := hydra_overrides(text)) is not None:
+            self.hydra_overrides = ov
+            self.hydra_line = number
         if "Killing subprocess" in text and (m := _DS_KILL.search(text)):
             self.launcher_kill_pids.add(int(m.group("pid")))
         if "Terminating process" in text and (m := _SPAWN_KILL.search(text)):

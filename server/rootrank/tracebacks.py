@@ -583,10 +583,13 @@ class TracebackReader:
         self._start(text, number, raw)
         if not self._in_tb and 'File "' in text:
             fm = _FRAME.match(text)
-            if fm and fm.group("func"):
+            if fm:
                 # a frame with no "Traceback" header above it: an excerpt that cut the
                 # traceback's head (a paste joined from two parts); its frames still belong
-                # to the exception line that ends it
+                # to the exception line that ends it. Without ", in <func>" it is where
+                # Python could not compile a file: a SyntaxError (IndentationError, TabError)
+                # of the main script is printed with no header, as that location, the source
+                # line, a caret and the exception line (traceback.format_exception_only)
                 self._begin("python", number)
                 self._feed_tb(text, number)
                 return None

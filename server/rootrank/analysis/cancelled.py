@@ -22,7 +22,13 @@ OUTSIDE_SIGNATURE = "slurm-preemption"
 #: The lines a step's teardown prints itself, whatever started it: srun's abort notice,
 #: the cancellation, a torchrun agent or launcher told to stop. They are no failed task.
 TEARDOWN = frozenset(
-    {CANCEL_SIGNATURE, "srun-step-aborted", "agent-received-signal", "agent-sigterm-to-workers"}
+    {
+        CANCEL_SIGNATURE,
+        "srun-step-aborted",
+        "agent-received-signal",
+        "agent-sigterm-to-workers",
+        "deepspeed-launcher-received-signal",
+    }
 )
 
 

@@ -186,6 +186,39 @@ def _prefer_what_ended_a_process(free: list[Finding], ctx: Context) -> list[Find
     return fatal
 
 
+#: The step a rank's last progress line must have reached after a warning for the run to
+#: have trained past it: a bar drawn at 0 (or a first step that may be where it failed)
+#: shows nothing went on.
+OUTLIVED_STEP = 2
+
+
+def _outlived(ctx: Context, w: Finding) -> bool:
+    """Whether the run is shown to have trained past the warning ``w``: a rank's last
+    progress line (:class:`rootrank.progress.ProgressModel`), at step
+    :data:`OUTLIVED_STEP` or later, was printed after the warning's last line in the same
+    file. A process that keeps taking steps was not stopped by what it warned about."""
+    last = max((e.line for e in w.evidence), default=0)
+    path = w.evidence[0].path if w.evidence else None
+    return any(
+        p.path == path and p.line > last and p.step >= OUTLIVED_STEP
+        for p in ctx.state.progress.last().values()
+    )
+
+
+def _drop_outlived_warnings(free: list[Finding], graph: Graph, ctx: Context) -> list[Finding]:
+    """``free`` without the warnings (``severity: warning``, explaining nothing) the run
+    trained past (:func:`_outlived`), when an error is left to report. A warning ends no
+    process: it is a root cause only as the cause of a later failure, and a condition the run
+    took steps under did not cause the stop that came after them (held-out r20b case 07: a
+    load-time dtype advisory, then 21 training steps, then a worker killed)."""
+    if not any(f.severity != "warning" for f in free):
+        return free
+    gone = [
+        f for f in free if f.severity == "warning" and not graph.effects(f) and _outlived(ctx, f)
+    ]
+    return [f for f in free if f not in gone]
+
+
 def pick_root(graph: Graph, ctx: Context | None = None) -> Finding | None:
     """The root cause of ``graph``, or ``None`` when it holds no failure.
 
@@ -209,6 +242,7 @@ def pick_root(graph: Graph, ctx: Context | None = None) -> Finding | None:
             ]
             free = stated or free
         if ctx is not None and len(free) > 1:
+            free = _drop_outlived_warnings(free, graph, ctx)
             free = _prefer_what_ended_a_process(free, ctx)
         if free:
             most = max(len(graph.effects(f)) for f in free)

@@ -1707,6 +1707,8 @@ def named_by_root(case: Case) -> Verdict | None:
     its own raises it with its own rank, the odd rank and the others alike."""
     if case.root.role != "cause" or len(case.ranks_with) != 1:
         return None
+    if case.root.captures.get("exit_type") in UNREQUESTED_EXITS:
+        return None  # a process manager's report of a pid's death: died_unrequested's case
     rank = case.ranks_with[0]
     if same_on_every_rank(case) and not (case.ctx.state.ranks_seen - {rank}):
         past = went_further(case, rank)
@@ -2717,11 +2719,12 @@ def died_unrequested(case: Case) -> Verdict | None:
     :data:`UNREQUESTED_EXITS`) is that worker's own death: Ray stops the other workers of a
     group only after it, and gives the exits it requests another type. The report names
     the process by pid; its rank comes from that process's own lines
-    (rootrank.ranks.RankTagger.rank_of_pid), never from the report."""
+    (rootrank.ranks.RankTagger.rank_of_pid), never from the report. The report may be the
+    root as a symptom (a death Ray cannot explain) or as a cause (``ray-worker-killed``: a
+    worker that vanished without a Python error was killed)."""
     root = case.root
     if (
-        root.role != "symptom"
-        or case.ctx.kind(root) != "terminal"
+        case.ctx.kind(root) != "terminal"
         or root.captures.get("exit_type") not in UNREQUESTED_EXITS
         or len(case.ranks_with) != 1
     ):

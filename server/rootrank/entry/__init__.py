@@ -309,7 +309,24 @@ def entry_script(state: ScanState, root: Finding) -> str | None:
         }
         if len(names) == 1 and next(iter(names)).endswith(".py"):
             return names.pop()
-    return None
+    return hydra_task_script(state)
+
+
+def hydra_task_script(state: ScanState) -> str | None:
+    """The file name of a Hydra app's script, from the traceback printed right after Hydra's
+    "Error executing job with overrides" line (:attr:`rootrank.scan.LaunchFacts.hydra_line`):
+    Hydra cuts its own frames from the traceback it prints (unless HYDRA_FULL_ERROR=1), so it
+    starts at the task function, in the script that defines ``@hydra.main``. ``None`` without
+    that report, or when that traceback's outermost frame is not the user's code."""
+    after = state.launch.hydra_line
+    if state.launch.hydra_overrides is None or not after:
+        return None
+    following = [s for s in state.exceptions if s.exc.log_line > after and s.exc.frames]
+    if not following:
+        return None
+    first = min(following, key=lambda s: s.exc.log_line).exc.frames[0]
+    name = first.file.replace("\\", "/").rsplit("/", 1)[-1]
+    return name if first.user and name.endswith(".py") else None
 
 
 #: Template values from the analysis (not from a capture); see :mod:`.variants`.

@@ -19,6 +19,7 @@ Facts come from :class:`rootrank.scan.LaunchFacts` (``launchers``, ``command``,
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -231,6 +232,9 @@ class Launch:
     #: ``--label`` task id on the agents' own lines, :attr:`rootrank.scan.LaunchFacts.srun_agent_tasks`):
     #: a rerun goes through srun the same way, from the job's allocation.
     under_srun: bool = False
+    #: A Hydra app's command-line overrides, as its failure report lists them
+    #: (:attr:`rootrank.scan.LaunchFacts.hydra_overrides`); ``None`` when not shown.
+    overrides: tuple[str, ...] | None = None
 
 
 def node_offsets(state: ScanState) -> set[int]:
@@ -288,6 +292,16 @@ def launch_of(
         # no command printed, but DeepSpeed's launcher printed its workers' argv: the
         # ``deepspeed`` command that gives the script the same arguments
         command = facts.worker_command or facts.runner_command
+    if (
+        command is None
+        and facts.hydra_overrides is not None
+        and launcher in (None, "python")
+        and script
+        and script.endswith(".py")
+    ):
+        # a Hydra app run as ``python script.py key=value ...``: its failure report lists the
+        # overrides the run had, and the run again needs them
+        command = " ".join(["python", script, *(shlex.quote(o) for o in facts.hydra_overrides)])
     per_node = facts.nproc_per_node
     world = state.world_size
     seen = sorted(state.ranks_seen)
@@ -393,6 +407,7 @@ def launch_of(
         assumed,
         entry,
         under_srun,
+        facts.hydra_overrides,
     )
 
 
@@ -792,6 +807,9 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
         # a serving / RL engine starts its workers itself: its check is the engine answering
         tp = str(launch.world) if launch.world else "<tensor parallel size>"
         smoke = ENGINE_SMOKE[launch.engine].format(tp=tp)
+        if launch.overrides:  # the Hydra overrides the failed run had (verl's config)
+            given = " ".join(shlex.quote(o) for o in launch.overrides)
+            smoke = smoke.replace("<your config overrides>", given)
         text = _TORCHRUN_WHOLE.sub(lambda m: smoke, text)
         return _PYTHON_SCRIPT.sub(lambda m: smoke, text)
     if (
