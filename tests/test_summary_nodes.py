@@ -28,7 +28,9 @@ def _line_of(text: str, needle: str) -> int:
 def test_second_agents_summary_is_another_node_not_a_relaunch():
     d = diagnose_text(LOG, "job.log", mask=False)
     assert d.attempts == 1
-    assert d.root_cause.failure_class == "user-code-exception"
+    # ``LABELS[name]`` raising ``KeyError: 'fish'``: a label table indexed by a value the data
+    # holds (rootrank.analysis.lookup), a data error
+    assert d.root_cause.failure_class == "data-error"
     assert d.initiating_rank == 2
     assert d.root_cause.evidence[0].line == _line_of(LOG, "[rank2]: KeyError: 'fish'")
     said = [r for r in d.reasoning if "another node of the same run" in r]

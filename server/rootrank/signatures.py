@@ -53,11 +53,13 @@ The schema (all keys required unless marked optional)::
     entry: {summary: str, mechanism: str, symptoms: [{text: str, meaning: str}]}
     fix: {steps: [str], code: {pytorch|hf|deepspeed|megatron|vllm: str}}  # code optional
                                  # optional fix.variants: [{id, when, title?, summary?,
-                                 # mechanism?, steps, code?, confirm?, verify?}], the default
-                                 # last with no when; steps/code then default to the default
-                                 # variant's; a variant's title names the failure in the
-                                 # headline, its summary/mechanism replace the entry's
-                                 # (rootrank.entry.variants)
+                                 # mechanism?, steps, code?, confirm?, verify?,
+                                 # sites_after?}], the default last with no when;
+                                 # steps/code then default to the default variant's; a
+                                 # variant's title names the failure in the headline, its
+                                 # summary/mechanism replace the entry's; sites_after: true
+                                 # puts the ranks' differing call sites after its first step
+                                 # (they follow from what it names) (rootrank.entry.variants)
     confirm: [str]
     verify: str
     references: [str]            # URLs of the docs/issues that establish the facts
@@ -336,7 +338,7 @@ def _check_quickfix(raw: Any, path: Path) -> None:
 
 def _check_variants(fix: dict[str, Any], path: Path) -> None:
     """Validate ``fix.variants`` (see :mod:`rootrank.entry.variants`): a list of ``{id,
-    when, title?, steps, code?, confirm?, verify?}`` with unique ids, every ``when`` valid, the last
+    when, title?, steps, code?, confirm?, verify?, sites_after?}`` with unique ids, every ``when`` valid, the last
     one the default (no ``when``). The default's ``steps``/``code`` become ``fix.steps`` /
     ``fix.code`` when those are not written (readers that know no variants see the default).
     """
@@ -362,6 +364,7 @@ def _check_variants(fix: dict[str, Any], path: Path) -> None:
             "code",
             "confirm",
             "verify",
+            "sites_after",
         }
         if unknown:
             raise SignatureError(path, f"{where}.{sorted(unknown)[0]}", "unknown key")
@@ -377,6 +380,8 @@ def _check_variants(fix: dict[str, Any], path: Path) -> None:
         for key in ("title", "summary", "mechanism"):
             if key in v and (not isinstance(v[key], str) or not v[key].strip()):
                 raise SignatureError(path, f"{where}.{key}", "must be non-empty text")
+        if "sites_after" in v and not isinstance(v["sites_after"], bool):
+            raise SignatureError(path, f"{where}.sites_after", "must be true or false")
         if "verify" in v and (why := cannot_fail(v["verify"])):
             raise SignatureError(path, f"{where}.verify", f"cannot fail: {why}")
         code = v.get("code", {})

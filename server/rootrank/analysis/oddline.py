@@ -232,6 +232,25 @@ def odd_line(ctx: Context) -> tuple[int, str] | None:
     """The one rank whose line differs in one token (or one list) from the same line of at
     least two other ranks that all agree, with the reason (``odd_line``), or ``None`` when no
     line singles out one rank, or lines single out different ranks."""
+    found = odd_line_parts(ctx)
+    if found is None:
+        return None
+    rank, a, b, others, ln = found
+    text = ln.text if len(ln.text) <= MAX_QUOTE else ln.text[: MAX_QUOTE - 3] + "..."
+    return rank, say(
+        "odd_line",
+        rank=rank,
+        value=a,
+        usual=b,
+        others=format_ranks(others),
+        line=ln.line,
+        text=text,
+    )
+
+
+def odd_line_parts(ctx: Context) -> tuple[int, str, str, list[int], RankLine] | None:
+    """:func:`odd_line`'s finding as its parts: ``(rank, its differing text, the others'
+    text, the other ranks, its line)``, or ``None``."""
     by_rank, _, _ = _rank_lines(ctx)
     if len(by_rank) < MIN_RANKS:
         return None
@@ -262,16 +281,7 @@ def odd_line(ctx: Context) -> tuple[int, str] | None:
     if not found or len({f[1] for f in found}) != 1:
         return None
     _, rank, a, b, others, ln = min(found, key=lambda f: f[0])
-    text = ln.text if len(ln.text) <= MAX_QUOTE else ln.text[: MAX_QUOTE - 3] + "..."
-    return rank, say(
-        "odd_line",
-        rank=rank,
-        value=a,
-        usual=b,
-        others=format_ranks(others),
-        line=ln.line,
-        text=text,
-    )
+    return rank, a, b, others, ln
 
 
 def _odd_of(texts: dict[int, str]) -> tuple[int, str] | None:
@@ -398,6 +408,55 @@ def missing_milestone(ctx: Context) -> tuple[int, str] | None:
         others=format_ranks(others),
         line=first,
     )
+
+
+#: A floating-point dtype a line names (group 1), as torch spells it (``torch.float64``,
+#: ``float16``) or as scripts say it (``fp16``, ``bf16``, ``double precision``, ``.half()``).
+_DTYPE_WORD = lazy_regex.compile(
+    r"(?i)(?<![\w.])(?:torch\.)?(float64|float32|float16|bfloat16|fp64|fp32|fp16|bf16"
+    r"|double(?=\s+precision|\(\))|half(?=\s+precision|\(\)))(?![\w])"
+)
+#: Each dtype word's canonical torch name.
+_DTYPE_NAME = {
+    "fp64": "float64",
+    "double": "float64",
+    "fp32": "float32",
+    "fp16": "float16",
+    "half": "float16",
+    "bf16": "bfloat16",
+}
+
+
+def lone_dtype(ctx: Context) -> tuple[int, str, int, str] | None:
+    """The one rank whose own lines before the failure name a floating-point dtype that no
+    other rank's lines name: ``(rank, the dtype's torch name, 1-based line, its text)``, or
+    ``None`` when no dtype, or dtypes named by different ranks, single one out, or the log
+    knows fewer than two ranks.
+
+    Mechanism: a script that converts its model or tensors on one branch says so on that
+    branch (``[rank 1] input max 13602.8 > 1e3, upcasting model to float64``); the ranks that
+    did not take it print nothing of the kind. In a collective whose byte counts are a dtype
+    width apart that rank sent the odd tensor (:func:`rootrank.analysis.initiator.lone_dtype_line`
+    gates on the ratio). Read from :func:`_rank_lines` (each rank's kept lines before its own
+    failure)."""
+    by_rank, _, _ = _rank_lines(ctx)
+    if len(ctx.known_ranks() | set(by_rank)) < 2:
+        return None
+    first: dict[str, dict[int, RankLine]] = {}
+    for rank, lines in by_rank.items():
+        for ln in lines:
+            for m in _DTYPE_WORD.finditer(ln.text):
+                word = m.group(1).lower()
+                name = _DTYPE_NAME.get(word, word)
+                first.setdefault(name, {}).setdefault(rank, ln)
+    lone = {name: held for name, held in first.items() if len(held) == 1}
+    ranks = {r for held in lone.values() for r in held}
+    if len(ranks) != 1:
+        return None
+    (rank,) = ranks
+    name, ln = min(((n, held[rank]) for n, held in lone.items()), key=lambda x: x[1].line)
+    text = ln.text if len(ln.text) <= MAX_QUOTE else ln.text[: MAX_QUOTE - 3] + "..."
+    return rank, name, ln.line, text
 
 
 #: A rank's print of its point-to-point peers: ``send to 3``, ``sending to rank 3``,

@@ -148,6 +148,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(zero_count_divisions(findings, state, library))
     findings.extend(checkpoint_key_errors(findings, state, library))
     findings.extend(record_field_errors(findings, state, library))
+    from rootrank.analysis.lookup import label_lookup_errors  # it reads this module's helpers
+
+    findings.extend(label_lookup_errors(findings, state, library))
     findings = dcp_rank_keys(findings, state)
     findings.extend(config_parse_errors(findings, state, library))
     findings.extend(nonpositive_count_arguments(findings, state, library))
@@ -190,6 +193,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     # These read the Context defined here; each adds a finding the scan could not make alone.
     from rootrank.analysis.cancelled import cancelled_finding
     from rootrank.analysis.departed import departed_finding, uneven_batches_finding
+    from rootrank.analysis.handled import folded, handled_skip_finding
     from rootrank.analysis.silent import silent_rank_finding
     from rootrank.analysis.stall import stall_finding
 
@@ -204,6 +208,11 @@ def prepare(state: ScanState, library: Library) -> Context:
         if extra is not None:
             findings.append(extra)
             findings.sort(key=lambda f: f.order)
+    handled_skip = handled_skip_finding(ctx)
+    if handled_skip is not None:
+        # the error the rank caught is folded into it (its trigger), not a root of its own
+        findings[:] = folded([*findings, handled_skip], handled_skip)
+        findings.sort(key=lambda f: f.order)
     vars(ctx).pop("events", None)  # a stream read above lacks the findings just added
     return ctx
 

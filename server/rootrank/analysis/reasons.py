@@ -93,6 +93,12 @@ _TEMPLATES: dict[str, str] = {
         " batches first and went on to its next collective while the others were still in a"
         " training step's, so ranks {reporters} lost their peer"
     ),
+    "uneven_batches_wait": (
+        "rank {rank} printed {value} {name} where every other rank printed {usual}: it ran out of"
+        " batches first and went on to its next collective while the others were still in a"
+        " training step's, and the ranks waited in different collectives until the timeout"
+        " (reported by rank {reporters})"
+    ),
     "lone_nonfinite": (
         "rank {rank} alone printed its own {name} non-finite ({where}: '{text}'), no other rank"
         " printed one: the non-finite value entered on rank {rank}, the error every rank raised"
@@ -164,6 +170,11 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank} printed {name} {value} where ranks {others} printed {usual} (line {line}): "
         "it ran with other settings, and what it computed reached the other ranks through the "
         "collectives"
+    ),
+    "lone_dtype": (
+        "rank {rank} alone printed a line naming {dtype} (line {line}: `{text}`), and the byte"
+        " counts are {ratio:g} times apart, the ratio of {dtype} to the others' dtype: it sent"
+        " its tensor in another dtype, and the rank that aborted only received it"
     ),
     "missing_milestone": (
         "rank {rank} never printed `{text}`, which ranks {others} printed (line {line}): it did not reach "

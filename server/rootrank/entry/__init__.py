@@ -768,7 +768,9 @@ def fill_entry(
     if where is None:
         where = waiting_step(state, root, rc_rank, masker)
     if where and sites:
-        steps.insert(0, where)
+        # the call sites lead, unless the variant names what made them differ (a group
+        # built differently): then they are its consequence and follow its first step
+        steps.insert(1 if variant.get("sites_after") and steps else 0, where)
     elif where and steps:
         steps[0] = f"{where} {steps[0]}"
     if odd_lead is not None and (chosen is None or is_default):
