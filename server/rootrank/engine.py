@@ -165,9 +165,9 @@ def expand_paths(paths: Iterable[str], notes: list[str] | None = None) -> list[t
             reports = [f for f in found if own_report(f)]
             if reports:
                 found = [f for f in found if f not in reports]
-                names = ", ".join(os.path.relpath(f, p) for f in reports[:3])
+                shown = ", ".join(os.path.relpath(f, p) for f in reports[:3])
                 more = ", ..." if len(reports) > 3 else ""
-                notes.append(f"{p}: left out rootrank's own saved reports ({names}{more})")
+                notes.append(f"{p}: left out rootrank's own saved reports ({shown}{more})")
             if not found:
                 raise InputError(
                     f"{p}: no log files (*{', *'.join(LOG_SUFFIXES)}, error.json) in this folder"
