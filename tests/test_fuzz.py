@@ -229,6 +229,10 @@ UNRELATED = st.sampled_from(
         (3, "wandb: Syncing run sunny-dawn-12"),
     ],
 )
+@example(  # a step line after every error shows no warning was trained past before them
+    fixture=ROOT / "signatures" / "nccl" / "nccl-net-plugin-mismatch.positive.log",
+    inserts=[(142, "step 1234 loss 2.3141")],
+)
 def test_unrelated_lines_do_not_change_the_diagnosis(fixture: Path, inserts) -> None:
     lines = fixture.read_text(encoding="utf-8").splitlines()
     base = diagnose_text("\n".join(lines) + "\n", fixture.name, mask=False)

@@ -192,15 +192,22 @@ def _prefer_what_ended_a_process(free: list[Finding], ctx: Context) -> list[Find
 OUTLIVED_STEP = 2
 
 
-def _outlived(ctx: Context, w: Finding) -> bool:
-    """Whether the run is shown to have trained past the warning ``w``: a rank's last
-    progress line (:class:`rootrank.progress.ProgressModel`), at step
-    :data:`OUTLIVED_STEP` or later, was printed after the warning's last line in the same
-    file. A process that keeps taking steps was not stopped by what it warned about."""
+def _outlived(ctx: Context, w: Finding, errors: list[Finding]) -> bool:
+    """Whether the run is shown to have trained past the warning ``w`` and then failed: a
+    rank's last progress line (:class:`rootrank.progress.ProgressModel`), at step
+    :data:`OUTLIVED_STEP` or later, was printed after the warning's last line and before the
+    first line of the ``errors`` left to report, in the same file. A process that keeps taking
+    steps was not stopped by what it warned about; progress after the errors too shows no
+    order between them (the fuzz test's step line at a log's end)."""
     last = max((e.line for e in w.evidence), default=0)
     path = w.evidence[0].path if w.evidence else None
+    ends = [e.line for f in errors for e in f.evidence if e.path == path]
+    first_error = min(ends) if ends else None
     return any(
-        p.path == path and p.line > last and p.step >= OUTLIVED_STEP
+        p.path == path
+        and p.line > last
+        and (first_error is None or p.line < first_error)
+        and p.step >= OUTLIVED_STEP
         for p in ctx.state.progress.last().values()
     )
 
@@ -211,10 +218,13 @@ def _drop_outlived_warnings(free: list[Finding], graph: Graph, ctx: Context) -> 
     process: it is a root cause only as the cause of a later failure, and a condition the run
     took steps under did not cause the stop that came after them (held-out r20b case 07: a
     load-time dtype advisory, then 21 training steps, then a worker killed)."""
-    if not any(f.severity != "warning" for f in free):
+    errors = [f for f in free if f.severity != "warning"]
+    if not errors:
         return free
     gone = [
-        f for f in free if f.severity == "warning" and not graph.effects(f) and _outlived(ctx, f)
+        f
+        for f in free
+        if f.severity == "warning" and not graph.effects(f) and _outlived(ctx, f, errors)
     ]
     return [f for f in free if f not in gone]
 
