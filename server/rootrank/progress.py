@@ -362,6 +362,8 @@ class ProgressModel:
         self._breaks: dict[int | None, list[tuple[int, int, int]]] = {}
         # Seconds between a rank's consecutive timed progress lines (the last 64).
         self._gaps: deque[float] = deque(maxlen=64)
+        #: The ranks whose step went up between two progress lines of one kind and source.
+        self._advanced: set[int | None] = set()
 
     def observe(
         self, text: str, *, rank: int | None, time: float | None, path: str, line: int
@@ -379,8 +381,11 @@ class ProgressModel:
             self._bar_total[rank] = total
         p = Progress(rank, step, total, time, path, line, kind)
         before = self._last.get(rank)
-        if before is not None and kind != "tqdm" and before.kind == kind and before.path == path:
-            self._see_increment(rank, before.step, step, line)
+        if before is not None and before.kind == kind and before.path == path:
+            if kind != "tqdm":
+                self._see_increment(rank, before.step, step, line)
+            if step > before.step:
+                self._advanced.add(rank)
         if (
             before is not None
             and before.time is not None
@@ -424,6 +429,7 @@ class ProgressModel:
             self._increments.pop(r, None)
             self._usual.pop(r, None)
             self._breaks.pop(r, None)
+            self._advanced.discard(r)
 
     def typical_gap(self) -> float | None:
         """The median time (seconds) between a rank's consecutive progress lines, over the
@@ -432,6 +438,11 @@ class ProgressModel:
             return None
         ordered = sorted(self._gaps)
         return ordered[len(ordered) // 2]
+
+    def advanced(self, rank: int | None) -> bool:
+        """Whether ``rank``'s step went up between two of its progress lines of one kind and
+        source (a run that trains, not one repeated or lone progress line)."""
+        return rank in self._advanced
 
     def last(self) -> dict[int | None, Progress]:
         """The last progress per rank (``None`` for lines that named no rank)."""

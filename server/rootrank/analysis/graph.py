@@ -195,20 +195,23 @@ OUTLIVED_STEP = 2
 def _outlived(ctx: Context, w: Finding, errors: list[Finding]) -> bool:
     """Whether the run is shown to have trained past the warning ``w`` and then failed: a
     rank's last progress line (:class:`rootrank.progress.ProgressModel`), at step
-    :data:`OUTLIVED_STEP` or later, was printed after the warning's last line and before the
-    first line of the ``errors`` left to report, in the same file. A process that keeps taking
-    steps was not stopped by what it warned about; progress after the errors too shows no
-    order between them (the fuzz test's step line at a log's end)."""
+    :data:`OUTLIVED_STEP` or later, of a rank whose step went up between its progress lines
+    (:meth:`~rootrank.progress.ProgressModel.advanced`), was printed after the warning's last
+    line and before the first line of the ``errors`` left to report, in the same file. A
+    process that keeps taking steps was not stopped by what it warned about; one lone step line,
+    or progress after the errors too, shows no training past it (the fuzz test's step lines)."""
     last = max((e.line for e in w.evidence), default=0)
     path = w.evidence[0].path if w.evidence else None
     ends = [e.line for f in errors for e in f.evidence if e.path == path]
     first_error = min(ends) if ends else None
+    model = ctx.state.progress
     return any(
         p.path == path
+        and model.advanced(p.rank)
         and p.line > last
         and (first_error is None or p.line < first_error)
         and p.step >= OUTLIVED_STEP
-        for p in ctx.state.progress.last().values()
+        for p in model.last().values()
     )
 
 
