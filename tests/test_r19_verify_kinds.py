@@ -75,7 +75,7 @@ def test_script_blank_takes_the_launcher_and_framework_entry() -> None:
 def test_cut_traceback_module_frame_names_the_script() -> None:
     assert _verify("torchrun-cut-module-frame.log") == (
         "torchrun --nproc-per-node=<gpus> shard_keys.py"
-        "  # the same launch as the failed run: exit 0, past the step that raised"
+        "  # the same arguments: past the line that raised, no KeyError"
     )
 
 
