@@ -291,8 +291,11 @@ def main(argv: list[str] | None = None) -> int:
         elif rng.random() < 0.15 and args.bad_host not in hosts:  # it also runs healthy work
             init = (f["rank"] or 0) // 8 if f else 0
             spare = [i for i in range(nodes) if i != init]
-            if spare:
-                hosts[rng.choice(spare)] = args.bad_host
+            choice = rng.choice(spare) if spare else None
+            # a fixture labelled with no rank may still get one named once it is placed in a
+            # run (on any node): the bad host then cannot be kept off the initiator's node
+            if choice is not None and (f is None or f["rank"] is not None):
+                hosts[choice] = args.bad_host
         steps = rng.randint(5, 150)
         lines = preamble(world, hosts, day, start, steps, rng)
         if kind == "healthy":

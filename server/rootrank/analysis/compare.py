@@ -15,6 +15,11 @@ from rootrank.model import Finding
 
 #: Captures compared across ranks, most telling first.
 COMPARE_KEYS = ("optype", "shape", "numel", "dtype", "seqnum", "collective")
+#: Collectives whose root (or sender) completes before its peers (ProcessGroupNCCL's OpType
+#: names): a peer past one of them proves nothing about the other ranks.
+ROOTED_OPS = frozenset(
+    {"BROADCAST", "REDUCE", "SCATTER", "GATHER", "SEND", "RECV", "RECVANYSOURCE"}
+)
 #: A rank this many collectives behind the others is lagging; further apart, the SeqNums
 #: come from different process groups (old watchdog messages do not name the group).
 MAX_SEQNUM_LAG = 8
@@ -67,6 +72,9 @@ def odd_one_out(
         # ahead-in-sequence reading decides it)
         by_order = odd_one_out(group, ("seqnum",), world)
         low = min(seqnums.values())
+        diverged = _diverged(group, by_order.rank, seqnums)
+        if diverged is not None:
+            return diverged
         if (
             by_order.rank is not None
             and seqnums.get(by_order.rank) == low
@@ -127,6 +135,39 @@ def odd_one_out(
                 None, say("two_disagree", a=a, b=b, key=key, va=values[a], vb=values[b]), True, key
             )
     return OddOne(None, "")
+
+
+def _diverged(group: list[Finding], behind: int | None, seqnums: dict[int, int]) -> OddOne | None:
+    """An undecided :class:`OddOne` when the rank ``behind`` the others (by SeqNum) waits in
+    a symmetric collective (all-reduce, all-gather, reduce-scatter) and every other reporter
+    waits in another operation (an ALLREDUCE against BROADCASTs). A symmetric collective
+    completes on a rank only once every member issued it, so the ranks past that SeqNum did
+    not run the same call under it: the streams diverged, and the SeqNum order does not say
+    which rank branched. A lower SeqNum names a straggler only when the ranks wait in the
+    same operation, or when the behind rank's is rooted (:data:`ROOTED_OPS`: a broadcast's
+    root completes before its receivers). Only between exactly two reporters: with three or
+    more, the ranks that agree (same SeqNum, same op) are the common stream and the lone rank
+    behind them is named as before. ``None`` when the ops agree or are unknown."""
+    ops = {r: v.upper().lstrip("_") for r, v in values_by_rank(group, "optype").items()}
+    if behind is None or behind not in ops or len(ops) != 2 or ops[behind] in ROOTED_OPS:
+        return None
+    low = min(seqnums.values())
+    if seqnums.get(behind) != low or list(seqnums.values()).count(low) != 1:
+        return None  # not the one rank behind every other (a rank ahead is no straggler)
+    others = {r: v for r, v in ops.items() if r != behind}
+    if ops[behind] in others.values():
+        return None
+    ahead = sorted(others)
+    why = say(
+        "streams_diverged",
+        rank=behind,
+        op=ops[behind],
+        low=seqnums.get(behind, "?"),
+        others=", ".join(map(str, ahead)),
+        other_op="/".join(sorted(set(others.values()))),
+        high=max((seqnums[r] for r in ahead if r in seqnums), default="?"),
+    )
+    return OddOne(None, why, True, "optype")
 
 
 def _int_values(values: dict[int, str]) -> dict[int, int]:

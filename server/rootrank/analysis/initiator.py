@@ -411,6 +411,23 @@ def lone_nonfinite_print(case: Case) -> Verdict | None:
     return Verdict(rank, why, "first_nonfinite", (rank,))
 
 
+def phase_marker(case: Case) -> Verdict | None:
+    """For a collective desync the root names no rank for (the ranks waited in different
+    calls), the one rank whose own line says it entered validation or evaluation
+    (:func:`rootrank.analysis.phase.phase_rank`): it left the training step first and its
+    next phase's collectives met the others' gradient all-reduces."""
+    if case.root.failure_class != "collective-desync" or case.root.rank is not None:
+        return None
+    from rootrank.analysis.phase import phase_rank
+
+    found = phase_rank(case.ctx)
+    if found is None:
+        return None
+    rank, path, line, text = found
+    why = say("phase_line", rank=rank, where=f"{path}:{line}", text=text[:120])
+    return Verdict(rank, why, "phase_marker", (rank,))
+
+
 def same_step_everywhere(case: Case) -> Verdict | None:
     """A training-curve onset that several ranks showed at the same step (or that the other
     ranks were already heading into: :func:`rootrank.metrics.onset_findings`) has a cause
@@ -455,7 +472,10 @@ def behind_in_completed_work(case: Case) -> Verdict | None:
     timed-out op is a rooted or point-to-point one (a broadcast's root completes before its
     receivers), nor when both ranks enqueued as far (the host went on; the transport stalled).
     Ranks whose reports name no group are compared only within :data:`MAX_SEQNUM_LAG`
-    collectives (further apart they may count different groups)."""
+    collectives (further apart they may count different groups). Nor when the two ranks wait
+    in different operations (A in an ALLREDUCE, B in a BROADCAST): their command streams
+    diverged, so B's completed work need not be the call A waits in, and the counters name
+    no straggler."""
     from rootrank.analysis.compare import MAX_SEQNUM_LAG
 
     def number(f: Finding, key: str) -> int | None:
@@ -481,8 +501,10 @@ def behind_in_completed_work(case: Case) -> Verdict | None:
     for rank, (pg, work, _done, queued, op) in reports.items():
         if op in _ROOTED_OPS:
             continue
-        for peer, (peer_pg, peer_work, peer_done, peer_queued, _op) in reports.items():
+        for peer, (peer_pg, peer_work, peer_done, peer_queued, peer_op) in reports.items():
             if peer == rank or peer_done is None or peer_pg != pg:
+                continue
+            if op and peer_op and peer_op != op:
                 continue
             if pg is None and peer_work - work > MAX_SEQNUM_LAG:
                 continue
@@ -2613,7 +2635,13 @@ def reported_by_launcher(case: Case) -> Verdict | None:
             return None
         # the launchers' exit lines (srun's "tasks 2-7,9: Exited with exit code 1" is one
         # exit event per task) and torchelastic's summary entries
-        exits = launcher_exits(case.ctx.events)
+        restart = _restarted_after(case)
+        events = case.ctx.events
+        if restart is not None:
+            # only the launcher's lines before the restarted attempt's barrier report the
+            # attempt the root belongs to
+            events = tuple(e for e in events if e.path == restart[0] and 0 < e.line < restart[1])
+        exits = launcher_exits(events)
         if len(exits) != 1:
             return None
         rank, code = next(iter(exits.items()))
@@ -2640,6 +2668,26 @@ def reported_by_launcher(case: Case) -> Verdict | None:
     return Verdict(
         rank, say("reported_by_launcher", rank=rank, code=exitcode), "reported_by_launcher", (rank,)
     )
+
+
+def _restarted_after(case: Case) -> tuple[str, int] | None:
+    """``(path, 1-based line)`` of the first store-based barrier printed after the root that
+    counted more arrivals than the world size (``world_size=2, worker_count=4``: a restarted
+    attempt reusing the agent's store, :func:`rootrank.analysis.rules.barrier_counted_a_restart`),
+    or ``None``: the launcher's exit lines after it report the restarted attempt's workers,
+    not the one that raised the root."""
+
+    def count(f: Finding, key: str) -> int | None:
+        raw = f.captures.get(key, "")
+        return int(raw) if raw.isdigit() else None
+
+    for f in case.ctx.findings:
+        joined, world = count(f, "joined"), count(f, "world_size")
+        if joined is None or world is None or joined <= world or not f.evidence:
+            continue
+        if f.order > case.root.order:
+            return f.evidence[0].path, f.evidence[0].line
+    return None
 
 
 #: mp.spawn's parent on a process a signal ended (torch/multiprocessing/spawn.py,
@@ -2910,6 +2958,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     missing_from_ready,
     first_nonfinite,
     same_step_everywhere,
+    phase_marker,
     behind_in_completed_work,
     ahead_in_enqueued_work,
     enqueued_split,

@@ -60,8 +60,12 @@ _BY_DESIGN = re_code.compile(
     | \d{4}-\d\d-\d\d                               # a date
     | (?<![\w.])[-+]?\d*\.\d+(?:e[-+]?\d+)?         # a decimal: a loss, a time, a rate
     | \b\d+(?:e[-+]?\d+)\b                          # a number in exponent form
-    | \b\d+\s?(?:ns|us|ms|s|sec|secs|seconds|min|mins|minutes|h|hours|[kmgt]i?b|bytes
-                |it/s|s/it|samples/s|tokens/s|tok/s|%)(?![\w])   # an amount with a unit
+    | \b\d+\s?(?:ns|us|ms|s|sec|secs|seconds?|min|mins|minutes?|h|hrs?|hours?|days?
+                |msecs?|usecs?|nanoseconds?|microseconds?|milliseconds?
+                |[kmgt]i?b|bytes|it/s|s/it|samples/s|tokens/s|tok/s|%)(?![\w])
+                                                    # an amount with a unit (a duration the
+                                                    # process measured: "ran for 1800013
+                                                    # milliseconds" differs by clock jitter)
     | (?<![/\w-])(?:step|steps|iter|iteration|epoch|batch|pid|port|seed|time|took|elapsed
           |eta|tid|uid|id|job|jobid|attempt|restart|retry|try|loss|lr|norm)
       [\s=:#_-]{0,3}\d+(?:\.\d+)?(?:e[-+]?\d+)?(?:\s?(?:ns|us|ms|s|sec)\b)?

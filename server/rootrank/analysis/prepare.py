@@ -17,10 +17,12 @@ import regex
 from rootrank import lazy_regex
 from rootrank.analysis.compare import (
     MAX_SEQNUM_LAG,
+    ROOTED_OPS,
     lone_submitter,
     odd_one_out,
     rank_ahead,
     split_groups,
+    values_by_rank,
 )
 from rootrank.analysis.completed import Completed, completed_run
 from rootrank.analysis.completed import set_aside as set_aside_completed
@@ -1546,6 +1548,11 @@ def infer(findings: list[Finding], library: Library) -> list[Finding]:
                 base, rank, why = crossed
                 out.append(_inferred(sig, base, rank, why))
             continue
+        if key == "scale":
+            apart = _scale_apart(group)
+            if apart is not None:
+                out.append(_inferred(sig, apart[0], None, apart[1]))
+            continue
         if key == "ready":
             lone = _lone_submitter(group)
             if lone is not None:
@@ -1557,6 +1564,8 @@ def infer(findings: list[Finding], library: Library) -> list[Finding]:
         sizes = key not in ("optype", "collective")
         if sizes and len({f.captures.get("optype") for f in group if f.rank is not None}) > 1:
             continue  # different collectives: a desync, whatever their sizes
+        if key == "numel" and _scale_apart(group) is not None:
+            continue  # sizes orders of magnitude apart: different calls (differs: scale)
         seqnums = {f.captures.get("seqnum") for f in group}
         if len(seqnums) == 1 or (not sizes and _within_lag(group)):
             odd = odd_one_out(group, (key,))
@@ -1579,6 +1588,37 @@ def infer(findings: list[Finding], library: Library) -> list[Finding]:
         if f.rank not in best or f.specificity > best[f.rank].specificity:
             best[f.rank] = f
     return list(best.values())
+
+
+#: Element counts this many times apart at one SeqNum are two different calls (a gradient
+#: bucket against a scalar), not one tensor built with two shapes.
+SCALE_APART = 1000
+
+
+def _scale_apart(group: list[Finding]) -> tuple[Finding, str] | None:
+    """``differs: scale``: the ranks of ``group`` reported one SeqNum and one OpType with
+    element counts (``numel``) :data:`SCALE_APART` times apart or more. A shape mismatch
+    within one call changes a size by a fraction (a shorter last batch, a padded row); a
+    gradient bucket of millions of elements against a 1-element metric, flag or barrier is
+    two different collectives under one number: the ranks' streams diverged. ``(the first
+    such finding, why)`` or ``None``."""
+    ranked = [f for f in group if f.rank is not None]
+    if len({f.captures.get("seqnum") for f in ranked}) != 1:
+        return None
+    if len({f.captures.get("optype", "").upper() for f in ranked}) != 1:
+        return None
+    counts = {r: int(v) for r, v in values_by_rank(ranked, "numel").items() if v.isdigit()}
+    if len(counts) < 2:
+        return None
+    low, high = min(counts.values()), max(counts.values())
+    if low <= 0 or high < low * SCALE_APART:
+        return None
+    small = [r for r, n in sorted(counts.items()) if n == low]
+    big = [r for r, n in sorted(counts.items()) if n == high]
+    if len(small) + len(big) != len(counts):
+        return None
+    why = say("numel_scale", small=ranks_word(small), big=ranks_word(big), low=low, high=high)
+    return min(ranked, key=lambda f: f.order), why
 
 
 def _lone_submitter(group: list[Finding]) -> tuple[Finding, int, str, str] | None:
@@ -1776,12 +1816,29 @@ def _diverged(group: list[Finding], key: str) -> tuple[Finding, str] | None:
             f"{ranks_word(ranks)} in {value}" + (f" (SeqNum {at.pop()})" if len(at) == 1 else "")
         )
     smallest = min(groups.values(), key=len)
-    if len(smallest) == 1 and rank_ahead(group, smallest[0]):
+    if len(smallest) == 1 and rank_ahead(group, smallest[0]) and not _past_symmetric(group):
         # the lone rank's other collective is a later one: it completed the collective
-        # the others wait in, so the streams did not diverge (compare.rank_ahead)
+        # the others wait in, so the streams did not diverge (compare.rank_ahead); not when
+        # the others wait in a symmetric collective, which completes nowhere until every
+        # member issued it: the lone rank ran another call under that SeqNum
         return None
     base = next(f for f in group if f.rank == smallest[0])
     return base, say("diverged_groups", groups=" while ".join(parts))
+
+
+def _past_symmetric(group: list[Finding]) -> bool:
+    """Whether exactly two ranks report, in two different operations, and the one at the
+    lower SeqNum waits in a symmetric collective (not one of
+    :data:`~rootrank.analysis.compare.ROOTED_OPS`): the other rank is past a SeqNum whose
+    symmetric call could not complete without the first, so it ran another call there."""
+    ops = values_by_rank(group, "optype")
+    seqs = {r: int(v) for r, v in values_by_rank(group, "seqnum").items() if v.isdigit()}
+    if len(ops) != 2 or len(set(ops.values())) != 2 or set(seqs) != set(ops):
+        return False
+    low = min(seqs, key=lambda r: seqs[r])
+    if list(seqs.values()).count(seqs[low]) != 1:
+        return False
+    return ops[low].upper().lstrip("_") not in ROOTED_OPS
 
 
 def single_node_proof(state: ScanState, local: int | None = None) -> str | None:

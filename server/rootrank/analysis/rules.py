@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from rootrank import lazy_regex
 from rootrank.analysis.prepare import Context
 from rootrank.model import Finding
 
@@ -257,6 +258,40 @@ def restart_after_failure(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
             )
 
 
+def barrier_counted_a_restart(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
+    """A store-based barrier that counted more arrivals than the world size
+    (``store_based_barrier_key:1 (world_size=2, worker_count=4, ...)``, captured as
+    ``joined`` and ``world_size``) ran in a restarted attempt: the elastic agent reuses its
+    TCPStore across restarts (``--max-restarts``), the key's counter keeps the failed
+    attempt's arrivals, and the restarted ranks wait for a count that can never be right. The
+    restart exists only because of an earlier fault, so the cause findings printed before
+    that barrier (in the same file, earlier in log order) explain it, even when the log
+    shows no attempt boundary (the agent's ``Worker group FAILED ... will restart`` lines
+    printed after the barrier's traceback). Fixing the first fault leaves nothing to
+    restart."""
+
+    def count(f: Finding, key: str) -> int | None:
+        raw = f.captures.get(key, "")
+        return int(raw) if raw.isdigit() else None
+
+    for e in nodes:
+        joined, world = count(e, "joined"), count(e, "world_size")
+        if joined is None or world is None or joined <= world or not e.evidence:
+            continue
+        path = e.evidence[0].path
+        for c in nodes:
+            if c is e or ctx.kind(c) != "cause" or c.failure_class == e.failure_class:
+                continue
+            if not c.evidence or c.evidence[0].path != path or c.order >= e.order:
+                continue
+            yield Edge(
+                c,
+                e,
+                "barrier_counted_a_restart",
+                "the barrier counted the failed attempt's arrivals: a restart after this fault",
+            )
+
+
 #: How many lines after a wrapper exception (``explained_by: [wrapped]``) the exception it
 #: re-raises may be printed (its "Original Traceback").
 WRAP_SPAN = 60
@@ -335,13 +370,26 @@ def _aborted_on(banner: Finding, message: Finding) -> bool:
     return False
 
 
+#: The exception type an exception line starts with (``RuntimeError: ...``,
+#: ``torch.distributed.DistBackendError: ...``; group 1 the type's own name).
+_EXC_LINE = lazy_regex.compile(r"^\s*(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*(?:Error|Exception)):")
+
+
 def _wrapped_in(wrapper: Finding, inner: Finding) -> bool:
     """``inner`` is printed within :data:`WRAP_SPAN` lines after ``wrapper``, on its rank
-    and in its file."""
+    and in its file. When the wrapper names the type it caught (``exc_type``: ``Caught
+    FileNotFoundError in DataLoader worker process 0``) and ``inner``'s line is an exception
+    line of another type (``RuntimeError: Timed out initializing process group``), ``inner``
+    is another exception printed after it (a restarted attempt's, another process's), not
+    the one it re-raises."""
     if wrapper.rank != inner.rank or not wrapper.evidence or not inner.evidence:
         return False
     w, i = wrapper.evidence[0], inner.evidence[0]
-    return w.path == i.path and 0 < i.line - w.line <= WRAP_SPAN
+    if not (w.path == i.path and 0 < i.line - w.line <= WRAP_SPAN):
+        return False
+    caught = wrapper.captures.get("exc_type", "")
+    m = _EXC_LINE.match(i.text)
+    return not (caught and m is not None and m.group(1) != caught)
 
 
 def one_fault_one_explanation(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
@@ -557,5 +605,6 @@ RULES: tuple[Rule, ...] = (
     launcher_kills_the_rest,
     terminal_after_fault,
     restart_after_failure,
+    barrier_counted_a_restart,
     cause_explains_symptoms,
 )
