@@ -40,3 +40,20 @@ def test_a_report_named_on_the_command_line_is_still_read(tmp_path: Path) -> Non
     log.write_text("Root cause: see below\n" + OOM)
     d = diagnose_paths([str(log)], mask=False)
     assert d.initiating_rank == 1
+
+
+def test_unclassified_and_eval_reports_are_reports(tmp_path: Path, capsys) -> None:
+    # an exception no signature names ("Unclassified failure: ...") and `rootrank eval`'s
+    # summary, saved beside the logs (new-user trial r20b finding 6)
+    (tmp_path / "u.log").write_text(
+        'Traceback (most recent call last):\n  File "u.py", line 1, in <module>\n'
+        "    foo()\nZZError: weird\n"
+    )
+    assert main(["diagnose", str(tmp_path)]) == 3
+    (tmp_path / "unclassified.txt").write_text(capsys.readouterr().out)
+    assert own_report(str(tmp_path / "unclassified.txt"))
+    (tmp_path / "eval.txt").write_text(
+        "cases: 14 (12 failing runs, 2 healthy)\nclass accuracy: 91.7%\n"
+    )
+    assert own_report(str(tmp_path / "eval.txt"))
+    assert not own_report(str(tmp_path / "u.log"))

@@ -44,12 +44,14 @@ from rootrank.signatures import Library, load_library
 LOG_SUFFIXES = (".log", ".out", ".err", ".txt")
 LOG_NAMES = ("error.json",)
 #: The first bytes of rootrank's own reports (rootrank.report: the text headline, plain or
-#: coloured, and Markdown's; the JSON contract's schema; GitHub annotations): a report saved
+#: coloured, and Markdown's; the JSON contract's schema; GitHub annotations; ``rootrank eval``'s
+#: summary): a report saved
 #: beside the logs (``rootrank diagnose logs/ > logs/diagnosis.txt``) is no log of the job
 #: (new-user trial r20 finding 10: it was read and quoted as evidence).
 _OWN_REPORT = lazy_regex.compile(
     r"\A(?:\xef\xbb\xbf)?(?:\x1b\[[0-9;]*m)*"
-    r"(?:Root cause: |No known failure found|## Root cause: |## rootrank: "
+    r"(?:Root cause: |No known failure found|Unclassified failure: |## Root cause: |## rootrank: "
+    r"|cases: \d+ \(\d+ failing"
     r'|::(?:error|warning|notice) [^\n]*title=rootrank%3A|\{\s*"schema": "rootrank\.)'
 )
 #: How many bytes of a folder's file are read to tell a saved report (:func:`own_report`).
