@@ -725,7 +725,11 @@ def test_restart_that_cannot_reform_the_group_is_explained_by_the_first_fault(tm
         )
         assert result.returncode == 1, result.output[-3000:]
         out = result.output
-        refused = lines_matching(out, r"Gloo connectFullMesh failed with .*Connection refused")
+        # refused, or on a loaded machine a connect timeout (the restarted rank's peers are
+        # gone either way: a CI run of round 20 under load timed out three times)
+        refused = lines_matching(
+            out, r"Gloo connectFullMesh failed with .*(?:Connection refused|Connect timeout)"
+        )
         if refused:
             break
     assert refused, f"the restart did not fail to connect gloo's mesh:\n{out[-3000:]}"
