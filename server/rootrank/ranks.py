@@ -294,10 +294,12 @@ _COMPOSE_PREFIX = lazy_regex.compile(
 # "[defaultN]:" (which it writes at the start of each line of a worker: whatever stands before
 # it was put there by what collected the output). The part before the time is the stream's
 # constant prefix (_CollectorPrefixes): learnt from such a line, it is peeled from that stream's
-# other lines too (the agent's, NCCL's), and its first token is the line's host.
+# other lines too (the agent's, NCCL's), and its first token is the line's host. A job
+# wrapper's ``host| `` (``sed "s/^/$(hostname)| /"``, after its clock stamp: ``02:28:12 vm|
+# [rank2]: ...``) has no space before its bar: the bar is the separator all the same.
 _COLLECTOR_PREFIX = lazy_regex.compile(
-    r"(?P<key>(?P<name>[A-Za-z0-9][\w.@/-]{0,100})(?:(?: +\| +|: | +)[A-Za-z0-9][\w.@/-]{0,100}){0,2}"
-    r"(?: +\| +|: | +))"
+    r"(?P<key>(?P<name>[A-Za-z0-9][\w.@/-]{0,100})(?:(?: *\| +|: | +)[A-Za-z0-9][\w.@/-]{0,100}){0,2}"
+    r"(?: *\| +|: | +))"
     r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) )?"
     r"(?=\[(?:rank|default)\d{1,6}\]:)"
 )

@@ -700,6 +700,10 @@ _AGENT_LINE = lazy_regex.compile(r"^[EWI]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*torch
 #   same report in other words: the record's whole message, after a logger header, a rank tag
 #   or nothing (rootrank.analysis.completed still requires no failed worker and only caught
 #   tracebacks before it);
+# - the Hugging Face Trainer (transformers/trainer.py ``_inner_training_loop``) logs
+#   "Training completed. Do not forget to share your model on huggingface.co/models =)" once
+#   its loop ended, on the main process; scripts that copy its logging format put it after a
+#   ``[INFO|file.py:N] <time> >> `` header (the ``>>`` is that format's separator);
 # - DeepSpeed's launcher (deepspeed/launcher/launch.py ``main``) logs "Process <pid> exits
 #   successfully." for each worker whose return code was 0 (a nonzero one makes it kill the
 #   others instead: "Killing subprocess");
@@ -710,8 +714,9 @@ _RUN_END_REPORT = lazy_regex.compile(
     r"|(?P<mg>\[after training is done\] datetime:)"
     r"|(?P<ds>(?:^|\] )Process \d+ exits successfully\.)"
     r"|(?P<pl>`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached)"
-    r"|(?P<titan>(?:^|[\]:-] )(?:[Tt]raining (?:is )?(?:complete|completed|finished|done)"
+    r"|(?P<titan>(?:^|[\]:>-] )(?:[Tt]raining (?:is )?(?:complete|completed|finished|done)"
     r"|[Ff]inished training|[Dd]one training)[.!]?\s*$)"
+    r"|(?P<hf>(?:^|[\]:>-] )Training completed\. Do not forget to share your model)"
 )
 
 # A rank's own end-of-run record, in a script's words: ``log.info(f"rank {rank} training
@@ -2067,8 +2072,10 @@ class Scanner:
                 self._ended = f"Lightning's fit loop reported its end ({m['pl']})"
             elif m["titan"]:
                 self._ended = (
-                    f"the training loop reported its end ({m['titan'].lstrip(']:- ').rstrip()})"
+                    f"the training loop reported its end ({m['titan'].lstrip(']:>- ').rstrip()})"
                 )
+            elif m["hf"]:
+                self._ended = "the Hugging Face Trainer reported its end (Training completed.)"
             elif m["mg"]:
                 self._ended = "Megatron's train() returned ([after training is done])"
             elif m["ds"]:

@@ -31,6 +31,7 @@ from rootrank.analysis.collateral import (
     unclassified,
 )
 from rootrank.analysis.completed import RULE as COMPLETED_RULE
+from rootrank.analysis.count_desync import count_desync_root
 from rootrank.analysis.graph import Graph, explain, pick_root
 from rootrank.analysis.initiator import Initiator, find_initiator, same_error_elsewhere
 from rootrank.analysis.prepare import Context, prepare, single_node_proof
@@ -145,6 +146,10 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     group_of_root = [f for f in ctx.findings if f.signature == root.signature]
     if initiator.rank is not None and initiator.rank != root.rank:
         root = next((f for f in group_of_root if f.rank == initiator.rank), root)
+    desync = count_desync_root(ctx, root, initiator)
+    if desync is not None:
+        # sizes far apart after one rank's count differed: two collectives met, a desync
+        root, group_of_root = desync, [desync]
     report = _launcher_report_for(ctx, root, group_of_root, initiator.rank)
     if report is not None:
         root, group_of_root = report, [report]

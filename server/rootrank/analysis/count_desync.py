@@ -1,0 +1,76 @@
+"""Sizes far apart and one rank's count differs: the ranks ran different numbers of collectives.
+
+Mechanism: gloo's receiver checks each message against the buffer its own collective posted
+(``op.preamble.length <= op.nbytes. 344 vs 4``, class ``collective-shape-mismatch`` by its
+signature). One tensor built with another shape on one rank changes a size by a fraction
+(a last batch one row shorter) or by a dtype's width (2x, 4x, 8x); sizes many times further
+apart are two different tensors: a gradient bucket or a state message against a one-value
+metric reduction. The ranks were then in two different collectives, and when the rank the
+initiator analysis named printed another *count* than its peers before the failure (its
+resume step, its number of kept records or batches, its epoch length: the name of the value
+that differs, read from the verdict's own words), that count made it run more or fewer
+collectives than the others: class ``collective-desync``, not a shape to pad (heldout r20e
+cases 01 and 03: ``kept 0/48`` on rank 2 with ``1412 vs 4``; a stale rank-local checkpoint's
+``step=48`` on rank 1 against ``step=60`` with ``344 vs 4``).
+
+Needed, all of: the root is :data:`FROM_SIGNATURE` with both byte counts captured, at least
+:data:`MIN_APART` times apart; the initiator chose a rank by :data:`COUNT_STRATEGIES`; and
+for the value-comparing strategies, the part of its reason that names the differing value
+(before `` where ``) holds a count word (:data:`_COUNT_WORD`). A rank found by a skipped
+step (``out_of_lockstep``) is left as it was (its class is kept by tests/test_lockstep.py).
+"""
+
+from __future__ import annotations
+
+from rootrank import lazy_regex
+from rootrank.analysis.initiator import Initiator
+from rootrank.analysis.prepare import Context
+from rootrank.model import Finding
+
+#: The signature the root is read with (class collective-shape-mismatch).
+FROM_SIGNATURE = "gloo-size-mismatch"
+#: The signature of the desync it becomes (``detector: analysis``).
+COUNT_SIGNATURE = "gloo-size-count-divergence"
+#: How many times apart the two byte counts must be: above any dtype width ratio (8 bytes
+#: against 1), so a tensor sent in another dtype stays a shape mismatch.
+MIN_APART = 16
+#: Initiator strategies whose reason names a value one rank printed differently
+#: (rootrank.analysis.initiator: ``odd_line_out``, ``odd_printed_value``).
+COUNT_STRATEGIES = frozenset({"odd_line_out", "odd_printed_value"})
+#: Words of a count that sets how many collectives a rank runs: steps (a resume step, an
+#: optimizer's step counter), batches, epochs, iterations, records or samples kept.
+_COUNT_WORD = lazy_regex.compile(
+    r"(?i)(?:step|resum|batch|epoch|iter|\bkept\b|records?\b|samples?\b|\bnum_|\bn_|count)"
+)
+
+
+def count_desync_root(ctx: Context, root: Finding, initiator: Initiator) -> Finding | None:
+    """A finding of :data:`COUNT_SIGNATURE` in place of ``root`` (same rank, lines and
+    captures) when the module's conditions hold, else ``None``. Reads ``root.captures``
+    ``size`` and ``expected_size`` (bytes, from gloo's pair.cc line) and ``initiator.why``."""
+    if root.signature != FROM_SIGNATURE or initiator.rank is None:
+        return None
+    if initiator.strategy not in COUNT_STRATEGIES:
+        return None
+    sig = ctx.library.signatures.get(COUNT_SIGNATURE)
+    if sig is None:
+        return None
+    size, expected = root.captures.get("size", ""), root.captures.get("expected_size", "")
+    if not (size.isdigit() and expected.isdigit()):
+        return None
+    low, high = sorted((int(size), int(expected)))
+    if low <= 0 or high < low * MIN_APART:
+        return None
+    named = initiator.why.split(" where ", 1)[0]
+    if not _COUNT_WORD.search(named):
+        return None
+    return Finding.of(
+        sig,
+        rank=root.rank,
+        host=root.host,
+        time=root.time,
+        order=root.order,
+        evidence=list(root.evidence),
+        captures=dict(root.captures),
+        count=root.count,
+    )
