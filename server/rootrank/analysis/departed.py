@@ -130,28 +130,16 @@ def uneven_batches_finding(ctx: Context) -> Finding | None:
         last = points[(name, rank)]
         ev = Evidence(path=last.path, line=last.line, text=last.text, rank=rank)
         first_peer = min(peers, key=lambda f: f.order)
-        sig = ctx.library.signatures[UNEVEN_SIGNATURE]
-        return Finding.of(
-            sig,
-            rank=rank,
-            host=ctx.state.hosts.get(rank),
-            time=first_peer.time,
-            order=max(0, first_peer.order - 1),
-            evidence=[ev],
-            captures={
-                "count_name": name,
-                "count": _num(odd),
-                "usual": _num(usual),
-                "reporters": format_ranks(sorted(reporters)),
-                "why": say(
-                    "uneven_batches",
-                    rank=rank,
-                    name=name,
-                    value=_num(odd),
-                    usual=_num(usual),
-                    reporters=format_ranks(sorted(reporters)),
-                ),
-            },
+        return _uneven_finding(
+            ctx,
+            rank,
+            ev,
+            first_peer,
+            name,
+            _num(odd),
+            _num(usual),
+            format_ranks(sorted(reporters)),
+            "uneven_batches",
         )
     return None
 
@@ -215,30 +203,42 @@ def _uneven_before_timeout(ctx: Context) -> Finding | None:
         return None
     reporters = format_ranks(sorted({f.rank for f in waits if f.rank is not None}))
     first = min(waits, key=lambda f: f.order)
-    sig = ctx.library.signatures[UNEVEN_SIGNATURE]
-    return Finding.of(
-        sig,
-        rank=rank,
-        host=ctx.state.hosts.get(rank),
-        time=first.time,
-        order=max(0, first.order - 1),
-        evidence=[Evidence(path=ln.path, line=ln.line, text=ln.text, rank=rank)],
-        captures={
-            "count_name": unit,
-            "count": str(odd),
-            "usual": str(usual),
-            "reporters": reporters,
-            "why": say(
-                "uneven_batches_wait",
-                rank=rank,
-                name=unit,
-                value=odd,
-                usual=usual,
-                reporters=reporters,
-            ),
-        },
+    ev = Evidence(path=ln.path, line=ln.line, text=ln.text, rank=rank)
+    return _uneven_finding(
+        ctx, rank, ev, first, unit, str(odd), str(usual), reporters, "uneven_batches_wait"
     )
 
 
 def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
+def _uneven_finding(
+    ctx: Context,
+    rank: int,
+    ev: Evidence,
+    first: Finding,
+    name: str,
+    odd: str,
+    usual: str,
+    reporters: str,
+    rule: str,
+) -> Finding:
+    """The :data:`UNEVEN_SIGNATURE` finding of ``rank``: its count line ``ev``, placed just
+    before the first other report ``first``; captures ``count_name`` (``name``), ``count``
+    (``odd``), ``usual``, ``reporters`` and ``why`` (the reasons sentence ``rule``)."""
+    return Finding.of(
+        ctx.library.signatures[UNEVEN_SIGNATURE],
+        rank=rank,
+        host=ctx.state.hosts.get(rank),
+        time=first.time,
+        order=max(0, first.order - 1),
+        evidence=[ev],
+        captures={
+            "count_name": name,
+            "count": odd,
+            "usual": usual,
+            "reporters": reporters,
+            "why": say(rule, rank=rank, name=name, value=odd, usual=usual, reporters=reporters),
+        },
+    )
