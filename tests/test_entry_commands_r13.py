@@ -266,7 +266,7 @@ def test_a_users_script_that_imports_a_framework_keeps_its_own_launch():
     )
     rc = diagnose_text(log).root_cause
     assert rc.signature == "cuda-oom"
-    assert "torchrun --nproc-per-node=<gpus> my_pretrain.py" in rc.verify
+    assert "torchrun --nproc-per-node=gpu my_pretrain.py" in rc.verify
     assert "run_train.sh" not in rc.verify
 
 
@@ -280,7 +280,7 @@ def test_a_port_clash_fragment_is_no_one_process_run():
     )
     rc = diagnose_text(log).root_cause
     assert rc.failure_class == "port-in-use"
-    assert rc.verify.startswith("torchrun --nproc-per-node=<gpus> --master-port=")
+    assert rc.verify.startswith("torchrun --nproc-per-node=gpu --master-port=")
     assert "python train.py pick" not in " ".join(rc.fix.steps)
     assert "to let torchrun pick one" in rc.fix.steps[0]
 

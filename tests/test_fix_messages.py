@@ -84,7 +84,7 @@ def test_watchdog_variants_follow_the_shape_of_the_hang():
     rc = _rc("nccl-watchdog-timeout", "first-collective-p2p.log")
     assert (rc.captures["seqnum"], rc.fix.variant.id) == ("1", "first-collective-p2p")
     assert "NCCL_P2P_DISABLE=1" in _step(rc) and rc.verify.startswith(
-        "NCCL_P2P_DISABLE=1 timeout 300 torchrun --nproc-per-node=<gpus> /tmp/p2p_check.py"
+        "NCCL_P2P_DISABLE=1 timeout 300 torchrun --nproc-per-node=gpu /tmp/p2p_check.py"
     )
     # rank 0 missing from SeqNum 1: a rank busy before its first collective, not the P2P test
     assert (

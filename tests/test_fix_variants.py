@@ -242,7 +242,7 @@ def test_an_assert_on_the_world_size_is_quoted_and_verified_under_the_launch():
         " is false for this launch"
     )
     # one process would make world_size 1 and pass trivially: the verify relaunches
-    assert rc.verify.startswith("torchrun --nproc-per-node=<gpus> pretrain.py  #")
+    assert rc.verify.startswith("torchrun --nproc-per-node=gpu pretrain.py  #")
 
 
 def test_a_bare_assert_quotes_its_condition_not_the_exception_name():

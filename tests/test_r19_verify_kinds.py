@@ -74,7 +74,7 @@ def test_script_blank_takes_the_launcher_and_framework_entry() -> None:
 
 def test_cut_traceback_module_frame_names_the_script() -> None:
     assert _verify("torchrun-cut-module-frame.log") == (
-        "torchrun --nproc-per-node=<gpus> shard_keys.py"
+        "torchrun --nproc-per-node=gpu shard_keys.py"
         "  # the same arguments: past the line that raised, no KeyError"
     )
 
@@ -133,7 +133,7 @@ def test_a_log_that_ran_nccl_tests_keeps_its_benchmark() -> None:
 
 def test_elided_torchrun_is_the_jobs_launch() -> None:
     assert _verify("bootstrap-no-interface-cut.log") == (
-        "NCCL_DEBUG=INFO torchrun --nproc-per-node=<gpus> train_seg.py 2>&1"
+        "NCCL_DEBUG=INFO torchrun --nproc-per-node=gpu train_seg.py 2>&1"
         " | grep -m1 'Bootstrap : Using'  # an interface is selected"
     )
 
@@ -211,7 +211,7 @@ def test_relative_module_frame_keeps_the_path_the_command_typed() -> None:
     d = diagnose_text(log + "\n", "job.log", mask=False)
     assert d.root_cause is not None
     assert d.root_cause.verify == (
-        "NCCL_SOCKET_IFNAME=<iface> NCCL_DEBUG=INFO torchrun --nproc-per-node=<gpus>"
+        "NCCL_SOCKET_IFNAME=<iface> NCCL_DEBUG=INFO torchrun --nproc-per-node=gpu"
         " scripts/pretrain.py  # the job itself, launched as before (the log shows no"
         " nccl-tests): 'Init COMPLETE' on every rank, no 'NCCL WARN'"
     )

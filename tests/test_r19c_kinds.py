@@ -195,7 +195,7 @@ def test_colossalai_cpu_memory_lines_before_exit_9_name_gemini_placement() -> No
     assert fix.variant is not None and fix.variant.id == "colossalai-cpu-memory"
     assert "CPU memory usage: 44097.03 MB" in fix.steps[0]
     assert "placement_policy" in fix.steps[0]
-    assert d.root_cause.verify.startswith("torchrun --nproc-per-node=<gpus>")
+    assert d.root_cause.verify.startswith("torchrun --nproc-per-node=gpu ")
 
 
 def test_rank_prefixed_traceback_verifies_with_torchrun() -> None:
@@ -204,7 +204,7 @@ def test_rank_prefixed_traceback_verifies_with_torchrun() -> None:
     )
     assert d.root_cause is not None
     assert d.root_cause.verify.startswith(
-        "CUDA_LAUNCH_BLOCKING=1 torchrun --nproc-per-node=<gpus> run_simple_mcore_train_loop.py"
+        "CUDA_LAUNCH_BLOCKING=1 torchrun --nproc-per-node=gpu run_simple_mcore_train_loop.py"
     )
 
 

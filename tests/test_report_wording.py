@@ -54,7 +54,7 @@ def test_markdown_escapes_the_log_outside_code_spans(tmp_path):
     prose = re.sub(r"```.*?```", "", out, flags=re.S)  # a fenced block shows its text as is
     assert "<script>" not in prose and "<img" not in prose
     verify = next(x for x in out.splitlines() if x.startswith("- **Verify:**"))
-    assert "`torchrun --nproc-per-node=<gpus> " in verify  # inside a code span: kept
+    assert "`torchrun --nproc-per-node=gpu " in verify  # inside a code span: kept
 
 
 def test_a_store_connect_error_names_no_host_for_the_reporter_and_its_fix_follows_the_errno(

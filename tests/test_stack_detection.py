@@ -192,7 +192,7 @@ def test_a_rank_named_in_the_message_makes_the_job_multi_node():
     rc = diagnose_text(log).root_cause
     assert rc.captures["timeout_from_rank"] == "13"
     # 14 ranks do not fit one node of 8: the rerun is one torchrun per node
-    assert "--nproc-per-node=<gpus> --nnodes=<nodes> --node-rank=<node rank>" in rc.verify
+    assert "--nproc-per-node=gpu --nnodes=<nodes> --node-rank=<node rank>" in rc.verify
 
 
 def test_the_node_flags_never_go_inside_a_shell_substitution():

@@ -98,7 +98,7 @@ def test_a_multi_node_job_is_rerun_with_its_node_flags():
 
     two_nodes = Launch("torchrun", None, "pretrain.py", None, 16, multi_node=True, nodes=2)
     assert fit("torchrun --nproc-per-node=<gpus> train.py  # passes", two_nodes) == (
-        "torchrun --nproc-per-node=<gpus> --nnodes=2 --node-rank=<node rank> --rdzv-backend=c10d"
+        "torchrun --nproc-per-node=gpu --nnodes=2 --node-rank=<node rank> --rdzv-backend=c10d"
         " --rdzv-endpoint=<master host>:<port> pretrain.py  # passes"
     )
     one_node = Launch("torchrun", None, "pretrain.py", 4, 4)
@@ -235,7 +235,7 @@ def test_a_torchrun_job_is_not_verified_with_one_python_process():
 
     rc = diagnose_text(_TORCHRUN_CPU_OOM).root_cause
     assert rc is not None and rc.signature == "cpu-alloc-failed" and rc.rank == 1
-    assert "torchrun --nproc-per-node=<gpus> build_cache.py" in rc.verify
+    assert "torchrun --nproc-per-node=gpu build_cache.py" in rc.verify
     assert "python build_cache.py" not in rc.verify
 
 

@@ -12,6 +12,7 @@ the extension sends, read from ``extension/src/clientCommands.ts``).
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -149,18 +150,28 @@ async def test_nested_settings_shape_and_unknown_ids(workspace: Path) -> None:
     assert commands(root) == ["rootrank.openEntry"]
 
 
-async def test_a_verify_with_blanks_is_typed_not_run(workspace: Path) -> None:
-    """The fixture's log does not say how many GPUs: the verification command keeps a
-    ``<gpus>`` blank, and the action titles say it is to be filled in (new-user trial r20
-    finding 7: "Run" would have run ``<gpus>`` as a shell redirect)."""
-    options = {**OPTIONS, "clientCommands": extension_client_commands()}
+async def test_a_verify_with_blanks_is_typed_not_run(workspace: Path, tmp_path: Path) -> None:
+    """A verification command with a blank the log cannot fill (here the entry's
+    ``--max-steps <failing step + 10>``): the action titles say it is to be filled in
+    (new-user trial r20 finding 7: "Run" would have run a ``<blank>`` as a shell redirect).
+    The process count is no blank: the log does not say how many GPUs, so torchrun's own
+    ``--nproc-per-node=gpu`` stands in."""
+    folder = tmp_path / "signatures"
+    shutil.copytree(FIXTURES / "signatures", folder)
+    entry = folder / "parallel" / "ddp-unused-parameters.yaml"
+    text = entry.read_text(encoding="utf-8")
+    entry.write_text(
+        text.replace(" train.py  # no", " train.py --max-steps <failing step + 10>  # no"),
+        encoding="utf-8",
+    )
+    options = {"signatureFolders": [str(folder)], "clientCommands": extension_client_commands()}
     root, _ = await root_and_collateral_actions(
         workspace, options, client_capabilities("visual-studio-code")
     )
     titles = {command_of(a)[0]: a.title for a in root if a.command is not None}
     assert titles["rootrank.copyVerifyCommand"] == (
-        "Copy the verification command (ddp-unused-parameters; fill in <gpus>)"
+        "Copy the verification command (ddp-unused-parameters; fill in <failing step + 10>)"
     )
     assert titles["rootrank.runVerifyCommand"] == (
-        "Type the verification command into a terminal (fill in <gpus>, then run it)"
+        "Type the verification command into a terminal (fill in <failing step + 10>, then run it)"
     )

@@ -133,7 +133,7 @@ async def test_hover_shows_the_entry_fast(workspace: Path) -> None:
             assert section in text
         assert "model = DDP(model, device_ids=[local_rank], find_unused_parameters=True)" in text
         assert (
-            "```sh\nTORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node=<gpus> train.py  # no 'Expected to have finished reduction' on rank 2\n```"
+            "```sh\nTORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node=gpu train.py  # no 'Expected to have finished reduction' on rank 2\n```"
             in text
         )
 

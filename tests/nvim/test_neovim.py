@@ -98,7 +98,7 @@ def test_neovim_gets_a_command_it_lists_as_its_own(tmp_path: Path) -> None:
     assert [(a["title"], a["command"], a["edit"]) for a in result["actions"]] == [
         (FIX, None, True),
         (
-            "Copy the verification command (ddp-unused-parameters; fill in <gpus>)",
+            "Copy the verification command (ddp-unused-parameters)",
             "rootrank.copyVerifyCommand",
             False,
         ),

@@ -864,7 +864,31 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
     if script and script.startswith("-m ") and launch.launcher == "deepspeed":
         # DeepSpeed's runner takes a module as ``--module pkg.mod`` (deepspeed/launcher/runner.py)
         text = regex.sub(r"(?<=\bdeepspeed\b[^\n#]*) -m (?=\S)", " --module ", text)
+    if launch.per_node is None:
+        text = any_gpus(text)
     return text
+
+
+#: A torchrun's processes per node left blank (``torchrun ... --nproc-per-node=<gpus>``).
+_TORCHRUN_NPROC_BLANK = lazy_regex.compile(
+    r"(?<=\btorchrun\b[^\n#|;&]*--nproc[-_]per[-_]node[= ])<gpus>(?=[\s]|$)"
+)
+#: DeepSpeed's runner's GPU count left blank (``deepspeed --num_gpus <gpus> train.py``).
+_DEEPSPEED_GPUS_BLANK = lazy_regex.compile(
+    r"(?<=\bdeepspeed\b[^\n#|;&]*) --num[_-]gpus[= ]<gpus>(?=[\s]|$)"
+)
+
+
+def any_gpus(text: str) -> str:
+    """``text`` with the processes-per-node blank of a torchrun or DeepSpeed command, for a job
+    whose log does not tell how many GPUs a node had, made the launcher's own "every GPU":
+    torchrun's ``--nproc-per-node=gpu`` (one process per visible GPU:
+    ``torch/distributed/run.py``, ``determine_local_world_size``) and DeepSpeed's runner with
+    no ``--num_gpus`` (its default, -1, uses every visible GPU: ``deepspeed/launcher/runner.py``).
+    The command then runs as written on the user's node. Other launchers' counts stay blanks
+    (``accelerate launch --num_processes`` takes only a number)."""
+    text = _TORCHRUN_NPROC_BLANK.sub("gpu", text)
+    return _DEEPSPEED_GPUS_BLANK.sub("", text)
 
 
 #: Megatron's parallel-size options (megatron/arguments.py, ``_add_distributed_args``): the

@@ -312,7 +312,7 @@ def code_actions(
         if verify.startswith(IN_NOTEBOOK):  # steps in a notebook, no shell command
             offered = [o for o in offered if o[1] != RUN_VERIFY]
         elif blanks:
-            # blanks the log does not fill (``<gpus>`` run as it is would be a shell redirect:
+            # blanks the log does not fill (``<train.py>`` run as it is would be a shell redirect:
             # new-user trial r20 finding 7): the extension's command types the line into a
             # terminal without running it (extension/src/actions.ts), and the titles say so
             fill = ", ".join(blanks)
