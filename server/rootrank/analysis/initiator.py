@@ -941,6 +941,24 @@ def odd_line_out(case: Case) -> Verdict | None:
 _HANG_CLASSES = frozenset({"collective-desync", "collective-timeout"})
 
 
+def odd_step_line(case: Case) -> Verdict | None:
+    """In a hang every rank reports alike (a timeout each rank's own collective hit), the one
+    rank whose per-step line at the step they stopped at differs from the others' while it
+    matched theirs before (:func:`rootrank.analysis.oddline.odd_step_line`): that step's
+    branch differed on it, and the others waited in the collective it never entered."""
+    if case.root.failure_class not in _HANG_CLASSES:
+        return None
+    if not _names_no_rank(case) and not _every_rank_reports(case):
+        return None
+    from rootrank.analysis.oddline import odd_step_line as odd
+
+    found = odd(case.ctx)
+    if found is None:
+        return None
+    rank, why = found
+    return Verdict(rank, why, "odd_step_line", (rank,))
+
+
 def missing_milestone(case: Case) -> Verdict | None:
     """In a hang (a timeout or desync a peer detects), the one rank that never printed a
     line every other rank printed is the one stuck before it
@@ -2967,6 +2985,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     odd_printed_length,
     out_of_lockstep,
     odd_line_out,
+    odd_step_line,
     odd_setting_out,
     lone_dtype_line,
     still_working,

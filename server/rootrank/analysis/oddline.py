@@ -369,6 +369,63 @@ def _word_apart(
     return out
 
 
+#: Tokens at most in which the odd rank's last line may differ from the others' (a count and
+#: the list it decided: ``n_images=2 ... order=['vision', 'text']``).
+MAX_LAST_TOKENS = 3
+
+
+def odd_step_line(ctx: Context) -> tuple[int, str] | None:
+    """The odd line of the step the ranks stopped at, with the reason (``odd_step_line``), or
+    ``None``: every rank's last kept line is the line it prints each step, every other rank
+    (two at least) printed it the same, and one rank printed it differing in at most
+    :data:`MAX_LAST_TOKENS` tokens, words among them (numbers alone are a rank a step
+    behind, or a count), after printing the usual text at earlier steps (the same code
+    path, so the difference is this step's own: ``step 3 n_images=2 sync
+    order=['vision', 'text']`` where the others printed ``n_images=0 sync order=['text',
+    'vision']``). That step's decision (which collectives, in which order, on which group)
+    differed on that rank, and the hang that follows is the others waiting in the other
+    branch. Ranks whose quota of kept lines filled up are left out (their last kept line is
+    not their last line), so a long run's later steps are not read
+    (:data:`rootrank.ranklines.MAX_LINES`)."""
+    by_rank, filled, _ = _rank_lines(ctx)
+    last: dict[int, tuple[str, RankLine, set[str]]] = {}
+    for rank, lines in by_rank.items():
+        if rank in filled or not lines:
+            continue
+        texts = [normalize(ln.text, rank) for ln in lines]
+        last[rank] = (texts[-1], lines[-1], {_DIGITS.sub("#", t) for t in texts[:-1]})
+    if len(last) < MIN_RANKS:
+        return None
+    hit = _odd_of({r: v[0] for r, v in last.items()})
+    if hit is None:
+        return None
+    rank, usual = hit
+    text, ln, earlier = last[rank]
+    if _DIGITS.sub("#", usual) not in earlier:  # the usual line, at an earlier step
+        return None
+    if _DIGITS.sub("#", text) == _DIGITS.sub("#", usual):
+        return None  # numbers only: a rank a step behind, or a count (not a branch's words)
+    ta, tb = text.split(), usual.split()
+    if len(ta) != len(tb):
+        return None
+    if not 0 < sum(x != y for x, y in zip(ta, tb, strict=True)) <= MAX_LAST_TOKENS:
+        return None
+    a, b = _span(text, usual)
+    if not _telling(a, b):
+        return None
+    quote = ln.text if len(ln.text) <= MAX_QUOTE else ln.text[: MAX_QUOTE - 3] + "..."
+    others = sorted(r for r in last if r != rank)
+    return rank, say(
+        "odd_step_line",
+        rank=rank,
+        value=a,
+        usual=b,
+        others=format_ranks(others),
+        line=ln.line,
+        text=quote,
+    )
+
+
 def missing_milestone(ctx: Context) -> tuple[int, str] | None:
     """The one rank that never printed a line every other rank printed (three at least),
     although it printed a line every other rank printed before that one (it was running the

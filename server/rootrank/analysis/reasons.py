@@ -166,6 +166,12 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank} printed `{value}` where ranks {others} printed `{usual}` in the same line (line {line}: "
         "`{text}`): it took another branch before the failure, which the other ranks then saw"
     ),
+    "odd_step_line": (
+        "at the step the ranks stopped at, rank {rank} printed `{value}` where ranks {others}"
+        " printed `{usual}` (line {line}: `{text}`), after printing the same as they did at the"
+        " steps before: that step took another branch on rank {rank} (other collectives, or the"
+        " same ones in another order), and the others waited in theirs"
+    ),
     "odd_setting": (
         "rank {rank} printed {name} {value} where ranks {others} printed {usual} (line {line}): "
         "it ran with other settings, and what it computed reached the other ranks through the "
