@@ -1,7 +1,8 @@
 """Kinds left from the held-out r20e set, each with fixtures captured from real runs (torch
 2.13 CPU, gloo, torchrun; the scripts' own names and values):
 
-- a hang at a step whose branch differed on one rank (``signatures/collective/
+- a hang at a step whose branch differed on one rank, ended by its collectives' timeout or
+  by a stop from outside (``tests/r21/branch-hang-stopped-by-sigterm.log``; ``signatures/collective/
   step-branch-divergence.{positive,near-miss}.log``: four ranks, two overlapping subgroups
   reduced in one order, and rank 1's step with audio frames reducing them in the other; the
   near-miss is the same job with rank 1 asleep at that step instead, printing nothing);
@@ -84,3 +85,18 @@ def test_the_recompile_limit_made_an_error_is_shape_churn_not_untraceable_code()
     assert "torch._dynamo.mark_dynamic(ids, 1)" in rc.fix.steps[0]
     assert rc.verify.startswith("TORCH_LOGS=recompiles python train_pad.py  #")
     assert rc.user_frame is not None and rc.user_frame.line == 28
+
+
+def test_a_hang_a_stop_ended_is_the_branch_not_the_stop():
+    """The same job with no collective timeout shorter than the run (the subgroups kept the
+    default 30 minutes): it hung at it=2 and ``timeout 120`` sent torchrun's agent SIGTERM. The
+    stop is collateral; the root is the step whose branch differed on rank 1."""
+    d, rc = _diagnose(
+        Path(__file__).resolve().parent / "r21" / "branch-hang-stopped-by-sigterm.log"
+    )
+    assert (rc.signature, rc.failure_class) == ("step-branch-divergence", "collective-desync")
+    assert rc.fix.variant.id == "stopped-while-hung"
+    assert d.initiating_rank == 1
+    assert rc.evidence[0].line == 16  # [rank1] it=2 audio_frames=81 reduce_order=dec>enc
+    assert "agent-received-signal" in {c.signature for c in d.collateral}
+    assert "new_group(..., timeout=...)" in rc.fix.steps[1]

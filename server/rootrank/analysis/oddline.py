@@ -375,9 +375,28 @@ MAX_LAST_TOKENS = 3
 
 
 def odd_step_line(ctx: Context) -> tuple[int, str] | None:
-    """The odd line of the step the ranks stopped at, with the reason (``odd_step_line``), or
-    ``None``: every rank's last kept line is the line it prints each step, every other rank
-    (two at least) printed it the same, and one rank printed it differing in at most
+    """:func:`odd_step_line_parts`'s rank with the reason (``odd_step_line``), or ``None``."""
+    found = odd_step_line_parts(ctx)
+    if found is None:
+        return None
+    rank, a, b, others, ln = found
+    quote = ln.text if len(ln.text) <= MAX_QUOTE else ln.text[: MAX_QUOTE - 3] + "..."
+    return rank, say(
+        "odd_step_line",
+        rank=rank,
+        value=a,
+        usual=b,
+        others=format_ranks(others),
+        line=ln.line,
+        text=quote,
+    )
+
+
+def odd_step_line_parts(ctx: Context) -> tuple[int, str, str, list[int], RankLine] | None:
+    """The odd line of the step the ranks stopped at, as ``(rank, its differing text, the
+    others' text, the other ranks, its line)``, or ``None``: every rank's last kept line is
+    the line it prints each step, every other rank (two at least) printed it the same, and
+    one rank printed it differing in at most
     :data:`MAX_LAST_TOKENS` tokens, words among them (numbers alone are a rank a step
     behind, or a count), after printing the usual text at earlier steps (the same code
     path, so the difference is this step's own: ``step 3 n_images=2 sync
@@ -413,17 +432,7 @@ def odd_step_line(ctx: Context) -> tuple[int, str] | None:
     a, b = _span(text, usual)
     if not _telling(a, b):
         return None
-    quote = ln.text if len(ln.text) <= MAX_QUOTE else ln.text[: MAX_QUOTE - 3] + "..."
-    others = sorted(r for r in last if r != rank)
-    return rank, say(
-        "odd_step_line",
-        rank=rank,
-        value=a,
-        usual=b,
-        others=format_ranks(others),
-        line=ln.line,
-        text=quote,
-    )
+    return rank, a, b, sorted(r for r in last if r != rank), ln
 
 
 def missing_milestone(ctx: Context) -> tuple[int, str] | None:

@@ -17,6 +17,8 @@ from rootrank.progress import MAX_BREAKS, Progress
 
 #: The signature that describes a hang found from progress (``detector: progress``).
 STALL_SIGNATURE = "progress-stalled"
+#: The signature of a hang at a step whose branch differed on one rank (``detector: analysis``).
+BRANCH_SIGNATURE = "step-branch-divergence"
 #: A silence before the kill at least this long (s), and ...
 STALL_MIN_SECONDS = 600.0
 #: ... at least this many typical intervals between progress lines, is a hang.
@@ -102,6 +104,10 @@ def stall_finding(ctx: Context) -> Finding | None:
     if silent < STALL_MIN_SECONDS or (gap is not None and silent < STALL_INTERVALS * gap):
         return None
     rank, why = stalled_rank(ctx)
+    if rank is None:
+        branch = branch_stall_finding(ctx, kill)
+        if branch is not None:
+            return branch
     at: Progress = ctx.state.progress.last().get(rank) or newest if rank is not None else newest
     sig = ctx.library.signatures[STALL_SIGNATURE]
     return Finding.of(
@@ -179,7 +185,7 @@ def untimed_stall_finding(ctx: Context, kill: Finding) -> Finding | None:
     reached the step the others printed last. ``None`` when no rank was left behind."""
     behind = left_behind(ctx)
     if not behind:
-        return None
+        return branch_stall_finding(ctx, kill)
     last = ctx.state.progress.last()
     at = last[behind[0]]
     lead = max((p for r, p in last.items() if r not in behind), key=lambda p: p.line)
@@ -208,5 +214,40 @@ def untimed_stall_finding(ctx: Context, kill: Finding) -> Finding | None:
             "stopped_by": kill.title,
             "stalled_ranks": names,
             "why": why,
+        },
+    )
+
+
+def branch_stall_finding(ctx: Context, kill: Finding) -> Finding | None:
+    """A finding of :data:`BRANCH_SIGNATURE` for a job stopped from outside (``kill``, with no
+    fault before it) whose ranks all stopped at one step, where one rank printed its per-step
+    line with other words than the others after matching them at the earlier steps
+    (:func:`rootrank.analysis.oddline.odd_step_line_parts`): that step's branch differed on
+    it, the ranks then waited in collectives that could not match, and the stop only ended a
+    job that was already hung (a time limit or a cancellation chosen over the fault would
+    send the user to ask for more time). ``None`` when no rank's last line stands out."""
+    from rootrank.analysis.oddline import odd_step_line, odd_step_line_parts
+
+    if BRANCH_SIGNATURE not in ctx.library.signatures:
+        return None
+    found = odd_step_line_parts(ctx)
+    told = odd_step_line(ctx)
+    if found is None or told is None:
+        return None
+    rank, value, usual, others, ln = found
+    sig = ctx.library.signatures[BRANCH_SIGNATURE]
+    return Finding.of(
+        sig,
+        rank=rank,
+        host=None,
+        time=None,
+        order=max(0, kill.order - 1),
+        evidence=[Evidence(path=ln.path, line=ln.line, text=ln.text, rank=rank)],
+        captures={
+            "stopped_by": kill.title,
+            "value": value,
+            "usual": usual,
+            "others": ", ".join(str(r) for r in others),
+            "why": told[1],
         },
     )

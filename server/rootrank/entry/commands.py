@@ -869,9 +869,9 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
     return text
 
 
-#: A torchrun's processes per node left blank (``torchrun ... --nproc-per-node=<gpus>``).
+#: A torchrun's processes per node left blank (``torchrun ... --nproc-per-node=<gpus>``, ``<n>``).
 _TORCHRUN_NPROC_BLANK = lazy_regex.compile(
-    r"(?<=\btorchrun\b[^\n#|;&]*--nproc[-_]per[-_]node[= ])<gpus>(?=[\s]|$)"
+    r"(?<=\btorchrun\b[^\n#|;&]*--nproc[-_]per[-_]node[= ])<(?:gpus|n)>(?=[\s]|$)"
 )
 #: DeepSpeed's runner's GPU count left blank (``deepspeed --num_gpus <gpus> train.py``).
 _DEEPSPEED_GPUS_BLANK = lazy_regex.compile(
