@@ -2,7 +2,7 @@
 2.13 CPU, gloo, torchrun; the scripts' own names and values):
 
 - a hang at a step whose branch differed on one rank, ended by its collectives' timeout or
-  by a stop from outside (``tests/r21/branch-hang-stopped-by-sigterm.log``; ``signatures/collective/
+  by a stop from outside (``tests/fix_variants/step-branch-divergence/stopped-while-hung.log``; ``signatures/collective/
   step-branch-divergence.{positive,near-miss}.log``: four ranks, two overlapping subgroups
   reduced in one order, and rank 1's step with audio frames reducing them in the other; the
   near-miss is the same job with rank 1 asleep at that step instead, printing nothing);
@@ -91,9 +91,7 @@ def test_a_hang_a_stop_ended_is_the_branch_not_the_stop():
     """The same job with no collective timeout shorter than the run (the subgroups kept the
     default 30 minutes): it hung at it=2 and ``timeout 120`` sent torchrun's agent SIGTERM. The
     stop is collateral; the root is the step whose branch differed on rank 1."""
-    d, rc = _diagnose(
-        Path(__file__).resolve().parent / "r21" / "branch-hang-stopped-by-sigterm.log"
-    )
+    d, rc = _diagnose(VARIANTS / "step-branch-divergence" / "stopped-while-hung.log")
     assert (rc.signature, rc.failure_class) == ("step-branch-divergence", "collective-desync")
     assert rc.fix.variant.id == "stopped-while-hung"
     assert d.initiating_rank == 1

@@ -31,13 +31,27 @@ FROM_CLASS = "collective-timeout"
 
 
 def branch_desync_root(ctx: Context, root: Finding, initiator: Initiator) -> Finding | None:
-    """A finding of :data:`BRANCH_SIGNATURE` in place of ``root`` (same rank, lines and
-    captures) when the module's conditions hold, else ``None``."""
+    """A finding of :data:`BRANCH_SIGNATURE` in place of ``root`` (same rank and lines; its
+    captures plus ``value``/``usual`` (the differing words), ``others`` (the other ranks) and
+    ``why`` (the verdict's reason)) when the module's conditions hold, else ``None``."""
     if root.failure_class != FROM_CLASS or initiator.strategy != STRATEGY:
         return None
     sig = ctx.library.signatures.get(BRANCH_SIGNATURE)
     if sig is None:
         return None
+    from rootrank.analysis.oddline import odd_step_line_parts
+
+    found = odd_step_line_parts(ctx)
+    if found is None:
+        return None
+    _, value, usual, others, _ = found
+    captures = dict(root.captures)
+    captures.update(
+        value=value,
+        usual=usual,
+        others=", ".join(str(r) for r in others),
+        why=initiator.why,
+    )
     return Finding.of(
         sig,
         rank=root.rank,
@@ -45,6 +59,6 @@ def branch_desync_root(ctx: Context, root: Finding, initiator: Initiator) -> Fin
         time=root.time,
         order=root.order,
         evidence=list(root.evidence),
-        captures=dict(root.captures),
+        captures=captures,
         count=root.count,
     )
