@@ -121,6 +121,10 @@ _KV = lazy_regex.compile(
 # A source file's name: "name.py:123" is a code location (Hugging Face's logging format
 # "[INFO|trainer.py:2128] ... >> ...", a warning's "train.py:40:"), never a metric named name.py.
 _SOURCE_FILE = lazy_regex.compile(r"\.(?:py|pyx|cc|cpp|cxx|cu|c|h|hpp|rs|go|js|ts)$")
+# A memory address (8+ hex digits after 0x): a line that prints one describes an operation on
+# memory (an RDMA transfer's "source_addr: 0x7fd2fc000800, ... dest_rkey: 2136660, retry_cnt: 0",
+# a fault's address), not a training step; its key=value fields are ids and counters.
+_ADDRESS = lazy_regex.compile(r"\b0x[0-9a-fA-F]{8,16}\b")
 # "key value" for metric words only (nanoGPT's "loss 4.1234, time 30.12ms, mfu 12.34%"), a
 # loss named by a word before it included ("local_loss 0.9333 mean_loss 0.9846", "val_loss 2.01")
 _SPACED = lazy_regex.compile(
@@ -282,7 +286,8 @@ def read_metrics(text: str) -> list[tuple[str, float]]:
     ``text`` is one line body (rank prefix removed). Values may be NaN or +/-Inf. Names are
     normalised as the module docstring says. A Trainer end-of-run summary (the ``train_runtime``
     dict, ``TrainOutput(global_step=..., training_loss=<run average>, ...)``) is not a training
-    point and yields nothing. Never raises.
+    point and yields nothing, nor is a line that prints a memory address (an RDMA transfer's
+    failed slice: ``dest_rkey``/``retry_cnt`` are ids and counters). Never raises.
 
     What the regexes read from a line is remembered for its shape (:func:`rootrank.progress.shape`):
     the next line of the same shape is read by the positions of its numbers.
@@ -338,6 +343,8 @@ def _read_metrics(text: str) -> list[tuple[str, float]]:
 
     if "train_runtime" in text or "TrainOutput(" in text:
         return []  # the Trainer's end-of-run summary (run averages, not a step's values)
+    if "0x" in text and _ADDRESS.search(text):
+        return []  # an operation on memory (a transfer, a fault), not a training step
     stripped = text.lstrip()
     if stripped.startswith("{") and ("':" in text or '":' in text):
         for pair in _DICT_PAIR.finditer(text):

@@ -2965,8 +2965,34 @@ def one_process(case: Case) -> Verdict | None:
     )
 
 
+def first_failure_it_explains(case: Case) -> Verdict | None:
+    """A root that is a start-up condition (a warning every rank of a node prints alike:
+    NCCL's transport falling back to sockets on a fabric host) is no one rank's doing; the
+    failure it led to started on the rank where the failure it explains broke: the error
+    findings whose YAML names the root's signature in ``explained_by`` (the proxy's Connect
+    that failed over those sockets). When they are all one rank's, that rank; otherwise
+    none (later strategies decide)."""
+    root = case.root
+    if root.severity != "warning":
+        return None
+    sigs = case.ctx.library.signatures
+    found = [
+        f.rank
+        for f in case.ctx.findings
+        if f.severity == "error"
+        and root.signature in (getattr(sigs.get(f.signature), "explained_by", ()) or ())
+    ]
+    ranks = {r for r in found if r is not None}
+    if len(ranks) != 1 or None in found:
+        return None
+    rank = ranks.pop()
+    why = say("first_failure_explained", rank=rank, title=root.title)
+    return Verdict(rank, why, "first_failure_it_explains", (rank,))
+
+
 STRATEGIES: tuple[Strategy, ...] = (
     scheduler_kill,
+    first_failure_it_explains,
     one_process,
     named_together,
     odd_in_rank_table,

@@ -28,6 +28,7 @@ from rootrank.analysis.completed import Completed, completed_run
 from rootrank.analysis.completed import set_aside as set_aside_completed
 from rootrank.analysis.cut_frames import cut_traceback_operations
 from rootrank.analysis.events import Event, events_of, finding_kind
+from rootrank.analysis.optimizer_state import optimizer_state_sizes
 from rootrank.analysis.reasons import format_ranks, ranks_word, say
 from rootrank.analysis.signal_exit import agent_sent, signal_exit_findings
 from rootrank.analysis.survived import Survived, set_aside, survived_errors, survived_values
@@ -149,6 +150,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(infer(findings, library))
     findings.extend(zero_count_divisions(findings, state, library))
     findings.extend(checkpoint_key_errors(findings, state, library))
+    findings = optimizer_state_sizes(findings, state, library)
     findings.extend(record_field_errors(findings, state, library))
     from rootrank.analysis.lookup import label_lookup_errors  # it reads this module's helpers
 

@@ -56,6 +56,10 @@ _TEMPLATES: dict[str, str] = {
     # --- what happened (the root cause's own line)
     "root_on_rank": 'Rank {rank} hit "{title}"{when} ({where}).',
     "root_no_rank": 'The log reports "{title}"{when} ({where}), with no rank named on that line.',
+    "first_failure_explained": (
+        'The failure that "{title}" led to broke first on rank {rank}: the only rank whose error'
+        " it explains."
+    ),
     "root_reported_by": '{Reporters} reported "{title}"{when} ({where}).',
     "victims": '{Victims} then showed "{kind}"{detail}: collateral.',
     "elastic_named_victim": (

@@ -168,7 +168,9 @@ def declared_explanations(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
     "remote process exited or there was a network error", gloo's "Connection reset by
     peer"): no later by timestamps; log order does not count, since the launcher reports a
     worker's death after its peers noticed it; ``what``: the finding read on the ``what():``
-    line a C++ abort printed under it (:func:`_what_of`).
+    line a C++ abort printed under it (:func:`_what_of`). A warning explains only when its
+    signature id is named (a condition printed at start-up that the failure follows from:
+    NCCL's transport falling back to sockets on a fabric host), never by kind or class.
 
     Cost: every declaring finding meets every other error (a 1,024-rank log: ~1,000 x
     ~3,000 pairs, ~10^6 edges); what depends on the candidate alone (its kind, whether it
@@ -182,11 +184,13 @@ def declared_explanations(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
             continue
         if candidates is None:
             candidates = [
-                (c, ctx.kind(c)) for c in nodes if c.severity == "error" and not ctx.peer_report(c)
+                (c, ctx.kind(c))
+                for c in nodes
+                if c.severity in ("error", "warning") and not ctx.peer_report(c)
             ]
         reasons: dict[str, str] = {}
         for c, kind in candidates:
-            if c is e:
+            if c is e or (c.severity != "error" and c.signature not in wanted):
                 continue
             if (
                 c.signature in wanted
