@@ -34,6 +34,7 @@ from rootrank.analysis.collateral import (
 from rootrank.analysis.completed import RULE as COMPLETED_RULE
 from rootrank.analysis.count_desync import count_desync_root
 from rootrank.analysis.graph import Graph, explain, pick_root
+from rootrank.analysis.guarded import guard_of
 from rootrank.analysis.initiator import Initiator, find_initiator, same_error_elsewhere
 from rootrank.analysis.prepare import Context, prepare, single_node_proof
 from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say, sentence
@@ -299,6 +300,23 @@ def _no_known_failure(ctx: Context, diag: Diagnosis) -> Diagnosis:
                         rank=last.rank,
                         others=ranks_word(same),
                         ranks=format_ranks(sorted({*same, last.rank})),
+                    )
+                )
+            )
+        guard = guard_of(ctx.state, last) if not same else None
+        if guard is not None:
+            # it failed waiting in the barrier of guarded work (rootrank.analysis.guarded):
+            # the rank doing that work alone is the one it waited for
+            diag.initiating_rank = guard.holder
+            diag.reasoning.append(
+                sentence(
+                    say(
+                        "guarded_work",
+                        Ranks=f"rank {last.rank}",
+                        collective=guard.collective,
+                        func=guard.func,
+                        where=guard.where,
+                        rank=guard.holder,
                     )
                 )
             )

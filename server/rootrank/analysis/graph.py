@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rootrank.analysis.outlived import outlived_errors
 from rootrank.analysis.prepare import EXCEPTION_SIGNATURE, Context
 from rootrank.analysis.rules import RULES, Edge, inert_warning
 from rootrank.model import Finding
@@ -256,6 +257,9 @@ def pick_root(graph: Graph, ctx: Context | None = None) -> Finding | None:
             free = stated or free
         if ctx is not None and len(free) > 1:
             free = _drop_outlived_warnings(free, graph, ctx)
+            effects = {id(f): len(graph.effects(f)) for f in free}
+            gone = outlived_errors(free, effects, ctx)
+            free = [f for f in free if f not in gone]
             free = _prefer_what_ended_a_process(free, ctx)
         if free:
             most = max(len(graph.effects(f)) for f in free)

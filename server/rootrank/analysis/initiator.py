@@ -2927,6 +2927,43 @@ def _exitcode(f: Finding) -> int | None:
         return None
 
 
+def guarded_work(case: Case) -> Verdict | None:
+    """The rank doing guarded work the reporting ranks waited for in a barrier
+    (:mod:`rootrank.analysis.guarded`: ``main_process_first``'s ``__enter__``, a
+    ``save_checkpoint`` every rank calls while rank 0 writes): the waiters are victims, the
+    holder (rank 0, or local rank 0 of their node) is the initiator, when it reported no
+    timeout in that barrier itself."""
+    from rootrank.analysis.guarded import guard_of
+
+    st = case.ctx.state
+    lines = {(e.path, e.line) for f in case.group for e in f.evidence}
+    guards = [
+        (s.rank, g)
+        for s in st.exceptions
+        if s.rank is not None and (s.path, s.exc.log_line) in lines
+        for g in [guard_of(st, s)]
+        if g is not None
+    ]
+    if not guards:
+        return None
+    holders = {g.holder for _, g in guards}
+    if len(holders) != 1:
+        return None
+    waiters = sorted({r for r, _ in guards if r is not None})
+    holder, guard = next(iter(holders)), guards[0][1]
+    if holder in case.ranks_with:
+        return None
+    why = say(
+        "guarded_work",
+        Ranks=ranks_word(waiters),
+        collective=guard.collective,
+        func=guard.func,
+        where=guard.where,
+        rank=holder,
+    )
+    return Verdict(holder, why, "guarded_work", (holder,))
+
+
 def victims_only(case: Case) -> Verdict | None:
     """A symptom reported by some ranks, with no strategy naming another: they are the
     victims, and the log does not show who started it."""
@@ -3014,6 +3051,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     odd_step_line,
     odd_setting_out,
     lone_dtype_line,
+    guarded_work,
     still_working,
     silent_block,
     p2p_peer,

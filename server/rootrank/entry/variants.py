@@ -68,6 +68,10 @@ captured:
   with ``world_size=W`` and ``R >= W`` (``init_process_group(..., world_size=1, rank=1)``;
   ranks are 0-based, so no process is rank 0 and none hosts the TCPStore:
   :func:`rank_outside_world`).
+- ``joined_over_world: bool``: the root finding's ``joined`` capture (processes that checked
+  in at a store barrier: ``worker_count=16``) is greater than its ``world_size`` capture: more
+  check-ins than the job has processes, so stale or extra ones (a store or init file reused
+  from an earlier attempt, another job on the same address and port), not missing ranks.
 - ``group_formed: bool``: after the root cause the job's process group formed and ran
   (a later NCCL or collective finding, a later traceback waiting in a collective:
   :func:`rootrank.analysis.initiator.formed_after`): a set-up failure that should have
@@ -254,6 +258,7 @@ WHEN_KEYS: dict[str, type] = {
     "sizes_apart": int,
     "sizes_ratio": int,
     "group_formed": bool,
+    "joined_over_world": bool,
     "agree": list,
     "module_local": bool,
     "rank_outside_world": bool,
@@ -685,6 +690,16 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             return None
         return (
             "the ranks run different collectives" if value else "the ranks run the same collective"
+        )
+    if key == "joined_over_world":
+        joined, world = facts.captures.get("joined", ""), facts.captures.get("world_size", "")
+        over = joined.isdigit() and world.isdigit() and int(joined) > int(world)
+        if over != value:
+            return None
+        return (
+            f"{joined} check-ins at the barrier for a world size of {world}"
+            if value
+            else "no more check-ins than the world size"
         )
     if key == "group_formed":
         if bool(facts.group_formed) != value:
@@ -1244,15 +1259,23 @@ def local_module_frame(module: str | None, frames: list[tuple[str, int | None]])
     user's own tree: a frame file (``(path, line)`` pairs, any traceback of the log) outside
     ``site-packages``/``dist-packages`` and the Python library whose directory ends with the
     module's package path (``.../pkg/sub/__init__.py``); ``None`` when there is none or the
-    module has no package part (a top-level name says nothing about where it lives)."""
+    module has no package part (a top-level name says nothing about where it lives). A
+    directory of that name inside another package (an ``__init__.py`` of its parent directory
+    is a frame file) is a subpackage, not the module's package."""
     if not module or "." not in module:
         return None
     package = "/" + "/".join(module.split(".")[:-1]) + "/"
+    files = {"/" + path.replace("\\", "/").lstrip("/") for path, _ in frames}
     for path, line in frames:
         p = "/" + path.replace("\\", "/").lstrip("/")
         if "-packages/" in p or regex.search(r"/lib/python\d", p):
             continue
         at = p.rfind(package)
+        if at >= 0 and p[: at + 1] + "__init__.py" in files:
+            # the directory above is a package itself (its __init__.py ran in a frame): this
+            # is a subpackage of the same name (nemo/.../common/megatron/), not the top-level
+            # package the import names
+            continue
         if at >= 0 and p.rsplit("/", 1)[0] + "/" == p[: at + len(package)]:
             shown = p[at + 1 :]  # from the package's top directory: mmseg/models/.../x.py
             return f"{shown}:{line}" if line is not None else shown
