@@ -98,3 +98,26 @@ def test_a_hang_a_stop_ended_is_the_branch_not_the_stop():
     assert rc.evidence[0].line == 16  # [rank1] it=2 audio_frames=81 reduce_order=dec>enc
     assert "agent-received-signal" in {c.signature for c in d.collateral}
     assert "new_group(..., timeout=...)" in rc.fix.steps[1]
+
+
+EPOCHS = Path(__file__).resolve().parent / "r21"
+
+
+def test_the_rank_that_began_the_next_epoch_alone_before_gloos_abort_is_the_initiator():
+    """A real run (torch 2.13, gloo, three ranks): rank 1's F1 over an empty shard raised
+    ZeroDivisionError, which the script swallowed, skipping the metric all_reduce; rank 1 began
+    epoch 1 while ranks 0 and 2 were in epoch 0's metric all_reduce, and gloo aborted on rank 0
+    (``172 vs 4``), which torchrun's summary blames. The rank that went ahead is the one."""
+    d, rc = _diagnose(EPOCHS / "epoch-ahead-swallowed-metric.log")
+    assert d.initiating_rank == 1
+    assert d.initiator is not None and d.initiator.strategy == "ahead_in_epoch"
+    assert "rank 1 began epoch 1 (line 8" in d.initiator.why
+    assert "ranks 0, 2 were still in epoch 0" in d.initiator.why
+    # sizes far apart (a gradient against a one-value metric) with a rank that ran fewer
+    # steps: the ranks ran different collectives
+    assert (rc.signature, rc.failure_class) == ("gloo-size-count-divergence", "collective-desync")
+
+
+def test_no_rank_is_ahead_when_every_rank_began_the_epoch():
+    d, _ = _diagnose(EPOCHS / "epoch-all-began-near-miss.log")
+    assert d.initiator is None or d.initiator.strategy != "ahead_in_epoch"

@@ -35,8 +35,9 @@ COUNT_SIGNATURE = "gloo-size-count-divergence"
 #: against 1), so a tensor sent in another dtype stays a shape mismatch.
 MIN_APART = 16
 #: Initiator strategies whose reason names a value one rank printed differently
-#: (rootrank.analysis.initiator: ``odd_line_out``, ``odd_printed_value``).
-COUNT_STRATEGIES = frozenset({"odd_line_out", "odd_printed_value"})
+#: (rootrank.analysis.initiator: ``odd_line_out``, ``odd_printed_value``), or a rank that
+#: began the next epoch before the others (``ahead_in_epoch``: it ran fewer steps).
+COUNT_STRATEGIES = frozenset({"odd_line_out", "odd_printed_value", "ahead_in_epoch"})
 #: Words of a count that sets how many collectives a rank runs: steps (a resume step, an
 #: optimizer's step counter), batches, epochs, iterations, records or samples kept.
 _COUNT_WORD = lazy_regex.compile(

@@ -902,6 +902,35 @@ def out_of_lockstep(case: Case) -> Verdict | None:
     return Verdict(rank, why, "out_of_lockstep", (rank,))
 
 
+def ahead_in_epoch(case: Case) -> Verdict | None:
+    """In a collective that failed or hung with no rank of its own (a peer detected it), the
+    one rank that had begun a later epoch than every other rank before the failure's line
+    (:func:`rootrank.analysis.phase.epoch_ahead`): it left the previous epoch first, having
+    run fewer steps, and its collectives met the others' earlier ones."""
+    if case.root.failure_class not in _LOCKSTEP_CLASSES or not _names_no_rank(case):
+        return None
+    if not case.root.evidence:
+        return None
+    from rootrank.analysis.phase import epoch_ahead
+
+    first = case.root.evidence[0]
+    found = epoch_ahead(case.ctx, first.path, first.line)
+    if found is None:
+        return None
+    rank, epoch, line, text, others = found
+    behind = sorted(set(others.values()))
+    why = say(
+        "epoch_ahead",
+        rank=rank,
+        epoch=epoch,
+        line=line,
+        text=text[:120],
+        others=format_ranks(sorted(others)),
+        behind=" or ".join(str(e) for e in behind),
+    )
+    return Verdict(rank, why, "ahead_in_epoch", (rank,))
+
+
 def _names_no_rank(case: Case) -> bool:
     """Whether the root is a failure a peer detects (:data:`SEEN_BY_PEERS`) whose own
     message names no rank (no ``rank``, ``ranks`` or ``peer_rank`` capture)."""
@@ -3047,6 +3076,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     odd_printed_value,
     odd_printed_length,
     out_of_lockstep,
+    ahead_in_epoch,
     odd_line_out,
     odd_step_line,
     odd_setting_out,

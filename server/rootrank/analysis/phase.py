@@ -57,3 +57,62 @@ def phase_rank(ctx: Context) -> tuple[int, str, int, str] | None:
         return None
     ((rank, (path, line, text)),) = found.items()
     return rank, path, line, text
+
+
+#: A line that says the loop began an epoch (``starting epoch 1``, ``Epoch 2 begins``,
+#: ``epoch=3 start``): the epoch number in group 1. A progress bar's ``Epoch 1:  40%|`` is
+#: not a start (it is drawn during the epoch).
+_EPOCH_START = lazy_regex.compile(
+    r"(?i)(?:\b(?:start(?:ing|ed|s)?|begin(?:ning|s)?|enter(?:ing|ed)?)\s+(?:of\s+)?epoch[\s:=#]{0,3}(\d{1,6})\b"
+    r"|\bepoch[\s:=#]{0,3}(\d{1,6})(?:/\d+)?\s*(?:begins|started|starts|start\b))"
+)
+
+
+def epoch_ahead(
+    ctx: Context, path: str, before: int
+) -> tuple[int, int, int, str, dict[int, int]] | None:
+    """The one rank that had begun a later epoch than every other rank before line
+    ``before`` (1-based) of ``path``, the line of the first failure: ``(rank, its epoch, its
+    1-based line, the line's text, {other rank: the epoch it was in})``, or ``None`` (fewer
+    than three ranks with an epoch start before the failure, or no single rank ahead).
+
+    Mechanism: data-parallel ranks run the same number of steps per epoch, each step's
+    collectives matched across ranks by order. A rank that begins the next epoch while every
+    other rank is still in the previous one ran fewer steps (fewer batches, a step it skipped
+    after a swallowed error): its first collectives of the new epoch met the others' last
+    ones of the old, and the mismatch that follows (gloo's size check, a desync error, a
+    hang) is detected by whichever rank received first. Only lines of one source, in order,
+    before the failure count: per-rank files cannot be ordered against each other."""
+    latest: dict[int, tuple[int, int, str]] = {}
+    for src, first, text in ctx.state.heads:
+        if src != path:
+            continue
+        tagger = RankTagger(path=path)
+        for i, raw in enumerate(text.split("\n")):
+            number = first + i
+            if number >= before:
+                break
+            if raw[:1] in " \t":
+                continue
+            m = _EPOCH_START.search(raw)
+            if m is None:
+                continue
+            epoch = int(m.group(1) or m.group(2))
+            tagged = tagger.tag(raw, number)
+            named = {int(x.group(1)) for x in _RANK_WORD.finditer(raw)}
+            if tagged.rank is not None:
+                named.add(tagged.rank)
+            if len(named) != 1:
+                continue
+            rank = named.pop()
+            if rank not in latest or epoch > latest[rank][0]:
+                latest[rank] = (epoch, number, raw.strip())
+    if len(latest) < 3:
+        return None
+    top = max(e for e, _, _ in latest.values())
+    ahead = [r for r, (e, _, _) in latest.items() if e == top]
+    if len(ahead) != 1:
+        return None
+    rank = ahead[0]
+    epoch, line, text = latest[rank]
+    return rank, epoch, line, text, {r: e for r, (e, _, _) in latest.items() if r != rank}

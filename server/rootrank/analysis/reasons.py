@@ -205,6 +205,11 @@ _TEMPLATES: dict[str, str] = {
         "exited with {code}"
     ),
     "seqnum_behind": "rank {rank} is behind (SeqNum {low}; the others are at {high})",
+    "epoch_ahead": (
+        "rank {rank} began epoch {epoch} (line {line}: `{text}`) before the failure while ranks"
+        " {others} were still in epoch {behind}: it ran fewer steps in the epoch before (fewer"
+        " batches, or a step it skipped), so its next collectives met the others' earlier ones"
+    ),
     "phase_line": "rank {rank} alone logged that it entered another phase of the loop ({where}: `{text}`): it left the training step first, and its next collectives (a metric reduction, a barrier) met the others' gradient all-reduces",
     "numel_scale": "{small} passed {low} element(s), {big} passed {high}",
     "streams_diverged": "rank {rank} waits in {op} at SeqNum {low} while rank(s) {others} wait in {other_op} at SeqNum {high}: the ranks wait in different operations, so their collective streams diverged (a rank-dependent branch, unequal batch counts) and the SeqNum order does not tell which rank branched",
