@@ -171,17 +171,29 @@ def test_argument_assertion_of_two_mpi_ranks_is_read_once_per_rank(tmp_path):
 
 
 FIX_UCE = ROOT / "tests" / "fix_variants" / "user-code-exception"
+FIX_DSU = ROOT / "tests" / "fix_variants" / "dataset-sample-unreadable"
 
 
 def test_missing_data_sample_gets_the_restore_and_check_the_index_fix():
     """A FileNotFoundError for a data file (.npz) opened by a dataset's __getitem__ on one rank:
-    a file the index lists is gone (purged, never synced), not a launch setting on every rank."""
+    a file the index lists is gone (purged, never synced), not a launch setting on every rank.
+    Since r21c a bad record of the data (data-error: rootrank.analysis.sample_load)."""
+    d = diagnose_paths([str(FIX_DSU / "general.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "dataset-sample-unreadable"
+    assert rc.failure_class == "data-error"
+    assert (d.initiating_rank, rc.evidence[0].line) == (2, 16)
+    assert rc.fix.variant.id == "general"
+    assert "index" in rc.fix.steps[0] and "start-up" not in rc.fix.steps[0]
+
+
+def test_missing_data_file_outside_a_dataset_keeps_the_missing_sample_fix():
+    """The same kind of file opened by the training loop itself (no dataset frame)."""
     d = diagnose_paths([str(FIX_UCE / "missing-data-sample.log")], mask=False)
     rc = d.root_cause
     assert rc is not None and rc.signature == "user-code-exception"
-    assert (d.initiating_rank, rc.evidence[0].line) == (2, 16)
+    assert (d.initiating_rank, rc.evidence[0].line) == (1, 7)
     assert rc.fix.variant.id == "missing-data-sample"
-    assert "index" in rc.fix.steps[0] and "start-up" not in rc.fix.steps[0]
 
 
 def test_missing_config_file_keeps_the_point_at_the_real_file_fix(tmp_path):

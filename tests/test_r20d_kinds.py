@@ -71,11 +71,15 @@ def test_a_barrier_that_counted_a_restart_is_explained_by_the_first_attempts_fau
     restarted attempt; the first attempt's data error is the cause, and the launcher line
     printed before the restart names its rank."""
     d = _diagnose("restart-barrier-after-data-error.log")
-    assert d.root_cause.failure_class == "user-code-exception"
+    # a sample's file missing under __getitem__ is a bad record: data-error (r21c)
+    assert d.root_cause.failure_class == "data-error"
     assert d.root_cause.evidence[0].line == 20
     assert d.initiating_rank == 1
     rules = {(e.cause.signature, e.effect.signature): e.rule for e in d.explanations}
-    assert rules[("user-code-exception", "store-barrier-timeout")] == "barrier_counted_a_restart"
+    assert rules[("dataset-sample-unreadable", "store-barrier-timeout")] == (
+        "barrier_counted_a_restart"
+    )
+    assert d.root_cause.fix.variant.id == "restart-futile"
 
 
 def test_a_cut_worker_exception_is_not_re_raised_by_a_later_barrier_and_restarts_are_futile():

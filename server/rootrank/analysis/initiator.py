@@ -2604,6 +2604,15 @@ def implied_rank(case: Case) -> Verdict | None:
     found = _setup_traceback(case)
     if found is not None and found[0] == "agent":
         return Verdict(None, say("implied_rank_agent"), "implied_rank", (), True)
+    from rootrank.analysis.binders import store_binders
+
+    binders = store_binders(case.ctx.state.exceptions)
+    if binders >= 2:
+        # only rank 0's process hosts the store: several that tried each took rank 0
+        # themselves, whatever rank the launcher gave them (rootrank.analysis.binders)
+        return Verdict(
+            None, say("implied_rank_several_binders", n=binders), "implied_rank", (), True
+        )
     if found is not None:
         rank = found[1]
         if rank is None:

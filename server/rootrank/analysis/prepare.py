@@ -164,6 +164,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(arch_mismatches(findings, library))
     findings.extend(node_local_files(findings, state, library))
     findings.extend(framework_missing_files(findings, state, library))
+    from rootrank.analysis.sample_load import sample_load_errors  # it reads this module's helpers
+
+    findings.extend(sample_load_errors(findings, state, library))
     findings.extend(user_op_errors(findings, state, library))
     findings.extend(destroyed_groups(findings, state, library))
     findings = [f for f in findings if not own_service_bind(f)]

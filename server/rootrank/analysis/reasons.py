@@ -454,6 +454,11 @@ _TEMPLATES: dict[str, str] = {
         "its traceback runs through the launcher (torchrun's agent, torch.distributed.launch), not a worker:"
         " the process that failed is no training rank"
     ),
+    "implied_rank_several_binders": (
+        "{n} processes each failed to bind the store's port in their own init_process_group, "
+        "which only rank 0's process does: each took rank 0 itself, so the log does not show "
+        "which rank of the launch any of them was"
+    ),
     "implied_rank_worker_untagged": (
         "a worker's traceback runs through init_process_group, but no line names that worker's rank: "
         "the log does not show which rank failed to bind the store"

@@ -567,6 +567,10 @@ def fill_entry(
     if facts.module_local:
         values["module_file"] = masker.text(facts.module_local) if masker else facts.module_local
     facts.worker_on_same_gpu = worker_on_same_gpu(facts.texts, state.launch.worker_pids())
+    from rootrank.analysis.binders import store_binders  # the analysis imports this package
+
+    facts.store_binders = store_binders(state.exceptions)
+    facts.log_text = [text for _, _, text in (*state.heads, *state.tails)]
     # one command that shows every rank's stack while the job hangs, for its own launcher
     stacks_cmd = rank_stacks(launch, facts.launchers, facts.stacks, state.launch.module)
     values["rank_stacks"] = masker.text(stacks_cmd) if masker else stacks_cmd
@@ -718,6 +722,9 @@ def fill_entry(
     elif facts.lone is not None:
         values["spared_ranks"] = rank_list(facts.lone[1])
     variant, chosen = choose(sig.fix, facts)
+    if facts.request_setting is not None:  # the setting the failed allocation is sized by
+        values["setting"], values["setting_value"] = facts.request_setting[:2]
+        values["setting_bytes"] = str(facts.request_setting[2])
     said_rx = (variant.get("when") or {}).get("rank_said") if chosen is not None else None
     if isinstance(said_rx, str):  # the rank's own line the variant rests on, quoted in its text
         hits = [(n, t) for n, t in facts.rank_lines if regex.search(said_rx, t)]

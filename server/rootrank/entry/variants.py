@@ -277,6 +277,9 @@ WHEN_KEYS: dict[str, type] = {
     "most_ranks_raised": bool,
     "lone_raiser": bool,
     "passed_in": bool,
+    "several_store_binders": bool,
+    "log_lines": str,
+    "request_is_setting": str,
 }
 
 #: The names ``phase:`` accepts (:func:`run_phase`).
@@ -443,6 +446,16 @@ class Facts:
     lone: tuple[int, list[int]] | None = None
     #: ``(caller_loc, caller_code, names)`` of :func:`passed_in`, else ``None``.
     passed: tuple[str, str, list[str]] | None = None
+    #: How many processes failed to bind the rendezvous port in a worker's env:// rendezvous
+    #: (:func:`rootrank.analysis.binders.store_binders`).
+    store_binders: int = 0
+    #: The log's first and last lines as the scan kept them (``ScanState.heads`` and
+    #: ``tails`` texts), for :data:`WHEN_KEYS` ``log_lines``.
+    log_text: list[str] = field(default_factory=list)
+    #: ``(setting, value as printed, bytes per element)`` the failed allocation equals, set
+    #: when a ``request_is_setting`` condition holds
+    #: (:func:`rootrank.analysis.setting_size.setting_sized`), else ``None``.
+    request_setting: tuple[str, str, int] | None = None
 
 
 def check_when(when: Any) -> str | None:
@@ -497,6 +510,8 @@ WHEN_PATTERN_FLAGS: dict[str, int] = {
     "code": 0,
     "command": 0,
     "odd_op": regex.IGNORECASE,
+    "log_lines": 0,
+    "request_is_setting": 0,
 }
 
 
@@ -701,6 +716,30 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if value
             else "no more check-ins than the world size"
         )
+    if key == "several_store_binders":
+        if (facts.store_binders >= 2) != value:
+            return None
+        return (
+            f"{facts.store_binders} processes of the launch each failed to host the rendezvous"
+            " store on its port, which only rank 0's process does"
+            if value
+            else "at most one process tried to host the rendezvous store"
+        )
+    if key == "request_is_setting":
+        from rootrank.analysis.setting_size import setting_sized
+
+        found = setting_sized(value, facts.texts, facts.log_text)
+        if found is None:
+            return None
+        facts.request_setting = found  # for the variant's text (rootrank.entry.fill_entry)
+        name, printed, width = found
+        return f"the allocation that failed is {name} ({printed}) x {width} bytes"
+    if key == "log_lines":
+        for text in facts.log_text:
+            m = regex_code.search(value, text)
+            if m:
+                return f'the log shows "{m.group(0).strip()[:120]}"'
+        return None
     if key == "group_formed":
         if bool(facts.group_formed) != value:
             return None
