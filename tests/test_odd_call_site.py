@@ -22,12 +22,15 @@ def test_the_headline_and_the_fix_name_the_same_odd_rank():
     assert d.initiating_rank == 3
     assert d.initiator.strategy == "odd_call_site"
     rc = d.root_cause
-    assert rc is not None and rc.failure_class == "collective-timeout" and rc.rank == 3
+    # the odd call site is the fault itself: the ranks issued different collectives
+    # (rootrank.analysis.callsite_desync), not a wait with no deeper cause
+    assert rc is not None and rc.failure_class == "collective-desync" and rc.rank == 3
+    assert rc.signature == "call-site-divergence"
     text = to_text(d)
     first = text.splitlines()[0]
-    assert first.startswith("Root cause: Gloo timed out") and first.endswith(
-        "caused by rank 3, host gpu-node-7"
-    )
+    assert first.startswith(
+        "Root cause: A collective timed out while one rank waited at another call site"
+    ) and first.endswith("caused by rank 3, host gpu-node-7")
     assert rc.fix.steps[0].startswith(
         "train.py:30: rank 3 calls all_reduce here while ranks 0 and 1 call all_reduce at train.py:31"
     )

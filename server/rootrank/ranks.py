@@ -845,6 +845,10 @@ class RankTagger:
     #: holds the agent's failed-worker line. Such a label is the agent's task id (one per
     #: node), not a global rank (:meth:`label_only`).
     srun_agent_tasks: set[int] = field(default_factory=set)
+    #: Host labels this source's lines began with (``node-a01: ``, pdsh or a site wrapper),
+    #: as peeled: the same label before an indented line (``node-a02:   rank      : 2``,
+    #: torchrun's failure table under that wrapper) is peeled too (:meth:`_known_host`).
+    _line_hosts: set[str] = field(default_factory=set)
     #: ``[task, first line, last line]`` runs of lines whose rank came only from the srun
     #: label (at most :data:`MAX_LABEL_SPANS`; consecutive lines of one task are one run).
     label_spans: list[list[int]] = field(default_factory=list)
@@ -883,6 +887,18 @@ class RankTagger:
         rank: whether it is the global one is for the analysis to prove (one node)."""
         local = self.pid_local.get((host, pid))
         return local if local is not None else self.pid_local.get((None, pid))
+
+    def _known_host(self, body: str) -> str | None:
+        """The host label of :attr:`_line_hosts` that ``body`` starts with, followed by
+        ``": "`` and more white space (an indented line under a per-line host prefix: the
+        prefix adds ``"host: "`` before the line as written), or ``None``. A label not seen
+        before is not peeled this way: ``name1:   value`` is a message's field otherwise."""
+        if not self._line_hosts:
+            return None
+        head, sep, rest = body.partition(": ")
+        if sep and head in self._line_hosts and rest[:1] in (" ", "\t"):
+            return head
+        return None
 
     def tag(self, text: str, number: int) -> Tagged:
         """Peel prefixes off ``text`` and attribute it. ``number`` is the 1-based line.
@@ -1057,7 +1073,12 @@ class RankTagger:
                     continue
             m = _PREFIX.match(body)
             if not m:
-                break
+                known = self._known_host(body) if host is None and rank is None else None
+                if known is None:
+                    break
+                host = known
+                body = body[len(known) + 2 :]
+                continue
             if m.group("tag") is not None:
                 tag = m.group("tag")
                 n = int(m.group("tagn"))
@@ -1094,6 +1115,8 @@ class RankTagger:
                 if host is not None:
                     break
                 host = h
+                if m.start() == 0 and len(self._line_hosts) < 64:
+                    self._line_hosts.add(h)
             body = body[m.end() :]
         if from_label and body.startswith("slurmstepd"):
             # slurmstepd (the node's step daemon, not the task) writes its cancellation into

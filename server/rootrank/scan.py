@@ -686,7 +686,11 @@ def _starts_run(text: str) -> bool:
 #: nothing else. A second such line from one agent (the glog header's pid) is a restart.
 #: A line of torchrun's own (its start banner, the agent's signals and failures): the glog
 #: header's pid is the agent's (rootrank.runs.SectionFacts.agents).
-_AGENT_LINE = lazy_regex.compile(r"^[EWI]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*torch/distributed/")
+#: (after a wrapper's per-line host prefix too, ``node-a01: W1205 ...``: two hosts' agents
+#: interleaved in one terminal are two nodes of one run, rootrank.runs.another_node)
+_AGENT_LINE = lazy_regex.compile(
+    r"^(?:[\w.-]{1,64}: )?[EWI]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*torch/distributed/"
+)
 # A launcher's or a trainer's own report that training ended normally, with the words the
 # reasoning gives it (rule ``run_completed``, rootrank.analysis.completed):
 # - torchelastic's agent (elastic/agent/server/api.py ``_invoke_run``) logs "[<role>] worker
@@ -714,7 +718,7 @@ _RUN_END_REPORT = lazy_regex.compile(
     r"|(?P<mg>\[after training is done\] datetime:)"
     r"|(?P<ds>(?:^|\] )Process \d+ exits successfully\.)"
     r"|(?P<pl>`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached)"
-    r"|(?P<titan>(?:^|[\]:>-] )(?:[Tt]raining (?:is )?(?:complete|completed|finished|done)"
+    r"|(?P<titan>(?:^|[\]:>;-] )(?:[Tt]raining (?:is )?(?:complete|completed|finished|done)"
     r"|[Ff]inished training|[Dd]one training)[.!]?\s*$)"
     r"|(?P<hf>(?:^|[\]:>-] )Training completed\. Do not forget to share your model)"
 )
@@ -2072,7 +2076,7 @@ class Scanner:
                 self._ended = f"Lightning's fit loop reported its end ({m['pl']})"
             elif m["titan"]:
                 self._ended = (
-                    f"the training loop reported its end ({m['titan'].lstrip(']:>- ').rstrip()})"
+                    f"the training loop reported its end ({m['titan'].lstrip(']:>;- ').rstrip()})"
                 )
             elif m["hf"]:
                 self._ended = "the Hugging Face Trainer reported its end (Training completed.)"

@@ -22,6 +22,7 @@ from collections import Counter
 from typing import Any
 
 from rootrank.analysis.branch_desync import branch_desync_root
+from rootrank.analysis.callsite_desync import callsite_desync_root
 from rootrank.analysis.collateral import (
     collateral_of,
     cut_traceback,
@@ -148,10 +149,15 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
     group_of_root = [f for f in ctx.findings if f.signature == root.signature]
     if initiator.rank is not None and initiator.rank != root.rank:
         root = next((f for f in group_of_root if f.rank == initiator.rank), root)
-    desync = count_desync_root(ctx, root, initiator) or branch_desync_root(ctx, root, initiator)
+    desync = (
+        count_desync_root(ctx, root, initiator)
+        or branch_desync_root(ctx, root, initiator)
+        or callsite_desync_root(ctx, root, initiator)
+    )
     if desync is not None:
-        # sizes far apart after one rank's count differed, or a hang at a step whose branch
-        # differed on one rank: the ranks ran different collectives, a desync
+        # sizes far apart after one rank's count differed, a hang at a step whose branch
+        # differed on one rank, or one rank waiting at a call site of its own: the ranks ran
+        # different collectives, a desync
         root, group_of_root = desync, [desync]
     report = _launcher_report_for(ctx, root, group_of_root, initiator.rank)
     if report is not None:

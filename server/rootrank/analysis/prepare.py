@@ -174,6 +174,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.logged import logged_exit_reasons  # it imports this module's peers
 
     findings.extend(logged_exit_reasons(findings, state, library))
+    from rootrank.analysis.retry_loop import retry_loop_findings
+
+    findings.extend(retry_loop_findings(findings, state, library))
     findings.extend(cut_traceback_operations(findings, state, library))
     findings = [
         chain_user_frames(child_status_first(user_statement_first(f, state), state), state)

@@ -64,7 +64,8 @@ def signal_exit_findings(
     (SIGABRT: ProcessGroupNCCL's watchdog ends a timed-out rank that way, so a summary showing
     only it names the first rank to time out, not a crash)."""
     reports = [
-        _with_summary_code(f, elastic) if f.signature in LAUNCHER_REPORTS else f for f in findings
+        _with_summary_code(_with_signal_code(f), elastic) if f.signature in LAUNCHER_REPORTS else f
+        for f in findings
     ]
     reports = [
         f
@@ -112,6 +113,21 @@ def signal_exit_findings(
 #: Exit codes of a signal that is sent, never raised by a crash: SIGTERM (-15) and SIGHUP
 #: (-1), as a launcher prints them.
 SENT_SIGNALS = frozenset({"-15", "-1", "15", "1"})
+
+
+def _with_signal_code(report: Finding) -> Finding:
+    """``report`` with ``exitcode`` ``-N`` when it named the signal instead of a code (mp.spawn's
+    ``process 2 terminated with signal SIGBUS``: its ``signame`` capture) and the signal is one
+    of :data:`SIGNAL_NAMES`; ``report`` unchanged otherwise. mp.spawn's parent reads the same
+    ``returncode`` as torchrun's agent (torch/multiprocessing/spawn.py, ``ProcessContext.join``)
+    and prints ``signal.Signals(-returncode).name``, so the name is the code."""
+    name = report.captures.get("signame", "")
+    if not name or "exitcode" in report.captures:
+        return report
+    number = next((n for n, known in SIGNAL_NAMES.items() if known == name), None)
+    if number is None:
+        return report
+    return replace(report, captures={**report.captures, "exitcode": f"-{number}"})
 
 
 def _with_summary_code(report: Finding, elastic: Sequence[ElasticFailure]) -> Finding:

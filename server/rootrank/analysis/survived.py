@@ -40,7 +40,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from rootrank.analysis.events import events_of, real_exit
+from rootrank.analysis.events import events_of, finding_kind, real_exit
 from rootrank.model import Finding
 from rootrank.progress import Progress
 from rootrank.scan import MAX_CONTINUATION_LINES, ScanState, SeenException
@@ -101,11 +101,14 @@ def survived_errors(state: ScanState, findings: list[Finding], library: Library)
         and real_exit(e.code) is not None
         and not (e.kind == "summary" and e.rank is not None and e.rank < 0)
     ]
+    stops = _outside_stops(findings, library)
     out: list[Survived] = []
     for seen in state.exceptions:
         adv = seen.advance
         if not caught(seen):
             continue
+        if seen.exc.thread_died and any(_after(f, seen) for f in stops):
+            continue  # its process went on only with work buffered before (:func:`_outside_stops`)
         if seen.rank is None and (adv is None or adv.key[3] is None) and len(known) > 1:
             # an untagged line of a multi-rank log: whose, the log does not say; survived
             # only when every rank went on, and no launcher saw any worker fail
@@ -131,6 +134,33 @@ def survived_errors(state: ScanState, findings: list[Finding], library: Library)
     if not out:
         return []
     return [dataclasses.replace(s, findings=tuple(_read_from(s, findings))) for s in out]
+
+
+def _outside_stops(findings: list[Finding], library: Library) -> list[Finding]:
+    """The findings of ``findings`` that read the job's end as a stop from outside (a
+    ``terminal`` signature of class ``preemption-sigterm``: the agent's ``Received 15 death
+    signal``, a scheduler's or wrapper's time limit).
+
+    Mechanism: a thread that died (``threading.excepthook``) stops producing what its process
+    waits on (a prefetch queue, a loader), but the process first goes on with what the thread
+    had already queued: it prints steps after the traceback, then blocks, and its peers block
+    in their next collective. A run that then ends by a stop from outside (a time limit, a
+    ``timeout`` wrapper's SIGTERM) never went on: its later steps were the buffer draining,
+    so the thread's death is the stall the stop ended, not an error the process survived."""
+    return [
+        f
+        for f in findings
+        if f.failure_class == "preemption-sigterm" and finding_kind(library, f) == "terminal"
+    ]
+
+
+def _after(f: Finding, seen: SeenException) -> bool:
+    """Whether ``f``'s first line comes after the exception ``seen`` (the same source, or
+    another source: a launcher's terminal and a rank's file are read as one run)."""
+    if not f.evidence:
+        return False
+    ev = f.evidence[0]
+    return ev.path != seen.path or ev.line > seen.exc.log_line
 
 
 def _every_rank_went_on(seen: SeenException, state: ScanState, known: set[int]) -> Survived | None:
