@@ -504,7 +504,7 @@ def lone_dtype(ctx: Context) -> tuple[int, str, int, str] | None:
     knows fewer than two ranks.
 
     Mechanism: a script that converts its model or tensors on one branch says so on that
-    branch (``[rank 1] input max 13602.8 > 1e3, upcasting model to float64``); the ranks that
+    branch (``[rank 2] input max 9120.4 > 1e3, casting the model to float64``); the ranks that
     did not take it print nothing of the kind. In a collective whose byte counts are a dtype
     width apart that rank sent the odd tensor (:func:`rootrank.analysis.initiator.lone_dtype_line`
     gates on the ratio). Read from :func:`_rank_lines` (each rank's kept lines before its own
