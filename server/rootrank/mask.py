@@ -126,6 +126,11 @@ PUBLIC_DOMAINS = (
     "docker.com",
     "ubuntu.com",
     "debian.org",
+    # project documentation sites on GitHub Pages that errors link to (torch.compile's
+    # graph-break site, NVIDIA's library docs); a user's own *.github.io stays a host
+    "meta-pytorch.github.io",
+    "pytorch.github.io",
+    "nvidia.github.io",
 )
 
 #: Domain suffixes that only name machines inside a site; such a name is a host anywhere.
