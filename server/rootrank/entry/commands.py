@@ -875,7 +875,7 @@ _TORCHRUN_NPROC_BLANK = lazy_regex.compile(
 )
 #: DeepSpeed's runner's GPU count left blank (``deepspeed --num_gpus <gpus> train.py``).
 _DEEPSPEED_GPUS_BLANK = lazy_regex.compile(
-    r"(?<=\bdeepspeed\b[^\n#|;&]*) --num[_-]gpus[= ]<gpus>(?=[\s]|$)"
+    r"(?<=\bdeepspeed\b[^\n#|;&]*) --num[_-]gpus[= ]<(?:gpus|n)>(?=[\s]|$)"
 )
 
 
