@@ -205,6 +205,7 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.departed import departed_finding, uneven_batches_finding
     from rootrank.analysis.handled import folded, handled_skip_finding
     from rootrank.analysis.silent import silent_rank_finding
+    from rootrank.analysis.stack_desync import stack_desync_finding
     from rootrank.analysis.stall import stall_finding
 
     for make in (
@@ -213,6 +214,7 @@ def prepare(state: ScanState, library: Library) -> Context:
         departed_finding,
         uneven_batches_finding,
         silent_rank_finding,
+        stack_desync_finding,
     ):
         extra = make(ctx)
         if extra is not None:

@@ -21,35 +21,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from rootrank.collective_names import COLLECTIVES
+
 #: Seconds one ``py-spy dump`` may take.
 DUMP_TIMEOUT = 20.0
 #: Processes dumped at most (a node runs 8 ranks; agents and helpers come on top).
 MAX_PROCESSES = 64
-
-#: Function names that are a collective or a wait on one (torch.distributed, DeepSpeed's comm).
-_COLLECTIVES = (
-    "all_reduce",
-    "allreduce",
-    "all_gather",
-    "all_gather_into_tensor",
-    "all_gather_object",
-    "reduce_scatter",
-    "reduce_scatter_tensor",
-    "broadcast",
-    "broadcast_object_list",
-    "barrier",
-    "monitored_barrier",
-    "all_to_all",
-    "all_to_all_single",
-    "reduce",
-    "gather",
-    "scatter",
-    "send",
-    "recv",
-    "isend",
-    "irecv",
-    "batch_isend_irecv",
-)
 
 
 @dataclass
@@ -164,7 +141,7 @@ def _is_python(pid: int) -> bool:
 def _where(frames: list[dict[str, Any]]) -> tuple[str | None, str]:
     for i, f in enumerate(frames):
         path = f["file"].replace("\\", "/")
-        if f["func"] in _COLLECTIVES and ("torch/distributed" in path or "deepspeed/comm" in path):
+        if f["func"] in COLLECTIVES and ("torch/distributed" in path or "deepspeed/comm" in path):
             caller = next((c for c in frames[i + 1 :] if not _library_frame(c["file"])), None)
             at = (
                 f" called from {caller['func']} ({caller['file']}:{caller['line']})"
