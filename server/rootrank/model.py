@@ -126,6 +126,21 @@ class Finding:
             captures=captures,
         )
 
+    def recast(self, sig: Any, captures: dict[str, str] | None = None) -> Finding:
+        """This finding read as signature ``sig`` (an analysis that narrowed its cause: a
+        timeout that is a desync): the same rank, host, time, order, lines and count, with
+        ``captures`` (default: a copy of its own)."""
+        return Finding.of(
+            sig,
+            rank=self.rank,
+            host=self.host,
+            time=self.time,
+            order=self.order,
+            evidence=list(self.evidence),
+            captures=dict(self.captures) if captures is None else captures,
+            count=self.count,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "signature": self.signature,

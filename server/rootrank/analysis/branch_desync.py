@@ -52,13 +52,4 @@ def branch_desync_root(ctx: Context, root: Finding, initiator: Initiator) -> Fin
         others=", ".join(str(r) for r in others),
         why=initiator.why,
     )
-    return Finding.of(
-        sig,
-        rank=root.rank,
-        host=root.host,
-        time=root.time,
-        order=root.order,
-        evidence=list(root.evidence),
-        captures=captures,
-        count=root.count,
-    )
+    return root.recast(sig, captures)

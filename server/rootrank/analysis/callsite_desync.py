@@ -81,13 +81,4 @@ def callsite_desync_root(ctx: Context, root: Finding, initiator: Initiator) -> F
     sig = ctx.library.signatures.get(SITE_SIGNATURE)
     if sig is None:
         return None
-    return Finding.of(
-        sig,
-        rank=root.rank,
-        host=root.host,
-        time=root.time,
-        order=root.order,
-        evidence=list(root.evidence),
-        captures=dict(root.captures),
-        count=root.count,
-    )
+    return root.recast(sig)

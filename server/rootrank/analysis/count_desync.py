@@ -65,13 +65,4 @@ def count_desync_root(ctx: Context, root: Finding, initiator: Initiator) -> Find
     named = initiator.why.split(" where ", 1)[0]
     if not _COUNT_WORD.search(named):
         return None
-    return Finding.of(
-        sig,
-        rank=root.rank,
-        host=root.host,
-        time=root.time,
-        order=root.order,
-        evidence=list(root.evidence),
-        captures=dict(root.captures),
-        count=root.count,
-    )
+    return root.recast(sig)

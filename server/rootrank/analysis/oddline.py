@@ -237,12 +237,17 @@ def odd_line(ctx: Context) -> tuple[int, str] | None:
     least two other ranks that all agree, with the reason (``odd_line``), or ``None`` when no
     line singles out one rank, or lines single out different ranks."""
     found = odd_line_parts(ctx)
-    if found is None:
-        return None
+    return None if found is None else _told("odd_line", found)
+
+
+def _told(key: str, found: tuple[int, str, str, list[int], RankLine]) -> tuple[int, str]:
+    """``(rank, the reason)`` for an odd line's parts, in the words of reason ``key``
+    (:data:`rootrank.analysis.reasons`: ``odd_line``, ``odd_step_line``), its text cut to
+    :data:`MAX_QUOTE` characters."""
     rank, a, b, others, ln = found
     text = ln.text if len(ln.text) <= MAX_QUOTE else ln.text[: MAX_QUOTE - 3] + "..."
     return rank, say(
-        "odd_line",
+        key,
         rank=rank,
         value=a,
         usual=b,
@@ -377,19 +382,7 @@ MAX_LAST_TOKENS = 3
 def odd_step_line(ctx: Context) -> tuple[int, str] | None:
     """:func:`odd_step_line_parts`'s rank with the reason (``odd_step_line``), or ``None``."""
     found = odd_step_line_parts(ctx)
-    if found is None:
-        return None
-    rank, a, b, others, ln = found
-    quote = ln.text if len(ln.text) <= MAX_QUOTE else ln.text[: MAX_QUOTE - 3] + "..."
-    return rank, say(
-        "odd_step_line",
-        rank=rank,
-        value=a,
-        usual=b,
-        others=format_ranks(others),
-        line=ln.line,
-        text=quote,
-    )
+    return None if found is None else _told("odd_step_line", found)
 
 
 def odd_step_line_parts(ctx: Context) -> tuple[int, str, str, list[int], RankLine] | None:
