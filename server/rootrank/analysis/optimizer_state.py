@@ -107,17 +107,7 @@ def optimizer_state_sizes(
         if ratio is None:
             out.append(f)  # one layer's sizes (a head of 16 vs 4 outputs): shape-mismatch's
             continue  # optimizer-state fix asks whether a state was loaded
-        captures = {**f.captures, "ratio": str(ratio)}
-        moved = Finding.of(
-            sig,
-            rank=f.rank,
-            host=f.host,
-            time=f.time,
-            order=f.order,
-            evidence=f.evidence,
-            captures=captures,
-            count=f.count,
-        )
+        moved = f.recast(sig, {**f.captures, "ratio": str(ratio)})
         moved.frames = f.frames
         out.append(moved)
     return out

@@ -30,6 +30,16 @@ _PHASE = lazy_regex.compile(
 _RANK_WORD = lazy_regex.compile(r"(?i)(?<![\w-])rank[ _:=#]{0,2}(\d{1,6})(?![\d.])")
 
 
+def _named_ranks(tagger: RankTagger, raw: str, number: int) -> set[int]:
+    """The ranks line ``number`` (1-based) of ``tagger``'s source names: its rank tag's and
+    every ``rank N`` word in its text."""
+    named = {int(m.group(1)) for m in _RANK_WORD.finditer(raw)}
+    tagged = tagger.tag(raw, number)
+    if tagged.rank is not None:
+        named.add(tagged.rank)
+    return named
+
+
 def phase_rank(ctx: Context) -> tuple[int, str, int, str] | None:
     """``(rank, path, 1-based line, the line's text)`` of the first phase line (see the
     module) when every such line names one and the same rank and the log knows at least two
@@ -46,10 +56,7 @@ def phase_rank(ctx: Context) -> tuple[int, str, int, str] | None:
             if (path, number) in seen or raw[:1] in " \t" or not _PHASE.search(raw):
                 continue
             seen.add((path, number))
-            tagged = tagger.tag(raw, number)
-            named = {int(m.group(1)) for m in _RANK_WORD.finditer(raw)}
-            if tagged.rank is not None:
-                named.add(tagged.rank)
+            named = _named_ranks(tagger, raw, number)
             if len(named) != 1:
                 return None
             found.setdefault(named.pop(), (path, number, raw.strip()))
@@ -98,10 +105,7 @@ def epoch_ahead(
             if m is None:
                 continue
             epoch = int(m.group(1) or m.group(2))
-            tagged = tagger.tag(raw, number)
-            named = {int(x.group(1)) for x in _RANK_WORD.finditer(raw)}
-            if tagged.rank is not None:
-                named.add(tagged.rank)
+            named = _named_ranks(tagger, raw, number)
             if len(named) != 1:
                 continue
             rank = named.pop()
