@@ -166,6 +166,19 @@ _DICT_STEP = lazy_regex.compile(
 )
 #: Metric-name prefixes of evaluation lines: they do not count as a logged training step.
 _EVAL_PREFIXES = ("eval_", "eval/", "test_", "test/", "predict_", "val_", "val/", "validation_")
+#: The series name of a process's host (CPU) memory, in GiB: its resident set size as a script
+#: prints it (WeNet's ``rank 0 RSS MEM USE: 5.11G``, ``rss 312MB``, ``host_mem=3.2GB``,
+#: ``cpu memory: 12.5 GiB``), read by :data:`_HOST_MEMORY` (device memory is ``memory``).
+HOST_MEMORY = "host_memory"
+# a host-memory field: the word (not part of a longer one: the kernel's "anon-rss:" is not
+# the process's own print), optional "mem"/"use" words, then a value with its unit
+_HOST_MEMORY = lazy_regex.compile(
+    r"(?i)(?<![\w./-])(?:rss|resident(?:[ _]set)?|host[ _]mem(?:ory)?|cpu[ _]mem(?:ory)?|ram)"
+    r"(?:[ _]mem(?:ory)?)?(?:[ _](?:use|used|usage))?\s{0,3}[=:]?\s{0,3}"
+    r"(?P<v>\d+(?:\.\d+)?)\s?(?P<u>[KMGT])(?:i?B)?(?![\w])"
+)
+#: GiB per unit of :data:`_HOST_MEMORY`.
+_HOST_UNITS = {"K": 1.0 / 1024**2, "M": 1.0 / 1024, "G": 1.0, "T": 1024.0}
 _RESUME = lazy_regex.compile(
     r"(?i)\b(?:resum(?:e|ed|ing)\s(?:training|from)|continuing training from|loaded checkpoint|"
     r"loading checkpoint (?:from|at)|restored from checkpoint)"
@@ -361,6 +374,13 @@ def _read_metrics(text: str) -> list[tuple[str, float]]:
             if m:
                 put(m.group("k"), m.group("v"))
         return list(out.items())
+    low = text.lower()
+    if "rss" in low or "mem" in low or "ram" in low or "resident" in low:
+        m = _HOST_MEMORY.search(text)
+        if m is not None:
+            gib = float(m.group("v")) * _HOST_UNITS[m.group("u").upper()]
+            out[HOST_MEMORY] = gib
+            text = text[: m.start()] + " " * (m.end() - m.start()) + text[m.end() :]
     for m in _KV.finditer(text):
         if m.group("sep") == ":" and _SOURCE_FILE.search(m.group("k")):
             continue  # a logger's location ("[INFO|trainer.py:2128]"), not a metric

@@ -272,6 +272,8 @@ _AGENT_SELF = lazy_regex.compile(
 )
 #: At most this many agent processes are remembered (a fleet's concatenated logs).
 MAX_AGENT_PROCESSES = 64
+#: At most this many worker pids are tied to their agent (LaunchFacts.worker_agents).
+MAX_WORKER_AGENTS = 4096
 #: The agent's closing-signal lines kept as events (a node's workers per attempt; bounded
 #: against a log of endless restarts).
 MAX_CLOSING_SIGNALS = 4096
@@ -1026,6 +1028,10 @@ class LaunchFacts:
     #: The pids of the torchrun agents themselves (glog's process field on torchelastic's own
     #: lines, :data:`_AGENT_SELF`); two or more on one node: the launcher ran twice.
     agent_processes: set[int] = field(default_factory=set)
+    #: Worker pid -> the torchrun agent process that stopped it or saw it fail (the glog
+    #: header's pid on the agent's ``Sending process N closing signal`` / ``failed
+    #: (exitcode: C) local_rank: L (pid: N)`` line); at most :data:`MAX_WORKER_AGENTS`.
+    worker_agents: dict[int, int] = field(default_factory=dict)
     #: Frame paths through a framework that starts its own runs
     #: (:data:`rootrank.frameworks.FRAMEWORK_ENTRY`), the first few, from any traceback
     #: line (a cut or unparsed traceback's too): the verification runs that framework's entry.
@@ -1221,6 +1227,11 @@ class LaunchFacts:
                 self.agent_pids.add(int(m.group("pid") or m.group("fpid")))
                 if m.group("pid"):
                     self.closing_pids.add(int(m.group("pid")))
+                agent = _AGENT_SELF.search(whole)
+                if agent is not None and len(self.worker_agents) < MAX_WORKER_AGENTS:
+                    self.worker_agents[int(m.group("pid") or m.group("fpid"))] = int(
+                        agent.group("pid")
+                    )
         if (
             "torch/distributed/" in whole
             and len(self.agent_processes) < MAX_AGENT_PROCESSES

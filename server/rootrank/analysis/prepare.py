@@ -33,7 +33,7 @@ from rootrank.analysis.reasons import format_ranks, ranks_word, say
 from rootrank.analysis.signal_exit import agent_sent, signal_exit_findings
 from rootrank.analysis.survived import Survived, set_aside, survived_errors, survived_values
 from rootrank.model import Evidence, Finding
-from rootrank.ranks import node_count
+from rootrank.ranks import ElasticFailure, node_count
 from rootrank.scan import MAX_EVIDENCE, ScanState, SeenException
 from rootrank.signatures import Library, Signature
 from rootrank.tracebacks import Frame
@@ -177,12 +177,18 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.retry_loop import retry_loop_findings
 
     findings.extend(retry_loop_findings(findings, state, library))
+    from rootrank.analysis.host_memory import host_memory_findings
+
+    findings.extend(host_memory_findings(findings, state, library))
     findings.extend(cut_traceback_operations(findings, state, library))
     findings = [
         chain_user_frames(child_status_first(user_statement_first(f, state), state), state)
         for f in findings
     ]
     findings.extend(signal_exit_findings(findings, library, state.elastic))
+    from rootrank.analysis.mapped_file import mapped_file_sigbus
+
+    findings = mapped_file_sigbus(findings, state, library)
     findings.sort(key=lambda f: f.order)
     failure_present = (
         any(f.severity == "error" for f in findings)
@@ -1941,6 +1947,50 @@ def single_node_proof(state: ScanState, local: int | None = None) -> str | None:
     return None
 
 
+def same_agent_rank(
+    state: ScanState, pid: int, local: int, by_pid: dict[int, ElasticFailure]
+) -> tuple[int, str] | None:
+    """The global rank of worker ``pid`` (``local``: its local rank) from its agent's other
+    workers in torchrun's failure summaries (``by_pid``: summary entries by worker pid), with
+    the sentence of reasoning; ``None`` when its agent is unknown, none of that agent's
+    other workers is in a summary with its local rank, or they disagree.
+
+    Mechanism: one agent (the glog header's pid on its ``failed ... local_rank: L (pid: N)``
+    and closing-signal lines, ``LaunchFacts.worker_agents``) runs the workers of one node, with
+    global ranks ``node rank x nproc + local rank``. After a restart (``--max-restarts``) the
+    agent's new workers get the same node rank: torchelastic's dynamic rendezvous numbers the
+    agents by their sorted node descriptors (host, agent pid, local id;
+    ``dynamic_rendezvous.py``, ``enumerate(sorted(state.participants))``), the same agents
+    each round. So the offset ``rank - local_rank`` of one of that agent's workers in the last
+    attempt's summary is the offset of its workers in the attempt before."""
+    agents = state.launch.worker_agents
+    agent = agents.get(pid)
+    if agent is None:
+        return None
+    offsets = [
+        (entry.rank - entry.local_rank, other, entry)
+        for other, entry in sorted(by_pid.items())
+        if other != pid
+        and agents.get(other) == agent
+        and entry.rank is not None
+        and entry.local_rank is not None
+    ]
+    if len({o for o, _, _ in offsets}) != 1:
+        return None
+    offset, other, entry = offsets[0]
+    rank = offset + local
+    return rank, say(
+        "local_rank_same_agent",
+        local=local,
+        pid=pid,
+        rank=rank,
+        agent=agent,
+        other=other,
+        other_rank=entry.rank,
+        other_local=entry.local_rank,
+    )
+
+
 def global_ranks_from_local(findings: list[Finding], state: ScanState) -> str:
     """Give a global rank to findings that only carry torchrun's ``local_rank`` capture
     (rule 5), merging a mapped finding into the rank's own finding of the same signature
@@ -1967,6 +2017,11 @@ def global_ranks_from_local(findings: list[Finding], state: ScanState) -> str:
         if proof:
             f.rank = local
             why = why or say("local_rank_single_node", local=local, proof=proof)
+            continue
+        same = same_agent_rank(state, int(pid), local, by_pid) if pid.isdigit() else None
+        if same is not None:
+            f.rank, same_why = same
+            why = why or same_why
     if why:
         for f in local_only:
             if f.rank is None:

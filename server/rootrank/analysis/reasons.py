@@ -550,6 +550,12 @@ _TEMPLATES: dict[str, str] = {
     ),
     "local_rank_summary": "torchrun's summary gives pid {pid} (local_rank {local}) the global rank {rank}",
     "local_rank_single_node": "local_rank {local} is global rank {local}: {proof}",
+    "local_rank_same_agent": (
+        "local_rank {local} (pid {pid}) is global rank {rank}: the torchrun agent (pid {agent}) that"
+        " saw it fail reports its later worker pid {other} as rank {other_rank} (local_rank"
+        " {other_local}) in its summary, and the rendezvous gives the same agents the same node"
+        " rank on every restart"
+    ),
 }
 
 
