@@ -194,9 +194,11 @@ def test_verify_blanks_are_pointed_out_in_text_and_markdown(tmp_path):
     text = run_cli("diagnose", str(oom)).stdout.decode().splitlines()
     verify = next(i for i, line in enumerate(text) if line.startswith("Verify: "))
     assert "--nproc-per-node=gpu <train.py>" in text[verify]
-    assert text[verify + 1] == "  (fill in <train.py> before running it)"
+    assert (
+        text[verify + 1] == "  (fill in <train.py> (the script your launch runs) before running it)"
+    )
     md = run_cli("diagnose", str(oom), "--format", "markdown").stdout.decode()
-    assert "Fill in `<train.py>` before running it." in md
+    assert "Fill in `<train.py>` (the script your launch runs) before running it." in md
     from rootrank.report import unfilled_placeholders
 
     assert unfilled_placeholders("python a.py 2>&1 | grep -c 'x < 3' > out.txt") == []

@@ -164,7 +164,14 @@ def test_text_and_markdown_lead_with_the_verdict():
     )
     # the log names rank 2 as the rank whose parameters got no grad: the fix leads with
     # find_unused_parameters (or a uniform branch), the rerun keeps the job's 4 processes
-    assert "find_unused_parameters=True" in text[2] and "Rank 2's backward" in text[2]
+    # (the one-line fix is cut to the location and the action: rootrank.headline; the whole
+    # step, with Rank 2's backward, is in the fix list)
+    assert text[2] == (
+        "Fix: ddp_unused_parameters.py:45 (in main), where rank 2 raised RuntimeError: Pass"
+        " find_unused_parameters=True to DistributedDataParallel (the reducer then marks the"
+        " skipped parameters ready; one extra graph traversal per step)."
+    )
+    assert any(t.startswith("  1. ") and "Rank 2's backward" in t for t in text)
     assert text[3].startswith("Verify: TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node=4")
     md = run_cli("diagnose", str(DDP), "--format", "markdown").stdout.decode().splitlines()
     assert md[0].startswith("## Root cause: DDP reduction did not finish") and md[0].endswith(

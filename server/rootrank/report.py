@@ -13,6 +13,7 @@ from typing import Any
 from rootrank import lazy_regex
 from rootrank.analysis.reasons import format_ranks
 from rootrank.entry.variants import GENERAL_WHY
+from rootrank.headline import headline
 from rootrank.mask import USER, pseudonyms_in
 from rootrank.model import Diagnosis, Evidence, Finding, RootCause, UserFrame
 from rootrank.taxonomy import describe
@@ -24,6 +25,35 @@ from rootrank.taxonomy import describe
 #: (rootrank.analysis.initiator.one_process): no rank exists to name.
 ONE_PROCESS = "one_process"
 _PLACEHOLDER = lazy_regex.compile(r"<[A-Za-z][^<>\n]{0,60}>|(?<![^\s])\.\.\.(?![^\s])")
+
+
+#: What a verification's blank stands for, said beside it when the log could not fill it
+#: (rootrank.entry.commands fills each one the log tells: the script, the process count...).
+BLANK_MEANING = {
+    "<train.py>": "the script your launch runs",
+    "<n>": "processes per node, as you launched",
+    "<gpus>": "GPUs per node",
+    "<node rank>": "this node's index, 0 on the first node",
+    "<nnodes>": "the number of nodes",
+    "<master host>": "the first node's host name",
+    "<port>": "a free port, the same on every node",
+    "<ds_config.json>": "the DeepSpeed config your launch passes",
+    "<your launch command>": "the command that started the job",
+    "<your launch script>": "the job script that starts the launch",
+    "<first host>": "the first node's host name",
+    "<free port>": "a port no other job uses",
+    "...": "the rest of your launch command",
+}
+
+
+def blanks_said(blanks: list[str], quote: str = "") -> str:
+    """``blanks`` joined for the "fill in" note, each with what it stands for
+    (:data:`BLANK_MEANING`) when known: ``<train.py> (the script your launch runs), <x>``;
+    ``quote`` wraps each blank (a backtick for Markdown)."""
+    return ", ".join(
+        f"{quote}{b}{quote}" + (f" ({BLANK_MEANING[b]})" if b in BLANK_MEANING else "")
+        for b in blanks
+    )
 
 
 def unfilled_placeholders(command: str) -> list[str]:
@@ -153,7 +183,8 @@ def verdict(diag: Diagnosis) -> dict[str, Any] | None:
         "host": host,
         "where": ", ".join(parts) if parts else None,
         "on": "caused by" if waited_for(rc, rank) else "on",
-        "fix": steps[0] if steps else None,
+        # the first step cut to its location, cause and action (the whole step is in the list)
+        "fix": headline(steps[0]) if steps else None,
         "verify": verify,
         "blanks": unfilled_placeholders(verify) if verify else [],
         # host pseudonyms the masking put into the command: the user must put the real name
@@ -221,7 +252,7 @@ def to_text(diag: Diagnosis, *, color: bool = False, all_stacks: bool = False) -
         out.append(st.bold("Verify: ") + v["verify"])
         if v["blanks"]:
             masked = f"; `--no-mask` shows the real {USER}" if USER in v["blanks"] else ""
-            out.append(st.dim(f"  (fill in {', '.join(v['blanks'])} before running it{masked})"))
+            out.append(st.dim(f"  (fill in {blanks_said(v['blanks'])} before running it{masked})"))
         if v["masked"]:
             out.append(st.dim(f"  ({', '.join(v['masked'])}: masked names; use the real ones)"))
     out.append("")
@@ -410,7 +441,7 @@ def to_markdown(diag: Diagnosis) -> str:
     out.append(rc.verify)
     out.append("```\n")
     if blanks := unfilled_placeholders(rc.verify):
-        out.append(f"Fill in {', '.join(f'`{b}`' for b in blanks)} before running it.\n")
+        out.append(f"Fill in {blanks_said(blanks, '`')} before running it.\n")
     if rc.related:
         out.append("### Related\n")
         out.extend(f"- {_md(r.title)} (`{r.id}`)" for r in rc.related)

@@ -516,10 +516,35 @@ _COMMAND_WORDS = (
 #: the rest (``env``, ``nohup``, or a site's own word directly before assignments:
 #: ``with-proxy CONFIG_FILE=x ./run.sh``) and the ``VAR=value`` assignments the shell passes
 #: to the command (``CUDA_VISIBLE_DEVICES=0,1 NGPU=2``). A rerun types them too.
+#: The wrappers that take arguments of their own before the command (coreutils' ``timeout
+#: [-s SIG] [-k D] DURATION``, ``nice [-n N]``, ``stdbuf -oL``, ``time``) are kept too: a
+#: rerun without ``timeout 45`` waits unbounded where the job hung.
 ENV_PREFIX = (
-    r"(?:(?:env|nohup|[\w-]+(?=\s+[A-Za-z_]\w*=))\s+)?"
+    r"(?:(?:env|nohup|time"
+    r"|timeout(?:\s+(?:-[sk]\s*\S+|--[\w-]+(?:=\S+)?))*\s+\d+(?:\.\d+)?[smhd]?"
+    r"|nice(?:\s+-n\s*-?\d+|\s+-\d+)?|stdbuf(?:\s+-[ioe]\w+)+"
+    r"|[\w-]+(?=\s+[A-Za-z_]\w*=))\s+){0,3}"
     r"(?:[A-Za-z_]\w*=(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']*)\s+)*"
 )
+
+
+def own_command(line: str) -> str:
+    """The launch command of a shell line, without what the shell runs after it: the line
+    cut at the first ``;``, ``&&``, ``||`` or ``|`` outside quotes (``torchrun ... x.py; echo
+    "exit status: $?"``, ``python x.py 2>&1 | tee log``), when the part before still runs a
+    script or a module (:data:`_COMMAND`); ``line`` otherwise."""
+    quote = ""
+    for i, ch in enumerate(line):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in ";|" or line.startswith("&&", i):
+            head = line[:i].rstrip()
+            return head if _COMMAND.search(head) else line
+    return line
+
+
 #: :data:`ENV_PREFIX` at the start of a command (to read the launcher after it).
 ENV_HEAD = lazy_regex.compile("^" + ENV_PREFIX)
 # A launch command as a shell or job script prints it (a prompt, `set -x`'s "+ "), up to the
@@ -1140,7 +1165,7 @@ class LaunchFacts:
                     self.command, self.continues = head.group("cmd").strip(), True
             if m:
                 # (a job put in the background, ``python train.py &``, reruns in the foreground)
-                self.command = regex.sub(r"\s+&$", "", m.group("cmd").strip())
+                self.command = own_command(regex.sub(r"\s+&$", "", m.group("cmd").strip()))
                 if self.command.endswith("\\"):  # continued on the next lines
                     self.command = self.command[:-1].rstrip()
                     self.continues = True

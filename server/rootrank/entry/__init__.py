@@ -18,6 +18,7 @@ import regex
 from rootrank import lazy_regex
 from rootrank.entry.commands import (
     blank_masked_hosts,
+    config_file,
     divisor_values,
     fill_path_blanks,
     fit,
@@ -34,6 +35,7 @@ from rootrank.entry.frames import (
     notebook_verify,
     rank_output_file,
     root_exception,
+    setting_step,
     stalled_lines,
     user_frame,
     waiting_step,
@@ -772,6 +774,10 @@ def fill_entry(
             if action is not None and action.startswith("was in "):
                 action = "were in " + action[len("was in ") :]
     where = location_step(frame, sites, rc_rank, action, launch.world, who=who)
+    if facts.request_setting is not None:
+        # the cause is a config value, not a line of code: the fix leads with that key, in the
+        # config file the launch passed when the log shows it
+        where = setting_step(facts.request_setting[:2], config_file(launch.command))
     if where is None:
         where = waiting_step(state, root, rc_rank, masker)
     if where and sites:

@@ -488,6 +488,23 @@ def _nproc(flags: str) -> str:
     return m["n"] if m else "<n>"
 
 
+#: The config file a launch passes to DeepSpeed (``--deepspeed_config ds.json``, the HF
+#: Trainer's ``--deepspeed ds.json``: deepspeed/__init__.py ``add_config_arguments``,
+#: transformers' TrainingArguments.deepspeed) or to ``accelerate launch --config_file``.
+_CONFIG_ARG = lazy_regex.compile(
+    r"(?<!\S)--(?:deepspeed[_-]config|deepspeed|config[_-]file)[= ]['\"]?(?P<path>[^\s'\"]+\.(?:json|ya?ml))\b"
+)
+#: An entry's stand-in for the DeepSpeed config file in a command.
+DS_CONFIG_BLANK = "<ds_config.json>"
+
+
+def config_file(command: str | None) -> str | None:
+    """The DeepSpeed / accelerate config file the printed launch ``command`` passes
+    (:data:`_CONFIG_ARG`), as written there; ``None`` when it names none."""
+    m = _CONFIG_ARG.search(command or "")
+    return m["path"] if m else None
+
+
 def _base(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
@@ -710,6 +727,9 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
         text = _SCRIPT_BLANK.sub("train.py", text)
     if verify and launch.launcher != "nccl-tests":
         text = job_network_check(text)
+    if verify and DS_CONFIG_BLANK in text and (cfg := config_file(launch.command)):
+        # the config the launch passed is the one the check reads
+        text = text.replace(DS_CONFIG_BLANK, cfg)
     if verify:
         # an entry's elided launch with no script after it (``NCCL_DEBUG=INFO torchrun ... 2>&1
         # | grep ...``): the job's launch, which the steps below make the log's own

@@ -291,7 +291,9 @@ def user_frame(
         # printed it: mp.spawn's ProcessExitedException, whose frames are the parent's)
         for f in reversed(root.frames):
             if f.get("user") and int(f.get("line") or 0) > 0:
-                return _user_frame(str(f["file"]), int(f["line"]), str(f.get("func") or ""), masker)
+                own = Frame(str(f["file"]), int(f["line"]), str(f.get("func") or ""), True)
+                own = deeper_copy(state, root, rank, own)
+                return _user_frame(own.file, own.line, own.func, masker)
     seen = root_exception(state, root, rank)
     frame = seen.exc.user_frame if seen is not None else None
     if seen is not None and frame is None:
@@ -315,7 +317,58 @@ def user_frame(
         frame = _unranked_frame(state, rank)
     if frame is None or frame.line <= 0:
         return None
+    frame = deeper_copy(state, root, rank, frame)
     return _user_frame(frame.file, frame.line, frame.func, masker)
+
+
+#: How many characters of an exception's message identify the same failure in another
+#: process's copy of its traceback (a message may end in a per-rank value).
+SAME_MESSAGE_CHARS = 60
+
+
+def deeper_copy(state: ScanState, root: Finding, rank: int | None, frame: Frame) -> Frame:
+    """``frame`` (the user frame found for the root cause), or a deeper user frame of the
+    same failure when another copy of its traceback shows one.
+
+    Mechanism: the processes of a launch often raise the same exception at once and their
+    tracebacks interleave line by line in one log, so the copy the root cause's line belongs
+    to may keep only its outer frames (``main()`` in ``<module>``) while another copy, of
+    the same exception (type and the first :data:`SAME_MESSAGE_CHARS` characters of its
+    message, as one of the root's evidence lines shows it) and of the same rank (or printed
+    with none), holds ``frame`` and the user frames below it (``main`` at the line that
+    called the library), or, for a ``<module>`` frame, a function's frame of the same file
+    (the copy lost its outer lines instead). The innermost of those is where the user's
+    code led to the failure. Returns ``frame`` unchanged when no copy goes deeper; never another exception's
+    frames (a victim's stack is another message)."""
+    texts = [e.text for e in root.evidence]
+    best: Frame = frame
+    best_depth = 0
+    for seen in state.exceptions:
+        exc = seen.exc
+        if (
+            exc.ignored
+            or _is_launcher(seen)
+            or (rank is not None and seen.rank not in (None, rank))
+        ):
+            continue
+        head = exc.message[:SAME_MESSAGE_CHARS].strip()
+        if not head or not any(head in t and exc.type.rsplit(".", 1)[-1] in t for t in texts):
+            continue
+        user = [f for f in exc.frames if f.user and f.line > 0]
+        at = [i for i, f in enumerate(user) if (f.file, f.line) == (frame.file, frame.line)]
+        if not at and frame.func == "<module>":
+            # the copy lost its outer lines instead: below a script's top level, any frame
+            # of the same file in a function is deeper on the same path
+            at = [
+                i - 1 for i, f in enumerate(user) if f.file == frame.file and f.func != "<module>"
+            ]
+        if not at:
+            continue
+        depth = len(user) - 1 - at[0]
+        inner = user[-1]
+        if depth > best_depth and (inner.file, inner.line) != (frame.file, frame.line):
+            best, best_depth = inner, depth
+    return best
 
 
 def _unranked_frame(state: ScanState, rank: int | None) -> Frame | None:
@@ -546,6 +599,18 @@ def location_step(
         )
     func = f" (in {frame.func})" if frame.func else ""
     return f"{short(frame.file)}:{frame.line}{func}, where {who} {action or 'failed'}:"
+
+
+def setting_step(setting: tuple[str, str], config: str | None) -> str:
+    """The fix's opening words when the cause is a configuration value, not a line of code
+    (``setting``: the key and its value as the log printed it, e.g. DeepSpeed's
+    ``reduce_bucket_size`` that sized the failed allocation): the key in ``config``, the
+    config file the launch passed (:func:`rootrank.entry.commands.config_file`), or the key
+    by name when the log shows no file."""
+    name, value = setting
+    if config:
+        return f'{config}, key "{name}" (the log prints {value}):'
+    return f'the DeepSpeed config\'s "{name}" (the log prints {value}):'
 
 
 #: A Jupyter cell's code as ipykernel compiles it (ipykernel/compiler.py, get_file_name: the
