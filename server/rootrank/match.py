@@ -183,6 +183,7 @@ STATE_WORDS = (
     "forcefully terminating all other processes",  # Lightning's launcher saw a rank die
     "world_size",
     "world size",
+    "global_rank: ",  # Lightning/Fabric's "GLOBAL_RANK: 0, MEMBER: 1/4" (ranks._MEMBER_WORLD)
     "xception has occurred",  # a debugger's exception header (VS Code / debugpy)
     ".py failed",  # torchelastic summary title: names the entry script
     " failed\n",  # its title for a ``-m`` launch ("pkg.server FAILED"): names the entry module

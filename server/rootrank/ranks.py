@@ -132,6 +132,10 @@ _COMPOSER_BLOCK = lazy_regex.compile(
     r"^-{10}(?P<edge>Begin|End) global rank (?P<rank>\d+) (?:STDOUT|STDERR)-{10}\s*$"
 )
 _WORLD = lazy_regex.compile(r"\b(?:world_size|WORLD_SIZE|world size)\s*[=:]\s*(?P<n>\d{1,6})\b")
+# Lightning / Fabric's start-up line on each rank (lightning/fabric/utilities/distributed.py,
+# ``_init_dist_connection``): "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4", the
+# world size after the slash.
+_MEMBER_WORLD = lazy_regex.compile(r"\bGLOBAL_RANK: \d{1,6}, MEMBER: \d{1,6}/(?P<n>\d{1,6})\b")
 # The header ``tail``/``head`` print before each file when given several
 # (``tail -n +1 logs/*/attempt_0/*/stderr.log``): "==> logs/x/attempt_0/2/stderr.log <==".
 _FILE_HEADER = lazy_regex.compile(r"^==> (?P<path>\S(?:.{0,998}\S)?) <==\s*$")
@@ -1257,8 +1261,8 @@ class RankTagger:
                     rank = int(im.group("rank"))
         if host is None and actor_ip is not None:
             host = actor_ip
-        if "world" in body.lower() or "WORLD" in body:
-            wm = _WORLD.search(body)
+        if "world" in body.lower() or "WORLD" in body or "MEMBER: " in body:
+            wm = _WORLD.search(body) or _MEMBER_WORLD.search(body)
             if wm:
                 n = int(wm.group("n"))
                 self.world_line = (number, n, self.world_size)

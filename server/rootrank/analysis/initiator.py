@@ -30,7 +30,7 @@ from rootrank.analysis.events import (
     signals_from_outside,
 )
 from rootrank.analysis.prepare import Context
-from rootrank.analysis.reasons import fmt_time, format_ranks, ranks_word, say
+from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say
 from rootrank.model import Finding, InitiatorInfo
 from rootrank.ranks import ElasticFailure
 from rootrank.scan import ScanState
@@ -836,6 +836,43 @@ def still_working(case: Case) -> Verdict | None:
         "still_working",
         (rank,),
     )
+
+
+def main_process_bar(case: Case) -> Verdict | None:
+    """In a collective that timed out, the rank whose progress bar was still short of its
+    total after running for much of the timeout (:mod:`rootrank.analysis.busy_bar`): an
+    untagged bar is the main process's (tqdm is off on the other ranks), so rank 0, when it
+    did not report the timeout itself; the ranks that did are victims."""
+    if case.root.failure_class not in ("collective-timeout", "collective-desync"):
+        return None
+    reporters = set(case.ranks_with)
+    timeouts = {
+        int(t)
+        for f in case.group
+        for t in [f.captures.get("timeout_ms", "")]
+        if t.isdigit() and int(t) > 0
+    }
+    if not reporters or len(timeouts) != 1:
+        return None
+    from rootrank.analysis.busy_bar import busy_bar
+
+    bar = busy_bar(case.ctx.state, timeouts.pop())
+    if bar is None:
+        return None
+    rank = 0 if bar.rank is None else bar.rank
+    if rank in reporters:
+        return None
+    why = say(
+        "main_process_bar",
+        rank=rank,
+        desc=f'"{bar.desc}" ' if bar.desc else "",
+        percent=bar.percent,
+        elapsed=fmt_span(bar.elapsed_s),
+        where=bar.where,
+        ranks=ranks_word(sorted(reporters)),
+        whose="untagged: the main process's" if bar.rank is None else f"rank {rank}'s",
+    )
+    return Verdict(rank, why, "main_process_bar", (rank,))
 
 
 def _num(v: float) -> str:
@@ -3002,6 +3039,21 @@ def guarded_work(case: Case) -> Verdict | None:
     return Verdict(holder, why, "guarded_work", (holder,))
 
 
+def device_of_error(case: Case) -> Verdict | None:
+    """The process whose CUDA error names its own GPU (``GPU 1 has a total capacity of ...``)
+    on a one-node job of one process per GPU: that GPU's ordinal is its local rank, and on
+    one node its rank (:mod:`rootrank.analysis.device_rank`, which refuses several nodes,
+    remapped devices and ordinal 0)."""
+    from rootrank.analysis.device_rank import device_rank
+
+    world = job_world(case)
+    rank = device_rank(case.ctx.state, case.group, world)
+    if rank is None:
+        return None
+    why = say("device_of_error", rank=rank, world=world)
+    return Verdict(rank, why, "device_of_error", (rank,))
+
+
 def victims_only(case: Case) -> Verdict | None:
     """A symptom reported by some ranks, with no strategy naming another: they are the
     victims, and the log does not show who started it."""
@@ -3092,6 +3144,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     lone_dtype_line,
     guarded_work,
     still_working,
+    main_process_bar,
     silent_block,
     p2p_peer,
     missing_reporter,
@@ -3115,6 +3168,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     elastic_summary,
     next_traceback_rank,
     implied_rank,
+    device_of_error,
     victims_only,
 )
 

@@ -136,6 +136,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     ]
     findings = agent_sent(findings, state.launch.closing_pids)
     findings = [f for f in findings if not caught_into_warning(f)]
+    from rootrank.analysis.inspection import inspection_step_reports
+
+    findings = inspection_step_reports(findings, state)
     local_why = global_ranks_from_local(findings, state)
     survived = survived_errors(state, findings, library)
     state, findings = set_aside(state, findings, survived)
@@ -207,12 +210,14 @@ def prepare(state: ScanState, library: Library) -> Context:
         handled=handled,
     )
     # These read the Context defined here; each adds a finding the scan could not make alone.
+    from rootrank.analysis.apart import apart_finding
     from rootrank.analysis.cancelled import cancelled_finding
     from rootrank.analysis.departed import departed_finding, uneven_batches_finding
     from rootrank.analysis.handled import folded, handled_skip_finding
     from rootrank.analysis.silent import silent_rank_finding
     from rootrank.analysis.stack_desync import stack_desync_finding
     from rootrank.analysis.stall import stall_finding
+    from rootrank.analysis.stuck_process import stuck_process_finding
 
     for make in (
         stall_finding,
@@ -220,7 +225,9 @@ def prepare(state: ScanState, library: Library) -> Context:
         departed_finding,
         uneven_batches_finding,
         silent_rank_finding,
+        apart_finding,
         stack_desync_finding,
+        stuck_process_finding,
     ):
         extra = make(ctx)
         if extra is not None:

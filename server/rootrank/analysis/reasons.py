@@ -171,6 +171,15 @@ _TEMPLATES: dict[str, str] = {
         " last line of {others}, and did not report the timeout: they waited for it in the"
         " collective while it did work only it does"
     ),
+    "main_process_bar": (
+        "the progress bar {desc}({whose}, {where}) was at {percent}% after {elapsed} when"
+        " {ranks} timed out waiting: rank {rank} was still in that work, which only it"
+        " does, and {ranks} waited for it in the collective (victims, not the cause)"
+    ),
+    "device_of_error": (
+        "the error names GPU {rank}, and the job ran {world} processes on one node, one per"
+        " GPU (process i on cuda:i, no device remap in the log): GPU {rank} is rank {rank}'s"
+    ),
     "odd_printed": "every rank printed {shape} and rank {rank} printed {value} where the others printed {majority} ({where})",
     "odd_line": (
         "rank {rank} printed `{value}` where ranks {others} printed `{usual}` in the same line (line {line}: "
