@@ -240,6 +240,26 @@ _LIBRARY_MARKERS = (
     "/megatron/training/",
     "/torchtune/",
     "/mmengine/",
+    # serving and RL frameworks run from a checkout or a container's source tree
+    # (``/sgl-workspace/sglang/python/sglang/srt/model_executor/model_runner.py``, ``vllm/vllm/
+    # worker/...``, ``OpenRLHF/openrlhf/trainer/...``): a ValueError the framework raises from its
+    # own health check (SGLang's barrier after weight loading) is the framework's, not the user's
+    # (held-out r22c cases 09, 11, 12)
+    "/sglang/srt/",
+    "/vllm/engine/",
+    "/vllm/worker/",
+    "/vllm/executor/",
+    "/vllm/distributed/",
+    "/vllm/model_executor/",
+    "/vllm/v1/",
+    "/verl/single_controller/",
+    "/verl/utils/",
+    "/openrlhf/trainer/",
+    "/openrlhf/models/",
+    "/openrlhf/utils/",
+    # Inductor's generated kernels (``/tmp/torchinductor_root/ab/cab....py``): written by
+    # torch.compile, no line of the user's
+    "/torchinductor_",
 )
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import regex
 
 from rootrank import lazy_regex
+from rootrank.analysis.blamed_peer import blaming_reports
 from rootrank.analysis.compare import lacking_keys, lone_submitter, odd_in_table, odd_one_out
 from rootrank.analysis.events import (
     ABORT_CODES,
@@ -29,6 +30,7 @@ from rootrank.analysis.events import (
     real_exit,
     signals_from_outside,
 )
+from rootrank.analysis.group_world import default_group_world, shape_group_size
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say
 from rootrank.model import Finding, InitiatorInfo
@@ -881,8 +883,6 @@ def _num(v: float) -> str:
 
 #: Collectives whose output holds one input per member of the group (NumelOut = size x
 #: NumelIn) and those whose input does (NumelIn = size x NumelOut), as WorkNCCL names them.
-_GATHERS = frozenset({"ALLGATHER", "_ALLGATHER_BASE", "ALLGATHER_COALESCED"})
-_SCATTERS = frozenset({"REDUCE_SCATTER", "_REDUCE_SCATTER_BASE", "REDUCE_SCATTER_COALESCED"})
 
 
 def subgroup_of_root(case: Case) -> tuple[int, int] | None:
@@ -896,19 +896,8 @@ def subgroup_of_root(case: Case) -> tuple[int, int] | None:
     ``max(known rank) + 1`` ranks (ranks are 0-based). A rank outside the reporters then
     may not be in the group at all, so its failure (or its silence) does not show that the
     group waited for it."""
-    caps = case.root.captures
-    op = caps.get("optype", "")
-    try:
-        n_in, n_out = int(caps.get("numel", "")), int(caps.get("numel_out", ""))
-    except ValueError:
-        return None
-    if n_in <= 0 or n_out <= 0:
-        return None
-    if op in _GATHERS and n_out % n_in == 0:
-        size = n_out // n_in
-    elif op in _SCATTERS and n_in % n_out == 0:
-        size = n_in // n_out
-    else:
+    size = shape_group_size(case.root.captures)
+    if size is None:
         return None
     known = case.ctx.known_ranks()
     world = max(case.ctx.state.world_size or 0, max(known) + 1 if known else 0)
@@ -1215,6 +1204,11 @@ def missing_reporter(case: Case) -> Verdict | None:
         if f.failure_class == root.failure_class and f.rank is not None
     }
     known = case.ctx.known_ranks()
+    world = default_group_world(root, case.ctx.findings)
+    if world is not None and all(r < world for r in known | reporters):
+        # the timed-out collective ran in the default group of ``world`` ranks (its shape):
+        # its members are known even when the paste shows none of their lines
+        known = known | set(range(world))
     lost_peer = _lost_peer_in_hang(case, reporters)
     if lost_peer:
         silent = _silent_straggler(case, reporters | lost_peer, known)
@@ -3230,9 +3224,16 @@ def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:
     said_by = root.captures.get("reporter", "")
     reporter = int(said_by) if said_by.isdigit() and int(said_by) != rank else None
 
+    blamers = blaming_reports(case.ctx, root)
+
     def follows_report(path: str, by: int | None, line: int) -> bool:
-        """Whether ``by``'s trace at ``line`` of ``path`` is the reporter's, after its report."""
-        return by == reporter and ev is not None and path == ev.path and line > ev.line
+        """Whether ``by``'s trace at ``line`` of ``path`` is a reporter's, after its report
+        (the root's own reporter, or another rank whose report names the same peer:
+        :func:`rootrank.analysis.blamed_peer.blaming_reports`)."""
+        if by == reporter and ev is not None and path == ev.path and line > ev.line:
+            return True
+        said_at = blamers.get((path, by)) if by is not None and by != rank else None
+        return said_at is not None and line > said_at
 
     for seen in st.exceptions:
         if seen.rank is None or seen.rank == rank or seen.exc.ignored:

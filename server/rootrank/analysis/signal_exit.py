@@ -37,6 +37,16 @@ SIGNAL_SIGNATURES: dict[int, str] = {
 }
 #: Signal names, for the reasoning.
 SIGNAL_NAMES = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV"}
+#: strsignal(3) descriptions (glibc) -> signal number: srun prints a task's death by a signal
+#: as ``srun: error: gpu-07: task 3: Bus error``.
+SIGNAL_TEXTS = {
+    "Illegal instruction": 4,
+    "Aborted": 6,
+    "Bus error": 7,
+    "Floating point exception": 8,
+    "Killed": 9,
+    "Segmentation fault": 11,
+}
 #: Signals a process raises on itself after printing why (abort() after a C++ exception, an
 #: assertion, or ProcessGroupNCCL's watchdog after a timeout): any error of the log may be
 #: that why, not only a cause.
@@ -117,14 +127,20 @@ SENT_SIGNALS = frozenset({"-15", "-1", "15", "1"})
 
 def _with_signal_code(report: Finding) -> Finding:
     """``report`` with ``exitcode`` ``-N`` when it named the signal instead of a code (mp.spawn's
-    ``process 2 terminated with signal SIGBUS``: its ``signame`` capture) and the signal is one
-    of :data:`SIGNAL_NAMES`; ``report`` unchanged otherwise. mp.spawn's parent reads the same
+    ``process 2 terminated with signal SIGBUS``: its ``signame`` capture; Open MPI's ``exited on
+    signal 7``: ``signum``; srun's ``task 3: Bus error``: ``sigtext``, :data:`SIGNAL_TEXTS`) and
+    the signal is one of :data:`SIGNAL_NAMES`; ``report`` unchanged otherwise. mp.spawn's parent reads the same
     ``returncode`` as torchrun's agent (torch/multiprocessing/spawn.py, ``ProcessContext.join``)
     and prints ``signal.Signals(-returncode).name``, so the name is the code."""
-    name = report.captures.get("signame", "")
-    if not name or "exitcode" in report.captures:
+    if "exitcode" in report.captures:
         return report
-    number = next((n for n, known in SIGNAL_NAMES.items() if known == name), None)
+    name = report.captures.get("signame", "")
+    signum = report.captures.get("signum", "")
+    number = next((n for n, known in SIGNAL_NAMES.items() if name and known == name), None)
+    if number is None and signum.isdigit() and int(signum) in SIGNAL_NAMES:
+        number = int(signum)  # Open MPI's "exited on signal 7 (Bus error)"
+    if number is None:
+        number = SIGNAL_TEXTS.get(report.captures.get("sigtext", ""))  # srun's "task 3: Bus error"
     if number is None:
         return report
     return replace(report, captures={**report.captures, "exitcode": f"-{number}"})
