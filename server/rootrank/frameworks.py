@@ -16,7 +16,8 @@ A stack name picks the fix's code and the fix variant (``stack:`` in
 
 Names: ``pytorch`` (never detected: the default), ``hf``, ``deepspeed``, ``megatron``,
 ``lightning``, ``fsdp``, ``transformer-engine`` (NVIDIA's fused-kernel library), and the serving / RL engines ``vllm``, ``sglang``, ``lmdeploy``,
-``verl`` (:data:`SERVING`).
+``verl`` (:data:`SERVING`); ``net-plugin`` is no framework but NCCL's transport: the job's
+inter-node traffic goes through a network plugin (aws-ofi-nccl and the like).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ STACK_NAMES = (
     "transformer-engine",
     "ray-train",
     "kubernetes",
+    "net-plugin",
 )
 #: Engines that serve a model (or run one for RL rollouts): a CUDA fault there is the
 #: engine's kernels or its build, and a rerun is the engine answering a prompt, not a
@@ -84,6 +86,16 @@ STACK_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the job runs in Kubernetes pods (Kubeflow's PyTorchJob, a pod's log read with kubectl,
     # cluster DNS names): MASTER_ADDR is a Service name that resolves once its pod exists
     ("kubernetes", ("kubectl ", ".svc.cluster.local", "PyTorchJob", "kubeflow")),
+    # NCCL/RCCL moves inter-node traffic through a network plugin, not its own NET/IB or
+    # NET/Socket: aws-ofi-nccl/aws-ofi-rccl over libfabric (AWS EFA, HPE Slingshot's cxi)
+    # prints "NET/OFI Initializing aws-ofi-nccl" and its channels "via NET/AWS Libfabric";
+    # NCCL 2.19+ prints "NET/Plugin: Loaded net plugin <name>" for any plugin it loaded. The
+    # default's lines ("NET/Plugin : No plugin found", "Using internal network plugin") name
+    # none of these words.
+    (
+        "net-plugin",
+        ("NET/OFI", "aws-ofi-nccl", "aws-ofi-rccl", "Loaded net plugin", "NET/AWS Libfabric"),
+    ),
 )
 
 #: A frame's file path through one of these directories is that stack's code (the path

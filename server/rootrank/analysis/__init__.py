@@ -37,6 +37,7 @@ from rootrank.analysis.count_desync import count_desync_root
 from rootrank.analysis.graph import Graph, explain, pick_root
 from rootrank.analysis.guarded import guard_of
 from rootrank.analysis.initiator import Initiator, find_initiator, same_error_elsewhere
+from rootrank.analysis.net_plugin import net_plugin_root
 from rootrank.analysis.prepare import Context, prepare, single_node_proof
 from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say, sentence
 from rootrank.analysis.signal_exit import LAUNCHER_REPORTS
@@ -159,6 +160,10 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         # differed on one rank, or one rank waiting at a call site of its own: the ranks ran
         # different collectives, a desync
         root, group_of_root = desync, [desync]
+    plugin = net_plugin_root(ctx, root, initiator)
+    if plugin is not None:
+        # every rank waited in a collective no rank started, over NCCL's network plugin
+        root, group_of_root = plugin, [plugin]
     report = _launcher_report_for(ctx, root, group_of_root, initiator.rank)
     if report is not None:
         root, group_of_root = report, [report]

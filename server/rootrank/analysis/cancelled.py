@@ -19,6 +19,10 @@ from rootrank.model import Finding
 CANCEL_SIGNATURE = "slurm-step-cancelled"
 #: What a cancellation from outside is (``CANCELLED AT ... by <user>`` / ``DUE TO PREEMPTION``).
 OUTSIDE_SIGNATURE = "slurm-preemption"
+#: The ``reason`` capture of a plain cancellation read as from outside: Slurm printed no
+#: ``DUE TO`` reason (preemption, time limit, node failure print theirs), so a scancel
+#: stopped the job (the signature's ``scancel-by-person`` fix variant).
+NO_REASON = "none printed"
 #: The lines a step's teardown prints itself, whatever started it: srun's abort notice,
 #: the cancellation, a torchrun agent or launcher told to stop. They are no failed task.
 TEARDOWN = frozenset(
@@ -63,5 +67,5 @@ def cancelled_finding(ctx: Context) -> Finding | None:
         time=first.time,
         order=max(0, first.order - 1),
         evidence=list(first.evidence[:1]),
-        captures=dict(first.captures),
+        captures={**first.captures, "reason": NO_REASON},
     )

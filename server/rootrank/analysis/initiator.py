@@ -33,6 +33,7 @@ from rootrank.analysis.events import (
 from rootrank.analysis.group_world import default_group_world, shape_group_size
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say
+from rootrank.analysis.spread import own_stamp, same_second, seqnum_spread
 from rootrank.model import Finding, InitiatorInfo
 from rootrank.ranks import ElasticFailure
 from rootrank.scan import ScanState
@@ -625,6 +626,13 @@ def odd_value_out(case: Case) -> Verdict | None:
     odd = odd_one_out(case.group, world=frozenset(case.ctx.known_ranks()))
     if odd.rank is None and not odd.undecided:
         odd = lacking_keys(case.group)
+    spread = (
+        seqnum_spread(case.ctx.findings, odd.rank)
+        if odd.rank is not None and odd.key == "seqnum"
+        else None
+    )
+    if spread is not None:
+        return Verdict(None, spread, "odd_value_out", tuple(case.ranks_with), True)
     if odd.rank is not None:
         return Verdict(odd.rank, odd.why, "odd_value_out", (odd.rank,))
     if odd.undecided:
@@ -2219,6 +2227,26 @@ def earliest_time(case: Case) -> Verdict | None:
             for f in timed
             if f.rank != first.rank and (f.time or 0.0) - (first.time or 0.0) < TIE_MARGIN_S
         ]
+        second = [
+            f
+            for f in timed
+            if f.rank != first.rank
+            and same_second(
+                first.time or 0.0,
+                f.time or 0.0,
+                own_stamp(first.ref, first.line),
+                own_stamp(f.ref, f.line),
+            )
+        ]
+        if second and not tied:
+            ranks = sorted({r for r in [first.rank, *(f.rank for f in second)] if r is not None})
+            return Verdict(
+                None,
+                say("same_second", Ranks=ranks_word(ranks), time=fmt_time(first.time)),
+                "earliest_time",
+                tuple(case.ranks_with),
+                True,
+            )
         if not tied and first.rank is not None:
             return Verdict(
                 first.rank,

@@ -416,6 +416,22 @@ _TEMPLATES: dict[str, str] = {
         " the first exit it saw, not the process that raised it first"
     ),
     "reported_first": "rank {rank} reported it first, at {time}",
+    "same_second": (
+        "{Ranks} report it within the same second ({time}); their lines carry no timestamp"
+        " of their own (a traceback prints none), so the stamps before them are only lower"
+        " bounds in one second of the log's clock and give no order between them"
+    ),
+    "seqnum_spread": (
+        "rank {rank}'s SeqNum stands out, but the ranks' watchdogs report {n} different"
+        " SeqNums ({values}): ranks far ahead of a peer in collectives that need it completed"
+        " them locally, so the traffic between them stalled (a transport signature), not one"
+        " lagging rank"
+    ),
+    "seqnum_by_host": (
+        "rank {rank}'s SeqNum stands out, but the ranks that agree ({ranks}) are exactly the"
+        " ranks of host {host}: one node's ranks ahead or behind together is a node against a"
+        " node (its transport), not one lagging rank"
+    ),
     "all_report": "{Ranks} all report it and the log does not tell which one started",
     "scheduler_kill": (
         "the scheduler killed the job or step itself (slurmstepd's CANCELLED AT line): every"
