@@ -27,14 +27,15 @@ def _variant(d) -> str | None:
 
 
 def test_seqnums_spread_over_many_values_name_no_lagging_rank():
-    # rank 1 at SeqNum 5, ranks 4-7 at 7, ranks 0, 2, 3 at 56, 48, 40: node 0's ranks far
-    # ahead of a peer they need is local completion, a transport stall, not rank 1 lagging
+    # rank 2 at SeqNum 3, ranks 4-7 at 6, ranks 0, 1, 3 at 31, 26, 37: node 0's ranks far
+    # ahead of a peer they need is local completion, a transport stall, not rank 2 lagging
+    # (the engine before this change named rank 2)
     d = _diag(HERE / "seqnums_spread_two_nodes.log")
     assert d.root_cause is not None
     assert d.root_cause.failure_class == "collective-timeout"
     assert d.initiating_rank is None
     assert d.initiator is not None and d.initiator.strategy == "odd_value_out"
-    assert "5 different SeqNums (5, 7, 40, 48, 56)" in d.initiator.why
+    assert "5 different SeqNums (3, 6, 26, 31, 37)" in d.initiator.why
 
 
 def _watchdog(rank: int, host: str, seqnum: int) -> Finding:
