@@ -183,6 +183,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.host_memory import host_memory_findings
 
     findings.extend(host_memory_findings(findings, state, library))
+    from rootrank.analysis.unfinished_phase import unfinished_phase_findings
+
+    findings.extend(unfinished_phase_findings(findings, state, library))
     findings.extend(cut_traceback_operations(findings, state, library))
     findings = [
         chain_user_frames(child_status_first(user_statement_first(f, state), state), state)
@@ -655,6 +658,7 @@ _SIGNAL_MEANING: dict[str, str] = {
     "SIGINT": "an interrupt (Ctrl-C) reached it",
     "SIGHUP": "its terminal or session closed",
     "SIGXCPU": "it exceeded its CPU-time limit (ulimit -t / RLIMIT_CPU)",
+    "SIGXFSZ": "it wrote past its per-file size limit (ulimit -f / RLIMIT_FSIZE)",
     "SIGFPE": "an arithmetic fault in native code (an integer division by zero)",
 }
 #: A traceback's header line.

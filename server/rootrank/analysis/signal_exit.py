@@ -7,7 +7,8 @@ Every Python launcher starts its workers with ``subprocess.Popen`` and prints th
 ``exits with return code = -7``, Lightning as ``terminated with code -7``. The signal says
 what killed the worker (SIGBUS: a shared-memory mapping with no space behind it; SIGKILL: the
 OOM killer or another process; SIGSEGV/SIGFPE/SIGILL: a native crash; SIGABRT: the process
-aborted itself), so when nothing deeper is in the log, the launcher's report is read as the
+aborted itself; SIGXCPU/SIGXFSZ: a CPU-time or file-size resource limit, ``ulimit -t`` / ``-f``,
+reached by that rank), so when nothing deeper is in the log, the launcher's report is read as the
 signal's signature, one mechanism for every launcher: the launcher-report signature
 (``elastic-child-failed``) captures the code, and :data:`SIGNAL_SIGNATURES` maps it.
 
@@ -34,9 +35,20 @@ SIGNAL_SIGNATURES: dict[int, str] = {
     8: "worker-sigfpe",
     9: "worker-sigkill-exit",
     11: "worker-segfault",
+    24: "worker-cpu-time-limit",
+    25: "worker-file-size-limit",
 }
 #: Signal names, for the reasoning.
-SIGNAL_NAMES = {4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV"}
+SIGNAL_NAMES = {
+    4: "SIGILL",
+    6: "SIGABRT",
+    7: "SIGBUS",
+    8: "SIGFPE",
+    9: "SIGKILL",
+    11: "SIGSEGV",
+    24: "SIGXCPU",
+    25: "SIGXFSZ",
+}
 #: strsignal(3) descriptions (glibc) -> signal number: srun prints a task's death by a signal
 #: as ``srun: error: gpu-07: task 3: Bus error``.
 SIGNAL_TEXTS = {

@@ -28,6 +28,7 @@ from rootrank.entry.commands import (
 )
 from rootrank.entry.frames import (
     call_sites,
+    command_log_dir,
     crash_user_line,
     launcher_report,
     location_step,
@@ -512,6 +513,13 @@ def fill_entry(
     if own_output is not None:
         values["rank_output"] = masker.text(own_output) if masker else own_output
         captured["rank_output"] = own_output
+    else:
+        # no error file named the tree, but the printed command passed --log-dir: the ranks'
+        # own output is under it (rootrank.entry.frames.command_log_dir)
+        log_dir = command_log_dir(state.launch.command or "")
+        if log_dir is not None:
+            values["log_dir"] = masker.text(log_dir) if masker else log_dir
+            captured["log_dir"] = log_dir
     tracebacks = [(str(f.get("file", "")), f.get("line")) for f in root.frames] + [
         (f.file, f.line)
         for seen_exc in (*state.exceptions, *state.cut_tracebacks)

@@ -71,6 +71,33 @@ def rank_output_file(state: ScanState, rank: int | None) -> str | None:
     return None
 
 
+#: torchrun's ``--log-dir`` option on a printed launch command (``--log-dir logs``,
+#: ``--log_dir=/scratch/run``; torch/distributed/run.py accepts both spellings), its value in
+#: ``dir``; quoted values are read without their quotes.
+_LOG_DIR_OPTION = lazy_regex.compile(
+    r"(?:^|\s)--log[-_]dir(?:=|\s+)(?P<q>[\"']?)(?P<dir>[^\s\"']+)(?P=q)(?=\s|$)"
+)
+#: The training script on a launch command (a ``.py`` path standing alone).
+_SCRIPT = lazy_regex.compile(r"(?<=\s)[^\s=]+\.py(?=\s|$)")
+
+
+def command_log_dir(command: str) -> str | None:
+    """The folder the launch ``command`` (as the log prints it) passes to torchrun's
+    ``--log-dir``: torchrun writes each worker's ``stdout.log``/``stderr.log`` under
+    ``<dir>/<run id>/attempt_<n>/<local rank>/`` (torch/distributed/elastic/multiprocessing/api.py),
+    so with ``--redirects`` the ranks' own output is there, not on the terminal. ``None``
+    when the command has no such option or is not a torchrun command."""
+    at = max(command.find("torchrun"), command.find("torch.distributed.run"))
+    if at < 0:
+        return None
+    # torchrun's own options come before the training script; what follows is the script's
+    script = _SCRIPT.search(command, at + len("torchrun"))
+    m = _LOG_DIR_OPTION.search(command[: script.start()] if script else command)
+    if m is None:
+        return None
+    return m.group("dir").rstrip("/\\") or None
+
+
 def launcher_report(state: ScanState, root: Finding) -> bool:
     """Whether the root's own line is the exception line of a launcher's re-raise
     (:func:`_is_launcher`: mp.spawn's ``ProcessExitedException: process 1 terminated with

@@ -1,0 +1,140 @@
+"""One rank started a phase every rank started and never printed the line that ends it; the job was then stopped from outside.
+
+Mechanism: the ranks of one job run the same code, so the pair of lines a script prints
+around a piece of work (``rank 1: building retrieval index`` ... ``rank 1: index ready (4000
+entries)``; ``extracting features from data/shard-2.tsv`` ... ``extracted 350 utterances``)
+comes out on every rank in that order. When every rank printed the first line, every rank
+but one printed the next one, and that rank printed nothing after the first, it is still
+inside that work: stuck (an endless loop, a deadlocked subprocess, a lock), while the others
+went on to their next collective and wait there for it. With a long process-group timeout
+no collective fails first, so the job ends when a scheduler's or a wrapper's time limit (or
+a person) stops it: the stop is only how the stuck job ended, and the class is the hang's
+(``collective-timeout``), its initiator the rank missing from the end line (heldout r22b
+case 05: ``[rank 2] extracting features`` without ``extracted``, then ``wrapper: time limit
+60s reached, sending SIGTERM``).
+
+Needed, all of: a stop from outside ends the log (a ``terminal`` finding of class
+``preemption-sigterm``) and no other finding is a cause; at least :data:`MIN_RANKS` ranks
+kept lines (:func:`rootrank.ranklines.rank_lines`), none shows its own failure; exactly one
+rank's last kept line has the template (the line normalized, digits masked:
+:func:`rootrank.analysis.oddline.normalize`) that every rank printed, the line each other
+rank printed next has one template they share and that rank never printed, and its quota of
+kept lines did not fill up; no rank logged training progress after that rank's last line.
+"""
+
+from __future__ import annotations
+
+from rootrank import lazy_regex
+from rootrank.analysis.events import finding_kind
+from rootrank.analysis.oddline import normalize
+from rootrank.analysis.reasons import format_ranks
+from rootrank.model import Evidence, Finding
+from rootrank.ranklines import RankLine
+from rootrank.scan import ScanState
+from rootrank.signatures import Library
+
+#: The signature of the finding (class collective-timeout, ``detector: analysis``).
+SIGNATURE = "stopped-in-unfinished-phase"
+#: Ranks that must have kept lines: with two, each rank's last line is the other's next.
+MIN_RANKS = 3
+#: Characters of a quoted line.
+MAX_QUOTE = 160
+_DIGITS = lazy_regex.compile(r"\d+")
+
+
+def _template(ln: RankLine, rank: int) -> str:
+    """``ln``'s text normalized for ``rank`` (its own number and values by design taken
+    out) with every digit run replaced by ``#``."""
+    return _DIGITS.sub("#", normalize(ln.text, rank))
+
+
+def unfinished_phase_findings(
+    findings: list[Finding], state: ScanState, library: Library
+) -> list[Finding]:
+    """At most one finding of :data:`SIGNATURE` on the rank the module describes, at its last
+    kept line (the start of the unfinished work); empty when a condition fails or the
+    signature is not in ``library``."""
+    sig = library.signatures.get(SIGNATURE)
+    if sig is None:
+        return []
+    stops = [
+        f
+        for f in findings
+        if f.failure_class == "preemption-sigterm" and finding_kind(library, f) == "terminal"
+    ]
+    if not stops or any(
+        f.role == "cause" and finding_kind(library, f) != "terminal" for f in findings
+    ):
+        return []
+    from rootrank.ranklines import rank_lines  # reads the heads only when asked
+
+    lines, full, failed = rank_lines(state)
+    if failed:
+        return []
+    by_rank: dict[int, list[RankLine]] = {}
+    filled: set[int] = set()
+    for who, kept in lines.items():
+        if who[0] is None or not kept:
+            continue
+        by_rank.setdefault(who[0], []).extend(kept)
+        if who in full:
+            filled.add(who[0])
+    if len(by_rank) < MIN_RANKS:
+        return []
+    templates = {
+        r: [_template(ln, r) for ln in sorted(kept, key=lambda x: (x.path, x.line))]
+        for r, kept in by_rank.items()
+    }
+    found: list[tuple[int, RankLine, str]] = []
+    for rank, mine in templates.items():
+        start = mine[-1]
+        if rank in filled or mine.count(start) != 1:
+            continue
+        nexts: dict[int, str] = {}
+        for other, theirs in templates.items():
+            if other == rank:
+                continue
+            if start not in theirs:
+                break
+            i = theirs.index(start)
+            if i + 1 >= len(theirs):
+                break
+            nexts[other] = theirs[i + 1]
+        else:
+            ends = set(nexts.values())
+            if len(ends) == 1 and ends.pop() not in mine:
+                last = max(by_rank[rank], key=lambda x: (x.path, x.line))
+                other = min(nexts)
+                ended = sorted(by_rank[other], key=lambda x: (x.path, x.line))[
+                    templates[other].index(start) + 1
+                ]
+                found.append((rank, last, ended.text))
+    if len(found) != 1:
+        return []
+    rank, last, end = found[0]
+    for p in state.progress.last().values():
+        if p.path == last.path and p.line > last.line:
+            return []  # a step after it: the job was making progress
+    stop = min(stops, key=lambda f: f.order)
+    later = [
+        f.order
+        for f in findings
+        if f.evidence and f.evidence[0].path == last.path and f.evidence[0].line > last.line
+    ]
+    others = sorted(r for r in by_rank if r != rank)
+    return [
+        Finding.of(
+            sig,
+            rank=rank,
+            host=None,
+            time=None,
+            order=min(later) - 1 if later else 0,
+            evidence=[Evidence(last.path, last.line, last.text, rank)],
+            captures={
+                "started": last.text.strip()[:MAX_QUOTE],
+                "finished": end.strip()[:MAX_QUOTE],
+                "others": format_ranks(others),
+                "stopped_by": stop.title,
+            },
+        )
+    ]
