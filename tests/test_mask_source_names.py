@@ -38,3 +38,20 @@ def test_source_name_stays_in_the_reasoning_and_collateral(name):
     # (a line number of two digits or more reads as a port); the log's own host and port
     # are still masked
     assert "node02" not in text
+
+
+def test_a_folder_of_the_input_path_is_no_host_and_the_path_is_shown_as_typed():
+    """Trial r21 findings 8 and 10: ``exp2/u.log`` was written ``host-1/u.log`` (a folder
+    name with a digit read as a host), and ``/work/alice/run/input.log`` as
+    ``/work/<user>/run/input.log`` (the HPC-root rule): the report's locations are the paths
+    the user typed."""
+    log = (
+        "step 1\nTraceback (most recent call last):\n"
+        '  File "/home/bob/x.py", line 3, in <module>\n'
+        "    foo()\nzzz.WeirdThing: totally novel failure\n"
+    )
+    for source in ("exp2/u.log", "/work/alice/run/input.log"):
+        diag = diagnose_text(log, source)
+        text = repr(diag.to_dict())
+        assert f"{source}:5" in text, source
+        assert "host-1" not in text and "/work/<user>" not in text

@@ -59,3 +59,34 @@ def test_every_library_entry_reads_as_english_without_captures(library):
         "The process died on an exception raised from Python code."
     )
     assert user["fix"]["steps"][0].startswith("The exception says: the message: its own words")
+
+
+def test_no_placeholder_reads_as_words_inside_code_or_as_a_count(library, monkeypatch):
+    """Trial r21 finding 14: "Dynamo recompiled a function the limit times (config.the limit
+    name)". A placeholder inside code (``config.{limit_name}``, ``op={op}``,
+    ``attempt_0/{rank}/``, a backquoted ``{code}``) is a ``<name>`` blank, a count
+    (``{limit} times``, ``a {step}th time``) is N, and no reading follows "the" or a word's
+    own letters, in every entry."""
+    import rootrank.lsp.entry_view as ev
+
+    real = ev._Words.get
+
+    def marked(self, key, default=None):
+        value = real(self, key, default)
+        return value if value is None else "\u00ab" + value + "\u00bb"
+
+    monkeypatch.setattr(ev._Words, "get", marked)
+    leak = re.compile(
+        r"[\w.=/`-]\u00ab|\u00bb[\w=/`]|\u00ab[^\u00bb]*\u00bb times\b|\bthe \u00abthe "
+    )
+    for signature in library.signatures.values():
+        entry = ev.readable_entry(signature.to_entry())
+        text = json.dumps({k: entry[k] for k in ("entry", "fix", "confirm")}, ensure_ascii=False)
+        assert not leak.search(text), (signature.id, leak.findall(text))
+    monkeypatch.undo()
+    child = json.dumps(readable_entry(library.get("elastic-child-failed").to_entry()))
+    assert "attempt_0/<rank>/stderr.log" in child and "/the failing rank/" not in child
+    dynamo = readable_entry(library.get("dynamo-recompile-limit").to_entry())
+    assert dynamo["entry"]["summary"].startswith(
+        "Dynamo recompiled a function N times (config.<limit_name>) because"
+    )

@@ -25,3 +25,8 @@ MULTI_PROCESS = (
 #: (``python3 train.py``). The interpreter comes last, so ``python -m torch.distributed.run``
 #: is read as the launcher it is.
 ANY = MULTI_PROCESS + r"|python[\d.]*"
+
+#: ``python -c CODE``: Python's own flags before ``-c`` (``-u``, ``-X faulthandler``, ``-W
+#: ignore``), an optional path before the interpreter; a script's own ``-c cfg.yaml`` after
+#: ``train.py`` is no match (a word that is no flag ends the search).
+PYTHON_CODE = r"(?:\S*/)?python[\d.]*(?:\s+-(?:[XW]\s*\S+|[A-Za-z]+))*?\s+-c\s"

@@ -946,6 +946,7 @@ class Masker:
         "_known",
         "_mac_count",
         "_names",
+        "_source_paths",
         "_sources",
         "_users",
         "enabled",
@@ -963,6 +964,8 @@ class Masker:
         self._users: set[str] = set()
         self._known: Any = None  # compiled alternation of known host names, rebuilt lazily
         self._sources: set[str] = set()  # the inputs' own names (lower-case): never hosts
+        # the inputs' paths as given, longest first: shown as typed (never masked)
+        self._source_paths: list[str] = []
 
     def __repr__(self) -> str:
         return f"Masker(enabled={self.enabled})"
@@ -1073,9 +1076,17 @@ class Masker:
         if len(s) > MAX_TEXT:
             s = s[:MAX_TEXT] + f" …[{len(s) - MAX_TEXT} characters not shown]"
         try:
-            return self._text(s)
+            return self._outside_sources(s)
         except TimeoutError:
             return WITHHELD
+
+    def _outside_sources(self, s: str) -> str:
+        """:meth:`_text` on ``s`` but the inputs' own paths in it (:meth:`sources`), which
+        stay as the user typed them."""
+        for path in self._source_paths:
+            if path in s:
+                return path.join(self._outside_sources(part) for part in s.split(path))
+        return self._text(s)
 
     def lines(self, items: Iterable[str]) -> list[str]:
         """:meth:`text` over several strings, sharing this instance's pseudonyms."""
@@ -1356,11 +1367,18 @@ class Masker:
         ``<source>:<line>``, which the host-and-port rule would read as ``node02:29500``:
         an extensionless name with a digit (every VS Code untitled editor) became ``host-2:14``
         in the reasoning while the header kept it (trial r15, finding 3). The user gave these
-        names; they are shown unmasked in the header already."""
+        names: each folder of a path is no host (``exp2/u.log`` is not ``host-1/u.log``), and
+        a path itself is written as typed wherever it appears (``/work/alice/run/x.log:82``
+        stays, where the HPC-root rule would write ``/work/<user>/...``: new-user trial r21
+        finding 10). The log's own paths are masked as before."""
         for name in names:
             low = name.lower()
             self._sources.add(low)
-            self._sources.add(low.replace("\\", "/").rsplit("/", 1)[-1])
+            # each folder of the path too: ``exp2/u.log`` names a folder, not a host ``exp2``
+            self._sources.update(p for p in low.replace("\\", "/").split("/") if p)
+            if "/" in name or "\\" in name:
+                self._source_paths.append(name)
+        self._source_paths.sort(key=len, reverse=True)
 
     def _host_ctx(self, m: Any) -> str:
         groups = m.re.groupindex

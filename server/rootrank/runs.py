@@ -252,6 +252,13 @@ class SectionFacts:
     #: The stacks (rootrank.frameworks.STACK_NAMES) its lines name (the words of the gated
     #: lines, rootrank.scan): the diagnosed run's own, when the file holds other jobs.
     stacks: set[str] = field(default_factory=set)
+    #: The Python environments (:func:`python_env`: a frame's path up to its
+    #: ``site-packages``/``dist-packages`` folder) its traceback frames ran from.
+    envs: set[str] = field(default_factory=set)
+    #: The time of its first and of its last timed line in the order they were read (s), for
+    #: :func:`time_jump` between sections (``first_time``/``last_time`` are the extremes).
+    opened_at: float | None = None
+    closed_at: float | None = None
 
     def see_traceback(self, exc_type: str, frames: list[Frame]) -> None:
         """Add one traceback's process identity: its entry script, the user files and the
@@ -260,6 +267,7 @@ class SectionFacts:
         entry = entry_script(exc_type, frames)
         if entry is not None:
             self.entries.add(entry)
+        self.envs.update(e for e in map(python_env, (f.file for f in frames)) if e)
         if exc_type.endswith(REPORT_EXCEPTIONS):
             return  # a wrapper's report of the run: its frames are the wrapper's, not the job's
         self.user_files.update(_script_name(f.file) for f in frames if f.user)
@@ -280,6 +288,9 @@ class SectionFacts:
         if host:
             self.hosts.add(host)
         if time is not None:
+            if self.opened_at is None:
+                self.opened_at = time
+            self.closed_at = time
             if self.first_time is None or time < self.first_time:
                 self.first_time = time
             if self.last_time is None or time > self.last_time:
@@ -295,6 +306,7 @@ class SectionFacts:
         self.user_files |= other.user_files
         self.engines |= other.engines
         self.stacks |= other.stacks
+        self.envs |= other.envs
         for t in (other.first_time, other.last_time):
             if t is not None:
                 self.see(None, time=t)
@@ -416,6 +428,44 @@ def another_node(earlier: SectionFacts, later: SectionFacts) -> str | None:
 #: nodes of one run print within the same minutes, even with clocks apart or a node's
 #: section holding only its last lines.
 APART_S = 3600.0
+
+
+#: Seconds forward between a section's latest timed line and a line after its failure beyond
+#: which that line is a later launch's (a requeue, a retry the next day, another job appended
+#: with ``tee -a``): no rank of one run prints a day after the run failed.
+LATER_LAUNCH_S = 86400.0
+#: Seconds back beyond which a line is another job's, not the failed section's: two loggers of
+#: one job may print in different time zones (glog in UTC, Python logging in local time;
+#: new-user fleet logs), and zones differ by at most 26 h (UTC-12 to UTC+14).
+EARLIER_JOB_S = 2 * 86400.0
+#: rootrank.ranks.parse_time reads a timestamp in a fixed year: a step back of more than this
+#: many seconds is the year turning (31 December, then 1 January), a step forward.
+_YEAR_TURN_S = 180 * 86400.0
+_YEAR_S = 366 * 86400.0
+
+
+def time_jump(last: float | None, time: float | None) -> tuple[bool, str] | None:
+    """Whether a line timed ``time`` (seconds, rootrank.ranks.parse_time), printed after a
+    section that failed and whose latest timed line is ``last``, begins another launch:
+    ``(True, why)`` when it is timed more than :data:`EARLIER_JOB_S` before ``last`` (the clock went
+    back: a job that ran before, appended after: never a restart, which runs after the failed
+    attempt), ``(False, why)`` when it is more than :data:`LATER_LAUNCH_S` after it (a later
+    launch, a relaunch of the same job or another: the scan's other reasons tell), ``None``
+    otherwise (the ranks of one run print within minutes of each other, whatever their
+    clocks' skew). ``why`` is a clause about the earlier section for the report."""
+    if time is None or last is None:
+        return None
+    delta = time - last
+    if delta < -_YEAR_TURN_S:
+        delta += _YEAR_S
+    if delta < -EARLIER_JOB_S:
+        return True, (
+            f"its lines are timed {-delta / 86400:,.0f} days after the next run's first timed "
+            "line (line times went back: a restart runs after the attempt that failed)"
+        )
+    if delta > LATER_LAUNCH_S:
+        return False, f"the next run's lines are timed {delta / 86400:,.0f} days after its last"
+    return None
 
 
 def _apart(earlier: SectionFacts, later: SectionFacts) -> bool:
@@ -584,6 +634,38 @@ def entry_script(exc_type: str, frames: list[Frame]) -> str | None:
     return _script_name(path)
 
 
+# A frame's library root: the interpreter's or virtualenv's package folder.
+_ENV_ROOT = lazy_regex.compile(r"^(?P<env>.*?/(?:site|dist)-packages)/")
+
+
+def python_env(path: str) -> str | None:
+    """The Python environment a traceback frame's file ``path`` belongs to: the path up to and
+    including its ``site-packages`` (``dist-packages`` on Debian's Python) folder
+    (``/work/.venv/lib/python3.11/site-packages``), backslashes read as ``/``; ``None`` for a
+    file outside one (the user's script, the standard library).
+
+    Mechanism: a relaunch of a job (a retry loop, a requeue, ``--max-restarts``) starts the
+    same interpreter with the same environment, so its library frames carry the same
+    ``site-packages`` root; another job (another machine, container or virtualenv, another
+    Python version) carries another."""
+    m = _ENV_ROOT.match(path.replace("\\", "/"))
+    return m["env"] if m else None
+
+
+def other_env(earlier: SectionFacts, later: SectionFacts) -> str | None:
+    """Why ``later`` is another job than ``earlier`` by the Python environments their
+    traceback frames ran from (:func:`python_env`), as a clause about ``earlier``; ``None``
+    unless both sections show one and none is in both. A relaunch (a retry loop, a requeue,
+    torchrun's restarts) runs the same interpreter, so even a script of the same name in
+    another environment is another job."""
+    if not (earlier.envs and later.envs) or earlier.envs & later.envs:
+        return None
+    return (
+        f"its tracebacks ran Python from {', '.join(sorted(earlier.envs))}, the next run's "
+        f"from {', '.join(sorted(later.envs))} (a relaunch runs in the same environment)"
+    )
+
+
 def other_process(earlier: SectionFacts, later: SectionFacts) -> str | None:
     """Why ``later`` is another job than ``earlier`` by what ran in them, as a clause about
     ``earlier``; ``None`` when their tracebacks do not show it. A relaunch reruns the same
@@ -599,6 +681,10 @@ def other_process(earlier: SectionFacts, later: SectionFacts) -> str | None:
       its package's loops only; a training script that uses the engine shows its own frames
       under the engine's, so a section with user frames and engine frames is not this case.
 
+    - both sections' tracebacks ran a script of the same name, but no Python environment
+      (:func:`python_env`) is in both (``/work/.venv/.../python3.11/site-packages`` then
+      ``/root/miniconda3/.../python3.12/site-packages``): a relaunch runs in the same one.
+
     Sections that share an entry script or a user file are never told apart here."""
     if earlier.entries and later.entries and not earlier.entries & later.entries:
         return (
@@ -606,7 +692,8 @@ def other_process(earlier: SectionFacts, later: SectionFacts) -> str | None:
             f"the next run {', '.join(sorted(later.entries))}"
         )
     if earlier.entries & later.entries or earlier.user_files & later.user_files:
-        return None
+        # a script of the same name: another job only when it ran in another environment
+        return other_env(earlier, later)
     for engine_side, user_side, first in ((earlier, later, True), (later, earlier, False)):
         if (
             engine_side.engines
@@ -634,16 +721,22 @@ def separate_run(earlier: SectionFacts, later: SectionFacts) -> str | None:
     FAILED`` titles: a relaunch reruns the same script), or they print different world sizes
     (a rank of ``earlier`` at or past ``later``'s world size counts too), or their tracebacks
     show other programs (:func:`other_process`: another entry script, an inference engine's
-    processes against a user's script)."""
+    processes against a user's script, another Python environment), or else ``later``'s first
+    timed line is more than :data:`EARLIER_JOB_S` before ``earlier``'s last, in the order read
+    (:func:`time_jump`: the clock went back, so ``later`` ran before, appended after: a restart
+    runs after the failure)."""
     if earlier.ended:
         return f"it ended ({earlier.ended}) before the next run started"
-    return different_program(earlier, later)
+    other = different_program(earlier, later)
+    if other is None and (jump := time_jump(earlier.closed_at, later.opened_at)) and jump[0]:
+        return jump[1]
+    return other
 
 
 def different_program(earlier: SectionFacts, later: SectionFacts) -> str | None:
     """Why ``later`` runs another program than ``earlier`` (:func:`separate_run`'s reasons but
-    the end of ``earlier``): another launch, entry script or world size, or tracebacks of other
-    programs. Two nodes of one run never differ so (:func:`another_node` is asked only when
+    the end of ``earlier`` and a clock that went back): another launch, entry script, world
+    size or Python environment (:func:`other_env`), or tracebacks of other programs. Two nodes of one run never differ so (:func:`another_node` is asked only when
     this finds nothing: new-user trial r20 finding 1, two jobs' logs concatenated were taken
     for two nodes of one run)."""
     if earlier.launch and later.launch and earlier.launch != later.launch:
@@ -661,7 +754,8 @@ def different_program(earlier: SectionFacts, later: SectionFacts) -> str | None:
     if earlier.world and later.ranks and max(later.ranks) >= earlier.world:
         return f"its world size is {earlier.world}, and the next run has rank {max(later.ranks)}"
     if launched_alike(earlier, later):
-        return None
+        # the same launch and script: another job still when it ran in another environment
+        return other_env(earlier, later)
     return other_process(earlier, later)
 
 

@@ -43,6 +43,7 @@ from rootrank.runs import (
     launch_identity,
     launch_parts,
     launched_alike,
+    other_env,
     other_process,
     separate_run,
     summary_nodes,
@@ -585,6 +586,10 @@ _ENTRY_COMMAND = lazy_regex.compile(
 #: command. It starts a new attempt only after the current one failed.
 _OMP_BANNER = "Setting OMP_NUM_THREADS environment variable for each process"
 _TRACEBACK_START = "Traceback (most recent call last):"
+#: ``python -c CODE`` (options before ``-c`` allowed: ``python3 -X faulthandler -c ...``).
+_PYTHON_CODE = lazy_regex.compile(launchers.PYTHON_CODE)
+#: torchrun's per-worker prefix of a teed line (``[rank3]:``, ``[default3]:``).
+_TEE_PREFIX = lazy_regex.compile(r"\[(?:rank|default)\d{1,6}\]:")
 # A log record's level name in its header (Python logging's %(levelname)s, loguru's, glog's
 # words): the record a logger printed a traceback under with exc_info.
 _RECORD_LEVEL = lazy_regex.compile(r"\b(?:WARNING|WARN|ERROR|CRITICAL|FATAL|EXCEPTION)\b")
@@ -1066,13 +1071,21 @@ class LaunchFacts:
         """The exact command the job was started with (``rootrank run -- CMD``: its argv
         joined as a shell reads it), over whatever the log printed: it becomes
         :attr:`command`, its script :attr:`script`, its launcher one of :attr:`launchers`
-        and its ``--nproc-per-node`` :attr:`nproc_per_node`. Returns ``False`` (and changes
-        nothing) when ``command`` does not launch a Python script or module (``bash
-        launch.sh``: what the log prints of the launch is all there is)."""
+        and its ``--nproc-per-node`` :attr:`nproc_per_node` (``python -c CODE``: the command
+        alone, no script). Returns ``False`` (and changes nothing) when ``command`` runs no
+        Python (``bash launch.sh``: what the log prints of the launch is all there is)."""
         # the program as a path (.venv/bin/torchrun, /opt/conda/bin/python3) is its name
         # (after the wrapper and assignments before it: ``env VAR=1 python x.py``)
         probe = regex.sub(r"^\S*/(?=\S)", "", ENV_HEAD.sub("", command.lstrip()))
         parts = launch_parts(probe)
+        if parts is None and _PYTHON_CODE.match(probe):
+            # ``python -c CODE``: a one-process job with no script file; a rerun is the
+            # command as typed (new-user trial r21 finding 10: the verify said
+            # ``python <train.py>``)
+            self.command = command
+            self.launched_here = True
+            self.launchers.add("python")
+            return True
         if parts is None or not _COMMAND.search(probe):
             return False
         launcher, script = parts
@@ -1600,6 +1613,9 @@ class Scanner:
         # The first progress line after torchrun's failure summary (1-based; -1 when its step
         # was past the furthest printed before: no new launch's), if one came.
         self._summary_progress: int | None = None
+        # the section's ranks when its torchrun summary ended (rank lines after it are
+        # another launch's or another node's): :meth:`_exited_worker`
+        self._summary_ranks: set[int] | None = None
         # Signatures found on the last few lines: 1-based line number -> signature ids.
         self._line_sigs: dict[int, set[str]] = {}
         # Whether the current line holds a progress/metric literal; the last line whose tqdm
@@ -2017,6 +2033,20 @@ class Scanner:
                 self._new_attempt(raw.number, tagger, readers, started=False)
             elif (
                 self._failed
+                and _TEE_PREFIX.match(raw.text) is not None
+                and not self._open_readers
+                and not tagger.following()
+                and any(e.root_cause for e in tagger.elastic)
+                and self._exited_worker(tagged, tagger)
+            ):
+                # a worker's own line (torchrun's ``--tee`` prefix) after the agent's failure
+                # summary, its last words printed once every worker exited, from a rank that
+                # launch ran: a new launch's worker (a relaunch, or another job appended:
+                # _settle_sections tells). A rank it did not run may be another node's worker,
+                # still running (srun's nodes share one output): no cut.
+                self._new_attempt(raw.number, tagger, readers, started=False)
+            elif (
+                self._failed
                 and len(st.exceptions) <= MAX_PROGRAM_CHECKS
                 and (text.startswith(_TRACEBACK_START) or text.lstrip().startswith('File "'))
                 and not self._open_readers
@@ -2409,6 +2439,21 @@ class Scanner:
             return False
         return not any(r.open for r in readers.values())
 
+    def _exited_worker(self, tagged: Tagged, tagger: RankTagger) -> bool:
+        """Whether ``tagged`` (a line after torchrun's failure summary) is from a rank the
+        section's launch ran (its lines' global ranks up to the summary, the summary's; a line
+        with a local rank only: the summary's local ranks), every one of which had exited
+        when the summary was printed."""
+        if self._summary_ranks is None:  # the first worker line after the summary
+            self._summary_ranks = set(self._section.ranks)
+        if tagged.rank is not None:
+            return tagged.rank in self._summary_ranks or any(
+                e.rank == tagged.rank for e in tagger.elastic
+            )
+        return tagged.local_rank is not None and any(
+            e.local_rank == tagged.local_rank for e in tagger.elastic
+        )
+
     def _frame_rank(self, raw: RawLine, tagged: Tagged, tagger: RankTagger) -> Tagged:
         """``tagged`` (the last frame of a line of ``\r`` progress frames, the one cleaning
         keeps) attributed as the line's first frame is, when that one names a rank or local
@@ -2561,6 +2606,7 @@ class Scanner:
         self._ended = None
         self._rank_last.clear()
         self._summary_progress = None
+        self._summary_ranks = None
 
     def _other_program(self, number: int) -> str | None:
         """Why the traceback that begins at line ``number`` (1-based) is another program's
@@ -2680,6 +2726,7 @@ class Scanner:
         self._ended = None
         self._rank_last.clear()
         self._summary_progress = None
+        self._summary_ranks = None
 
     def _own_stacks(self, sections: list[SectionFacts]) -> None:
         """The source holds other jobs before the diagnosed run (it begins at line
@@ -2753,6 +2800,10 @@ class Scanner:
                 # not a relaunch: the same run, no node section. Unless what raised there is
                 # neither (another program's error: a `vllm serve` start-up's last lines)
                 other = _program_after_summary(sec.facts, later_excs, later.ranks)
+                if other is None:
+                    # the same script's name, or a cut traceback: another job still when its
+                    # frames ran from another Python environment (rootrank.runs.other_env)
+                    other = other_env(sec.facts, later)
                 if other is not None:
                     self._left_out(held[i].start, sec.facts, other)
                     carried = None

@@ -49,10 +49,16 @@ def phase_rank(ctx: Context) -> tuple[int, str, int, str] | None:
         return None
     found: dict[int, tuple[str, int, str]] = {}
     seen: set[tuple[str, int]] = set()
-    for path, first, text in (*ctx.state.heads, *ctx.state.tails):
+    st = ctx.state
+    # a file of several launches: only the diagnosed one's lines (the last attempt, the
+    # last job), not the phases an earlier launch printed before it failed
+    since = max([1, *st.attempt_starts, *(r.end + 1 for r in st.other_runs)])
+    for path, first, text in (*st.heads, *st.tails):
         tagger = RankTagger(path=path)
         for i, raw in enumerate(text.split("\n")):
             number = first + i
+            if len(st.sources) == 1 and number < since:
+                continue
             if (path, number) in seen or raw[:1] in " \t" or not _PHASE.search(raw):
                 continue
             seen.add((path, number))

@@ -129,6 +129,7 @@ _SCRIPT_BLANK = lazy_regex.compile(r"(?<![\w./<-])<train\.py>(?![\w>])")
 #: with Python itself (not ``python -m torch.distributed.run``).
 _PYTHON_TRAIN = lazy_regex.compile(r"\bpython[\d.]* train\.py\b")
 _PYTHON_COMMAND = lazy_regex.compile(r"(?:\S*/)?python[\d.]*\s+(?!-m\s+torch\.distributed)")
+_PYTHON_CODE = lazy_regex.compile(launchers.PYTHON_CODE)
 _PYTHON_SCRIPT = lazy_regex.compile(r"\bpython[\d.]* train\.py\b(?: (?:<[^<>]*>|[^\s#<>]+))*")
 #: The nccl-tests check when the log names no nccl-tests command of its own.
 NCCL_TESTS = "all_reduce_perf -b 8 -e 128M -f 2 -g <gpus per process>"
@@ -775,7 +776,8 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
     # the command without the wrapper and variables before it, and whether it is one plain
     # ``python script.py ...`` (not a launcher)
     own = ENV_HEAD.sub("", command) if command else ""
-    plain_python = bool(own and _PYTHON_COMMAND.match(own))
+    # (``python -c CODE`` runs no script: a rerun is the command whole, as a launcher's is)
+    plain_python = bool(own and _PYTHON_COMMAND.match(own) and not _PYTHON_CODE.match(own))
     if command and "torchrun" in text and script and script.rsplit("/", 1)[-1] in command:
         text = TORCHRUN_SCRIPT.sub(lambda m: command.replace("\\", "\\\\"), text, count=1)
     if (

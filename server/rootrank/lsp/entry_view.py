@@ -58,17 +58,68 @@ def indefinite_words(name: str) -> str:
     return ("an " if bare[:1].lower() in "aeiou" else "a ") + bare
 
 
+# A placeholder inside code or a command in prose (``config.{limit_name}``, ``op={op}``,
+# ``--exclude={host}``, ``attempt_0/{rank}/stderr.log``, ``returncode -{signum}``): next to
+# an identifier's or option's characters, where words would read as part of the code.
+_CODE_PLACEHOLDER = re_code.compile(
+    r"(?<=[\w.=/:`-])\{([A-Za-z_]\w*)\}|\{([A-Za-z_]\w*)\}(?=[\w=/`])"
+)
+# A placeholder right after another (``rank {rank}{note}``): an optional suffix the log fills
+# (" (printed ...)") or leaves empty; with no log it is left out.
+_SUFFIX_PLACEHOLDER = re_code.compile(r"(?<=\})\{[A-Za-z_]\w*\}")
+# A placeholder that counts (``{limit} times``, ``a {step}th time``): a number, not a noun.
+_COUNT_PLACEHOLDER = re_code.compile(r"(?:\b(an?) )?\{([A-Za-z_]\w*)\}(?: times\b|th\b)")
+# "the {size}" whose words begin with "the" themselves ("the the requested size").
+# (or after another determiner: "has no {attr}", "its {where}").
+_THE_PLACEHOLDER = re_code.compile(
+    r"\b((?:[Tt]he|[Nn]o|[Ii]ts|[Aa]ny|[Ee]ach|[Ee]very|[Tt]his|[Tt]hat) )\{([A-Za-z_]\w*)\}"
+)
+# A ``<rank>``/``<host>`` blank an entry wrote in prose, not inside a path or an option.
+_PROSE_BLANK = re_code.compile(r"(?<![\w./=:`-])<(rank|host)>(?![\w/=`])")
+# How _english marks a code placeholder until the words are filled: \x00name\x01 (a
+# ``<name>`` written at once would meet prose()'s ``<rank>``/``<host>`` words).
+_CODE_MARK = re_code.compile(r"\x00(\w+)\x01")
+
+
 def _english(template: str) -> str:
     """``template`` with the placeholders whose words would not read as English rewritten
     first: "a {exc_type}" -> "an exception", '"{message}"' -> "the message" (no quotes: the
-    words are not the log's text)."""
+    words are not the log's text), "the {size}" -> "the requested size" (one "the"; likewise
+    after "no", "its", "each"...), a count
+    ("{limit} times", "a {step}th time") -> "N times", "an N-th time", an optional suffix right
+    after another placeholder ("rank {rank}{note}") left out, and a placeholder inside
+    code (``config.{limit_name}``, ``op={op}``, ``attempt_0/{rank}/``) -> a mark that
+    :func:`_code_blanks` turns into a visible ``<name>`` blank (words there read as code: new-user
+    trial r21 finding 14, "config.the limit name")."""
 
     def article(m: re.Match[str]) -> str:
         words = indefinite_words(m.group(2))
         return words[0].upper() + words[1:] if m.group(1) == "A" else words
 
+    def count(m: re.Match[str]) -> str:
+        times = " times" if m.group(0).endswith(" times") else "-th"
+        lead = {"a": "an ", "A": "An ", "an": "an ", "An": "An "}.get(m.group(1) or "", "")
+        return f"{lead}N{times}"
+
+    def the(m: re.Match[str]) -> str:
+        words = words_for(m.group(2))
+        if not words.startswith("the "):
+            return m.group(0)
+        return m.group(1) + words.removeprefix("the ")
+
+    template = _SUFFIX_PLACEHOLDER.sub("", template)
+    template = _COUNT_PLACEHOLDER.sub(count, template)
+    template = _CODE_PLACEHOLDER.sub(
+        lambda m: "\x00" + (m.group(1) or m.group(2)) + "\x01", template
+    )
     template = _ARTICLE_PLACEHOLDER.sub(article, template)
-    return _QUOTED_PLACEHOLDER.sub(lambda m: "{" + m.group(1) + "}", template)
+    template = _QUOTED_PLACEHOLDER.sub(lambda m: "{" + m.group(1) + "}", template)
+    return _THE_PLACEHOLDER.sub(the, template)
+
+
+def _code_blanks(text: str) -> str:
+    """``text`` with :func:`_english`'s code marks as ``<name>`` blanks."""
+    return _CODE_MARK.sub(r"<\1>", text)
 
 
 def words_for(name: str) -> str:
@@ -100,7 +151,10 @@ def readable_entry(entry: dict[str, Any]) -> dict[str, Any]:
 
     def prose(text: Any) -> str:
         out = render(_english(str(text)), words)
-        return out.replace("<rank>", words_for("rank")).replace("<host>", words_for("host"))
+        # a written ``<rank>``/``<host>`` blank reads as words, but inside a path or option
+        # (``attempt_0/<rank>/stderr.log``, ``--exclude=<host>``), where it stays the blank
+        out = _PROSE_BLANK.sub(lambda m: words_for(m.group(1)), out)
+        return _code_blanks(out)
 
     out = dict(entry)
     body = dict(entry.get("entry") or {})

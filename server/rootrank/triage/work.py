@@ -211,6 +211,8 @@ def with_year(t: float, mtime: float, years: dict[tuple[int, int], int] | None =
     when = (datetime.datetime(2000, 1, 1) + datetime.timedelta(seconds=t)).timetuple()
     year = time.gmtime(mtime).tm_year
     printed = (years or {}).get((when.tm_mon, when.tm_mday))
+    if printed is None and years:
+        printed = _nearest_year(when.tm_mon, when.tm_mday, years)
     if printed is not None:
         try:
             return (
@@ -236,14 +238,57 @@ def with_year(t: float, mtime: float, years: dict[tuple[int, int], int] | None =
     return t
 
 
+#: Days apart within which a date the log prints with its year gives its year to an undated
+#: line's month and day (a job's lines span hours to days, a long one weeks).
+NEAR_DAYS = 45
+
+
+def _nearest_year(month: int, day: int, years: dict[tuple[int, int], int]) -> int | None:
+    """The year of ``month``/``day`` from the nearest date the log prints with a year
+    (``years``, :func:`printed_years`) at most :data:`NEAR_DAYS` away, across the turn of a
+    year (a job printed ``2024-12-31`` then an undated ``E0101``: 2025); ``None`` when none is
+    that near. (Why: a long log prints its year on some lines only, often outside the bytes
+    read: new-user trial r21 finding 7, a 2025 job dated 2026 from its copy's mtime.)"""
+    target = datetime.date(2000, month, day)
+    best: tuple[int, int] | None = None
+    for (m, d), y in years.items():
+        try:
+            seen = datetime.date(2000, m, d)
+        except ValueError:
+            continue
+        # the undated day in the same year as the dated one, the year after, the year before
+        for shift, year in ((0, y), (366, y + 1), (-366, y - 1)):
+            gap = (target - seen).days + shift
+            if abs(gap) <= NEAR_DAYS and (best is None or abs(gap) < best[0]):
+                best = (abs(gap), year)
+    return best[1] if best else None
+
+
+def _printed_day(years: dict[tuple[int, int], int]) -> float | None:
+    """The latest date the log prints with its year (``years``, :func:`printed_years`), as
+    seconds since the epoch at 00:00 UTC; ``None`` when it prints none."""
+    days = []
+    for (m, d), y in years.items():
+        try:
+            days.append(calendar.timegm((y, m, d, 0, 0, 0)))
+        except (ValueError, OverflowError):
+            continue
+    return float(max(days)) if days else None
+
+
 def _log_time(diag: Diagnosis, mtime: float, paths: list[str]) -> float | None:
     """When the job failed, from its log (its files ``paths``): the root cause's time, else the
-    earliest finding's, with the year the log prints (:func:`with_year`); ``None`` when the log
-    gives at most a time of day (under a day after the epoch)."""
+    earliest finding's, with the year the log prints (:func:`with_year`); when no finding is
+    timed, the latest day the log prints with its year (its lines' dates come before the file's
+    mtime, which a copy resets: new-user trial r21 finding 7); ``None`` when the log gives at
+    most a time of day (under a day after the epoch) and prints no dated line."""
     rc = diag.root_cause
     times = [rc.time] if rc is not None and rc.time is not None else [f.time for f in diag.findings]
     dated = [float(t) for t in times if t is not None and t >= 86400]
-    return with_year(min(dated), mtime, printed_years(paths)) if dated else None
+    years = printed_years(paths)
+    if dated:
+        return with_year(min(dated), mtime, years)
+    return _printed_day(years)
 
 
 def _cut(text: str) -> str:
