@@ -858,6 +858,9 @@ class RankTagger:
     label_spans: list[list[int]] = field(default_factory=list)
     #: Ranks some line showed by other evidence than an srun label.
     ranks_not_label: set[int] = field(default_factory=set)
+    #: Whether the line being tagged got its rank only from the source's path
+    #: (:attr:`path_rank`): its own tag, if any, is then peeled and wins (:meth:`_finish`).
+    _rank_from_path: bool = False
 
     def label_only(self, task: int, line: int) -> bool:
         """Whether line ``line`` (1-based) got its rank ``task`` only from an srun label."""
@@ -1186,6 +1189,7 @@ class RankTagger:
         (``slurm_task``: srun ``--label``'s task id on this line; ``from_label``: the rank so
         far is that label)."""
         pid: int | None = None
+        self._rank_from_path = False
         # A Ray actor / vLLM worker: its rank tag, else the rank it showed before.
         if actor_key is not None:
             if rank is None and actor_rank is not None:
@@ -1319,6 +1323,7 @@ class RankTagger:
         if self._track_summary(body, number) and rank is None:
             rank = self.summary_rank(number)
         if rank is None and self.path_rank is not None:
+            self._rank_from_path = True
             if self.path_rank_is_local:
                 rank = self.local_to_global.get((host, self.path_rank), self.path_rank)
                 local = self.path_rank if local is None else local
@@ -1367,20 +1372,23 @@ class RankTagger:
     ) -> Tagged:
         """An application's own rank tag at the message start, then the record (and which
         ranks came only from an srun label: :attr:`label_spans`)."""
-        own_tag = rank is None  # a rank the application's own tag gives (below)
-        if rank is None and message[:5].lower() in ("[rank", "rank ", "rank="):
-            am = _APP_RANK.match(message)
-            if am:
-                rank = int(am.group("n") or am.group("m"))
-                message = message[am.end() :].lstrip(" ")
-        if rank is None and (message[:1] in _USER_TAG_FIRST or " | " in message[:48]):
-            um = _USER_TAG.match(message)
-            if um:
-                form, n = _user_tag(um)
-                self._see_user_tag(form, n)
-                if self.user_tag_rank(form, n):
-                    rank = n
-                    message = message[um.end() :]
+        # a rank only the file's name gave (rank3.log, slurm-%j-%t.out) yields to the line's
+        # own tag, which is peeled like any other prefix ("[rank3] Traceback ...")
+        own_tag = False  # a rank the application's own tag gives (below)
+        if rank is None or self._rank_from_path:
+            if message[:5].lower() in ("[rank", "rank ", "rank="):
+                am = _APP_RANK.match(message)
+                if am:
+                    rank, own_tag = int(am.group("n") or am.group("m")), True
+                    message = message[am.end() :].lstrip(" ")
+            if not own_tag and (message[:1] in _USER_TAG_FIRST or " | " in message[:48]):
+                um = _USER_TAG.match(message)
+                if um:
+                    form, n = _user_tag(um)
+                    self._see_user_tag(form, n)
+                    if self.user_tag_rank(form, n):
+                        rank, own_tag = n, True
+                        message = message[um.end() :]
         if rank is not None and local is not None and own_tag:
             self._learn_app_rank(host, local, rank)
         elif rank is None and local is not None and self._app_locals:
