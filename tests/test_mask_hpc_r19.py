@@ -33,6 +33,11 @@ from rootrank.mask import Masker
         ("/mnt/disks/data-1/marvin/proj/a.py", "/mnt/disks/data-1/<user>/proj/a.py"),
         ("/nfs/datasets/shard-00.jsonl", "/nfs/datasets/shard-00.jsonl"),
         ("/work/projects/train.py", "/work/projects/train.py"),
+        # trial r22 finding 5: /project/<group>/<user>/ (a group's area, its members' folders)
+        ("/project/mylab/jdoe42/code/train.py", "/project/<user>/<user>/code/train.py"),
+        ("/projects/abc/jdoe/proj/train.py", "/projects/<user>/<user>/proj/train.py"),
+        ("/proj/abc/data/train.py", "/proj/<user>/data/train.py"),
+        ("/projects/bert/train.py", "/projects/bert/train.py"),
     ],
 )
 def test_the_user_folder_is_masked_and_shared_folders_stay(path: str, shown: str) -> None:

@@ -23,7 +23,8 @@ user name in a home path           ``/home/<user>/...``, ``/home2/<user>/``, ``/
                                    ``/users/<user>/`` (also under ``/mnt/nfs/``), ``C:\\Users\\<user>\\``
 user name under an HPC root        ``/scratch/<user>/``, ``/lustre/orion/p1/scratch/<user>/``,
                                    ``/work/<user>``, ``/data/<user>``, ``/fsx/<user>``,
-                                   ``/checkpoint/<user>`` (see below)
+                                   ``/checkpoint/<user>``, ``/project/<group>/<user>``
+                                   (see below)
 ``USER=alice`` and the like        ``USER=<user>``
 host name                          ``host-1``, ``host-2``... stable within one Masker
 IPv4 / IPv6 address                ``ip-1``, ``ip-2``... stable within one Masker
@@ -44,8 +45,9 @@ NERSC's ``sd/d``. A folder with a common name stays (``/data/imagenet/``,
 (``/data/ImageNet``), and so does a folder under ``/data`` that directly holds a data
 record file (``/data/prefs/shard-02.jsonl``: a data set's folder, :func:`_dataset_folder`)
 unless the log names it as a user's elsewhere. A project folder in the user's place (``/gpfs/alpine/csc123/x``) is
-masked like a user's: it names an allocation; under ``projects/<project>/`` the next folder
-is a member's and is masked too. JSC's ``/p/home/jusers/<user>`` is a home path. ``/root/...`` is kept: ``root`` is the
+masked like a user's: it names an allocation; under ``projects/<project>/`` (also at the
+root: ``/project/<group>/``, ``/proj/<group>/``) the next folder is a member's and is masked
+too. A path after a Windows drive letter (``D:/proj/model_save``) is no HPC root. JSC's ``/p/home/jusers/<user>`` is a home path. ``/root/...`` is kept: ``root`` is the
 superuser's account, no person's name, and the path says where the job ran.
 
 Kept on purpose: ``localhost``, loopback and unspecified addresses (``127.0.0.1``,
@@ -363,10 +365,11 @@ _HOME = lazy_regex.compile(
 # /scratch1/01234/dave (TACC), /pscratch/sd/d/dave (NERSC), /scratch/users/dave (Stanford),
 # /scratch/gpfs/dave (Princeton), /lustre/orion/csc123/scratch/dave (OLCF), /lustre/fs1/dave,
 # /gpfs/alpine/proj/scratch/dave, /work/dave, /data/dave; optionally under /mnt. Only at the
-# start of a path (not /home/<user>/data/x, a folder inside a user's own tree). Which
+# start of a path (not /home/<user>/data/x, a folder inside a user's own tree; not after a
+# Windows drive letter, D:/proj/model_save). Which
 # component is the user's is decided in Masker._hpc_path (see HPC_SKIP and NOT_USER_DIRS).
 _HPC_PATH = lazy_regex.compile(
-    r"(?<![\w.~/<>-])(?P<root>/(?:mnt/)?(?P<kind>scratch|pscratch|lustre|gpfs|work|data|fsx|checkpoint|capstor|iopsstor|nfs|afs|disks)\d{0,2}/)"
+    r"(?<![\w.~/<>-])(?<!(?:^|[\s'\"=(])[A-Za-z]:)(?P<root>/(?:mnt/)?(?P<kind>scratch|pscratch|lustre|gpfs|work|data|fsx|checkpoint|capstor|iopsstor|nfs|afs|disks|projects?|proj)\d{0,2}/)"
     r"(?P<rest>(?:[\p{L}\p{N}._-]{1,64}/){0,4}[\p{L}\p{N}._-]{1,64})"
     r"(?=[/\\:\s'\"),\]]|$)"
 )
@@ -384,6 +387,8 @@ _HPC_ROOTS = (
     "/nfs",
     "/afs",
     "/disks",
+    "/project",
+    "/proj",
 )
 #: Components under an HPC root that lead to the users' folders rather than name one: the
 #: user is the next component ("scratch/dave", "users/dave", "sd/d/dave").
@@ -1315,14 +1320,15 @@ class Masker:
         self._users.add(parts[k])
         parts[k] = USER
         after = k + 1
+        in_area = parts[k - 1].lower() if k >= 1 else m["kind"]
         if (
-            k >= 1
-            and parts[k - 1].lower() in _PROJECT_AREAS
+            in_area in _PROJECT_AREAS
             and after < len(parts) - 1
             and parts[after].lower() not in NOT_USER_DIRS
             and _LOGIN.fullmatch(parts[after])
         ):
-            # /gpfs/projects/<project>/<user>/: a project area's folders are its members'
+            # /gpfs/projects/<project>/<user>/, /project/<group>/<user>/: a project area's
+            # folders are its members'
             self._users.add(parts[after])
             parts[after] = USER
         return m["root"] + "/".join(parts)
