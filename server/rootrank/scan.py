@@ -115,6 +115,9 @@ _NNODES = lazy_regex.compile(
     r"(?:--nnodes[= ]|\bnnodes['\"]?\s*[=:]\s*|\bgroup_world_size[=:]\s*|\bmax_nodes\s*[=:]\s*|\bnum_nodes\s*[=:]\s*)"
     r"['\"]?(?P<n>\d+)(?::(?P<max>\d+))?\b"
 )
+# NCCL's communicator line at init (NCCL_DEBUG=INFO, init.cc): "comm 0x... rank 1 nRanks 8
+# nNodes 2 localRanks 4 localRank 1": the nodes and the processes per node the job really had.
+_NCCL_LAYOUT = lazy_regex.compile(r"\bnRanks (?P<world>\d+) nNodes (?P<n>\d+) localRanks (?P<per>\d+)\b")
 _NODE_RANK = lazy_regex.compile(
     r"--node[_-]rank[= ](?P<n>\d+)|\bgroup_rank[=:]\s*(?P<g>\d+)|--rdzv[_-]endpoint|--master[_-]addr"
 )
@@ -1001,6 +1004,9 @@ class LaunchFacts:
     #: The node count the launcher's own flags or agent print (``--nnodes=2``, ``--nnodes 2:4``
     #: its maximum, ``group_world_size=2``), the largest one, when above 1; else ``None``.
     nnodes: int | None = None
+    #: Whether the log gave two different node counts (a node launched with another
+    #: ``--nnodes``): :attr:`nnodes` is then their largest, no count to rerun with.
+    nnodes_differ: bool = False
     nproc_per_node: int | None = None
     agent_pids: set[int] = field(default_factory=set)
     parallel_sizes: dict[str, int] = field(default_factory=dict)
@@ -1131,6 +1137,13 @@ class LaunchFacts:
         if not more and not _COMMAND.search(self.command):
             self.command = None  # joined, it still runs no script or module: not a launch
 
+    def _nodes(self, n: int) -> None:
+        """A node count above 1 the log printed: :attr:`nnodes` keeps the largest, and
+        :attr:`nnodes_differ` says whether another count was printed before."""
+        if self.nnodes is not None and self.nnodes != n:
+            self.nnodes_differ = True
+        self.nnodes = max(self.nnodes or 0, n)
+
     def worker_pids(self) -> set[int]:
         """The pids the launchers name as the job's workers (torchrun's agent, DeepSpeed's)."""
         return self.agent_pids | self.launcher_kill_pids
@@ -1197,6 +1210,13 @@ class LaunchFacts:
             m = _NCCL_TESTS_COMMAND.search(text)
             if m:
                 self.tool_command = m.group("cmd").strip()
+        if "nNodes " in text and (lm := _NCCL_LAYOUT.search(text)):
+            n, per = int(lm["n"]), int(lm["per"])
+            if n > 1:
+                self.multi_node.append(f"'{lm.group(0)}' (line {number})")
+                self._nodes(n)
+            if self.nproc_per_node is None and per * n == int(lm["world"]):
+                self.nproc_per_node = per
         if "nodes" in text or "group_world_size" in text:
             for m in _NNODES.finditer(text):
                 n, top = int(m.group("n")), m.group("max")
@@ -1206,7 +1226,7 @@ class LaunchFacts:
                     self.single_node.append(where)
                 elif n > 1 or (top is not None and int(top) > 1):
                     self.multi_node.append(where)
-                    self.nnodes = max(self.nnodes or 0, n, int(top or 0))
+                    self._nodes(max(n, int(top or 0)))
         if self.script is None and "cmd line: " in text and (u := _UCX_CMD.search(text)):
             # UCX's debug log prints each process's own command line at start-up (ucs
             # init.c: "UCX  DEBUG cmd line: /usr/bin/python train.py"): the worker's script

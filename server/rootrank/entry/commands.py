@@ -236,6 +236,9 @@ class Launch:
     #: A Hydra app's command-line overrides, as its failure report lists them
     #: (:attr:`rootrank.scan.LaunchFacts.hydra_overrides`); ``None`` when not shown.
     overrides: tuple[str, ...] | None = None
+    #: The log printed two different node counts (``nodes`` is the largest): no count to
+    #: rerun with (:attr:`rootrank.scan.LaunchFacts.nnodes_differ`).
+    nodes_differ: bool = False
 
 
 def node_offsets(state: ScanState) -> set[int]:
@@ -409,6 +412,7 @@ def launch_of(
         entry,
         under_srun,
         facts.hydra_overrides,
+        nodes_differ=facts.nnodes_differ,
     )
 
 
@@ -860,6 +864,9 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
                 text,
                 count=1,
             )
+    if launch.nodes and not launch.nodes_differ:
+        # an entry's own node flag left blank: the node count the log gives
+        text = regex.sub(r"(?<=--nnodes[= ])<(?:nnodes|nodes|n)>", str(launch.nodes), text)
     form = LAUNCH_AS.get(launch.launcher or "")
     if launch.launcher == "accelerate" and "deepspeed" in launch.libraries:
         # accelerate's DeepSpeed plugin reads its config from the accelerate config file
