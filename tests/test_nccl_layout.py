@@ -31,4 +31,3 @@ def test_the_layout_line_fills_nodes_and_processes_per_node() -> None:
     assert "--nproc-per-node=2" in command
     assert "--nnodes=2" in command
     assert "--node-rank=<node rank>" in command  # the log cannot tell which node reruns
-

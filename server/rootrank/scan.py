@@ -117,7 +117,9 @@ _NNODES = lazy_regex.compile(
 )
 # NCCL's communicator line at init (NCCL_DEBUG=INFO, init.cc): "comm 0x... rank 1 nRanks 8
 # nNodes 2 localRanks 4 localRank 1": the nodes and the processes per node the job really had.
-_NCCL_LAYOUT = lazy_regex.compile(r"\bnRanks (?P<world>\d+) nNodes (?P<n>\d+) localRanks (?P<per>\d+)\b")
+_NCCL_LAYOUT = lazy_regex.compile(
+    r"\bnRanks (?P<world>\d+) nNodes (?P<n>\d+) localRanks (?P<per>\d+)\b"
+)
 _NODE_RANK = lazy_regex.compile(
     r"--node[_-]rank[= ](?P<n>\d+)|\bgroup_rank[=:]\s*(?P<g>\d+)|--rdzv[_-]endpoint|--master[_-]addr"
 )
