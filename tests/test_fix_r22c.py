@@ -144,3 +144,20 @@ def test_headline_short_step_and_no_action():
     step = "The crash came early. " + "It came at import, where native code loads. " * 10
     out = headline(step)
     assert out.startswith("The crash came early. It came at import") and len(out) <= LIMIT
+
+
+def test_a_sentence_end_inside_a_quoted_message_does_not_start_the_headline():
+    # trial r22, finding 4: the headline began in the middle of CUDA's quoted OOM message
+    step = (
+        'The message itself says it: "Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 22.20 GiB '
+        "of which 1.12 GiB is free. Of the allocated memory 19.13 GiB is allocated by PyTorch, "
+        'and 1.69 GiB is reserved by PyTorch but unallocated.": PyTorch holds that memory '
+        "reserved but unallocated (fragmentation). Launch with "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True first; that alone often lets the step "
+        "through. " + "If it does not, lower the micro-batch size. " * 4
+    )
+    line = headline(step)
+    assert not line.startswith("Of the allocated memory")
+    assert line.startswith("PyTorch holds that memory reserved but unallocated (fragmentation).")
+    assert "Launch with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True first" in line
+    assert len(line) <= LIMIT

@@ -55,7 +55,15 @@ _LAST_COLON = lazy_regex.compile(r".*:\s(?=\S)")
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    """``text``'s sentences; a sentence end inside a quote (an odd number of ``"`` before
+    it: a quoted message of several sentences, CUDA's OOM text) does not end one."""
+    out: list[str] = []
+    for piece in _SENTENCE_END.split(text):
+        if out and out[-1].count('"') % 2:
+            out[-1] = f"{out[-1]} {piece.strip()}"
+        elif piece.strip():
+            out.append(piece.strip())
+    return [s for s in out if s]
 
 
 def _is_action(sentence: str) -> bool:
