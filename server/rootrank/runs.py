@@ -16,6 +16,7 @@ key, and says in one sentence what it left out.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -708,6 +709,33 @@ def other_process(earlier: SectionFacts, later: SectionFacts) -> str | None:
             if first:
                 return f"its processes ran {only}, the next run {script}"
             return f"it ran {script}, the next run {only}"
+    return None
+
+
+# A failed subprocess's command as Python's subprocess module reports it
+# (``subprocess.CalledProcessError: Command '['python', 'tools/x.py', 'a.csv']' returned
+# non-zero exit status 1.``, the same text in check_call/check_output/run(check=True)).
+_CHILD_COMMAND = lazy_regex.compile(
+    r"CalledProcessError: Command (?P<cmd>.+?) returned non-zero exit status"
+)
+
+
+def child_script(entries: set[str], text: str) -> str | None:
+    """The entry script of ``entries`` (file names, :func:`entry_script`) that a failed
+    subprocess's command in ``text`` names (:data:`_CHILD_COMMAND`), or ``None``.
+
+    Mechanism: a job that runs a script as a child (``subprocess.run([...], check=True)``)
+    lets the child's stderr through unprefixed, so the child's traceback reads like another
+    program's; the parent's CalledProcessError then names the child's command. A traceback
+    from a script that command names is the job's own child, printed inside the job, not a
+    new launch."""
+    if not entries:
+        return None
+    for m in _CHILD_COMMAND.finditer(text):
+        words = set(re.findall(r"[\w.-]+\.py", m["cmd"]))
+        named = entries & {w.rsplit("/", 1)[-1] for w in words}
+        if named:
+            return min(named)
     return None
 
 

@@ -39,6 +39,7 @@ from rootrank.runs import (
     OtherRun,
     SectionFacts,
     another_node,
+    child_script,
     different_program,
     launch_identity,
     launch_parts,
@@ -1418,6 +1419,11 @@ class ScanState:
     #: output of the same run (``cat node1.log node0.log``; rootrank.runs.another_node):
     #: ``(1-based line where the section began, why)``. They are not counted as attempts.
     node_sections: list[tuple[int, str]] = field(default_factory=list)
+    #: The last section of one file began like a relaunch but shows no failure and no end of
+    #: its own (a paste cut short, a child's or launcher's lines after the failure): the
+    #: failure of the section before it is the job's (:meth:`Scanner._settle_sections`):
+    #: ``(1-based line where that quiet section began, line where the failed one began)``.
+    quiet_tail: tuple[int, int] | None = None
     #: Other jobs the file holds before the diagnosed run (``cat job1.log job2.log``; a
     #: section launched another way, or after a run that ended: rootrank.runs.separate_run),
     #: in log order. What they showed is not part of the diagnosis; they are named in it.
@@ -2648,7 +2654,13 @@ class Scanner:
         if not (facts.entries or facts.user_files or facts.engines):
             return None
         ahead = self._peek_section(number, first=True)
-        return other_process(facts, ahead) if ahead is not None else None
+        why = other_process(facts, ahead) if ahead is not None else None
+        if why is not None and block is not None:
+            # the later process ran the earlier script as its child (its CalledProcessError
+            # names it): the child's traceback is the job's own, not another launch's
+            if child_script(facts.entries, block[start : start + PEEK_CHARS]) is not None:
+                return None
+        return why
 
     def _peek_section(self, number: int, first: bool = False) -> SectionFacts | None:
         """What the lines from line ``number`` (1-based, the current line: a cut) show of the
@@ -2794,6 +2806,8 @@ class Scanner:
         last.world = tagger.world_size
         held, self._held = self._held, []
         carried: _HeldSection | None = None  # earlier sections of the same run, merged
+        relaunched: _HeldSection | None = None  # the section the last one relaunched
+        relaunches: list[_HeldSection] = []  # the sections later ones relaunched
         for i, sec in enumerate(held):
             if carried is not None:
                 sec = carried.before(sec)
@@ -2848,6 +2862,9 @@ class Scanner:
                     other = separate_run(sec.facts, later)
                     if other is not None:  # another job (its world size differs), not a relaunch
                         self._left_out(held[i].start, sec.facts, other)
+                    else:
+                        relaunches.append(sec)
+                        relaunched = sec if nxt is None else None
                     carried = None
                     continue
             later.merge(sec.facts)
@@ -2855,6 +2872,24 @@ class Scanner:
             if why:
                 st.node_sections.append((held[i].start, why))
             carried = sec
+        if relaunched is not None and self._quiet_tail(relaunched, held[-1].start):
+            # the last section shows no failure and no end: what failed is the one before
+            start = held[-1].start
+            st.quiet_tail = (start, max(relaunched.facts.start, self._run_start, 1))
+            if start in st.attempt_starts:
+                st.attempt_starts.remove(start)
+            carried = relaunched
+            relaunches.remove(relaunched)
+        # the relaunched attempts' faults are set aside as a restart's are (_restarted): the
+        # last attempt's failure may be the relaunch's own (rootrank.analysis.rules)
+        st.earlier_findings.extend(
+            f
+            for sec in relaunches
+            if sec.start > self._run_start
+            for f in sec.findings.values()
+            if f.severity == "error"
+        )
+        st.earlier_findings.sort(key=lambda f: f.order)
         # the world size each section printed (reset at each cut), for the run diagnosed
         worlds = [h.facts.world for h in held if h.facts.start >= self._run_start]
         tagger.world_size = max([w for w in (*worlds, tagger.world_size) if w], default=None)
@@ -2890,6 +2925,23 @@ class Scanner:
         st.cut_traceback_ranks.update(cut)
         st.cut_at_start[:] = merged.cut_at_start
         tagger.elastic[:] = merged.elastic
+
+    def _quiet_tail(self, earlier: _HeldSection, start: int) -> bool:
+        """Whether the source's last section (from line ``start``, 1-based; the current
+        findings) shows no failure of its own (no error-severity finding), no end (no
+        end-of-run line: ``_ended``) and no training step (no rank's last progress line is
+        in it), while ``earlier``, the section it relaunched, holds an error. A run ends in
+        its own failure or end; a successful torchrun prints nothing at its end, so a last
+        part that trained may have finished silently, but one that stopped before any step
+        is the rest of a paste cut short (or lines printed after the failure), and the
+        earlier failure is the job's."""
+        if self._ended is not None:
+            return False
+        if any(p.line >= start for p in self.state.progress.last().values()):
+            return False
+        if any(f.severity == "error" for f in self.state.findings.values()):
+            return False
+        return any(f.severity == "error" for f in earlier.findings.values())
 
     def _restarted(self, path: str, start: int, agent: tuple[str, str]) -> None:
         """The torchrun agent ``agent`` (path, pid) logged a second failure: it had restarted

@@ -94,6 +94,9 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         )
     for line, why in state.node_sections:
         diag.reasoning.append(say("node_sections", line=line, why=why))
+    if state.quiet_tail is not None:
+        quiet, failed = state.quiet_tail
+        diag.reasoning.append(say("quiet_tail", line=quiet, first=failed, before=quiet - 1))
     if state.attempt_starts:
         restart = root is not None and ctx.from_earlier_attempt(root)
         start = state.attempt_starts[-1]

@@ -1526,7 +1526,9 @@ def earlier_faults(findings: list[Finding], state: ScanState, library: Library) 
     errors of kind ``cause`` that do not merely report a lost peer) when a finding of the
     last attempt declares ``explained_by: [restart]``: its failure may be the restart's own
     (rootrank.analysis.rules.restart_after_failure). Otherwise the earlier attempts stay out:
-    the diagnosis is about the attempt that ended the job. Returns the same objects."""
+    the diagnosis is about the attempt that ended the job. Returns the same objects.
+    A launcher's report of an earlier attempt's worker killed by a signal is read as the
+    signal's finding (rootrank.analysis.signal_exit), added to ``state.earlier_findings``."""
     if not state.earlier_findings:
         return []
 
@@ -1535,6 +1537,11 @@ def earlier_faults(findings: list[Finding], state: ScanState, library: Library) 
 
     if not any("restart" in declared(f) for f in findings):
         return []
+    # an attempt's worker killed by a signal is known only by the agent's report of its
+    # exit code (``failed (exitcode: -24) local_rank: 1``): read as the signal's finding
+    # (rootrank.analysis.signal_exit), as the last attempt's report would be
+    signals = signal_exit_findings(state.earlier_findings, library)
+    state.earlier_findings.extend(signals)  # the earlier attempt's, as its report is
     return [
         f
         for f in state.earlier_findings

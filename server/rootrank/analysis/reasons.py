@@ -543,6 +543,12 @@ _TEMPLATES: dict[str, str] = {
         "The section from line {line} begins like a new run, but it is another node of the same run ({why}): "
         "the nodes' output is read as one run."
     ),
+    "quiet_tail": (
+        "The part of the log from line {line} begins like a new run but shows no failure, no"
+        " end and no training step of its own (a run ends in a failure or an end; this part was"
+        " cut before either); the failure of the part before it (lines {first}-{before}) is"
+        " read as the job's."
+    ),
     "survived": (
         '"{title}" ({where}) was survived: {who} went on to step {after} (line {after_line}),'
         " past step {before}, its highest before it, and no launcher reports its worker failed;"
