@@ -149,6 +149,33 @@ def finding_kind(library: Library, f: Finding) -> str:
     return getattr(sig, "kind", None) or f.role
 
 
+def outside_stops(library: Library, findings: Sequence[Finding]) -> list[Finding]:
+    """The stops from outside (``terminal`` preemption-sigterm findings: a time limit, a
+    SIGTERM the launcher did not send) of a log whose only causes they are; ``[]`` when there
+    is none, or when another cause (not ``terminal``) explains the end better. The condition
+    the readings of a job stopped while stalled share (:mod:`retry_loop`,
+    :mod:`unfinished_phase`)."""
+    stops = [
+        f
+        for f in findings
+        if f.failure_class == "preemption-sigterm" and finding_kind(library, f) == "terminal"
+    ]
+    if any(f.role == "cause" and finding_kind(library, f) != "terminal" for f in findings):
+        return []
+    return stops
+
+
+def order_before_next(findings: Sequence[Finding], path: str, line: int) -> int:
+    """The order for a finding the analysis makes at ``path``:``line`` (1-based): just before
+    the first finding whose evidence is later in that source, else 0."""
+    later = [
+        f.order
+        for f in findings
+        if f.evidence and f.evidence[0].path == path and f.evidence[0].line > line
+    ]
+    return min(later) - 1 if later else 0
+
+
 def events_of(state: ScanState, findings: Sequence[Finding], library: Library) -> tuple[Event, ...]:
     """One ordered stream of the scan's events (the module's docstring gives the kinds and
     the order). ``findings`` are the analysis's findings (after ``min_count`` and rank

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 from rootrank import lazy_regex, re_code
+from rootrank.analysis.events import order_before_next
 from rootrank.model import Evidence, Finding
 from rootrank.ranks import RankTagger, strip_wrapper_stamp
 from rootrank.scan import ScanState
@@ -99,11 +100,6 @@ def logged_exit_reasons(
             else REASON_SIGNATURE
         )
         sig = sigs[sig_id]
-        later = [
-            f.order
-            for f in findings
-            if f.evidence and f.evidence[0].path == path and f.evidence[0].line > line
-        ]
         col = raw.find(reason)
         out.append(
             Finding.of(
@@ -111,7 +107,7 @@ def logged_exit_reasons(
                 rank=rank,
                 host=None,
                 time=None,
-                order=min(later) - 1 if later else 0,
+                order=order_before_next(findings, path, line),
                 evidence=[
                     Evidence(
                         path=path,

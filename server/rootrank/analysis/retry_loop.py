@@ -24,7 +24,7 @@ come while the loop starts), and no rank logged progress after its first line.
 from __future__ import annotations
 
 from rootrank import lazy_regex
-from rootrank.analysis.events import finding_kind
+from rootrank.analysis.events import order_before_next, outside_stops
 from rootrank.model import Evidence, Finding
 from rootrank.scan import ScanState
 from rootrank.signatures import Library
@@ -60,14 +60,8 @@ def retry_loop_findings(
     sig = library.signatures.get(SIGNATURE)
     if sig is None:
         return []
-    stops = [
-        f
-        for f in findings
-        if f.failure_class == "preemption-sigterm" and finding_kind(library, f) == "terminal"
-    ]
-    if not stops or any(
-        f.role == "cause" and finding_kind(library, f) != "terminal" for f in findings
-    ):
+    stops = outside_stops(library, findings)
+    if not stops:
         return []
     from rootrank.ranklines import rank_lines  # reads the heads only when asked
 
@@ -103,18 +97,13 @@ def retry_loop_findings(
     if not any(shape in _shape(line) for text in tails for line in text.split("\n")[-40:]):
         return []  # the loop did not last until the end
     stop = min(stops, key=lambda f: f.order)
-    later = [
-        f.order
-        for f in findings
-        if f.evidence and f.evidence[0].path == ev.path and f.evidence[0].line > ev.line
-    ]
     return [
         Finding.of(
             sig,
             rank=rank,
             host=None,
             time=None,
-            order=min(later) - 1 if later else 0,
+            order=order_before_next(findings, ev.path, ev.line),
             evidence=[ev],
             captures={"warning": ev.text[-240:], "stopped_by": stop.title},
         )

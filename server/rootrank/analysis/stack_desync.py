@@ -82,6 +82,19 @@ class Dumped:
         return "none"
 
 
+def hang_only(ctx: Context) -> bool:
+    """Whether the log's error causes are only a collective's timeout or desync and the
+    scheduler's stop: a per-process snapshot (a stack dump, a ``ps`` table) then may say where
+    the hang is; a cause that names a mechanism explains it better."""
+    return not any(
+        f.role == "cause"
+        and f.severity == "error"
+        and f.failure_class not in ("collective-timeout", "collective-desync")
+        and ctx.kind(f) != "terminal"
+        for f in ctx.findings
+    )
+
+
 def dumped_stacks(first: int, text: str) -> list[Dumped]:
     """The main-thread stacks a text holds (its first line is ``first``), in order; headers
     of one group (no frame between them) share one frame list. Threads other than
@@ -162,13 +175,7 @@ def stack_desync_finding(ctx: Context) -> Finding | None:
     sig = ctx.library.signatures.get(STACK_SIGNATURE)
     if sig is None:
         return None
-    if any(
-        f.role == "cause"
-        and f.severity == "error"
-        and f.failure_class not in ("collective-timeout", "collective-desync")
-        and ctx.kind(f) != "terminal"
-        for f in ctx.findings
-    ):
+    if not hang_only(ctx):
         return None
     for path, first, text in ctx.state.tails:
         stacks = [d for d in dumped_stacks(first, text) if d.frames]

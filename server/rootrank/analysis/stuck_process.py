@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from rootrank import lazy_regex
 from rootrank.analysis.prepare import Context
+from rootrank.analysis.stack_desync import hang_only
 from rootrank.model import Evidence, Finding
 
 #: The signature that describes it (``detector: analysis``).
@@ -131,13 +132,7 @@ def stuck_process_finding(ctx: Context) -> Finding | None:
     sig = ctx.library.signatures.get(STUCK_SIGNATURE)
     if sig is None:
         return None
-    if any(
-        f.role == "cause"
-        and f.severity == "error"
-        and f.failure_class not in ("collective-timeout", "collective-desync")
-        and ctx.kind(f) != "terminal"
-        for f in ctx.findings
-    ):
+    if not hang_only(ctx):
         return None
     kept = [*ctx.state.heads, *ctx.state.tails]
     seen: set[tuple[str, int]] = set()

@@ -25,7 +25,7 @@ kept lines did not fill up; no rank logged training progress after that rank's l
 from __future__ import annotations
 
 from rootrank import lazy_regex
-from rootrank.analysis.events import finding_kind
+from rootrank.analysis.events import order_before_next, outside_stops
 from rootrank.analysis.oddline import normalize
 from rootrank.analysis.reasons import format_ranks
 from rootrank.model import Evidence, Finding
@@ -57,14 +57,8 @@ def unfinished_phase_findings(
     sig = library.signatures.get(SIGNATURE)
     if sig is None:
         return []
-    stops = [
-        f
-        for f in findings
-        if f.failure_class == "preemption-sigterm" and finding_kind(library, f) == "terminal"
-    ]
-    if not stops or any(
-        f.role == "cause" and finding_kind(library, f) != "terminal" for f in findings
-    ):
+    stops = outside_stops(library, findings)
+    if not stops:
         return []
     from rootrank.ranklines import rank_lines  # reads the heads only when asked
 
@@ -116,11 +110,6 @@ def unfinished_phase_findings(
         if p.path == last.path and p.line > last.line:
             return []  # a step after it: the job was making progress
     stop = min(stops, key=lambda f: f.order)
-    later = [
-        f.order
-        for f in findings
-        if f.evidence and f.evidence[0].path == last.path and f.evidence[0].line > last.line
-    ]
     others = sorted(r for r in by_rank if r != rank)
     return [
         Finding.of(
@@ -128,7 +117,7 @@ def unfinished_phase_findings(
             rank=rank,
             host=None,
             time=None,
-            order=min(later) - 1 if later else 0,
+            order=order_before_next(findings, last.path, last.line),
             evidence=[Evidence(last.path, last.line, last.text, rank)],
             captures={
                 "started": last.text.strip()[:MAX_QUOTE],
