@@ -52,3 +52,24 @@ def test_untagged_lines_keep_the_file_names_rank(tmp_path: Path) -> None:
     d = diagnose_paths([str(_write(tmp_path / "slurm-4242-5.out", ""))])
     assert d.root_cause is not None
     assert d.initiating_rank == 5
+
+
+def test_a_tracebacks_indentation_under_the_tag_is_kept(tmp_path: Path) -> None:
+    # trial r22b, finding 1: "[rank2]   File ..." lost its indentation with the tag, so the
+    # traceback's frames were dropped (no file:line, a generic fix)
+    lines = [
+        "[rank2] step 3 loss 1.0",
+        "[rank2] Traceback (most recent call last):",
+        '[rank2]   File "/home/bob/proj/train.py", line 80, in <module>',
+        "[rank2]     main()",
+        '[rank2]   File "/home/bob/proj/data.py", line 57, in load',
+        '[rank2]     x = rec["pixel_values"]',
+        "[rank2] KeyError: 'pixel_values'",
+    ]
+    log = tmp_path / "train.log"
+    log.write_text("\n".join(lines) + "\n")
+    d = diagnose_paths([str(log)])
+    assert d.root_cause is not None
+    assert d.initiating_rank == 2
+    frames = [(f["file"], f["line"]) for f in d.root_cause.frames]
+    assert frames == [("/home/<user>/proj/train.py", 80), ("/home/<user>/proj/data.py", 57)]

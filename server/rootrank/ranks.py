@@ -1380,7 +1380,11 @@ class RankTagger:
                 am = _APP_RANK.match(message)
                 if am:
                     rank, own_tag = int(am.group("n") or am.group("m")), True
-                    message = message[am.end() :].lstrip(" ")
+                    # the tag and the one space after it go; the message's own indentation
+                    # stays (a traceback's "  File ..." lines under "[rank2] ")
+                    message = message[am.end() :]
+                    if am[0].endswith(":") and message[:1] == " ":
+                        message = message[1:]
             if not own_tag and (message[:1] in _USER_TAG_FIRST or " | " in message[:48]):
                 um = _USER_TAG.match(message)
                 if um:
