@@ -161,3 +161,24 @@ def test_a_sentence_end_inside_a_quoted_message_does_not_start_the_headline():
     assert line.startswith("PyTorch holds that memory reserved but unallocated (fragmentation).")
     assert "Launch with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True first" in line
     assert len(line) <= LIMIT
+
+
+def test_a_long_single_action_is_cut_at_a_word_with_an_ellipsis():
+    # trial r22/r22b finding 4: one action sentence of ~600 characters was the whole headline
+    step = (
+        "Run the same collective with the plugin's settings changed one at a time, under the "
+        "job's own launcher and environment: GPUDirect RDMA off (NCCL_NET_GDR_LEVEL=LOC), then "
+        + "the plugin's version and its provider's variables from the log, "
+        + "one setting per run and the rest as they were, " * 8
+        + "until one passes."
+    )
+    line = headline(step)
+    assert len(line) <= LIMIT + 1
+    assert line.endswith("…")
+    assert line.startswith("Run the same collective with the plugin's settings changed")
+    assert not line[:-1].endswith((" ", ","))  # cut at a word, not inside one
+
+
+def test_a_headline_a_little_over_the_limit_stays_whole():
+    step = "Lower the micro-batch size " + "x" * (LIMIT - 10) + "."
+    assert headline(step) == step

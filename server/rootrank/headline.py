@@ -7,7 +7,9 @@ step's first sentence when it states the cause, and its first action sentence (o
 starts with a verb in the imperative, "Lower ...", "Pass ...", "Drain ..."), up to about
 :data:`LIMIT` characters; the whole step stays in the report's fix list. A sentence that
 only repeats the exception's message ("The exception says: ...") is left out when an action
-follows. A step with no action sentence is cut at a sentence end instead.
+follows. A step with no action sentence is cut at a sentence end instead; whatever is still
+longer than :data:`LIMIT` + :data:`SLACK` characters (one long action sentence) is cut at a word
+boundary with ``…``.
 """
 
 from __future__ import annotations
@@ -108,7 +110,28 @@ def _contexts(sentences: list[str], action: str) -> list[str]:
     return out
 
 
+#: How far past :data:`LIMIT` a headline may run before it is cut (a sentence that ends a
+#: few characters later reads better whole).
+SLACK = 40
+
+
+def _cap(text: str, limit: int) -> str:
+    """``text`` when it is at most ``limit`` + :data:`SLACK` characters, else cut at the last
+    word boundary before ``limit`` with ``…`` (the whole step is in the report's fix list)."""
+    if len(text) <= limit + SLACK:
+        return text
+    cut = text[:limit]
+    at = max(cut.rfind(", "), cut.rfind(" "))
+    return (cut[:at] if at > limit // 2 else cut).rstrip(" ,;:(") + "…"
+
+
 def headline(step: str, limit: int = LIMIT) -> str:
+    """The one-line fix for ``step`` (see :func:`_headline`), at most ``limit`` +
+    :data:`SLACK` characters: longer, it is cut at a word boundary with ``…``."""
+    return _cap(_headline(step, limit), limit)
+
+
+def _headline(step: str, limit: int = LIMIT) -> str:
     """The one-line fix for ``step`` (a fix step's text): ``step`` itself when it fits in
     ``limit`` characters, else its location lead, the sentence before its first action
     sentence (:data:`ACTION_VERBS`) when it says the cause and fits (else its last part
