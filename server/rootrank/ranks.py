@@ -809,6 +809,9 @@ class RankTagger:
     _summary_root: bool = False
     _summary_noise: int = 0
     _summary_item_line: int | None = None
+    #: The 1-based line of the failure summary's latest entry field (``traceback : ...``), 0
+    #: before any: the summary is the agent's last words (rootrank.scan ``_after_close``).
+    summary_field_line: int = 0
     _spawn_proc: int | None = None
     _spawn_left: int = 0
     _spawn_exc: bool = False
@@ -1571,6 +1574,7 @@ class RankTagger:
         fm = _SUMMARY_FIELD.match(body)
         if fm:
             self._summary_noise = 0
+            self.summary_field_line = number
         elif self.elastic and self._glued_entry(body):
             return True
         if fm and self.elastic:

@@ -592,6 +592,10 @@ _ENTRY_COMMAND = lazy_regex.compile(
 #: command. It starts a new attempt only after the current one failed.
 _OMP_BANNER = "Setting OMP_NUM_THREADS environment variable for each process"
 _TRACEBACK_START = "Traceback (most recent call last):"
+
+#: The most lines between torchrun's failure summary and a cut after it that may be moved to
+#: the next run (:meth:`Scanner._after_close`).
+MAX_AFTER_SUMMARY = 50
 #: ``python -c CODE`` (options before ``-c`` allowed: ``python3 -X faulthandler -c ...``).
 _PYTHON_CODE = lazy_regex.compile(launchers.PYTHON_CODE)
 #: torchrun's per-worker prefix of a teed line (``[rank3]:``, ``[default3]:``).
@@ -2057,8 +2061,9 @@ class Scanner:
                 # traceback after it is a relaunch's, if that section ends with a summary of
                 # its own (else a wrapper's report of the same run: _settle_sections), or
                 # another job's, if another program ran it (_new_attempt).
-                self._summary_cuts.add(raw.number)
-                self._new_attempt(raw.number, tagger, readers, started=False)
+                cut = self._after_close(raw.number, tagger)
+                self._summary_cuts.add(cut)
+                self._new_attempt(cut, tagger, readers, started=False)
             elif (
                 self._failed
                 and _TEE_PREFIX.match(raw.text) is not None
@@ -2084,7 +2089,9 @@ class Scanner:
                 # a traceback after a failure, with no run start between, from another
                 # program than the section's (``cat eval.log serve.log``: two jobs that print
                 # no banner); another process of the same program is the same job: no cut
-                self._new_attempt(raw.number, tagger, readers, other=other)
+                self._new_attempt(
+                    self._after_close(raw.number, tagger), tagger, readers, other=other
+                )
             elif (
                 self._failed
                 and self._after_summary(tagger)
@@ -2535,12 +2542,65 @@ class Scanner:
         before = tagger.tag(prev, number - 1)
         return before.rank
 
+    def _after_close(self, number: int, tagger: RankTagger) -> int:
+        """Where a cut found at line ``number`` (1-based) after torchrun's failure summary
+        begins the next run: the line after the summary's closing rule (or after its last
+        field line), when that came at most :data:`MAX_AFTER_SUMMARY` lines earlier in the
+        current block; else ``number``. The summary is the agent's last words, printed once
+        every worker exited (torch.distributed.elastic ``ChildFailedError.format_msg``): the
+        lines after it (a wrapper's own line, the next job's first lines before its first
+        traceback or step: a watchdog line, a progress bar) are no longer that launch's."""
+        last = tagger.summary_field_line
+        block, start = self._block_text, self._line_start
+        if not last or not last < number - 1 <= last + MAX_AFTER_SUMMARY or block is None:
+            return number
+        # lines last..number - 1 (the text before the current line ends with its newline)
+        lines = block[: start - 1].split("\n")[-(number - last) :] if start else []
+        if len(lines) != number - last:
+            return number  # the summary is in an earlier block
+        begin = last + 1
+        for i, line in enumerate(lines[1:], start=last + 1):
+            if line.rstrip().endswith("=" * 10):
+                begin = i + 1  # the summary's closing rule (a prefix before it kept)
+        return begin if begin < number else number
+
     def _after_summary(self, tagger: RankTagger) -> bool:
         """Whether the current section of a one-source log holds torchrun's failure summary
         (its ``Root Cause`` entry): the agent's last words, printed once every worker exited."""
         return len(self.state.sources) == 1 and any(e.root_cause for e in tagger.elastic)
 
     def _new_attempt(
+        self,
+        number: int,
+        tagger: RankTagger,
+        readers: dict[int | None, TracebackReader],
+        launch: str | None = None,
+        started: bool = True,
+        worlds: tuple[int, int, int | None] | None = None,
+        other: str | None = None,
+    ) -> None:
+        """A new run starts at line ``number`` (1-based): :meth:`_begin_section`, with the
+        findings and exceptions already read wholly at or after that line (a cut placed
+        before the current line: :meth:`_after_close`) moved to the new section."""
+        st = self.state
+        path = st.sources[-1] if st.sources else ""
+        late = {
+            key: f
+            for key, f in st.findings.items()
+            if f.evidence and all(e.path == path and e.line >= number for e in f.evidence)
+        }
+        for key in late:
+            del st.findings[key]
+        late_exceptions = [x for x in st.exceptions if x.path == path and x.exc.log_line >= number]
+        if late_exceptions:
+            kept = [x for x in st.exceptions if x.exc.log_line < number or x.path != path]
+            st.exceptions.clear()
+            st.exceptions.extend(kept)
+        self._begin_section(number, tagger, readers, launch, started, worlds, other)
+        st.findings.update(late)
+        st.exceptions.extend(late_exceptions)
+
+    def _begin_section(
         self,
         number: int,
         tagger: RankTagger,
