@@ -96,7 +96,7 @@ def test_a_vllm_serve_start_up_after_a_torchrun_job_is_diagnosed():
     assert d.root_cause.evidence[0].line == 80 + 42  # the engine core's own OutOfMemoryError
     assert d.attempts == 1
     (line,) = other_runs(d)
-    assert "Left out: the run at lines 1-86" in line and "it ran embed_train.py" in line
+    assert "Left out: the run at lines 1-80" in line and "it ran embed_train.py" in line
     assert d.stack == ["vllm"] and "from vllm import LLM" in d.root_cause.verify
 
 

@@ -64,7 +64,8 @@ def test_the_same_tail_cut_to_its_last_four_lines_no_frame_at_all_is_another_job
     u = d.unclassified
     assert "ValidationError" in u.title and u.evidence[0].line == 104 + 2
     (line,) = [r for r in d.reasoning if "different runs" in r]
-    assert "Left out: the run at lines 1-105" in line
+    # the source line above the exception (105) is the pasted job's, after torchrun's summary
+    assert "(from line 105)" in line and "Left out: the run at lines 1-104" in line
 
 
 def test_a_healthy_job_after_a_failed_one_is_named_and_said_to_have_finished():
