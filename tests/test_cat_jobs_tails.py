@@ -73,9 +73,9 @@ def test_a_healthy_job_after_a_failed_one_is_named_and_said_to_have_finished():
     assert d.root_cause is None and d.initiating_rank is None
     assert "user-code-exception" not in {f.signature for f in d.findings}
     (line,) = [r for r in d.reasoning if "runs, one after the other" in r]
-    assert "this is the diagnosis of the last one (from line 107)" in line
+    assert "this is the diagnosis of the last one (from line 105)" in line
     assert "it finished: the training loop reported its end (training finished)" in line
-    assert "(mix.log:112)" in line and "The failure before it (lines 1-106)" in line
+    assert "(mix.log:112)" in line and "The failure before it (lines 1-104)" in line
 
 
 def test_a_failed_job_after_a_healthy_one_is_still_the_failure():

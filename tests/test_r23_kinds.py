@@ -7,13 +7,18 @@
   ``torchrun --nproc-per-node=2 train_a.py``, whose rank 1 raises ValueError, then
   ``python serve_eval.py`` appended to the same file, whose c10d store client prints its
   connect-timeout lines before its traceback).
+- each rank's own lines (the per-rank evidence: a value one rank printed differently) are read
+  from the diagnosed job's first line when another job comes before it in the file, not from
+  the file's first line: the earlier job's "failed (exitcode" line ended the read before the
+  diagnosed job began (that job's first 60 lines, then
+  ``tests/fix_variants/gloo-size-mismatch/dtype-width-rank-said.log`` appended).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rootrank.engine import diagnose_paths
+from rootrank.engine import diagnose_paths, diagnose_text
 
 HERE = Path(__file__).resolve().parent / "r23"
 
@@ -28,3 +33,20 @@ def test_an_appended_jobs_lines_before_its_traceback_are_its_own():
     assert any("diagnosed the last (from line 61)" in w for w in d.warnings)
     assert any("left out the run at lines 1-60" in w for w in d.warnings)
     assert d.initiating_rank is None
+
+
+def test_the_rank_lines_of_a_job_after_another_are_its_own():
+    first = (HERE / "appended_job_prints_before_its_traceback.log").read_text(encoding="utf-8")
+    first = "".join(first.splitlines(keepends=True)[:60])  # the torchrun job, to its summary
+    second = (
+        Path(__file__).resolve().parent
+        / "fix_variants/gloo-size-mismatch/dtype-width-rank-said.log"
+    ).read_text(encoding="utf-8")
+    alone = diagnose_text(second, "b.log", mask=False)
+    d = diagnose_text(first + second, "ab.log", mask=False)
+    assert d.initiating_rank == alone.initiating_rank == 0
+    assert d.initiator is not None and alone.initiator is not None
+    # the same strategy names the rank, from the same line of the second job
+    assert d.initiator.strategy == alone.initiator.strategy == "odd_line_out"
+    assert any("(line 65: `built model, param dtype torch.float64`)" in r for r in d.reasoning)
+    assert any("lone_dtype_line" in r for r in d.reasoning)

@@ -65,7 +65,14 @@ def rank_lines(
     filled up (a missing line of theirs may lie past it), and the line of each rank's own
     first failure. Costs one tagging pass over ``state.heads`` (at most ``HEAD_CHARS`` per
     source)."""
-    since = state.attempt_starts[-1] if state.attempt_starts and len(state.sources) == 1 else 0
+    since = 0
+    if len(state.sources) == 1:
+        # the diagnosed attempt's lines: after the last restart, and after the other jobs
+        # the file holds before the diagnosed one (their attempt ends would stop the read)
+        if state.attempt_starts:
+            since = state.attempt_starts[-1]
+        if state.other_runs:
+            since = max(since, state.other_runs[-1].end + 1)
     lines: dict[Who, list[RankLine]] = {}
     full: set[Who] = set()
     failed: dict[Who, int] = {}

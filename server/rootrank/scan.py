@@ -2036,7 +2036,12 @@ class Scanner:
             and ("OMP_NUM" in text or " " in text[:90])
         ):
             if _starts_run(text) or _starts_run(raw.text):
-                self._new_attempt(raw.number, tagger, readers, launch_identity(raw.text))
+                self._new_attempt(
+                    self._after_close(raw.number, tagger),
+                    tagger,
+                    readers,
+                    launch_identity(raw.text),
+                )
             elif self._other_world(raw.number, tagger, readers):
                 # another job's start: it prints another world size after this one failed
                 # (two jobs' logs concatenated with no launcher banner between them)
