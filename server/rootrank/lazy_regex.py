@@ -16,11 +16,12 @@ test, ``tests/test_startup_equivalence.py``).
 from __future__ import annotations
 
 import threading
-from typing import Any, cast
-
-import regex
+from typing import TYPE_CHECKING, Any, cast
 
 from rootrank import regex_code
+
+if TYPE_CHECKING:  # the type only: importing ``regex`` is what rootrank.regex_code avoids
+    import regex
 
 #: The attributes copied from the compiled pattern on first use (any other one is forwarded).
 _COPIED = (

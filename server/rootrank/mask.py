@@ -76,9 +76,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import ahocorasick_rs
-import regex
 
-from rootrank import lazy_regex, re_code
+from rootrank import lazy_regex, re_code, regex_code
 
 #: Seconds one masking pass over one string may take before the string is withheld.
 TIMEOUT_S = 0.5
@@ -998,7 +997,9 @@ class Masker:
             return self._names[key]
         if key.startswith("[") and key.endswith("]"):
             return "[" + self.host(name.strip()[1:-1]) + "]"
-        if _IPV4_FULL.fullmatch(key) or (":" in key and regex.fullmatch(r"[0-9a-f:]{2,45}", key)):
+        if _IPV4_FULL.fullmatch(key) or (
+            ":" in key and regex_code.fullmatch(r"[0-9a-f:]{2,45}", key)
+        ):
             if key.startswith(("127.", "0.0.0.0")):
                 return name
             self._ip_count += 1
@@ -1053,14 +1054,14 @@ class Masker:
                     if not _IPV4_FULL.fullmatch(n)
                     and ":" not in n
                     and len(n) >= 3
-                    and regex.search(r"[\d.-]", n)
+                    and regex_code.search(r"[\d.-]", n)
                 ),
                 key=len,
                 reverse=True,
             )
             if names:
-                alt = "|".join(regex.escape(n) for n in names)
-                self._known = regex.compile(
+                alt = "|".join(regex_code.escape(n) for n in names)
+                self._known = regex_code.compile(
                     r"(?i)(?<![\w.-])(?:" + alt + r")(?![\w-]|\.[A-Za-z0-9])"
                 )
             else:
@@ -1246,7 +1247,7 @@ class Masker:
             return m[0]
         if "(" in value or "[" in value:  # code: token = tokenizer(x), key=os.environ["X"]
             return m[0]
-        if m["op"] == ":" and regex.fullmatch(r"[a-z]{1,20}\.?", value):
+        if m["op"] == ":" and regex_code.fullmatch(r"[a-z]{1,20}\.?", value):
             return m[0]  # prose: "Invalid token: expired"
         return m["k"] + m["sep"] + STARS
 
@@ -1295,7 +1296,7 @@ class Masker:
         value = m["v"]
         if _masked_already(value) or _NOT_SECRET.fullmatch(value):
             return m[0]
-        if m["k"].lower().startswith("pass") and regex.fullmatch(r"[a-z]{1,20}[.,:]?", value):
+        if m["k"].lower().startswith("pass") and regex_code.fullmatch(r"[a-z]{1,20}[.,:]?", value):
             return m[0]  # prose: "password authentication failed"
         return m["k"] + STARS
 
@@ -1351,8 +1352,8 @@ class Masker:
         names = [u for u in self._users if len(u) >= 3 and u not in ("user", "root")]
         if not names:
             return s
-        alt = "|".join(regex.escape(u) for u in sorted(names, key=len, reverse=True))
-        pat = regex.compile(r"(?<=[/\\])(?:" + alt + r")(?=[/\\:\s'\")]|$)")
+        alt = "|".join(regex_code.escape(u) for u in sorted(names, key=len, reverse=True))
+        pat = regex_code.compile(r"(?<=[/\\])(?:" + alt + r")(?=[/\\:\s'\")]|$)")
         return pat.sub(
             lambda m: m[0] if _IN_URL.search(s, 0, m.start()) else USER, s, timeout=TIMEOUT_S
         )
@@ -1363,8 +1364,8 @@ class Masker:
         names = [u for u in self._users if len(u) >= 2 and u not in ("user", "root")]
         if not names:
             return s
-        alt = "|".join(regex.escape(u) for u in sorted(names, key=len, reverse=True))
-        pat = regex.compile(r"(?P<p>" + _USER_WORD + r")(?:" + alt + r")(?![\w-])")
+        alt = "|".join(regex_code.escape(u) for u in sorted(names, key=len, reverse=True))
+        pat = regex_code.compile(r"(?P<p>" + _USER_WORD + r")(?:" + alt + r")(?![\w-])")
         return pat.sub(lambda m: m["p"] + USER, s, timeout=TIMEOUT_S)
 
     def sources(self, names: Iterable[str]) -> None:
@@ -1419,9 +1420,9 @@ class Masker:
             or low.isdigit()
             or _public(low)
             or bool(_SOURCE_EXT.search(low))
-            or bool(regex.fullmatch(r"rank\d+|cuda\d*|gpu\d*|step\d+|epoch\d+|v\d[\w.]*", low))
+            or bool(regex_code.fullmatch(r"rank\d+|cuda\d*|gpu\d*|step\d+|epoch\d+|v\d[\w.]*", low))
             or low in ("none", "null", "true", "false", "unknown", "localhost")
-            or bool(regex.fullmatch(r"(?:\d+\.)+\d+", low))
+            or bool(regex_code.fullmatch(r"(?:\d+\.)+\d+", low))
             and not _IPV4_FULL.fullmatch(low)
         )
 

@@ -47,14 +47,11 @@ A line with no rank evidence belongs to no rank: nothing is guessed.
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
-import regex
-
-from rootrank import lazy_regex, re_code
+from rootrank import lazy_regex, re_code, regex_code
 from rootrank.ingest import strip_ansi, strip_compression
 
 _PREFIX = lazy_regex.compile(
@@ -67,7 +64,7 @@ _PREFIX = lazy_regex.compile(
   | (?P<blank>:)\ (?=\[[A-Za-z_-]{1,20}\d{1,6}\]:)                      # ": [rank18]:" (label emptied)
   | (?P<hostip>(?:\d{1,3}\.){3}\d{1,3}):\ (?!\s)                     # 10.0.0.7: (hostfile by IP)
     """,
-    regex.VERBOSE,
+    regex_code.VERBOSE,
 )
 
 # "rank3: " at a line start is a rank tag a script printed (its own, or _APP_RANK's "rank 3: "
@@ -179,7 +176,7 @@ _FILE_RANK = lazy_regex.compile(
     # the file name (rank3.log, worker_3.out) or its own folder (rank_3/stdout.log)
     r"|(?:^|/)(?:[^/]*?[_.-])?(?:rank|worker|proc)[_.-]?(?P<rank>\d+)(?:[_.-][^/]*)?\.(?:log|out|err|txt)$"
     r"|(?:^|/)(?:rank|worker|proc)[_.-]?(?P<dir>\d+)/[^/]+$",
-    regex.IGNORECASE,
+    regex_code.IGNORECASE,
 )
 
 # Every alternative of _FILE_RANK needs one of its words followed by a digit (after at most
@@ -467,7 +464,7 @@ _ACTOR = lazy_regex.compile(
     | (?:(?P<actor>[A-Za-z_][\w.:-]{0,80})\ )?(?:rank=(?P<arank>\d{1,6})\ )?pid=(?P<apid>\d{1,9})(?:,\ ?ip=(?P<aip>[^\s),]+))?
     )
     \)\ """,
-    regex.VERBOSE,
+    regex_code.VERBOSE,
 )
 _ACTOR_TP = lazy_regex.compile(r"Worker_TP(?P<tp>\d{1,6})(?:_EP\d+)?")
 # SGLang's logger header (sglang/srt/utils.py ``configure_logger``: "[%(asctime)s{prefix}] "
@@ -519,7 +516,7 @@ _LOG_HEADER = lazy_regex.compile(
   | !!!\ Exception\ during\ processing\ !!!\ +                                           # ComfyUI
   | [\w.-]+-\d+\ +\|\ +                                                                  # docker compose
     """,
-    regex.VERBOSE,
+    regex_code.VERBOSE,
 )
 
 #: The characters an alternative of _LOG_HEADER may start with, but for docker compose's
@@ -631,6 +628,8 @@ def parse_time(text: str) -> float | None:
     m = _TS_ISO.search(head) or _TS_GLOG.search(head)
     if not m:
         return None
+    import datetime as _dt  # only a log with timestamps: ~1 ms of a start that has none
+
     try:
         month, day = int(m.group("mo")), int(m.group("d"))
         stamp = _dt.datetime(
@@ -657,7 +656,7 @@ _HEADER_ISO = lazy_regex.compile(
       (?:\s*[-|]?\s*\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?)?
       (?:\s*\[[\w.]+:\d+(?::\w+)?\])?(?:\s*[-:|])?\ +
     """,
-    regex.VERBOSE,
+    regex_code.VERBOSE,
 )
 
 

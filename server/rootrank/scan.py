@@ -14,9 +14,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 import ahocorasick_rs
-import regex
 
-from rootrank import launchers, lazy_regex
+from rootrank import launchers, lazy_regex, regex_code
 from rootrank.frameworks import FRAMEWORK_ENTRY, STACK_WORDS, stacks_in, stacks_of_paths
 from rootrank.ingest import Block, RawLine, dedented, logical_lines
 from rootrank.mask import learn_users
@@ -949,7 +948,7 @@ def deepspeed_command(argv_text: str) -> str | None:
         rest = rest[1:]
     else:
         return None
-    args = [a for a in rest if not regex.fullmatch(r"--local[_-]rank=\d+", a)]
+    args = [a for a in rest if not regex_code.fullmatch(r"--local[_-]rank=\d+", a)]
     return " ".join(head[:3] + [shlex.quote(a) for a in head[3:] + args])
 
 
@@ -980,7 +979,7 @@ def framework_command(text: str) -> tuple[str, str] | None:
     kind = "sh" if m["sh"] is not None else "ds"
     command = (m["sh"] or m["ds"]).strip()
     # the program as a path (/usr/local/bin/python) is read by its name
-    probe = regex.sub(r"^\S*/(?=\S)", "", command)
+    probe = regex_code.sub(r"^\S*/(?=\S)", "", command)
     parts = launch_parts(probe)
     if parts is None or not probe.startswith(parts[0].split()[0]):
         return None
@@ -1089,7 +1088,7 @@ class LaunchFacts:
         Python (``bash launch.sh``: what the log prints of the launch is all there is)."""
         # the program as a path (.venv/bin/torchrun, /opt/conda/bin/python3) is its name
         # (after the wrapper and assignments before it: ``env VAR=1 python x.py``)
-        probe = regex.sub(r"^\S*/(?=\S)", "", ENV_HEAD.sub("", command.lstrip()))
+        probe = regex_code.sub(r"^\S*/(?=\S)", "", ENV_HEAD.sub("", command.lstrip()))
         parts = launch_parts(probe)
         if parts is None and _PYTHON_CODE.match(probe):
             # ``python -c CODE``: a one-process job with no script file; a rerun is the
@@ -1131,8 +1130,8 @@ class LaunchFacts:
             not part
             or self.command is None
             or len(self.command) + len(part) > MAX_COMMAND_CHARS
-            or not regex.match(r"[-\w\"'$<>{}=./:,@+%]", part)
-            or regex.match(r"(?:\[|\d{4}-\d\d-\d\d|[EWIF]\d{4} )", part)
+            or not regex_code.match(r"[-\w\"'$<>{}=./:,@+%]", part)
+            or regex_code.match(r"(?:\[|\d{4}-\d\d-\d\d|[EWIF]\d{4} )", part)
         ):
             self.continues = False
             if self.command is not None and not _COMMAND.search(self.command):
@@ -1198,12 +1197,12 @@ class LaunchFacts:
                     self.command, self.continues = head.group("cmd").strip(), True
             if m:
                 # (a job put in the background, ``python train.py &``, reruns in the foreground)
-                self.command = own_command(regex.sub(r"\s+&$", "", m.group("cmd").strip()))
+                self.command = own_command(regex_code.sub(r"\s+&$", "", m.group("cmd").strip()))
                 if self.command.endswith("\\"):  # continued on the next lines
                     self.command = self.command[:-1].rstrip()
                     self.continues = True
                 own = ENV_HEAD.sub("", self.command)
-                if regex.match(r"python[\d.]*\s(?!\s*-m\s+torch\.distributed)", own):
+                if regex_code.match(r"python[\d.]*\s(?!\s*-m\s+torch\.distributed)", own):
                     self.launchers.add("python")
         if (
             len(self.entry_paths) < MAX_ENTRY_PATHS
@@ -3474,7 +3473,7 @@ class Scanner:
             rank = None  # the ranks that did submit: the line's own rank only reported them
         elif "ranks" in hit.captures:
             # The message names the faulty ranks; the line's own rank only reported them.
-            named = regex.findall(r"\d+", hit.captures["ranks"])
+            named = regex_code.findall(r"\d+", hit.captures["ranks"])
             rank = int(named[0]) if len(set(named)) == 1 else None
         if "host" in hit.captures and host is None:
             host = hit.captures["host"]

@@ -89,8 +89,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import regex
-
 from rootrank import lazy_regex, regex_code
 from rootrank.frameworks import STACK_NAMES
 from rootrank.taxonomy import failure_classes
@@ -171,7 +169,7 @@ class Pattern:
     def regex(self) -> Any:
         """The compiled ``regex.Pattern``."""
         if self._compiled is None:
-            flags = regex.IGNORECASE if self.ignorecase else 0
+            flags = regex_code.IGNORECASE if self.ignorecase else 0
             self._compiled = regex_code.compile(self.source, flags)  # parsed at build time
         return self._compiled
 
@@ -292,12 +290,12 @@ def _compile_pattern(raw: Any, where: str, path: Path, eager: bool) -> Pattern:
     compiled = None
     if eager:
         try:
-            compiled = regex.compile(source, regex.IGNORECASE if ignorecase else 0)
-        except regex.error as exc:
+            compiled = regex_code.compile(source, regex_code.IGNORECASE if ignorecase else 0)
+        except regex_code.error as exc:
             raise SignatureError(path, f"{where}.regex", f"does not compile: {exc}") from None
     lit = literal.lower() if ignorecase else literal
     # The literal is a pre-filter: every line the regex matches must contain it.
-    probe = regex.sub(r"\\(.)", r"\1", lit)
+    probe = regex_code.sub(r"\\(.)", r"\1", lit)
     if ignorecase and literal != literal.lower():
         raise SignatureError(path, f"{where}.literal", "must be lower-case when ignorecase")
     if not probe:
@@ -326,8 +324,8 @@ def _check_quickfix(raw: Any, path: Path) -> None:
         for key in ("find", "skip_if"):
             if key in item:
                 try:
-                    regex.compile(item[key])
-                except (regex.error, TypeError) as exc:
+                    regex_code.compile(item[key])
+                except (regex_code.error, TypeError) as exc:
                     raise SignatureError(
                         path, f"{where}.{key}", f"does not compile: {exc}"
                     ) from None

@@ -43,10 +43,12 @@ the standard library, a ``torch``/``<frozen ...>`` path, one of DeepSpeed's subp
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import regex
+from rootrank import lazy_regex, regex_code
 
-from rootrank import lazy_regex
+if TYPE_CHECKING:  # the type only: rootrank.regex_code builds patterns without the package
+    import regex
 
 _START = lazy_regex.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):\s*$")
 _FRAME = lazy_regex.compile(
@@ -1013,7 +1015,7 @@ _CONTINUATION_STOP = lazy_regex.compile(
       | terminate\ called | \s*what\(\): | Exception\ raised\ from | frame\ \#\d
       | [=\-*#~_+]{4,} | \$\  | >>>\  | \(\S+\)\ \S+@
     )""",
-    regex.VERBOSE,
+    regex_code.VERBOSE,
 )
 
 

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from rootrank import re_code
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import format_ranks, say
 from rootrank.model import Evidence, Finding
@@ -76,7 +77,7 @@ def departed_finding(ctx: Context) -> Finding | None:
 UNEVEN_SIGNATURE = "uneven-batches-per-rank"
 #: Names of a per-rank count of the data a rank will step through (``320 samples``, ``20
 #: batches/epoch``, ``len(loader)=20``): the metric series' name, as rootrank.metrics reads it.
-_COUNT_NAME = re.compile(
+_COUNT_NAME = re_code.compile(
     r"(?i)^(?:num_|n_)?(?:samples?|batch(?:es)?|steps?|examples?|items?|records?|iters?|"
     r"iterations?|len)$"
 )
@@ -146,13 +147,13 @@ def uneven_batches_finding(ctx: Context) -> Finding | None:
 
 #: A count of a rank's data with its unit, as a rank prints it in a set-up line (``4
 #: batches/epoch``, ``320 samples``, ``len(loader)=20``): group ``n`` the count, ``unit`` its word.
-_PRINTED_COUNT = re.compile(
+_PRINTED_COUNT = re_code.compile(
     r"(?i)^(?:(?P<n>\d+)\s*(?P<unit>(?:samples?|batch(?:es)?|steps?|examples?|items?|records?"
     r"|iters?|iterations?)(?:/\w+)?)|(?P<unit2>len\(\w+\)|num_\w+|n_\w+)\s*[=:]\s*(?P<n2>\d+))$"
 )
 
 #: The same count inside a whole line (its first such count).
-_COUNT_IN_LINE = re.compile(
+_COUNT_IN_LINE = re_code.compile(
     r"(?i)(?<![\w.])(?P<n>\d+)\s*(?P<unit>(?:samples?|batch(?:es)?|steps?|examples?|items?"
     r"|records?|iters?|iterations?)(?:/\w+)?)\b"
 )

@@ -16,9 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import regex
-
-from rootrank import lazy_regex
+from rootrank import lazy_regex, regex_code
 from rootrank.analysis.blamed_peer import blaming_reports
 from rootrank.analysis.compare import lacking_keys, lone_submitter, odd_in_table, odd_one_out
 from rootrank.analysis.events import (
@@ -274,7 +272,7 @@ def missing_from_ready(case: Case) -> Verdict | None:
         frozenset(int(x) for x in _DIGITS.findall(m))
         for f in case.group
         for m in [f.captures.get("ready", "")]
-        + regex.findall(r"\[ready ranks: ([\d, ]+)\]", f.captures.get("stalled_more", ""))
+        + regex_code.findall(r"\[ready ranks: ([\d, ]+)\]", f.captures.get("stalled_more", ""))
     ]
     lone = lone_submitter(sets)
     if lone is not None:
@@ -1712,7 +1710,7 @@ def socket_connect_failure(case: Case) -> str | None:
         if start >= len(lines):
             continue
         for line in lines[start : start + _DETAIL_SPAN + 1]:
-            own = regex.match(r"\s*\[rank(\d+)\]:", line)
+            own = regex_code.match(r"\s*\[rank(\d+)\]:", line)
             if own is not None and root.rank is not None and int(own.group(1)) != root.rank:
                 continue
             m = _SOCKET_CONNECT.search(line)
@@ -2330,7 +2328,7 @@ def _own_ends(case: Case) -> list[tuple[int, int, str]]:
         if f.failure_class not in _CRASH_CLASSES or not f.evidence:
             continue
         for ev in f.evidence:
-            m = regex.search(r"\btasks? (\d{1,6}): ", ev.text)
+            m = regex_code.search(r"\btasks? (\d{1,6}): ", ev.text)
             if m is not None and ev.path == path:
                 ends.append((ev.line, int(m.group(1)), f.failure_class))
     return sorted(ends)

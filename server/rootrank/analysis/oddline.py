@@ -31,14 +31,16 @@ from __future__ import annotations
 
 import weakref
 from collections import Counter
+from typing import TYPE_CHECKING
 
-import regex
-
-from rootrank import lazy_regex, re_code
+from rootrank import lazy_regex, re_code, regex_code
 from rootrank.analysis.prepare import Context, single_node_proof
 from rootrank.analysis.reasons import format_ranks, say
 from rootrank.ranklines import RankLine, rank_lines
 from rootrank.scan import ScanState
+
+if TYPE_CHECKING:  # the type only: rootrank.regex_code builds patterns without the package
+    import regex
 
 #: Ranks that must print a line for it to be compared: with two, each is the other's odd one.
 MIN_RANKS = 3
@@ -208,9 +210,9 @@ def _span(odd: str, usual: str) -> tuple[str, str]:
     b = usual[start : end(usual, len(usual) - j)].strip()
     while a[1:] and b[1:] and a[-1] == b[-1] and a[-1] in ",;:.":
         a, b = a[:-1], b[:-1]  # a list's separator after the token is not part of it
-    if not regex.search(r"[A-Za-z]", a + b):  # a bare number: quote the word before it
+    if not regex_code.search(r"[A-Za-z]", a + b):  # a bare number: quote the word before it
         words = odd[:start].split()
-        if words and regex.search(r"[A-Za-z]", words[-1]) and "<" not in words[-1]:
+        if words and regex_code.search(r"[A-Za-z]", words[-1]) and "<" not in words[-1]:
             a, b = f"{words[-1]} {a}", f"{words[-1]} {b}"
     return a, b
 
@@ -222,7 +224,7 @@ def _telling(a: str, b: str) -> bool:
         return False
     if "<R>" in a + b or "<V>" in a + b:
         return False
-    words = {w.lower() for w in regex.findall(r"[A-Za-z]+", a + " " + b)}
+    words = {w.lower() for w in regex_code.findall(r"[A-Za-z]+", a + " " + b)}
     return not (words & _ROLE_WORDS)
 
 
@@ -331,7 +333,7 @@ def _odd_column(texts: dict[int, str]) -> tuple[int, str, str] | None:
             return None
         rank, usual = hit
         a, b = column[rank], usual
-        if not regex.search(r"[A-Za-z]", a + b) and i + 1 < width:
+        if not regex_code.search(r"[A-Za-z]", a + b) and i + 1 < width:
             after = rows[rank][i + 1]
             a, b = f"{a} {after}", f"{b} {after}"  # a bare number: quote the word after it
         if not _telling(a, b):

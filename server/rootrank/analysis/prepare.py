@@ -12,9 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import regex
-
-from rootrank import lazy_regex
+from rootrank import lazy_regex, regex_code
 from rootrank.analysis.compare import (
     MAX_SEQNUM_LAG,
     ROOTED_OPS,
@@ -268,10 +266,10 @@ def _message_read(message: str, read_texts: list[str]) -> bool:
 PORT_IN_USE_SIGNATURE = "port-in-use"
 #: A frame of the launcher's or the process group's own bind: the c10d store, a rendezvous,
 #: torch.distributed itself (then the port is the master/rendezvous port).
-_DIST_BIND_FRAME = regex.compile(r"torch/distributed/|/c10d|rendezvous|TCPStore|torch/csrc")
+_DIST_BIND_FRAME = lazy_regex.compile(r"torch/distributed/|/c10d|rendezvous|TCPStore|torch/csrc")
 #: A frame of a server the program starts itself: the standard library's socketserver /
 #: http.server, prometheus_client's exporter, a web framework's server.
-_SERVICE_BIND_FRAME = regex.compile(
+_SERVICE_BIND_FRAME = lazy_regex.compile(
     r"(?:^|/)(?:socketserver|http/server|wsgiref/\w+|xmlrpc/server)\.py$|"
     r"/(?:prometheus_client|aiohttp|uvicorn|werkzeug|tornado|flask|grpc)/"
 )
@@ -1050,7 +1048,7 @@ def dcp_rank_keys(findings: list[Finding], state: ScanState) -> list[Finding]:
             out.append(f)
             continue
         extra = {"missing_key": key}
-        failing = {int(n) for n in regex.findall(r"\d+", f.captures.get("ranks", ""))}
+        failing = {int(n) for n in regex_code.findall(r"\d+", f.captures.get("ranks", ""))}
         m = KEY_RANK.search(key)
         if m is not None and int(m["n"]) in failing:
             known = set(state.ranks_seen) | {e.rank for e in state.elastic if e.rank is not None}
@@ -1492,7 +1490,7 @@ def arch_mismatches(findings: list[Finding], library: Library) -> list[Finding]:
     if not errors:
         return []
     for gf, gpu in gpus:
-        arch = next(((a, need) for pat, a, need in GPU_ARCH if regex.search(pat, gpu)), None)
+        arch = next(((a, need) for pat, a, need in GPU_ARCH if regex_code.search(pat, gpu)), None)
         if arch is None:
             continue
         name, needs = arch
@@ -1663,10 +1661,10 @@ def _lone_submitter(group: list[Finding]) -> tuple[Finding, int, str, str] | Non
     different collectives: a desync started by that rank, not a slow rank.
     ``(base finding, rank, the lone op's name, why)`` or ``None``."""
     for f in group:
-        ops = [(f.captures.get("tensor", ""), f.captures.get("ready", ""))] + regex.findall(
+        ops = [(f.captures.get("tensor", ""), f.captures.get("ready", ""))] + regex_code.findall(
             r"([\w./:-]+) \[ready ranks: ([\d, ]+)\]", f.captures.get("stalled_more", "")
         )
-        sets = [frozenset(int(x) for x in regex.findall(r"\d+", m)) for _, m in ops]
+        sets = [frozenset(int(x) for x in regex_code.findall(r"\d+", m)) for _, m in ops]
         lone = lone_submitter(sets)
         if lone is not None:
             others = sorted(set().union(*sets) - {lone})

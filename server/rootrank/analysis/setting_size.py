@@ -37,6 +37,11 @@ def requested(texts: Iterable[str]) -> tuple[float, str] | None:
     return None
 
 
+def setting_pattern(names: str) -> str:
+    """The pattern of a setting whose name matches the regex ``names``, with its value."""
+    return rf"(?P<name>{names}){_VALUE}"
+
+
 def setting_sized(
     names: str, texts: Iterable[str], lines: Iterable[str]
 ) -> tuple[str, str, int] | None:
@@ -48,7 +53,7 @@ def setting_sized(
     if req is None:
         return None
     num, unit = req
-    pattern = rf"(?P<name>{names}){_VALUE}"
+    pattern = setting_pattern(names)
     for text in lines:
         for m in regex_code.compile(pattern, 0).finditer(text):
             value = float(m["value"])

@@ -11,11 +11,9 @@ tell the user to do* about it.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import regex
-
-from rootrank import lazy_regex
+from rootrank import lazy_regex, regex_code
 from rootrank.entry.commands import (
     blank_masked_hosts,
     config_file,
@@ -78,6 +76,9 @@ from rootrank.scan import ENV_HEAD, ScanState, odd_setting
 from rootrank.signatures import Library, Signature
 from rootrank.tracebacks import collective_call
 
+if TYPE_CHECKING:  # the type only: rootrank.regex_code builds patterns without the package
+    import regex
+
 #: Characters of the exception message a fix may quote (``{message}``).
 MAX_MESSAGE_CHARS = 300
 
@@ -108,8 +109,8 @@ def quote_message(message: str, limit: int = MAX_MESSAGE_CHARS, keep: str | None
     must: set[int] = set()
     if keep:
         try:
-            m = regex.search(keep, message, regex.IGNORECASE)
-        except regex.error:
+            m = regex_code.search(keep, message, regex_code.IGNORECASE)
+        except regex_code.error:
             m = None
         if m is not None:
             at = 0
@@ -151,6 +152,18 @@ _UNKNOWN_PHRASES = {
 }
 #: The word before each of :data:`_UNKNOWN_PHRASES`' placeholders ("iteration {iteration}").
 _PHRASE_WORD = {"host": "host", "iteration": "iteration"}
+#: Each of :data:`_UNKNOWN_PHRASES`' placeholders after its word, capitalised and not
+#: (``Host {host}``, ``host {host}``), with the phrase it becomes, by key.
+_UNKNOWN_PLACES = {
+    key: [
+        (lazy_regex.compile(rf"\b{said_as} \{{{key}\}}"), phrase_as)
+        for said_as, phrase_as in ((word.capitalize(), phrase.capitalize()), (word, phrase))
+    ]
+    for key, phrase in _UNKNOWN_PHRASES.items()
+    for word in (_PHRASE_WORD.get(key, "rank"),)
+}
+#: A Windows drive at the start of a path (``C:/``).
+_DRIVE = lazy_regex.compile(r"[A-Za-z]:/")
 
 
 def render(template: str, values: dict[str, Any], *, keep_unknown: bool = False) -> str:
@@ -162,14 +175,10 @@ def render(template: str, values: dict[str, Any], *, keep_unknown: bool = False)
     ``${VAR}``) are left alone."""
 
     if not keep_unknown:
-        for key, phrase in _UNKNOWN_PHRASES.items():
+        for key, places in _UNKNOWN_PLACES.items():
             if values.get(key) is None:
-                word = _PHRASE_WORD.get(key, "rank")
-                for said_as, phrase_as in (
-                    (word.capitalize(), phrase.capitalize()),
-                    (word, phrase),
-                ):
-                    template = regex.sub(rf"\b{said_as} \{{{key}\}}", phrase_as, template)
+                for place, phrase_as in places:
+                    template = place.sub(phrase_as, template)
 
     def sub(m: regex.Match[str]) -> str:
         value = values.get(m.group(1))
@@ -224,7 +233,7 @@ def drop_unknown_fields(template: str, values: dict[str, Any]) -> str:
                 continue
             for n in names:
                 if unknown(n):
-                    part = regex.sub(rf" ?\{{{n}\}} ?", " ", part).strip()
+                    part = regex_code.sub(rf" ?\{{{n}\}} ?", " ", part).strip()
             kept.append(part)
         if not kept:
             return ""
@@ -295,7 +304,7 @@ def entry_script(state: ScanState, root: Finding) -> str | None:
             # a relative path is the script as the command typed it (``python scripts/train.py``
             # from the job's directory: Python before 3.9 keeps argv[0] as given), and reruns
             # from there; an absolute one is named by its file name
-            relative = not path.startswith(("/", "~")) and not regex.match(r"[A-Za-z]:/", path)
+            relative = not path.startswith(("/", "~")) and not _DRIVE.match(path)
             # (not a path a report shortened: ``.../lit-llama/train.py``)
             shown = relative and "<" not in path and "..." not in path
             return path if shown else name
@@ -737,7 +746,7 @@ def fill_entry(
         values["setting_bytes"] = str(facts.request_setting[2])
     said_rx = (variant.get("when") or {}).get("rank_said") if chosen is not None else None
     if isinstance(said_rx, str):  # the rank's own line the variant rests on, quoted in its text
-        hits = [(n, t) for n, t in facts.rank_lines if regex.search(said_rx, t)]
+        hits = [(n, t) for n, t in facts.rank_lines if regex_code.search(said_rx, t)]
         if hits:
             said_line = f"line {hits[-1][0]}: `{hits[-1][1]}`"
             values["rank_said_line"] = masker.text(said_line) if masker else said_line

@@ -23,15 +23,17 @@ import shlex
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import regex
-
-from rootrank import launchers, lazy_regex
+from rootrank import launchers, lazy_regex, regex_code
 from rootrank.frameworks import framework_entry
 from rootrank.mask import pseudonyms_in
 from rootrank.ranks import logdir_processes, node_count
 from rootrank.scan import ENV_HEAD, NCCL_TESTS_BIN, ScanState
 from rootrank.taxonomy import process_group_classes
+
+if TYPE_CHECKING:  # the type only: rootrank.regex_code builds patterns without the package
+    import regex
 
 #: Entries write the user's entry script as ``train.py`` (verify commands, fix code).
 TRAIN_PY = lazy_regex.compile(r"(?<![\w./-])train\.py\b")
@@ -160,7 +162,7 @@ DISTRIBUTED_TEXT = lazy_regex.compile(
     # c10d's TCPStore (torch/csrc/distributed/c10d/socket.cpp: "The server socket has failed to
     # listen on any local network address"): only a process group's rendezvous binds it
     r"|TCPStore|server socket has failed to listen",
-    regex.IGNORECASE,
+    regex_code.IGNORECASE,
 )
 #: A world size above this is not taken for one node's process count (8 GPUs per node).
 MAX_PER_NODE = 8
@@ -580,7 +582,9 @@ def blank_masked_hosts(command: str) -> str:
     ``  # `` is left alone. Call only on masked text."""
     head, sep, comment = command.partition("  # ")
     for name in pseudonyms_in(head):
-        head = regex.sub(r"(?<![\w<-])" + regex.escape(name) + r"(?![\w>-])", f"<{name}>", head)
+        head = regex_code.sub(
+            r"(?<![\w<-])" + regex_code.escape(name) + r"(?![\w>-])", f"<{name}>", head
+        )
     return head + sep + comment
 
 
@@ -662,7 +666,9 @@ def _launch_form(launch: Launch) -> str | None:
 _TOOL_ENV = lazy_regex.compile(r"(?:^|(?<=\s))(?:-x\s+)?(?P<var>[A-Z][A-Z0-9_]*)=(?P<val>\S+)")
 #: Parts of an nccl-tests check's expectation that only the benchmark prints (its bus
 #: bandwidth table, its exit status as a benchmark, "nccl-tests across ...").
-_TOOL_ONLY = lazy_regex.compile(r"busbw|bandwidth|nccl-tests|exit 0|whatever launches", regex.I)
+_TOOL_ONLY = lazy_regex.compile(
+    r"busbw|bandwidth|nccl-tests|exit 0|whatever launches", regex_code.IGNORECASE
+)
 #: The job's own launch as an entry writes it: :func:`fit` turns it into the one the log shows.
 JOB_LAUNCH = "torchrun --nproc-per-node=<gpus> train.py"
 #: An entry's ``torchrun ...`` with no script after it (the rest of the command elided).
@@ -700,7 +706,7 @@ def job_network_check(text: str) -> str:
     run = f"{others + ' ' if others else ''}{assigned} {JOB_LAUNCH}{head[m.end() :]}".rstrip()
     kept = [
         part.strip()
-        for part in regex.split(r",|;| and ", comment)
+        for part in regex_code.split(r",|;| and ", comment)
         if part.strip() and not _TOOL_ONLY.search(part)
     ]
     expect = "the job itself, launched as before (the log shows no nccl-tests): 'Init COMPLETE' on every rank"
@@ -856,9 +862,9 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
             flags = f" --nnodes={nodes} --rdzv-backend=c10d --rdzv-endpoint={SLURM_HEAD}:29500"
         text = TORCHRUN.sub(lambda m: m[0] + flags, text)
         # ``torchrun ... train.py``: the blank holds the other flags, the node flags are written
-        text = regex.sub(r"\btorchrun(?= \.\.\. )", lambda m: m[0] + flags, text)
+        text = regex_code.sub(r"\btorchrun(?= \.\.\. )", lambda m: m[0] + flags, text)
         if launch.under_srun and verify:
-            text = regex.sub(
+            text = regex_code.sub(
                 r"(?<!srun [^\n#]*)\btorchrun\b",
                 f"srun --nodes={nodes} --ntasks-per-node=1 torchrun",
                 text,
@@ -866,7 +872,7 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
             )
     if launch.nodes and not launch.nodes_differ:
         # an entry's own node flag left blank: the node count the log gives
-        text = regex.sub(r"(?<=--nnodes[= ])<(?:nnodes|nodes|n)>", str(launch.nodes), text)
+        text = regex_code.sub(r"(?<=--nnodes[= ])<(?:nnodes|nodes|n)>", str(launch.nodes), text)
     form = LAUNCH_AS.get(launch.launcher or "")
     if launch.launcher == "accelerate" and "deepspeed" in launch.libraries:
         # accelerate's DeepSpeed plugin reads its config from the accelerate config file
@@ -879,7 +885,7 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
     if form and launch.launcher != "torchrun" and "torchrun" in text:
         world = str(launch.world) if launch.world else "<np>"
         text = TORCHRUN.sub(lambda m: form.format(n=m["n"], world=world), text)
-        text = regex.sub(r"\btorchrun(?= \.\.\.)", form.format(n="<n>", world=world), text)
+        text = regex_code.sub(r"\btorchrun(?= \.\.\.)", form.format(n="<n>", world=world), text)
         if verify:
             # a verification's torchrun whose other flags come first (the NCCL entries'
             # ``torchrun --nnodes=<n> --nproc-per-node=<gpus> train.py``): the launcher the log
@@ -892,7 +898,7 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
         text = TRAIN_PY.sub(script.replace("\\", "\\\\"), text)
     if script and script.startswith("-m ") and launch.launcher == "deepspeed":
         # DeepSpeed's runner takes a module as ``--module pkg.mod`` (deepspeed/launcher/runner.py)
-        text = regex.sub(r"(?<=\bdeepspeed\b[^\n#]*) -m (?=\S)", " --module ", text)
+        text = regex_code.sub(r"(?<=\bdeepspeed\b[^\n#]*) -m (?=\S)", " --module ", text)
     if launch.per_node is None:
         text = any_gpus(text)
     return text

@@ -27,9 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import regex
-
-from rootrank import lazy_regex
+from rootrank import lazy_regex, regex_code
 from rootrank.entry.commands import Launch
 from rootrank.ranks import strip_wrapper_stamp
 
@@ -185,7 +183,7 @@ def _ranks(ranks: list[int]) -> str:
 _LINE_RANK = lazy_regex.compile(
     r"^\s{0,4}\[rank(?P<t>\d{1,6})\]:|^\s{0,4}[\[(]?rank[ _:=#]{0,2}(?P<a>\d{1,5})(?:[\])>,:|]|\s)"
     r'|"rank": ?(?P<j>\d{1,6})[,}]',
-    regex.IGNORECASE,
+    regex_code.IGNORECASE,
 )
 #: Characters of the quoted line kept.
 MAX_QUOTED_LINE = 240

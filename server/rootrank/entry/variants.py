@@ -206,8 +206,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import regex
-
 from rootrank import lazy_regex, regex_code
 from rootrank.frameworks import STACK_NAMES
 
@@ -495,21 +493,21 @@ def check_when(when: Any) -> str | None:
             if not isinstance(pattern, str):
                 return f"{key}: must be a regex string"
             try:
-                regex.compile(pattern)
-            except regex.error as exc:
+                regex_code.compile(pattern)
+            except regex_code.error as exc:
                 return f"{key}: regex does not compile: {exc}"
     return None
 
 
 #: The ``when`` keys whose values are patterns, and the flags :func:`_holds` searches with.
 WHEN_PATTERN_FLAGS: dict[str, int] = {
-    "captures": regex.IGNORECASE,
-    "message": regex.IGNORECASE,
+    "captures": regex_code.IGNORECASE,
+    "message": regex_code.IGNORECASE,
     "frames": 0,
     "run_frames": 0,
     "code": 0,
     "command": 0,
-    "odd_op": regex.IGNORECASE,
+    "odd_op": regex_code.IGNORECASE,
     "log_lines": 0,
     "request_is_setting": 0,
 }
@@ -524,6 +522,10 @@ def when_patterns(when: dict[str, Any]) -> list[tuple[str, int]]:
         if flags is not None:
             values = value.values() if isinstance(value, dict) else [value]
             found.extend((v, int(flags)) for v in values if isinstance(v, str))
+    if isinstance(when.get("request_is_setting"), str):
+        from rootrank.analysis.setting_size import setting_pattern  # (a build-time call)
+
+        found.append((setting_pattern(when["request_is_setting"]), 0))
     return found
 
 
@@ -533,13 +535,13 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
         said = []
         for name, pattern in value.items():
             got = facts.captures.get(name)
-            if got is None or not regex_code.search(pattern, str(got), regex.IGNORECASE):
+            if got is None or not regex_code.search(pattern, str(got), regex_code.IGNORECASE):
                 return None
             said.append(f"{name} {got}")
         return "the log gives " + ", ".join(said)
     if key == "message":
         for text in facts.texts:
-            m = regex_code.search(value, text, regex.IGNORECASE)
+            m = regex_code.search(value, text, regex_code.IGNORECASE)
             if m:
                 return f'the message says "{m.group(0).strip()[:120]}"'
         return None
@@ -589,12 +591,12 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
         )
     if key == "doing":
         for text in facts.doing:
-            m = regex.search(value, text)
+            m = regex_code.search(value, text)
             if m:
                 return f"the job was at `{text[:120]}` just before"
         return None
     if key == "rank_said":
-        hits = [(n, t) for n, t in facts.rank_lines if regex.search(value, t)]
+        hits = [(n, t) for n, t in facts.rank_lines if regex_code.search(value, t)]
         if not hits:
             return None
         return f"the initiating rank said so itself at line {hits[-1][0]}: `{hits[-1][1]}`"
@@ -697,7 +699,9 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             else "the log does not show which rank stopped first"
         )
     if key == "odd_op":
-        if facts.odd_op is None or not regex_code.search(value, facts.odd_op, regex.IGNORECASE):
+        if facts.odd_op is None or not regex_code.search(
+            value, facts.odd_op, regex_code.IGNORECASE
+        ):
             return None
         return f"the initiating rank runs {facts.odd_op} while the others run {facts.others_op}"
     if key == "ops_differ":
@@ -879,7 +883,7 @@ _UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40
 
 def _bytes(size: str) -> float | None:
     """``"2.42 GiB"`` -> bytes (float), ``None`` for a unit CUDA does not print."""
-    num = regex.match(r"\d+(?:\.\d+)?", size)
+    num = regex_code.match(r"\d+(?:\.\d+)?", size)
     unit = size[num.end() :].strip() if num else ""
     return float(num.group(0)) * _UNITS[unit] if num and unit in _UNITS else None
 
@@ -979,7 +983,7 @@ _DIRECTIVE = lazy_regex.compile(
     r"|You (?:can|could|should|must|may|need to|might want to)\b"
     r"|We (?:suggest|recommend)\b|It is recommended\b)"
     r"[^\n]{0,400}?(?:[.!?](?=\s|$)|$))",
-    regex.IGNORECASE,
+    regex_code.IGNORECASE,
 )
 #: A sentence that states a requirement or both sides of a contrast (``X requires Y``,
 #: ``expected A but got B``, ``... instead``): what to change when a library says it about
@@ -988,7 +992,7 @@ _REQUIREMENT = lazy_regex.compile(
     r"(?:^|(?<=[.:;!?]\s{1,3}))"
     r"(?P<s>[^.;:!?\n]{0,160}?\b(?:requires?|instead of|instead\b|expected\b[^.;\n]{1,120}\b(?:but|got)\b)"
     r"[^\n]{0,400}?(?:[.!?](?=\s|$)|$))",
-    regex.IGNORECASE,
+    regex_code.IGNORECASE,
 )
 
 
@@ -1012,7 +1016,7 @@ def message_directive(message: str, *, requirement: bool = True) -> str | None:
         if found and m.start("s") < end:
             continue  # the same sentence, matched by both
         text = m.group("s").strip()
-        if not text or regex.search(
+        if not text or regex_code.search(
             r"(?i)\bfile an issue\b|github\.com|report (?:this|a bug)|TORCHDYNAMO_VERBOSE"
             r"|TORCH_LOGS|suppress_errors|for more (?:information|details)|stack trace",
             text,
@@ -1143,7 +1147,7 @@ def sizes_apart(captures: dict[str, str]) -> float | None:
     zero."""
     values = []
     for name in ("size", "expected_size"):
-        m = regex.fullmatch(r"\(?\s*(\d+)\s*,?\s*\)?", str(captures.get(name, "")).strip())
+        m = regex_code.fullmatch(r"\(?\s*(\d+)\s*,?\s*\)?", str(captures.get(name, "")).strip())
         if m is None or int(m.group(1)) == 0:
             return None
         values.append(int(m.group(1)))
@@ -1307,7 +1311,7 @@ def local_module_frame(module: str | None, frames: list[tuple[str, int | None]])
     files = {"/" + path.replace("\\", "/").lstrip("/") for path, _ in frames}
     for path, line in frames:
         p = "/" + path.replace("\\", "/").lstrip("/")
-        if "-packages/" in p or regex.search(r"/lib/python\d", p):
+        if "-packages/" in p or regex_code.search(r"/lib/python\d", p):
             continue
         at = p.rfind(package)
         if at >= 0 and p[: at + 1] + "__init__.py" in files:
