@@ -215,6 +215,7 @@ LAUNCHERS = (
     "torchrun",
     "mp.spawn",
     "mpirun",
+    "pals",
     "deepspeed",
     "accelerate",
     "composer",
