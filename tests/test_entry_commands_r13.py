@@ -172,7 +172,12 @@ def test_an_engines_check_replaces_a_multi_node_torchrun_template():
     )
     rc = diagnose_text(log).root_cause
     assert rc.signature == "nccl-unhandled-system-error"
-    assert rc.verify.startswith('NCCL_DEBUG=WARN python -c "import sglang as sgl;')
+    # no script calling sgl.Engine in the log: SGLang ran as its server, started as its users
+    # start it (python -m sglang.launch_server), and the check is that server coming up
+    assert rc.verify.startswith(
+        "NCCL_DEBUG=WARN python -m sglang.launch_server --model-path <model>"
+    )
+    assert "fired up and ready to roll" in rc.verify
     assert "torchrun" not in rc.verify
 
 

@@ -16,7 +16,7 @@ A stack name picks the fix's code and the fix variant (``stack:`` in
 
 Names: ``pytorch`` (never detected: the default), ``hf``, ``deepspeed``, ``megatron``,
 ``lightning``, ``fsdp``, ``transformer-engine`` (NVIDIA's fused-kernel library), and the serving / RL engines ``vllm``, ``sglang``, ``lmdeploy``,
-``verl`` (:data:`SERVING`); ``net-plugin`` is no framework but NCCL's transport: the job's
+``verl`` (:data:`SERVING`), ``openrlhf`` (OpenRLHF's Ray PPO trainer); ``net-plugin`` is no framework but NCCL's transport: the job's
 inter-node traffic goes through a network plugin (aws-ofi-nccl and the like).
 """
 
@@ -37,6 +37,7 @@ STACK_NAMES = (
     "sglang",
     "lmdeploy",
     "verl",
+    "openrlhf",
     "transformer-engine",
     "ray-train",
     "kubernetes",
@@ -66,6 +67,20 @@ STACK_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sglang", ("sglang", "SGLang")),
     ("lmdeploy", ("lmdeploy", "turbomind", "TurboMind")),
     ("verl", ("(WorkerDict pid=", "/verl/", "verl.trainer", "verl.workers")),
+    # OpenRLHF's Ray PPO trainer: its actors' classes, as Ray's log prefix names them
+    # ("(ActorModelRayActor pid=748) ...": openrlhf/trainer/ray/ppo_actor.py, ppo_critic.py,
+    # launcher.py), and its entry module (openrlhf.cli.train_ppo_ray). Not the word
+    # "openrlhf" alone: its SFT/DPO trainers run under deepspeed, not Ray.
+    (
+        "openrlhf",
+        (
+            "ActorModelRayActor",
+            "CriticModelRayActor",
+            "ReferenceModelRayActor",
+            "RewardModelRayActor",
+            "train_ppo_ray",
+        ),
+    ),
     (
         "lightning",
         (
@@ -105,6 +120,7 @@ _PATH_PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sglang", ("/sglang/",)),
     ("lmdeploy", ("/lmdeploy/",)),
     ("verl", ("/verl/",)),
+    ("openrlhf", ("/openrlhf/trainer/ray/",)),
     ("megatron", ("/megatron/",)),
     ("deepspeed", ("/deepspeed/",)),
     (

@@ -7,7 +7,11 @@ step's first sentence when it states the cause, and its first action sentence (o
 starts with a verb in the imperative, "Lower ...", "Pass ...", "Drain ..."), up to about
 :data:`LIMIT` characters; the whole step stays in the report's fix list. A sentence that
 only repeats the exception's message ("The exception says: ...") is left out when an action
-follows. A step with no action sentence is cut at a sentence end instead; whatever is still
+follows. A sentence that opens with its condition and ends in its action (``If it prints X, ...:
+restore it``) is turned to lead with the action, the condition after it; an action word
+inside a backticked command (``import x; print(x)``) is no action. A headline never ends in
+a ``:`` that announces a list the line does not hold. A step with no action sentence is cut
+at a sentence end instead; whatever is still
 longer than :data:`LIMIT` + :data:`SLACK` characters (one long action sentence) is cut at a word
 boundary with ``…``.
 """
@@ -39,7 +43,9 @@ ACTION_VERBS = frozenset(
     Install Keep Kill Launch Load Lower Make Match Move Offload Pad Pass Pin Point Put Raise
     Read Reduce Reinstall Remove Rename Repair Replace Rerun Restart Resubmit Resume Return
     Run Save Set Shard Skip Split Start Stop Take Turn Unpack Update Upgrade Use Wait Wrap
-    Request Shorten Submit Report""".split()
+    Request Shorten Submit Report
+    Allow Apply Avoid Bootstrap Clear Compare Confirm Dump Get Inspect Lengthen Look Open Print
+    Rebuild Record Relaunch Restore Retry Shut Tell Unset""".split()
 )
 #: Where an over-long action sentence may be cut: its first clause ends there.
 _CLAUSE_END = lazy_regex.compile(r";\s")
@@ -47,6 +53,8 @@ _CLAUSE_END = lazy_regex.compile(r";\s")
 #: input it names``, ``find it with X, then reinstall it``); its verb must be one of
 #: :data:`ACTION_VERBS`.
 _ACTION_CLAUSE = lazy_regex.compile(r"(?:[:;]\s+|,\s+then\s+)(?P<verb>[a-z]+)\b")
+#: A sentence that opens with its condition (``If it prints a path ..., restore it``).
+_CONDITION = lazy_regex.compile(r"^(?:If|When|Unless|Once|Where)\b")
 #: The message a restating sentence quotes: ``"..."``.
 _QUOTE = lazy_regex.compile(r"\"[^\"]{1,200}\"")
 #: Where a sentence of alternatives may be cut when its first clause is still too long: the
@@ -76,14 +84,19 @@ def _is_action(sentence: str) -> bool:
 
 
 def _clause(sentence: str, room: int) -> str:
-    """``sentence`` cut at its first clause end (``;`` outside parentheses), else before its
-    second alternative (``, or``), when it is longer than ``room``."""
+    """``sentence`` cut at its first clause end (``;`` outside parentheses and outside a
+    backticked command: ``for p in ...; do ...; done`` is one), else before its second
+    alternative (``, or``), when it is longer than ``room``."""
     if len(sentence) <= room:
         return sentence
     for rx in (_CLAUSE_END, _ALTERNATIVE):
         for m in rx.finditer(sentence):
             head = sentence[: m.start()]
-            if m.start() > 20 and head.count("(") == head.count(")"):  # not inside parentheses
+            if (
+                m.start() > 20
+                and head.count("(") == head.count(")")  # not inside parentheses
+                and head.count("`") % 2 == 0  # nor inside a command
+            ):
                 if head.startswith("Either "):  # the first alternative alone
                     head = head[7:8].upper() + head[8:]
                 return head.rstrip(",") + "."
@@ -127,8 +140,27 @@ def _cap(text: str, limit: int) -> str:
 
 def headline(step: str, limit: int = LIMIT) -> str:
     """The one-line fix for ``step`` (see :func:`_headline`), at most ``limit`` +
-    :data:`SLACK` characters: longer, it is cut at a word boundary with ``…``."""
-    return _cap(_headline(step, limit), limit)
+    :data:`SLACK` characters: longer, it is cut at a word boundary with ``…``. A headline
+    that would end in ``:`` (a list announced that the line does not hold) ends at the clause
+    before it (:func:`_no_dangling_colon`)."""
+    return _cap(_no_dangling_colon(_headline(step, limit)), limit)
+
+
+#: The clause a headline's dangling ``:`` closes: after the last ``: `` or ``, `` before it.
+_LAST_CLAUSE = lazy_regex.compile(r"(?:[:;,]\s)(?=[^:;,]*:$)")
+
+
+def _no_dangling_colon(text: str) -> str:
+    """``text`` without a trailing ``:`` (``Read X: it decides which it is, and one check tells
+    each apart:``): cut at the clause before it (outside parentheses and commands), or the
+    colon made a full stop when no clause is left to cut. Other text is returned as it is."""
+    if not text.endswith(":"):
+        return text
+    for m in reversed(list(_LAST_CLAUSE.finditer(text))):
+        head = text[: m.start()]
+        if len(head) > 20 and head.count("(") == head.count(")") and head.count("`") % 2 == 0:
+            return head.rstrip(" ,;:") + "."
+    return text[:-1].rstrip() + "."
 
 
 def _headline(step: str, limit: int = LIMIT) -> str:
@@ -160,6 +192,8 @@ def _headline(step: str, limit: int = LIMIT) -> str:
                 m
                 for m in _ACTION_CLAUSE.finditer(sentence)
                 if m["verb"].capitalize() in ACTION_VERBS
+                # (not a word of a backticked command: ``import x; print(x)``)
+                and sentence[: m.start()].count("`") % 2 == 0
             ),
             None,
         )
@@ -173,8 +207,22 @@ def _headline(step: str, limit: int = LIMIT) -> str:
             short = _clause(what, limit - len(lead) - len(said[0]) - 2)
             if len(lead) + len(said[0]) + len(short) + 2 <= limit:
                 return f"{lead}{said[0]}. {short}"
+        if _CONDITION.match(sentence):
+            # "If X, Y: do Z." -> "Do Z, if X, Y.": the action first, its condition after it
+            cond = sentence[: inner.start()].rstrip(" :;,")
+            turned = f"{what.rstrip('.')}, {cond[:1].lower()}{cond[1:]}."
+            if len(lead) + len(turned) <= limit:
+                return f"{lead}{turned}"
+            short = _clause(what, limit - len(lead))
+            if len(lead) + len(short) <= limit:
+                return f"{lead}{short}"
         whole = _clause(sentence, limit - len(lead))
-        if said is None and not sentence.startswith(_RESTATES) and len(lead) + len(whole) <= limit:
+        if (
+            said is None
+            and not sentence.startswith(_RESTATES)
+            and len(lead) + len(whole) <= limit
+            and len(whole) > inner.start("verb")  # the cut kept the action
+        ):
             return f"{lead}{whole}"  # the condition or cause before the action, with it
         short = _clause(what, limit - len(lead))
         if len(lead) + len(short) <= limit:

@@ -192,6 +192,10 @@ STATE_WORDS = (
     "deepspeed --",  # other launchers' command lines (the entry script)
     "mpirun ",  # an MPI launch line ("mpirun -np 4 python train.py"), printed or echoed
     "mpiexec ",
+    # HPE Cray PALS mpiexec's own report of a rank's end ("<host>: rank 3 died from signal 6",
+    # "... exited with code 1"): the launcher's banner (rootrank.scan._LAUNCHER_SIGNS)
+    "died from signal ",
+    "exited with code ",
     "horovodrun ",
     "srun ",  # a Slurm step's command line ("srun --ntasks=4 python train.py ...")
     # DeepSpeed's launcher prints each worker's argv (rootrank.scan.deepspeed_command)
@@ -225,6 +229,15 @@ STATE_WORDS = (
     "master-addr",
     "rdzv_endpoint",
     "rdzv-endpoint",
+    # the rendezvous port and whole endpoints (rootrank.scan._ENDPOINT, _MASTER_PORT)
+    "master_port",
+    "master-port",
+    "init_method",
+    "dist_url",
+    "dist-url",
+    "dist_init_addr",
+    "dist-init-addr",
+    "serverargs(",  # SGLang's server arguments at start-up (rootrank.scan._SERVER_ARGS)
     "closing signal",
     "local_rank: ",
     "parallel size",

@@ -72,6 +72,7 @@ _STACK_NAMES = {
     "sglang": "SGLang",
     "lmdeploy": "LMDeploy",
     "verl": "verl",
+    "openrlhf": "OpenRLHF",
 }
 
 

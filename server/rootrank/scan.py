@@ -142,6 +142,35 @@ _RANK_FILTER = lazy_regex.compile(
 _MASTER_HOST = lazy_regex.compile(
     r"(?i:\b(?:master[_-]addr|rdzv[_-]endpoint))['\"]?\s{0,4}[=: ]\s{0,4}['\"]?(?P<h>[A-Za-z][\w.-]{0,252})"
 )
+# The rendezvous endpoint as a launch prints it whole, host and port: torchrun's
+# --rdzv-endpoint=node01:29500 (its agent's config table "rdzv_endpoint : node01:29500"),
+# init_process_group's init_method="tcp://10.0.0.1:23456" (a --dist-url argument likewise),
+# SGLang's --dist-init-addr 10.0.0.1:5000; and its two halves as variables or flags:
+# MASTER_ADDR=node01 / --master_addr node01 (the host, :data:`_MASTER_ADDR`) and
+# MASTER_PORT=29500 / --master_port 29500.
+_ENDPOINT = lazy_regex.compile(
+    r"(?i:\b(?:rdzv[_-]endpoint|dist[_-]init[_-]addr)['\"]?\s{0,40}[=: ]\s{0,4}['\"]?"
+    r"|\b(?:init[_-]method|dist[_-]url)['\"]?\s{0,4}[=: ]\s{0,4}['\"]?tcp://)"
+    r"(?P<h>[A-Za-z0-9][\w.-]{0,252}):(?P<p>\d{2,5})\b"
+)
+#: Words one of which a line naming a rendezvous endpoint or its halves holds (a cheap test
+#: before :data:`_ENDPOINT`, :data:`_MASTER_ADDR`, :data:`_MASTER_PORT`).
+_ENDPOINT_WORDS = ("master", "MASTER", "rdzv", "init_addr", "init-addr", "tcp://")
+# (torchrun's agent pads its config table: "master_addr=127.0.0.1", "rdzv_endpoint    : h:p";
+# a host may be an address; "None" is a launcher's unset value, not a host)
+_MASTER_ADDR = lazy_regex.compile(
+    r"(?i:\bmaster[_-]addr)['\"]?\s{0,40}[=: ]\s{0,4}['\"]?(?!(?:None|null)\b)"
+    r"(?P<h>[A-Za-z0-9][\w.-]{0,252})"
+)
+# SGLang's server prints its arguments at start-up ("server_args=ServerArgs(model_path='/m',
+# tp_size=16, nnodes=2, ...)": sglang/srt/server_args.py's dataclass repr): the model and
+# the tensor-parallel size a rerun of the server passes again.
+_SERVER_ARGS = lazy_regex.compile(r"\bServerArgs\(")
+_SERVER_MODEL = lazy_regex.compile(r"\bmodel_path='(?P<v>[^'\s]{1,400})'")
+_SERVER_TP = lazy_regex.compile(r"\btp_size=(?P<v>\d{1,4})\b")
+_MASTER_PORT = lazy_regex.compile(
+    r"(?i:\bmaster[_-]port)['\"]?\s{0,40}[=: ]\s{0,4}['\"]?(?P<p>\d{2,5})\b"
+)
 # The entry script: torchelastic's summary title "train_x.py FAILED" (elastic/multiprocessing/
 # errors/__init__.py) or the first .py after a printed launcher command.
 _SCRIPT_FAILED = lazy_regex.compile(r"^(?P<s>\S{1,300}\.py) FAILED\s*$")
@@ -371,6 +400,20 @@ _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
         ("horovodrun", "]<std"),
         lazy_regex.compile(
             r"\bhorovodrun\b|^(?:\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4})?\[\d+\]<std(?:out|err)>:"
+        ),
+    ),
+    (
+        # HPE Cray PALS mpiexec (PBS Pro systems: Polaris, Aurora) reports each rank that did
+        # not end by itself after the job's output, as "<host>: rank 4 died from signal 6 and
+        # dumped core" or "<host>: rank 7 exited with code 1" (a host name first, then the
+        # rank): the job ran under ``mpiexec -n N --ppn M``, which a rerun types the same way
+        # (https://docs.alcf.anl.gov/polaris/running-jobs/). Before "mpirun": its word is not
+        # on these lines, and its own form (``mpirun -np N``) is another launcher's.
+        "pals",
+        ("died from signal ", "exited with code "),
+        lazy_regex.compile(
+            r"^[\w-]{1,64}(?:\.[\w-]{1,64}){0,10}: rank \d{1,7} "
+            r"(?:died from signal|exited with code) \d{1,3}\b"
         ),
     ),
     (
@@ -1067,6 +1110,17 @@ class LaunchFacts:
     #: ``LOG_RANK=0``): the phrase and its line, and the ranks it keeps.
     rank_filter: str | None = None
     rank_filter_keeps: tuple[int, ...] = ()
+    #: The first rendezvous endpoint the log prints whole, ``host:port`` (:data:`_ENDPOINT`);
+    #: ``None`` when not printed (:meth:`rendezvous` also joins the two halves below).
+    endpoint: str | None = None
+    #: The first master host and port the log prints (``MASTER_ADDR=``, ``--master_port``:
+    #: :data:`_MASTER_ADDR`, :data:`_MASTER_PORT`), each ``None`` when not printed.
+    master_host: str | None = None
+    master_port: str | None = None
+    #: The model path and tensor-parallel size SGLang's server printed in its arguments
+    #: (:data:`_SERVER_ARGS`), each ``None`` when not printed.
+    server_model: str | None = None
+    server_tp: int | None = None
     #: The pids of the torchrun agents themselves (glog's process field on torchelastic's own
     #: lines, :data:`_AGENT_SELF`); two or more on one node: the launcher ran twice.
     agent_processes: set[int] = field(default_factory=set)
@@ -1142,6 +1196,26 @@ class LaunchFacts:
         self.continues = more
         if not more and not _COMMAND.search(self.command):
             self.command = None  # joined, it still runs no script or module: not a launch
+
+    def _endpoint(self, text: str) -> None:
+        """Learn the rendezvous endpoint from a line that names one (:data:`_ENDPOINT`), or a
+        master port (:data:`_MASTER_PORT`) that, with the first master host, makes one: the
+        first endpoint printed is kept (every node of a job names the same)."""
+        if self.master_port is None and (p := _MASTER_PORT.search(text)):
+            self.master_port = p["p"]
+        if self.master_host is None and (h := _MASTER_ADDR.search(text)):
+            self.master_host = h["h"]
+        if self.endpoint is None and (m := _ENDPOINT.search(text)):
+            self.endpoint = f"{m['h']}:{m['p']}"
+
+    def rendezvous(self) -> tuple[str | None, str | None]:
+        """The rendezvous host and port the log prints: those of the first whole endpoint
+        (:attr:`endpoint`), else the first master host and port (either ``None`` when the log
+        does not print it)."""
+        if self.endpoint is not None:
+            host, _, port = self.endpoint.rpartition(":")
+            return host, port
+        return self.master_host, self.master_port
 
     def _nodes(self, n: int) -> None:
         """A node count above 1 the log printed: :attr:`nnodes` keeps the largest, and
@@ -1256,6 +1330,12 @@ class LaunchFacts:
             self.hosts
         ) < MAX_NAMED_HOSTS:
             self.hosts.update(m.group("h") for m in _MASTER_HOST.finditer(text))
+        if any(w in text for w in _ENDPOINT_WORDS):
+            self._endpoint(text)
+        if self.server_model is None and "ServerArgs(" in text and _SERVER_ARGS.search(text):
+            model, tp = _SERVER_MODEL.search(text), _SERVER_TP.search(text)
+            self.server_model = model["v"] if model else None
+            self.server_tp = int(tp["v"]) if tp else None
         if "node" in text or "rdzv" in text or "master" in text or "group_rank" in text:
             for m in _NODE_RANK.finditer(text):
                 self.node_flags = True

@@ -440,6 +440,10 @@ def fill_entry(
     launch = launch_of(state, script, shown, named)
     if masker and launch.command:  # the printed command line carries tokens, user names...
         launch = dataclasses.replace(launch, command=masker.text(launch.command))
+    if masker and launch.rdzv_host:  # a host name, masked as the log's other hosts are
+        launch = dataclasses.replace(launch, rdzv_host=masker.text(launch.rdzv_host))
+    if masker and launch.model:  # a path: a user's home or group folder is masked
+        launch = dataclasses.replace(launch, model=masker.text(launch.model))
 
     named_module = str(root.captures.get("module") or "")
     if _MODULE_NAME.fullmatch(named_module):

@@ -54,6 +54,9 @@ LAUNCH_AS = {
     # MosaicML composer's launcher: ``composer -n N train.py ARGS`` (composer/cli/launcher.py)
     "composer": "composer -n {n}",
     "mpirun": "mpirun -np {world} python",
+    # HPE Cray PALS mpiexec under PBS (Polaris, Aurora): ranks in all, ranks per node
+    # (https://docs.alcf.anl.gov/polaris/running-jobs/: ``mpiexec -n N --ppn M``)
+    "pals": "mpiexec -n {world} --ppn {n} python",
     "horovodrun": "horovodrun -np {world} python",
     "srun": "srun --ntasks={world} python",
     "mp.spawn": "python",
@@ -91,6 +94,7 @@ PRECEDENCE = (
     "accelerate",
     "composer",
     "horovodrun",
+    "pals",
     "mpirun",
     "torchrun",
     "mp.spawn",
@@ -121,9 +125,42 @@ ENGINE_SMOKE = {
         "print(sgl.Engine(model_path='<model>', tp_size={tp}).generate('hello'))\""
     ),
     "verl": "python3 -m verl.trainer.main_ppo <your config overrides>",
+    # OpenRLHF's Ray PPO trainer is started as its module, by the Ray job it is submitted as
+    # (openrlhf/cli/train_ppo_ray.py; its README: ``ray job submit ... -- python3 -m
+    # openrlhf.cli.train_ppo_ray ...``): the rerun is that module with the run's arguments
+    "openrlhf": "python3 -m openrlhf.cli.train_ppo_ray <your arguments>",
 }
-#: Which engine's check a job gets when the log shows several (verl drives vLLM or SGLang).
-ENGINE_ORDER = ("verl", "lmdeploy", "sglang", "vllm")
+#: Which engine's check a job gets when the log shows several (verl and OpenRLHF drive vLLM
+#: or SGLang).
+ENGINE_ORDER = ("verl", "openrlhf", "lmdeploy", "sglang", "vllm")
+#: SGLang deployed as its server, the way its users start it (``python -m
+#: sglang.launch_server``; a tensor-parallel group over several nodes adds ``--nnodes``,
+#: ``--node-rank`` and ``--dist-init-addr``: SGLang's docs, "Multi-Node Deployment"). Its
+#: check for a job whose log shows no script calling the offline ``sgl.Engine`` API
+#: (:data:`_SGLANG_API`): the server starting on every node, as the job ran.
+SGLANG_SERVER = "python -m sglang.launch_server --model-path <model> --tp {tp}"
+SGLANG_NODES = " --nnodes {nodes} --node-rank <node rank> --dist-init-addr {endpoint}"
+#: What the server prints once every rank loaded and it serves (sglang/srt/entrypoints/
+#: http_server.py): a server runs on, so its check reads this line, not an exit status.
+SGLANG_READY = "the server prints 'The server is fired up and ready to roll!'"
+#: A script calling SGLang's offline engine (``sgl.Engine(...)``, ``sglang.Engine(...)``).
+_SGLANG_API = lazy_regex.compile(r"\b(?:sgl|sglang)\.Engine\(")
+#: The offline engine's constructor, as a traceback frame names it (``Engine.__init__`` in
+#: sglang/srt/entrypoints/engine.py; the server starts its processes from the same file
+#: through ``_launch_subprocesses``, not through the constructor).
+_SGLANG_ENGINE_FILE = "sglang/srt/entrypoints/engine.py"
+
+
+def _engine_constructed(state: ScanState) -> bool:
+    """Whether a traceback of the log runs through SGLang's offline ``Engine`` constructor
+    (:data:`_SGLANG_ENGINE_FILE`, function ``__init__``): a script built the engine itself."""
+    return any(
+        f.func == "__init__" and f.file.replace("\\", "/").endswith(_SGLANG_ENGINE_FILE)
+        for seen in (*state.exceptions, *state.cut_tracebacks)
+        for f in seen.exc.frames
+    )
+
+
 #: An entry's script written as a blank, ``<train.py>`` (not inside a longer blank).
 _SCRIPT_BLANK = lazy_regex.compile(r"(?<![\w./<-])<train\.py>(?![\w>])")
 #: An entry's one-process run of the script (``python train.py --max-steps 5``), whole.
@@ -152,7 +189,7 @@ _NCCL_TESTS_RUN = lazy_regex.compile(
 )
 #: Launchers that start several worker processes (``mp.spawn`` runs inside one ``python``).
 MULTI_PROCESS = frozenset(
-    {"torchrun", "deepspeed", "accelerate", "composer", "mpirun", "horovodrun", "srun"}
+    {"torchrun", "deepspeed", "accelerate", "composer", "mpirun", "pals", "horovodrun", "srun"}
 )
 #: A line that only a distributed job prints: NCCL/gloo/c10d messages, torch.distributed or a
 #: distributed framework in a path, a process group, a rank prefix, the launchers' variables.
@@ -241,6 +278,19 @@ class Launch:
     #: The log printed two different node counts (``nodes`` is the largest): no count to
     #: rerun with (:attr:`rootrank.scan.LaunchFacts.nnodes_differ`).
     nodes_differ: bool = False
+    #: The log shows a script calling the engine's offline Python API (``sgl.Engine(...)``:
+    #: :data:`_SGLANG_API`, or a frame of its constructor: :func:`_engine_constructed`); an
+    #: SGLang job without it ran as the server (:data:`SGLANG_SERVER`).
+    engine_api: bool = False
+    #: The rendezvous host and port the log prints (``--rdzv-endpoint=node01:29500``,
+    #: ``MASTER_ADDR``/``MASTER_PORT``, ``init_method="tcp://..."``:
+    #: :meth:`rootrank.scan.LaunchFacts.rendezvous`), each ``None`` when not printed.
+    rdzv_host: str | None = None
+    rdzv_port: str | None = None
+    #: The model and tensor-parallel size the engine's own start-up line printed
+    #: (:attr:`rootrank.scan.LaunchFacts.server_model`, ``server_tp``), else ``None``.
+    model: str | None = None
+    tp: int | None = None
 
 
 def node_offsets(state: ScanState) -> set[int]:
@@ -345,6 +395,8 @@ def launch_of(
         and (world <= MAX_PER_NODE or one_node_summary)
         and not facts.multi_node
         and host_nodes <= 1
+        # (PALS prints one node's ranks in a node's part of the output: no node count)
+        and launcher != "pals"
     ):
         per_node = world  # no sign of a second node: every rank ran on this one
     ranks_total = max(world or 0, (max(seen) + 1) if seen else 0, (max(named) + 1) if named else 0)
@@ -394,6 +446,7 @@ def launch_of(
         if lib in shown_libs:
             shown_libs.update(LOADS_WITH[lib])
     libraries = frozenset(shown_libs & OPTIONAL_LIBRARIES)
+    rdzv_host, rdzv_port = facts.rendezvous()
     processes = processes_of(
         state, launcher, seen_text, ranks_total=ranks_total, multi_node=multi, engine=engine
     )
@@ -415,6 +468,11 @@ def launch_of(
         under_srun,
         facts.hydra_overrides,
         nodes_differ=facts.nnodes_differ,
+        engine_api=bool(_SGLANG_API.search(words)) or _engine_constructed(state),
+        rdzv_host=rdzv_host,
+        rdzv_port=rdzv_port,
+        model=facts.server_model,
+        tp=facts.server_tp,
     )
 
 
@@ -486,6 +544,15 @@ def processes_of(
 
 
 _NPROC = lazy_regex.compile(r"--nproc[-_]per[-_]node[= ](?P<n>\S+)")
+
+
+def _per_node(n: str, launch: Launch) -> str:
+    """``n`` (an entry's processes per node: a number or a blank) for ``launch``'s own form:
+    a blank, for PALS's ``--ppn``, the ``<ranks per node>`` it asks for (the GPUs of a node
+    are not its ranks per node under mpiexec)."""
+    if launch.launcher == "pals" and _BLANK.match(n):
+        return "<ranks per node>"
+    return n
 
 
 def _nproc(flags: str) -> str:
@@ -655,9 +722,10 @@ def _launch_form(launch: Launch) -> str | None:
         # accelerate reads the job's settings (FSDP/DeepSpeed plugin, processes, mixed
         # precision) from its config file: a rerun without it is another job
         return f"accelerate launch --config_file <your accelerate config> {launch.script}"
-    if launch.launcher in ("srun", "mpirun", "horovodrun"):
+    if launch.launcher in ("srun", "mpirun", "pals", "horovodrun"):
         world = str(launch.world) if launch.world else "<np>"
-        return f"{LAUNCH_AS[launch.launcher].format(n='<n>', world=world)} {launch.script}"
+        per_node = str(launch.per_node) if launch.per_node else "<ranks per node>"
+        return f"{LAUNCH_AS[launch.launcher].format(n=per_node, world=world)} {launch.script}"
     return None
 
 
@@ -715,7 +783,35 @@ def job_network_check(text: str) -> str:
     return f"{run}  # {expect}"
 
 
+#: The rendezvous blanks the entries write: the master host (``<master host>``, ``<master
+#: address>``, ``<master addr>``) and the port after it (``host:<port>``, ``host <port>``).
+_MASTER_BLANK = lazy_regex.compile(r"<master (?:host|address|addr)>")
+_PORT_AFTER = r"(?<={host}[: ])<port>"
+
+
+def fill_endpoint(text: str, launch: Launch) -> str:
+    """``text`` with the rendezvous blanks the log fills: the master host blank
+    (:data:`_MASTER_BLANK`) is the host the log prints (:attr:`Launch.rdzv_host`), and a
+    ``<port>`` right after that host (``node01:<port>``, ``nc -zv node01 <port>``) the port
+    it prints (:attr:`Launch.rdzv_port`). A blank the log says nothing of stays; a
+    ``<port>`` elsewhere (another service's) stays."""
+    if launch.rdzv_host:
+        host = launch.rdzv_host
+        text = _MASTER_BLANK.sub(lambda m: host, text)
+    if launch.rdzv_port:
+        hosts = [regex_code.escape(h) for h in (launch.rdzv_host,) if h] + [_MASTER_BLANK.pattern]
+        text = regex_code.sub(
+            _PORT_AFTER.format(host="(?:" + "|".join(hosts) + ")"), launch.rdzv_port, text
+        )
+    return text
+
+
 def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
+    """:func:`fit_launch`, then the rendezvous blanks the log fills (:func:`fill_endpoint`)."""
+    return fill_endpoint(fit_launch(text, launch, verify=verify), launch)
+
+
+def fit_launch(text: str, launch: Launch, *, verify: bool = False) -> str:
     """``text`` (an entry's step, code or command) with its stand-ins filled from ``launch``:
     ``train.py`` becomes the entry script, ``<gpus>``/``<n>`` in ``--nproc-per-node`` the
     processes per node, ``torchrun --nproc-per-node=N train.py`` the printed command (when it
@@ -837,13 +933,20 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
         return _TORCHRUN_WHOLE.sub(lambda m: tool, text)
     if launch.engine is not None and ("torchrun" in text or _PYTHON_SCRIPT.search(text)):
         # a serving / RL engine starts its workers itself: its check is the engine answering
-        tp = str(launch.world) if launch.world else "<tensor parallel size>"
-        smoke = ENGINE_SMOKE[launch.engine].format(tp=tp)
+        tp = str(launch.tp or launch.world or "<tensor parallel size>")
+        smoke = engine_check(launch, tp)
         if launch.overrides:  # the Hydra overrides the failed run had (verl's config)
             given = " ".join(shlex.quote(o) for o in launch.overrides)
             smoke = smoke.replace("<your config overrides>", given)
         text = _TORCHRUN_WHOLE.sub(lambda m: smoke, text)
-        return _PYTHON_SCRIPT.sub(lambda m: smoke, text)
+        text = _PYTHON_SCRIPT.sub(lambda m: smoke, text)
+        if verify and smoke.startswith(SGLANG_SERVER.split(" --", 1)[0]) and smoke in text:
+            # the server runs on: the check is its ready line, on every node it was started on
+            head, sep, comment = text.partition("  # ")
+            where = "on every node, " if launch.multi_node else ""
+            note = f"{where}{SGLANG_READY}"
+            text = f"{head}  # {note}; {comment}" if sep else f"{head}  # {note}"
+        return text
     if (
         launch.multi_node
         and "--nnodes" not in text
@@ -884,7 +987,7 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
         text = _TORCHRUN_FLAGS.sub("python ", text)
     if form and launch.launcher != "torchrun" and "torchrun" in text:
         world = str(launch.world) if launch.world else "<np>"
-        text = TORCHRUN.sub(lambda m: form.format(n=m["n"], world=world), text)
+        text = TORCHRUN.sub(lambda m: form.format(n=_per_node(m["n"], launch), world=world), text)
         text = regex_code.sub(r"\btorchrun(?= \.\.\.)", form.format(n="<n>", world=world), text)
         if verify:
             # a verification's torchrun whose other flags come first (the NCCL entries'
@@ -892,7 +995,7 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
             # shows reruns the job its own way, its form replaces the torchrun flags whole (a
             # fix's code that moves the job to torchrun on purpose is left as written)
             text = _TORCHRUN_FLAGS.sub(
-                lambda m: form.format(n=_nproc(m[0]), world=world) + " ", text
+                lambda m: form.format(n=_per_node(_nproc(m[0]), launch), world=world) + " ", text
             )
     if script and script != "train.py" and "train.py" in text:
         text = TRAIN_PY.sub(script.replace("\\", "\\\\"), text)
@@ -902,6 +1005,26 @@ def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
     if launch.per_node is None:
         text = any_gpus(text)
     return text
+
+
+def engine_check(launch: Launch, tp: str) -> str:
+    """The command that checks a serving / RL engine's job (``launch.engine`` one of
+    :data:`ENGINE_ORDER`), with its tensor-parallel size ``tp`` (a number, or a blank):
+    :data:`ENGINE_SMOKE`'s, except for SGLang run as a server (no script calling
+    ``sgl.Engine`` in the log: :attr:`Launch.engine_api`), which is :data:`SGLANG_SERVER`,
+    with the model its printed arguments name (:attr:`Launch.model`) and
+    :data:`SGLANG_NODES` for a job over several nodes (the node count when the log gives
+    one, else a blank; the rendezvous ``<master host>:<port>``, filled later from the log by
+    :func:`fill_endpoint`). Raises ``KeyError`` for an engine with no check."""
+    if launch.engine == "sglang" and not launch.engine_api:
+        command = SGLANG_SERVER.format(tp=tp)
+        if launch.model:  # the model the server's own arguments name
+            command = command.replace("<model>", shlex.quote(launch.model))
+        if launch.multi_node:
+            nodes = str(launch.nodes) if launch.nodes and not launch.nodes_differ else "<nodes>"
+            command += SGLANG_NODES.format(nodes=nodes, endpoint="<master host>:<port>")
+        return command
+    return ENGINE_SMOKE[str(launch.engine)].format(tp=tp)
 
 
 #: A torchrun's processes per node left blank (``torchrun ... --nproc-per-node=<gpus>``, ``<n>``).

@@ -213,6 +213,7 @@ LAUNCHERS = (
     "torchrun",
     "mp.spawn",
     "mpirun",
+    "pals",
     "deepspeed",
     "accelerate",
     "composer",
