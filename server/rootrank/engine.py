@@ -35,6 +35,7 @@ from rootrank.mask_walk import mask_diagnosis
 from rootrank.match import Matcher
 from rootrank.metrics import onset_findings
 from rootrank.model import Diagnosis
+from rootrank.redirected import rank_log_folder
 from rootrank.runs import pick_run, unrelated_names
 from rootrank.scan import Scanner, ScanState
 from rootrank.signatures import Library, load_library
@@ -313,21 +314,28 @@ def _finish(
                     masker.host(value)
             for e in f.evidence:
                 masker.text(e.text)
-    # Training curves: onsets join the findings (causes that explain what follows them); the
-    # progress and the series go into the diagnosis, their paths masked like evidence paths.
-    for onset in onset_findings(state.metrics, library):
-        state.findings.setdefault(
-            (onset.signature, onset.rank, onset.evidence[0].path if onset.rank is None else None),
-            onset,
-        )
-    diag = analyze(state, library, masker)
-    diag.progress = state.progress.report(state.end_time)
     # a run appended to one file: its curves are the last attempt's (the findings are)
     since = (
         (state.sources[0], state.attempt_starts[-1])
         if state.attempt_starts and len(state.sources) == 1
         else None
     )
+    # Training curves: onsets join the findings (causes that explain what follows them); the
+    # progress and the series go into the diagnosis, their paths masked like evidence paths.
+    # An onset before the last attempt's start is an earlier attempt's, set aside with that
+    # attempt's other faults (ScanState.earlier_findings): a loss spike in a run that was
+    # started again is no cause of how the last run ended.
+    for onset in onset_findings(state.metrics, library):
+        at = onset.evidence[0]
+        if since is not None and at.path == since[0] and at.line < since[1]:
+            state.earlier_findings.append(onset)
+            continue
+        state.findings.setdefault(
+            (onset.signature, onset.rank, at.path if onset.rank is None else None),
+            onset,
+        )
+    diag = analyze(state, library, masker)
+    diag.progress = state.progress.report(state.end_time)
     diag.metrics = state.metrics.report(since)
     if timeouts:
         diag.warnings.extend(
@@ -521,6 +529,21 @@ def diagnose_paths(
     notes: list[str] = []
     files = expand_paths(paths, notes)
     scanner, skipped = _scan_files(files, lib, mask, stdin, notes, on_warning)
+    ranks_folder = (
+        rank_log_folder(files[0][0], scanner.state.launch.command)
+        if len(files) == 1 and not files[0][1]
+        else None
+    )
+    if ranks_folder is not None:
+        # torchrun --redirects wrote the workers' output to files beside this terminal log:
+        # the ranks' own errors are there (rootrank.redirected)
+        where = os.path.relpath(ranks_folder, os.path.dirname(os.path.abspath(files[0][0])))
+        notes.append(
+            f"read the workers' own output from {where}/ beside the log: the launch's "
+            "--redirects sent it there, and the terminal holds only torchrun's lines"
+        )
+        files = expand_paths([files[0][0], ranks_folder], notes)
+        scanner, skipped = _scan_files(files, lib, mask, stdin, [], None)
     programs = separate_programs(scanner.state, [p for p, in_folder in files if in_folder])
     if programs is not None:
         kept, note = programs

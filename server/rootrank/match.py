@@ -171,6 +171,7 @@ STATE_WORDS = (
     "failures:",  # torchelastic failure summary
     "root cause (first observed failure)",
     "-- process ",  # mp.spawn banner
+    "| nvidia-smi ",  # a job script's nvidia-smi header: the script (re)starts (scan._JOB_HEADER)
     "----------begin global rank",  # composer's launcher prints a crashed rank's output
     "composer.cli.launcher",  # composer's launcher (rootrank.scan._LAUNCHER_SIGNS)
     "$ composer ",

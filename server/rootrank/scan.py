@@ -633,6 +633,13 @@ _ENTRY_COMMAND = lazy_regex.compile(
 #: print it once per start: torch/distributed/run.py) or a shell prompt that types a launch
 #: command. It starts a new attempt only after the current one failed.
 _OMP_BANNER = "Setting OMP_NUM_THREADS environment variable for each process"
+#: A job script's own start lines, printed once each time the script runs, whatever launcher
+#: (if any) it then starts: ``nvidia-smi``'s table header (``| NVIDIA-SMI 570.158.01
+#: Driver Version: ...``), which Slurm/PBS job scripts print first. A second one in a file is
+#: the script starting again (a requeue, a resubmission appending to the same ``--output``)
+#: when the run before it failed, or when training progress after it starts over
+#: (:meth:`Scanner._job_restarts`).
+_JOB_HEADER = lazy_regex.compile(r"\|\s{0,3}NVIDIA-SMI\s+\d[\d.]*\s+Driver Version:")
 _TRACEBACK_START = "Traceback (most recent call last):"
 
 #: The most lines between torchrun's failure summary and a cut after it that may be moved to
@@ -1761,6 +1768,8 @@ class Scanner:
         self._block_launchers: dict[str, int] = {}
         # How many cuts of the source read ahead (_peek_section; at most MAX_PEEKS).
         self._peeks = 0
+        # How many job-script headers (_JOB_HEADER) the source printed so far.
+        self._job_headers = 0
         # The launch facts read since each of the latest cuts of the source that held a section
         # and whose lines ahead showed no traceback to compare (1-based line of the cut ->
         # rootrank.scan.LaunchFacts of the lines from it): when the source's end shows that
@@ -1803,6 +1812,7 @@ class Scanner:
         self._ended, self._run_start, self._other_run_ranks = None, 1, set()
         self._rank_last = {}
         self._block_stacks, self._block_launchers, self._peeks = {}, {}, 0
+        self._job_headers = 0
         self._launch_since = {}
         readers: dict[int | None, TracebackReader] = {}
         self._open_readers.clear()
@@ -2109,6 +2119,10 @@ class Scanner:
         text = tagged.text
         if not st.start_seen and "OMP_NUM" in text and _OMP_BANNER in text:
             st.start_seen = True
+        if "NVIDIA-SMI" in text[:16] and len(st.sources) == 1 and _JOB_HEADER.match(text):
+            if self._job_headers and self._job_restarts():
+                self._new_attempt(raw.number, tagger, readers)
+            self._job_headers += 1
         if (
             (self._failed or self._ended is not None)
             and len(st.sources) == 1
@@ -2779,6 +2793,27 @@ class Scanner:
         self._rank_last.clear()
         self._summary_progress = None
         self._summary_ranks = None
+
+    def _job_restarts(self) -> bool:
+        """Whether the job script's header on the current line (:data:`_JOB_HEADER`, seen
+        before in this source) starts the job again: the run before it failed or ended, or the
+        first training step in the lines ahead (at most :data:`PEEK_CHARS` characters of the
+        block) is at or below the furthest step printed so far (a new start from step 0, or a
+        resume from a checkpoint). A script that prints the table while training runs (a
+        monitor loop) shows the steps going on past the furthest: no new start. Reading ahead
+        counts as one of the source's :data:`MAX_PEEKS`."""
+        if self._failed or self._ended is not None:
+            return True
+        steps = [p.step for p in self.state.progress.last().values()]
+        text, start = self._block_text, self._line_start
+        if not steps or text is None or self._peeks >= MAX_PEEKS:
+            return False
+        self._peeks += 1
+        for line in text[start : start + PEEK_CHARS].split("\n")[1:]:
+            got = read_step(line)
+            if got is not None:
+                return got[0] <= max(steps)
+        return False
 
     def _other_program(self, number: int) -> str | None:
         """Why the traceback that begins at line ``number`` (1-based) is another program's

@@ -184,6 +184,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.unfinished_phase import unfinished_phase_findings
 
     findings.extend(unfinished_phase_findings(findings, state, library))
+    from rootrank.analysis.silent_stage import silent_stage_findings
+
+    findings.extend(silent_stage_findings(findings, state, library))
     findings.extend(cut_traceback_operations(findings, state, library))
     findings = [
         chain_user_frames(child_status_first(user_statement_first(f, state), state), state)

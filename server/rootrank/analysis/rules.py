@@ -448,6 +448,10 @@ def one_fault_one_explanation(ctx: Context, nodes: list[Finding]) -> Iterable[Ed
                 continue
             if a.time is not None and b.time is not None and a.time != b.time:
                 continue
+            if (ctx.kind(a) == "terminal") != (ctx.kind(b) == "terminal"):
+                # a stop from outside on the next line is no part of the fault's message:
+                # the job was stopped after it (terminal_after_fault says so)
+                continue
             yield Edge(a, b, "one_fault_one_explanation", "both read the same exception message")
 
 

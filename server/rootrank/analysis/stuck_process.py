@@ -35,6 +35,14 @@ _PS_HEADER = lazy_regex.compile(
     r"^\s*(?:USER\s+)?PID\s+(?:\S+\s+){0,12}?STAT\s+.*\b(?:COMMAND|CMD)\s*$"
 )
 
+#: A shell command that moves to a node: ``ssh <host>`` alone on its line (a prompt before
+#: it allowed); the lines after it are that node's.
+_SSH = lazy_regex.compile(
+    r"(?m)^[ \t]{0,8}(?:\S{0,80}[$#][ \t]+)?ssh[ \t]+(?:-\w[ \t]+)*(?P<host>[A-Za-z][\w.-]{0,127})[ \t]*$"
+)
+#: srun's report of one task: ``srun: error: <host>: task <k>: Terminated``.
+_SRUN_TASK = lazy_regex.compile(r"srun: error: (?P<host>[\w.-]{1,128}): task (?P<task>\d{1,6}):")
+
 #: nvidia-smi's process table row: ``|    0   N/A  N/A    280058      C   ...python   22374MiB |``.
 _SMI_PROCESS = lazy_regex.compile(
     r"^\|\s+(?P<gpu>\d{1,2})\s+(?:N/A|\d+)\s+(?:N/A|\d+)\s+(?P<pid>\d+)\s+(?P<type>C|G|C\+G)\s+\S"
@@ -110,19 +118,47 @@ def gpu_of_pids(texts: list[str]) -> dict[str, int]:
     return found
 
 
-def _rank(ctx: Context, pid: str, gpus: dict[str, int]) -> int | None:
+def _rank(ctx: Context, pid: str, gpus: dict[str, int], node: str | None) -> int | None:
     """The rank of ``pid`` from its GPU, on one node of one process per GPU (see the
-    module's docstring), else ``None``."""
+    module's docstring), or on the job's first node (:func:`first_node`: ``node``, the host
+    whose ``ps`` table it is, ran srun's task 0), else ``None``."""
     from rootrank.analysis.device_rank import one_node, remapped
 
     state = ctx.state
     world = state.world_size
-    if pid not in gpus or world is None or not one_node(state) or remapped(state):
+    if pid not in gpus or remapped(state):
         return None
     indices = sorted(gpus.values())
+    if node is not None and indices == list(range(len(indices))):
+        # one process per GPU on the job's first node: node rank 0, local rank = GPU index
+        return gpus[pid]
+    if world is None or not one_node(state):
+        return None
     if indices != list(range(world)):
         return None  # not one process per GPU of a one-node world
     return gpus[pid]
+
+
+def first_node(kept: list[tuple[int, str]], line: int) -> str | None:
+    """The host whose ``ps`` table is at ``line`` (1-based) when it is the job's first node,
+    else ``None``. ``kept`` is one source's kept texts with their first line numbers.
+
+    The table's host is the one the last ``ssh <host>`` before it moved to (a user's paste
+    of what they ran on a node). It is the job's first node when srun reported task 0 on it
+    (``srun: error: <host>: task 0: ...``): srun places task 0 on the first node of the
+    allocation, whose launcher (accelerate, torchrun under srun: node rank from
+    SLURM_NODEID/SLURM_PROCID) starts global ranks 0 to n-1."""
+    host: str | None = None
+    first_hosts: set[str] = set()
+    for first, text in kept:
+        for m in _SRUN_TASK.finditer(text):
+            if m["task"] == "0":
+                first_hosts.add(m["host"])
+        for m in _SSH.finditer(text):
+            at = first + text.count("\n", 0, m.start())
+            if at < line:
+                host = m["host"]
+    return host if host is not None and host in first_hosts else None
 
 
 def stuck_process_finding(ctx: Context) -> Finding | None:
@@ -146,7 +182,8 @@ def stuck_process_finding(ctx: Context) -> Finding | None:
             seen.add((path, found[0].line))
             stuck, rest = found
             gpus = gpu_of_pids([t for p, _, t in kept if p == path])
-            rank = _rank(ctx, stuck.pid, gpus)
+            node = first_node([(f, t) for p, f, t in kept if p == path], stuck.line)
+            rank = _rank(ctx, stuck.pid, gpus, node)
             gpu = gpus.get(stuck.pid)
             states = sorted({r.stat for r in rest})
             return Finding.of(
