@@ -24,15 +24,27 @@ an attempt the job restarted after are in ``ScanState.earlier_findings``). Read 
 (``ScanState.heads``/``tails``): the scan's gate does not choose such lines. A finding a
 signature made of the handled line itself (the corrupt file its message quotes) is what set
 it off: it is folded into this finding (``trigger``), not a root of its own.
+
+The wait may also be silent: with no timeout reported (a long process-group timeout, a
+collective that never times out), the others sit in the skipped collective and the job's
+output stops until something stops the job (a wrapper's ``timeout``, ``scancel``, a time
+limit: a ``terminal`` cause such as ``agent-received-signal``). A stop whose time comes at
+least :data:`~rootrank.analysis.stall.STALL_INTERVALS` typical progress intervals after the
+last progress line, with the handled line before that last progress line and no other fault
+in the log, is the end of that hang (:func:`_silent_stop`); the finding then captures
+``stopped_by``, ``silent`` and ``last_time`` and names no waiters (heldout r23b case 01: rank 1
+``skipping unreadable caption file at step 17``, progress to step 35, 33 s of silence, then
+``timeout``'s SIGTERM to the agent).
 """
 
 from __future__ import annotations
 
 from rootrank import lazy_regex
 from rootrank.analysis.prepare import Context
-from rootrank.analysis.reasons import format_ranks
+from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks
 from rootrank.model import Evidence, Finding
 from rootrank.ranks import RankTagger, strip_wrapper_stamp
+from rootrank.signatures import Signature
 
 #: The signature that describes it (``detector: analysis``).
 HANDLED_SIGNATURE = "handled-error-skipped-collective"
@@ -82,12 +94,12 @@ def handled_skip_finding(ctx: Context) -> Finding | None:
         and f.evidence
         and (f.failure_class == "collective-timeout" or ctx.peer_report(f))
     ]
-    if not waits:
-        return None
     lines = _handled_lines(ctx)
     if len({rank for rank, _, _, _ in lines}) != 1:
         return None
     rank, path, number, raw = min(lines, key=lambda x: x[2])
+    if not waits:
+        return _silent_stop(ctx, sig, rank, path, number, raw)
     # the same attempt: a restart after the failure starts the job anew
     ends = [a for a in ctx.state.attempt_starts if a > number]
     end = min(ends) if ends and len(ctx.state.sources) == 1 else None
@@ -136,6 +148,79 @@ def handled_skip_finding(ctx: Context) -> Finding | None:
             if trigger
             else "",
             "handled_line": str(number),
+        },
+    )
+
+
+def _silent_stop(
+    ctx: Context, sig: Signature, rank: int, path: str, number: int, raw: str
+) -> Finding | None:
+    """The finding of :data:`HANDLED_SIGNATURE` on ``rank``'s handled line (``path``:``number``,
+    ``raw``) when the job's end was a stop that came after its output went silent (see the
+    module): the first ``terminal`` cause with a timestamp (``ctx.kind``), at least
+    :data:`~rootrank.analysis.stall.STALL_INTERVALS` typical progress intervals after the newest
+    timed progress line, which itself comes after the handled line in the same source; no
+    other cause of severity error that is neither a terminal event nor a peer's report; no
+    exception scanned. ``None`` otherwise. Times are the scan's seconds (:class:`Progress`)."""
+    from rootrank.analysis.stall import STALL_INTERVALS
+
+    if ctx.state.exceptions and any(
+        x.exc.type.rsplit(".", 1)[-1] != "SignalException" for x in ctx.state.exceptions
+    ):
+        return None  # an exception of the job's own (the agent's SignalException is the stop)
+    stops = [
+        f
+        for f in ctx.findings
+        if f.role == "cause" and ctx.kind(f) == "terminal" and f.time is not None and f.evidence
+    ]
+    if not stops or any(
+        f.severity == "error"
+        and f.role == "cause"
+        and ctx.kind(f) != "terminal"
+        and not ctx.peer_report(f)
+        for f in ctx.findings
+    ):
+        return None
+    stop = min(stops, key=lambda f: f.time or 0.0)
+    timed = [p for p in ctx.state.progress.last().values() if p.time is not None]
+    gap = ctx.state.progress.typical_gap()
+    if not timed or gap is None or gap <= 0:
+        return None
+    newest = max(timed, key=lambda p: p.time or 0.0)
+    if newest.path != path or newest.line <= number:
+        return None  # the handled line must come before the job's last progress
+    silent = (stop.time or 0.0) - (newest.time or 0.0)
+    if silent < STALL_INTERVALS * gap:
+        return None
+    col = raw.find(reason := _reason(raw))
+    return Finding.of(
+        sig,
+        rank=rank,
+        host=ctx.state.hosts.get(rank),
+        time=None,
+        order=max(0, stop.order - 1),
+        evidence=[
+            Evidence(
+                path=path,
+                line=number,
+                text=raw.strip(),
+                rank=rank,
+                column_start=col if col >= 0 else None,
+                column_end=col + len(reason) if col >= 0 else None,
+            ),
+            stop.evidence[0],
+        ],
+        captures={
+            "reason": reason
+            if len(reason) <= MAX_REASON
+            else reason[: MAX_REASON - 3].rstrip() + "...",
+            "waiters": "the other ranks",
+            "trigger": "",
+            "trigger_note": "",
+            "handled_line": str(number),
+            "stopped_by": stop.title,
+            "silent": fmt_span(silent),
+            "last_time": fmt_time(newest.time),
         },
     )
 

@@ -712,6 +712,51 @@ _RANK_LIST = lazy_regex.compile(
 _LIST_KEY_WORD = lazy_regex.compile(r"[A-Za-z_][A-Za-z_]+")
 
 
+def against_reference(case: Case) -> Verdict | None:
+    """DDP's parameter check compares every rank with one reference rank: its constructor
+    broadcasts rank 0's parameter shapes and each other rank raises ``params[2] in this
+    process with sizes [3, 32] appears not to match sizes of the same param in process 0``
+    (reducer.cpp ``verify_params_across_processes``). The reporters are the ranks that differ
+    from the reference, not necessarily the odd ones: when two or more ranks report the same
+    parameter with the same shape, and every other rank the log knows is the reference
+    itself, the reporters agree with each other and the reference is the one rank whose model
+    differs (heldout r23b case 02: rank 0 alone added special tokens; ranks 1-3 reported
+    "against process 0"). Reads the root's ``peer_rank``, ``param_index`` and ``shape`` (or
+    ``strides``) captures on each finding of its signature."""
+    root = case.root
+    peer = root.captures.get("peer_rank", "")
+    if root.failure_class != "divergent-model-across-ranks" or not peer.isdigit():
+        return None
+    ref = int(peer)
+    reporters = case.ranks_with
+    if len(reporters) < 2 or ref in reporters:
+        return None
+    seen = {
+        (
+            f.captures.get("param_index") or f.captures.get("param_index2") or "",
+            f.captures.get("shape") or f.captures.get("strides") or "",
+        )
+        for f in case.group
+    }
+    if len(seen) != 1:
+        return None
+    index, shape = seen.pop()
+    if not shape or not case.ctx.known_ranks() <= {ref, *reporters}:
+        return None  # a rank the log knows neither reported nor is the reference
+    return Verdict(
+        ref,
+        say(
+            "against_reference",
+            reporters=format_ranks(reporters),
+            index=index or "?",
+            rank=ref,
+            shape=shape,
+        ),
+        "against_reference",
+        tuple(sorted({ref, *reporters})),
+    )
+
+
 def odd_printed_length(case: Case) -> Verdict | None:
     """Every rank prints a list of numbers under the same key words and one rank's list is
     longer or shorter (``rank0 step 5 local stats [175.4, 63.0, 160.0, 0.05]`` where ranks 1
@@ -3155,6 +3200,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     enqueued_split,
     odd_value_out,
     odd_printed_value,
+    against_reference,
     odd_printed_length,
     out_of_lockstep,
     ahead_in_epoch,

@@ -133,6 +133,9 @@ def prepare(state: ScanState, library: Library) -> Context:
         if totals[f.signature] >= library.signatures[f.signature].min_count
     ]
     findings = agent_sent(findings, state.launch.closing_pids)
+    from rootrank.analysis.own_kill import own_group_kills
+
+    findings = own_group_kills(findings, state, library)
     findings = [f for f in findings if not caught_into_warning(f)]
     from rootrank.analysis.inspection import inspection_step_reports
 
@@ -152,6 +155,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(zero_count_divisions(findings, state, library))
     findings.extend(checkpoint_key_errors(findings, state, library))
     findings = optimizer_state_sizes(findings, state, library)
+    from rootrank.analysis.truncated_read import truncated_reads
+
+    findings = truncated_reads(findings, state, library)
     findings.extend(record_field_errors(findings, state, library))
     from rootrank.analysis.lookup import label_lookup_errors  # it reads this module's helpers
 

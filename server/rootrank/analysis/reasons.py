@@ -180,6 +180,11 @@ _TEMPLATES: dict[str, str] = {
         "the error names GPU {rank}, and the job ran {world} processes on one node, one per"
         " GPU (process i on cuda:i, no device remap in the log): GPU {rank} is rank {rank}'s"
     ),
+    "against_reference": (
+        "ranks {reporters} each compared their parameter #{index} with rank {rank}'s (\"in"
+        ' process {rank}") and all found the same shape [{shape}], different from rank'
+        " {rank}'s: the one model that differs is rank {rank}'s"
+    ),
     "odd_printed": "every rank printed {shape} and rank {rank} printed {value} where the others printed {majority} ({where})",
     "odd_line": (
         "rank {rank} printed `{value}` where ranks {others} printed `{usual}` in the same line (line {line}: "

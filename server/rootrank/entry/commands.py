@@ -884,7 +884,13 @@ def fit_launch(text: str, launch: Launch, *, verify: bool = False) -> str:
     own = ENV_HEAD.sub("", command) if command else ""
     # (``python -c CODE`` runs no script: a rerun is the command whole, as a launcher's is)
     plain_python = bool(own and _PYTHON_COMMAND.match(own) and not _PYTHON_CODE.match(own))
-    if command and "torchrun" in text and script and script.rsplit("/", 1)[-1] in command:
+    if (
+        command
+        and "torchrun" in text
+        and script
+        and script.rsplit("/", 1)[-1] in command
+        and command not in text  # (already written whole: ``<your launch command>``)
+    ):
         text = TORCHRUN_SCRIPT.sub(lambda m: command.replace("\\", "\\\\"), text, count=1)
     if (
         command

@@ -1,0 +1,121 @@
+"""A worker's SIGTERM that came from inside it: its own kill of a child's process group.
+
+torchrun's ``failed (exitcode: -15) local_rank: N (pid: P)`` line names the first worker it
+found dead, and a SIGTERM the agent did not send (``P`` is not in its ``Sending process P
+closing signal`` lines) is read as a stop from outside (``worker-sigterm-exit``). One more
+sender is inside the job: the worker itself. ``os.killpg(os.getpgid(child.pid), SIGTERM)``
+on a child started without a session of its own (``subprocess.Popen`` without
+``start_new_session=True``) signals the group the child inherited, which is the worker's own
+(torchrun starts every worker in a new session, so the group holds that worker and its
+children, no other rank); ``kill 0``, ``pkill -g`` and ``os.killpg(0, ...)`` do the same. The
+worker then dies by the signal it sent its child, right after it printed that it was stopping
+that child (heldout r23b case 10: ``[rank 1] prefetch still running after 5s, stopping it``).
+
+So when the dying worker's last printed line (its launcher or own rank tag; the kept heads and
+tails of the same source, before the agent's line) says it is stopping, killing or cleaning up
+a process, and the agent sent closing signals to other pids but not to this one, the finding
+is the worker's own kill (:data:`OWN_KILL_SIGNATURE`, a bug in the script), not an outside
+stop. The signals that come from the process itself (its timer, its limits) are read by the
+signal's name in :mod:`rootrank.analysis.signal_exit`.
+"""
+
+from __future__ import annotations
+
+from rootrank import lazy_regex
+from rootrank.model import Evidence, Finding
+from rootrank.ranks import RankTagger
+from rootrank.scan import ScanState
+from rootrank.signatures import Library
+
+#: The signature of a worker killed by its own process-group kill (``detector: analysis``).
+OWN_KILL_SIGNATURE = "worker-killed-own-process-group"
+#: The signature of a worker's SIGTERM/SIGHUP exit the agent did not send.
+OUTSIDE_SIGNATURE = "worker-sigterm-exit"
+#: A line that says the process is stopping something: the verb ...
+_STOPPING = lazy_regex.compile(
+    r"(?i)\b(?:stop(?:s|ping)?|kill(?:s|ing)?|terminat(?:e|es|ing)|shut(?:s|ting)? ?down"
+    r"|clean(?:s|ing)? ?up|tear(?:s|ing)? ?down|reap(?:s|ing)?|abort(?:s|ing)?)\b"
+)
+#: ... and what it stops: a process, a child, a helper, or "it"/"them" after a named task.
+_PROCESS_WORD = lazy_regex.compile(
+    r"(?i)\b(?:child(?:ren)?|sub-?process(?:es)?|process(?:es)?|proc|pid|workers?|helpers?"
+    r"|daemons?|servers?|copier|prefetch\w*|downloader|loader|group|it|them)\b"
+)
+#: Characters of the line kept in the captures.
+MAX_LINE = 200
+
+
+def own_group_kills(findings: list[Finding], state: ScanState, library: Library) -> list[Finding]:
+    """``findings`` with each :data:`OUTSIDE_SIGNATURE` finding replaced by one of
+    :data:`OWN_KILL_SIGNATURE` (same rank, evidence and captures, plus ``last_line``: the
+    worker's last printed line, and ``rank``) when the agent sent closing signals
+    (``state.launch.closing_pids`` not empty) but not to that finding's ``pid``, and the
+    worker's last line before the agent's (see :func:`_last_line`) says it was stopping a
+    process (:data:`_STOPPING` and :data:`_PROCESS_WORD`). Unchanged when the signature is
+    not in ``library``."""
+    sig = library.signatures.get(OWN_KILL_SIGNATURE)
+    closing = state.launch.closing_pids
+    if sig is None or not closing:
+        return findings
+    out: list[Finding] = []
+    for f in findings:
+        pid = f.captures.get("pid", "")
+        local = f.captures.get("local_rank", "")
+        rank = f.rank if f.rank is not None else (int(local) if local.isdigit() else None)
+        if (
+            f.signature != OUTSIDE_SIGNATURE
+            or not pid.isdigit()
+            or int(pid) in closing
+            or rank is None
+            or not f.evidence
+        ):
+            out.append(f)
+            continue
+        last = _last_line(state, f.evidence[0], rank)
+        if last is None or not (_STOPPING.search(last[2]) and _PROCESS_WORD.search(last[2])):
+            out.append(f)
+            continue
+        path, number, text = last
+        out.append(
+            Finding.of(
+                sig,
+                rank=f.rank,
+                host=f.host,
+                time=f.time,
+                order=f.order,
+                evidence=[
+                    Evidence(path=path, line=number, text=text, rank=rank),
+                    *f.evidence[:1],
+                ],
+                captures={
+                    **f.captures,
+                    "rank": str(rank),
+                    "last_line": text if len(text) <= MAX_LINE else text[: MAX_LINE - 3] + "...",
+                },
+            )
+        )
+    return out
+
+
+def _last_line(state: ScanState, at: Evidence, rank: int) -> tuple[str, int, str] | None:
+    """``(path, 1-based line, text)`` of the last line tagged with ``rank`` (its launcher
+    prefix or its own ``rank N`` tag, :class:`RankTagger`) before ``at`` in ``at``'s source,
+    from the scan's kept heads and tails (``ScanState.heads``/``tails``); a traceback's lines
+    (``[rank1]: Traceback ...`` and what follows) count too, so a worker that raised is not
+    read by an earlier line. ``None`` when no such line is kept."""
+    best: tuple[str, int, str] | None = None
+    seen: set[int] = set()
+    for path, first, text in (*state.heads, *state.tails):
+        if path != at.path:
+            continue
+        tagger = RankTagger(path=path)
+        for i, raw in enumerate(text.split("\n")):
+            number = first + i
+            if number >= at.line or number in seen:
+                continue
+            seen.add(number)
+            tagged = tagger.tag(raw, number)
+            if tagged.rank == rank and tagged.text.strip():
+                if best is None or number > best[1]:
+                    best = (path, number, tagged.text.strip())
+    return best
