@@ -17,7 +17,13 @@ import ahocorasick_rs
 import regex
 
 from rootrank import launchers, lazy_regex
-from rootrank.frameworks import FRAMEWORK_ENTRY, STACK_WORDS, stacks_in, stacks_of_paths
+from rootrank.frameworks import (
+    FRAMEWORK_ENTRY,
+    STACK_WORDS,
+    stacks_in,
+    stacks_of_paths,
+    without_env_names,
+)
 from rootrank.ingest import Block, RawLine, dedented, logical_lines
 from rootrank.mask import learn_users
 from rootrank.match import Gate, Hit, Matcher
@@ -461,6 +467,7 @@ def _stacks_in_block(text: str, lower: bytes, known: set[str]) -> set[str]:
     }
     if not forms:
         return set()
+    text = without_env_names(text)
     return {
         stack
         for stack, words in STACK_WORDS
