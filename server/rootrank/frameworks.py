@@ -134,9 +134,26 @@ _PATH_PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+#: An environment's own directory in a path: conda's ``<root>/envs/<name>/``, virtualenvwrapper's
+#: and pyenv's ``virtualenvs/<name>/`` / ``versions/<name>/envs``: the name is whatever the
+#: user called the environment (``envs/deepspeed``), no sign that the stack is in use (r23c
+#: case 08: an env named ``deepspeed`` running ``accelerate launch``).
+_ENV_DIR = re.compile(r"([/\\](?:envs|venvs|\.?virtualenvs)[/\\])[^/\\\s]+(?=[/\\])")
+
+
+def without_env_names(text: str) -> str:
+    """``text`` with each environment directory's name (:data:`_ENV_DIR`) replaced by ``_``;
+    ``text`` itself when it holds none."""
+    if "envs" not in text:
+        return text
+    return _ENV_DIR.sub(r"\1_", text)
+
+
 def stacks_in(text: str, known: set[str] | frozenset[str] = frozenset()) -> set[str]:
     """The stacks a line's words name (:data:`STACK_WORDS`), other than those in ``known``
-    (already found: their words are not searched again, on the scan's per-line path)."""
+    (already found: their words are not searched again, on the scan's per-line path); an
+    environment directory's name is no word of the line (:func:`without_env_names`)."""
+    text = without_env_names(text)
     return {
         stack
         for stack, words in STACK_WORDS
@@ -147,10 +164,11 @@ def stacks_in(text: str, known: set[str] | frozenset[str] = frozenset()) -> set[
 def stacks_of_paths(paths: Iterable[str]) -> set[str]:
     """The stacks whose package directory a frame's file path goes through
     (``.../site-packages/vllm/worker/worker.py`` -> ``vllm``; a relative ``megatron/core/...``
-    counts too)."""
+    counts too; an environment's name, ``envs/deepspeed/``, does not:
+    :func:`without_env_names`)."""
     found: set[str] = set()
     for path in paths:
-        p = "/" + path.replace("\\", "/").lstrip("/")
+        p = without_env_names("/" + path.replace("\\", "/").lstrip("/"))
         for stack, parts in _PATH_PARTS:
             if stack not in found and any(part in p for part in parts):
                 found.add(stack)

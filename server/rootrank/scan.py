@@ -16,7 +16,13 @@ from dataclasses import dataclass, field, replace
 import ahocorasick_rs
 
 from rootrank import launchers, lazy_regex, regex_code
-from rootrank.frameworks import FRAMEWORK_ENTRY, STACK_WORDS, stacks_in, stacks_of_paths
+from rootrank.frameworks import (
+    FRAMEWORK_ENTRY,
+    STACK_WORDS,
+    stacks_in,
+    stacks_of_paths,
+    without_env_names,
+)
 from rootrank.ingest import Block, RawLine, dedented, logical_lines
 from rootrank.mask import learn_users
 from rootrank.match import Gate, Hit, Matcher
@@ -503,6 +509,7 @@ def _stacks_in_block(text: str, lower: bytes, known: set[str]) -> set[str]:
     }
     if not forms:
         return set()
+    text = without_env_names(text)
     return {
         stack
         for stack, words in STACK_WORDS

@@ -229,6 +229,16 @@ _LIBRARY_MARKERS = (
     "/trl/trainer/",
     "/src/axolotl/",
     "/swift/llm/",
+    # ms-swift's other subpackages, from a clone under the user's home too
+    # (``~/env/ms-swift/swift/ray/base.py``, its Ray decorator's wrapper: r23c case 12)
+    "/swift/ray/",
+    "/swift/trainers/",
+    "/swift/cli/",
+    "/swift/megatron/",
+    "/swift/plugin/",
+    "/swift/tuners/",
+    "/swift/utils/",
+    "/swift/pipelines/",
     "/verl/trainer/",
     "/verl/workers/",
     "/nemo/collections/",
@@ -237,6 +247,10 @@ _LIBRARY_MARKERS = (
     # (``megatron/training/training.py``): the framework's code, not the user's recipe
     # (held-out r20a case 06)
     "/nemo/lightning/",
+    # NeMo's example scripts, run from the checkout the container ships
+    # (``/opt/NeMo/examples/nlp/language_modeling/megatron_gpt_pretraining.py``): NeMo's code,
+    # configured by the user's overrides, not the user's own file (r23c case 07)
+    "/NeMo/examples/",
     "/nemo/core/",
     "/nemo/utils/",
     "/megatron/training/",

@@ -4,11 +4,15 @@ The end of a paste (or a killed process) can cut a traceback after its frames an
 exception line that would name the error. The frames still say what the process was doing
 when it failed: a traceback whose innermost recognisable frame is a checkpoint loader
 (megatron.core's ``dist_checkpointing.load``, ``torch.distributed.checkpoint``'s
-``state_dict_loader.load``, ``torch.load``, a framework's ``load_checkpoint``) failed while
-loading a checkpoint. That operation gives a provisional class (the class of the operation's
-usual failures), at the low confidence a missing exception line leaves, instead of nothing
-(heldout r20a case 06: a NeMo dist-checkpoint load cut inside ``sharded_strategy.load``,
-reported as "no known failure").
+``state_dict_loader.load``, ``torch.load``, a framework's ``load_checkpoint``, Lightning's
+checkpoint connector restoring the model on resume) failed while loading a checkpoint; one
+whose innermost recognisable frame is FSDP's set-up (``FullyShardedDataParallel.__init__``,
+its ``_init_utils`` process-group / device-mesh and wrapping helpers, ``fully_shard``) failed
+while wrapping the model. That operation gives a provisional class (the class of the
+operation's usual failures), at the low confidence a missing exception line leaves, instead
+of nothing (heldout r20a case 06: a NeMo dist-checkpoint load cut inside
+``sharded_strategy.load``, reported as "no known failure"; r23c cases 04 and 07: an FSDP
+hybrid-shard process-group set-up and a Lightning ``restore_model`` on resume, both cut).
 
 Needed, all of: no finding of the log is a cause; the log ends inside a traceback that kept
 frames (:attr:`rootrank.scan.ScanState.cut_tracebacks`, not a faulthandler dump); and one of
@@ -28,6 +32,9 @@ from rootrank.signatures import Library
 
 #: The signature of a traceback cut inside a checkpoint load (class checkpoint-load-mismatch).
 CHECKPOINT_LOAD_SIGNATURE = "checkpoint-load-cut-off"
+#: The signature of a traceback cut inside FSDP's wrapping set-up (class
+#: fsdp-state-dict-or-wrapping-error).
+FSDP_WRAP_SIGNATURE = "fsdp-wrapping-cut-off"
 
 #: Operations a frame shows, matched on ``<file>::<function>`` (``/`` separators), and the
 #: signature of a traceback cut inside one. Loaders of a saved state: megatron.core
@@ -35,7 +42,14 @@ CHECKPOINT_LOAD_SIGNATURE = "checkpoint-load-cut-off"
 #: state_dict_loader.py ``load``/``load_state_dict``/``_load_state_dict``; torch/serialization.py
 #: ``load``; nn.Module ``load_state_dict``; the frameworks' checkpoint entry points
 #: (``load_checkpoint``: DeepSpeed's engine, NeMo's strategy and checkpoint IO, Lightning's;
-#: HF Trainer's ``_load_from_checkpoint``; accelerate's ``load_state``).
+#: HF Trainer's ``_load_from_checkpoint``; accelerate's ``load_state``; Lightning's
+#: ``checkpoint_connector.py`` restoring on resume: ``restore``, ``resume_start``,
+#: ``_restore_modules_and_callbacks``, ``restore_model``, ``restore_training_state``).
+#: FSDP's set-up (torch/distributed/fsdp): ``FullyShardedDataParallel.__init__``, the
+#: ``_init_utils.py`` helpers it calls first (``_init_process_group_state`` and its
+#: hybrid-shard / device-mesh variants, ``_init_param_handle_from_module``...), the
+#: auto-wrap policy's recursion (``_wrap_utils.py``, ``wrap.py``), and FSDP2's
+#: ``fully_shard`` (``_composable/fsdp`` or ``fsdp/_fully_shard``).
 CUT_OPERATIONS: tuple[tuple[str, Any], ...] = (
     (
         CHECKPOINT_LOAD_SIGNATURE,
@@ -44,7 +58,17 @@ CUT_OPERATIONS: tuple[tuple[str, Any], ...] = (
             r"|torch/distributed/checkpoint/state_dict_loader\.py::_?load(?:_state_dict)?"
             r"|torch/serialization\.py::load"
             r"|::(?:load_state_dict|load_checkpoint|_load_checkpoint|_load_from_checkpoint"
-            r"|load_sharded_checkpoint|load_state))$"
+            r"|load_sharded_checkpoint|load_state)"
+            r"|/checkpoint_connector\.py::(?:restore\w*|_restore\w*|resume_start))$"
+        ),
+    ),
+    (
+        FSDP_WRAP_SIGNATURE,
+        lazy_regex.compile(
+            r"(?:torch/distributed/fsdp/fully_sharded_data_parallel\.py::__init__"
+            r"|torch/distributed/fsdp/_init_utils\.py::_init_\w+"
+            r"|torch/distributed/fsdp/(?:_wrap_utils|wrap)\.py::_\w*wrap\w*"
+            r"|torch/distributed/(?:_composable/fsdp|fsdp/_fully_shard)/\w+\.py::fully_shard)$"
         ),
     ),
 )

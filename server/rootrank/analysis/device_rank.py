@@ -78,16 +78,35 @@ def remapped(state: ScanState) -> bool:
     )
 
 
+#: A vLLM tensor-parallel worker's own log prefix (vllm/executor/multiproc_worker_utils.py:
+#: ``(VllmWorkerProcess pid=N)``; V1's ``(VllmWorker rank=N pid=M)``): the multiprocessing
+#: executor starts one worker per GPU of the node besides the driver (rank 0, in the engine's
+#: own process), worker ``i`` with local rank ``i`` on ``cuda:i``.
+_ENGINE_WORKER_PREFIXES = ("(VllmWorkerProcess pid=", "(VllmWorker rank=")
+
+
+def engine_worker(state: ScanState) -> bool:
+    """Whether the kept lines are a vLLM tensor-parallel worker's own
+    (:data:`_ENGINE_WORKER_PREFIXES`)."""
+    return any(p in t for _, _, t in state.tails for p in _ENGINE_WORKER_PREFIXES)
+
+
 def device_rank(state: ScanState, group: list[Finding], world: int | None) -> int | None:
     """The rank of the process whose error names its device: the one ordinal the group's
     messages name, when none of them carries a rank, ``world`` (the job's process count, as
     the log states it) is 2..:data:`MAX_PER_NODE`, the log shows one node and no device
-    remap, and the ordinal is at least 1 and below ``world``. ``None`` otherwise."""
+    remap, and the ordinal is at least 1 and below ``world``. A vLLM tensor-parallel
+    worker's error (:func:`engine_worker`) needs no stated ``world``: the worker exists
+    only in a job of more GPUs than its ordinal, each worker on its own GPU, so an ordinal
+    1..:data:`MAX_PER_NODE` - 1 is its rank (r23c case 11: "GPU 3" in a TP=4 worker's OOM).
+    ``None`` otherwise."""
     if not group or any(f.rank is not None for f in group):
         return None
     if any(f.failure_class not in CLASSES for f in group):
         return None
     ordinals = _ordinals(group)
+    if world is None and engine_worker(state):
+        world = MAX_PER_NODE
     if len(ordinals) != 1 or world is None or not 2 <= world <= MAX_PER_NODE:
         return None
     ordinal = ordinals.pop()

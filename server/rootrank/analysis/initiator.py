@@ -29,6 +29,7 @@ from rootrank.analysis.events import (
     signals_from_outside,
 )
 from rootrank.analysis.group_world import default_group_world, shape_group_size
+from rootrank.analysis.host_library import unloadable_library
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say
 from rootrank.analysis.spread import own_stamp, same_second, seqnum_spread
@@ -1869,6 +1870,23 @@ def went_further(case: Case, rank: int) -> str | None:
     return say("went_further", rank=rank, others=ranks_word(sorted(ahead)), line=line, text=text)
 
 
+def first_mismatched_peer(case: Case) -> Verdict | None:
+    """The rank a collective-fingerprint mismatch names as the first to run another
+    collective, when the reports show two or more ranks agreeing against it
+    (:func:`rootrank.analysis.wrapper_peer.odd_peer`, which gives the mechanism); the job's
+    size (:func:`job_world`) when the log states it bounds the ranks left unseen."""
+    from rootrank.analysis.wrapper_peer import DESYNC_CLASS, odd_peer
+
+    if case.root.failure_class != DESYNC_CLASS:
+        return None
+    found = odd_peer(case.ctx.findings, job_world(case))
+    if found is None:
+        return None
+    odd, agree = found
+    why = say("first_mismatched_peer", rank=odd, agree=format_ranks(sorted(agree)))
+    return Verdict(odd, why, "first_mismatched_peer", (odd, *sorted(agree)))
+
+
 def named_by_root(case: Case) -> Verdict | None:
     """A cause reported by one rank happened on that rank (an OOM, an exception), unless
     another rank failed with an exception nothing explains, no later as far as the log
@@ -1898,6 +1916,15 @@ def named_by_root(case: Case) -> Verdict | None:
     remote = remote_end_transport_error(case.root)
     if remote is not None and not lone_transport_reporter(case, rank):
         why = say("remote_end_transport", rank=rank, what=remote)
+        return Verdict(None, why, "named_by_root", (rank,), True)
+    library = unloadable_library(case)
+    if (
+        library is not None
+        and went_further(case, rank) is None
+        and unexplained_failure_elsewhere(rank, case) is None
+    ):
+        # a driver library the host or container lacks: every rank on it fails the same load
+        why = say("host_library", rank=rank, library=library)
         return Verdict(None, why, "named_by_root", (rank,), True)
     connect = socket_connect_failure(case)
     if connect is not None and not (case.ctx.known_ranks() - {rank}):
@@ -3115,7 +3142,10 @@ def device_of_error(case: Case) -> Verdict | None:
     rank = device_rank(case.ctx.state, case.group, world)
     if rank is None:
         return None
-    why = say("device_of_error", rank=rank, world=world)
+    if world is None:  # a vLLM worker's own error (device_rank): its world is unstated
+        why = say("device_of_engine_worker", rank=rank)
+    else:
+        why = say("device_of_error", rank=rank, world=world)
     return Verdict(rank, why, "device_of_error", (rank,))
 
 
@@ -3216,6 +3246,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     missing_reporter,
     missing_progress,
     missing_milestone,
+    first_mismatched_peer,
     named_by_root,
     odd_watchdog_rank,
     alone_in_first_attempt,

@@ -176,6 +176,11 @@ _TEMPLATES: dict[str, str] = {
         " {ranks} timed out waiting: rank {rank} was still in that work, which only it"
         " does, and {ranks} waited for it in the collective (victims, not the cause)"
     ),
+    "device_of_engine_worker": (
+        "the error names GPU {rank}, and it is a vLLM tensor-parallel worker's own output: the"
+        " engine starts one worker per GPU of the node, worker i on cuda:i (no device remap in"
+        " the log), so GPU {rank} is worker rank {rank}'s (the local device index)"
+    ),
     "device_of_error": (
         "the error names GPU {rank}, and the job ran {world} processes on one node, one per"
         " GPU (process i on cuda:i, no device remap in the log): GPU {rank} is rank {rank}'s"
@@ -310,6 +315,16 @@ _TEMPLATES: dict[str, str] = {
     "pair_no_majority": (
         "rank {rank}'s message only says it differs from rank {peer}, and the log shows no other"
         " rank's output: it does not tell which of the two deviates"
+    ),
+    "first_mismatched_peer": (
+        "the collective check compares each rank's fingerprint with every rank's in rank order and"
+        " stops at the first that differs: ranks {agree} run the same collective and rank {rank} is the"
+        " first that runs another, so rank {rank} left the path the others follow"
+    ),
+    "host_library": (
+        "rank {rank} printed it, but the process could not load {library}, a library of the host"
+        " or container that every rank on it loads the same way: no other rank got further, so"
+        " the log shows the first copy of a shared failure, not a rank where it began"
     ),
     "connect_one_end": (
         "rank {rank} could not connect to a peer ({what}), and the log shows no other rank: a"
