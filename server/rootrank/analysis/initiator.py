@@ -1887,6 +1887,15 @@ def first_mismatched_peer(case: Case) -> Verdict | None:
     return Verdict(odd, why, "first_mismatched_peer", (odd, *sorted(agree)))
 
 
+def alone_in_world(case: Case, rank: int) -> bool:
+    """Whether ``rank`` is the only process the job had: rank 0 of a world of size 1 (the
+    world size the scan read: ``world_size = 1``, ``WORLD_SIZE=1``; DeepSpeed's launcher
+    prints ``dist_world_size=1`` beside its config's ``world_size = 1``) and no other rank
+    known from any line or launcher report. A set-up error there has no other rank that could
+    have raised it first, so "every rank runs the same set-up" names no doubt."""
+    return rank == 0 and case.ctx.state.world_size == 1 and case.ctx.known_ranks() <= {rank}
+
+
 def named_by_root(case: Case) -> Verdict | None:
     """A cause reported by one rank happened on that rank (an OOM, an exception), unless
     another rank failed with an exception nothing explains, no later as far as the log
@@ -1906,6 +1915,8 @@ def named_by_root(case: Case) -> Verdict | None:
     if case.root.captures.get("exit_type") in UNREQUESTED_EXITS:
         return None  # a process manager's report of a pid's death: died_unrequested's case
     rank = case.ranks_with[0]
+    if alone_in_world(case, rank):
+        return Verdict(rank, say("alone_in_world", rank=rank), "named_by_root", (rank,))
     if same_on_every_rank(case) and not (case.ctx.state.ranks_seen - {rank}):
         past = went_further(case, rank)
         if past is None:

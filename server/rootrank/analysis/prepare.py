@@ -1351,6 +1351,34 @@ ARGUMENT_MESSAGE = lazy_regex.compile(
 )
 
 
+#: A function of a framework's own set-up checks by its name: a ``check``/``validate``/
+#: ``verify``/``sanity`` word anywhere in it (DeepSpeed's ``_do_optimizer_sanity_check``,
+#: ``_check_config``, ``validate_config``).
+SETUP_CHECK_FUNC = lazy_regex.compile(r"(?:^|_)(?:check|validate|verify|sanity)(?:_|$)")
+#: A check's message that names a key of a configuration file, with the value to give it:
+#: DeepSpeed's ``Please add <"zero_allow_untested_optimizer": true> in the configuration file
+#: to use it`` (deepspeed/runtime/engine.py), a JSON ``"key": value`` pair beside the words
+#: config / configuration. ``key`` and ``value`` are captured.
+CONFIG_KEY_MESSAGE = lazy_regex.compile(
+    r"(?i)(?=.*\bconfig(?:uration)?\b)"
+    r'.*?"(?P<key>[A-Za-z_][\w.]{0,80})"\s{0,3}:\s{0,3}(?P<value>true|false|null|-?\d[\w.]{0,20}|"[^"]{0,80}")'
+)
+
+
+def config_key_named(frames: list[Frame], message: str) -> dict[str, str] | None:
+    """The configuration key and value ``message`` names (:data:`CONFIG_KEY_MESSAGE`) when the
+    innermost of ``frames`` is a framework's own set-up check (library code, not the user's,
+    in a :data:`SETUP_CHECK_FUNC` function): the framework checked the configuration it was
+    given and says which key to set, so the fix is in the config file, whatever user code
+    called the framework. ``{"config_key": ..., "config_value": ...}``, or ``None``."""
+    if not frames or frames[-1].user or not SETUP_CHECK_FUNC.search(frames[-1].func):
+        return None
+    m = CONFIG_KEY_MESSAGE.match(message)
+    if m is None:
+        return None
+    return {"config_key": m.group("key"), "config_value": m.group("value")}
+
+
 def _settings_check(frames: list[Frame], message: str) -> bool:
     """Whether a traceback's ``frames`` end in a check of the job's settings: the innermost
     frame is one (:data:`ARGUMENT_CHECK_FRAME` file or :data:`ARGUMENT_CHECK_FUNC` function)
@@ -1389,13 +1417,16 @@ def library_argument_checks(
     for type_name in ARGUMENT_CHECK_TYPES:
         for seen in _unread_exceptions(state, findings, type_name):
             exc = seen.exc
-            if seen.rank in out or not exc.frames or not _settings_check(exc.frames, exc.message):
+            if seen.rank in out or not exc.frames:
+                continue
+            keyed = config_key_named(exc.frames, exc.message)
+            if keyed is None and not _settings_check(exc.frames, exc.message):
                 continue
             where = exc.frames[-1]
             path = where.file.replace("\\", "/")
             name = path.rsplit("/", 1)[-1]
             out[seen.rank] = _exception_finding(
-                sig, seen, {"where": f"{name}:{where.line}", "check": where.func}
+                sig, seen, {"where": f"{name}:{where.line}", "check": where.func, **(keyed or {})}
             )
     return list(out.values())
 

@@ -373,6 +373,10 @@ _TEMPLATES: dict[str, str] = {
         " a log that keeps one rank's lines shows that rank's copy of the error, not who started it,"
         " and no launcher report names rank {rank} as the first to fail"
     ),
+    "alone_in_world": (
+        "rank {rank} is the only rank of this job (its world size is 1), so the error it raised"
+        " started there"
+    ),
     "same_on_every_rank": (
         "only rank {rank}'s copy of this set-up error is in the log, and every rank runs the same set-up: "
         "the log does not show which rank hit it first"
