@@ -12,6 +12,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from rootrank.engine import diagnose_paths
 from rootrank.redirected import rank_log_folder, redirected
 
@@ -31,6 +33,17 @@ def _check(d, folder: str) -> None:
 
 def test_the_terminal_of_a_redirected_launch_is_read_with_its_log_dir():
     _check(diagnose_paths([str(HERE / "terminal.log")], mask=False), "logs")
+
+
+def test_the_workers_files_are_named_relative_to_the_log_as_typed(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    monkeypatch.chdir(HERE.parent)
+    d = diagnose_paths(["redirects/terminal.log"], mask=False)
+    _check(d, "logs")
+    assert d.sources[0] == "redirects/terminal.log"
+    assert d.sources[1].startswith("redirects/logs/") and d.sources[1].endswith("/0/stderr.log")
+    assert d.root_cause.evidence[0].path.startswith("redirects/logs/")
 
 
 def test_a_log_dir_copied_under_another_name_is_found_beside_the_terminal(tmp_path: Path):

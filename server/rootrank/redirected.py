@@ -58,7 +58,7 @@ def _holds_attempts(folder: str) -> bool:
 def _subnames(folder: str) -> list[str]:
     """The names of ``folder``'s subfolders, sorted; ``[]`` when it cannot be read."""
     try:
-        with os.scandir(folder) as it:
+        with os.scandir(folder or ".") as it:
             return sorted(e.name for e in it if e.is_dir(follow_symlinks=False))
     except OSError:
         return []
@@ -77,11 +77,13 @@ def rank_log_folder(log_path: str, command: str | None) -> str | None:
     if not redirected(command) or log_path == "-":
         return None
     assert command is not None
-    here = os.path.dirname(os.path.abspath(log_path))
+    # relative as the user typed the log's path: the files found are named the same way
+    # (the report names them as the sources; nothing depends on where the checkout lives)
+    here = os.path.dirname(log_path)
     named = _LOG_DIR.search(command)
     if named is not None:
         folder = os.path.join(here, os.path.expanduser(named["dir"]))
-        if os.path.isdir(folder) and _holds_attempts(folder):
+        if os.path.isdir(folder or ".") and _holds_attempts(folder):
             return folder
     queue, opened = [(here, 0)], 0
     while queue and opened < MAX_FOLDERS:
