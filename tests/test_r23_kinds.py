@@ -11,7 +11,12 @@
   from the diagnosed job's first line when another job comes before it in the file, not from
   the file's first line: the earlier job's "failed (exitcode" line ended the read before the
   diagnosed job began (that job's first 60 lines, then
-  ``tests/fix_variants/gloo-size-mismatch/dtype-width-rank-said.log`` appended).
+  ``tests/fix_variants/gloo-size-mismatch/dtype-width-rank-said.log`` appended);
+- a rank's uncaught Python exception, then "terminate called without an active exception" as
+  the interpreter shut down with the process group's threads alive: the exception is the
+  cause, the abort its teardown (``redirected_terminate/``: ``torchrun --nproc-per-node=3
+  --redirects 3 --log-dir logs train.py``, rank 2 indexes a split table without its key at
+  epoch 2 under a gloo group with an 8 s timeout; its ``stderr.log`` ends with the abort).
 """
 
 from __future__ import annotations
@@ -50,3 +55,22 @@ def test_the_rank_lines_of_a_job_after_another_are_its_own():
     assert d.initiator.strategy == alone.initiator.strategy == "odd_line_out"
     assert any("(line 65: `built model, param dtype torch.float64`)" in r for r in d.reasoning)
     assert any("lone_dtype_line" in r for r in d.reasoning)
+
+
+def test_a_ranks_abort_after_its_own_exception_is_teardown_not_the_cause():
+    d = diagnose_paths([str(HERE / "redirected_terminate" / "logs")], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "user-code-exception"
+    assert rc.captures.get("exc_type", "").endswith("KeyError")
+    assert rc.evidence[0].path.endswith("attempt_0/2/stderr.log") and rc.evidence[0].line == 5
+    assert d.initiating_rank == 2
+    aborts = [f for f in d.findings if f.signature == "cpp-terminate-abort"]
+    assert aborts and aborts[0].evidence[0].line == 6
+    (edge,) = [e for e in d.explanations if e.effect.signature == "cpp-terminate-abort"]
+    assert (edge.cause.signature, edge.cause.line, edge.effect.line) == (
+        "user-code-exception",
+        5,
+        6,
+    )
+    assert edge.why == "the process raised it and then aborted while shutting down"
+    assert "cpp-terminate-abort" in {c.signature for c in d.collateral}

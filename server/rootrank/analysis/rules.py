@@ -193,7 +193,8 @@ def declared_explanations(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
     "remote process exited or there was a network error", gloo's "Connection reset by
     peer"): no later by timestamps; log order does not count, since the launcher reports a
     worker's death after its peers noticed it; ``what``: the finding read on the ``what():``
-    line a C++ abort printed under it (:func:`_what_of`). A warning explains only when its
+    line a C++ abort printed under it (:func:`_what_of`); ``own-exception``: the Python
+    exception the same process raised just before it aborted (:func:`_raised_before`). A warning explains only when its
     signature id is named (a condition printed at start-up that the failure follows from:
     NCCL's transport falling back to sockets on a fabric host), never by kind or class.
 
@@ -245,6 +246,13 @@ def declared_explanations(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
                     e,
                     "declared_explanations",
                     "the abort's handler printed it right after the C++ message that aborted",
+                )
+            elif "own-exception" in wanted and c.role == "cause" and _raised_before(e, c):
+                yield Edge(
+                    c,
+                    e,
+                    "declared_explanations",
+                    "the process raised it and then aborted while shutting down",
                 )
             elif "what" in wanted and c.signature != e.signature and _what_of(e, c):
                 yield Edge(
@@ -397,6 +405,31 @@ def _aborted_on(banner: Finding, message: Finding) -> bool:
         ):
             return True
     return False
+
+
+#: How many lines before a process's std::terminate its own uncaught Python exception may
+#: end (:func:`_raised_before`): the other threads' and ranks' lines printed in between.
+OWN_EXCEPTION_SPAN = 40
+
+
+def _raised_before(abort: Finding, exc: Finding) -> bool:
+    """``exc`` is a Python exception line (its first evidence line starts with the exception
+    type) printed at most :data:`OWN_EXCEPTION_SPAN` lines before ``abort``'s first line, in
+    its file, on its rank (or with no rank on either). Mechanism: an uncaught exception ends
+    the main thread; the interpreter then finalizes while a native thread (a process group's
+    watchdog or store thread, a DataLoader pin-memory thread) is still joinable, and
+    libstdc++ calls std::terminate "without an active exception" (vterminate.cc) and
+    abort(): the abort is the exception's consequence, not a second fault."""
+    if not abort.evidence or not exc.evidence:
+        return False
+    if abort.rank is not None and exc.rank not in (abort.rank, None):
+        return False
+    a, x = abort.evidence[0], exc.evidence[0]
+    return (
+        x.path == a.path
+        and 0 < a.line - x.line <= OWN_EXCEPTION_SPAN
+        and _EXC_LINE.match(x.text) is not None
+    )
 
 
 #: The exception type an exception line starts with (``RuntimeError: ...``,
