@@ -16,7 +16,11 @@
   the interpreter shut down with the process group's threads alive: the exception is the
   cause, the abort its teardown (``redirected_terminate/``: ``torchrun --nproc-per-node=3
   --redirects 3 --log-dir logs train.py``, rank 2 indexes a split table without its key at
-  epoch 2 under a gloo group with an 8 s timeout; its ``stderr.log`` ends with the abort).
+  epoch 2 under a gloo group with an 8 s timeout; its ``stderr.log`` ends with the abort);
+- an unranked abort followed by a peer report is not carried to the reporting rank: under
+  mp.spawn, rank 1 (an empty shard, a division by its length) died with an unprefixed
+  "terminate called without an active exception", and mp.spawn showed only process 0's gloo
+  "Connection closed by peer" (``spawn_victim_after_unranked_abort.log``).
 """
 
 from __future__ import annotations
@@ -74,3 +78,12 @@ def test_a_ranks_abort_after_its_own_exception_is_teardown_not_the_cause():
     )
     assert edge.why == "the process raised it and then aborted while shutting down"
     assert "cpp-terminate-abort" in {c.signature for c in d.collateral}
+
+
+def test_an_unranked_abort_is_not_the_rank_whose_peer_report_follows_it():
+    d = diagnose_paths([str(HERE / "spawn_victim_after_unranked_abort.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "cpp-terminate-abort"
+    assert rc.evidence[0].line == 3
+    assert d.initiating_rank is None  # rank 0 only saw its peer go away
+    assert "connection-reset-by-peer" in {c.signature for c in d.collateral}

@@ -2722,6 +2722,8 @@ def next_traceback_rank(case: Case) -> Verdict | None:
     after = [line for line in starts if line > ev.line]
     if not after:
         return None
+    if _peer_report_follows(case, rank, ev.path, ev.line):
+        return None
     # the root carried to that rank must still be that rank's by the rules of a ranked root
     # (not a set-up failure every rank hits, not one end of a broken link, not a remote
     # end's error, no other rank's failure first): :func:`named_by_root` decides
@@ -2731,6 +2733,32 @@ def next_traceback_rank(case: Case) -> Verdict | None:
         return None
     why = say("next_traceback_rank", rank=rank, line=min(after), title=root.title)
     return Verdict(rank, why, "next_traceback_rank", (rank,))
+
+
+def _peer_report_follows(case: Case, rank: int, path: str, line: int) -> bool:
+    """Whether the first complete traceback of ``rank`` after ``line`` (1-based, in
+    ``path``) ends in a peer report (a finding whose YAML says ``explained_by: [peer]``:
+    gloo's "Connection closed by peer ... typically caused by a remote worker crashing",
+    NCCL's "remote process exited"). That process only saw another one go away: an
+    unranked failure printed before it is more likely that other process's (mp.spawn shows
+    the first error its queue received, a victim's, while the crashed worker's own line
+    carries no rank), so it is not carried to ``rank``."""
+    ctx = case.ctx
+    later = [
+        seen.exc.log_line
+        for seen in ctx.state.exceptions
+        if seen.rank == rank
+        and seen.path == path
+        and seen.exc.log_line > line
+        and not seen.exc.ignored
+    ]
+    if not later:
+        return False
+    first = min(later)
+    return any(
+        ctx.peer_report(f) and any(e.path == path and e.line == first for e in f.evidence)
+        for f in ctx.findings
+    )
 
 
 def implied_rank(case: Case) -> Verdict | None:
