@@ -20,7 +20,11 @@
 - an unranked abort followed by a peer report is not carried to the reporting rank: under
   mp.spawn, rank 1 (an empty shard, a division by its length) died with an unprefixed
   "terminate called without an active exception", and mp.spawn showed only process 0's gloo
-  "Connection closed by peer" (``spawn_victim_after_unranked_abort.log``).
+  "Connection closed by peer" (``spawn_victim_after_unranked_abort.log``);
+- srun's own report of a failed task (``srun: error: <node>: task N: Exited with exit code C``)
+  gets srun's advice (the task's ``N: `` lines, ``--output=slurm-%j-%t.out``, ``sacct``), not
+  torchrun's (``tests/fix_variants/elastic-child-failed/srun-task.log``, written in srun's and
+  slurmstepd's formats: src/srun, src/slurmd/slurmstepd/req.c).
 """
 
 from __future__ import annotations
@@ -87,3 +91,16 @@ def test_an_unranked_abort_is_not_the_rank_whose_peer_report_follows_it():
     assert rc.evidence[0].line == 3
     assert d.initiating_rank is None  # rank 0 only saw its peer go away
     assert "connection-reset-by-peer" in {c.signature for c in d.collateral}
+
+
+def test_srun_reporting_a_failed_task_gets_sruns_advice_not_torchruns():
+    path = HERE.parent / "fix_variants" / "elastic-child-failed" / "srun-task.log"
+    d = diagnose_paths([str(path)], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "elastic-child-failed"
+    assert d.initiating_rank == 1 and rc.evidence[0].line == 7
+    assert rc.fix.variant is not None and rc.fix.variant.id == "srun-task"
+    assert rc.fix.steps[0].startswith("Read task 1's own output, above srun's report")
+    assert "slurm-%j-%t.out" in rc.fix.steps[0]
+    assert rc.verify.startswith("PYTHONUNBUFFERED=1 srun --label python")
+    assert "torchrun" not in " ".join(rc.fix.steps) + rc.verify
