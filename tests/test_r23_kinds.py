@@ -24,7 +24,11 @@
 - srun's own report of a failed task (``srun: error: <node>: task N: Exited with exit code C``)
   gets srun's advice (the task's ``N: `` lines, ``--output=slurm-%j-%t.out``, ``sacct``), not
   torchrun's (``tests/fix_variants/elastic-child-failed/srun-task.log``, written in srun's and
-  slurmstepd's formats: src/srun, src/slurmd/slurmstepd/req.c).
+  slurmstepd's formats: src/srun, src/slurmd/slurmstepd/req.c);
+- the rank the others waited for at a collective it never reached printed no traceback: the
+  fix quotes what it said last (its own problem line, its last line), the log's own words
+  (``rank_said_its_problem_then_stalled.log``: ``torchrun --nproc-per-node=3 --tee 3``, rank 1
+  logs a record it cannot decode and retries past the others' 8 s barrier timeout).
 """
 
 from __future__ import annotations
@@ -104,3 +108,15 @@ def test_srun_reporting_a_failed_task_gets_sruns_advice_not_torchruns():
     assert "slurm-%j-%t.out" in rc.fix.steps[0]
     assert rc.verify.startswith("PYTHONUNBUFFERED=1 srun --label python")
     assert "torchrun" not in " ".join(rc.fix.steps) + rc.verify
+
+
+def test_the_fix_quotes_what_the_stalled_rank_said_last():
+    d = diagnose_paths([str(HERE / "rank_said_its_problem_then_stalled.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "collective-timeout"
+    assert d.initiating_rank == 1
+    assert rc.fix.steps[0].startswith(
+        "train.py:12: ranks 0 and 2 stopped in barrier here; rank 1 never reached this line"
+        " (it printed no traceback): look at what rank 1 did before it: it said last"
+        " `loader: cannot decode record 17 in part-01.jsonl, retrying` (line 4)."
+    )

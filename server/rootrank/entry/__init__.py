@@ -816,7 +816,11 @@ def fill_entry(
         # config file the launch passed when the log shows it
         where = setting_step(facts.request_setting[:2], config_file(launch.command))
     if where is None:
-        where = waiting_step(state, root, rc_rank, masker)
+        # (a variant that rests on the rank's own line quotes it: not twice)
+        quotes = "rank_said_line" in values or bool(
+            (variant.get("when") or {}).get("initiator_last_line")
+        )
+        where = waiting_step(state, root, rc_rank, masker, quote=not quotes)
     if where and sites:
         # the call sites lead, unless the variant names what made them differ (a group
         # built differently): then they are its consequence and follow its first step

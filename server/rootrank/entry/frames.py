@@ -451,7 +451,11 @@ OWN_CHECK_SIGNATURES = frozenset({"gloo-local-size-check"})
 
 
 def waiting_step(
-    state: ScanState, root: Finding, rank: int | None, masker: Any | None = None
+    state: ScanState,
+    root: Finding,
+    rank: int | None,
+    masker: Any | None = None,
+    quote: bool = True,
 ) -> str | None:
     """For a collective failure whose initiating ``rank`` printed no traceback of its own (it
     left, hung in its own code, or was killed; not one whose launcher reports an abort, exit
@@ -460,7 +464,9 @@ def waiting_step(
     collective): ``train.py:35: ranks 0 and 1 stopped in all_reduce here; rank 2 never
     reached this line ...``; ``None`` otherwise. Mechanism: every rank runs the same loop, so
     the others waited for ``rank`` at the collective it never reached, and that line is where
-    the user's loop lost it: the place to look for the branch, return or stall before it."""
+    the user's loop lost it: the place to look for the branch, return or stall before it.
+    With ``quote``, what ``rank`` said last is quoted (:func:`_own_words`); the caller turns
+    it off when the fix's variant quotes that line itself."""
     if rank is None or any(seen.rank == rank and not seen.exc.ignored for seen in state.exceptions):
         return None
     if any(e.rank == rank and e.exitcode in (-6, 134) for e in state.elastic):
@@ -472,11 +478,64 @@ def waiting_step(
         return None
     site = sites[0]
     stopped = f"stopped in {site.collective} here" if site.collective else "stopped here"
+    said = _own_words(state, rank) if quote else []
+    if said:
+        quoted = " and ".join(f"`{masker.text(t) if masker else t}` (line {n})" for n, t in said)
+        look = f"look at what rank {rank} did before it: it said last {quoted}."
+    else:
+        look = f"look at what rank {rank} did before it."
     return (
         f"{short(site.file)}:{site.line}: {_ranks([s.rank for s in sites])} {stopped}; "
-        f"rank {rank} never reached this line (it printed no traceback): look at what rank "
-        f"{rank} did before it."
+        f"rank {rank} never reached this line (it printed no traceback): {look}"
     )
+
+
+#: A line a rank printed of itself that reports a problem in its own words (no traceback:
+#: a logged error, a child process's message, a skipped record).
+_OWN_PROBLEM = lazy_regex.compile(
+    r"(?i)\b(?:error|errors|failed|failure|malformed|invalid|cannot|unable|corrupt(?:ed)?"
+    r"|missing|skipp(?:ed|ing)|refused|denied|timed out)\b"
+)
+#: The longest own line quoted (characters).
+OWN_LINE_CHARS = 200
+
+
+def _own_words(state: ScanState, rank: int) -> list[tuple[int, str]]:
+    """What ``rank`` printed last in the kept tails of the log (``ScanState.tails``), in log
+    order: its last line problem-worded (:data:`_OWN_PROBLEM`) and its very last line,
+    ``(1-based line, text without the rank's prefix)``, at most two; ``[]`` when no tail
+    line is the rank's. A launcher's local-rank prefix counts as the rank on a log that
+    proves a single node (:func:`rootrank.analysis.prepare.single_node_proof`). Mechanism: a
+    rank that stopped short of a collective the others reached printed no traceback; the
+    last thing it said (a logged error, the phase it began) is where its own code went
+    another way."""
+    from rootrank.analysis.prepare import single_node_proof  # the analysis imports this package
+    from rootrank.ranks import RankTagger, rank_from_path
+
+    last: tuple[int, str] | None = None
+    problem: tuple[int, str] | None = None
+    for path, first, text in state.tails:
+        path_rank, is_local = rank_from_path(path)
+        tagger = RankTagger(path=path, path_rank=path_rank, path_rank_is_local=is_local)
+        for number, raw in enumerate(text.split("\n"), first):
+            if not raw.strip() or len(raw) > 4 * OWN_LINE_CHARS:
+                continue
+            tagged = tagger.tag(raw, number)
+            if tagger.following():
+                continue  # a launcher's summary or a spawn error block quoting the rank
+            who = tagged.rank
+            if who is None and tagged.local_rank is not None:
+                if single_node_proof(state, tagged.local_rank):
+                    who = tagged.local_rank
+            body = tagged.text.strip()
+            if who != rank or not body or body.startswith(("File ", "Traceback")):
+                continue
+            line = (number, body[:OWN_LINE_CHARS])
+            last = line
+            if _OWN_PROBLEM.search(body):
+                problem = line
+    said = [x for x in (problem, last) if x is not None]
+    return sorted(set(said))
 
 
 def _rank_sites(state: ScanState, root: Finding, masker: Any | None) -> list[CallSite]:
