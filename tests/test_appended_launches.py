@@ -49,7 +49,7 @@ def test_a_run_from_another_python_environment_is_another_job():
     assert d.root_cause is not None
     assert (d.root_cause.signature, d.initiating_rank) == ("gloo-size-mismatch", 0)
     note = runs_note(d)
-    assert "2 different runs" in note and "from line 66" in note
+    assert "2 different runs" in note and "from line 65" in note
     assert "/work/main/.venv/lib/python3.11/site-packages" in " ".join(d.reasoning)
     assert d.attempts == 1
 
@@ -61,7 +61,7 @@ def test_a_run_timed_hours_before_the_first_is_still_the_one_diagnosed():
     d = diagnose_text(read(KEYERROR) + read(GMT_MINUS8, 5))
     assert d.root_cause is not None
     assert (d.root_cause.signature, d.initiating_rank) == ("gloo-size-mismatch", 0)
-    assert d.attempts == 2 and "from line 66" in runs_note(d)
+    assert d.attempts == 2 and "from line 65" in runs_note(d)
 
 
 def test_a_worker_line_after_torchruns_summary_starts_the_next_launch():

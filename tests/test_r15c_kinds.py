@@ -46,11 +46,12 @@ DATA = Path(__file__).resolve().parent / "data"
 
 def test_a_a_relaunch_that_trained_to_its_end_leaves_no_root_cause():
     # launch 1: rank 1's config file not there yet (FileNotFoundError, torchrun's summary);
-    # "job failed, resubmitting (1/3)"; launch 2: iter 1/6 .. iter 6/6, exit 0
+    # "job failed, resubmitting (1/3)"; launch 2: iter 1/6 .. iter 6/6, exit 0 (the relaunch is
+    # read from line 59, right after the first launch's summary)
     d = diagnose_paths([str(ATTEMPTS / "shell-relaunch-recovers.log")], mask=False)
     assert d.root_cause is None
     assert d.attempts == 2
-    assert any("holds 2 runs" in r and "from line 61" in r for r in d.reasoning)
+    assert any("holds 2 runs" in r and "from line 59" in r for r in d.reasoning)
     assert "user-code-exception" not in {f.signature for f in d.findings}
 
 

@@ -2215,7 +2215,10 @@ class Scanner:
                     restart = got[0] <= max([1, *steps])
                     self._summary_progress = raw.number if restart else -1
                 elif self._summary_progress > 0:
-                    self._new_attempt(raw.number, tagger, readers)
+                    # the attempt begins at its first progress line, or before it, right after
+                    # the summary (its own first lines: _after_close)
+                    cut = self._after_close(self._summary_progress, tagger, raw.number)
+                    self._new_attempt(cut, tagger, readers)
         elif (
             self._section.launch is not None
             and len(st.sources) == 1
@@ -2647,24 +2650,31 @@ class Scanner:
         before = tagger.tag(prev, number - 1)
         return before.rank
 
-    def _after_close(self, number: int, tagger: RankTagger) -> int:
+    def _after_close(self, number: int, tagger: RankTagger, current: int | None = None) -> int:
         """Where a cut found at line ``number`` (1-based) after torchrun's failure summary
         begins the next run: the line after the summary's closing rule (or after its last
         field line), when that came at most :data:`MAX_AFTER_SUMMARY` lines earlier in the
-        current block; else ``number``. The summary is the agent's last words, printed once
-        every worker exited (torch.distributed.elastic ``ChildFailedError.format_msg``): the
-        lines after it (a wrapper's own line, the next job's first lines before its first
-        traceback or step: a watchdog line, a progress bar) are no longer that launch's."""
+        current block; else ``number``. ``current`` is the line being read (``number`` when
+        not given; an earlier ``number`` is a cut decided late, at a run's second progress
+        line). The summary is the agent's last words, printed once every worker exited
+        (torch.distributed.elastic ``ChildFailedError.format_msg``): the lines after it (a
+        wrapper's own line, the next job's first lines before its first traceback or step: a
+        watchdog line, a progress bar) are no longer that launch's."""
         last = tagger.summary_field_line
+        current = number if current is None else current
         block, start = self._block_text, self._line_start
         if not last or not last < number - 1 <= last + MAX_AFTER_SUMMARY or block is None:
             return number
-        # lines last..number - 1 (the text before the current line ends with its newline)
-        lines = block[: start - 1].split("\n")[-(number - last) :] if start else []
-        if len(lines) != number - last:
+        if not start or current - last > 4 * MAX_AFTER_SUMMARY:
+            return number
+        # lines last..current - 1 (the text before the current line ends with its newline)
+        pieces = block[: start - 1].rsplit("\n", current - last)
+        if len(pieces) != current - last + 1:
             return number  # the summary is in an earlier block
         begin = last + 1
-        for i, line in enumerate(lines[1:], start=last + 1):
+        for i, line in enumerate(pieces[2:], start=last + 1):
+            if i >= number:
+                break
             if line.rstrip().endswith("=" * 10):
                 begin = i + 1  # the summary's closing rule (a prefix before it kept)
         return begin if begin < number else number
