@@ -30,6 +30,7 @@ def test_a_rank_whose_error_line_the_paste_cuts_is_not_the_silent_rank():
     assert d.root_cause.failure_class == "collective-timeout"
     assert d.root_cause.evidence[0].line == 3
     assert d.initiating_rank is None
+    assert "cuts its error line" in d.initiator.why
 
 
 def test_a_rank_with_no_line_at_all_is_still_the_one_the_others_waited_for():

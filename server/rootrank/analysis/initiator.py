@@ -1300,11 +1300,13 @@ def missing_reporter(case: Case) -> Verdict | None:
     # A rank whose own traceback the paste cuts was failing too: the absence of its error
     # line is no evidence.
     missing = sorted(known - reporters)
-    cut = case.ctx.state.cut_traceback_ranks | cut_error_ranks(case.ctx.state)
+    traced = case.ctx.state.cut_traceback_ranks
+    cut = traced | cut_error_ranks(case.ctx.state)
     if len(missing) == 1 and missing[0] in cut:
+        reason = "missing_reporter_cut" if missing[0] in traced else "missing_reporter_cut_line"
         return Verdict(
             None,
-            say("missing_reporter_cut", rank=missing[0]),
+            say(reason, rank=missing[0]),
             "missing_reporter",
             (missing[0],),
             True,

@@ -289,6 +289,11 @@ _TEMPLATES: dict[str, str] = {
         " traceback before the error line, so that line may simply be missing: the log does"
         " not tell which rank the others waited for"
     ),
+    "missing_reporter_cut_line": (
+        "rank {rank} is the one known rank that did not report it, but the log cuts its error"
+        " line at that moment before the message, so that line may be its report: the log does"
+        " not tell which rank the others waited for"
+    ),
     "silent_in_lines": (
         "ranks {printers} each printed the same per-rank line until the log ends, rank {rank}"
         " never did and printed nothing else: rank {rank} stopped, and the others waited for"
