@@ -185,6 +185,10 @@ STATE_WORDS = (
     "world_size",
     "world size",
     "global_rank: ",  # Lightning/Fabric's "GLOBAL_RANK: 0, MEMBER: 1/4" (ranks._MEMBER_WORLD)
+    # a rank's own start-up line placing it in the job: "I am worker 2 of 8" (ranks._MEMBER_OF)
+    "i am worker ",
+    "i am rank ",
+    "i am process ",
     "xception has occurred",  # a debugger's exception header (VS Code / debugpy)
     ".py failed",  # torchelastic summary title: names the entry script
     " failed\n",  # its title for a ``-m`` launch ("pkg.server FAILED"): names the entry module

@@ -135,6 +135,13 @@ _WORLD = lazy_regex.compile(r"\b(?:world_size|WORLD_SIZE|world size)\s*[=:]\s*(?
 _MEMBER_WORLD = lazy_regex.compile(r"\bGLOBAL_RANK: \d{1,6}, MEMBER: \d{1,6}/(?P<n>\d{1,6})\b")
 # The header ``tail``/``head`` print before each file when given several
 # (``tail -n +1 logs/*/attempt_0/*/stderr.log``): "==> logs/x/attempt_0/2/stderr.log <==".
+# A rank's own start-up line that places it in the job, in the first person: "DDP: I am
+# worker 2 of 8", "I am rank 3 of 16" (the member's number, then the number of members): the
+# world size after "of", read only when it is above the member's number. Not a library's
+# report about another rank ("rank 1 of 8 ranks has already checked in").
+_MEMBER_OF = lazy_regex.compile(
+    r"\b[Ii] am (?:[Rr]ank|[Ww]orker|[Pp]rocess) (?P<r>\d{1,6}) of (?P<n>\d{1,6})\b(?! ?[%/])"
+)
 _FILE_HEADER = lazy_regex.compile(r"^==> (?P<path>\S(?:.{0,998}\S)?) <==\s*$")
 
 # A summary retyped or copied from a rendered page may put a space before the colon.
@@ -1267,8 +1274,10 @@ class RankTagger:
                     rank = int(im.group("rank"))
         if host is None and actor_ip is not None:
             host = actor_ip
-        if "world" in body.lower() or "WORLD" in body or "MEMBER: " in body:
+        if "world" in body.lower() or "WORLD" in body or "MEMBER: " in body or "I am " in body:
             wm = _WORLD.search(body) or _MEMBER_WORLD.search(body)
+            if wm is None and (om := _MEMBER_OF.search(body)) and int(om["r"]) < int(om["n"]):
+                wm = om
             if wm:
                 n = int(wm.group("n"))
                 self.world_line = (number, n, self.world_size)

@@ -23,6 +23,13 @@ ROOTED_OPS = frozenset(
 #: A rank this many collectives behind the others is lagging; further apart, the SeqNums
 #: come from different process groups (old watchdog messages do not name the group).
 MAX_SEQNUM_LAG = 8
+#: Elements of a collective's payload above which no member can have completed it while
+#: another member still waits inside it: NCCL's default staging buffer per connection
+#: (``NCCL_BUFFSIZE``, 4 MiB) holds fewer bytes even at one byte per element, so a sender
+#: finishes only as its peers drain that buffer. A smaller payload (a flag, a metric, a
+#: small broadcast from its root) may be written whole into the buffers and completed on
+#: the sender before a receiver reaches the call.
+BUFFERED_NUMEL = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +100,17 @@ def odd_one_out(
                 r = minority[0]
                 majority = counts.most_common(1)[0][0]
                 ahead = _ahead_of_all(r, values, seqnums) if key != "seqnum" else None
+                stuck = _unbuffered_payload(group, r) if ahead is not None else None
+                if ahead is not None and stuck is not None:
+                    why = say(
+                        "ahead_of_unbuffered",
+                        rank=r,
+                        value=values[r],
+                        majority=majority,
+                        numel=stuck,
+                        **ahead,
+                    )
+                    return OddOne(r, why, key=key)
                 if ahead is not None:
                     why = say("ahead_in_sequence", rank=r, value=values[r], key=key, **ahead)
                     return OddOne(None, why, True, key)
@@ -168,6 +186,26 @@ def _diverged(group: list[Finding], behind: int | None, seqnums: dict[int, int])
         high=max((seqnums[r] for r in ahead if r in seqnums), default="?"),
     )
     return OddOne(None, why, True, "optype")
+
+
+def _unbuffered_payload(group: list[Finding], rank: int) -> int | None:
+    """The element count (NumelIn) every rank of ``group`` other than ``rank`` reports for
+    the collective it waits in, when they all report one and the same count of at least
+    :data:`BUFFERED_NUMEL` elements; else ``None``.
+
+    Mechanism: a rank whose oldest open work is past the others' completed the collective
+    they wait in only if it could finish without them: its part fits the transport's
+    buffers (a small broadcast from its root). A payload larger than the buffers completes
+    on no member while another member is still inside it, so a rank past it, running
+    another operation, did not run that collective: it issued a different sequence (it
+    diverged; :func:`odd_one_out`)."""
+    counts = {f.captures.get("numel", "") for f in group if f.rank is not None and f.rank != rank}
+    if len(counts) != 1:
+        return None
+    raw = next(iter(counts))
+    if not raw.isdigit() or int(raw) < BUFFERED_NUMEL:
+        return None
+    return int(raw)
 
 
 def _int_values(values: dict[int, str]) -> dict[int, int]:

@@ -19,6 +19,7 @@ from typing import Any
 from rootrank import lazy_regex, regex_code
 from rootrank.analysis.blamed_peer import blaming_reports
 from rootrank.analysis.compare import lacking_keys, lone_submitter, odd_in_table, odd_one_out
+from rootrank.analysis.cut_lines import cut_error_ranks
 from rootrank.analysis.events import (
     ABORT_CODES,
     SIGNAL_CODES,
@@ -1240,8 +1241,16 @@ def missing_reporter(case: Case) -> Verdict | None:
     """In a hang every rank but the one the others wait for reports the timeout: the one
     known rank that reported no failure of this class is the suspect (not for the
     launcher's own reports, which name the ranks it stopped). Not a rank whose traceback
-    the log cuts before its exception line: its error line may be the one the paste lost,
-    so the log cannot tell."""
+    the log cuts before its exception line, nor one whose error line the paste cuts before
+    its message (:func:`rootrank.analysis.cut_lines.cut_error_ranks`): its error line may be
+    the one the paste lost, so the log cannot tell.
+
+    A dump-signal line (``Received a dump signal due to a collective timeout from rank 3``)
+    says rank 3's watchdog fired: rank 3 reported the timeout. And when a rank's status
+    counters show every work it enqueued completed (``last enqueued NCCL work: 41, last
+    completed NCCL work: 41``), it was never inside the hung collective: the ranks are not
+    "all waiting but one", the counters are the evidence to read (:func:`enqueued_split`),
+    and the absence of a line names no one."""
     root = case.root
     if root.role != "symptom" or root.failure_class in (
         "elastic-child-failed",
@@ -1250,10 +1259,14 @@ def missing_reporter(case: Case) -> Verdict | None:
         return None
     if subgroup_of_root(case) is not None:
         return None  # the quiet ranks may belong to other groups: no gap to read
-    reporters = {
-        f.rank
-        for f in case.ctx.findings
-        if f.failure_class == root.failure_class and f.rank is not None
+    if any(queued == done for _pg, queued, done in _work_status(case).values()):
+        return None  # a rank outside the collective: line presence is no census of waiters
+    same = [
+        f for f in case.ctx.findings if f.failure_class == root.failure_class and f.rank is not None
+    ]
+    reporters = {f.rank for f in same if f.rank is not None}
+    reporters |= {
+        int(raw) for f in same if (raw := f.captures.get("timeout_from_rank", "")).isdigit()
     }
     known = case.ctx.known_ranks()
     world = default_group_world(root, case.ctx.findings)
@@ -1287,10 +1300,13 @@ def missing_reporter(case: Case) -> Verdict | None:
     # A rank whose own traceback the paste cuts was failing too: the absence of its error
     # line is no evidence.
     missing = sorted(known - reporters)
-    if len(missing) == 1 and missing[0] in case.ctx.state.cut_traceback_ranks:
+    traced = case.ctx.state.cut_traceback_ranks
+    cut = traced | cut_error_ranks(case.ctx.state)
+    if len(missing) == 1 and missing[0] in cut:
+        reason = "missing_reporter_cut" if missing[0] in traced else "missing_reporter_cut_line"
         return Verdict(
             None,
-            say("missing_reporter_cut", rank=missing[0]),
+            say(reason, rank=missing[0]),
             "missing_reporter",
             (missing[0],),
             True,
@@ -1337,8 +1353,10 @@ def _silent_straggler(case: Case, waiters: set[int], known: set[int]) -> Verdict
         return None
     rank = quiet[0]
     st = case.ctx.state
-    if rank in st.cut_traceback_ranks or any(x.rank == rank for x in st.exceptions):
-        return None  # it raised (or its traceback is cut): not silent
+    if rank in st.cut_traceback_ranks | cut_error_ranks(st) or any(
+        x.rank == rank for x in st.exceptions
+    ):
+        return None  # it raised (or its traceback or error line is cut): not silent
     if any(f.rank == rank and f.role == "cause" for f in case.ctx.findings):
         return None
     stopped = any(

@@ -232,6 +232,12 @@ _TEMPLATES: dict[str, str] = {
     "phase_line": "rank {rank} alone logged that it entered another phase of the loop ({where}: `{text}`): it left the training step first, and its next collectives (a metric reduction, a barrier) met the others' gradient all-reduces",
     "numel_scale": "{small} passed {low} element(s), {big} passed {high}",
     "streams_diverged": "rank {rank} waits in {op} at SeqNum {low} while rank(s) {others} wait in {other_op} at SeqNum {high}: the ranks wait in different operations, so their collective streams diverged (a rank-dependent branch, unequal batch counts) and the SeqNum order does not tell which rank branched",
+    "ahead_of_unbuffered": (
+        "rank {rank} runs {value} at SeqNum {ahead} while the other ranks wait in {majority} at"
+        " SeqNum {high} with {numel} elements, more than the transport's buffers hold: no"
+        " member completes such a collective while another is still inside it, so rank {rank}"
+        " never ran it: its collective sequence diverged"
+    ),
     "ahead_in_sequence": "rank {rank} runs {value} at SeqNum {ahead}, past SeqNum {high} where the other ranks wait: it completed the collective they are stuck in, so its different {key} is its next collective, not a divergence, and the log does not show the rank they wait for",
     "enqueued_split": "ranks {stopped} stopped at NCCL work {done} with everything they enqueued completed, while ranks {issued} completed work {done} too and enqueued up to work {queued}: ranks {stopped} never issued work {next}, the collective the others wait in (the ranks ran different collective sequences)",
     "completed_work_behind": "rank {rank} timed out in work {work} of process group {pg}, which rank {peer} of the same group had already completed (its last completed work: {peer_done}): rank {rank} is behind, the others wait for it",
@@ -281,6 +287,11 @@ _TEMPLATES: dict[str, str] = {
     "missing_reporter_cut": (
         "rank {rank} is the one known rank that did not report it, but the log cuts its"
         " traceback before the error line, so that line may simply be missing: the log does"
+        " not tell which rank the others waited for"
+    ),
+    "missing_reporter_cut_line": (
+        "rank {rank} is the one known rank that did not report it, but the log cuts its error"
+        " line at that moment before the message, so that line may be its report: the log does"
         " not tell which rank the others waited for"
     ),
     "silent_in_lines": (

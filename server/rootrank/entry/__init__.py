@@ -202,7 +202,21 @@ _UNKNOWN_NOUNS = {"optype": "collective"}
 #: NumelIn=, ...)``) that one watchdog line format carries and another does not: dropped
 #: when unknown (:func:`drop_unknown_fields`). Any other unknown field stays a blank for the
 #: user to fill (``<ckpt>`` in a command), since a command without it would not run.
-_RECORD_FIELDS = frozenset({"optype", "seqnum", "numel", "numel_out", "shape", "dtype", "pg"})
+_RECORD_FIELDS = frozenset(
+    {"optype", "seqnum", "numel", "numel_out", "shape", "dtype", "pg", "timeout_ms"}
+)
+#: Outside an aside, the words around an unknown record field that read without it (a
+#: dump-signal line, ``Received a dump signal due to a collective timeout from rank 3``,
+#: carries neither the SeqNum nor the timeout): ``(field, pattern, replacement)``, applied in
+#: order. A SeqNum after the collective's noun or OpType is dropped (``in the collective
+#: SeqNum {seqnum}`` reads ``in the collective``), elsewhere it becomes the collective that
+#: timed out (``passes SeqNum {seqnum}``); a timeout's length before "timeout" is dropped
+#: (``within the {timeout_ms} ms timeout`` reads ``within the timeout``).
+_UNKNOWN_REWORDS = (
+    ("seqnum", lazy_regex.compile(r"(?<=\bcollective|[A-Z_]{3,}) SeqNum \{seqnum\}"), ""),
+    ("seqnum", lazy_regex.compile(r"\bSeqNum \{seqnum\}"), "the collective that timed out"),
+    ("timeout_ms", lazy_regex.compile(r"\{timeout_ms\} ms (?=[\w-]*\s?timeout\b)"), ""),
+)
 _NOUN_ARTICLE = lazy_regex.compile(
     r"(?i)(?:\b(?:a|an|the|that|this|its|each|same|one|point-to-point)\s)$"
 )
@@ -253,6 +267,9 @@ def drop_unknown_fields(template: str, values: dict[str, Any]) -> str:
             out.append(before + (noun if _NOUN_ARTICLE.search(before) else f"the {noun}"))
             rest = rest[at + len(token) :]
         template = "".join(out) + rest
+    for name, pattern, replacement in _UNKNOWN_REWORDS:
+        if unknown(name):
+            template = pattern.sub(replacement, template)
     return template
 
 

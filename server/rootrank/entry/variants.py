@@ -279,6 +279,7 @@ WHEN_KEYS: dict[str, type] = {
     "several_store_binders": bool,
     "log_lines": str,
     "request_is_setting": str,
+    "memory_full": bool,
 }
 
 #: The names ``phase:`` accepts (:func:`run_phase`).
@@ -739,6 +740,11 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
         facts.request_setting = found  # for the variant's text (rootrank.entry.fill_entry)
         name, printed, width = found
         return f"the allocation that failed is {name} ({printed}) x {width} bytes"
+    if key == "memory_full":
+        full = next((f for t in facts.texts if (f := memory_full(t)) is not None), None)
+        if (full is not None) != value:
+            return None
+        return full if value else "the message shows room to defragment or free"
     if key == "log_lines":
         for text in facts.log_text:
             m = regex_code.search(value, text)
@@ -880,6 +886,43 @@ _OTHER_PROCESS = lazy_regex.compile(
 _REQUEST = lazy_regex.compile(r"Tried to allocate (?P<size>\d+(?:\.\d+)? ?[KMGT]?i?B)")
 _FREE = lazy_regex.compile(r"of which (?P<size>\d+(?:\.\d+)? ?[KMGT]?i?B) is free")
 _UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+#: The allocator's out-of-memory figures (c10/cuda/CUDACachingAllocator.cpp, also HIP's and
+#: XPU's): "GPU 1 has a total capacity of 63.98 GiB of which 0 bytes is free" and "1.39 GiB is
+#: reserved by PyTorch but unallocated".
+_OOM_CAPACITY = lazy_regex.compile(
+    r"total capac(?:ity|ty) of (?P<capacity>[\d.]+ ?[KMGT]?i?B) of which (?P<free>[\d.]+ ?(?:[KMGT]i?B|bytes|B)) is free"
+)
+_OOM_UNALLOCATED = lazy_regex.compile(
+    r"(?P<unallocated>[\d.]+ ?(?:[KMGT]i?B|bytes|B)) is reserved by PyTorch but unallocated"
+)
+#: The share of the device's capacity below which the free memory and the reserved but
+#: unallocated memory are "little": what releasing or defragmenting them could give back.
+FULL_SHARE = 0.05
+
+
+def memory_full(message: str) -> str | None:
+    """Why an out-of-memory ``message`` shows a device genuinely full, or ``None``: it prints
+    the device's capacity, its free memory and PyTorch's reserved-but-unallocated memory, and
+    both the free and the unallocated memory are below :data:`FULL_SHARE` of the capacity.
+    Then fragmentation is not the cause (``expandable_segments`` could give back at most the
+    unallocated part): the process holds nearly the whole device, and only holding less
+    (sharding, offloading, a smaller peak) fits the step."""
+    cap_m, un_m = _OOM_CAPACITY.search(message), _OOM_UNALLOCATED.search(message)
+    if cap_m is None or un_m is None:
+        return None
+    capacity = _bytes(cap_m["capacity"])
+    free = _bytes(cap_m["free"].replace("bytes", "B"))
+    unallocated = _bytes(un_m["unallocated"].replace("bytes", "B"))
+    if not capacity or free is None or unallocated is None:
+        return None
+    if free >= FULL_SHARE * capacity or unallocated >= FULL_SHARE * capacity:
+        return None
+    return (
+        f"the device is full: {cap_m['free']} free of {cap_m['capacity']}, and only"
+        f" {un_m['unallocated']} reserved but unallocated"
+    )
 
 
 def _bytes(size: str) -> float | None:
