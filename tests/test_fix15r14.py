@@ -42,7 +42,10 @@ def test_sizes_apart_condition_is_checked_and_chosen():
 
 
 def test_gloo_sizes_far_apart_is_a_skipped_collective_not_padding():
-    diag, rc = _rc("gloo-size-mismatch", "different-collectives")
+    # sizes >= 16x apart: the root is recast to gloo-size-collectives-apart (collective-desync,
+    # fix-r23-7), with the same "different-collectives" fix
+    diag, rc = _rc("gloo-size-collectives-apart", "different-collectives")
+    assert rc.failure_class == "collective-desync"
     assert rc.fix.variant.id == "different-collectives"
     assert diag.initiating_rank == 1  # torchrun's summary: the aborting rank (SIGABRT)
     assert rc.fix.steps[0].startswith("The two sizes are far apart (1048576 vs 8)")

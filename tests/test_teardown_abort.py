@@ -78,9 +78,11 @@ def test_gloo_enforce_abort_stays_a_size_mismatch():
         "op.preamble.length <= op.nbytes. 6232 vs 4\n"
     )
     rc = diagnose_text(text, mask=False).root_cause
+    # the enforce text is read, not the terminate line; 6232 vs 4 is >= 16x apart: two
+    # different collectives (gloo-size-collectives-apart, collective-desync; fix-r23-7)
     assert (rc.signature, rc.failure_class, rc.evidence[0].line) == (
-        "gloo-size-mismatch",
-        "collective-shape-mismatch",
+        "gloo-size-collectives-apart",
+        "collective-desync",
         2,
     )
 
@@ -120,5 +122,5 @@ def test_a_wrapped_what_text_is_joined_for_the_matcher():
         "op.nbytes. 6232 vs 4\n"
     )
     rc = diagnose_text(text, mask=False).root_cause
-    assert (rc.signature, rc.rank, rc.evidence[0].line) == ("gloo-size-mismatch", 0, 2)
+    assert (rc.signature, rc.rank, rc.evidence[0].line) == ("gloo-size-collectives-apart", 0, 2)
     assert (rc.captures["size"], rc.captures["expected_size"]) == ("6232", "4")

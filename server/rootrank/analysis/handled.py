@@ -53,6 +53,10 @@ _WENT_ON = lazy_regex.compile(
     r"(?i)\b(?:continu(?:e|es|ing)|proceed(?:s|ing)?|carry(?:ing)? on|skip(?:s|ping)?"
     r"|ignor(?:e|es|ing)|fall(?:s|ing)? ?back|without (?:it|them))\b"
 )
+#: A line that says a step or a piece of work was left out (the size-abort path).
+_SKIPPED = lazy_regex.compile(r"(?i)\bskip(?:s|ped|ping)?\b")
+#: The signature of gloo's size-check abort, whose aborting rank is the receiver.
+SIZE_ABORT_SIGNATURE = "gloo-size-mismatch"
 #: Words of an error the line reports.
 _FAILED = lazy_regex.compile(
     r"(?i)\b(?:fail(?:ed|s|ure)?|error|unavailable|could ?n[o']t|can ?n?[o']t|corrupt\w*"
@@ -95,6 +99,11 @@ def handled_skip_finding(ctx: Context) -> Finding | None:
         and (f.failure_class == "collective-timeout" or ctx.peer_report(f))
     ]
     lines = _handled_lines(ctx)
+    if not lines or len({rank for rank, _, _, _ in lines}) != 1:
+        sized = _size_abort_lines(ctx)
+        if sized is None:
+            return None
+        lines, waits = sized
     if len({rank for rank, _, _, _ in lines}) != 1:
         return None
     rank, path, number, raw = min(lines, key=lambda x: x[2])
@@ -142,7 +151,10 @@ def handled_skip_finding(ctx: Context) -> Finding | None:
             "reason": reason
             if len(reason) <= MAX_REASON
             else reason[: MAX_REASON - 3].rstrip() + "...",
-            "waiters": format_ranks(sorted({f.rank for f in later if f.rank is not None})),
+            "waiters": format_ranks(
+                sorted({f.rank for f in later if f.rank is not None})
+                or sorted(ctx.known_ranks() - {rank})
+            ),
             "trigger": trigger[0].title if trigger else "",
             "trigger_note": f"; here: {trigger[0].title[:1].lower()}{trigger[0].title[1:]}"
             if trigger
@@ -225,6 +237,28 @@ def _silent_stop(
     )
 
 
+def _size_abort_lines(
+    ctx: Context,
+) -> tuple[list[tuple[int, str, int, str]], list[Finding]] | None:
+    """The handled lines (:func:`_handled_lines` with ``skipped``) of the one rank that logged
+    one, and gloo's size-check aborts (:data:`SIZE_ABORT_SIGNATURE`) on other ranks, when the
+    log has both; ``None`` otherwise.
+
+    Mechanism: gloo's receiver checks an incoming message against the buffer its own
+    collective posted (``op.preamble.length <= op.nbytes``), so the rank that aborts is a
+    receiver, a rank that stayed on the common sequence; the rank that left it (a caught
+    error or a skip on one rank that left out a collective) sent the message that did not
+    fit. Its own line before the abort names it (heldout r23e case 05: ``[rank: 2] val
+    metrics skipped`` then rank 1's abort)."""
+    aborts = [f for f in ctx.findings if f.signature == SIZE_ABORT_SIGNATURE and f.evidence]
+    if not aborts:
+        return None
+    lines = _handled_lines(ctx, skipped=True)
+    if len({rank for rank, _, _, _ in lines}) != 1:
+        return None
+    return lines, aborts
+
+
 def _failed_first_elsewhere(
     ctx: Context, rank: int, path: str, number: int, first_wait: Finding
 ) -> bool:
@@ -272,20 +306,25 @@ def folded(findings: list[Finding], handled: Finding) -> list[Finding]:
     ]
 
 
-def _handled_lines(ctx: Context) -> list[tuple[int, str, int, str]]:
+def _handled_lines(ctx: Context, skipped: bool = False) -> list[tuple[int, str, int, str]]:
     """``(rank, path, 1-based line, raw line)`` of every line a single rank logged that says
     it went on after an error and quotes no collective failure, from the kept heads and
-    tails."""
+    tails. With ``skipped``, a line that says it skipped something (:data:`_SKIPPED`) counts
+    without an error word (``val metrics skipped (record without 'label')``)."""
     out: list[tuple[int, str, int, str]] = []
     seen: set[tuple[str, int]] = set()
     for path, first, text in (*ctx.state.heads, *ctx.state.tails):
         tagger = RankTagger(path=path)
         for i, raw in enumerate(text.split("\n")):
             number = first + i
-            if (path, number) in seen or not _WENT_ON.search(raw):
+            if (path, number) in seen or not (
+                _WENT_ON.search(raw) or (skipped and _SKIPPED.search(raw))
+            ):
                 continue
             seen.add((path, number))
-            if not _FAILED.search(raw) or _COLLECTIVE_FAILURE.search(raw):
+            if _COLLECTIVE_FAILURE.search(raw):
+                continue
+            if not _FAILED.search(raw) and not (skipped and _SKIPPED.search(raw)):
                 continue
             if _LIBRARY_HEADER.search(raw, 0, 120):
                 continue

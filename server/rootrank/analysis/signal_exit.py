@@ -9,7 +9,8 @@ what killed the worker (SIGBUS: a shared-memory mapping with no space behind it;
 OOM killer or another process; SIGSEGV/SIGFPE/SIGILL: a native crash; SIGABRT: the process
 aborted itself; SIGXCPU/SIGXFSZ: a CPU-time or file-size resource limit, ``ulimit -t`` / ``-f``,
 reached by that rank; SIGALRM/SIGVTALRM/SIGPROF: the process's own timer, a ``signal.alarm`` or
-``setitimer`` watchdog in the script with no handler), so when nothing deeper is in the log, the launcher's report is read as the
+``setitimer`` watchdog in the script with no handler; SIGUSR1/SIGUSR2: sent by the script's own
+code or a tool watching it, never by a launcher, to a rank with no handler), so when nothing deeper is in the log, the launcher's report is read as the
 signal's signature, one mechanism for every launcher: the launcher-report signature
 (``elastic-child-failed``) captures the code, and :data:`SIGNAL_SIGNATURES` maps it.
 
@@ -35,7 +36,9 @@ SIGNAL_SIGNATURES: dict[int, str] = {
     7: "worker-sigbus-exit",
     8: "worker-sigfpe",
     9: "worker-sigkill-exit",
+    10: "worker-own-user-signal",
     11: "worker-segfault",
+    12: "worker-own-user-signal",
     14: "worker-own-timer-signal",
     24: "worker-cpu-time-limit",
     25: "worker-file-size-limit",
@@ -49,7 +52,9 @@ SIGNAL_NAMES = {
     7: "SIGBUS",
     8: "SIGFPE",
     9: "SIGKILL",
+    10: "SIGUSR1",
     11: "SIGSEGV",
+    12: "SIGUSR2",
     14: "SIGALRM",
     24: "SIGXCPU",
     25: "SIGXFSZ",
@@ -64,7 +69,9 @@ SIGNAL_TEXTS = {
     "Bus error": 7,
     "Floating point exception": 8,
     "Killed": 9,
+    "User defined signal 1": 10,
     "Segmentation fault": 11,
+    "User defined signal 2": 12,
     "Alarm clock": 14,
     "Virtual timer expired": 26,
     "Profiling timer expired": 27,

@@ -4,7 +4,9 @@ A scheduler's limit (or a cancellation, a preemption) ends every job it meets; i
 cause only when the job was still making progress until then. When the last progress line
 is far older than the kill (:func:`stall_finding`), the job had hung, and the hang is the
 root cause the limit only ended. Which rank stopped first is the rank behind the others or
-the one missing from the progress (:func:`stalled_rank`).
+the one missing from the progress (:func:`stalled_rank`). Progress lines with no time of
+their own are timed by a wrapper's clock stamps when the log has them
+(:mod:`rootrank.analysis.stamped_stall`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from rootrank.analysis.events import last_progress
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_span, fmt_time, say
+from rootrank.analysis.stamped_stall import stamped_stall_finding
 from rootrank.model import Evidence, Finding
 from rootrank.progress import MAX_BREAKS, Progress
 
@@ -95,10 +98,11 @@ def stall_finding(ctx: Context) -> Finding | None:
     kill = min(terminals, key=lambda f: f.time or 0.0)
     timed = [p for p in ctx.state.progress.last().values() if p.time is not None]
     if not timed:
-        return untimed_stall_finding(ctx, kill)
+        return untimed_stall_finding(ctx, kill) or stamped_stall_finding(ctx, kill, STALL_SIGNATURE)
     newest = max(timed, key=lambda p: p.time or 0.0)
     if progressed_after(ctx, newest):
-        return None
+        # the ranks' own lines carry no time: a wrapper's clock stamps may measure it
+        return stamped_stall_finding(ctx, kill, STALL_SIGNATURE)
     silent = (kill.time or 0.0) - (newest.time or 0.0)
     gap = ctx.state.progress.typical_gap()
     if silent < STALL_MIN_SECONDS or (gap is not None and silent < STALL_INTERVALS * gap):
