@@ -135,7 +135,7 @@ _WORLD = lazy_regex.compile(r"\b(?:world_size|WORLD_SIZE|world size)\s*[=:]\s*(?
 _MEMBER_WORLD = lazy_regex.compile(r"\bGLOBAL_RANK: \d{1,6}, MEMBER: \d{1,6}/(?P<n>\d{1,6})\b")
 # The header ``tail``/``head`` print before each file when given several
 # (``tail -n +1 logs/*/attempt_0/*/stderr.log``): "==> logs/x/attempt_0/2/stderr.log <==".
-# A rank's own start-up line that places it in the job, in the first person: "DDP: I am
+# A rank's own start-up line that places it in the job, in the first person: "I am
 # worker 2 of 8", "I am rank 3 of 16" (the member's number, then the number of members): the
 # world size after "of", read only when it is above the member's number. Not a library's
 # report about another rank ("rank 1 of 8 ranks has already checked in").
