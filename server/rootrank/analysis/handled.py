@@ -130,23 +130,13 @@ def handled_skip_finding(ctx: Context) -> Finding | None:
     first = min(later, key=lambda f: f.order)
     if _failed_first_elsewhere(ctx, rank, path, number, first):
         return None
-    col = raw.find(reason)
     return Finding.of(
         sig,
         rank=rank,
         host=ctx.state.hosts.get(rank),
         time=None,
         order=max(0, min([first.order, *(t.order for t in trigger)]) - 1),
-        evidence=[
-            Evidence(
-                path=path,
-                line=number,
-                text=raw.strip(),
-                rank=rank,
-                column_start=col if col >= 0 else None,
-                column_end=col + len(reason) if col >= 0 else None,
-            )
-        ],
+        evidence=[_handled_evidence(path, number, raw, rank, reason)],
         captures={
             "reason": reason
             if len(reason) <= MAX_REASON
@@ -204,24 +194,14 @@ def _silent_stop(
     silent = (stop.time or 0.0) - (newest.time or 0.0)
     if silent < STALL_INTERVALS * gap:
         return None
-    col = raw.find(reason := _reason(raw))
+    reason = _reason(raw)
     return Finding.of(
         sig,
         rank=rank,
         host=ctx.state.hosts.get(rank),
         time=None,
         order=max(0, stop.order - 1),
-        evidence=[
-            Evidence(
-                path=path,
-                line=number,
-                text=raw.strip(),
-                rank=rank,
-                column_start=col if col >= 0 else None,
-                column_end=col + len(reason) if col >= 0 else None,
-            ),
-            stop.evidence[0],
-        ],
+        evidence=[_handled_evidence(path, number, raw, rank, reason), stop.evidence[0]],
         captures={
             "reason": reason
             if len(reason) <= MAX_REASON
@@ -337,3 +317,17 @@ def _handled_lines(ctx: Context, skipped: bool = False) -> list[tuple[int, str, 
             if len(named) == 1:
                 out.append((named.pop(), path, number, raw))
     return out
+
+
+def _handled_evidence(path: str, number: int, raw: str, rank: int, reason: str) -> Evidence:
+    """The handled line (1-based ``number`` in ``path``) as evidence of ``rank``, its columns
+    (0-based, on the raw line) those of the ``reason`` it logged, when found."""
+    col = raw.find(reason)
+    return Evidence(
+        path=path,
+        line=number,
+        text=raw.strip(),
+        rank=rank,
+        column_start=col if col >= 0 else None,
+        column_end=col + len(reason) if col >= 0 else None,
+    )
