@@ -28,7 +28,11 @@
 - the rank the others waited for at a collective it never reached printed no traceback: the
   fix quotes what it said last (its own problem line, its last line), the log's own words
   (``rank_said_its_problem_then_stalled.log``: ``torchrun --nproc-per-node=3 --tee 3``, rank 1
-  logs a record it cannot decode and retries past the others' 8 s barrier timeout).
+  logs a record it cannot decode and retries past the others' 8 s barrier timeout);
+- torchrun's agent record of a failed worker in another build's words ("failed (exitcode: -9)
+  for binary located at <python> with local_rank: 1 (process ID: 4102)", "Sending process N
+  the closing signal SIGTERM") is read by the same fields (``agent_other_build_wording.log``,
+  written in that format with values of our own).
 """
 
 from __future__ import annotations
@@ -120,3 +124,12 @@ def test_the_fix_quotes_what_the_stalled_rank_said_last():
         " (it printed no traceback): look at what rank 1 did before it: it said last"
         " `loader: cannot decode record 17 in part-01.jsonl, retrying` (line 4)."
     )
+
+
+def test_the_agents_failure_record_in_another_builds_words_is_read():
+    d = diagnose_paths([str(HERE / "agent_other_build_wording.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "worker-sigkill-exit"
+    assert d.initiating_rank == 1 and rc.evidence[0].line == 6
+    closing = [f for f in d.findings if f.signature == "agent-sigterm-to-workers"]
+    assert closing and closing[0].evidence[0].line == 3

@@ -100,9 +100,12 @@ _UCS_BANNER = lazy_regex.compile(
     r"^\[(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+) *:(?P<thr>\d+):(?P<tid>\d+)\] "
 )
 # torchrun's agent naming the worker it saw fail (elastic/multiprocessing/api.py
-# ``PContext._poll``): "failed (exitcode: -11) local_rank: 0 (pid: 157) of binary: ...".
+# ``PContext._poll``): "failed (exitcode: -11) local_rank: 0 (pid: 157) of binary: ...", or
+# in another agent build's words "failed (exitcode: -9) for binary located at <python> with
+# local_rank: 0 (process ID: 71)".
 _AGENT_FAILED_PID = lazy_regex.compile(
-    r"failed \(exitcode: -?\d+\) local_rank: (?P<local>\d+) \(pid: (?P<pid>\d+)\)"
+    r"failed \(exitcode: -?\d+\) (?:for binary located at \S+ with )?local_rank: (?P<local>\d+)"
+    r" \((?:pid|process ID): (?P<pid>\d+)\)"
 )
 # The source of a line torchrun's agent logs (its glog-style header's ``file:line]``:
 # torch/distributed/run.py, elastic/agent/server/api.py, elastic/multiprocessing/api.py,
