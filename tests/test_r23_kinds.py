@@ -32,7 +32,14 @@
 - torchrun's agent record of a failed worker in another build's words ("failed (exitcode: -9)
   for binary located at <python> with local_rank: 1 (process ID: 4102)", "Sending process N
   the closing signal SIGTERM") is read by the same fields (``agent_other_build_wording.log``,
-  written in that format with values of our own).
+  written in that format with values of our own);
+- a hang stopped from outside after every rank began a phase and all but one ended it: the
+  progress inside the phase (before the others ended it) is every rank's work together, and
+  output of the job's own after the others ended it means the job went on
+  (``phase_unfinished_progress_unread.log``: ``timeout 25 torchrun --nproc-per-node=3``, rank
+  1's uploader thread waits on an event never set and its join blocks after the loop;
+  ``phase_unreported_job_went_on.log``: rank 1 only does not print its "done" line and
+  training goes on to epoch 2 until ``timeout 12``).
 """
 
 from __future__ import annotations
@@ -133,3 +140,18 @@ def test_the_agents_failure_record_in_another_builds_words_is_read():
     assert d.initiating_rank == 1 and rc.evidence[0].line == 6
     closing = [f for f in d.findings if f.signature == "agent-sigterm-to-workers"]
     assert closing and closing[0].evidence[0].line == 3
+
+
+def test_a_rank_stuck_after_the_phases_progress_is_named():
+    d = diagnose_paths([str(HERE / "phase_unfinished_progress_unread.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "stopped-in-unfinished-phase"
+    assert rc.failure_class == "collective-timeout"
+    assert d.initiating_rank == 1 and rc.evidence[0].line == 1
+    assert rc.captures["finished"] == "epoch 0 done"
+
+
+def test_a_phase_one_rank_did_not_report_while_the_job_went_on_names_no_rank():
+    d = diagnose_paths([str(HERE / "phase_unreported_job_went_on.log")], mask=False)
+    assert "stopped-in-unfinished-phase" not in {f.signature for f in d.findings}
+    assert d.initiating_rank is None

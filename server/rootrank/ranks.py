@@ -110,7 +110,7 @@ _AGENT_FAILED_PID = lazy_regex.compile(
 # The source of a line torchrun's agent logs (its glog-style header's ``file:line]``:
 # torch/distributed/run.py, elastic/agent/server/api.py, elastic/multiprocessing/api.py,
 # launcher/api.py): the agent's own line, never a worker's.
-_AGENT_SOURCE = lazy_regex.compile(
+AGENT_SOURCE = lazy_regex.compile(
     r"torch/distributed/(?:run\.py|elastic/[\w/]+\.py|launcher/api\.py):\d+\]"
 )
 _NCCL_COMM = lazy_regex.compile(
@@ -1260,7 +1260,7 @@ class RankTagger:
             and from_label
             and rank == slurm_task
             and "torch/distributed/" in body
-            and _AGENT_SOURCE.search(body)
+            and AGENT_SOURCE.search(body)
         ):
             # torchrun's agent logs as this srun task (``1: W1201 ... torch/distributed/run.py:793]``,
             # ``.../elastic/multiprocessing/api.py:897] Sending process ...``): the label is

@@ -19,7 +19,9 @@ kept lines (:func:`rootrank.ranklines.rank_lines`), none shows its own failure; 
 rank's last kept line has the template (the line normalized, digits masked:
 :func:`rootrank.analysis.oddline.normalize`) that every rank printed, the line each other
 rank printed next has one template they share and that rank never printed, and its quota of
-kept lines did not fill up; no rank logged training progress after that rank's last line.
+kept lines did not fill up; no rank logged training progress after the others' end lines
+(progress between that rank's start line and the others' end lines is the phase's own work,
+every rank's together: a training loop between "training 100 steps" and "epoch finished").
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def unfinished_phase_findings(
         r: [_template(ln, r) for ln in sorted(kept, key=lambda x: (x.path, x.line))]
         for r, kept in by_rank.items()
     }
-    found: list[tuple[int, RankLine, str]] = []
+    found: list[tuple[int, RankLine, dict[int, RankLine]]] = []
     for rank, mine in templates.items():
         start = mine[-1]
         if rank in filled or mine.count(start) != 1:
@@ -98,18 +100,32 @@ def unfinished_phase_findings(
             ends = set(nexts.values())
             if len(ends) == 1 and ends.pop() not in mine:
                 last = max(by_rank[rank], key=lambda x: (x.path, x.line))
-                other = min(nexts)
-                ended = sorted(by_rank[other], key=lambda x: (x.path, x.line))[
-                    templates[other].index(start) + 1
-                ]
-                found.append((rank, last, ended.text))
+                ended = {
+                    other: sorted(by_rank[other], key=lambda x: (x.path, x.line))[
+                        templates[other].index(start) + 1
+                    ]
+                    for other in nexts
+                }
+                found.append((rank, last, ended))
     if len(found) != 1:
         return []
-    rank, last, end = found[0]
+    rank, last, ended_by = found[0]
+    end = ended_by[min(ended_by)].text
+    # progress inside the phase (before the others ended it) is every rank's work together
+    # (a training loop between "training 100 steps" and "epoch finished"); a step after the
+    # others ended it shows the job went on, so the rank was not stuck in it
+    closed = (
+        min(ln.line for ln in ended_by.values() if ln.path == last.path)
+        if any(ln.path == last.path for ln in ended_by.values())
+        else last.line
+    )
     for p in state.progress.last().values():
-        if p.path == last.path and p.line > last.line:
-            return []  # a step after it: the job was making progress
+        if p.path == last.path and p.line > max(closed, last.line):
+            return []  # a step after the phase ended elsewhere: the job was making progress
     stop = min(stops, key=lambda f: f.order)
+    latest = max([last.line, *(ln.line for ln in ended_by.values() if ln.path == last.path)])
+    if stop.evidence and _job_went_on(state, last.path, latest, stop):
+        return []  # the job printed more of its own after the phase ended elsewhere
     others = sorted(r for r in by_rank if r != rank)
     return [
         Finding.of(
@@ -127,3 +143,34 @@ def unfinished_phase_findings(
             },
         )
     ]
+
+
+#: Lines of the job's own output after the phase ended on the other ranks that show the job
+#: went on (a progress line the progress model does not read, an epoch's next line).
+WENT_ON_LINES = 2
+
+
+def _job_went_on(state: ScanState, path: str, closed: int, stop: Finding) -> bool:
+    """Whether the kept tail of ``path`` holds at least :data:`WENT_ON_LINES` lines of the
+    job's own output between line ``closed`` (1-based, the last of the other ranks' lines that
+    ended the phase) and the stop's first evidence line: not blank, not torchrun's agent's own lines
+    (their ``torch/distributed/...py:N]`` source), not a traceback's. Such lines (training
+    prints the progress model does not read) mean the job kept running after the phase, so
+    the rank missing from the end line was not stuck in it."""
+    from rootrank.ranks import AGENT_SOURCE
+
+    end = stop.evidence[0].line
+    count = 0
+    for tail_path, first, text in state.tails:
+        if tail_path != path:
+            continue
+        for number, raw in enumerate(text.split("\n"), first):
+            if number <= closed or number >= end or not raw.strip():
+                continue
+            body = raw.strip()
+            if AGENT_SOURCE.search(body) or body.startswith(("Traceback", "File ", "[W", "[E")):
+                continue
+            count += 1
+            if count >= WENT_ON_LINES:
+                return True
+    return False
