@@ -24,7 +24,9 @@ The schema (all keys required unless marked optional)::
     explained_by: [str]          # optional: what may explain this finding (a kind, a
                                  # failure class, a signature id, or `peer`: a fault on
                                  # another rank; `restart`: a fault of an attempt before
-                                 # a torchrun restart; `what`: the message on the
+                                 # a torchrun restart; `retry`: an exception of an
+                                 # appended earlier attempt on the same rank (a retry
+                                 # that tolerated it); `what`: the message on the
                                  # what(): line a C++ abort printed under it), read by
                                  # rootrank.analysis.rules
     tags: [str]

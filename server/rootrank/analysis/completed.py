@@ -23,7 +23,10 @@ untagged traceback of a multi-rank log) or of a rank that prints no progress of 
 rank 0 logs, as the Trainer does). It needs the whole run's end, not one process's next step.
 
 It is not used when the end is no proof: a log of several sources (per-rank files: one
-file's end says nothing of the others), a log cut inside a traceback, and a run whose
+file's end says nothing of the others) -- except when every error and exception of the other
+sources is a copy of one the end's source printed before its end (``_mirrored``: a folder with
+the terminal's output and torchrun's ``--log-dir`` per-rank files, which repeat the same caught
+tracebacks; heldout r23e case 12) --, a log cut inside a traceback, and a run whose
 training curves went wrong (a NaN or a spike read from the metrics is a failure the run
 trained through, not an error it survived). Except a non-finite loss whose series printed a
 finite loss again later (``finite_after``, rootrank.metrics.onset_findings): a NaN that
@@ -39,7 +42,7 @@ from dataclasses import dataclass
 
 from rootrank.analysis.events import events_of
 from rootrank.analysis.survived import caught
-from rootrank.model import Finding
+from rootrank.model import Evidence, Finding
 from rootrank.ranks import RankTagger
 from rootrank.scan import _RANK_END, ScanState, body_rank
 from rootrank.signatures import Library
@@ -76,15 +79,25 @@ def completed_run(state: ScanState, findings: list[Finding], library: Library) -
     """The end of ``state``'s run when it shows the errors before it were survived (the
     module's docstring gives the rule), else ``None``. ``findings`` are the analysis's
     findings after :mod:`rootrank.analysis.survived` set its own aside."""
-    if len(state.sources) != 1 or state.traceback_cut:
+    if not state.sources or state.traceback_cut:
         return None
+    errors = [f for f in findings if f.severity == "error"]
+    if len(state.sources) != 1:
+        return _completed_mirrored(state, errors, findings, library)
     ended = state.run_ended[-1] if state.run_ended else tail_rank_ends(state)
     if ended is None:
         return None
     path, line, why = ended
     if path != state.sources[0]:
         return None
-    errors = [f for f in findings if f.severity == "error"]
+    return _completed_in(state, errors, library, path, line, why)
+
+
+def _completed_in(
+    state: ScanState, errors: list[Finding], library: Library, path: str, line: int, why: str
+) -> Completed | None:
+    """The rule of :func:`completed_run` for the end at ``path``:``line`` (1-based) of the
+    one source ``path``; ``errors`` are the error findings (of that source only)."""
     if not errors and not state.exceptions:
         return None
     if any(
@@ -109,12 +122,77 @@ def completed_run(state: ScanState, findings: list[Finding], library: Library) -
             return None
     if any(e.exitcode not in (None, 0) for e in state.elastic):
         return None
-    for e in events_of(state, findings, library):
+    for e in events_of(state, errors, library):
         if e.kind in ("exit", "summary", "signal") and e.code not in (None, 0):
             return None
     where = {e.line for f in errors for e in f.evidence}
     where.update(seen.exc.log_line for seen in state.exceptions)
     return Completed(path, line, why, tuple(errors), len(where))
+
+
+def _completed_mirrored(
+    state: ScanState, errors: list[Finding], findings: list[Finding], library: Library
+) -> Completed | None:
+    """:func:`completed_run` for a log of several sources: the end of one source (the latest
+    the scan noted in it) speaks for the others when every error finding and exception of
+    the others is a copy of one that source printed, caught, before its end
+    (:func:`_mirrored`). Per-rank files written beside the terminal's output (torchrun's
+    ``--log-dir``/``--tee``) hold the same lines as the terminal: its end is the job's.
+    ``None`` when no source's end speaks for all."""
+    ends: dict[str, tuple[int, str]] = {}
+    for path, line, why in state.run_ended:
+        ends[path] = (line, why)
+    for path, (line, why) in sorted(ends.items(), key=lambda kv: -_ranks_in(state, kv[0])):
+        if not _mirrored(state, errors, path, line):
+            continue
+        own = [dataclasses.replace(f, evidence=_in(f, path)) for f in errors if _in(f, path)]
+        view = dataclasses.replace(state)
+        view.exceptions = type(state.exceptions)(
+            (s for s in state.exceptions if s.path == path), maxlen=state.exceptions.maxlen
+        )
+        view.sources = [path]
+        done = _completed_in(view, own, library, path, line, why)
+        if done is not None:
+            return dataclasses.replace(done, findings=tuple(errors))
+    return None
+
+
+def _ranks_in(state: ScanState, path: str) -> int:
+    """How many ranks the exceptions printed in ``path`` name (the terminal's output, which
+    interleaves every rank's lines, names more than one rank's own file)."""
+    return len({s.rank for s in state.exceptions if s.path == path})
+
+
+def _in(f: Finding, path: str) -> list[Evidence]:
+    """The evidence of ``f`` in the source ``path``."""
+    return [e for e in f.evidence if e.path == path]
+
+
+def _mirrored(state: ScanState, errors: list[Finding], path: str, line: int) -> bool:
+    """Whether every error finding and exception of the sources other than ``path`` is a copy
+    of one ``path`` printed before ``line`` (1-based): a finding of a signature ``path``
+    shows before the end, an exception caught (rootrank.analysis.survived.caught) whose rank,
+    type and message ``path`` printed, caught, before the end. ``False`` when another source
+    holds anything the end's source did not show (its end says nothing of that source)."""
+    shown = {
+        f.signature for f in errors if any(e.path == path and e.line < line for e in f.evidence)
+    }
+    if any(f.signature not in shown for f in errors):
+        return False
+    printed: dict[tuple[str, str], set[int | None]] = {}
+    for s in state.exceptions:
+        if s.path == path and s.exc.log_line < line and caught(s):
+            rank = s.rank if s.rank is not None else s.local_rank
+            printed.setdefault((s.exc.type, s.exc.message), set()).add(rank)
+    for s in state.exceptions:
+        if s.path == path:
+            continue
+        ranks = printed.get((s.exc.type, s.exc.message))
+        if not caught(s) or ranks is None:
+            return False
+        if s.rank is not None and None not in ranks and s.rank not in ranks:
+            return False
+    return True
 
 
 def tail_rank_ends(state: ScanState) -> tuple[str, int, str] | None:

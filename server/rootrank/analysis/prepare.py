@@ -1565,6 +1565,8 @@ def earlier_faults(findings: list[Finding], state: ScanState, library: Library) 
     last attempt declares ``explained_by: [restart]``: its failure may be the restart's own
     (rootrank.analysis.rules.restart_after_failure). Otherwise the earlier attempts stay out:
     the diagnosis is about the attempt that ended the job. Returns the same objects.
+    A finding that declares ``explained_by: [retry]`` brings in only the earlier exception
+    of the rank the last attempt failed on (rootrank.analysis.retried).
     A launcher's report of an earlier attempt's worker killed by a signal is read as the
     signal's finding (rootrank.analysis.signal_exit), added to ``state.earlier_findings``."""
     if not state.earlier_findings:
@@ -1574,6 +1576,10 @@ def earlier_faults(findings: list[Finding], state: ScanState, library: Library) 
         return getattr(library.signatures.get(f.signature), "explained_by", ()) or ()
 
     if not any("restart" in declared(f) for f in findings):
+        if any("retry" in declared(f) for f in findings):
+            from rootrank.analysis.retried import retried_faults  # it reads the rules' Context
+
+            return retried_faults(state, library)
         return []
     # an attempt's worker killed by a signal is known only by the agent's report of its
     # exit code (``failed (exitcode: -24) local_rank: 1``): read as the signal's finding

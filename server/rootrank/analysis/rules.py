@@ -295,6 +295,29 @@ def restart_after_failure(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
             )
 
 
+def retry_after_fault(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
+    """An earlier attempt's exception on the rank the last attempt failed on explains the
+    last attempt's collective mismatch when that mismatch's YAML declares ``explained_by:
+    [retry]`` (the faults are chosen by rootrank.analysis.retried.retried_faults): the job
+    ran again with a tolerance for that error (skip the bad record, catch the exception),
+    and the tolerance made that rank run one collective fewer. Fixing the first error
+    leaves nothing to tolerate."""
+    earlier = {id(f) for f in ctx.state.earlier_findings}
+    faults = [c for c in nodes if id(c) in earlier and c.rank is not None]
+    for e in nodes:
+        sig = ctx.library.signatures.get(e.signature)
+        if id(e) in earlier or "retry" not in (getattr(sig, "explained_by", ()) or ()):
+            continue
+        for c in faults:
+            yield Edge(
+                c,
+                e,
+                "retry_after_fault",
+                f"the job ran again after rank {c.rank}'s error, and rank {c.rank} failed "
+                "again: the retry's tolerance of that error made its collectives differ",
+            )
+
+
 def barrier_counted_a_restart(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
     """A store-based barrier that counted more arrivals than the world size
     (``store_based_barrier_key:1 (world_size=2, worker_count=4, ...)``, captured as
@@ -671,6 +694,7 @@ RULES: tuple[Rule, ...] = (
     launcher_kills_the_rest,
     terminal_after_fault,
     restart_after_failure,
+    retry_after_fault,
     barrier_counted_a_restart,
     cause_explains_symptoms,
 )

@@ -14,7 +14,7 @@ from __future__ import annotations
 from rootrank.analysis.events import last_progress
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_span, fmt_time, say
-from rootrank.analysis.stamped_stall import stamped_stall_finding
+from rootrank.analysis.stamped_stall import stall_threshold, stamped_stall_finding
 from rootrank.model import Evidence, Finding
 from rootrank.progress import MAX_BREAKS, Progress
 
@@ -125,6 +125,7 @@ def stall_finding(ctx: Context) -> Finding | None:
             "step": str(at.step),
             "last_time": fmt_time(newest.time),
             "silent": fmt_span(silent),
+            "stall_s": stall_threshold(silent),
             "stopped_by": kill.title,
             "why": why
             or say(
@@ -215,6 +216,7 @@ def untimed_stall_finding(ctx: Context, kill: Finding) -> Finding | None:
             "step": str(at.step),
             "last_time": f"line {lead.line} (the log prints no time with its progress)",
             "silent": "the rest of the job",
+            "stall_s": stall_threshold(2 * STALL_MIN_SECONDS),
             "stopped_by": kill.title,
             "stalled_ranks": names,
             "why": why,

@@ -38,6 +38,20 @@ MIN_RANKS = 3
 #: Seconds in a day: a stamp that wraps past midnight.
 DAY = 86400.0
 
+#: The largest ``--stall`` of the verification command, seconds (a cluster job's hang).
+STALL_WATCH_MAX = 600.0
+
+
+def stall_threshold(silent: float) -> str:
+    """The ``--stall`` seconds (text) of the verification command for a job that printed no
+    progress for ``silent`` seconds before it was stopped: half of it, so the watch reports
+    the next hang before the same limit ends the job (a 40 s wrapper's limit gets a threshold
+    of seconds, not the 600 a cluster's hours allow), at most :data:`STALL_WATCH_MAX`, at
+    least 1. The progress rules report only a silence of ten steps' intervals or more
+    (:data:`STALL_PACES`, rootrank.analysis.stall.STALL_INTERVALS), so half of it still
+    exceeds a normal step's time several times."""
+    return str(int(max(1.0, min(STALL_WATCH_MAX, silent / 2))))
+
 
 def _clock(text: str) -> float | None:
     """Seconds into the day of ``text``'s leading clock stamp, or ``None`` without one."""
@@ -126,6 +140,7 @@ def stamped_stall_finding(ctx: Context, kill: Finding, signature: str) -> Findin
             "step": str(at.step),
             "last_time": f"{_stamp_text(lines[newest])} (line {newest})",
             "silent": fmt_span(silent),
+            "stall_s": stall_threshold(silent),
             "stopped_by": kill.title,
             "why": say("progress_behind_rank", rank=rank, step=at.step, others=others[-1]),
         },
