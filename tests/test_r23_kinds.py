@@ -39,7 +39,9 @@
   (``phase_unfinished_progress_unread.log``: ``timeout 25 torchrun --nproc-per-node=3``, rank
   1's uploader thread waits on an event never set and its join blocks after the loop;
   ``phase_unreported_job_went_on.log``: rank 1 only does not print its "done" line and
-  training goes on to epoch 2 until ``timeout 12``).
+  training goes on to epoch 2 until ``timeout 12``;
+  ``phase_step_lines_one_rank_never_done.log``: every rank prints "[rankN] shard k/4 scored"
+  inside the phase, rank 0's writer thread never finishes, ``timeout 20``).
 """
 
 from __future__ import annotations
@@ -155,3 +157,12 @@ def test_a_phase_one_rank_did_not_report_while_the_job_went_on_names_no_rank():
     d = diagnose_paths([str(HERE / "phase_unreported_job_went_on.log")], mask=False)
     assert "stopped-in-unfinished-phase" not in {f.signature for f in d.findings}
     assert d.initiating_rank is None
+
+
+def test_a_phase_with_step_lines_every_rank_printed_names_the_rank_that_never_ended_it():
+    d = diagnose_paths([str(HERE / "phase_step_lines_one_rank_never_done.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "stopped-in-unfinished-phase"
+    assert d.initiating_rank == 0
+    assert rc.captures["started"] == "shard 4/4 scored"
+    assert rc.captures["finished"] == "scoring done"

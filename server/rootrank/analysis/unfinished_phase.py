@@ -17,8 +17,9 @@ Needed, all of: a stop from outside ends the log (a ``terminal`` finding of clas
 ``preemption-sigterm``) and no other finding is a cause; at least :data:`MIN_RANKS` ranks
 kept lines (:func:`rootrank.ranklines.rank_lines`), none shows its own failure; exactly one
 rank's last kept line has the template (the line normalized, digits masked:
-:func:`rootrank.analysis.oddline.normalize`) that every rank printed, the line each other
-rank printed next has one template they share and that rank never printed, and its quota of
+:func:`rootrank.analysis.oddline.normalize`) that every rank printed (as often as that rank
+did, or more: a phase's step lines), the line each other rank printed after their last such
+line has one template they share and that rank never printed, and its quota of
 kept lines did not fill up; no rank logged training progress after the others' end lines
 (progress between that rank's start line and the others' end lines is the phase's own work,
 every rank's together: a training loop between "training 100 steps" and "epoch finished").
@@ -46,8 +47,14 @@ _DIGITS = lazy_regex.compile(r"\d+")
 
 def _template(ln: RankLine, rank: int) -> str:
     """``ln``'s text normalized for ``rank`` (its own number and values by design taken
-    out) with every digit run replaced by ``#``."""
-    return _DIGITS.sub("#", normalize(ln.text, rank))
+    out) with every digit run replaced by ``#``, the rank's own number too (``shard 1/4``
+    reads as a file name to :func:`normalize`, which marks rank 1's ``1`` in it as its own)."""
+    return _DIGITS.sub("#", normalize(ln.text, rank)).replace("<R>", "#")
+
+
+def _last_index(items: list[str], item: str) -> int:
+    """The 0-based index of ``item``'s last occurrence in ``items`` (it is there)."""
+    return len(items) - 1 - items[::-1].index(item)
 
 
 def unfinished_phase_findings(
@@ -84,15 +91,19 @@ def unfinished_phase_findings(
     found: list[tuple[int, RankLine, dict[int, RankLine]]] = []
     for rank, mine in templates.items():
         start = mine[-1]
-        if rank in filled or mine.count(start) != 1:
+        if rank in filled:
             continue
+        # a line printed more than once in the phase (its steps: "eval step 3/3"): the
+        # others' last one of them is where they went on, and the rank printed no more of
+        # them than they did
+        times = mine.count(start)
         nexts: dict[int, str] = {}
         for other, theirs in templates.items():
             if other == rank:
                 continue
-            if start not in theirs:
+            if start not in theirs or theirs.count(start) < times:
                 break
-            i = theirs.index(start)
+            i = _last_index(theirs, start)
             if i + 1 >= len(theirs):
                 break
             nexts[other] = theirs[i + 1]
@@ -102,7 +113,7 @@ def unfinished_phase_findings(
                 last = max(by_rank[rank], key=lambda x: (x.path, x.line))
                 ended = {
                     other: sorted(by_rank[other], key=lambda x: (x.path, x.line))[
-                        templates[other].index(start) + 1
+                        _last_index(templates[other], start) + 1
                     ]
                     for other in nexts
                 }
@@ -111,19 +122,15 @@ def unfinished_phase_findings(
         return []
     rank, last, ended_by = found[0]
     end = ended_by[min(ended_by)].text
-    # progress inside the phase (before the others ended it) is every rank's work together
-    # (a training loop between "training 100 steps" and "epoch finished"); a step after the
-    # others ended it shows the job went on, so the rank was not stuck in it
-    closed = (
-        min(ln.line for ln in ended_by.values() if ln.path == last.path)
-        if any(ln.path == last.path for ln in ended_by.values())
-        else last.line
-    )
+    # progress inside the phase (until the others ended it: their lines interleave) is every
+    # rank's work together (a training loop between "training 100 steps" and "epoch
+    # finished"); a step after the others ended it shows the job went on, so the rank was not
+    # stuck in it
+    latest = max([last.line, *(ln.line for ln in ended_by.values() if ln.path == last.path)])
     for p in state.progress.last().values():
-        if p.path == last.path and p.line > max(closed, last.line):
+        if p.path == last.path and p.line > latest:
             return []  # a step after the phase ended elsewhere: the job was making progress
     stop = min(stops, key=lambda f: f.order)
-    latest = max([last.line, *(ln.line for ln in ended_by.values() if ln.path == last.path)])
     if stop.evidence and _job_went_on(state, last.path, latest, stop):
         return []  # the job printed more of its own after the phase ended elsewhere
     others = sorted(r for r in by_rank if r != rank)
