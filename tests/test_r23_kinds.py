@@ -41,7 +41,10 @@
   ``phase_unreported_job_went_on.log``: rank 1 only does not print its "done" line and
   training goes on to epoch 2 until ``timeout 12``;
   ``phase_step_lines_one_rank_never_done.log``: every rank prints "[rankN] shard k/4 scored"
-  inside the phase, rank 0's writer thread never finishes, ``timeout 20``).
+  inside the phase, rank 0's writer thread never finishes, ``timeout 20``);
+- srun's "task N: Segmentation fault (core dumped)" names task N, the rank srun launched
+  (SLURM_PROCID), as its "Exited with exit code" line does (``srun_task_segfault.log``, in
+  srun's format with values of our own).
 """
 
 from __future__ import annotations
@@ -166,3 +169,10 @@ def test_a_phase_with_step_lines_every_rank_printed_names_the_rank_that_never_en
     assert d.initiating_rank == 0
     assert rc.captures["started"] == "shard 4/4 scored"
     assert rc.captures["finished"] == "scoring done"
+
+
+def test_srun_naming_one_task_killed_by_a_signal_names_that_rank():
+    d = diagnose_paths([str(HERE / "srun_task_segfault.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "worker-segfault"
+    assert d.initiating_rank == 2 and rc.evidence[0].line == 4
