@@ -1,7 +1,7 @@
 """User names in the HPC paths new-user trial r19 found shown: CSCS's /capstor and /iopsstor
 scratch, /mnt/nfs, a project area's member folders, JSC's /p/home/jusers, and a Latin-1 home
 folder's name read as replacement characters; and trial r19b's /home/users/<u>, Leonardo's
-userexternal/<u>, /mnt/afs2/<u> and /mnt/disks/<disk>/<u>."""
+userexternal/<u>, /mnt/afs2/<u> and /mnt/disks/<disk>/<u>; and /media's user folders (round 23's review)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,13 @@ from rootrank.mask import Masker
         ("/projects/abc/jdoe/proj/train.py", "/projects/<user>/<user>/proj/train.py"),
         ("/proj/abc/data/train.py", "/proj/<user>/data/train.py"),
         ("/projects/bert/train.py", "/projects/bert/train.py"),
+        # round 23's open leak: /media, udisks' /media/<user>/<disk> and a disk mounted by
+        # hand holding users' folders (/media/<disk>/<user>)
+        ("/media/SSD/jdoe/proj/train.py", "/media/SSD/<user>/proj/train.py"),
+        ("/media/jdoe/Backup/proj/train.py", "/media/<user>/Backup/proj/train.py"),
+        ("/media/nvme/alice/train.py", "/media/nvme/<user>/train.py"),
+        ("/media/SSD/train.py", "/media/SSD/train.py"),
+        ("/media/data/imagenet/train.py", "/media/data/imagenet/train.py"),
     ],
 )
 def test_the_user_folder_is_masked_and_shared_folders_stay(path: str, shown: str) -> None:

@@ -36,7 +36,9 @@ text past 16 KiB in one string     cut, ending ``…[N characters not shown]``
 
 HPC storage roots (``/scratch``, ``/pscratch``, ``/lustre``, ``/gpfs``, ``/work``,
 ``/data``, AWS FSx's ``/fsx``, the ``/checkpoint`` of FAIR-style clusters, CSCS's ``/capstor`` and
-``/iopsstor``, ``/nfs``, with a number as in ``/scratch1``, or under ``/mnt``) hold one folder per user as
+``/iopsstor``, ``/nfs``, with a number as in ``/scratch1``, or under ``/mnt``; and ``/media``, where
+udisks mounts ``/media/<user>/<disk>`` and a disk mounted by hand holds users' folders,
+``/media/SSD/<user>``) hold one folder per user as
 ``/home`` does; the user's folder is the first one under the root (under ``/lustre/<fs>``
 and ``/gpfs/<fs>``: under the file system's name), or the one after ``scratch``,
 ``users``... (``/lustre/orion/csc123/scratch/<user>``), stepping over group numbers and
@@ -368,7 +370,7 @@ _HOME = lazy_regex.compile(
 # Windows drive letter, D:/proj/model_save). Which
 # component is the user's is decided in Masker._hpc_path (see HPC_SKIP and NOT_USER_DIRS).
 _HPC_PATH = lazy_regex.compile(
-    r"(?<![\w.~/<>-])(?<!(?:^|[\s'\"=(])[A-Za-z]:)(?P<root>/(?:mnt/)?(?P<kind>scratch|pscratch|lustre|gpfs|work|data|fsx|checkpoint|capstor|iopsstor|nfs|afs|disks|projects?|proj)\d{0,2}/)"
+    r"(?<![\w.~/<>-])(?<!(?:^|[\s'\"=(])[A-Za-z]:)(?P<root>/(?:mnt/)?(?P<kind>scratch|pscratch|lustre|gpfs|work|data|fsx|checkpoint|capstor|iopsstor|nfs|afs|disks|media|projects?|proj)\d{0,2}/)"
     r"(?P<rest>(?:[\p{L}\p{N}._-]{1,64}/){0,4}[\p{L}\p{N}._-]{1,64})"
     r"(?=[/\\:\s'\"),\]]|$)"
 )
@@ -386,6 +388,7 @@ _HPC_ROOTS = (
     "/nfs",
     "/afs",
     "/disks",
+    "/media",
     "/project",
     "/proj",
 )
@@ -483,6 +486,10 @@ def _hpc_user_index(kind: str, parts: list[str], last_is_dir: bool) -> int | Non
     component found must look like a login name (3 to 32 characters, starting with a
     lower-case letter or ``_``, no upper case) and be no :data:`NOT_USER_DIRS` word."""
     start = 1 if kind in ("lustre", "gpfs", "disks") else 0
+    if kind == "media" and parts and not _looks_like_login(parts[0]):
+        # udisks mounts a removable or extra disk at /media/<user>/<label>; a disk mounted by
+        # hand is /media/<label>/ (SSD, data2), with the users' folders under it
+        start = 1
     for j in range(min(len(parts), 4) - 1, start - 1, -1):
         if parts[j].lower() in HPC_SKIP:
             start = j + 1
@@ -492,14 +499,17 @@ def _hpc_user_index(kind: str, parts: list[str], last_is_dir: bool) -> int | Non
         if name.lower() in HPC_SKIP or name.isdigit() or len(name) == 1:
             continue
         is_dir = k < len(parts) - 1 or last_is_dir
-        if (
-            not (is_dir or "." not in name)
-            or name.lower() in NOT_USER_DIRS
-            or not _LOGIN.fullmatch(name)
-        ):
+        if not (is_dir or "." not in name) or not _looks_like_login(name):
             return None
         return k
     return None
+
+
+def _looks_like_login(name: str) -> bool:
+    """Whether ``name`` (one path component) has a login name's shape and is no
+    :data:`NOT_USER_DIRS` word: 3 to 32 characters, a lower-case letter or ``_`` first, no
+    upper case (the check :func:`_hpc_user_index` makes of the component it returns)."""
+    return name.lower() not in NOT_USER_DIRS and bool(_LOGIN.fullmatch(name))
 
 
 _USER_VAR = lazy_regex.compile(
