@@ -787,6 +787,11 @@ def fill_entry(
         if hits:
             said_line = f"line {hits[-1][0]}: `{hits[-1][1]}`"
             values["rank_said_line"] = masker.text(said_line) if masker else said_line
+    doing_rx = (variant.get("when") or {}).get("doing") if chosen is not None else None
+    if isinstance(doing_rx, str):  # the line the variant rests on, not the nearest bar
+        doing_hits = [t for t in facts.doing if regex_code.search(doing_rx, t)]
+        if doing_hits:
+            values["doing_line"] = masker.text(doing_hits[0]) if masker else doing_hits[0]
     keep = (variant.get("when") or {}).get("message") if chosen is not None else None
     if own_message and isinstance(keep, str):  # the quote keeps what the variant rests on
         quoted = quote_message(message, keep=keep)
