@@ -69,8 +69,10 @@ def test_a_deferred_module_reads_as_the_real_one() -> None:
     code = (
         "import sys\n"
         "import rootrank\n"
-        "import inspect, ipaddress\n"
+        "import importlib.util, inspect, ipaddress\n"
         "stub = type(inspect).__name__\n"
+        "assert importlib.util.find_spec('inspect').origin.endswith('inspect.py')\n"
+        "assert type(sys.modules['inspect']).__name__ == '_Deferred'\n"
         "from inspect import signature\n"
         "import dataclasses\n"
         "@dataclasses.dataclass\n"

@@ -20,6 +20,7 @@ real module's attribute (the real module then stands in :data:`sys.modules`).
 from __future__ import annotations
 
 import sys
+from importlib.machinery import PathFinder
 from types import ModuleType
 
 #: The modules :mod:`rootrank` defers (see the module's docstring for why each).
@@ -42,16 +43,23 @@ class _Deferred(ModuleType):
 
 def defer(*names: str) -> list[str]:
     """Put a stand-in for each top-level module of ``names`` that is not imported yet in
-    :data:`sys.modules`. Returns the names deferred (those already imported are left alone).
+    :data:`sys.modules`. Returns the names deferred (those already imported, and those the
+    path finder does not find, are left alone).
 
-    The stand-in's ``__spec__`` is ``None`` (what the import system reads of a module it
-    finds in :data:`sys.modules`), so ``import name`` binds it without loading anything."""
+    The stand-in holds the real module's spec as its ``__spec__``, which is what the import
+    system reads of a module it finds in :data:`sys.modules` (``_initializing``, unset), so
+    ``import name`` binds it without loading anything, and
+    :func:`importlib.util.find_spec` answers for it as for the real module."""
     done = []
     for name in names:
         if name in sys.modules:
             continue
+        spec = PathFinder.find_spec(name)
+        if spec is None:
+            continue
         stub = _Deferred(name)
         del stub.__doc__  # read through to the real module's
+        stub.__spec__ = spec
         sys.modules[name] = stub
         done.append(name)
     return done
