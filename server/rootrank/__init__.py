@@ -7,6 +7,10 @@ The engine reads logs locally and never opens a network connection. Entry points
 
 __version__ = "0.1.0"
 
-from rootrank import dataclass_code as _dataclass_code
+from rootrank import deferred_stdlib as _deferred_stdlib
+
+_deferred_stdlib.defer(*_deferred_stdlib.DEFERRED)  # before dataclasses and pathlib import them
+
+from rootrank import dataclass_code as _dataclass_code  # noqa: E402
 
 _dataclass_code.install()  # before any module defines a dataclass: see rootrank.dataclass_code

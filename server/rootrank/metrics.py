@@ -498,6 +498,9 @@ class Onset:
 
 @dataclass(slots=True)
 class _Bucket:
+    """One bucket of a metric series' sampled points: its lowest and highest points, its first
+    non-finite one, and how many points fell in it."""
+
     lo: Point | None = None
     hi: Point | None = None
     bad: Point | None = None

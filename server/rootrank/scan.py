@@ -7,7 +7,6 @@ the "unclassified" answer; per-stream state is a few small dicts.
 
 from __future__ import annotations
 
-import ast
 import shlex
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
@@ -289,6 +288,8 @@ def hydra_overrides(text: str) -> tuple[str, ...] | None:
     m = _HYDRA_OVERRIDES.search(text)
     if m is None:
         return None
+    import ast  # here: a start whose log has no such line does not load the parser
+
     try:
         value = ast.literal_eval(m["list"])
     except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -987,6 +988,8 @@ def deepspeed_command(argv_text: str) -> str | None:
     The argv is the one the workers ran, so the rerun passes the script the same arguments
     (deepspeed/launcher/launch.py builds ``cmd`` from them and prints it).
     """
+    import ast  # here: a start whose log has no such line does not load the parser
+
     try:
         argv = ast.literal_eval(argv_text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):

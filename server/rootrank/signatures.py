@@ -94,7 +94,6 @@ from typing import TYPE_CHECKING, Any
 from rootrank import lazy_regex, regex_code
 from rootrank.frameworks import STACK_NAMES
 from rootrank.taxonomy import failure_classes
-from rootrank.verify_check import cannot_fail
 
 STACKS = STACK_NAMES  # rootrank.frameworks: the stacks a log is recognised as
 
@@ -382,6 +381,8 @@ def _check_variants(fix: dict[str, Any], path: Path) -> None:
                 raise SignatureError(path, f"{where}.{key}", "must be non-empty text")
         if "sites_after" in v and not isinstance(v["sites_after"], bool):
             raise SignatureError(path, f"{where}.sites_after", "must be true or false")
+        from rootrank.verify_check import cannot_fail  # loading YAML only, not the built library
+
         if "verify" in v and (why := cannot_fail(v["verify"])):
             raise SignatureError(path, f"{where}.verify", f"cannot fail: {why}")
         code = v.get("code", {})
@@ -589,6 +590,8 @@ def load_signature(path: str | os.PathLike[str], *, eager: bool = True) -> Signa
         confirm = _str_list(data, "confirm", p)
     with check.field():
         verify = _need(data, "verify", str, p)
+        from rootrank.verify_check import cannot_fail  # loading YAML only, not the built library
+
         if why := cannot_fail(verify):  # a verify that exits 0 whatever happened proves nothing
             raise SignatureError(p, "verify", f"cannot fail: {why}")
     with check.field():

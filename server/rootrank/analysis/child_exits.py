@@ -16,8 +16,6 @@ Read from the last lines of each source (``ScanState.tails``): the parent prints
 
 from __future__ import annotations
 
-import ast
-
 from rootrank import lazy_regex
 from rootrank.analysis.reasons import say
 from rootrank.scan import ScanState
@@ -43,6 +41,8 @@ def child_exit_ranks(state: ScanState) -> dict[int, tuple[str, int]] | None:
         if "xit" not in text:
             continue
         for m in _REPORT.finditer(text):
+            import ast  # here: most logs have no such report; a start need not load the parser
+
             try:
                 report = ast.literal_eval(m.group(1))
             except (ValueError, SyntaxError):

@@ -173,8 +173,6 @@ def _uneven_before_timeout(ctx: Context) -> Finding | None:
     barrier (heldout r20c case 03: mp.spawn, only rank 1's barrier timed out). The timeout is
     the consequence; the class is the desync the count shows. Not made when a finding already
     reads the desync (the ranks' tracebacks stop at different call sites: the same story)."""
-    from rootrank.analysis.oddline import odd_line_parts  # it reads the rank lines
-
     if any(f.failure_class == "collective-desync" for f in ctx.findings):
         return None  # the desync is read already (the ranks' call sites differ): one story
     waits = [
@@ -182,6 +180,8 @@ def _uneven_before_timeout(ctx: Context) -> Finding | None:
     ]
     if not waits:
         return None
+    from rootrank.analysis.oddline import odd_line_parts  # it reads the rank lines
+
     found = odd_line_parts(ctx)
     if found is None:
         return None

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rootrank.analysis.outlived import outlived_errors
 from rootrank.analysis.prepare import EXCEPTION_SIGNATURE, Context
 from rootrank.analysis.rules import RULES, Edge, inert_warning
 from rootrank.model import Finding
@@ -258,6 +257,10 @@ def pick_root(graph: Graph, ctx: Context | None = None) -> Finding | None:
         if ctx is not None and len(free) > 1:
             free = _drop_outlived_warnings(free, graph, ctx)
             effects = {id(f): len(graph.effects(f)) for f in free}
+            from rootrank.analysis.outlived import (
+                outlived_errors,
+            )  # loaded for the logs that get here
+
             gone = outlived_errors(free, effects, ctx)
             free = [f for f in free if f not in gone]
             free = _prefer_what_ended_a_process(free, ctx)

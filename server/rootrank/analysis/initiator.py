@@ -19,7 +19,6 @@ from typing import Any
 from rootrank import lazy_regex, regex_code
 from rootrank.analysis.blamed_peer import blaming_reports
 from rootrank.analysis.compare import lacking_keys, lone_submitter, odd_in_table, odd_one_out
-from rootrank.analysis.cut_lines import cut_error_ranks
 from rootrank.analysis.events import (
     ABORT_CODES,
     SIGNAL_CODES,
@@ -33,7 +32,6 @@ from rootrank.analysis.group_world import default_group_world, shape_group_size
 from rootrank.analysis.host_library import unloadable_library
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say
-from rootrank.analysis.spread import own_stamp, same_second, seqnum_spread
 from rootrank.model import Finding, InitiatorInfo
 from rootrank.ranks import ElasticFailure
 from rootrank.scan import ScanState
@@ -626,11 +624,11 @@ def odd_value_out(case: Case) -> Verdict | None:
     odd = odd_one_out(case.group, world=frozenset(case.ctx.known_ranks()))
     if odd.rank is None and not odd.undecided:
         odd = lacking_keys(case.group)
-    spread = (
-        seqnum_spread(case.ctx.findings, odd.rank)
-        if odd.rank is not None and odd.key == "seqnum"
-        else None
-    )
+    spread = None
+    if odd.rank is not None and odd.key == "seqnum":
+        from rootrank.analysis.spread import seqnum_spread  # loaded for the logs that get here
+
+        spread = seqnum_spread(case.ctx.findings, odd.rank)
     if spread is not None:
         return Verdict(None, spread, "odd_value_out", tuple(case.ranks_with), True)
     if odd.rank is not None:
@@ -1300,6 +1298,8 @@ def missing_reporter(case: Case) -> Verdict | None:
     # A rank whose own traceback the paste cuts was failing too: the absence of its error
     # line is no evidence.
     missing = sorted(known - reporters)
+    from rootrank.analysis.cut_lines import cut_error_ranks  # loaded for the logs that get here
+
     traced = case.ctx.state.cut_traceback_ranks
     cut = traced | cut_error_ranks(case.ctx.state)
     if len(missing) == 1 and missing[0] in cut:
@@ -1353,6 +1353,8 @@ def _silent_straggler(case: Case, waiters: set[int], known: set[int]) -> Verdict
         return None
     rank = quiet[0]
     st = case.ctx.state
+    from rootrank.analysis.cut_lines import cut_error_ranks  # loaded for the logs that get here
+
     if rank in st.cut_traceback_ranks | cut_error_ranks(st) or any(
         x.rank == rank for x in st.exceptions
     ):
@@ -2320,6 +2322,8 @@ def earliest_time(case: Case) -> Verdict | None:
     ]
     timed = [e for e in ranked if e.time is not None]
     if len(timed) == len(ranked):
+        from rootrank.analysis.spread import own_stamp, same_second  # for the logs that get here
+
         first = min(timed, key=lambda f: f.time or 0.0)
         tied = [
             f
@@ -2498,13 +2502,14 @@ def unpaired_p2p_peer(case: Case) -> Verdict | None:
     peers see and some rank's traceback waits in a point-to-point call (``dist.send``,
     ``dist.recv``): a pipeline whose stages wait on each other times out everywhere at once,
     and torchelastic's summary only names the first to give up."""
-    from rootrank.analysis.oddline import p2p_unmatched
     from rootrank.tracebacks import collective_call
 
     if case.root.failure_class not in SEEN_BY_PEERS:
         return None
     if not any(collective_call(s.exc.frames) in _P2P_CALLS for s in case.ctx.state.exceptions):
         return None
+    from rootrank.analysis.oddline import p2p_unmatched  # loaded for the logs that get here
+
     found = p2p_unmatched(case.ctx)
     if found is None:
         return None

@@ -22,8 +22,6 @@ DataLoader worker's fetch). It runs after the framework loaders' reading
 
 from __future__ import annotations
 
-import ast
-
 from rootrank import lazy_regex
 from rootrank.model import Finding
 from rootrank.scan import ScanState
@@ -66,6 +64,8 @@ def repaired_name(path: str) -> str | None:
     is restored first."""
     if not MOJIBAKE.search(path):
         return None
+    import ast  # here: most logs have no such path, and a start need not load the parser
+
     try:
         text = ast.literal_eval("'" + path.replace("'", "\\'") + "'")
     except (ValueError, SyntaxError):

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 from rootrank import re_code
 from rootrank.analysis.prepare import Context
-from rootrank.collective_names import COLLECTIVES
 from rootrank.model import Evidence, Finding
 
 #: The signature it makes (``detector: analysis``).
@@ -75,6 +74,8 @@ class Dumped:
 
     def collective(self) -> str:
         """The innermost collective it waits in, or ``"none"``."""
+        from rootrank.collective_names import COLLECTIVES  # loaded for the logs with stacks
+
         for func, file, _ln, _at, _t in self.frames:
             name = func.rsplit(".", 1)[-1]
             if name in COLLECTIVES and _COMM_FILE.search(file.replace("\\", "/")):

@@ -14,7 +14,6 @@ from __future__ import annotations
 from rootrank.analysis.events import last_progress
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_span, fmt_time, say
-from rootrank.analysis.stamped_stall import stall_threshold, stamped_stall_finding
 from rootrank.model import Evidence, Finding
 from rootrank.progress import MAX_BREAKS, Progress
 
@@ -96,6 +95,11 @@ def stall_finding(ctx: Context) -> Finding | None:
     if faults:
         return None
     kill = min(terminals, key=lambda f: f.time or 0.0)
+    from rootrank.analysis.stamped_stall import (
+        stall_threshold,
+        stamped_stall_finding,
+    )  # loaded here
+
     timed = [p for p in ctx.state.progress.last().values() if p.time is not None]
     if not timed:
         return untimed_stall_finding(ctx, kill) or stamped_stall_finding(ctx, kill, STALL_SIGNATURE)
@@ -191,6 +195,8 @@ def untimed_stall_finding(ctx: Context, kill: Finding) -> Finding | None:
     behind = left_behind(ctx)
     if not behind:
         return branch_stall_finding(ctx, kill)
+    from rootrank.analysis.stamped_stall import stall_threshold  # loaded for the logs that get here
+
     last = ctx.state.progress.last()
     at = last[behind[0]]
     lead = max((p for r, p in last.items() if r not in behind), key=lambda p: p.line)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from rootrank import lazy_regex
 from rootrank.analysis.events import order_before_next, outside_stops
-from rootrank.analysis.oddline import normalize
 from rootrank.analysis.reasons import format_ranks
 from rootrank.model import Evidence, Finding
 from rootrank.ranklines import RankLine
@@ -49,6 +48,8 @@ def _template(ln: RankLine, rank: int) -> str:
     """``ln``'s text normalized for ``rank`` (its own number and values by design taken
     out) with every digit run replaced by ``#``, the rank's own number too (``shard 1/4``
     reads as a file name to :func:`normalize`, which marks rank 1's ``1`` in it as its own)."""
+    from rootrank.analysis.oddline import normalize  # loaded for the logs that get here
+
     return _DIGITS.sub("#", normalize(ln.text, rank)).replace("<R>", "#")
 
 

@@ -79,6 +79,9 @@ class _First:
 
 @dataclass
 class _Span:
+    """How many jobs a group counts, and the first and last of their times (seconds, as the
+    jobs give them; ``None`` until a job with a time is added)."""
+
     jobs: int = 0
     first: float | None = None
     last: float | None = None
@@ -97,6 +100,9 @@ class _Span:
 
 @dataclass
 class _Host:
+    """What the summary gathers of one host: the jobs it initiated and ran in, their classes
+    and kinds, their time span, and the first job ids and evidence lines."""
+
     jobs: int = 0  # jobs this host initiated
     host_caused: int = 0  # of those, jobs whose class is the host's doing (host_caused())
     ran_in: int = 0  # jobs that ran on it
