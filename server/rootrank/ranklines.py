@@ -17,11 +17,16 @@ longer than :data:`MAX_CHARS`, none that shows the process failing (a traceback 
 exception line, a C++ abort: :data:`_FAILING`; each rank's first such line is returned).
 A rank's own failure does not end its lines: a worker's stdout and stderr are two pipes
 (torchrun's ``--tee``), so its traceback may be printed before set-up lines it wrote earlier.
+
+A rank's LAST own lines (the phase a rank stopped in, what it said before the others' error)
+are read by :func:`own_lines` / :func:`last_own_line`, the one reader of the kept heads and
+tails for them; each caller says how a line names its rank (:data:`LineOwner`).
 """
 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from rootrank import lazy_regex
@@ -46,6 +51,16 @@ class RankLine:
     path: str
     line: int
     text: str
+
+
+#: How one source's lines name their rank: given a line's text and its 1-based number, the
+#: rank it is the own line of and the text to quote of it, or ``None`` when the line is no
+#: rank's own (or not one to quote). Made once per source, it may keep state from line to
+#: line (a :class:`RankTagger` learns a source's prefixes as it reads).
+LineOwner = Callable[[str, int], tuple[int | None, str] | None]
+#: Kept text of the log: ``(path, 1-based number of its first line, text)``, as
+#: ``ScanState.heads`` and ``ScanState.tails`` hold it.
+KeptText = tuple[str, int, str]
 
 
 #: A line that shows its process failing: a traceback's header, an exception line, a C++
@@ -142,3 +157,51 @@ def rank_settings(state: ScanState) -> dict[int, Settings]:
                 note_settings(out.setdefault(who, {}), part, path, number)
     _settings_read = (weakref.ref(state), out)
     return out
+
+
+def own_lines(
+    sources: Iterable[KeptText],
+    rank: int,
+    owner: Callable[[str], LineOwner],
+    *,
+    path: str | None = None,
+    before: int | None = None,
+    once: bool = False,
+) -> Iterator[RankLine]:
+    """The lines of ``sources`` (the scan's kept heads and tails, :data:`KeptText`) that
+    ``rank`` printed, in source order, each as a :class:`RankLine` whose text is the one
+    ``owner`` quotes. ``owner(path)`` is called once per kept text and gives the
+    :data:`LineOwner` that reads that text's lines in order. With ``path``, only that
+    source's texts are read; with ``before``, only lines numbered below it. A source's head
+    and tail may hold the same line number twice (they overlap on a short log; a head cut at
+    a line's end ends with an empty line): every copy is read, or with ``once`` only the
+    first copy of a ``(path, number)`` (the owner does not see the others). Reads only the
+    kept text (at most ``HEAD_CHARS`` and ``TAIL_CHARS`` characters per source); raises
+    nothing of its own."""
+    seen: set[tuple[str, int]] = set()
+    for src, first, text in sources:
+        if path is not None and src != path:
+            continue
+        read = owner(src)
+        for number, raw in enumerate(text.split("\n"), first):
+            if before is not None and number >= before:
+                break
+            if once:
+                if (src, number) in seen:
+                    continue
+                seen.add((src, number))
+            got = read(raw, number)
+            if got is not None and got[0] == rank:
+                yield RankLine(src, number, got[1])
+
+
+def last_own_line(lines: Iterable[RankLine]) -> RankLine | None:
+    """The last (highest-numbered) of ``lines`` (:func:`own_lines`' output), the first of two
+    at one number; ``None`` when there is none. Mechanism: a rank stopped printing where it
+    stopped working, so its last own line before the others' error names the phase it was
+    in."""
+    best: RankLine | None = None
+    for line in lines:
+        if best is None or line.line > best.line:
+            best = line
+    return best

@@ -159,7 +159,8 @@ _ENDPOINT = lazy_regex.compile(
     r"(?P<h>[A-Za-z0-9][\w.-]{0,252}):(?P<p>\d{2,5})\b"
 )
 #: Words one of which a line naming a rendezvous endpoint or its halves holds (a cheap test
-#: before :data:`_ENDPOINT`, :data:`_MASTER_ADDR`, :data:`_MASTER_PORT`).
+#: before :data:`_ENDPOINT`, :data:`_MASTER_ADDR`, :data:`_MASTER_PORT`; found by the
+#: :data:`_LAUNCHER_WORDS` automaton).
 _ENDPOINT_WORDS = ("master", "MASTER", "rdzv", "init_addr", "init-addr", "tcp://")
 # (torchrun's agent pads its config table: "master_addr=127.0.0.1", "rdzv_endpoint    : h:p";
 # a host may be an address; "None" is a launcher's unset value, not a host)
@@ -478,11 +479,18 @@ _LAUNCHER_SIGNS = (  # (name, literals one of which the line holds, regex)
         ),
     ),
 )
-#: Every literal of :data:`_LAUNCHER_SIGNS`, in one case-sensitive automaton: a line holding
-#: none of them (almost every line) skips the per-launcher tests with one native pass.
+#: Every literal of :data:`_LAUNCHER_SIGNS`, then every word of :data:`_ENDPOINT_WORDS`, in
+#: one case-sensitive automaton (:meth:`LaunchFacts.read`'s literal pre-screen): a line
+#: holding none of them (almost every line) skips both the per-launcher tests and the
+#: rendezvous endpoint's with one native pass over the line. A pattern index below
+#: :data:`_LAUNCHER_LITERALS` is a launcher literal's, one at or above it an endpoint word's.
 #: (A contiguous NFA: built in a fraction of the default's time, which every start pays.)
+_LAUNCHER_LITERALS = len({lit for _, literals, _ in _LAUNCHER_SIGNS for lit in literals})
 _LAUNCHER_WORDS = ahocorasick_rs.AhoCorasick(
-    sorted({lit for _, literals, _ in _LAUNCHER_SIGNS for lit in literals}),
+    [
+        *sorted({lit for _, literals, _ in _LAUNCHER_SIGNS for lit in literals}),
+        *_ENDPOINT_WORDS,
+    ],
     implementation=ahocorasick_rs.Implementation.ContiguousNFA,
 )
 #: Every word of :data:`rootrank.frameworks.STACK_WORDS`, likewise: a gated line that holds
@@ -1251,8 +1259,15 @@ class LaunchFacts:
         whole = raw if raw is not None else text
         if self.continues:  # (the line's own facts are read as well: --nnodes=2 \ ...)
             self._continue_command(text)
-        # (a line holds one of a sign's literals only if the automaton finds some literal)
-        if _LAUNCHER_WORDS.find_matches_as_indexes(whole):
+        # one automaton pass finds which literal tests can hold: a launcher sign's literals, an
+        # endpoint word (overlapping matches: one word inside another is found too)
+        launcher_word = endpoint_word = False
+        for index, _, _ in _LAUNCHER_WORDS.find_matches_as_indexes(whole, overlapping=True):
+            if index < _LAUNCHER_LITERALS:
+                launcher_word = True
+            else:
+                endpoint_word = True
+        if launcher_word:
             for name, literals, sign in _LAUNCHER_SIGNS:
                 if (
                     name not in self.launchers
@@ -1347,7 +1362,9 @@ class LaunchFacts:
             self.hosts
         ) < MAX_NAMED_HOSTS:
             self.hosts.update(m.group("h") for m in _MASTER_HOST.finditer(text))
-        if any(w in text for w in _ENDPOINT_WORDS):
+        # (``text`` is ``whole`` with its prefixes peeled: a word the automaton found in a
+        # prefix alone is not the line's own)
+        if endpoint_word and (text is whole or any(w in text for w in _ENDPOINT_WORDS)):
             self._endpoint(text)
         if self.server_model is None and "ServerArgs(" in text and _SERVER_ARGS.search(text):
             model, tp = _SERVER_MODEL.search(text), _SERVER_TP.search(text)
@@ -1644,6 +1661,28 @@ def _absorb(first: Finding, f: Finding) -> None:
         first.captures.setdefault(k, v)
     if not first.frames:
         first.frames = f.frames
+
+
+@dataclass(frozen=True, slots=True)
+class _RunStart:
+    """A run start the scan cuts a source at (:meth:`Scanner._new_attempt`,
+    :meth:`Scanner._begin_section`): ``number`` is its 1-based line; ``tagger`` and
+    ``readers`` the source's rank tagger and per-rank traceback readers (a new run clears
+    them); ``launch`` how the new section's command line launches the job
+    (:func:`rootrank.runs.launch_identity`), if the run start is one; ``started`` is ``False``
+    for a cut at a traceback after torchrun's summary (no run start seen); ``worlds``
+    (:attr:`rootrank.ranks.RankTagger.world_line`) for a cut at a line that printed another
+    world size than the section's: the section's is its third value, the new one's its
+    second; ``other`` says why the lines from ``number`` are another program's
+    (:meth:`Scanner._other_program`: the cut is another job's start)."""
+
+    number: int
+    tagger: RankTagger
+    readers: dict[int | None, TracebackReader]
+    launch: str | None = None
+    started: bool = True
+    worlds: tuple[int, int, int | None] | None = None
+    other: str | None = None
 
 
 @dataclass
@@ -2131,7 +2170,7 @@ class Scanner:
             st.start_seen = True
         if "NVIDIA-SMI" in text[:16] and len(st.sources) == 1 and _JOB_HEADER.match(text):
             if self._job_headers and self._job_restarts():
-                self._new_attempt(raw.number, tagger, readers)
+                self._new_attempt(_RunStart(raw.number, tagger, readers))
             self._job_headers += 1
         if (
             (self._failed or self._ended is not None)
@@ -2140,15 +2179,17 @@ class Scanner:
         ):
             if _starts_run(text) or _starts_run(raw.text):
                 self._new_attempt(
-                    self._after_close(raw.number, tagger),
-                    tagger,
-                    readers,
-                    launch_identity(raw.text),
+                    _RunStart(
+                        self._after_close(raw.number, tagger),
+                        tagger,
+                        readers,
+                        launch_identity(raw.text),
+                    )
                 )
             elif self._other_world(raw.number, tagger, readers):
                 # another job's start: it prints another world size after this one failed
                 # (two jobs' logs concatenated with no launcher banner between them)
-                self._new_attempt(raw.number, tagger, readers, worlds=tagger.world_line)
+                self._new_attempt(_RunStart(raw.number, tagger, readers, worlds=tagger.world_line))
             elif (
                 self._failed
                 and (
@@ -2171,7 +2212,7 @@ class Scanner:
                 # another job's, if another program ran it (_new_attempt).
                 cut = self._after_close(raw.number, tagger)
                 self._summary_cuts.add(cut)
-                self._new_attempt(cut, tagger, readers, started=False)
+                self._new_attempt(_RunStart(cut, tagger, readers, started=False))
             elif (
                 self._failed
                 and _TEE_PREFIX.match(raw.text) is not None
@@ -2185,7 +2226,7 @@ class Scanner:
                 # launch ran: a new launch's worker (a relaunch, or another job appended:
                 # _settle_sections tells). A rank it did not run may be another node's worker,
                 # still running (srun's nodes share one output): no cut.
-                self._new_attempt(raw.number, tagger, readers, started=False)
+                self._new_attempt(_RunStart(raw.number, tagger, readers, started=False))
             elif (
                 self._failed
                 and len(st.exceptions) <= MAX_PROGRAM_CHECKS
@@ -2198,7 +2239,7 @@ class Scanner:
                 # program than the section's (``cat eval.log serve.log``: two jobs that print
                 # no banner); another process of the same program is the same job: no cut
                 self._new_attempt(
-                    self._after_close(raw.number, tagger), tagger, readers, other=other
+                    _RunStart(self._after_close(raw.number, tagger), tagger, readers, other=other)
                 )
             elif (
                 self._failed
@@ -2221,7 +2262,7 @@ class Scanner:
                     # the attempt begins at its first progress line, or before it, right after
                     # the summary (its own first lines: _after_close)
                     cut = self._after_close(self._summary_progress, tagger, raw.number)
-                    self._new_attempt(cut, tagger, readers)
+                    self._new_attempt(_RunStart(cut, tagger, readers))
         elif (
             self._section.launch is not None
             and len(st.sources) == 1
@@ -2232,7 +2273,7 @@ class Scanner:
             # another job (a run that was stopped without a word, then a new one)
             launch = launch_identity(raw.text)
             if launch is not None and launch != self._section.launch:
-                self._new_attempt(raw.number, tagger, readers, launch)
+                self._new_attempt(_RunStart(raw.number, tagger, readers, launch))
         rank = tagged.rank
         self._section.see(rank, tagged.local_rank, tagged.host, tagged.time)
         if "torch/distributed/" in raw.text and (a := _AGENT_LINE.match(raw.text)):
@@ -2687,20 +2728,13 @@ class Scanner:
         (its ``Root Cause`` entry): the agent's last words, printed once every worker exited."""
         return len(self.state.sources) == 1 and any(e.root_cause for e in tagger.elastic)
 
-    def _new_attempt(
-        self,
-        number: int,
-        tagger: RankTagger,
-        readers: dict[int | None, TracebackReader],
-        launch: str | None = None,
-        started: bool = True,
-        worlds: tuple[int, int, int | None] | None = None,
-        other: str | None = None,
-    ) -> None:
-        """A new run starts at line ``number`` (1-based): :meth:`_begin_section`, with the
-        findings and exceptions already read wholly at or after that line (a cut placed
-        before the current line: :meth:`_after_close`) moved to the new section."""
+    def _new_attempt(self, cut: _RunStart) -> None:
+        """A new run starts at line ``cut.number`` (1-based; :class:`_RunStart`):
+        :meth:`_begin_section`, with the findings and exceptions already read wholly at or
+        after that line (a cut placed before the current line: :meth:`_after_close`) moved to
+        the new section."""
         st = self.state
+        number = cut.number
         path = st.sources[-1] if st.sources else ""
         late = {
             key: f
@@ -2714,36 +2748,21 @@ class Scanner:
             kept = [x for x in st.exceptions if x.exc.log_line < number or x.path != path]
             st.exceptions.clear()
             st.exceptions.extend(kept)
-        self._begin_section(number, tagger, readers, launch, started, worlds, other)
+        self._begin_section(cut)
         st.findings.update(late)
         st.exceptions.extend(late_exceptions)
 
-    def _begin_section(
-        self,
-        number: int,
-        tagger: RankTagger,
-        readers: dict[int | None, TracebackReader],
-        launch: str | None = None,
-        started: bool = True,
-        worlds: tuple[int, int, int | None] | None = None,
-        other: str | None = None,
-    ) -> None:
-        """A new run starts at line ``number`` (1-based) after the current one failed: what the
-        failed run showed is dropped, so the diagnosis is about the run that ended the job
-        (what the ranks and hosts are stays learnt). What it dropped is held until the source
-        ends: if the new section turns out to be another node of the same run
-        (:meth:`_settle_sections`), it is put back.
-
-        ``launch`` is how the new section's command line launches the job
-        (:func:`rootrank.runs.launch_identity`), if the run start is one; ``started`` is ``False``
-        for a cut at a traceback after torchrun's summary (no run start seen); ``worlds``
-        (:attr:`rootrank.ranks.RankTagger.world_line`) for a cut at a line that printed
-        another world size than the section's: the section's is its third value, the new
-        one's its second; ``other`` says why the lines from ``number`` are another program's
-        (:meth:`_other_program`: the cut is another job's start). A run start
-        that shows another job (:func:`rootrank.runs.separate_run`: the section before ended,
-        or was launched another way) begins a new run instead (:meth:`_new_run`)."""
+    def _begin_section(self, cut: _RunStart) -> None:
+        """A new run starts at line ``cut.number`` (1-based; :class:`_RunStart` says how it
+        was seen) after the current one failed: what the failed run showed is dropped, so the
+        diagnosis is about the run that ended the job (what the ranks and hosts are stays
+        learnt). What it dropped is held until the source ends: if the new section turns out
+        to be another node of the same run (:meth:`_settle_sections`), it is put back. A run
+        start that shows another job (:func:`rootrank.runs.separate_run`: the section before
+        ended, or was launched another way; or ``cut.other``) begins a new run instead
+        (:meth:`_new_run`)."""
         st = self.state
+        number, tagger, readers, worlds = cut.number, cut.tagger, cut.readers, cut.worlds
         facts = self._section
         for e in tagger.elastic:
             facts.see(e.rank, e.local_rank, e.host, e.time)
@@ -2753,10 +2772,10 @@ class Scanner:
         # the entry script and launch command are the section's own: the next section names
         # its own (or, a relaunch that prints none, gets its run's back: _settle_sections)
         st.launch.script = st.launch.command = st.launch.module = None
-        later = SectionFacts(start=number, launch=launch)
+        later = SectionFacts(start=number, launch=cut.launch)
         if worlds is not None:
             facts.world, later.world = worlds[2], worlds[1]
-        why = other or (separate_run(facts, later) if started else None)
+        why = cut.other or (separate_run(facts, later) if cut.started else None)
         # whether the lines ahead left open which program runs after the cut (no traceback
         # in reach): the source's end may still show another job there (_launch_since)
         undecided = False

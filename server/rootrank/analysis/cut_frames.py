@@ -106,24 +106,24 @@ def cut_traceback_operations(
     sig = library.signatures.get(sig_id)
     if sig is None:
         return []
+    from rootrank.analysis.prepare import finding_from  # prepare imports this module
+
     frame = seen.exc.frames[at]
     text = f'File "{frame.file}", line {frame.line}, in {frame.func}' + (
         f": {frame.code}" if frame.code else ""
     )
     order = max((f.order for f in findings), default=-1) + 1
     return [
-        Finding.of(
+        finding_from(
             sig,
-            rank=seen.rank,
-            host=seen.host,
-            time=seen.time,
-            order=max(order, seen.order),
-            evidence=[Evidence(path=seen.path, line=seen.exc.log_line, text=text, rank=seen.rank)],
-            captures={
+            seen,
+            {
                 "frame_file": frame.file,
                 "frame_line": str(frame.line),
                 "frame_func": frame.func,
                 "frame_code": frame.code,
             },
+            evidence=[Evidence(path=seen.path, line=seen.exc.log_line, text=text, rank=seen.rank)],
+            order=max(order, seen.order),
         )
     ]

@@ -22,7 +22,9 @@ signal's name in :mod:`rootrank.analysis.signal_exit`.
 from __future__ import annotations
 
 from rootrank import lazy_regex
+from rootrank.analysis.prepare import finding_from
 from rootrank.model import Evidence, Finding
+from rootrank.ranklines import LineOwner, last_own_line, own_lines
 from rootrank.ranks import RankTagger
 from rootrank.scan import ScanState
 from rootrank.signatures import Library
@@ -77,21 +79,15 @@ def own_group_kills(findings: list[Finding], state: ScanState, library: Library)
             continue
         path, number, text = last
         out.append(
-            Finding.of(
+            finding_from(
                 sig,
-                rank=f.rank,
-                host=f.host,
-                time=f.time,
-                order=f.order,
-                evidence=[
-                    Evidence(path=path, line=number, text=text, rank=rank),
-                    *f.evidence[:1],
-                ],
-                captures={
+                f,
+                {
                     **f.captures,
                     "rank": str(rank),
                     "last_line": text if len(text) <= MAX_LINE else text[: MAX_LINE - 3] + "...",
                 },
+                evidence=[Evidence(path=path, line=number, text=text, rank=rank), *f.evidence[:1]],
             )
         )
     return out
@@ -100,22 +96,32 @@ def own_group_kills(findings: list[Finding], state: ScanState, library: Library)
 def _last_line(state: ScanState, at: Evidence, rank: int) -> tuple[str, int, str] | None:
     """``(path, 1-based line, text)`` of the last line tagged with ``rank`` (its launcher
     prefix or its own ``rank N`` tag, :class:`RankTagger`) before ``at`` in ``at``'s source,
-    from the scan's kept heads and tails (``ScanState.heads``/``tails``); a traceback's lines
-    (``[rank1]: Traceback ...`` and what follows) count too, so a worker that raised is not
-    read by an earlier line. ``None`` when no such line is kept."""
-    best: tuple[str, int, str] | None = None
-    seen: set[int] = set()
-    for path, first, text in (*state.heads, *state.tails):
-        if path != at.path:
-            continue
-        tagger = RankTagger(path=path)
-        for i, raw in enumerate(text.split("\n")):
-            number = first + i
-            if number >= at.line or number in seen:
-                continue
-            seen.add(number)
-            tagged = tagger.tag(raw, number)
-            if tagged.rank == rank and tagged.text.strip():
-                if best is None or number > best[1]:
-                    best = (path, number, tagged.text.strip())
-    return best
+    from the scan's kept heads and tails (``ScanState.heads``/``tails``, read by
+    :func:`rootrank.ranklines.last_own_line`); a traceback's lines (``[rank1]: Traceback
+    ...`` and what follows) count too, so a worker that raised is not read by an earlier
+    line. ``None`` when no such line is kept."""
+    found = last_own_line(
+        own_lines(
+            (*state.heads, *state.tails),
+            rank,
+            _tagger_owner,
+            path=at.path,
+            before=at.line,
+            once=True,
+        )
+    )
+    return None if found is None else (found.path, found.line, found.text)
+
+
+def _tagger_owner(path: str) -> LineOwner:
+    """A :data:`rootrank.ranklines.LineOwner` for one kept text of ``path``: a fresh
+    :class:`RankTagger`'s rank of each line with its text (prefixes peeled, stripped); a
+    line with no text left is no one's."""
+    tagger = RankTagger(path=path)
+
+    def owner(raw: str, number: int) -> tuple[int | None, str] | None:
+        tagged = tagger.tag(raw, number)
+        text = tagged.text.strip()
+        return (tagged.rank, text) if text else None
+
+    return owner

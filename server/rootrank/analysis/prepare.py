@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from rootrank import lazy_regex, regex_code
 from rootrank.analysis.compare import (
@@ -34,7 +35,7 @@ from rootrank.model import Evidence, Finding
 from rootrank.ranks import ElasticFailure, node_count
 from rootrank.scan import MAX_EVIDENCE, ScanState, SeenException
 from rootrank.signatures import Library, Signature
-from rootrank.tracebacks import Frame
+from rootrank.tracebacks import Frame, PyException
 
 
 @dataclass
@@ -348,12 +349,10 @@ def exception_findings(
         if causes and (seen.order <= after or not exc.frames):
             continue
         col = seen.raw.find(exc.type)
-        first[seen.rank] = Finding.of(
+        first[seen.rank] = finding_from(
             sig,
-            rank=seen.rank,
-            host=seen.host,
-            time=seen.time,
-            order=seen.order,
+            seen,
+            {"exc_type": exc.type.rsplit(".", 1)[-1], "message": exc.message},
             evidence=[
                 Evidence(
                     path=seen.path,
@@ -364,12 +363,8 @@ def exception_findings(
                     column_end=len(seen.raw) if col >= 0 else None,
                 )
             ],
-            captures={"exc_type": exc.type.rsplit(".", 1)[-1], "message": exc.message},
         )
-        first[seen.rank].frames = [
-            {"file": fr.file, "line": fr.line, "func": fr.func, "user": fr.user}
-            for fr in exc.frames[-12:]
-        ]
+        first[seen.rank].frames = last_frames(exc)
     return list(first.values())
 
 
@@ -607,14 +602,11 @@ def destroyed_groups(findings: list[Finding], state: ScanState, library: Library
         p = last.get(f.rank) if f.rank is not None else None
         if p is None or p.path != ev.path or p.line >= ev.line:
             continue
-        found = Finding.of(
+        found = finding_from(
             sig,
-            rank=f.rank,
-            host=f.host,
-            time=f.time,
-            order=f.order,
+            f,
+            {**f.captures, "step": str(p.step), "step_line": str(p.line)},
             evidence=list(f.evidence),
-            captures={**f.captures, "step": str(p.step), "step_line": str(p.line)},
         )
         found.frames = list(f.frames)
         out.append(found)
@@ -1268,28 +1260,59 @@ def _unread_exceptions(
 
 def _exception_finding(sig: Signature, seen: SeenException, captures: dict[str, str]) -> Finding:
     """A finding of ``sig`` read from the exception the scan saw (``seen``): its rank, host,
-    time and order, its exception line as the evidence (1-based line),
-    ``captures`` plus ``exc_type`` (the class name without its module) and ``message``, and the
-    exception's last 12 frames."""
+    time and order, its exception line as the evidence (1-based line), ``captures`` plus
+    ``exc_type`` (the class name without its module) and ``message``, and the exception's
+    last 12 frames (:func:`finding_from`, :func:`last_frames`)."""
     exc = seen.exc
-    found = Finding.of(
+    found = finding_from(
         sig,
-        rank=seen.rank,
-        host=seen.host,
-        time=seen.time,
-        order=seen.order,
-        evidence=[Evidence(path=seen.path, line=exc.log_line, text=seen.raw, rank=seen.rank)],
-        captures={
-            **captures,
-            "exc_type": exc.type.rsplit(".", 1)[-1],
-            "message": exc.message,
-        },
+        seen,
+        {**captures, "exc_type": exc.type.rsplit(".", 1)[-1], "message": exc.message},
     )
-    found.frames = [
+    found.frames = last_frames(exc)
+    return found
+
+
+def finding_from(
+    sig: Signature,
+    base: Finding | SeenException,
+    captures: dict[str, str],
+    evidence: list[Evidence] | None = None,
+    order: int | None = None,
+) -> Finding:
+    """A finding of ``sig`` (:meth:`rootrank.model.Finding.of`) made from what the analysis
+    read before, ``base``: an earlier finding, or an exception the scan saw
+    (:class:`rootrank.scan.SeenException`). Its rank, host, time and order are ``base``'s
+    (``order`` replaces the order when given); its evidence is ``evidence`` when given, else
+    ``base``'s first line: a finding's first evidence, a seen exception's exception line
+    (its path, 1-based log line, raw text and rank); its captures are ``captures`` as given
+    (merge ``base.captures`` in the caller when they carry over). Frames are not copied (a
+    caller sets them: :func:`last_frames`). Raises nothing of its own."""
+    if evidence is None:
+        if isinstance(base, Finding):
+            evidence = list(base.evidence[:1])
+        else:
+            evidence = [
+                Evidence(path=base.path, line=base.exc.log_line, text=base.raw, rank=base.rank)
+            ]
+    return Finding.of(
+        sig,
+        rank=base.rank,
+        host=base.host,
+        time=base.time,
+        order=base.order if order is None else order,
+        evidence=evidence,
+        captures=captures,
+    )
+
+
+def last_frames(exc: PyException) -> list[dict[str, Any]]:
+    """The last 12 frames of ``exc`` (innermost last) as a finding's ``frames``: each frame's
+    ``file``, 1-based ``line``, ``func`` and whether it is the user's code (``user``)."""
+    return [
         {"file": fr.file, "line": fr.line, "func": fr.func, "user": fr.user}
         for fr in exc.frames[-12:]
     ]
-    return found
 
 
 #: A library's call into another package with arguments the installed callee does not take.

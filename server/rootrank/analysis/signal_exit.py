@@ -120,6 +120,8 @@ def signal_exit_findings(
         and f.signature not in LAUNCHER_REPORTS
         and finding_kind(library, f) != "terminal"
     ]
+    from rootrank.analysis.prepare import finding_from  # prepare imports this module
+
     out: list[Finding] = []
     for report in reports:
         code = report.captures["exitcode"]
@@ -135,17 +137,7 @@ def signal_exit_findings(
         captures = {**report.captures, "signal": SIGNAL_NAMES[number], "why": why}
         if report.rank is not None:
             captures.setdefault("rank", str(report.rank))
-        out.append(
-            Finding.of(
-                sig,
-                rank=report.rank,
-                host=report.host,
-                time=report.time,
-                order=report.order,
-                evidence=list(report.evidence[:1]),
-                captures=captures,
-            )
-        )
+        out.append(finding_from(sig, report, captures))
     return out
 
 

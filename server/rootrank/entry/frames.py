@@ -14,6 +14,7 @@ from typing import Any
 
 from rootrank import lazy_regex
 from rootrank.model import CallSite, Finding, UserFrame
+from rootrank.ranklines import LineOwner, own_lines
 from rootrank.scan import ScanState, SeenException
 from rootrank.tracebacks import Frame, collective_call
 
@@ -501,41 +502,53 @@ OWN_LINE_CHARS = 200
 
 
 def _own_words(state: ScanState, rank: int) -> list[tuple[int, str]]:
-    """What ``rank`` printed last in the kept tails of the log (``ScanState.tails``), in log
-    order: its last line problem-worded (:data:`_OWN_PROBLEM`) and its very last line,
-    ``(1-based line, text without the rank's prefix)``, at most two; ``[]`` when no tail
-    line is the rank's. A launcher's local-rank prefix counts as the rank on a log that
-    proves a single node (:func:`rootrank.analysis.prepare.single_node_proof`). Mechanism: a
-    rank that stopped short of a collective the others reached printed no traceback; the
-    last thing it said (a logged error, the phase it began) is where its own code went
-    another way."""
+    """What ``rank`` printed last in the kept tails of the log (``ScanState.tails``, read by
+    :func:`rootrank.ranklines.own_lines`), in log order: its last line problem-worded
+    (:data:`_OWN_PROBLEM`) and its very last line, ``(1-based line, text without the rank's
+    prefix)``, at most two; ``[]`` when no tail line is the rank's. A launcher's local-rank
+    prefix counts as the rank on a log that proves a single node
+    (:func:`rootrank.analysis.prepare.single_node_proof`). Mechanism: a rank that stopped
+    short of a collective the others reached printed no traceback; the last thing it said (a
+    logged error, the phase it began) is where its own code went another way."""
+    last: tuple[int, str] | None = None
+    problem: tuple[int, str] | None = None
+    for own in own_lines(state.tails, rank, lambda path: _words_owner(state, path)):
+        line = (own.line, own.text[:OWN_LINE_CHARS])
+        last = line
+        if _OWN_PROBLEM.search(own.text):
+            problem = line
+    said = [x for x in (problem, last) if x is not None]
+    return sorted(set(said))
+
+
+def _words_owner(state: ScanState, path: str) -> LineOwner:
+    """The :data:`rootrank.ranklines.LineOwner` of :func:`_own_words` for a kept tail of
+    ``path``: a :class:`rootrank.ranks.RankTagger` of its own (the path's rank, when the file
+    is one rank's) gives each line's rank, or its local rank on a log that proves a single
+    node; blank lines, lines over ``4 * OWN_LINE_CHARS`` characters, a launcher's summary or
+    spawn error block quoting the rank, and a traceback's lines are no one's."""
     from rootrank.analysis.prepare import single_node_proof  # the analysis imports this package
     from rootrank.ranks import RankTagger, rank_from_path
 
-    last: tuple[int, str] | None = None
-    problem: tuple[int, str] | None = None
-    for path, first, text in state.tails:
-        path_rank, is_local = rank_from_path(path)
-        tagger = RankTagger(path=path, path_rank=path_rank, path_rank_is_local=is_local)
-        for number, raw in enumerate(text.split("\n"), first):
-            if not raw.strip() or len(raw) > 4 * OWN_LINE_CHARS:
-                continue
-            tagged = tagger.tag(raw, number)
-            if tagger.following():
-                continue  # a launcher's summary or a spawn error block quoting the rank
-            who = tagged.rank
-            if who is None and tagged.local_rank is not None:
-                if single_node_proof(state, tagged.local_rank):
-                    who = tagged.local_rank
-            body = tagged.text.strip()
-            if who != rank or not body or body.startswith(("File ", "Traceback")):
-                continue
-            line = (number, body[:OWN_LINE_CHARS])
-            last = line
-            if _OWN_PROBLEM.search(body):
-                problem = line
-    said = [x for x in (problem, last) if x is not None]
-    return sorted(set(said))
+    path_rank, is_local = rank_from_path(path)
+    tagger = RankTagger(path=path, path_rank=path_rank, path_rank_is_local=is_local)
+
+    def owner(raw: str, number: int) -> tuple[int | None, str] | None:
+        if not raw.strip() or len(raw) > 4 * OWN_LINE_CHARS:
+            return None
+        tagged = tagger.tag(raw, number)
+        if tagger.following():
+            return None  # a launcher's summary or a spawn error block quoting the rank
+        who = tagged.rank
+        if who is None and tagged.local_rank is not None:
+            if single_node_proof(state, tagged.local_rank):
+                who = tagged.local_rank
+        body = tagged.text.strip()
+        if not body or body.startswith(("File ", "Traceback")):
+            return None
+        return who, body
+
+    return owner
 
 
 def _rank_sites(state: ScanState, root: Finding, masker: Any | None) -> list[CallSite]:

@@ -29,6 +29,7 @@ from typing import Any
 
 from rootrank import lazy_regex, regex_code
 from rootrank.entry.commands import Launch
+from rootrank.ranklines import last_own_line, own_lines
 from rootrank.ranks import strip_wrapper_stamp
 
 #: The py-spy loop over one node's processes whose command line holds ``{pattern}``.
@@ -194,28 +195,27 @@ def initiator_last_line(
 ) -> tuple[int, str] | None:
     """``(1-based line, text)`` of the last line of ``path`` before line ``before`` that carries
     ``rank``'s own tag (:data:`_LINE_RANK`, once), read from the kept heads and tails of the
-    sources (``texts``: ``(path, first line number, text)``), or ``None``.
+    sources (``texts``: ``(path, first line number, text)``) by
+    :func:`rootrank.ranklines.own_lines`, or ``None``.
 
     Mechanism: the rank the others waited for stopped printing where it stopped working; its
     last own line before the others' timeout is the phase it was in (waiting for a file, a
     download, a lock), which a generic "look at what it did" leaves the user to find. A line
     that names two ranks is about others and is not taken."""
-    best: tuple[int, str] | None = None
-    for src, first, text in texts:
-        if src != path:
-            continue
-        for i, line in enumerate(text.split("\n")):
-            number = first + i
-            if number >= before:
-                break
-            ms = list(_LINE_RANK.finditer(strip_wrapper_stamp(line)))
-            if len(ms) != 1:
-                continue
-            m = ms[0]
-            got = int(m.group("t") or m.group("a") or m.group("j"))
-            if got == rank and (best is None or number > best[0]):
-                best = (number, line.strip()[:MAX_QUOTED_LINE])
-    return best
+    found = last_own_line(
+        own_lines(texts, rank, lambda _path: _tagged_once, path=path, before=before)
+    )
+    return None if found is None else (found.line, found.text)
+
+
+def _tagged_once(line: str, number: int) -> tuple[int, str] | None:
+    """``(rank, line stripped, at most MAX_QUOTED_LINE characters)`` for a line that carries
+    exactly one rank tag (:data:`_LINE_RANK`, after a wrapper's time stamp), else ``None``."""
+    ms = list(_LINE_RANK.finditer(strip_wrapper_stamp(line)))
+    if len(ms) != 1:
+        return None
+    m = ms[0]
+    return int(m.group("t") or m.group("a") or m.group("j")), line.strip()[:MAX_QUOTED_LINE]
 
 
 #: Lines read back from the root cause's first line for what the job was doing.
@@ -289,25 +289,28 @@ def rank_own_lines(
     """``(1-based line, text)`` of the lines of ``path`` before line ``before`` that name
     ``rank`` and no other rank (:data:`_RANK_NAMED`, whatever stands before it: a host label,
     a wrapper's stamp, a logger's header), read from the kept heads and tails (``texts`` as
-    :func:`initiator_last_line`'s), in line order, the last :data:`MAX_OWN_LINES`; a
-    traceback's lines (``[rankN]:`` then indented code or ``Traceback``) are left out: what
-    the rank said of itself, not where it raised."""
-    out: dict[int, str] = {}
-    for src, first, text in texts:
-        if src != path:
-            continue
-        for i, line in enumerate(text.split("\n")):
-            number = first + i
-            if number >= before:
-                break
-            if "ank" not in line:
-                continue
-            named = {int(m.group(1)) for m in _RANK_NAMED.finditer(line)}
-            if named != {rank}:
-                continue
-            body = strip_wrapper_stamp(line)
-            body = body.split("]:", 1)[1] if body.startswith("[rank") and "]:" in body else body
-            if body[:1] in (" ", "\t") or body.startswith("Traceback"):
-                continue
-            out[number] = line.strip()[:MAX_QUOTED_LINE]
+    :func:`initiator_last_line`'s) by :func:`rootrank.ranklines.own_lines`, in line order,
+    the last :data:`MAX_OWN_LINES` (of a line kept twice, its last copy); a traceback's lines
+    (``[rankN]:`` then indented code or ``Traceback``) are left out: what the rank said of
+    itself, not where it raised."""
+    out = {
+        own.line: own.text
+        for own in own_lines(texts, rank, lambda _path: _named_once, path=path, before=before)
+    }
     return sorted(out.items())[-MAX_OWN_LINES:]
+
+
+def _named_once(line: str, number: int) -> tuple[int, str] | None:
+    """``(rank, line stripped, at most MAX_QUOTED_LINE characters)`` for a line that names
+    one rank only (:data:`_RANK_NAMED`) and is not a traceback's (indented after its
+    ``[rankN]:`` prefix and a wrapper's stamp, or a ``Traceback`` header), else ``None``."""
+    if "ank" not in line:
+        return None
+    named = {int(m.group(1)) for m in _RANK_NAMED.finditer(line)}
+    if len(named) != 1:
+        return None
+    body = strip_wrapper_stamp(line)
+    body = body.split("]:", 1)[1] if body.startswith("[rank") and "]:" in body else body
+    if body[:1] in (" ", "\t") or body.startswith("Traceback"):
+        return None
+    return named.pop(), line.strip()[:MAX_QUOTED_LINE]
