@@ -184,6 +184,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.retry_loop import retry_loop_findings
 
     findings.extend(retry_loop_findings(findings, state, library))
+    from rootrank.analysis.connect_retry import connect_retry_findings
+
+    findings.extend(connect_retry_findings(findings, state, library))
     from rootrank.analysis.host_memory import host_memory_findings
 
     findings.extend(host_memory_findings(findings, state, library))
