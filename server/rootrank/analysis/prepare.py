@@ -185,6 +185,12 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.retry_loop import retry_loop_findings
 
     findings.extend(retry_loop_findings(findings, state, library))
+    from rootrank.analysis.connect_retry import connect_retry_findings
+
+    findings.extend(connect_retry_findings(findings, state, library))
+    from rootrank.analysis.init_trail import init_phase_trails
+
+    findings = init_phase_trails(findings)
     from rootrank.analysis.host_memory import host_memory_findings
 
     findings.extend(host_memory_findings(findings, state, library))
