@@ -142,3 +142,21 @@ def test_later_groups_wrapper_key_is_a_missing_new_group_not_an_environment():
     assert d.root_cause is not None
     assert d.root_cause.signature != "debug-wrapper-key-one-rank"
     assert d.root_cause.failure_class != "rank-environment-mismatch"
+
+
+def test_a_differing_step_count_is_read_from_the_word_after_the_odd_value():
+    from rootrank.analysis.count_desync import _step_count_named
+
+    why = (
+        "rank 1 printed `shards=3 lines=192 -> 12` where ranks 0, 2 printed"
+        " `shards=2 lines=128 -> 8` in the same line (line 6: `shards=3 lines=192 -> 12 steps`)"
+    )
+    assert _step_count_named(why)
+    batches = why.replace("12 steps`", "12 batches left`")
+    assert _step_count_named(batches)
+    # rows (the shape of a gathered tensor) are no count of collectives
+    rows = (
+        "rank 1 printed `kept 192` where ranks 0, 2 printed `kept 128` in the same line"
+        " (line 6: `kept 192 rows`)"
+    )
+    assert not _step_count_named(rows)
