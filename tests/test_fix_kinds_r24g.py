@@ -160,3 +160,21 @@ def test_a_differing_step_count_is_read_from_the_word_after_the_odd_value():
         " (line 6: `kept 192 rows`)"
     )
     assert not _step_count_named(rows)
+
+
+def test_a_rank_that_printed_another_count_and_dtype_before_its_index_error_leads_the_fix():
+    # rank 2 read its token file with another dtype: `2048 ids as int64` where ranks 0, 1
+    # printed `8192 ids as uint16` (a word differs, not only a number), then IndexError
+    d = _diag("tensor/index-out-of-range.positive-3.log")
+    assert d.root_cause is not None
+    assert d.initiating_rank == 2
+    first = d.root_cause.fix.steps[0]
+    assert "`2048 ids as int64`" in first
+    assert "`8192 ids as uint16`" in first
+    assert ":7:" in first
+
+
+def test_no_odd_line_no_lead():
+    d = _diag("tensor/index-out-of-range.positive.log")
+    assert d.root_cause is not None
+    assert not d.root_cause.fix.steps[0].startswith("Make what rank")

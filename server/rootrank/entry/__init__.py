@@ -403,6 +403,37 @@ def analysis_facts(
     }
 
 
+def odd_line_lead(state: ScanState, root: Finding, rank: int) -> tuple[str, str] | None:
+    """The fix's first step when ``rank``, the rank of the root cause ``root``, printed a line
+    before the failure that differs from the same line of every other rank
+    (:func:`rootrank.analysis.oddline.odd_line_parts_in`: ``10 items (int8)`` where the
+    others printed ``20 items (int16)``): that difference is on the way to its error (it
+    read another input, or read it another way), so the fix starts from it: ``(the step, the
+    rank's differing text)``. ``None`` when no line singles out ``rank``, or it comes at or
+    after the root's line in the same file. Used when the fix is its signature's general
+    variant and quotes no odd value itself (:func:`fill_entry`)."""
+    from rootrank.analysis.oddline import odd_line_parts_in  # the analysis imports this package
+
+    found = odd_line_parts_in(state)
+    if found is None or found[0] != rank:
+        return None
+    _, mine, theirs, others, ln = found
+    at = root.evidence[0] if root.evidence else None
+    if at is not None and at.path == ln.path and ln.line >= at.line:
+        return None
+    ranks = ", ".join(str(r) for r in others[:8]) + (" ..." if len(others) > 8 else "")
+    many = "s" if len(others) > 1 else ""
+    step = (
+        f"Make what rank {rank} printed before its error, `{mine}`, the same as on rank{many}"
+        f" {ranks} (`{theirs}`; {ln.path.rsplit('/', 1)[-1]}:{ln.line}: `{ln.text[:160]}`):"
+        f" rank {rank} read another input, or read it another way, and its error follows from"
+        f" that; find where the script sets that value for rank {rank} (its own file or shard,"
+        " a per-rank default taken when a file or setting is missing, a branch on the rank) and"
+        " fix it there, as a check at the line that raised would only stop it there."
+    )
+    return step, mine
+
+
 def reference_rank(peer: object, initiating: int | None, reporting: int | None) -> int:
     """The rank a template compares the initiating rank with (``{reference_rank}``): the
     peer the root's line names (``peer_rank``: DDP's "in process 0") when that is not the
@@ -705,6 +736,9 @@ def fill_entry(
                 f" file, environment variable or argument, a rank-dependent branch) and fix it"
                 " there; the failure follows from it."
             )
+    line_lead = None
+    if odd_lead is None and odd_rank is not None and root.role == "cause":
+        line_lead = odd_line_lead(state, root, odd_rank)
     facts.run_frames = [
         text
         for seen_exc in (*state.exceptions, *state.cut_tracebacks)
@@ -844,6 +878,15 @@ def fill_entry(
         steps.insert(1 if variant.get("sites_after") and steps else 0, where)
     elif where and steps:
         steps[0] = f"{where} {steps[0]}"
+    variants = sig.fix.get("variants") or []
+    if (
+        line_lead is not None
+        and variants
+        and variant is variants[-1]
+        and not any(line_lead[1] in step for step in steps)
+    ):
+        # the signature's general fix, which does not use the rank's odd line: it leads
+        steps.insert(0, masker.text(line_lead[0]) if masker else line_lead[0])
     if odd_lead is not None and (chosen is None or is_default):
         # no variant chose its fix from this difference (none, or the default): it leads the
         # general fix
