@@ -178,3 +178,22 @@ def test_no_odd_line_no_lead():
     d = _diag("tensor/index-out-of-range.positive.log")
     assert d.root_cause is not None
     assert not d.root_cause.fix.steps[0].startswith("Make what rank")
+
+
+def test_a_signatures_fix_for_an_exception_in_a_thread_says_the_thread_died_alone():
+    # json.dumps of a tensor in writer thread 'ckpt-meta' on rank 0; its loop then blocks on
+    # the bounded queue and the others time out (before: only the JSON fix)
+    d = _diag("python/json-tensor-not-serializable.positive-2.log")
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "json-tensor-not-serializable"
+    assert d.initiating_rank == 0
+    steps = d.root_cause.fix.steps
+    assert ".item()" in steps[0]
+    assert steps[1].startswith("The exception ended only thread 'ckpt-meta' of rank 0")
+    assert "is_alive()" in steps[1]
+
+
+def test_no_thread_step_when_the_exception_ended_the_process():
+    d = _diag("python/json-tensor-not-serializable.positive.log")
+    assert d.root_cause is not None
+    assert not any("ended only" in s for s in d.root_cause.fix.steps)

@@ -434,6 +434,29 @@ def odd_line_lead(state: ScanState, root: Finding, rank: int) -> tuple[str, str]
     return step, mine
 
 
+def thread_handoff_step(thread: str | None, rank: int | None) -> str:
+    """The fix's step for an exception that ended a thread, not its process (Python's
+    threading.excepthook prints "Exception in thread <name>:" and returns: Lib/threading.py,
+    ``Thread._bootstrap_inner``), when the root's signature fixed the exception itself: the
+    process went on without the thread, and whatever it handed to the thread or waited for
+    from it blocked, which is why the job stopped. ``thread``: its name, if printed; ``rank``:
+    the rank whose thread it was, if known."""
+    name = f"thread {thread!r}" if thread else "the thread"
+    of = f" of rank {rank}" if rank is not None else ""
+    return (
+        f"The exception ended only {name}{of}, not its process: the process went on without"
+        " it, and the code that handed work to the thread or waited for its result (a bounded"
+        " queue.put the thread drained, a queue.get, a join, an event it was to set) can block"
+        " there for good: that rank then stops progressing, and the other ranks wait for it in"
+        " their next collective. Besides the fix above, make the handoff fail instead of"
+        " hanging: catch the exception in the thread's target and pass it to the main loop"
+        " (put it on a queue the loop checks, or use concurrent.futures and call"
+        " future.result()), and give the blocking call a timeout that checks"
+        " `thread.is_alive()` (q.put(item, timeout=10) in a loop that raises when the thread"
+        " is dead)."
+    )
+
+
 def reference_rank(peer: object, initiating: int | None, reporting: int | None) -> int:
     """The rank a template compares the initiating rank with (``{reference_rank}``): the
     peer the root's line names (``peer_rank``: DDP's "in process 0") when that is not the
@@ -891,6 +914,10 @@ def fill_entry(
         # no variant chose its fix from this difference (none, or the default): it leads the
         # general fix
         steps.insert(0, masker.text(odd_lead) if masker else odd_lead)
+    if seen is not None and seen.exc.thread_died and (chosen or {}).get("id") != "thread-died":
+        # a signature's own fix for the exception, raised in a thread: say why the job died
+        step = thread_handoff_step(seen.exc.thread, rc_rank)
+        steps.insert(1 if steps else 0, masker.text(step) if masker else step)
 
     # the path the root's message names fills <path> / <output_dir> (commands.fill_path_blanks)
     named_path = values.get("path") if isinstance(values.get("path"), str) else None
