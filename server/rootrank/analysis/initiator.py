@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -2641,7 +2641,7 @@ def elastic_summary(case: Case) -> Verdict | None:
     down): unless the root is a fault of its own (a cause: a CUDA error's C++ abort), the
     summary's SIGABRT rank is only the first to time out, whatever the root's class (a bare
     summary, a timeout, a failed child)."""
-    rank, why = elastic_rank(case.ctx.state.elastic)
+    rank, why = elastic_rank(case.ctx.state.elastic, case.ctx.state.agent_exit_times)
     if rank is not None and case.root.role == "cause" and not case.ranks_with:
         if same_on_every_rank(case):
             # the root names no rank and every rank hits it alike: the agent's first
@@ -3647,7 +3647,16 @@ def summary_root_of(entry: ElasticFailure, entries: list[ElasticFailure]) -> Ela
     return min(later, key=lambda e: e.line) if later else None
 
 
-def elastic_rank(elastic: list[ElasticFailure]) -> tuple[int | None, str]:
+#: Seconds by which the agent's failure line of one worker must precede every other's for its
+#: sub-second stamp to order them: several times torchrun's default ``--monitor-interval``
+#: (0.1 s, the agent's polling period: two workers that died within one poll are logged
+#: together, so a smaller gap does not order them).
+PRECISE_EXIT_GAP = 0.5
+
+
+def elastic_rank(
+    elastic: list[ElasticFailure], exit_times: Mapping[int, float] | None = None
+) -> tuple[int | None, str]:
     """The rank torchelastic's failure summaries point at, when they can tell: the only rank
     with a real failure exit code (not a SIGTERM/SIGKILL the agent sent), or the one whose
     failure is strictly the earliest. Several summaries (one per node agent) are merged.
@@ -3699,4 +3708,38 @@ def elastic_rank(elastic: list[ElasticFailure]) -> tuple[int | None, str]:
             return first.rank, say(
                 "elastic_first", rank=first.rank, code=first.exitcode, others=others
             )
+    precise = _first_by_agent_line(pool, exit_times or {})
+    if precise is not None:
+        first, gap = precise
+        others = format_ranks([r for r in ranks if r != first.rank])
+        return first.rank, say(
+            "elastic_first_precise",
+            rank=first.rank,
+            code=first.exitcode,
+            others=others,
+            gap=f"{gap:.1f}",
+        )
     return None, say("elastic_same_time", ranks=format_ranks(ranks))
+
+
+def _first_by_agent_line(
+    pool: list[ElasticFailure], exit_times: Mapping[int, float]
+) -> tuple[ElasticFailure, float] | None:
+    """The entry of ``pool`` whose worker's failure torchrun's agent logged first, by the
+    agent line's sub-second stamp (``exit_times``: pid -> seconds,
+    ``ScanState.agent_exit_times``), and its lead in seconds over the next rank: when every
+    entry's pid has a stamp and the first precedes every other rank's by at least
+    :data:`PRECISE_EXIT_GAP`. Several agents (one per node) print one summary each whose
+    ``time`` field has whole seconds only, so failures within one second tie there; the
+    agent's own ``failed (exitcode: 1) local_rank: 0 (pid: P)`` line carries the
+    microseconds. ``None`` otherwise."""
+    stamped = [(exit_times[e.pid], e) for e in pool if e.pid is not None and e.pid in exit_times]
+    if len(stamped) != len(pool) or len({e.rank for _, e in stamped}) < 2:
+        return None
+    stamped.sort(key=lambda x: x[0])
+    t0, first = stamped[0]
+    rest = [t for t, e in stamped if e.rank != first.rank]
+    gap = min(rest) - t0
+    if gap < PRECISE_EXIT_GAP:
+        return None
+    return first, gap

@@ -128,30 +128,40 @@ def _rank_lines(ctx: Context) -> _Lines:
     the ranks whose quota filled up, and the line of each rank's own first failure: a local
     rank counts as its global rank when the log proves a single node
     (:func:`~rootrank.analysis.prepare.single_node_proof`). Read once per scan state."""
+    return _state_lines(ctx.state)
+
+
+def _state_lines(state: ScanState) -> _Lines:
+    """:func:`_rank_lines` of a scan state."""
     global _last
-    if _last is not None and _last[0]() is ctx.state:
+    if _last is not None and _last[0]() is state:
         return _last[1]
-    found = _read_rank_lines(ctx)
-    _last = (weakref.ref(ctx.state), found, _series(found[0]))
+    found = _read_rank_lines(state)
+    _last = (weakref.ref(state), found, _series(found[0]))
     return found
 
 
 def _rank_series(ctx: Context) -> dict[str, dict[int, list[tuple[str, RankLine]]]]:
     """:func:`_series` of :func:`_rank_lines`, read once per scan state."""
-    _rank_lines(ctx)
+    return _state_series(ctx.state)
+
+
+def _state_series(state: ScanState) -> dict[str, dict[int, list[tuple[str, RankLine]]]]:
+    """:func:`_rank_series` of a scan state."""
+    _state_lines(state)
     assert _last is not None
     return _last[2]
 
 
-def _read_rank_lines(ctx: Context) -> _Lines:
+def _read_rank_lines(state: ScanState) -> _Lines:
     """:func:`_rank_lines`, read."""
-    lines, full, failed = rank_lines(ctx.state)
+    lines, full, failed = rank_lines(state)
     out: dict[int, list[RankLine]] = {}
     filled: set[int] = set()
     failed_at: dict[int, int] = {}
     for who in set(lines) | set(failed):
         rank, local, _host = who
-        if rank is None and local is not None and single_node_proof(ctx.state, local):
+        if rank is None and local is not None and single_node_proof(state, local):
             rank = local
         if rank is None:
             continue
@@ -174,7 +184,25 @@ def _series(by_rank: dict[int, list[RankLine]]) -> _Series:
         for ln in lines:
             text = normalize(ln.text, rank)
             out.setdefault(_DIGITS.sub("#", text), {}).setdefault(rank, []).append((text, ln))
+    _merge_lone_templates(out)
     return {k: v for k, v in out.items() if all(len(x) <= MAX_REPEATS for x in v.values())}
+
+
+def _merge_lone_templates(out: _Series) -> None:
+    """Fold, in place, a template only one rank printed into the one template the other ranks
+    (at least ``MIN_RANKS - 1``, not that rank) printed that is one space-separated token
+    apart from it, when that rank printed no line of that template itself: the same line with
+    a word that differs, not only a number (``(int32)`` where the others printed
+    ``(uint16)``: the digits are masked, the word is not)."""
+    for key in [k for k, v in out.items() if len(v) == 1]:
+        (rank,) = out[key]
+        near = [
+            k
+            for k, v in out.items()
+            if k != key and len(v) >= MIN_RANKS - 1 and rank not in v and _one_token_apart(k, key)
+        ]
+        if len(near) == 1:
+            out[near[0]][rank] = out.pop(key)[rank]
 
 
 def rank_templates(ctx: Context) -> tuple[dict[int, dict[str, tuple[int, str]]], dict[int, int]]:
@@ -262,10 +290,16 @@ def _told(key: str, found: tuple[int, str, str, list[int], RankLine]) -> tuple[i
 def odd_line_parts(ctx: Context) -> tuple[int, str, str, list[int], RankLine] | None:
     """:func:`odd_line`'s finding as its parts: ``(rank, its differing text, the others'
     text, the other ranks, its line)``, or ``None``."""
-    by_rank, _, _ = _rank_lines(ctx)
+    return odd_line_parts_in(ctx.state)
+
+
+def odd_line_parts_in(state: ScanState) -> tuple[int, str, str, list[int], RankLine] | None:
+    """:func:`odd_line_parts` of a scan state (for the fix of a root that names its rank
+    itself, read by rootrank.entry)."""
+    by_rank, _, _ = _state_lines(state)
     if len(by_rank) < MIN_RANKS:
         return None
-    series = _rank_series(ctx)
+    series = _state_series(state)
     found: list[tuple[int, int, str, str, list[int], RankLine]] = []
     for per_rank in series.values():
         if len(per_rank) < MIN_RANKS:

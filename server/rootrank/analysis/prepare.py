@@ -209,6 +209,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.mapped_file import mapped_file_sigbus
 
     findings = mapped_file_sigbus(findings, state, library)
+    from rootrank.analysis.broken_pipe import sigpipe_reader
+
+    findings = sigpipe_reader(findings, state, library)
     findings.sort(key=lambda f: f.order)
     failure_present = (
         any(f.severity == "error" for f in findings)

@@ -535,6 +535,11 @@ _TEMPLATES: dict[str, str] = {
         "timestamp of its summary, which also lists {siblings}"
     ),
     "elastic_first": "torchelastic's summaries show rank {rank} failed first (exit code {code}), before ranks {others}",
+    "elastic_first_precise": (
+        "torchelastic's summaries give the same second for ranks {others} and rank {rank}, but"
+        " the agents' own failure lines show rank {rank} exited first (exit code {code}), {gap} s"
+        " before any other"
+    ),
     "elastic_same_time": (
         "ranks {ranks} all failed at the same time (torchelastic's summary); the log does not tell which one started"
     ),

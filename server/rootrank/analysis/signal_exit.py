@@ -10,7 +10,8 @@ OOM killer or another process; SIGSEGV/SIGFPE/SIGILL: a native crash; SIGABRT: t
 aborted itself; SIGXCPU/SIGXFSZ: a CPU-time or file-size resource limit, ``ulimit -t`` / ``-f``,
 reached by that rank; SIGALRM/SIGVTALRM/SIGPROF: the process's own timer, a ``signal.alarm`` or
 ``setitimer`` watchdog in the script with no handler; SIGUSR1/SIGUSR2: sent by the script's own
-code or a tool watching it, never by a launcher, to a rank with no handler), so when nothing deeper is in the log, the launcher's report is read as the
+code or a tool watching it, never by a launcher, to a rank with no handler; SIGPIPE: a write to a
+pipe whose reader had exited, with the default action restored by the script), so when nothing deeper is in the log, the launcher's report is read as the
 signal's signature, one mechanism for every launcher: the launcher-report signature
 (``elastic-child-failed``) captures the code, and :data:`SIGNAL_SIGNATURES` maps it.
 
@@ -39,6 +40,7 @@ SIGNAL_SIGNATURES: dict[int, str] = {
     10: "worker-own-user-signal",
     11: "worker-segfault",
     12: "worker-own-user-signal",
+    13: "worker-sigpipe-exit",
     14: "worker-own-timer-signal",
     24: "worker-cpu-time-limit",
     25: "worker-file-size-limit",
@@ -55,6 +57,7 @@ SIGNAL_NAMES = {
     10: "SIGUSR1",
     11: "SIGSEGV",
     12: "SIGUSR2",
+    13: "SIGPIPE",
     14: "SIGALRM",
     24: "SIGXCPU",
     25: "SIGXFSZ",
@@ -72,6 +75,7 @@ SIGNAL_TEXTS = {
     "User defined signal 1": 10,
     "Segmentation fault": 11,
     "User defined signal 2": 12,
+    "Broken pipe": 13,
     "Alarm clock": 14,
     "Virtual timer expired": 26,
     "Profiling timer expired": 27,

@@ -403,6 +403,60 @@ def analysis_facts(
     }
 
 
+def odd_line_lead(state: ScanState, root: Finding, rank: int) -> tuple[str, str] | None:
+    """The fix's first step when ``rank``, the rank of the root cause ``root``, printed a line
+    before the failure that differs from the same line of every other rank
+    (:func:`rootrank.analysis.oddline.odd_line_parts_in`: ``10 items (int8)`` where the
+    others printed ``20 items (int16)``): that difference is on the way to its error (it
+    read another input, or read it another way), so the fix starts from it: ``(the step, the
+    rank's differing text)``. ``None`` when no line singles out ``rank``, or it comes at or
+    after the root's line in the same file. Used when the fix is its signature's general
+    variant and quotes no odd value itself (:func:`fill_entry`)."""
+    from rootrank.analysis.oddline import odd_line_parts_in  # the analysis imports this package
+
+    found = odd_line_parts_in(state)
+    if found is None or found[0] != rank:
+        return None
+    _, mine, theirs, others, ln = found
+    at = root.evidence[0] if root.evidence else None
+    if at is not None and at.path == ln.path and ln.line >= at.line:
+        return None
+    ranks = ", ".join(str(r) for r in others[:8]) + (" ..." if len(others) > 8 else "")
+    many = "s" if len(others) > 1 else ""
+    step = (
+        f"Make what rank {rank} printed before its error, `{mine}`, the same as on rank{many}"
+        f" {ranks} (`{theirs}`; {ln.path.rsplit('/', 1)[-1]}:{ln.line}: `{ln.text[:160]}`):"
+        f" rank {rank} read another input, or read it another way, and its error follows from"
+        f" that; find where the script sets that value for rank {rank} (its own file or shard,"
+        " a per-rank default taken when a file or setting is missing, a branch on the rank) and"
+        " fix it there, as a check at the line that raised would only stop it there."
+    )
+    return step, mine
+
+
+def thread_handoff_step(thread: str | None, rank: int | None) -> str:
+    """The fix's step for an exception that ended a thread, not its process (Python's
+    threading.excepthook prints "Exception in thread <name>:" and returns: Lib/threading.py,
+    ``Thread._bootstrap_inner``), when the root's signature fixed the exception itself: the
+    process went on without the thread, and whatever it handed to the thread or waited for
+    from it blocked, which is why the job stopped. ``thread``: its name, if printed; ``rank``:
+    the rank whose thread it was, if known."""
+    name = f"thread {thread!r}" if thread else "the thread"
+    of = f" of rank {rank}" if rank is not None else ""
+    return (
+        f"The exception ended only {name}{of}, not its process: the process went on without"
+        " it, and the code that handed work to the thread or waited for its result (a bounded"
+        " queue.put the thread drained, a queue.get, a join, an event it was to set) can block"
+        " there for good: that rank then stops progressing, and the other ranks wait for it in"
+        " their next collective. Besides the fix above, make the handoff fail instead of"
+        " hanging: catch the exception in the thread's target and pass it to the main loop"
+        " (put it on a queue the loop checks, or use concurrent.futures and call"
+        " future.result()), and give the blocking call a timeout that checks"
+        " `thread.is_alive()` (q.put(item, timeout=10) in a loop that raises when the thread"
+        " is dead)."
+    )
+
+
 def reference_rank(peer: object, initiating: int | None, reporting: int | None) -> int:
     """The rank a template compares the initiating rank with (``{reference_rank}``): the
     peer the root's line names (``peer_rank``: DDP's "in process 0") when that is not the
@@ -705,6 +759,9 @@ def fill_entry(
                 f" file, environment variable or argument, a rank-dependent branch) and fix it"
                 " there; the failure follows from it."
             )
+    line_lead = None
+    if odd_lead is None and odd_rank is not None and root.role == "cause":
+        line_lead = odd_line_lead(state, root, odd_rank)
     facts.run_frames = [
         text
         for seen_exc in (*state.exceptions, *state.cut_tracebacks)
@@ -849,10 +906,23 @@ def fill_entry(
         steps.insert(1 if variant.get("sites_after") and steps else 0, where)
     elif where and steps:
         steps[0] = f"{where} {steps[0]}"
+    variants = sig.fix.get("variants") or []
+    if (
+        line_lead is not None
+        and variants
+        and variant is variants[-1]
+        and not any(line_lead[1] in step for step in steps)
+    ):
+        # the signature's general fix, which does not use the rank's odd line: it leads
+        steps.insert(0, masker.text(line_lead[0]) if masker else line_lead[0])
     if odd_lead is not None and (chosen is None or is_default):
         # no variant chose its fix from this difference (none, or the default): it leads the
         # general fix
         steps.insert(0, masker.text(odd_lead) if masker else odd_lead)
+    if seen is not None and seen.exc.thread_died and (chosen or {}).get("id") != "thread-died":
+        # a signature's own fix for the exception, raised in a thread: say why the job died
+        step = thread_handoff_step(seen.exc.thread, rc_rank)
+        steps.insert(1 if steps else 0, masker.text(step) if masker else step)
 
     # the path the root's message names fills <path> / <output_dir> (commands.fill_path_blanks)
     named_path = values.get("path") if isinstance(values.get("path"), str) else None
