@@ -12,6 +12,8 @@ was started, and runs it with the setting the fix is about.
 - A variable the check sets or unsets is not set again by the printed command written after
   it (``env -u GLOO_SOCKET_IFNAME`` then ``GLOO_SOCKET_IFNAME=bad torchrun ...``).
 - A check that imports a name from the user's script names only what the log shows of it.
+- A traceback cut above the entry's ``main`` (Hydra prints it from the task function on)
+  names ``main``'s file as the script.
 
 Fixtures: real runs of torch 2.13's CPU build (gloo) in tests/r24_verify (the scripts beside
 them as ``*.py.txt``, the prompt line as the terminal shows it), and launch lines written in
@@ -148,3 +150,29 @@ def test_a_name_the_users_script_is_not_shown_to_have_is_a_blank():
         None, None, None, None, None, frozenset({"train.py"}), names=frozenset({"loader"})
     )
     assert ready(command, shown) == command
+
+
+_CUT_AT_MAIN = [
+    "[rank3]: Traceback (most recent call last):",
+    '[rank3]:   File "/srv/lab/recipes/pretrain_gpt.py", line 58, in main',
+    "[rank3]:     trainer.fit(model)",
+    '[rank3]:   File "/srv/lab/env/lib/python3.11/site-packages/lightning/pytorch/trainer/'
+    'trainer.py", line 561, in fit',
+    "[rank3]:     call._call_and_handle_interrupt(",
+    "[rank3]: ValueError: tokenizer vocab_size 50257 does not match the checkpoint's 50304",
+]
+
+
+def test_a_traceback_cut_above_main_names_mains_file_as_the_script():
+    # Hydra prints the traceback from the task function on; a paste may start there too
+    rc = diagnose_text("\n".join(_CUT_AT_MAIN) + "\n").root_cause
+    assert rc is not None
+    # (Lightning's Trainer starts the other ranks from ``python script.py``)
+    assert rc.verify.split("  # ")[0] == "python pretrain_gpt.py"
+
+
+def test_a_traceback_that_starts_in_another_function_names_no_script():
+    lines = [line.replace(", in main", ", in forward") for line in _CUT_AT_MAIN]
+    rc = diagnose_text("\n".join(lines) + "\n").root_cause
+    assert rc is not None
+    assert "pretrain_gpt.py" not in rc.verify.split("  # ")[0]
