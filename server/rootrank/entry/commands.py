@@ -616,9 +616,8 @@ def ready(command: str, launch: Launch) -> str:
     )
     blanked: list[str] = []
     head = _FROM_IMPORT.sub(lambda m: _shown_names(m, launch, blanked), head)
-    for name in blanked:  # the name where the check uses it, too
-        # (an identifier: no regex metacharacter to escape)
-        head = regex_code.sub(rf"(?<![\w<.]){name}(?![\w>])", f"<{name}>", head)
+    if blanked:  # the name where the check uses it, too
+        head = _NAME_USE.sub(lambda m: f"<{m[0]}>" if m[0] in blanked else m[0], head)
     head, script, dropped = _script_flags(head, launch)
     if dropped:  # the command stays runnable as printed; the suggestion moves to the comment
         purpose = ", for a short run" if any(_SHORT_RUN_FLAG.match(f) for f in dropped) else ""
@@ -635,6 +634,8 @@ _FROM_IMPORT = lazy_regex.compile(
     r"\bfrom (?P<mod>[A-Za-z_]\w*) import (?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)"
 )
 _IDENTIFIER = lazy_regex.compile(r"[A-Za-z_]\w*")
+#: A name used on its own (not an attribute ``x.name``, not already a blank ``<name>``).
+_NAME_USE = lazy_regex.compile(r"(?<![\w<.])[A-Za-z_]\w*(?![\w>])")
 
 
 def _shown_names(m: regex.Match[str], launch: Launch, blanked: list[str]) -> str:
