@@ -30,3 +30,15 @@ ANY = MULTI_PROCESS + r"|python[\d.]*"
 #: ignore``), an optional path before the interpreter; a script's own ``-c cfg.yaml`` after
 #: ``train.py`` is no match (a word that is no flag ends the search).
 PYTHON_CODE = r"(?:\S*/)?python[\d.]*(?:\s+-(?:[XW]\s*\S+|[A-Za-z]+))*?\s+-c\s"
+
+#: Frameworks' own command-line programs that start a whole training job (regex source, no
+#: groups): each runs its launcher itself, so a printed one is the command a rerun types.
+#:
+#: - ``nemo llm finetune|pretrain|...`` (NeMo 2.0's CLI: https://docs.nvidia.com/nemo-framework/user-guide/latest/nemo-2.0/quickstart.html)
+#: - ``swift sft|pt|rlhf|...`` and ``megatron sft|pt|...`` (ms-swift: swift/cli/main.py)
+#: - ``tune run`` (torchtune: https://pytorch.org/torchtune/stable/tune_cli.html)
+#: - ``xtuner train`` (XTuner), ``oumi train|distributed`` (Oumi)
+FRAMEWORK_CLI = (
+    r"nemo\s+llm\s+[a-z][\w-]*|(?:swift|megatron)\s+(?:sft|pt|rlhf|infer|export|deploy|eval|app)\b"
+    r"|tune\s+run|xtuner\s+train|oumi\s+(?:train|distributed)"
+)

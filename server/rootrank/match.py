@@ -227,6 +227,26 @@ STATE_WORDS = (
     "local_ranks_filter",
     "log_rank=",
     "torchrun",
+    # a shell prompt (or ``set -x``'s "+ ") typing ``python script.py``: the job's own launch
+    # command, which a rerun types again (rootrank.scan._COMMAND)
+    "$ python",
+    "# python",
+    "+ python",
+    "> python",
+    # ... after variables (``$ CUDA_VISIBLE_DEVICES=0,1 python x.py``): a word of its own
+    " python ",
+    " python3 ",
+    # a framework's own CLI typed at a prompt (rootrank.launchers.FRAMEWORK_CLI)
+    "$ nemo ",
+    "$ swift ",
+    "$ megatron ",
+    "$ tune run",
+    "$ xtuner ",
+    "$ oumi ",
+    " nemo llm ",
+    " swift sft",
+    " swift rlhf",
+    " swift pt ",
     "cmd line: ",  # UCX's start-up record of the process's command (rootrank.scan._UCX_CMD)
     "torch.distributed.run",
     "torch.distributed.launch",

@@ -576,6 +576,13 @@ _COMMAND_WORDS = (
     "composer",
     ".sh",
     "-cli ",
+    # frameworks' own CLIs (launchers.FRAMEWORK_CLI)
+    "nemo ",
+    "swift ",
+    "megatron ",
+    "tune run",
+    "xtuner ",
+    "oumi ",
 )
 #: What may stand before a launch command on its line and belongs to it: a wrapper that runs
 #: the rest (``env``, ``nohup``, or a site's own word directly before assignments:
@@ -640,7 +647,11 @@ _COMMAND_HEAD = lazy_regex.compile(
 #: ``NGPU=8 CONFIG_FILE=x.toml ./run_train.sh``, ``bash scripts/pretrain.sh``) or a
 #: framework's own CLI (``llamafactory-cli train x.yaml``). The whole line is the command.
 _ENTRY_COMMAND = lazy_regex.compile(
-    r"[$#+]\s+(?P<cmd>" + ENV_PREFIX + r"(?:(?:(?:bash|sh)\s+|\./)\S*\.sh\b|[\w.-]+-cli\s+[a-z]\w*)"
+    r"[$#+]\s+(?P<cmd>"
+    + ENV_PREFIX
+    + r"(?:(?:(?:bash|sh)\s+|\./)\S*\.sh\b|[\w.-]+-cli\s+[a-z]\w*|(?:"
+    + launchers.FRAMEWORK_CLI
+    + r")(?=\s|$))"
     r"[^\n]{0,300})$"
 )
 
@@ -1310,6 +1321,11 @@ class LaunchFacts:
                 own = ENV_HEAD.sub("", self.command)
                 if regex_code.match(r"python[\d.]*\s(?!\s*-m\s+torch\.distributed)", own):
                     self.launchers.add("python")
+                    # ``python train.py``: the script the user typed is the job's entry (a
+                    # subprocess's script in a traceback, ``tools/stats.py``, is not)
+                    parts = launch_parts(regex_code.sub(r"^\S*/(?=\S)", "", own))
+                    if self.script is None and parts and parts[1].endswith(".py"):
+                        self.script = parts[1]
         if (
             len(self.entry_paths) < MAX_ENTRY_PATHS
             and 'File "' in text

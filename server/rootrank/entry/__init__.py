@@ -338,7 +338,35 @@ def entry_script(state: ScanState, root: Finding) -> str | None:
         }
         if len(names) == 1 and next(iter(names)).endswith(".py"):
             return names.pop()
-    return hydra_task_script(state)
+    return hydra_task_script(state) or _main_frame_script(state)
+
+
+#: A frame of an installed package (not a script a user runs by its path: a framework's
+#: example script under /opt/NeMo/examples is one).
+_INSTALLED = lazy_regex.compile(r"/(?:site|dist)-packages/|/lib/python[\d.]+/|/bin/[^/]+$")
+
+
+def _main_frame_script(state: ScanState) -> str | None:
+    """The file name of the script whose ``main`` function is the outermost frame of the
+    log's tracebacks, when every traceback that starts in user code starts in that one file's
+    ``main``: the frames above it were cut (Hydra's ``@hydra.main`` prints the traceback from
+    the task function on; a paste that starts at the entry's ``main``), and ``main`` is the
+    entry script's own (a framework's example script too, outside any installed package:
+    :data:`_INSTALLED`). ``None`` otherwise (a traceback that starts in another user
+    function, ``forward`` of a model file, names no entry)."""
+    names = set()
+    for seen in (*state.exceptions, *state.cut_tracebacks):
+        if not seen.exc.frames:
+            continue
+        first = seen.exc.frames[0]
+        path = first.file.replace("\\", "/")
+        if not first.user and _INSTALLED.search(path):
+            continue  # an installed package's frame (a launcher's ``main``): no script
+        name = path.rsplit("/", 1)[-1]
+        if first.func != "main" or not name.endswith(".py"):
+            return None
+        names.add(name)
+    return names.pop() if len(names) == 1 else None
 
 
 def hydra_task_script(state: ScanState) -> str | None:

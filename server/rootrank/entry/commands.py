@@ -179,9 +179,10 @@ _TORCHRUN_WHOLE = lazy_regex.compile(
     r"\btorchrun(?: --[\w-]+(?:=\S+| (?![-<])(?!\S*\.py\b)\S+)?)* (?:\.\.\. )?train\.py\b(?: (?:<[^<>]*>|[^\s#<>]+))*"
     r"|\btorchrun --nnodes=\S+ \.\.\."
 )
-#: An entry's ``torchrun [--flag[=value]]... `` before its script (``train.py``, ``<train.py>``).
+#: An entry's ``torchrun [--flag[=value]]... `` before its script (``train.py``, ``<train.py>``);
+#: a flag may take its value after a space (``--log-dir logs``).
 _TORCHRUN_FLAGS = lazy_regex.compile(
-    r"\btorchrun(?: --[\w-]+(?:=\S+)?)* (?:\.\.\. )?(?=<?train\.py\b)"
+    r"\btorchrun(?: --[\w-]+(?:=\S+| (?![-<])(?!\S*\.py\b)\S+)?)* (?:\.\.\. )?(?=<?train\.py\b)"
 )
 #: An entry's nccl-tests invocation (``mpirun -np <n> ... all_reduce_perf -b 8 -e 128M``).
 _NCCL_TESTS_RUN = lazy_regex.compile(
@@ -291,6 +292,9 @@ class Launch:
     #: (:attr:`rootrank.scan.LaunchFacts.server_model`, ``server_tp``), else ``None``.
     model: str | None = None
     tp: int | None = None
+    #: Names the log shows in the user's code (identifiers of its traceback frames' source
+    #: lines and function names): a check may import only these from the user's script.
+    names: frozenset[str] = frozenset()
 
 
 def node_offsets(state: ScanState) -> set[int]:
@@ -473,6 +477,13 @@ def launch_of(
         rdzv_port=rdzv_port,
         model=facts.server_model,
         tp=facts.server_tp,
+        names=frozenset(
+            word
+            for seen in (*state.exceptions, *state.cut_tracebacks)
+            for f in seen.exc.frames
+            if f.user
+            for word in _IDENTIFIER.findall(f"{f.code} {f.func}")
+        ),
     )
 
 
@@ -603,6 +614,10 @@ def ready(command: str, launch: Launch) -> str:
         ),
         head,
     )
+    blanked: list[str] = []
+    head = _FROM_IMPORT.sub(lambda m: _shown_names(m, launch, blanked), head)
+    if blanked:  # the name where the check uses it, too
+        head = _NAME_USE.sub(lambda m: f"<{m[0]}>" if m[0] in blanked else m[0], head)
     head, script, dropped = _script_flags(head, launch)
     if dropped:  # the command stays runnable as printed; the suggestion moves to the comment
         purpose = ", for a short run" if any(_SHORT_RUN_FLAG.match(f) for f in dropped) else ""
@@ -612,6 +627,30 @@ def ready(command: str, launch: Launch) -> str:
         comment = f"{comment} {note}" if sep else note
         sep = "  # "
     return head + sep + comment
+
+
+#: ``from MODULE import A, B`` (the names a check takes from a module).
+_FROM_IMPORT = lazy_regex.compile(
+    r"\bfrom (?P<mod>[A-Za-z_]\w*) import (?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)"
+)
+_IDENTIFIER = lazy_regex.compile(r"[A-Za-z_]\w*")
+#: A name used on its own (not an attribute ``x.name``, not already a blank ``<name>``).
+_NAME_USE = lazy_regex.compile(r"(?<![\w<.])[A-Za-z_]\w*(?![\w>])")
+
+
+def _shown_names(m: regex.Match[str], launch: Launch, blanked: list[str]) -> str:
+    """The ``from MODULE import NAMES`` of ``m`` with each name a blank (``<loader>``) that the
+    user's script ``MODULE.py`` (a file the log shows) is not shown to define or use
+    (:attr:`Launch.names`): an entry's guess at the script's DataLoader's name is not this
+    user's. Names from a library, or from a module the log does not show, are left; the
+    blanked names are appended to ``blanked``."""
+    if f"{m['mod']}.py" not in launch.known or not launch.names:
+        # (a log that shows none of the user's code lines tells nothing of its names)
+        return m[0]
+    names = [n.strip() for n in m["names"].split(",")]
+    blanked.extend(n for n in names if n not in launch.names)
+    fitted = ", ".join(n if n in launch.names else f"<{n}>" for n in names)
+    return f"from {m['mod']} import {fitted}"
 
 
 #: A path the root cause's message names: no blank, no shell metacharacter (quoted otherwise).
@@ -806,9 +845,39 @@ def fill_endpoint(text: str, launch: Launch) -> str:
     return text
 
 
+#: A variable a command sets or unsets before the program (``VAR=value``, ``env -u VAR``):
+#: ``u`` the unset name, ``v`` the set one.
+_SETTING = lazy_regex.compile(
+    r"(?:^|(?<=\s))(?:-u\s+(?P<u>[A-Za-z_]\w*)(?=\s)"
+    r"|(?P<v>[A-Za-z_]\w*)=(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']*)(?:\s+|$))"
+)
+
+
+def check_settings_win(text: str) -> str:
+    """``text`` (a verification command) with each variable set or unset once, as the check
+    itself sets it: a later ``VAR=value`` of a variable written before it (the job's printed
+    command, put in after the check's own ``VAR=fixed`` or ``env -u VAR``, still sets the
+    value that failed) is dropped, so the check runs with the setting it is about. Only the
+    command before its ``  # `` comment is read. Returns the text unchanged when no variable
+    repeats."""
+    head, sep, comment = text.partition("  # ")
+    seen: set[str] = set()
+
+    def once(m: regex.Match[str]) -> str:
+        name = m["u"] or m["v"]
+        if m["v"] and name in seen:
+            return ""
+        seen.add(name)
+        return m[0]
+
+    return _SETTING.sub(once, head) + sep + comment
+
+
 def fit(text: str, launch: Launch, *, verify: bool = False) -> str:
-    """:func:`fit_launch`, then the rendezvous blanks the log fills (:func:`fill_endpoint`)."""
-    return fill_endpoint(fit_launch(text, launch, verify=verify), launch)
+    """:func:`fit_launch`, then the rendezvous blanks the log fills (:func:`fill_endpoint`);
+    a verification's settings are the check's own (:func:`check_settings_win`)."""
+    text = fill_endpoint(fit_launch(text, launch, verify=verify), launch)
+    return check_settings_win(text) if verify else text
 
 
 def fit_launch(text: str, launch: Launch, *, verify: bool = False) -> str:
@@ -1004,7 +1073,11 @@ def fit_launch(text: str, launch: Launch, *, verify: bool = False) -> str:
                 lambda m: form.format(n=_per_node(_nproc(m[0]), launch), world=world) + " ", text
             )
     if script and script != "train.py" and "train.py" in text:
-        text = TRAIN_PY.sub(script.replace("\\", "\\\\"), text)
+        # (not inside the printed command, written whole: ``python ./deepy.py train.py ...``
+        # names a train.py of its own, which deepy.py runs)
+        parts = text.split(command) if command else [text]
+        fill = script.replace("\\", "\\\\")
+        text = (command or "").join(TRAIN_PY.sub(fill, part) for part in parts)
     if script and script.startswith("-m ") and launch.launcher == "deepspeed":
         # DeepSpeed's runner takes a module as ``--module pkg.mod`` (deepspeed/launcher/runner.py)
         text = regex_code.sub(r"(?<=\bdeepspeed\b[^\n#]*) -m (?=\S)", " --module ", text)
