@@ -26,7 +26,13 @@
   keyword to remove (user-code-exception), not two packages' versions; a library line that
   writes the keyword itself stays dependency-version-mismatch;
 - an ``accelerate`` run whose log shows FSDP is rerun with ``accelerate launch``, not with a
-  DeepSpeed config file (the word "deepspeed" in its printed settings is no DeepSpeed run).
+  DeepSpeed config file (the word "deepspeed" in its printed settings is no DeepSpeed run);
+- an OOM raised while the optimizer state is created (DeepSpeed's fp16 optimizers'
+  ``initialize_optimizer_states``, apex's FusedAdam ``step``) is read by that phase: the
+  optimizer state does not fit, so shard or offload it, not the fragmentation advice;
+- a failed write whose message names no path (torch.save's "file write failed") is checked
+  in the folder the job last announced saving to (Megatron's "saving checkpoint at
+  iteration N to <dir>", the Trainer's "Saving model checkpoint to <dir>").
 """
 
 from __future__ import annotations
@@ -198,3 +204,52 @@ def test_an_accelerate_run_that_shows_fsdp_is_not_rerun_with_a_deepspeed_config(
     d = _diagnose(log)
     assert d.root_cause.verify.startswith("accelerate launch --num_processes")
     assert "DeepSpeed" not in d.root_cause.verify
+
+
+_STATE_OOM = """[rank2]: Traceback (most recent call last):
+[rank2]:   File "/home/dev/llm/pretrain.py", line 212, in <module>
+[rank2]:     engine, opt, _, _ = deepspeed.initialize(model=model, config="ds.json")
+[rank2]:   File "/opt/venv/lib/python3.11/site-packages/deepspeed/runtime/engine.py", line 1530, in _configure_optimizer
+[rank2]:     self.optimizer = self._configure_fp16_optimizer(basic_optimizer, lp_dtype)
+[rank2]:   File "/opt/venv/lib/python3.11/site-packages/deepspeed/runtime/fp16/fused_optimizer.py", line 118, in __init__
+[rank2]:     self.initialize_optimizer_states()
+[rank2]:   File "/opt/venv/lib/python3.11/site-packages/deepspeed/runtime/fp16/fused_optimizer.py", line 131, in initialize_optimizer_states
+[rank2]:     self.optimizer.step()
+[rank2]:   File "/opt/venv/lib/python3.11/site-packages/torch/optim/optimizer.py", line 493, in wrapper
+[rank2]:     out = func(*args, **kwargs)
+[rank2]:   File "/opt/venv/lib/python3.11/site-packages/apex/optimizers/fused_adam.py", line 198, in step
+[rank2]:     state["exp_avg"] = torch.zeros_like(p.data).float()
+[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. GPU 2 has a total capacity of 39.39 GiB of which 101.00 MiB is free. Including non-PyTorch memory, this process has 39.28 GiB memory in use. Of the allocated memory 37.10 GiB is allocated by PyTorch, and 1.02 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)
+"""
+
+
+def test_an_oom_while_the_optimizer_state_is_created_is_read_by_its_phase_not_as_fragmentation(
+    tmp_path,
+):
+    log = tmp_path / "state.log"
+    log.write_text(_STATE_OOM)
+    rc = _diagnose(log).root_cause
+    assert rc.signature == "cuda-oom"
+    assert rc.evidence[0].line == 14
+    assert "optimizer's step" in rc.fix.steps[0]
+    assert "expandable_segments" not in rc.fix.steps[0]
+
+
+_SAVE_ENOSPC = """ iteration      100/     100 | consumed samples:         3200 | lm loss: 6.912E+00 |
+saving checkpoint at iteration     100 to /scratch/exp7/ckpt
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "/opt/venv/lib/python3.11/site-packages/torch/serialization.py", line 967, in save
+[rank0]:     _save(
+[rank0]:   File "/opt/venv/lib/python3.11/site-packages/torch/serialization.py", line 1268, in _save
+[rank0]:     zip_file.write_record(name, storage, num_bytes)
+[rank0]: RuntimeError: [enforce fail at inline_container.cc:858] . PytorchStreamWriter failed writing file data/12: file write failed
+[rank0]: OSError: [Errno 28] No space left on device
+"""
+
+
+def test_a_failed_write_with_no_path_checks_the_folder_the_job_said_it_was_saving_to(tmp_path):
+    log = tmp_path / "save.log"
+    log.write_text(_SAVE_ENOSPC)
+    rc = _diagnose(log).root_cause
+    assert rc.failure_class == "disk-full"
+    assert "df --output=avail -BG /scratch/exp7/ckpt " in rc.verify

@@ -14,7 +14,8 @@ named peer: this log cannot tell which rank started it (rank ``None``).
 
 Needed, all of: one source; no error finding, no exception, no cut traceback, no failed
 launcher exit, no run's end; the source's last non-blank line is the evidence of a warning
-finding whose signature reports a lost peer (tag :data:`PEER_TAG`). The finding is of
+finding whose signature reports a lost peer (tag :data:`PEER_TAG`) and that names the remote
+peer (a ``peer`` capture: a local rank's exit is its rank's to read). The finding is of
 :data:`SIGNATURE`, with the peer's captures (``peer``: the host NCCL names) and ``what``
 (the lost-peer report's title).
 """
@@ -67,8 +68,8 @@ def lost_peer_at_end(findings: list[Finding], state: ScanState, library: Library
         if peer_sig is None or PEER_TAG not in (getattr(peer_sig, "tags", ()) or ()):
             continue
         ev = [e for e in f.evidence if e.path == path and e.line == last]
-        if not ev:
-            continue
+        if not ev or not f.captures.get("peer"):
+            continue  # a local rank's exit ("closed by localRank 3") is read by its rank
         e = ev[0]
         return [
             Finding.of(
