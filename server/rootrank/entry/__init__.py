@@ -875,6 +875,8 @@ def fill_entry(
     named_path = values.get("path") if isinstance(values.get("path"), str) else None
     if named_path is None and sig.failure_class in _WRITE_CLASSES:
         named_path = save_target_before(state, root)
+        if named_path is not None and masker is not None:  # a path of the log, masked as it is
+            named_path = masker.text(named_path)
     verify = ready(
         fit(
             fill_path_blanks(render(variant.get("verify", sig.verify), values), named_path),
