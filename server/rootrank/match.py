@@ -264,6 +264,9 @@ STATE_WORDS = (
     "dist-init-addr",
     "serverargs(",  # SGLang's server arguments at start-up (rootrank.scan._SERVER_ARGS)
     "closing signal",
+    # a framework's announcement of where it saves (rootrank.scan._SAVE_TARGET)
+    "saving checkpoint",
+    "saving model checkpoint",
     "local_rank: ",
     "parallel size",
     "killing subprocess",  # DeepSpeed's launcher names the job's workers (LaunchFacts.worker_pids)

@@ -1180,6 +1180,7 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
             and later.last.step > p.step
             else None
         )
+        loss_steady = kind == "grad-norm-explosion" and _loss_steady(model, p.step)
         out.append(
             Finding.of(
                 sig,
@@ -1198,7 +1199,40 @@ def onset_findings(model: MetricsReader, library: Any) -> list[Finding]:
                     "first_rank": str(rank) if rank is not None else "",
                     # the series' last step, finite, after a non-finite onset (else empty)
                     "finite_after": str(finite_after) if finite_after is not None else "",
+                    # a grad-norm explosion the loss did not follow (rootrank.metrics._loss_steady)
+                    "loss_steady": "yes" if loss_steady else "",
                 },
             )
         )
     return out
+
+
+def _loss_steady(model: MetricsReader, step: int) -> bool:
+    """Whether the training loss stayed at its level after a gradient-norm explosion at
+    ``step``: some loss series (the step's own value, not a running average) has logged
+    points after ``step``, every one finite, and no loss series has a spike or non-finite
+    onset at or after ``step``.
+
+    Mechanism: a logged gradient norm is measured before clipping (the Hugging Face Trainer,
+    ms-swift, DeepSpeed and Megatron log the total norm ``clip_grad_norm_`` returns), so a
+    high value is the raw gradient of one batch, not the update the optimizer applied. An
+    update that really moved the weights too far shows in the losses after it (they jump, or
+    go non-finite: rootrank.metrics onsets ``loss-spike`` / ``metric-nonfinite``); a loss that
+    kept its level through the rest of the run means the step was absorbed. With the run's
+    end (rootrank.analysis.completed) such a spike is a value the run survived, not why it
+    failed. ``False`` when the log has no loss after ``step`` (nothing tells)."""
+    after = False
+    for (name, _rank), series in model.series.items():
+        if name != "loss":
+            continue
+        if any(
+            o.kind in ("loss-spike", "metric-nonfinite") and o.point.step >= step
+            for o in series.onsets
+        ):
+            return False
+        last = series.last
+        if last is not None and last.step > step:
+            if not math.isfinite(last.value):
+                return False
+            after = True
+    return after

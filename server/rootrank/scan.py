@@ -1595,7 +1595,21 @@ class ScanState:
     #: User names the inputs' home and HPC user folders name, on any line, shown or not
     #: (rootrank.mask.learn_users): masked on every shown line, whatever the file order.
     users: set[str] = field(default_factory=set)
+    #: The last place the job announced it was saving to (:data:`_SAVE_TARGET`):
+    #: ``(path of the log, 1-based line, the target path as printed)``, or ``None``. A write
+    #: that then fails with no path in its message (torch.save's "file write failed") was
+    #: writing there (rootrank.entry: the verify's ``<output_dir>``).
+    save_target: tuple[str, int, str] | None = None
 
+
+#: A framework's announcement of where it saves, with the target path: Megatron-LM's
+#: ``saving checkpoint at iteration 20 to <dir>`` (megatron/checkpointing.py), the Hugging
+#: Face Trainer's ``Saving model checkpoint to <dir>``, DeepSpeed's ``Saving model
+#: checkpoint: <file>``. The path is absolute, home- or dot-relative, or has a folder in it.
+_SAVE_TARGET = lazy_regex.compile(
+    r"(?i)\bsav(?:ing|ed?)\b[^\n]{0,80}?(?:\bto|\bcheckpoint:)\s+['\"]?"
+    r"(?P<path>(?:/|~/|\./|\.\./)[^\s'\"]{1,400}|[\w.-]{1,100}/[^\s'\"]{0,300})"
+)
 
 #: Characters of a line's head read for the rank prefix of its later pieces (an over-long
 #: line: rootrank.ingest.Block.continues); stacked prefixes and a timestamp fit in it.
@@ -2318,6 +2332,9 @@ class Scanner:
             self._see_rank_line(
                 own if own is not None or "rank" not in text else body_rank(text), text, raw.number
             )
+        if "aving " in text or "AVING " in text:
+            if m := _SAVE_TARGET.search(text):
+                st.save_target = (path, raw.number, m["path"].rstrip(".,;:"))
         st.launch.read(text, raw.number, raw.text)
         for since in self._launch_since.values():
             since.read(text, raw.number, raw.text)

@@ -32,7 +32,11 @@ trained through, not an error it survived). Except a non-finite loss whose serie
 finite loss again later (``finite_after``, rootrank.metrics.onset_findings): a NaN that
 reached the weights makes every later loss NaN, so a finite loss after it means that step's
 update was skipped (a guard's "non-finite loss ...; skipping the optimizer step", AMP's
-scaler): handled, and with the run's end survived (heldout r19b case 12).
+scaler): handled, and with the run's end survived (heldout r19b case 12). And a gradient-norm
+explosion the loss did not follow (``loss_steady``, rootrank.metrics._loss_steady): the logged
+norm is the raw one, before clipping; an update that really threw the weights off shows in the
+losses after it, so a run that kept its loss level to its end absorbed that batch (heldout r24a
+cases 13 and 14: one pre-clip norm 30x its median, loss unchanged, the run at its last step).
 """
 
 from __future__ import annotations
@@ -101,7 +105,9 @@ def _completed_in(
     if not errors and not state.exceptions:
         return None
     if any(
-        library.signatures[f.signature].category == _CURVES and not f.captures.get("finite_after")
+        library.signatures[f.signature].category == _CURVES
+        and not f.captures.get("finite_after")
+        and not f.captures.get("loss_steady")
         for f in errors
     ):
         return None

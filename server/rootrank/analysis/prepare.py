@@ -27,6 +27,7 @@ from rootrank.analysis.completed import Completed, completed_run
 from rootrank.analysis.completed import set_aside as set_aside_completed
 from rootrank.analysis.cut_frames import cut_traceback_operations
 from rootrank.analysis.events import Event, events_of, finding_kind
+from rootrank.analysis.named_option import named_option
 from rootrank.analysis.optimizer_state import optimizer_state_sizes
 from rootrank.analysis.reasons import format_ranks, ranks_word, say
 from rootrank.analysis.signal_exit import agent_sent, signal_exit_findings
@@ -169,6 +170,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(nonfinite_record_fields(findings, state, library))
     findings.extend(library_call_mismatches(findings, state, library))
     findings.extend(library_argument_checks(findings, state, library))
+    from rootrank.analysis.parallel_wrapper import parallel_wrapper_mixes  # reads our helpers
+
+    findings.extend(parallel_wrapper_mixes(findings, state, library))
     findings.extend(arch_mismatches(findings, library))
     findings.extend(node_local_files(findings, state, library))
     findings.extend(framework_missing_files(findings, state, library))
@@ -201,6 +205,9 @@ def prepare(state: ScanState, library: Library) -> Context:
 
     findings.extend(silent_stage_findings(findings, state, library))
     findings.extend(cut_traceback_operations(findings, state, library))
+    from rootrank.analysis.ends_at_peer_loss import lost_peer_at_end
+
+    findings.extend(lost_peer_at_end(findings, state, library))
     findings = [
         chain_user_frames(child_status_first(user_statement_first(f, state), state), state)
         for f in findings
@@ -1439,7 +1446,11 @@ def library_argument_checks(
     object's ``__post_init__`` or a ``from_cli_args``/``check_*``/``validate*`` function, in
     a module of arguments (:data:`ARGUMENT_CHECK_FRAME`, :data:`ARGUMENT_CHECK_FUNC`); the
     innermost frame being such a check, and no user frame on the way, means the values came
-    from the command line or a config file, not from code the user wrote. Lines another
+    from the command line or a config file, not from code the user wrote. Also such an
+    exception from a framework's own set-up step (no user frame, innermost frame any
+    function) whose message names an option of the job's printed launch command
+    (rootrank.analysis.named_option: ``--padding_free`` in "does not support padding free"),
+    with ``option``/``option_value`` captured for the fix. Lines another
     signature reads are left to it; a traceback through the user's own code stays the
     generic exception (its arguments may be computed there)."""
     sig = library.signatures.get(LIBRARY_ARGUMENT_SIGNATURE)
@@ -1452,8 +1463,17 @@ def library_argument_checks(
             if seen.rank in out or not exc.frames:
                 continue
             keyed = config_key_named(exc.frames, exc.message)
+            option = None
             if keyed is None and not _settings_check(exc.frames, exc.message):
-                continue
+                # a framework's own set-up step (no user frame) refusing a feature the job's
+                # command line turned on (rootrank.analysis.named_option)
+                if any(fr.user for fr in exc.frames):
+                    continue
+                option = named_option(exc.message, state.launch.command)
+                if option is None:
+                    continue
+            if option is not None:
+                keyed = {"option": option[0], "option_value": option[1]}
             where = exc.frames[-1]
             path = where.file.replace("\\", "/")
             name = path.rsplit("/", 1)[-1]
@@ -1475,7 +1495,9 @@ def library_call_mismatches(
     library (Megatron-Bridge calling megatron.core, accelerate calling torch), the two
     packages were released for different APIs of each other. A call from the user's own file
     stays the generic exception (its arguments are the user's to fix), and so does a call made
-    by a config builder (:data:`CONFIG_BUILDER_FRAME`: the arguments are a config entry's keys).
+    by a config builder (:data:`CONFIG_BUILDER_FRAME`: the arguments are a config entry's keys),
+    and a keyword the library's line only forwards (``**kwargs``) from the user's own call
+    (:func:`_passed_through`).
     Lines another signature reads (a config dataclass given an unknown field) are left to it."""
     sig = library.signatures.get(LIBRARY_CALL_SIGNATURE)
     if sig is None:
@@ -1491,6 +1513,8 @@ def library_call_mismatches(
         caller = exc.frames[-1]
         if CONFIG_BUILDER_FRAME.search(caller.file.replace("\\", "/")):
             continue  # the arguments are a config entry's keys: the config's to fix
+        if _passed_through(exc.frames, m.group("arg")):
+            continue  # the user's own call gave the keyword: the user's to fix
         name = caller.file.replace("\\", "/").rsplit("/", 1)[-1]
         arg = m.group("arg") or m.group("arg3") or (m.group("arg2") or "").replace("'", "")
         out[seen.rank] = _exception_finding(
@@ -1504,6 +1528,22 @@ def library_call_mismatches(
             },
         )
     return list(out.values())
+
+
+def _passed_through(frames: list[Frame], arg: str | None) -> bool:
+    """Whether the unexpected keyword ``arg`` reached the callee through the library's
+    ``**kwargs`` from a call in the user's own code: the innermost frame's quoted line
+    forwards a ``**`` mapping and does not write ``arg=`` itself, and a frame of the user's
+    is further out. Mechanism: ``from_pretrained(..., use_cache=False)`` collects the
+    keywords it does not know into ``model_kwargs`` and calls ``cls(config, **model_kwargs)``:
+    CPython's check fails on that line, inside the library, but the keyword is the one the
+    user wrote; both frames belong to one package, so no version pair is at fault (heldout
+    r24a case 10). ``False`` when the line is not quoted (nothing tells) or ``arg`` is
+    ``None`` (a missing or surplus positional argument)."""
+    if not arg or not frames or not any(fr.user for fr in frames[:-1]):
+        return False
+    code = frames[-1].code
+    return "**" in code and f"{arg}=" not in code.replace(" ", "")
 
 
 #: The GPU and CUDA build facts, and the cause their mismatch makes of a CUDA library error.

@@ -291,6 +291,28 @@ def loaded_path(codes: list[str]) -> str | None:
     return None
 
 
+#: Classes of a failed write: the directory the job was writing to is the one the
+#: verification checks.
+_WRITE_CLASSES = ("disk-full", "filesystem-permission")
+
+
+def save_target_before(state: ScanState, root: Finding) -> str | None:
+    """The target the job last announced saving to (``ScanState.save_target``) as
+    ``<target>/.``, so that :func:`rootrank.entry.commands.fill_path_blanks` fills
+    ``<output_dir>`` with the target itself, when the announcement is in the root cause's
+    own source before its first evidence line; else ``None``. Mechanism: a write that fails
+    with no path in its message (torch.save's "PytorchStreamWriter failed writing file
+    data/5: file write failed") was writing where the framework had just said it saves."""
+    target = state.save_target
+    if target is None or not root.evidence:
+        return None
+    path, line, where = target
+    first = root.evidence[0]
+    if first.path != path or line >= first.line:
+        return None
+    return where.rstrip("/") + "/."
+
+
 #: The standard library's thread and process bootstrap files (a target function runs under them).
 _BOOTSTRAP = lazy_regex.compile(
     r"(?:^|[/\\])(?:threading|multiprocessing[/\\](?:process|spawn|popen_\w+))\.py$"
@@ -961,6 +983,10 @@ def fill_entry(
 
     # the path the root's message names fills <path> / <output_dir> (commands.fill_path_blanks)
     named_path = values.get("path") if isinstance(values.get("path"), str) else None
+    if named_path is None and sig.failure_class in _WRITE_CLASSES:
+        named_path = save_target_before(state, root)
+        if named_path is not None and masker is not None:  # a path of the log, masked as it is
+            named_path = masker.text(named_path)
     verify = ready(
         fit(
             fill_path_blanks(render(variant.get("verify", sig.verify), values), named_path),

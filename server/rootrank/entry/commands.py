@@ -295,6 +295,9 @@ class Launch:
     #: Names the log shows in the user's code (identifiers of its traceback frames' source
     #: lines and function names): a check may import only these from the user's script.
     names: frozenset[str] = frozenset()
+    #: Whether the log shows FSDP (``"fsdp"`` among the stacks the scan read): an
+    #: ``accelerate`` job then ran its FSDP plugin, not DeepSpeed's.
+    fsdp: bool = False
 
 
 def node_offsets(state: ScanState) -> set[int]:
@@ -484,6 +487,7 @@ def launch_of(
             if f.user
             for word in _IDENTIFIER.findall(f"{f.code} {f.func}")
         ),
+        fsdp="fsdp" in state.stacks,
     )
 
 
@@ -1052,8 +1056,11 @@ def fit_launch(text: str, launch: Launch, *, verify: bool = False) -> str:
         # an entry's own node flag left blank: the node count the log gives
         text = regex_code.sub(r"(?<=--nnodes[= ])<(?:nnodes|nodes|n)>", str(launch.nodes), text)
     form = LAUNCH_AS.get(launch.launcher or "")
-    if launch.launcher == "accelerate" and "deepspeed" in launch.libraries:
-        # accelerate's DeepSpeed plugin reads its config from the accelerate config file
+    if launch.launcher == "accelerate" and "deepspeed" in launch.libraries and not launch.fsdp:
+        # accelerate's DeepSpeed plugin reads its config from the accelerate config file (a
+        # run that shows FSDP ran accelerate's FSDP plugin instead: one job has one of the
+        # two, and "deepspeed" may be only a word of its printed settings, such as a
+        # ParallelismConfig's sp_backend=deepspeed)
         form = "accelerate launch --config_file <accelerate config (DeepSpeed)> --num_processes {n}"
     if form == "python" and launch.launcher != "python" and "torchrun" in text:
         # a launcher that runs the script with python and starts the other processes itself
