@@ -34,6 +34,7 @@ from rootrank.analysis.collateral import (
 )
 from rootrank.analysis.completed import RULE as COMPLETED_RULE
 from rootrank.analysis.count_desync import count_desync_root
+from rootrank.analysis.env_mismatch import env_mismatch_root
 from rootrank.analysis.graph import Graph, explain, pick_root
 from rootrank.analysis.guarded import guard_of
 from rootrank.analysis.initiator import Initiator, find_initiator, same_error_elsewhere
@@ -163,6 +164,11 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
         # differed on one rank, or one rank waiting at a call site of its own: the ranks ran
         # different collectives, a desync
         root, group_of_root = desync, [desync]
+    env = env_mismatch_root(ctx, root, initiator)
+    if env is not None:
+        # the setting the failure names was printed with another value on the failing
+        # rank's node: the environment differs between nodes
+        root, group_of_root = env, [env]
     plugin = net_plugin_root(ctx, root, initiator)
     if plugin is not None:
         # every rank waited in a collective no rank started, over NCCL's network plugin

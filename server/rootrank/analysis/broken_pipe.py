@@ -30,9 +30,11 @@ SIGPIPE_EXIT = "worker-sigpipe-exit"
 WINDOW = 40
 #: A script's own words for its rank (``[rank 2]``, ``rank 1 step 3``, ``rank=0``).
 _RANK_WORD = lazy_regex.compile(r"(?i)\b(?:local_)?rank\s*[=:]?\s*\d")
-#: Lines that are not a process's message: a traceback and its frames, a shell prompt, blank.
+#: Lines that are not a process's message: a traceback and its frames, a shell prompt, blank,
+#: mp.spawn's header of a child's traceback (``-- Process 1 terminated with the following error:``).
 _NOT_WORDS = lazy_regex.compile(
     r"^\s*$|^\s|^\$ |^Traceback \(most recent call last\)|^[\w.]+(?:Error|Exception)\b|^\S+ FAILED$|^[=-]{8,}"
+    r"|^-- Process \d+ terminated with"
 )
 #: Characters of the quoted line kept.
 _QUOTE_CHARS = 200
@@ -50,21 +52,34 @@ def sigpipe_reader(findings: list[Finding], state: ScanState, library: Library) 
         if f.signature != SIGPIPE_EXIT:
             out.append(f)
             continue
-        words = _reader_words(f, state)
-        if words is None:
-            reader = "no line before the report that no rank tagged shows the reader's own words"
-            out.append(f.recast(sig, {**f.captures, "reader": reader}))
-            continue
-        path, line, text = words
-        quote = text[-_QUOTE_CHARS:]
-        reader = (
-            f"the last line before the death that no rank tagged, most likely the reader's own"
-            f" words on why it stopped, is line {line}: `{quote}`"
-        )
+        reader, line = reader_sentence(f, state, "the death", "the report")
         new = f.recast(sig, {**f.captures, "reader": reader})
-        new.evidence.append(Evidence(path, line, text, None))
+        if line is not None:
+            new.evidence.append(line)
         out.append(new)
     return out
+
+
+def reader_sentence(
+    f: Finding, state: ScanState, event: str, none_before: str
+) -> tuple[str, Evidence | None]:
+    """A sentence quoting the reader's own last words before ``f`` (``event`` names what they
+    came before: ``"the death"``), with that line as evidence; a sentence saying no line
+    before ``none_before`` (``"the report"``) shows them, and ``None``, otherwise (see the
+    module docstring)."""
+    words = _reader_words(f, state)
+    if words is None:
+        return (
+            f"no line before {none_before} that no rank tagged shows the reader's own words",
+            None,
+        )
+    path, line, text = words
+    quote = text[-_QUOTE_CHARS:]
+    return (
+        f"the last line before {event} that no rank tagged, most likely the reader's own"
+        f" words on why it stopped, is line {line}: `{quote}`",
+        Evidence(path, line, text, None),
+    )
 
 
 def _reader_words(f: Finding, state: ScanState) -> tuple[str, int, str] | None:

@@ -225,6 +225,15 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.broken_pipe import sigpipe_reader
 
     findings = sigpipe_reader(findings, state, library)
+    from rootrank.analysis.subprocess_pipe import subprocess_pipe_findings
+
+    findings = subprocess_pipe_findings(findings, state, library)
+    from rootrank.analysis.named_group import named_group_captures
+
+    findings = named_group_captures(findings, library)
+    from rootrank.analysis.ray_death import ray_stack_hints
+
+    findings = ray_stack_hints(findings, state, library)
     from rootrank.analysis.pool_crash import pool_child_crashes
 
     findings = pool_child_crashes(findings, state)
