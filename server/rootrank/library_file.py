@@ -160,14 +160,7 @@ def from_row(row: list[Any], prefix: str) -> Signature:
     ``prefix``: ``str(root) + os.sep``."""
     (
         path,
-        body,
-        sig_id,
-        title,
-        failure_class,
-        category,
-        severity,
-        role,
-        specificity,
+        *stored,  # body, id, title, failure_class, category, severity, role, specificity
         tags,
         affects,
         patterns,
@@ -185,14 +178,9 @@ def from_row(row: list[Any], prefix: str) -> Signature:
         fixtures,
     ) = row
     fixtures = tuple(fixtures)
-    values = (
-        sig_id,
-        title,
-        failure_class,
-        category,
-        severity,
-        role,
-        specificity,
+    values = (  # in FIELDS order, then the first fixture (see _FILLED)
+        prefix + path.replace("/", os.sep),  # str(root / path), faster
+        *stored,  # as the row holds them
         tuple(tags),
         tuple(affects),
         tuple(Pattern(lit, src, ic) for lit, src, ic in patterns),
@@ -201,8 +189,6 @@ def from_row(row: list[Any], prefix: str) -> Signature:
         verify,
         tuple(references),
         tuple(related),
-        fixtures[0],
-        prefix + path.replace("/", os.sep),  # str(root / path), faster
         None
         if inferred is None
         else {"from": tuple(inferred["from"]), "differs": inferred["differs"]},
@@ -212,7 +198,7 @@ def from_row(row: list[Any], prefix: str) -> Signature:
         tuple(explained_by),
         kind,
         fixtures,
-        body,
+        fixtures[0],
     )
     sig = object.__new__(Signature)  # data, entry and fix are left to decode on first use
     for set_slot, value in zip(_SETTERS, values, strict=True):
@@ -220,35 +206,11 @@ def from_row(row: list[Any], prefix: str) -> Signature:
     return sig
 
 
-#: The :class:`Signature` slots :func:`from_row` fills, in the order it gives their values
-#: (``data``, ``entry`` and ``fix`` are left unset: decoded from ``_body`` on first use).
-_FILLED = (
-    "id",
-    "title",
-    "failure_class",
-    "category",
-    "severity",
-    "role",
-    "specificity",
-    "tags",
-    "affects",
-    "patterns",
-    "min_count",
-    "confirm",
-    "verify",
-    "references",
-    "related",
-    "fixture",
-    "path",
-    "inferred",
-    "detector",
-    "implied_rank",
-    "implied_rank_reason",
-    "explained_by",
-    "kind",
-    "fixtures",
-    "_body",
-)
+#: The :class:`Signature` slots :func:`from_row` fills, in the order it gives their values:
+#: one per name of :data:`FIELDS` (the row's ``body`` is the slot ``_body``), then
+#: ``fixture`` (the first of ``fixtures``). ``data``, ``entry`` and ``fix`` are left unset:
+#: decoded from ``_body`` on first use.
+_FILLED = (*("_body" if name == "body" else name for name in FIELDS), "fixture")
 #: Each slot's own setter (what ``object.__setattr__`` finds for it, without the lookup:
 #: ~30% of :func:`from_row`'s time, which runs for every signature at every start).
 _SETTERS = tuple(getattr(Signature, name).__set__ for name in _FILLED)

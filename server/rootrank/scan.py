@@ -2832,7 +2832,7 @@ class Scanner:
                 why = other_process(facts, ahead)
                 undecided = not (ahead.entries or ahead.user_files or ahead.engines)
         if why is not None:
-            self._new_run(number, facts, later, why, tagger, readers)
+            self._new_run(cut, facts, later, why)
             if worlds is not None:
                 tagger.world_size = st.world_size = worlds[1]
             return
@@ -2960,20 +2960,17 @@ class Scanner:
         return ahead
 
     def _new_run(
-        self,
-        number: int,
-        earlier: SectionFacts,
-        later: SectionFacts,
-        why: str,
-        tagger: RankTagger,
-        readers: dict[int | None, TracebackReader],
+        self, cut: _RunStart, earlier: SectionFacts, later: SectionFacts, why: str
     ) -> None:
-        """Another job starts at line ``number`` (1-based; :func:`rootrank.runs.separate_run`
-        says ``why``): everything the earlier job showed is dropped as if the scan began here
-        (its findings, exceptions, summaries, attempts, progress and curves, launch facts,
-        stacks, hosts and world size; its ranks leave the ranks seen at the source's end),
-        and the job is named in :attr:`ScanState.other_runs`."""
+        """Another job starts at line ``cut.number`` (1-based; :class:`_RunStart`, whose
+        ``tagger`` and ``readers`` are cleared too; :func:`rootrank.runs.separate_run` says
+        ``why``): everything the earlier job showed (``earlier``; ``later`` is the new
+        section's) is dropped as if the scan began here (its findings, exceptions, summaries,
+        attempts, progress and curves, launch facts, stacks, hosts and world size; its ranks
+        leave the ranks seen at the source's end), and the job is named in
+        :attr:`ScanState.other_runs`."""
         st = self.state
+        number, tagger, readers = cut.number, cut.tagger, cut.readers
         st.other_runs.append(OtherRun(self._run_start, number - 1, earlier.launch, why))
         self._other_run_ranks |= earlier.ranks
         for held in self._held:

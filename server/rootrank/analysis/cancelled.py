@@ -17,7 +17,7 @@ A warning the run stepped past (a progress line after its first occurrence, as D
 
 from __future__ import annotations
 
-from rootrank.analysis.prepare import Context
+from rootrank.analysis.prepare import Context, finding_at
 from rootrank.model import Finding
 
 #: slurmstepd's plain cancellation line (``slurm-step-cancelled``: a symptom by default).
@@ -74,14 +74,14 @@ def cancelled_finding(ctx: Context) -> Finding | None:
     ):
         return None
     first = min(cancels, key=lambda f: f.order)
-    return Finding.of(
+    return finding_at(
         ctx.library.signatures[OUTSIDE_SIGNATURE],
+        first,
+        {**first.captures, "reason": first.captures.get("reason") or NO_REASON},
         rank=None,
+        order=max(0, first.order - 1),
         host=first.host,
         time=first.time,
-        order=max(0, first.order - 1),
-        evidence=list(first.evidence[:1]),
-        captures={**first.captures, "reason": first.captures.get("reason") or NO_REASON},
     )
 
 

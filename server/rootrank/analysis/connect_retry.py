@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from rootrank import lazy_regex
 from rootrank.analysis.events import order_before_next
+from rootrank.analysis.prepare import finding_at
 from rootrank.model import Finding
 from rootrank.scan import ScanState
 from rootrank.signatures import Library
@@ -71,14 +72,14 @@ def connect_retry_findings(
             return []  # a step after the first retry: the group had formed
     ev = first.evidence[0]
     return [
-        Finding.of(
+        finding_at(
             sig,
+            ev,
+            {**first.captures, "count": str(count)},
             rank=None,
+            order=order_before_next(findings, path, line),
             host=first.host,
             time=first.time,
-            order=order_before_next(findings, path, line),
-            evidence=[ev],
-            captures={**first.captures, "count": str(count)},
             count=count,
         )
     ]

@@ -22,6 +22,7 @@ peer (a ``peer`` capture: a local rank's exit is its rank's to read). The findin
 
 from __future__ import annotations
 
+from rootrank.analysis.prepare import finding_at
 from rootrank.model import Evidence, Finding
 from rootrank.scan import ScanState
 from rootrank.signatures import Library
@@ -72,19 +73,19 @@ def lost_peer_at_end(findings: list[Finding], state: ScanState, library: Library
             continue  # a local rank's exit ("closed by localRank 3") is read by its rank
         e = ev[0]
         return [
-            Finding.of(
+            finding_at(
                 sig,
-                rank=None,
-                host=f.host,
-                time=f.time,
-                order=f.order,
-                evidence=[Evidence(path=e.path, line=e.line, text=e.text, rank=None)],
-                captures={
+                Evidence(path=e.path, line=e.line, text=e.text, rank=None),
+                {
                     **f.captures,
                     # NCCL writes the peer as host<port>: the host is whose log to read
                     "peer": (f.captures.get("peer") or "").split("<", 1)[0] or "the peer",
                     "what": peer_sig.title,
                 },
+                rank=None,
+                order=f.order,
+                host=f.host,
+                time=f.time,
             )
         ]
     return []

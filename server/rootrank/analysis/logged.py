@@ -24,10 +24,11 @@ import re
 
 from rootrank import lazy_regex, re_code
 from rootrank.analysis.events import order_before_next
+from rootrank.analysis.prepare import finding_at
 from rootrank.model import Evidence, Finding
 from rootrank.ranks import RankTagger, strip_wrapper_stamp
 from rootrank.scan import ScanState
-from rootrank.signatures import Library
+from rootrank.signatures import Library, Signature
 
 #: The signature of a logged reason that names the data (class data-error).
 DATA_SIGNATURE = "logged-data-check-failed"
@@ -70,10 +71,13 @@ def logged_exit_reasons(
     :data:`REASON_SIGNATURE` by the reason's words; captures ``reason`` (the message after the
     logger's header), ``level`` and ``exitcode``. Empty when any finding is a cause, a
     signature is missing, or no rank fits."""
-    sigs = {
-        s: library.signatures.get(s) for s in (DATA_SIGNATURE, CONFIG_SIGNATURE, REASON_SIGNATURE)
-    }
-    if any(sig is None for sig in sigs.values()) or any(f.role == "cause" for f in findings):
+    sigs: dict[str, Signature] = {}
+    for name in (DATA_SIGNATURE, CONFIG_SIGNATURE, REASON_SIGNATURE):
+        sig = library.signatures.get(name)
+        if sig is None:
+            return []
+        sigs[name] = sig
+    if any(f.role == "cause" for f in findings):
         return []
     raised = {
         x.rank for x in state.exceptions if not x.exc.type.endswith(LAUNCHER_EXCEPTIONS)
@@ -102,28 +106,24 @@ def logged_exit_reasons(
         sig = sigs[sig_id]
         col = raw.find(reason)
         out.append(
-            Finding.of(
+            finding_at(
                 sig,
-                rank=rank,
-                host=None,
-                time=None,
-                order=order_before_next(findings, path, line),
-                evidence=[
-                    Evidence(
-                        path=path,
-                        line=line,
-                        text=raw,
-                        rank=rank,
-                        column_start=col if col >= 0 else None,
-                        column_end=col + len(reason) if col >= 0 else None,
-                    )
-                ],
-                captures={
+                Evidence(
+                    path=path,
+                    line=line,
+                    text=raw,
+                    rank=rank,
+                    column_start=col if col >= 0 else None,
+                    column_end=col + len(reason) if col >= 0 else None,
+                ),
+                {
                     "reason": reason[:MAX_REASON],
                     "level": level,
                     "exitcode": str(code),
                     "reason_line": str(line),
                 },
+                rank=rank,
+                order=order_before_next(findings, path, line),
             )
         )
     return out

@@ -21,13 +21,15 @@ signal's name in :mod:`rootrank.analysis.signal_exit`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rootrank import lazy_regex
 from rootrank.analysis.prepare import finding_from
 from rootrank.model import Evidence, Finding
 from rootrank.ranklines import LineOwner, last_own_line, own_lines
 from rootrank.ranks import RankTagger
 from rootrank.scan import ScanState
-from rootrank.signatures import Library
+from rootrank.signatures import Library, Signature
 
 #: The signature of a worker killed by its own process-group kill (``detector: analysis``).
 OWN_KILL_SIGNATURE = "worker-killed-own-process-group"
@@ -55,41 +57,62 @@ def own_group_kills(findings: list[Finding], state: ScanState, library: Library)
     worker's last line before the agent's (see :func:`_last_line`) says it was stopping a
     process (:data:`_STOPPING` and :data:`_PROCESS_WORD`). Unchanged when the signature is
     not in ``library``."""
-    sig = library.signatures.get(OWN_KILL_SIGNATURE)
+    return replace_unsignalled(findings, state, library, OWN_KILL_SIGNATURE, _own_kill)
+
+
+def _own_kill(
+    sig: Signature, f: Finding, state: ScanState, rank: int, last: tuple[str, int, str]
+) -> Finding | None:
+    """The :data:`OWN_KILL_SIGNATURE` finding ``f`` becomes when the worker's last line
+    ``last`` (``(path, 1-based line, text)``) says it was stopping a process, else ``None``."""
+    path, number, text = last
+    if not (_STOPPING.search(text) and _PROCESS_WORD.search(text)):
+        return None
+    return finding_from(
+        sig,
+        f,
+        {
+            **f.captures,
+            "rank": str(rank),
+            "last_line": text if len(text) <= MAX_LINE else text[: MAX_LINE - 3] + "...",
+        },
+        evidence=[Evidence(path=path, line=number, text=text, rank=rank), *f.evidence[:1]],
+    )
+
+
+#: What :func:`replace_unsignalled` asks of a finding it may replace: ``(sig, f, state,
+#: rank, last)`` (the signature, the :data:`OUTSIDE_SIGNATURE` finding, the scan's state, the
+#: killed worker's rank and its last line ``(path, 1-based line, text)``) to the finding
+#: that replaces ``f``, or ``None`` to keep it.
+KillReader = Callable[[Signature, Finding, ScanState, int, tuple[str, int, str]], Finding | None]
+
+
+def replace_unsignalled(
+    findings: list[Finding], state: ScanState, library: Library, signature: str, make: KillReader
+) -> list[Finding]:
+    """``findings`` with each :data:`OUTSIDE_SIGNATURE` finding whose dead worker the agent
+    did not signal replaced by what ``make`` gives for it (kept when it gives ``None``): the
+    agent sent closing signals (``state.launch.closing_pids`` not empty) but not to the
+    finding's ``pid`` capture, its worker's rank is known (the finding's, else its
+    ``local_rank`` capture), it has evidence, and that worker's last line before its first
+    evidence line is kept (:func:`_last_line`). Unchanged when ``signature`` is not in
+    ``library`` or the agent sent no closing signal."""
+    sig = library.signatures.get(signature)
     closing = state.launch.closing_pids
     if sig is None or not closing:
         return findings
     out: list[Finding] = []
     for f in findings:
-        pid = f.captures.get("pid", "")
-        local = f.captures.get("local_rank", "")
-        rank = f.rank if f.rank is not None else (int(local) if local.isdigit() else None)
-        if (
-            f.signature != OUTSIDE_SIGNATURE
-            or not pid.isdigit()
-            or int(pid) in closing
-            or rank is None
-            or not f.evidence
-        ):
-            out.append(f)
-            continue
-        last = _last_line(state, f.evidence[0], rank)
-        if last is None or not (_STOPPING.search(last[2]) and _PROCESS_WORD.search(last[2])):
-            out.append(f)
-            continue
-        path, number, text = last
-        out.append(
-            finding_from(
-                sig,
-                f,
-                {
-                    **f.captures,
-                    "rank": str(rank),
-                    "last_line": text if len(text) <= MAX_LINE else text[: MAX_LINE - 3] + "...",
-                },
-                evidence=[Evidence(path=path, line=number, text=text, rank=rank), *f.evidence[:1]],
-            )
-        )
+        made = None
+        if f.signature == OUTSIDE_SIGNATURE:
+            pid = f.captures.get("pid", "")
+            local = f.captures.get("local_rank", "")
+            rank = f.rank if f.rank is not None else (int(local) if local.isdigit() else None)
+            if pid.isdigit() and int(pid) not in closing and rank is not None and f.evidence:
+                last = _last_line(state, f.evidence[0], rank)
+                if last is not None:
+                    made = make(sig, f, state, rank, last)
+        out.append(made if made is not None else f)
     return out
 
 

@@ -367,14 +367,11 @@ def earlier_service_bind(f: Finding, state: ScanState, library: Library) -> Find
     m = _EXCEPTION_LINE.search(f.evidence[0].text)
     if m is None:
         return None
-    own = Finding.of(
+    own = finding_from(
         sig,
-        rank=f.rank,
-        host=f.host,
-        time=f.time,
-        order=f.order,
+        f,
+        {"exc_type": m["type"].rsplit(".", 1)[-1], "message": m["message"]},
         evidence=list(f.evidence),
-        captures={"exc_type": m["type"].rsplit(".", 1)[-1], "message": m["message"]},
     )
     own.frames = list(f.frames)
     state.earlier_findings[i] = own
@@ -1382,6 +1379,38 @@ def finding_from(
     )
 
 
+def finding_at(
+    sig: Signature,
+    line: Evidence | Finding,
+    captures: dict[str, str],
+    *,
+    rank: int | None,
+    order: int,
+    host: str | None = None,
+    time: float | None = None,
+    count: int = 1,
+) -> Finding:
+    """A finding of ``sig`` (:meth:`rootrank.model.Finding.of`) placed at one line the
+    analysis found: ``line`` is that line (its path, 1-based log line, raw text and the rank
+    it names), or an earlier finding whose first evidence line is taken (none when it has
+    none). The finding's ``rank`` (``None``: no rank is named), ``order`` (its place among
+    the findings), ``host`` and ``time`` (Unix seconds) are the caller's: a line the analysis
+    found carries no host and, unless the caller read one, no time. ``captures`` are kept as
+    given; ``count`` is how many times the finding's line was seen. Raises nothing of its
+    own."""
+    evidence = [line] if isinstance(line, Evidence) else list(line.evidence[:1])
+    return Finding.of(
+        sig,
+        rank=rank,
+        host=host,
+        time=time,
+        order=order,
+        evidence=evidence,
+        captures=captures,
+        count=count,
+    )
+
+
 def last_frames(exc: PyException) -> list[dict[str, Any]]:
     """The last 12 frames of ``exc`` (innermost last) as a finding's ``frames``: each frame's
     ``file``, 1-based ``line``, ``func`` and whether it is the user's code (``user``)."""
@@ -1992,14 +2021,16 @@ def _ahead_of_dump_receivers(
 
 
 def _inferred(sig: Signature, base: Finding, rank: int | None, why: str) -> Finding:
-    return Finding.of(
+    """A finding of ``sig`` at ``base``'s first line and time, naming ``rank`` (with
+    ``base``'s host only when a rank is named), ``base``'s captures plus ``why``."""
+    return finding_at(
         sig,
+        base,
+        {**base.captures, "why": why},
         rank=rank,
+        order=base.order,
         host=base.host if rank is not None else None,
         time=base.time,
-        order=base.order,
-        evidence=list(base.evidence[:1]),
-        captures={**base.captures, "why": why},
     )
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from rootrank import lazy_regex
 from rootrank.analysis.events import order_before_next, outside_stops
+from rootrank.analysis.prepare import finding_at
 from rootrank.model import Evidence, Finding
 from rootrank.scan import ScanState
 from rootrank.signatures import Library
@@ -98,13 +99,11 @@ def retry_loop_findings(
         return []  # the loop did not last until the end
     stop = min(stops, key=lambda f: f.order)
     return [
-        Finding.of(
+        finding_at(
             sig,
+            ev,
+            {"warning": ev.text[-240:], "stopped_by": stop.title},
             rank=rank,
-            host=None,
-            time=None,
             order=order_before_next(findings, ev.path, ev.line),
-            evidence=[ev],
-            captures={"warning": ev.text[-240:], "stopped_by": stop.title},
         )
     ]

@@ -24,7 +24,7 @@ and an input word (:data:`_RETRY`, :data:`_INPUT`). Otherwise the finding is lef
 from __future__ import annotations
 
 from rootrank import lazy_regex
-from rootrank.analysis.own_kill import OUTSIDE_SIGNATURE, _last_line
+from rootrank.analysis.own_kill import replace_unsignalled
 from rootrank.model import Evidence, Finding
 from rootrank.scan import ScanState
 from rootrank.signatures import Library, Signature
@@ -51,32 +51,24 @@ _DIGITS = lazy_regex.compile(r"\d+(?:\.\d+)?")
 
 
 def self_kills(findings: list[Finding], state: ScanState, library: Library) -> list[Finding]:
-    """``findings`` with a :data:`OUTSIDE_SIGNATURE` finding replaced by one of
-    :data:`SIGNATURE` on the retrying rank (its first retry line and the kill line as
-    evidence; captures ``rank``, ``warning``, ``killer_line``, ``killed_rank``, ``pid``) when
-    the module's conditions hold; unchanged otherwise or when the signature is not in
-    ``library``."""
-    sig = library.signatures.get(SIGNATURE)
-    closing = state.launch.closing_pids
-    if sig is None or not closing:
-        return findings
-    out: list[Finding] = []
-    for f in findings:
-        made = _made(f, state, closing, sig) if f.signature == OUTSIDE_SIGNATURE else None
-        out.append(made if made is not None else f)
-    return out
+    """``findings`` with a :data:`~rootrank.analysis.own_kill.OUTSIDE_SIGNATURE` finding
+    replaced by one of :data:`SIGNATURE` on the retrying rank (its first retry line and the
+    kill line as evidence; captures ``rank``, ``warning``, ``killer_line``, ``killed_rank``,
+    ``pid``) when the module's conditions hold (the worker the agent did not signal:
+    :func:`rootrank.analysis.own_kill.replace_unsignalled`); unchanged otherwise or when the
+    signature is not in ``library``."""
+    return replace_unsignalled(findings, state, library, SIGNATURE, _made)
 
 
-def _made(f: Finding, state: ScanState, closing: set[int], sig: Signature) -> Finding | None:
-    """The :data:`SIGNATURE` finding ``f`` (a :data:`OUTSIDE_SIGNATURE` finding) becomes, or
-    ``None`` when a condition of the module fails."""
+def _made(
+    sig: Signature, f: Finding, state: ScanState, killed: int, last: tuple[str, int, str]
+) -> Finding | None:
+    """The :data:`SIGNATURE` finding ``f`` (a
+    :data:`~rootrank.analysis.own_kill.OUTSIDE_SIGNATURE` finding whose worker, rank
+    ``killed``, printed ``last`` as its last line: ``(path, 1-based line, text)``) becomes,
+    or ``None`` when a condition of the module fails."""
     pid = f.captures.get("pid", "")
-    local = f.captures.get("local_rank", "")
-    killed = f.rank if f.rank is not None else (int(local) if local.isdigit() else None)
-    if not pid.isdigit() or int(pid) in closing or killed is None or not f.evidence:
-        return None
-    last = _last_line(state, f.evidence[0], killed)
-    if last is None or not _KILL.search(last[2]) or pid not in _DIGITS.findall(last[2]):
+    if not _KILL.search(last[2]) or pid not in _DIGITS.findall(last[2]):
         return None
     retrier = _retrying_rank(state, last[0], last[1])
     if retrier is None:

@@ -12,7 +12,7 @@ their own are timed by a wrapper's clock stamps when the log has them
 from __future__ import annotations
 
 from rootrank.analysis.events import last_progress
-from rootrank.analysis.prepare import Context
+from rootrank.analysis.prepare import Context, finding_at
 from rootrank.analysis.reasons import fmt_span, fmt_time, say
 from rootrank.model import Evidence, Finding
 from rootrank.progress import MAX_BREAKS, Progress
@@ -118,14 +118,10 @@ def stall_finding(ctx: Context) -> Finding | None:
             return branch
     at: Progress = ctx.state.progress.last().get(rank) or newest if rank is not None else newest
     sig = ctx.library.signatures[STALL_SIGNATURE]
-    return Finding.of(
+    return finding_at(
         sig,
-        rank=rank,
-        host=None,
-        time=at.time,
-        order=max(0, kill.order - 1),
-        evidence=[Evidence(path=at.path, line=at.line, text=f"step {at.step}", rank=at.rank)],
-        captures={
+        Evidence(path=at.path, line=at.line, text=f"step {at.step}", rank=at.rank),
+        {
             "step": str(at.step),
             "last_time": fmt_time(newest.time),
             "silent": fmt_span(silent),
@@ -140,6 +136,9 @@ def stall_finding(ctx: Context) -> Finding | None:
                 rank_part="",
             ),
         },
+        rank=rank,
+        order=max(0, kill.order - 1),
+        time=at.time,
     )
 
 
@@ -211,14 +210,10 @@ def untimed_stall_finding(ctx: Context, kill: Finding) -> Finding | None:
         stopped_by=kill.title,
     )
     sig = ctx.library.signatures[STALL_SIGNATURE]
-    return Finding.of(
+    return finding_at(
         sig,
-        rank=behind[0] if len(behind) == 1 else None,
-        host=None,
-        time=None,
-        order=max(0, kill.order - 1),
-        evidence=[Evidence(path=at.path, line=at.line, text=f"step {at.step}", rank=at.rank)],
-        captures={
+        Evidence(path=at.path, line=at.line, text=f"step {at.step}", rank=at.rank),
+        {
             "step": str(at.step),
             "last_time": f"line {lead.line} (the log prints no time with its progress)",
             "silent": "the rest of the job",
@@ -227,6 +222,8 @@ def untimed_stall_finding(ctx: Context, kill: Finding) -> Finding | None:
             "stalled_ranks": names,
             "why": why,
         },
+        rank=behind[0] if len(behind) == 1 else None,
+        order=max(0, kill.order - 1),
     )
 
 
@@ -248,18 +245,16 @@ def branch_stall_finding(ctx: Context, kill: Finding) -> Finding | None:
         return None
     rank, value, usual, others, ln = found
     sig = ctx.library.signatures[BRANCH_SIGNATURE]
-    return Finding.of(
+    return finding_at(
         sig,
-        rank=rank,
-        host=None,
-        time=None,
-        order=max(0, kill.order - 1),
-        evidence=[Evidence(path=ln.path, line=ln.line, text=ln.text, rank=rank)],
-        captures={
+        Evidence(path=ln.path, line=ln.line, text=ln.text, rank=rank),
+        {
             "stopped_by": kill.title,
             "value": value,
             "usual": usual,
             "others": ", ".join(str(r) for r in others),
             "why": told[1],
         },
+        rank=rank,
+        order=max(0, kill.order - 1),
     )

@@ -17,7 +17,7 @@ r23e case 01: a rank deadlocked on its own lock between two progress lines; the 
 from __future__ import annotations
 
 from rootrank import lazy_regex
-from rootrank.analysis.prepare import Context
+from rootrank.analysis.prepare import Context, finding_at
 from rootrank.analysis.reasons import fmt_span, say
 from rootrank.model import Evidence, Finding
 from rootrank.progress import read_step
@@ -129,14 +129,10 @@ def stamped_stall_finding(ctx: Context, kill: Finding, signature: str) -> Findin
     at = last[rank]
     others = sorted({p.step for q, p in last.items() if q != rank})
     sig = ctx.library.signatures[signature]
-    return Finding.of(
+    return finding_at(
         sig,
-        rank=rank,
-        host=None,
-        time=None,
-        order=max(0, kill.order - 1),
-        evidence=[Evidence(path=at.path, line=at.line, text=f"step {at.step}", rank=rank)],
-        captures={
+        Evidence(path=at.path, line=at.line, text=f"step {at.step}", rank=rank),
+        {
             "step": str(at.step),
             "last_time": f"{_stamp_text(lines[newest])} (line {newest})",
             "silent": fmt_span(silent),
@@ -144,4 +140,6 @@ def stamped_stall_finding(ctx: Context, kill: Finding, signature: str) -> Findin
             "stopped_by": kill.title,
             "why": say("progress_behind_rank", rank=rank, step=at.step, others=others[-1]),
         },
+        rank=rank,
+        order=max(0, kill.order - 1),
     )

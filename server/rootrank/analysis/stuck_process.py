@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rootrank import lazy_regex
-from rootrank.analysis.prepare import Context
+from rootrank.analysis.prepare import Context, finding_at
 from rootrank.analysis.stack_desync import hang_only
 from rootrank.model import Evidence, Finding
 
@@ -186,14 +186,10 @@ def stuck_process_finding(ctx: Context) -> Finding | None:
             rank = _rank(ctx, stuck.pid, gpus, node)
             gpu = gpus.get(stuck.pid)
             states = sorted({r.stat for r in rest})
-            return Finding.of(
+            return finding_at(
                 sig,
-                rank=rank,
-                host=None,
-                time=None,
-                order=stuck.line,
-                evidence=[Evidence(path=path, line=stuck.line, text=stuck.text, rank=rank)],
-                captures={
+                Evidence(path=path, line=stuck.line, text=stuck.text, rank=rank),
+                {
                     "pid": stuck.pid,
                     "stat": stuck.stat,
                     "command": stuck.command,
@@ -202,5 +198,7 @@ def stuck_process_finding(ctx: Context) -> Finding | None:
                     "gpu_phrase": "" if gpu is None else f" (GPU {gpu} in nvidia-smi)",
                     "rank_phrase": "" if rank is None else f", rank {rank}",
                 },
+                rank=rank,
+                order=stuck.line,
             )
     return None

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from rootrank import lazy_regex
 from rootrank.analysis.events import order_before_next, outside_stops
+from rootrank.analysis.prepare import finding_at
 from rootrank.analysis.reasons import format_ranks
 from rootrank.model import Evidence, Finding
 from rootrank.ranklines import RankLine
@@ -169,19 +170,17 @@ def unfinished_phase_findings(
         return []  # the job printed more of its own after the phase ended elsewhere
     others = sorted(r for r in by_rank if r != rank)
     return [
-        Finding.of(
+        finding_at(
             sig,
-            rank=rank,
-            host=None,
-            time=None,
-            order=order_before_next(findings, last.path, last.line),
-            evidence=[Evidence(last.path, last.line, last.text, rank)],
-            captures={
+            Evidence(last.path, last.line, last.text, rank),
+            {
                 "started": last.text.strip()[:MAX_QUOTE],
                 "finished": end.strip()[:MAX_QUOTE],
                 "others": format_ranks(others),
                 "stopped_by": stop.title,
             },
+            rank=rank,
+            order=order_before_next(findings, last.path, last.line),
         )
     ]
 
