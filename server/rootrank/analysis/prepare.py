@@ -1706,7 +1706,7 @@ def earlier_faults(findings: list[Finding], state: ScanState, library: Library) 
             from rootrank.analysis.retried import retried_faults  # it reads the rules' Context
 
             return retried_faults(state, library)
-        return _named_earlier(findings, state, declared)
+        return _named_earlier(findings, state, library, declared)
     # an attempt's worker killed by a signal is known only by the agent's report of its
     # exit code (``failed (exitcode: -24) local_rank: 1``): read as the signal's finding
     # (rootrank.analysis.signal_exit), as the last attempt's report would be
@@ -1729,10 +1729,15 @@ def earlier_faults(findings: list[Finding], state: ScanState, library: Library) 
 
 
 def _named_earlier(
-    findings: list[Finding], state: ScanState, declared: Callable[[Finding], tuple[str, ...]]
+    findings: list[Finding],
+    state: ScanState,
+    library: Library,
+    declared: Callable[[Finding], tuple[str, ...]],
 ) -> list[Finding]:
-    """The errors of the attempts before the last (``state.earlier_findings``) whose failure
-    class or signature id a finding of the last attempt names in its ``explained_by``: what
+    """The faults (errors of kind ``cause``: not a launcher's report of a failed child, nor
+    its closing signals) of the attempts before the last (``state.earlier_findings``) whose
+    failure class or signature id a finding of the last attempt names in its
+    ``explained_by``: what
     an attempt left behind is what the next one starts from, so a fault of that kind there
     explains the next attempt's failure as it would in the same attempt (a save that failed
     for lack of space leaves a truncated checkpoint, and the resumed attempt's load of it
@@ -1744,7 +1749,9 @@ def _named_earlier(
     return [
         f
         for f in state.earlier_findings
-        if f.severity == "error" and (f.failure_class in named or f.signature in named)
+        if f.severity == "error"
+        and (f.failure_class in named or f.signature in named)
+        and (getattr(library.signatures.get(f.signature), "kind", None) or f.role) == "cause"
     ]
 
 
