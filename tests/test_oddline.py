@@ -139,3 +139,22 @@ def test_milestone_reason_quotes_the_line_and_the_ranks() -> None:
 )
 def test_normalize_takes_out_what_differs_by_design(text: str, rank: int, expected: str) -> None:
     assert normalize(text, rank) == expected
+
+
+def test_an_id_every_other_rank_shares_names_the_rank_that_printed_another() -> None:
+    """``hashid-4.log``: a real run of ``train_hash.py`` (kept as ``train_hash.py.txt``;
+    ``run_hash.sh``: node 0's one worker without ``PYTHONHASHSEED``, node 1's three with it).
+    Each rank prints a plan id hashed from a set of names and all-reduces its buckets in that
+    set's order: rank 0's id differs, its order too, and gloo's receiver on another rank aborts
+    (torchrun's summary names rank 3). A run id is one value for the job, so the number after
+    ``id`` is compared, not masked."""
+    d = _diag("hashid-4")
+    assert d.root_cause is not None and d.root_cause.failure_class == "collective-shape-mismatch"
+    assert d.initiator.rank == 0
+    assert d.initiator.strategy == "odd_line_out"
+    assert "rank 0 printed `id 642611` where ranks 1-3 printed `id 669572`" in d.initiator.why
+
+
+def test_a_per_process_id_differing_on_every_rank_singles_none_out() -> None:
+    assert normalize("worker pid 4242 ready", 1) == normalize("worker pid 4343 ready", 2)
+    assert normalize("plan id 11", 1) != normalize("plan id 12", 2)

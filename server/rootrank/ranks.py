@@ -312,7 +312,7 @@ _COLLECTOR_PREFIX = lazy_regex.compile(
     r"(?P<key>(?P<name>[A-Za-z0-9][\w.@/-]{0,100})(?:(?: *\| +|: | +)[A-Za-z0-9][\w.@/-]{0,100}){0,2}"
     r"(?: *\| +|: | +))"
     r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) )?"
-    r"(?=\[(?:rank|default)\d{1,6}\]:)"
+    r"(?=\[(?:rank|default)\d{1,6}\](?::|[ ](?=\S)))"
 )
 #: The furthest a launcher's rank prefix may stand from the line's start behind a collector's.
 MAX_COLLECTOR_PREFIX = 240

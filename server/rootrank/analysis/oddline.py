@@ -19,9 +19,13 @@ Read from :func:`rootrank.ranklines.rank_lines`: each rank's first
 :data:`~rootrank.ranklines.MAX_LINES` plain lines before the first failure. Never compared,
 because they differ by design: decimals (losses, timings, throughputs), clock times,
 addresses and ports, hex values, amounts with a unit (``12 ms``, ``3.1 GB``, ``85%``), the
-number after a counter or id word (step, iter, epoch, pid, port, seed, time), the rank's own
-number after a rank or device word (``rank=3``, ``cuda:3``, ``local_rank 3``) or inside a
-file name (``rank-3.pt``, ``shard-0003``), boolean and role words (``True``, ``master``).
+number after a counter or per-process id word (step, iter, epoch, pid, port, seed, time), the
+rank's own number after a rank or device word (``rank=3``, ``cuda:3``, ``local_rank 3``) or
+inside a file name (``rank-3.pt``, ``shard-0003``), boolean and role words (``True``,
+``master``). The number after ``id``, ``job`` or ``jobid`` is compared: a run or job id is
+one value for the whole job, so a rank printing another one derived it differently (an id
+hashed from a string under another ``PYTHONHASHSEED``); a per-process id differs on every
+rank and singles none out.
 A line printed more than :data:`MAX_REPEATS` times by a rank is a per-step line, not set-up.
 Three ranks at least must print the line, all but one the same text: between two ranks the
 log does not say which one diverged.
@@ -69,7 +73,7 @@ _BY_DESIGN = re_code.compile(
                                                     # process measured: "ran for 1800013
                                                     # milliseconds" differs by clock jitter)
     | (?<![/\w-])(?:step|steps|iter|iteration|epoch|batch|pid|port|seed|time|took|elapsed
-          |eta|tid|uid|id|job|jobid|attempt|restart|retry|try|loss|lr|norm)
+          |eta|tid|uid|attempt|restart|retry|try|loss|lr|norm)
       [\s=:#_-]{0,3}\d+(?:\.\d+)?(?:e[-+]?\d+)?(?:\s?(?:ns|us|ms|s|sec)\b)?
       (?![\w/])                                     # the number after a counter or id word
                                                     # (not a path's part: ckpt/step-200/)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -139,6 +139,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.self_kill import self_kills
 
     findings = own_group_kills(self_kills(findings, state, library), state, library)
+    from rootrank.analysis.agent_kill import rank_kills_of_agent
+
+    findings = rank_kills_of_agent(findings, state, library)
     findings = [f for f in findings if not caught_into_warning(f)]
     from rootrank.analysis.inspection import inspection_step_reports
 
@@ -1741,18 +1744,52 @@ def earlier_faults(findings: list[Finding], state: ScanState, library: Library) 
             from rootrank.analysis.retried import retried_faults  # it reads the rules' Context
 
             return retried_faults(state, library)
-        return []
+        return _named_earlier(findings, state, library, declared)
     # an attempt's worker killed by a signal is known only by the agent's report of its
     # exit code (``failed (exitcode: -24) local_rank: 1``): read as the signal's finding
     # (rootrank.analysis.signal_exit), as the last attempt's report would be
     signals = signal_exit_findings(state.earlier_findings, library)
     state.earlier_findings.extend(signals)  # the earlier attempt's, as its report is
+    errors = [
+        f for f in state.earlier_findings if f.severity == "error" and "peer" not in declared(f)
+    ]
+    causes = [
+        f
+        for f in errors
+        if (getattr(library.signatures.get(f.signature), "kind", None) or f.role) == "cause"
+    ]
+    if causes:
+        return causes
+    # an attempt that ended in a hang shows only its waiters' timeouts (symptoms of the rank
+    # that never reached the collective): the hang is still the fault the restart came from,
+    # and the initiator analysis reads that attempt's lines for the silent rank
+    return [f for f in errors if f.failure_class == "collective-timeout"]
+
+
+def _named_earlier(
+    findings: list[Finding],
+    state: ScanState,
+    library: Library,
+    declared: Callable[[Finding], tuple[str, ...]],
+) -> list[Finding]:
+    """The faults (errors of kind ``cause``: not a launcher's report of a failed child, nor
+    its closing signals) of the attempts before the last (``state.earlier_findings``) whose
+    failure class or signature id a finding of the last attempt names in its
+    ``explained_by``: what
+    an attempt left behind is what the next one starts from, so a fault of that kind there
+    explains the next attempt's failure as it would in the same attempt (a save that failed
+    for lack of space leaves a truncated checkpoint, and the resumed attempt's load of it
+    fails: checkpoint-corrupt-or-wrong-format declares ``disk-full``). The edge is drawn by
+    rootrank.analysis.rules.declared_explanations. Returns the same objects."""
+    named = {n for f in findings for n in declared(f)}
+    if not named:
+        return []
     return [
         f
         for f in state.earlier_findings
         if f.severity == "error"
+        and (f.failure_class in named or f.signature in named)
         and (getattr(library.signatures.get(f.signature), "kind", None) or f.role) == "cause"
-        and "peer" not in declared(f)
     ]
 
 

@@ -74,13 +74,19 @@ def cause_explains_symptoms(ctx: Context, nodes: list[Finding]) -> Iterable[Edge
     time out (the NCCL/gloo watchdog), their connections to it reset, and the launcher
     reports failed children and SIGTERMs the rest (torch/distributed/elastic/agent/server/
     api.py: one failed worker stops the whole group). A scheduler limit explains them only
-    when it came first (see :func:`terminal_after_fault`)."""
+    when it came first (see :func:`terminal_after_fault`). A fault of a restarted attempt
+    explains nothing of the attempt before the restart (``state.earlier_findings``): that
+    attempt had failed already, and its failure is what the restart came from
+    (:func:`restart_after_failure`)."""
     causes = [f for f in nodes if f.role == "cause" and not inert_warning(ctx, f)]
     symptoms = [f for f in nodes if f.role == "symptom"]
+    earlier = {id(f) for f in ctx.state.earlier_findings}
     for c in causes:
         terminal = ctx.kind(c) == "terminal"
         for s in symptoms:
             if (terminal and before(s, c) is True) or _launcher_killed(ctx, s, c):
+                continue
+            if id(s) in earlier and id(c) not in earlier:
                 continue
             yield Edge(c, s, "cause_explains_symptoms", "the other ranks only saw its consequence")
 
