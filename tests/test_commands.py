@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from rootrank.engine import diagnose_paths, diagnose_text
+from rootrank.entry.commands import UNSHOWN_LAUNCH_NOTE
 from rootrank.report import unfilled_placeholders
 from rootrank.scan import LaunchFacts
 
@@ -61,7 +62,10 @@ def test_a_script_that_calls_mp_spawn_is_run_with_python():
 
 def test_srun_job_is_verified_with_srun():
     rc = diagnose_paths([str(HERE / "env-rendezvous-var-missing" / "srun.log")]).root_cause
-    assert rc.verify == "srun --ntasks=<np> python train.py  # init_process_group succeeds"
+    # the log shows no launch command: the check says to resubmit the job as it was started
+    assert rc.verify == (
+        "srun --ntasks=<np> python train.py  # init_process_group succeeds " + UNSHOWN_LAUNCH_NOTE
+    )
     assert unfilled_placeholders(rc.verify) == ["<np>"]
 
 
@@ -135,7 +139,8 @@ def test_an_option_of_the_users_script_the_log_never_shows_moves_to_the_comment(
         "TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node=4 scenarios/ddp_unused_parameters.py"
     )
     assert comment.endswith(
-        "(add --max-steps 20 if ddp_unused_parameters.py takes it, for a short run)"
+        "(add --max-steps 20 if ddp_unused_parameters.py takes it, for a short run) "
+        + UNSHOWN_LAUNCH_NOTE
     )
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rootrank.engine import diagnose_text
-from rootrank.entry.commands import Launch, fit, job_network_check
+from rootrank.entry.commands import UNSHOWN_LAUNCH_NOTE, Launch, fit, job_network_check
 
 HERE = Path(__file__).resolve().parent / "r19_verify"
 
@@ -86,7 +86,7 @@ def test_network_check_without_nccl_tests_is_the_srun_job() -> None:
     assert _verify("srun-label-ibv-create-cq.log") == (
         "NCCL_DEBUG=INFO srun --ntasks=<np> python probe_ddp.py"
         "  # the job itself, launched as before (the log shows no nccl-tests):"
-        " 'Init COMPLETE' on every rank, no 'Call to ibv_' WARN"
+        " 'Init COMPLETE' on every rank, no 'Call to ibv_' WARN " + UNSHOWN_LAUNCH_NOTE
     )
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from rootrank.engine import diagnose_paths, diagnose_text
-from rootrank.entry.commands import Launch, check_settings_win, ready
+from rootrank.entry.commands import UNSHOWN_LAUNCH_NOTE, Launch, check_settings_win, ready
 
 HERE = Path(__file__).parent / "r24_verify"
 
@@ -129,7 +129,8 @@ _DEEPSPEED_TB = [
 def test_a_launchers_own_frames_name_the_launcher(launcher_lines, expected):
     rc = diagnose_text("\n".join([*_OOM, *launcher_lines]) + "\n").root_cause
     assert rc is not None and rc.failure_class == "cuda-oom"
-    assert rc.verify == _OOM_CHECK + expected + _OOM_NOTE
+    # the frames name the launcher and the script, not the arguments: resubmit as it was started
+    assert rc.verify == _OOM_CHECK + expected + _OOM_NOTE + " " + UNSHOWN_LAUNCH_NOTE
 
 
 def test_the_checks_own_setting_wins_over_the_printed_commands():

@@ -837,7 +837,7 @@ _RUN_END_REPORT = lazy_regex.compile(
     r"\] worker group successfully finished\. Waiting"
     r"|(?P<mg>\[after training is done\] datetime:)"
     r"|(?P<ds>(?:^|\] )Process \d+ exits successfully\.)"
-    r"|(?P<pl>`Trainer\.fit` stopped: `max_(?:epochs|steps)=\d+` reached)"
+    r"|(?P<pl>`Trainer\.fit` stopped: `max_(?:epochs|steps)=\w{1,16}` reached)"
     r"|(?P<titan>(?:^|[\]:>;,-] )(?:[Tt]raining (?:is )?(?:complete|completed|finished|done)"
     r"|[Ff]inished training|[Dd]one training)[.!]?\s*$)"
     r"|(?P<hf>(?:^|[\]:>-] )Training completed\. Do not forget to share your model)"

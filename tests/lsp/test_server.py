@@ -23,6 +23,8 @@ from lsp_client import (
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
+from rootrank.entry.commands import UNSHOWN_LAUNCH_NOTE
+
 SIGNATURES = str(FIXTURES / "signatures")
 OPTIONS = {"signatureFolders": [SIGNATURES]}
 #: What the VS Code extension sends (it also implements the client-side commands).
@@ -133,8 +135,8 @@ async def test_hover_shows_the_entry_fast(workspace: Path) -> None:
             assert section in text
         assert "model = DDP(model, device_ids=[local_rank], find_unused_parameters=True)" in text
         assert (
-            "```sh\nTORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node=gpu train.py  # no 'Expected to have finished reduction' on rank 2\n```"
-            in text
+            "```sh\nTORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc-per-node=gpu train.py  # no 'Expected to have finished reduction' on rank 2"
+            f" {UNSHOWN_LAUNCH_NOTE}\n```" in text
         )
 
         collateral = await client.text_document_hover_async(hover_params(uri, WATCHDOG_LINES[3]))

@@ -30,6 +30,7 @@ from rootrank.analysis.events import (
 )
 from rootrank.analysis.group_world import default_group_world, shape_group_size
 from rootrank.analysis.host_library import unloadable_library
+from rootrank.analysis.peer_wait import awaited_from_peers, own_fault_elsewhere
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say
 from rootrank.model import Finding, InitiatorInfo
@@ -1972,6 +1973,15 @@ def named_by_root(case: Case) -> Verdict | None:
     ):
         # a driver library the host or container lacks: every rank on it fails the same load
         why = say("host_library", rank=rank, library=library)
+        return Verdict(None, why, "named_by_root", (rank,), True)
+    awaited = awaited_from_peers(case)
+    if (
+        awaited is not None
+        and unexplained_failure_elsewhere(rank, case) is None
+        and not own_fault_elsewhere(case, rank)
+    ):
+        # a wait for the peers' data timed out: the first process to time out, not a cause
+        why = say("peer_wait_timeout", rank=rank, awaited=awaited)
         return Verdict(None, why, "named_by_root", (rank,), True)
     connect = socket_connect_failure(case)
     if connect is not None and not (case.ctx.known_ranks() - {rank}):

@@ -210,6 +210,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.unfinished_phase import unfinished_phase_findings
 
     findings.extend(unfinished_phase_findings(findings, state, library))
+    from rootrank.analysis.after_run_end import collective_after_run_end
+
+    findings.extend(collective_after_run_end(findings, state, library))
     from rootrank.analysis.silent_stage import silent_stage_findings
 
     findings.extend(silent_stage_findings(findings, state, library))

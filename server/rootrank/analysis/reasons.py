@@ -337,6 +337,11 @@ _TEMPLATES: dict[str, str] = {
         " or container that every rank on it loads the same way: no other rank got further, so"
         " the log shows the first copy of a shared failure, not a rank where it began"
     ),
+    "peer_wait_timeout": (
+        "rank {rank} raised it, but it is a timeout while waiting for data its peers send"
+        " ({awaited}): the process that raises is only the first whose timeout fired, every"
+        " rank in the same call waits alike, and no rank shows a fault of its own"
+    ),
     "connect_one_end": (
         "rank {rank} could not connect to a peer ({what}), and the log shows no other rank: a"
         " failed connection has two ends, NCCL names the peer by address if at all, and"

@@ -22,6 +22,7 @@ from rootrank.entry.commands import (
     fit,
     launch_of,
     ready,
+    unshown_launch,
     with_parallel_size,
 )
 from rootrank.entry.frames import (
@@ -995,6 +996,7 @@ def fill_entry(
         ),
         launch,
     )
+    verify = unshown_launch(verify, launch)
     if "fit_size" in values:  # the rerun tries the size the fix names, not the failing one
         verify = with_parallel_size(verify, str(values["denominator"]), str(values["fit_size"]))
     run_frames = [

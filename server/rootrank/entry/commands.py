@@ -1178,3 +1178,50 @@ def with_parallel_size(command: str, old: str, new: str) -> str:
     m = hits[0]
     head = f"{head[: m.start()]}{m['flag']}{m['sep']}{new}{head[m.end() :]}"
     return head + sep + comment
+
+
+#: The launchers a verification may name with a script the log shows, when the log shows no
+#: command: it rebuilds the launch from the launcher's traceback or summary and the script's
+#: path, without the job's arguments or environment.
+_REBUILT_LAUNCH = lazy_regex.compile(
+    r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:torchrun|python[\d.]*|srun|mpirun|deepspeed|accelerate launch)\b"
+)
+
+#: What a verification says when it reruns a launch the log does not show.
+UNSHOWN_LAUNCH_NOTE = (
+    "(the log shows no launch command: resubmit the same job script, with its arguments and"
+    " environment)"
+)
+
+#: A blank after the script that already asks for the job's arguments: ``train.py <args>``.
+_ARGUMENTS_BLANK = lazy_regex.compile(r"\.py\s+<[^<>]*>")
+
+
+def unshown_launch(verify: str, launch: Launch) -> str:
+    """``verify`` with :data:`UNSHOWN_LAUNCH_NOTE` at the end of its comment when it reruns a
+    launch the log does not show: no printed command (:attr:`Launch.command`), no framework
+    entry, no serving engine, and the command is a launcher of the entry script the log names
+    (:data:`_REBUILT_LAUNCH`; rebuilt from a traceback such as torchrun's ``<module>`` frame or
+    a spawn launcher's). Such a command lacks the job's own arguments (a config file, a run
+    number) and environment (two nodes' MASTER_ADDR/RANK), and a batch job's launch is its
+    script: the user reruns that. A command whose script is followed by a blank
+    (:data:`_ARGUMENTS_BLANK`) already asks for the arguments."""
+    if (
+        launch.command is not None
+        or launch.entry is not None
+        or launch.engine is not None
+        or launch.launcher in (None, "nccl-tests", "determined")
+        or launch.script is None
+        or not _REBUILT_LAUNCH.match(verify)
+    ):
+        return verify
+    head, sep, comment = verify.partition("  # ")
+    if (
+        _base(launch.script) not in head
+        or _ARGUMENTS_BLANK.search(head)
+        or UNSHOWN_LAUNCH_NOTE in verify
+    ):
+        return verify
+    return (
+        f"{head}  # {comment} {UNSHOWN_LAUNCH_NOTE}" if sep else f"{head}  # {UNSHOWN_LAUNCH_NOTE}"
+    )
