@@ -88,3 +88,22 @@ def test_bash_bus_error_verify_is_the_quoted_command_and_cause_is_not_asserted()
     assert "likely" in d.root_cause.title
     assert d.root_cause.fix.steps[0].startswith("Check `df -h /dev/shm`")
     assert any("memory-mapped file" in s for s in d.root_cause.fix.steps)
+
+
+def test_pool_child_killed_without_faulthandler_is_the_childs_death_not_user_code():
+    # the positive fixture of signatures/process/process-pool-child-died: rank 1's
+    # fork-context pool child segfaulted with no faulthandler dump
+    sig = Path(__file__).parent.parent / "signatures" / "process"
+    d = _diag(sig / "process-pool-child-died.positive.log")
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "process-pool-child-died"
+    assert d.root_cause.failure_class == "segfault"
+    assert d.initiating_rank == 1
+    assert d.root_cause.evidence[0].line == 17
+    assert d.root_cause.verify.startswith(
+        "PYTHONFAULTHANDLER=1 torchrun --nproc-per-node=2 forkpool.py"
+    )
+    # a child's Python exception comes back as itself: not this signature
+    near = _diag(sig / "process-pool-child-died.near-miss.log")
+    assert near.root_cause is not None
+    assert near.root_cause.signature != "process-pool-child-died"
