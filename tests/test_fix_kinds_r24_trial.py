@@ -71,7 +71,7 @@ def test_the_count_that_singles_the_rank_out_is_quoted_in_fix_and_reasoning():
     assert d.initiating_rank == 0
     steps = d.root_cause.fix.steps
     assert any("`3584 rows, 7`" in s and "`4096 rows, 8`" in s for s in steps)
-    assert "short_shard_leaves_loop.log:7" in steps[1]
+    assert "(line 7: `shard ready: 3584 rows, 7 batches`)" in steps[1]
     assert any("3584 rows" in r for r in d.reasoning)
     assert d.initiator is not None and "3584 rows" in d.initiator.why
 

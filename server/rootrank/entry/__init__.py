@@ -491,7 +491,7 @@ def odd_line_lead(state: ScanState, root: Finding, rank: int) -> tuple[str, str,
     )
     quote = (
         f"What singles rank {rank} out in the log: it printed `{mine}` where rank{many} {ranks}"
-        f" printed `{theirs}` ({ln.path.rsplit('/', 1)[-1]}:{ln.line}: `{ln.text[:160]}`)."
+        f" printed `{theirs}` (line {ln.line}: `{ln.text[:160]}`)."
     )
     return step, mine, quote
 
