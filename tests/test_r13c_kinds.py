@@ -90,7 +90,7 @@ def test_untagged_caught_traceback_before_every_rank_reached_its_total_is_surviv
     assert "Training completed." in said[0]
 
 
-def test_uncaught_traceback_is_not_survived_by_the_runs_end():
+def test_top_level_traceback_is_survived_by_the_runs_end_only_when_every_rank_printed_on():
     uncaught = [
         "Traceback (most recent call last):",
         '  File "/home/ana/proj/train.py", line 60, in <module>',
@@ -99,9 +99,23 @@ def test_uncaught_traceback_is_not_survived_by_the_runs_end():
         "    ratio = hits / total",
         "ZeroDivisionError: division by zero",
     ]
-    d = diagnose_text(_completed_ddp_run(uncaught), "train.log", mask=False)
+    # the steps after it come rank by rank, each rank's lines one block: the buffers of
+    # processes flushed as they exited, no sign that any went on after the traceback
+    text = _completed_ddp_run(uncaught)
+    head, _, tail = text.partition("ZeroDivisionError: division by zero\n")
+    later = [ln for ln in tail.splitlines(True) if " step " in ln]
+    blocks = sorted(later, key=lambda ln: int(ln.split(" rank ")[1].split()[0]))
+    rest = [ln for ln in tail.splitlines(True) if " step " not in ln]
+    text = head + "ZeroDivisionError: division by zero\n" + "".join(blocks + rest)
+    d = diagnose_text(text, "train.log", mask=False)
     assert d.root_cause is not None
     assert not any("[run_completed]" in r for r in d.reasoning)
+    # every rank's later steps written between the others' (interleaved, as printed): every
+    # rank went on after it, so whichever printed it (a top-level retry loop's
+    # traceback.print_exc(): trial r24 finding 1) survived it (rootrank.analysis.went_on)
+    d = diagnose_text(_completed_ddp_run(uncaught), "train.log", mask=False)
+    assert d.root_cause is None
+    assert any("[run_completed]" in r for r in d.reasoning)
 
 
 def _hf_run(after_summary: list[str], summary_rc: list[str]) -> str:

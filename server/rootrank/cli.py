@@ -175,7 +175,9 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
     if command in (None, "eval"):
         e = sub.add_parser(
-            "eval", help="score the engine on labelled case folders (input.log + expected.json)"
+            "eval",
+            help="score the engine on labelled case folders (input.log + expected.json;"
+            " the label format is in the README, Evaluation and speed)",
         )
         e.add_argument("paths", nargs="+", metavar="DIR")
         e.add_argument("--format", "-f", choices=("text", "json"), default="text")

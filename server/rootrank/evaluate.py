@@ -23,6 +23,9 @@ from rootrank.ingest import InputError
 from rootrank.signatures import Library
 
 HEALTHY = (None, "", "none", "healthy")
+#: ``got_class`` of a case the engine reported as an unclassified failure (no signature named
+#: it, the CLI exits 3): a claim that the run failed, counted on healthy logs.
+UNCLASSIFIED = "unclassified"
 
 
 @dataclass
@@ -242,6 +245,11 @@ def evaluate(paths: list[str], *, library: Library | None = None) -> EvalReport:
             if diag.root_cause:
                 result.got_class = diag.root_cause.failure_class
                 result.got_signature = diag.root_cause.signature
+            elif diag.unclassified is not None:
+                # the report calls the log a failure (exit 3, "Unclassified failure"): on a
+                # healthy log that is a false alarm as much as a named cause, so it counts
+                result.got_class = UNCLASSIFIED
+                result.got_signature = diag.unclassified.signature
             result.got_rank = diag.initiating_rank
         report.cases.append(result)
     return report

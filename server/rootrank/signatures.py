@@ -61,7 +61,9 @@ The schema (all keys required unless marked optional)::
                                  # variant's title names the failure in the headline, its
                                  # summary/mechanism replace the entry's; sites_after: true
                                  # puts the ranks' differing call sites after its first step
-                                 # (they follow from what it names) (rootrank.entry.variants)
+                                 # (they follow from what it names) (rootrank.entry.variants);
+                                 # verify_quoted: true keeps its verify as rendered (it
+                                 # quotes the command the log shows, not a stand-in to fit)
     confirm: [str]
     verify: str
     references: [str]            # URLs of the docs/issues that establish the facts
@@ -337,7 +339,7 @@ def _check_quickfix(raw: Any, path: Path) -> None:
 
 def _check_variants(fix: dict[str, Any], path: Path) -> None:
     """Validate ``fix.variants`` (see :mod:`rootrank.entry.variants`): a list of ``{id,
-    when, title?, steps, code?, confirm?, verify?, sites_after?}`` with unique ids, every ``when`` valid, the last
+    when, title?, steps, code?, confirm?, verify?, sites_after?, verify_quoted?}`` with unique ids, every ``when`` valid, the last
     one the default (no ``when``). The default's ``steps``/``code`` become ``fix.steps`` /
     ``fix.code`` when those are not written (readers that know no variants see the default).
     """
@@ -364,6 +366,7 @@ def _check_variants(fix: dict[str, Any], path: Path) -> None:
             "confirm",
             "verify",
             "sites_after",
+            "verify_quoted",
         }
         if unknown:
             raise SignatureError(path, f"{where}.{sorted(unknown)[0]}", "unknown key")
@@ -379,8 +382,9 @@ def _check_variants(fix: dict[str, Any], path: Path) -> None:
         for key in ("title", "summary", "mechanism"):
             if key in v and (not isinstance(v[key], str) or not v[key].strip()):
                 raise SignatureError(path, f"{where}.{key}", "must be non-empty text")
-        if "sites_after" in v and not isinstance(v["sites_after"], bool):
-            raise SignatureError(path, f"{where}.sites_after", "must be true or false")
+        for flag in ("sites_after", "verify_quoted"):
+            if flag in v and not isinstance(v[flag], bool):
+                raise SignatureError(path, f"{where}.{flag}", "must be true or false")
         from rootrank.verify_check import cannot_fail  # loading YAML only, not the built library
 
         if "verify" in v and (why := cannot_fail(v["verify"])):

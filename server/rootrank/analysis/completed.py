@@ -13,7 +13,9 @@ trains no further, and the run's end is printed after the last step of training 
 prints the Trainer's summary only once every rank left the training loop, since the last
 optimizer step holds a collective). So when the log's run reached its end, no launcher
 reports a worker that failed or was killed, no traceback reached the script's top level
-(``<module>``: the process ended with it) and no error comes at or after the end line, the
+(``<module>``: the process ended with it) -- unless every rank's lines after it were written
+as printed, broken up by the other ranks' lines, not one flushed block (a top-level retry
+loop's ``traceback.print_exc()``: rootrank.analysis.went_on) -- and no error comes at or after the end line, the
 errors before it were caught and survived: a retried allocation that printed the allocator's
 message, a logger's failed upload printed with ``logger.exception``, a cleanup's
 ``traceback.print_exc()``.
@@ -46,6 +48,7 @@ from dataclasses import dataclass
 
 from rootrank.analysis.events import events_of
 from rootrank.analysis.survived import caught
+from rootrank.analysis.went_on import went_on_after
 from rootrank.model import Evidence, Finding
 from rootrank.ranks import RankTagger
 from rootrank.scan import _RANK_END, ScanState, body_rank
@@ -124,7 +127,9 @@ def _completed_in(
             # "Exception ignored in: <function X.__del__>": Python printed and swallowed it
             # (a finalizer, an atexit hook) while the process ended after its last record
             continue
-        if seen.path != path or seen.exc.log_line >= line or not caught(seen):
+        if seen.path != path or seen.exc.log_line >= line:
+            return None
+        if not caught(seen) and not went_on_after(state, seen):
             return None
     if any(e.exitcode not in (None, 0) for e in state.elastic):
         return None

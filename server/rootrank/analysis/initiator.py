@@ -3371,7 +3371,28 @@ def find_initiator(ctx: Context, root: Finding) -> Initiator:
     first = verdicts[0]
     candidates = sorted({r for v in verdicts for r in v.candidates})
     agreeing = [v.strategy for v in verdicts[1:] if first.rank is not None and v.rank == first.rank]
-    return Initiator(first.rank, first.why, first.strategy, agreeing, candidates)
+    return Initiator(
+        first.rank, _with_printed(first, verdicts), first.strategy, agreeing, candidates
+    )
+
+
+#: Strategies whose reason quotes what the rank itself printed apart from the others (a set-up
+#: line, a constant value, a list's length): the line that singles the rank out.
+_PRINTED = frozenset({"odd_line_out", "odd_printed_value"})
+
+
+def _with_printed(first: Verdict, verdicts: list[Verdict]) -> str:
+    """``first``'s reason, followed by the reason of the first later verdict on the same rank
+    that quotes the rank's own printed line or value (:data:`_PRINTED`), when ``first`` quotes
+    none: the report's Fix, reasoning and ``initiator.why`` then show the per-rank count that
+    gives the rank away (``found 34 files`` where the others printed 39), not only the
+    strategy's name."""
+    if first.rank is None or first.strategy in _PRINTED:
+        return first.why
+    for v in verdicts[1:]:
+        if v.strategy in _PRINTED and v.rank == first.rank and v.why:
+            return f"{first.why}; {v.why}" if first.why else v.why
+    return first.why
 
 
 def earlier_cut_trace(rank: int, case: Case) -> int | None:

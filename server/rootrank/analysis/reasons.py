@@ -607,8 +607,9 @@ _TEMPLATES: dict[str, str] = {
     ),
     "run_completed": (
         "The run reached its end at {where} ({why}) after the errors before it ({n} lines), with no"
-        " launcher reporting a failed worker and no traceback up to the script's top level: they"
-        " were caught and survived; collateral, not the root cause [{rule}]."
+        " launcher reporting a failed worker and no process dying of a traceback (none up to the"
+        " script's top level, or every rank printed on after it): they were caught and"
+        " survived; collateral, not the root cause [{rule}]."
     ),
     "same_error_elsewhere": (
         "{others} also printed the same error as rank {rank} (or a traceback the log cuts"

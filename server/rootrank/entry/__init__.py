@@ -459,13 +459,14 @@ def analysis_facts(
 ODD_LINE_MIN_RANKS = 3
 
 
-def odd_line_lead(state: ScanState, root: Finding, rank: int) -> tuple[str, str] | None:
+def odd_line_lead(state: ScanState, root: Finding, rank: int) -> tuple[str, str, str] | None:
     """The fix's first step when ``rank``, the rank of the root cause ``root``, printed a line
     before the failure that differs from the same line of every other rank
     (:func:`rootrank.analysis.oddline.odd_line_parts_in`: ``10 items (int8)`` where the
     others printed ``20 items (int16)``): that difference is on the way to its error (it
     read another input, or read it another way), so the fix starts from it: ``(the step, the
-    rank's differing text)``. ``None`` when no line singles out ``rank``, or it comes at or
+    rank's differing text, the difference quoted in one sentence for a fix that leads with
+    another step)``. ``None`` when no line singles out ``rank``, or it comes at or
     after the root's line in the same file. Used when the fix is its signature's general
     variant and quotes no odd value itself (:func:`fill_entry`)."""
     if len(state.ranks_seen) < ODD_LINE_MIN_RANKS:
@@ -489,7 +490,11 @@ def odd_line_lead(state: ScanState, root: Finding, rank: int) -> tuple[str, str]
         " a per-rank default taken when a file or setting is missing, a branch on the rank) and"
         " fix it there, as a check at the line that raised would only stop it there."
     )
-    return step, mine
+    quote = (
+        f"What singles rank {rank} out in the log: it printed `{mine}` where rank{many} {ranks}"
+        f" printed `{theirs}` (line {ln.line}: `{ln.text[:160]}`)."
+    )
+    return step, mine, quote
 
 
 def thread_handoff_step(thread: str | None, rank: int | None) -> str:
@@ -973,6 +978,11 @@ def fill_entry(
     ):
         # the signature's general fix, which does not use the rank's odd line: it leads
         steps.insert(0, masker.text(line_lead[0]) if masker else line_lead[0])
+    elif line_lead is not None and steps and not any(line_lead[1] in step for step in steps):
+        # a variant chose its own first step (a branch, a loop left early) without quoting the
+        # rank's odd line: the count that singles the rank out follows that step, so the user
+        # sees which value to chase (34 files where the others found 39)
+        steps.insert(1, masker.text(line_lead[2]) if masker else line_lead[2])
     if odd_lead is not None and (chosen is None or is_default):
         # no variant chose its fix from this difference (none, or the default): it leads the
         # general fix
@@ -988,15 +998,12 @@ def fill_entry(
         named_path = save_target_before(state, root)
         if named_path is not None and masker is not None:  # a path of the log, masked as it is
             named_path = masker.text(named_path)
-    verify = ready(
-        fit(
-            fill_path_blanks(render(variant.get("verify", sig.verify), values), named_path),
-            launch,
-            verify=True,
-        ),
-        launch,
-    )
-    verify = unshown_launch(verify, launch)
+    verify = fill_path_blanks(render(variant.get("verify", sig.verify), values), named_path)
+    if not variant.get("verify_quoted"):
+        # a stand-in launch (``python train.py``) fitted to the launcher the log shows, its
+        # unseen files blanked; a variant whose verify quotes the log's own command (bash's
+        # job report of the command that died) keeps it whole, as the user typed it
+        verify = unshown_launch(ready(fit(verify, launch, verify=True), launch), launch)
     if "fit_size" in values:  # the rerun tries the size the fix names, not the failing one
         verify = with_parallel_size(verify, str(values["denominator"]), str(values["fit_size"]))
     run_frames = [
