@@ -107,3 +107,15 @@ def test_pool_child_killed_without_faulthandler_is_the_childs_death_not_user_cod
     near = _diag(sig / "process-pool-child-died.near-miss.log")
     assert near.root_cause is not None
     assert near.root_cause.signature != "process-pool-child-died"
+
+
+def test_top_level_retry_under_tee_with_launcher_local_rank_tags_is_no_failure():
+    # trial r24b finding 1: a real `torchrun --tee 3` run (the launcher's `[defaultN]:` tags,
+    # no global rank on any line); rank 1 printed a caught top-level traceback and went on.
+    # The exception line's own tag names rank 1, whose later lines come in several runs between
+    # the others': survived (before: "Unclassified failure", exit 3)
+    d = _diag(HERE / "tee_retry_default_prefix.log")
+    assert d.root_cause is None
+    assert d.unclassified is None
+    assert any("[run_completed]" in r for r in d.reasoning)
+    assert any("tee_retry_default_prefix.log:24" in r for r in d.reasoning)
