@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rootrank.engine import diagnose_text
-from rootrank.scan import _RUN_END_REPORT
+from rootrank.scan import RUN_END_REPORT
 
 HERE = Path(__file__).resolve().parent / "r20e"
 VARIANTS = Path(__file__).resolve().parent / "fix_variants" / "user-code-exception"
@@ -43,8 +43,8 @@ def test_the_trainers_end_line_is_a_run_end_after_any_logger_header():
         " to share your model on huggingface.co/models =)",
         "[INFO|run.py:9] 2026-11-30 14:02:33,180 >> Training completed.",
     ):
-        assert _RUN_END_REPORT.search(line) is not None, line
-    assert _RUN_END_REPORT.search("Training completed 3 of 10 epochs, resuming") is None
+        assert RUN_END_REPORT.search(line) is not None, line
+    assert RUN_END_REPORT.search("Training completed 3 of 10 epochs, resuming") is None
 
 
 def test_a_logged_traceback_the_run_retried_past_is_handled():

@@ -271,7 +271,7 @@ STATE_WORDS = (
     "parallel size",
     "killing subprocess",  # DeepSpeed's launcher names the job's workers (LaunchFacts.worker_pids)
     "terminating process",  # mp.spawn's parent names its other processes (LaunchFacts.spawn_kill_pids)
-    # a launcher's or trainer's report that training ended normally (rootrank.scan._RUN_END_REPORT)
+    # a launcher's or trainer's report that training ended normally (rootrank.scan.RUN_END_REPORT)
     "worker group successfully finished",
     "` stopped: `max_",
     "training complete",  # torchtitan's "Training completed", a script's "training complete"

@@ -833,7 +833,7 @@ _AGENT_LINE = lazy_regex.compile(
 #   others instead: "Killing subprocess");
 # - Megatron-LM's pretrain() prints "[after training is done] datetime: ..." once train()
 #   returned (its iteration schedule ran to its end), before the final save and evaluation.
-_RUN_END_REPORT = lazy_regex.compile(
+RUN_END_REPORT = lazy_regex.compile(
     r"\] worker group successfully finished\. Waiting"
     r"|(?P<mg>\[after training is done\] datetime:)"
     r"|(?P<ds>(?:^|\] )Process \d+ exits successfully\.)"
@@ -2364,7 +2364,7 @@ class Scanner:
             or "ed training" in text
             or "ne training" in text
             or "[after training is done]" in text
-        ) and (m := _RUN_END_REPORT.search(text)):
+        ) and (m := RUN_END_REPORT.search(text)):
             if m["pl"]:
                 self._ended = f"Lightning's fit loop reported its end ({m['pl']})"
             elif m["titan"]:

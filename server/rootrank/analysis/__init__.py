@@ -54,7 +54,7 @@ __all__ = ["analyze", "format_ranks", "single_node_proof"]
 def _last_run_finished(state: ScanState) -> tuple[str, int, str] | None:
     """The end report ``(path, line, why)`` of the run the diagnosis is about, when the log
     holds earlier runs (relaunches or other jobs, cut off before it) and that last run
-    reported its own end (rootrank.scan._RUN_END_REPORT: torchrun's "worker group
+    reported its own end (rootrank.scan.RUN_END_REPORT: torchrun's "worker group
     successfully finished", the loop's "training finished"...) with no exception after the
     report: a healthy run after a failed one, whose log says nothing of the earlier failure.
     ``None`` otherwise (one run, or the last run's end is not in the log)."""

@@ -3,7 +3,7 @@ collective the others never joined (rule-free finding, ``detector: analysis``).
 
 Mechanism: a run's end line (Lightning's "`Trainer.fit` stopped: `max_epochs=N` reached",
 torchtitan's "Training completed", Megatron's "[after training is done]": the scan's
-:data:`rootrank.scan._RUN_END_REPORT`) is printed once every rank left the training loop,
+:data:`rootrank.scan.RUN_END_REPORT`) is printed once every rank left the training loop,
 whose last optimizer step holds a collective. What runs after it is the script's own
 post-training code. When, after that line, exactly one rank reports a collective that timed
 out (the NCCL watchdog's ``[Rank 0] Watchdog caught collective operation timeout``) and no
@@ -24,7 +24,7 @@ at its first timeout line after the end, with the end line (``ended``), the oper
 from __future__ import annotations
 
 from rootrank.model import Evidence, Finding
-from rootrank.scan import _RUN_END_REPORT, ScanState
+from rootrank.scan import RUN_END_REPORT, ScanState
 from rootrank.signatures import Library
 
 #: The signature of the finding (``detector: analysis``, class collective-desync).
@@ -43,7 +43,7 @@ def _run_end(state: ScanState, path: str) -> tuple[int, str] | None:
         if source != path:
             continue
         for i, line in enumerate(text.split("\n")):
-            if _RUN_END_REPORT.search(line):
+            if RUN_END_REPORT.search(line):
                 found = (first + i, line.strip())
     return found
 

@@ -7,7 +7,7 @@ completed", Megatron-LM's "[after training is done]", DeepSpeed's launcher repor
 worker "exits successfully" (return code 0),
 or torchelastic's agent
 reporting its worker group "successfully finished" (logged only when every local worker
-exited 0: ``WorkerState.SUCCEEDED``, rootrank.scan._RUN_END_REPORT) -- went on past every
+exited 0: ``WorkerState.SUCCEEDED``, rootrank.scan.RUN_END_REPORT) -- went on past every
 error it had printed before that line. A process that dies of an error
 trains no further, and the run's end is printed after the last step of training (rank 0
 prints the Trainer's summary only once every rank left the training loop, since the last
