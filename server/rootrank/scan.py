@@ -1567,6 +1567,11 @@ class ScanState:
     #: end-of-run summary) with nothing after it undoing that: ``(path, 1-based line of the
     #: end, why)``, in scan order (read by rootrank.analysis.completed).
     run_ended: list[tuple[str, int, str]] = field(default_factory=list)
+    #: Each source's last run's-end report (a line :data:`RUN_END_REPORT` reads: torchrun's
+    #: "worker group successfully finished", Lightning's "`Trainer.fit` stopped", ...):
+    #: path -> ``(1-based line, the line as printed, stripped)``, whatever came after it
+    #: (read by rootrank.analysis.after_run_end: what one rank did after the loop ended).
+    run_end_reports: dict[str, tuple[int, str]] = field(default_factory=dict)
     #: The numeric settings each rank printed of itself (``rank 3 on vm group_rank 1 hidden
     #: 64``: rank -> name -> (value, source, 1-based line); a name printed with two values by
     #: one rank is a series, not a setting, and is kept as ``None``). Read by
@@ -2385,6 +2390,7 @@ class Scanner:
                     " successfully: every worker exited 0"
                 )
             self._ended_line = raw.number
+            st.run_end_reports[path] = (raw.number, raw.raw.strip())
         if "failed (exitcode" in text:
             m = _AGENT_FAILED.search(raw.text)
             if m:

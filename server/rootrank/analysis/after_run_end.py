@@ -2,8 +2,8 @@
 collective the others never joined (rule-free finding, ``detector: analysis``).
 
 Mechanism: a run's end line (Lightning's "`Trainer.fit` stopped: `max_epochs=N` reached",
-torchtitan's "Training completed", Megatron's "[after training is done]": the scan's
-:data:`rootrank.scan.RUN_END_REPORT`) is printed once every rank left the training loop,
+torchtitan's "Training completed", Megatron's "[after training is done]": a line
+:data:`rootrank.scan.RUN_END_REPORT` reads) is printed once every rank left the training loop,
 whose last optimizer step holds a collective. What runs after it is the script's own
 post-training code. When, after that line, exactly one rank reports a collective that timed
 out (the NCCL watchdog's ``[Rank 0] Watchdog caught collective operation timeout``) and no
@@ -14,7 +14,8 @@ under ``if trainer.is_global_zero:`` / ``if rank == 0:`` -- so it is where the r
 of collectives diverged: the class is a desync and the reporter its initiating rank
 (heldout r24d case 10: the fit stopped, then only rank 0's 1-element ALLREDUCE timed out).
 
-Needed, all of: a run's end line in a source's kept tail; after it in that source, findings of
+Needed, all of: a run's end line in a source (the last the scan read there:
+``ScanState.run_end_reports``); after it in that source, findings of
 class ``collective-timeout`` from one rank only (a known rank); no other rank with an error
 finding or an exception after that line. The finding is of :data:`SIGNATURE` on that rank,
 at its first timeout line after the end, with the end line (``ended``), the operation
@@ -24,7 +25,7 @@ at its first timeout line after the end, with the end line (``ended``), the oper
 from __future__ import annotations
 
 from rootrank.model import Evidence, Finding
-from rootrank.scan import RUN_END_REPORT, ScanState
+from rootrank.scan import ScanState
 from rootrank.signatures import Library
 
 #: The signature of the finding (``detector: analysis``, class collective-desync).
@@ -33,19 +34,6 @@ SIGNATURE = "collective-after-run-end"
 TIMEOUT_CLASS = "collective-timeout"
 #: Characters of the quoted end line.
 MAX_QUOTE = 160
-
-
-def _run_end(state: ScanState, path: str) -> tuple[int, str] | None:
-    """``(1-based line, text)`` of the last run's end line in ``path``'s kept tail
-    (``ScanState.tails``), or ``None`` when the tail holds none."""
-    found: tuple[int, str] | None = None
-    for source, first, text in state.tails:
-        if source != path:
-            continue
-        for i, line in enumerate(text.split("\n")):
-            if RUN_END_REPORT.search(line):
-                found = (first + i, line.strip())
-    return found
 
 
 def collective_after_run_end(
@@ -58,7 +46,7 @@ def collective_after_run_end(
     if sig is None:
         return []
     for path in state.sources:
-        end = _run_end(state, path)
+        end = state.run_end_reports.get(path)
         if end is None:
             continue
         line, text = end
