@@ -111,12 +111,3 @@ def test_every_rootrank_dataclass_has_a_docstring() -> None:
             ):
                 bare.append(f"{info.name}.{value.__name__}")
     assert bare == []
-
-
-def test_the_entrys_odd_line_gate_is_oddlines_own_minimum() -> None:
-    """rootrank.entry skips the odd-line lead below oddline's own minimum of ranks without
-    importing oddline; the two numbers must stay one."""
-    from rootrank import entry
-    from rootrank.analysis import oddline
-
-    assert entry.ODD_LINE_MIN_RANKS == oddline.MIN_RANKS

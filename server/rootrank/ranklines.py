@@ -33,6 +33,10 @@ from rootrank import lazy_regex
 from rootrank.ranks import RankTagger, rank_from_path
 from rootrank.scan import RANK_SELF_LINES, ScanState, Settings, glued_ranks, note_settings
 
+#: Ranks that must print a line for it to be compared (rootrank.analysis.oddline; rootrank.entry
+#: skips the odd-line lead below it without importing oddline): with two, each is the other's
+#: odd one.
+MIN_RANKS = 3
 #: Lines kept per rank: set-up lines come first, and a step loop fills the rest.
 MAX_LINES = 64
 #: Ranks (identities) kept: a larger job's other ranks are not compared.

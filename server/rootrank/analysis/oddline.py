@@ -40,14 +40,12 @@ from typing import TYPE_CHECKING
 from rootrank import lazy_regex, re_code, regex_code
 from rootrank.analysis.prepare import Context, single_node_proof
 from rootrank.analysis.reasons import format_ranks, say
-from rootrank.ranklines import RankLine, rank_lines
+from rootrank.ranklines import MIN_RANKS, RankLine, rank_lines
 from rootrank.scan import ScanState
 
 if TYPE_CHECKING:  # the type only: rootrank.regex_code builds patterns without the package
     import regex
 
-#: Ranks that must print a line for it to be compared: with two, each is the other's odd one.
-MIN_RANKS = 3
 #: A line printed more often than this by one rank is a per-step line (progress, metrics).
 MAX_REPEATS = 4
 #: Longest differing text quoted as one token (a list, a path, a dtype).

@@ -72,7 +72,7 @@ from rootrank.entry.variants import (
     worker_on_same_gpu,
 )
 from rootrank.model import Finding, Fix, FixVariant, InitiatorInfo, Related, RootCause, Symptom
-from rootrank.ranklines import rank_settings
+from rootrank.ranklines import MIN_RANKS, rank_settings
 from rootrank.scan import ENV_HEAD, ScanState, odd_setting
 from rootrank.signatures import Library, Signature
 from rootrank.tracebacks import collective_call
@@ -454,11 +454,6 @@ def analysis_facts(
     }
 
 
-#: :data:`rootrank.analysis.oddline.MIN_RANKS`, read without importing that module (a test
-#: keeps them equal).
-ODD_LINE_MIN_RANKS = 3
-
-
 def odd_line_lead(state: ScanState, root: Finding, rank: int) -> tuple[str, str, str] | None:
     """The fix's first step when ``rank``, the rank of the root cause ``root``, printed a line
     before the failure that differs from the same line of every other rank
@@ -469,7 +464,7 @@ def odd_line_lead(state: ScanState, root: Finding, rank: int) -> tuple[str, str,
     another step)``. ``None`` when no line singles out ``rank``, or it comes at or
     after the root's line in the same file. Used when the fix is its signature's general
     variant and quotes no odd value itself (:func:`fill_entry`)."""
-    if len(state.ranks_seen) < ODD_LINE_MIN_RANKS:
+    if len(state.ranks_seen) < MIN_RANKS:
         return None  # too few ranks to single one out (and a tiny log loads no oddline)
     from rootrank.analysis.oddline import odd_line_parts_in  # the analysis imports this package
 
