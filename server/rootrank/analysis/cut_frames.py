@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from rootrank import lazy_regex
+from rootrank.analysis.prepare import finding_from
 from rootrank.model import Evidence, Finding
 from rootrank.scan import ScanState, SeenException
 from rootrank.signatures import Library
@@ -106,8 +107,6 @@ def cut_traceback_operations(
     sig = library.signatures.get(sig_id)
     if sig is None:
         return []
-    from rootrank.analysis.prepare import finding_from  # prepare imports this module
-
     frame = seen.exc.frames[at]
     text = f'File "{frame.file}", line {frame.line}, in {frame.func}' + (
         f": {frame.code}" if frame.code else ""

@@ -1,13 +1,15 @@
 """Step 1 of the analysis: from a finished scan to the findings the rules reason about.
 
-Applies ``min_count``, gives a global rank to findings that only carry torchrun's
-``local_rank`` where the log proves it, and adds the findings of ``inferred`` signatures.
+:func:`prepare` runs the named steps of :mod:`rootrank.analysis.prepare_steps` in order
+(applies ``min_count``, sets aside what the run survived, gives a global rank to findings
+that only carry torchrun's ``local_rank`` where the log proves it, adds the findings of
+``inferred`` signatures and of the readings below) and builds the :class:`Context` every
+rule and strategy reads. The readings that need no module of their own live here.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -23,15 +25,12 @@ from rootrank.analysis.compare import (
     split_groups,
     values_by_rank,
 )
-from rootrank.analysis.completed import Completed, completed_run
-from rootrank.analysis.completed import set_aside as set_aside_completed
-from rootrank.analysis.cut_frames import cut_traceback_operations
+from rootrank.analysis.completed import Completed
 from rootrank.analysis.events import Event, events_of, finding_kind
 from rootrank.analysis.named_option import named_option
-from rootrank.analysis.optimizer_state import optimizer_state_sizes
 from rootrank.analysis.reasons import format_ranks, ranks_word, say
-from rootrank.analysis.signal_exit import agent_sent, signal_exit_findings
-from rootrank.analysis.survived import Survived, set_aside, survived_errors, survived_values
+from rootrank.analysis.signal_exit import signal_exit_findings
+from rootrank.analysis.survived import Survived
 from rootrank.model import Evidence, Finding
 from rootrank.ranks import ElasticFailure, node_count
 from rootrank.scan import MAX_EVIDENCE, ScanState, SeenException
@@ -123,174 +122,43 @@ def caught_into_warning(f: Finding) -> bool:
 
 
 def prepare(state: ScanState, library: Library) -> Context:
-    """Build the :class:`Context` for ``state`` (``state`` itself is not changed, except
-    that mapped findings' evidence learns its global rank; the context's ``state`` is a view
-    of it without the exceptions their process survived)."""
-    totals: Counter[str] = Counter()
-    for f in state.findings.values():
-        totals[f.signature] += f.count
-    findings = [
-        f
-        for f in state.findings.values()
-        if totals[f.signature] >= library.signatures[f.signature].min_count
-    ]
-    findings = agent_sent(findings, state.launch.closing_pids)
-    from rootrank.analysis.own_kill import own_group_kills
-    from rootrank.analysis.self_kill import self_kills
+    """Build the :class:`Context` for ``state``: the steps of
+    :data:`rootrank.analysis.prepare_steps.STEPS` in order (from the scan's findings to the
+    findings the rules reason about), then the :data:`~rootrank.analysis.prepare_steps.CONTEXT_STEPS`
+    that read the whole context. ``state`` itself is not changed, except that mapped
+    findings' evidence learns its global rank; the context's ``state`` is a view of it
+    without the exceptions their process survived."""
+    from rootrank.analysis.prepare_steps import CONTEXT_STEPS, STEPS, Draft  # they read our helpers
 
-    findings = own_group_kills(self_kills(findings, state, library), state, library)
-    from rootrank.analysis.agent_kill import rank_kills_of_agent
+    draft = Draft(state, library)
+    for _name, step in STEPS:
+        step(draft)
+    ctx = Context(
+        draft.state,
+        library,
+        draft.findings,
+        failure_shown(draft.state, draft.findings),
+        draft.local_why,
+        survived=draft.survived,
+        completed=draft.completed,
+        handled=draft.handled,
+    )
+    for _name, context_step in CONTEXT_STEPS:
+        context_step(ctx)
+    vars(ctx).pop("events", None)  # a stream read above lacks the findings just added
+    return ctx
 
-    findings = rank_kills_of_agent(findings, state, library)
-    findings = [f for f in findings if not caught_into_warning(f)]
-    from rootrank.analysis.inspection import inspection_step_reports
 
-    findings = inspection_step_reports(findings, state)
-    local_why = global_ranks_from_local(findings, state)
-    survived = survived_errors(state, findings, library)
-    state, findings = set_aside(state, findings, survived)
-    findings, handled = survived_values(state, findings, library)
-    completed = completed_run(state, findings, library)
-    state, findings = set_aside_completed(state, findings, completed)
-    earlier = earlier_faults(findings, state, library)
-    # an earlier attempt's fault may be known only by the agent's "failed ... local_rank: N"
-    # line (a restarted attempt prints no summary of its own): map it as the last attempt's
-    local_why = global_ranks_from_local(earlier, state) or local_why
-    findings.extend(earlier)
-    findings.extend(infer(findings, library))
-    findings.extend(zero_count_divisions(findings, state, library))
-    findings.extend(checkpoint_key_errors(findings, state, library))
-    findings = optimizer_state_sizes(findings, state, library)
-    from rootrank.analysis.truncated_read import truncated_reads
-
-    findings = truncated_reads(findings, state, library)
-    findings.extend(record_field_errors(findings, state, library))
-    from rootrank.analysis.lookup import label_lookup_errors  # it reads this module's helpers
-
-    findings.extend(label_lookup_errors(findings, state, library))
-    findings = dcp_rank_keys(findings, state)
-    findings.extend(config_parse_errors(findings, state, library))
-    findings.extend(nonpositive_count_arguments(findings, state, library))
-    findings.extend(nonfinite_record_fields(findings, state, library))
-    findings.extend(library_call_mismatches(findings, state, library))
-    findings.extend(library_argument_checks(findings, state, library))
-    from rootrank.analysis.parallel_wrapper import parallel_wrapper_mixes  # reads our helpers
-
-    findings.extend(parallel_wrapper_mixes(findings, state, library))
-    findings.extend(arch_mismatches(findings, library))
-    findings.extend(node_local_files(findings, state, library))
-    findings.extend(framework_missing_files(findings, state, library))
-    from rootrank.analysis.sample_load import sample_load_errors  # it reads this module's helpers
-
-    findings.extend(sample_load_errors(findings, state, library))
-    findings.extend(user_op_errors(findings, state, library))
-    findings.extend(destroyed_groups(findings, state, library))
-    kept: list[Finding] = []
-    for f in findings:
-        own = earlier_service_bind(f, state, library) if own_service_bind(f) else f
-        if own is not None:
-            kept.append(own)
-    findings = kept
-    findings.extend(exception_findings(findings, state, library))
-    from rootrank.analysis.logged import logged_exit_reasons  # it imports this module's peers
-
-    findings.extend(logged_exit_reasons(findings, state, library))
-    from rootrank.analysis.retry_loop import retry_loop_findings
-
-    findings.extend(retry_loop_findings(findings, state, library))
-    from rootrank.analysis.connect_retry import connect_retry_findings
-
-    findings.extend(connect_retry_findings(findings, state, library))
-    from rootrank.analysis.init_trail import init_phase_trails
-
-    findings = init_phase_trails(findings)
-    from rootrank.analysis.host_memory import host_memory_findings
-
-    findings.extend(host_memory_findings(findings, state, library))
-    from rootrank.analysis.unfinished_phase import unfinished_phase_findings
-
-    findings.extend(unfinished_phase_findings(findings, state, library))
-    from rootrank.analysis.after_run_end import collective_after_run_end
-
-    findings.extend(collective_after_run_end(findings, state, library))
-    from rootrank.analysis.silent_stage import silent_stage_findings
-
-    findings.extend(silent_stage_findings(findings, state, library))
-    findings.extend(cut_traceback_operations(findings, state, library))
-    from rootrank.analysis.ends_at_peer_loss import lost_peer_at_end
-
-    findings.extend(lost_peer_at_end(findings, state, library))
-    findings = [
-        chain_user_frames(child_status_first(user_statement_first(f, state), state), state)
-        for f in findings
-    ]
-    findings.extend(signal_exit_findings(findings, library, state.elastic))
-    from rootrank.analysis.mapped_file import mapped_file_sigbus
-
-    findings = mapped_file_sigbus(findings, state, library)
-    from rootrank.analysis.broken_pipe import sigpipe_reader
-
-    findings = sigpipe_reader(findings, state, library)
-    from rootrank.analysis.subprocess_pipe import subprocess_pipe_findings
-
-    findings = subprocess_pipe_findings(findings, state, library)
-    from rootrank.analysis.named_group import named_group_captures
-
-    findings = named_group_captures(findings, library)
-    from rootrank.analysis.ray_death import ray_stack_hints
-
-    findings = ray_stack_hints(findings, state, library)
-    from rootrank.analysis.pool_crash import pool_child_crashes
-
-    findings = pool_child_crashes(findings, state)
-    findings.sort(key=lambda f: f.order)
-    failure_present = (
+def failure_shown(state: ScanState, findings: list[Finding]) -> bool:
+    """Whether the log shows a failure at all (``Context.failure_present``): an error finding
+    in ``findings``, an exception or a cut traceback in ``state``, or a worker that exited
+    with a code other than 0 in torchelastic's summary."""
+    return (
         any(f.severity == "error" for f in findings)
         or bool(state.exceptions)
         or state.traceback_cut
         or any(e.exitcode not in (None, 0) for e in state.elastic)
     )
-    ctx = Context(
-        state,
-        library,
-        findings,
-        failure_present,
-        local_why,
-        survived=survived,
-        completed=completed,
-        handled=handled,
-    )
-    # These read the Context defined here; each adds a finding the scan could not make alone.
-    from rootrank.analysis.apart import apart_finding
-    from rootrank.analysis.cancelled import cancelled_finding
-    from rootrank.analysis.departed import departed_finding, uneven_batches_finding
-    from rootrank.analysis.handled import folded, handled_skip_finding
-    from rootrank.analysis.silent import silent_rank_finding
-    from rootrank.analysis.stack_desync import stack_desync_finding
-    from rootrank.analysis.stall import stall_finding
-    from rootrank.analysis.stuck_process import stuck_process_finding
-
-    for make in (
-        stall_finding,
-        cancelled_finding,
-        departed_finding,
-        uneven_batches_finding,
-        silent_rank_finding,
-        apart_finding,
-        stack_desync_finding,
-        stuck_process_finding,
-    ):
-        extra = make(ctx)
-        if extra is not None:
-            findings.append(extra)
-            findings.sort(key=lambda f: f.order)
-    handled_skip = handled_skip_finding(ctx)
-    if handled_skip is not None:
-        # the error the rank caught is folded into it (its trigger), not a root of its own
-        findings[:] = folded([*findings, handled_skip], handled_skip)
-        findings.sort(key=lambda f: f.order)
-    vars(ctx).pop("events", None)  # a stream read above lacks the findings just added
-    return ctx
 
 
 #: The signature an exception no signature reads becomes when the log names no other cause.
