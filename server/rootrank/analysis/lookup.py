@@ -18,8 +18,9 @@ the key the message quotes is a short scalar (an integer or a word).
 from __future__ import annotations
 
 from rootrank import lazy_regex
+from rootrank.analysis.prepare import exceptions_per_rank
 from rootrank.model import Finding
-from rootrank.scan import ScanState
+from rootrank.scan import ScanState, SeenException
 from rootrank.signatures import Library
 
 #: The signature it makes (``detector: analysis``).
@@ -42,34 +43,31 @@ def label_lookup_errors(
     """Findings of :data:`LOOKUP_SIGNATURE`, one per rank, for the KeyErrors the module
     describes; captures ``key`` (as printed, quotes dropped), ``table``, ``var``, ``code`` and
     ``where`` (``file:line``). Empty when the signature is missing."""
-    from rootrank.analysis.prepare import _exception_finding, _unread_exceptions
+    return exceptions_per_rank(
+        LOOKUP_SIGNATURE, ("KeyError",), findings, state, library, _lookup_captures
+    )
 
-    sig = library.signatures.get(LOOKUP_SIGNATURE)
-    if sig is None:
-        return []
-    out: dict[int | None, Finding] = {}
-    for seen in _unread_exceptions(state, findings, "KeyError"):
-        if seen.rank in out or not seen.exc.frames:
-            continue
-        key = seen.exc.message.strip()
-        if not _SCALAR_KEY.match(key):
-            continue
-        raising = next((fr for fr in reversed(seen.exc.frames) if fr.code), None)
-        if raising is None or not raising.user:
-            continue
-        m = LOOKUP_TABLE.search(raising.code)
-        if m is None:
-            continue
-        out[seen.rank] = _exception_finding(
-            sig,
-            seen,
-            {
-                "key": key.strip("'\""),
-                "table": m["table"],
-                "var": m["var"],
-                "code": raising.code.strip(),
-                "where": f"{raising.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{raising.line}",
-                "func": raising.func,
-            },
-        )
-    return list(out.values())
+
+def _lookup_captures(seen: SeenException) -> dict[str, str] | None:
+    """The captures of :func:`label_lookup_errors` for ``seen`` (``key``, ``table``, ``var``,
+    ``code``, ``where``, ``func``), or ``None`` when its user line indexes no table by a
+    scalar key."""
+    if not seen.exc.frames:
+        return None
+    key = seen.exc.message.strip()
+    if not _SCALAR_KEY.match(key):
+        return None
+    raising = next((fr for fr in reversed(seen.exc.frames) if fr.code), None)
+    if raising is None or not raising.user:
+        return None
+    m = LOOKUP_TABLE.search(raising.code)
+    if m is None:
+        return None
+    return {
+        "key": key.strip("'\""),
+        "table": m["table"],
+        "var": m["var"],
+        "code": raising.code.strip(),
+        "where": f"{raising.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{raising.line}",
+        "func": raising.func,
+    }

@@ -19,8 +19,9 @@ exception: the user mixed the two.
 from __future__ import annotations
 
 from rootrank import lazy_regex
+from rootrank.analysis.prepare import exceptions_per_rank
 from rootrank.model import Finding
-from rootrank.scan import ScanState
+from rootrank.scan import ScanState, SeenException
 from rootrank.signatures import Library
 
 #: The signature of the finding.
@@ -43,26 +44,23 @@ def parallel_wrapper_mixes(
     wrapper of torch's (:data:`_WRAPPER`: the innermost frame outside DTensor's dispatch),
     with ``op`` and ``wrapper`` (the wrapper's file and line) captured. Lines another
     signature reads are left to it (the module's docstring gives the mechanism)."""
-    from rootrank.analysis.prepare import _exception_finding, _unread_exceptions
+    return exceptions_per_rank(SIGNATURE, ("RuntimeError",), findings, state, library, _mixed_call)
 
-    sig = library.signatures.get(SIGNATURE)
-    if sig is None:
-        return []
-    out: dict[int | None, Finding] = {}
-    for seen in _unread_exceptions(state, findings, "RuntimeError"):
-        exc = seen.exc
-        if seen.rank in out or not exc.frames:
-            continue
-        m = _MIXED.search(exc.message)
-        if m is None:
-            continue
-        inner = [fr for fr in exc.frames if not _DISPATCH.search(fr.file.replace("\\", "/"))]
-        wrapped = [fr for fr in exc.frames if _WRAPPER.search(fr.file.replace("\\", "/"))]
-        if not wrapped or (inner and inner[-1].user):
-            continue
-        where = wrapped[-1]
-        name = where.file.replace("\\", "/").rsplit("/", 1)[-1]
-        out[seen.rank] = _exception_finding(
-            sig, seen, {"op": m["op"], "wrapper": f"{name}:{where.line}", "func": where.func}
-        )
-    return list(out.values())
+
+def _mixed_call(seen: SeenException) -> dict[str, str] | None:
+    """The captures of :func:`parallel_wrapper_mixes` for ``seen`` (``op``, ``wrapper``,
+    ``func``), or ``None`` when it is not DTensor's mixed-call refusal under a wrapper of
+    torch's."""
+    exc = seen.exc
+    if not exc.frames:
+        return None
+    m = _MIXED.search(exc.message)
+    if m is None:
+        return None
+    inner = [fr for fr in exc.frames if not _DISPATCH.search(fr.file.replace("\\", "/"))]
+    wrapped = [fr for fr in exc.frames if _WRAPPER.search(fr.file.replace("\\", "/"))]
+    if not wrapped or (inner and inner[-1].user):
+        return None
+    where = wrapped[-1]
+    name = where.file.replace("\\", "/").rsplit("/", 1)[-1]
+    return {"op": m["op"], "wrapper": f"{name}:{where.line}", "func": where.func}

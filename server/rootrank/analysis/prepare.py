@@ -344,37 +344,32 @@ def framework_missing_files(
     config or the file, and every rank fails alike. Raised from the user's own file, or below
     a frame of the user's code other than the entry script (a dataset's ``__getitem__``
     handing ``np.load`` a sample's path), it stays the generic exception."""
-    sig = library.signatures.get(MISSING_DATA_SIGNATURE)
-    if sig is None:
-        return []
-    out: dict[int | None, Finding] = {}
-    for type_name in MISSING_FILE_TYPES:
-        for seen in _unread_exceptions(state, findings, type_name):
-            exc = seen.exc
-            if seen.rank in out or not exc.frames or exc.frames[-1].user:
-                continue
-            entry = exc.frames[0].file
-            if any(fr.user and fr.file != entry for fr in exc.frames):
-                continue  # the user's own code (a dataset's __getitem__) chose the path
-            m = MISSING_FILE_MESSAGE.search(exc.message.strip())
-            where = exc.frames[-1]
-            path = where.file.replace("\\", "/")
-            module = "/".join(path.split("/")[-2:])  # its package folder and file
-            if m is None or not (
-                DATA_LOADER_FRAME.search(module) or DATA_LOADER_FRAME.search(where.func)
-            ):
-                continue
-            name = path.rsplit("/", 1)[-1]
-            out[seen.rank] = _exception_finding(
-                sig,
-                seen,
-                {
-                    "where": f"{name}:{where.line}",
-                    "loader": where.func,
-                    "path": m.group("path") or m.group("path2") or "",
-                },
-            )
-    return list(out.values())
+    return exceptions_per_rank(
+        MISSING_DATA_SIGNATURE, MISSING_FILE_TYPES, findings, state, library, _missing_data_file
+    )
+
+
+def _missing_data_file(seen: SeenException) -> dict[str, str] | None:
+    """The captures of :func:`framework_missing_files` for ``seen`` (``where``, ``loader``,
+    ``path``), or ``None`` when it is not a framework's data loader missing a file."""
+    exc = seen.exc
+    if not exc.frames or exc.frames[-1].user:
+        return None
+    entry = exc.frames[0].file
+    if any(fr.user and fr.file != entry for fr in exc.frames):
+        return None  # the user's own code (a dataset's __getitem__) chose the path
+    m = MISSING_FILE_MESSAGE.search(exc.message.strip())
+    where = exc.frames[-1]
+    path = where.file.replace("\\", "/")
+    module = "/".join(path.split("/")[-2:])  # its package folder and file
+    if m is None or not (DATA_LOADER_FRAME.search(module) or DATA_LOADER_FRAME.search(where.func)):
+        return None
+    name = path.rsplit("/", 1)[-1]
+    return {
+        "where": f"{name}:{where.line}",
+        "loader": where.func,
+        "path": m.group("path") or m.group("path2") or "",
+    }
 
 
 #: The signature of a file one node of a multi-node job has and another lacks
@@ -805,34 +800,33 @@ def zero_count_divisions(
     (``count_where``). The exception alone says only where; the printed 0 says why (an
     empty dataset, or a global batch larger than the data). Empty when either signature is
     missing or no such pair is in the log."""
-    sig = library.signatures.get(ZERO_DIVISION_SIGNATURE)
     zeros = [f for f in findings if f.signature == ZERO_COUNT_SIGNATURE]
-    if sig is None or not zeros:
+    if not zeros:
         return []
     # the generic exception's reading does not count (user-code-exception declares
     # explained_by: [zero-count-division])
-    out: dict[int | None, Finding] = {}
-    for seen in _unread_exceptions(state, findings, "ZeroDivisionError"):
-        if seen.rank in out:
-            continue
-        before = [
-            z
-            for z in zeros
-            if z.order < seen.order and z.evidence and z.evidence[0].path == seen.path
-        ]
-        if not before:
-            continue
-        count = max(before, key=lambda z: z.order)
-        where = count.evidence[0]
-        out[seen.rank] = _exception_finding(
-            sig,
-            seen,
-            {
-                "what": count.captures.get("what", ""),
-                "count_where": f"line {where.line}",
-            },
-        )
-    return list(out.values())
+    return exceptions_per_rank(
+        ZERO_DIVISION_SIGNATURE,
+        ("ZeroDivisionError",),
+        findings,
+        state,
+        library,
+        lambda seen: _zero_count(seen, zeros),
+    )
+
+
+def _zero_count(seen: SeenException, zeros: list[Finding]) -> dict[str, str] | None:
+    """The captures of :func:`zero_count_divisions` for ``seen`` (``what``, ``count_where``)
+    from the last of ``zeros`` (the printed counts of 0) before it in its source, or ``None``
+    when none is."""
+    before = [
+        z for z in zeros if z.order < seen.order and z.evidence and z.evidence[0].path == seen.path
+    ]
+    if not before:
+        return None
+    count = max(before, key=lambda z: z.order)
+    where = count.evidence[0]
+    return {"what": count.captures.get("what", ""), "count_where": f"line {where.line}"}
 
 
 #: The signature of a KeyError raised indexing a loaded checkpoint (:func:`checkpoint_key_errors`).
@@ -875,34 +869,32 @@ def checkpoint_key_errors(
     (``p.data.copy_(ckpt[name])``). A plain exception's reading says only "KeyError"; which
     file lacks the key (a shard written by another version, a weights-only export, one rank's
     stale file) is the fix. Empty when the signature is missing."""
-    sig = library.signatures.get(CHECKPOINT_KEY_SIGNATURE)
-    if sig is None:
-        return []
-    out: dict[int | None, Finding] = {}
-    for seen in _unread_exceptions(state, findings, "KeyError"):
-        if seen.rank in out or not seen.exc.frames:
-            continue
-        quoted = [fr for fr in reversed(seen.exc.frames) if fr.code][:CHECKPOINT_FRAMES]
-        if not quoted:
-            continue
-        key = seen.exc.message.strip()
-        reads = any(CHECKPOINT_CODE.search(fr.code) for fr in quoted) or (
-            CHECKPOINT_KEY.match(key) is not None
-            and any(CHECKPOINT_FUNC.search(fr.func) for fr in quoted)
-        )
-        if not reads and not (PARAMETER_KEY.match(key) and "[" in quoted[0].code):
-            continue
-        raising = quoted[0]
-        out[seen.rank] = _exception_finding(
-            sig,
-            seen,
-            {
-                "key": key.strip("'\""),
-                "code": raising.code,
-                "where": f"{raising.file.rsplit('/', 1)[-1]}:{raising.line}",
-            },
-        )
-    return list(out.values())
+    return exceptions_per_rank(
+        CHECKPOINT_KEY_SIGNATURE, ("KeyError",), findings, state, library, _checkpoint_key
+    )
+
+
+def _checkpoint_key(seen: SeenException) -> dict[str, str] | None:
+    """The captures of :func:`checkpoint_key_errors` for ``seen`` (``key``, ``code``,
+    ``where``), or ``None`` when the KeyError was not raised indexing a checkpoint."""
+    if not seen.exc.frames:
+        return None
+    quoted = [fr for fr in reversed(seen.exc.frames) if fr.code][:CHECKPOINT_FRAMES]
+    if not quoted:
+        return None
+    key = seen.exc.message.strip()
+    reads = any(CHECKPOINT_CODE.search(fr.code) for fr in quoted) or (
+        CHECKPOINT_KEY.match(key) is not None
+        and any(CHECKPOINT_FUNC.search(fr.func) for fr in quoted)
+    )
+    if not reads and not (PARAMETER_KEY.match(key) and "[" in quoted[0].code):
+        return None
+    raising = quoted[0]
+    return {
+        "key": key.strip("'\""),
+        "code": raising.code,
+        "where": f"{raising.file.rsplit('/', 1)[-1]}:{raising.line}",
+    }
 
 
 #: A record read from the data that lacks a field the code reads (:func:`record_field_errors`).
@@ -932,32 +924,30 @@ def record_field_errors(
     frame must be the user's and subscript the key the exception names (not a config dict's
     key, not a checkpoint's: :func:`checkpoint_key_errors` reads those first). Empty when
     the signature is missing (heldout r19b case 08)."""
-    sig = library.signatures.get(RECORD_FIELD_SIGNATURE)
-    if sig is None:
-        return []
-    out: dict[int | None, Finding] = {}
-    for seen in _unread_exceptions(state, findings, "KeyError"):
-        if seen.rank in out or not seen.exc.frames:
-            continue
-        raising = next((fr for fr in reversed(seen.exc.frames) if fr.code), None)
-        if raising is None or not raising.user:
-            continue
-        key = seen.exc.message.strip().strip("'\"")
-        m = next((m for m in RECORD_FIELD_CODE.finditer(raising.code) if m["field"] == key), None)
-        if m is None:
-            continue
-        out[seen.rank] = _exception_finding(
-            sig,
-            seen,
-            {
-                "field": key,
-                "var": m["var"],
-                "code": raising.code,
-                "where": f"{raising.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{raising.line}",
-                "func": raising.func,
-            },
-        )
-    return list(out.values())
+    return exceptions_per_rank(
+        RECORD_FIELD_SIGNATURE, ("KeyError",), findings, state, library, _record_field
+    )
+
+
+def _record_field(seen: SeenException) -> dict[str, str] | None:
+    """The captures of :func:`record_field_errors` for ``seen`` (``field``, ``var``, ``code``,
+    ``where``, ``func``), or ``None`` when its user line does not subscript that field."""
+    if not seen.exc.frames:
+        return None
+    raising = next((fr for fr in reversed(seen.exc.frames) if fr.code), None)
+    if raising is None or not raising.user:
+        return None
+    key = seen.exc.message.strip().strip("'\"")
+    m = next((m for m in RECORD_FIELD_CODE.finditer(raising.code) if m["field"] == key), None)
+    if m is None:
+        return None
+    return {
+        "field": key,
+        "var": m["var"],
+        "code": raising.code,
+        "where": f"{raising.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{raising.line}",
+        "func": raising.func,
+    }
 
 
 #: torch.distributed.checkpoint's gathered failure (its ``ranks`` capture: the ranks whose
@@ -1035,32 +1025,29 @@ def config_parse_errors(
     when only some ranks raise, another copy of the file (each node reads its own) than the
     ranks that parsed it. Lines another signature reads are left to it; a parse under no
     config frame (a data record's JSON) stays the generic exception."""
-    sig = library.signatures.get(CONFIG_PARSE_SIGNATURE)
-    if sig is None:
-        return []
-    out: dict[int | None, Finding] = {}
-    for type_name in CONFIG_PARSE_TYPES:
-        for seen in _unread_exceptions(state, findings, type_name):
-            if seen.rank in out:
-                continue
-            user = [fr for fr in reversed(seen.exc.frames) if fr.user]
-            reading = next(
-                (
-                    fr
-                    for fr in user
-                    if CONFIG_FRAME.search(fr.func)
-                    or CONFIG_FRAME.search(fr.file.replace("\\", "/").rsplit("/", 1)[-1])
-                    or CONFIG_FRAME.search(fr.code)
-                ),
-                None,
-            )
-            if reading is None:
-                continue
-            name = reading.file.replace("\\", "/").rsplit("/", 1)[-1]
-            out[seen.rank] = _exception_finding(
-                sig, seen, {"where": f"{name}:{reading.line}", "func": reading.func}
-            )
-    return list(out.values())
+    return exceptions_per_rank(
+        CONFIG_PARSE_SIGNATURE, CONFIG_PARSE_TYPES, findings, state, library, _config_parse
+    )
+
+
+def _config_parse(seen: SeenException) -> dict[str, str] | None:
+    """The captures of :func:`config_parse_errors` for ``seen`` (``where``, ``func``: the
+    user frame that reads a configuration), or ``None`` when no user frame does."""
+    user = [fr for fr in reversed(seen.exc.frames) if fr.user]
+    reading = next(
+        (
+            fr
+            for fr in user
+            if CONFIG_FRAME.search(fr.func)
+            or CONFIG_FRAME.search(fr.file.replace("\\", "/").rsplit("/", 1)[-1])
+            or CONFIG_FRAME.search(fr.code)
+        ),
+        None,
+    )
+    if reading is None:
+        return None
+    name = reading.file.replace("\\", "/").rsplit("/", 1)[-1]
+    return {"where": f"{name}:{reading.line}", "func": reading.func}
 
 
 #: A count argument a library refused as not positive (:func:`nonpositive_count_arguments`).
@@ -1091,28 +1078,30 @@ def nonpositive_count_arguments(
     something split across the local ranks (CPU cores, GPUs, files, workers): with more ranks
     than items one rank's share is empty and its count 0. Lines another signature reads are
     left to it; a traceback with no user frame stays the generic exception."""
-    sig = library.signatures.get(NONPOSITIVE_COUNT_SIGNATURE)
-    if sig is None:
-        return []
-    out: dict[int | None, Finding] = {}
-    for type_name in ("RuntimeError", "ValueError"):
-        for seen in _unread_exceptions(state, findings, type_name):
-            if seen.rank in out or not NONPOSITIVE_COUNT_MESSAGE.search(seen.exc.message):
-                continue
-            user = next((fr for fr in reversed(seen.exc.frames) if fr.user and fr.code), None)
-            if user is None:
-                continue
-            name = user.file.replace("\\", "/").rsplit("/", 1)[-1]
-            out[seen.rank] = _exception_finding(
-                sig,
-                seen,
-                {
-                    "where": f"{name}:{user.line}",
-                    "code": user.code,
-                    "printed_note": _printed_note(_empty_share_line(state, seen.rank)),
-                },
-            )
-    return list(out.values())
+    return exceptions_per_rank(
+        NONPOSITIVE_COUNT_SIGNATURE,
+        ("RuntimeError", "ValueError"),
+        findings,
+        state,
+        library,
+        lambda seen: _nonpositive_count(seen, state),
+    )
+
+
+def _nonpositive_count(seen: SeenException, state: ScanState) -> dict[str, str] | None:
+    """The captures of :func:`nonpositive_count_arguments` for ``seen`` (``where``, ``code``,
+    ``printed_note``), or ``None`` when it is no such refusal raised from a user frame."""
+    if not NONPOSITIVE_COUNT_MESSAGE.search(seen.exc.message):
+        return None
+    user = next((fr for fr in reversed(seen.exc.frames) if fr.user and fr.code), None)
+    if user is None:
+        return None
+    name = user.file.replace("\\", "/").rsplit("/", 1)[-1]
+    return {
+        "where": f"{name}:{user.line}",
+        "code": user.code,
+        "printed_note": _printed_note(_empty_share_line(state, seen.rank)),
+    }
 
 
 def _printed_note(line: str) -> str:
@@ -1158,31 +1147,63 @@ def nonfinite_record_fields(
     raises; the file is what to repair, and the loader what to make check it. Lines another
     signature reads are left to it; a line that reads no named field stays the generic
     exception (its inf may be the code's own arithmetic)."""
-    sig = library.signatures.get(NONFINITE_FIELD_SIGNATURE)
+    return exceptions_per_rank(
+        NONFINITE_FIELD_SIGNATURE,
+        ("OverflowError", "ValueError"),
+        findings,
+        state,
+        library,
+        _nonfinite_field,
+    )
+
+
+def _nonfinite_field(seen: SeenException) -> dict[str, str] | None:
+    """The captures of :func:`nonfinite_record_fields` for ``seen`` (``field``, ``value``,
+    ``where``, ``code``, ``func``), or ``None`` when its user line reads no named field."""
+    m = NONFINITE_MESSAGE.search(seen.exc.message)
+    if m is None:
+        return None
+    user = next((fr for fr in reversed(seen.exc.frames) if fr.user and fr.code), None)
+    field = FIELD_READ.search(user.code) if user is not None else None
+    if user is None or field is None:
+        return None
+    name = user.file.replace("\\", "/").rsplit("/", 1)[-1]
+    return {
+        "field": field.group("field"),
+        "value": "inf" if m.group("value") == "infinity" else "nan",
+        "where": f"{name}:{user.line}",
+        "code": user.code,
+        "func": user.func,
+    }
+
+
+def exceptions_per_rank(
+    signature: str,
+    type_suffixes: tuple[str, ...],
+    findings: list[Finding],
+    state: ScanState,
+    library: Library,
+    captures: Callable[[SeenException], dict[str, str] | None],
+) -> list[Finding]:
+    """One finding of ``signature`` per rank, read from an exception: that rank's first
+    exception the scan saw whose type ends with one of ``type_suffixes`` (every exception of
+    the first suffix, then of the next), on a line no other signature reads
+    (:func:`_unread_exceptions`), for which ``captures`` gives the finding's captures
+    (``None``: not this reading). The finding is :func:`_exception_finding`'s (the exception's
+    line, type, message and last frames). Empty when ``signature`` is not in ``library``.
+    Every reading of an exception type that holds one finding a rank shares this loop (this
+    module's and :mod:`rootrank.analysis.lookup`, ``sample_load``, ``parallel_wrapper``)."""
+    sig = library.signatures.get(signature)
     if sig is None:
         return []
     out: dict[int | None, Finding] = {}
-    for type_name in ("OverflowError", "ValueError"):
-        for seen in _unread_exceptions(state, findings, type_name):
-            m = NONFINITE_MESSAGE.search(seen.exc.message)
-            if seen.rank in out or m is None:
+    for type_suffix in type_suffixes:
+        for seen in _unread_exceptions(state, findings, type_suffix):
+            if seen.rank in out:
                 continue
-            user = next((fr for fr in reversed(seen.exc.frames) if fr.user and fr.code), None)
-            field = FIELD_READ.search(user.code) if user is not None else None
-            if user is None or field is None:
-                continue
-            name = user.file.replace("\\", "/").rsplit("/", 1)[-1]
-            out[seen.rank] = _exception_finding(
-                sig,
-                seen,
-                {
-                    "field": field.group("field"),
-                    "value": "inf" if m.group("value") == "infinity" else "nan",
-                    "where": f"{name}:{user.line}",
-                    "code": user.code,
-                    "func": user.func,
-                },
-            )
+            got = captures(seen)
+            if got is not None:
+                out[seen.rank] = _exception_finding(sig, seen, got)
     return list(out.values())
 
 
@@ -1416,34 +1437,38 @@ def library_argument_checks(
     with ``option``/``option_value`` captured for the fix. Lines another
     signature reads are left to it; a traceback through the user's own code stays the
     generic exception (its arguments may be computed there)."""
-    sig = library.signatures.get(LIBRARY_ARGUMENT_SIGNATURE)
-    if sig is None:
-        return []
-    out: dict[int | None, Finding] = {}
-    for type_name in ARGUMENT_CHECK_TYPES:
-        for seen in _unread_exceptions(state, findings, type_name):
-            exc = seen.exc
-            if seen.rank in out or not exc.frames:
-                continue
-            keyed = config_key_named(exc.frames, exc.message)
-            option = None
-            if keyed is None and not _settings_check(exc.frames, exc.message):
-                # a framework's own set-up step (no user frame) refusing a feature the job's
-                # command line turned on (rootrank.analysis.named_option)
-                if any(fr.user for fr in exc.frames):
-                    continue
-                option = named_option(exc.message, state.launch.command)
-                if option is None:
-                    continue
-            if option is not None:
-                keyed = {"option": option[0], "option_value": option[1]}
-            where = exc.frames[-1]
-            path = where.file.replace("\\", "/")
-            name = path.rsplit("/", 1)[-1]
-            out[seen.rank] = _exception_finding(
-                sig, seen, {"where": f"{name}:{where.line}", "check": where.func, **(keyed or {})}
-            )
-    return list(out.values())
+    return exceptions_per_rank(
+        LIBRARY_ARGUMENT_SIGNATURE,
+        ARGUMENT_CHECK_TYPES,
+        findings,
+        state,
+        library,
+        lambda seen: _argument_check(seen, state),
+    )
+
+
+def _argument_check(seen: SeenException, state: ScanState) -> dict[str, str] | None:
+    """The captures of :func:`library_argument_checks` for ``seen`` (``where``, ``check``,
+    and the key or the job's option named), or ``None`` when it is no library's own check."""
+    exc = seen.exc
+    if not exc.frames:
+        return None
+    keyed = config_key_named(exc.frames, exc.message)
+    option = None
+    if keyed is None and not _settings_check(exc.frames, exc.message):
+        # a framework's own set-up step (no user frame) refusing a feature the job's
+        # command line turned on (rootrank.analysis.named_option)
+        if any(fr.user for fr in exc.frames):
+            return None
+        option = named_option(exc.message, state.launch.command)
+        if option is None:
+            return None
+    if option is not None:
+        keyed = {"option": option[0], "option_value": option[1]}
+    where = exc.frames[-1]
+    path = where.file.replace("\\", "/")
+    name = path.rsplit("/", 1)[-1]
+    return {"where": f"{name}:{where.line}", "check": where.func, **(keyed or {})}
 
 
 def library_call_mismatches(
@@ -1462,35 +1487,33 @@ def library_call_mismatches(
     and a keyword the library's line only forwards (``**kwargs``) from the user's own call
     (:func:`_passed_through`).
     Lines another signature reads (a config dataclass given an unknown field) are left to it."""
-    sig = library.signatures.get(LIBRARY_CALL_SIGNATURE)
-    if sig is None:
-        return []
-    out: dict[int | None, Finding] = {}
-    for seen in _unread_exceptions(state, findings, "TypeError"):
-        exc = seen.exc
-        if seen.rank in out or not exc.frames or exc.frames[-1].user:
-            continue
-        m = CALL_SIGNATURE_MESSAGE.match(exc.message.strip())
-        if m is None:
-            continue
-        caller = exc.frames[-1]
-        if CONFIG_BUILDER_FRAME.search(caller.file.replace("\\", "/")):
-            continue  # the arguments are a config entry's keys: the config's to fix
-        if _passed_through(exc.frames, m.group("arg")):
-            continue  # the user's own call gave the keyword: the user's to fix
-        name = caller.file.replace("\\", "/").rsplit("/", 1)[-1]
-        arg = m.group("arg") or m.group("arg3") or (m.group("arg2") or "").replace("'", "")
-        out[seen.rank] = _exception_finding(
-            sig,
-            seen,
-            {
-                "callee": m.group("callee"),
-                "arg": arg,
-                "caller": f"{name}:{caller.line}",
-                "caller_func": caller.func,
-            },
-        )
-    return list(out.values())
+    return exceptions_per_rank(
+        LIBRARY_CALL_SIGNATURE, ("TypeError",), findings, state, library, _library_call
+    )
+
+
+def _library_call(seen: SeenException) -> dict[str, str] | None:
+    """The captures of :func:`library_call_mismatches` for ``seen`` (``callee``, ``arg``,
+    ``caller``, ``caller_func``), or ``None`` when the call is the user's or a config's."""
+    exc = seen.exc
+    if not exc.frames or exc.frames[-1].user:
+        return None
+    m = CALL_SIGNATURE_MESSAGE.match(exc.message.strip())
+    if m is None:
+        return None
+    caller = exc.frames[-1]
+    if CONFIG_BUILDER_FRAME.search(caller.file.replace("\\", "/")):
+        return None  # the arguments are a config entry's keys: the config's to fix
+    if _passed_through(exc.frames, m.group("arg")):
+        return None  # the user's own call gave the keyword: the user's to fix
+    name = caller.file.replace("\\", "/").rsplit("/", 1)[-1]
+    arg = m.group("arg") or m.group("arg3") or (m.group("arg2") or "").replace("'", "")
+    return {
+        "callee": m.group("callee"),
+        "arg": arg,
+        "caller": f"{name}:{caller.line}",
+        "caller_func": caller.func,
+    }
 
 
 def _passed_through(frames: list[Frame], arg: str | None) -> bool:

@@ -23,8 +23,9 @@ DataLoader worker's fetch). It runs after the framework loaders' reading
 from __future__ import annotations
 
 from rootrank import lazy_regex
+from rootrank.analysis.prepare import exceptions_per_rank
 from rootrank.model import Finding
-from rootrank.scan import ScanState
+from rootrank.scan import ScanState, SeenException
 from rootrank.signatures import Library
 
 #: The signature it makes (``detector: analysis``).
@@ -87,31 +88,32 @@ def sample_load_errors(
     (``file:line`` of the innermost user frame, or of the innermost frame), ``func``, and
     ``repaired`` (the name re-read as UTF-8, only for a garbled one). Empty when the
     signature is missing."""
-    from rootrank.analysis.prepare import _exception_finding, _unread_exceptions
+    return exceptions_per_rank(
+        SAMPLE_SIGNATURE, ("Error",), findings, state, library, _sample_captures
+    )
 
-    sig = library.signatures.get(SAMPLE_SIGNATURE)
-    if sig is None:
-        return []
-    out: dict[int | None, Finding] = {}
-    for seen in _unread_exceptions(state, findings, "Error"):
-        exc = seen.exc
-        if seen.rank in out or exc.type.rsplit(".", 1)[-1] not in FILE_ERRORS:
-            continue
-        if not any(SAMPLE_FRAME.search(f"{fr.file}:{fr.func}") for fr in exc.frames):
-            continue
-        m = QUOTED_PATH.search(exc.message)
-        if m is None:
-            continue
-        path = m["path"]
-        frame = next((fr for fr in reversed(exc.frames) if fr.user), exc.frames[-1])
-        captures = {
-            "path": path,
-            "file": path.replace("\\\\", "/").rsplit("/", 1)[-1],
-            "where": f"{frame.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{frame.line}",
-            "func": frame.func,
-        }
-        repaired = repaired_name(path)
-        if repaired is not None:
-            captures["repaired"] = repaired.replace("\\", "/").rsplit("/", 1)[-1]
-        out[seen.rank] = _exception_finding(sig, seen, captures)
-    return list(out.values())
+
+def _sample_captures(seen: SeenException) -> dict[str, str] | None:
+    """The captures of :func:`sample_load_errors` for ``seen`` (``path``, ``file``,
+    ``where``, ``func``, maybe ``repaired``), or ``None`` when it is not a file error raised
+    loading a sample that quotes the sample's path."""
+    exc = seen.exc
+    if exc.type.rsplit(".", 1)[-1] not in FILE_ERRORS:
+        return None
+    if not any(SAMPLE_FRAME.search(f"{fr.file}:{fr.func}") for fr in exc.frames):
+        return None
+    m = QUOTED_PATH.search(exc.message)
+    if m is None:
+        return None
+    path = m["path"]
+    frame = next((fr for fr in reversed(exc.frames) if fr.user), exc.frames[-1])
+    captures = {
+        "path": path,
+        "file": path.replace("\\\\", "/").rsplit("/", 1)[-1],
+        "where": f"{frame.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{frame.line}",
+        "func": frame.func,
+    }
+    repaired = repaired_name(path)
+    if repaired is not None:
+        captures["repaired"] = repaired.replace("\\", "/").rsplit("/", 1)[-1]
+    return captures
