@@ -237,6 +237,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.named_group import named_group_captures
 
     findings = named_group_captures(findings, library)
+    from rootrank.analysis.gpu_collision import gpu_collision_captures
+
+    findings = gpu_collision_captures(findings, library)
     from rootrank.analysis.ray_death import ray_stack_hints
 
     findings = ray_stack_hints(findings, state, library)
