@@ -240,9 +240,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.gpu_collision import gpu_collision_captures
 
     findings = gpu_collision_captures(findings, library)
-    from rootrank.analysis.ray_death import ray_stack_hints
+    from rootrank.analysis.ray_death import died_before_timeouts, ray_stack_hints
 
-    findings = ray_stack_hints(findings, state, library)
+    findings = died_before_timeouts(ray_stack_hints(findings, state, library), state, library)
     from rootrank.analysis.pool_crash import pool_child_crashes
 
     findings = pool_child_crashes(findings, state)
