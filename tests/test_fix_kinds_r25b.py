@@ -17,6 +17,7 @@ from rootrank.engine import diagnose_paths
 
 SIGNATURES = Path(__file__).parent.parent / "signatures"
 HERE = Path(__file__).parent / "r25b"
+VARIANTS = Path(__file__).parent / "fix_variants" / "nccl-duplicate-gpu"
 
 
 def _diag(path: Path):
@@ -48,7 +49,7 @@ def test_collision_kinds():
 
 
 def test_every_rank_with_rank_0_is_one_visible_device():
-    d = _diag(HERE / "duplicate-gpu-one-device.log")
+    d = _diag(VARIANTS / "one-device.log")
     assert d.root_cause is not None
     assert d.root_cause.signature == "nccl-duplicate-gpu"
     assert d.root_cause.failure_class == "nccl-internal-or-invalid-usage"
@@ -66,7 +67,7 @@ def test_every_rank_with_rank_0_is_one_visible_device():
 
 def test_rank_i_with_rank_i_plus_node_size_is_two_nodes_seen_as_one_host():
     # (before: "call torch.cuda.set_device(LOCAL_RANK) in every process")
-    d = _diag(HERE / "duplicate-gpu-node-stride.log")
+    d = _diag(VARIANTS / "nodes-seen-as-one-host.log")
     assert d.root_cause is not None
     assert d.root_cause.signature == "nccl-duplicate-gpu"
     assert d.root_cause.evidence[0].line == 1
@@ -81,7 +82,7 @@ def test_rank_i_with_rank_i_plus_node_size_is_two_nodes_seen_as_one_host():
 
 
 def test_serving_engine_processes_on_one_gpu_are_the_engine_mapping():
-    d = _diag(HERE / "duplicate-gpu-serving-engine.log")
+    d = _diag(VARIANTS / "serving-engine.log")
     assert d.root_cause is not None
     assert d.root_cause.signature == "nccl-duplicate-gpu"
     assert d.root_cause.evidence[0].line == 3
