@@ -1983,6 +1983,11 @@ def named_by_root(case: Case) -> Verdict | None:
         # a wait for the peers' data timed out: the first process to time out, not a cause
         why = say("peer_wait_timeout", rank=rank, awaited=awaited)
         return Verdict(None, why, "named_by_root", (rank,), True)
+    node = node_environment_shared(case, rank)
+    if node is not None:
+        host, mates = node
+        why = say("node_environment", rank=rank, host=host, mates=format_ranks(mates))
+        return Verdict(None, why, "named_by_root", (rank, *mates), True)
     connect = socket_connect_failure(case)
     if connect is not None and not (case.ctx.known_ranks() - {rank}):
         why = say("connect_one_end", rank=rank, what=connect)
@@ -2016,6 +2021,15 @@ def named_by_root(case: Case) -> Verdict | None:
     ):
         why = say("comparison_reporter", rank=rank)
         return Verdict(None, why, "named_by_root", (rank,), True)
+    loading = set_up_oom_elsewhere(case, rank)
+    if loading is not None:
+        why = say(
+            "set_up_oom_elsewhere",
+            rank=rank,
+            other=loading,
+            ranks=format_ranks(sorted({loading, rank})),
+        )
+        return Verdict(None, why, "named_by_root", (rank, loading), True)
     cut = earlier_cut_trace(rank, case)
     if cut is not None:
         why = say("cut_trace_before", rank=rank, line=cut)
@@ -3406,6 +3420,78 @@ def earlier_cut_trace(rank: int, case: Case) -> int | None:
         if path == ev.path and line < ev.line and cut_rank != rank:
             return line
     return None
+
+
+#: Classes of running out of a device's memory: the set-up before the first step (loading
+#: the weights, building the engine) asks every rank for the same memory.
+SET_UP_MEMORY_CLASSES = frozenset({"cuda-oom"})
+
+
+#: A signature tag for a fault of a node's own environment (its interfaces, its hostname's
+#: resolution, the variables its launcher or ``ray start`` exported): every process started
+#: there reads the same settings.
+NODE_ENV_TAG = "node-env"
+
+
+def node_environment_shared(case: Case, rank: int) -> tuple[str, list[int]] | None:
+    """``(host, other ranks)`` when the root is a fault of the node's environment
+    (:data:`NODE_ENV_TAG`) and the log shows other ranks on ``rank``'s host (the scan's
+    rank -> host map, from the lines' host prefixes: ``(RayWorkerWrapper pid=1978,
+    ip=10.0.0.2)``, NCCL's ``host:pid:tid``): they all run with the settings that failed, so
+    the node is where it began, and the rank that printed the error first is only the first
+    of them to try. ``None`` otherwise (no host known, or no other rank on it)."""
+    sig = case.ctx.library.signatures.get(case.root.signature)
+    if NODE_ENV_TAG not in set(getattr(sig, "tags", ()) or ()):
+        return None
+    hosts = case.ctx.state.hosts
+    host = hosts.get(rank) or case.root.host
+    if not host:
+        return None
+    mates = sorted(r for r, h in hosts.items() if h == host and r != rank)
+    return (host, mates) if mates else None
+
+
+#: A call that loads or builds the model (the set-up every rank runs alike before the first
+#: step), as a frame's function or the source line it quotes: ``model = load_model(...)``,
+#: ``AutoModelForCausalLM.from_pretrained(...)``, ``deepspeed.zero.Init``.
+_LOADING_CALL = lazy_regex.compile(
+    r"\b(?:\w*from_pretrained|load_model|build_model|_?setup_model|init_model|load_checkpoint|"
+    r"load_state_dict|load_weights|_load_pretrained_model|load_sharded\w*)\b|zero\.Init\b"
+)
+
+
+def _in_loading_call(frames: list[Any]) -> bool:
+    """Whether the innermost of ``frames`` (:class:`rootrank.tracebacks.Frame`: its ``func``
+    and the ``code`` it quotes) is a call that loads or builds the model
+    (:data:`_LOADING_CALL`)."""
+    if not frames:
+        return False
+    last = frames[-1]
+    return _LOADING_CALL.search(f"{last.func} {last.code}") is not None
+
+
+def set_up_oom_elsewhere(case: Case, rank: int) -> int | None:
+    """Another rank whose traceback (cut or whole) stands in a call that loads or builds the
+    model (:func:`_in_loading_call`: its innermost frame) when the root is ``rank``'s
+    out-of-memory (:data:`SET_UP_MEMORY_CLASSES`) and no rank printed progress before it:
+    every rank loads the same weights with the same configuration (a sharded load gives each
+    rank the same share), so the memory it asks for is the same on every rank, and the rank
+    that printed its error first is only the first of a wall they all hit. ``None``
+    otherwise: another rank's traceback in a forward or a step is its unwinding after the
+    root's rank failed, and in training a rank's own batch or activations can be what ran
+    out (:func:`unexplained_failure_elsewhere`)."""
+    root = case.root
+    if root.failure_class not in SET_UP_MEMORY_CLASSES:
+        return None
+    if any(e.kind == "progress" for e in case.ctx.events):
+        return None
+    st = case.ctx.state
+    others = {
+        seen.rank
+        for seen in (*st.cut_tracebacks, *st.exceptions)
+        if seen.rank is not None and seen.rank != rank and _in_loading_call(seen.exc.frames)
+    }
+    return min(others) if others else None
 
 
 def unexplained_failure_elsewhere(rank: int, case: Case) -> int | None:

@@ -32,6 +32,7 @@ from rootrank.analysis.connect_retry import connect_retry_findings
 from rootrank.analysis.cut_frames import cut_traceback_operations
 from rootrank.analysis.departed import departed_finding, uneven_batches_finding
 from rootrank.analysis.ends_at_peer_loss import lost_peer_at_end
+from rootrank.analysis.gpu_collision import gpu_collision_captures
 from rootrank.analysis.handled import folded, handled_skip_finding
 from rootrank.analysis.host_memory import host_memory_findings
 from rootrank.analysis.init_trail import init_phase_trails
@@ -71,7 +72,7 @@ from rootrank.analysis.prepare import (
     user_statement_first,
     zero_count_divisions,
 )
-from rootrank.analysis.ray_death import ray_stack_hints
+from rootrank.analysis.ray_death import died_before_timeouts, ray_stack_hints
 from rootrank.analysis.retry_loop import retry_loop_findings
 from rootrank.analysis.sample_load import sample_load_errors
 from rootrank.analysis.self_kill import self_kills
@@ -460,6 +461,19 @@ def _ray_stack_hints(d: Draft) -> None:
     d.findings = ray_stack_hints(d.findings, d.state, d.library)
 
 
+def _gpu_collisions(d: Draft) -> None:
+    """Captures which ranks NCCL found on one GPU, so the duplicate-GPU fix picks its variant
+    by the pattern of the pairs (:func:`~rootrank.analysis.gpu_collision.gpu_collision_captures`)."""
+    d.findings = gpu_collision_captures(d.findings, d.library)
+
+
+def _ray_deaths_before_timeouts(d: Draft) -> None:
+    """A Ray worker's death printed before the first collective timeout, with no sign that a
+    timed-out process was torn down, is the cause the timeouts wait on
+    (:func:`~rootrank.analysis.ray_death.died_before_timeouts`)."""
+    d.findings = died_before_timeouts(d.findings, d.state, d.library)
+
+
 def _pool_child_crashes(d: Draft) -> None:
     """Gives a process pool's natively crashed child the rank of its parent's
     BrokenProcessPool (:func:`~rootrank.analysis.pool_crash.pool_child_crashes`)."""
@@ -523,7 +537,9 @@ STEPS: tuple[tuple[str, Step], ...] = (
     ("sigpipe_reader", _sigpipe_reader),
     ("subprocess_pipes", _subprocess_pipes),
     ("named_groups", _named_groups),
+    ("gpu_collisions", _gpu_collisions),
     ("ray_stack_hints", _ray_stack_hints),
+    ("ray_deaths_before_timeouts", _ray_deaths_before_timeouts),
     ("pool_child_crashes", _pool_child_crashes),
     ("log_order", _log_order),
 )

@@ -362,6 +362,16 @@ _TEMPLATES: dict[str, str] = {
         "rank {rank} printed it, but the log starts inside an earlier trace (line {line}) whose"
         " rank and error the paste cut, so it does not show that rank {rank} failed first"
     ),
+    "node_environment": (
+        "rank {rank} printed it, but it is a fault of its node's environment (interfaces,"
+        " hostname, the variables set there), and rank {mates} on the same host {host} runs"
+        " with the same settings: the node is where it began, not a rank"
+    ),
+    "set_up_oom_elsewhere": (
+        "rank {rank} printed it first, but rank {other} failed too before any step, in the"
+        " same set-up every rank runs on the same weights: ranks {ranks} hit one memory limit"
+        " together, so no rank is where it began"
+    ),
     "unexplained_elsewhere": (
         "rank {other} also failed with an exception no signature explains, and the log does not show which of ranks "
         "{ranks} failed first"

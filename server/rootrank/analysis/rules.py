@@ -506,7 +506,7 @@ def one_fault_one_explanation(ctx: Context, nodes: list[Finding]) -> Iterable[Ed
                     a, b, "one_fault_one_explanation", "both are the same fault on this rank"
                 )
                 continue
-            if ea.path != eb.path or _message_gap(a, b) > MESSAGE_SPAN:
+            if ea.path != eb.path or _message_gap(a, b, ctx) > MESSAGE_SPAN:
                 continue
             if a.time is not None and b.time is not None and a.time != b.time:
                 continue
@@ -525,20 +525,46 @@ MESSAGE_SPAN = 3
 GAP_LINES = 8
 
 
-def _message_gap(a: Finding, b: Finding) -> int:
+def _message_gap(a: Finding, b: Finding, ctx: Context | None = None) -> int:
     """Lines between the nearest evidence lines of ``a`` and ``b`` in one file (of their
     first :data:`GAP_LINES` each): a message that spans several lines is read by a
     signature on more than one of them (PyTorch's ``DistBackendError: NCCL error in: ...,
     unhandled system error`` then ``ncclSystemError: System call ...`` then ``Last
     error:``), and a terminal that wrapped its first line pushes the rest down, so its
-    first line alone would put the text of its ``Last error:`` line out of reach."""
-    gaps = [
-        abs(x.line - y.line)
-        for x in a.evidence[:GAP_LINES]
-        for y in b.evidence[:GAP_LINES]
-        if x.path == y.path
-    ]
-    return min(gaps) if gaps else MESSAGE_SPAN + 1
+    first line alone would put the text of its ``Last error:`` line out of reach. Blank
+    lines between them do not count when ``ctx``'s scan kept that part of the file
+    (:func:`_blank_lines`): a message pasted with an empty line after each of its lines
+    (a web page copied, ``Last error:``, an empty line, then the detail) is still one
+    message."""
+    best: tuple[int, str, int, int] | None = None
+    for x in a.evidence[:GAP_LINES]:
+        for y in b.evidence[:GAP_LINES]:
+            if x.path == y.path and (best is None or abs(x.line - y.line) < best[0]):
+                best = (abs(x.line - y.line), x.path, min(x.line, y.line), max(x.line, y.line))
+    if best is None:
+        return MESSAGE_SPAN + 1
+    gap, path, lo, hi = best
+    if ctx is not None and MESSAGE_SPAN < gap <= MESSAGE_SPAN + MAX_BLANK_LINES:
+        gap -= _blank_lines(ctx, path, lo, hi)
+    return gap
+
+
+#: How many blank lines inside one message :func:`_message_gap` looks past.
+MAX_BLANK_LINES = 6
+
+
+def _blank_lines(ctx: Context, path: str, lo: int, hi: int) -> int:
+    """How many of the lines strictly between 1-based lines ``lo`` and ``hi`` of ``path`` are
+    blank (only whitespace), from the scan's kept first and last lines of that source
+    (``ScanState.heads`` / ``tails``); ``0`` when the scan did not keep them all."""
+    for kept_path, first, text in (*ctx.state.heads, *ctx.state.tails):
+        if kept_path != path or lo + 1 < first:
+            continue
+        lines = text.split("\n")
+        if hi - 1 > first + len(lines) - 1:
+            continue
+        return sum(1 for n in range(lo + 1, hi) if not lines[n - first].strip())
+    return 0
 
 
 def _handled_and_final(
