@@ -164,6 +164,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.truncated_read import truncated_reads
 
     findings = truncated_reads(findings, state, library)
+    from rootrank.analysis.batch_split import uneven_batch_splits
+
+    findings = uneven_batch_splits(findings, state, library)
     findings.extend(record_field_errors(findings, state, library))
     from rootrank.analysis.lookup import label_lookup_errors  # it reads this module's helpers
 
@@ -192,6 +195,9 @@ def prepare(state: ScanState, library: Library) -> Context:
             kept.append(own)
     findings = kept
     findings.extend(exception_findings(findings, state, library))
+    from rootrank.analysis.rank_files import rank_file_misses
+
+    findings = rank_file_misses(findings, state, library)
     from rootrank.analysis.logged import logged_exit_reasons  # it imports this module's peers
 
     findings.extend(logged_exit_reasons(findings, state, library))

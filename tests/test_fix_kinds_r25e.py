@@ -1,0 +1,126 @@
+"""Held-out r25e kinds (the set's MISSES.md), each on a real torch 2.13 CPU run captured for
+it (the signature fixtures beside signatures/<category>/<id>.yaml):
+
+- a missing file whose name holds the failing rank's own number, built from the rank in the
+  user's code, beyond the count the data step says it wrote, is a launch with more processes
+  than prepared files (world size vs data layout), not a missing checkpoint;
+- a missing file that a later line of another rank says it saved is a hand-off between ranks
+  with no barrier between the write and the read, not a wrong path; the verify removes the
+  file the failed run left, so the rerun cannot pass on it;
+- an input/target batch size mismatch whose two sizes are the uneven split of a global batch
+  the log prints over the rank count (``G % W != 0``) is that split, not a layer's
+  configuration; the log's own numbers are quoted;
+- per-rank counts of what a rank did with its data (``wrote 512 predictions``) differ by
+  nature and are never read as a setting that diverged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rootrank.analysis.batch_split import split_sizes
+from rootrank.engine import diagnose_paths
+from rootrank.scan import note_settings, odd_setting
+
+SIGNATURES = Path(__file__).parent.parent / "signatures"
+
+
+def _diag(path: Path):
+    return diagnose_paths([str(path)], mask=False)
+
+
+def _words(d) -> str:
+    root = d.root_cause
+    return (
+        " ".join([*root.fix.steps, *root.fix.code.values(), root.verify or "", *root.confirm])
+        if root
+        else ""
+    )
+
+
+def test_rank_file_beyond_the_data_count_is_the_launch_size():
+    # before: checkpoint-file-missing (checkpoint-load-mismatch), "ls -l", DeepSpeed zero_to_fp32
+    d = _diag(SIGNATURES / "data" / "per-rank-file-beyond-data-count.positive.log")
+    root = d.root_cause
+    assert root is not None
+    assert root.signature == "per-rank-file-beyond-data-count"
+    assert root.failure_class == "user-code-exception"
+    assert root.evidence[0].line == 24
+    assert any(e.line == 2 for e in root.evidence)  # "made 2 parts in parts/"
+    words = _words(d)
+    assert "made 2 parts in parts/" in words
+    assert "Launch 2 processes" in words
+    assert "fit.py:6" in words
+    assert "zero_to_fp32" not in words
+    assert "os.path.exists('parts/part03.pt')" in (root.verify or "")
+
+
+def test_every_rank_missing_its_file_stays_a_missing_file():
+    d = _diag(SIGNATURES / "data" / "per-rank-file-beyond-data-count.near-miss.log")
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "checkpoint-file-missing"
+
+
+def test_a_file_read_before_its_writer_saved_it_is_a_missing_barrier():
+    # before: checkpoint-file-missing (checkpoint-load-mismatch): "check the path"
+    d = _diag(SIGNATURES / "io" / "file-handoff-without-barrier.positive.log")
+    root = d.root_cause
+    assert root is not None
+    assert root.signature == "file-handoff-without-barrier"
+    assert root.failure_class == "user-code-exception"
+    assert d.initiating_rank == 2
+    assert root.evidence[0].line == 22
+    assert root.evidence[1].line == 25  # rank 0's "checkpoint written to ckpt/merged.pt"
+    words = _words(d)
+    assert "dist.barrier()" in words
+    assert "export.py:20" in words
+    assert (root.verify or "").startswith("rm -f ckpt/merged.pt && torchrun")
+
+
+def test_a_write_of_another_name_is_no_handoff():
+    d = _diag(SIGNATURES / "io" / "file-handoff-without-barrier.near-miss.log")
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "checkpoint-file-missing"
+
+
+def test_a_batch_mismatch_from_an_uneven_split_names_the_split():
+    # before: shape-mismatch (unsupported-shape-or-dtype): in_features, LazyLinear
+    d = _diag(SIGNATURES / "tensor" / "batch-not-divisible-by-world-size.positive.log")
+    root = d.root_cause
+    assert root is not None
+    assert root.signature == "batch-not-divisible-by-world-size"
+    assert root.failure_class == "user-code-exception"
+    assert root.evidence[0].line == 13
+    assert root.captures["batch"] == "30"
+    assert root.captures["world"] == "4"
+    words = _words(d)
+    assert "30 % 4 = 2" in words
+    assert "torch.arange(scores.shape[0])" in words
+    assert "LazyLinear" not in words
+
+
+def test_a_batch_mismatch_with_a_divisible_batch_stays_a_shape_error():
+    d = _diag(SIGNATURES / "tensor" / "batch-not-divisible-by-world-size.near-miss.log")
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "shape-mismatch"
+
+
+def test_split_sizes():
+    assert split_sizes(20, 3) == {6, 7, 8}
+    assert split_sizes(30, 4) == {6, 7, 8, 9}
+    assert split_sizes(32, 4) == {8}
+
+
+def test_output_counts_are_not_settings():
+    settings: dict[int, dict] = {}
+    for rank, rest in (
+        (0, "wrote 300 predictions hidden 32"),
+        (1, "wrote 45 predictions hidden 32"),
+        (2, "wrote 300 predictions hidden 32"),
+    ):
+        settings[rank] = {}
+        note_settings(settings[rank], rest, "x.log", rank + 1)
+    assert "wrote" not in settings[1]
+    assert odd_setting(settings, 1) is None
+    settings[1]["hidden"] = ("64", "x.log", 2)
+    assert odd_setting(settings, 1) is not None
