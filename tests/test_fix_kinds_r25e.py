@@ -124,3 +124,39 @@ def test_output_counts_are_not_settings():
     assert odd_setting(settings, 1) is None
     settings[1]["hidden"] = ("64", "x.log", 2)
     assert odd_setting(settings, 1) is not None
+
+
+HERE = Path(__file__).parent / "r25e"
+
+
+def test_a_number_read_as_text_names_the_read_not_the_arithmetic():
+    # before: the general "fix the input, argument or state it names"
+    d = _diag(HERE / "env_number_as_text_compare.log")
+    root = d.root_cause
+    assert root is not None
+    assert root.failure_class == "user-code-exception"
+    assert root.evidence[0].line == 12
+    assert root.fix.variant is not None and root.fix.variant.id == "text-operand"
+    words = _words(d)
+    assert "os.environ.get / os.getenv" in words
+    assert "that read line, not the arithmetic, is the line to change" in words
+    assert "warm.py:9" in words
+    assert (root.verify or "").startswith("WARMUP_STEPS=2 torchrun --nproc-per-node=2 warm.py")
+
+
+def test_a_cuda_utility_call_on_a_cpu_build_is_guarded_not_reinstalled():
+    # before: "Reinstall PyTorch from the CUDA index", verify asserting a GPU
+    d = _diag(HERE / "cuda_call_on_cpu_build_meter.log")
+    root = d.root_cause
+    assert root is not None
+    assert root.signature == "torch-not-compiled-with-cuda"
+    assert d.initiating_rank == 0
+    assert root.evidence[0].line == 22
+    assert root.fix.variant is not None and root.fix.variant.id == "cuda-utility-call"
+    words = _words(d)
+    assert "if torch.cuda.is_available()" in words
+    assert "meter.py:3" in words
+    assert "do not reinstall PyTorch" in words
+    verify = root.verify or ""
+    assert verify.startswith("torchrun --nproc-per-node=2 meter.py")
+    assert "torch.version.cuda" not in verify
