@@ -160,3 +160,21 @@ def test_a_cuda_utility_call_on_a_cpu_build_is_guarded_not_reinstalled():
     verify = root.verify or ""
     assert verify.startswith("torchrun --nproc-per-node=2 meter.py")
     assert "torch.version.cuda" not in verify
+
+
+def test_a_short_timeout_against_a_rank_doing_sized_work_raises_the_timeout():
+    # before: "give that wait a deadline ... fix the stuck producer; or move that work before
+    # init_process_group" (which would not help: init's rendezvous waits with the same timeout)
+    d = _diag(HERE / "short_timeout_slow_rank_download.log")
+    root = d.root_cause
+    assert root is not None
+    assert root.signature == "gloo-collective-timeout"
+    assert d.initiating_rank == 1
+    assert root.evidence[0].line == 19
+    assert root.fix.variant is not None and root.fix.variant.id == "short-timeout-slow-rank"
+    words = _words(d)
+    assert "8000 ms, far below gloo's 30-minute default" in words
+    assert "timeout=timedelta(minutes=10)" in words
+    assert "downloading 12 files" in words
+    assert "stuck producer" not in words
+    assert (root.verify or "").startswith("torchrun --nproc-per-node=3 tune.py")
