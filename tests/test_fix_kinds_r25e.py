@@ -178,3 +178,24 @@ def test_a_short_timeout_against_a_rank_doing_sized_work_raises_the_timeout():
     assert "downloading 12 files" in words
     assert "stuck producer" not in words
     assert (root.verify or "").startswith("torchrun --nproc-per-node=3 tune.py")
+
+
+def test_counts_over_epochs_all_multiples_of_the_epochs_is_a_sampler_without_set_epoch():
+    # before: the generic assertion text ("find which value breaks it")
+    d = _diag(SIGNATURES / "data" / "sampler-same-data-every-epoch.positive.log")
+    root = d.root_cause
+    assert root is not None
+    assert root.signature == "sampler-same-data-every-epoch"
+    assert root.failure_class == "user-code-exception"
+    assert d.initiating_rank == 0
+    assert root.evidence[0].line == 15
+    assert root.evidence[1].line == 9  # rank 0's "kinds seen over 3 epochs" line
+    words = _words(d)
+    assert "sampler.set_epoch(epoch)" in words
+    assert "the line to change is the epoch loop, not the check that raised" in words
+
+
+def test_counts_that_change_between_epochs_leave_the_check_as_it_was():
+    d = _diag(SIGNATURES / "data" / "sampler-same-data-every-epoch.near-miss.log")
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "user-code-exception"

@@ -198,6 +198,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.rank_files import rank_file_misses
 
     findings = rank_file_misses(findings, state, library)
+    from rootrank.analysis.epoch_repeat import repeated_epochs
+
+    findings = repeated_epochs(findings, state, library)
     from rootrank.analysis.logged import logged_exit_reasons  # it imports this module's peers
 
     findings.extend(logged_exit_reasons(findings, state, library))
