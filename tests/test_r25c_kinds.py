@@ -1,0 +1,40 @@
+"""Held-out r25c kinds (its MISSES.md), on fixtures of our own: real torch 2.13 CPU runs
+(torchrun, gloo) beside their signatures or under tests/fix_variants, and logs written in the
+tools' own formats. Each test asserts the class, the initiating rank, the evidence line and the
+words of the fix that name the mechanism."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rootrank.engine import diagnose_paths
+
+SIGNATURES = Path(__file__).parent.parent / "signatures"
+VARIANTS = Path(__file__).parent / "fix_variants"
+
+
+def _diag(path: Path):
+    return diagnose_paths([str(path)], mask=False)
+
+
+def test_loss_target_dtype_refusal_is_dtype_mismatch_where_the_target_was_built():
+    # real run: rank 1's nll_loss targets are torch.tensor of float class ids (before: a plain
+    # Python exception, "do what the message says" at the loss line)
+    d = _diag(SIGNATURES / "tensor/dtype-mismatch.positive-3.log")
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "dtype-mismatch"
+    assert d.initiating_rank == 1
+    assert d.root_cause.evidence[0].line == 16
+    assert d.root_cause.fix.variant.id == "loss-target-one-rank"
+    step = d.root_cause.fix.steps[0]
+    assert "nll_loss(out.log_softmax(-1), targets[b:b + 8])" in step
+    assert "on rank 1 only (rank 0 ran the same line" in step
+    assert "dtype=torch.long" in step and "where that tensor was built" in step
+
+
+def test_loss_target_dtype_on_every_rank_is_the_codes_own_cast():
+    d = _diag(VARIANTS / "dtype-mismatch/loss-target.log")
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "dtype-mismatch"
+    assert d.root_cause.fix.variant.id == "loss-target"
+    assert "rank 1 only" not in d.root_cause.fix.steps[0]
