@@ -38,3 +38,20 @@ def test_loss_target_dtype_on_every_rank_is_the_codes_own_cast():
     assert d.root_cause.failure_class == "dtype-mismatch"
     assert d.root_cause.fix.variant.id == "loss-target"
     assert "rank 1 only" not in d.root_cause.fix.steps[0]
+
+
+def test_dataloader_timeout_is_a_slow_live_worker_not_a_dead_one():
+    # real run: rank 1's dataset takes 4 s on one index under DataLoader(timeout=2) (before:
+    # dead-worker advice, 'killed by signal', dmesg OOM)
+    d = _diag(VARIANTS / "dataloader-worker-exited/worker-timeout.log")
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "dataloader-worker-killed-or-shm"
+    assert d.initiating_rank == 1
+    assert d.root_cause.evidence[0].line == 30
+    assert d.root_cause.fix.variant.id == "worker-timeout"
+    steps = " ".join(d.root_cause.fix.steps)
+    assert "timeout=2 fired on rank 1: no worker died" in steps
+    assert "one sample or read slower than the timeout" in steps
+    assert "__getitem__ for every index of rank 1's own data" in steps
+    assert "dmesg -T" not in steps
+    assert "no 'DataLoader timed out'" in d.root_cause.verify
