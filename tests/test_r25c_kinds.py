@@ -55,3 +55,26 @@ def test_dataloader_timeout_is_a_slow_live_worker_not_a_dead_one():
     assert "__getitem__ for every index of rank 1's own data" in steps
     assert "dmesg -T" not in steps
     assert "no 'DataLoader timed out'" in d.root_cause.verify
+
+
+def test_emfile_inside_a_memory_map_is_kept_maps_not_a_low_ulimit():
+    # real run: rank 1 caches one np.load(mmap_mode="r") per file over 400 files under
+    # ulimit -n 200 (before: raise ulimit -n 65535, a verify the hard limit may refuse)
+    d = _diag(VARIANTS / "too-many-open-files/mapped-files.log")
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "too-many-open-files"
+    assert d.initiating_rank == 1
+    assert d.root_cause.evidence[0].line == 28
+    assert d.root_cause.fix.variant.id == "mapped-files"
+    steps = " ".join(d.root_cause.fix.steps)
+    assert 'self.opened[k] = np.load(self.paths[k], mmap_mode="r")' in steps
+    assert "keeps its own duplicated file descriptor" in steps
+    assert "vm.max_map_count" in steps
+    assert "ulimit" not in d.root_cause.verify
+
+
+def test_emfile_general_verify_raises_the_soft_limit_only_to_the_hard_one():
+    d = _diag(VARIANTS / "too-many-open-files/general.log")
+    assert d.root_cause is not None
+    assert d.root_cause.fix.variant is None or d.root_cause.fix.variant.id == "general"
+    assert d.root_cause.verify.startswith('ulimit -n "$(ulimit -Hn)"')
