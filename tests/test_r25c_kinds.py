@@ -78,3 +78,18 @@ def test_emfile_general_verify_raises_the_soft_limit_only_to_the_hard_one():
     assert d.root_cause is not None
     assert d.root_cause.fix.variant is None or d.root_cause.fix.variant.id == "general"
     assert d.root_cause.verify.startswith('ulimit -n "$(ulimit -Hn)"')
+
+
+def test_math_domain_error_in_a_gradient_hook_is_a_zero_norm():
+    # real run: rank 1's all-zero batch gives a zero weight gradient, and a register_hook's
+    # math.log10 of its norm raises inside backward() (before: "fix the input it names")
+    d = _diag(VARIANTS / "user-code-exception/math-domain.log")
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiating_rank == 1
+    assert d.root_cause.evidence[0].line == 25
+    assert d.root_cause.fix.variant.id == "math-domain"
+    steps = " ".join(d.root_cause.fix.steps)
+    assert "it was exactly 0 on rank 1" in steps
+    assert "all padding" in steps
+    assert "Make monitoring code total" in steps and "register_hook" in steps
