@@ -93,3 +93,30 @@ def test_math_domain_error_in_a_gradient_hook_is_a_zero_norm():
     assert "it was exactly 0 on rank 1" in steps
     assert "all padding" in steps
     assert "Make monitoring code total" in steps and "register_hook" in steps
+
+
+def test_verify_imports_only_names_the_script_defines_at_module_level():
+    # real run: the DataLoader is built inside main() (`for n, b in enumerate(loader)`), so
+    # `from train import loader` would raise ImportError: the verify is the user's own launch
+    d = _diag(Path(__file__).parent / "r25c/collate-loader-local-to-main.log")
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "data-error"
+    assert d.initiating_rank == 1
+    assert d.root_cause.evidence[0].line == 30
+    assert "import" not in d.root_cause.verify
+    assert d.root_cause.verify.startswith("torchrun --nproc-per-node=2 train.py  # the same launch")
+
+
+def test_module_names_are_defs_and_module_level_lines_not_function_locals():
+    from rootrank.entry.commands import module_names
+    from rootrank.tracebacks import Frame
+
+    frames = [
+        Frame("/job/train.py", 40, "<module>", True, "loader = build_loader(cfg)"),
+        Frame("/job/train.py", 21, "build_loader", True, "return DataLoader(ds, batch_size=bs)"),
+        Frame("/job/train.py", 30, "main", True, "for step, batch in enumerate(batches):"),
+        Frame("/venv/site-packages/torch/utils/data/dataloader.py", 700, "__next__", False, "x"),
+    ]
+    names = module_names(frames)
+    assert {"loader", "build_loader", "cfg", "main"} <= names
+    assert "batches" not in names and "ds" not in names
