@@ -120,3 +120,47 @@ def test_module_names_are_defs_and_module_level_lines_not_function_locals():
     names = module_names(frames)
     assert {"loader", "build_loader", "cfg", "main"} <= names
     assert "batches" not in names and "ds" not in names
+
+
+def test_readers_parse_error_points_back_to_the_rank_that_wrote_the_file():
+    # real run: rank 0 json.dumps a vocabulary into a file object it never closes, then the
+    # barrier; ranks 1 and 2 fail to parse it at char 24571 (before: rank 1, a reader, with
+    # "fix the input it names")
+    d = _diag(SIGNATURES / "python/shared-file-read-before-written.positive.log")
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "shared-file-read-before-written"
+    assert d.root_cause.failure_class == "user-code-exception"
+    assert d.initiating_rank == 0
+    assert d.root_cause.evidence[0].line == 24
+    assert 5 in [e.line for e in d.root_cause.evidence]
+    assert d.root_cause.captures["readers"] == "1, 2"
+    assert d.root_cause.captures["block_cut"] == "24576"
+    assert d.root_cause.fix.variant.id == "cut-at-block"
+    steps = " ".join(d.root_cause.fix.steps)
+    assert "Rank 0 wrote out/vocab.json (line 5:" in steps
+    assert "did not flush or close the file before the others read it" in steps
+    assert "os.replace()" in steps and "broadcast_object_list" in steps
+
+
+def test_a_parse_error_no_rank_said_it_wrote_stays_the_readers_own():
+    d = _diag(SIGNATURES / "python/shared-file-read-before-written.near-miss.log")
+    assert d.root_cause is not None
+    assert d.root_cause.signature != "shared-file-read-before-written"
+
+
+def test_block_cut_only_near_a_block_boundary():
+    from rootrank.analysis.unflushed_write import BLOCK, NEAR_BLOCK
+
+    assert BLOCK == 4096 and NEAR_BLOCK < BLOCK // 8
+
+
+def test_pickle_ran_out_of_input_after_another_rank_wrote_it_names_the_writer():
+    # real run: rank 1 pickle.dumps into a file object it keeps open; rank 0's pickle.load
+    # reads an empty file (EOFError: Ran out of input)
+    d = _diag(VARIANTS / "shared-file-read-before-written/writer-incomplete.log")
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "shared-file-read-before-written"
+    assert d.initiating_rank == 1
+    assert d.root_cause.evidence[0].line == 12
+    assert d.root_cause.fix.variant.id == "writer-incomplete"
+    assert "Rank 1 wrote cache/splits.pkl (line 5:" in d.root_cause.fix.steps[0]

@@ -192,6 +192,9 @@ def prepare(state: ScanState, library: Library) -> Context:
             kept.append(own)
     findings = kept
     findings.extend(exception_findings(findings, state, library))
+    from rootrank.analysis.unflushed_write import writer_of_read_file
+
+    findings = writer_of_read_file(findings, state, library)
     from rootrank.analysis.logged import logged_exit_reasons  # it imports this module's peers
 
     findings.extend(logged_exit_reasons(findings, state, library))
