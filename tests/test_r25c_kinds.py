@@ -164,3 +164,22 @@ def test_pickle_ran_out_of_input_after_another_rank_wrote_it_names_the_writer():
     assert d.root_cause.evidence[0].line == 12
     assert d.root_cause.fix.variant.id == "writer-incomplete"
     assert "Rank 1 wrote cache/splits.pkl (line 5:" in d.root_cause.fix.steps[0]
+
+
+def test_a_bracketed_rank_line_carries_that_ranks_settings_not_torchruns_tag():
+    from rootrank.ranklines import BRACKET_RANK_LINES
+    from rootrank.scan import Settings, note_settings, odd_setting
+
+    text = (
+        "[rank1] shard kept 37/50 rows, 4 steps\n"
+        "[rank0] shard kept 50/50 rows, 5 steps\n"
+        "[rank2] shard kept 50/50 rows, 5 steps\n"
+        '[rank2]:   File "/job/train.py", line 42, in main\n'
+    )
+    settings: dict[int, Settings] = {}
+    for n, m in enumerate(BRACKET_RANK_LINES.finditer(text), start=1):
+        note_settings(settings.setdefault(int(m["n"]), {}), m["rest"], "log", n)
+    assert set(settings) == {0, 1, 2}
+    assert "line" not in settings[2]  # torchrun's "[rank2]:" tag is not the rank's own words
+    odd = odd_setting(settings, 1)
+    assert odd is not None and odd[:3] == ("kept", "37", "50") and odd[4] == [0, 2]
