@@ -147,6 +147,16 @@ def rank_lines(
 _settings_read: tuple[weakref.ref[ScanState], dict[int, Settings]] | None = None
 
 
+#: A line a script prints about its rank with the rank in a bracket of its own before the
+#: words (``print(f"[rank{rank}] kept {n}/{total} records -> {steps} steps/epoch")``), not
+#: torchrun's ``[rank0]:`` tag on a line the process printed (its colon: a traceback's lines
+#: carry it): the ``name value`` pairs after it are that rank's settings, as with
+#: :data:`rootrank.scan.RANK_SELF_LINES`.
+BRACKET_RANK_LINES = lazy_regex.compile(
+    r"(?im)^\[rank ?(?P<n>\d{1,6})\](?!:)[ \t]+(?P<rest>[^\n]{1,400})"
+)
+
+
 def rank_settings(state: ScanState) -> dict[int, Settings]:
     """Each rank's numeric settings: those the scan read on the lines it chose
     (:attr:`ScanState.rank_settings`) with those of the set-up lines a rank printed of itself
@@ -163,14 +173,15 @@ def rank_settings(state: ScanState) -> dict[int, Settings]:
     for path, first, text in state.heads:
         if "ank" not in text:
             continue
-        number, at = first, 0
-        for m in RANK_SELF_LINES.finditer(text):
-            number += text.count("\n", at, m.start())
-            at = m.start()
-            if (path, number) in seen:  # a line the scan read already
-                continue
-            for who, part in glued_ranks(int(m["n"]), m["rest"]):
-                note_settings(out.setdefault(who, {}), part, path, number)
+        for pattern in (RANK_SELF_LINES, BRACKET_RANK_LINES):
+            number, at = first, 0
+            for m in pattern.finditer(text):
+                number += text.count("\n", at, m.start())
+                at = m.start()
+                if (path, number) in seen:  # a line the scan read already
+                    continue
+                for who, part in glued_ranks(int(m["n"]), m["rest"]):
+                    note_settings(out.setdefault(who, {}), part, path, number)
     _settings_read = (weakref.ref(state), out)
     return out
 

@@ -3736,6 +3736,10 @@ def launcher_first_elsewhere(rank: int, case: Case) -> tuple[int, int] | None:
         # the ranks that waited for it: those witnesses fail and exit first by design
         return None
     own = {f.rank for f in ctx.findings if f.rank is not None and ctx.kind(f) != "terminal"}
+    # ranks the root itself made fail (a ``readers`` capture: the ranks that could not parse
+    # the file the root's rank wrote, rootrank.analysis.unflushed_write): their errors are the
+    # root's own lines, and they exit first by design
+    own |= {int(r) for r in case.root.captures.get("readers", "").split(", ") if r.isdigit()}
     firsts: list[tuple[int, int]] = []
     for e in of_kind(ctx.events, "exit"):
         # the agent's own first-failure line names the worker's local rank

@@ -89,6 +89,7 @@ from rootrank.analysis.subprocess_pipe import subprocess_pipe_findings
 from rootrank.analysis.survived import Survived, set_aside, survived_errors, survived_values
 from rootrank.analysis.truncated_read import truncated_reads
 from rootrank.analysis.unfinished_phase import unfinished_phase_findings
+from rootrank.analysis.unflushed_write import writer_of_read_file
 from rootrank.model import Finding
 from rootrank.scan import ScanState
 from rootrank.signatures import Library
@@ -362,6 +363,13 @@ def _exception_findings(d: Draft) -> None:
     d.findings.extend(exception_findings(d.findings, d.state, d.library))
 
 
+def _writers_of_read_files(d: Draft) -> None:
+    """Recasts the readers' parse errors of a file another rank said it wrote before them on
+    the writer's rank (an unflushed or unsynchronised write)
+    (:func:`~rootrank.analysis.unflushed_write.writer_of_read_file`)."""
+    d.findings = writer_of_read_file(d.findings, d.state, d.library)
+
+
 def _rank_file_misses(d: Draft) -> None:
     """Replaces a FileNotFoundError by a hand-off without a barrier (another rank's later line
     says it wrote that path) or by a per-rank file beyond the data's count
@@ -546,6 +554,7 @@ STEPS: tuple[tuple[str, Step], ...] = (
     ("destroyed_groups", _destroyed_groups),
     ("own_service_binds", _own_service_binds),
     ("exception_findings", _exception_findings),
+    ("writers_of_read_files", _writers_of_read_files),
     ("rank_file_misses", _rank_file_misses),
     ("repeated_epochs", _repeated_epochs),
     ("logged_exit_reasons", _logged_exit_reasons),

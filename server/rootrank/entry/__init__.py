@@ -818,7 +818,8 @@ def fill_entry(
                 " there; the failure follows from it."
             )
     line_lead = None
-    if odd_lead is None and odd_rank is not None and root.role == "cause":
+    if odd_rank is not None and root.role == "cause":
+        # (used when the setting's lead is not: a variant chose its own fix)
         line_lead = odd_line_lead(state, root, odd_rank)
     facts.run_frames = [
         text
@@ -965,6 +966,8 @@ def fill_entry(
     elif where and steps:
         steps[0] = f"{where} {steps[0]}"
     variants = sig.fix.get("variants") or []
+    if odd_lead is not None and (chosen is None or is_default):
+        line_lead = None  # the setting that differs leads instead (below)
     if (
         line_lead is not None
         and variants

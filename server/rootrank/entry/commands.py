@@ -35,6 +35,8 @@ from rootrank.taxonomy import process_group_classes
 if TYPE_CHECKING:  # the type only: rootrank.regex_code builds patterns without the package
     import regex
 
+    from rootrank.tracebacks import Frame
+
 #: Entries write the user's entry script as ``train.py`` (verify commands, fix code).
 TRAIN_PY = lazy_regex.compile(r"(?<![\w./-])train\.py\b")
 #: The entries' launch command: ``torchrun --nproc-per-node=N`` (``N`` may be a blank, or a
@@ -480,15 +482,30 @@ def launch_of(
         rdzv_port=rdzv_port,
         model=facts.server_model,
         tp=facts.server_tp,
-        names=frozenset(
-            word
-            for seen in (*state.exceptions, *state.cut_tracebacks)
-            for f in seen.exc.frames
-            if f.user
-            for word in _IDENTIFIER.findall(f"{f.code} {f.func}")
+        names=module_names(
+            f for seen in (*state.exceptions, *state.cut_tracebacks) for f in seen.exc.frames
         ),
         fsdp="fsdp" in state.stacks,
     )
+
+
+def module_names(frames: Iterable[Frame]) -> frozenset[str]:
+    """The names the log shows at module level of the user's code (:attr:`Launch.names`): the
+    functions its traceback frames run in (a ``def`` is importable by its name) and the
+    identifiers of the lines a frame quotes at module level (``<module>``: ``loader =
+    build_loader()``, ``main()``). A name a line inside a function uses (``for x in loader:``
+    in ``main``) is that function's local as far as the log shows: ``from train import loader``
+    would fail with ImportError when ``loader`` is built inside ``main()``. Only the user's own
+    frames (``Frame.user``) count."""
+    names: set[str] = set()
+    for f in frames:
+        if not f.user:
+            continue
+        if f.func == "<module>":
+            names.update(_IDENTIFIER.findall(f.code or ""))
+        elif f.func and _IDENTIFIER.fullmatch(f.func):
+            names.add(f.func)
+    return frozenset(names)
 
 
 def processes_of(
@@ -620,6 +637,13 @@ def ready(command: str, launch: Launch) -> str:
     )
     blanked: list[str] = []
     head = _FROM_IMPORT.sub(lambda m: _shown_names(m, launch, blanked), head)
+    if blanked and launch.script:
+        # the check imports a name the log does not show at module level of the user's script
+        # (built inside main(): ImportError): the user's own launch checks the same thing
+        what = comment or "exit 0"
+        return ready(
+            f"{fit('python train.py', launch, verify=True)}  # the same launch: {what}", launch
+        )
     if blanked:  # the name where the check uses it, too
         head = _NAME_USE.sub(lambda m: f"<{m[0]}>" if m[0] in blanked else m[0], head)
     head, script, dropped = _script_flags(head, launch)
