@@ -150,9 +150,10 @@ _UNKNOWN_PHRASES = {
     "host": "the failing host",
     "initiating_rank": "the initiating rank",
     "iteration": "the failing iteration",
+    "peer_rank": "another rank",
 }
 #: The word before each of :data:`_UNKNOWN_PHRASES`' placeholders ("iteration {iteration}").
-_PHRASE_WORD = {"host": "host", "iteration": "iteration"}
+_PHRASE_WORD = {"host": "host", "iteration": "iteration", "peer_rank": "rank"}
 #: Each of :data:`_UNKNOWN_PHRASES`' placeholders after its word, capitalised and not
 #: (``Host {host}``, ``host {host}``), with the phrase it becomes, by key.
 _UNKNOWN_PLACES = {
@@ -165,6 +166,14 @@ _UNKNOWN_PLACES = {
 }
 #: A Windows drive at the start of a path (``C:/``).
 _DRIVE = lazy_regex.compile(r"[A-Za-z]:/")
+
+
+def unknown_words(sig: Signature) -> dict[str, str]:
+    """The signature's ``entry.unknown`` mapping (``{field: words}``): what its texts say for
+    a field the log did not carry (``peer``: "the peer process"); empty when it has none.
+    Data from the signature's YAML; a value that is not a string is ignored."""
+    given = sig.entry.get("unknown") or {}
+    return {str(k): v for k, v in given.items() if isinstance(v, str)}
 
 
 def render(template: str, values: dict[str, Any], *, keep_unknown: bool = False) -> str:
@@ -218,6 +227,9 @@ _UNKNOWN_REWORDS = (
     ("seqnum", lazy_regex.compile(r"\bSeqNum \{seqnum\}"), "the collective that timed out"),
     ("timeout_ms", lazy_regex.compile(r"\{timeout_ms\} ms (?=[\w-]*\s?timeout\b)"), ""),
 )
+#: An aside part that is nothing but fields (``{why}``, ``{func}: {err}``): dropped when none
+#: of them is known, whatever the field (a sentence reads without an empty aside).
+_BARE_FIELDS = lazy_regex.compile(r"(?:\s*\{[a-z_][a-z0-9_]*\}[\s:;/=,-]*)+")
 _NOUN_ARTICLE = lazy_regex.compile(
     r"(?i)(?:\b(?:a|an|the|that|this|its|each|same|one|point-to-point)\s)$"
 )
@@ -230,14 +242,18 @@ def drop_unknown_fields(template: str, values: dict[str, Any]) -> str:
     ones is dropped from its part (``({optype} SeqNum {seqnum})`` with no OpType reads ``(SeqNum
     40231)``, with neither nothing at all); outside an aside an unknown field of
     :data:`_UNKNOWN_NOUNS` becomes its noun (``in {optype}`` reads ``in the collective``).
-    Only a collective record's fields (:data:`_RECORD_FIELDS`) are dropped; any other stays
-    for :func:`render` (a blank, or a phrase such as ``rank {rank}``). A template with no
-    unknown record field is returned as it is."""
+    Only a collective record's fields (:data:`_RECORD_FIELDS`) are dropped from a part with
+    other words; an aside part that is nothing but unknown fields of any name (``({why})``,
+    :data:`_BARE_FIELDS`) is dropped too. Any other stays for :func:`render` (a blank, or a
+    phrase such as ``rank {rank}``). A template with no unknown field is returned as it is."""
 
     def unknown(name: str) -> bool:
         return values.get(name) is None and name in _RECORD_FIELDS
 
-    if not any(unknown(n) for n in _PLACEHOLDER.findall(template)):
+    def missing(name: str) -> bool:
+        return values.get(name) is None
+
+    if not any(missing(n) for n in _PLACEHOLDER.findall(template)):
         return template
 
     def aside(m: regex.Match[str]) -> str:
@@ -246,6 +262,8 @@ def drop_unknown_fields(template: str, values: dict[str, Any]) -> str:
             names = _PLACEHOLDER.findall(part)
             if names and all(unknown(n) for n in names):
                 continue
+            if names and all(missing(n) for n in names) and _BARE_FIELDS.fullmatch(part):
+                continue  # an aside part that is only unknown fields: "({why})" says nothing
             for n in names:
                 if unknown(n):
                     part = regex_code.sub(rf" ?\{{{n}\}} ?", " ", part).strip()
@@ -921,6 +939,11 @@ def fill_entry(
     is_default = chosen is None or variant is sig.fix.get("variants", [None])[-1]
     code = variant.get("code", sig.fix.get("code", {}) if is_default else {})
 
+    # a field the log did not carry reads as the words the signature gives for it
+    # (``entry.unknown``), never as the raw ``<field>`` placeholder
+    for name, words in unknown_words(sig).items():
+        if values.get(name) is None:
+            values[name] = words
     steps = [fit(render(s, values), launch) for s in variant["steps"]]
     if seen is not None:
         call = collective_call(seen.exc.frames)
