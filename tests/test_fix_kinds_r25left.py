@@ -79,3 +79,64 @@ def test_no_positive_fixture_renders_a_raw_field_placeholder(library, chunk):
                     bad.append(f"{log.name}: <{name}> in {text[:120]!r}")
     assert len(logs) > 100
     assert bad == []
+
+
+VARIANTS = Path(__file__).parent / "fix_variants"
+HERE = Path(__file__).parent / "r25left"
+
+
+def test_a_refused_nccl_connect_with_no_peer_error_points_at_the_listener_not_collateral():
+    # rank 3 retries "Connection refused" and fails; no other rank printed an error of its own
+    # (before: "this error is collateral: find that rank's own first error")
+    d = diagnose_paths([str(VARIANTS / "nccl-socket-connect-failed/refused-no-peer-error.log")])
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "nccl-socket-connect-failed"
+    assert rc.failure_class == "network-fabric-error"
+    assert d.initiating_rank == 3
+    assert rc.evidence[0].line == 17
+    assert rc.fix.variant is not None and rc.fix.variant.id == "refused-no-peer-error"
+    text = " ".join(rc.fix.steps)
+    assert "Nothing was listening at" in text and "when rank 3 connected" in text
+    assert "this is not collateral" in text and "NCCL_SOCKET_IFNAME=<iface>" in text
+    assert "nc -zv" in text
+    assert "this error is collateral" not in text
+
+
+def test_a_one_line_refusal_with_no_other_rank_shown_keeps_the_collateral_reading():
+    d = diagnose_paths([str(VARIANTS / "nccl-socket-connect-failed/refused.log")])
+    assert d.root_cause is not None and d.root_cause.fix.variant is not None
+    assert d.root_cause.fix.variant.id == "refused"
+
+
+def test_a_terminate_abort_mid_run_gets_no_end_of_training_advice():
+    # the ranks printed step 3 of 12 and one aborted in std::terminate: not teardown
+    d = diagnose_paths([str(VARIANTS / "cpp-terminate-abort/mid-run.log")])
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "cpp-terminate-abort"
+    assert rc.failure_class == "segfault"
+    assert d.initiating_rank == 1
+    assert rc.evidence[0].line == 10
+    assert rc.fix.variant is not None and rc.fix.variant.id == "mid-run"
+    text = " ".join(rc.fix.steps)
+    assert "The abort came mid-run" in text
+    assert "end of training (last step logged" not in text
+    assert "middle of training" in rc.summary
+    # at exit (the run's last line is its end), the shutdown advice stays
+    d2 = diagnose_paths([str(VARIANTS / "cpp-terminate-abort/at-exit.log")])
+    assert d2.root_cause is not None and d2.root_cause.fix.variant is not None
+    assert d2.root_cause.fix.variant.id == "at-exit"
+    assert "Shut down explicitly" in d2.root_cause.fix.steps[0]
+
+
+def test_deepspeeds_runner_line_keeps_the_nodes_and_port_in_the_verify():
+    # no typed command; the runner's "cmd = pdsh ... -w n1,n2 ... --master_port=29711" and the
+    # workers' argv are in the log (before: "deepspeed sft_main.py ...", one node, port lost)
+    d = diagnose_paths([str(HERE / "ds_runner_two_nodes.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None
+    assert d.initiating_rank == 2
+    assert rc.evidence[0].line == 13
+    assert rc.verify.startswith(
+        "deepspeed --hostfile=<hostfile> --master_port=29711 sft_main.py"
+        " --deepspeed cfg/z3.json --epochs 2  #"
+    )

@@ -168,6 +168,27 @@ _UNKNOWN_PLACES = {
 _DRIVE = lazy_regex.compile(r"[A-Za-z]:/")
 
 
+def peer_error(
+    root: Finding, findings: list[Finding], library: Library, state: ScanState
+) -> str | None:
+    """Another rank's own error, in words (``"rank 1's ValueError (line 40)"``), or ``None``:
+    the first exception the scan kept with a rank other than ``root``'s, else the first
+    finding of a ``role: cause`` signature on another rank. A root with no rank has no peer
+    to compare with (``None``). From the scan state and the findings."""
+    if root.rank is None:
+        return None
+    for seen in state.exceptions:
+        if seen.rank is not None and seen.rank != root.rank:
+            name = seen.exc.type.rsplit(".", 1)[-1]
+            return f"rank {seen.rank}'s {name} (line {seen.exc.log_line})"
+    for f in findings:
+        sig = library.signatures.get(f.signature)
+        if f.rank is not None and f.rank != root.rank and sig is not None and sig.role == "cause":
+            line = f.evidence[0].line if f.evidence else None
+            return f"rank {f.rank}'s {f.title}" + (f" (line {line})" if line else "")
+    return None
+
+
 def unknown_words(sig: Signature) -> dict[str, str]:
     """The signature's ``entry.unknown`` mapping (``{field: words}``): what its texts say for
     a field the log did not carry (``peer``: "the peer process"); empty when it has none.
@@ -748,6 +769,8 @@ def fill_entry(
         ),
         uneven_progress=uneven_progress(state.progress.last()),
         group_formed=formed_after(root, findings, library, state),
+        peer_erred=peer_error(root, findings, library, state),
+        peers_seen=root.rank is not None and bool(state.ranks_seen - {root.rank}),
         agree=agreed_values([(f.rank, f.captures) for f in group]),
         module_local=local_module_frame(captured.get("module"), tracebacks),
     )
