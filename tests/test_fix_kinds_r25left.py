@@ -140,3 +140,33 @@ def test_deepspeeds_runner_line_keeps_the_nodes_and_port_in_the_verify():
         "deepspeed --hostfile=<hostfile> --master_port=29711 sft_main.py"
         " --deepspeed cfg/z3.json --epochs 2  #"
     )
+
+
+def test_a_completed_run_names_the_error_every_rank_survived():
+    # every rank printed a kernel-load failure, fell back, trained to 200/200, exit 0: no
+    # failure, but the report says every rank ran without what failed (trial r24b finding 3)
+    d = diagnose_paths([str(HERE / "kernel_fallback_every_rank_exit0.log")], mask=False)
+    assert d.root_cause is None and d.initiating_rank is None
+    said = [r for r in d.reasoning if r.startswith("Survived, not harmless")]
+    assert len(said) == 1
+    assert "precompiled GPU kernel" in said[0]
+    assert "kernel_fallback_every_rank_exit0.log:3, 4 line(s), ranks 0, 1, 2, 3" in said[0]
+    assert "every rank printed it and ran on" in said[0]
+    assert not any(r.startswith("No rank printed a training step") for r in d.reasoning)
+
+
+def test_a_completed_run_with_no_step_does_not_claim_training_ran():
+    d = diagnose_paths([str(HERE / "kernel_fallback_no_steps_exit0.log")], mask=False)
+    assert d.root_cause is None
+    assert any(r.startswith("No rank printed a training step") for r in d.reasoning)
+
+
+def test_the_kernel_load_verify_quotes_the_logs_own_error():
+    # the criterion is the runtime's error the log printed, not a string it never had
+    d = _diag("cuda/precompiled-kernel-launch-failed.positive.log")
+    assert d.root_cause is not None
+    assert 'no line showing "invalid resource handle"' in d.root_cause.verify
+    assert "fail to call hipModule" not in d.root_cause.verify
+    d2 = diagnose_paths([str(HERE / "kernel_fallback_every_rank_exit0.log")], mask=False)
+    # (the same signature on a run that failed would quote CUDA_ERROR_NO_BINARY_FOR_GPU)
+    assert d2.collateral[0].captures["error"] == "CUDA_ERROR_NO_BINARY_FOR_GPU"

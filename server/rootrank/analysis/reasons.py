@@ -611,6 +611,11 @@ _TEMPLATES: dict[str, str] = {
         " script's top level, or every rank printed on after it): they were caught and"
         " survived; collateral, not the root cause [{rule}]."
     ),
+    "completed_set_aside": ('Survived, not harmless: "{title}" ({where}{ranks}){every}'),
+    "completed_no_steps": (
+        "No rank printed a training step before that end: the end shows the processes exited"
+        " cleanly, not that training ran; check the run did its work (its steps, its outputs)"
+    ),
     "same_error_elsewhere": (
         "{others} also printed the same error as rank {rank} (or a traceback the log cuts"
         " before its error line): ranks running the same code and config raise it alike, so the log"
