@@ -170,3 +170,53 @@ def test_the_kernel_load_verify_quotes_the_logs_own_error():
     d2 = diagnose_paths([str(HERE / "kernel_fallback_every_rank_exit0.log")], mask=False)
     # (the same signature on a run that failed would quote CUDA_ERROR_NO_BINARY_FOR_GPU)
     assert d2.collateral[0].captures["error"] == "CUDA_ERROR_NO_BINARY_FOR_GPU"
+
+
+def test_the_holder_of_a_shared_lock_starts_the_failure_not_its_waiter():
+    # a real torchrun run: rank 1 rebuilds an index inside one SQLite write transaction; ranks
+    # 0 and 2 raise "database is locked"; torchrun SIGTERMs rank 1, still rebuilding (before:
+    # rank 0, the first waiter, as torchrun's "first observed failure" says)
+    d = _diag("io/shared-lock-busy.positive.log")
+    rc = d.root_cause
+    assert rc is not None
+    assert rc.signature == "shared-lock-busy"
+    assert rc.failure_class == "user-code-exception"
+    assert d.initiating_rank == 1
+    assert d.initiator is not None and d.initiator.strategy == "lock_holder"
+    assert rc.evidence[0].line == 33
+    assert rc.fix.variant is not None and rc.fix.variant.id == "holder-shown"
+    first = rc.fix.steps[0]
+    assert first.startswith("Shorten what rank 1 does while it holds the lock")
+    assert "line 25: `[rank1] rebuilding shard index 3/6`" in first
+    # the waiter's line is named as where it waited, not as the cause (kind 5)
+    assert rc.fix.steps[1].startswith(
+        "index_train.py:20 (in record) is where rank 0 waited (its traceback), not the cause:"
+        " the cause is what rank 1 was doing at its last own line, line 25:"
+    )
+    assert rc.verify.startswith(
+        "torchrun --nproc-per-node=3 index_train.py  # no 'database is locked'"
+    )
+
+
+def test_a_lock_timeout_with_no_holder_in_the_log_names_no_holder():
+    d = diagnose_paths([str(VARIANTS / "shared-lock-busy/holder-unknown.log")], mask=False)
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "shared-lock-busy"
+    assert d.initiating_rank is None
+    assert rc.evidence[0].line == 10
+    assert rc.fix.variant is not None and rc.fix.variant.id == "holder-unknown"
+    assert "Find the process that held the lock" in rc.fix.steps[0]
+    assert "no 'could not be acquired'" in rc.verify
+
+
+def test_a_hang_whose_initiator_printed_no_traceback_says_where_the_waiters_waited():
+    # rank 0 tokenized past the barrier's timeout and printed no traceback; ranks 1-2 timed out
+    # in the barrier: their line is where they waited, not the cause (kind 5)
+    log = Path(__file__).parent / "r19b" / "10-spawn-rank0-slow-tokenize-barrier-timeout.log"
+    d = diagnose_paths([str(log)], mask=False)
+    rc = d.root_cause
+    assert rc is not None and d.initiating_rank == 0
+    assert rc.fix.steps[1] == (
+        "10_spawn_preprocess.py:25 (in worker) is where rank 1 waited (its traceback), not the"
+        " cause: the cause is what rank 0 was doing then (it printed no traceback)."
+    )

@@ -166,6 +166,11 @@ _TEMPLATES: dict[str, str] = {
         " a checkpoint save): rank {rank} was still in that work when the process group's"
         " timeout ran out; the waiters are victims"
     ),
+    "lock_holder": (
+        "Rank(s) {waiters} gave up waiting for a shared lock; rank {rank} is the one rank that"
+        " printed no error and was still working when the launcher stopped it: it held the lock"
+        " (the error names the waiter, not the holder)"
+    ),
     "still_working": (
         "rank {rank} was still printing its own progress ({done} of {total}, {where}) after the"
         " last line of {others}, and did not report the timeout: they waited for it in the"

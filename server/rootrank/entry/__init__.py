@@ -36,6 +36,7 @@ from rootrank.entry.frames import (
     rank_output_file,
     root_exception,
     setting_step,
+    short,
     stalled_lines,
     user_frame,
     waiting_step,
@@ -187,6 +188,38 @@ def peer_error(
             line = f.evidence[0].line if f.evidence else None
             return f"rank {f.rank}'s {f.title}" + (f" (line {line})" if line else "")
     return None
+
+
+def waiter_step(
+    state: ScanState,
+    root: Finding,
+    initiating: int | None,
+    seen: Any,
+    masker: Any | None,
+    values: dict[str, Any],
+) -> str | None:
+    """When the initiating rank printed no traceback of its own (``seen`` is ``None``) and the
+    root cause's traceback is another rank's (a waiter's, a victim's), the step that says so:
+    the waiter's line in the user's code (``train.py:20 (in record)``) is where that rank
+    waited, and the cause is what the initiating rank was doing at its last own line
+    (``values["initiator_last_line"]``, when the log shows it). ``None`` otherwise. From the
+    scan state (the waiter's traceback: :func:`user_frame`)."""
+    if initiating is None or seen is not None or root.rank is None or root.rank == initiating:
+        return None
+    frame = user_frame(state, root, root.rank, masker)
+    if frame is None:
+        return None
+    func = f" (in {frame.func})" if frame.func else ""
+    last = values.get("initiator_last_line")
+    doing = (
+        f"what rank {initiating} was doing at its last own line, {last}"
+        if last and "line " in str(last)
+        else f"what rank {initiating} was doing then (it printed no traceback)"
+    )
+    return (
+        f"{short(frame.file)}:{frame.line}{func} is where rank {root.rank} waited (its"
+        f" traceback), not the cause: the cause is {doing}."
+    )
 
 
 def unknown_words(sig: Signature) -> dict[str, str]:
@@ -1015,6 +1048,10 @@ def fill_entry(
         steps.insert(1 if variant.get("sites_after") and steps else 0, where)
     elif where and steps:
         steps[0] = f"{where} {steps[0]}"
+    waited = waiter_step(state, root, initiating, seen, masker, values)
+    if waited and steps and not any(waited.split(" ", 1)[0] in step for step in steps):
+        # (not when a step already names the waiters' line: a hang's call-site step)
+        steps.insert(1, waited)
     variants = sig.fix.get("variants") or []
     if (
         line_lead is not None
