@@ -3,8 +3,7 @@
 Mechanism: a shared file or database admits one writer at a time (a SQLite write transaction
 until COMMIT, a ``filelock``/``flock`` lock until released). A rank that takes it around long
 work makes every other writer wait; a waiter whose timeout runs out raises ("database is
-locked", filelock's ``Timeout``, ``BlockingIOError`` from a non-blocking ``flock``: the
-``shared-lock-busy`` signature), its process ends, and the launcher stops the rest, the holder
+locked", filelock's ``Timeout``: the ``shared-lock-busy`` signature), its process ends, and the launcher stops the rest, the holder
 among them, still inside the lock and with no error of its own. The raiser is the waiter; the
 holder is where the failure starts.
 
