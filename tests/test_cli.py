@@ -130,7 +130,7 @@ def test_eval_says_na_when_no_case_has_a_rank_label(tmp_path):
     proc = run_cli("eval", str(tmp_path))
     out = proc.stdout.decode()
     assert proc.returncode == 0, proc.stderr
-    assert "class accuracy: 100.0% (1/1)" in out
+    assert "class accuracy on the failing runs: 100.0% (1/1)" in out
     assert "initiating-rank accuracy: n/a (0/0 labelled)" in out
 
 

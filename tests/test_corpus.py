@@ -32,6 +32,6 @@ def test_eval_command_prints_the_figures():
     proc = run_cli("eval", str(CORPUS))
     out = proc.stdout.decode()
     assert proc.returncode == 0
-    assert "class accuracy:" in out
+    assert "class accuracy on the failing runs:" in out
     assert "initiating-rank accuracy:" in out
     assert "root causes claimed on healthy logs: 0" in out

@@ -70,7 +70,7 @@ def test_each_skipped_folder_is_one_stderr_line_and_the_rest_is_scored(tmp_path)
     ]
     out = proc.stdout.decode()
     assert "cases: 1 (1 failing runs, 0 healthy)" in out
-    assert "class accuracy: 100.0% (1/1)" in out
+    assert "class accuracy on the failing runs: 100.0% (1/1)" in out
     assert (
         f"skipped: {len(BROKEN)} case folder(s) not scored (not in the figures; why on stderr)"
         in out

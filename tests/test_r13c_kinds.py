@@ -459,4 +459,4 @@ def test_the_checkpoint_the_failing_call_loads_fills_the_verify_command():
         _torn_checkpoint('state = torch.load(f"{args.out}/last.pt")'), "t.log", mask=False
     )
     assert d.root_cause is not None
-    assert "<ckpt>" in d.root_cause.verify
+    assert "<checkpoint file>" in d.root_cause.verify  # a blank in words, never the raw field

@@ -260,9 +260,15 @@ def to_text(report: EvalReport) -> str:
     case where a rank was claimed though its label says the log cannot tell."""
     d = report.to_dict()
     failing = len(report.failing)
+    # every case read right: the failing ones' class, and nothing claimed on a healthy one (the
+    # class figure below counts failing runs only: a false alarm shows here and in the claims)
+    right = sum(c.class_ok for c in report.cases)
+    total = len(report.cases)
     lines = [
         f"cases: {d['cases']} ({failing} failing runs, {d['healthy_cases']} healthy)",
-        f"class accuracy: {_percent(report.class_accuracy, failing)} "
+        f"read right overall: {_percent(right / total if total else 0.0, total)} ({right}/{total}:"
+        " the failing runs' class, nothing claimed on the healthy logs)",
+        f"class accuracy on the failing runs: {_percent(report.class_accuracy, failing)} "
         f"({sum(c.class_ok for c in report.failing)}/{failing})",
         f"initiating-rank accuracy: {_percent(report.rank_accuracy, d['rank_labelled'])} "
         f"({sum(c.rank_ok for c in report.failing if c.rank_labelled)}/{d['rank_labelled']} labelled)",

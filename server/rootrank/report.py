@@ -36,6 +36,7 @@ BLANK_MEANING = {
     "<node rank>": "this node's index, 0 on the first node",
     "<nnodes>": "the number of nodes",
     "<master host>": "the first node's host name",
+    "<hostfile>": "the DeepSpeed hostfile that lists the job's nodes",
     "<port>": "a free port, the same on every node",
     "<ds_config.json>": "the DeepSpeed config your launch passes",
     "<your launch command>": "the command that started the job",

@@ -1153,6 +1153,10 @@ class LaunchFacts:
     #: -u -m deepspeed.launcher.launch --world_info=... train.py --lr 1``, :func:`framework_command`):
     #: it reruns the job whole when the workers' argv (:attr:`worker_command`) is not printed.
     runner_command: str | None = None
+    #: DeepSpeed's runner's ``cmd = ...`` line as printed, whatever it starts (a ``pdsh`` /
+    #: ``mpirun`` fan-out over nodes too): the nodes and rendezvous options the job ran with
+    #: (rootrank.entry.commands.with_runner_options).
+    runner_line: str | None = None
     #: An output filter that keeps some local ranks' lines only (``--local-ranks-filter 0``,
     #: ``LOG_RANK=0``): the phrase and its line, and the ranks it keeps.
     rank_filter: str | None = None
@@ -1297,6 +1301,13 @@ class LaunchFacts:
                     and sign.search(whole)
                 ):
                     self.launchers.add(name)
+        if (
+            self.runner_line is None
+            and "cmd = " in text
+            and "deepspeed.launcher.launch" in text
+            and 'File "' not in text
+        ):
+            self.runner_line = text.split("cmd = ", 1)[1].strip()[:MAX_COMMAND_CHARS]
         if (
             self.command is None
             and ("sh: `" in text or "cmd = " in text)

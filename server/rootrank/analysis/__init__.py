@@ -33,6 +33,7 @@ from rootrank.analysis.collateral import (
     unclassified,
 )
 from rootrank.analysis.completed import RULE as COMPLETED_RULE
+from rootrank.analysis.completed import set_aside_lines
 from rootrank.analysis.count_desync import count_desync_root
 from rootrank.analysis.env_mismatch import env_mismatch_root
 from rootrank.analysis.graph import Graph, explain, pick_root
@@ -141,6 +142,8 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
                 rule=COMPLETED_RULE,
             )
         )
+        if not any(p is not None for p in ctx.state.progress.last().values()):
+            diag.reasoning.append(say("completed_no_steps"))
     if root is None:
         diag.collateral = group(
             [
@@ -149,6 +152,11 @@ def analyze(state: ScanState, library: Library, masker: Any = None) -> Diagnosis
                 *ctx.handled,
             ]
         )
+        if done is not None:
+            set_aside = [
+                g for g in diag.collateral if g.signature in {f.signature for f in done.findings}
+            ]
+            diag.reasoning.extend(set_aside_lines(set_aside, ctx.state))
         return _no_known_failure(ctx, diag)
     initiator = find_initiator(ctx, root)
     group_of_root = [f for f in ctx.findings if f.signature == root.signature]

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from rootrank.analysis.events import events_of
 from rootrank.analysis.survived import caught
 from rootrank.analysis.went_on import went_on_after
-from rootrank.model import Evidence, Finding
+from rootrank.model import CollateralGroup, Evidence, Finding
 from rootrank.ranks import RankTagger
 from rootrank.scan import _RANK_END, ScanState, body_rank
 from rootrank.signatures import Library
@@ -253,3 +253,40 @@ def set_aside(
     view = dataclasses.replace(state)
     view.exceptions = type(state.exceptions)((), maxlen=state.exceptions.maxlen)
     return view, [f for f in findings if id(f) not in gone]
+
+
+#: At most this many of the errors a completed run set aside are named in the reasoning.
+MAX_SET_ASIDE_NAMED = 3
+
+
+def set_aside_lines(groups: list[CollateralGroup], state: ScanState) -> list[str]:
+    """One reasoning sentence per signature of the errors a completed run set aside
+    (``groups``: the diagnosis's collateral groups of :attr:`Completed.findings`), at most
+    :data:`MAX_SET_ASIDE_NAMED`: its title, where it first shows and on how many lines, the
+    ranks that printed it, and, when every rank the log shows printed it, that every rank ran
+    on without what failed there (a fallback path, a skipped feature: a run that ends well can
+    still be slower or do less). Empty when there is none."""
+    from rootrank.analysis.reasons import say
+
+    seen = sorted(r for r in state.ranks_seen if r is not None)
+    out: list[str] = []
+    for group in [g for g in groups if g.evidence][:MAX_SET_ASIDE_NAMED]:
+        first = group.evidence[0]
+        every = len(seen) >= 2 and group.ranks == seen
+        out.append(
+            say(
+                "completed_set_aside",
+                title=group.title,
+                where=f"{first.path}:{first.line}, {group.count} line(s)",
+                ranks=f", ranks {', '.join(map(str, group.ranks))}" if group.ranks else "",
+                every=(
+                    ": every rank printed it and ran on, so every rank ran without what failed"
+                    " there (a fallback path, a skipped feature): the run ended, possibly slower"
+                    " or doing less; fix it as that entry says"
+                    if every
+                    else ": the run went on past it, possibly without what failed there (a"
+                    " fallback path, a skipped feature)"
+                ),
+            )
+        )
+    return out

@@ -30,6 +30,7 @@ from rootrank.analysis.events import (
 )
 from rootrank.analysis.group_world import default_group_world, shape_group_size
 from rootrank.analysis.host_library import unloadable_library
+from rootrank.analysis.lock_holder import lock_holder
 from rootrank.analysis.peer_wait import awaited_from_peers, own_fault_elsewhere
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say
@@ -3316,6 +3317,7 @@ def first_failure_it_explains(case: Case) -> Verdict | None:
 
 STRATEGIES: tuple[Strategy, ...] = (
     scheduler_kill,
+    lock_holder,
     first_failure_it_explains,
     one_process,
     named_together,

@@ -166,6 +166,11 @@ _TEMPLATES: dict[str, str] = {
         " a checkpoint save): rank {rank} was still in that work when the process group's"
         " timeout ran out; the waiters are victims"
     ),
+    "lock_holder": (
+        "Rank(s) {waiters} gave up waiting for a shared lock; rank {rank} is the one rank that"
+        " printed no error and was still working when the launcher stopped it: it held the lock"
+        " (the error names the waiter, not the holder)"
+    ),
     "still_working": (
         "rank {rank} was still printing its own progress ({done} of {total}, {where}) after the"
         " last line of {others}, and did not report the timeout: they waited for it in the"
@@ -620,6 +625,11 @@ _TEMPLATES: dict[str, str] = {
         " launcher reporting a failed worker and no process dying of a traceback (none up to the"
         " script's top level, or every rank printed on after it): they were caught and"
         " survived; collateral, not the root cause [{rule}]."
+    ),
+    "completed_set_aside": ('Survived, not harmless: "{title}" ({where}{ranks}){every}'),
+    "completed_no_steps": (
+        "No rank printed a training step before that end: the end shows the processes exited"
+        " cleanly, not that training ran; check the run did its work (its steps, its outputs)"
     ),
     "same_error_elsewhere": (
         "{others} also printed the same error as rank {rank} (or a traceback the log cuts"

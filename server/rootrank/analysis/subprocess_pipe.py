@@ -1,4 +1,5 @@
-"""A BrokenPipeError raised writing to a child process's pipe: the child exited, no peer.
+"""A BrokenPipeError raised writing to a local pipe (a child process's stdin, an ``os.pipe``,
+a ``multiprocessing`` Connection, the process's own piped stdout): its reader exited, no peer.
 
 Mechanism: ``BrokenPipeError`` (EPIPE, errno 32) is what a write gets once the other end of
 a pipe or a socket is closed. On a socket it is a peer going away (read as
@@ -6,7 +7,10 @@ a pipe or a socket is closed. On a socket it is a peer going away (read as
 process's pipe (``proc.stdin.write(...)``, ``proc.stdin.flush()``, ``proc.communicate(...)``:
 subprocess's own ``_stdin_write``), the closed end is the child's stdin: the child the rank
 started exited (it failed on its input, it finished early, it was killed) while the rank
-still wrote to it. The first event is the child's exit, on the rank that raised: that rank
+still wrote to it. The same holds for any local pipe the frame writes to: ``os.write`` on an
+``os.pipe()`` / FIFO descriptor, ``multiprocessing.Connection.send`` (``connection.py``), the
+process's own ``sys.stdout`` piped into a reader: a pipe has no network peer, its EPIPE is
+its reader's exit (or its read end closed). The first event is the reader's exit, on the rank that raised: that rank
 initiates, and the child's own last words, printed to the shared stderr without any rank's
 tag, say why (read as :mod:`rootrank.analysis.broken_pipe` reads a SIGPIPE death's reader).
 
@@ -34,7 +38,16 @@ PIPE_SIGNATURE = "subprocess-pipe-reader-exited"
 #: ``self.child.stdin.flush()``, ``p.communicate(data)``, ``print(x, file=proc.stdin)``.
 _PIPE_WRITE = lazy_regex.compile(
     r"\.stdin\.(?:write|writelines|flush)\(|\.communicate\(|file\s*=\s*[\w.]*\.stdin\b"
+    # a local pipe's raw file descriptor (``os.pipe()``'s write end, a FIFO opened with
+    # ``os.open``): ``os.write(w, b"x")``, ``os.writev(fd, bufs)``
+    r"|\bos\.writev?\("
+    # the process's own stdout/stderr, piped into a reader that exited (``| head``, a logger)
+    r"|\bsys\.(?:stdout|stderr)\.(?:write|flush)\("
 )
+#: A frame of the standard library's pipe-backed channel (``multiprocessing.Connection``'s
+#: ``send``/``send_bytes``, a ``Queue``'s feeder thread): a write to a local pipe whose
+#: reading process exited, as ``subprocess.py``'s frames are.
+_PIPE_LIBRARY = ("subprocess.py", "multiprocessing/connection.py", "multiprocessing/queues.py")
 
 
 def _writes_to_pipe(frames: list[Frame]) -> str | None:
@@ -45,9 +58,9 @@ def _writes_to_pipe(frames: list[Frame]) -> str | None:
     last = frames[-1]
     if _PIPE_WRITE.search(last.code or ""):
         return str(last.code)
-    if last.file.endswith("subprocess.py"):
+    if last.file.replace("\\", "/").endswith(_PIPE_LIBRARY):
         for fr in reversed(frames):
-            if not fr.file.endswith("subprocess.py"):
+            if not fr.file.replace("\\", "/").endswith(_PIPE_LIBRARY):
                 return str(fr.code) or None
         return str(last.code) or None
     return None

@@ -36,6 +36,7 @@ from rootrank.entry.frames import (
     rank_output_file,
     root_exception,
     setting_step,
+    short,
     stalled_lines,
     user_frame,
     waiting_step,
@@ -150,9 +151,10 @@ _UNKNOWN_PHRASES = {
     "host": "the failing host",
     "initiating_rank": "the initiating rank",
     "iteration": "the failing iteration",
+    "peer_rank": "another rank",
 }
 #: The word before each of :data:`_UNKNOWN_PHRASES`' placeholders ("iteration {iteration}").
-_PHRASE_WORD = {"host": "host", "iteration": "iteration"}
+_PHRASE_WORD = {"host": "host", "iteration": "iteration", "peer_rank": "rank"}
 #: Each of :data:`_UNKNOWN_PHRASES`' placeholders after its word, capitalised and not
 #: (``Host {host}``, ``host {host}``), with the phrase it becomes, by key.
 _UNKNOWN_PLACES = {
@@ -165,6 +167,67 @@ _UNKNOWN_PLACES = {
 }
 #: A Windows drive at the start of a path (``C:/``).
 _DRIVE = lazy_regex.compile(r"[A-Za-z]:/")
+
+
+def peer_error(
+    root: Finding, findings: list[Finding], library: Library, state: ScanState
+) -> str | None:
+    """Another rank's own error, in words (``"rank 1's ValueError (line 40)"``), or ``None``:
+    the first exception the scan kept with a rank other than ``root``'s, else the first
+    finding of a ``role: cause`` signature on another rank. A root with no rank has no peer
+    to compare with (``None``). From the scan state and the findings."""
+    if root.rank is None:
+        return None
+    for seen in state.exceptions:
+        if seen.rank is not None and seen.rank != root.rank:
+            name = seen.exc.type.rsplit(".", 1)[-1]
+            return f"rank {seen.rank}'s {name} (line {seen.exc.log_line})"
+    for f in findings:
+        sig = library.signatures.get(f.signature)
+        if f.rank is not None and f.rank != root.rank and sig is not None and sig.role == "cause":
+            line = f.evidence[0].line if f.evidence else None
+            return f"rank {f.rank}'s {f.title}" + (f" (line {line})" if line else "")
+    return None
+
+
+def waiter_step(
+    state: ScanState,
+    root: Finding,
+    initiating: int | None,
+    seen: Any,
+    masker: Any | None,
+    values: dict[str, Any],
+) -> str | None:
+    """When the initiating rank printed no traceback of its own (``seen`` is ``None``) and the
+    root cause's traceback is another rank's (a waiter's, a victim's), the step that says so:
+    the waiter's line in the user's code (``train.py:20 (in record)``) is where that rank
+    waited, and the cause is what the initiating rank was doing at its last own line
+    (``values["initiator_last_line"]``, when the log shows it). ``None`` otherwise. From the
+    scan state (the waiter's traceback: :func:`user_frame`)."""
+    if initiating is None or seen is not None or root.rank is None or root.rank == initiating:
+        return None
+    frame = user_frame(state, root, root.rank, masker)
+    if frame is None:
+        return None
+    func = f" (in {frame.func})" if frame.func else ""
+    last = values.get("initiator_last_line")
+    doing = (
+        f"what rank {initiating} was doing at its last own line, {last}"
+        if last and "line " in str(last)
+        else f"what rank {initiating} was doing then (it printed no traceback)"
+    )
+    return (
+        f"{short(frame.file)}:{frame.line}{func} is where rank {root.rank} waited (its"
+        f" traceback), not the cause: the cause is {doing}."
+    )
+
+
+def unknown_words(sig: Signature) -> dict[str, str]:
+    """The signature's ``entry.unknown`` mapping (``{field: words}``): what its texts say for
+    a field the log did not carry (``peer``: "the peer process"); empty when it has none.
+    Data from the signature's YAML; a value that is not a string is ignored."""
+    given = sig.entry.get("unknown") or {}
+    return {str(k): v for k, v in given.items() if isinstance(v, str)}
 
 
 def render(template: str, values: dict[str, Any], *, keep_unknown: bool = False) -> str:
@@ -218,6 +281,9 @@ _UNKNOWN_REWORDS = (
     ("seqnum", lazy_regex.compile(r"\bSeqNum \{seqnum\}"), "the collective that timed out"),
     ("timeout_ms", lazy_regex.compile(r"\{timeout_ms\} ms (?=[\w-]*\s?timeout\b)"), ""),
 )
+#: An aside part that is nothing but fields (``{why}``, ``{func}: {err}``): dropped when none
+#: of them is known, whatever the field (a sentence reads without an empty aside).
+_BARE_FIELDS = lazy_regex.compile(r"(?:\s*\{[a-z_][a-z0-9_]*\}[\s:;/=,-]*)+")
 _NOUN_ARTICLE = lazy_regex.compile(
     r"(?i)(?:\b(?:a|an|the|that|this|its|each|same|one|point-to-point)\s)$"
 )
@@ -230,14 +296,18 @@ def drop_unknown_fields(template: str, values: dict[str, Any]) -> str:
     ones is dropped from its part (``({optype} SeqNum {seqnum})`` with no OpType reads ``(SeqNum
     40231)``, with neither nothing at all); outside an aside an unknown field of
     :data:`_UNKNOWN_NOUNS` becomes its noun (``in {optype}`` reads ``in the collective``).
-    Only a collective record's fields (:data:`_RECORD_FIELDS`) are dropped; any other stays
-    for :func:`render` (a blank, or a phrase such as ``rank {rank}``). A template with no
-    unknown record field is returned as it is."""
+    Only a collective record's fields (:data:`_RECORD_FIELDS`) are dropped from a part with
+    other words; an aside part that is nothing but unknown fields of any name (``({why})``,
+    :data:`_BARE_FIELDS`) is dropped too. Any other stays for :func:`render` (a blank, or a
+    phrase such as ``rank {rank}``). A template with no unknown field is returned as it is."""
 
     def unknown(name: str) -> bool:
         return values.get(name) is None and name in _RECORD_FIELDS
 
-    if not any(unknown(n) for n in _PLACEHOLDER.findall(template)):
+    def missing(name: str) -> bool:
+        return values.get(name) is None
+
+    if not any(missing(n) for n in _PLACEHOLDER.findall(template)):
         return template
 
     def aside(m: regex.Match[str]) -> str:
@@ -246,6 +316,8 @@ def drop_unknown_fields(template: str, values: dict[str, Any]) -> str:
             names = _PLACEHOLDER.findall(part)
             if names and all(unknown(n) for n in names):
                 continue
+            if names and all(missing(n) for n in names) and _BARE_FIELDS.fullmatch(part):
+                continue  # an aside part that is only unknown fields: "({why})" says nothing
             for n in names:
                 if unknown(n):
                     part = regex_code.sub(rf" ?\{{{n}\}} ?", " ", part).strip()
@@ -725,6 +797,8 @@ def fill_entry(
         ),
         uneven_progress=uneven_progress(state.progress.last()),
         group_formed=formed_after(root, findings, library, state),
+        peer_erred=peer_error(root, findings, library, state),
+        peers_seen=root.rank is not None and bool(state.ranks_seen - {root.rank}),
         agree=agreed_values([(f.rank, f.captures) for f in group]),
         module_local=local_module_frame(captured.get("module"), tracebacks),
     )
@@ -917,6 +991,11 @@ def fill_entry(
     is_default = chosen is None or variant is sig.fix.get("variants", [None])[-1]
     code = variant.get("code", sig.fix.get("code", {}) if is_default else {})
 
+    # a field the log did not carry reads as the words the signature gives for it
+    # (``entry.unknown``), never as the raw ``<field>`` placeholder
+    for name, words in unknown_words(sig).items():
+        if values.get(name) is None:
+            values[name] = words
     steps = [fit(render(s, values), launch) for s in variant["steps"]]
     if seen is not None:
         call = collective_call(seen.exc.frames)
@@ -965,6 +1044,10 @@ def fill_entry(
         steps.insert(1 if variant.get("sites_after") and steps else 0, where)
     elif where and steps:
         steps[0] = f"{where} {steps[0]}"
+    waited = waiter_step(state, root, initiating, seen, masker, values)
+    if waited and steps and not any(waited.split(" ", 1)[0] in step for step in steps):
+        # (not when a step already names the waiters' line: a hang's call-site step)
+        steps.insert(1, waited)
     variants = sig.fix.get("variants") or []
     if odd_lead is not None and (chosen is None or is_default):
         line_lead = None  # the setting that differs leads instead (below)

@@ -357,6 +357,10 @@ def launch_of(
         # no command printed, but DeepSpeed's launcher printed its workers' argv: the
         # ``deepspeed`` command that gives the script the same arguments
         command = facts.worker_command or facts.runner_command
+        if facts.worker_command and facts.runner_line:
+            # the workers' argv has the script's arguments; the runner's own line has the
+            # nodes and the rendezvous port the job ran with: the rerun keeps them
+            command = with_runner_options(facts.worker_command, facts.runner_line)
     if (
         command is None
         and facts.hydra_overrides is not None
@@ -613,6 +617,37 @@ def config_file(command: str | None) -> str | None:
 
 def _base(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+#: DeepSpeed's runner's fan-out over nodes (deepspeed/launcher/multinode_runner.py
+#: ``PDSHRunner.get_cmd``: ``pdsh -S -f 1024 -w host1,host2 ...``): the hosts.
+_PDSH_HOSTS = lazy_regex.compile(r"\bpdsh\b[^;\n]*?\s-w\s+(?P<hosts>[\w.,-]+)")
+#: The rendezvous port DeepSpeed's runner passes its per-node launcher (``--master_port=29600``),
+#: which its own CLI takes by the same name.
+_RUNNER_MASTER = lazy_regex.compile(r"--(?P<name>master_port)[= ](?P<value>\d+)")
+
+
+def with_runner_options(worker_command: str, runner_command: str) -> str:
+    """The ``deepspeed`` command of the workers' argv (``deepspeed --num_gpus <gpus> train.py
+    --lr 1``: :func:`rootrank.scan.deepspeed_command`) with the options DeepSpeed's runner line
+    (``cmd = pdsh -S -f 1024 -w n1,n2 ... --master_port=29600 train.py ...``) shows the job ran
+    with: several nodes (``--hostfile=<hostfile>``, the file that listed them: DeepSpeed's
+    runner fans out over a hostfile's hosts) and ``--master_port`` (not its default, 29500).
+    ``worker_command`` unchanged when the runner line shows none of them or the command is not
+    a ``deepspeed`` one."""
+    if not worker_command.startswith("deepspeed "):
+        return worker_command
+    options: list[str] = []
+    hosts = _PDSH_HOSTS.search(runner_command)
+    if hosts and "," in hosts["hosts"]:
+        options.append("--hostfile=<hostfile>")
+    for m in _RUNNER_MASTER.finditer(runner_command):
+        option = f"--{m['name']}={m['value']}"
+        if m["value"] != "29500" and f"--{m['name']}" not in worker_command:
+            options.append(option)
+    if not options:
+        return worker_command
+    return "deepspeed " + " ".join(options) + worker_command[len("deepspeed") :]
 
 
 def ready(command: str, launch: Launch) -> str:

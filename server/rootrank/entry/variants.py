@@ -80,6 +80,11 @@ captured:
 What the ranks' progress lines show (:class:`rootrank.progress.ProgressModel`, the last
 step per rank):
 
+- ``peer_erred: bool``: a rank other than the root's shows an error of its own (an
+  exception with that rank's tag, or a finding of a ``role: cause`` signature on it:
+  :func:`rootrank.entry.peer_error`); ``false``: the log shows the root's rank and other
+  ranks, and the root's rank is the only one that erred, so its error cannot be "collateral"
+  of a peer's. Neither holds when the root has no rank or no other rank speaks.
 - ``agree: [capture]``: at least two ranks report the root cause (its signature's findings)
   and every one of them captured the same value of each named capture (``numel``: the
   ranks wait in collectives of one size, so they built the same model);
@@ -257,6 +262,7 @@ WHEN_KEYS: dict[str, type] = {
     "sizes_apart": int,
     "sizes_ratio": int,
     "group_formed": bool,
+    "peer_erred": bool,
     "joined_over_world": bool,
     "agree": list,
     "module_local": bool,
@@ -389,6 +395,12 @@ class Facts:
     uneven_progress: bool = False
     #: What shows the process group formed after the root (``None``: nothing does).
     group_formed: str | None = None
+    #: Another rank's own error (an exception, or a cause finding, of a rank other than the
+    #: root's: ``"rank 1's ValueError (line 40)"``); ``None``: no other rank erred.
+    peer_erred: str | None = None
+    #: The log shows the root's rank and at least one other rank (so "no other rank erred"
+    #: is something it tells, not a paste of one line).
+    peers_seen: bool = False
     #: Capture name -> the one value at least two reporting ranks all captured
     #: (:func:`agreed_values`); a name the ranks disagree on, or only one rank gave, is absent.
     agree: dict[str, str] = field(default_factory=dict)
@@ -758,6 +770,14 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             f"the job's process group formed and ran afterwards ({facts.group_formed})"
             if value
             else "nothing shows the job's process group formed afterwards"
+        )
+    if key == "peer_erred":
+        if bool(facts.peer_erred) != value or not facts.peers_seen:
+            return None
+        return (
+            f"another rank erred too ({facts.peer_erred})"
+            if value
+            else "no other rank shows an error of its own"
         )
     if key == "agree":
         if not all(name in facts.agree for name in value):
