@@ -195,6 +195,23 @@ def test_machine_fqdns_in_prose_are_hosts_file_names_are_not() -> None:
         assert m.text(kept) == kept
 
 
+def test_an_exception_by_its_module_path_is_no_host_at_a_lines_start() -> None:
+    """A traceback's last line names the exception by its module, which may hold a digit
+    (sqlite3, h5py, bz2, mpi4py): it is no ``host: `` prefix; a host written with capitals
+    whose last part is no exception name is still masked."""
+    m = Masker()
+    for kept in (
+        "sqlite3.OperationalError: database is locked",
+        "[default2]:sqlite3.OperationalError: database is locked",
+        "h5py.OSError: Unable to open file",
+        "mpi4py.MPI.Exception: MPI_ERR_TRUNCATE",
+        "bz2.BZ2Error: invalid data stream",
+    ):
+        assert m.text(kept) == kept
+    assert m.text("Node03.Cluster.Local: NCCL WARN x") == "host-1: NCCL WARN x"
+    assert m.text("gpu-node-7: NCCL WARN x") == "host-2: NCCL WARN x"
+
+
 def test_mapping_never_leaves() -> None:
     m = Masker()
     m.host("secret-node-01")
