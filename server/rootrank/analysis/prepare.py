@@ -183,6 +183,9 @@ def prepare(state: ScanState, library: Library) -> Context:
     from rootrank.analysis.sample_load import sample_load_errors  # it reads this module's helpers
 
     findings.extend(sample_load_errors(findings, state, library))
+    from rootrank.analysis.dataset_open import dataset_open_errors  # it reads our helpers
+
+    findings.extend(dataset_open_errors(findings, state, library))
     findings.extend(user_op_errors(findings, state, library))
     findings.extend(destroyed_groups(findings, state, library))
     kept: list[Finding] = []
