@@ -11,7 +11,13 @@
   record's file missing mid-run under ``__getitem__`` stays a bad record (data-error): a real
   run of ``tests/r25a/sample_miss.py``;
 - when interleaved output splits ``FileNotFoundError`` from its ``[Errno 2] No such file or
-  directory: '<path>'`` text, the path is read from the Errno text.
+  directory: '<path>'`` text, the path is read from the Errno text;
+- a bare ``assert`` on the arguments object inside their validation (``validate_args``) is a
+  config error naming the option, read at the raising frame, though every frame is the
+  user's checkout (a real run: ``tests/r25a/argcheck``);
+- a library's own check raised under the user's code whose message names a parameter to set
+  ("total_steps", "max_steps has to be specified") says to set that parameter, with the value
+  the run printed (a real run: ``tests/r25a/sched``).
 """
 
 from __future__ import annotations
@@ -174,3 +180,68 @@ def test_path_split_from_its_exception_line_by_interleaving_is_read_from_the_err
     assert '"/cache/boxes_train.bin"' in root.fix.steps[0]
     assert d.initiator.rank is None
 
+
+# -- a bare assert on the arguments inside their validation -------------------------------
+
+
+def test_bare_assert_on_arguments_in_their_validation_is_a_config_error_naming_the_option():
+    """A real run of ``tests/r25a/argcheck/pretrain.py --use-cpu-offload --pin-memory``
+    (torchrun, 2 ranks): ``validate_args`` asserts ``not args.pin_memory`` under
+    ``if args.use_cpu_offload``; every frame is the user's checkout."""
+    d = _diagnose(HERE / "arg-assert.log")
+    root = d.root_cause
+    assert root is not None
+    assert root.signature == "library-argument-check-failed"
+    assert root.failure_class == "config-error"
+    assert root.evidence[0].line == 13
+    assert d.initiator.rank is None
+    step = root.fix.steps[0]
+    assert "Change --pin-memory (--pin_memory) on the launch command" in step
+    assert "`assert not args.pin_memory` in validate_args (arguments.py:16)" in step
+
+
+def test_an_assert_on_computed_values_in_the_training_code_stays_the_users_exception():
+    lines = [
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/home/u/proj/train.py", line 40, in <module>',
+        "[rank0]:     main()",
+        '[rank0]:   File "/home/u/proj/train.py", line 31, in train_step',
+        "[rank0]:     assert logits.shape[-1] == args.vocab_size",
+        "[rank0]: AssertionError",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "job.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "user-code-exception"
+
+
+# -- a library's check naming the parameter to set ----------------------------------------
+
+
+def test_a_library_check_naming_a_parameter_says_to_set_it_with_its_printed_value():
+    """A real run of ``tests/r25a/sched/train_sched.py`` (torchrun, 2 ranks): torch's
+    OneCycleLR refuses to start without ``total_steps``; the user's frame only built it."""
+    d = _diagnose(HERE / "sched-total-steps.log")
+    root = d.root_cause
+    assert root is not None
+    assert root.signature == "library-argument-check-failed"
+    assert root.failure_class == "config-error"
+    assert root.evidence[0].line == 17
+    assert d.initiator.rank is None
+    step = root.fix.steps[0]
+    assert "Set total_steps in the run's training arguments or config" in step
+    assert "(this run printed total_steps=None on line 5)" in step
+    assert "total_steps set" in root.verify
+
+
+def test_the_users_own_raise_naming_a_parameter_stays_the_users_exception():
+    lines = [
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/home/u/proj/train.py", line 40, in <module>',
+        "[rank0]:     main()",
+        '[rank0]:   File "/home/u/proj/train.py", line 12, in main',
+        '[rank0]:     raise ValueError("warmup_steps has to be specified")',
+        "[rank0]: ValueError: warmup_steps has to be specified",
+    ]
+    d = diagnose_text("\n".join(lines) + "\n", "job.log", mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature != "library-argument-check-failed"
