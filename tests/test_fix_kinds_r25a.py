@@ -245,3 +245,43 @@ def test_the_users_own_raise_naming_a_parameter_stays_the_users_exception():
     d = diagnose_text("\n".join(lines) + "\n", "job.log", mask=False)
     assert d.root_cause is not None
     assert d.root_cause.signature != "library-argument-check-failed"
+
+
+# -- a parallel shell's sweep of nvidia-smi over many hosts --------------------------------
+
+_TABLE = [
+    "Mon Mar  3 09:12:0{s} 2025       ",
+    "+---------------------------------------------------------------------------------------+",
+    "| NVIDIA-SMI 550.54.15              Driver Version: 550.54.15    CUDA Version: 12.4     |",
+    "|-----------------------------------------+----------------------+----------------------+",
+    "| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |",
+    "| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |",
+    "|=========================================+======================+======================|",
+    "|   0  NVIDIA A100-SXM4-80GB          On  |   00000000:07:00.0 Off |                    0 |",
+    "| N/A   31C    P0             62W /  400W |       0MiB /  81920MiB |      0%      Default |",
+    "+-----------------------------------------+----------------------+----------------------+",
+]
+
+
+def _sweep(lost: dict[str, str]) -> str:
+    """``pdsh -w gpu-r[01-04] nvidia-smi`` output: each host's table under its ``host: ``
+    label, a lost GPU's line after the table of the hosts in ``lost`` (host: bus id)."""
+    lines: list[str] = []
+    for i, host in enumerate(("gpu-r01", "gpu-r02", "gpu-r03", "gpu-r04")):
+        lines += [f"{host}: {x.format(s=i)}" for x in _TABLE]
+        if host in lost:
+            lines.append(
+                f"{host}: Unable to determine the device handle for GPU{lost[host]}: Unknown Error"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def test_one_nvidia_smi_table_per_host_is_one_sweep_not_restarts_of_a_job():
+    d = diagnose_text(
+        _sweep({"gpu-r02": "0000:8A:00.0", "gpu-r04": "0000:4C:00.0"}), "sweep.log", mask=False
+    )
+    root = d.root_cause
+    assert root is not None
+    assert root.failure_class == "gpu-hardware-xid-ecc"
+    assert [e.line for e in root.evidence] == [21, 42]
+    assert not any("runs of the job" in line for line in d.reasoning)
