@@ -17,7 +17,10 @@
   user's checkout (a real run: ``tests/r25a/argcheck``);
 - a library's own check raised under the user's code whose message names a parameter to set
   ("total_steps", "max_steps has to be specified") says to set that parameter, with the value
-  the run printed (a real run: ``tests/r25a/sched``).
+  the run printed (a real run: ``tests/r25a/sched``);
+- an nvidia-smi table under another host's ``host: `` label is the same sweep, not a restart;
+- an exception with no message (a bare ``raise NotImplementedError``) is read by the
+  function that raised it, named with its file and line (a real run: ``tests/r25a/dispatch``).
 """
 
 from __future__ import annotations
@@ -285,3 +288,23 @@ def test_one_nvidia_smi_table_per_host_is_one_sweep_not_restarts_of_a_job():
     assert root.failure_class == "gpu-hardware-xid-ecc"
     assert [e.line for e in root.evidence] == [21, 42]
     assert not any("runs of the job" in line for line in d.reasoning)
+
+
+# -- an exception with no message is read by the function that raised it -------------------
+
+
+def test_a_bare_raise_is_read_by_its_raising_function():
+    """A real run of ``tests/r25a/dispatch/score_train.py`` (torchrun, 2 ranks): a score
+    dispatcher's ``else: raise NotImplementedError`` for a data source it has no branch for."""
+    d = _diagnose(HERE / "bare-raise.log")
+    root = d.root_cause
+    assert root is not None
+    assert root.failure_class == "user-code-exception"
+    assert root.evidence[0].line == 15
+    assert root.fix.variant is not None and root.fix.variant.id == "bare-raise"
+    step = root.fix.steps[0]
+    assert (
+        "Add a branch (or register an implementation) in dispatch/score_train.py:12"
+        " (in compute_score) for the value this run passed"
+    ) in step
+    assert "(`raise NotImplementedError`)" in step
