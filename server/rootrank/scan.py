@@ -668,6 +668,11 @@ _OMP_BANNER = "Setting OMP_NUM_THREADS environment variable for each process"
 #: (:meth:`Scanner._job_restarts`).
 _JOB_HEADER = lazy_regex.compile(r"\|\s{0,3}NVIDIA-SMI\s+\d[\d.]*\s+Driver Version:")
 _TRACEBACK_START = "Traceback (most recent call last):"
+#: A parallel shell's per-line host label (pdsh, clush: ``node17: ``, ``10.0.0.5: ``), group
+#: ``host``: the host whose output the line is.
+_SHELL_HOST = lazy_regex.compile(
+    r"^(?P<host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]{0,62}(?:\.[\w-]{1,62}){0,6}): "
+)
 
 #: The most lines between torchrun's failure summary and a cut after it that may be moved to
 #: the next run (:meth:`Scanner._after_close`).
@@ -1881,6 +1886,7 @@ class Scanner:
         self._peeks = 0
         # How many job-script headers (_JOB_HEADER) the source printed so far.
         self._job_headers = 0
+        self._job_header_host: str | None = None
         # The launch facts read since each of the latest cuts of the source that held a section
         # and whose lines ahead showed no traceback to compare (1-based line of the cut ->
         # rootrank.scan.LaunchFacts of the lines from it): when the source's end shows that
@@ -1923,7 +1929,7 @@ class Scanner:
         self._ended, self._run_start, self._other_run_ranks = None, 1, set()
         self._rank_last = {}
         self._block_stacks, self._block_launchers, self._peeks = {}, {}, 0
-        self._job_headers = 0
+        self._job_headers, self._job_header_host = 0, None
         self._launch_since = {}
         readers: dict[int | None, TracebackReader] = {}
         self._open_readers.clear()
@@ -2231,9 +2237,18 @@ class Scanner:
         if not st.start_seen and "OMP_NUM" in text and _OMP_BANNER in text:
             st.start_seen = True
         if "NVIDIA-SMI" in text[:16] and len(st.sources) == 1 and _JOB_HEADER.match(text):
-            if self._job_headers and self._job_restarts():
+            host = _SHELL_HOST.match(raw.text)
+            label = host.group("host") if host else None
+            # a parallel shell's sweep (pdsh/clush: "<host>: " on every line) prints one table
+            # per host: another host's table is the same pass, not the job started again
+            if (
+                self._job_headers
+                and (label is None or label == self._job_header_host)
+                and self._job_restarts()
+            ):
                 self._new_attempt(_RunStart(raw.number, tagger, readers))
             self._job_headers += 1
+            self._job_header_host = label
         if (
             (self._failed or self._ended is not None)
             and len(st.sources) == 1

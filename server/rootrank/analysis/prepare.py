@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from rootrank import lazy_regex, regex_code
+from rootrank.analysis.asserted_setting import asserted_settings
 from rootrank.analysis.compare import (
     MAX_SEQNUM_LAG,
     ROOTED_OPS,
@@ -28,6 +29,7 @@ from rootrank.analysis.compare import (
 from rootrank.analysis.completed import Completed
 from rootrank.analysis.events import Event, events_of, finding_kind
 from rootrank.analysis.named_option import named_option
+from rootrank.analysis.named_parameter import named_parameter
 from rootrank.analysis.reasons import format_ranks, ranks_word, say
 from rootrank.analysis.signal_exit import signal_exit_findings
 from rootrank.analysis.survived import Survived
@@ -1402,6 +1404,14 @@ def config_key_named(frames: list[Frame], message: str) -> dict[str, str] | None
     return {"config_key": m.group("key"), "config_value": m.group("value")}
 
 
+def _in_check(frames: list[Frame]) -> bool:
+    """Whether the innermost of ``frames`` is a settings check (:data:`ARGUMENT_CHECK_FRAME`
+    file or :data:`ARGUMENT_CHECK_FUNC` function)."""
+    where = frames[-1]
+    path = where.file.replace("\\", "/")
+    return bool(ARGUMENT_CHECK_FRAME.search(path) or ARGUMENT_CHECK_FUNC.match(where.func))
+
+
 def _settings_check(frames: list[Frame], message: str) -> bool:
     """Whether a traceback's ``frames`` end in a check of the job's settings: the innermost
     frame is one (:data:`ARGUMENT_CHECK_FRAME` file or :data:`ARGUMENT_CHECK_FUNC` function)
@@ -1409,9 +1419,7 @@ def _settings_check(frames: list[Frame], message: str) -> bool:
     reached from argument parsing (:data:`ARGUMENT_PARSE_FUNC`) and ``message`` speaks of
     options (:data:`ARGUMENT_MESSAGE`): a framework installed from a checkout (its frames
     read as the user's) checking the command line is still a configuration error."""
-    where = frames[-1]
-    path = where.file.replace("\\", "/")
-    if not (ARGUMENT_CHECK_FRAME.search(path) or ARGUMENT_CHECK_FUNC.match(where.func)):
+    if not _in_check(frames):
         return False
     if not any(fr.user for fr in frames):
         return True
@@ -1434,9 +1442,14 @@ def library_argument_checks(
     exception from a framework's own set-up step (no user frame, innermost frame any
     function) whose message names an option of the job's printed launch command
     (rootrank.analysis.named_option: ``--padding_free`` in "does not support padding free"),
-    with ``option``/``option_value`` captured for the fix. Lines another
-    signature reads are left to it; a traceback through the user's own code stays the
-    generic exception (its arguments may be computed there)."""
+    with ``option``/``option_value`` captured for the fix; and a bare ``assert`` on the
+    arguments object quoted in such a check, through the user's frames too (a framework run
+    from a checkout: rootrank.analysis.asserted_setting), with ``asserted``/``options``
+    captured; and a library's own check under the user's frames whose message names the
+    parameter to set (rootrank.analysis.named_parameter: "max_steps has to be specified"),
+    with ``parameter``/``printed`` captured. Lines another signature reads are left to it;
+    any other traceback through the user's own code stays the generic exception (its
+    arguments may be computed there)."""
     return exceptions_per_rank(
         LIBRARY_ARGUMENT_SIGNATURE,
         ARGUMENT_CHECK_TYPES,
@@ -1449,22 +1462,33 @@ def library_argument_checks(
 
 def _argument_check(seen: SeenException, state: ScanState) -> dict[str, str] | None:
     """The captures of :func:`library_argument_checks` for ``seen`` (``where``, ``check``,
-    and the key or the job's option named), or ``None`` when it is no library's own check."""
+    and the key, the asserted setting, the parameter or the job's option named), or ``None``
+    when it is no library's own check."""
     exc = seen.exc
     if not exc.frames:
         return None
     keyed = config_key_named(exc.frames, exc.message)
     option = None
-    if keyed is None and not _settings_check(exc.frames, exc.message):
+    asserted = None
+    if keyed is None and _in_check(exc.frames):
+        # a bare assert on the arguments inside the check (rootrank.analysis.asserted_setting)
+        asserted = asserted_settings(exc.frames)
+    if keyed is None and asserted is None and not _settings_check(exc.frames, exc.message):
         # a framework's own set-up step (no user frame) refusing a feature the job's
         # command line turned on (rootrank.analysis.named_option)
         if any(fr.user for fr in exc.frames):
-            return None
-        option = named_option(exc.message, state.launch.command)
-        if option is None:
-            return None
+            # a library's own check naming the parameter to set, under the user's
+            # code that built the settings (rootrank.analysis.named_parameter)
+            keyed = named_parameter(exc.frames, exc.message, state)
+            if keyed is None:
+                return None
+        else:
+            option = named_option(exc.message, state.launch.command)
+            if option is None:
+                return None
     if option is not None:
         keyed = {"option": option[0], "option_value": option[1]}
+    keyed = keyed or asserted
     where = exc.frames[-1]
     path = where.file.replace("\\", "/")
     name = path.rsplit("/", 1)[-1]

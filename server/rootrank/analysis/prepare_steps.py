@@ -31,6 +31,7 @@ from rootrank.analysis.completed import Completed, completed_run
 from rootrank.analysis.completed import set_aside as set_aside_completed
 from rootrank.analysis.connect_retry import connect_retry_findings
 from rootrank.analysis.cut_frames import cut_traceback_operations
+from rootrank.analysis.dataset_open import dataset_open_errors
 from rootrank.analysis.departed import departed_finding, uneven_batches_finding
 from rootrank.analysis.ends_at_peer_loss import lost_peer_at_end
 from rootrank.analysis.epoch_repeat import repeated_epochs
@@ -333,6 +334,12 @@ def _sample_load_errors(d: Draft) -> None:
     d.findings.extend(sample_load_errors(d.findings, d.state, d.library))
 
 
+def _dataset_open_errors(d: Draft) -> None:
+    """Adds a data/config error where every rank failed to open the dataset while its loader
+    was built, before any step (:func:`~rootrank.analysis.dataset_open.dataset_open_errors`)."""
+    d.findings.extend(dataset_open_errors(d.findings, d.state, d.library))
+
+
 def _user_op_errors(d: Draft) -> None:
     """Adds a user-code exception on a RuntimeError raised in the user's own code on a line no
     signature reads (:func:`~rootrank.analysis.prepare.user_op_errors`)."""
@@ -550,6 +557,7 @@ STEPS: tuple[tuple[str, Step], ...] = (
     ("node_local_files", _node_local_files),
     ("framework_missing_files", _framework_missing_files),
     ("sample_load_errors", _sample_load_errors),
+    ("dataset_open_errors", _dataset_open_errors),
     ("user_op_errors", _user_op_errors),
     ("destroyed_groups", _destroyed_groups),
     ("own_service_binds", _own_service_binds),

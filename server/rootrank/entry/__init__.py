@@ -701,6 +701,13 @@ def fill_entry(
     raised_code = seen.exc.frames[-1].code if seen is not None and seen.exc.frames else ""
     if raised_code:
         values["raised_code"] = masker.text(raised_code) if masker else raised_code
+        # the raising frame itself (``utils/reward.py:37 (in pick)``), whoever's code it is:
+        # an exception with no message is read by the function that raised it
+        last = seen.exc.frames[-1] if seen is not None else None
+        if last is not None:
+            tail = "/".join(last.file.replace("\\", "/").split("/")[-2:])
+            raised_at = f"{tail}:{last.line} (in {last.func})"
+            values["raised_at"] = masker.text(raised_at) if masker else raised_at
     if seen is not None and seen.exc.thread_died:
         # the thread's name as threading.excepthook printed it ("prefetch", "Thread-3 (load)")
         values["thread"] = f"thread {seen.exc.thread!r}" if seen.exc.thread else "thread"
