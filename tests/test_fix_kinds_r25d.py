@@ -1,0 +1,75 @@
+"""Held-out r25d kinds (the set's MISSES.md), each on fixtures written or captured for it
+(tests/r25d, tests/fix_variants; the scripts beside the logs as ``*.txt``):
+
+- the launcher's record of the first failure it observed names one local rank, and that
+  rank's traceback is the only one in the log: that rank is the first observed failure, a
+  set-up error included (a real torchrun run, cut where a user's paste ends);
+- an OOM whose quoted source line is an optimizer's update (Adam's moments, ``optimizer.step()``)
+  happened in the optimizer's step, also when the paste kept that line without its frame header;
+- a c10d rendezvous whose launch printed its endpoint as a host with no port (a real torchrun
+  run: its agent's config table) is told to give the port, with the host from the log.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rootrank.engine import diagnose_paths
+
+HERE = Path(__file__).parent / "r25d"
+VARIANTS = Path(__file__).parent / "fix_variants"
+
+
+def _diag(path: Path):
+    return diagnose_paths([str(path)], mask=False)
+
+
+def test_a_set_up_error_on_the_launchers_sole_failure_record_names_that_rank():
+    # before: no rank ("every rank runs the same set-up")
+    d = _diag(HERE / "setup_error_sole_launcher_record.log")
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "dependency-version-mismatch"
+    assert rc.evidence[0].line == 13
+    assert d.initiating_rank == 0
+    assert d.initiator is not None
+    assert "first failure it observed names rank 0 alone (exit code 1)" in d.initiator.why
+
+
+def test_the_same_set_up_error_without_the_launchers_record_names_no_rank():
+    d = _diag(HERE / "setup_error_no_launcher_record.log")
+    assert d.root_cause is not None
+    assert d.root_cause.failure_class == "dependency-version-mismatch"
+    assert d.initiating_rank is None
+
+
+def test_an_oom_on_a_quoted_optimizer_update_line_is_the_optimizer_step():
+    for name, line in (("optimizer-step-quoted", 3), ("optimizer-step-raised", 8)):
+        d = _diag(VARIANTS / "cuda-oom" / f"{name}.log")
+        rc = d.root_cause
+        assert rc is not None and rc.failure_class == "cuda-oom"
+        assert rc.evidence[0].line == line
+        assert d.initiating_rank is None
+        assert rc.fix.variant is not None and rc.fix.variant.id == name
+        fix = " ".join(rc.fix.steps)
+        assert "in the optimizer's step" in fix
+        assert "move to stage 3" in fix
+        assert not fix.startswith("Reduce")
+
+
+def test_a_rendezvous_endpoint_without_a_port_gets_the_port_from_the_log():
+    d = _diag(VARIANTS / "elastic-rendezvous-error" / "endpoint-without-port.log")
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "rendezvous-failure"
+    assert rc.evidence[0].line == 63
+    assert d.initiating_rank is None
+    assert rc.fix.variant is not None and rc.fix.variant.id == "endpoint-without-port"
+    assert "--rdzv_endpoint=localhost:29400" in " ".join(rc.fix.steps)
+    assert rc.verify.startswith("nc -zv localhost 29400")
+
+
+def test_a_rendezvous_endpoint_with_its_port_keeps_the_general_fix():
+    d = _diag(VARIANTS / "elastic-rendezvous-error" / "general.log")
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "rendezvous-failure"
+    assert rc.fix.variant is not None and rc.fix.variant.id == "general"
+    assert "with no port" not in " ".join(rc.fix.steps)
