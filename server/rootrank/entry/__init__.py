@@ -47,6 +47,7 @@ from rootrank.entry.hang_capture import (
     rank_own_lines,
     rank_own_output,
     rank_stacks,
+    source_line_above,
 )
 from rootrank.entry.variants import (
     Facts,
@@ -634,6 +635,9 @@ def fill_entry(
     raised_code = seen.exc.frames[-1].code if seen is not None and seen.exc.frames else ""
     if raised_code:
         values["raised_code"] = masker.text(raised_code) if masker else raised_code
+    if state.launch.endpoint_no_port is not None:  # a rendezvous endpoint with no port
+        host = state.launch.endpoint_no_port
+        values["endpoint_host"] = masker.text(host) if masker else host
     if seen is not None and seen.exc.thread_died:
         # the thread's name as threading.excepthook printed it ("prefetch", "Thread-3 (load)")
         values["thread"] = f"thread {seen.exc.thread!r}" if seen.exc.thread else "thread"
@@ -700,6 +704,7 @@ def fill_entry(
         command=state.launch.command or "",
         code=raised_code,
         rank_outside_world=outside[0] if outside is not None else None,
+        endpoint_no_port=state.launch.endpoint_no_port,
         call_sites_differ=bool(sites),
         user_frame=frame is not None,
         crash_user_line=crash_user_line(state, root, masker),
@@ -762,6 +767,10 @@ def fill_entry(
     if root.evidence:  # what the job was doing just before (a dataset map, loading shards)
         ev = root.evidence[0]
         facts.doing = lines_before([*state.heads, *state.tails], ev.path, ev.line)
+        if not facts.code and not frames:
+            # a traceback's tail pasted without its frame headers: the source line it kept
+            # right above the exception line is the statement that raised
+            facts.code = source_line_above([*state.heads, *state.tails], ev.path, ev.line)
         # the nearest progress bar (``Map (num_proc=4):  21%|...| 4000/18819``), else the nearest line
         bars = [t for t in facts.doing if _PROGRESS_BAR.search(t)]
         if facts.doing:
