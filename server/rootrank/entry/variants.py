@@ -68,6 +68,10 @@ captured:
   with ``world_size=W`` and ``R >= W`` (``init_process_group(..., world_size=1, rank=1)``;
   ranks are 0-based, so no process is rank 0 and none hosts the TCPStore:
   :func:`rank_outside_world`).
+- ``endpoint_without_port: bool``: the launch printed its rendezvous endpoint as a host with
+  no port (torchrun's ``--rdzv_endpoint=node01``, its agent's config table ``rdzv_endpoint :
+  node01``: :attr:`rootrank.scan.LaunchFacts.endpoint_no_port`) and no whole ``host:port``;
+  the text may quote ``{endpoint_host}``.
 - ``joined_over_world: bool``: the root finding's ``joined`` capture (processes that checked
   in at a store barrier: ``worker_count=16``) is greater than its ``world_size`` capture: more
   check-ins than the job has processes, so stale or extra ones (a store or init file reused
@@ -261,6 +265,7 @@ WHEN_KEYS: dict[str, type] = {
     "agree": list,
     "module_local": bool,
     "rank_outside_world": bool,
+    "endpoint_without_port": bool,
     "multi_node": bool,
     "setting_differs": bool,
     "initiator_output_missing": bool,
@@ -397,6 +402,9 @@ class Facts:
     module_local: str | None = None
     #: The traceback's source line that asks for a rank outside the world (:func:`rank_outside_world`).
     rank_outside_world: str | None = None
+    #: The host of a rendezvous endpoint the launch printed without a port
+    #: (:attr:`rootrank.scan.LaunchFacts.endpoint_no_port`), or ``None``.
+    endpoint_no_port: str | None = None
     #: The pid of another worker of the job the root's message names on this GPU, or ``None``.
     worker_on_same_gpu: int | None = None
     #: ``line N: `text``` of the initiating rank's last own line before the root's evidence
@@ -780,6 +788,15 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             f"the traceback's call `{call[:120]}` asks for a rank outside the world"
             if value
             else "no call in the traceback asks for a rank outside the world"
+        )
+    if key == "endpoint_without_port":
+        host = facts.endpoint_no_port
+        if (host is not None) != value:
+            return None
+        return (
+            f"the launch printed its rendezvous endpoint as `{host}`, with no port"
+            if value
+            else "the launch printed no rendezvous endpoint without a port"
         )
     if key == "uneven_progress":
         if facts.uneven_progress != value:
