@@ -73,3 +73,23 @@ def test_a_rendezvous_endpoint_with_its_port_keeps_the_general_fix():
     assert rc is not None and rc.failure_class == "rendezvous-failure"
     assert rc.fix.variant is not None and rc.fix.variant.id == "general"
     assert "with no port" not in " ".join(rc.fix.steps)
+
+
+def test_a_retyped_nccl_reason_is_read_as_the_reason_it_misspells():
+    # before: the generic DistBackendError wrapper (the exact reason pattern missed it)
+    d = _diag(HERE / "nccl_reason_retyped.log")
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "nccl-unhandled-cuda-error"
+    assert rc.failure_class == "nccl-system-error"
+    assert rc.evidence[0].line == 2
+    assert d.initiating_rank is None
+
+
+def test_an_unread_system_error_between_hosts_leads_with_the_hosts_network():
+    d = _diag(VARIANTS / "nccl-unhandled-system-error" / "between-hosts.log")
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "nccl-system-error"
+    assert rc.evidence[0].line == 10
+    assert rc.fix.variant is not None and rc.fix.variant.id == "between-hosts"
+    assert "--network=host" in rc.fix.steps[0] and "NCCL_SOCKET_IFNAME" in rc.fix.steps[0]
+    assert rc.verify.startswith("ip -4 -br addr")
