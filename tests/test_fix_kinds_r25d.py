@@ -93,3 +93,19 @@ def test_an_unread_system_error_between_hosts_leads_with_the_hosts_network():
     assert rc.fix.variant is not None and rc.fix.variant.id == "between-hosts"
     assert "--network=host" in rc.fix.steps[0] and "NCCL_SOCKET_IFNAME" in rc.fix.steps[0]
     assert rc.verify.startswith("ip -4 -br addr")
+
+
+def test_a_sighup_under_nohup_is_not_told_to_use_nohup():
+    # a real run: torchrun started under nohup in the background, then sent SIGHUP (what a
+    # closing session sends): the agent's own handler still stops the workers
+    d = _diag(HERE / "nohup_torchrun_sighup.log")
+    rc = d.root_cause
+    assert rc is not None and rc.signature == "agent-received-signal"
+    assert rc.failure_class == "preemption-sigterm"
+    assert rc.evidence[0].line == 5
+    assert d.initiating_rank is None
+    assert rc.fix.variant is not None and rc.fix.variant.id == "sighup"
+    fix = " ".join(rc.fix.steps)
+    assert "nohup alone does not protect it" in fix and "setsid" in fix
+    assert "`nohup ... &`" not in fix
+    assert rc.verify.startswith("ps -eo pid,sid,tty,args")
