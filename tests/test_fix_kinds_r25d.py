@@ -109,3 +109,17 @@ def test_a_sighup_under_nohup_is_not_told_to_use_nohup():
     assert "nohup alone does not protect it" in fix and "setsid" in fix
     assert "`nohup ... &`" not in fix
     assert rc.verify.startswith("ps -eo pid,sid,tty,args")
+
+
+def test_an_ibv_modify_qp_timeout_gets_the_path_to_the_peer_not_memlock():
+    d = _diag(VARIANTS / "ib-verbs-call-failed" / "modify-qp-timeout.log")
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "network-fabric-error"
+    assert rc.fix.variant is not None and rc.fix.variant.id == "modify-qp-timeout"
+    first = rc.fix.steps[0]
+    assert "NCCL_CROSS_NIC=0" in first and "memlock" not in first
+    assert "-x NCCL_CROSS_NIC=0" in rc.verify
+    # another verb keeps the general fix
+    d = _diag(VARIANTS / "ib-verbs-call-failed" / "general.log")
+    assert d.root_cause.fix.variant.id == "general"
+    assert d.root_cause.evidence[0].line == 3
