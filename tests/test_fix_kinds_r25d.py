@@ -123,3 +123,19 @@ def test_an_ibv_modify_qp_timeout_gets_the_path_to_the_peer_not_memlock():
     d = _diag(VARIANTS / "ib-verbs-call-failed" / "general.log")
     assert d.root_cause.fix.variant.id == "general"
     assert d.root_cause.evidence[0].line == 3
+
+
+def test_a_nan_from_a_steady_loss_leads_with_the_number_range_not_the_learning_rate():
+    d = _diag(VARIANTS / "loss-or-grad-nan" / "steady-before-nan.log")
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "nan-or-fp16-overflow"
+    assert rc.evidence[0].line == 2
+    assert rc.fix.variant is not None and rc.fix.variant.id == "steady-before-nan"
+    assert rc.fix.variant.why == "the last loss logged before it was finite (1.9312, line 1)"
+    first = rc.fix.steps[0]
+    assert "bfloat16" in first and "does not stop a one-step overflow" in first
+    assert rc.verify.startswith('python -c "import torch; print(torch.cuda.is_bf16_supported())"')
+    # no loss logged before the NaN: nothing tells, the general checklist
+    d = _diag(VARIANTS / "loss-or-grad-nan" / "general.log")
+    assert d.root_cause.fix.variant.id == "general"
+    assert d.root_cause.evidence[0].line == 3

@@ -49,6 +49,7 @@ from rootrank.entry.hang_capture import (
     rank_stacks,
     source_line_above,
 )
+from rootrank.entry.loss_trend import loss_trend
 from rootrank.entry.variants import (
     Facts,
     agreed_values,
@@ -850,6 +851,8 @@ def fill_entry(
         state.start_seen or bool(state.launch.command),
     )
     values["phase_why"] = masker.text(facts.phase_why) if masker else facts.phase_why
+    facts.loss_trend, facts.loss_trend_why = loss_trend(state.metrics)
+    values["loss_trend_why"] = facts.loss_trend_why
     # the data pipeline ran the user's code when it raised (a collate_fn, a __getitem__)
     facts.data_loc = data_frame(frames)
     if facts.data_loc:

@@ -98,6 +98,10 @@ step per rank):
   the start: a pasted tail), ``finished`` (the run's progress had reached its total, or the Trainer printed its
   end-of-run summary, before the root's line: teardown, interpreter exit) or ``training``
   (anything else) (:func:`run_phase`).
+- ``loss_trend: [steady | blew_up]``: what the metric series the log printed say of how a
+  non-finite value came (:func:`rootrank.entry.loss_trend.loss_trend`): ``blew_up`` when a
+  loss spike, gradient-norm explosion or loss-scale collapse was logged, ``steady`` when a
+  finite loss was logged and none of those; the text may quote ``{loss_trend_why}``.
 - ``uneven_progress: bool``: the ranks ran different numbers of batches in the epoch: the
   totals their progress lines print differ (``1250/1250`` on one rank, ``1249/1251`` on
   another), or one rank's last line reached its total (it finished the epoch) while another
@@ -239,6 +243,7 @@ WHEN_KEYS: dict[str, type] = {
     "frames": str,
     "run_frames": str,
     "phase": list,
+    "loss_trend": list,
     "command": str,
     "code": str,
     "call_sites_differ": bool,
@@ -368,6 +373,10 @@ class Facts:
     run_frames: list[str] = field(default_factory=list)
     #: When the root cause happened (one of :data:`PHASES`) and what shows it.
     phase: str = "training"
+    #: What the metric series logged before say of a non-finite value
+    #: (:func:`rootrank.entry.loss_trend.loss_trend`): ``"steady"``, ``"blew_up"`` or ``""``.
+    loss_trend: str = ""
+    loss_trend_why: str = ""
     phase_why: str = ""
     #: The launch command line the log prints, or ``""``.
     command: str = ""
@@ -495,6 +504,7 @@ def check_when(when: Any) -> str | None:
                 "stack": STACK_NAMES,
                 "initiator": initiator_names() if key == "initiator" else (),
                 "phase": PHASES,
+                "loss_trend": ("steady", "blew_up"),
             }.get(key)
             bad = [v for v in value if allowed is not None and v not in allowed]
             if bad:
@@ -565,6 +575,8 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if regex_code.search(value, frame):
                 return f"a traceback of the run shows {frame.strip()[:120]}"
         return None
+    if key == "loss_trend":
+        return facts.loss_trend_why if facts.loss_trend and facts.loss_trend in value else None
     if key == "phase":
         return facts.phase_why if facts.phase in value else None
     if key == "code":
