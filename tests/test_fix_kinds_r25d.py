@@ -139,3 +139,19 @@ def test_a_nan_from_a_steady_loss_leads_with_the_number_range_not_the_learning_r
     d = _diag(VARIANTS / "loss-or-grad-nan" / "general.log")
     assert d.root_cause.fix.variant.id == "general"
     assert d.root_cause.evidence[0].line == 3
+
+
+def test_neighbouring_sizes_in_a_multi_process_batch_point_at_the_split_not_padding():
+    # a real torchrun run (tests/r25d/sample_by_length.py.txt): 4 samples per length over 3
+    # processes, one rank's slice runs over into the next length
+    d = _diag(VARIANTS / "collate-unequal-size" / "length-group-split-across-ranks.log")
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "data-error"
+    assert rc.evidence[0].line == 31
+    assert d.initiating_rank == 1
+    assert rc.fix.variant is not None and rc.fix.variant.id == "length-group-split-across-ranks"
+    assert "multiple of the process count" in rc.fix.steps[0]
+    # the verify is the launch the log shows (bash -x's trace of it)
+    assert rc.verify.startswith("torchrun --nproc-per-node=3 sample_by_length.py  #")
+    d = _diag(VARIANTS / "collate-unequal-size" / "general.log")
+    assert d.root_cause.fix.variant.id == "general"

@@ -50,6 +50,7 @@ from rootrank.entry.hang_capture import (
     source_line_above,
 )
 from rootrank.entry.loss_trend import loss_trend
+from rootrank.entry.split_group import neighbouring_sizes
 from rootrank.entry.variants import (
     Facts,
     agreed_values,
@@ -852,6 +853,12 @@ def fill_entry(
     )
     values["phase_why"] = masker.text(facts.phase_why) if masker else facts.phase_why
     facts.loss_trend, facts.loss_trend_why = loss_trend(state.metrics)
+    if launch.processes == "several":
+        facts.neighbouring_sizes = neighbouring_sizes(
+            root.captures.get("shape_a"), root.captures.get("shape_b")
+        )
+        if facts.neighbouring_sizes:
+            values["neighbouring_sizes"] = facts.neighbouring_sizes
     values["loss_trend_why"] = facts.loss_trend_why
     # the data pipeline ran the user's code when it raised (a collate_fn, a __getitem__)
     facts.data_loc = data_frame(frames)

@@ -102,6 +102,11 @@ step per rank):
   non-finite value came (:func:`rootrank.entry.loss_trend.loss_trend`): ``blew_up`` when a
   loss spike, gradient-norm explosion or loss-scale collapse was logged, ``steady`` when a
   finite loss was logged and none of those; the text may quote ``{loss_trend_why}``.
+- ``neighbouring_sizes: bool``: the root captured two shapes of one batch (``shape_a``,
+  ``shape_b``) that differ in one dimension by a step or two (``[62]`` and ``[63]``) and the
+  job ran several processes (:func:`rootrank.entry.split_group.neighbouring_sizes`): a
+  length-grouped sampler's group split across the ranks; the text may quote
+  ``{neighbouring_sizes}``.
 - ``uneven_progress: bool``: the ranks ran different numbers of batches in the epoch: the
   totals their progress lines print differ (``1250/1250`` on one rank, ``1249/1251`` on
   another), or one rank's last line reached its total (it finished the epoch) while another
@@ -244,6 +249,7 @@ WHEN_KEYS: dict[str, type] = {
     "run_frames": str,
     "phase": list,
     "loss_trend": list,
+    "neighbouring_sizes": bool,
     "command": str,
     "code": str,
     "call_sites_differ": bool,
@@ -376,6 +382,9 @@ class Facts:
     #: What the metric series logged before say of a non-finite value
     #: (:func:`rootrank.entry.loss_trend.loss_trend`): ``"steady"``, ``"blew_up"`` or ``""``.
     loss_trend: str = ""
+    #: Two shapes of one batch one step apart in one dimension, in a job of several processes
+    #: (:func:`rootrank.entry.split_group.neighbouring_sizes`): ``"[62] and [63]"``, else ``None``.
+    neighbouring_sizes: str | None = None
     loss_trend_why: str = ""
     phase_why: str = ""
     #: The launch command line the log prints, or ``""``.
@@ -575,6 +584,15 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if regex_code.search(value, frame):
                 return f"a traceback of the run shows {frame.strip()[:120]}"
         return None
+    if key == "neighbouring_sizes":
+        sizes = facts.neighbouring_sizes
+        if (sizes is not None) != value:
+            return None
+        return (
+            f"one batch mixed the neighbouring sizes {sizes} in a job of several processes"
+            if value
+            else "the batch's sizes are not neighbours, or the job ran one process"
+        )
     if key == "loss_trend":
         return facts.loss_trend_why if facts.loss_trend and facts.loss_trend in value else None
     if key == "phase":
