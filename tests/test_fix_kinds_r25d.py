@@ -118,7 +118,7 @@ def test_an_ibv_modify_qp_timeout_gets_the_path_to_the_peer_not_memlock():
     assert rc.fix.variant is not None and rc.fix.variant.id == "modify-qp-timeout"
     first = rc.fix.steps[0]
     assert "NCCL_CROSS_NIC=0" in first and "memlock" not in first
-    assert rc.verify.startswith("NCCL_CROSS_NIC=0 ")
+    assert rc.verify.startswith("mpirun -np <ranks> -H <hosts> -x NCCL_CROSS_NIC=0 ")
     # another verb keeps the general fix
     d = _diag(VARIANTS / "ib-verbs-call-failed" / "general.log")
     assert d.root_cause.fix.variant.id == "general"
@@ -155,3 +155,21 @@ def test_neighbouring_sizes_in_a_multi_process_batch_point_at_the_split_not_padd
     assert rc.verify.startswith("torchrun --nproc-per-node=3 sample_by_length.py  #")
     d = _diag(VARIANTS / "collate-unequal-size" / "general.log")
     assert d.root_cause.fix.variant.id == "general"
+
+
+def test_with_no_launch_in_the_log_the_verify_is_the_classes_standalone_check():
+    # an OOM paste with no launch command: the memory query runs as it is, no <train.py>
+    d = _diag(VARIANTS / "cuda-oom" / "optimizer-step-quoted.log")
+    verify = d.root_cause.verify
+    assert verify.startswith("nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv")
+    assert "<" not in verify.partition("  # ")[0]
+    # a launch rebuilt from the traceback (torchrun's <module> frame names the script) stays
+    d = _diag(VARIANTS / "cuda-oom" / "optimizer-step.log")
+    assert d.root_cause.verify.startswith("torchrun --nproc-per-node=gpu pretrain.py  #")
+
+
+def test_a_version_mismatch_verify_names_the_packages_the_traceback_runs_through():
+    d = _diag(HERE / "setup_error_sole_launcher_record.log")
+    assert d.root_cause.verify.startswith(
+        "python -m pip show tuner | grep -E '^(Name|Version|Requires):'"
+    )

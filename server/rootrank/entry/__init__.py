@@ -51,6 +51,7 @@ from rootrank.entry.hang_capture import (
 )
 from rootrank.entry.loss_trend import loss_trend
 from rootrank.entry.split_group import neighbouring_sizes
+from rootrank.entry.standalone import standalone_verify, traceback_packages
 from rootrank.entry.variants import (
     Facts,
     agreed_values,
@@ -1023,6 +1024,13 @@ def fill_entry(
         # unseen files blanked; a variant whose verify quotes the log's own command (bash's
         # job report of the command that died) keeps it whole, as the user typed it
         verify = unshown_launch(ready(fit(verify, launch, verify=True), launch), launch)
+        # no launch in the log: the class's own check, which runs without it
+        verify = standalone_verify(
+            verify,
+            launch,
+            sig.failure_class,
+            traceback_packages(f.file for f in seen.exc.frames) if seen is not None else [],
+        )
     if "fit_size" in values:  # the rerun tries the size the fix names, not the failing one
         verify = with_parallel_size(verify, str(values["denominator"]), str(values["fit_size"]))
     run_frames = [
