@@ -173,3 +173,14 @@ def test_a_version_mismatch_verify_names_the_packages_the_traceback_runs_through
     assert d.root_cause.verify.startswith(
         "python -m pip show tuner | grep -E '^(Name|Version|Requires):'"
     )
+
+
+def test_a_launch_typed_after_a_zsh_prompt_glyph_is_the_verifys_command():
+    # oh-my-zsh's prompt ends in its own glyphs, not "$": the script the user ran is still the
+    # launch the rerun types
+    d = _diag(HERE / "zsh_prompt_launch_oom.log")
+    rc = d.root_cause
+    assert rc is not None and rc.failure_class == "cuda-oom"
+    assert rc.evidence[0].line == 2
+    assert d.initiating_rank == 2
+    assert "bash scripts/train_ddp.sh  #" in rc.verify

@@ -634,7 +634,7 @@ _UCX_CMD = lazy_regex.compile(
     r"UCX\s+DEBUG\s+cmd line: \S*python[\d.]*\s+(?:-\S+\s+)*(?P<s>[^\s'\"]+\.py)\b"
 )
 _COMMAND = lazy_regex.compile(
-    r"(?:^|[$#>+]\s)\s*(?P<cmd>"
+    r"(?:^|[$#>+%➜✗❯]\s)\s*(?P<cmd>"
     + ENV_PREFIX
     + r"(?:"
     + launchers.ANY
@@ -650,11 +650,12 @@ _COMMAND_HEAD = lazy_regex.compile(
     + r")(?=\s)[^\n]{0,500}?)\s*\\$"
 )
 #: A job started by something other than a launcher and a script, typed after a shell prompt
-#: (or ``set -x``'s "+ "): a shell script the framework ships (torchtitan's
+#: (``$``, ``#``, zsh's ``%``, oh-my-zsh's ``➜``/``✗`` and starship's ``❯`` glyphs
+#: at its end; or ``set -x``'s "+ "): a shell script the framework ships (torchtitan's
 #: ``NGPU=8 CONFIG_FILE=x.toml ./run_train.sh``, ``bash scripts/pretrain.sh``) or a
 #: framework's own CLI (``llamafactory-cli train x.yaml``). The whole line is the command.
 _ENTRY_COMMAND = lazy_regex.compile(
-    r"[$#+]\s+(?P<cmd>"
+    r"[$#+%➜✗❯]\s+(?P<cmd>"
     + ENV_PREFIX
     + r"(?:(?:(?:bash|sh)\s+|\./)\S*\.sh\b|[\w.-]+-cli\s+[a-z]\w*|(?:"
     + launchers.FRAMEWORK_CLI
