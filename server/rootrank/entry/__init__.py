@@ -1024,21 +1024,15 @@ def fill_entry(
         # unseen files blanked; a variant whose verify quotes the log's own command (bash's
         # job report of the command that died) keeps it whole, as the user typed it
         verify = unshown_launch(ready(fit(verify, launch, verify=True), launch), launch)
-        # no launch in the log: the class's own check, which runs without it
-        verify = standalone_verify(
-            verify,
-            launch,
-            sig.failure_class,
-            traceback_packages(f.file for f in seen.exc.frames) if seen is not None else [],
-        )
     if "fit_size" in values:  # the rerun tries the size the fix names, not the failing one
         verify = with_parallel_size(verify, str(values["denominator"]), str(values["fit_size"]))
     run_frames = [
         f for seen_exc in (*state.exceptions, *state.cut_tracebacks) for f in seen_exc.exc.frames
     ]
-    if (frame is not None and notebook_cell(frame.file)) or any(
+    in_notebook = (frame is not None and notebook_cell(frame.file)) or any(
         notebook_cell(f.file) for f in run_frames
-    ):
+    )
+    if in_notebook:
         # the job ran from a notebook cell (accelerate's notebook_launcher, a DDP cell): no
         # script to rerun, the cell is rerun with the settings in the kernel's environment
         starts = any(
@@ -1048,6 +1042,14 @@ def fill_entry(
             for f in run_frames
         )
         verify = notebook_verify(verify, "notebook_launcher" if starts else None)
+    elif not variant.get("verify_quoted"):
+        # no launch in the log: the class's own check, which runs without it
+        verify = standalone_verify(
+            verify,
+            launch,
+            sig.failure_class,
+            traceback_packages(f.file for f in seen.exc.frames) if seen is not None else [],
+        )
     if masker is not None and masker.enabled:
         verify = blank_masked_hosts(verify)
     evidence = [dataclasses.replace(e) for e in root.evidence[:3]]
