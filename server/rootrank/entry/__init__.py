@@ -1046,6 +1046,7 @@ def fill_entry(
         # no launch in the log: the class's own check, which runs without it
         verify = standalone_verify(
             verify,
+            variant.get("verify", sig.verify),
             launch,
             sig.failure_class,
             traceback_packages(f.file for f in seen.exc.frames) if seen is not None else [],
