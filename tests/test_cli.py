@@ -185,11 +185,12 @@ def test_a_missing_signature_folder_is_an_input_error(tmp_path):
 
 
 def test_verify_blanks_are_pointed_out_in_text_and_markdown(tmp_path):
-    # one rank's OOM line: nothing in the log tells how many processes per node
-    oom = tmp_path / "oom.log"
+    # one rank's device-mismatch line: nothing in the log tells how many processes per node,
+    # and its class has no standalone check (an OOM's is a memory query: r25d)
+    oom = tmp_path / "device.log"
     oom.write_text(
-        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
-        "GPU 1 has a total capacity of 79.15 GiB of which 1.21 GiB is free.\n"
+        "[rank1]: RuntimeError: Expected all tensors to be on the same device, but found at "
+        "least two devices, cuda:1 and cpu!\n"
     )
     text = run_cli("diagnose", str(oom)).stdout.decode().splitlines()
     verify = next(i for i, line in enumerate(text) if line.startswith("Verify: "))

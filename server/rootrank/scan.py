@@ -158,6 +158,13 @@ _ENDPOINT = lazy_regex.compile(
     r"|\b(?:init[_-]method|dist[_-]url)['\"]?\s{0,4}[=: ]\s{0,4}['\"]?tcp://)"
     r"(?P<h>[A-Za-z0-9][\w.-]{0,252}):(?P<p>\d{2,5})\b"
 )
+#: A rendezvous endpoint printed with a host and no port: torchrun's ``--rdzv_endpoint=node01``
+#: (its agent's config table ``rdzv_endpoint    : node01``, the argv list it logs
+#: ``'--rdzv_endpoint=node01'``); a host followed by neither ``:`` nor another host character.
+_ENDPOINT_NO_PORT = lazy_regex.compile(
+    r"(?i:\brdzv[_-]endpoint)['\"]?\s{0,40}[=: ]\s{0,4}['\"]?(?!(?:None|null)\b)"
+    r"(?P<h>[A-Za-z0-9][\w.-]{0,252})(?![\w.:-]|\$)"
+)
 #: Words one of which a line naming a rendezvous endpoint or its halves holds (a cheap test
 #: before :data:`_ENDPOINT`, :data:`_MASTER_ADDR`, :data:`_MASTER_PORT`; found by the
 #: :data:`_LAUNCHER_WORDS` automaton).
@@ -627,7 +634,7 @@ _UCX_CMD = lazy_regex.compile(
     r"UCX\s+DEBUG\s+cmd line: \S*python[\d.]*\s+(?:-\S+\s+)*(?P<s>[^\s'\"]+\.py)\b"
 )
 _COMMAND = lazy_regex.compile(
-    r"(?:^|[$#>+]\s)\s*(?P<cmd>"
+    r"(?:^|[$#>+%➜✗❯]\s)\s*(?P<cmd>"
     + ENV_PREFIX
     + r"(?:"
     + launchers.ANY
@@ -643,11 +650,12 @@ _COMMAND_HEAD = lazy_regex.compile(
     + r")(?=\s)[^\n]{0,500}?)\s*\\$"
 )
 #: A job started by something other than a launcher and a script, typed after a shell prompt
-#: (or ``set -x``'s "+ "): a shell script the framework ships (torchtitan's
+#: (``$``, ``#``, zsh's ``%``, oh-my-zsh's ``➜``/``✗`` and starship's ``❯`` glyphs
+#: at its end; or ``set -x``'s "+ "): a shell script the framework ships (torchtitan's
 #: ``NGPU=8 CONFIG_FILE=x.toml ./run_train.sh``, ``bash scripts/pretrain.sh``) or a
 #: framework's own CLI (``llamafactory-cli train x.yaml``). The whole line is the command.
 _ENTRY_COMMAND = lazy_regex.compile(
-    r"[$#+]\s+(?P<cmd>"
+    r"[$#+%➜✗❯]\s+(?P<cmd>"
     + ENV_PREFIX
     + r"(?:(?:(?:bash|sh)\s+|\./)\S*\.sh\b|[\w.-]+-cli\s+[a-z]\w*|(?:"
     + launchers.FRAMEWORK_CLI
@@ -1169,6 +1177,9 @@ class LaunchFacts:
     #: The first rendezvous endpoint the log prints whole, ``host:port`` (:data:`_ENDPOINT`);
     #: ``None`` when not printed (:meth:`rendezvous` also joins the two halves below).
     endpoint: str | None = None
+    #: The host of a rendezvous endpoint the log prints without a port (``--rdzv_endpoint=
+    #: node01``, :data:`_ENDPOINT_NO_PORT`), when no endpoint is printed whole; else ``None``.
+    endpoint_no_port: str | None = None
     #: The first master host and port the log prints (``MASTER_ADDR=``, ``--master_port``:
     #: :data:`_MASTER_ADDR`, :data:`_MASTER_PORT`), each ``None`` when not printed.
     master_host: str | None = None
@@ -1263,6 +1274,10 @@ class LaunchFacts:
             self.master_host = h["h"]
         if self.endpoint is None and (m := _ENDPOINT.search(text)):
             self.endpoint = f"{m['h']}:{m['p']}"
+            self.endpoint_no_port = None
+        if self.endpoint is None and self.endpoint_no_port is None and "dzv" in text:
+            if h := _ENDPOINT_NO_PORT.search(text):
+                self.endpoint_no_port = h["h"]
 
     def rendezvous(self) -> tuple[str | None, str | None]:
         """The rendezvous host and port the log prints: those of the first whole endpoint

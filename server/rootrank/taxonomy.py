@@ -7,7 +7,7 @@ The file is data, read with :func:`json.loads`::
     {"schema": "rootrank.taxonomy/1", "about": str,
      "kinds": [{"kind": "[a-z0-9-]+", "host": bool, "description": str}, ...],
      "classes": [{"slug": "[a-z0-9-]+", "description": str, "kind": str,
-                  "process_group": bool}, ...]}
+                  "process_group": bool, "check": str}, ...]}
 
 A class's ``kind`` says where such failures come from (``hardware``, ``job-resources``,
 ``software``...); a kind with ``"host": true`` is the machine's doing, so ``rootrank triage``
@@ -15,7 +15,8 @@ counts those failures against the host that initiated them (:func:`host_kinds`).
 and ``kind`` may be left out (a file written before them): every class is then
 ``software``, which counts against no host. ``process_group: true`` (default false) marks a
 class only a job of several processes can have (a rendezvous, its port, a collective, a process
-group's transport): :func:`process_group_classes`.
+group's transport): :func:`process_group_classes`. ``check`` (optional) is a command that
+checks the class's cause or fix without the job's launch (:func:`class_check`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ class FailureClass:
     description: str
     kind: str = DEFAULT_KIND
     process_group: bool = False
+    #: A command that checks this class's cause or fix without the job's own launch (a
+    #: versions print, a device or memory query), for a log that shows no launch command;
+    #: it may name ``{packages}`` (the installed packages the traceback runs through). ``""``
+    #: when the class has none.
+    check: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +122,10 @@ def load_full(path: Path | None = None) -> Taxonomy:
         process_group = item.get("process_group", False)
         if not isinstance(process_group, bool):
             raise TaxonomyError(f"{p}: classes[{i}].process_group: must be true or false")
-        classes[slug] = FailureClass(slug, description.strip(), kind, process_group)
+        check = item.get("check", "")
+        if not isinstance(check, str):
+            raise TaxonomyError(f"{p}: classes[{i}].check: must be text")
+        classes[slug] = FailureClass(slug, description.strip(), kind, process_group, check.strip())
     return Taxonomy(classes, kinds)
 
 
@@ -172,6 +181,12 @@ def kind_of(slug: str | None) -> str:
     the taxonomy does not hold (a team's own class)."""
     found = failure_classes().get(slug or "")
     return found.kind if found else DEFAULT_KIND
+
+
+def class_check(slug: str | None) -> str:
+    """The class's standalone check command (``check``), ``""`` when it has none."""
+    found = failure_classes().get(slug or "")
+    return found.check if found else ""
 
 
 def describe(slug: str) -> str:

@@ -34,6 +34,7 @@ from rootrank.analysis.lock_holder import lock_holder
 from rootrank.analysis.peer_wait import awaited_from_peers, own_fault_elsewhere
 from rootrank.analysis.prepare import Context
 from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say
+from rootrank.analysis.sole_failure import sole_launcher_failure
 from rootrank.model import Finding, InitiatorInfo
 from rootrank.ranks import ElasticFailure
 from rootrank.scan import ScanState
@@ -1957,11 +1958,13 @@ def named_by_root(case: Case) -> Verdict | None:
         return Verdict(rank, say("alone_in_world", rank=rank), "named_by_root", (rank,))
     if same_on_every_rank(case) and not (case.ctx.state.ranks_seen - {rank}):
         past = went_further(case, rank)
-        if past is None:
-            return Verdict(
-                None, say("same_on_every_rank", rank=rank), "named_by_root", (rank,), True
-            )
-        return Verdict(rank, past, "named_by_root", (rank,))
+        if past is not None:
+            return Verdict(rank, past, "named_by_root", (rank,))
+        code = sole_launcher_failure(case, rank)
+        if code is not None:
+            why = say("sole_launcher_failure", rank=rank, code=code)
+            return Verdict(rank, why, "named_by_root", (rank,))
+        return Verdict(None, say("same_on_every_rank", rank=rank), "named_by_root", (rank,), True)
     remote = remote_end_transport_error(case.root)
     if remote is not None and not lone_transport_reporter(case, rank):
         why = say("remote_end_transport", rank=rank, what=remote)

@@ -412,6 +412,12 @@ _TEMPLATES: dict[str, str] = {
         "only rank {rank}'s copy of this set-up error is in the log, and every rank runs the same set-up: "
         "the log does not show which rank hit it first"
     ),
+    "sole_launcher_failure": (
+        "only rank {rank}'s copy of this set-up error is in the log, and the launcher's record of"
+        " the first failure it observed names rank {rank} alone (exit code {code}): the launcher"
+        " logs the workers it finds failed and stops the rest, so rank {rank} is the first"
+        " observed failure"
+    ),
     "went_further": (
         "only rank {rank} raised this set-up error, and {others} went on past it (line {line}:"
         " `{text}`, which rank {rank} never printed): the others passed the same check, so"

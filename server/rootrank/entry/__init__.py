@@ -48,7 +48,11 @@ from rootrank.entry.hang_capture import (
     rank_own_lines,
     rank_own_output,
     rank_stacks,
+    source_line_above,
 )
+from rootrank.entry.loss_trend import loss_trend
+from rootrank.entry.split_group import neighbouring_sizes
+from rootrank.entry.standalone import standalone_verify, traceback_packages
 from rootrank.entry.variants import (
     Facts,
     agreed_values,
@@ -708,6 +712,9 @@ def fill_entry(
             tail = "/".join(last.file.replace("\\", "/").split("/")[-2:])
             raised_at = f"{tail}:{last.line} (in {last.func})"
             values["raised_at"] = masker.text(raised_at) if masker else raised_at
+    if state.launch.endpoint_no_port is not None:  # a rendezvous endpoint with no port
+        host = state.launch.endpoint_no_port
+        values["endpoint_host"] = masker.text(host) if masker else host
     if seen is not None and seen.exc.thread_died:
         # the thread's name as threading.excepthook printed it ("prefetch", "Thread-3 (load)")
         values["thread"] = f"thread {seen.exc.thread!r}" if seen.exc.thread else "thread"
@@ -774,6 +781,7 @@ def fill_entry(
         command=state.launch.command or "",
         code=raised_code,
         rank_outside_world=outside[0] if outside is not None else None,
+        endpoint_no_port=state.launch.endpoint_no_port,
         call_sites_differ=bool(sites),
         user_frame=frame is not None,
         crash_user_line=crash_user_line(state, root, masker),
@@ -838,6 +846,10 @@ def fill_entry(
     if root.evidence:  # what the job was doing just before (a dataset map, loading shards)
         ev = root.evidence[0]
         facts.doing = lines_before([*state.heads, *state.tails], ev.path, ev.line)
+        if not facts.code and not frames:
+            # a traceback's tail pasted without its frame headers: the source line it kept
+            # right above the exception line is the statement that raised
+            facts.code = source_line_above([*state.heads, *state.tails], ev.path, ev.line)
         # the nearest progress bar (``Map (num_proc=4):  21%|...| 4000/18819``), else the nearest line
         bars = [t for t in facts.doing if _PROGRESS_BAR.search(t)]
         if facts.doing:
@@ -918,6 +930,14 @@ def fill_entry(
         state.start_seen or bool(state.launch.command),
     )
     values["phase_why"] = masker.text(facts.phase_why) if masker else facts.phase_why
+    facts.loss_trend, facts.loss_trend_why = loss_trend(state.metrics)
+    if launch.processes == "several":
+        facts.neighbouring_sizes = neighbouring_sizes(
+            root.captures.get("shape_a"), root.captures.get("shape_b")
+        )
+        if facts.neighbouring_sizes:
+            values["neighbouring_sizes"] = facts.neighbouring_sizes
+    values["loss_trend_why"] = facts.loss_trend_why
     # the data pipeline ran the user's code when it raised (a collate_fn, a __getitem__)
     facts.data_loc = data_frame(frames)
     if facts.data_loc:
@@ -1097,9 +1117,10 @@ def fill_entry(
     run_frames = [
         f for seen_exc in (*state.exceptions, *state.cut_tracebacks) for f in seen_exc.exc.frames
     ]
-    if (frame is not None and notebook_cell(frame.file)) or any(
+    in_notebook = (frame is not None and notebook_cell(frame.file)) or any(
         notebook_cell(f.file) for f in run_frames
-    ):
+    )
+    if in_notebook:
         # the job ran from a notebook cell (accelerate's notebook_launcher, a DDP cell): no
         # script to rerun, the cell is rerun with the settings in the kernel's environment
         starts = any(
@@ -1109,6 +1130,15 @@ def fill_entry(
             for f in run_frames
         )
         verify = notebook_verify(verify, "notebook_launcher" if starts else None)
+    elif not variant.get("verify_quoted"):
+        # no launch in the log: the class's own check, which runs without it
+        verify = standalone_verify(
+            verify,
+            variant.get("verify", sig.verify),
+            launch,
+            sig.failure_class,
+            traceback_packages(f.file for f in seen.exc.frames) if seen is not None else [],
+        )
     if masker is not None and masker.enabled:
         verify = blank_masked_hosts(verify)
     evidence = [dataclasses.replace(e) for e in root.evidence[:3]]

@@ -276,6 +276,29 @@ def lines_before(
     return [found[n] for n in sorted(found, reverse=True)[:count]]
 
 
+#: A Python statement as a traceback quotes it under its ``File "...", line N`` header
+#: (indented, an assignment or a call): not a log record, a frame header or a bar.
+_QUOTED_SOURCE = lazy_regex.compile(
+    r"^\s{2,}(?!File \")(?![\w.]*(?:Error|Exception|Warning)\b)[A-Za-z_(\[][^\n]*[(=][^\n]*$"
+)
+
+
+def source_line_above(texts: Iterable[tuple[str, int, str]], path: str, before: int) -> str:
+    """The source line a traceback quotes directly above 1-based line ``before`` of ``path``
+    (:data:`_QUOTED_SOURCE`: indented, a statement), stripped; ``""`` when that line is not
+    one or the kept text does not reach there. A paste that kept a traceback's last lines
+    without their ``File`` header still shows the statement that raised right above the
+    exception's line (Python prints the innermost frame's source line last)."""
+    for src, first, text in texts:
+        if src != path or not first <= before - 1:
+            continue
+        lines = text.split("\n")
+        index = before - 1 - first
+        if 0 <= index < len(lines) and _QUOTED_SOURCE.match(lines[index]):
+            return lines[index].strip()[:MAX_QUOTED_LINE]
+    return ""
+
+
 #: A rank's name in a line it printed of itself, anywhere in the line (``node1 rank 3 early
 #: stopping``, ``[rank 3] ...``, ``rank=3``): group 1 is its number.
 _RANK_NAMED = lazy_regex.compile(r"(?i)(?<![\w-])rank[ _:=#]{0,2}(\d{1,6})(?![\d.])")

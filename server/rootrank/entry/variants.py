@@ -68,6 +68,10 @@ captured:
   with ``world_size=W`` and ``R >= W`` (``init_process_group(..., world_size=1, rank=1)``;
   ranks are 0-based, so no process is rank 0 and none hosts the TCPStore:
   :func:`rank_outside_world`).
+- ``endpoint_without_port: bool``: the launch printed its rendezvous endpoint as a host with
+  no port (torchrun's ``--rdzv_endpoint=node01``, its agent's config table ``rdzv_endpoint :
+  node01``: :attr:`rootrank.scan.LaunchFacts.endpoint_no_port`) and no whole ``host:port``;
+  the text may quote ``{endpoint_host}``.
 - ``joined_over_world: bool``: the root finding's ``joined`` capture (processes that checked
   in at a store barrier: ``worker_count=16``) is greater than its ``world_size`` capture: more
   check-ins than the job has processes, so stale or extra ones (a store or init file reused
@@ -99,6 +103,15 @@ step per rank):
   the start: a pasted tail), ``finished`` (the run's progress had reached its total, or the Trainer printed its
   end-of-run summary, before the root's line: teardown, interpreter exit) or ``training``
   (anything else) (:func:`run_phase`).
+- ``loss_trend: [steady | blew_up]``: what the metric series the log printed say of how a
+  non-finite value came (:func:`rootrank.entry.loss_trend.loss_trend`): ``blew_up`` when a
+  loss spike, gradient-norm explosion or loss-scale collapse was logged, ``steady`` when a
+  finite loss was logged and none of those; the text may quote ``{loss_trend_why}``.
+- ``neighbouring_sizes: bool``: the root captured two shapes of one batch (``shape_a``,
+  ``shape_b``) that differ in one dimension by a step or two (``[62]`` and ``[63]``) and the
+  job ran several processes (:func:`rootrank.entry.split_group.neighbouring_sizes`): a
+  length-grouped sampler's group split across the ranks; the text may quote
+  ``{neighbouring_sizes}``.
 - ``uneven_progress: bool``: the ranks ran different numbers of batches in the epoch: the
   totals their progress lines print differ (``1250/1250`` on one rank, ``1249/1251`` on
   another), or one rank's last line reached its total (it finished the epoch) while another
@@ -240,6 +253,8 @@ WHEN_KEYS: dict[str, type] = {
     "frames": str,
     "run_frames": str,
     "phase": list,
+    "loss_trend": list,
+    "neighbouring_sizes": bool,
     "command": str,
     "code": str,
     "call_sites_differ": bool,
@@ -267,6 +282,7 @@ WHEN_KEYS: dict[str, type] = {
     "agree": list,
     "module_local": bool,
     "rank_outside_world": bool,
+    "endpoint_without_port": bool,
     "multi_node": bool,
     "setting_differs": bool,
     "initiator_output_missing": bool,
@@ -369,6 +385,13 @@ class Facts:
     run_frames: list[str] = field(default_factory=list)
     #: When the root cause happened (one of :data:`PHASES`) and what shows it.
     phase: str = "training"
+    #: What the metric series logged before say of a non-finite value
+    #: (:func:`rootrank.entry.loss_trend.loss_trend`): ``"steady"``, ``"blew_up"`` or ``""``.
+    loss_trend: str = ""
+    #: Two shapes of one batch one step apart in one dimension, in a job of several processes
+    #: (:func:`rootrank.entry.split_group.neighbouring_sizes`): ``"[62] and [63]"``, else ``None``.
+    neighbouring_sizes: str | None = None
+    loss_trend_why: str = ""
     phase_why: str = ""
     #: The launch command line the log prints, or ``""``.
     command: str = ""
@@ -409,6 +432,9 @@ class Facts:
     module_local: str | None = None
     #: The traceback's source line that asks for a rank outside the world (:func:`rank_outside_world`).
     rank_outside_world: str | None = None
+    #: The host of a rendezvous endpoint the launch printed without a port
+    #: (:attr:`rootrank.scan.LaunchFacts.endpoint_no_port`), or ``None``.
+    endpoint_no_port: str | None = None
     #: The pid of another worker of the job the root's message names on this GPU, or ``None``.
     worker_on_same_gpu: int | None = None
     #: ``line N: `text``` of the initiating rank's last own line before the root's evidence
@@ -499,6 +525,7 @@ def check_when(when: Any) -> str | None:
                 "stack": STACK_NAMES,
                 "initiator": initiator_names() if key == "initiator" else (),
                 "phase": PHASES,
+                "loss_trend": ("steady", "blew_up"),
             }.get(key)
             bad = [v for v in value if allowed is not None and v not in allowed]
             if bad:
@@ -569,6 +596,17 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if regex_code.search(value, frame):
                 return f"a traceback of the run shows {frame.strip()[:120]}"
         return None
+    if key == "neighbouring_sizes":
+        sizes = facts.neighbouring_sizes
+        if (sizes is not None) != value:
+            return None
+        return (
+            f"one batch mixed the neighbouring sizes {sizes} in a job of several processes"
+            if value
+            else "the batch's sizes are not neighbours, or the job ran one process"
+        )
+    if key == "loss_trend":
+        return facts.loss_trend_why if facts.loss_trend and facts.loss_trend in value else None
     if key == "phase":
         return facts.phase_why if facts.phase in value else None
     if key == "code":
@@ -800,6 +838,15 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             f"the traceback's call `{call[:120]}` asks for a rank outside the world"
             if value
             else "no call in the traceback asks for a rank outside the world"
+        )
+    if key == "endpoint_without_port":
+        host = facts.endpoint_no_port
+        if (host is not None) != value:
+            return None
+        return (
+            f"the launch printed its rendezvous endpoint as `{host}`, with no port"
+            if value
+            else "the launch printed no rendezvous endpoint without a port"
         )
     if key == "uneven_progress":
         if facts.uneven_progress != value:
