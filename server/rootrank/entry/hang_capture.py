@@ -332,20 +332,26 @@ def rank_own_lines(
 def with_last_words(
     named: list[tuple[int, str]], words: list[tuple[int, str]]
 ) -> list[tuple[int, str]]:
-    """``named`` (:func:`rank_own_lines`: the lines that name the rank in their text) with
-    ``words`` after them (rootrank.entry.frames.last_words: what the rank said last, read
-    through each file's own rank tags), leaving out a line whose text a named line already
-    holds or whose number a named line has (the same line, which :func:`rank_own_lines` may
-    have cut where another process's output was glued after a prompt); the result's last item
-    is what the rank said last. Mechanism: a rank's words are
-    often tagged only by the launcher (``[default0]:prep: malformed header ...``) or written
-    to its own per-rank file (torchrun ``--redirects``), where no line names it, and those are
-    the words that say why it stopped; a ``rank_said`` condition reads both. Pure; raises
-    nothing."""
+    """``words`` (rootrank.entry.frames.last_words: what the rank said last, read through each
+    file's own rank tags) then ``named`` (:func:`rank_own_lines`: the lines that name the rank
+    in their text), leaving out a word whose text a named line already holds or whose number a
+    named line has (the same line, which :func:`rank_own_lines` may have cut where another
+    process's output was glued after a prompt), and a launcher's report line
+    (:data:`_REPORT_LINE`: ``train.py FAILED``, its failure table). The words come first: a
+    ``rank_said`` condition takes its latest hit, so a line that names the rank (ordered in the
+    root's file) wins over words read from another file, whose numbers do not compare.
+    Mechanism: a rank's words are often tagged only by the launcher (``[default0]:prep:
+    malformed header ...``) or written to its own per-rank file (torchrun ``--redirects``),
+    where no line names it, and those are the words that say why it stopped; a ``rank_said``
+    condition reads both. Pure; raises nothing."""
     texts = [t for _, t in named]
     numbers = {n for n, _ in named}
-    extra = [(n, t) for n, t in words if n not in numbers and not any(t in held for held in texts)]
-    return [*named, *extra]
+    extra = [
+        (n, t)
+        for n, t in words
+        if n not in numbers and not any(t in held for held in texts) and not _REPORT_LINE.search(t)
+    ]
+    return [*extra, *named]
 
 
 #: A count of a total in a rank's own line (``dedup 5000/60000``, ``file 3 / 12``): group
