@@ -29,6 +29,7 @@ from rootrank.entry.frames import (
     call_sites,
     command_log_dir,
     crash_user_line,
+    last_words,
     launcher_report,
     location_step,
     notebook_cell,
@@ -43,12 +44,14 @@ from rootrank.entry.frames import (
 )
 from rootrank.entry.hang_capture import (
     initiator_last_line,
+    larger_share,
     last_steps,
     lines_before,
     rank_own_lines,
     rank_own_output,
     rank_stacks,
     source_line_above,
+    with_last_words,
 )
 from rootrank.entry.loss_trend import loss_trend
 from rootrank.entry.split_group import neighbouring_sizes
@@ -780,6 +783,9 @@ def fill_entry(
         thread=(seen.exc.thread or "") if seen is not None and seen.exc.thread_died else None,
         command=state.launch.command or "",
         code=raised_code,
+        user_code=next((f.code for f in reversed(seen.exc.frames) if f.user and f.code), "")
+        if seen is not None
+        else "",
         rank_outside_world=outside[0] if outside is not None else None,
         endpoint_no_port=state.launch.endpoint_no_port,
         call_sites_differ=bool(sites),
@@ -840,8 +846,19 @@ def fill_entry(
             quoted = f"line {own[0]}: `{own[1]}`"
             facts.initiator_last_line = masker.text(quoted) if masker else quoted
             values["initiator_last_line"] = facts.initiator_last_line
-        facts.rank_lines = rank_own_lines(
-            [*state.heads, *state.tails], ev.path, ev.line, initiating
+        share = larger_share(
+            [*state.heads, *state.tails], ev.path, ev.line, initiating, state.ranks_seen
+        )
+        if share is not None:
+            facts.larger_share = True
+            head, total, peer = share
+            values["share_totals"] = (
+                f"`{head} .../{total}` where the other ranks count to "
+                + ", ".join(str(p) for p in peer)
+            )
+        facts.rank_lines = with_last_words(
+            rank_own_lines([*state.heads, *state.tails], ev.path, ev.line, initiating),
+            last_words(state, initiating, ev.path, ev.line),
         )
     if root.evidence:  # what the job was doing just before (a dataset map, loading shards)
         ev = root.evidence[0]

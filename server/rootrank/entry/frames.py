@@ -521,6 +521,27 @@ def _own_words(state: ScanState, rank: int) -> list[tuple[int, str]]:
     return sorted(set(said))
 
 
+def last_words(state: ScanState, rank: int, path: str, before: int) -> list[tuple[int, str]]:
+    """What ``rank`` said last before the root cause, for the fix's variants: as
+    :func:`_own_words` (its last problem-worded line and its very last line, ``(1-based line,
+    text)``, at most two), from any kept tail, read through each file's own rank tags (a
+    launcher's ``[defaultN]:`` prefix on a single node, a per-rank log file of
+    ``--redirects``/``--log-dir``), which a line that names the rank in its text
+    (rootrank.entry.hang_capture.rank_own_lines) does not need; in ``path`` (the root's
+    file) only the lines before line ``before`` (the root's own message and what follows are
+    not what the rank said before it). Raises nothing."""
+    last: tuple[int, str] | None = None
+    problem: tuple[int, str] | None = None
+    for own in own_lines(state.tails, rank, lambda src: _words_owner(state, src)):
+        if own.path == path and own.line >= before:
+            continue
+        line = (own.line, own.text[:OWN_LINE_CHARS])
+        last = line
+        if _OWN_PROBLEM.search(own.text):
+            problem = line
+    return sorted({x for x in (problem, last) if x is not None})
+
+
 def _words_owner(state: ScanState, path: str) -> LineOwner:
     """The :data:`rootrank.ranklines.LineOwner` of :func:`_own_words` for a kept tail of
     ``path``: a :class:`rootrank.ranks.RankTagger` of its own (the path's rank, when the file

@@ -352,6 +352,78 @@ def rank_own_lines(
     return sorted(out.items())[-MAX_OWN_LINES:]
 
 
+def with_last_words(
+    named: list[tuple[int, str]], words: list[tuple[int, str]]
+) -> list[tuple[int, str]]:
+    """``words`` (rootrank.entry.frames.last_words: what the rank said last, read through each
+    file's own rank tags) then ``named`` (:func:`rank_own_lines`: the lines that name the rank
+    in their text), leaving out a word whose text a named line already holds or whose number a
+    named line has (the same line, which :func:`rank_own_lines` may have cut where another
+    process's output was glued after a prompt), and a launcher's report line
+    (:data:`_REPORT_LINE`: ``train.py FAILED``, its failure table). The words come first: a
+    ``rank_said`` condition takes its latest hit, so a line that names the rank (ordered in the
+    root's file) wins over words read from another file, whose numbers do not compare.
+    Mechanism: a rank's words are often tagged only by the launcher (``[default0]:prep:
+    malformed header ...``) or written to its own per-rank file (torchrun ``--redirects``),
+    where no line names it, and those are the words that say why it stopped; a ``rank_said``
+    condition reads both. Pure; raises nothing."""
+    texts = [t for _, t in named]
+    numbers = {n for n, _ in named}
+    extra = [
+        (n, t)
+        for n, t in words
+        if n not in numbers and not any(t in held for held in texts) and not _REPORT_LINE.search(t)
+    ]
+    return [*extra, *named]
+
+
+#: A count of a total in a rank's own line (``dedup 5000/60000``, ``file 3 / 12``): group
+#: ``head`` the words before it, ``total`` the total.
+_COUNT_OF = lazy_regex.compile(
+    r"(?P<head>[A-Za-z][\w .:-]{0,60}?)\s(?P<n>\d{1,12}) ?/ ?(?P<total>\d{1,12})\b"
+)
+#: How many times the initiating rank's total must exceed every other rank's.
+SHARE_RATIO = 2
+
+
+def larger_share(
+    texts: Iterable[tuple[str, int, str]],
+    path: str,
+    before: int,
+    rank: int,
+    others: Iterable[int],
+) -> tuple[str, int, list[int]] | None:
+    """``(words, rank's total, the other ranks' totals)`` when the lines ``rank`` printed of
+    itself in ``path`` before line ``before`` (:func:`rank_own_lines`) count an ``N/total``
+    after some words (:data:`_COUNT_OF`) and at least two of ``others`` count after the same
+    words to totals each at most 1/:data:`SHARE_RATIO` of ``rank``'s; else ``None``.
+
+    Mechanism: ranks that run the same phase print the same counter line; its total is each
+    rank's share of that work (items in its shard, files in its list). A rank the others waited
+    for whose total is many times theirs reached the next collective long after them because
+    its share is larger, which a longer timeout covers for this input only. Reads only the kept
+    text; raises nothing."""
+    kept = list(texts)
+
+    def totals(r: int) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for _, text in rank_own_lines(kept, path, before, r):
+            for m in _COUNT_OF.finditer(text):
+                head = m.group("head").strip().split()[-1].lower()
+                out[head] = max(out.get(head, 0), int(m.group("total")))
+        return out
+
+    mine = totals(rank)
+    if not mine:
+        return None
+    theirs = [totals(r) for r in sorted(set(others) - {rank})]
+    for head, total in mine.items():
+        peer = [t[head] for t in theirs if head in t]
+        if len(peer) >= 2 and all(0 < p * SHARE_RATIO <= total for p in peer):
+            return head, total, peer
+    return None
+
+
 def _named_once(line: str, number: int) -> tuple[int, str] | None:
     """``(rank, line stripped, at most MAX_QUOTED_LINE characters)`` for a line that names
     one rank only (:data:`_RANK_NAMED`) and is not a traceback's (indented after its

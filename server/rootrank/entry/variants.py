@@ -24,6 +24,9 @@ end the process the entry's words say it ended).
   when the root's own traceback is not in the log or is cut;
 - ``code: regex``: the source line the traceback quotes where the exception was raised
   (its innermost frame: ``assert steps % world_size == 0``) matches;
+- ``user_code: regex``: the source line the traceback quotes under its innermost frame of
+  the user's own code (the call into a library that then raised: ``out =
+  subprocess.check_output(cmd, shell=True)``) matches;
 - ``command: regex``: the launch command the log prints (``torchrun ... train.py
   --local_rank 0``) matches;
 - ``call_sites_differ: bool``: the ranks' tracebacks stop at different call sites;
@@ -159,6 +162,10 @@ What the root's own message says about the job's other processes:
   crash_stack) ends in a frame of the user's own code: that line was running a native call
   (a ctypes/cffi foreign function, a C extension, a torch op) when the signal came
   (``{crash_line}`` in the text);
+- ``larger_share: bool``: the initiating rank's own counter line (``dedup 5000/60000``)
+  counts to a total at least twice every other rank's in the same line
+  (rootrank.entry.hang_capture.larger_share): its share of that work is larger; the text may
+  quote ``{share_totals}``;
 - ``rank_said: regex``: a line the initiating rank printed of itself before the root cause
   (its name and no other rank's in it, not a traceback's line:
   rootrank.entry.hang_capture.rank_own_lines) matches (``early stopping``: it decided to
@@ -257,6 +264,7 @@ WHEN_KEYS: dict[str, type] = {
     "neighbouring_sizes": bool,
     "command": str,
     "code": str,
+    "user_code": str,
     "call_sites_differ": bool,
     "user_frame": bool,
     "raised_in_library": bool,
@@ -293,6 +301,7 @@ WHEN_KEYS: dict[str, type] = {
     "initiator_last_line": bool,
     "doing": str,
     "rank_said": str,
+    "larger_share": bool,
     "from_data": bool,
     "message_directive": bool,
     "most_ranks_raised": bool,
@@ -397,6 +406,9 @@ class Facts:
     command: str = ""
     #: The source line quoted under the traceback's innermost frame, or ``""``.
     code: str = ""
+    #: The source line quoted under the traceback's innermost frame of the user's own code,
+    #: or ``""`` (:data:`WHEN_KEYS` ``user_code``).
+    user_code: str = ""
     call_sites_differ: bool = False
     user_frame: bool = False
     #: An option whose value on a printed launch line is an unfilled placeholder (:func:`placeholder_argument`).
@@ -448,6 +460,9 @@ class Facts:
     #: text)`` in line order (rootrank.entry.hang_capture.rank_own_lines), for
     #: :data:`WHEN_KEYS` ``rank_said``.
     rank_lines: list[tuple[int, str]] = field(default_factory=list)
+    #: The initiating rank's counter total is many times the others' (:data:`WHEN_KEYS`
+    #: ``larger_share``).
+    larger_share: bool = False
     #: ``file:line (in func)`` of the user's frame innermost in faulthandler's crash stack,
     #: when the crashing thread's innermost frame is the user's (:data:`WHEN_KEYS`
     #: ``crash_in_user_line``), else ``None``.
@@ -612,6 +627,9 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
     if key == "code":
         m = regex_code.search(value, facts.code) if facts.code else None
         return f"the line that raised is `{facts.code[:120]}`" if m else None
+    if key == "user_code":
+        m = regex_code.search(value, facts.user_code) if facts.user_code else None
+        return f"your line that made the call is `{facts.user_code[:120]}`" if m else None
     if key == "command":
         m = regex_code.search(value, facts.command) if facts.command else None
         return f'the launch command has "{m.group(0).strip()[:120]}"' if m else None
@@ -647,6 +665,14 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if m:
                 return f"the job was at `{text[:120]}` just before"
         return None
+    if key == "larger_share":
+        if facts.larger_share != value:
+            return None
+        return (
+            "the initiating rank's own counter runs to a total many times the others'"
+            if value
+            else "no rank's counter runs far past the others'"
+        )
     if key == "rank_said":
         hits = [(n, t) for n, t in facts.rank_lines if regex_code.search(value, t)]
         if not hits:
