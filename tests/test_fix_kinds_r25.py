@@ -89,15 +89,16 @@ def test_same_seqnum_different_numel_points_at_the_ranks_layout():
     assert "numel 36864 vs 24576" in step
 
 
-def test_sqlite_database_locked_is_another_connections_transaction():
-    # before: general ("its own words name what to change")
-    d = _diag("user-code-exception/sqlite-database-locked.log")
+def test_sqlite_database_locked_names_the_rank_holding_the_transaction():
+    # a real run: rank 0 keeps a write transaction open across a loop, rank 1 waits 2 s and
+    # raises; the lock's holder (rootrank.analysis.lock_holder), not its waiter, is named
+    d = diagnose_paths([str(HERE.parent / "r25_fix" / "sqlite-database-locked.log")], mask=False)
     assert d.root_cause is not None
-    assert d.root_cause.failure_class == "user-code-exception"
-    assert d.initiating_rank == 1
+    assert d.root_cause.signature == "shared-lock-busy"
+    assert d.initiating_rank == 0
     assert d.root_cause.evidence[0].line == 11
-    assert _variant(d) == "sqlite-database-locked"
-    assert "own database file" in d.root_cause.fix.steps[0]
+    assert _variant(d) == "holder-shown"
+    assert "holds the lock" in d.root_cause.fix.steps[0]
 
 
 def test_shell_string_with_a_file_name_is_split_by_the_shell():
