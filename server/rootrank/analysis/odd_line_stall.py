@@ -21,7 +21,6 @@ from __future__ import annotations
 from rootrank import lazy_regex
 from rootrank.analysis.prepare import Context, finding_at
 from rootrank.analysis.reasons import fmt_span
-from rootrank.analysis.stamped_stall import DAY, STAMP_RESOLUTION, _clock, _stamp_text
 from rootrank.model import Evidence, Finding
 from rootrank.ranks import strip_wrapper_stamp
 
@@ -82,7 +81,9 @@ def odd_line_stall_finding(ctx: Context) -> Finding | None:
     kill = min(terminals, key=lambda f: f.order)
     if not kill.evidence:
         return None
-    from rootrank.entry.hang_capture import own_rank  # loaded for the logs that get here
+    # loaded for the logs that get here (a tiny log's start imports neither)
+    from rootrank.analysis.stamped_stall import DAY, STAMP_RESOLUTION, _clock, _stamp_text
+    from rootrank.entry.hang_capture import own_rank
 
     stop = kill.evidence[0]
     lines = _lines(ctx, stop.path)
