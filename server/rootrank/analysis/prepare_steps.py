@@ -44,6 +44,7 @@ from rootrank.analysis.logged import logged_exit_reasons
 from rootrank.analysis.lookup import label_lookup_errors
 from rootrank.analysis.mapped_file import mapped_file_sigbus
 from rootrank.analysis.named_group import named_group_captures
+from rootrank.analysis.odd_line_stall import odd_line_stall_finding
 from rootrank.analysis.optimizer_state import optimizer_state_sizes
 from rootrank.analysis.own_kill import own_group_kills
 from rootrank.analysis.parallel_wrapper import parallel_wrapper_mixes
@@ -603,6 +604,13 @@ def _stall(ctx: Context) -> None:
     _added(ctx, stall_finding(ctx))
 
 
+def _odd_line_stall(ctx: Context) -> None:
+    """Adds a hang with no progress lines that a time limit ended: the one rank that printed
+    lines the others did not just before the silence took the path that blocked
+    (:func:`~rootrank.analysis.odd_line_stall.odd_line_stall_finding`)."""
+    _added(ctx, odd_line_stall_finding(ctx))
+
+
 def _cancelled(ctx: Context) -> None:
     """Adds a Slurm cancellation no task caused: the job was stopped from outside
     (:func:`~rootrank.analysis.cancelled.cancelled_finding`)."""
@@ -659,6 +667,7 @@ def _handled_skip(ctx: Context) -> None:
 #: The steps that read the whole :class:`~rootrank.analysis.prepare.Context`, in order.
 CONTEXT_STEPS: tuple[tuple[str, ContextStep], ...] = (
     ("stall", _stall),
+    ("odd_line_stall", _odd_line_stall),
     ("cancelled", _cancelled),
     ("departed", _departed),
     ("uneven_batches", _uneven_batches),

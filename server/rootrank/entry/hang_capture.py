@@ -188,30 +188,89 @@ _LINE_RANK = lazy_regex.compile(
 )
 #: Characters of the quoted line kept.
 MAX_QUOTED_LINE = 240
+#: torchrun's ``--tee`` / ``--redirects`` prefix of a worker's line (``[default3]:``, the
+#: default role then the worker's local rank), not stacked before a ``[rankN]:`` tag.
+_TEE_TAG = lazy_regex.compile(r"^\s{0,4}\[default(\d{1,6})\]:(?!\[rank)")
 
 
 def initiator_last_line(
     texts: Iterable[tuple[str, int, str]], path: str, before: int, rank: int
 ) -> tuple[int, str] | None:
     """``(1-based line, text)`` of the last line of ``path`` before line ``before`` that carries
-    ``rank``'s own tag (:data:`_LINE_RANK`, once), read from the kept heads and tails of the
-    sources (``texts``: ``(path, first line number, text)``) by
-    :func:`rootrank.ranklines.own_lines`, or ``None``.
+    ``rank``'s own tag (:data:`_LINE_RANK`, once; torchrun's tee prefix, :data:`_TEE_TAG`),
+    or, for rank 0, a record only the main process printed (:func:`main_process_lines`), read
+    from the kept heads and tails of the sources (``texts``: ``(path, first line number,
+    text)``) by :func:`rootrank.ranklines.own_lines`, or ``None``.
 
     Mechanism: the rank the others waited for stopped printing where it stopped working; its
     last own line before the others' timeout is the phase it was in (waiting for a file, a
     download, a lock), which a generic "look at what it did" leaves the user to find. A line
     that names two ranks is about others and is not taken."""
-    found = last_own_line(
-        own_lines(texts, rank, lambda _path: _tagged_once, path=path, before=before)
-    )
+    texts = list(texts)
+    main = main_process_lines(texts, path)
+
+    def tagged(line: str, number: int) -> tuple[int, str] | None:
+        found = _tagged_once(line, number)
+        if found is None and number in main:
+            return 0, line.strip()[:MAX_QUOTED_LINE]
+        return found
+
+    found = last_own_line(own_lines(texts, rank, lambda _path: tagged, path=path, before=before))
     return None if found is None else (found.line, found.text)
+
+
+#: A record of transformers' example scripts' logging format (``%(asctime)s - %(levelname)s -
+#: %(name)s - %(message)s``, datefmt ``%m/%d/%Y %H:%M:%S``): its ``level`` and ``msg``.
+_HF_RECORD = lazy_regex.compile(
+    r"^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d - (?P<level>[A-Z]+) - [\w.<>-]+ - (?P<msg>.*)$"
+)
+#: The header those scripts log at WARNING on every process (``Process rank: 2, device: ...``).
+_HF_PROCESS = lazy_regex.compile(r"^Process rank: \d{1,6},")
+
+
+def main_process_lines(texts: Iterable[tuple[str, int, str]], path: str) -> set[int]:
+    """1-based numbers of the lines of ``path`` (read from the kept heads and tails,
+    ``texts`` as :func:`initiator_last_line`'s) that the main process (rank 0) printed without
+    naming itself: INFO/DEBUG records of transformers' example-script format
+    (:data:`_HF_RECORD`) that name no rank and whose message appears once, in a log where at
+    least two processes printed the per-process header (:data:`_HF_PROCESS`). Empty otherwise.
+
+    Mechanism: those scripts log at INFO on the main process only and at WARNING on the
+    others (``TrainingArguments.get_process_log_level``: ``log_level`` on the main process,
+    ``log_level_replica``, WARNING by default, elsewhere), so an INFO record printed once is
+    rank 0's; a message every process printed (``--log_level_replica info``) is nobody's."""
+    headers: set[int] = set()
+    records: dict[str, set[int]] = {}
+    for src, first, text in texts:
+        if src != path:
+            continue
+        for number, raw in enumerate(text.split("\n"), first):
+            m = _HF_RECORD.match(strip_wrapper_stamp(raw).strip())
+            if m is None:
+                continue
+            if _HF_PROCESS.match(m.group("msg")):
+                headers.add(number)
+            elif m.group("level") in ("INFO", "DEBUG") and not _RANK_NAMED.search(m.group("msg")):
+                records.setdefault(m.group("msg"), set()).add(number)
+    if len(headers) < 2:
+        return set()
+    return {n for numbers in records.values() if len(numbers) == 1 for n in numbers}
 
 
 def _tagged_once(line: str, number: int) -> tuple[int, str] | None:
     """``(rank, line stripped, at most MAX_QUOTED_LINE characters)`` for a line that carries
-    exactly one rank tag (:data:`_LINE_RANK`, after a wrapper's time stamp), else ``None``."""
+    exactly one rank tag (:data:`_LINE_RANK`, after a wrapper's time stamp), or torchrun's tee
+    prefix and no rank tag (:data:`_TEE_TAG`: the worker's own line, not its traceback's),
+    else ``None``."""
     ms = list(_LINE_RANK.finditer(strip_wrapper_stamp(line)))
+    if not ms:
+        tee = _TEE_TAG.match(strip_wrapper_stamp(line))
+        rest = strip_wrapper_stamp(line)[tee.end() :] if tee is not None else ""
+        if tee is None or not rest.strip() or rest[:1] in (" ", "\t"):
+            return None
+        if rest.startswith("Traceback"):
+            return None
+        return int(tee.group(1)), line.strip()[:MAX_QUOTED_LINE]
     if len(ms) != 1:
         return None
     m = ms[0]
@@ -342,8 +401,14 @@ def rank_own_lines(
     itself, not where it raised. A line where another process's output was glued after
     ``rank``'s prompt is read as the prompt alone (:func:`_before_glued`)."""
 
+    texts = list(texts)
+    main = main_process_lines(texts, path)
+
     def named(line: str, number: int) -> tuple[int, str] | None:
-        return _named_once(_before_glued(line, rank), number)
+        found = _named_once(_before_glued(line, rank), number)
+        if found is None and number in main:
+            return 0, line.strip()[:MAX_QUOTED_LINE]
+        return found
 
     out = {
         own.line: own.text
@@ -424,10 +489,29 @@ def larger_share(
     return None
 
 
+def own_rank(line: str) -> int | None:
+    """The one rank ``line`` names of itself (:func:`_named_once`: a rank's name, or torchrun's
+    tee prefix, and not a traceback's line), or ``None``."""
+    found = _named_once(line, 0)
+    return None if found is None else found[0]
+
+
 def _named_once(line: str, number: int) -> tuple[int, str] | None:
     """``(rank, line stripped, at most MAX_QUOTED_LINE characters)`` for a line that names
     one rank only (:data:`_RANK_NAMED`) and is not a traceback's (indented after its
-    ``[rankN]:`` prefix and a wrapper's stamp, or a ``Traceback`` header), else ``None``."""
+    ``[rankN]:`` prefix and a wrapper's stamp, or a ``Traceback`` header), else ``None``.
+
+    A line that names no rank in its text but carries torchrun's tee prefix
+    (:data:`_TEE_TAG`, ``[default3]:fetched batch 8/12``) is that worker's own line: torchrun
+    writes the prefix on every line the worker prints. The prefix holds the local rank, which
+    is the rank on a one-node launch (the only kind whose tee lines say which rank stopped
+    without a ``[rankN]:`` tag beside them)."""
+    tee = _TEE_TAG.match(strip_wrapper_stamp(line))
+    if tee is not None and not _RANK_NAMED.search(line):
+        rest = strip_wrapper_stamp(line)[tee.end() :]
+        if not rest.strip() or rest[:1] in (" ", "\t") or rest.startswith("Traceback"):
+            return None
+        return int(tee.group(1)), line.strip()[:MAX_QUOTED_LINE]
     if "ank" not in line:
         return None
     named = {int(m.group(1)) for m in _RANK_NAMED.finditer(line)}
