@@ -56,6 +56,8 @@ _START = lazy_regex.compile(r"^\s*(?:Original )?Traceback \(most recent call las
 #: in the record line right above it, the traceback is a logging handler's output
 #: (:attr:`PyException.logged`).
 _RECORD_LEVEL = lazy_regex.compile(r"(?<![\w.-])(?:ERROR|CRITICAL|FATAL|EXCEPTION)(?![\w.-])")
+#: The level words of :data:`_RECORD_LEVEL`, looked for before the regex is run.
+_LEVEL_WORDS = ("ERROR", "CRITICAL", "FATAL", "EXCEPTION")
 #: Characters of a physical line's head searched for a record's level: a worker prefix
 #: (``(ActorName pid=N, ip=X) ``), a date and a logger name fit in it; a word deeper in the
 #: line is the message's, not the record's level.
@@ -426,7 +428,10 @@ class PyException:
 def _error_record(raw: str) -> bool:
     """Whether the physical line ``raw`` is a logging record of an error level (its level
     word within its first :data:`RECORD_LEVEL_AT` characters)."""
-    return _RECORD_LEVEL.search(raw[:RECORD_LEVEL_AT]) is not None
+    head = raw[:RECORD_LEVEL_AT]
+    if not any(word in head for word in _LEVEL_WORDS):
+        return False  # most lines: no level word at all, no regex run
+    return _RECORD_LEVEL.search(head) is not None
 
 
 def _logged_header(raw: str, record_before: bool) -> bool:
