@@ -28,7 +28,14 @@ from rootrank.match import Gate, Hit, Matcher
 from rootrank.metrics import MetricsReader
 from rootrank.model import Evidence, Finding
 from rootrank.progress import LITERALS as PROGRESS_LITERALS
-from rootrank.progress import Advance, AdvanceWatch, ProcessKey, ProgressModel, read_step
+from rootrank.progress import (
+    Advance,
+    AdvanceWatch,
+    ProcessKey,
+    Progress,
+    ProgressModel,
+    read_step,
+)
 from rootrank.ranks import (
     ElasticFailure,
     RankTagger,
@@ -112,6 +119,21 @@ class SeenException:
     #: step (:meth:`rootrank.progress.ProgressModel.last`). Whichever rank raised it went on
     #: when every rank later printed a greater step (rootrank.analysis.survived).
     ranks_at: tuple[tuple[int, int, str, str], ...] = ()
+    #: The pid its lines' worker prefix named (Ray's ``(Name pid=N)``), ``None`` when none:
+    #: with ``path``, ``rank``, ``local_rank`` and ``host`` the process (:func:`process_key`).
+    pid: int | None = None
+
+
+#: A process as its lines name it: ``(path, rank, local rank, host, pid)`` (ScanState.last_own_line).
+LineProcess = tuple[str, int | None, int | None, str | None, int | None]
+
+
+def process_key(
+    path: str, rank: int | None, local: int | None, host: str | None, pid: int | None
+) -> LineProcess:
+    """The process a line (or exception) of ``path`` is from, as its prefixes name it; the
+    local rank counts only when no global rank is named."""
+    return (path, rank, local if rank is None else None, host, pid)
 
 
 # How many nodes the job had, from what launchers print (torchrun's flags and its agent's
@@ -1648,6 +1670,18 @@ class ScanState:
     #: that then fails with no path in its message (torch.save's "file write failed") was
     #: writing there (rootrank.entry: the verify's ``<output_dir>``).
     save_target: tuple[str, int, str] | None = None
+    #: The 1-based line of each process's last non-blank line (:func:`process_key`), for the
+    #: first :data:`MAX_PROCESS_KEYS` processes: whether a process printed more after an
+    #: exception it logged (read by rootrank.analysis.logged_handled).
+    last_own_line: dict[LineProcess, int] = field(default_factory=dict)
+    #: Each process's first and last progress lines (:func:`process_key`), for the first
+    #: :data:`MAX_PROCESS_KEYS` processes: a Ray driver's ``step:N`` lines are the run's
+    #: progress while its actors print none (read by rootrank.analysis.logged_handled).
+    steps_of: dict[LineProcess, tuple[Progress, Progress]] = field(default_factory=dict)
+
+
+#: Processes whose last line ``ScanState.last_own_line`` keeps (Ray runs: tens of actors).
+MAX_PROCESS_KEYS = 4096
 
 
 #: A framework's announcement of where it saves, with the target path: Megatron-LM's
@@ -2250,6 +2284,10 @@ class Scanner:
             else:
                 self._record_rank = None  # another process's line: the record's output ended
         text = tagged.text
+        if text.strip():
+            key = process_key(path, tagged.rank, tagged.local_rank, tagged.host, tagged.pid)
+            if key in st.last_own_line or len(st.last_own_line) < MAX_PROCESS_KEYS:
+                st.last_own_line[key] = raw.number
         if not st.start_seen and "OMP_NUM" in text and _OMP_BANNER in text:
             st.start_seen = True
         if "NVIDIA-SMI" in text[:16] and len(st.sources) == 1 and _JOB_HEADER.match(text):
@@ -2382,6 +2420,7 @@ class Scanner:
                 tagged.time,
                 path,
                 (path, tagged.host, rank, None if rank is not None else tagged.local_rank),
+                tagged.pid,
             )
         else:
             if tagged.time is not None and (st.end_time is None or tagged.time > st.end_time):
@@ -2526,6 +2565,7 @@ class Scanner:
                     self._order,
                     self._advance.watch((path, tagged.host, rank, local), exc.log_line),
                     ranks_at=self._ranks_at() if rank is None and local is None else (),
+                    pid=tagged.pid,
                 )
             )
             self._traced[rank] = (exc, raw.number, False)
@@ -3312,7 +3352,13 @@ class Scanner:
             rank = tagged.rank if tagged.rank is not None else tagged.local_rank
             local = None if tagged.rank is not None else tagged.local_rank
             self._curves(
-                raw, tagged.text, rank, tagged.time, path, (path, tagged.host, tagged.rank, local)
+                raw,
+                tagged.text,
+                rank,
+                tagged.time,
+                path,
+                (path, tagged.host, tagged.rank, local),
+                tagged.pid,
             )
 
     def _see_rank_line(
@@ -3378,8 +3424,10 @@ class Scanner:
         time: float | None,
         path: str,
         key: ProcessKey,
+        pid: int | None = None,
     ) -> None:
         """Feed one line body (rank prefix removed) to the progress model and the metrics reader.
+        ``pid`` is the worker prefix's pid (Ray's ``(Name pid=N)``), for ``ScanState.steps_of``.
         ``rank`` is the global rank, else the local one (``[defaultN]:`` of ``torchrun --tee``:
         the same on one node, the common case of a log that names no global rank).
 
@@ -3405,6 +3453,10 @@ class Scanner:
         self._see_rank_line(rank, text, raw.number, step=p is not None)
         if p is not None:
             self._advance.see(key, p)
+            own = process_key(path, key[2], key[3], key[1], pid)
+            if own in st.steps_of or len(st.steps_of) < MAX_PROCESS_KEYS:
+                first = st.steps_of.get(own, (p, p))[0]
+                st.steps_of[own] = (first, p)
             if p.total is not None and p.total > 1 and p.kind in _RUN_TOTAL_KINDS:
                 # the run's own total (not a Lightning bar's per-epoch one)
                 done = p.step >= p.total

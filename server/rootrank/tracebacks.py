@@ -51,6 +51,17 @@ if TYPE_CHECKING:  # the type only: rootrank.regex_code builds patterns without 
     import regex
 
 _START = lazy_regex.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):\s*$")
+#: A logging record's level word (Python logging's ``ERROR:root:``/``%(levelname)s``, loguru's
+#: ``| ERROR |``, ``[ERROR]``): in a traceback header's physical line before ``Traceback``, or
+#: in the record line right above it, the traceback is a logging handler's output
+#: (:attr:`PyException.logged`).
+_RECORD_LEVEL = lazy_regex.compile(r"(?<![\w.-])(?:ERROR|CRITICAL|FATAL|EXCEPTION)(?![\w.-])")
+#: The level words of :data:`_RECORD_LEVEL`, looked for before the regex is run.
+_LEVEL_WORDS = ("ERROR", "CRITICAL", "FATAL", "EXCEPTION")
+#: Characters of a physical line's head searched for a record's level: a worker prefix
+#: (``(ActorName pid=N, ip=X) ``), a date and a logger name fit in it; a word deeper in the
+#: line is the message's, not the record's level.
+RECORD_LEVEL_AT = 160
 _FRAME = lazy_regex.compile(
     r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$'
 )
@@ -383,6 +394,14 @@ class PyException:
     #: thread's (or a frame-less) exception. Such an exception ends that thread only: the
     #: process goes on (:attr:`thread_died`).
     thread: str | None = None
+    #: Whether a logging handler printed this traceback: its ``Traceback (most recent call
+    #: last):`` header's physical line carries a record's level before it (a formatter that
+    #: puts the level and time on the record's first line: ``logger.error(format_exc())``,
+    #: ``ERROR:<time>:Traceback ...``), or the line right above the header is an error
+    #: record (``logger.exception("msg")`` / ``exc_info=True``: the message, then the
+    #: traceback). A chain's later parts take their first part's. Read by
+    #: rootrank.analysis.logged_handled.
+    logged: bool = False
 
     @property
     def thread_died(self) -> bool:
@@ -404,6 +423,25 @@ class PyException:
             if frame.user:
                 return frame
         return None
+
+
+def _error_record(raw: str) -> bool:
+    """Whether the physical line ``raw`` is a logging record of an error level (its level
+    word within its first :data:`RECORD_LEVEL_AT` characters)."""
+    head = raw[:RECORD_LEVEL_AT]
+    if not any(word in head for word in _LEVEL_WORDS):
+        return False  # most lines: no level word at all, no regex run
+    return _RECORD_LEVEL.search(head) is not None
+
+
+def _logged_header(raw: str, record_before: bool) -> bool:
+    """Whether a ``Traceback (most recent call last):`` header (physical line ``raw``) was
+    printed by a logging handler: a record's level stands before ``Traceback`` on its line,
+    or the line above it was an error record (``record_before``)."""
+    if record_before:
+        return True
+    head = raw[: raw.rfind("Traceback")]
+    return _RECORD_LEVEL.search(head[-RECORD_LEVEL_AT:]) is not None
 
 
 class TracebackReader:
@@ -433,6 +471,8 @@ class TracebackReader:
         "_thread_next",
         "_in_tb",
         "_interleaved",
+        "_logged",
+        "_record_before",
         "_left_open",
         "_mode",
         "_frame_indent",
@@ -457,6 +497,10 @@ class TracebackReader:
         self._foreign = 0
         self._in_tb = False
         self._interleaved = False
+        # the traceback being read was printed by a logging handler (PyException.logged),
+        # and whether the last line out of a traceback was an error record
+        self._logged = False
+        self._record_before = False
         self._left_open = False  # the line being fed ended a traceback with no exception line
         self._mode = "python"  # or "ipython", "debugger"
         # A frame line cut by a terminal's fixed-width wrap ('  File "x.py", line 12, i'),
@@ -624,10 +668,14 @@ class TracebackReader:
                 self._terminate = tm.group("type")
                 return None
         after_ignored = self._ignored_next
+        record_before = self._record_before
         self._start(text, number, raw)
         if not self._in_tb and 'File "' in text:
             fm = _FRAME.match(text)
             if fm:
+                # a header the cleaning left behind a record's prefix ("ERROR:<time>:Traceback
+                # (most recent call last):") does not match as one: the record was a handler's
+                self._logged = record_before
                 # a frame with no "Traceback" header above it: an excerpt that cut the
                 # traceback's head (a paste joined from two parts); its frames still belong
                 # to the exception line that ends it. Without ", in <func>" it is where
@@ -674,6 +722,11 @@ class TracebackReader:
         """Out of a traceback: does ``text`` start one (or a chain)?"""
         if "Traceback" in text:
             if _START.match(text):
+                chained = self._chain_next is not None
+                self._logged = (self._logged and chained) or (
+                    raw is not None and _logged_header(raw, self._record_before)
+                )
+                self._record_before = False
                 self._begin("python", number)
                 return
             im = _IPY_START.match(text)
@@ -696,6 +749,8 @@ class TracebackReader:
                 self._header_done = False
                 return
         stripped = text.strip()
+        if stripped and stripped not in (_CHAIN_CAUSE, _CHAIN_CONTEXT):
+            self._record_before = raw is not None and _error_record(raw)
         # Python prints exceptions it ignores (in __del__, atexit, threads at exit)
         # after "Exception ignored in: <obj>": they did not end the process.
         self._ignored_next = stripped.startswith("Exception ignored")
@@ -843,6 +898,7 @@ class TracebackReader:
             ignored=self._ignored,
             header=self._mode if self._mode == "ipython" else None,
             thread=self._thread,
+            logged=self._logged and self._mode == "python",
         )
         self._chain_index = index
         self._chain_next = None

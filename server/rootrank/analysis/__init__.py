@@ -39,6 +39,7 @@ from rootrank.analysis.env_mismatch import env_mismatch_root
 from rootrank.analysis.graph import Graph, explain, pick_root
 from rootrank.analysis.guarded import guard_of
 from rootrank.analysis.initiator import Initiator, find_initiator, same_error_elsewhere
+from rootrank.analysis.logged_handled import RULE as LOGGED_RULE
 from rootrank.analysis.net_plugin import net_plugin_root
 from rootrank.analysis.prepare import Context, prepare, single_node_proof
 from rootrank.analysis.reasons import fmt_span, fmt_time, format_ranks, ranks_word, say, sentence
@@ -284,6 +285,19 @@ def _survived_reasons(ctx: Context) -> list[str]:
     for s in ctx.survived[:8]:
         exc = s.seen.exc
         title = s.findings[0].title if s.findings else f"{exc.type}: {exc.message}"[:160]
+        if s.logged:
+            again = s.after.line < exc.log_line  # the same handler's error, after the last step
+            out.append(
+                say(
+                    "logged_handled_again" if again else "logged_handled",
+                    title=title,
+                    where=f"{s.seen.path}:{exc.log_line}",
+                    after=s.after.step,
+                    after_line=s.after.line,
+                    rule=LOGGED_RULE,
+                )
+            )
+            continue
         out.append(
             say(
                 "survived",

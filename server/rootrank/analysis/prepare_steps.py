@@ -41,6 +41,7 @@ from rootrank.analysis.host_memory import host_memory_findings
 from rootrank.analysis.init_trail import init_phase_trails
 from rootrank.analysis.inspection import inspection_step_reports
 from rootrank.analysis.logged import logged_exit_reasons
+from rootrank.analysis.logged_handled import logged_handled_errors
 from rootrank.analysis.lookup import label_lookup_errors
 from rootrank.analysis.mapped_file import mapped_file_sigbus
 from rootrank.analysis.named_group import named_group_captures
@@ -190,6 +191,15 @@ def _survived_errors(d: Draft) -> None:
     (:func:`~rootrank.analysis.survived.survived_errors`)."""
     d.survived = survived_errors(d.state, d.findings, d.library)
     d.state, d.findings = set_aside(d.state, d.findings, d.survived)
+
+
+def _logged_handled(d: Draft) -> None:
+    """Sets aside the tracebacks a logging handler printed in a process that printed on after
+    them, while the run's progress advanced and nothing else failed: handled errors, not a
+    root cause (:func:`~rootrank.analysis.logged_handled.logged_handled_errors`)."""
+    handled = logged_handled_errors(d.state, d.findings, d.library, d.survived)
+    d.survived = [*d.survived, *handled]
+    d.state, d.findings = set_aside(d.state, d.findings, handled)
 
 
 def _survived_values(d: Draft) -> None:
@@ -538,6 +548,7 @@ STEPS: tuple[tuple[str, Step], ...] = (
     ("survived_errors", _survived_errors),
     ("survived_values", _survived_values),
     ("completed_run", _completed_run),
+    ("logged_handled", _logged_handled),
     ("earlier_faults", _earlier_faults),
     ("inferred", _inferred),
     ("zero_count_divisions", _zero_count_divisions),

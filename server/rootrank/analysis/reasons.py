@@ -620,6 +620,18 @@ _TEMPLATES: dict[str, str] = {
         " past step {before}, its highest before it, and no launcher reports its worker failed;"
         " collateral, not the root cause [{rule}]."
     ),
+    "logged_handled": (
+        '"{title}" ({where}) was handled: a logging handler printed its traceback and its process'
+        " printed on, the run's progress reached step {after} (line {after_line}), and no"
+        " re-raise, launcher or Ray report of a death or a failed exit follows; collateral, not"
+        " the root cause [{rule}]."
+    ),
+    "logged_handled_again": (
+        '"{title}" ({where}) was handled: the same logging handler printed the same error, at the'
+        " same line, that the run went on past (to step {after}, line {after_line}) before, and"
+        " no re-raise, launcher or Ray report of a death or a failed exit follows; collateral,"
+        " not the root cause [{rule}]."
+    ),
     "value_survived": (
         '"{title}" ({where}) was survived: the same loss series was finite again after it, to its last step {after}'
         " (a NaN that reached the weights keeps every later loss NaN, so that step's update was"

@@ -69,6 +69,9 @@ class Survived:
     #: For an exception on no rank of a multi-rank log: the ranks that all went on after it
     #: (:func:`_every_rank_went_on`); empty otherwise.
     every_rank: tuple[int, ...] = ()
+    #: Whether a logging handler printed it and the run (not its process) went on after it
+    #: (rootrank.analysis.logged_handled): ``before`` is then -1, ``after`` the run's step.
+    logged: bool = False
 
     @property
     def who(self) -> str:
