@@ -25,6 +25,7 @@ from rootrank.entry.commands import (
     unshown_launch,
     with_parallel_size,
 )
+from rootrank.entry.divisible import divisible_values
 from rootrank.entry.frames import (
     call_sites,
     command_log_dir,
@@ -51,6 +52,7 @@ from rootrank.entry.hang_capture import (
     source_line_above,
 )
 from rootrank.entry.loss_trend import loss_trend
+from rootrank.entry.method_call import method_call
 from rootrank.entry.split_group import neighbouring_sizes
 from rootrank.entry.standalone import standalone_verify, traceback_packages
 from rootrank.entry.variants import (
@@ -698,6 +700,8 @@ def fill_entry(
     if own_message:
         quoted = quote_message(message)
         values["message"] = masker.text(quoted) if masker else quoted
+    # a divisibility check's message that names both numbers (rootrank.entry.divisible)
+    values.update(divisible_values(message))
     if frame is not None:
         values["user_loc"] = f"{frame.file}:{frame.line}"
         values["user_file"] = frame.file  # the user's own file the traceback names last
@@ -712,6 +716,8 @@ def fill_entry(
             tail = "/".join(last.file.replace("\\", "/").split("/")[-2:])
             raised_at = f"{tail}:{last.line} (in {last.func})"
             values["raised_at"] = masker.text(raised_at) if masker else raised_at
+        if seen is not None:  # the method call that reached it (a base class's placeholder)
+            values.update(method_call(seen.exc.frames, masker))
     if state.launch.endpoint_no_port is not None:  # a rendezvous endpoint with no port
         host = state.launch.endpoint_no_port
         values["endpoint_host"] = masker.text(host) if masker else host
@@ -748,6 +754,10 @@ def fill_entry(
     # a value the root's own line did not carry comes from another line of its group (the
     # SeqNum/OpType on a what(): line of the same watchdog), as for the templates above
     captured = dict(root.captures)
+    if "method_call" in values:  # the call that reached a bare raise (rootrank.entry.method_call)
+        captured["method_call"] = values["method_call"]
+    if "div_n" in values:  # the numbers a divisibility message names (rootrank.entry.divisible)
+        captured["div_n"] = values["div_n"]
     for other in group:
         for k, v in other.captures.items():
             if k not in captured and v:
