@@ -1,5 +1,6 @@
 """New-user trial r25 kinds (/work/notes/trial-r25.md), each on a real torch 2.13 CPU run
-captured for it (tests/r25_trial, the scripts beside the logs as ``*.txt``; ``vdb7`` and
+captured for it (tests/r25_trial, the scripts there as ``*.txt``; the two variants' runs
+under tests/fix_variants/user-code-exception; ``vdb7`` and
 ``img4`` are local packages whose module names hold a digit):
 
 - an exception whose dotted type holds a digit in a module part and whose class does not end
@@ -23,10 +24,12 @@ from rootrank.mask import Masker
 from rootrank.report import to_text
 
 HERE = Path(__file__).parent / "r25_trial"
+VARIANTS = Path(__file__).parent / "fix_variants" / "user-code-exception"
 
 
 def _diag(name: str, mask: bool = False):
-    return diagnose_paths([str(HERE / name)], mask=mask)
+    path = HERE / name if (HERE / name).exists() else VARIANTS / name
+    return diagnose_paths([str(path)], mask=mask)
 
 
 def _summary_fix(name: str) -> str:
@@ -89,7 +92,7 @@ def test_exception_path_shape():
 
 def test_abstract_method_not_overridden_gets_implement_in_subclass():
     # before: "Add a branch (or register an implementation) in ... for the value this run passed"
-    d = _diag("sampler_abs.log")
+    d = _diag("abstract-method.log")
     rc = d.root_cause
     assert rc is not None
     assert rc.failure_class == "user-code-exception"
@@ -113,7 +116,7 @@ def test_bare_raise_in_a_plain_function_keeps_the_dispatcher_fix():
 
 def test_assert_message_naming_both_numbers_gives_the_multiples():
     # before: "find which value breaks it (log them just before the assert)"
-    d = _diag("microbatch.log")
+    d = _diag("assert-not-divisible.log")
     rc = d.root_cause
     assert rc is not None
     assert rc.failure_class == "user-code-exception"
