@@ -11,7 +11,8 @@ under tests/fix_variants/user-code-exception; ``vdb7`` and
 - a bare ``NotImplementedError`` raised by a method the frame above called on an object (a
   base class's abstract method) got the dispatcher fix ("add a branch");
 - an assert whose own message names both numbers of a divisibility check got "log the values";
-- the Fix summary cut a quoted message at its first embedded ``"``.
+- the Fix summary cut a quoted message at its first embedded ``"``;
+- the missing-file check read ``test -e <that path>`` under a message that quotes the path.
 """
 
 from __future__ import annotations
@@ -135,3 +136,24 @@ def test_fix_summary_keeps_a_message_with_an_embedded_quote_whole():
     # before: raised SerializationFailure: "could not serialize access ... update of ".
     line = _summary_fix("ledger.log")
     assert '"could not serialize access due to concurrent update of "ledger""' in line
+
+
+def test_missing_file_check_names_the_quoted_path_shell_quoted():
+    # before: "`test -e <that path>`" under the message that quotes the path
+    d = _diag("labels_open.log")
+    rc = d.root_cause
+    assert rc is not None
+    assert rc.failure_class == "user-code-exception"
+    assert rc.evidence[0].line == 6
+    assert rc.fix.variant is not None and rc.fix.variant.id == "missing-file"
+    steps = " ".join(rc.fix.steps)
+    assert "`test -e '/tmp/r25t_cache/labels v2.json'`" in steps
+    assert "<that path>" not in steps
+
+
+def test_missing_file_with_no_path_in_its_message_keeps_the_blank():
+    d = _diag("no_shards.log")
+    rc = d.root_cause
+    assert rc is not None
+    assert rc.evidence[0].line == 5
+    assert "`test -e <that path>`" in " ".join(rc.fix.steps)

@@ -11,6 +11,7 @@ tell the user to do* about it.
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from rootrank import lazy_regex, regex_code
@@ -25,7 +26,7 @@ from rootrank.entry.commands import (
     unshown_launch,
     with_parallel_size,
 )
-from rootrank.entry.divisible import divisible_values
+from rootrank.entry.divisible import divisible_values, missing_path
 from rootrank.entry.frames import (
     call_sites,
     command_log_dir,
@@ -702,6 +703,10 @@ def fill_entry(
         values["message"] = masker.text(quoted) if masker else quoted
     # a divisibility check's message that names both numbers (rootrank.entry.divisible)
     values.update(divisible_values(message))
+    if "missing_path" not in values:
+        found = missing_path(message)
+        # shell-quoted for the check command (a path with a blank or a masked "<user>")
+        values.update({k: shlex.quote(masker.text(v) if masker else v) for k, v in found.items()})
     if frame is not None:
         values["user_loc"] = f"{frame.file}:{frame.line}"
         values["user_file"] = frame.file  # the user's own file the traceback names last

@@ -1,10 +1,11 @@
-"""The two numbers of a divisibility check's own message (``global batch 25 not divisible by
+"""Values read from an exception's own message: the two numbers of a divisibility check (``global batch 25 not divisible by
 world size 3``), and what would make it hold.
 
 An ``assert a % b == 0, f"... {a} ... not divisible by ... {b}"`` names both values in its
 message: the fix is then arithmetic on them, not "log the values": the nearest multiples of
 ``b`` around ``a`` (change the size) and the counts near ``b`` that divide ``a`` (change the
-number of processes or the split).
+number of processes or the split). And the path an OSError quotes (:func:`missing_path`),
+for a check command that names it.
 """
 
 from __future__ import annotations
@@ -50,3 +51,17 @@ def divisible_values(message: str) -> dict[str, str]:
         "div_upper": str(upper),
         "div_counts": counts,
     }
+
+
+#: The path an ``OSError`` subclass quotes after its errno text (``[Errno 2] No such file or
+#: directory: '/data/x.json'``, ``[Errno 21] Is a directory: 'out'``; CPython's
+#: ``OSError.__str__``: ``[Errno N] strerror: 'filename'``).
+_ERRNO_PATH = re_code.compile(r"\[Errno \d+\] [^:\n]{1,60}: '(?P<path>[^'\n]{1,300})'")
+
+
+def missing_path(message: str) -> dict[str, str]:
+    """``{"missing_path": path}`` when ``message`` (an exception's message) is an
+    ``OSError``'s ``[Errno N] text: 'path'``, else ``{}``: a check command can then name
+    the path itself. Raises nothing."""
+    m = _ERRNO_PATH.search(message)
+    return {"missing_path": m["path"]} if m else {}
