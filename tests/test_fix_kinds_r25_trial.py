@@ -12,7 +12,8 @@ under tests/fix_variants/user-code-exception; ``vdb7`` and
   base class's abstract method) got the dispatcher fix ("add a branch");
 - an assert whose own message names both numbers of a divisibility check got "log the values";
 - the Fix summary cut a quoted message at its first embedded ``"``;
-- the missing-file check read ``test -e <that path>`` under a message that quotes the path.
+- the missing-file check read ``test -e <that path>`` under a message that quotes the path;
+- the batch-split fix sized labels at the loss line instead of cutting input and target alike.
 """
 
 from __future__ import annotations
@@ -157,3 +158,21 @@ def test_missing_file_with_no_path_in_its_message_keeps_the_blank():
     assert rc is not None
     assert rc.evidence[0].line == 5
     assert "`test -e <that path>`" in " ".join(rc.fix.steps)
+
+
+def test_batch_split_fix_cuts_input_and_target_with_one_rule():
+    # before: "labels = torch.arange(scores.shape[0])" at the loss line, for a run whose inputs
+    # were a floor slice and whose targets came from torch.tensor_split
+    d = _diag("pairs_split.log")
+    rc = d.root_cause
+    assert rc is not None
+    assert rc.signature == "batch-not-divisible-by-world-size"
+    assert rc.failure_class == "user-code-exception"
+    assert d.initiating_rank is None
+    assert rc.evidence[0].line == 23
+    first = rc.fix.steps[0]
+    assert (
+        "Cut this rank's input and target with one rule where your code splits the batch" in first
+    )
+    assert "torch.tensor_split(x, world)[rank], torch.tensor_split(y, world)[rank]" in first
+    assert "agree only when 14 is a multiple of 4" in first
