@@ -176,3 +176,14 @@ def test_batch_split_fix_cuts_input_and_target_with_one_rule():
     )
     assert "torch.tensor_split(x, world)[rank], torch.tensor_split(y, world)[rank]" in first
     assert "agree only when 14 is a multiple of 4" in first
+
+
+def test_rank_output_folder_is_the_local_rank_the_summary_names():
+    # before: "read logs/<run>/attempt_0/<rank>/stderr.log" with local_rank: 1 in the log
+    d = _diag("quiet_exit.log")
+    rc = d.root_cause
+    assert rc is not None
+    assert rc.failure_class == "elastic-child-failed"
+    assert d.initiating_rank == 1
+    assert rc.evidence[0].line == 17
+    assert "read logs/<run id>/attempt_0/1/stderr.log" in rc.fix.steps[0]

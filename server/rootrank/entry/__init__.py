@@ -701,6 +701,11 @@ def fill_entry(
     if own_message:
         quoted = quote_message(message)
         values["message"] = masker.text(quoted) if masker else quoted
+    local = root.captures.get("local_rank")
+    if local is not None and str(local).isdigit():
+        # torchrun's --log-dir folder of that worker is named by its local rank
+        # (logs/<run id>/attempt_<n>/<local rank>/), which the failure summary gives
+        values["local_rank_dir"] = str(local)
     # a divisibility check's message that names both numbers (rootrank.entry.divisible)
     values.update(divisible_values(message))
     if "missing_path" not in values:
