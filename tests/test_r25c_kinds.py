@@ -42,13 +42,15 @@ def test_loss_target_dtype_on_every_rank_is_the_codes_own_cast():
 
 def test_dataloader_timeout_is_a_slow_live_worker_not_a_dead_one():
     # real run: rank 1's dataset takes 4 s on one index under DataLoader(timeout=2) (before:
-    # dead-worker advice, 'killed by signal', dmesg OOM)
-    d = _diag(VARIANTS / "dataloader-worker-exited/worker-timeout.log")
+    # dead-worker advice, 'killed by signal', dmesg OOM); its own signature since trial r25
+    # (a live worker's slow sample: data-error, the held-out's first label, and no dmesg confirm)
+    d = _diag(Path(__file__).parent / "r25c" / "dataloader-timeout-worker-timeout.log")
     assert d.root_cause is not None
-    assert d.root_cause.failure_class == "dataloader-worker-killed-or-shm"
+    assert d.root_cause.failure_class == "data-error"
+    assert d.root_cause.signature == "dataloader-timeout"
+    assert not any("dmesg" in c for c in d.root_cause.confirm)
     assert d.initiating_rank == 1
     assert d.root_cause.evidence[0].line == 30
-    assert d.root_cause.fix.variant.id == "worker-timeout"
     steps = " ".join(d.root_cause.fix.steps)
     assert "timeout=2 fired on rank 1: no worker died" in steps
     assert "one sample or read slower than the timeout" in steps

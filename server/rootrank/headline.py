@@ -55,8 +55,9 @@ _CLAUSE_END = lazy_regex.compile(r";\s")
 _ACTION_CLAUSE = lazy_regex.compile(r"(?:[:;]\s+|,\s+then\s+)(?P<verb>[a-z]+)\b")
 #: A sentence that opens with its condition (``If it prints a path ..., restore it``).
 _CONDITION = lazy_regex.compile(r"^(?:If|When|Unless|Once|Where)\b")
-#: The message a restating sentence quotes: ``"..."``.
-_QUOTE = lazy_regex.compile(r"\"[^\"]{1,200}\"")
+#: The message a restating sentence quotes: ``"..."``, from its first ``"`` to its last, so a
+#: message that quotes a name of its own (``"... constraint "runs_pkey""``) stays whole.
+_QUOTE = lazy_regex.compile(r"\"[^\n]+\"")
 #: Where a sentence of alternatives may be cut when its first clause is still too long: the
 #: first option is kept (``Either pass X (...), or make Y`` -> ``Pass X (...).``).
 _ALTERNATIVE = lazy_regex.compile(r",\s+or\s")

@@ -80,6 +80,7 @@ from typing import Any
 import ahocorasick_rs
 
 from rootrank import lazy_regex, re_code, regex_code
+from rootrank.exc_name import exception_path
 
 #: Seconds one masking pass over one string may take before the string is withheld.
 TIMEOUT_S = 0.5
@@ -1424,6 +1425,10 @@ class Masker:
             host = caps[-1]
             start, end = spans[-1]
             if self._not_a_host(host) or host.lower() in self._sources:
+                return m[0]
+            if m.string.startswith(": ", end) and exception_path(host):
+                # a traceback's last line, "psycopg2.errors.UniqueViolation: <message>": the
+                # exception's dotted type, whatever its last part (:mod:`rootrank.exc_name`)
                 return m[0]
             rel_s, rel_e = start - m.start(), end - m.start()
             return m[0][:rel_s] + self.host(host) + m[0][rel_e:]

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from rootrank import lazy_regex, re_code, regex_code
+from rootrank.exc_name import exception_path
 from rootrank.ingest import strip_ansi, strip_compression
 
 _PREFIX = lazy_regex.compile(
@@ -1127,6 +1128,8 @@ class RankTagger:
                 if (
                     h.lower() in _NOT_HOSTS
                     or h.endswith(("Error", "Exception", "Warning"))
+                    # a traceback's last line: "psycopg2.errors.UniqueViolation: ..."
+                    or exception_path(h)
                     or h.endswith(_SCRIPT_SUFFIXES)
                     or _RANK_WORD.fullmatch(h)
                 ):

@@ -11,6 +11,7 @@ tell the user to do* about it.
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from rootrank import lazy_regex, regex_code
@@ -25,6 +26,7 @@ from rootrank.entry.commands import (
     unshown_launch,
     with_parallel_size,
 )
+from rootrank.entry.divisible import divisible_values, missing_path
 from rootrank.entry.frames import (
     call_sites,
     command_log_dir,
@@ -54,6 +56,7 @@ from rootrank.entry.hang_capture import (
     with_last_words,
 )
 from rootrank.entry.loss_trend import loss_trend
+from rootrank.entry.method_call import method_call
 from rootrank.entry.split_group import neighbouring_sizes
 from rootrank.entry.standalone import standalone_verify, traceback_packages
 from rootrank.entry.variants import (
@@ -701,6 +704,17 @@ def fill_entry(
     if own_message:
         quoted = quote_message(message)
         values["message"] = masker.text(quoted) if masker else quoted
+    local = root.captures.get("local_rank")
+    if local is not None and str(local).isdigit():
+        # torchrun's --log-dir folder of that worker is named by its local rank
+        # (logs/<run id>/attempt_<n>/<local rank>/), which the failure summary gives
+        values["local_rank_dir"] = str(local)
+    # a divisibility check's message that names both numbers (rootrank.entry.divisible)
+    values.update(divisible_values(message))
+    if "missing_path" not in values:
+        found = missing_path(message)
+        # shell-quoted for the check command (a path with a blank or a masked "<user>")
+        values.update({k: shlex.quote(masker.text(v) if masker else v) for k, v in found.items()})
     if frame is not None:
         values["user_loc"] = f"{frame.file}:{frame.line}"
         values["user_file"] = frame.file  # the user's own file the traceback names last
@@ -715,6 +729,8 @@ def fill_entry(
             tail = "/".join(last.file.replace("\\", "/").split("/")[-2:])
             raised_at = f"{tail}:{last.line} (in {last.func})"
             values["raised_at"] = masker.text(raised_at) if masker else raised_at
+        if seen is not None:  # the method call that reached it (a base class's placeholder)
+            values.update(method_call(seen.exc.frames, masker))
     if state.launch.endpoint_no_port is not None:  # a rendezvous endpoint with no port
         host = state.launch.endpoint_no_port
         values["endpoint_host"] = masker.text(host) if masker else host
@@ -751,6 +767,10 @@ def fill_entry(
     # a value the root's own line did not carry comes from another line of its group (the
     # SeqNum/OpType on a what(): line of the same watchdog), as for the templates above
     captured = dict(root.captures)
+    if "method_call" in values:  # the call that reached a bare raise (rootrank.entry.method_call)
+        captured["method_call"] = values["method_call"]
+    if "div_n" in values:  # the numbers a divisibility message names (rootrank.entry.divisible)
+        captured["div_n"] = values["div_n"]
     for other in group:
         for k, v in other.captures.items():
             if k not in captured and v:
