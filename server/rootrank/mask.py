@@ -97,14 +97,6 @@ EMAIL = "<email>"
 USER = "<user>"
 STARS = "***"
 
-#: A Python exception by its module path (``sqlite3.OperationalError``, ``h5py.OSError``), the
-#: last line of a traceback: never a host, though its module part may hold a digit. Only
-#: exception-like last parts, so a host written in capitals (``Node3.Corp.Local``) stays masked.
-_CLASS_PATH = re_code.compile(
-    r"(?:[A-Za-z_][A-Za-z0-9_]*\.)+(?=[A-Z])[A-Za-z0-9_]*"
-    r"(?:Error|Exception|Warning|Exit|Interrupt|Timeout|Failure|Fault)"
-)
-
 #: Hosts that are not personal and are themselves a diagnosis (``MASTER_ADDR=localhost``).
 KEEP_HOSTS = frozenset({"localhost", "localhost.localdomain", "127.0.0.1", "0.0.0.0", "::1", "::"})
 
@@ -1445,8 +1437,6 @@ class Masker:
             or bool(_SOURCE_EXT.search(low))
             or bool(regex_code.fullmatch(r"rank\d+|cuda\d*|gpu\d*|step\d+|epoch\d+|v\d[\w.]*", low))
             or low in ("none", "null", "true", "false", "unknown", "localhost")
-            # a Python exception by its module path ("sqlite3.OperationalError")
-            or bool(_CLASS_PATH.fullmatch(name))
             or bool(regex_code.fullmatch(r"(?:\d+\.)+\d+", low))
             and not _IPV4_FULL.fullmatch(low)
         )
