@@ -511,7 +511,7 @@ def _named_once(line: str, number: int) -> tuple[int, str] | None:
         rest = strip_wrapper_stamp(line)[tee.end() :]
         if not rest.strip() or rest[:1] in (" ", "\t") or rest.startswith("Traceback"):
             return None
-        return int(tee.group(1)), line.strip()[:MAX_QUOTED_LINE]
+        return int(tee.group(1)), rest.strip()[:MAX_QUOTED_LINE]  # the worker's words, not the tag
     if "ank" not in line:
         return None
     named = {int(m.group(1)) for m in _RANK_NAMED.finditer(line)}
