@@ -187,3 +187,18 @@ def test_rank_output_folder_is_the_local_rank_the_summary_names():
     assert d.initiating_rank == 1
     assert rc.evidence[0].line == 17
     assert "read logs/<run id>/attempt_0/1/stderr.log" in rc.fix.steps[0]
+
+
+def test_pdsh_exit_code_other_than_255_is_the_remote_commands_not_a_failed_ssh():
+    """ssh exits with the remote command's status, or 255 when ssh itself failed: pdsh's
+    "ssh exited with exit code 1" after the node printed its steps and a traceback is that
+    worker's exit, and the traceback is the root cause (trial r25b finding 1: a psycopg2 error
+    was reported as an ssh set-up failure)."""
+    log = HERE.parent.parent / "signatures/launch/ssh-launch-failed.near-miss-2.log"
+    d = diagnose_paths([str(log)], mask=False)
+    assert d.root_cause is not None
+    assert d.root_cause.signature == "user-code-exception"
+    assert d.initiating_rank == 1
+    assert d.root_cause.evidence[0].line == 13
+    assert "UniqueViolation" in d.root_cause.fix.steps[0]
+    assert not any(f.signature == "ssh-launch-failed" for f in d.findings)

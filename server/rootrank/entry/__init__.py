@@ -812,6 +812,7 @@ def fill_entry(
         user_frame=frame is not None,
         crash_user_line=crash_user_line(state, root, masker),
         stalled_line=stalled[0] if stalled else None,
+        raised_in_user=bool(frames and frames[-1].get("user")),
         raised_in_library=library_raise(frames, frame is not None),
         custom_backward=custom_backward(frames),
         cut_traceback=initiating is not None

@@ -36,6 +36,9 @@ end the process the entry's words say it ended).
   traceback whose outermost frame is ``threading.py``'s ``_bootstrap_inner``): it ended that
   thread only, and the process went on; the text may quote ``{thread}`` (``thread
   'prefetch'``, or ``thread`` when the log names none);
+- ``raised_in_user: bool``: the innermost frame of the root's traceback (where the exception
+  was raised) is the user's own code, not an installed library's or the Python library's
+  (``raise Empty`` in ``queue.py`` is the standard library's: the user's code called it);
 - ``raised_in_library: bool``: the root's traceback shows the user's own code, and its
   innermost frame (where the exception was raised) is in an installed library
   (site-packages / dist-packages) below it: the value the message complains about was used
@@ -267,6 +270,7 @@ WHEN_KEYS: dict[str, type] = {
     "user_code": str,
     "call_sites_differ": bool,
     "user_frame": bool,
+    "raised_in_user": bool,
     "raised_in_library": bool,
     "placeholder_argument": bool,
     "cut_traceback": bool,
@@ -413,6 +417,8 @@ class Facts:
     user_frame: bool = False
     #: An option whose value on a printed launch line is an unfilled placeholder (:func:`placeholder_argument`).
     placeholder_argument: str | None = None
+    #: Whether the innermost frame of the root's traceback is the user's own code.
+    raised_in_user: bool = False
     #: Where in a library the exception was raised, below the user's frame (:func:`library_raise`).
     raised_in_library: str | None = None
     cut_traceback: bool = False
@@ -719,6 +725,10 @@ def _holds(key: str, value: Any, facts: Facts) -> str | None:
             if value
             else "no printed launch line passes a placeholder"
         )
+    if key == "raised_in_user":
+        if facts.raised_in_user != value:
+            return None
+        return "it was raised in your own code" if value else "it was raised outside your own code"
     if key == "raised_in_library":
         if bool(facts.raised_in_library) != value:
             return None
