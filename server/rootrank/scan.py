@@ -698,11 +698,6 @@ _OMP_BANNER = "Setting OMP_NUM_THREADS environment variable for each process"
 #: (:meth:`Scanner._job_restarts`).
 _JOB_HEADER = lazy_regex.compile(r"\|\s{0,3}NVIDIA-SMI\s+\d[\d.]*\s+Driver Version:")
 _TRACEBACK_START = "Traceback (most recent call last):"
-#: A parallel shell's per-line host label (pdsh, clush: ``node17: ``, ``10.0.0.5: ``), group
-#: ``host``: the host whose output the line is.
-_SHELL_HOST = lazy_regex.compile(
-    r"^(?P<host>(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]{0,62}(?:\.[\w-]{1,62}){0,6}): "
-)
 
 #: The most lines between torchrun's failure summary and a cut after it that may be moved to
 #: the next run (:meth:`Scanner._after_close`).
@@ -2291,8 +2286,7 @@ class Scanner:
         if not st.start_seen and "OMP_NUM" in text and _OMP_BANNER in text:
             st.start_seen = True
         if "NVIDIA-SMI" in text[:16] and len(st.sources) == 1 and _JOB_HEADER.match(text):
-            host = _SHELL_HOST.match(raw.text)
-            label = host.group("host") if host else None
+            label = tagged.host  # the parallel shell's host label the tagger peeled
             # a parallel shell's sweep (pdsh/clush: "<host>: " on every line) prints one table
             # per host: another host's table is the same pass, not the job started again
             if (
